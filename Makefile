@@ -1,0 +1,27 @@
+# The two commands of the README:
+#   make run    install what is needed, then measure NGINX on the local default inventory
+#   make test   install what is needed, then run the linters and the whole test suite
+.PHONY: setup setup-dev run test lint unit integration
+
+setup:
+	scripts/setup
+
+setup-dev:
+	scripts/setup --dev
+
+run: setup
+	.venv/bin/sizing run --cores 1,2,4,8
+
+lint: setup-dev
+	.venv/bin/ruff check sizing tests benchmarks
+	.venv/bin/mypy
+	.venv/bin/ansible-lint playbooks/
+
+unit: setup-dev
+	.venv/bin/pytest tests/unit -q
+
+integration: setup-dev
+	.venv/bin/pytest tests/integration -q -m integration
+
+test: setup-dev lint
+	.venv/bin/pytest tests -q

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Print one JSON document describing this host for sizing (stdlib only).
+
+Run on every host by playbooks/facts.yml. It reads the CPU topology from sysfs (in the
+`lscpu -p=CPU,CORE,SOCKET,NODE` shape), the CPU model and microcode, the frequency
+governor, the SMT state, the kernel, the hypervisor, the nginx/OpenSSL/wrk builds and the
+limits a load test needs (file descriptors, somaxconn, ephemeral ports), and the clock.
+"""
+
+import glob
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import time
+
+
+def read(path, default=""):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read().strip()
+    except OSError:
+        return default
+
+
+def run(argv):
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return (out.stdout + out.stderr).strip()
+
+
+def topology():
+    lines = ["# CPU,Core,Socket,Node"]
+    online = read("/sys/devices/system/cpu/online")
+    for cpu_dir in sorted(glob.glob("/sys/devices/system/cpu/cpu[0-9]*"), key=lambda p: int(re.sub(r"\D", "", os.path.basename(p)))):
+        cpu = int(os.path.basename(cpu_dir)[3:])
+        if read(cpu_dir + "/online", "1") == "0":
+            continue
+        core = read(cpu_dir + "/topology/core_id", str(cpu))
+        sock = read(cpu_dir + "/topology/physical_package_id", "0")
+        nodes = glob.glob(cpu_dir + "/node[0-9]*")
+        node = os.path.basename(nodes[0])[4:] if nodes else "0"
+        lines.append(f"{cpu},{core},{sock},{node}")
+    return "\n".join(lines) + "\n", online
+
+
+def cpuinfo():
+    model, microcode, flags = "", "", ""
+    for line in read("/proc/cpuinfo").splitlines():
+        key, _, val = line.partition(":")
+        key, val = key.strip(), val.strip()
+        if key == "model name" and not model:
+            model = val
+        elif key == "microcode" and not microcode:
+            microcode = val
+        elif key == "flags" and not flags:
+            flags = val
+    return model, microcode, "hypervisor" in flags.split()
+
+
+def hypervisor(flag):
+    vendor = read("/sys/hypervisor/type")
+    if not vendor and shutil.which("systemd-detect-virt"):
+        out = run(["systemd-detect-virt"])
+        vendor = "" if out in (None, "none") else out
+    if not vendor:
+        dmi = read("/sys/class/dmi/id/sys_vendor") + " " + read("/sys/class/dmi/id/product_name")
+        for needle, name in (("VMware", "vmware"), ("QEMU", "kvm"), ("KVM", "kvm"),
+                             ("Microsoft", "hyperv"), ("Xen", "xen")):
+            if needle in dmi:
+                vendor = name
+                break
+    if not vendor and flag:
+        vendor = "unknown"
+    return vendor or None
+
+
+def version_of(argv, pattern):
+    if not shutil.which(argv[0]):
+        return None
+    out = run(argv) or ""
+    m = re.search(pattern, out)
+    return m.group(1) if m else out.splitlines()[0] if out else None
+
+
+def main():
+    lscpu, online = topology()
+    model, microcode, hv_flag = cpuinfo()
+    nginx_v = run(["nginx", "-V"]) if shutil.which("nginx") else None
+    facts = {
+        "hostname": platform.node(),
+        "kernel": platform.release(),
+        "os": read("/etc/debian_version") and "Debian " + read("/etc/debian_version") or platform.platform(),
+        "arch": platform.machine(),
+        "cpu_model": model,
+        "microcode": microcode or None,
+        "governor": read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor") or None,
+        "smt_control": read("/sys/devices/system/cpu/smt/control") or None,
+        "lscpu": lscpu,
+        "online": online,
+        "hypervisor": hypervisor(hv_flag),
+        "nginx_version": re.search(r"nginx/(\S+)", nginx_v).group(1) if nginx_v and "nginx/" in nginx_v else None,
+        "nginx_openssl": (re.search(r"built with OpenSSL (\S+)", nginx_v or "") or [None, None])[1],
+        "openssl_version": version_of(["openssl", "version"], r"OpenSSL (\S+)"),
+        "wrk_version": version_of(["wrk", "-v"], r"wrk (\S+)"),
+        "nofile_soft": os.sysconf("SC_OPEN_MAX"),
+        "somaxconn": int(read("/proc/sys/net/core/somaxconn", "0") or 0),
+        "ip_local_port_range": read("/proc/sys/net/ipv4/ip_local_port_range"),
+        "mem_total_kb": int(re.sub(r"\D", "", read("/proc/meminfo").splitlines()[0]) or 0),
+        "time": time.time(),
+    }
+    print(json.dumps(facts))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+"""Allow ``python -m sizing``."""
+
+from sizing.cli import main
+
+main()

@@ -1,0 +1,115 @@
+"""The Typer application object, shared state and the error guard."""
+
+from __future__ import annotations
+
+import functools
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, ParamSpec, TypeVar
+
+import typer
+
+from sizing import __version__
+from sizing.errors import ExitStatus, SizingError
+
+EXIT_CODES_HELP = (
+    "Exit codes: "
+    + ", ".join(f"{int(s)} {s.name.lower()}" for s in ExitStatus)
+    + "."
+)
+
+app = typer.Typer(
+    name="sizing",
+    help=(
+        "Capacity sizing for NGINX on premises: measure NGINX per core count on bare metal "
+        "and hypervisor guests, then size and price the hardware a load needs.\n\n"
+        + EXIT_CODES_HELP
+    ),
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+
+@dataclass
+class State:
+    debug: bool = False
+
+
+state = State()
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"sizing {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show tracebacks for errors (accepted anywhere).")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    if debug:
+        state.debug = True
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def error(message: str) -> None:
+    """One red line on stderr (plain when stderr is not a terminal)."""
+    if sys.stderr.isatty():
+        typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    else:
+        typer.echo(f"error: {message}", err=True)
+
+
+def warn(message: str) -> None:
+    """A warning on stderr."""
+    if sys.stderr.isatty():
+        typer.secho(f"warning: {message}", fg=typer.colors.YELLOW, err=True)
+    else:
+        typer.echo(f"warning: {message}", err=True)
+
+
+def guarded(fn: Callable[P, R]) -> Callable[P, R]:
+    """Turn a :class:`SizingError` into one line on stderr and its exit code."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except SizingError as exc:
+            if state.debug:
+                traceback.print_exc()
+            error(str(exc))
+            raise typer.Exit(int(exc.code)) from None
+        except KeyboardInterrupt:
+            error("interrupted")
+            raise typer.Exit(int(ExitStatus.INTERRUPTED)) from None
+        except (typer.Exit, typer.Abort):
+            raise
+        except Exception as exc:  # an unexpected bug: still one line unless --debug
+            if state.debug:
+                raise
+            error(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)")
+            raise typer.Exit(int(ExitStatus.ERROR)) from None
+
+    return wrapper
+
+
+def emit_json(doc: Any) -> None:
+    """Print one JSON document on stdout."""
+    import json
+
+    typer.echo(json.dumps(doc, indent=2, sort_keys=False, default=str))

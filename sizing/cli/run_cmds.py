@@ -1,0 +1,319 @@
+"""Commands that measure and inspect: ``run``, ``results``, ``inventory check``."""
+
+from __future__ import annotations
+
+import sys
+import time
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from sizing import paths
+from sizing.cli._app import app, emit_json, guarded, state, warn
+from sizing.model import PointResult, Status
+
+inventory_app = typer.Typer(help="Inspect and validate inventories.", no_args_is_help=True)
+app.add_typer(inventory_app, name="inventory")
+
+
+class HtChoice(StrEnum):
+    off = "off"
+    on = "on"
+    both = "both"
+
+
+def _fmt_value(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.0f} {unit}"
+
+
+def _fmt_spread(spread: float | None) -> str:
+    return "-" if spread is None else f"±{100 * spread / 2:.1f}%"
+
+
+def point_json(r: PointResult) -> dict[str, Any]:
+    return {
+        "host": r.key.host,
+        "platform": r.key.platform,
+        "cores": r.key.cores,
+        "ht": r.key.ht,
+        "profile": r.key.profile,
+        "status": str(r.status),
+        "reason": r.reason,
+        "value": r.value,
+        "unit": r.unit,
+        "repetitions": r.repetitions,
+        "spread": r.spread,
+        "ci_low": r.ci_low,
+        "ci_high": r.ci_high,
+        "flags": list(r.flags),
+    }
+
+
+def points_table(points: list[PointResult]) -> str:
+    from tabulate import tabulate
+
+    rows = []
+    for r in points:
+        rows.append(
+            [
+                f"{r.key.host} {r.key.platform} {r.key.cores}c ht={r.key.ht} {r.key.profile}",
+                str(r.status) + (f" ({', '.join(r.flags)})" if r.flags else ""),
+                _fmt_value(r.value, r.unit),
+                _fmt_spread(r.spread),
+                r.repetitions or "-",
+                r.reason or "",
+            ]
+        )
+    return tabulate(
+        rows,
+        headers=["point", "status", "median", "spread", "reps", "reason"],
+        tablefmt="simple",
+        disable_numparse=True,
+        maxcolwidths=[None, None, None, None, None, 60],
+    )
+
+
+class _RichProgress:
+    """A transient rich progress bar on stderr; silent when stderr is not a terminal."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self.console = Console(stderr=True)
+        self.enabled = self.console.is_terminal
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=self.console,
+            transient=True,
+        )
+        self.task: Any = None
+
+    def __enter__(self) -> _RichProgress:
+        if self.enabled:
+            self.bar.start()
+            self.task = self.bar.add_task("starting", total=None)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self.bar.stop()
+
+    def start(self, total: int) -> None:
+        if self.enabled:
+            self.bar.update(self.task, total=total)
+
+    def step(self, label: str) -> None:
+        if self.enabled:
+            self.bar.update(self.task, description=label)
+
+    def advance(self, result: PointResult) -> None:
+        if self.enabled:
+            self.bar.advance(self.task)
+            line = f"{result.key.label()}: {result.status}"
+            if result.value is not None:
+                line += f" {result.value:,.0f} {result.unit}"
+            self.console.log(line)
+
+    def note(self, message: str) -> None:
+        if self.enabled:
+            self.console.log(f"[yellow]{message}[/yellow]")
+        else:
+            warn(message)
+
+
+@app.command()
+@guarded
+def run(
+    inventory: Annotated[
+        Path,
+        typer.Option("-i", "--inventory", help="Ansible inventory (default: inventories/local.yml)."),
+    ] = paths.DEFAULT_INVENTORY,
+    cores: Annotated[
+        str, typer.Option(help="Core counts to measure, comma-separated (powers of two).")
+    ] = "1,2,4,8",
+    ht: Annotated[
+        HtChoice, typer.Option(help="Hyper-threading: off (one thread per core), on, or both.")
+    ] = HtChoice.off,
+    profile: Annotated[
+        str, typer.Option(help="Workload profiles from profiles/, comma-separated.")
+    ] = "rps,tps",
+    duration: Annotated[
+        float | None,
+        typer.Option(min=1, help="Seconds per timed repetition (default: the profile's)."),
+    ] = None,
+    repeat: Annotated[
+        int | None,
+        typer.Option(min=1, max=100, help="Timed repetitions per point (default: the profile's)."),
+    ] = None,
+    warmup: Annotated[
+        float | None, typer.Option(min=0, help="Warm-up seconds before the repetitions.")
+    ] = None,
+    connections: Annotated[
+        int | None, typer.Option(min=1, help="Connections per client (default: the profile's).")
+    ] = None,
+    db: Annotated[
+        Path | None, typer.Option(help="Results database (default: ./results/sizing.sqlite).")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")] = False,
+) -> None:
+    """Measure NGINX per core count and HT mode on the inventory's servers, and store it."""
+    from sizing import profiles as profiles_mod
+    from sizing.plan import parse_cores, parse_ht
+    from sizing.runner import RunOptions, run_sweep
+
+    opts = RunOptions(
+        inventory=inventory,
+        cores=parse_cores(cores),
+        hts=parse_ht(ht.value),
+        profiles=tuple(profiles_mod.parse_list(profile)),
+        db=db or paths.default_db(),
+        duration_s=duration,
+        repeat=repeat,
+        warmup_s=warmup,
+        connections=connections,
+        argv=tuple(sys.argv),
+        debug=state.debug,
+    )
+    with _RichProgress() as progress:
+        summary = run_sweep(opts, progress)  # type: ignore[arg-type]
+    if json_out:
+        emit_json(
+            {
+                "run_id": summary.run_id,
+                "status": summary.status,
+                "points": [point_json(p) for p in summary.points],
+            }
+        )
+    else:
+        typer.echo(f"run {summary.run_id} ({summary.status}), results in {opts.db}")
+        typer.echo(points_table(summary.points))
+    for line in summary.problems:
+        warn(line)
+    failed = [p for p in summary.points if p.status is Status.FAILED]
+    if summary.status == "interrupted":
+        raise typer.Exit(130)
+    if failed:
+        from sizing.errors import ExitStatus
+
+        raise typer.Exit(int(ExitStatus.HOST))
+
+
+@app.command()
+@guarded
+def results(
+    run_id: Annotated[
+        int | None, typer.Option("--run", help="Show only this run (default: all runs).")
+    ] = None,
+    db: Annotated[
+        Path | None, typer.Option(help="Results database (default: ./results/sizing.sqlite).")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")] = False,
+) -> None:
+    """List stored runs and their points."""
+    from sizing.store import Store
+
+    path = db or paths.default_db()
+    if not Store.exists(path):
+        if json_out:
+            emit_json({"db": str(path), "runs": []})
+        else:
+            typer.echo(f"nothing measured yet ({path} does not exist); try: sizing run")
+        return
+    with Store(path) as store:
+        runs = [r for r in store.runs() if run_id is None or r.id == run_id]
+        if run_id is not None and not runs:
+            from sizing.errors import UsageError
+
+            raise UsageError(f"--run: no run {run_id} in {path}")
+        if json_out:
+            doc = {"db": str(path), "runs": []}
+            for r in runs:
+                pts = store.points(r.id)
+                doc["runs"].append(  # type: ignore[attr-defined]
+                    {
+                        "run_id": r.id,
+                        "started_at": r.started_at,
+                        "finished_at": r.finished_at,
+                        "status": r.status,
+                        "inventory": r.inventory,
+                        "tool_version": r.tool_version,
+                        "options": r.options,
+                        "points": [
+                            {**point_json(p.result), "metadata": p.result.metadata} for p in pts
+                        ],
+                    }
+                )
+            emit_json(doc)
+            return
+        for r in runs:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started_at))
+            typer.echo(f"run {r.id}  {when}  {r.status}  inventory {r.inventory}")
+            pts = [p.result for p in store.points(r.id)]
+            if pts:
+                typer.echo(points_table(pts))
+            typer.echo("")
+
+
+@inventory_app.command("check")
+@guarded
+def inventory_check(
+    file: Annotated[Path, typer.Argument(help="Inventory YAML file.")] = paths.DEFAULT_INVENTORY,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")] = False,
+) -> None:
+    """Validate an inventory and print what sizing understood of it."""
+    from tabulate import tabulate
+
+    from sizing.inventory import load_inventory
+
+    inv = load_inventory(file)
+    rows = []
+    doc: dict[str, Any] = {"inventory": str(file), "hosts": []}
+    for h in inv.hosts.values():
+        cpu = h.sizing.cpu
+        cpu_text = "-"
+        if cpu is not None:
+            cpu_text = (
+                f"{cpu.sockets}x{cpu.cores_per_socket} cores, {cpu.threads_per_core} thr/core"
+                + (f" ({cpu.model})" if cpu.model else "")
+            )
+        cost = "-"
+        if h.sizing.price_usd is not None:
+            cost = f"${h.sizing.price_usd:,.0f}"
+        elif h.sizing.cost_ref:
+            cost = h.sizing.cost_ref
+        conn = str(h.variables.get("ansible_connection", "ssh"))
+        rows.append(
+            [h.name, ",".join(sorted(h.roles)) or "-", str(h.platform), h.address, conn, cpu_text, cost]
+        )
+        doc["hosts"].append(
+            {
+                "name": h.name,
+                "roles": sorted(h.roles),
+                "platform": str(h.platform),
+                "address": h.address,
+                "connection": conn,
+                "cpu": None if cpu is None else cpu.model_dump(),
+                "price_usd": h.sizing.price_usd,
+                "cost_ref": h.sizing.cost_ref,
+                "groups": list(h.groups),
+            }
+        )
+    if json_out:
+        emit_json(doc)
+        return
+    typer.echo(f"{file}: {len(inv.servers)} server(s), {len(inv.clients)} client(s)")
+    typer.echo(
+        tabulate(
+            rows,
+            headers=["host", "roles", "platform", "address", "connection", "cpu", "cost"],
+            tablefmt="simple",
+            disable_numparse=True,
+        )
+    )

@@ -1,0 +1,79 @@
+"""The one root exception of sizing and the process exit codes.
+
+Every error a user can cause or meet is a :class:`SizingError` subclass carrying its exit
+code. The CLI turns them, in one place, into one red line on stderr.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitStatus(IntEnum):
+    """Process exit codes of the ``sizing`` command (documented in ``--help``)."""
+
+    OK = 0
+    ERROR = 1
+    USAGE = 2
+    INPUT = 3
+    HOST = 4
+    TOOL = 5
+    INTERRUPTED = 130
+
+
+class SizingError(Exception):
+    """Root of every error sizing reports to a user."""
+
+    code: ExitStatus = ExitStatus.ERROR
+
+    def __init__(self, message: str, *, code: ExitStatus | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(SizingError):
+    """A bad option value: ``--cores 3``, an unknown profile, a zero demand."""
+
+    code = ExitStatus.USAGE
+
+
+class InputError(SizingError):
+    """A malformed file: inventory, profile, cost catalog. Carries one line per problem."""
+
+    code = ExitStatus.INPUT
+
+    def __init__(self, path: str, problems: list[str]) -> None:
+        self.path = path
+        self.problems = problems
+        if len(problems) == 1:
+            message = f"{path}: {problems[0]}"
+        else:
+            message = f"{path}:\n" + "\n".join(f"  - {p}" for p in problems)
+        super().__init__(message)
+
+
+class HostError(SizingError):
+    """A host that cannot be reached or fails while it is being used."""
+
+    code = ExitStatus.HOST
+
+    def __init__(self, host: str, message: str) -> None:
+        self.host = host
+        super().__init__(f"{host}: {message}")
+
+
+class ToolError(SizingError):
+    """A tool the run needs (nginx, wrk, ansible) is missing, cannot install or fails."""
+
+    code = ExitStatus.TOOL
+
+
+class Interrupted(SizingError):
+    """The user pressed Ctrl-C; what was measured is kept."""
+
+    code = ExitStatus.INTERRUPTED

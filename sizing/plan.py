@@ -1,0 +1,141 @@
+"""The plan: which points a run measures, on which CPUs, and which it must skip and why.
+
+A point is server host x platform x cores x HT mode x profile. CPUs come from the host's
+real topology (read by ``playbooks/facts.yml``); a point the host cannot measure honestly
+is planned as skipped with the reason, never measured badly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from sizing.errors import UsageError
+from sizing.inventory import Host, Inventory
+from sizing.model import Ht, PointKey
+from sizing.profiles import Profile
+from sizing.topology import Allocation, CannotAllocate, Topology, allocate, parse_cpulist
+
+MAX_CORES = 256
+
+
+@dataclass(frozen=True)
+class PlannedPoint:
+    """One point of the sweep, ready to measure or already skipped."""
+
+    key: PointKey
+    server: Host
+    clients: tuple[Host, ...]
+    profile: Profile
+    ht: Ht
+    allocation: Allocation | None
+    client_cpus: dict[str, tuple[int, ...]]  # client host -> CPUs the load generator may use
+    skip_reason: str = ""
+
+    @property
+    def skipped(self) -> bool:
+        return bool(self.skip_reason)
+
+    @property
+    def config(self) -> tuple[str, int, str]:
+        """Points sharing a config share one NGINX provisioning."""
+        return (self.server.name, self.key.cores, self.key.ht)
+
+
+def parse_cores(text: str) -> tuple[int, ...]:
+    """Parse ``--cores 1,2,4,8``: powers of two, each at least 1."""
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise UsageError("--cores: give at least one core count, e.g. --cores 1,2,4,8")
+    out: list[int] = []
+    for item in items:
+        try:
+            n = int(item)
+        except ValueError:
+            raise UsageError(f"--cores: {item!r} is not a number (e.g. --cores 1,2,4,8)") from None
+        if n < 1:
+            raise UsageError(f"--cores: {n} is not a core count; use 1 or more")
+        if n > MAX_CORES or n & (n - 1):
+            raise UsageError(
+                f"--cores: {n} is not a supported core count; use powers of two (1, 2, 4, 8, 16, ...)"
+            )
+        if n not in out:
+            out.append(n)
+    return tuple(out)
+
+
+def parse_ht(text: str) -> tuple[Ht, ...]:
+    """Parse ``--ht off|on|both``."""
+    value = text.strip().lower()
+    if value == "both":
+        return (Ht.OFF, Ht.ON)
+    try:
+        return (Ht(value),)
+    except ValueError:
+        raise UsageError(f"--ht: {text!r} is not one of off, on, both") from None
+
+
+def _client_cpus(client: Host, topo: Topology) -> tuple[int, ...]:
+    if client.sizing.client_cpus:
+        return parse_cpulist(client.sizing.client_cpus)
+    return tuple(c.id for c in topo.cpus)
+
+
+def build_plan(
+    inventory: Inventory,
+    topologies: dict[str, Topology],
+    cores: Sequence[int],
+    hts: Iterable[Ht],
+    profiles: Sequence[Profile],
+    *,
+    servers: Sequence[Host] | None = None,
+    clients: Sequence[Host] | None = None,
+) -> list[PlannedPoint]:
+    """Every point of the sweep, in the order it is measured (config by config).
+
+    ``topologies`` holds the topology of every reachable host. Servers or clients missing
+    from it (unreachable) make their points skipped with that reason.
+    """
+    hts = tuple(hts)
+    plan: list[PlannedPoint] = []
+    all_clients = list(clients if clients is not None else inventory.clients)
+    for server in servers if servers is not None else inventory.servers:
+        # A server listed as a client too loads itself only when no other client exists.
+        others = [c for c in all_clients if c.name != server.name]
+        point_clients = tuple(others) if others else tuple(c for c in all_clients if c.name == server.name)
+        shared = not others
+        topo = topologies.get(server.name)
+        for n in cores:
+            for ht in hts:
+                reason = ""
+                alloc: Allocation | None = None
+                client_cpus: dict[str, tuple[int, ...]] = {}
+                if topo is None:
+                    reason = f"host {server.name} is unreachable"
+                else:
+                    try:
+                        alloc = allocate(topo, n, ht, shared_client=shared)
+                    except CannotAllocate as exc:
+                        reason = str(exc)
+                if alloc is not None:
+                    for c in point_clients:
+                        if shared:
+                            client_cpus[c.name] = alloc.client_cpus
+                        elif c.name in topologies:
+                            client_cpus[c.name] = _client_cpus(c, topologies[c.name])
+                        else:
+                            reason = f"client {c.name} is unreachable"
+                for prof in profiles:
+                    plan.append(
+                        PlannedPoint(
+                            key=PointKey(server.name, str(server.platform), n, str(ht), prof.name),
+                            server=server,
+                            clients=point_clients,
+                            profile=prof,
+                            ht=ht,
+                            allocation=alloc if not reason else None,
+                            client_cpus=client_cpus if not reason else {},
+                            skip_reason=reason,
+                        )
+                    )
+    return plan
