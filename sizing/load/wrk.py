@@ -1,0 +1,252 @@
+"""The wrk driver: an argv builder and a pure parser of wrk's report.
+
+Written against wrk 4.1.0 (Debian) and checked with wrk's own ``src/wrk.c`` and
+``src/units.c``. What the parser relies on:
+
+* Times are printed by ``format_time_us``: ``us`` or ``ms`` below one second, otherwise
+  ``s`` or ``m`` (``h`` is defined but never reached). Units scale at 85 % of the next
+  unit, so 880 us prints as ``0.88ms``.
+* Sizes are printed by ``format_binary`` with 1024-based prefixes (``K M G T``) and a
+  ``B`` appended, with two decimals: byte counts parsed from it are approximate.
+* ``Non-2xx or 3xx responses`` counts responses with status > 399 (3xx are not counted).
+* ``timeout`` in ``Socket errors`` counts responses that arrived later than ``--timeout``
+  (they are also counted in the requests and left out of the latency statistics); a
+  request never answered within the test is not counted anywhere.
+* When no latency was recorded, the ``+/- Stdev`` column reads ``-nan%``.
+* ``-d`` and ``--timeout`` take whole seconds only (``scan_time`` reads an integer).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from sizing.errors import ToolError, UsageError
+from sizing.topology import cpulist
+
+__all__ = ["WrkParseError", "WrkResult", "WrkSpec", "build_argv", "parse"]
+
+
+class WrkParseError(ToolError):
+    """wrk's output lacks a figure the run needs (wrk failed, or the text is truncated)."""
+
+
+@dataclass(frozen=True)
+class WrkSpec:
+    """One wrk invocation. ``cpus`` pins the client; empty means no pinning."""
+
+    url: str
+    threads: int
+    connections: int
+    duration_s: float
+    timeout_s: float = 5.0
+    headers: tuple[str, ...] = ()
+    latency: bool = True
+    cpus: tuple[int, ...] = ()
+
+
+def _whole_seconds(name: str, value: float) -> int:
+    if not math.isfinite(value) or value < 1 or value != int(value):
+        raise UsageError(f"wrk {name} must be a whole number of seconds >= 1, not {value}")
+    return int(value)
+
+
+def build_argv(spec: WrkSpec, *, wrk: str = "wrk", pin_with: str = "taskset") -> list[str]:
+    """The argv that runs ``spec``, optionally pinned with ``taskset`` or ``numactl``.
+
+    ``["taskset", "-c", "1", "wrk", "-t1", "-c50", "-d10s", "--timeout", "5s",
+    "--latency", "-H", "Connection: close", url]``. An argv list only, never a shell
+    string. Raises :class:`~sizing.errors.UsageError` on a spec wrk would refuse or
+    misread.
+    """
+    if spec.threads < 1:
+        raise UsageError(f"wrk needs at least 1 thread, not {spec.threads}")
+    if spec.connections < spec.threads:
+        raise UsageError(
+            f"wrk needs at least as many connections as threads "
+            f"({spec.connections} connections < {spec.threads} threads)"
+        )
+    duration = _whole_seconds("duration", spec.duration_s)
+    timeout = _whole_seconds("timeout", spec.timeout_s)
+    if not spec.url.startswith(("http://", "https://")):
+        raise UsageError(f"wrk URL must start with http:// or https://, not {spec.url!r}")
+    for header in spec.headers:
+        if "\r" in header or "\n" in header or ":" not in header:
+            raise UsageError(f"not a single HTTP header line 'Name: value': {header!r}")
+
+    argv: list[str] = []
+    if spec.cpus:
+        cpus = cpulist(spec.cpus)
+        if pin_with == "taskset":
+            argv += ["taskset", "-c", cpus]
+        elif pin_with == "numactl":
+            argv += ["numactl", f"--physcpubind={cpus}", "--"]
+        else:
+            raise UsageError(f"unknown CPU pinning tool {pin_with!r}: use taskset or numactl")
+    argv += [
+        wrk,
+        f"-t{spec.threads}",
+        f"-c{spec.connections}",
+        f"-d{duration}s",
+        "--timeout",
+        f"{timeout}s",
+    ]
+    if spec.latency:
+        argv.append("--latency")
+    for header in spec.headers:
+        argv += ["-H", header]
+    argv.append(spec.url)
+    return argv
+
+
+@dataclass(frozen=True)
+class WrkResult:
+    """wrk's report, normalised: times in ms (duration in s), sizes in bytes.
+
+    ``latency_percentiles_ms`` maps 50, 75, 90 and 99 to milliseconds when wrk ran with
+    ``--latency``, and is empty otherwise.
+    """
+
+    requests: int
+    duration_s: float
+    bytes_read: int
+    rps: float
+    transfer_bps: float
+    latency_mean_ms: float
+    latency_stdev_ms: float
+    latency_max_ms: float
+    latency_percentiles_ms: dict[float, float] = field(default_factory=dict)
+    errors_connect: int = 0
+    errors_read: int = 0
+    errors_write: int = 0
+    errors_timeout: int = 0
+    non_2xx_3xx: int = 0
+    threads: int = 0
+    connections: int = 0
+
+    @property
+    def total_errors(self) -> int:
+        """Socket errors of all kinds: connect, read, write and timeout."""
+        return self.errors_connect + self.errors_read + self.errors_write + self.errors_timeout
+
+    @property
+    def error_ratio(self) -> float:
+        """(socket errors + non-2xx/3xx responses) / requests.
+
+        Not bounded by 1: a server that goes away makes wrk count one write or read
+        error per reconnect attempt, many more than completed requests.
+        """
+        return (self.total_errors + self.non_2xx_3xx) / max(self.requests, 1)
+
+
+_TIME_MS = {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 60e3, "h": 3600e3}
+_BINARY = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
+
+_NUM = r"(\d+(?:\.\d+)?)"
+_TIME = _NUM + r"(us|ms|s|m|h)"
+_SIZE = _NUM + r"([KMGTP]?)B"
+
+_RE_THREADS = re.compile(r"^\s*(\d+) threads and (\d+) connections\s*$", re.M)
+_RE_LATENCY = re.compile(rf"^\s*Latency\s+{_TIME}\s+{_TIME}\s+{_TIME}\s+\S+%\s*$", re.M)
+_RE_PCT = re.compile(rf"^\s*{_NUM}%\s+{_TIME}\s*$")
+_RE_REQUESTS = re.compile(rf"^\s*(\d+) requests in {_TIME}, {_SIZE} read\s*$", re.M)
+_RE_SOCKET = re.compile(
+    r"^\s*Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)\s*$", re.M
+)
+_RE_NON2XX = re.compile(r"^\s*Non-2xx or 3xx responses: (\d+)\s*$", re.M)
+_RE_RPS = re.compile(rf"^Requests/sec:\s+{_NUM}\s*$", re.M)
+_RE_TRANSFER = re.compile(rf"^Transfer/sec:\s+{_SIZE}\s*$", re.M)
+_RE_WRK_ERROR = re.compile(
+    r"^(unable to .*|invalid URL: .*|number of connections must be >= threads)$", re.M
+)
+
+
+def _ms(value: str, unit: str) -> float:
+    return float(value) * _TIME_MS[unit]
+
+
+def _bytes(value: str, prefix: str) -> float:
+    return float(value) * _BINARY[prefix]
+
+
+def _percentiles(lines: Sequence[str]) -> dict[float, float]:
+    """The ``Latency Distribution`` block: the percentile lines right after its title."""
+    result: dict[float, float] = {}
+    for line in lines:
+        m = _RE_PCT.match(line)
+        if m is None:
+            break
+        result[float(m.group(1))] = _ms(m.group(2), m.group(3))
+    return result
+
+
+def parse(text: str) -> WrkResult:
+    """Parse wrk's report (its stdout; stderr mixed in is tolerated).
+
+    Raises :class:`WrkParseError` naming what is missing when the threads line, the
+    Latency line, the requests line, ``Requests/sec`` or ``Transfer/sec`` is absent, or
+    when a ``Latency Distribution`` block is cut short; wrk's own error message (``unable
+    to connect to ...``) is quoted when the text carries one.
+    """
+    threads_m = _RE_THREADS.search(text)
+    latency_m = _RE_LATENCY.search(text)
+    requests_m = _RE_REQUESTS.search(text)
+    rps_m = _RE_RPS.search(text)
+    transfer_m = _RE_TRANSFER.search(text)
+    found = {
+        "the 'N threads and M connections' line": threads_m,
+        "the Latency line of the thread stats": latency_m,
+        "the 'N requests in T, S read' line": requests_m,
+        "Requests/sec": rps_m,
+        "Transfer/sec": transfer_m,
+    }
+    missing = [name for name, m in found.items() if m is None]
+    if missing or not (threads_m and latency_m and requests_m and rps_m and transfer_m):
+        message = "wrk output lacks " + ", ".join(missing)
+        wrk_error = _RE_WRK_ERROR.search(text)
+        if wrk_error is not None:
+            message += f"; wrk said: {wrk_error.group(1).strip()}"
+        elif not text.strip():
+            message += " (the output is empty)"
+        raise WrkParseError(message)
+
+    percentiles: dict[float, float] = {}
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() == "Latency Distribution":
+            percentiles = _percentiles(lines[i + 1 :])
+            if set(percentiles) != {50.0, 75.0, 90.0, 99.0}:
+                raise WrkParseError(
+                    "wrk output has a Latency Distribution block without its 50, 75, 90 "
+                    f"and 99 % lines (found {sorted(percentiles)})"
+                )
+            break
+
+    socket_m = _RE_SOCKET.search(text)
+    connect, read, write, timeout = (
+        (int(socket_m[1]), int(socket_m[2]), int(socket_m[3]), int(socket_m[4]))
+        if socket_m
+        else (0, 0, 0, 0)
+    )
+    non2xx_m = _RE_NON2XX.search(text)
+
+    return WrkResult(
+        requests=int(requests_m.group(1)),
+        duration_s=_ms(requests_m.group(2), requests_m.group(3)) / 1000.0,
+        bytes_read=round(_bytes(requests_m.group(4), requests_m.group(5))),
+        rps=float(rps_m.group(1)),
+        transfer_bps=_bytes(transfer_m.group(1), transfer_m.group(2)),
+        latency_mean_ms=_ms(latency_m.group(1), latency_m.group(2)),
+        latency_stdev_ms=_ms(latency_m.group(3), latency_m.group(4)),
+        latency_max_ms=_ms(latency_m.group(5), latency_m.group(6)),
+        latency_percentiles_ms=percentiles,
+        errors_connect=connect,
+        errors_read=read,
+        errors_write=write,
+        errors_timeout=timeout,
+        non_2xx_3xx=int(non2xx_m.group(1)) if non2xx_m else 0,
+        threads=int(threads_m.group(1)),
+        connections=int(threads_m.group(2)),
+    )
