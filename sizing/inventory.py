@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -68,6 +68,10 @@ class HostVars(BaseModel):
     pid_file: str | None = None
     nginx_worker_connections: int | None = Field(default=None, ge=16)
     nginx_rlimit_nofile: int | None = Field(default=None, ge=64)
+    tls_log: bool | None = None
+    fault_locations: bool | None = Field(
+        default=None, description="test-only nginx locations that answer 503 (fault tests)"
+    )
     # Hypervisor guests (libvirt, vsphere): validated by their platform adapters.
     vm: dict[str, Any] | None = None
     hypervisor: dict[str, Any] | None = None
@@ -268,7 +272,7 @@ def _build(path: Path, groups: dict[str, _Group]) -> Inventory:
         merged.update(host_vars[hname])
         sizing_raw = {k[len("sizing_") :]: v for k, v in merged.items() if k.startswith("sizing_")}
         try:
-            hv = HostVars.model_validate(sizing_raw)
+            host_sizing = HostVars.model_validate(sizing_raw)
         except ValidationError as exc:
             for err in exc.errors():
                 loc = ".".join(str(p) for p in err["loc"])
@@ -286,7 +290,7 @@ def _build(path: Path, groups: dict[str, _Group]) -> Inventory:
             name=hname,
             roles=roles,
             groups=tuple(sorted(member)),
-            sizing=hv,
+            sizing=host_sizing,
             variables=merged,
         )
     if not problems:

@@ -12,17 +12,24 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from sizing import __version__
-from sizing.errors import HostError, Interrupted, SizingError, ToolError
+from sizing.dryrun import plan_document
+from sizing.errors import HostError, InputError, Interrupted, SizingError, ToolError
 from sizing.inventory import Host, Inventory, load_inventory
 from sizing.load import wrk
-from sizing.model import Ht, PointKey, PointResult, Sample, Status
+from sizing.loadplan import client_wrk_spec
+from sizing.model import Ht, Platform, PointKey, PointResult, Sample, Status
+from sizing.multihost import multihost_extras
 from sizing.plan import PlannedPoint, build_plan
+from sizing.platforms import INVENTORY_PLACEHOLDER, Backend, BackendOptions, Target, backend_for
+from sizing.platforms import host_topology as platform_host_topology
+from sizing.platforms import skip_reason as platform_skip_reason
+from sizing.preflight import preflight
 from sizing.profiles import Profile
 from sizing.provision import PlaybookResult, run_playbook
 from sizing.store import Store
@@ -48,6 +55,9 @@ class RunOptions:
     connections: int | None = None
     argv: tuple[str, ...] = ()
     debug: bool = False
+    allow_host_reboot: bool = False  # hypervisor backends may reboot hosts (ESXi HT)
+    insecure: bool = False  # hypervisor APIs without TLS verification (warned)
+    resume_run: int | None = None  # --resume: measure only what this run is missing
 
 
 @dataclass
@@ -58,6 +68,7 @@ class RunSummary:
     status: str
     points: list[PointResult] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    already: int = 0  # --resume: points the run had before this invocation
 
 
 class Progress:
@@ -82,6 +93,9 @@ class HostFacts:
 
     topology: Topology
     raw: dict[str, Any]
+    # This machine's time when the facts task started on the host and when its result
+    # came: the host read its clock in between (the clock pre-flight check).
+    clock_window: tuple[float, float] | None = None
 
 
 def gather_facts(
@@ -105,7 +119,9 @@ def gather_facts(
             continue
         try:
             raw = json.loads(str(out.get("stdout", "")))
-            facts[name] = HostFacts(Topology.from_lscpu(raw["lscpu"]), raw)
+            facts[name] = HostFacts(
+                Topology.from_lscpu(raw["lscpu"]), raw, res.window(name, "Describe the host")
+            )
         except (ValueError, KeyError) as exc:
             problems[name] = f"facts are unreadable: {exc}"
     return facts, problems
@@ -127,16 +143,18 @@ def _nginx_vars(point: PlannedPoint, workers: Sequence[int]) -> dict[str, Any]:
     return extra
 
 
-def _url(point: PlannedPoint) -> str:
+def _url(point: PlannedPoint, address: str) -> str:
     prof = point.profile
     sz = point.server.sizing
     port = sz.https_port if prof.scheme == "https" else sz.http_port
-    addr = point.server.address
+    addr = address
     host = f"[{addr}]" if ":" in addr else addr
     return f"{prof.scheme}://{host}:{port}{prof.path}"
 
 
-def _cpu_busy(before: dict[str, list[int]], after: dict[str, list[int]], cpus: Sequence[int]) -> dict[str, Any]:
+def _cpu_busy(
+    before: dict[str, list[int]], after: dict[str, list[int]], cpus: Sequence[int]
+) -> dict[str, Any]:
     """Per-CPU shares (%) of user, system, softirq, steal and busy over a window."""
     per: dict[str, dict[str, float]] = {}
     for cpu in cpus:
@@ -169,28 +187,36 @@ class Sweep:
         self.inventory = load_inventory(opts.inventory)
         self.facts: dict[str, HostFacts] = {}
         self.applied: dict[str, dict[str, Any]] = {}  # server -> nginx vars applied
+        self.targets: dict[tuple[str, int, str], Target] = {}  # point config -> prepared target
         self.broken: dict[str, str] = {}  # host -> why it can no longer be used
+        self.backends: dict[str, Backend] = {}  # platform -> backend (keeps its sessions)
+        self.prepared: dict[str, Host] = {}  # servers whose backend prepared a point
+        self.placement: dict[str, str] = {}  # libvirt guest -> its hypervisor inventory host
+        self.reported: set[str] = set()  # broken hosts already reported (once per run)
+        self.done: set[PointKey] = set()  # --resume: keys the run already has
 
     # -- the whole run --------------------------------------------------------------------
 
     def run(self) -> RunSummary:
         opts = self.opts
         store = Store(opts.db)
-        run_id = store.start_run(
-            inventory=str(opts.inventory),
-            argv=opts.argv,
-            tool_version=__version__,
-            options={
-                "cores": list(opts.cores),
-                "ht": [str(h) for h in opts.hts],
-                "profiles": [p.name for p in opts.profiles],
-                "duration_s": opts.duration_s,
-                "repeat": opts.repeat,
-            },
-        )
+        if opts.resume_run is not None:
+            run_id = opts.resume_run
+            self.done = store.done_keys(run_id)
+            store.reopen_run(run_id)
+        else:
+            run_id = store.start_run(
+                inventory=str(opts.inventory),
+                argv=opts.argv,
+                tool_version=__version__,
+                options=run_options_record(opts),
+            )
         summary = RunSummary(run_id=run_id, status="running")
         try:
-            self._run(store, summary)
+            try:
+                self._run(store, summary)
+            finally:
+                self._teardown(summary)
         except KeyboardInterrupt:
             store.finish_run(run_id, "interrupted", "interrupted by the user")
             store.close()
@@ -207,13 +233,14 @@ class Sweep:
 
     def _run(self, store: Store, summary: RunSummary) -> None:
         inv = self.inventory
-        hosts = list({h.name: h for h in inv.servers + inv.clients}.values())
+        self.placement = self._guest_placement()
+        hosts = list({h.name: h for h in self._fact_hosts(inv.servers) + inv.clients}.values())
         self.progress.step("reading host facts")
         self.facts, problems = gather_facts(inv, hosts, debug=self.opts.debug)
         for host, why in sorted(problems.items()):
             summary.problems.append(f"{host}: {why}")
             self.progress.note(f"{host}: {why}")
-        if not any(s.name in self.facts for s in inv.servers):
+        if not any(self.placement.get(s.name, s.name) in self.facts for s in inv.servers):
             raise HostError(
                 ", ".join(s.name for s in inv.servers),
                 problems.get(inv.servers[0].name, "unreachable"),
@@ -225,11 +252,22 @@ class Sweep:
             )
         store.set_environment(summary.run_id, {h: f.raw for h, f in self.facts.items()})
         topologies = {h: f.topology for h, f in self.facts.items()}
+        self._hypervisor_topologies(topologies, summary)
         reachable_clients = [c for c in inv.clients if c.name in self.facts]
         plan = build_plan(
-            inv, topologies, self.opts.cores, self.opts.hts, self.opts.profiles,
+            inv,
+            topologies,
+            self.opts.cores,
+            self.opts.hts,
+            self.opts.profiles,
             clients=reachable_clients,
+            placement=self.placement,
         )
+        plan = [self._backend_skip(p) for p in plan]
+        # Multi-host (see the methods): --resume keeps only the missing points, then every
+        # pre-flight check runs on what is left; a failing one stops the run before any load.
+        plan = self._resumable(plan, summary)
+        self._preflight(plan, hosts, problems)
         self.progress.start(len(plan))
         if any(not p.skipped for p in plan):
             self._prepare_clients(plan)
@@ -238,6 +276,7 @@ class Sweep:
             store.add_point(summary.run_id, result, samples)
             summary.points.append(result)
             self.progress.advance(result)
+            self._report_broken(summary)
             if result.status is Status.FAILED and "nginx died" in result.reason:
                 summary.status = "interrupted"
                 summary.problems.append(result.reason)
@@ -249,9 +288,196 @@ class Sweep:
                 return
         summary.status = "complete"
 
+    # -- multi-host: resume, pre-flight, hosts failing mid-sweep, dry run ------------------
+
+    def _resumable(self, plan: list[PlannedPoint], summary: RunSummary) -> list[PlannedPoint]:
+        """``--resume``: leave out the points the run already has (measured, invalid or
+        skipped); failed and never-reached points are measured again."""
+        if not self.done:
+            return plan
+        left = [p for p in plan if p.key not in self.done]
+        summary.already = len(plan) - len(left)
+        self.progress.note(
+            f"resuming run {summary.run_id}: {summary.already} point(s) already stored, "
+            f"{len(left)} to measure"
+        )
+        return left
+
+    def _connections(self, profile: Profile) -> int:
+        return self.opts.connections or profile.connections
+
+    def _duration(self, profile: Profile) -> float:
+        return float(max(1, round(self.opts.duration_s or profile.duration_s)))
+
+    def _preflight(
+        self, plan: Sequence[PlannedPoint], hosts: Sequence[Host], unreachable: dict[str, str]
+    ) -> None:
+        """Every pre-flight check (sizing.preflight) before any load; raises them all."""
+        self.progress.step("pre-flight checks")
+        preflight(
+            plan,
+            {h: f.raw for h, f in self.facts.items()},
+            connections=self._connections,
+            duration_s=self._duration,
+            hosts=[h.name for h in hosts],
+            unreachable=unreachable,
+            clock={h: f.clock_window for h, f in self.facts.items() if f.clock_window},
+            topologies={h: f.topology for h, f in self.facts.items()},
+        )
+
+    def _report_broken(self, summary: RunSummary) -> None:
+        """Report each host that failed mid-sweep once; its later points fail fast."""
+        for host, why in self.broken.items():
+            if host in self.reported:
+                continue
+            self.reported.add(host)
+            line = f"{host}: {why}; the points that need it are not measured"
+            summary.problems.append(line)
+            self.progress.note(line)
+
+    def dry_run(self) -> dict[str, Any]:
+        """``sizing run --plan``: facts, plan and pre-flight, and the exact commands of every
+        point, without provisioning or loading anything and without writing the store."""
+        inv = self.inventory
+        self.placement = self._guest_placement()
+        hosts = list({h.name: h for h in self._fact_hosts(inv.servers) + inv.clients}.values())
+        self.progress.step("reading host facts")
+        self.facts, problems = gather_facts(inv, hosts, debug=self.opts.debug)
+        topologies = {h: f.topology for h, f in self.facts.items()}
+        plan = build_plan(
+            inv,
+            topologies,
+            self.opts.cores,
+            self.opts.hts,
+            self.opts.profiles,
+            clients=[c for c in inv.clients if c.name in self.facts],
+            placement=self.placement,
+        )
+        done: set[PointKey] = set()
+        if self.opts.resume_run is not None:
+            with Store(self.opts.db) as store:
+                done = store.done_keys(self.opts.resume_run)
+        try:
+            preflight(
+                [p for p in plan if p.key not in done],
+                {h: f.raw for h, f in self.facts.items()},
+                connections=self._connections,
+                duration_s=self._duration,
+                hosts=[h.name for h in hosts],
+                unreachable=problems,
+                clock={h: f.clock_window for h, f in self.facts.items() if f.clock_window},
+                topologies=topologies,
+            )
+            checks: list[str] = []
+        except SizingError as exc:
+            checks = list(getattr(exc, "problems", [str(exc)]))
+        return plan_document(self.opts, inv, hosts, self.facts, plan, done, problems, checks)
+
+    # -- platform hooks (hypervisor guests are planned on their host's CPUs) ----------------
+
+    def _backend(self, server: Host) -> Backend:
+        key = str(server.platform)
+        if key not in self.backends:
+            self.backends[key] = backend_for(
+                server.platform,
+                BackendOptions(
+                    allow_host_reboot=self.opts.allow_host_reboot,
+                    insecure=self.opts.insecure,
+                    hts=self.opts.hts,
+                    notify=self.progress.note,
+                    inventory=self.inventory,
+                    debug=self.opts.debug,
+                ),
+            )
+        return self.backends[key]
+
+    def _hypervisor_topologies(self, topologies: dict[str, Topology], summary: RunSummary) -> None:
+        """Replace a reachable guest's own topology by its hypervisor host's, if it has one.
+
+        A hypervisor that cannot be asked makes its guests unplannable (skipped as
+        unreachable) with one problem line; other servers go on. When no server is left,
+        the first such error ends the run.
+        """
+        errors: list[SizingError] = []
+        for server in self.inventory.servers:
+            if server.name not in topologies:
+                continue
+            try:
+                topo = platform_host_topology(self._backend(server), server)
+            except InputError as exc:  # a bad sizing_hypervisor / sizing_vm: the file's fault
+                if exc.path != INVENTORY_PLACEHOLDER:
+                    raise
+                raise InputError(str(self.opts.inventory), exc.problems) from None
+            except SizingError as exc:
+                del topologies[server.name]
+                errors.append(exc)
+                summary.problems.append(str(exc))
+                self.progress.note(str(exc))
+                continue
+            if topo is not None:
+                topologies[server.name] = topo
+        if errors and not any(s.name in topologies for s in self.inventory.servers):
+            raise errors[0]  # no server left to measure: the run fails with that one line
+
+    # -- libvirt guests: planned on their hypervisor host, reachable only once booted ------
+
+    def _guest_placement(self) -> dict[str, str]:
+        """libvirt guest server -> the inventory host it runs on (validates sizing_vm)."""
+        if not any(s.platform is Platform.LIBVIRT for s in self.inventory.servers):
+            return {}
+        from sizing.platforms.libvirt import placements
+
+        return placements(self.inventory)
+
+    def _fact_hosts(self, servers: Sequence[Host]) -> list[Host]:
+        """Whose facts plan a server: its own, or its hypervisor's for a libvirt guest."""
+        return [self.inventory.hosts[self.placement.get(s.name, s.name)] for s in servers]
+
+    def _guest_booted(self, target: Target) -> None:
+        """Read a freshly booted guest's facts and put the window runner on it."""
+        facts, problems = gather_facts(
+            self.inventory, [self.inventory.hosts[target.host]], debug=self.opts.debug
+        )
+        if target.host not in facts:
+            why = problems.get(target.host, "unreachable")
+            raise HostError(target.host, f"facts could not be read after boot: {why}")
+        self.facts[target.host] = facts[target.host]
+        res = run_playbook(
+            "clients.yml",
+            self.inventory.path,
+            extravars={"sizing_hosts": target.host},  # its first play (wrk) matches no host
+            limit=[target.host],
+            debug=self.opts.debug,
+        )
+        if not res.ok:
+            why = res.problems().get(target.host) or f"playbook {res.status} (rc {res.rc})"
+            raise ToolError(f"{target.host}: the window runner could not be installed: {why}")
+
+    def _teardown(self, summary: RunSummary) -> None:
+        """Let every backend undo what it prepared (a guest gets its settings back)."""
+        for server in self.prepared.values():
+            try:
+                self._backend(server).teardown(server)
+            except SizingError as exc:
+                summary.problems.append(f"teardown: {exc}")
+        self.prepared.clear()
+
+    def _backend_skip(self, point: PlannedPoint) -> PlannedPoint:
+        """A point the planner allowed (or skipped generically) that its backend must skip."""
+        if point.skipped and "unreachable" in point.skip_reason:
+            return point
+        why = platform_skip_reason(
+            self._backend(point.server), point.server, point.key.cores, point.ht
+        )
+        if not why:
+            return point
+        return replace(point, skip_reason=why, allocation=None, client_cpus={})
+
     def _prepare_clients(self, plan: Sequence[PlannedPoint]) -> None:
         names = sorted({c.name for p in plan if not p.skipped for c in p.clients})
-        servers = sorted({p.server.name for p in plan if not p.skipped})
+        servers = sorted(
+            {p.server.name for p in plan if not p.skipped and p.server.name not in self.placement}
+        )
         self.progress.step("preparing load generators")
         res = run_playbook(
             "clients.yml",
@@ -276,42 +502,61 @@ class Sweep:
             return PointResult(point.key, Status.SKIPPED, point.skip_reason), []
         for host in [point.server, *point.clients]:
             if host.name in self.broken:
-                return PointResult(point.key, Status.FAILED, f"{host.name}: {self.broken[host.name]}"), []
+                return PointResult(
+                    point.key, Status.FAILED, f"{host.name}: {self.broken[host.name]}"
+                ), []
         self.progress.step(f"provisioning nginx: {point.key.label()}")
         try:
-            self._provision(point)
+            target = self._provision(point)
         except SizingError as exc:
             self.broken[point.server.name] = str(exc)
             self.progress.note(str(exc))
             return PointResult(point.key, Status.FAILED, str(exc)), []
         self.progress.step(f"measuring {point.key.label()}")
-        return self._measure(point)
+        return self._measure(point, target)
 
-    def _provision(self, point: PlannedPoint) -> None:
+    def _provision(self, point: PlannedPoint) -> Target:
+        """Prepare the platform for the point's config, then NGINX on the target."""
         assert point.allocation is not None
         server = point.server
-        extra = _nginx_vars(point, point.allocation.server_cpus)
-        if self.applied.get(server.name) == extra:
-            return
+        target = self.targets.get(point.config)
+        if target is None:
+            backend = self._backend(server)
+            self.prepared[server.name] = server
+            target = backend.prepare(
+                server, point.key.cores, point.ht, point.allocation.server_cpus
+            )
+            self.targets = {point.config: target}  # one prepared config at a time
+            self.applied.pop(target.host, None)
+            if server.name in self.placement:
+                self._guest_booted(target)
+        extra = _nginx_vars(point, target.workers)
+        if self.applied.get(target.host) == extra:
+            return target
         res = run_playbook(
             "nginx.yml",
             self.inventory.path,
-            extravars={"sizing_hosts": server.name, **extra},
-            limit=[server.name],
+            extravars={"sizing_hosts": target.host, **extra},
+            limit=[target.host],
             debug=self.opts.debug,
         )
         if not res.ok:
-            why = res.problems().get(server.name) or f"playbook {res.status} (rc {res.rc})"
+            why = res.problems().get(target.host) or f"playbook {res.status} (rc {res.rc})"
             if "nginx -t" in why or "validat" in why.lower() or "configuration" in why.lower():
                 why = f"nginx failed its config test: {why}"
-            raise ToolError(f"{server.name}: provisioning nginx failed: {why}")
-        self.applied[server.name] = extra
+            raise ToolError(f"{target.host}: provisioning nginx failed: {why}")
+        self.applied[target.host] = extra
+        return target
 
-    def _measure(self, point: PlannedPoint) -> tuple[PointResult, list[tuple[int, Sample]]]:
+    def _measure(
+        self, point: PlannedPoint, target: Target
+    ) -> tuple[PointResult, list[tuple[int, Sample]]]:
         assert point.allocation is not None
         opts, prof = self.opts, point.profile
-        duration = opts.duration_s or prof.duration_s
-        warmup = prof.warmup_s if opts.warmup_s is None else opts.warmup_s
+        # wrk takes whole seconds only.
+        duration = max(1, round(opts.duration_s or prof.duration_s))
+        warmup_s = prof.warmup_s if opts.warmup_s is None else opts.warmup_s
+        warmup = max(1, round(warmup_s)) if warmup_s > 0 else 0
         reps = opts.repeat or prof.repetitions
         connections = opts.connections or prof.connections
         windows: list[dict[str, Any]] = []
@@ -322,37 +567,25 @@ class Sweep:
         for i in range(1, reps + 1):
             windows.append({"index": i, "offset": offset, "duration": duration})
             offset += duration + WINDOW_GAP_S
-        url = _url(point)
-        headers = () if prof.keepalive else ("Connection: close",)
+        url = _url(point, target.address)
         specs: dict[str, dict[str, Any]] = {}
         pidfile = point.server.sizing.pid_file or "/run/sizing-nginx.pid"
         start_at = time.time() + START_LEAD_S + 0.25 * len(point.clients)
         for c in point.clients:
-            cpus = point.client_cpus.get(c.name, ())
-            threads = max(1, min(len(cpus) or 1, connections))
-            argvs = []
-            for win in windows:
-                argvs.append(
-                    wrk.build_argv(
-                        wrk.WrkSpec(
-                            url=url,
-                            threads=threads,
-                            connections=connections,
-                            duration_s=float(win["duration"]),
-                            headers=headers,
-                            cpus=tuple(cpus),
-                        )
-                    )
-                )
+            argvs = [
+                wrk.build_argv(client_wrk_spec(point, c, url, connections, float(win["duration"])))
+                for win in windows
+            ]
             specs[c.name] = {
                 "start_at": start_at,
                 "windows": [{**w, "commands": [a]} for w, a in zip(windows, argvs, strict=True)],
                 "sample_cpu": True,
             }
         srv = specs.setdefault(
-            point.server.name, {"start_at": start_at, "windows": windows, "sample_cpu": True}
+            target.host, {"start_at": start_at, "windows": windows, "sample_cpu": True}
         )
         srv["pidfile"] = pidfile
+        srv["sample_net"] = True  # /proc/net/dev: the network-bound verdict
         hosts = sorted(specs)
         timeout = int(START_LEAD_S + offset + 120 + 10 * len(hosts))
         res = run_playbook(
@@ -364,11 +597,12 @@ class Sweep:
             timeout=timeout,
             debug=self.opts.debug,
         )
-        return self._evaluate(point, res, windows, connections, duration)
+        return self._evaluate(point, target, res, windows, connections, duration)
 
     def _evaluate(
         self,
         point: PlannedPoint,
+        target: Target,
         res: PlaybookResult,
         windows: list[dict[str, Any]],
         connections: int,
@@ -378,7 +612,7 @@ class Sweep:
         prof = point.profile
         key = point.key
         outputs: dict[str, dict[str, Any]] = {}
-        for host in {point.server.name, *(c.name for c in point.clients)}:
+        for host in {target.host, *(c.name for c in point.clients)}:
             out = res.result(host, "Run the windows")
             if out is None:
                 why = res.problems().get(host, f"no result ({res.status})")
@@ -388,7 +622,7 @@ class Sweep:
                 outputs[host] = json.loads(str(out.get("stdout", "")))
             except ValueError:
                 return PointResult(key, Status.FAILED, f"{host}: unreadable window output"), []
-        server_windows = {w["index"]: w for w in outputs[point.server.name]["windows"]}
+        server_windows = {w["index"]: w for w in outputs[target.host]["windows"]}
         facts = self.facts.get(point.server.name)
         raw = facts.raw if facts else {}
         base_meta: dict[str, Any] = {
@@ -400,7 +634,9 @@ class Sweep:
             "file_size": prof.file_size,
             "connections": connections,
             "duration_s": duration,
-            "url": _url(point),
+            "url": _url(point, target.address),
+            "target": target.host,
+            "platform_settings": target.metadata,
             "server_cpus": cpulist(point.allocation.server_cpus),
             "client_cpus": {c: cpulist(v) for c, v in point.client_cpus.items() if v},
             "clients": [c.name for c in point.clients],
@@ -410,8 +646,11 @@ class Sweep:
             "cpu_model": raw.get("cpu_model"),
             "hypervisor": raw.get("hypervisor"),
             "tool": "wrk",
-            "tool_version": (self.facts[point.clients[0].name].raw.get("wrk_version")
-                             if point.clients[0].name in self.facts else None),
+            "tool_version": (
+                self.facts[point.clients[0].name].raw.get("wrk_version")
+                if point.clients[0].name in self.facts
+                else None
+            ),
             "sizing_version": __version__,
             "tls_key": prof.tls_key,
         }
@@ -419,17 +658,26 @@ class Sweep:
         values: list[float] = []
         problems: list[str] = []
         flags: list[str] = []
+        # multi-host: server network rates and merged client latency, per window and point
+        extras = multihost_extras(
+            [c.name for c in point.clients], target.host, outputs, windows, raw,
+            point.server.sizing.nic_gbps,
+        )
         for win in windows:
             idx = int(win["index"])
             total_rps = 0.0
             total_requests = 0
             total_errors = 0
+            total_socket = 0
+            total_http = 0
             starts: list[float] = []
             client_cpu: dict[str, Any] = {}
             for c in point.clients:
-                cw = next(w for w in outputs[c.name]["windows"] if w["index"] == idx) if any(
-                    w["index"] == idx for w in outputs[c.name]["windows"]
-                ) else None
+                cw = (
+                    next(w for w in outputs[c.name]["windows"] if w["index"] == idx)
+                    if any(w["index"] == idx for w in outputs[c.name]["windows"])
+                    else None
+                )
                 if cw is None or not cw["commands"]:
                     problems.append(f"{c.name}: window {idx} did not run")
                     continue
@@ -438,35 +686,52 @@ class Sweep:
                 try:
                     parsed = wrk.parse(cmd["stdout"])
                 except SizingError as exc:
-                    why = (cmd.get("stderr") or "").strip().splitlines()
-                    problems.append(f"{c.name}: wrk failed (rc {cmd['rc']}): {why[-1] if why else exc}")
+                    err_lines = str(cmd.get("stderr") or "").strip().splitlines()
+                    problems.append(
+                        f"{c.name}: wrk failed (rc {cmd['rc']}): "
+                        f"{err_lines[-1] if err_lines else exc}"
+                    )
                     continue
                 total_rps += parsed.rps
                 total_requests += parsed.requests
-                total_errors += parsed.total_errors
+                total_errors += parsed.total_errors + parsed.non_2xx_3xx
+                total_socket += parsed.total_errors
+                total_http += parsed.non_2xx_3xx
                 if cw.get("cpu_before") and cw.get("cpu_after"):
                     ccpus = point.client_cpus.get(c.name) or tuple(int(k) for k in cw["cpu_after"])
                     client_cpu[c.name] = _cpu_busy(cw["cpu_before"], cw["cpu_after"], ccpus)["busy"]
                 samples.append(
-                    (idx, Sample(f"{prof.metric}.client", parsed.rps, prof.unit,
-                                 {"client": c.name, "requests": parsed.requests,
-                                  "errors": parsed.total_errors,
-                                  "non_2xx_3xx": parsed.non_2xx_3xx,
-                                  "latency_mean_ms": parsed.latency_mean_ms,
-                                  "latency_p99_ms": parsed.latency_percentiles_ms.get(99.0),
-                                  "transfer_bps": parsed.transfer_bps}))
+                    (
+                        idx,
+                        Sample(
+                            f"{prof.metric}.client",
+                            parsed.rps,
+                            prof.unit,
+                            {
+                                "client": c.name,
+                                "requests": parsed.requests,
+                                "errors": parsed.total_errors,
+                                "non_2xx_3xx": parsed.non_2xx_3xx,
+                                "latency_mean_ms": parsed.latency_mean_ms,
+                                "latency_p99_ms": parsed.latency_percentiles_ms.get(99.0),
+                                "transfer_bps": parsed.transfer_bps,
+                            },
+                        ),
+                    )
                 )
             sw = server_windows.get(idx)
             server_cpu = None
             if sw and sw.get("cpu_before") and sw.get("cpu_after"):
-                server_cpu = _cpu_busy(sw["cpu_before"], sw["cpu_after"], point.allocation.server_cpus)
+                server_cpu = _cpu_busy(sw["cpu_before"], sw["cpu_after"], target.workers)
             if sw is not None and sw.get("server_alive") is False:
                 return (
                     PointResult(
-                        key, Status.FAILED,
+                        key,
+                        Status.FAILED,
                         f"nginx died on {point.server.name} during "
                         + ("the warm-up" if idx == 0 else f"repetition {idx}"),
-                        repetitions=len(values), metadata=base_meta,
+                        repetitions=len(values),
+                        metadata=base_meta,
                     ),
                     samples,
                 )
@@ -480,6 +745,7 @@ class Sweep:
                 "start_skew_s": skew,
                 "server_cpu": server_cpu,
                 "client_cpu_busy": client_cpu,
+                **extras.windows.get(idx, {}),  # multi-host: server_net, merged latency
             }
             samples.append((idx, Sample(prof.metric, total_rps, prof.unit, meta)))
             if idx == 0:
@@ -487,22 +753,33 @@ class Sweep:
             values.append(total_rps)
             if total_requests and total_errors / total_requests > MAX_ERROR_RATIO:
                 problems.append(
-                    f"repetition {idx}: {total_errors} errors or non-2xx/3xx responses in "
-                    f"{total_requests} requests"
+                    f"repetition {idx}: {total_errors} of {total_requests} requests failed "
+                    f"({total_socket} socket errors, {total_http} HTTP 4xx/5xx responses)"
                 )
                 if "errors" not in flags:
                     flags.append("errors")
         if not values or len(values) < len([w for w in windows if w["index"] > 0]):
             return (
-                PointResult(key, Status.FAILED, "; ".join(problems) or "no repetition finished",
-                            repetitions=len(values), metadata=base_meta),
+                PointResult(
+                    key,
+                    Status.FAILED,
+                    "; ".join(problems) or "no repetition finished",
+                    repetitions=len(values),
+                    metadata=base_meta,
+                ),
                 samples,
             )
         median = statistics.median(values)
         spread = (max(values) - min(values)) / median if median else None
         status = Status.INVALID if flags else Status.MEASURED
+        if target.emulated:
+            flags.append("emulated")
         if raw.get("hypervisor") and point.server.platform == "baremetal":
             flags.append("virtualized-host")
+        # multi-host: merged latency of all timed windows; network-bound flag and reason
+        base_meta.update(extras.point)
+        flags.extend(f for f in extras.flags if f not in flags)
+        problems.extend(extras.reasons)
         return (
             PointResult(
                 key,
@@ -519,8 +796,55 @@ class Sweep:
         )
 
 
+def run_options_record(opts: RunOptions) -> dict[str, Any]:
+    """The options stored with a run: what ``--resume`` needs to plan it again."""
+    return {
+        "cores": list(opts.cores),
+        "ht": [str(h) for h in opts.hts],
+        "profiles": [p.name for p in opts.profiles],
+        "duration_s": opts.duration_s,
+        "repeat": opts.repeat,
+        "warmup_s": opts.warmup_s,
+        "connections": opts.connections,
+    }
+
+
+def resume_options(opts: RunOptions, run_id: int) -> RunOptions:
+    """``opts`` for ``--resume RUN_ID``: the stored run's inventory, points and settings."""
+    from sizing import profiles as profiles_mod
+    from sizing.errors import UsageError
+
+    if not Store.exists(opts.db):
+        raise UsageError(f"--resume: {opts.db} does not exist (no run {run_id} to resume)")
+    with Store(opts.db) as store:
+        try:
+            run = store.get_run(run_id)
+        except SizingError:
+            raise UsageError(f"--resume: no run {run_id} in {opts.db}") from None
+    o = run.options
+    return replace(
+        opts,
+        inventory=Path(run.inventory),
+        cores=tuple(int(c) for c in o.get("cores", opts.cores)),
+        hts=tuple(Ht(h) for h in o.get("ht", [str(h) for h in opts.hts])),
+        profiles=tuple(profiles_mod.load(n) for n in o.get("profiles", [])) or opts.profiles,
+        duration_s=o.get("duration_s", opts.duration_s),
+        repeat=o.get("repeat", opts.repeat),
+        warmup_s=o.get("warmup_s", opts.warmup_s),
+        connections=o.get("connections", opts.connections),
+        resume_run=run_id,
+    )
+
+
 def run_sweep(opts: RunOptions, progress: Progress | None = None) -> RunSummary:
     """Measure every point of ``opts`` and store it; see the module docstring."""
     if not opts.profiles:
         raise SizingError("no profile to run")
     return Sweep(opts, progress).run()
+
+
+def plan_sweep(opts: RunOptions, progress: Progress | None = None) -> dict[str, Any]:
+    """``sizing run --plan``: the dry-run document (see :meth:`Sweep.dry_run`)."""
+    if not opts.profiles:
+        raise SizingError("no profile to run")
+    return Sweep(opts, progress).dry_run()

@@ -131,9 +131,12 @@ class _RichProgress:
 @app.command()
 @guarded
 def run(
+    ctx: typer.Context,
     inventory: Annotated[
         Path,
-        typer.Option("-i", "--inventory", help="Ansible inventory (default: inventories/local.yml)."),
+        typer.Option(
+            "-i", "--inventory", help="Ansible inventory (default: inventories/local.yml)."
+        ),
     ] = paths.DEFAULT_INVENTORY,
     cores: Annotated[
         str, typer.Option(help="Core counts to measure, comma-separated (powers of two).")
@@ -161,7 +164,41 @@ def run(
     db: Annotated[
         Path | None, typer.Option(help="Results database (default: ./results/sizing.sqlite).")
     ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print one JSON document on stdout.")
+    ] = False,
+    allow_host_reboot: Annotated[
+        bool,
+        typer.Option(
+            "--allow-host-reboot",
+            help="Let sizing switch hyper-threading on a hypervisor host (ESXi), which"
+            " reboots it. Without it, points needing the other HT state are skipped.",
+        ),
+    ] = False,
+    insecure: Annotated[
+        bool,
+        typer.Option(
+            "--insecure",
+            help="Do not verify hypervisor API TLS certificates (vCenter/ESXi); warns.",
+        ),
+    ] = False,
+    resume: Annotated[
+        int | None,
+        typer.Option(
+            "--resume",
+            metavar="RUN_ID",
+            help="Measure only what run RUN_ID is missing (failed or never reached points),"
+            " with that run's inventory and options, appending to it.",
+        ),
+    ] = None,
+    plan_only: Annotated[
+        bool,
+        typer.Option(
+            "--plan",
+            help="Dry run: read host facts, run the pre-flight checks and print the points,"
+            " hosts, CPU sets and exact wrk commands; provision and load nothing.",
+        ),
+    ] = False,
 ) -> None:
     """Measure NGINX per core count and HT mode on the inventory's servers, and store it."""
     from sizing import profiles as profiles_mod
@@ -180,7 +217,14 @@ def run(
         connections=connections,
         argv=tuple(sys.argv),
         debug=state.debug,
+        allow_host_reboot=allow_host_reboot,
+        insecure=insecure,
     )
+    if resume is not None:
+        opts = _resume_opts(ctx, opts, resume)
+    if plan_only:
+        _dry_run(opts, json_out)
+        return
     with _RichProgress() as progress:
         summary = run_sweep(opts, progress)  # type: ignore[arg-type]
     if json_out:
@@ -192,16 +236,55 @@ def run(
             }
         )
     else:
-        typer.echo(f"run {summary.run_id} ({summary.status}), results in {opts.db}")
+        kept = f", {summary.already} point(s) kept from before" if summary.already else ""
+        typer.echo(f"run {summary.run_id} ({summary.status}){kept}, results in {opts.db}")
         typer.echo(points_table(summary.points))
     for line in summary.problems:
         warn(line)
     failed = [p for p in summary.points if p.status is Status.FAILED]
-    if summary.status == "interrupted":
-        raise typer.Exit(130)
-    if failed:
+    if failed or summary.status != "complete":
+        # A host or nginx failed: what was measured is stored, the exit code says so.
         from sizing.errors import ExitStatus
 
+        raise typer.Exit(int(ExitStatus.HOST))
+
+
+_RESUME_FIXED = (
+    "inventory", "cores", "ht", "profile", "duration", "repeat", "warmup", "connections"
+)
+
+
+def _resume_opts(ctx: typer.Context, opts: Any, run_id: int) -> Any:
+    """``--resume``: the stored run's options; refuse options that would contradict them."""
+    from sizing.errors import UsageError
+    from sizing.runner import resume_options
+
+    given = []
+    for name in _RESUME_FIXED:
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name == "COMMANDLINE":  # typed by the user
+            given.append(f"--{name}")
+    if given:
+        raise UsageError(
+            f"--resume {run_id} measures with that run's own inventory and options;"
+            f" drop {', '.join(given)}"
+        )
+    return resume_options(opts, run_id)
+
+
+def _dry_run(opts: Any, json_out: bool) -> None:
+    """``--plan``: print the plan; exit non-zero when a pre-flight check fails."""
+    from sizing.dryrun import plan_text
+    from sizing.errors import ExitStatus
+    from sizing.runner import plan_sweep
+
+    with _RichProgress() as progress:
+        doc = plan_sweep(opts, progress)  # type: ignore[arg-type]
+    if json_out:
+        emit_json(doc)
+    else:
+        typer.echo(plan_text(doc))
+    if doc["preflight"]:
         raise typer.Exit(int(ExitStatus.HOST))
 
 
@@ -214,7 +297,9 @@ def results(
     db: Annotated[
         Path | None, typer.Option(help="Results database (default: ./results/sizing.sqlite).")
     ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print one JSON document on stdout.")
+    ] = False,
 ) -> None:
     """List stored runs and their points."""
     from sizing.store import Store
@@ -255,17 +340,38 @@ def results(
         for r in runs:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started_at))
             typer.echo(f"run {r.id}  {when}  {r.status}  inventory {r.inventory}")
-            pts = [p.result for p in store.points(r.id)]
-            if pts:
-                typer.echo(points_table(pts))
+            results_of_run = [p.result for p in store.points(r.id)]
+            if results_of_run:
+                typer.echo(points_table(results_of_run))
             typer.echo("")
+
+
+def _hypervisor_detail(h: Any, file: Path, inv: Any = None) -> dict[str, Any]:
+    """What a guest's backend says about it (endpoint, VM, host HT); {} for bare metal."""
+    from sizing.errors import InputError, SizingError
+    from sizing.model import Platform
+    from sizing.platforms import INVENTORY_PLACEHOLDER, BackendOptions, backend_for
+
+    if h.platform is Platform.BAREMETAL:
+        return {}
+    try:
+        options = BackendOptions(notify=warn, inventory=inv)
+        return {"hypervisor": backend_for(h.platform, options).describe(h)}
+    except InputError as exc:
+        if exc.path != INVENTORY_PLACEHOLDER:
+            raise
+        raise InputError(str(file), exc.problems) from None
+    except SizingError as exc:
+        return {"hypervisor": {"error": str(exc), "summary": str(exc)}}
 
 
 @inventory_app.command("check")
 @guarded
 def inventory_check(
     file: Annotated[Path, typer.Argument(help="Inventory YAML file.")] = paths.DEFAULT_INVENTORY,
-    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print one JSON document on stdout.")
+    ] = False,
 ) -> None:
     """Validate an inventory and print what sizing understood of it."""
     from tabulate import tabulate
@@ -290,7 +396,15 @@ def inventory_check(
             cost = h.sizing.cost_ref
         conn = str(h.variables.get("ansible_connection", "ssh"))
         rows.append(
-            [h.name, ",".join(sorted(h.roles)) or "-", str(h.platform), h.address, conn, cpu_text, cost]
+            [
+                h.name,
+                ",".join(sorted(h.roles)) or "-",
+                str(h.platform),
+                h.address,
+                conn,
+                cpu_text,
+                cost,
+            ]
         )
         doc["hosts"].append(
             {
@@ -303,6 +417,7 @@ def inventory_check(
                 "price_usd": h.sizing.price_usd,
                 "cost_ref": h.sizing.cost_ref,
                 "groups": list(h.groups),
+                **_hypervisor_detail(h, file, inv),
             }
         )
     if json_out:
@@ -317,3 +432,6 @@ def inventory_check(
             disable_numparse=True,
         )
     )
+    for host in doc["hosts"]:
+        if "hypervisor" in host:
+            typer.echo(f"{host['name']}: {host['hypervisor'].get('summary', host['hypervisor'])}")
