@@ -1,0 +1,145 @@
+"""Pydantic models of the cost catalog and reference dataset files (validation at the edge).
+
+Imported only when a file must be validated: a user's ``--catalog``, or a bundled file
+the fast path in :mod:`sizing.catalog` could not read. Defining these models costs tens of
+milliseconds, which ``sizing recommend`` on the bundled data does not pay.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+PlatformName = Literal["baremetal", "hypervisor", "kubernetes"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# -- cost catalog ----------------------------------------------------------------------
+
+
+class ServerModel(_Model):
+    """One server on offer."""
+
+    cores: int = Field(ge=1, le=1024, description="Physical CPU cores of the server.")
+    price: float = Field(ge=0, description="Hardware price in the catalog's currency.")
+    sockets: int = Field(default=1, ge=1, le=16, description="CPU sockets (for licences).")
+    watts: float | None = Field(default=None, gt=0, description="Power draw at load.")
+    name: str = ""
+
+
+class LicenceModel(_Model):
+    """A platform licence: per socket or per core, once or every year."""
+
+    per: Literal["socket", "core"]
+    price: float = Field(ge=0)
+    term: Literal["once", "yearly"] = "once"
+
+
+class PowerModel(_Model):
+    """The price of electricity."""
+
+    price_per_kwh: float = Field(ge=0)
+
+
+class CatalogModel(_Model):
+    """A hardware cost catalog file."""
+
+    kind: Literal["catalog"] = "catalog"
+    name: str = ""
+    currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$")
+    source: str = ""
+    servers: list[ServerModel] = Field(min_length=1)
+    licences: dict[PlatformName, LicenceModel] = Field(default_factory=dict)
+    power: PowerModel | None = None
+    amortisation_months: int | None = Field(default=None, ge=1, le=240)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CatalogModel:
+        problems: list[str] = []
+        seen: dict[int, int] = {}
+        for i, s in enumerate(self.servers):
+            if s.cores in seen:
+                first = seen[s.cores]
+                problems.append(
+                    f"servers.{i}.cores: {s.cores} cores listed twice (also servers.{first})"
+                )
+            seen.setdefault(s.cores, i)
+        if self.power is not None:
+            if self.amortisation_months is None:
+                problems.append("amortisation_months: required when power is priced")
+            for i, s in enumerate(self.servers):
+                if s.watts is None:
+                    problems.append(f"servers.{i}.watts: required when power is priced")
+        for platform, lic in self.licences.items():
+            if lic.term == "yearly" and self.amortisation_months is None:
+                problems.append(
+                    f"amortisation_months: required by the yearly licence of {platform}"
+                )
+        if problems:
+            raise ValueError("\n".join(problems))
+        return self
+
+
+# -- reference dataset -----------------------------------------------------------------
+
+
+class SourceModel(_Model):
+    """Where published figures come from."""
+
+    title: str = Field(min_length=1)
+    publisher: str = Field(min_length=1)
+    url: str = ""
+    date: str = ""
+    short: str = ""
+
+
+class TraditionalRow(_Model):
+    """One row of the traditional-architecture table."""
+
+    cores: int = Field(ge=1)
+    hardware_cost: float = Field(ge=0)
+    rps_baremetal: float = Field(gt=0)
+    rps_hypervisor: float = Field(gt=0)
+    tps_baremetal: float = Field(gt=0)
+    tps_hypervisor: float = Field(gt=0)
+
+
+class KubernetesRow(_Model):
+    """One row of the Kubernetes (NGINX Ingress Controller) table."""
+
+    cores: int = Field(ge=1)
+    hardware_cost: float = Field(ge=0)
+    rps: float = Field(gt=0)
+    tps: float = Field(gt=0)
+    tps_ht: float = Field(gt=0)
+
+
+class ReferenceModel(_Model):
+    """The published reference dataset."""
+
+    kind: Literal["reference"] = "reference"
+    source: SourceModel
+    conditions: dict[str, dict[str, str]] = Field(default_factory=dict)
+    traditional: list[TraditionalRow] = Field(min_length=1)
+    kubernetes: list[KubernetesRow] = Field(default_factory=list)
+
+
+def problems_of(exc: ValidationError) -> list[str]:
+    """One ``field.path: message`` line per problem of a pydantic validation error."""
+    out: list[str] = []
+    for e in exc.errors():
+        loc = ".".join(str(p) for p in e["loc"] if p != "[key]")
+        if e["type"] == "value_error":
+            # our own cross-field checks: already "field: message" lines
+            msg = str(e["ctx"]["error"]) if "ctx" in e else e["msg"]
+            out.extend(line for line in msg.splitlines() if line)
+            continue
+        msg = "unknown field" if e["type"] == "extra_forbidden" else e["msg"]
+        if e["type"] == "literal_error" and "input" in e:
+            msg = f"{e['input']!r} is not allowed; {e['msg'].lower()}"
+        out.append(f"{loc or '(top)'}: {msg}")
+    return out

@@ -1,0 +1,68 @@
+"""The sizing engine: figures and a cost catalog in, tables and recommendations out.
+
+Pure: no I/O, no CLI. The results store and the bundled reference dataset supply
+:class:`sizing.model.Figure` values; :mod:`sizing.catalog` loads cost catalogs into
+:class:`CostCatalog`. See :mod:`sizing.engine.figures` (which figures are used),
+:mod:`sizing.engine.scaling` (the USL fit and its fallback), :mod:`sizing.engine.table`
+and :mod:`sizing.engine.recommend`.
+"""
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from sizing.engine.costs import CostBreakdown, CostCatalog, Licence, ServerOffer
+from sizing.engine.figures import Selection, Series, build_series, latest, select
+from sizing.engine.recommend import (
+    DEFAULT_MAX_SERVERS,
+    Configuration,
+    Demand,
+    Recommendation,
+    Rejected,
+    recommend,
+    servers_needed,
+)
+from sizing.engine.scaling import MIN_POINTS, R2_THRESHOLD, ScalingFit, fit, usl
+
+if TYPE_CHECKING:
+    from sizing.engine.table import Cell, SizingTable, TableRow, build_table, overhead_pct
+
+# The table names resolve on first use (PEP 562): `recommend` does not import the table code.
+# (Only names unlike their module's: importing a submodule sets it as a package attribute.)
+_LAZY = dict.fromkeys(("Cell", "SizingTable", "TableRow", "build_table", "overhead_pct"), "table")
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sizing.engine' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"sizing.engine.{module}"), name)
+
+
+__all__ = [
+    "DEFAULT_MAX_SERVERS",
+    "MIN_POINTS",
+    "R2_THRESHOLD",
+    "Cell",
+    "Configuration",
+    "CostBreakdown",
+    "CostCatalog",
+    "Demand",
+    "Licence",
+    "Recommendation",
+    "Rejected",
+    "ScalingFit",
+    "Selection",
+    "Series",
+    "ServerOffer",
+    "SizingTable",
+    "TableRow",
+    "build_series",
+    "build_table",
+    "fit",
+    "latest",
+    "overhead_pct",
+    "recommend",
+    "select",
+    "servers_needed",
+    "usl",
+]

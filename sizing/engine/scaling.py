@@ -1,0 +1,206 @@
+"""Scaling models: the Universal Scalability Law, with a linear fallback.
+
+Throughput at ``N`` cores under the Universal Scalability Law (USL) is
+
+    X(N) = λN / (1 + σ(N−1) + κN(N−1)),   σ, κ ≥ 0
+
+with λ the throughput of one core, σ contention and κ coherency. With λ known (the 1-core
+figure) and C(N) = X(N)/λ, the law becomes linear in σ and κ:
+
+    N/C(N) − 1 = σ(N−1) + κN(N−1)
+
+which :func:`fit` solves as a two-variable non-negative least-squares problem by hand:
+the unconstrained solution if both are non-negative, else the best of the boundary cases
+(σ only, κ only, both zero). Without a 1-core figure λ is searched for as well. The fit's
+quality is R² of the predicted against the observed throughputs.
+
+**Poor fit.** With fewer than :data:`MIN_POINTS` core counts, or R² below
+:data:`R2_THRESHOLD`, the model falls back to *linear with efficiency*: straight lines
+between observed points, and beyond them the per-core throughput of the nearest observed
+point (the last measured efficiency) carried on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+R2_THRESHOLD = 0.9
+MIN_POINTS = 3
+
+
+@dataclass(frozen=True)
+class ScalingFit:
+    """A fitted scaling model of one series (platform × HT × profile).
+
+    ``model`` is ``usl`` or ``linear``; ``sigma``, ``kappa``, ``lam`` and ``r2`` are the
+    USL fit's even when the linear fallback predicts (``None`` when no fit was possible),
+    and ``note`` says why the fallback was taken.
+    """
+
+    model: str
+    points: tuple[tuple[int, float], ...]
+    lam: float | None = None
+    sigma: float | None = None
+    kappa: float | None = None
+    r2: float | None = None
+    note: str = ""
+
+    def predict(self, cores: int) -> float:
+        """Throughput at ``cores`` cores under the chosen model."""
+        if self.model == "usl":
+            assert self.lam is not None and self.sigma is not None and self.kappa is not None
+            return usl(cores, self.lam, self.sigma, self.kappa)
+        return _linear(self.points, cores)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "lambda": self.lam,
+            "sigma": self.sigma,
+            "kappa": self.kappa,
+            "r2": self.r2,
+            "points": [list(p) for p in self.points],
+            "note": self.note,
+        }
+
+    def describe(self) -> str:
+        """One line: the model, its parameters and its quality."""
+        if self.model == "usl":
+            return (
+                f"USL fit: λ={self.lam:,.0f} σ={self.sigma:.4f} κ={self.kappa:.5f} "
+                f"R²={self.r2:.3f} on {len(self.points)} points"
+            )
+        return f"linear with efficiency ({self.note})"
+
+
+def _sq(v: float) -> float:
+    return v * v
+
+
+def usl(n: float, lam: float, sigma: float, kappa: float) -> float:
+    """X(N) under the Universal Scalability Law."""
+    return lam * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
+
+
+def _linear(points: Sequence[tuple[int, float]], cores: int) -> float:
+    pts = sorted(points)
+    lo_n, lo_x = pts[0]
+    hi_n, hi_x = pts[-1]
+    if cores <= lo_n:
+        return lo_x * cores / lo_n
+    if cores >= hi_n:
+        return hi_x * cores / hi_n
+    for (n0, x0), (n1, x1) in zip(pts, pts[1:], strict=False):
+        if n0 <= cores <= n1:
+            return x0 + (x1 - x0) * (cores - n0) / (n1 - n0)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def nnls2(rows: Sequence[tuple[float, float]], b: Sequence[float]) -> tuple[float, float, float]:
+    """Minimise ‖A·(s, k) − b‖² subject to s, k ≥ 0 for a two-column A.
+
+    Returns ``(s, k, residual sum of squares)``. The candidates are the unconstrained
+    least-squares solution (when the normal matrix is regular and it is feasible) and the
+    three boundary cases; the feasible candidate with the least residual wins.
+    """
+    a11 = sum(r[0] * r[0] for r in rows)
+    a12 = sum(r[0] * r[1] for r in rows)
+    a22 = sum(r[1] * r[1] for r in rows)
+    b1 = sum(r[0] * y for r, y in zip(rows, b, strict=True))
+    b2 = sum(r[1] * y for r, y in zip(rows, b, strict=True))
+
+    def rss(s: float, k: float) -> float:
+        return sum(_sq(r[0] * s + r[1] * k - y) for r, y in zip(rows, b, strict=True))
+
+    candidates: list[tuple[float, float]] = [(0.0, 0.0)]
+    det = a11 * a22 - a12 * a12
+    if det > 1e-12 * max(1.0, a11 * a22):
+        s = (b1 * a22 - b2 * a12) / det
+        k = (a11 * b2 - a12 * b1) / det
+        if s >= 0.0 and k >= 0.0:
+            candidates.append((s, k))
+    if a11 > 0.0:
+        candidates.append((max(0.0, b1 / a11), 0.0))
+    if a22 > 0.0:
+        candidates.append((0.0, max(0.0, b2 / a22)))
+    best = min(candidates, key=lambda c: rss(*c))
+    return best[0], best[1], rss(*best)
+
+
+def _fit_sigma_kappa(points: Sequence[tuple[int, float]], lam: float) -> tuple[float, float]:
+    rows = [(float(n - 1), float(n * (n - 1))) for n, _ in points if n != 1]
+    b = [n * lam / x - 1.0 for n, x in points if n != 1]
+    s, k, _ = nnls2(rows, b)
+    return s, k
+
+
+def _sse(points: Sequence[tuple[int, float]], lam: float, s: float, k: float) -> float:
+    return sum(_sq(usl(n, lam, s, k) - x) for n, x in points)
+
+
+def _search_lambda(points: Sequence[tuple[int, float]]) -> float:
+    """λ when no 1-core figure is known: minimise the squared error over λ.
+
+    σ, κ ≥ 0 mean X(N) ≤ λN, so λ is at least max X(N)/N; search up to four times that on
+    a log grid, then refine around the best grid point by golden-section search.
+    """
+    lo = max(x / n for n, x in points)
+
+    def cost(lam: float) -> float:
+        s, k = _fit_sigma_kappa(points, lam)
+        return _sse(points, lam, s, k)
+
+    steps = 120
+    grid = [lo * math.pow(4.0, i / steps) for i in range(steps + 1)]
+    costs = [cost(g) for g in grid]
+    i = min(range(len(grid)), key=lambda j: costs[j])
+    a, c = grid[max(0, i - 1)], grid[min(steps, i + 1)]
+    ratio = (math.sqrt(5.0) - 1.0) / 2.0
+    for _ in range(60):
+        x1 = c - ratio * (c - a)
+        x2 = a + ratio * (c - a)
+        if cost(x1) <= cost(x2):
+            c = x2
+        else:
+            a = x1
+    mid = (a + c) / 2.0
+    return mid if cost(mid) <= costs[i] else grid[i]
+
+
+def fit(points: Sequence[tuple[int, float]]) -> ScalingFit:
+    """Fit the USL to ``(cores, throughput)`` points, falling back to linear when poor."""
+    pts = tuple(sorted((int(n), float(x)) for n, x in points))
+    if not pts:
+        raise ValueError("no points to fit")
+    distinct = {n for n, _ in pts}
+    if len(distinct) != len(pts):
+        raise ValueError("one throughput per core count")
+    if any(n < 1 or x <= 0.0 for n, x in pts):
+        raise ValueError("core counts and throughputs must be positive")
+    if len(pts) < MIN_POINTS:
+        return ScalingFit(
+            model="linear",
+            points=pts,
+            note=f"{len(pts)} core count(s) measured; the USL needs {MIN_POINTS}",
+        )
+    by_n = dict(pts)
+    lam = by_n[1] if 1 in by_n else _search_lambda(pts)
+    sigma, kappa = _fit_sigma_kappa(pts, lam)
+    mean = sum(x for _, x in pts) / len(pts)
+    ss_tot = sum(_sq(x - mean) for _, x in pts)
+    ss_res = _sse(pts, lam, sigma, kappa)
+    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0.0 else 0.0
+    if r2 < R2_THRESHOLD:
+        return ScalingFit(
+            model="linear",
+            points=pts,
+            lam=lam,
+            sigma=sigma,
+            kappa=kappa,
+            r2=r2,
+            note=f"USL R²={r2:.3f} below {R2_THRESHOLD}",
+        )
+    return ScalingFit(model="usl", points=pts, lam=lam, sigma=sigma, kappa=kappa, r2=r2)

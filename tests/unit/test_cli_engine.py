@@ -1,0 +1,310 @@
+"""``sizing recommend`` and ``sizing table``, in process (Typer's CliRunner)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sizing.cli import app
+from sizing.model import PointKey, PointResult, Status
+from sizing.store import Store
+
+runner = CliRunner()
+
+
+@pytest.fixture()
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A results database path that does not exist yet (a fresh install)."""
+    path = tmp_path / "results" / "sizing.sqlite"
+    monkeypatch.setenv("SIZING_DB", str(path))
+    return path
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def measure(db: Path, points: list[tuple[str, int, str, str, float, tuple[str, ...]]]) -> None:
+    """Append one run with the given (platform, cores, ht, profile, value, flags) points."""
+    with Store(db) as store:
+        run_id = store.start_run(
+            inventory="test", argv=["sizing", "run"], tool_version="0", options={}
+        )
+        for platform, cores, ht, profile, value, flags in points:
+            key = PointKey("lab1", platform, cores, ht, profile)
+            store.add_point(
+                run_id,
+                PointResult(
+                    key=key, status=Status.MEASURED, value=value, unit="requests/s", flags=flags
+                ),
+                [],
+            )
+        store.finish_run(run_id, "complete")
+
+
+def test_recommend_on_a_fresh_install_uses_reference_data(db: Path) -> None:
+    code, out, err = run("recommend", "--rps", "200000")
+    assert code == 0, err
+    assert "Cheapest: 1 × baremetal 8-core (HT off), $2,200" in out
+    assert "200,000 RPS uses 66.7% of 300,000" in out
+    assert "limit 80% (20% headroom)" in out
+    assert err.startswith("source: reference data (NGINX blog sizing guide, 2021)")
+    assert "nothing measured yet" in err
+    assert not db.exists()  # looking did not create the database
+
+
+def test_recommend_json(db: Path) -> None:
+    code, out, _ = run(
+        "recommend", "--rps", "100000", "--headroom", "0", "--platform", "baremetal", "--json"
+    )
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["demand"] == {"rps": 100000.0, "tps": None, "headroom": 0.0, "redundancy": "none"}
+    assert doc["source"] == "reference"
+    rec = doc["recommendation"]
+    assert (
+        rec["platform"],
+        rec["ht"],
+        rec["cores_per_server"],
+        rec["servers"],
+        rec["total_cost"],
+    ) == ("baremetal", "off", 4, 1, 1300)
+    assert rec["capacity_rps"] == 192000 and rec["extrapolated"] is False
+    assert rec["utilization"] == pytest.approx(0.5208, abs=1e-4)
+    assert [a["total_cost"] for a in doc["alternatives"]] == [1500, 2200, 2250]
+
+
+def test_recommend_mixed_n_plus_1_options(db: Path) -> None:
+    code, out, _ = run(
+        "recommend",
+        "--rps",
+        "100000",
+        "--tps",
+        "1000",
+        "--headroom",
+        "10",
+        "--redundancy",
+        "n+1",
+        "--ht",
+        "off",
+        "--platform",
+        "hypervisor",
+        "--json",
+    )
+    assert code == 0
+    rec = json.loads(out)["recommendation"]
+    # per 2-core guest 100/75 + 1000/1450 = 2.023 shares; / 0.9 -> 3 counted, +1 for N+1
+    # per 4-core guest 100/132 + 1000/2900 = 1.102; / 0.9 -> 2 counted, +1: 3 x $1,300
+    assert (rec["cores_per_server"], rec["servers"], rec["counted_servers"]) == (2, 4, 3)
+    assert rec["total_cost"] == 3000 and rec["capacity_rps"] == 225000
+    assert rec["utilization"] == pytest.approx(2.023 / 3, abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--rps", "0"], "error: --rps must be a positive number, not 0"),
+        (["--rps", "-5"], "error: --rps must be a positive number, not -5"),
+        (["--tps", "-1"], "error: --tps must be a positive number, not -1"),
+        ([], "error: no demand: give --rps, --tps or both"),
+        (
+            ["--rps", "1", "--headroom", "95"],
+            "error: --headroom must be between 0 and 90 percent, not 95",
+        ),
+        (
+            ["--rps", "1", "--headroom", "-1"],
+            "error: --headroom must be between 0 and 90 percent, not -1",
+        ),
+        (
+            ["--rps", "1", "--platform", "xen"],
+            "error: --platform: unknown value 'xen' (expected baremetal, hypervisor, kubernetes, "
+            "any)",
+        ),
+        (["--rps", "1", "--ht", "maybe"], "error: --ht: unknown value 'maybe'"),
+        (["--rps", "1", "--source", "guess"], "error: --source: unknown value 'guess'"),
+        (["--rps", "1", "--max-servers", "0"], "error: --max-servers must be at least 1, not 0"),
+    ],
+)
+def test_bad_demands_get_one_line(db: Path, args: list[str], message: str) -> None:
+    code, out, err = run("recommend", *args)
+    assert code == 2
+    assert out == ""
+    assert len(err.splitlines()) == 1 and err.startswith(message), err
+
+
+def test_no_configuration_carries_it(db: Path) -> None:
+    code, out, err = run("recommend", "--rps", "1000000", "--headroom", "0", "--max-servers", "2")
+    assert code == 1
+    assert "error: No configuration in the catalog carries 1,000,000 RPS" in err
+    assert "the fewest would be 4 × baremetal 8-core" in err
+
+
+def test_no_configuration_json_still_prints_the_document(db: Path) -> None:
+    code, out, _ = run("recommend", "--rps", "1e9", "--json")
+    assert code == 1 and json.loads(out)["recommendation"] is None
+
+
+def test_malformed_catalog_exits_input(db: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "cat.yml"
+    bad.write_text("servers:\n  - {cores: 0, price: 10}\n  - {cores: 2}\n")
+    code, out, err = run("recommend", "--rps", "1000", "--catalog", str(bad))
+    assert code == 3 and out == ""
+    assert err.splitlines() == [
+        f"error: {bad}:",
+        "  - servers.0.cores: Input should be greater than or equal to 1",
+        "  - servers.1.price: Field required",
+    ]
+
+
+def test_custom_catalog_is_used(db: Path, tmp_path: Path) -> None:
+    cat = tmp_path / "cat.yml"
+    cat.write_text("servers:\n  - {cores: 16, price: 2400}\n")
+    code, out, _ = run(
+        "recommend",
+        "--rps",
+        "350000",
+        "--headroom",
+        "0",
+        "--platform",
+        "baremetal",
+        "--catalog",
+        str(cat),
+        "--json",
+    )
+    assert code == 0
+    rec = json.loads(out)["recommendation"]
+    assert (rec["cores_per_server"], rec["servers"], rec["extrapolated"]) == (16, 1, True)
+
+
+def test_measured_figures_are_used_newest_run_first(db: Path) -> None:
+    measure(
+        db,
+        [("baremetal", 1, "off", "rps", 50000.0, ()), ("baremetal", 2, "off", "rps", 90000.0, ())],
+    )
+    measure(
+        db,
+        [("baremetal", 1, "off", "rps", 70000.0, ()), ("baremetal", 2, "off", "rps", 130000.0, ())],
+    )
+    code, out, err = run(
+        "recommend", "--rps", "400000", "--headroom", "0", "--platform", "baremetal", "--json"
+    )
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["source"] == "measured"
+    rec = doc["recommendation"]
+    assert (rec["cores_per_server"], rec["capacity_rps"], rec["extrapolated"]) == (8, 520000, True)
+    assert "source: measured for baremetal RPS HT off; reference data" in err
+    assert "measured figures from: run 2, lab1" in err
+
+
+def test_source_reference_ignores_measurements(db: Path) -> None:
+    measure(db, [("baremetal", 1, "off", "rps", 70000.0, ())])
+    code, out, err = run("recommend", "--rps", "100000", "--source", "reference", "--json")
+    assert code == 0 and json.loads(out)["source"] == "reference"
+    assert err.startswith("source: reference data") and "nothing measured" not in err
+
+
+def test_source_measured_without_measurements(db: Path) -> None:
+    code, _, err = run("recommend", "--rps", "1000", "--source", "measured")
+    assert code == 2 and "nothing usable is measured yet" in err
+
+
+def test_emulated_figures_only_on_request(db: Path) -> None:
+    measure(db, [("libvirt", 1, "off", "rps", 2850.0, ("emulated",))])
+    code, out, err = run("recommend", "--rps", "1000", "--platform", "hypervisor", "--json")
+    assert code == 0 and json.loads(out)["source"] == "reference"
+    assert "only emulated figures measured (use --include-emulated" in err
+    code, out, err = run(
+        "recommend", "--rps", "1000", "--platform", "hypervisor", "--json", "--include-emulated"
+    )
+    assert code == 0
+    rec = json.loads(out)["recommendation"]
+    assert rec["figures"][0]["emulated"] is True and rec["figures"][0]["source"] == "measured"
+    assert "warning: using figures from software-emulated guests" in err
+
+
+def test_db_option(tmp_path: Path, db: Path) -> None:
+    other = tmp_path / "other.sqlite"
+    measure(other, [("baremetal", 1, "off", "tps", 780.0, ())])
+    code, out, _ = run(
+        "recommend",
+        "--tps",
+        "700",
+        "--headroom",
+        "0",
+        "--db",
+        str(other),
+        "--platform",
+        "baremetal",
+        "--json",
+    )
+    assert code == 0
+    rec = json.loads(out)["recommendation"]
+    assert rec["capacity_tps"] == 780 and rec["cores_per_server"] == 1
+
+
+def test_table_from_reference(db: Path) -> None:
+    code, out, err = run("table")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "Traditional architecture, HT off"
+    assert "Hardware cost" in lines[1] and "RPS hypervisor" in lines[1]
+    row1 = next(line for line in lines if line.split()[:2] == ["$750", "1"])
+    assert row1.split() == [
+        "$750",
+        "1",
+        "48,000",
+        "r",
+        "40,000",
+        "r",
+        "800",
+        "r",
+        "750",
+        "r",
+        "$15.62",
+        "$18.75",
+        "16.7%",
+        "6.2%",
+    ]
+    assert "Kubernetes (NGINX Ingress Controller)" in out
+    assert "r reference, m measured, x extrapolated" in out
+    assert "source: reference data" in err
+
+
+def test_table_json_with_measured_and_extrapolated(db: Path) -> None:
+    measure(
+        db,
+        [("baremetal", 1, "off", "rps", 70000.0, ()), ("baremetal", 2, "off", "rps", 130000.0, ())],
+    )
+    code, out, _ = run("table", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["source"] == "both"
+    assert doc["sources_used"] == ["extrapolated", "measured", "reference"]
+    cells = {(c["platform"], c["profile"], c["cores"]): c for r in doc["rows"] for c in r["cells"]}
+    assert cells[("baremetal", "rps", 2)]["source"] == "measured"
+    assert cells[("baremetal", "rps", 8)]["source"] == "extrapolated"
+    assert cells[("hypervisor", "rps", 8)]["source"] == "reference"
+    assert cells[("hypervisor", "rps", 1)]["overhead_pct"] is None  # measured vs reference
+    code, out, _ = run("table")
+    assert "130,000 m" in out and "520,000 x" in out
+    assert "baremetal RPS HT off: linear with efficiency" in out
+
+
+def test_help_lists_choices(db: Path) -> None:
+    code, out, _ = run("recommend", "--help")
+    assert code == 0
+    for text in (
+        "baremetal|hypervisor|kubernetes|any",
+        "off|on|any",
+        "none|n+1",
+        "measured|reference|both",
+        "--max-servers",
+        "--include-emulated",
+        "--db",
+    ):
+        assert text in out

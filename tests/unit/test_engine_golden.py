@@ -1,0 +1,146 @@
+"""Golden engine cases: one YAML file per case in tests/data/engine/.
+
+Each file names its inputs (the reference figures or a list of figures, the default
+catalog or an inline one, a demand) and the expected outputs; numbers are compared to a
+relative tolerance of 1e-3 so a case reads like the hand calculation in its description.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from sizing.catalog import catalog_from_dict, load_catalog, load_reference
+from sizing.catalog.models import CatalogModel
+from sizing.engine import Demand, build_table, fit, recommend, select
+from sizing.model import Figure
+
+CASES = Path(__file__).resolve().parents[1] / "data" / "engine"
+
+
+def _cases(kind: str) -> list[Any]:
+    out = []
+    for f in sorted(CASES.glob("*.yml")):
+        data = yaml.safe_load(f.read_text(encoding="utf-8"))
+        if data["kind"] == kind:
+            out.append(pytest.param(data, id=f.stem))
+    return out
+
+
+def _close(actual: Any, expected: Any) -> bool:
+    if isinstance(expected, bool) or expected is None or isinstance(expected, str):
+        return bool(actual == expected)
+    if isinstance(expected, int | float):
+        return actual is not None and math.isclose(actual, expected, rel_tol=1e-3, abs_tol=1e-4)
+    if isinstance(expected, list):
+        return len(actual) == len(expected) and all(
+            _close(a, e) for a, e in zip(actual, expected, strict=True)
+        )
+    raise TypeError(expected)
+
+
+def _match(actual: dict[str, Any], expected: dict[str, Any], where: str) -> None:
+    for key, want in expected.items():
+        assert key in actual, f"{where}: no {key!r} in {actual}"
+        assert _close(actual[key], want), f"{where}.{key}: {actual[key]!r} != {want!r}"
+
+
+def _inputs(case: dict[str, Any]) -> tuple[list[Figure], Any]:
+    reference = load_reference().figures
+    if case["figures"] == "reference":
+        measured: list[Figure] = []
+        source = "reference"
+    else:
+        measured = [Figure(unit="requests/s", **f) for f in case["figures"]]
+        source = case.get("source", "both")
+    selection = select(measured, reference, source)
+    raw = case.get("catalog", "default")
+    catalog = (
+        load_catalog()
+        if raw == "default"
+        else catalog_from_dict(CatalogModel.model_validate(raw).model_dump())
+    )
+    return list(selection.figures), catalog
+
+
+@pytest.mark.parametrize("case", _cases("recommend"))
+def test_recommend_golden(case: dict[str, Any]) -> None:
+    figures, catalog = _inputs(case)
+    d = case["demand"]
+    demand = Demand(
+        rps=d.get("rps"),
+        tps=d.get("tps"),
+        headroom=d.get("headroom", 20) / 100.0,
+        redundancy=d.get("redundancy", "none"),
+    )
+    result = recommend(
+        figures,
+        catalog,
+        demand,
+        platforms=case.get("platforms"),
+        ht_modes=case.get("ht"),
+        max_servers=case.get("max_servers", 64),
+    )
+    doc = result.to_dict()
+    expect = case["expect"]
+    if expect.get("none"):
+        assert doc["recommendation"] is None
+    else:
+        _match(doc["recommendation"], expect["recommendation"], "recommendation")
+    for i, alt in enumerate(expect.get("alternatives", [])):
+        _match(doc["alternatives"][i], alt, f"alternatives[{i}]")
+    if "explanation_contains" in expect:
+        assert expect["explanation_contains"] in " ".join(doc["explanation"])
+    if "source" in expect:
+        assert doc["source"] == expect["source"]
+    if "cost_basis" in expect:
+        assert doc["cost_basis"] == expect["cost_basis"]
+    if "fit" in expect:
+        want = dict(expect["fit"])
+        key = (want.pop("platform"), want.pop("ht"), want.pop("profile"))
+        series = {(s["platform"], s["ht"], s["profile"]): s for s in doc["fits"]}
+        _match(series[key]["fit"], want, f"fit{key}")
+
+
+@pytest.mark.parametrize("case", _cases("table"))
+def test_table_golden(case: dict[str, Any]) -> None:
+    figures, catalog = _inputs(case)
+    doc = build_table(figures, catalog).to_dict()
+    expect = case["expect"]
+    assert doc["source"] == expect["source"]
+    assert doc["sources_used"] == expect["sources_used"]
+    cells = {
+        (c["platform"], c["ht"], c["profile"], c["cores"]): c
+        for row in doc["rows"]
+        for c in row["cells"]
+    }
+    for want in expect["cells"]:
+        want = dict(want)
+        key = (want.pop("platform"), want.pop("ht"), want.pop("profile"), want.pop("cores"))
+        _match(cells[key], want, f"cell{key}")
+
+
+@pytest.mark.parametrize("case", _cases("fit"))
+def test_fit_golden(case: dict[str, Any]) -> None:
+    for sub in case["cases"]:
+        result = fit([(int(n), float(x)) for n, x in sub["points"]])
+        got: dict[str, Any] = {
+            "model": result.model,
+            "lam": result.lam,
+            "sigma": result.sigma,
+            "kappa": result.kappa,
+            "r2": result.r2,
+        }
+        want = sub["expect"]
+        for key, value in want.items():
+            if key in ("sigma", "kappa"):
+                assert got[key] is not None and math.isclose(got[key], value, abs_tol=1e-4), (
+                    sub,
+                    got,
+                )
+            else:
+                assert _close(got[key], value), (sub, got)
