@@ -31,13 +31,13 @@ from sizing.platforms import host_topology as platform_host_topology
 from sizing.platforms import skip_reason as platform_skip_reason
 from sizing.preflight import preflight
 from sizing.profiles import Profile
-from sizing.provision import PlaybookResult, run_playbook
+from sizing.provision import run_playbook
 from sizing.store import Store
 from sizing.topology import Topology, affinity_masks, cpulist
+from sizing.validity import RepetitionEvidence, StopRule, judge, mean_interval
 
 START_LEAD_S = 4.0  # time for Ansible to reach every host before the common start
 WINDOW_GAP_S = 1.0  # idle gap between windows: lets TIME_WAIT and the CPUs settle
-MAX_ERROR_RATIO = 0.001  # more than 0.1% errors or non-2xx/3xx invalidates a point
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,8 @@ class RunOptions:
     profiles: tuple[Profile, ...]
     db: Path
     duration_s: float | None = None
-    repeat: int | None = None
+    repeat: int | None = None  # --repeat N: exactly N repetitions, no adaptation
+    max_repeat: int = 10  # the cap of adaptive repetitions
     warmup_s: float | None = None
     connections: int | None = None
     argv: tuple[str, ...] = ()
@@ -238,8 +239,7 @@ class Sweep:
         self.progress.step("reading host facts")
         self.facts, problems = gather_facts(inv, hosts, debug=self.opts.debug)
         for host, why in sorted(problems.items()):
-            summary.problems.append(f"{host}: {why}")
-            self.progress.note(f"{host}: {why}")
+            summary.problems.append(f"{host}: {why}")  # the pre-flight check reports it once
         if not any(self.placement.get(s.name, s.name) in self.facts for s in inv.servers):
             raise HostError(
                 ", ".join(s.name for s in inv.servers),
@@ -332,8 +332,8 @@ class Sweep:
                 continue
             self.reported.add(host)
             line = f"{host}: {why}; the points that need it are not measured"
-            summary.problems.append(line)
-            self.progress.note(line)
+            summary.problems.append(line)  # shown once, when the run ends
+            self.progress.step(line)
 
     def dry_run(self) -> dict[str, Any]:
         """``sizing run --plan``: facts, plan and pre-flight, and the exact commands of every
@@ -411,13 +411,14 @@ class Sweep:
             except SizingError as exc:
                 del topologies[server.name]
                 errors.append(exc)
-                summary.problems.append(str(exc))
-                self.progress.note(str(exc))
                 continue
             if topo is not None:
                 topologies[server.name] = topo
         if errors and not any(s.name in topologies for s in self.inventory.servers):
             raise errors[0]  # no server left to measure: the run fails with that one line
+        for err in errors:
+            summary.problems.append(str(err))
+            self.progress.note(str(err))
 
     # -- libvirt guests: planned on their hypervisor host, reachable only once booted ------
 
@@ -551,25 +552,59 @@ class Sweep:
     def _measure(
         self, point: PlannedPoint, target: Target
     ) -> tuple[PointResult, list[tuple[int, Sample]]]:
+        """Warm up, then repeat until the stop rule is met; evaluate every guard."""
         assert point.allocation is not None
         opts, prof = self.opts, point.profile
         # wrk takes whole seconds only.
         duration = max(1, round(opts.duration_s or prof.duration_s))
         warmup_s = prof.warmup_s if opts.warmup_s is None else opts.warmup_s
         warmup = max(1, round(warmup_s)) if warmup_s > 0 else 0
-        reps = opts.repeat or prof.repetitions
+        rule = StopRule(
+            min_reps=min(prof.repetitions, opts.max_repeat),
+            max_reps=opts.max_repeat,
+            fixed=opts.repeat,
+        )
         connections = opts.connections or prof.connections
+        first = rule.fixed if rule.fixed is not None else rule.min_reps
         windows: list[dict[str, Any]] = []
         offset = 0.0
         if warmup > 0:
             windows.append({"index": 0, "offset": 0.0, "duration": warmup})
             offset = warmup + WINDOW_GAP_S
-        for i in range(1, reps + 1):
+        for i in range(1, first + 1):
             windows.append({"index": i, "offset": offset, "duration": duration})
             offset += duration + WINDOW_GAP_S
+        outputs: dict[str, dict[str, Any]] = {}
+        all_windows: list[dict[str, Any]] = []
+        batch = windows
+        while True:
+            failure = self._run_windows(point, target, batch, connections, outputs)
+            all_windows.extend(batch)
+            if failure is not None:
+                break
+            values = self._window_values(point, outputs)
+            if rule.done(values):
+                break
+            n = len(values)
+            self.progress.step(f"measuring {point.key.label()}: repetition {n + 1}")
+            batch = [{"index": n + 1, "offset": 0.0, "duration": duration}]
+        return self._evaluate(point, target, outputs, all_windows, connections, duration, rule)
+
+    def _run_windows(
+        self,
+        point: PlannedPoint,
+        target: Target,
+        windows: list[dict[str, Any]],
+        connections: int,
+        outputs: dict[str, dict[str, Any]],
+    ) -> str | None:
+        """Run ``windows`` on every host of the point at a common start; merge the outputs
+        into ``outputs``. Returns a failure reason, or None."""
+        prof = point.profile
         url = _url(point, target.address)
         specs: dict[str, dict[str, Any]] = {}
-        pidfile = point.server.sizing.pid_file or "/run/sizing-nginx.pid"
+        sz = point.server.sizing
+        pidfile = sz.pid_file or "/run/sizing-nginx.pid"
         start_at = time.time() + START_LEAD_S + 0.25 * len(point.clients)
         for c in point.clients:
             argvs = [
@@ -586,8 +621,12 @@ class Sweep:
         )
         srv["pidfile"] = pidfile
         srv["sample_net"] = True  # /proc/net/dev: the network-bound verdict
+        srv["ports"] = [sz.https_port if prof.scheme == "https" else sz.http_port]
+        if prof.scheme == "https":
+            srv["tls_log"] = f"{sz.log_dir or '/var/log/sizing-nginx'}/tls.log"
         hosts = sorted(specs)
-        timeout = int(START_LEAD_S + offset + 120 + 10 * len(hosts))
+        span = max(float(w["offset"]) + float(w["duration"]) for w in windows)
+        timeout = int(START_LEAD_S + span + 120 + 10 * len(hosts))
         res = run_playbook(
             "load.yml",
             self.inventory.path,
@@ -597,33 +636,57 @@ class Sweep:
             timeout=timeout,
             debug=self.opts.debug,
         )
-        return self._evaluate(point, target, res, windows, connections, duration)
+        for host in hosts:
+            out = res.result(host, "Run the windows")
+            if out is None:
+                why = res.problems().get(host, f"no result ({res.status})")
+                self.broken[host] = why
+                return f"{host}: {why}"
+            try:
+                doc = json.loads(str(out.get("stdout", "")))
+            except ValueError:
+                return f"{host}: unreadable window output"
+            outputs.setdefault(host, {"windows": []})["windows"].extend(doc["windows"])
+            if any(w.get("server_alive") is False for w in doc["windows"]):
+                return "nginx died"
+        return None
+
+    def _window_values(
+        self, point: PlannedPoint, outputs: dict[str, dict[str, Any]]
+    ) -> list[float]:
+        """The summed client rate of every timed window so far (for the stop rule)."""
+        per: dict[int, float] = {}
+        for c in point.clients:
+            for w in outputs.get(c.name, {}).get("windows", []):
+                if w["index"] == 0 or not w.get("commands"):
+                    continue
+                try:
+                    per[w["index"]] = per.get(w["index"], 0.0) + wrk.parse(
+                        w["commands"][0]["stdout"]
+                    ).rps
+                except SizingError:
+                    per.setdefault(w["index"], 0.0)
+        return [per[i] for i in sorted(per)]
 
     def _evaluate(
         self,
         point: PlannedPoint,
         target: Target,
-        res: PlaybookResult,
+        outputs: dict[str, dict[str, Any]],
         windows: list[dict[str, Any]],
         connections: int,
         duration: float,
+        rule: StopRule,
     ) -> tuple[PointResult, list[tuple[int, Sample]]]:
         assert point.allocation is not None
         prof = point.profile
         key = point.key
-        outputs: dict[str, dict[str, Any]] = {}
         for host in {target.host, *(c.name for c in point.clients)}:
-            out = res.result(host, "Run the windows")
-            if out is None:
-                why = res.problems().get(host, f"no result ({res.status})")
-                self.broken[host] = why
+            if host not in outputs:
+                why = self.broken.get(host, "no result")
                 return PointResult(key, Status.FAILED, f"{host}: {why}"), []
-            try:
-                outputs[host] = json.loads(str(out.get("stdout", "")))
-            except ValueError:
-                return PointResult(key, Status.FAILED, f"{host}: unreadable window output"), []
         server_windows = {w["index"]: w for w in outputs[target.host]["windows"]}
-        facts = self.facts.get(point.server.name)
+        facts = self.facts.get(target.host) or self.facts.get(point.server.name)
         raw = facts.raw if facts else {}
         base_meta: dict[str, Any] = {
             "host": key.host,
@@ -638,6 +701,7 @@ class Sweep:
             "target": target.host,
             "platform_settings": target.metadata,
             "server_cpus": cpulist(point.allocation.server_cpus),
+            "worker_cpus": cpulist(target.workers),
             "client_cpus": {c: cpulist(v) for c, v in point.client_cpus.items() if v},
             "clients": [c.name for c in point.clients],
             "nginx_version": raw.get("nginx_version"),
@@ -653,11 +717,20 @@ class Sweep:
             ),
             "sizing_version": __version__,
             "tls_key": prof.tls_key,
+            "keepalive": prof.keepalive,
+            "stop_rule": {
+                "fixed": rule.fixed,
+                "min": rule.min_reps,
+                "max": rule.max_reps,
+                "target_half_width": rule.target,
+            },
         }
         samples: list[tuple[int, Sample]] = []
         values: list[float] = []
+        evidence: list[RepetitionEvidence] = []
         problems: list[str] = []
         flags: list[str] = []
+        suites: dict[str, int] = {}
         # multi-host: server network rates and merged client latency, per window and point
         extras = multihost_extras(
             [c.name for c in point.clients], target.host, outputs, windows, raw,
@@ -667,19 +740,16 @@ class Sweep:
             idx = int(win["index"])
             total_rps = 0.0
             total_requests = 0
-            total_errors = 0
             total_socket = 0
             total_http = 0
             starts: list[float] = []
-            client_cpu: dict[str, Any] = {}
+            client_cpu: dict[str, float] = {}
+            ran = 0
             for c in point.clients:
-                cw = (
-                    next(w for w in outputs[c.name]["windows"] if w["index"] == idx)
-                    if any(w["index"] == idx for w in outputs[c.name]["windows"])
-                    else None
+                cw = next(
+                    (w for w in outputs[c.name]["windows"] if w["index"] == idx), None
                 )
                 if cw is None or not cw["commands"]:
-                    problems.append(f"{c.name}: window {idx} did not run")
                     continue
                 cmd = cw["commands"][0]
                 starts.append(float(cw["start"]))
@@ -688,18 +758,20 @@ class Sweep:
                 except SizingError as exc:
                     err_lines = str(cmd.get("stderr") or "").strip().splitlines()
                     problems.append(
-                        f"{c.name}: wrk failed (rc {cmd['rc']}): "
+                        f"{c.name}: wrk failed in window {idx} (rc {cmd['rc']}): "
                         f"{err_lines[-1] if err_lines else exc}"
                     )
                     continue
+                ran += 1
                 total_rps += parsed.rps
                 total_requests += parsed.requests
-                total_errors += parsed.total_errors + parsed.non_2xx_3xx
                 total_socket += parsed.total_errors
                 total_http += parsed.non_2xx_3xx
                 if cw.get("cpu_before") and cw.get("cpu_after"):
                     ccpus = point.client_cpus.get(c.name) or tuple(int(k) for k in cw["cpu_after"])
-                    client_cpu[c.name] = _cpu_busy(cw["cpu_before"], cw["cpu_after"], ccpus)["busy"]
+                    busy = _cpu_busy(cw["cpu_before"], cw["cpu_after"], ccpus)["busy"]
+                    if busy is not None:
+                        client_cpu[c.name] = busy
                 samples.append(
                     (
                         idx,
@@ -715,6 +787,7 @@ class Sweep:
                                 "latency_mean_ms": parsed.latency_mean_ms,
                                 "latency_p99_ms": parsed.latency_percentiles_ms.get(99.0),
                                 "transfer_bps": parsed.transfer_bps,
+                                "cpu_busy": client_cpu.get(c.name),
                             },
                         ),
                     )
@@ -728,37 +801,55 @@ class Sweep:
                     PointResult(
                         key,
                         Status.FAILED,
-                        f"nginx died on {point.server.name} during "
+                        f"nginx died on {target.host} during "
                         + ("the warm-up" if idx == 0 else f"repetition {idx}"),
                         repetitions=len(values),
                         metadata=base_meta,
                     ),
                     samples,
                 )
+            tls = (sw or {}).get("tls") or {}
             skew = (max(starts) - min(starts)) if len(starts) > 1 else 0.0
             meta = {
                 **base_meta,
                 "repetition": idx,
                 "warmup": idx == 0,
                 "requests": total_requests,
-                "errors": total_errors,
+                "errors": total_socket + total_http,
+                "socket_errors": total_socket,
+                "http_errors": total_http,
                 "start_skew_s": skew,
                 "server_cpu": server_cpu,
                 "client_cpu_busy": client_cpu,
+                "established": (sw or {}).get("established"),
+                "tls_full": tls.get("full"),
+                "tls_reused": tls.get("reused"),
+                "throttled": (sw or {}).get("throttled"),
                 **extras.windows.get(idx, {}),  # multi-host: server_net, merged latency
             }
             samples.append((idx, Sample(prof.metric, total_rps, prof.unit, meta)))
-            if idx == 0:
+            if idx == 0 or ran < len(point.clients):
                 continue
             values.append(total_rps)
-            if total_requests and total_errors / total_requests > MAX_ERROR_RATIO:
-                problems.append(
-                    f"repetition {idx}: {total_errors} of {total_requests} requests failed "
-                    f"({total_socket} socket errors, {total_http} HTTP 4xx/5xx responses)"
+            for suite, n in (tls.get("suites") or {}).items():
+                suites[suite] = suites.get(suite, 0) + int(n)
+            evidence.append(
+                RepetitionEvidence(
+                    value=total_rps,
+                    requests=total_requests,
+                    socket_errors=total_socket,
+                    http_errors=total_http,
+                    server_busy=server_cpu["busy"] if server_cpu else None,
+                    server_steal=server_cpu["steal"] if server_cpu else None,
+                    client_busy=client_cpu,
+                    established=(sw or {}).get("established"),
+                    tls_full=int(tls.get("full") or 0),
+                    tls_reused=int(tls.get("reused") or 0),
+                    throttled=int((sw or {}).get("throttled") or 0),
                 )
-                if "errors" not in flags:
-                    flags.append("errors")
-        if not values or len(values) < len([w for w in windows if w["index"] > 0]):
+            )
+        timed = len([w for w in windows if w["index"] > 0])
+        if not values or len(values) < timed:
             return (
                 PointResult(
                     key,
@@ -771,7 +862,32 @@ class Sweep:
             )
         median = statistics.median(values)
         spread = (max(values) - min(values)) / median if median else None
-        status = Status.INVALID if flags else Status.MEASURED
+        ci = mean_interval(values)
+        verdicts = judge(
+            evidence,
+            requested_connections=connections * len(point.clients),
+            keepalive=prof.keepalive,
+            handshake_profile=prof.scheme == "https" and not prof.keepalive,
+            clients=len(point.clients),
+        )
+        for v in verdicts:
+            flags.append(v.flag)
+            problems.append(v.reason)
+        invalid = any(v.invalid for v in verdicts)
+        if rule.fixed is None and not rule.converged(values):
+            flags.append("noisy")
+            if ci is not None:
+                problems.append(
+                    f"noisy: the 95% interval is ±{100 * ci.half_width:.1f}% after "
+                    f"{len(values)} repetitions (target ±{100 * rule.target:.0f}%)"
+                )
+        if suites:
+            base_meta["tls_suites"] = suites
+        base_meta["server_busy_median"] = (
+            statistics.median([e.server_busy for e in evidence if e.server_busy is not None])
+            if any(e.server_busy is not None for e in evidence)
+            else None
+        )
         if target.emulated:
             flags.append("emulated")
         if raw.get("hypervisor") and point.server.platform == "baremetal":
@@ -780,6 +896,9 @@ class Sweep:
         base_meta.update(extras.point)
         flags.extend(f for f in extras.flags if f not in flags)
         problems.extend(extras.reasons)
+        if "network-bound" in extras.flags:
+            invalid = True  # the NIC, not the CPU, set the figure: not a CPU sizing figure
+        status = Status.INVALID if invalid else Status.MEASURED
         return (
             PointResult(
                 key,
@@ -789,6 +908,8 @@ class Sweep:
                 unit=prof.unit,
                 repetitions=len(values),
                 spread=spread,
+                ci_low=ci.low if ci else None,
+                ci_high=ci.high if ci else None,
                 flags=tuple(flags),
                 metadata=base_meta,
             ),

@@ -9,10 +9,12 @@ delay was; the real start of each window is recorded so the skew can be stored.
 Spec: {"start_at": float, "windows": [{"index": int, "offset": float, "duration": float}],
        "windows[i].commands" or "commands": [[argv...], ...],  # run in parallel (clients)
        "sample_cpu": bool,              # /proc/stat before and after every window
+       "sample_net": bool,              # /proc/net/dev bytes before and after every window
        "pidfile": str | null}           # check that this nginx master still lives
 Nothing here builds a shell string: commands are argv lists.
 """
 
+import glob
 import json
 import os
 import subprocess
@@ -28,6 +30,81 @@ def cpu_times():
                 parts = line.split()
                 out[parts[0][3:]] = [int(v) for v in parts[1:]]
     return out
+
+
+def net_bytes():
+    """{interface: [rx_bytes, tx_bytes]} from /proc/net/dev (this network namespace)."""
+    out = {}
+    with open("/proc/net/dev", encoding="ascii") as fh:
+        for line in fh.readlines()[2:]:
+            name, _, rest = line.partition(":")
+            fields = rest.split()
+            if len(fields) >= 9:
+                out[name.strip()] = [int(fields[0]), int(fields[8])]
+    return out
+
+
+def established_count(ports):
+    """TCP connections in state ESTABLISHED whose local port is one of ``ports``."""
+    wanted = {int(p) for p in ports}
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table, encoding="ascii") as fh:
+                next(fh, None)
+                for line in fh:
+                    parts = line.split()
+                    if len(parts) > 3 and parts[3] == "01":
+                        if int(parts[1].rsplit(":", 1)[1], 16) in wanted:
+                            count += 1
+        except OSError:
+            continue
+    return count
+
+
+def throttle_count():
+    """Thermal throttling events of all CPUs so far (0 where the kernel exposes none)."""
+    total = 0
+    for path in glob.glob("/sys/devices/system/cpu/cpu[0-9]*/thermal_throttle/*_throttle_count"):
+        try:
+            with open(path, encoding="ascii") as fh:
+                total += int(fh.read().strip() or 0)
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def truncate(path):
+    try:
+        with open(path, "r+", encoding="ascii") as fh:
+            fh.truncate(0)
+    except OSError:
+        pass
+
+
+def tls_counts(path):
+    """Count full and resumed handshakes in nginx's side log for this window.
+
+    Lines are ``$ssl_session_reused $ssl_protocol $ssl_cipher $status``: nginx writes ``r``
+    for a resumed session and ``.`` for a full handshake.
+    """
+    full = reused = 0
+    suites = {}
+    try:
+        with open(path, encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                parts = line.split()
+                if len(parts) < 3 or parts[0] not in ("r", "."):
+                    continue
+                if parts[0] == "r":
+                    reused += 1
+                else:
+                    full += 1
+                suite = parts[1] + " " + parts[2]
+                suites[suite] = suites.get(suite, 0) + 1
+    except OSError:
+        pass
+    return {"full": full, "reused": reused, "suites": suites}
 
 
 def pid_alive(pidfile):
@@ -57,27 +134,49 @@ def main():
         planned = start_at + float(win["offset"])
         sleep_until(planned)
         before = cpu_times() if spec.get("sample_cpu") else None
+        net_before = net_bytes() if spec.get("sample_net") else None
         t0 = time.time()
         outs = []
+        tls_log = spec.get("tls_log")
+        if tls_log:
+            truncate(tls_log)  # nginx appends (O_APPEND): the file now holds this window only
+        throttle_before = throttle_count() if spec.get("pidfile") else None
+        mid = t0 + float(win["duration"]) / 2
+        established = None
         if commands:
             procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                       text=True) for argv in commands]
-            limit = float(win["duration"]) * 3 + 30
+            limit = t0 + float(win["duration"]) * 3 + 30
+            # Poll (the outputs are small) so the server side can be probed mid-window.
+            while any(p.poll() is None for p in procs) and time.time() < limit:
+                if established is None and spec.get("ports") and time.time() >= mid:
+                    established = established_count(spec["ports"])
+                time.sleep(0.1)
             for argv, proc in zip(commands, procs):
-                try:
-                    so, se = proc.communicate(timeout=max(1.0, t0 + limit - time.time()))
-                except subprocess.TimeoutExpired:
+                if proc.poll() is None:
                     proc.kill()
-                    so, se = proc.communicate()
+                so, se = proc.communicate()
                 outs.append({"argv": argv, "rc": proc.returncode, "stdout": so, "stderr": se[-2000:]})
         else:
+            if spec.get("ports"):
+                sleep_until(mid)
+                established = established_count(spec["ports"])
             sleep_until(t0 + float(win["duration"]))
         t1 = time.time()
+        throttled = throttle_count() - throttle_before if throttle_before is not None else None
+        tls = None
+        if tls_log:
+            time.sleep(1.2)  # the side log is buffered with flush=1s
+            tls = tls_counts(tls_log)
+        net_after = net_bytes() if spec.get("sample_net") else None
         after = cpu_times() if spec.get("sample_cpu") else None
         alive = pid_alive(spec["pidfile"]) if spec.get("pidfile") else None
         results.append({"index": win["index"], "planned_start": planned, "start": t0, "end": t1,
                         "cpu_before": before, "cpu_after": after, "commands": outs,
-                        "server_alive": alive, "clk_tck": os.sysconf("SC_CLK_TCK")})
+                        "net_before": net_before, "net_after": net_after,
+                        "server_alive": alive, "clk_tck": os.sysconf("SC_CLK_TCK"),
+                        "established": established, "throttled": throttled,
+                        "tls": tls})
         if alive is False:
             break
     print(json.dumps({"windows": results}))

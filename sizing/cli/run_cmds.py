@@ -153,8 +153,17 @@ def run(
     ] = None,
     repeat: Annotated[
         int | None,
-        typer.Option(min=1, max=100, help="Timed repetitions per point (default: the profile's)."),
+        typer.Option(
+            min=1,
+            max=100,
+            help="Exactly N timed repetitions per point. Default: adaptive, repeat until the "
+            "95% confidence interval is within ±2% (at least the profile's count, at most "
+            "--max-repeat).",
+        ),
     ] = None,
+    max_repeat: Annotated[
+        int, typer.Option(min=2, max=100, help="Cap of adaptive repetitions per point.")
+    ] = 10,
     warmup: Annotated[
         float | None, typer.Option(min=0, help="Warm-up seconds before the repetitions.")
     ] = None,
@@ -213,6 +222,7 @@ def run(
         db=db or paths.default_db(),
         duration_s=duration,
         repeat=repeat,
+        max_repeat=max_repeat,
         warmup_s=warmup,
         connections=connections,
         argv=tuple(sys.argv),

@@ -93,7 +93,7 @@ def test_inventory_check_prints_roles_and_costs() -> None:
         runner.invoke(app, ["inventory", "check", str(DATA / "good_groups.yml"), "--json"]).stdout
     )
     web2 = next(h for h in doc["hosts"] if h["name"] == "web2")
-    assert web2["platform"] == "libvirt" and web2["roles"] == ["server"]
+    assert web2["platform"] == "baremetal" and web2["roles"] == ["server"]
 
 
 def test_help_lists_commands_and_exit_codes() -> None:

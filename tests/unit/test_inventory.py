@@ -50,7 +50,7 @@ def test_group_and_host_variable_precedence() -> None:
     assert load1.sizing.http_port == 8100  # clients inherit lab
     assert web1.sizing.price_usd == 1300
     assert web1.roles == {"server", "client"}
-    assert web2.platform is Platform.LIBVIRT
+    assert web2.platform is Platform.BAREMETAL
     assert web1.sizing.cpu is not None and web1.sizing.cpu.physical_cores == 16
     assert web1.address == "192.0.2.10"
     assert [h.name for h in inv.servers] == ["web1", "web2"]

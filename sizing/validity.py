@@ -1,0 +1,267 @@
+"""Validity guards and the adaptive repetition rule. Pure functions, no I/O.
+
+A figure must prove it measured the server and nothing else. Each guard looks at what was
+sampled during the repetitions and returns a :class:`Verdict` with a flag and a sentence.
+A point with any *invalidating* flag is kept and shown but never used for sizing.
+
+The repetition rule: repeat until the 95% confidence interval is within ±2% of the figure,
+at least ``min_reps`` and at most ``max_reps`` times. The interval is Student's t interval
+of the **mean** of the repetitions. Each repetition is itself the average rate over many
+thousands of requests, so by the central limit theorem repetitions are close to normal and
+the t interval is valid from 2 repetitions on; a distribution-free interval for the median
+(order statistics) needs at least 6 repetitions before any 95% interval exists, which would
+double the wall time of every point for the same guarantee. The point's figure stays the
+median of the repetitions (robust to one disturbed repetition); its interval is reported
+beside it.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+CLIENT_BUSY_LIMIT = 90.0  # % busy on the client's CPUs: the load generator is saturated
+SERVER_BUSY_FLOOR = 85.0  # % busy on the server's pinned CPUs below which it had headroom
+MAX_ERROR_RATIO = 0.001  # errors + non-2xx/3xx above 0.1% of requests invalidate a point
+MIN_CONNECTION_SHARE = 0.95  # keepalive: established connections must reach 95% of asked
+STEAL_LIMIT = 2.0  # % steal on the server's pinned CPUs marks a point unstable
+DROP_LIMIT = 0.20  # a 20% drop between consecutive repetitions with steal or throttling
+TARGET_HALF_WIDTH = 0.02  # ±2%
+CONFIDENCE = 0.95
+
+# Two-sided 95% critical values of Student's t distribution, by degrees of freedom
+# (standard table values, e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2).
+_T95 = {
+    1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
+    9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120,
+    17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064,
+    25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048, 29: 2.045, 30: 2.042, 40: 2.021, 60: 2.000,
+    120: 1.980,
+}  # fmt: skip
+
+
+def t95(df: int) -> float:
+    """Two-sided 95% t critical value for ``df`` degrees of freedom (conservative between
+    table rows: the value of the next smaller tabulated df)."""
+    if df < 1:
+        raise ValueError("t95 needs at least 1 degree of freedom")
+    if df in _T95:
+        return _T95[df]
+    if df > 120:
+        return 1.960
+    return _T95[max(k for k in _T95 if k <= df)]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A confidence interval around a centre, with its relative half width."""
+
+    centre: float
+    low: float
+    high: float
+
+    @property
+    def half_width(self) -> float:
+        """Half width as a fraction of the centre (0.02 is ±2%)."""
+        if self.centre == 0:
+            return math.inf
+        return (self.high - self.low) / 2 / abs(self.centre)
+
+
+def mean_interval(values: Sequence[float]) -> Interval | None:
+    """Student's t 95% interval of the mean; None with fewer than 2 values."""
+    if len(values) < 2:
+        return None
+    mean = statistics.fmean(values)
+    sd = statistics.stdev(values)
+    half = t95(len(values) - 1) * sd / math.sqrt(len(values))
+    return Interval(mean, mean - half, mean + half)
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """When to stop repeating a point."""
+
+    min_reps: int = 3
+    max_reps: int = 10
+    target: float = TARGET_HALF_WIDTH
+    fixed: int | None = None  # --repeat N: exactly N, no adaptation
+
+    def done(self, values: Sequence[float]) -> bool:
+        """True when no more repetitions are needed."""
+        n = len(values)
+        if self.fixed is not None:
+            return n >= self.fixed
+        if n < self.min_reps:
+            return False
+        if n >= self.max_reps:
+            return True
+        ci = mean_interval(values)
+        return ci is not None and ci.half_width <= self.target
+
+    def converged(self, values: Sequence[float]) -> bool:
+        ci = mean_interval(values)
+        return ci is not None and ci.half_width <= self.target
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a guard found. ``invalid`` verdicts keep the point out of sizing."""
+
+    flag: str
+    reason: str
+    invalid: bool = True
+
+
+@dataclass(frozen=True)
+class RepetitionEvidence:
+    """What was sampled during one timed repetition, summed over clients."""
+
+    value: float
+    requests: int
+    socket_errors: int
+    http_errors: int
+    server_busy: float | None  # mean % busy of the server's pinned CPUs
+    server_steal: float | None  # mean % steal of the server's pinned CPUs
+    client_busy: Mapping[str, float]  # client host -> mean % busy of its load CPUs
+    established: int | None = None  # server connections seen ESTABLISHED mid-window
+    tls_full: int = 0  # handshakes logged as full (session not reused)
+    tls_reused: int = 0  # handshakes logged as resumed
+    throttled: int = 0  # thermal / cgroup throttling events on the server during the window
+
+
+def check_errors(reps: Sequence[RepetitionEvidence]) -> Verdict | None:
+    """More than 0.1% socket errors or non-2xx/3xx responses invalidates a point."""
+    requests = sum(r.requests for r in reps)
+    sock = sum(r.socket_errors for r in reps)
+    http = sum(r.http_errors for r in reps)
+    if requests == 0:
+        return Verdict("errors", "no request completed")
+    ratio = (sock + http) / requests
+    if ratio > MAX_ERROR_RATIO:
+        return Verdict(
+            "errors",
+            f"{sock + http} of {requests} requests failed ({100 * ratio:.2f}% > "
+            f"{100 * MAX_ERROR_RATIO:.1f}%): {sock} socket errors (connect, read, write, "
+            f"timeout), {http} HTTP 4xx/5xx responses",
+        )
+    return None
+
+
+def check_connections(
+    reps: Sequence[RepetitionEvidence], requested: int, keepalive: bool
+) -> Verdict | None:
+    """With keepalive, the server must have held (almost) every requested connection."""
+    if not keepalive:
+        return None
+    seen = [r.established for r in reps if r.established is not None]
+    if not seen:
+        return None
+    reached = min(seen)
+    if reached < MIN_CONNECTION_SHARE * requested:
+        return Verdict(
+            "connections",
+            f"only {reached} of {requested} requested connections were established on the "
+            "server (check worker_connections, file-descriptor limits and the backlog)",
+        )
+    return None
+
+
+def check_client_bound(reps: Sequence[RepetitionEvidence], clients: int) -> Verdict | None:
+    """Client CPUs above 90% while the server's pinned CPUs stayed below 85%."""
+    server = [r.server_busy for r in reps if r.server_busy is not None]
+    if not server or not any(r.client_busy for r in reps):
+        return None
+    server_busy = statistics.median(server)
+    hosts = sorted({h for r in reps for h in r.client_busy})
+    busy = {
+        h: statistics.median([r.client_busy[h] for r in reps if h in r.client_busy]) for h in hosts
+    }
+    hot = [h for h, b in busy.items() if b > CLIENT_BUSY_LIMIT]
+    if hot and server_busy < SERVER_BUSY_FLOOR:
+        more = clients_needed(server_busy, busy)
+        names = ", ".join(f"{h} {busy[h]:.0f}%" for h in hot)
+        return Verdict(
+            "client-bound",
+            f"client-bound: load generator CPUs busy ({names}) while the server's pinned "
+            f"CPUs were {server_busy:.0f}% busy; this measures the client, not the server. "
+            f"Fix: give the load generator more cores or add {more} client "
+            f"host{'s' if more != 1 else ''} to the inventory",
+        )
+    return None
+
+
+def clients_needed(server_busy: float, client_busy: Mapping[str, float]) -> int:
+    """How many more client hosts like these would drive the server to saturation.
+
+    The clients delivered ``server_busy`` % of the server's CPU while they themselves were
+    saturated; reaching ~100% needs ``n * 100 / server_busy`` such clients in total.
+    """
+    n = max(1, len(client_busy))
+    if server_busy <= 0:
+        return n
+    total = math.ceil(n * 100.0 / max(server_busy, 1.0) - 1e-9)
+    return max(1, total - n)
+
+
+def check_tls(reps: Sequence[RepetitionEvidence], handshake_profile: bool) -> Verdict | None:
+    """In a handshake test, any resumed session invalidates the point."""
+    if not handshake_profile:
+        return None
+    reused = sum(r.tls_reused for r in reps)
+    full = sum(r.tls_full for r in reps)
+    if reused:
+        return Verdict(
+            "reused-sessions",
+            f"{reused} of {reused + full} TLS handshakes resumed a session: this measures "
+            "cheap resumptions, not full handshakes (turn the session cache and tickets off)",
+        )
+    if full == 0:
+        return Verdict(
+            "no-tls-proof",
+            "no handshake was logged by the server, so full handshakes are not proven",
+        )
+    return None
+
+
+def check_stability(reps: Sequence[RepetitionEvidence]) -> Verdict | None:
+    """Steal above 2%, or a >20% drop between repetitions with steal or throttling."""
+    steals = [r.server_steal for r in reps if r.server_steal is not None]
+    if steals and max(steals) > STEAL_LIMIT:
+        return Verdict(
+            "unstable",
+            f"the hypervisor stole {max(steals):.1f}% of the server's pinned CPUs "
+            f"(limit {STEAL_LIMIT:.0f}%): the figure depends on its neighbours",
+        )
+    for prev, cur in zip(reps, reps[1:], strict=False):
+        if prev.value > 0 and (prev.value - cur.value) / prev.value > DROP_LIMIT:
+            disturbed = (cur.server_steal or 0) >= 0.5 or cur.throttled > 0
+            if disturbed:
+                return Verdict(
+                    "unstable",
+                    f"throughput fell {100 * (prev.value - cur.value) / prev.value:.0f}% between "
+                    f"consecutive repetitions while CPU was stolen or throttled "
+                    "(burstable credits or a noisy neighbour)",
+                )
+    return None
+
+
+def judge(
+    reps: Sequence[RepetitionEvidence],
+    *,
+    requested_connections: int,
+    keepalive: bool,
+    handshake_profile: bool,
+    clients: int,
+) -> list[Verdict]:
+    """Every guard's verdict for a point's timed repetitions, most serious first."""
+    out = [
+        check_errors(reps),
+        check_connections(reps, requested_connections, keepalive),
+        check_tls(reps, handshake_profile),
+        check_client_bound(reps, clients),
+        check_stability(reps),
+    ]
+    return [v for v in out if v is not None]

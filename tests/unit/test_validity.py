@@ -1,0 +1,133 @@
+"""Validity guards and the confidence-interval stopping rule, on synthetic series."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from sizing.validity import (
+    RepetitionEvidence,
+    StopRule,
+    check_client_bound,
+    check_connections,
+    check_errors,
+    check_stability,
+    check_tls,
+    clients_needed,
+    judge,
+    mean_interval,
+    t95,
+)
+
+
+def ev(value: float = 1000.0, **kw: object) -> RepetitionEvidence:
+    base: dict[str, object] = dict(
+        value=value, requests=10_000, socket_errors=0, http_errors=0, server_busy=99.0,
+        server_steal=0.0, client_busy={"c1": 60.0},
+    )
+    base.update(kw)
+    return RepetitionEvidence(**base)  # type: ignore[arg-type]
+
+
+def test_t_table() -> None:
+    assert t95(1) == 12.706
+    assert t95(9) == 2.262
+    assert t95(35) == 2.042  # conservative: the df=30 row
+    assert t95(500) == 1.960
+    with pytest.raises(ValueError):
+        t95(0)
+
+
+def test_mean_interval_matches_hand_computation() -> None:
+    ci = mean_interval([100.0, 102.0, 98.0])
+    assert ci is not None
+    # mean 100, sd 2, t(2)=4.303, half = 4.303*2/sqrt(3) = 4.969
+    assert ci.centre == pytest.approx(100.0)
+    assert ci.high - ci.centre == pytest.approx(4.969, abs=1e-3)
+    assert ci.half_width == pytest.approx(0.04969, abs=1e-5)
+    assert mean_interval([5.0]) is None
+
+
+def test_stop_rule_stops_when_tight() -> None:
+    rule = StopRule(min_reps=3, max_reps=10)
+    assert not rule.done([100.0, 100.1])  # below the minimum count
+    assert rule.done([100.0, 100.1, 99.9])  # ±0.25%: converged at 3
+    assert rule.converged([100.0, 100.1, 99.9])
+
+
+def test_stop_rule_continues_while_wide_then_caps() -> None:
+    rule = StopRule(min_reps=3, max_reps=10)
+    noisy = [100.0, 90.0, 110.0, 95.0, 105.0, 92.0, 108.0, 97.0, 103.0, 100.0]
+    stops = next(n for n in range(1, 11) if rule.done(noisy[:n]))
+    assert stops == 10  # never within ±2%: stopped by the cap
+    assert not rule.converged(noisy)
+
+
+def test_stop_rule_converges_as_samples_accumulate() -> None:
+    rng = random.Random(7)
+    series = [1000.0 * (1 + rng.gauss(0, 0.02)) for _ in range(10)]
+    rule = StopRule(min_reps=3, max_reps=10)
+    n = next(n for n in range(1, 11) if rule.done(series[:n]))
+    ci = mean_interval(series[:n])
+    assert ci is not None
+    assert n == 10 or ci.half_width <= 0.02
+    assert 3 <= n <= 10
+
+
+def test_fixed_repeat_ignores_convergence() -> None:
+    rule = StopRule(fixed=5)
+    assert not rule.done([1.0, 1.0, 1.0, 1.0])
+    assert rule.done([1.0, 50.0, 1.0, 80.0, 3.0])
+
+
+def test_errors_guard_threshold() -> None:
+    assert check_errors([ev(requests=100_000, http_errors=100)]) is None  # exactly 0.1%
+    v = check_errors([ev(requests=100_000, http_errors=60, socket_errors=50)])
+    assert v is not None and v.flag == "errors" and "50 socket errors" in v.reason
+    assert check_errors([ev(requests=0)]) is not None
+
+
+def test_connections_guard_only_for_keepalive() -> None:
+    assert check_connections([ev(established=50)], 50, keepalive=True) is None
+    v = check_connections([ev(established=20)], 50, keepalive=True)
+    assert v is not None and "only 20 of 50" in v.reason
+    assert check_connections([ev(established=3)], 50, keepalive=False) is None
+
+
+def test_client_bound_names_the_fix() -> None:
+    v = check_client_bound([ev(server_busy=60.0, client_busy={"c1": 97.0})] * 3, clients=1)
+    assert v is not None and v.flag == "client-bound"
+    assert "add 1 client host" in v.reason
+    assert check_client_bound([ev(server_busy=95.0, client_busy={"c1": 97.0})], 1) is None
+    assert check_client_bound([ev(server_busy=60.0, client_busy={"c1": 70.0})], 1) is None
+
+
+def test_clients_needed() -> None:
+    assert clients_needed(50.0, {"a": 99.0}) == 1
+    assert clients_needed(25.0, {"a": 99.0, "b": 99.0}) == 6
+    assert clients_needed(84.0, {"a": 99.0}) == 1
+
+
+def test_tls_guard() -> None:
+    assert check_tls([ev(tls_full=500)], handshake_profile=True) is None
+    v = check_tls([ev(tls_full=500, tls_reused=3)], handshake_profile=True)
+    assert v is not None and v.flag == "reused-sessions" and "3 of 503" in v.reason
+    assert check_tls([ev()], handshake_profile=True) is not None  # no proof at all
+    assert check_tls([ev()], handshake_profile=False) is None
+
+
+def test_stability_guard() -> None:
+    v = check_stability([ev(server_steal=3.5)])
+    assert v is not None and v.flag == "unstable" and "stole 3.5%" in v.reason
+    drop = [ev(1000.0), ev(700.0, server_steal=1.0)]
+    assert check_stability(drop) is not None
+    assert check_stability([ev(1000.0), ev(700.0)]) is None  # a drop without steal
+    assert check_stability([ev(1000.0), ev(700.0, throttled=4)]) is not None
+
+
+def test_judge_collects_every_verdict() -> None:
+    reps = [ev(server_busy=50.0, client_busy={"c1": 99.0}, http_errors=100, tls_reused=1)]
+    flags = [v.flag for v in judge(reps, requested_connections=50, keepalive=False,
+                                   handshake_profile=True, clients=1)]
+    assert flags == ["errors", "reused-sessions", "client-bound"]
