@@ -636,12 +636,16 @@ class Sweep:
             timeout=timeout,
             debug=self.opts.debug,
         )
+        lost: str | None = None
         for host in hosts:
             out = res.result(host, "Run the windows")
             if out is None:
                 why = res.problems().get(host, f"no result ({res.status})")
                 self.broken[host] = why
-                return f"{host}: {why}"
+                # multi-host: keep the other hosts' outputs, so the point names the host
+                # that was lost (not a host whose output was merely left unread)
+                lost = lost or f"{host}: {why}"
+                continue
             try:
                 doc = json.loads(str(out.get("stdout", "")))
             except ValueError:
@@ -649,7 +653,7 @@ class Sweep:
             outputs.setdefault(host, {"windows": []})["windows"].extend(doc["windows"])
             if any(w.get("server_alive") is False for w in doc["windows"]):
                 return "nginx died"
-        return None
+        return lost
 
     def _window_values(
         self, point: PlannedPoint, outputs: dict[str, dict[str, Any]]
@@ -809,6 +813,14 @@ class Sweep:
                     samples,
                 )
             tls = (sw or {}).get("tls") or {}
+            # Headroom is idle time on the server's pinned CPUs ("busy" counts every
+            # non-idle tick); nginx's own CPU time is recorded beside it.
+            server_busy = server_cpu["busy"] if server_cpu else None
+            nginx_pct = None
+            if sw and sw.get("nginx_cpu_s") is not None and sw["end"] > sw["start"]:
+                nginx_pct = 100.0 * float(sw["nginx_cpu_s"]) / (
+                    (float(sw["end"]) - float(sw["start"])) * max(1, len(target.workers))
+                )
             skew = (max(starts) - min(starts)) if len(starts) > 1 else 0.0
             meta = {
                 **base_meta,
@@ -820,6 +832,8 @@ class Sweep:
                 "http_errors": total_http,
                 "start_skew_s": skew,
                 "server_cpu": server_cpu,
+                "nginx_cpu_pct": nginx_pct,
+                "server_busy": server_busy,
                 "client_cpu_busy": client_cpu,
                 "established": (sw or {}).get("established"),
                 "tls_full": tls.get("full"),
@@ -839,7 +853,7 @@ class Sweep:
                     requests=total_requests,
                     socket_errors=total_socket,
                     http_errors=total_http,
-                    server_busy=server_cpu["busy"] if server_cpu else None,
+                    server_busy=server_busy,
                     server_steal=server_cpu["steal"] if server_cpu else None,
                     client_busy=client_cpu,
                     established=(sw or {}).get("established"),

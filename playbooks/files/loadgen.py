@@ -12,6 +12,11 @@ Spec: {"start_at": float, "windows": [{"index": int, "offset": float, "duration"
        "sample_net": bool,              # /proc/net/dev bytes before and after every window
        "pidfile": str | null}           # check that this nginx master still lives
 Nothing here builds a shell string: commands are argv lists.
+
+A command may also be {"argv": [...], "stdin": str, "then": [[argv...], ...]} (the
+latency profiles' vegeta): ``stdin`` is written to it, and each ``then`` argv runs after
+it exits, in order (vegeta's reports of the results file); their outputs come back in
+the command's ``then`` list.
 """
 
 import glob
@@ -60,6 +65,27 @@ def established_count(ports):
         except OSError:
             continue
     return count
+
+
+def nginx_cpu_seconds(pidfile):
+    """CPU seconds (user + system) used so far by the nginx master and its workers."""
+    try:
+        with open(pidfile, encoding="ascii") as fh:
+            master = int(fh.read().strip())
+    except (OSError, ValueError):
+        return None
+    tck = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat, encoding="ascii", errors="replace") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(stat.split("/")[2])
+        if pid == master or int(fields[1]) == master:
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / tck
 
 
 def throttle_count():
@@ -117,6 +143,31 @@ def pid_alive(pidfile):
         return False
 
 
+def argv_of(cmd):
+    return cmd["argv"] if isinstance(cmd, dict) else cmd
+
+
+def start(cmd):
+    """Start one command: an argv list, or {"argv", "stdin", "then"} (see the docstring)."""
+    stdin = cmd.get("stdin") if isinstance(cmd, dict) else None
+    proc = subprocess.Popen(argv_of(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.PIPE if stdin is not None else None, text=True)
+    if stdin is not None:
+        proc.stdin.write(stdin)
+        proc.stdin.close()
+    return proc
+
+
+def run_after(argv):
+    """A follow-up command (a report of the results the main command wrote), bounded."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+        return {"argv": argv, "rc": done.returncode, "stdout": done.stdout,
+                "stderr": done.stderr[-2000:]}
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return {"argv": argv, "rc": -1, "stdout": "", "stderr": str(exc)}
+
+
 def sleep_until(t):
     while True:
         left = t - time.time()
@@ -141,22 +192,26 @@ def main():
         if tls_log:
             truncate(tls_log)  # nginx appends (O_APPEND): the file now holds this window only
         throttle_before = throttle_count() if spec.get("pidfile") else None
+        nginx_before = nginx_cpu_seconds(spec["pidfile"]) if spec.get("pidfile") else None
         mid = t0 + float(win["duration"]) / 2
         established = None
         if commands:
-            procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      text=True) for argv in commands]
+            procs = [start(cmd) for cmd in commands]
             limit = t0 + float(win["duration"]) * 3 + 30
             # Poll (the outputs are small) so the server side can be probed mid-window.
             while any(p.poll() is None for p in procs) and time.time() < limit:
                 if established is None and spec.get("ports") and time.time() >= mid:
                     established = established_count(spec["ports"])
                 time.sleep(0.1)
-            for argv, proc in zip(commands, procs):
+            for cmd, proc in zip(commands, procs):
                 if proc.poll() is None:
                     proc.kill()
                 so, se = proc.communicate()
-                outs.append({"argv": argv, "rc": proc.returncode, "stdout": so, "stderr": se[-2000:]})
+                out = {"argv": argv_of(cmd), "rc": proc.returncode, "stdout": so,
+                       "stderr": se[-2000:]}
+                if isinstance(cmd, dict) and cmd.get("then"):
+                    out["then"] = [run_after(a) for a in cmd["then"]]
+                outs.append(out)
         else:
             if spec.get("ports"):
                 sleep_until(mid)
@@ -164,6 +219,9 @@ def main():
             sleep_until(t0 + float(win["duration"]))
         t1 = time.time()
         throttled = throttle_count() - throttle_before if throttle_before is not None else None
+        nginx_after = nginx_cpu_seconds(spec["pidfile"]) if spec.get("pidfile") else None
+        nginx_cpu = (nginx_after - nginx_before
+                     if nginx_before is not None and nginx_after is not None else None)
         tls = None
         if tls_log:
             time.sleep(1.2)  # the side log is buffered with flush=1s
@@ -176,6 +234,7 @@ def main():
                         "net_before": net_before, "net_after": net_after,
                         "server_alive": alive, "clk_tck": os.sysconf("SC_CLK_TCK"),
                         "established": established, "throttled": throttled,
+                        "nginx_cpu_s": nginx_cpu,
                         "tls": tls})
         if alive is False:
             break

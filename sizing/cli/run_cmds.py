@@ -310,16 +310,31 @@ def results(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print one JSON document on stdout.")
     ] = False,
+    compare: Annotated[
+        tuple[int, int] | None,
+        typer.Option(
+            metavar="RUN_A RUN_B",
+            help="List what differs between two runs: environments and figures.",
+        ),
+    ] = None,
 ) -> None:
-    """List stored runs and their points."""
+    """List stored runs and their points, or compare two runs."""
     from sizing.store import Store
 
     path = db or paths.default_db()
     if not Store.exists(path):
+        if compare is not None:
+            from sizing.errors import UsageError
+
+            raise UsageError(f"--compare: {path} does not exist; nothing measured yet")
         if json_out:
             emit_json({"db": str(path), "runs": []})
         else:
             typer.echo(f"nothing measured yet ({path} does not exist); try: sizing run")
+        return
+    if compare is not None:
+        with Store(path) as store:
+            _compare(store, compare[0], compare[1], json_out)
         return
     with Store(path) as store:
         runs = [r for r in store.runs() if run_id is None or r.id == run_id]
@@ -445,3 +460,77 @@ def inventory_check(
     for host in doc["hosts"]:
         if "hypervisor" in host:
             typer.echo(f"{host['name']}: {host['hypervisor'].get('summary', host['hypervisor'])}")
+
+
+def _compare(store: Any, run_a: int, run_b: int, json_out: bool) -> None:
+    from tabulate import tabulate
+
+    from sizing.compare import environment_diff, figure_diff
+    from sizing.errors import SizingError, UsageError
+
+    try:
+        ra, rb = store.get_run(run_a), store.get_run(run_b)
+    except SizingError as exc:
+        raise UsageError(f"--compare: {exc}") from None
+    env = environment_diff(ra.environment, rb.environment)
+    figs = figure_diff(
+        [p.result for p in store.points(run_a)], [p.result for p in store.points(run_b)]
+    )
+
+    def show(v: Any) -> str:
+        text = str(v)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    if json_out:
+        emit_json(
+            {
+                "run_a": run_a,
+                "run_b": run_b,
+                "environment": [
+                    {"host": d.host, "field": d.key, "a": d.a, "b": d.b} for d in env
+                ],
+                "figures": [
+                    {
+                        "point": f.point,
+                        "a": None if f.a is None else point_json(f.a),
+                        "b": None if f.b is None else point_json(f.b),
+                        "change": f.change,
+                        "intervals_overlap": f.overlapping,
+                    }
+                    for f in figs
+                ],
+            }
+        )
+        return
+    typer.echo(f"environment: run {run_a} vs run {run_b}")
+    if env:
+        typer.echo(
+            tabulate(
+                [[d.host, d.key, show(d.a), show(d.b)] for d in env],
+                headers=["host", "field", f"run {run_a}", f"run {run_b}"],
+                disable_numparse=True,
+            )
+        )
+    else:
+        typer.echo("  no difference in the recorded fingerprints")
+    typer.echo("")
+    typer.echo(f"figures: run {run_a} vs run {run_b}")
+    rows = []
+    for f in figs:
+        def cell(r: PointResult | None) -> str:
+            if r is None:
+                return "-"
+            if r.value is None:
+                return str(r.status)
+            return f"{r.value:,.0f}" + ("" if r.status is Status.MEASURED else f" ({r.status})")
+
+        change = "-" if f.change is None else f"{100 * f.change:+.1f}%"
+        overlap = {None: "", True: "within noise", False: "significant"}[f.overlapping]
+        rows.append([f.point, cell(f.a), cell(f.b), change, overlap])
+    typer.echo(
+        tabulate(
+            rows,
+            headers=["point", f"run {run_a}", f"run {run_b}", "change", "95% intervals"],
+            disable_numparse=True,
+        )
+    )

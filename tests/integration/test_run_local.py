@@ -20,55 +20,11 @@ from typer.testing import CliRunner
 
 from sizing.cli import app
 from sizing.store import Store
+from tests.integration.localnginx import stop_nginx, write_inventory
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 
-# A dedicated instance for these tests: its own ports, paths and pid file.
-INVENTORY = """
-all:
-  vars:
-    ansible_connection: local
-    ansible_python_interpreter: "{{{{ ansible_playbook_python }}}}"
-  children:
-    servers:
-      hosts:
-        localhost:
-          sizing_http_port: {http}
-          sizing_https_port: {https}
-          sizing_conf_dir: {tmp}/conf
-          sizing_www_root: {tmp}/www
-          sizing_log_dir: {tmp}/log
-          sizing_pid_file: {tmp}/nginx.pid
-{extra}
-    clients:
-      hosts:
-        localhost: {{}}
-"""
-
-
-def write_inventory(tmp: Path, http: int, https: int, extra: str = "") -> Path:
-    inv = tmp / "inv.yml"
-    inv.write_text(INVENTORY.format(http=http, https=https, tmp=tmp, extra=extra))
-    return inv
-
-
-def stop_nginx(pidfile: Path) -> None:
-    try:
-        pid = int(pidfile.read_text().strip())
-    except (OSError, ValueError):
-        return
-    try:
-        os.kill(pid, signal.SIGQUIT)
-    except ProcessLookupError:
-        return
-    for _ in range(50):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.1)
-    os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture
@@ -92,8 +48,24 @@ def test_run_measures_one_core_rps_and_tps_and_skips_the_rest(
     db = tmp_path / "results.sqlite"
     result = runner.invoke(
         app,
-        ["run", "-i", str(local_inv), "--cores", "1,2,4,8", "--profile", "rps,tps",
-         "--duration", "2", "--warmup", "1", "--repeat", "3", "--db", str(db), "--json"],
+        [
+            "run",
+            "-i",
+            str(local_inv),
+            "--cores",
+            "1,2,4,8",
+            "--profile",
+            "rps,tps",
+            "--duration",
+            "2",
+            "--warmup",
+            "1",
+            "--repeat",
+            "3",
+            "--db",
+            str(db),
+            "--json",
+        ],
     )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
@@ -114,7 +86,9 @@ def test_run_measures_one_core_rps_and_tps_and_skips_the_rest(
         assert "add a client host to the inventory" in p["reason"]
 
     with Store(db) as store:
-        stored = {(p.result.key.cores, p.result.key.profile): p for p in store.points(doc["run_id"])}
+        stored = {
+            (p.result.key.cores, p.result.key.profile): p for p in store.points(doc["run_id"])
+        }
         run = store.get_run(doc["run_id"])
         assert run.status == "complete"
         assert "localhost" in run.environment
@@ -122,9 +96,25 @@ def test_run_measures_one_core_rps_and_tps_and_skips_the_rest(
     main = [(rep, s) for rep, s in samples if s.metric == "requests_per_second"]
     assert [rep for rep, _ in main] == [0, 1, 2, 3]  # warm-up then three timed repetitions
     meta = main[1][1].metadata
-    for field in ("host", "platform", "cores", "ht", "profile", "file_size", "connections",
-                  "duration_s", "repetition", "nginx_version", "openssl_version", "kernel",
-                  "cpu_model", "tool", "tool_version", "server_cpus", "client_cpus"):
+    for field in (
+        "host",
+        "platform",
+        "cores",
+        "ht",
+        "profile",
+        "file_size",
+        "connections",
+        "duration_s",
+        "repetition",
+        "nginx_version",
+        "openssl_version",
+        "kernel",
+        "cpu_model",
+        "tool",
+        "tool_version",
+        "server_cpus",
+        "client_cpus",
+    ):
         assert meta.get(field) not in (None, ""), field
     assert meta["server_cpus"] == "0" and meta["client_cpus"] == {"localhost": "1"}
     assert meta["file_size"] == 128
@@ -134,10 +124,28 @@ def test_run_measures_one_core_rps_and_tps_and_skips_the_rest(
 
 
 def test_nginx_config_test_failure_is_one_line(tmp_path: Path, tools: None) -> None:
-    inv = write_inventory(tmp_path, 28081, 28444, extra="          sizing_listen_address: 203.0.113.999")
+    inv = write_inventory(
+        tmp_path, 28081, 28444, extra="          sizing_listen_address: 203.0.113.999"
+    )
     result = runner.invoke(
-        app, ["run", "-i", str(inv), "--cores", "1", "--profile", "rps", "--duration", "1",
-              "--warmup", "0", "--repeat", "1", "--db", str(tmp_path / "r.sqlite")],
+        app,
+        [
+            "run",
+            "-i",
+            str(inv),
+            "--cores",
+            "1",
+            "--profile",
+            "rps",
+            "--duration",
+            "1",
+            "--warmup",
+            "0",
+            "--repeat",
+            "1",
+            "--db",
+            str(tmp_path / "r.sqlite"),
+        ],
     )
     assert result.exit_code == 4, result.output
     assert "localhost" in result.stdout + result.stderr
@@ -162,7 +170,9 @@ def _kill_tree(pidfile: Path) -> None:
             pass
 
 
-def test_nginx_killed_mid_point_keeps_measured_points(local_inv: Path, tmp_path: Path, tools: None) -> None:
+def test_nginx_killed_mid_point_keeps_measured_points(
+    local_inv: Path, tmp_path: Path, tools: None
+) -> None:
     """The first point is measured; nginx dies during the second; the first stays stored."""
     db = tmp_path / "r.sqlite"
     pidfile = tmp_path / "nginx.pid"
@@ -172,7 +182,9 @@ def test_nginx_killed_mid_point_keeps_measured_points(local_inv: Path, tmp_path:
         while time.time() < deadline:
             if db.exists():
                 with sqlite3.connect(db) as con:
-                    n = con.execute("SELECT count(*) FROM points WHERE status='measured'").fetchone()[0]
+                    n = con.execute(
+                        "SELECT count(*) FROM points WHERE status='measured'"
+                    ).fetchone()[0]
                 if n >= 1:
                     time.sleep(4.0)  # inside the next point's first repetition
                     _kill_tree(pidfile)
@@ -182,8 +194,25 @@ def test_nginx_killed_mid_point_keeps_measured_points(local_inv: Path, tmp_path:
     thread = threading.Thread(target=killer, daemon=True)
     thread.start()
     result = runner.invoke(
-        app, ["run", "-i", str(local_inv), "--cores", "1", "--profile", "rps,tps", "--duration", "4",
-              "--warmup", "0", "--repeat", "2", "--db", str(db), "--json"],
+        app,
+        [
+            "run",
+            "-i",
+            str(local_inv),
+            "--cores",
+            "1",
+            "--profile",
+            "rps,tps",
+            "--duration",
+            "4",
+            "--warmup",
+            "0",
+            "--repeat",
+            "2",
+            "--db",
+            str(db),
+            "--json",
+        ],
     )
     thread.join(timeout=5)
     assert result.exit_code == 4, result.output
@@ -197,13 +226,35 @@ def test_nginx_killed_mid_point_keeps_measured_points(local_inv: Path, tmp_path:
         assert [p.result.status.value for p in store.points(doc["run_id"])][:1] == ["measured"]
 
 
-def test_ctrl_c_keeps_points_and_marks_run_interrupted(local_inv: Path, tmp_path: Path, tools: None) -> None:
+def test_ctrl_c_keeps_points_and_marks_run_interrupted(
+    local_inv: Path, tmp_path: Path, tools: None
+) -> None:
     db = tmp_path / "r.sqlite"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sizing", "run", "-i", str(local_inv), "--cores", "1",
-         "--profile", "rps,tps", "--duration", "3", "--warmup", "0", "--repeat", "2",
-         "--db", str(db)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "sizing",
+            "run",
+            "-i",
+            str(local_inv),
+            "--cores",
+            "1",
+            "--profile",
+            "rps,tps",
+            "--duration",
+            "3",
+            "--warmup",
+            "0",
+            "--repeat",
+            "2",
+            "--db",
+            str(db),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     try:
         deadline = time.time() + 180

@@ -22,10 +22,15 @@ from sizing.validity import (
 
 
 def ev(value: float = 1000.0, **kw: object) -> RepetitionEvidence:
-    base: dict[str, object] = dict(
-        value=value, requests=10_000, socket_errors=0, http_errors=0, server_busy=99.0,
-        server_steal=0.0, client_busy={"c1": 60.0},
-    )
+    base: dict[str, object] = {
+        "value": value,
+        "requests": 10_000,
+        "socket_errors": 0,
+        "http_errors": 0,
+        "server_busy": 99.0,
+        "server_steal": 0.0,
+        "client_busy": {"c1": 60.0},
+    }
     base.update(kw)
     return RepetitionEvidence(**base)  # type: ignore[arg-type]
 
@@ -128,6 +133,10 @@ def test_stability_guard() -> None:
 
 def test_judge_collects_every_verdict() -> None:
     reps = [ev(server_busy=50.0, client_busy={"c1": 99.0}, http_errors=100, tls_reused=1)]
-    flags = [v.flag for v in judge(reps, requested_connections=50, keepalive=False,
-                                   handshake_profile=True, clients=1)]
+    flags = [
+        v.flag
+        for v in judge(
+            reps, requested_connections=50, keepalive=False, handshake_profile=True, clients=1
+        )
+    ]
     assert flags == ["errors", "reused-sessions", "client-bound"]
