@@ -13,7 +13,7 @@ run: setup
 	.venv/bin/sizing run --cores 1,2,4,8
 
 lint: setup-dev
-	.venv/bin/ruff check sizing tests benchmarks
+	.venv/bin/ruff check sizing tests benchmarks/*
 	.venv/bin/mypy
 	.venv/bin/ansible-lint playbooks/
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import sys
 
-from sizing.cli._app import app, state
 from sizing.cli import engine_cmds as _engine_cmds  # noqa: F401  (registers commands)
+from sizing.cli import guide_cmd as _guide_cmd  # noqa: F401  (registers commands)
 from sizing.cli import run_cmds as _run_cmds  # noqa: F401  (registers commands)
+from sizing.cli._app import app, state
 
 __all__ = ["app", "main", "state"]
 

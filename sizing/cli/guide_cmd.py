@@ -1,0 +1,205 @@
+"""``sizing guide``: the printable sizing guide, as PDF, HTML or Markdown.
+
+The command checks its options and the output path, calls
+:func:`sizing.report.build.prepare` (store, catalog, reference data, engine), draws the
+charts, fills the template and writes the file. matplotlib and WeasyPrint are imported
+only here, inside the command, so ``sizing --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sizing.cli._app import app, guarded
+from sizing.cli.engine_cmds import (
+    CatalogOpt,
+    DbOpt,
+    EmulatedOpt,
+    PlatformChoice,
+    SourceChoice,
+    SourceOpt,
+    _choice,
+    _metavar,
+)
+from sizing.errors import SizingError, UsageError
+
+
+class FormatChoice(StrEnum):
+    """``--format``."""
+
+    PDF = "pdf"
+    HTML = "html"
+    MD = "md"
+
+
+class PaperChoice(StrEnum):
+    """``--paper``."""
+
+    A4 = "a4"
+    LETTER = "letter"
+
+
+SUFFIXES = {".pdf": FormatChoice.PDF, ".html": FormatChoice.HTML, ".htm": FormatChoice.HTML,
+            ".md": FormatChoice.MD, ".markdown": FormatChoice.MD}  # fmt: skip
+
+
+def output_format(out: Path | None, fmt: str | None) -> tuple[FormatChoice, Path | None]:
+    """The format (from ``--format``, else the suffix of ``--out``) and the output path.
+
+    ``--out -`` (or no ``--out`` with ``--format html|md``) writes to stdout; a PDF with
+    no ``--out`` goes to ``guide.pdf``.
+    """
+    chosen = _choice(FormatChoice, fmt, "--format") if fmt is not None else None
+    if out is not None and str(out) != "-":
+        by_suffix = SUFFIXES.get(out.suffix.lower())
+        if chosen is None:
+            if by_suffix is None:
+                raise UsageError(
+                    f"--out {out}: cannot tell the format from {out.suffix or 'no suffix'!r} "
+                    "(use .pdf, .html or .md, or give --format)"
+                )
+            chosen = by_suffix
+        elif by_suffix is not None and by_suffix is not chosen:
+            raise UsageError(f"--out {out} does not match --format {chosen.value}")
+        return chosen, out
+    chosen = chosen or FormatChoice.PDF
+    if chosen is FormatChoice.PDF:
+        if out is not None:
+            raise UsageError("--out -: a PDF is not written to stdout; give a file name")
+        return chosen, Path("guide.pdf")
+    return chosen, None
+
+
+def check_writable(out: Path) -> None:
+    """One clear line, before any work, when ``out`` cannot be written."""
+    parent = out.parent if str(out.parent) else Path(".")
+    if out.is_dir():
+        raise SizingError(f"{out}: cannot write the guide: is a directory")
+    if not parent.is_dir():
+        raise SizingError(f"{out}: cannot write the guide: no directory {parent}")
+    if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise SizingError(f"{out}: cannot write the guide: permission denied")
+
+
+@app.command("guide")
+@guarded
+def guide_cmd(
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Output file; the format follows its suffix (.pdf, .html, .md). "
+            "'-' writes HTML or Markdown to stdout. Default: guide.pdf.",
+        ),
+    ] = None,
+    fmt: Annotated[
+        str | None,
+        typer.Option("--format", metavar=_metavar(FormatChoice), help="Output format."),
+    ] = None,
+    run: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--run",
+            metavar="ID|latest",
+            help="Run(s) to cover, repeatable; 'latest' for the newest. Default: every run.",
+        ),
+    ] = None,
+    source: SourceOpt = "both",
+    rps: Annotated[
+        float | None, typer.Option("--rps", help="Target requests per second to size for.")
+    ] = None,
+    tps: Annotated[
+        float | None, typer.Option("--tps", help="Target TLS handshakes per second.")
+    ] = None,
+    headroom: Annotated[
+        float, typer.Option("--headroom", metavar="PCT", help="Share of capacity kept free, 0-90.")
+    ] = 20.0,
+    platform: Annotated[
+        str,
+        typer.Option(
+            "--platform",
+            metavar=_metavar(PlatformChoice),
+            help="Platform the recommendation may use.",
+        ),
+    ] = "any",
+    catalog: CatalogOpt = None,
+    db: DbOpt = None,
+    include_emulated: EmulatedOpt = False,
+    paper: Annotated[
+        str, typer.Option("--paper", metavar=_metavar(PaperChoice), help="Paper size.")
+    ] = "a4",
+    title: Annotated[str, typer.Option("--title", help="Title on the cover.")] = (
+        "NGINX Sizing Guide"
+    ),
+    customer: Annotated[
+        str, typer.Option("--customer", help="Who the guide is prepared for (cover page).")
+    ] = "",
+) -> None:
+    """The printable sizing guide: summary, sizing table, charts, methodology, validity.
+
+    Built from the results store and/or the bundled reference data (--source, as for
+    recommend). With --rps/--tps it opens with the recommendation for that target. Every
+    figure is labelled measured, reference, extrapolated or emulated.
+    """
+    from sizing.engine import Demand
+    from sizing.report.build import Sources, prepare
+    from sizing.report.guide import GuideRequest
+
+    fmt_c, path = output_format(out, fmt)
+    source_c = _choice(SourceChoice, source, "--source")
+    platform_c = _choice(PlatformChoice, platform, "--platform")
+    paper_c = _choice(PaperChoice, paper, "--paper")
+    if rps is not None or tps is not None:
+        Demand(rps=rps, tps=tps, headroom=headroom / 100.0).validate()
+    if path is not None:
+        check_writable(path)
+    from sizing import __version__
+
+    request = GuideRequest(
+        title=title,
+        customer=customer,
+        date=dt.date.today().isoformat(),
+        paper=paper_c.value,
+        source=source_c.value,
+        rps=rps,
+        tps=tps,
+        headroom=headroom / 100.0,
+        platform=platform_c.value,
+        include_emulated=include_emulated,
+        tool_version=__version__,
+    )
+    guide = prepare(request, Sources(db=db, catalog=catalog, runs=tuple(run or ())))
+    if guide.reference_only and source_c is not SourceChoice.REFERENCE:
+        typer.echo("note: nothing usable measured; the guide uses reference data only", err=True)
+    text: str
+    if fmt_c is FormatChoice.MD:
+        from sizing.report.render import render_markdown
+
+        text = render_markdown(guide)
+    else:
+        from sizing.report.charts import render_charts
+        from sizing.report.render import render_html
+
+        text = render_html(guide, render_charts(guide))
+    if path is None:
+        sys.stdout.write(text)
+        return
+    if fmt_c is FormatChoice.PDF:
+        from sizing.report.pdf import html_to_pdf
+
+        pages = html_to_pdf(text, path)
+        typer.echo(f"wrote {path} ({pages} pages)", err=True)
+        return
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise SizingError(f"{path}: cannot write the guide: {exc.strerror or exc}") from exc
+    typer.echo(f"wrote {path}", err=True)
