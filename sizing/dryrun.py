@@ -1,0 +1,158 @@
+"""``sizing run --plan``: the points, hosts, CPU sets and exact commands, as one document.
+
+Built from the facts and the plan only: nothing is installed, provisioned or loaded, and
+the results store is not written. The wrk argv lists are the very ones the sweep would
+run (``sizing.loadplan``), so a large lab can be checked before it is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from sizing.inventory import Host, Inventory
+from sizing.load import wrk
+from sizing.loadplan import client_wrk_spec, url_for
+from sizing.model import PointKey
+from sizing.plan import PlannedPoint
+from sizing.topology import affinity_masks, cpulist
+
+if TYPE_CHECKING:
+    from sizing.runner import HostFacts, RunOptions
+
+__all__ = ["plan_document", "plan_text"]
+
+
+def _windows(opts: RunOptions, point: PlannedPoint) -> dict[str, Any]:
+    prof = point.profile
+    warmup = prof.warmup_s if opts.warmup_s is None else opts.warmup_s
+    return {
+        "warmup_s": max(1, round(warmup)) if warmup > 0 else 0,
+        "duration_s": max(1, round(opts.duration_s or prof.duration_s)),
+        "repetitions": opts.repeat or prof.repetitions,
+    }
+
+
+def _point(opts: RunOptions, point: PlannedPoint, done: Collection[PointKey]) -> dict[str, Any]:
+    k = point.key
+    doc: dict[str, Any] = {
+        "host": k.host,
+        "platform": k.platform,
+        "cores": k.cores,
+        "ht": k.ht,
+        "profile": k.profile,
+        "status": ("stored" if k in done else "skipped" if point.skipped else "planned"),
+        "reason": point.skip_reason or ("already in the resumed run" if k in done else ""),
+    }
+    if point.skipped or point.allocation is None:
+        return doc
+    connections = opts.connections or point.profile.connections
+    url = url_for(point, point.server.address)
+    windows = _windows(opts, point)
+    clients = []
+    for c in point.clients:
+        spec = client_wrk_spec(point, c, url, connections, float(windows["duration_s"]))
+        try:
+            argv: list[str] | str = wrk.build_argv(spec)
+        except Exception as exc:  # noqa: BLE001 - shown, and the pre-flight says it too
+            argv = f"cannot build: {exc}"
+        clients.append(
+            {
+                "host": c.name,
+                "cpus": cpulist(point.client_cpus.get(c.name, ())) or "any",
+                "threads": spec.threads,
+                "connections": connections,
+                "argv": argv,
+            }
+        )
+    doc.update(
+        {
+            "server_cpus": cpulist(point.allocation.server_cpus),
+            "nginx_workers": len(point.allocation.server_cpus),
+            "worker_cpu_affinity": affinity_masks(point.allocation.server_cpus),
+            "url": url,
+            "windows": windows,
+            "clients": clients,
+        }
+    )
+    return doc
+
+
+def plan_document(
+    opts: RunOptions,
+    inventory: Inventory,
+    hosts: Sequence[Host],
+    facts: Mapping[str, HostFacts],
+    plan: Sequence[PlannedPoint],
+    done: Collection[PointKey],
+    unreachable: Mapping[str, str],
+    checks: Sequence[str],
+) -> dict[str, Any]:
+    """The dry run as one JSON-ready document."""
+    host_docs = []
+    for h in hosts:
+        f = facts.get(h.name)
+        host_docs.append(
+            {
+                "name": h.name,
+                "roles": sorted(h.roles),
+                "address": h.address,
+                "reachable": f is not None,
+                "problem": unreachable.get(h.name),
+                "cpus": len(f.topology.cpus) if f else None,
+                "cpu_model": f.raw.get("cpu_model") if f else None,
+            }
+        )
+    measured = [p for p in plan if not p.skipped and p.key not in done]
+    configs = sorted({p.config for p in measured})
+    return {
+        "inventory": str(inventory.path),
+        "resume_run": opts.resume_run,
+        "hosts": host_docs,
+        "points": [_point(opts, p, done) for p in plan],
+        "playbooks": [
+            {"playbook": "facts.yml", "runs": 1, "done": True},
+            {"playbook": "clients.yml", "runs": 1 if measured else 0},
+            {"playbook": "nginx.yml", "runs": len(configs), "note": "at most, once per config"},
+            {"playbook": "load.yml", "runs": len(measured)},
+        ],
+        "preflight": list(checks),
+    }
+
+
+def plan_text(doc: Mapping[str, Any]) -> str:
+    """The dry run for people: hosts, then each point with its CPU sets and commands."""
+    import shlex
+
+    lines = [
+        f"plan for {doc['inventory']}"
+        + (f" (resuming run {doc['resume_run']})" if doc.get("resume_run") is not None else "")
+    ]
+    lines.append("hosts:")
+    for h in doc["hosts"]:
+        state = "reachable" if h["reachable"] else f"UNREACHABLE: {h['problem']}"
+        cpus = f", {h['cpus']} CPUs" if h["cpus"] else ""
+        lines.append(f"  {h['name']} ({','.join(h['roles'])}) {h['address']}{cpus}: {state}")
+    lines.append("points:")
+    for p in doc["points"]:
+        label = f"{p['host']} {p['platform']} {p['cores']}c ht={p['ht']} {p['profile']}"
+        if p["status"] != "planned":
+            lines.append(f"  {label}: {p['status']} ({p['reason']})")
+            continue
+        w = p["windows"]
+        lines.append(
+            f"  {label}: nginx {p['nginx_workers']} worker(s) on CPUs {p['server_cpus']} "
+            f"(worker_cpu_affinity {p['worker_cpu_affinity']}); "
+            f"{w['repetitions']} x {w['duration_s']} s after {w['warmup_s']} s warm-up"
+        )
+        for c in p["clients"]:
+            argv = c["argv"] if isinstance(c["argv"], str) else shlex.join(c["argv"])
+            lines.append(f"    {c['host']} (CPUs {c['cpus']}): {argv}")
+    runs = ", ".join(f"{pb['playbook']} x{pb['runs']}" for pb in doc["playbooks"])
+    lines.append(f"playbooks: {runs}")
+    if doc["preflight"]:
+        lines.append("pre-flight problems (the run would stop before any load):")
+        lines += [f"  - {p}" for p in doc["preflight"]]
+    else:
+        lines.append("pre-flight: all checks pass")
+    return "\n".join(lines)

@@ -1,0 +1,130 @@
+"""Merging the latency distributions of several load-generator clients.
+
+Each client reports its own distribution (``wrk_report.lua``: the latency at a fine grid
+of percentiles, plus min, max, mean and request count). The distribution of all requests
+of a point is the *mixture* of the clients' distributions, each weighted by its request
+count: the merged CDF is ``F(x) = sum_i w_i F_i(x)`` with ``w_i = n_i / sum n``, and the
+merged percentile ``p`` is the ``x`` where ``F(x) = p``. Averaging or taking the maximum
+of per-client percentiles is wrong (a slow client with few requests would move the
+average p99 as much as a busy one, and the maximum is the worst client, not the point).
+
+Between the reported percentiles a client's CDF is taken as linear, which is exact at the
+grid points and as fine as the grid in between. Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sizing.load.wrk import LatencyReport
+
+__all__ = ["MergedLatency", "merge_latency"]
+
+SUMMARY_PERCENTILES = (50.0, 75.0, 90.0, 95.0, 99.0, 99.9)
+
+
+@dataclass(frozen=True)
+class MergedLatency:
+    """The latency distribution of all requests of several clients (milliseconds)."""
+
+    count: int
+    min_ms: float
+    max_ms: float
+    mean_ms: float
+    percentiles_ms: dict[float, float]
+    clients: int
+
+    def metadata(self) -> dict[str, float | int]:
+        """Flat fields for a sample's or point's metadata (``latency_p99_ms`` ...)."""
+        out: dict[str, float | int] = {
+            "latency_count": self.count,
+            "latency_min_ms": self.min_ms,
+            "latency_mean_ms": self.mean_ms,
+            "latency_max_ms": self.max_ms,
+            "latency_clients": self.clients,
+        }
+        for p, v in self.percentiles_ms.items():
+            out[f"latency_p{p:g}_ms".replace(".", "_")] = v
+        return out
+
+
+def _points(r: LatencyReport) -> list[tuple[float, float]]:
+    """(value_ms, cumulative fraction) knots of one client's CDF, from 0 to 1."""
+    knots = [(r.min_ms, 0.0)]
+    for p, v in r.cdf:
+        knots.append((max(v, knots[-1][0]), p / 100.0))
+    knots.append((max(r.max_ms, knots[-1][0]), 1.0))
+    return knots
+
+
+def _cdf_at(knots: Sequence[tuple[float, float]], x: float, *, left: bool = False) -> float:
+    """The piecewise-linear CDF through ``knots`` at ``x``.
+
+    Several knots at one value make a vertical step: ``left=False`` gives its top (the
+    CDF proper), ``left=True`` its bottom (the limit from the left).
+    """
+    xs = [k[0] for k in knots]
+    if left:
+        if x <= xs[0]:
+            return 0.0
+        if x > xs[-1]:
+            return 1.0
+        i = bisect.bisect_left(xs, x)  # knots[i-1].x < x <= knots[i].x
+    else:
+        if x < xs[0]:
+            return 0.0
+        if x >= xs[-1]:
+            return 1.0
+        i = bisect.bisect_right(xs, x)  # knots[i-1].x <= x < knots[i].x
+    (x0, f0), (x1, f1) = knots[i - 1], knots[i]
+    if x1 == x0:
+        return f1
+    return f0 + (f1 - f0) * (x - x0) / (x1 - x0)
+
+
+def merge_latency(
+    reports: Sequence[LatencyReport],
+    percentiles: Sequence[float] = SUMMARY_PERCENTILES,
+) -> MergedLatency | None:
+    """Merge per-client distributions weighted by request count; None when nothing to merge.
+
+    The merged percentile ``p`` is found exactly on the piecewise-linear mixture CDF:
+    between two consecutive knots of the union of all clients' knots every client's CDF is
+    linear, so the mixture is too, and the crossing is interpolated in closed form (steps,
+    where many requests share one latency, are vertical segments of the curve).
+    """
+    used = [r for r in reports if r.count > 0 and r.cdf]
+    if not used:
+        return None
+    total = sum(r.count for r in used)
+    weights = [r.count / total for r in used]
+    curves = [_points(r) for r in used]
+    xs = sorted({x for knots in curves for x, _ in knots})
+
+    def mixture(x: float, left: bool) -> float:
+        return sum(w * _cdf_at(k, x, left=left) for w, k in zip(weights, curves, strict=True))
+
+    # The mixture as a monotone polyline: at each knot its bottom, then its top.
+    line: list[tuple[float, float]] = []
+    for x in xs:
+        line.append((x, mixture(x, True)))
+        line.append((x, mixture(x, False)))
+    out: dict[float, float] = {}
+    for p in percentiles:
+        target = min(max(p / 100.0, 0.0), 1.0)
+        value = line[-1][0]
+        for (x0, f0), (x1, f1) in zip(line, line[1:], strict=False):
+            if f1 >= target - 1e-12:
+                value = x1 if f1 <= f0 else x0 + (x1 - x0) * max(0.0, target - f0) / (f1 - f0)
+                break
+        out[p] = value
+    return MergedLatency(
+        count=total,
+        min_ms=min(r.min_ms for r in used),
+        max_ms=max(r.max_ms for r in used),
+        mean_ms=sum(w * r.mean_ms for w, r in zip(weights, used, strict=True)),
+        percentiles_ms=out,
+        clients=len(used),
+    )

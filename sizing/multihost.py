@@ -1,0 +1,250 @@
+"""Verdicts for points measured with remote servers and several clients (pure functions).
+
+* :func:`net_rates` and :func:`network_verdict`: a point whose server moves bytes near its
+  link speed is limited by the NIC, not by its CPU (the sizing article's 100 KB file).
+* :func:`clients_needed`: when the clients saturate before the server, how many more
+  client hosts would be needed, judged from the server's CPU headroom and the clients'
+  per-host throughput.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "NETWORK_BOUND_SHARE",
+    "Extras",
+    "NetRate",
+    "busiest_interface",
+    "clients_needed",
+    "clients_needed_reason",
+    "link_bytes_per_s",
+    "net_rates",
+    "multihost_extras",
+    "network_verdict",
+]
+
+NETWORK_BOUND_SHARE = 0.90  # bytes/s at or above 90% of the link speed: the NIC limits
+CLIENT_CEILING_PCT = 90.0  # a client CPU busier than this is saturated
+SERVER_TARGET_PCT = 100.0  # the server throughput the clients must be able to drive
+
+
+@dataclass(frozen=True)
+class NetRate:
+    """Bytes per second one interface received and sent during a window."""
+
+    interface: str
+    rx_bytes_per_s: float
+    tx_bytes_per_s: float
+
+    @property
+    def peak(self) -> float:
+        """The busier direction (links are full duplex: each direction has the link speed)."""
+        return max(self.rx_bytes_per_s, self.tx_bytes_per_s)
+
+
+def net_rates(
+    before: Mapping[str, Sequence[int]], after: Mapping[str, Sequence[int]], seconds: float
+) -> dict[str, NetRate]:
+    """Per-interface rates from two ``/proc/net/dev`` readings ``{iface: [rx, tx] bytes}``."""
+    out: dict[str, NetRate] = {}
+    if seconds <= 0:
+        return out
+    for name, a in after.items():
+        b = before.get(name)
+        if not b or len(a) < 2 or len(b) < 2:
+            continue
+        rx = max(0, int(a[0]) - int(b[0])) / seconds
+        tx = max(0, int(a[1]) - int(b[1])) / seconds
+        out[name] = NetRate(name, rx, tx)
+    return out
+
+
+def busiest_interface(rates: Mapping[str, NetRate]) -> NetRate | None:
+    """The interface that carried the load: the one with the most bytes in either direction."""
+    if not rates:
+        return None
+    return max(rates.values(), key=lambda r: (r.peak, r.interface))
+
+
+def link_bytes_per_s(
+    interface: str, speeds_mbps: Mapping[str, Any] | None, nic_gbps: float | None = None
+) -> float | None:
+    """The link speed in bytes/s: the inventory's ``sizing_nic_gbps`` wins over sysfs.
+
+    ``speeds_mbps`` is the host facts' ``nic_speeds_mbps`` (``/sys/class/net/IF/speed``).
+    None when neither knows (loopback, virtual NICs without a speed).
+    """
+    if nic_gbps:
+        return nic_gbps * 1e9 / 8
+    if interface == "lo" or not speeds_mbps:
+        return None
+    speed = speeds_mbps.get(interface)
+    if not isinstance(speed, int | float) or speed <= 0:
+        return None
+    return float(speed) * 1e6 / 8
+
+
+def network_verdict(
+    rate: NetRate | None,
+    link_bps: float | None,
+    *,
+    share: float = NETWORK_BOUND_SHARE,
+) -> str | None:
+    """A reason when the server's traffic reached ``share`` of its link; None otherwise.
+
+    ``link_bps`` is in bytes per second (see :func:`link_bytes_per_s`). Unknown link
+    speeds give no verdict: a point is never called network-bound on a guess.
+    """
+    if rate is None or not link_bps or link_bps <= 0:
+        return None
+    used = rate.peak / link_bps
+    if used < share:
+        return None
+    direction = "sent" if rate.tx_bytes_per_s >= rate.rx_bytes_per_s else "received"
+    return (
+        f"network-bound: the server {direction} {rate.peak * 8 / 1e9:.2f} Gb/s on "
+        f"{rate.interface}, {100 * used:.0f}% of its {link_bps * 8 / 1e9:g} Gb/s link "
+        f"(the NIC limits this point, not the CPU)"
+    )
+
+
+def clients_needed(
+    total_rate: float,
+    server_busy_pct: float,
+    client_rates: Sequence[float],
+    client_busy_pct: Sequence[float],
+    *,
+    client_ceiling_pct: float = CLIENT_CEILING_PCT,
+    server_target_pct: float = SERVER_TARGET_PCT,
+) -> int:
+    """How many *more* client hosts would drive the server to ``server_target_pct`` busy.
+
+    The server's capacity is extrapolated linearly from its CPU use
+    (``total_rate * target / server_busy``), and each client host's capacity from its own
+    (``rate_i * ceiling / busy_i``: what it does just below saturation). The answer is
+    ``ceil(server capacity / mean client capacity) - clients``, at least 1 when called for
+    a client-bound point (the caller decides that), 0 when the data cannot say.
+    """
+    n = len(client_rates)
+    if n == 0 or total_rate <= 0 or server_busy_pct <= 0 or len(client_busy_pct) != n:
+        return 0
+    server_capacity = total_rate * server_target_pct / min(server_busy_pct, 100.0)
+    per_host = [
+        rate * client_ceiling_pct / max(busy, 1.0)
+        for rate, busy in zip(client_rates, client_busy_pct, strict=True)
+        if rate > 0
+    ]
+    if not per_host:
+        return 0
+    capacity = sum(per_host) / len(per_host)
+    needed = math.ceil(server_capacity / capacity - 1e-9)
+    return max(1, needed - n)
+
+
+def clients_needed_reason(
+    more: int,
+    clients: int,
+    server_busy_pct: float,
+    client_busy_pct: Sequence[float],
+) -> str:
+    """One sentence for a client-bound point, naming how many more clients are needed."""
+    busiest = max(client_busy_pct) if client_busy_pct else 0.0
+    which = "the client" if clients == 1 else f"the {clients} clients"
+    hosts = "host" if more == 1 else "hosts"
+    return (
+        f"client-bound: {which} saturated their CPUs (up to {busiest:.0f}% busy) while the "
+        f"server's CPUs were {server_busy_pct:.0f}% busy; about {more} more client {hosts} "
+        f"would be needed to saturate the server"
+    )
+
+
+# -- what the sweep stores for a multi-host point -----------------------------------------
+
+
+@dataclass
+class Extras:
+    """Metadata a point gains from the server's network counters and the clients' latency
+    reports: per window (``windows``), for the point (``point``), and its verdicts."""
+
+    windows: dict[int, dict[str, Any]]
+    point: dict[str, Any]
+    flags: list[str]
+    reasons: list[str]
+
+
+def _window(output: Mapping[str, Any] | None, idx: int) -> Mapping[str, Any] | None:
+    for w in (output or {}).get("windows", []):
+        if w.get("index") == idx:
+            return w  # type: ignore[no-any-return]
+    return None
+
+
+def multihost_extras(
+    clients: Sequence[str],
+    server: str,
+    outputs: Mapping[str, Mapping[str, Any]],
+    windows: Sequence[Mapping[str, Any]],
+    server_facts: Mapping[str, Any],
+    nic_gbps: float | None,
+) -> Extras:
+    """Server network rates, the network verdict and merged latency, from the window
+    outputs of ``playbooks/files/loadgen.py`` (``outputs[host]["windows"]``)."""
+    from sizing.latency import merge_latency
+    from sizing.load.wrk import LatencyReport, WrkParseError, parse_report
+
+    extras = Extras({}, {}, [], [])
+    timed_reports: list[LatencyReport] = []
+    peaks: list[tuple[float, NetRate, float | None]] = []
+    speeds = server_facts.get("nic_speeds_mbps")
+    for win in windows:
+        idx = int(win["index"])
+        meta: dict[str, Any] = {}
+        sw = _window(outputs.get(server), idx)
+        if sw and sw.get("net_before") and sw.get("net_after"):
+            seconds = float(sw.get("end", 0)) - float(sw.get("start", 0))
+            rate = busiest_interface(net_rates(sw["net_before"], sw["net_after"], seconds))
+            if rate is not None:
+                link = link_bytes_per_s(rate.interface, speeds, nic_gbps)
+                meta["server_net"] = {
+                    "interface": rate.interface,
+                    "rx_bytes_per_s": rate.rx_bytes_per_s,
+                    "tx_bytes_per_s": rate.tx_bytes_per_s,
+                    "link_bytes_per_s": link,
+                    "link_share": (rate.peak / link) if link else None,
+                }
+                if idx > 0:
+                    peaks.append((rate.peak, rate, link))
+        reports: list[LatencyReport] = []
+        for c in clients:
+            cw = _window(outputs.get(c), idx)
+            if not cw or not cw.get("commands"):
+                continue
+            try:
+                reports.append(parse_report(str(cw["commands"][0].get("stdout", ""))))
+            except WrkParseError:
+                continue
+        merged = merge_latency(reports)
+        if merged is not None:
+            meta.update(merged.metadata())
+        if idx > 0:
+            timed_reports += reports
+        extras.windows[idx] = meta
+    merged_all = merge_latency(timed_reports)
+    if merged_all is not None:
+        extras.point.update(merged_all.metadata())
+    if peaks:
+        peaks.sort(key=lambda t: t[0])
+        _, rate, link = peaks[len(peaks) // 2]  # the median window: one burst decides nothing
+        extras.point["server_net_tx_bytes_per_s"] = rate.tx_bytes_per_s
+        extras.point["server_net_rx_bytes_per_s"] = rate.rx_bytes_per_s
+        extras.point["server_net_interface"] = rate.interface
+        extras.point["server_link_bytes_per_s"] = link
+        reason = network_verdict(rate, link)
+        if reason:
+            extras.flags.append("network-bound")
+            extras.reasons.append(reason)
+    return extras

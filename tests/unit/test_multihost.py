@@ -1,0 +1,322 @@
+"""Multi-host verdicts and merges: latency mixtures, network-bound, clients needed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sizing.cli import app
+from sizing.latency import merge_latency
+from sizing.load.wrk import LatencyReport, WrkParseError, WrkSpec, build_argv, parse_report
+from sizing.multihost import (
+    NetRate,
+    busiest_interface,
+    clients_needed,
+    clients_needed_reason,
+    link_bytes_per_s,
+    multihost_extras,
+    net_rates,
+    network_verdict,
+)
+from sizing.store import Store
+
+DATA = Path(__file__).parent.parent / "data"
+
+
+def uniform(lo_ms: float, hi_ms: float, count: int) -> LatencyReport:
+    """A client whose latencies are spread evenly over [lo, hi]."""
+    cdf = tuple((float(p), lo_ms + (hi_ms - lo_ms) * p / 100) for p in range(1, 100))
+    return LatencyReport(count, lo_ms, hi_ms, (lo_ms + hi_ms) / 2, cdf, requests=count)
+
+
+# -- the wrk report script -----------------------------------------------------------------
+
+
+def test_parse_report_of_a_real_wrk_run() -> None:
+    r = parse_report((DATA / "wrk" / "report_script_keepalive.txt").read_text())
+    assert r.count == r.requests == 55000
+    assert r.errors == 0
+    cdf = dict(r.cdf)
+    assert cdf[50.0] == pytest.approx(0.166)  # wrk's own 50% line says 166.00us
+    assert cdf[99.0] == pytest.approx(2.202)  # and 2.20ms at 99%
+    assert r.min_ms <= cdf[0.1] <= cdf[50.0] <= cdf[99.99] <= r.max_ms
+    assert len(r.cdf) == 104
+
+
+def test_parse_report_missing_or_malformed() -> None:
+    with pytest.raises(WrkParseError, match="wrk_report.lua did not run"):
+        parse_report("Requests/sec: 1.0\n")
+    with pytest.raises(WrkParseError, match="malformed"):
+        parse_report('{"sizing_wrk_report":1,"requests":3}\n')
+
+
+def test_argv_carries_the_script_before_the_url() -> None:
+    argv = build_argv(WrkSpec("http://h/", 1, 2, 3.0, script="/var/tmp/sizing/wrk_report.lua"))
+    assert argv[-3:] == ["-s", "/var/tmp/sizing/wrk_report.lua", "http://h/"]
+
+
+# -- merging latency -----------------------------------------------------------------------
+
+
+def test_merging_one_distribution_gives_it_back() -> None:
+    r = parse_report((DATA / "wrk" / "report_script_keepalive.txt").read_text())
+    m = merge_latency([r])
+    assert m is not None
+    assert m.percentiles_ms[50.0] == pytest.approx(dict(r.cdf)[50.0])
+    assert m.percentiles_ms[99.0] == pytest.approx(dict(r.cdf)[99.0])
+    assert (m.count, m.min_ms, m.max_ms, m.mean_ms) == (r.count, r.min_ms, r.max_ms, r.mean_ms)
+
+
+def test_two_equal_clients_merge_to_the_same_distribution() -> None:
+    a = uniform(1.0, 3.0, 1000)
+    m = merge_latency([a, a])
+    assert m is not None and m.count == 2000
+    assert m.percentiles_ms[50.0] == pytest.approx(2.0)
+    assert m.percentiles_ms[90.0] == pytest.approx(2.8)
+
+
+def test_disjoint_clients_weighted_by_requests_not_averaged() -> None:
+    fast = uniform(1.0, 2.0, 9000)  # 90% of the requests
+    slow = uniform(10.0, 20.0, 1000)  # 10% of the requests
+    m = merge_latency([fast, slow], percentiles=(50.0, 90.0, 95.0, 99.0))
+    assert m is not None
+    # The median request is a fast one: 50% of all is 55.6% into the fast client.
+    assert m.percentiles_ms[50.0] == pytest.approx(1.0 + 50 / 90, rel=1e-6)
+    # p90 is the boundary between the two; p95 and p99 are inside the slow client.
+    assert 2.0 <= m.percentiles_ms[90.0] <= 10.0
+    assert m.percentiles_ms[95.0] == pytest.approx(15.0, rel=1e-6)
+    assert m.percentiles_ms[99.0] == pytest.approx(19.0, rel=1e-6)
+    # Not the average of the clients' p99s (10.9), nor their maximum (19.9).
+    assert m.percentiles_ms[99.0] != pytest.approx((1.99 + 19.9) / 2)
+    assert m.percentiles_ms[99.0] != pytest.approx(19.9)
+    assert m.mean_ms == pytest.approx(0.9 * 1.5 + 0.1 * 15.0)
+    assert (m.min_ms, m.max_ms) == (1.0, 20.0)
+
+
+def test_weights_move_the_percentiles() -> None:
+    few_slow = merge_latency([uniform(1, 2, 9900), uniform(10, 20, 100)])
+    many_slow = merge_latency([uniform(1, 2, 5000), uniform(10, 20, 5000)])
+    assert few_slow is not None and many_slow is not None
+    assert few_slow.percentiles_ms[90.0] < 2.0 < 10.0 < many_slow.percentiles_ms[90.0]
+
+
+def test_steps_where_many_requests_share_one_latency() -> None:
+    flat = LatencyReport(100, 5.0, 5.0, 5.0, tuple((float(p), 5.0) for p in range(1, 100)))
+    m = merge_latency([flat, uniform(0.0, 10.0, 100)])
+    assert m is not None
+    assert m.percentiles_ms[50.0] == pytest.approx(5.0)
+    assert m.percentiles_ms[99.0] == pytest.approx(9.8, rel=1e-6)
+
+
+def test_nothing_to_merge() -> None:
+    assert merge_latency([]) is None
+    assert merge_latency([LatencyReport(0, 0, 0, 0, ())]) is None
+
+
+# -- network-bound -------------------------------------------------------------------------
+
+
+def test_net_rates_and_the_busiest_interface() -> None:
+    before = {"lo": [0, 0], "eth0": [1000, 2000], "eth1": [0, 0]}
+    after = {"lo": [500, 500], "eth0": [3000, 12000], "eth1": [10, 10]}
+    rates = net_rates(before, after, 2.0)
+    assert rates["eth0"] == NetRate("eth0", 1000.0, 5000.0)
+    busiest = busiest_interface(rates)
+    assert busiest is not None and busiest.interface == "eth0"
+    assert net_rates(before, after, 0) == {}
+
+
+def test_link_speed_from_sysfs_or_the_inventory() -> None:
+    speeds = {"eth0": 10000, "veth0": None}
+    assert link_bytes_per_s("eth0", speeds) == 10000e6 / 8
+    assert link_bytes_per_s("veth0", speeds) is None
+    assert link_bytes_per_s("lo", speeds) is None
+    assert link_bytes_per_s("eth0", speeds, nic_gbps=25) == 25e9 / 8  # inventory wins
+
+
+def test_network_verdict_at_ninety_percent_of_the_link() -> None:
+    link = 10e9 / 8  # 10 Gb/s
+    near = NetRate("eth0", 30e6, 0.95 * link)  # the article's 100 KB file case
+    reason = network_verdict(near, link)
+    assert reason is not None
+    assert reason.startswith("network-bound: the server sent 9.50 Gb/s on eth0, 95% of its 10")
+    assert network_verdict(NetRate("eth0", 30e6, 0.5 * link), link) is None
+    assert network_verdict(near, None) is None  # an unknown link speed decides nothing
+    assert network_verdict(None, link) is None
+
+
+def _window(idx: int, stdout: str = "", net: tuple[int, int] | None = None) -> dict[str, object]:
+    w: dict[str, object] = {"index": idx, "start": 100.0, "end": 102.0, "commands": []}
+    if stdout:
+        w["commands"] = [{"argv": [], "rc": 0, "stdout": stdout, "stderr": ""}]
+    if net:
+        w["net_before"] = {"eth0": [0, 0]}
+        w["net_after"] = {"eth0": list(net)}
+    return w
+
+
+def test_multihost_extras_merge_and_flag() -> None:
+    report = (DATA / "wrk" / "report_script_keepalive.txt").read_text()
+    windows = [{"index": i} for i in (0, 1, 2)]
+    link = 1e9 / 8
+    outputs = {
+        "srv": {"windows": [_window(i, net=(1000, int(2 * 0.97 * link))) for i in (0, 1, 2)]},
+        "c1": {"windows": [_window(i, report) for i in (0, 1, 2)]},
+        "c2": {"windows": [_window(i, report) for i in (0, 1, 2)]},
+    }
+    ex = multihost_extras(
+        ["c1", "c2"], "srv", outputs, windows, {"nic_speeds_mbps": {"eth0": 1000}}, None
+    )
+    assert ex.flags == ["network-bound"]
+    assert "97%" in ex.reasons[0]
+    assert ex.windows[1]["server_net"]["interface"] == "eth0"
+    assert ex.windows[1]["latency_count"] == 2 * 55000
+    assert ex.point["latency_count"] == 4 * 55000  # the two timed windows, not the warm-up
+    assert ex.point["latency_p50_ms"] == pytest.approx(0.166)
+    assert ex.point["server_net_tx_bytes_per_s"] == pytest.approx(0.97 * link, rel=1e-6)
+    # The same traffic on a 10 Gb/s link is far from network-bound.
+    ex10 = multihost_extras(
+        ["c1"], "srv", outputs, windows, {"nic_speeds_mbps": {"eth0": 10000}}, None
+    )
+    assert ex10.flags == [] and ex10.reasons == []
+
+
+# -- how many more clients ------------------------------------------------------------------
+
+
+def test_clients_needed_from_server_headroom_and_client_throughput() -> None:
+    # Two clients at 100% CPU did 10k each while the server was 50% busy: the server could
+    # do about 40k; a client does about 9k below its 90% ceiling: 5 clients, 3 more.
+    assert clients_needed(20000, 50.0, [10000, 10000], [100.0, 100.0]) == 3
+    # A server at 80% needs only a little more: still at least one more host.
+    assert clients_needed(20000, 80.0, [10000, 10000], [95.0, 95.0]) == 1
+    # One local client (sharing the host) at 100% with the server at 25%: 4x -> 4 more.
+    assert clients_needed(1000, 25.0, [1000], [100.0], client_ceiling_pct=100.0) == 3
+    assert clients_needed(0, 50.0, [0.0], [100.0]) == 0  # nothing measured: cannot say
+
+
+def test_clients_needed_reason_is_one_sentence() -> None:
+    text = clients_needed_reason(3, 2, 50.0, [99.0, 97.0])
+    assert text == (
+        "client-bound: the 2 clients saturated their CPUs (up to 99% busy) while the server's "
+        "CPUs were 50% busy; about 3 more client hosts would be needed to saturate the server"
+    )
+    assert "1 more client host would" in clients_needed_reason(1, 1, 70.0, [95.0])
+
+
+# -- --resume and --plan at the command line --------------------------------------------------
+
+cli = CliRunner()
+
+
+def test_resume_refuses_options_that_contradict_the_run(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    with Store(db) as store:
+        store.start_run(inventory="inv.yml", argv=[], tool_version="t", options={})
+    result = cli.invoke(app, ["run", "--resume", "1", "--cores", "2", "--db", str(db)])
+    assert result.exit_code == 2
+    assert "--resume 1 measures with that run's own inventory and options; drop --cores" in (
+        result.stderr
+    )
+
+
+def test_resume_of_a_missing_run_is_one_line(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    Store(db).close()
+    result = cli.invoke(app, ["run", "--resume", "7", "--db", str(db)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == f"error: --resume: no run 7 in {db}"
+    missing = cli.invoke(app, ["run", "--resume", "7", "--db", str(tmp_path / "none.sqlite")])
+    assert missing.exit_code == 2 and "does not exist" in missing.stderr
+
+
+def test_plan_document_is_json() -> None:
+    # The dry run's renderer on a hand-made document (the facts need real hosts).
+    from sizing.dryrun import plan_text
+
+    doc = {
+        "inventory": "lab.yml",
+        "resume_run": None,
+        "hosts": [
+            {
+                "name": "web1",
+                "roles": ["server"],
+                "address": "192.0.2.10",
+                "reachable": True,
+                "problem": None,
+                "cpus": 32,
+                "cpu_model": "Xeon",
+            },
+        ],
+        "points": [
+            {
+                "host": "web1",
+                "platform": "baremetal",
+                "cores": 1,
+                "ht": "off",
+                "profile": "rps",
+                "status": "planned",
+                "reason": "",
+                "server_cpus": "0",
+                "nginx_workers": 1,
+                "worker_cpu_affinity": "1",
+                "url": "http://192.0.2.10:8080/128b",
+                "windows": {"warmup_s": 3, "duration_s": 10, "repetitions": 3},
+                "clients": [
+                    {
+                        "host": "load1",
+                        "cpus": "0-7",
+                        "threads": 8,
+                        "connections": 50,
+                        "argv": ["taskset", "-c", "0-7", "wrk", "-t8", "-H", "Connection: close"],
+                    }
+                ],
+            },
+        ],
+        "playbooks": [{"playbook": "load.yml", "runs": 1}],
+        "preflight": ["load1: clock is 3.0 s ahead"],
+    }
+    json.dumps(doc)
+    text = plan_text(doc)
+    assert "load1 (CPUs 0-7): taskset -c 0-7 wrk -t8 -H 'Connection: close'" in text
+    assert "  - load1: clock is 3.0 s ahead" in text
+
+
+# -- Ansible plumbing a lab relies on ----------------------------------------------------------
+
+
+def test_inline_vault_values_load(tmp_path: Path) -> None:
+    from sizing.inventory import load_inventory
+
+    path = tmp_path / "lab.yml"
+    path.write_text(
+        "all:\n"
+        "  vars:\n"
+        "    ansible_become_password: !vault |\n"
+        "      $ANSIBLE_VAULT;1.1;AES256\n"
+        "      62313365396662343061393464336163383764373764613633653634306231386433626436623361\n"
+        "  children:\n"
+        "    servers: {hosts: {web1: {ansible_host: 192.0.2.10}}}\n"
+        "    clients: {hosts: {load1: {ansible_host: 192.0.2.21}}}\n"
+    )
+    inv = load_inventory(path)
+    assert inv.hosts["web1"].variables["ansible_become_password"] == "<vault-encrypted>"
+
+
+def test_event_times_bracket_a_task() -> None:
+    from sizing.provision import _created
+
+    assert _created({"created": "2026-01-02T03:04:05.250000+00:00"}) == pytest.approx(1767323045.25)
+    assert _created({"created": "2026-01-02T03:04:05.250000"}) == pytest.approx(1767323045.25)
+    assert _created({}) is None and _created({"created": "yesterday"}) is None
+
+
+def test_lab_inventory_is_valid() -> None:
+    from sizing.inventory import load_inventory
+
+    inv = load_inventory(Path(__file__).parents[2] / "inventories" / "lab.yml")
+    assert len(inv.servers) >= 1 and len(inv.clients) >= 2
+    assert all(not h.is_local for h in inv.hosts.values())
