@@ -56,6 +56,10 @@ def _point(opts: RunOptions, point: PlannedPoint, done: Collection[PointKey]) ->
             argv: list[str] | str = wrk.build_argv(spec)
         except Exception as exc:  # noqa: BLE001 - shown, and the pre-flight says it too
             argv = f"cannot build: {exc}"
+        if point.profile.mode == "fixed-rate":  # latency profiles: vegeta, one attack per rate
+            from sizing.fixedrate import plan_argv
+
+            argv = plan_argv(opts, point, c, url, float(windows["duration_s"]))
         clients.append(
             {
                 "host": c.name,

@@ -72,6 +72,14 @@ class HostVars(BaseModel):
     fault_locations: bool | None = Field(
         default=None, description="test-only nginx locations that answer 503 (fault tests)"
     )
+    tool_dir: str | None = None  # where loadgen.py, wrk_report.lua and vegeta go
+    # The upstream nginx of the proxy and api-jwt profiles (playbooks/upstream.yml).
+    upstream_port: int | None = Field(default=None, ge=1, le=65535)
+    upstream_listen_address: str | None = None
+    upstream_conf_dir: str | None = None
+    upstream_www_root: str | None = None
+    upstream_log_dir: str | None = None
+    upstream_pid_file: str | None = None
     # Hypervisor guests (libvirt, vsphere): validated by their platform adapters.
     vm: dict[str, Any] | None = None
     hypervisor: dict[str, Any] | None = None
@@ -151,6 +159,15 @@ _StrictLoader.add_constructor(
     yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
     _construct_mapping,  # type: ignore[arg-type]
 )
+
+
+def _construct_vault(loader: _StrictLoader, node: yaml.Node) -> str:
+    """An inline ansible-vault value (``!vault |``): Ansible decrypts it, sizing never
+    needs it, so it stays an opaque placeholder here."""
+    return "<vault-encrypted>"
+
+
+_StrictLoader.add_constructor("!vault", _construct_vault)  # type: ignore[arg-type]
 
 
 @dataclass

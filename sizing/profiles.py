@@ -22,7 +22,7 @@ class Profile(BaseModel):
     kind: Literal["workload"]
     name: str
     description: str
-    generator: Literal["wrk"] = "wrk"
+    generator: Literal["wrk", "vegeta"] = "wrk"
     metric: str
     unit: str
     scheme: Literal["http", "https"]
@@ -35,6 +35,16 @@ class Profile(BaseModel):
     duration_s: float = Field(default=10, ge=1, le=3600)
     warmup_s: float = Field(default=3, ge=0, le=600)
     repetitions: int = Field(default=3, ge=1, le=100)
+    # -- latency, proxy and API-gateway profiles (sizing.fixedrate, sizing.apigw) --
+    # max-rate: closed loop as fast as the server answers (wrk); fixed-rate: constant
+    # offered rates, open loop (vegeta), latency per rate, knee and SLO capacity.
+    mode: Literal["max-rate", "fixed-rate"] = "max-rate"
+    rates: str | None = None  # fixed-rate: "1000:10000:1000" or "500,1000"; --rates wins
+    slo: str | None = None  # fixed-rate: "p95=10ms"; --slo wins
+    # web: nginx serves the files; proxy: nginx proxies to an upstream nginx (keepalive);
+    # api-jwt: as proxy, after validating an HS256 JWT (njs) on every request.
+    role: Literal["web", "proxy", "api-jwt"] = "web"
+    tls_protocols: str | None = None  # e.g. "TLSv1.2" to get the article's ECDHE-ECDSA suite
 
 
 def available() -> list[str]:
@@ -61,7 +71,10 @@ def load_file(path: Path) -> Profile:
     except ValidationError as exc:
         raise InputError(
             str(path),
-            [f"{'.'.join(str(p) for p in e['loc']) or 'profile'}: {e['msg']}" for e in exc.errors()],
+            [
+                f"{'.'.join(str(p) for p in e['loc']) or 'profile'}: {e['msg']}"
+                for e in exc.errors()
+            ],
         ) from exc
 
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sizing import __version__
+from sizing import __version__, apigw, fixedrate
+from sizing.apigw import make_token
 from sizing.dryrun import plan_document
 from sizing.errors import HostError, InputError, Interrupted, SizingError, ToolError
 from sizing.inventory import Host, Inventory, load_inventory
@@ -29,7 +30,7 @@ from sizing.plan import PlannedPoint, build_plan
 from sizing.platforms import INVENTORY_PLACEHOLDER, Backend, BackendOptions, Target, backend_for
 from sizing.platforms import host_topology as platform_host_topology
 from sizing.platforms import skip_reason as platform_skip_reason
-from sizing.preflight import preflight
+from sizing.preflight import PreflightError, preflight
 from sizing.profiles import Profile
 from sizing.provision import run_playbook
 from sizing.store import Store
@@ -52,6 +53,7 @@ class RunOptions:
     duration_s: float | None = None
     repeat: int | None = None  # --repeat N: exactly N repetitions, no adaptation
     max_repeat: int = 10  # the cap of adaptive repetitions
+    skip_preflight: bool = False  # warn about failed pre-flight checks instead of refusing
     warmup_s: float | None = None
     connections: int | None = None
     argv: tuple[str, ...] = ()
@@ -59,6 +61,10 @@ class RunOptions:
     allow_host_reboot: bool = False  # hypervisor backends may reboot hosts (ESXi HT)
     insecure: bool = False  # hypervisor APIs without TLS verification (warned)
     resume_run: int | None = None  # --resume: measure only what this run is missing
+    # latency profiles (sizing.fixedrate): offered rates, SLO search, soak period
+    rates: tuple[int, ...] | None = None  # --rates 1000:10000:1000
+    slo: str | None = None  # --slo p95=10ms
+    soak_s: float | None = None  # --soak DURATION: repeat every rate for this long
 
 
 @dataclass
@@ -141,6 +147,8 @@ def _nginx_vars(point: PlannedPoint, workers: Sequence[int]) -> dict[str, Any]:
     }
     if prof.tls_key == "ecdsa-p256":
         extra["sizing_tls_ciphers"] = "ECDHE-ECDSA-AES256-GCM-SHA384"
+    if prof.tls_protocols:  # latency profiles: TLS 1.2 only, so the suite above is used
+        extra["sizing_tls_protocols"] = prof.tls_protocols
     return extra
 
 
@@ -193,8 +201,10 @@ class Sweep:
         self.backends: dict[str, Backend] = {}  # platform -> backend (keeps its sessions)
         self.prepared: dict[str, Host] = {}  # servers whose backend prepared a point
         self.placement: dict[str, str] = {}  # libvirt guest -> its hypervisor inventory host
+        self.start_leads: dict[str, float] = {}  # guest -> seconds Ansible needs to start there
         self.reported: set[str] = set()  # broken hosts already reported (once per run)
         self.done: set[PointKey] = set()  # --resume: keys the run already has
+        self.extras: dict[str, Any] = {}  # latency/gateway profiles' state (vegeta, upstream)
 
     # -- the whole run --------------------------------------------------------------------
 
@@ -314,16 +324,22 @@ class Sweep:
     ) -> None:
         """Every pre-flight check (sizing.preflight) before any load; raises them all."""
         self.progress.step("pre-flight checks")
-        preflight(
-            plan,
-            {h: f.raw for h, f in self.facts.items()},
-            connections=self._connections,
-            duration_s=self._duration,
-            hosts=[h.name for h in hosts],
-            unreachable=unreachable,
-            clock={h: f.clock_window for h, f in self.facts.items() if f.clock_window},
-            topologies={h: f.topology for h, f in self.facts.items()},
-        )
+        try:
+            preflight(
+                plan,
+                {h: f.raw for h, f in self.facts.items()},
+                connections=self._connections,
+                duration_s=self._duration,
+                hosts=[h.name for h in hosts],
+                unreachable=unreachable,
+                clock={h: f.clock_window for h, f in self.facts.items() if f.clock_window},
+                topologies={h: f.topology for h, f in self.facts.items()},
+            )
+        except PreflightError as exc:
+            if not self.opts.skip_preflight:
+                raise
+            for line in exc.problems:
+                self.progress.note(f"pre-flight (ignored by --skip-preflight): {line}")
 
     def _report_broken(self, summary: RunSummary) -> None:
         """Report each host that failed mid-sweep once; its later points fail fast."""
@@ -435,10 +451,17 @@ class Sweep:
         return [self.inventory.hosts[self.placement.get(s.name, s.name)] for s in servers]
 
     def _guest_booted(self, target: Target) -> None:
-        """Read a freshly booted guest's facts and put the window runner on it."""
+        """Read a freshly booted guest's facts and put the window runner on it.
+
+        How long Ansible took to run the facts script there sets the guest's start lead:
+        an emulated guest needs many seconds to start a Python program, and its windows
+        must still begin with the clients'.
+        """
+        t0 = time.monotonic()
         facts, problems = gather_facts(
             self.inventory, [self.inventory.hosts[target.host]], debug=self.opts.debug
         )
+        self.start_leads[target.host] = 1.5 * (time.monotonic() - t0) + 2.0
         if target.host not in facts:
             why = problems.get(target.host, "unreachable")
             raise HostError(target.host, f"facts could not be read after boot: {why}")
@@ -532,6 +555,9 @@ class Sweep:
             if server.name in self.placement:
                 self._guest_booted(target)
         extra = _nginx_vars(point, target.workers)
+        if point.profile.role in apigw.GATEWAY_ROLES:  # proxy/api-jwt: the upstream first
+            apigw.provision_upstream(self, point)
+            extra.update(apigw.gateway_vars(self, point, target))
         if self.applied.get(target.host) == extra:
             return target
         res = run_playbook(
@@ -550,11 +576,13 @@ class Sweep:
         return target
 
     def _measure(
-        self, point: PlannedPoint, target: Target
+        self, point: PlannedPoint, target: Target, *, plain: bool = False
     ) -> tuple[PointResult, list[tuple[int, Sample]]]:
         """Warm up, then repeat until the stop rule is met; evaluate every guard."""
         assert point.allocation is not None
         opts, prof = self.opts, point.profile
+        if not plain and (prof.mode == "fixed-rate" or prof.role in apigw.GATEWAY_ROLES):
+            return self._measure_other(point, target)  # latency, proxy, api-jwt profiles
         # wrk takes whole seconds only.
         duration = max(1, round(opts.duration_s or prof.duration_s))
         warmup_s = prof.warmup_s if opts.warmup_s is None else opts.warmup_s
@@ -590,6 +618,15 @@ class Sweep:
             batch = [{"index": n + 1, "offset": 0.0, "duration": duration}]
         return self._evaluate(point, target, outputs, all_windows, connections, duration, rule)
 
+    def _measure_other(
+        self, point: PlannedPoint, target: Target
+    ) -> tuple[PointResult, list[tuple[int, Sample]]]:
+        """Latency profiles (sizing.fixedrate); proxy and api-jwt (sizing.apigw), whose
+        checks come first and whose load windows are the wrk ones of ``_measure``."""
+        if point.profile.mode == "fixed-rate":
+            return fixedrate.measure(self, point, target)
+        return apigw.measure(self, point, target, self.extras.setdefault("jwt", make_token()))
+
     def _run_windows(
         self,
         point: PlannedPoint,
@@ -605,7 +642,8 @@ class Sweep:
         specs: dict[str, dict[str, Any]] = {}
         sz = point.server.sizing
         pidfile = sz.pid_file or "/run/sizing-nginx.pid"
-        start_at = time.time() + START_LEAD_S + 0.25 * len(point.clients)
+        lead = max(START_LEAD_S, self.start_leads.get(target.host, 0.0))
+        start_at = time.time() + lead + 0.25 * len(point.clients)
         for c in point.clients:
             argvs = [
                 wrk.build_argv(client_wrk_spec(point, c, url, connections, float(win["duration"])))
@@ -626,7 +664,7 @@ class Sweep:
             srv["tls_log"] = f"{sz.log_dir or '/var/log/sizing-nginx'}/tls.log"
         hosts = sorted(specs)
         span = max(float(w["offset"]) + float(w["duration"]) for w in windows)
-        timeout = int(START_LEAD_S + span + 120 + 10 * len(hosts))
+        timeout = int(lead + span + 120 + 10 * len(hosts))
         res = run_playbook(
             "load.yml",
             self.inventory.path,
@@ -941,6 +979,9 @@ def run_options_record(opts: RunOptions) -> dict[str, Any]:
         "repeat": opts.repeat,
         "warmup_s": opts.warmup_s,
         "connections": opts.connections,
+        "rates": list(opts.rates) if opts.rates else None,
+        "slo": opts.slo,
+        "soak_s": opts.soak_s,
     }
 
 
@@ -967,6 +1008,9 @@ def resume_options(opts: RunOptions, run_id: int) -> RunOptions:
         repeat=o.get("repeat", opts.repeat),
         warmup_s=o.get("warmup_s", opts.warmup_s),
         connections=o.get("connections", opts.connections),
+        rates=tuple(o["rates"]) if o.get("rates") else opts.rates,
+        slo=o.get("slo", opts.slo),
+        soak_s=o.get("soak_s", opts.soak_s),
         resume_run=run_id,
     )
 

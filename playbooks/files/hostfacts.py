@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import subprocess
 import time
@@ -79,6 +80,36 @@ def hypervisor(flag):
     return vendor or None
 
 
+def nic_speeds():
+    """Link speed in Mb/s of every network interface but lo (None when the driver has none)."""
+    out = {}
+    for path in sorted(glob.glob("/sys/class/net/*")):
+        name = os.path.basename(path)
+        if name == "lo":
+            continue
+        try:
+            speed = int(read(path + "/speed", "-1") or -1)
+        except ValueError:
+            speed = -1
+        out[name] = speed if speed > 0 else None
+    return out
+
+
+def limits():
+    """Open-files limits of this context (Ansible's user, after become), and whether it may raise them."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    cap_eff = 0
+    for line in read("/proc/self/status").splitlines():
+        if line.startswith("CapEff:"):
+            cap_eff = int(line.split()[1], 16)
+    return {
+        "nofile_soft": None if soft == resource.RLIM_INFINITY else soft,
+        "nofile_hard": None if hard == resource.RLIM_INFINITY else hard,
+        "cap_sys_resource": bool(cap_eff & (1 << 24)),  # CAP_SYS_RESOURCE: may raise hard limits
+        "euid": os.geteuid(),
+    }
+
+
 def version_of(argv, pattern):
     if not shutil.which(argv[0]):
         return None
@@ -107,12 +138,13 @@ def main():
         "nginx_openssl": (re.search(r"built with OpenSSL (\S+)", nginx_v or "") or [None, None])[1],
         "openssl_version": version_of(["openssl", "version"], r"OpenSSL (\S+)"),
         "wrk_version": version_of(["wrk", "-v"], r"wrk (\S+)"),
-        "nofile_soft": os.sysconf("SC_OPEN_MAX"),
+        **limits(),
+        "nic_speeds_mbps": nic_speeds(),
         "somaxconn": int(read("/proc/sys/net/core/somaxconn", "0") or 0),
         "ip_local_port_range": read("/proc/sys/net/ipv4/ip_local_port_range"),
         "mem_total_kb": int(re.sub(r"\D", "", read("/proc/meminfo").splitlines()[0]) or 0),
-        "time": time.time(),
     }
+    facts["time"] = time.time()  # last: compared with the controller's clock around this task
     print(json.dumps(facts))
 
 

@@ -155,6 +155,7 @@ def start(cmd):
     if stdin is not None:
         proc.stdin.write(stdin)
         proc.stdin.close()
+        proc.stdin = None  # communicate() must not touch it again
     return proc
 
 

@@ -204,6 +204,15 @@ def recommend_cmd(
     headroom: Annotated[
         float, typer.Option("--headroom", metavar="PCT", help="Share of capacity kept free, 0-90.")
     ] = 20.0,
+    p95: Annotated[
+        str | None,
+        typer.Option(
+            "--p95",
+            metavar="LATENCY",
+            help="Size --rps by the measured RPS at which p95 latency stays within this"
+            " (e.g. 10ms), from latency-profile runs (sizing run --profile latency).",
+        ),
+    ] = None,
     platform: Annotated[
         str, typer.Option("--platform", metavar=_metavar(PlatformChoice), help="Platform to size.")
     ] = "any",
@@ -243,9 +252,14 @@ def recommend_cmd(
     demand.validate()  # before any file is read: a bad demand is a usage error
     if max_servers < 1:
         raise UsageError(f"--max-servers must be at least 1, not {max_servers}")
+    if p95 is not None and source_c is SourceChoice.MEASURED and tps is None:
+        source_c = SourceChoice.BOTH  # the rps figures all come from latency points anyway
     cat, selection = _load(source_c, catalog, db, include_emulated)
+    figures = selection.figures
+    if p95 is not None:  # rps figures become "RPS at p95 <= X" (sizing.engine.slo)
+        figures = _latency_figures(figures, p95, rps, db, include_emulated)
     result = recommend(
-        selection.figures,
+        figures,
         cat,
         demand,
         platforms=None if platform_c is PlatformChoice.ANY else [platform_c.value],
@@ -258,6 +272,39 @@ def recommend_cmd(
         _render_recommendation(result)
     if result.recommendation is None:
         raise SizingError(result.explanation[0])
+
+
+def _latency_figures(
+    figures: tuple[Figure, ...], p95: str, rps: float | None, db: Path | None,
+    include_emulated: bool,
+) -> tuple[Figure, ...]:
+    """``--p95``: replace the rps figures by measured RPS-at-p95 figures."""
+    from sizing import paths
+    from sizing.engine.slo import slo_figures, slo_profile_name
+    from sizing.knee import Slo, parse_limit_ms
+    from sizing.store import Store
+
+    slo = Slo("p95", parse_limit_ms(p95, "--p95"))
+    if rps is None:
+        raise UsageError("--p95 sizes a request rate: give --rps too")
+    path = db if db is not None else paths.default_db()
+    found: list[Figure] = []
+    if path.is_file():
+        with Store(path) as store:
+            found = slo_figures(((p.run_id, p.result) for p in store.iter_valid()), slo,
+                                include_emulated=include_emulated)
+    if not found:
+        raise UsageError(
+            f"--p95: no valid latency measurement in {path} (run `sizing run --profile "
+            f"latency --slo p95={slo.limit_ms:g}ms`); reference data has no latency figures"
+        )
+    typer.echo(
+        f"sizing RPS as {slo_profile_name(slo)}: "
+        + "; ".join(f"{f.platform} {f.cores}c HT {f.ht} {f.value:,.0f}/s ({f.origin})"
+                    for f in found),
+        err=True,
+    )
+    return tuple(f for f in figures if f.profile != "rps") + tuple(found)
 
 
 def _money(v: float | None, currency: str = "USD") -> str:

@@ -200,6 +200,32 @@ def run(
             " with that run's inventory and options, appending to it.",
         ),
     ] = None,
+    rates: Annotated[
+        str | None,
+        typer.Option(
+            "--rates",
+            metavar="START:STOP:STEP",
+            help="Latency profiles: offered request rates, e.g. 1000:10000:1000 or 500,1000"
+            " (default: the profile's).",
+        ),
+    ] = None,
+    slo: Annotated[
+        str | None,
+        typer.Option(
+            "--slo",
+            help="Latency profiles: find the highest rate meeting this objective to ±2%,"
+            " e.g. p95=10ms (mean, p50, p90, p95, p99, max).",
+        ),
+    ] = None,
+    soak: Annotated[
+        str | None,
+        typer.Option(
+            "--soak",
+            metavar="DURATION",
+            help="Latency profiles: repeat every rate back to back for this long (e.g. 10m),"
+            " keeping each repetition.",
+        ),
+    ] = None,
     plan_only: Annotated[
         bool,
         typer.Option(
@@ -208,13 +234,25 @@ def run(
             " hosts, CPU sets and exact wrk commands; provision and load nothing.",
         ),
     ] = False,
+    skip_preflight: Annotated[
+        bool,
+        typer.Option(
+            "--skip-preflight",
+            help="Warn about failed pre-flight checks instead of refusing to run; the"
+            " validity guards still judge every point.",
+        ),
+    ] = False,
 ) -> None:
     """Measure NGINX per core count and HT mode on the inventory's servers, and store it."""
     from sizing import profiles as profiles_mod
+    from sizing.knee import parse_duration_s, parse_rates, parse_slo
     from sizing.plan import parse_cores, parse_ht
     from sizing.runner import RunOptions, run_sweep
 
     opts = RunOptions(
+        rates=parse_rates(rates) if rates else None,
+        slo=str(parse_slo(slo)) if slo else None,
+        soak_s=parse_duration_s(soak, "--soak") if soak else None,
         inventory=inventory,
         cores=parse_cores(cores),
         hts=parse_ht(ht.value),
@@ -229,6 +267,7 @@ def run(
         debug=state.debug,
         allow_host_reboot=allow_host_reboot,
         insecure=insecure,
+        skip_preflight=skip_preflight,
     )
     if resume is not None:
         opts = _resume_opts(ctx, opts, resume)
@@ -260,7 +299,8 @@ def run(
 
 
 _RESUME_FIXED = (
-    "inventory", "cores", "ht", "profile", "duration", "repeat", "warmup", "connections"
+    "inventory", "cores", "ht", "profile", "duration", "repeat", "warmup", "connections",
+    "rates", "slo", "soak",
 )
 
 

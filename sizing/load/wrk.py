@@ -18,6 +18,7 @@ Written against wrk 4.1.0 (Debian) and checked with wrk's own ``src/wrk.c`` and
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Sequence
@@ -26,7 +27,15 @@ from dataclasses import dataclass, field
 from sizing.errors import ToolError, UsageError
 from sizing.topology import cpulist
 
-__all__ = ["WrkParseError", "WrkResult", "WrkSpec", "build_argv", "parse"]
+__all__ = [
+    "LatencyReport",
+    "WrkParseError",
+    "WrkResult",
+    "WrkSpec",
+    "build_argv",
+    "parse",
+    "parse_report",
+]
 
 
 class WrkParseError(ToolError):
@@ -45,6 +54,7 @@ class WrkSpec:
     headers: tuple[str, ...] = ()
     latency: bool = True
     cpus: tuple[int, ...] = ()
+    script: str | None = None  # a Lua script on the client (playbooks/files/wrk_report.lua)
 
 
 def _whole_seconds(name: str, value: float) -> int:
@@ -97,6 +107,8 @@ def build_argv(spec: WrkSpec, *, wrk: str = "wrk", pin_with: str = "taskset") ->
         argv.append("--latency")
     for header in spec.headers:
         argv += ["-H", header]
+    if spec.script:
+        argv += ["-s", spec.script]
     argv.append(spec.url)
     return argv
 
@@ -250,3 +262,51 @@ def parse(text: str) -> WrkResult:
         threads=int(threads_m.group(1)),
         connections=int(threads_m.group(2)),
     )
+
+
+@dataclass(frozen=True)
+class LatencyReport:
+    """What ``playbooks/files/wrk_report.lua`` prints: one client's latency distribution.
+
+    ``cdf`` holds (percentile, milliseconds) pairs in increasing order; ``count`` is the
+    number of requests the distribution describes, the weight when distributions of
+    several clients are merged.
+    """
+
+    count: int
+    min_ms: float
+    max_ms: float
+    mean_ms: float
+    cdf: tuple[tuple[float, float], ...]
+    requests: int = 0
+    errors: int = 0
+
+
+def parse_report(text: str) -> LatencyReport:
+    """Parse the JSON line of ``wrk_report.lua`` out of wrk's stdout (µs become ms).
+
+    Raises :class:`WrkParseError` when the line is missing or malformed.
+    """
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith('{"sizing_wrk_report"'):
+            continue
+        try:
+            doc = json.loads(line)
+            lat = doc["latency_us"]
+            cdf = tuple(
+                sorted((float(p), float(v) / 1000.0) for p, v in lat["cdf"])
+            )
+            errors = sum(int(v) for v in doc.get("errors", {}).values())
+            return LatencyReport(
+                count=int(lat["count"]),
+                min_ms=float(lat["min"]) / 1000.0,
+                max_ms=float(lat["max"]) / 1000.0,
+                mean_ms=float(lat["mean"]) / 1000.0,
+                cdf=cdf,
+                requests=int(doc["requests"]),
+                errors=errors,
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise WrkParseError(f"wrk report line is malformed: {exc}") from exc
+    raise WrkParseError("wrk output lacks the sizing report line (wrk_report.lua did not run)")

@@ -8,7 +8,9 @@ connection count. (nginx killed mid-repetition is in test_run_local.py.)
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -67,7 +69,7 @@ def test_busy_client_core_is_flagged_client_bound(tmp: Path, tools: None) -> Non
     try:
         squeezed = run(inv, tmp, "tps")
     finally:
-        hog.kill()
+        os.killpg(hog.pid, signal.SIGKILL)  # timeout and the shell loop it started
         hog.wait(timeout=10)
     assert squeezed["status"] == "invalid", squeezed
     assert "client-bound" in squeezed["flags"]

@@ -22,7 +22,7 @@ runner = CliRunner()
         (["run", "--cores", "0"], 2, "--cores: 0 is not a core count"),
         (["run", "--cores", "abc"], 2, "--cores: 'abc' is not a number"),
         (["run", "--cores", "3"], 2, "--cores: 3 is not a supported core count"),
-        (["run", "--profile", "rps,nope"], 2, "unknown profile 'nope' (available: rps, tps"),
+        (["run", "--profile", "rps,nope"], 2, "unknown profile 'nope' (available: "),
         (["run", "-i", str(DATA / "bad_platform.yml")], 3, "sizing_platform: unknown platform"),
         (["run", "-i", str(DATA / "missing.yml")], 3, "no such inventory file"),
         (["inventory", "check", str(DATA / "bad_yaml.yml")], 3, "YAML syntax"),
@@ -56,19 +56,31 @@ def test_results_on_a_fresh_machine(tmp_path: Path) -> None:
 def test_results_lists_runs_points_and_metadata(tmp_path: Path) -> None:
     db = tmp_path / "r.sqlite"
     with Store(db) as store:
-        run_id = store.start_run(inventory="inv.yml", argv=["sizing", "run"], tool_version="t", options={})
+        run_id = store.start_run(
+            inventory="inv.yml", argv=["sizing", "run"], tool_version="t", options={}
+        )
         key = PointKey("web1", "baremetal", 1, "off", "rps")
         meta = {"nginx_version": "1.22.1", "kernel": "6.1", "cpu_model": "Xeon", "connections": 50}
         store.add_point(
             run_id,
-            PointResult(key, Status.MEASURED, value=70123.4, unit="requests/s", repetitions=3,
-                        spread=0.02, metadata=meta),
+            PointResult(
+                key,
+                Status.MEASURED,
+                value=70123.4,
+                unit="requests/s",
+                repetitions=3,
+                spread=0.02,
+                metadata=meta,
+            ),
             [(1, Sample("requests_per_second", 70000.0, "requests/s", meta))],
         )
         store.add_point(
             run_id,
-            PointResult(PointKey("web1", "baremetal", 2, "off", "rps"), Status.SKIPPED,
-                        "needs 2 server cores plus at least 1 client core"),
+            PointResult(
+                PointKey("web1", "baremetal", 2, "off", "rps"),
+                Status.SKIPPED,
+                "needs 2 server cores plus at least 1 client core",
+            ),
             [],
         )
         store.finish_run(run_id, "complete")

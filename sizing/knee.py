@@ -1,0 +1,309 @@
+"""Latency against offered rate: the knee, the SLO capacity and the search for it.
+
+Pure functions, no I/O. The sweep (``sizing.fixedrate``) supplies measured points; the
+engine and the guide read the results.
+
+* **SLO.** ``p95=10ms`` (also ``p50``, ``p99``, ``mean``, ``max``): a rate *meets* the SLO
+  when that statistic of its latencies is at most the limit and no request failed beyond
+  the error allowance.
+* **SLO capacity.** The highest offered rate that meets the SLO. From a sweep alone it is
+  known only to the sweep's step; :func:`search` narrows it to ±2% by probing new rates.
+* **Knee.** Where latency "explodes" (the article's word): the last swept rate whose p95
+  stays within ``KNEE_FACTOR`` times the low-load p95 (the median of the lowest rates'
+  p95, at least ``KNEE_FLOOR_MS``), when a later rate exceeds it. With no SLO given this is
+  the point's capacity; it is also what the guide's charts mark.
+
+**The search** keeps a bracket ``[lo, hi]``: ``lo`` met the SLO, ``hi`` did not (from the
+sweep, or found by doubling). The first probe interpolates the latency statistic between
+the bracket's ends (see :func:`_interpolate`), kept within the middle 80% of the bracket;
+the second confirms, one tolerance beyond it on the other side: when the interpolation was
+good this closes the bracket in two probes. After that it bisects, so it never takes more
+than two probes beyond a plain binary search, whatever the curve looks like. It stops
+when ``(hi - lo) / lo <= tolerance`` and returns ``lo``: a rate that was measured to meet
+the SLO, within the tolerance of one that did not.
+Measurements are noisy: a non-monotonic curve only moves the answer within the bracket.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from sizing.errors import UsageError
+
+__all__ = [
+    "KNEE_FACTOR",
+    "LatencyPoint",
+    "SearchResult",
+    "Slo",
+    "capacity_from_curve",
+    "knee",
+    "parse_rates",
+    "parse_slo",
+    "search",
+]
+
+KNEE_FACTOR = 3.0  # p95 above 3x its low-load value: latency has left the flat part
+KNEE_FLOOR_MS = 1.0  # ...but never a knee below 1 ms of p95 (timer noise on fast servers)
+TOLERANCE = 0.02  # ±2%
+MAX_PROBES = 16
+STATS = ("mean", "p50", "p90", "p95", "p99", "max")
+
+
+@dataclass(frozen=True)
+class LatencyPoint:
+    """One offered rate and what was measured at it (latencies in ms)."""
+
+    rate: float
+    mean_ms: float
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+    max_ms: float
+    achieved: float | None = None  # responses per second
+    error_ratio: float = 0.0
+    p90_ms: float | None = None
+    server_busy: float | None = None  # % of the server's pinned CPUs
+    server_steal: float | None = None
+
+    def stat(self, name: str) -> float:
+        """The named statistic (``mean``, ``p50``, ``p90``, ``p95``, ``p99``, ``max``)."""
+        value = {
+            "mean": self.mean_ms,
+            "p50": self.p50_ms,
+            "p90": self.p90_ms,
+            "p95": self.p95_ms,
+            "p99": self.p99_ms,
+            "max": self.max_ms,
+        }[name]
+        if value is None:
+            raise UsageError(f"no {name} latency was measured at {self.rate:g} requests/s")
+        return value
+
+
+@dataclass(frozen=True)
+class Slo:
+    """A latency objective: ``stat`` at most ``limit_ms``, errors at most ``max_errors``."""
+
+    stat: str
+    limit_ms: float
+    max_errors: float = 0.001
+
+    def met(self, p: LatencyPoint) -> bool:
+        return p.error_ratio <= self.max_errors and p.stat(self.stat) <= self.limit_ms
+
+    @property
+    def label(self) -> str:
+        """``p95<=10ms``: the suffix of the engine's profile name ``rps@p95<=10ms``."""
+        return f"{self.stat}<={self.limit_ms:g}ms"
+
+    def __str__(self) -> str:
+        return f"{self.stat}={self.limit_ms:g}ms"
+
+
+_SLO_RE = re.compile(r"^\s*(mean|p50|p90|p95|p99|max)\s*(?:=|<=)\s*(\d+(?:\.\d+)?)\s*(us|ms|s)\s*$")
+_UNIT_MS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def parse_slo(text: str) -> Slo:
+    """``p95=10ms`` (or ``p99<=1.5s``, ``mean=800us``) -> :class:`Slo`."""
+    m = _SLO_RE.match(text.lower())
+    if m is None:
+        raise UsageError(
+            f"--slo: {text!r} is not an objective like p95=10ms "
+            f"(statistics: {', '.join(STATS)}; units us, ms, s)"
+        )
+    limit = float(m.group(2)) * _UNIT_MS[m.group(3)]
+    if limit <= 0:
+        raise UsageError(f"--slo: the limit must be positive, not {text!r}")
+    return Slo(m.group(1), limit)
+
+
+def parse_limit_ms(text: str, option: str) -> float:
+    """``10ms`` / ``0.5s`` / ``800us`` -> milliseconds (``recommend --p95``)."""
+    m = re.match(r"^\s*(\d+(?:\.\d+)?)\s*(us|ms|s)?\s*$", text.lower())
+    if m is None or float(m.group(1)) <= 0:
+        raise UsageError(f"{option}: {text!r} is not a latency like 10ms, 0.5s or 800us")
+    return float(m.group(1)) * _UNIT_MS[m.group(2) or "ms"]
+
+
+def parse_duration_s(text: str, option: str) -> float:
+    """``90s`` / ``10m`` / ``2h`` / ``300`` (seconds) -> seconds (``--soak``)."""
+    m = re.match(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$", text.lower())
+    if m is None or float(m.group(1)) <= 0:
+        raise UsageError(f"{option}: {text!r} is not a duration like 90s, 10m or 2h")
+    return float(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[m.group(2) or "s"]
+
+
+def parse_rates(text: str) -> tuple[int, ...]:
+    """``1000:10000:1000`` (start:stop:step, inclusive) or ``500,1000,2000`` -> rates."""
+    text = text.strip()
+    try:
+        if ":" in text:
+            parts = [float(p) for p in text.split(":")]
+            if len(parts) != 3:
+                raise ValueError
+            start, stop, step = parts
+            if start < 1 or step <= 0 or stop < start:
+                raise ValueError
+            n = math.floor((stop - start) / step + 1e-9) + 1
+            if n > 1000:
+                raise UsageError(f"--rates: {text!r} gives {n} rates; 1000 at most")
+            rates = [round(start + i * step) for i in range(n)]
+        else:
+            rates = [round(float(p)) for p in text.split(",") if p.strip()]
+            if not rates or min(rates) < 1:
+                raise ValueError
+    except ValueError:
+        raise UsageError(
+            f"--rates: {text!r} is not START:STOP:STEP (e.g. 1000:10000:1000) or a list "
+            "of rates of at least 1 request/s"
+        ) from None
+    return tuple(sorted(set(rates)))
+
+
+def knee(points: Sequence[LatencyPoint], factor: float = KNEE_FACTOR) -> LatencyPoint | None:
+    """The last rate before latency explodes (see the module docstring), or None when the
+    curve never leaves its flat part (no knee within the sweep) or starts beyond it."""
+    pts = sorted(points, key=lambda p: p.rate)
+    if len(pts) < 2:
+        return None
+    base = statistics.median(p.p95_ms for p in pts[: max(1, min(3, len(pts) // 3))])
+    limit = max(factor * base, KNEE_FLOOR_MS)
+    last_ok: LatencyPoint | None = None
+    for p in pts:
+        if p.p95_ms > limit or p.error_ratio > 0.001:
+            return last_ok
+        last_ok = p
+    return None
+
+
+def capacity_from_curve(points: Sequence[LatencyPoint], slo: Slo) -> float | None:
+    """The highest swept rate meeting ``slo`` with every lower rate meeting it too, or
+    None when the lowest rate already fails. Known only to the sweep's step."""
+    best: float | None = None
+    for p in sorted(points, key=lambda p: p.rate):
+        if not slo.met(p):
+            break
+        best = p.rate
+    return best
+
+
+@dataclass
+class SearchResult:
+    """What :func:`search` found. ``capacity`` is None when even ``floor`` failed."""
+
+    capacity: float | None
+    bracket: tuple[float | None, float | None]  # (highest met, lowest failed)
+    probes: list[LatencyPoint] = field(default_factory=list)
+    converged: bool = False
+    reason: str = ""
+
+    @property
+    def probe_count(self) -> int:
+        return len(self.probes)
+
+
+def _interpolate(lo: LatencyPoint, hi: LatencyPoint, slo: Slo) -> float:
+    """Where the statistic crosses the limit between ``lo`` and ``hi``.
+
+    The mean of two models of a saturating server: latency exponential in the rate
+    (log-linear) and latency hyperbolic in the headroom, ``L ~ 1/(capacity - rate)`` as in
+    a single queue (1/L linear). Real curves lie between the two.
+    """
+    a, b, limit = lo.stat(slo.stat), hi.stat(slo.stat), slo.limit_ms
+    if a <= 0 or b <= a or not a <= limit <= b or hi.error_ratio > slo.max_errors:
+        return (lo.rate + hi.rate) / 2
+    t_log = (math.log(limit) - math.log(a)) / (math.log(b) - math.log(a))
+    t_inv = (1 / a - 1 / limit) / (1 / a - 1 / b)
+    return lo.rate + (t_log + t_inv) / 2 * (hi.rate - lo.rate)
+
+
+def search(
+    probe: Callable[[float], LatencyPoint],
+    slo: Slo,
+    *,
+    curve: Sequence[LatencyPoint] = (),
+    start: float = 1000.0,
+    ceiling: float = 10_000_000.0,
+    floor: float = 1.0,
+    tolerance: float = TOLERANCE,
+    max_probes: int = MAX_PROBES,
+) -> SearchResult:
+    """The highest rate meeting ``slo`` to within ``tolerance`` (see the module docstring).
+
+    ``probe(rate)`` measures one rate; ``curve`` holds rates already measured (a sweep),
+    which set the first bracket. Without a failing rate in ``curve`` the rate doubles from
+    the highest met one (or ``start``) until one fails or ``ceiling`` is reached; without
+    a met rate it halves down to ``floor``.
+    """
+    if not 0 < tolerance < 1:
+        raise UsageError(f"tolerance must be between 0 and 1, not {tolerance}")
+    probes: list[LatencyPoint] = []
+    known = sorted(curve, key=lambda p: p.rate)
+    met = [p for p in known if slo.met(p)]
+    failed = [p for p in known if not slo.met(p)]
+    lo = max(met, key=lambda p: p.rate) if met else None
+    # the lowest failure above the highest success: noise below it does not move lo
+    above = [p for p in failed if lo is None or p.rate > lo.rate]
+    hi = min(above, key=lambda p: p.rate) if above else None
+
+    def measure(rate: float) -> LatencyPoint:
+        p = probe(float(round(rate)))
+        probes.append(p)
+        return p
+
+    while hi is None and len(probes) < max_probes:  # grow until something fails
+        rate = lo.rate * 2 if lo is not None else start
+        if rate > ceiling:
+            return SearchResult(lo.rate if lo else None, (lo.rate if lo else None, None),
+                                probes, False, f"still met the SLO at the ceiling {ceiling:g}")
+        p = measure(min(rate, ceiling))
+        if slo.met(p):
+            lo = p
+        else:
+            hi = p
+    while lo is None and hi is not None and len(probes) < max_probes:  # shrink until met
+        if hi.rate / 2 < floor:
+            return SearchResult(None, (None, hi.rate), probes, True,
+                                f"even {hi.rate:g} requests/s misses the SLO")
+        p = measure(hi.rate / 2)
+        if slo.met(p):
+            lo = p
+        else:
+            hi = p
+    if lo is None or hi is None:
+        return SearchResult(lo.rate if lo else None, (lo.rate if lo else None,
+                            hi.rate if hi else None), probes, False, "probe budget spent")
+    step = 0
+    while (hi.rate - lo.rate) / lo.rate > tolerance:
+        if len(probes) >= max_probes:
+            return SearchResult(lo.rate, (lo.rate, hi.rate), probes, False,
+                                f"probe budget ({max_probes}) spent")
+        width = hi.rate - lo.rate
+        mid = lo.rate + width / 2
+        phase = min(step, 2)
+        if phase == 0:  # interpolate, kept inside the middle 80% of the bracket
+            guess = _interpolate(lo, hi, slo)
+            guess = min(max(guess, lo.rate + 0.1 * width), hi.rate - 0.1 * width)
+        elif phase == 1:  # confirm: one tolerance beyond the side the last probe moved
+            last = probes[-1]
+            if last is lo:
+                guess = min(lo.rate * (1 + tolerance), mid)
+            else:
+                guess = max(hi.rate / (1 + tolerance), mid)
+        else:  # then bisect: never more than two probes beyond a plain binary search
+            guess = mid
+        step += 1
+        rate = float(round(guess))
+        if rate <= lo.rate or rate >= hi.rate:  # the bracket is a few requests wide
+            break
+        p = measure(rate)
+        if slo.met(p):
+            lo = p
+        else:
+            hi = p
+    return SearchResult(lo.rate, (lo.rate, hi.rate), probes, True, "")

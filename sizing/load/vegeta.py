@@ -1,0 +1,243 @@
+"""The vegeta driver: argv builders and a pure parser of vegeta's reports.
+
+vegeta (github.com/tsenart/vegeta, pinned to v12.12.0 by ``scripts/install-vegeta``) is
+the open-loop generator of the latency profiles: it offers a constant request rate whether
+or not earlier requests have returned.
+
+**Why vegeta, and why its latencies are free of coordinated omission.** wrk2, which the
+latency article used, is not packaged anywhere we can install from; vegeta is, through the
+Go module proxy. Read from its ``lib/attack.go`` (v12.12.0):
+
+* The pacer goroutine emits one tick per scheduled send time (``time.Sleep(wait)`` until
+  the next one). A tick is handed to an idle worker; when every worker is blocked on an
+  outstanding request, the pacer **starts another worker at once** instead of waiting
+  (unless ``-max-workers`` caps them, which this driver never does). Each worker uses its
+  own connection, and ``-max-connections`` is left unlimited, so a stalled server cannot
+  hold back the next send.
+* A result's latency is ``time.Since(res.Timestamp)`` where ``Timestamp`` is taken when
+  the worker takes the tick. Because a tick never waits for a worker, that is the
+  scheduled send time up to the pacer's sleep jitter: a request that waits on a stalled
+  server is charged all of its wait, which is what wrk2 achieves by measuring from the
+  intended send time on a fixed set of connections.
+* The one way vegeta can still omit is a generator too slow to keep its own schedule (a
+  saturated client CPU): the pacer then sends late and in bursts, and the lateness is not
+  in the latencies. vegeta reports the rate it really sent at (``rate``); the sweep flags
+  a point whose sent rate falls short of the offered rate (:func:`VegetaResult.lag`).
+
+``tests/integration/test_latency.py`` proves it against a server paused for a known time
+(its percentiles meet the bounds computed from the pause, wrk's closed loop does not).
+
+A window runs ``vegeta attack -output FILE`` with the target on stdin, then two reports of
+the same results file: ``report -type=json`` (counts, rate, mean and percentiles, all in
+nanoseconds) and ``report -type=hdrplot`` (the latency distribution at a fine percentile
+grid, for merging several clients' distributions).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+from sizing.errors import ToolError, UsageError
+from sizing.load.wrk import LatencyReport
+from sizing.topology import cpulist
+
+__all__ = [
+    "VegetaParseError",
+    "VegetaResult",
+    "VegetaSpec",
+    "attack_argv",
+    "parse",
+    "parse_hdrplot",
+    "report_argvs",
+    "targets",
+]
+
+MAX_RATE_LAG = 0.02  # sent rate more than 2% below the offered rate: the client fell behind
+
+
+class VegetaParseError(ToolError):
+    """vegeta's report lacks a figure the run needs (vegeta failed, or the text is cut)."""
+
+
+@dataclass(frozen=True)
+class VegetaSpec:
+    """One constant-rate attack. ``cpus`` pins the client; empty means no pinning."""
+
+    url: str
+    rate: int  # requests per second, offered on schedule
+    duration_s: float
+    results_file: str  # where the attack writes its results on the client
+    timeout_s: float = 10.0
+    headers: tuple[str, ...] = ()
+    keepalive: bool = True
+    insecure: bool = True  # sizing's own self-signed certificates
+    cpus: tuple[int, ...] = ()
+
+
+def _check(spec: VegetaSpec) -> None:
+    if spec.rate < 1:
+        raise UsageError(f"vegeta needs a rate of at least 1 request/s, not {spec.rate}")
+    for name, v in (("duration", spec.duration_s), ("timeout", spec.timeout_s)):
+        if not math.isfinite(v) or v <= 0:
+            raise UsageError(f"vegeta {name} must be a positive number of seconds, not {v}")
+    if not spec.url.startswith(("http://", "https://")):
+        raise UsageError(f"vegeta URL must start with http:// or https://, not {spec.url!r}")
+    for header in spec.headers:
+        if "\r" in header or "\n" in header or ":" not in header:
+            raise UsageError(f"not a single HTTP header line 'Name: value': {header!r}")
+
+
+def _go_duration(seconds: float) -> str:
+    return f"{max(1, round(seconds * 1000))}ms"
+
+
+def targets(spec: VegetaSpec) -> str:
+    """The attack's target in vegeta's http format (given on stdin): method, URL, headers."""
+    _check(spec)
+    return "\n".join([f"GET {spec.url}", *spec.headers]) + "\n"
+
+
+def _pin(spec: VegetaSpec) -> list[str]:
+    return ["taskset", "-c", cpulist(spec.cpus)] if spec.cpus else []
+
+
+def attack_argv(spec: VegetaSpec, *, vegeta: str = "vegeta") -> list[str]:
+    """``[taskset -c CPUS] vegeta attack -rate N/1s -duration Dms ... -output FILE``.
+
+    Workers and connections are left unbounded (open loop, see the module docstring);
+    HTTP/2 is off (the article measures HTTP/1.1); keepalive as the spec says.
+    """
+    _check(spec)
+    argv = [
+        *_pin(spec),
+        vegeta,
+        "attack",
+        f"-rate={spec.rate}/1s",
+        f"-duration={_go_duration(spec.duration_s)}",
+        f"-timeout={_go_duration(spec.timeout_s)}",
+        "-http2=false",
+        f"-keepalive={'true' if spec.keepalive else 'false'}",
+        "-redirects=-1",
+        f"-output={spec.results_file}",
+    ]
+    if spec.insecure and spec.url.startswith("https://"):
+        argv.insert(argv.index("-http2=false"), "-insecure")
+    return argv
+
+
+def report_argvs(spec: VegetaSpec, *, vegeta: str = "vegeta") -> list[list[str]]:
+    """The two reports of the results file, run after the attack: json, then hdrplot."""
+    return [
+        [vegeta, "report", "-type=json", spec.results_file],
+        [vegeta, "report", "-type=hdrplot", spec.results_file],
+    ]
+
+
+@dataclass(frozen=True)
+class VegetaResult:
+    """vegeta's report, normalised: times in ms (durations in s).
+
+    ``rate`` is the rate requests were really sent at; ``throughput`` the rate of
+    successful responses over the attack and the wait for the last ones. ``cdf`` holds
+    (percentile, ms) pairs from the hdrplot report (empty when it was not given).
+    """
+
+    requests: int
+    rate: float
+    throughput: float
+    success: float
+    duration_s: float
+    wait_s: float
+    latency_min_ms: float
+    latency_mean_ms: float
+    latency_max_ms: float
+    latency_percentiles_ms: dict[float, float]
+    bytes_in: int
+    status_codes: dict[str, int]
+    errors: tuple[str, ...] = ()
+    cdf: tuple[tuple[float, float], ...] = field(default=())
+
+    @property
+    def failed(self) -> int:
+        """Requests without a 2xx/3xx answer (code 0 is a transport error or timeout)."""
+        return sum(n for code, n in self.status_codes.items() if not code.startswith(("2", "3")))
+
+    def lag(self, offered: float) -> float:
+        """How far the sent rate fell short of ``offered``, as a fraction (0 = on time)."""
+        return max(0.0, (offered - self.rate) / offered) if offered > 0 else 0.0
+
+    def latency_report(self) -> LatencyReport:
+        """This client's distribution for :func:`sizing.latency.merge_latency`."""
+        return LatencyReport(
+            count=self.requests,
+            min_ms=self.latency_min_ms,
+            max_ms=self.latency_max_ms,
+            mean_ms=self.latency_mean_ms,
+            cdf=self.cdf or tuple(sorted(self.latency_percentiles_ms.items())),
+            requests=self.requests,
+            errors=self.failed,
+        )
+
+
+_NS_PER_MS = 1e6
+_PERCENTILES = {"50th": 50.0, "90th": 90.0, "95th": 95.0, "99th": 99.0}
+_HDR_LINE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)\s+(\d+)\s+(\S+)\s*$")
+
+
+def parse_hdrplot(text: str) -> tuple[tuple[float, float], ...]:
+    """(percentile 0-100, ms) pairs of ``report -type=hdrplot``; raises when none."""
+    out: list[tuple[float, float]] = []
+    for line in text.splitlines():
+        m = _HDR_LINE.match(line)
+        if m:
+            out.append((float(m.group(2)) * 100.0, float(m.group(1))))
+    if not out:
+        raise VegetaParseError("vegeta hdrplot report has no 'Value Percentile' lines")
+    return tuple(out)
+
+
+def parse(json_text: str, hdrplot_text: str | None = None) -> VegetaResult:
+    """Parse ``vegeta report -type=json`` (and optionally ``-type=hdrplot``).
+
+    Raises :class:`VegetaParseError` naming what is missing when the text is not vegeta's
+    JSON report or lacks the latencies, the request count or the rate.
+    """
+    text = json_text.strip()
+    if not text:
+        raise VegetaParseError("vegeta report is empty (the attack wrote no results)")
+    lines = [line for line in text.splitlines() if line.lstrip().startswith("{")]
+    if not lines:
+        raise VegetaParseError(f"vegeta report is not JSON: {text.splitlines()[0][:200]!r}")
+    try:
+        doc = json.loads(lines[-1])  # the report is one line; stray stderr lines are skipped
+    except ValueError as exc:
+        raise VegetaParseError(f"vegeta report is not JSON: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise VegetaParseError("vegeta report is not a JSON object")
+    missing = [k for k in ("latencies", "requests", "rate", "throughput") if k not in doc]
+    lat = doc.get("latencies") or {}
+    missing += [f"latencies.{k}" for k in ("mean", "max", "min", *_PERCENTILES) if k not in lat]
+    if missing:
+        raise VegetaParseError("vegeta report lacks " + ", ".join(missing))
+    try:
+        return VegetaResult(
+            requests=int(doc["requests"]),
+            rate=float(doc["rate"]),
+            throughput=float(doc["throughput"]),
+            success=float(doc.get("success", 0.0)),
+            duration_s=float(doc.get("duration", 0)) / 1e9,
+            wait_s=float(doc.get("wait", 0)) / 1e9,
+            latency_min_ms=float(lat["min"]) / _NS_PER_MS,
+            latency_mean_ms=float(lat["mean"]) / _NS_PER_MS,
+            latency_max_ms=float(lat["max"]) / _NS_PER_MS,
+            latency_percentiles_ms={p: float(lat[k]) / _NS_PER_MS for k, p in _PERCENTILES.items()},
+            bytes_in=int((doc.get("bytes_in") or {}).get("total", 0)),
+            status_codes={str(k): int(v) for k, v in (doc.get("status_codes") or {}).items()},
+            errors=tuple(str(e) for e in (doc.get("errors") or [])),
+            cdf=parse_hdrplot(hdrplot_text) if hdrplot_text is not None else (),
+        )
+    except (TypeError, ValueError) as exc:
+        raise VegetaParseError(f"vegeta report has a malformed figure: {exc}") from exc
