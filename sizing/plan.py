@@ -7,7 +7,7 @@ is planned as skipped with the reason, never measured badly.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sizing.errors import UsageError
@@ -57,7 +57,8 @@ def parse_cores(text: str) -> tuple[int, ...]:
             raise UsageError(f"--cores: {n} is not a core count; use 1 or more")
         if n > MAX_CORES or n & (n - 1):
             raise UsageError(
-                f"--cores: {n} is not a supported core count; use powers of two (1, 2, 4, 8, 16, ...)"
+                f"--cores: {n} is not a supported core count;"
+                " use powers of two (1, 2, 4, 8, 16, ...)"
             )
         if n not in out:
             out.append(n)
@@ -90,11 +91,16 @@ def build_plan(
     *,
     servers: Sequence[Host] | None = None,
     clients: Sequence[Host] | None = None,
+    placement: Mapping[str, str] | None = None,
 ) -> list[PlannedPoint]:
     """Every point of the sweep, in the order it is measured (config by config).
 
     ``topologies`` holds the topology of every reachable host. Servers or clients missing
     from it (unreachable) make their points skipped with that reason.
+
+    ``placement`` maps a guest server (a libvirt VM) to the inventory host whose CPUs it
+    runs on (its hypervisor): the guest's CPUs are allocated from that host's topology, and
+    a client that *is* that host shares it like a bare-metal server loading itself.
     """
     hts = tuple(hts)
     plan: list[PlannedPoint] = []
@@ -102,16 +108,24 @@ def build_plan(
     for server in servers if servers is not None else inventory.servers:
         # A server listed as a client too loads itself only when no other client exists.
         others = [c for c in all_clients if c.name != server.name]
-        point_clients = tuple(others) if others else tuple(c for c in all_clients if c.name == server.name)
-        shared = not others
-        topo = topologies.get(server.name)
+        point_clients = (
+            tuple(others) if others else tuple(c for c in all_clients if c.name == server.name)
+        )
+        # -- hypervisor guests (libvirt): plan on the hypervisor's CPUs -----------------
+        phys = (placement or {}).get(server.name, server.name)
+        shared = not others or any(c.name == phys for c in others)
+        topo = topologies.get(phys)
         for n in cores:
             for ht in hts:
                 reason = ""
                 alloc: Allocation | None = None
                 client_cpus: dict[str, tuple[int, ...]] = {}
                 if topo is None:
-                    reason = f"host {server.name} is unreachable"
+                    reason = (
+                        f"host {server.name} is unreachable"
+                        if phys == server.name
+                        else f"hypervisor {phys} of {server.name} is unreachable"
+                    )
                 else:
                     try:
                         alloc = allocate(topo, n, ht, shared_client=shared)
@@ -119,7 +133,7 @@ def build_plan(
                         reason = str(exc)
                 if alloc is not None:
                     for c in point_clients:
-                        if shared:
+                        if shared and c.name in (server.name, phys):
                             client_cpus[c.name] = alloc.client_cpus
                         elif c.name in topologies:
                             client_cpus[c.name] = _client_cpus(c, topologies[c.name])

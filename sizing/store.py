@@ -175,7 +175,9 @@ class Store:
 
     # -- points -------------------------------------------------------------------------
 
-    def add_point(self, run_id: int, result: PointResult, samples: Sequence[tuple[int, Sample]]) -> int:
+    def add_point(
+        self, run_id: int, result: PointResult, samples: Sequence[tuple[int, Sample]]
+    ) -> int:
         """Store a finished point and its samples, committed at once."""
         k = result.key
         with self._db:
@@ -223,9 +225,7 @@ class Store:
         return [_point(r) for r in rows]
 
     def samples(self, point_id: int) -> list[tuple[int, Sample]]:
-        rows = self._db.execute(
-            "SELECT * FROM samples WHERE point_id = ? ORDER BY id", (point_id,)
-        )
+        rows = self._db.execute("SELECT * FROM samples WHERE point_id = ? ORDER BY id", (point_id,))
         return [
             (
                 int(r["repetition"]),

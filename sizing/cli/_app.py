@@ -14,11 +14,7 @@ import typer
 from sizing import __version__
 from sizing.errors import ExitStatus, SizingError
 
-EXIT_CODES_HELP = (
-    "Exit codes: "
-    + ", ".join(f"{int(s)} {s.name.lower()}" for s in ExitStatus)
-    + "."
-)
+EXIT_CODES_HELP = "Exit codes: " + ", ".join(f"{int(s)} {s.name.lower()}" for s in ExitStatus) + "."
 
 app = typer.Typer(
     name="sizing",

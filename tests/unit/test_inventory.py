@@ -19,8 +19,14 @@ DATA = Path(__file__).parent.parent / "data" / "inventories"
     [
         ("bad_yaml.yml", "YAML syntax: line 6"),
         ("bad_platform.yml", "host web1: sizing_platform: unknown platform 'xen'"),
-        ("bad_cores_negative.yml", "host web1: sizing_cpu.cores_per_socket: Input should be greater than or equal to 1"),
-        ("bad_cores_text.yml", "host web1: sizing_cpu.cores_per_socket: Input should be a valid integer"),
+        (
+            "bad_cores_negative.yml",
+            "host web1: sizing_cpu.cores_per_socket: Input should be greater than or equal to 1",
+        ),
+        (
+            "bad_cores_text.yml",
+            "host web1: sizing_cpu.cores_per_socket: Input should be a valid integer",
+        ),
         ("bad_duplicate_host.yml", "duplicate key 'web1'"),
         ("bad_no_server.yml", "no server host"),
         ("bad_unknown_var.yml", "host web1: sizing_prize_usd: unknown variable"),

@@ -22,7 +22,8 @@ def topo(name: str) -> Topology:
 
 
 @pytest.mark.parametrize(
-    ("text", "expected"), [("1,2,4,8", (1, 2, 4, 8)), ("8, 1", (8, 1)), ("2,2", (2,)), ("16", (16,))]
+    ("text", "expected"),
+    [("1,2,4,8", (1, 2, 4, 8)), ("8, 1", (8, 1)), ("2,2", (2,)), ("16", (16,))],
 )
 def test_parse_cores(text: str, expected: tuple[int, ...]) -> None:
     assert parse_cores(text) == expected
@@ -30,8 +31,14 @@ def test_parse_cores(text: str, expected: tuple[int, ...]) -> None:
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("0", "not a core count"), ("abc", "'abc' is not a number"), ("3", "3 is not a supported"),
-     ("-1", "not a core count"), ("", "at least one"), ("1,6", "6 is not a supported")],
+    [
+        ("0", "not a core count"),
+        ("abc", "'abc' is not a number"),
+        ("3", "3 is not a supported"),
+        ("-1", "not a core count"),
+        ("", "at least one"),
+        ("1,6", "6 is not a supported"),
+    ],
 )
 def test_parse_cores_rejects(text: str, message: str) -> None:
     with pytest.raises(UsageError, match=message):

@@ -1,0 +1,200 @@
+"""The KVM/libvirt leg for real: libvirtd, a Debian guest under QEMU, nginx in it, wrk outside.
+
+The guest image is built by playbooks/guest-image.yml (cached in .cache/guest/; the first
+build takes a few minutes). libvirtd and virtlogd are started by tests/integration/
+libvirt_lab.py, libvirtd inside the network namespace sz6-net whose bridge carries the
+guest's tap device; this machine reaches the guest at 198.18.6.10 over a veth pair. The
+domain type is `qemu` (software emulation): QEMU under libvirt cannot use this machine's
+/dev/kvm. Figures are therefore flagged `emulated`. Nothing here asserts a speed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from sizing.cli import app
+
+sys.path.insert(0, str(Path(__file__).parent))
+import libvirt_lab as lab  # noqa: E402
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+runner = CliRunner()
+RUN = ["--cores", "1", "--duration", "3", "--warmup", "1", "--repeat", "2"]
+
+
+@pytest.fixture(scope="module")
+def image() -> Iterator[dict[str, Path]]:
+    """The guest image (built once, cached), with libvirtd and the network up around it."""
+    why = lab.unavailable_reason()
+    if why:
+        pytest.skip(why)
+    files = lab.build_image()
+    with lab.lab():
+        yield files
+
+
+def write(tmp_path: Path, image: dict[str, Path], **kw: Any) -> Path:
+    return lab.write_inventory(tmp_path / "inv.yml", lab.inventory(image, **kw))
+
+
+def run(inv: Path, db: Path, *extra: str) -> Any:
+    return runner.invoke(app, ["run", "-i", str(inv), "--db", str(db), "--json", *RUN, *extra])
+
+
+def test_the_image_build_is_cached(image: dict[str, Path]) -> None:
+    from sizing.provision import run_playbook
+
+    res = run_playbook(
+        "guest-image.yml",
+        lab.ROOT / "inventories" / "local.yml",
+        limit=["localhost"],
+        timeout=600,
+    )
+    assert res.ok, res.problems()
+    assert res.hosts["localhost"].changed == 0
+
+
+def test_sweep_measures_nginx_in_the_emulated_guest(image: dict[str, Path], tmp_path: Path) -> None:
+    inv = write(tmp_path, image)
+    db = tmp_path / "r.sqlite"
+
+    result = run(inv, db, "--profile", "rps,tps")
+
+    doc = json.loads(result.stdout)
+    points = {p["profile"]: p for p in doc["points"]}
+    assert set(points) == {"rps", "tps"}, result.stdout
+    for prof, p in points.items():
+        assert p["platform"] == "libvirt" and p["cores"] == 1, p
+        assert p["status"] in ("measured", "invalid"), (prof, p)
+        assert "emulated" in p["flags"], p
+        assert p["value"] and p["value"] > 0, p
+    stored = runner.invoke(app, ["results", "--db", str(db), "--json"])
+    stored_points = json.loads(stored.stdout)["runs"][-1]["points"]
+    assert len(stored_points) == 2
+    for p in stored_points:
+        settings = p["metadata"]["platform_settings"]
+        assert settings["domain_type"] == "qemu" and settings["emulated"] is True
+        assert settings["vcpupin"] == {"0": "0"}  # the planner's host CPU 0, client on 1
+        assert settings["vcpupin_libvirt"] == {"0": "0"}
+        assert settings["vcpupin_proc"] == {"0": "0"}  # the "CPU 0/TCG" thread's affinity
+        assert settings["emulatorpin_libvirt"] == "1"
+        assert any(t["comm"] == "CPU 0/TCG" for t in settings["qemu_threads"])
+        assert p["metadata"]["client_cpus"] == {"localhost": "1"}
+        assert p["metadata"]["kernel"].endswith("cloud-amd64")  # the guest's facts
+
+    check = runner.invoke(app, ["inventory", "check", str(inv), "--json"])
+    assert check.exit_code == 0, check.output
+    vm = next(h for h in json.loads(check.stdout)["hosts"] if h["name"] == lab.DOMAIN)
+    hyp = vm["hypervisor"]
+    assert hyp["hypervisor"] == "localhost" and hyp["reachable"] is True
+    assert hyp["endpoint"] == lab.URI and hyp["emulated"] is True
+    assert hyp["ht"].startswith(("on", "off")) and hyp["host_cpus"] >= 2
+
+
+def one_failure(result: Any) -> str:
+    doc = json.loads(result.stdout)
+    reasons = {p["reason"] for p in doc["points"]}
+    assert len(reasons) == 1, reasons
+    assert all(p["status"] == "failed" for p in doc["points"]), doc
+    (reason,) = reasons
+    assert "\n" not in reason and "Traceback" not in result.output
+    return reason
+
+
+def test_unreachable_hypervisor_is_one_clear_line(image: dict[str, Path], tmp_path: Path) -> None:
+    uri = "qemu+unix:///system?socket=/run/sz6-no-such-libvirtd.sock"
+    result = run(write(tmp_path, image, uri=uri), tmp_path / "r.sqlite", "--profile", "rps")
+    assert result.exit_code == 4, result.output
+    reason = one_failure(result)
+    assert reason.startswith(f"localhost: cannot reach the hypervisor at {uri}: "), reason
+
+
+def prepare(inv_path: Path) -> Any:
+    """The backend's own prepare for 1 vCPU on host CPU 0 (what the sweep calls)."""
+    from sizing.inventory import load_inventory
+    from sizing.model import Ht, Platform
+    from sizing.platforms import BackendOptions, backend_for
+
+    inv = load_inventory(inv_path)
+    backend = backend_for(Platform.LIBVIRT, BackendOptions(inventory=inv))
+    return backend.prepare(inv.hosts[lab.DOMAIN], 1, Ht.OFF, (0,))
+
+
+def test_guest_that_never_answers_is_a_bounded_wait(image: dict[str, Path], tmp_path: Path) -> None:
+    from sizing.errors import HostError
+
+    vm = lab.vm_settings(image, boot_timeout_s=15)
+    inv = write(tmp_path, image, address=lab.UNUSED_ADDR, vm=vm)
+    with pytest.raises(HostError) as info:
+        prepare(inv)
+    reason = str(info.value)
+    assert reason.startswith(
+        f"{lab.DOMAIN}: the guest did not come up: no SSH at {lab.UNUSED_ADDR}:22 within 15 s"
+    ), reason
+    assert "console log /var/log/libvirt/qemu/sz6-vm1-console.log on localhost" in reason
+    import libvirt
+
+    conn = libvirt.open(lab.URI)
+    try:
+        assert not conn.lookupByName(lab.DOMAIN).isActive()  # not left burning CPU 0
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ({"emulator_cpus": "63"}, "sizing_vm.emulator_cpus '63' names CPUs that localhost"),
+        ({"machine": "pc-sz6-bogus"}, "domain sz6-vm1 on localhost"),
+    ],
+)
+def test_domain_errors_are_one_clear_line(
+    image: dict[str, Path], tmp_path: Path, override: dict[str, str], expected: str
+) -> None:
+    from sizing.errors import HostError
+
+    inv = write(tmp_path, image, vm=lab.vm_settings(image, **override))
+    with pytest.raises(HostError) as info:
+        prepare(inv)
+    reason = str(info.value)
+    assert reason.startswith(f"{lab.DOMAIN}: ") and expected in reason, reason
+    assert "\n" not in reason
+
+
+def test_more_vcpus_than_the_host_can_give_are_skipped(
+    image: dict[str, Path], tmp_path: Path
+) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "-i",
+            str(write(tmp_path, image)),
+            "--db",
+            str(tmp_path / "r.sqlite"),
+            "--json",
+            "--cores",
+            "64",
+            "--profile",
+            "rps",
+        ],
+    )
+    doc = json.loads(result.stdout)
+    (point,) = doc["points"]
+    assert point["status"] == "skipped"
+    assert "this host has" in point["reason"] and "\n" not in point["reason"]
+
+
+def test_bad_vm_settings_name_file_host_and_field(image: dict[str, Path], tmp_path: Path) -> None:
+    vm = lab.vm_settings(image, vcpus=4)
+    inv = write(tmp_path, image, vm=vm)
+    result = runner.invoke(app, ["run", "-i", str(inv), "--db", str(tmp_path / "r.sqlite")])
+    assert result.exit_code == 3, result.output
+    assert f"{inv}: host {lab.DOMAIN}: sizing_vm.vcpus: unknown setting" in result.output
