@@ -78,12 +78,22 @@ def environment_diff(
             continue
         for key in FINGERPRINT:
             if ea.get(key) != eb.get(key):
-                out.append(EnvDiff(host, key, ea.get(key), eb.get(key)))
-    return out
-
-
-def figure_diff(a: Sequence[PointResult], b: Sequence[PointResult]) -> list[FigureDiff]:
-    """Points of both runs matched by host, platform, cores, HT and profile."""
-    ia = {p.key.label(): p for p in a}
-    ib = {p.key.label(): p for p in b}
-    return [FigureDiff(k, ia.get(k), ib.get(k)) for k in sorted(set(ia) | set(ib))]
+                out.append(
+                    EnvDiff(
+                        host,
+                        "(host)",
+                        "present" if ea is not None else "absent",
+                        "present" if eb is not None else "absent",
+                    )
+                )
+            continue
+        try:
+            family = Platform(p.key.platform).family
+        except ValueError:
+            continue
+        legs.setdefault((p.key.cores, p.key.ht, p.key.profile), {})[family] = p
+    return [
+        Pair(c, ht, prof, both["baremetal"], both["hypervisor"])
+        for (c, ht, prof), both in sorted(legs.items())
+        if "baremetal" in both and "hypervisor" in both
+    ]

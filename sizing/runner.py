@@ -20,7 +20,14 @@ from typing import Any
 from sizing import __version__, apigw, fixedrate
 from sizing.apigw import make_token
 from sizing.dryrun import plan_document
-from sizing.errors import HostError, InputError, Interrupted, SizingError, ToolError
+from sizing.errors import (
+    HostError,
+    InputError,
+    Interrupted,
+    SizingError,
+    ToolError,
+    UsageError,
+)
 from sizing.inventory import Host, Inventory, load_inventory
 from sizing.load import wrk
 from sizing.loadplan import client_wrk_spec
@@ -54,6 +61,7 @@ class RunOptions:
     repeat: int | None = None  # --repeat N: exactly N repetitions, no adaptation
     max_repeat: int = 10  # the cap of adaptive repetitions
     skip_preflight: bool = False  # warn about failed pre-flight checks instead of refusing
+    platforms: tuple[str, ...] = ()  # --platform: only servers of these platforms (or families)
     warmup_s: float | None = None
     connections: int | None = None
     argv: tuple[str, ...] = ()
@@ -270,6 +278,7 @@ class Sweep:
             self.opts.cores,
             self.opts.hts,
             self.opts.profiles,
+            servers=self._selected_servers(),
             clients=reachable_clients,
             placement=self.placement,
         )
@@ -319,6 +328,23 @@ class Sweep:
     def _duration(self, profile: Profile) -> float:
         return float(max(1, round(self.opts.duration_s or profile.duration_s)))
 
+    def _selected_servers(self) -> list[Host]:
+        """The inventory's servers, narrowed by ``--platform`` (a platform or a family)."""
+        wanted = set(self.opts.platforms)
+        servers = self.inventory.servers
+        if not wanted:
+            return servers
+        chosen = [
+            h for h in servers if str(h.platform) in wanted or h.platform.family in wanted
+        ]
+        if not chosen:
+            have = sorted({str(h.platform) for h in servers})
+            raise UsageError(
+                f"--platform {','.join(sorted(wanted))}: no server of that platform in "
+                f"{self.inventory.path} (it has: {', '.join(have)})"
+            )
+        return chosen
+
     def _preflight(
         self, plan: Sequence[PlannedPoint], hosts: Sequence[Host], unreachable: dict[str, str]
     ) -> None:
@@ -366,6 +392,7 @@ class Sweep:
             self.opts.cores,
             self.opts.hts,
             self.opts.profiles,
+            servers=self._selected_servers(),
             clients=[c for c in inv.clients if c.name in self.facts],
             placement=self.placement,
         )

@@ -413,7 +413,12 @@ def _render_table(table: SizingTable) -> None:
     def overhead(ht: str, profile: str, cores: int) -> str:
         row = next(r for r in table.rows if r.cores == cores)
         c = row.cell("hypervisor", ht, profile)
-        return "-" if c is None or c.overhead_pct is None else f"{c.overhead_pct:.1f}%"
+        if c is None or c.overhead_pct is None:
+            return "-"
+        if c.overhead_ci is not None:
+            lo, hi = c.overhead_ci
+            return f"{c.overhead_pct:.1f}% [{lo:.1f}, {hi:.1f}]"
+        return f"{c.overhead_pct:.1f}%"
 
     keys = {s.key for s in table.series}
     blocks = 0
@@ -479,6 +484,7 @@ def _render_table(table: SizingTable) -> None:
     typer.echo(
         "r reference, m measured, x extrapolated; cost per unit on "
         f"{table.cost_basis}; overhead = (bare metal - hypervisor) / bare metal"
+        ", [95% interval] where both figures are measured"
     )
     for s in table.series:
         if any(

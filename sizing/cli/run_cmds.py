@@ -234,6 +234,14 @@ def run(
             " hosts, CPU sets and exact wrk commands; provision and load nothing.",
         ),
     ] = False,
+    platform: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PLATFORMS",
+            help="Measure only servers of these platforms, comma-separated: baremetal,"
+            " hypervisor (libvirt and vsphere), libvirt, vsphere. Default: every server.",
+        ),
+    ] = None,
     skip_preflight: Annotated[
         bool,
         typer.Option(
@@ -268,6 +276,7 @@ def run(
         allow_host_reboot=allow_host_reboot,
         insecure=insecure,
         skip_preflight=skip_preflight,
+        platforms=_parse_platforms(platform),
     )
     if resume is not None:
         opts = _resume_opts(ctx, opts, resume)
@@ -299,8 +308,17 @@ def run(
 
 
 _RESUME_FIXED = (
-    "inventory", "cores", "ht", "profile", "duration", "repeat", "warmup", "connections",
-    "rates", "slo", "soak",
+    "inventory",
+    "cores",
+    "ht",
+    "profile",
+    "duration",
+    "repeat",
+    "warmup",
+    "connections",
+    "rates",
+    "slo",
+    "soak",
 )
 
 
@@ -408,6 +426,7 @@ def results(
             results_of_run = [p.result for p in store.points(r.id)]
             if results_of_run:
                 typer.echo(points_table(results_of_run))
+                _pairs_table(results_of_run)
             typer.echo("")
 
 
@@ -526,9 +545,7 @@ def _compare(store: Any, run_a: int, run_b: int, json_out: bool) -> None:
             {
                 "run_a": run_a,
                 "run_b": run_b,
-                "environment": [
-                    {"host": d.host, "field": d.key, "a": d.a, "b": d.b} for d in env
-                ],
+                "environment": [{"host": d.host, "field": d.key, "a": d.a, "b": d.b} for d in env],
                 "figures": [
                     {
                         "point": f.point,
@@ -557,6 +574,7 @@ def _compare(store: Any, run_a: int, run_b: int, json_out: bool) -> None:
     typer.echo(f"figures: run {run_a} vs run {run_b}")
     rows = []
     for f in figs:
+
         def cell(r: PointResult | None) -> str:
             if r is None:
                 return "-"
@@ -571,6 +589,55 @@ def _compare(store: Any, run_a: int, run_b: int, json_out: bool) -> None:
         tabulate(
             rows,
             headers=["point", f"run {run_a}", f"run {run_b}", "change", "95% intervals"],
+            disable_numparse=True,
+        )
+    )
+
+
+def _parse_platforms(text: str | None) -> tuple[str, ...]:
+    from sizing.errors import UsageError
+
+    if not text:
+        return ()
+    known = {"baremetal", "hypervisor", "libvirt", "vsphere"}
+    items = tuple(t.strip() for t in text.split(",") if t.strip())
+    for item in items:
+        if item not in known:
+            raise UsageError(f"--platform: {item!r} is not one of {', '.join(sorted(known))}")
+    return items
+
+
+def _pairs_table(points: list[PointResult]) -> None:
+    """Bare metal beside hypervisor, with the virtualization overhead and its interval."""
+    from tabulate import tabulate
+
+    from sizing.compare import paired
+
+    pairs = paired(points)
+    if not pairs:
+        return
+    rows = []
+    for p in pairs:
+        ci = p.overhead_ci
+        over = "-" if p.overhead_pct is None else f"{p.overhead_pct:.1f}%"
+        if ci is not None:
+            over += f" [{ci[0]:.1f}, {ci[1]:.1f}]"
+        flags = sorted(set(p.baremetal.flags) | set(p.hypervisor.flags))
+        rows.append(
+            [
+                f"{p.cores}c ht={p.ht} {p.profile}",
+                _fmt_value(p.baremetal.value, p.baremetal.unit),
+                _fmt_value(p.hypervisor.value, p.hypervisor.unit),
+                over,
+                ", ".join(flags),
+            ]
+        )
+    typer.echo("")
+    typer.echo("bare metal vs hypervisor (overhead = (bare metal - guest) / bare metal, [95%])")
+    typer.echo(
+        tabulate(
+            rows,
+            headers=["point", "bare metal", "hypervisor", "overhead", "flags"],
             disable_numparse=True,
         )
     )

@@ -41,9 +41,12 @@ class Cell:
     cost_per_unit: float
     cost_unit: str
     overhead_pct: float | None = None
+    # 95% interval of the overhead when both figures are measured with intervals.
+    overhead_ci: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "overhead_ci_pct": None if self.overhead_ci is None else list(self.overhead_ci),
             "platform": self.platform,
             "ht": self.ht,
             "profile": self.profile,
@@ -117,6 +120,22 @@ def overhead_pct(baremetal: Figure, hypervisor: Figure) -> float | None:
     return (baremetal.value - hypervisor.value) / baremetal.value * 100.0
 
 
+def overhead_interval(baremetal: Figure, hypervisor: Figure) -> tuple[float, float] | None:
+    """Bounds of the overhead (%) from the two figures' 95% intervals (conservative:
+    the overhead is largest with the fastest bare metal and the slowest guest)."""
+    if overhead_pct(baremetal, hypervisor) is None:
+        return None
+    b_lo, b_hi, h_lo, h_hi = (
+        baremetal.ci_low,
+        baremetal.ci_high,
+        hypervisor.ci_low,
+        hypervisor.ci_high,
+    )
+    if b_lo is None or b_hi is None or h_lo is None or h_hi is None or b_lo <= 0:
+        return None
+    return ((1 - h_hi / b_lo) * 100.0, (1 - h_lo / b_hi) * 100.0)
+
+
 def build_table(figures: Sequence[Figure], catalog: CostCatalog) -> SizingTable:
     """Compute the table for every series at every core count of the catalog."""
     series = build_series(figures)
@@ -128,8 +147,11 @@ def build_table(figures: Sequence[Figure], catalog: CostCatalog) -> SizingTable:
             one = s.at(1).value
             cost = catalog.server_cost(s.platform, cores).total
             overhead = None
+            overhead_ci = None
             if s.platform == "hypervisor" and ("baremetal", s.ht, s.profile) in series:
-                overhead = overhead_pct(series[("baremetal", s.ht, s.profile)].at(cores), f)
+                bare = series[("baremetal", s.ht, s.profile)].at(cores)
+                overhead = overhead_pct(bare, f)
+                overhead_ci = overhead_interval(bare, f)
             cells.append(
                 Cell(
                     platform=s.platform,
@@ -148,6 +170,7 @@ def build_table(figures: Sequence[Figure], catalog: CostCatalog) -> SizingTable:
                     cost_per_unit=cost / (f.value / COST_UNITS[s.profile]),
                     cost_unit=COST_UNIT_LABELS[s.profile],
                     overhead_pct=overhead,
+                    overhead_ci=overhead_ci,
                 )
             )
         offer = catalog.offer(cores)

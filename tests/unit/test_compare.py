@@ -1,0 +1,76 @@
+"""Run comparison, bare-metal/hypervisor pairing and the overhead interval."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sizing.cli import app
+from sizing.compare import environment_diff, figure_diff, paired
+from sizing.engine.table import overhead_interval
+from sizing.model import Figure, PointKey, PointResult, Status
+from sizing.store import Store
+
+runner = CliRunner()
+
+
+def point(platform: str, value: float, lo: float, hi: float, cores: int = 1) -> PointResult:
+    return PointResult(
+        PointKey("h", platform, cores, "off", "rps"), Status.MEASURED, value=value,
+        unit="requests/s", repetitions=3, ci_low=lo, ci_high=hi,
+    )  # fmt: skip
+
+
+def test_pairs_and_overhead_interval() -> None:
+    pts = [point("baremetal", 100.0, 98.0, 102.0), point("libvirt", 80.0, 79.0, 81.0),
+           point("baremetal", 190.0, 180.0, 200.0, cores=2)]  # fmt: skip
+    (pair,) = paired(pts)
+    assert pair.overhead_pct == pytest.approx(20.0)
+    lo, hi = pair.overhead_ci or (0, 0)
+    assert lo == pytest.approx((1 - 81 / 98) * 100) and hi == pytest.approx((1 - 79 / 102) * 100)
+    assert lo < 20.0 < hi
+
+
+def test_engine_overhead_interval_only_for_measured_pairs() -> None:
+    bm = Figure(
+        "baremetal", 1, "off", "rps", 100.0, "requests/s", "measured", ci_low=98, ci_high=102
+    )
+    hv = Figure(
+        "hypervisor", 1, "off", "rps", 80.0, "requests/s", "measured", ci_low=79, ci_high=81
+    )
+    assert overhead_interval(bm, hv) == pytest.approx(((1 - 81 / 98) * 100, (1 - 79 / 102) * 100))
+    ref = Figure("hypervisor", 1, "off", "rps", 80.0, "requests/s", "reference")
+    assert overhead_interval(bm, ref) is None
+
+
+def test_environment_and_figure_diff() -> None:
+    a = {"web": {"kernel": "6.1", "nginx_version": "1.22.1", "time": 1.0}}
+    b = {"web": {"kernel": "6.12", "nginx_version": "1.22.1", "time": 2.0}, "c2": {}}
+    diffs = {(d.host, d.key): (d.a, d.b) for d in environment_diff(a, b)}
+    assert diffs == {("web", "kernel"): ("6.1", "6.12"), ("c2", "(host)"): ("absent", "present")}
+    (f,) = figure_diff([point("baremetal", 100.0, 99, 101)], [point("baremetal", 110.0, 108, 112)])
+    assert f.change == pytest.approx(0.10) and f.overlapping is False
+
+
+def test_results_shows_pairs_and_compare(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    with Store(db) as store:
+        for env_kernel in ("6.1", "6.12"):
+            run_id = store.start_run(inventory="i", argv=[], tool_version="t", options={})
+            store.set_environment(run_id, {"web": {"kernel": env_kernel}})
+            store.add_point(run_id, point("baremetal", 100.0, 98.0, 102.0), [])
+            store.add_point(run_id, point("vsphere", 90.0, 89.0, 91.0), [])
+            store.finish_run(run_id, "complete")
+    out = runner.invoke(app, ["results", "--db", str(db)]).stdout
+    assert "bare metal vs hypervisor" in out and "10.0% [" in out
+    cmp = runner.invoke(app, ["results", "--db", str(db), "--compare", "1", "2"])
+    assert cmp.exit_code == 0, cmp.output
+    assert "kernel" in cmp.stdout and "6.12" in cmp.stdout
+
+
+def test_run_platform_filter_rejects_unknown() -> None:
+    result = runner.invoke(app, ["run", "--platform", "xen"])
+    assert result.exit_code == 2
+    assert "--platform: 'xen' is not one of" in result.stderr
