@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sizing.model import PointResult
+from sizing.model import Platform, PointResult
 
 # Fingerprint keys worth comparing (the rest, such as the clock, always differ).
 FINGERPRINT = (
@@ -72,20 +72,58 @@ def environment_diff(
         if ea is None or eb is None:
             out.append(
                 EnvDiff(
-                    host, "(host)", "present" if ea else "absent", "present" if eb else "absent"
+                    host,
+                    "(host)",
+                    "present" if ea is not None else "absent",
+                    "present" if eb is not None else "absent",
                 )
             )
             continue
         for key in FINGERPRINT:
             if ea.get(key) != eb.get(key):
-                out.append(
-                    EnvDiff(
-                        host,
-                        "(host)",
-                        "present" if ea is not None else "absent",
-                        "present" if eb is not None else "absent",
-                    )
-                )
+                out.append(EnvDiff(host, key, ea.get(key), eb.get(key)))
+    return out
+
+
+def figure_diff(a: Sequence[PointResult], b: Sequence[PointResult]) -> list[FigureDiff]:
+    """Points of both runs matched by host, platform, cores, HT and profile."""
+    ia = {p.key.label(): p for p in a}
+    ib = {p.key.label(): p for p in b}
+    return [FigureDiff(k, ia.get(k), ib.get(k)) for k in sorted(set(ia) | set(ib))]
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A bare-metal and a hypervisor figure at the same cores, HT and profile."""
+
+    cores: int
+    ht: str
+    profile: str
+    baremetal: PointResult
+    hypervisor: PointResult
+
+    @property
+    def overhead_pct(self) -> float | None:
+        b, h = self.baremetal.value, self.hypervisor.value
+        if not b or h is None:
+            return None
+        return (b - h) / b * 100.0
+
+    @property
+    def overhead_ci(self) -> tuple[float, float] | None:
+        b, h = self.baremetal, self.hypervisor
+        if b.ci_low is None or b.ci_high is None or h.ci_low is None or h.ci_high is None:
+            return None
+        if b.ci_low <= 0:
+            return None
+        return ((1 - h.ci_high / b.ci_low) * 100.0, (1 - h.ci_low / b.ci_high) * 100.0)
+
+
+def paired(points: Sequence[PointResult]) -> list[Pair]:
+    """Bare-metal and hypervisor points of one run side by side (figures present)."""
+    legs: dict[tuple[int, str, str], dict[str, PointResult]] = {}
+    for p in points:
+        if p.value is None:
             continue
         try:
             family = Platform(p.key.platform).family
