@@ -24,4 +24,4 @@ integration: setup-dev
 	.venv/bin/pytest tests/integration -q -m integration
 
 test: setup-dev lint
-	.venv/bin/pytest tests -q
+	.venv/bin/pytest tests -q --durations=25

@@ -142,8 +142,18 @@ def gather_facts(
     return facts, problems
 
 
-def _nginx_vars(point: PlannedPoint, workers: Sequence[int]) -> dict[str, Any]:
+def _nginx_vars(
+    point: PlannedPoint, workers: Sequence[int], tls_from: Profile | None = None
+) -> dict[str, Any]:
+    """The nginx.yml variables of a point.
+
+    A plain-HTTP point never uses the TLS server, so it takes its TLS settings from
+    ``tls_from`` (the run's handshake profile): rps and tps then share one provisioning
+    per configuration instead of restarting nginx between them.
+    """
     prof = point.profile
+    if prof.scheme == "http" and tls_from is not None:
+        prof = tls_from
     sz = point.server.sizing
     extra: dict[str, Any] = {
         "sizing_nginx_workers": len(workers),
@@ -581,7 +591,10 @@ class Sweep:
             self.applied.pop(target.host, None)
             if server.name in self.placement:
                 self._guest_booted(target)
-        extra = _nginx_vars(point, target.workers)
+        tls_from = next(
+            (p for p in self.opts.profiles if p.scheme == "https" and p.role == "web"), None
+        )
+        extra = _nginx_vars(point, target.workers, tls_from)
         if point.profile.role in apigw.GATEWAY_ROLES:  # proxy/api-jwt: the upstream first
             apigw.provision_upstream(self, point)
             extra.update(apigw.gateway_vars(self, point, target))
