@@ -1454,38 +1454,9 @@ def figures_of_runs(runs: Sequence[RunData], include_emulated: bool) -> list[Fig
 
     The same rule as :meth:`sizing.store.Store.figures`, restricted to ``runs``.
     """
-    from sizing.model import Platform
+    from sizing.store import newest_figures
 
-    newest: dict[tuple[str, int, str, str], tuple[int, Figure]] = {}
-    for run in runs:
-        for p in run.points:
-            r = p.result
-            if r.status is not Status.MEASURED or r.value is None:
-                continue
-            emulated = "emulated" in r.flags
-            if emulated and not include_emulated:
-                continue
-            try:
-                family = Platform(r.key.platform).family
-            except ValueError:
-                family = r.key.platform
-            fig = Figure(
-                platform=family,
-                cores=r.key.cores,
-                ht=r.key.ht,
-                profile=r.key.profile,
-                value=float(r.value),
-                unit=r.unit,
-                source="measured",
-                origin=f"run {p.run_id}, {r.key.host}",
-                emulated=emulated,
-                ci_low=r.ci_low,
-                ci_high=r.ci_high,
-            )
-            slot = (family, r.key.cores, r.key.ht, r.key.profile)
-            if slot not in newest or newest[slot][0] <= p.id:
-                newest[slot] = (p.id, fig)
-    return [f for _, f in sorted(newest.values(), key=lambda t: t[0])]
+    return newest_figures((p for run in runs for p in run.points), include_emulated)
 
 
 def build_guide(
