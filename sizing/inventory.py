@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sizing.errors import InputError
 from sizing.model import Platform
+from sizing.yamlfile import StrictLoader, read_yaml
 
 ROLE_GROUPS = {"servers": "server", "clients": "client", "upstreams": "upstream"}
 
@@ -136,38 +137,17 @@ class Inventory:
 # -- strict YAML ----------------------------------------------------------------------
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """A SafeLoader that refuses duplicate mapping keys (Ansible only warns)."""
+class _InventoryLoader(StrictLoader):
+    """The strict loader, plus Ansible's ``!vault`` tag."""
 
 
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
-    seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None,
-                None,
-                f"duplicate key {key!r} (first at line {seen[key] + 1})",
-                key_node.start_mark,
-            )
-        seen[key] = key_node.start_mark.line
-    return loader.construct_mapping(node, deep=deep)
-
-
-_StrictLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _construct_mapping,  # type: ignore[arg-type]
-)
-
-
-def _construct_vault(loader: _StrictLoader, node: yaml.Node) -> str:
+def _construct_vault(loader: Any, node: yaml.Node) -> str:
     """An inline ansible-vault value (``!vault |``): Ansible decrypts it, sizing never
     needs it, so it stays an opaque placeholder here."""
     return "<vault-encrypted>"
 
 
-_StrictLoader.add_constructor("!vault", _construct_vault)  # type: ignore[arg-type]
+_InventoryLoader.add_constructor("!vault", _construct_vault)
 
 
 @dataclass
@@ -183,22 +163,7 @@ def load_inventory(path: Path | str) -> Inventory:
     """Read and validate an inventory file, or raise :class:`InputError`."""
     path = Path(path)
     shown = str(path)
-    if not path.exists():
-        raise InputError(shown, ["no such inventory file"])
-    if path.is_dir():
-        raise InputError(shown, ["is a directory; give an inventory YAML file"])
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(shown, [f"cannot read: {exc}"]) from exc
-    try:
-        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader subclass)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise InputError(shown, [f"YAML syntax: {where}{exc.problem or exc}"]) from exc
-    except yaml.YAMLError as exc:
-        raise InputError(shown, [f"YAML syntax: {exc}"]) from exc
+    data = read_yaml(path, "inventory", _InventoryLoader)
     groups = _parse_groups(shown, data)
     return _build(path, groups)
 

@@ -19,12 +19,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from sizing import paths
 from sizing.engine.costs import CostCatalog, Licence, ServerOffer
 from sizing.errors import InputError
 from sizing.model import Figure
+from sizing.yamlfile import read_yaml
 
 DEFAULT_CATALOG = paths.PROFILES / "catalog.yml"
 REFERENCE = paths.PROFILES / "reference.yml"
@@ -134,51 +133,11 @@ def catalog_from_dict(data: Mapping[str, Any]) -> CostCatalog:
 
 # -- reading ---------------------------------------------------------------------------
 
-_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available
-
-
-class _StrictLoader(_Base):  # type: ignore[misc]
-    """A safe loader that refuses duplicate mapping keys."""
-
-
-def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> Any:
-    seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None,
-                None,
-                f"duplicate key {key!r} (first at line {seen[key] + 1})",
-                key_node.start_mark,
-            )
-        seen[key] = key_node.start_mark.line
-    return loader.construct_mapping(node, deep=deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
 
 def _read(path: Path, what: str) -> Any:
-    shown = str(path)
-    if not path.exists():
-        raise InputError(shown, [f"no such {what} file"])
-    if path.is_dir():
-        raise InputError(shown, [f"is a directory; give a {what} YAML file"])
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(shown, [f"cannot read: {exc}"]) from exc
-    try:
-        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 (a safe loader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise InputError(shown, [f"YAML syntax: {where}{exc.problem or exc}"]) from exc
-    except yaml.YAMLError as exc:
-        raise InputError(shown, [f"YAML syntax: {exc}"]) from exc
+    data = read_yaml(path, what)
     if not isinstance(data, dict):
-        raise InputError(shown, [f"expected a mapping at the top of the {what} file"])
+        raise InputError(str(path), [f"expected a mapping at the top of the {what} file"])
     return data
 
 

@@ -1,0 +1,61 @@
+"""Reading the YAML files users hand to sizing (inventories, cost catalogs, reference data).
+
+One strict loader: safe (no Python objects), libyaml when available, and duplicate mapping
+keys are an error with both lines (YAML itself, and Ansible, keep the last silently). Every
+problem is an :class:`~sizing.errors.InputError` naming the file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sizing.errors import InputError
+
+_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available
+
+
+class StrictLoader(_Base):  # type: ignore[misc]
+    """A safe loader that refuses duplicate mapping keys."""
+
+
+def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> Any:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"duplicate key {key!r} (first at line {seen[key] + 1})",
+                key_node.start_mark,
+            )
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping(node, deep=deep)
+
+
+StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def read_yaml(path: Path, what: str, loader: type[Any] = StrictLoader) -> Any:
+    """Parse ``path`` (a ``what`` file: "inventory", "catalog", ...) or raise InputError."""
+    shown = str(path)
+    article = "an" if what[:1] in "aeiou" else "a"
+    if not path.exists():
+        raise InputError(shown, [f"no such {what} file"])
+    if path.is_dir():
+        raise InputError(shown, [f"is a directory; give {article} {what} YAML file"])
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(shown, [f"cannot read: {exc}"]) from exc
+    try:
+        return yaml.load(text, Loader=loader)  # noqa: S506 (a safe loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise InputError(shown, [f"YAML syntax: {where}{exc.problem or exc}"]) from exc
+    except yaml.YAMLError as exc:
+        raise InputError(shown, [f"YAML syntax: {exc}"]) from exc
