@@ -281,17 +281,7 @@ class Sweep:
         store.set_environment(summary.run_id, {h: f.raw for h, f in self.facts.items()})
         topologies = {h: f.topology for h, f in self.facts.items()}
         self._hypervisor_topologies(topologies, summary)
-        reachable_clients = [c for c in inv.clients if c.name in self.facts]
-        plan = build_plan(
-            inv,
-            topologies,
-            self.opts.cores,
-            self.opts.hts,
-            self.opts.profiles,
-            servers=self._selected_servers(),
-            clients=reachable_clients,
-            placement=self.placement,
-        )
+        plan = self._build_plan(topologies)
         plan = [self._backend_skip(p) for p in plan]
         # Multi-host (see the methods): --resume keeps only the missing points, then every
         # pre-flight check runs on what is left; a failing one stops the run before any load.
@@ -337,6 +327,20 @@ class Sweep:
 
     def _duration(self, profile: Profile) -> float:
         return float(max(1, round(self.opts.duration_s or profile.duration_s)))
+
+    def _build_plan(self, topologies: dict[str, Topology]) -> list[PlannedPoint]:
+        """Every point of the run's options, on the servers ``--platform`` selects and the
+        clients whose facts could be read."""
+        return build_plan(
+            self.inventory,
+            topologies,
+            self.opts.cores,
+            self.opts.hts,
+            self.opts.profiles,
+            servers=self._selected_servers(),
+            clients=[c for c in self.inventory.clients if c.name in self.facts],
+            placement=self.placement,
+        )
 
     def _selected_servers(self) -> list[Host]:
         """The inventory's servers, narrowed by ``--platform`` (a platform or a family)."""
@@ -396,16 +400,7 @@ class Sweep:
         self.progress.step("reading host facts")
         self.facts, problems = gather_facts(inv, hosts, debug=self.opts.debug)
         topologies = {h: f.topology for h, f in self.facts.items()}
-        plan = build_plan(
-            inv,
-            topologies,
-            self.opts.cores,
-            self.opts.hts,
-            self.opts.profiles,
-            servers=self._selected_servers(),
-            clients=[c for c in inv.clients if c.name in self.facts],
-            placement=self.placement,
-        )
+        plan = self._build_plan(topologies)
         done: set[PointKey] = set()
         if self.opts.resume_run is not None:
             with Store(self.opts.db) as store:
