@@ -67,6 +67,12 @@ class HostError(SizingError):
         super().__init__(f"{host}: {message}")
 
 
+class ServerDied(SizingError):
+    """The nginx under test stopped during a measurement: the sweep must stop too."""
+
+    code = ExitStatus.HOST
+
+
 class ToolError(SizingError):
     """A tool the run needs (nginx, wrk, ansible) is missing, cannot install or fails."""
 

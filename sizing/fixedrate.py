@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from sizing import __version__
 from sizing.apigw import request_headers
-from sizing.errors import SizingError, ToolError
+from sizing.errors import ServerDied, SizingError, ToolError
 from sizing.knee import (
     LatencyPoint,
     SearchResult,
@@ -53,7 +53,7 @@ from sizing.knee import (
 from sizing.latency import merge_latency
 from sizing.load import vegeta
 from sizing.loadplan import DEFAULT_TOOL_DIR
-from sizing.model import PointResult, Sample, Status
+from sizing.model import SERVER_DIED, PointResult, Sample, Status
 from sizing.paths import ROOT
 from sizing.provision import run_playbook
 from sizing.topology import cpulist
@@ -231,7 +231,7 @@ class _Windows:
         idx = int(w["index"])
         sw = outputs.get(target.host, {}).get(idx)
         if sw is not None and sw.get("server_alive") is False:
-            raise SizingError(f"nginx died on {target.host} at {w['rate']} requests/s")
+            raise ServerDied(f"nginx died on {target.host} at {w['rate']} requests/s")
         parsed: list[vegeta.VegetaResult] = []
         problems: list[str] = []
         client_busy: dict[str, float] = {}
@@ -448,8 +448,9 @@ def measure(
     except SizingError as exc:
         reason = str(exc)
         status = Status.FAILED
-        return PointResult(key, status, reason, metadata={"curve": _curve_meta(as_curve())}), \
-            samples
+        died: tuple[str, ...] = (SERVER_DIED,) if isinstance(exc, ServerDied) else ()
+        return PointResult(key, status, reason, flags=died,
+                           metadata={"curve": _curve_meta(as_curve())}), samples
 
     pts = as_curve()
     k = knee([p for p in pts if p.rate not in lagging] or pts)

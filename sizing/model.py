@@ -31,6 +31,9 @@ class Platform(StrEnum):
         return "baremetal" if self is Platform.BAREMETAL else "hypervisor"
 
 
+SERVER_DIED = "server-died"  # the point's nginx stopped while it was being measured
+
+
 class Status(StrEnum):
     """Outcome of one point.
 

@@ -31,7 +31,7 @@ from sizing.errors import (
 from sizing.inventory import Host, Inventory, load_inventory
 from sizing.load import wrk
 from sizing.loadplan import client_wrk_spec
-from sizing.model import Ht, Platform, PointKey, PointResult, Sample, Status
+from sizing.model import SERVER_DIED, Ht, Platform, PointKey, PointResult, Sample, Status
 from sizing.multihost import multihost_extras
 from sizing.plan import PlannedPoint, build_plan
 from sizing.platforms import INVENTORY_PLACEHOLDER, Backend, BackendOptions, Target, backend_for
@@ -296,7 +296,7 @@ class Sweep:
             summary.points.append(result)
             self.progress.advance(result)
             self._report_broken(summary)
-            if result.status is Status.FAILED and "nginx died" in result.reason:
+            if SERVER_DIED in result.flags:
                 summary.status = "interrupted"
                 summary.problems.append(result.reason)
                 # Stop here: what is measured stays, `--resume` may continue later.
@@ -881,6 +881,7 @@ class Sweep:
                         f"nginx died on {target.host} during "
                         + ("the warm-up" if idx == 0 else f"repetition {idx}"),
                         repetitions=len(values),
+                        flags=(SERVER_DIED,),
                         metadata=base_meta,
                     ),
                     samples,
