@@ -16,6 +16,7 @@ lint: setup-dev
 	.venv/bin/ruff check sizing tests benchmarks/*
 	.venv/bin/mypy
 	.venv/bin/ansible-lint playbooks/
+	.venv/bin/lint-imports
 
 unit: setup-dev
 	.venv/bin/pytest tests/unit -q
