@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sizing.errors import SizingError
-from sizing.model import Figure, PointKey, PointResult, Sample, Status
+from sizing.model import PointKey, PointResult, Sample, Status
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -246,49 +246,6 @@ class Store:
         for p in self.points():
             if p.result.status is Status.MEASURED and p.result.value is not None:
                 yield p
-
-    def figures(self, include_emulated: bool = False) -> list[Figure]:
-        """Valid measured figures for the engine: the newest run's figure per config.
-
-        Points flagged ``emulated`` (software-emulated guests) are left out unless asked.
-        """
-        return newest_figures(self.iter_valid(), include_emulated)
-
-
-def newest_figures(points: Iterable[StoredPoint], include_emulated: bool) -> list[Figure]:
-    """The engine's figures from stored points: valid (measured) points only, the newest
-    point per (platform family, cores, HT, profile); emulated ones only when asked."""
-    from sizing.model import Platform
-
-    newest: dict[tuple[str, int, str, str], tuple[int, Figure]] = {}
-    for p in points:
-        r = p.result
-        if r.status is not Status.MEASURED or r.value is None:
-            continue
-        emulated = "emulated" in r.flags
-        if emulated and not include_emulated:
-            continue
-        try:
-            family = Platform(r.key.platform).family
-        except ValueError:
-            family = r.key.platform
-        fig = Figure(
-            platform=family,
-            cores=r.key.cores,
-            ht=r.key.ht,
-            profile=r.key.profile,
-            value=float(r.value),
-            unit=r.unit,
-            source="measured",
-            origin=f"run {p.run_id}, {r.key.host}",
-            emulated=emulated,
-            ci_low=r.ci_low,
-            ci_high=r.ci_high,
-        )
-        slot = (family, r.key.cores, r.key.ht, r.key.profile)
-        if slot not in newest or newest[slot][0] <= p.id:
-            newest[slot] = (p.id, fig)
-    return [f for _, f in sorted(newest.values(), key=lambda t: t[0])]
 
 
 def _run(row: sqlite3.Row) -> RunRecord:

@@ -3,16 +3,30 @@
 Each command parses its options, calls one core function and renders the result. Errors
 are :class:`sizing.errors.SizingError`; :func:`guarded` turns them into one red line on
 stderr and the error's exit code, with a traceback only under ``--debug``.
+
+The commands are composed here, explicitly, in the order ``--help`` lists them.
 """
 
 from __future__ import annotations
 
 import sys
 
-from sizing.cli import engine_cmds as _engine_cmds  # noqa: F401  (registers commands)
-from sizing.cli import guide_cmd as _guide_cmd  # noqa: F401  (registers commands)
-from sizing.cli import run_cmds as _run_cmds  # noqa: F401  (registers commands)
-from sizing.cli._app import app, state
+import typer
+
+from sizing.cli.app import app, guarded, state
+from sizing.cli.engine_cmds import recommend_cmd, table_cmd
+from sizing.cli.guide_cmd import guide_cmd
+from sizing.cli.run_cmds import inventory_check, results, run
+
+app.command("recommend")(guarded(recommend_cmd))
+app.command("table")(guarded(table_cmd))
+app.command("guide")(guarded(guide_cmd))
+app.command("run")(guarded(run))
+app.command("results")(guarded(results))
+
+inventory_app = typer.Typer(help="Inspect and validate inventories.", no_args_is_help=True)
+inventory_app.command("check")(guarded(inventory_check))
+app.add_typer(inventory_app, name="inventory")
 
 __all__ = ["app", "main", "state"]
 

@@ -11,40 +11,24 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from sizing.cli._app import app, guarded
-from sizing.cli.engine_cmds import (
+from sizing.cli.options import (
     CatalogOpt,
     DbOpt,
     EmulatedOpt,
+    FormatChoice,
+    PaperChoice,
     PlatformChoice,
     SourceChoice,
     SourceOpt,
-    _choice,
-    _metavar,
+    choice,
+    metavar,
 )
 from sizing.errors import SizingError, UsageError
-
-
-class FormatChoice(StrEnum):
-    """``--format``."""
-
-    PDF = "pdf"
-    HTML = "html"
-    MD = "md"
-
-
-class PaperChoice(StrEnum):
-    """``--paper``."""
-
-    A4 = "a4"
-    LETTER = "letter"
-
 
 SUFFIXES = {".pdf": FormatChoice.PDF, ".html": FormatChoice.HTML, ".htm": FormatChoice.HTML,
             ".md": FormatChoice.MD, ".markdown": FormatChoice.MD}  # fmt: skip
@@ -56,7 +40,7 @@ def output_format(out: Path | None, fmt: str | None) -> tuple[FormatChoice, Path
     ``--out -`` (or no ``--out`` with ``--format html|md``) writes to stdout; a PDF with
     no ``--out`` goes to ``guide.pdf``.
     """
-    chosen = _choice(FormatChoice, fmt, "--format") if fmt is not None else None
+    chosen = choice(FormatChoice, fmt, "--format") if fmt is not None else None
     if out is not None and str(out) != "-":
         by_suffix = SUFFIXES.get(out.suffix.lower())
         if chosen is None:
@@ -88,8 +72,6 @@ def check_writable(out: Path) -> None:
         raise SizingError(f"{out}: cannot write the guide: permission denied")
 
 
-@app.command("guide")
-@guarded
 def guide_cmd(
     out: Annotated[
         Path | None,
@@ -102,7 +84,7 @@ def guide_cmd(
     ] = None,
     fmt: Annotated[
         str | None,
-        typer.Option("--format", metavar=_metavar(FormatChoice), help="Output format."),
+        typer.Option("--format", metavar=metavar(FormatChoice), help="Output format."),
     ] = None,
     run: Annotated[
         list[str] | None,
@@ -126,7 +108,7 @@ def guide_cmd(
         str,
         typer.Option(
             "--platform",
-            metavar=_metavar(PlatformChoice),
+            metavar=metavar(PlatformChoice),
             help="Platform the recommendation may use.",
         ),
     ] = "any",
@@ -134,7 +116,7 @@ def guide_cmd(
     db: DbOpt = None,
     include_emulated: EmulatedOpt = False,
     paper: Annotated[
-        str, typer.Option("--paper", metavar=_metavar(PaperChoice), help="Paper size.")
+        str, typer.Option("--paper", metavar=metavar(PaperChoice), help="Paper size.")
     ] = "a4",
     title: Annotated[str, typer.Option("--title", help="Title on the cover.")] = (
         "NGINX Sizing Guide"
@@ -150,13 +132,14 @@ def guide_cmd(
     figure is labelled measured, reference, extrapolated or emulated.
     """
     from sizing.engine import Demand
-    from sizing.report.build import Sources, prepare
-    from sizing.report.guide import GuideRequest
+    from sizing.report.build import prepare
+    from sizing.report.data.model import GuideRequest
+    from sizing.sources import Sources
 
     fmt_c, path = output_format(out, fmt)
-    source_c = _choice(SourceChoice, source, "--source")
-    platform_c = _choice(PlatformChoice, platform, "--platform")
-    paper_c = _choice(PaperChoice, paper, "--paper")
+    source_c = choice(SourceChoice, source, "--source")
+    platform_c = choice(PlatformChoice, platform, "--platform")
+    paper_c = choice(PaperChoice, paper, "--paper")
     if rps is not None or tps is not None:
         Demand(rps=rps, tps=tps, headroom=headroom / 100.0).validate()
     if path is not None:
@@ -181,19 +164,19 @@ def guide_cmd(
         typer.echo("note: nothing usable measured; the guide uses reference data only", err=True)
     text: str
     if fmt_c is FormatChoice.MD:
-        from sizing.report.render import render_markdown
+        from sizing.report.render.html import render_markdown
 
         text = render_markdown(guide)
     else:
-        from sizing.report.charts import render_charts
-        from sizing.report.render import render_html
+        from sizing.report.render.charts import render_charts
+        from sizing.report.render.html import render_html
 
         text = render_html(guide, render_charts(guide))
     if path is None:
         sys.stdout.write(text)
         return
     if fmt_c is FormatChoice.PDF:
-        from sizing.report.pdf import html_to_pdf
+        from sizing.report.render.pdf import html_to_pdf
 
         pages = html_to_pdf(text, path)
         typer.echo(f"wrote {path} ({pages} pages)", err=True)

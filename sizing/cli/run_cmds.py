@@ -11,70 +11,15 @@ from typing import Annotated, Any
 import typer
 
 from sizing import paths
-from sizing.cli._app import app, emit_json, guarded, state, warn
+from sizing.cli.app import emit_json, state, warn
 from sizing.model import PointResult, Status
-
-inventory_app = typer.Typer(help="Inspect and validate inventories.", no_args_is_help=True)
-app.add_typer(inventory_app, name="inventory")
+from sizing.report.render.text import point_json, points_table
 
 
 class HtChoice(StrEnum):
     off = "off"
     on = "on"
     both = "both"
-
-
-def _fmt_value(value: float | None, unit: str) -> str:
-    if value is None:
-        return "-"
-    return f"{value:,.0f} {unit}"
-
-
-def _fmt_spread(spread: float | None) -> str:
-    return "-" if spread is None else f"±{100 * spread / 2:.1f}%"
-
-
-def point_json(r: PointResult) -> dict[str, Any]:
-    return {
-        "host": r.key.host,
-        "platform": r.key.platform,
-        "cores": r.key.cores,
-        "ht": r.key.ht,
-        "profile": r.key.profile,
-        "status": str(r.status),
-        "reason": r.reason,
-        "value": r.value,
-        "unit": r.unit,
-        "repetitions": r.repetitions,
-        "spread": r.spread,
-        "ci_low": r.ci_low,
-        "ci_high": r.ci_high,
-        "flags": list(r.flags),
-    }
-
-
-def points_table(points: list[PointResult]) -> str:
-    from tabulate import tabulate
-
-    rows = []
-    for r in points:
-        rows.append(
-            [
-                f"{r.key.host} {r.key.platform} {r.key.cores}c ht={r.key.ht} {r.key.profile}",
-                str(r.status) + (f" ({', '.join(r.flags)})" if r.flags else ""),
-                _fmt_value(r.value, r.unit),
-                _fmt_spread(r.spread),
-                r.repetitions or "-",
-                r.reason or "",
-            ]
-        )
-    return tabulate(
-        rows,
-        headers=["point", "status", "median", "spread", "reps", "reason"],
-        tablefmt="simple",
-        disable_numparse=True,
-        maxcolwidths=[None, None, None, None, None, 60],
-    )
 
 
 class _RichProgress:
@@ -128,8 +73,6 @@ class _RichProgress:
             warn(message)
 
 
-@app.command()
-@guarded
 def run(
     ctx: typer.Context,
     inventory: Annotated[
@@ -356,8 +299,6 @@ def _dry_run(opts: Any, json_out: bool) -> None:
         raise typer.Exit(int(ExitStatus.HOST))
 
 
-@app.command()
-@guarded
 def results(
     run_id: Annotated[
         int | None, typer.Option("--run", help="Show only this run (default: all runs).")
@@ -377,6 +318,7 @@ def results(
     ] = None,
 ) -> None:
     """List stored runs and their points, or compare two runs."""
+    from sizing.report.render.text import pairs_table
     from sizing.store import Store
 
     path = db or paths.default_db()
@@ -426,7 +368,9 @@ def results(
             results_of_run = [p.result for p in store.points(r.id)]
             if results_of_run:
                 typer.echo(points_table(results_of_run))
-                _pairs_table(results_of_run)
+                pairs = pairs_table(results_of_run)
+                if pairs:
+                    typer.echo(pairs)
             typer.echo("")
 
 
@@ -449,8 +393,6 @@ def _hypervisor_detail(h: Any, file: Path, inv: Any = None) -> dict[str, Any]:
         return {"hypervisor": {"error": str(exc), "summary": str(exc)}}
 
 
-@inventory_app.command("check")
-@guarded
 def inventory_check(
     file: Annotated[Path, typer.Argument(help="Inventory YAML file.")] = paths.DEFAULT_INVENTORY,
     json_out: Annotated[
@@ -522,10 +464,9 @@ def inventory_check(
 
 
 def _compare(store: Any, run_a: int, run_b: int, json_out: bool) -> None:
-    from tabulate import tabulate
-
-    from sizing.compare import environment_diff, figure_diff
+    from sizing.engine.compare import environment_diff, figure_diff
     from sizing.errors import SizingError, UsageError
+    from sizing.report.render.text import comparison_json, comparison_text
 
     try:
         ra, rb = store.get_run(run_a), store.get_run(run_b)
@@ -535,63 +476,10 @@ def _compare(store: Any, run_a: int, run_b: int, json_out: bool) -> None:
     figs = figure_diff(
         [p.result for p in store.points(run_a)], [p.result for p in store.points(run_b)]
     )
-
-    def show(v: Any) -> str:
-        text = str(v)
-        return text if len(text) <= 60 else text[:57] + "..."
-
     if json_out:
-        emit_json(
-            {
-                "run_a": run_a,
-                "run_b": run_b,
-                "environment": [{"host": d.host, "field": d.key, "a": d.a, "b": d.b} for d in env],
-                "figures": [
-                    {
-                        "point": f.point,
-                        "a": None if f.a is None else point_json(f.a),
-                        "b": None if f.b is None else point_json(f.b),
-                        "change": f.change,
-                        "intervals_overlap": f.overlapping,
-                    }
-                    for f in figs
-                ],
-            }
-        )
-        return
-    typer.echo(f"environment: run {run_a} vs run {run_b}")
-    if env:
-        typer.echo(
-            tabulate(
-                [[d.host, d.key, show(d.a), show(d.b)] for d in env],
-                headers=["host", "field", f"run {run_a}", f"run {run_b}"],
-                disable_numparse=True,
-            )
-        )
+        emit_json(comparison_json(run_a, run_b, env, figs))
     else:
-        typer.echo("  no difference in the recorded fingerprints")
-    typer.echo("")
-    typer.echo(f"figures: run {run_a} vs run {run_b}")
-    rows = []
-    for f in figs:
-
-        def cell(r: PointResult | None) -> str:
-            if r is None:
-                return "-"
-            if r.value is None:
-                return str(r.status)
-            return f"{r.value:,.0f}" + ("" if r.status is Status.MEASURED else f" ({r.status})")
-
-        change = "-" if f.change is None else f"{100 * f.change:+.1f}%"
-        overlap = {None: "", True: "within noise", False: "significant"}[f.overlapping]
-        rows.append([f.point, cell(f.a), cell(f.b), change, overlap])
-    typer.echo(
-        tabulate(
-            rows,
-            headers=["point", f"run {run_a}", f"run {run_b}", "change", "95% intervals"],
-            disable_numparse=True,
-        )
-    )
+        typer.echo(comparison_text(run_a, run_b, env, figs))
 
 
 def _parse_platforms(text: str | None) -> tuple[str, ...]:
@@ -605,39 +493,3 @@ def _parse_platforms(text: str | None) -> tuple[str, ...]:
         if item not in known:
             raise UsageError(f"--platform: {item!r} is not one of {', '.join(sorted(known))}")
     return items
-
-
-def _pairs_table(points: list[PointResult]) -> None:
-    """Bare metal beside hypervisor, with the virtualization overhead and its interval."""
-    from tabulate import tabulate
-
-    from sizing.compare import paired
-
-    pairs = paired(points)
-    if not pairs:
-        return
-    rows = []
-    for p in pairs:
-        ci = p.overhead_ci
-        over = "-" if p.overhead_pct is None else f"{p.overhead_pct:.1f}%"
-        if ci is not None:
-            over += f" [{ci[0]:.1f}, {ci[1]:.1f}]"
-        flags = sorted(set(p.baremetal.flags) | set(p.hypervisor.flags))
-        rows.append(
-            [
-                f"{p.cores}c ht={p.ht} {p.profile}",
-                _fmt_value(p.baremetal.value, p.baremetal.unit),
-                _fmt_value(p.hypervisor.value, p.hypervisor.unit),
-                over,
-                ", ".join(flags),
-            ]
-        )
-    typer.echo("")
-    typer.echo("bare metal vs hypervisor (overhead = (bare metal - guest) / bare metal, [95%])")
-    typer.echo(
-        tabulate(
-            rows,
-            headers=["point", "bare metal", "hypervisor", "overhead", "flags"],
-            disable_numparse=True,
-        )
-    )

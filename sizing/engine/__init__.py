@@ -11,7 +11,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from sizing.engine.costs import CostBreakdown, CostCatalog, Licence, ServerOffer
-from sizing.engine.figures import Selection, Series, build_series, latest, select
+from sizing.engine.figures import (
+    Selection,
+    Series,
+    build_series,
+    latest,
+    measured_figures,
+    select,
+)
 from sizing.engine.recommend import (
     DEFAULT_MAX_SERVERS,
     Configuration,
@@ -60,6 +67,7 @@ __all__ = [
     "build_table",
     "fit",
     "latest",
+    "measured_figures",
     "overhead_pct",
     "recommend",
     "select",

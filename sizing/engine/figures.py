@@ -22,7 +22,7 @@ from typing import Any
 
 from sizing.engine.scaling import ScalingFit, fit
 from sizing.errors import UsageError
-from sizing.model import Figure
+from sizing.model import Figure, Platform, PointResult, Status
 
 PROFILES = ("rps", "tps")
 PLATFORM_ORDER = ("baremetal", "hypervisor", "kubernetes")
@@ -30,6 +30,42 @@ HT_ORDER = ("off", "on")
 UNITS = {"rps": "requests/s", "tps": "handshakes/s"}
 
 SeriesKey = tuple[str, str, str]  # platform, ht, profile
+
+
+def measured_figures(
+    points: Iterable[tuple[int, int, PointResult]], include_emulated: bool
+) -> list[Figure]:
+    """The engine's figures from stored points given as (point id, run id, result):
+    valid (measured) points only, the newest point per (platform family, cores, HT,
+    profile); emulated ones only when asked. Oldest first, as :func:`select` expects."""
+    newest: dict[tuple[str, int, str, str], tuple[int, Figure]] = {}
+    for point_id, run_id, r in points:
+        if r.status is not Status.MEASURED or r.value is None:
+            continue
+        emulated = "emulated" in r.flags
+        if emulated and not include_emulated:
+            continue
+        try:
+            family = Platform(r.key.platform).family
+        except ValueError:
+            family = r.key.platform
+        fig = Figure(
+            platform=family,
+            cores=r.key.cores,
+            ht=r.key.ht,
+            profile=r.key.profile,
+            value=float(r.value),
+            unit=r.unit,
+            source="measured",
+            origin=f"run {run_id}, {r.key.host}",
+            emulated=emulated,
+            ci_low=r.ci_low,
+            ci_high=r.ci_high,
+        )
+        slot = (family, r.key.cores, r.key.ht, r.key.profile)
+        if slot not in newest or newest[slot][0] <= point_id:
+            newest[slot] = (point_id, fig)
+    return [f for _, f in sorted(newest.values(), key=lambda t: t[0])]
 
 
 def latest(figures: Iterable[Figure]) -> list[Figure]:

@@ -11,12 +11,11 @@ rate meeting it (known to the sweep's step). The figure's origin names the objec
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from sizing.knee import LatencyPoint, Slo, capacity_from_curve
 from sizing.model import Figure, Platform, PointResult
 
-__all__ = ["latency_chart_data", "slo_figures", "slo_profile_name"]
+__all__ = ["slo_figures", "slo_profile_name"]
 
 
 def slo_profile_name(slo: Slo) -> str:
@@ -69,39 +68,3 @@ def slo_figures(
             emulated=emulated,
         )
     return list(newest.values())
-
-
-def latency_chart_data(points: Iterable[tuple[int, PointResult]]) -> list[dict[str, Any]]:
-    """For the guide's charts: one series per latency point (platform, cores, HT,
-    profile), newest run last. Each holds the offered rates and, per rate, mean and p95
-    latency (ms) and the server's CPU busy % (the CPU-against-offered-rate curve), the
-    knee rate to mark, the SLO capacity when one was searched, and the per-repetition
-    soak table with the repetitions where latency or steal jumped (the guide shows the
-    table only when there are such jumps)."""
-    out: list[dict[str, Any]] = []
-    for run_id, r in points:
-        meta = r.metadata
-        curve = meta.get("curve") or []
-        if meta.get("mode") != "fixed-rate" or not curve:
-            continue
-        search = meta.get("slo_search") or {}
-        out.append({
-            "run_id": run_id,
-            "host": r.key.host,
-            "platform": _family(r.key.platform),
-            "cores": r.key.cores,
-            "ht": r.key.ht,
-            "profile": r.key.profile,
-            "status": str(r.status),
-            "flags": list(r.flags),
-            "rates": [float(p["rate"]) for p in curve],
-            "mean_ms": [float(p["mean_ms"]) for p in curve],
-            "p95_ms": [float(p["p95_ms"]) for p in curve],
-            "server_busy": [p.get("server_busy") for p in curve],
-            "knee_rate": meta.get("knee_rate"),
-            "slo": meta.get("slo"),
-            "slo_capacity": search.get("capacity"),
-            "soak_series": meta.get("soak_series"),
-            "soak_jumps": meta.get("soak_jumps"),
-        })
-    return out

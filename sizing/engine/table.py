@@ -125,12 +125,17 @@ def overhead_interval(baremetal: Figure, hypervisor: Figure) -> tuple[float, flo
     the overhead is largest with the fastest bare metal and the slowest guest)."""
     if overhead_pct(baremetal, hypervisor) is None:
         return None
-    b_lo, b_hi, h_lo, h_hi = (
-        baremetal.ci_low,
-        baremetal.ci_high,
-        hypervisor.ci_low,
-        hypervisor.ci_high,
+    return overhead_bounds(
+        baremetal.ci_low, baremetal.ci_high, hypervisor.ci_low, hypervisor.ci_high
     )
+
+
+def overhead_bounds(
+    b_lo: float | None, b_hi: float | None, h_lo: float | None, h_hi: float | None
+) -> tuple[float, float] | None:
+    """Overhead bounds (%) from a bare-metal and a guest 95% interval: the lowest pairs the
+    bare-metal low end with the guest's high end, the highest the other way round. None
+    when an end is missing or the bare-metal interval does not stay above zero."""
     if b_lo is None or b_hi is None or h_lo is None or h_hi is None or b_lo <= 0:
         return None
     return ((1 - h_hi / b_lo) * 100.0, (1 - h_lo / b_hi) * 100.0)

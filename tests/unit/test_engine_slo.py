@@ -54,16 +54,3 @@ def test_other_points_and_emulated_ones_are_left_out() -> None:
     emu = PointResult(emu.key, emu.status, value=1.0, flags=("emulated",), metadata=emu.metadata)
     assert slo_figures([(1, rps), (1, emu)], slo) == []
     assert len(slo_figures([(1, emu)], slo, include_emulated=True)) == 1
-
-
-def test_chart_data_carries_the_curve_knee_and_slo() -> None:
-    from sizing.engine.slo import latency_chart_data
-
-    p = latency_point(2, CURVE, knee_rate=3000.0, slo="p95=10ms",
-                      slo_search={"capacity": 3420.0}, soak_jumps={"3000": [17]})
-    (series,) = latency_chart_data([(4, p)])
-    assert series["rates"] == [1000.0, 2000.0, 3000.0, 4000.0]
-    assert series["p95_ms"][-1] == 40.0 and series["mean_ms"][0] == 1.0
-    assert series["knee_rate"] == 3000.0 and series["slo_capacity"] == 3420.0
-    assert series["platform"] == "baremetal" and series["cores"] == 2
-    assert series["soak_jumps"] == {"3000": [17]}

@@ -1,4 +1,4 @@
-"""The sizing guide's data preparation (sizing.report.guide/build) and the command's edges.
+"""The sizing guide's data preparation (sizing.report.data/build) and the command's edges.
 
 TEST FIXTURE: every measured value below (throughputs, intervals, CPU shares, versions) is
 invented for these tests and written through the real Store API; none is a measurement.
@@ -18,19 +18,19 @@ from sizing.catalog import load_catalog, load_reference
 from sizing.cli import app
 from sizing.engine import select
 from sizing.model import PointKey, PointResult, Sample, Status
-from sizing.report import charts as charts_mod
-from sizing.report.build import Sources, prepare, read_runs
-from sizing.report.guide import (
+from sizing.report.build import prepare
+from sizing.report.data import (
     Guide,
     GuideRequest,
     build_guide,
-    figures_of_runs,
     money,
     nginx_fixed_directives,
     number,
     percent,
 )
-from sizing.report.render import render_markdown
+from sizing.report.render import charts as charts_mod
+from sizing.report.render.html import render_markdown
+from sizing.sources import Sources, figures_of_runs, read_runs
 from sizing.store import Store
 
 runner = CliRunner()

@@ -15,14 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from sizing.fixedrate import _mean_point, soak_jumps
+
 from sizing.knee import LatencyPoint, knee, parse_slo
 from sizing.model import PointKey, PointResult, Sample, Status
-from sizing.report.build import Sources, prepare
-from sizing.report.charts import render_charts
-from sizing.report.guide import Guide, GuideRequest, latency_ms
-from sizing.report.render import render_html, render_markdown
+from sizing.report.build import prepare
+from sizing.report.data import Guide, GuideRequest, latency_ms
+from sizing.report.render.charts import render_charts
+from sizing.report.render.html import render_html, render_markdown
+from sizing.sources import Sources
 from sizing.store import Store
 from tests.unit.test_guide_data import fill_store
 
@@ -312,3 +313,17 @@ def test_markdown_and_html_carry_the_tables(db: Path) -> None:
     assert 'id="fig-latency-cpu"' in html
     assert '<span class="num">4</span>Latency under steady load' in html
     assert '<span class="num">5</span>Methodology' in html
+
+
+def test_chart_data_carries_the_curve_knee_and_slo() -> None:
+    from sizing.report.data.latency import latency_chart_data
+    from tests.unit.test_engine_slo import CURVE, latency_point
+
+    p = latency_point(2, CURVE, knee_rate=3000.0, slo="p95=10ms",
+                      slo_search={"capacity": 3420.0}, soak_jumps={"3000": [17]})
+    (series,) = latency_chart_data([(4, p)])
+    assert series["rates"] == [1000.0, 2000.0, 3000.0, 4000.0]
+    assert series["p95_ms"][-1] == 40.0 and series["mean_ms"][0] == 1.0
+    assert series["knee_rate"] == 3000.0 and series["slo_capacity"] == 3420.0
+    assert series["platform"] == "baremetal" and series["cores"] == 2
+    assert series["soak_jumps"] == {"3000": [17]}

@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sizing import __version__, paths
-from sizing.report.guide import MARKS, PROVENANCE_TEXT, Guide
+from sizing.report.data.format import MARKS, PROVENANCE_TEXT
+from sizing.report.data.model import Guide
 
 if TYPE_CHECKING:
     from jinja2 import Environment
 
-    from sizing.report.charts import Chart
+    from sizing.report.render.charts import Chart
 
 PAPER = {"a4": "A4", "letter": "letter"}
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sizing.engine.table import overhead_bounds
 from sizing.model import Platform, PointResult
 
 # Fingerprint keys worth comparing (the rest, such as the clock, always differ).
@@ -112,11 +113,7 @@ class Pair:
     @property
     def overhead_ci(self) -> tuple[float, float] | None:
         b, h = self.baremetal, self.hypervisor
-        if b.ci_low is None or b.ci_high is None or h.ci_low is None or h.ci_high is None:
-            return None
-        if b.ci_low <= 0:
-            return None
-        return ((1 - h.ci_high / b.ci_low) * 100.0, (1 - h.ci_low / b.ci_high) * 100.0)
+        return overhead_bounds(b.ci_low, b.ci_high, h.ci_low, h.ci_high)
 
 
 def paired(points: Sequence[PointResult]) -> list[Pair]:

@@ -1,0 +1,104 @@
+"""The one format layer: labels, provenance marks and number formatting, shared by the
+guide (:mod:`sizing.report.data`), the terminal tables (:mod:`sizing.report.render.text`)
+and the templates. Pure, no imports beyond the standard library.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+MISSING = "–"  # a figure that is not there
+PLATFORM_LABELS = {
+    "baremetal": "Bare metal",
+    "hypervisor": "Hypervisor",
+    "kubernetes": "Kubernetes",
+}
+PROFILE_LABELS = {"rps": "RPS", "tps": "SSL TPS"}
+PROFILE_UNITS = {"rps": "requests/s", "tps": "handshakes/s"}
+MARKS = {"measured": "m", "reference": "r", "extrapolated": "x", "emulated": "e"}
+PROVENANCE_TEXT = {
+    "measured": "measured with sizing on the inventory's hosts",
+    "reference": "published reference data",
+    "extrapolated": "extrapolated by the fitted scaling model",
+    "emulated": "measured in a software-emulated guest (not real hardware)",
+}
+FLAG_TEXT = {
+    "client-bound": "the load generator saturated before the server",
+    "connections": "fewer connections were established than asked",
+    "errors": "socket errors or non-2xx/3xx responses",
+    "reused-sessions": "TLS sessions were resumed in a handshake test",
+    "no-tls-proof": "no proof that the TLS handshakes were full ones",
+    "unstable": "CPU was stolen or throttled while throughput dropped",
+    "noisy": "the 95% interval stayed wider than the target",
+    "emulated": "software-emulated guest (QEMU TCG), not real hardware",
+    "network-bound": "the network interface, not the CPU, set the figure",
+    "virtualized-host": "the 'bare metal' host is itself a virtual machine or container",
+    "generator-lag": "the load generator sent below the offered rate at some rates",
+    "no-knee": "latency stayed flat over the whole sweep: the knee lies above it",
+    "slo-not-converged": "the search for the SLO capacity did not converge",
+}
+STATUS_TEXT = {
+    "measured": "measured",
+    "invalid": "invalid (not used)",
+    "skipped": "skipped",
+    "failed": "failed",
+}
+
+
+def number(v: float | None) -> str:
+    """A throughput for print: thousands separated, no decimals (``48,000``)."""
+    if v is None:
+        return MISSING
+    return f"{v:,.0f}"
+
+
+def money(v: float | None, currency: str = "USD") -> str:
+    """A price: whole units from 100 on, cents below (``$2,200``, ``$15.63``)."""
+    if v is None:
+        return MISSING
+    sign = "$" if currency == "USD" else f"{currency} "
+    return f"{sign}{v:,.0f}" if abs(v) >= 100 else f"{sign}{v:,.2f}"
+
+
+def percent(v: float | None, digits: int = 1) -> str:
+    """A percentage (``12.5%``)."""
+    if v is None:
+        return MISSING
+    return f"{v:.{digits}f}%"
+
+
+def series_label(platform: str, ht: str, profile: str, *, with_ht: bool = True) -> str:
+    """``Bare metal RPS (HT off)``."""
+    text = f"{PLATFORM_LABELS.get(platform, platform)} {PROFILE_LABELS.get(profile, profile)}"
+    return f"{text} (HT {ht})" if with_ht else text
+
+
+def cell_source(source: str, emulated: bool) -> str:
+    """The provenance shown for a figure: emulated beats measured."""
+    return "emulated" if emulated and source == "measured" else source
+
+
+def inventory_name(path: str) -> str:
+    """An inventory's name for the title page: the file name without ``.yml``."""
+    name = PurePath(path).name
+    for suffix in (".yml", ".yaml"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name or path
+
+
+
+def latency_ms(v: float | None) -> str:
+    """A latency for print: three significant figures or so (``0.84``, ``12.5``, ``1,204``)."""
+    if v is None:
+        return MISSING
+    if abs(v) < 10:
+        return f"{v:.2f}"
+    if abs(v) < 100:
+        return f"{v:.1f}"
+    return f"{v:,.0f}"
+
+
+def mark(source: str) -> str:
+    """The one-letter provenance mark of a figure (``m``, ``r``, ``x``, ``e``)."""
+    return MARKS.get(source, "")

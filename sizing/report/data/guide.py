@@ -1,0 +1,102 @@
+"""The whole guide's data: :func:`build_guide` assembles the view model. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from sizing.engine import CostCatalog, Selection, recommend
+from sizing.engine.table import build_table
+from sizing.model import Figure
+from sizing.report.data.format import MARKS, PROVENANCE_TEXT, inventory_name
+from sizing.report.data.latency import latency_section
+from sizing.report.data.methodology import distinct, methodology
+from sizing.report.data.model import Fact, Guide, GuideRequest
+from sizing.report.data.runs import cpu_points, validity_table
+from sizing.report.data.summary import headlines, recommendation_view
+from sizing.report.data.tables import (
+    emulated_table,
+    overhead_points,
+    overhead_table,
+    provenance_table,
+    sizing_tables,
+)
+from sizing.sources import RunData
+
+if TYPE_CHECKING:
+    from sizing.catalog import Reference
+
+def build_guide(
+    request: GuideRequest,
+    catalog: CostCatalog,
+    reference: Reference,
+    selection: Selection,
+    runs: Sequence[RunData],
+    *,
+    emulated: Sequence[Figure] = (),
+    nginx_template: str = "",
+) -> Guide:
+    """Prepare the whole guide (see the module docstring)."""
+    table = build_table(selection.figures, catalog)
+    basis = table.source
+    citation = reference.citation()
+    inventories = tuple(distinct(inventory_name(r.record.inventory) for r in runs))
+    if basis == "reference":
+        basis_text = (
+            f"Based on published reference data ({citation}), not on measurements of your hardware."
+        )
+    elif basis == "measured":
+        basis_text = (
+            "Based on figures measured with sizing on "
+            + (", ".join(inventories) or "the inventory's hosts")
+            + "."
+        )
+    else:
+        basis_text = (
+            "Based on figures measured with sizing on "
+            + (", ".join(inventories) or "the inventory's hosts")
+            + f" where measured, and published reference data ({citation}) elsewhere."
+        )
+    rec_view = None
+    demand = request.demand
+    if demand is not None:
+        result = recommend(
+            selection.figures,
+            catalog,
+            demand,
+            platforms=None if request.platform == "any" else [request.platform],
+        )
+        rec_view = recommendation_view(result, catalog.currency)
+    ov = overhead_points(table)
+    legend = tuple(Fact(MARKS[k], f"{k}: {v}") for k, v in PROVENANCE_TEXT.items())
+    return Guide(
+        request=request,
+        title=request.title,
+        customer=request.customer,
+        date=request.date,
+        paper=request.paper,
+        inventories=inventories,
+        run_ids=tuple(r.record.id for r in runs),
+        basis=basis,
+        basis_text=basis_text,
+        reference_only=basis == "reference",
+        citation=citation,
+        reference_url=reference.url,
+        currency=catalog.currency,
+        cost_basis=table.cost_basis,
+        headlines=tuple(headlines(table)),
+        recommendation=rec_view,
+        tables=tuple(sizing_tables(table, catalog)),
+        table=table,
+        selection=selection,
+        overhead=tuple(ov),
+        overhead_table=overhead_table(ov),
+        emulated_table=emulated_table(emulated, request.include_emulated),
+        cpu_points=tuple(cpu_points(runs)),
+        methodology=methodology(runs, reference, table, catalog, nginx_template),
+        validity=validity_table(runs),
+        provenance=provenance_table(table),
+        runs=tuple(runs),
+        legend=legend,
+        latency=latency_section(runs),
+    )

@@ -1,0 +1,297 @@
+"""The methodology section, generated from the stored metadata and the engine's fits."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from sizing.engine import CostCatalog
+from sizing.engine.table import SizingTable
+from sizing.model import Status
+from sizing.report.data.format import MISSING, PROFILE_LABELS, money, series_label
+from sizing.report.data.model import Fact, HostView, Methodology, TableBlock, TCell
+from sizing.sources import RunData
+
+if TYPE_CHECKING:
+    from sizing.catalog import Reference
+    from sizing.store import StoredPoint
+
+_DIRECTIVE = re.compile(r"^\s*([a-z_]+)\s+([^;{}]+);\s*$")
+
+
+def nginx_fixed_directives(template: str) -> list[str]:
+    """The directives of ``templates/nginx.conf.j2`` that are the same for every point.
+
+    Lines with a template expression, and lines inside ``{% if %}`` or ``{% macro %}``
+    blocks (which depend on the point), are left out.
+    """
+    out: list[str] = []
+    depth = 0
+    for line in re.sub(r"\{#.*?#\}", "", template, flags=re.S).splitlines():
+        stripped = line.strip()
+        if re.match(r"\{%-?\s*(if|macro|for)\b", stripped):
+            depth += 1
+            continue
+        if re.match(r"\{%-?\s*end(if|macro|for)\b", stripped):
+            depth = max(0, depth - 1)
+            continue
+        if depth or "{{" in line or "{%" in line or stripped.startswith("#"):
+            continue
+        m = _DIRECTIVE.match(line)
+        if m and m.group(1) not in ("return", "default_type", "log_format"):
+            d = f"{m.group(1)} {m.group(2).strip()};"
+            if d not in out:
+                out.append(d)
+    return out
+
+
+def distinct(values: Iterable[Any]) -> list[str]:
+    """The values as text, once each, in order; None and empty ones left out."""
+    seen: list[str] = []
+    for v in values:
+        if v is None or v == "" or v == {}:
+            continue
+        text = str(v)
+        if text not in seen:
+            seen.append(text)
+    return seen
+
+
+def _join(values: Iterable[Any], empty: str = "not recorded") -> str:
+    d = distinct(values)
+    return ", ".join(d) if d else empty
+
+
+def _host_facts(raw: Mapping[str, Any]) -> list[Fact]:
+    lscpu = str(raw.get("lscpu") or "")
+    cpus = [ln for ln in lscpu.splitlines() if ln and not ln.startswith("#")]
+    cores = {tuple(ln.split(",")[1:3]) for ln in cpus if ln.count(",") >= 2}
+    facts = [
+        Fact("CPU", str(raw.get("cpu_model") or "not recorded")),
+        Fact(
+            "CPUs",
+            f"{len(cpus)} logical, {len(cores)} physical core{'s' if len(cores) != 1 else ''}"
+            if cpus
+            else "not recorded",
+        ),
+    ]
+    mem = raw.get("mem_total_kb")
+    if mem:
+        facts.append(Fact("Memory", f"{int(mem) / 1024 / 1024:.1f} GiB"))
+    facts.append(Fact("Operating system", str(raw.get("os") or "not recorded")))
+    facts.append(
+        Fact("Kernel", f"{raw.get('kernel') or 'not recorded'} ({raw.get('arch') or '?'})")
+    )
+    hv = raw.get("hypervisor")
+    facts.append(Fact("Virtualization", str(hv) if hv else "none detected"))
+    if raw.get("governor"):
+        facts.append(Fact("CPU frequency governor", str(raw["governor"])))
+    if raw.get("smt_control"):
+        facts.append(Fact("SMT (hyper-threading) control", str(raw["smt_control"])))
+    if raw.get("nginx_version"):
+        built = raw.get("nginx_openssl")
+        facts.append(
+            Fact(
+                "nginx",
+                str(raw["nginx_version"]) + (f", built with OpenSSL {built}" if built else ""),
+            )
+        )
+    if raw.get("openssl_version"):
+        facts.append(Fact("OpenSSL", str(raw["openssl_version"])))
+    if raw.get("wrk_version"):
+        facts.append(Fact("wrk", str(raw["wrk_version"])))
+    return facts
+
+
+def _workloads(points: Sequence[tuple[RunData, StoredPoint]]) -> TableBlock | None:
+    by_profile: dict[str, list[tuple[RunData, StoredPoint]]] = {}
+    for run, p in points:
+        by_profile.setdefault(p.result.key.profile, []).append((run, p))
+    rows: list[tuple[TCell, ...]] = []
+    for profile in sorted(by_profile, key=lambda p: (p not in PROFILE_LABELS, p)):
+        items = by_profile[profile]
+        metas = [p.result.metadata for _, p in items]
+        reps = [p.result.repetitions for _, p in items if p.result.repetitions]
+        keepalive = distinct(
+            "yes" if m.get("keepalive") else "no" for m in metas if "keepalive" in m
+        )
+        rows.append(
+            (
+                TCell(PROFILE_LABELS.get(profile, profile), numeric=False),
+                TCell(_join(f"{m['file_size']:,} B" for m in metas if m.get("file_size"))),
+                TCell(", ".join(keepalive) if keepalive else "not recorded", numeric=False),
+                TCell(_join((m.get("tls_key") for m in metas), MISSING), numeric=False),
+                TCell(_join(m.get("connections") for m in metas)),
+                TCell(_join(f"{float(m['duration_s']):g} s" for m in metas if m.get("duration_s"))),
+                TCell(
+                    (f"{min(reps)}–{max(reps)}" if min(reps) != max(reps) else str(reps[0]))
+                    if reps
+                    else MISSING
+                ),
+            )
+        )
+    if not rows:
+        return None
+    return TableBlock(
+        title="Workloads",
+        headers=(
+            "Metric",
+            "File size",
+            "Keep-alive",
+            "TLS key",
+            "Connections per client",
+            "Timed repetition",
+            "Repetitions per point",
+        ),
+        rows=tuple(rows),
+    )
+
+
+def methodology(
+    runs: Sequence[RunData],
+    reference: Reference,
+    table: SizingTable,
+    catalog: CostCatalog,
+    nginx_template: str,
+) -> Methodology:
+    """The methodology section, generated from the stored metadata and the engine's fits."""
+    used = [
+        (run, p)
+        for run in runs
+        for p in run.points
+        if p.result.status in (Status.MEASURED, Status.INVALID)
+    ]
+    metas = [p.result.metadata for _, p in used]
+    hosts: list[HostView] = []
+    servers = {p.result.key.host for _, p in used} | {
+        str(m.get("target")) for m in metas if m.get("target")
+    }
+    clients = {str(c) for m in metas for c in (m.get("clients") or [])}
+    for run in runs:
+        for name, raw in sorted(run.record.environment.items()):
+            if not isinstance(raw, dict):
+                continue
+            role = " and ".join(
+                r
+                for r, s in (("server (nginx)", servers), ("load generator", clients))
+                if name in s
+            )
+            hosts.append(HostView(name, role or "host", run.record.id, tuple(_host_facts(raw))))
+    settings: list[Fact] = []
+    per_point: list[Fact] = []
+    if used:
+        tools = distinct(
+            f"{m.get('tool')} {m.get('tool_version') or ''}".strip() for m in metas if m.get("tool")
+        )
+        settings.append(Fact("Load generator", ", ".join(tools) or "not recorded"))
+        settings.append(Fact("nginx", _join(m.get("nginx_version") for m in metas)))
+        settings.append(Fact("OpenSSL (nginx's)", _join(m.get("openssl_version") for m in metas)))
+        settings.append(Fact("Kernel", _join(m.get("kernel") for m in metas)))
+        settings.append(Fact("CPU model", _join(m.get("cpu_model") for m in metas)))
+        warmups = distinct(
+            f"{float(run.record.options['warmup_s']):g} s"
+            for run in runs
+            if run.record.options.get("warmup_s") is not None
+        )
+        settings.append(
+            Fact(
+                "Warm-up before the timed repetitions",
+                ", ".join(warmups) if warmups else "the workload profile's default (not stored)",
+            )
+        )
+        rules = distinct(_stop_rule_text(m.get("stop_rule")) for m in metas if m.get("stop_rule"))
+        settings.append(Fact("Repetitions", "; ".join(rules) if rules else "not recorded"))
+        settings.append(
+            Fact(
+                "Figure of a point",
+                "the median of its timed repetitions, with a 95% confidence interval "
+                "(Student's t) of their mean",
+            )
+        )
+        suites: dict[str, int] = {}
+        for m in metas:
+            for k, v in (m.get("tls_suites") or {}).items():
+                suites[k] = suites.get(k, 0) + int(v)
+        if suites:
+            settings.append(
+                Fact(
+                    "TLS protocol and cipher negotiated",
+                    "; ".join(
+                        f"{k} ({v:,} handshakes)"
+                        for k, v in sorted(suites.items(), key=lambda kv: -kv[1])
+                    ),
+                )
+            )
+        full = reused = 0
+        for run, p in used:
+            for rep, s in run.samples.get(p.id, ()):
+                if rep and not s.metric.endswith(".client"):
+                    full += int(s.metadata.get("tls_full") or 0)
+                    reused += int(s.metadata.get("tls_reused") or 0)
+        if full or reused:
+            settings.append(
+                Fact("TLS handshakes logged by nginx", f"{full:,} full, {reused:,} resumed")
+            )
+        pins = distinct(
+            f"{p.result.key.cores} core{'s' if p.result.key.cores != 1 else ''}: nginx on CPU "
+            f"{p.result.metadata.get('server_cpus')}, load generator on CPU "
+            + ", ".join(str(v) for v in (p.result.metadata.get("client_cpus") or {}).values())
+            for _, p in used
+            if p.result.metadata.get("server_cpus") is not None
+        )
+        if pins:
+            per_point.append(Fact("CPU pinning", "; ".join(pins)))
+        per_point.append(
+            Fact(
+                "worker_processes",
+                "one worker per measured core, pinned with worker_cpu_affinity",
+            )
+        )
+        keys = distinct(m.get("tls_key") for m in metas)
+        if keys:
+            per_point.append(Fact("ssl_certificate", "key type " + ", ".join(keys)))
+    ref_facts: list[Fact] = []
+    if any(s.basis == "reference" for s in table.series):
+        for arch, cond in reference.conditions.items():
+            for k, v in cond.items():
+                ref_facts.append(Fact(f"{arch.capitalize()}: {k}", " ".join(str(v).split())))
+    models = tuple(Fact(series_label(*s.key), s.fit.describe()) for s in table.series)
+    cost: list[Fact] = [
+        Fact("Cost basis", table.cost_basis or "hardware price"),
+        Fact(
+            "Catalog",
+            catalog.name or "unnamed catalog",
+        ),
+        Fact(
+            "Prices",
+            "; ".join(
+                f"{o.cores} cores {money(o.price, catalog.currency)}" for o in catalog.servers
+            ),
+        ),
+    ]
+    return Methodology(
+        measured=bool(used),
+        hosts=tuple(hosts),
+        workloads=_workloads(used),
+        settings=tuple(settings),
+        nginx_directives=tuple(nginx_fixed_directives(nginx_template)) if used else (),
+        nginx_per_point=tuple(per_point),
+        reference=tuple(ref_facts),
+        models=models,
+        cost=tuple(cost),
+    )
+
+
+def _stop_rule_text(rule: Any) -> str:
+    if not isinstance(rule, dict):
+        return str(rule)
+    if rule.get("fixed"):
+        return f"exactly {rule['fixed']} per point"
+    target = rule.get("target_half_width")
+    return (
+        f"adaptive: {rule.get('min')} to {rule.get('max')} per point, until the 95% "
+        f"interval is within ±{float(target) * 100:g}%"
+        if target is not None
+        else f"{rule.get('min')} to {rule.get('max')} per point"
+    )

@@ -1,0 +1,254 @@
+"""The guide's view model: what the templates and the charts receive. Pure dataclasses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sizing.engine import Demand, Recommendation, Selection
+from sizing.engine.table import SizingTable
+from sizing.report.data.format import MARKS
+from sizing.sources import RunData
+
+
+@dataclass(frozen=True)
+class GuideRequest:
+    """What the guide was asked for (``sizing guide`` options)."""
+
+    title: str = "NGINX Sizing Guide"
+    customer: str = ""
+    date: str = ""
+    paper: str = "a4"  # a4 | letter
+    source: str = "both"  # what --source asked for
+    rps: float | None = None
+    tps: float | None = None
+    headroom: float = 0.2  # a fraction
+    platform: str = "any"
+    include_emulated: bool = False
+    tool_version: str = ""
+
+    @property
+    def demand(self) -> Demand | None:
+        if self.rps is None and self.tps is None:
+            return None
+        return Demand(rps=self.rps, tps=self.tps, headroom=self.headroom)
+
+
+# -- outputs ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TCell:
+    """A table cell: its text, its provenance (empty for labels) and its alignment."""
+
+    text: str
+    source: str = ""
+    numeric: bool = True
+
+    @property
+    def mark(self) -> str:
+        return MARKS.get(self.source, "")
+
+
+@dataclass(frozen=True)
+class TableBlock:
+    """A printed table: headers, rows of cells and footnotes."""
+
+    title: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[TCell, ...], ...]
+    notes: tuple[str, ...] = ()
+    caption: str = ""
+    # Grouped headers for print: (label, sub-headers); no sub-headers: a single column.
+    groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "headers": list(self.headers),
+            "rows": [[c.text for c in r] for r in self.rows],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A label and its value (a line of the methodology)."""
+
+    label: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A headline figure of the executive summary."""
+
+    label: str
+    value: str
+    detail: str
+    source: str
+
+    @property
+    def mark(self) -> str:
+        return MARKS.get(self.source, "")
+
+
+@dataclass(frozen=True)
+class RecommendationView:
+    """The recommendation for the requested demand, ready to print."""
+
+    demand: str
+    feasible: bool
+    headline: str
+    facts: tuple[Fact, ...]
+    figures: tuple[Fact, ...]
+    explanation: tuple[str, ...]
+    alternatives: TableBlock | None
+    result: Recommendation
+
+
+@dataclass(frozen=True)
+class HostView:
+    """One host of a run and what its facts say."""
+
+    name: str
+    role: str
+    run_id: int
+    facts: tuple[Fact, ...]
+
+
+@dataclass(frozen=True)
+class Methodology:
+    """How the figures were obtained: hosts, software, settings, nginx configuration."""
+
+    measured: bool
+    hosts: tuple[HostView, ...]
+    workloads: TableBlock | None
+    settings: tuple[Fact, ...]
+    nginx_directives: tuple[str, ...]
+    nginx_per_point: tuple[Fact, ...]
+    reference: tuple[Fact, ...]
+    models: tuple[Fact, ...]
+    cost: tuple[Fact, ...]
+
+
+@dataclass(frozen=True)
+class CpuPoint:
+    """One timed repetition: its throughput and the server CPU it used."""
+
+    platform: str
+    cores: int
+    ht: str
+    profile: str
+    value: float
+    busy: float  # mean busy share (%) of the server's pinned CPUs
+    status: str
+    emulated: bool
+    run_id: int
+    host: str
+
+
+@dataclass(frozen=True)
+class OverheadPoint:
+    """Virtualization overhead at one core count; an interval when both legs have one."""
+
+    ht: str
+    profile: str
+    cores: int
+    pct: float
+    low: float | None
+    high: float | None
+    source: str
+
+
+@dataclass(frozen=True)
+class LatencySeries:
+    """One latency point's curve (offered rate against latency and server CPU), for the
+    charts; taken from :func:`sizing.engine.slo.latency_chart_data`."""
+
+    label: str
+    platform: str
+    cores: int
+    ht: str
+    profile: str
+    run_id: int
+    host: str
+    status: str
+    emulated: bool
+    rates: tuple[float, ...]
+    mean_ms: tuple[float, ...]
+    p95_ms: tuple[float, ...]
+    server_busy: tuple[float | None, ...]
+    knee_rate: float | None
+    slo: str | None  # "p95=10ms", as stored
+    slo_stat: str | None
+    slo_limit_ms: float | None
+    slo_capacity: float | None
+
+
+@dataclass(frozen=True)
+class LatencySection:
+    """Latency under steady load: the curves, a summary, a table of rates per point and,
+    for soak runs whose latency or steal jumped, the per-repetition tables."""
+
+    series: tuple[LatencySeries, ...]
+    summary: TableBlock
+    rates: tuple[TableBlock, ...]
+    soak: tuple[TableBlock, ...]
+
+
+@dataclass(frozen=True)
+class Guide:
+    """Everything the templates and the charts need."""
+
+    request: GuideRequest
+    title: str
+    customer: str
+    date: str
+    paper: str
+    inventories: tuple[str, ...]
+    run_ids: tuple[int, ...]
+    basis: str  # measured | reference | both
+    basis_text: str
+    reference_only: bool
+    citation: str
+    reference_url: str
+    currency: str
+    cost_basis: str
+    headlines: tuple[Headline, ...]
+    recommendation: RecommendationView | None
+    tables: tuple[TableBlock, ...]
+    table: SizingTable
+    selection: Selection
+    overhead: tuple[OverheadPoint, ...]
+    overhead_table: TableBlock | None
+    emulated_table: TableBlock | None
+    cpu_points: tuple[CpuPoint, ...]
+    methodology: Methodology
+    validity: TableBlock | None
+    provenance: TableBlock
+    runs: tuple[RunData, ...]
+    legend: tuple[Fact, ...]
+    latency: LatencySection | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The guide's data as one JSON-able document (for tests and debugging)."""
+        return {
+            "title": self.title,
+            "customer": self.customer,
+            "date": self.date,
+            "inventories": list(self.inventories),
+            "run_ids": list(self.run_ids),
+            "basis": self.basis,
+            "headlines": [h.__dict__ for h in self.headlines],
+            "tables": [t.to_dict() for t in self.tables],
+            "validity": None if self.validity is None else self.validity.to_dict(),
+            "provenance": self.provenance.to_dict(),
+            "latency": None
+            if self.latency is None
+            else {
+                "summary": self.latency.summary.to_dict(),
+                "rates": [t.to_dict() for t in self.latency.rates],
+                "soak": [t.to_dict() for t in self.latency.soak],
+            },
+        }

@@ -1,0 +1,143 @@
+"""The executive summary: headline figures and the recommendation, ready to print."""
+
+from __future__ import annotations
+
+from sizing.engine import Configuration, Recommendation
+from sizing.engine.table import SizingTable
+from sizing.report.data.format import (
+    PLATFORM_LABELS,
+    PROFILE_LABELS,
+    PROFILE_UNITS,
+    cell_source,
+    money,
+    number,
+    percent,
+)
+from sizing.report.data.model import Fact, Headline, RecommendationView, TableBlock, TCell
+
+
+def headlines(table: SizingTable) -> list[Headline]:
+    """The few figures a reader takes away, each with its provenance."""
+    cells = [c for r in table.rows for c in r.cells]
+    out: list[Headline] = []
+    rps = [c for c in cells if c.profile == "rps" and c.platform in ("baremetal", "hypervisor")]
+    if rps:
+        best = min(rps, key=lambda c: (c.cost_per_unit, c.source == "extrapolated"))
+        out.append(
+            Headline(
+                "Lowest cost per 1k RPS",
+                money(best.cost_per_unit, table.currency),
+                f"{PLATFORM_LABELS[best.platform]}, {best.cores} cores, HT {best.ht}",
+                cell_source(best.source, best.emulated),
+            )
+        )
+    for profile in ("rps", "tps"):
+        one = [
+            c for c in cells if c.profile == profile and c.platform == "baremetal" and c.cores == 1
+        ]
+        if one:
+            c = min(one, key=lambda c: c.ht)
+            out.append(
+                Headline(
+                    f"{PROFILE_LABELS[profile]} per core, bare metal",
+                    number(c.value),
+                    f"1 core, HT {c.ht}, {PROFILE_UNITS[profile]}",
+                    cell_source(c.source, c.emulated),
+                )
+            )
+    for profile in ("rps", "tps"):
+        ov = [
+            c.overhead_pct
+            for c in cells
+            if c.profile == profile and c.platform == "hypervisor" and c.overhead_pct is not None
+        ]
+        src = {
+            cell_source(c.source, c.emulated)
+            for c in cells
+            if c.profile == profile and c.platform == "hypervisor" and c.overhead_pct is not None
+        }
+        if ov:
+            value = percent(min(ov)) if len(ov) == 1 else f"{min(ov):.0f}–{max(ov):.0f}%"
+            out.append(
+                Headline(
+                    f"Virtualization overhead, {PROFILE_LABELS[profile]}",
+                    value,
+                    f"range over {len(ov)} core count{'s' if len(ov) > 1 else ''}",
+                    src.pop() if len(src) == 1 else "",
+                )
+            )
+    return out
+
+
+def recommendation_view(result: Recommendation, currency: str) -> RecommendationView:
+    """The recommendation, its figures and the next cheapest alternatives, for print."""
+    best = result.recommendation
+    demand = result.demand.describe()
+    if best is None:
+        return RecommendationView(
+            demand=demand,
+            feasible=False,
+            headline="No configuration in the catalog carries this demand.",
+            facts=(),
+            figures=(),
+            explanation=result.explanation,
+            alternatives=None,
+            result=result,
+        )
+    facts = [
+        Fact("Configuration", config_text(best)),
+        Fact("Total cost", money(best.total_cost, currency)),
+        Fact("Cost per server", money(best.cost_per_server, currency)),
+    ]
+    if best.capacity_rps is not None:
+        facts.append(Fact("RPS capacity", f"{number(best.capacity_rps)} requests/s"))
+    if best.capacity_tps is not None:
+        facts.append(Fact("SSL TPS capacity", f"{number(best.capacity_tps)} handshakes/s"))
+    facts.append(Fact("CPU utilisation at the target", percent(best.utilization * 100.0)))
+    if best.counted_servers != best.servers:
+        facts.append(Fact("Servers counted on", f"{best.counted_servers} (one spare)"))
+    figures = tuple(
+        Fact(
+            f"{PROFILE_LABELS.get(f.profile, f.profile)} at {f.cores} cores",
+            f"{number(f.value)} [{cell_source(f.source, f.emulated)}"
+            + (f": {f.origin}" if f.origin else "")
+            + "]",
+        )
+        for f in best.figures
+    )
+    alts = result.alternatives[:5]
+    alternatives = None
+    if alts:
+        alternatives = TableBlock(
+            title="Next cheapest configurations",
+            headers=("Configuration", "Total cost", "RPS capacity", "SSL TPS capacity", "CPU use"),
+            rows=tuple(
+                (
+                    TCell(config_text(c), "extrapolated" if c.extrapolated else "", False),
+                    TCell(money(c.total_cost, currency)),
+                    TCell(number(c.capacity_rps)),
+                    TCell(number(c.capacity_tps)),
+                    TCell(percent(c.utilization * 100.0)),
+                )
+                for c in alts
+            ),
+        )
+    return RecommendationView(
+        demand=demand,
+        feasible=True,
+        headline=f"{config_text(best)} for {money(best.total_cost, currency)}",
+        facts=tuple(facts),
+        figures=figures,
+        explanation=result.explanation,
+        alternatives=alternatives,
+        result=result,
+    )
+
+
+def config_text(c: Configuration) -> str:
+    """``2 servers, bare metal, 8 cores each, HT off``."""
+    servers = f"{c.servers} server{'s' if c.servers != 1 else ''}"
+    return (
+        f"{servers}, {PLATFORM_LABELS.get(c.platform, c.platform).lower()}, "
+        f"{c.cores_per_server} cores each, HT {c.ht}"
+    )

@@ -1,0 +1,191 @@
+"""The charts' toolkit: the registry (:class:`Chart`, :func:`register`), the greyscale-safe
+styles and the matplotlib plumbing (imported lazily, Agg backend) shared by the chart
+modules :mod:`sizing.report.render.sizing_charts` and
+:mod:`sizing.report.render.latency_charts`."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sizing.report.data.model import Guide
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure as MplFigure
+
+# Colours of clearly different lightness (dark navy, mid teal, light amber, grey).
+PLATFORM_STYLE: dict[str, dict[str, Any]] = {
+    "baremetal": {"color": "#1c3553", "marker": "o"},
+    "hypervisor": {"color": "#3d8c86", "marker": "s"},
+    "kubernetes": {"color": "#c98f2a", "marker": "^"},
+}
+PLATFORM_LINES = {"baremetal": "-", "hypervisor": "--", "kubernetes": "-."}
+HT_MARKERS = {"on": {"baremetal": "D", "hypervisor": "P", "kubernetes": "v"}}
+CORE_MARKERS = {1: "o", 2: "s", 4: "^", 8: "D", 16: "v", 32: "P"}
+CORE_COLOURS = {1: "#1c3553", 2: "#3d8c86", 4: "#c98f2a", 8: "#7a7a7a"}
+# Latency series: colour and marker per curve (the lightness steps as above).
+SERIES_STYLES: tuple[tuple[str, str], ...] = (
+    ("#1c3553", "o"),
+    ("#3d8c86", "s"),
+    ("#c98f2a", "^"),
+    ("#7a7a7a", "D"),
+    ("#5b2a4a", "v"),
+    ("#9fb8c9", "P"),
+)
+TEXT = "#222222"
+GRID = "#d9d9d9"
+WIDTH_IN = 6.7  # the text width of an A4/Letter page with 20 mm margins
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A rendered chart: its id, title, caption and SVG text."""
+
+    id: str
+    title: str
+    caption: str
+    svg: str
+
+
+ChartBuilder = Callable[[Guide], "Chart | None"]
+CHARTS: dict[str, ChartBuilder] = {}
+
+
+def register(chart_id: str) -> Callable[[ChartBuilder], ChartBuilder]:
+    """Register a chart builder under ``chart_id`` (see the module docstring)."""
+
+    def deco(fn: ChartBuilder) -> ChartBuilder:
+        CHARTS[chart_id] = fn
+        return fn
+
+    return deco
+
+
+# -- matplotlib plumbing ---------------------------------------------------------------
+
+
+def matplotlib_agg() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    return matplotlib
+
+
+@contextmanager
+def chart_style() -> Iterator[None]:
+    mpl = matplotlib_agg()
+    rc = {
+        "font.family": "DejaVu Sans",
+        "font.size": 8.0,
+        "axes.titlesize": 9.0,
+        "axes.titleweight": "bold",
+        "axes.labelsize": 8.0,
+        "axes.edgecolor": "#555555",
+        "axes.labelcolor": TEXT,
+        "axes.linewidth": 0.6,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "axes.grid": True,
+        "axes.axisbelow": True,
+        "grid.color": GRID,
+        "grid.linewidth": 0.5,
+        "xtick.color": TEXT,
+        "ytick.color": TEXT,
+        "xtick.labelsize": 7.5,
+        "ytick.labelsize": 7.5,
+        "legend.fontsize": 7.0,
+        "legend.frameon": False,
+        "lines.linewidth": 1.4,
+        "lines.markersize": 5.5,
+        "svg.fonttype": "none",  # text stays text: searchable in the PDF, crisp in print
+        "svg.hashsalt": "sizing-guide",  # stable ids: the same data gives the same SVG
+    }
+    with mpl.rc_context(rc):
+        yield
+
+
+def new_figure(ncols: int, height: float = 3.3) -> tuple[MplFigure, list[Axes]]:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(WIDTH_IN, height), layout="constrained")
+    axes = fig.subplots(1, ncols, squeeze=False)[0]
+    return fig, list(axes)
+
+
+def to_svg(fig: MplFigure) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    text = buf.getvalue()
+    return text[text.index("<svg") :]  # drop the XML prolog and doctype: inline-safe
+
+
+def thousands_axis(ax: Axes, axis: str = "y", prefix: str = "") -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    def fmt(v: float, _pos: int) -> str:
+        if abs(v) >= 1000:
+            return f"{prefix}{v / 1000:,.0f}k" if v % 1000 == 0 else f"{prefix}{v / 1000:,.1f}k"
+        return f"{prefix}{v:,.0f}"
+
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_major_formatter(FuncFormatter(fmt))
+
+
+def money_axis(ax: Axes, currency: str) -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    sign = "$" if currency == "USD" else f"{currency} "
+    ax.yaxis.set_major_formatter(
+        FuncFormatter(lambda v, _p: f"{sign}{v:,.0f}" if v >= 10 else f"{sign}{v:,.2f}")
+    )
+
+
+def series_style(platform: str, ht: str) -> dict[str, Any]:
+    style = dict(PLATFORM_STYLE.get(platform, {"color": "#555555", "marker": "x"}))
+    if ht in HT_MARKERS:
+        style["marker"] = HT_MARKERS[ht].get(platform, "x")
+    return style
+
+
+def cores_axis(ax: Axes, cores: Sequence[int]) -> None:
+    ax.set_xticks(list(cores))
+    ax.set_xlim(0, max(cores) + 0.6)
+    ax.set_xlabel("CPU cores per server")
+
+
+def several_ht_modes(guide: Guide) -> bool:
+    return len({s.ht for s in guide.table.series}) > 1
+
+
+# -- the charts ------------------------------------------------------------------------
+
+
+def shared_legend(fig: MplFigure, axes: Sequence[Axes], extrapolated: bool = True) -> None:
+    """One legend below the panels: every series once, plus the extrapolation style."""
+    from matplotlib.lines import Line2D
+
+    handles: list[Any] = []
+    labels: list[str] = []
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            if label not in labels:
+                handles.append(h)
+                labels.append(label)
+    if extrapolated:
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color="#555555",
+                linestyle=(0, (1.2, 1.6)),
+                marker="o",
+                markerfacecolor="white",
+                markeredgecolor="#555555",
+            )
+        )
+        labels.append("extrapolated")
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(3, len(labels)))

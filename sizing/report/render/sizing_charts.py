@@ -1,0 +1,335 @@
+"""The sizing charts: throughput and cost per core count, virtualization overhead, and
+throughput against server CPU."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sizing.report.data.format import PLATFORM_LABELS, PROFILE_LABELS
+from sizing.report.data.model import Guide
+from sizing.report.render.chartkit import (
+    CORE_COLOURS,
+    CORE_MARKERS,
+    PLATFORM_LINES,
+    TEXT,
+    Chart,
+    chart_style,
+    cores_axis,
+    money_axis,
+    new_figure,
+    register,
+    series_style,
+    several_ht_modes,
+    shared_legend,
+    thousands_axis,
+    to_svg,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+@register("throughput")
+def throughput_chart(guide: Guide) -> Chart | None:
+    """Throughput vs cores per platform: observed points and the fitted curve."""
+    from sizing.engine.scaling import usl
+
+    series = [s for s in guide.table.series if s.profile in ("rps", "tps")]
+    if not series:
+        return None
+    profiles = [p for p in ("rps", "tps") if any(s.profile == p for s in series)]
+    cores = [r.cores for r in guide.table.rows]
+    top = max(cores)
+    multi_ht = several_ht_modes(guide)
+    with chart_style():
+        fig, axes = new_figure(len(profiles))
+        for ax, profile in zip(axes, profiles, strict=True):
+            for s in (s for s in series if s.profile == profile):
+                style = series_style(s.platform, s.ht)
+                name = PLATFORM_LABELS.get(s.platform, s.platform)
+                if multi_ht:
+                    name += f", HT {s.ht}"
+                observed = [f.cores for f in s.observed]
+                lo, hi = min(observed), max(observed)
+                if s.fit.model == "usl":
+                    assert s.fit.lam is not None and s.fit.sigma is not None
+                    assert s.fit.kappa is not None
+                    lam, sig, kap = s.fit.lam, s.fit.sigma, s.fit.kappa
+                    grid = [1.0 + i * (top - 1.0) / 120 for i in range(121)]
+                    ys = [usl(n, lam, sig, kap) for n in grid]
+                    xs = grid
+                else:
+                    xs = [float(n) for n in range(1, top + 1)]
+                    ys = [s.fit.predict(int(n)) for n in xs]
+                inside = [(x, y) for x, y in zip(xs, ys, strict=True) if lo <= x <= hi]
+                below = [(x, y) for x, y in zip(xs, ys, strict=True) if x <= lo]
+                above = [(x, y) for x, y in zip(xs, ys, strict=True) if x >= hi]
+                fitted = "USL fit" if s.fit.model == "usl" else "linear"
+                if len(inside) > 1:
+                    ax.plot(*zip(*inside, strict=True), color=style["color"], linestyle="-")
+                for part in (below, above):
+                    if len(part) > 1:
+                        ax.plot(
+                            *zip(*part, strict=True),
+                            color=style["color"],
+                            linestyle=(0, (1.2, 1.6)),
+                            linewidth=1.2,
+                        )
+                ax.plot(
+                    [f.cores for f in s.observed],
+                    [f.value for f in s.observed],
+                    linestyle="none",
+                    marker=style["marker"],
+                    color=style["color"],
+                    markeredgecolor="white" if s.basis == "measured" else style["color"],
+                    markeredgewidth=0.6,
+                    label=f"{name}, {s.basis} ({fitted})",
+                )
+                extra = [c for c in cores if c not in observed]
+                if extra:
+                    ax.plot(
+                        extra,
+                        [s.at(c).value for c in extra],
+                        linestyle="none",
+                        marker=style["marker"],
+                        markerfacecolor="white",
+                        markeredgecolor=style["color"],
+                        markeredgewidth=1.0,
+                    )
+                for f in s.observed:
+                    if f.ci_low is not None and f.ci_high is not None:
+                        ax.errorbar(
+                            [f.cores],
+                            [f.value],
+                            yerr=[[max(0.0, f.value - f.ci_low)], [max(0.0, f.ci_high - f.value)]],
+                            fmt="none",
+                            ecolor=style["color"],
+                            elinewidth=0.8,
+                            capsize=2.5,
+                        )
+            cores_axis(ax, cores)
+            thousands_axis(ax)
+            ax.set_ylim(bottom=0)
+            unit = "requests/s" if profile == "rps" else "handshakes/s"
+            ax.set_ylabel(f"{PROFILE_LABELS[profile]} ({unit})")
+            ax.set_title(f"{PROFILE_LABELS[profile]} per server")
+        shared_legend(fig, axes)
+        svg = to_svg(fig)
+    return Chart(
+        id="throughput",
+        title="Throughput against CPU cores",
+        caption=(
+            "Filled markers: observed figures (measured or reference); solid line: the "
+            "fitted scaling model over the observed core counts; dotted line and hollow "
+            "markers: extrapolated beyond them. Error bars: 95% confidence interval of "
+            "measured points."
+        ),
+        svg=svg,
+    )
+
+
+
+
+@register("cost")
+def cost_chart(guide: Guide) -> Chart | None:
+    """Cost per 1k RPS (and per 100 TPS) against cores, per platform."""
+    cells = [c for r in guide.table.rows for c in r.cells]
+    profiles = [p for p in ("rps", "tps") if any(c.profile == p for c in cells)]
+    if not profiles:
+        return None
+    cores = [r.cores for r in guide.table.rows]
+    multi_ht = several_ht_modes(guide)
+    with chart_style():
+        fig, axes = new_figure(len(profiles))
+        for ax, profile in zip(axes, profiles, strict=True):
+            for s in (s for s in guide.table.series if s.profile == profile):
+                style = series_style(s.platform, s.ht)
+                mine = sorted(
+                    (c for c in cells if (c.platform, c.ht, c.profile) == s.key),
+                    key=lambda c: c.cores,
+                )
+                name = PLATFORM_LABELS.get(s.platform, s.platform)
+                if multi_ht:
+                    name += f", HT {s.ht}"
+                ax.plot(
+                    [c.cores for c in mine],
+                    [c.cost_per_unit for c in mine],
+                    color=style["color"],
+                    linestyle=PLATFORM_LINES.get(s.platform, ":"),
+                    linewidth=1.2,
+                    label=f"{name} ({s.basis})",
+                )
+                for filled in (True, False):
+                    pts = [c for c in mine if (c.source != "extrapolated") is filled]
+                    if pts:
+                        ax.plot(
+                            [c.cores for c in pts],
+                            [c.cost_per_unit for c in pts],
+                            linestyle="none",
+                            marker=style["marker"],
+                            color=style["color"],
+                            markerfacecolor=style["color"] if filled else "white",
+                            markeredgecolor="white" if filled else style["color"],
+                            markeredgewidth=0.6 if filled else 1.0,
+                        )
+            cores_axis(ax, cores)
+            money_axis(ax, guide.currency)
+            ax.set_ylim(bottom=0)
+            per = "1k RPS" if profile == "rps" else "100 SSL TPS"
+            ax.set_ylabel(f"Cost per {per} ({guide.currency})")
+            ax.set_title(f"Cost per {per}")
+        shared_legend(fig, axes)
+        svg = to_svg(fig)
+    return Chart(
+        id="cost",
+        title="Cost per throughput against CPU cores",
+        caption=(
+            f"Server cost ({guide.cost_basis}) divided by the throughput of one server. "
+            "Lower is better. Hollow markers: the throughput is extrapolated."
+        ),
+        svg=svg,
+    )
+
+
+@register("overhead")
+def overhead_chart(guide: Guide) -> Chart | None:
+    """Virtualization overhead per core count, with intervals where both legs have one."""
+    points = list(guide.overhead)
+    if not points:
+        return None
+    cores = sorted({p.cores for p in points})
+    groups = sorted({(p.ht, p.profile) for p in points}, key=lambda k: (k[0], k[1] != "rps"))
+    width = 0.8 / len(groups)
+    fills = ["#1c3553", "#9fb8c9", "#3d8c86", "#d5e5e3"]
+    hatches = ["", "///", "..", "xx"]
+    with chart_style():
+        fig, axes = new_figure(1, height=2.6)
+        ax = axes[0]
+        for i, (ht, profile) in enumerate(groups):
+            mine = {p.cores: p for p in points if (p.ht, p.profile) == (ht, profile)}
+            xs = [cores.index(c) + (i - (len(groups) - 1) / 2) * width for c in mine]
+            ys = [p.pct for p in mine.values()]
+            label = PROFILE_LABELS[profile] + (f", HT {ht}" if len(groups) > 2 else "")
+            bars = ax.bar(
+                xs,
+                ys,
+                width=width * 0.92,
+                color=fills[i % len(fills)],
+                edgecolor="#1c3553",
+                linewidth=0.6,
+                hatch=hatches[i % len(hatches)],
+                label=label,
+            )
+            for bar, p in zip(bars, mine.values(), strict=True):
+                if p.low is not None and p.high is not None:
+                    ax.errorbar(
+                        [bar.get_x() + bar.get_width() / 2],
+                        [p.pct],
+                        yerr=[[max(0.0, p.pct - p.low)], [max(0.0, p.high - p.pct)]],
+                        fmt="none",
+                        ecolor=TEXT,
+                        elinewidth=0.8,
+                        capsize=3,
+                    )
+                ax.annotate(
+                    f"{p.pct:.1f}%",
+                    (bar.get_x() + bar.get_width() / 2, max(p.pct, 0.0)),
+                    xytext=(0, 2),
+                    textcoords="offset points",
+                    ha="center",
+                    va="bottom",
+                    fontsize=6.5,
+                    color=TEXT,
+                )
+        ax.set_xticks(range(len(cores)), [str(c) for c in cores])
+        ax.set_xlabel("CPU cores per server")
+        ax.set_ylabel("Throughput lost to virtualization (%)")
+        ax.axhline(0, color="#555555", linewidth=0.6)
+        top = max([p.high or p.pct for p in points] + [p.pct for p in points])
+        ax.set_ylim(min(0.0, *(p.low or p.pct for p in points)) * 1.1, top * 1.18 + 1)
+        ax.legend(loc="upper right", ncol=len(groups))
+        ax.grid(axis="x", visible=False)
+        svg = to_svg(fig)
+    sources = sorted({p.source for p in points})
+    return Chart(
+        id="overhead",
+        title="Virtualization overhead per core count",
+        caption=(
+            "(bare metal − hypervisor) ÷ bare metal, from "
+            + " and ".join(sources)
+            + " figures. Error bars, where shown, combine the 95% confidence intervals "
+            "of the two measured figures."
+        ),
+        svg=svg,
+    )
+
+
+@register("cpu")
+def cpu_chart(guide: Guide) -> Chart | None:
+    """Throughput against the server CPU it used, one marker per timed repetition."""
+    points = list(guide.cpu_points)
+    if not points:
+        return None
+    profiles = [p for p in ("rps", "tps") if any(c.profile == p for c in points)]
+    with chart_style():
+        fig, axes = new_figure(len(profiles), height=3.1)
+        for ax, profile in zip(axes, profiles, strict=True):
+            mine = [c for c in points if c.profile == profile]
+            keys = sorted({(c.platform, c.cores, c.ht, c.emulated) for c in mine})
+            for platform, cores, ht, emulated in keys:
+                for valid in (True, False):
+                    sel = [
+                        c
+                        for c in mine
+                        if (c.platform, c.cores, c.ht, c.emulated)
+                        == (platform, cores, ht, emulated)
+                        and (c.status == "measured") is valid
+                    ]
+                    if not sel:
+                        continue
+                    colour = CORE_COLOURS.get(cores, "#555555")
+                    label = f"{PLATFORM_LABELS.get(platform, platform)}, {cores} core"
+                    label += "s" if cores != 1 else ""
+                    if ht == "on":
+                        label += ", HT on"
+                    if emulated:
+                        label += ", emulated"
+                    if not valid:
+                        label += " (invalid)"
+                    ax.plot(
+                        [c.busy for c in sel],
+                        [c.value for c in sel],
+                        linestyle="none",
+                        marker=CORE_MARKERS.get(cores, "x"),
+                        color=colour,
+                        markerfacecolor=colour if valid else "white",
+                        markeredgecolor="white" if valid else colour,
+                        markeredgewidth=0.6 if valid else 1.0,
+                        alpha=0.9,
+                        label=label,
+                    )
+            low = int(max(0.0, (min(c.busy for c in mine) // 10) * 10 - 10))
+            step = 2 if 100 - low <= 20 else 5 if 100 - low <= 50 else 10
+            ax.set_xticks(list(range(low, 101, step)))
+            ax.set_xlim(low, 101.5)
+            ax.set_ylim(bottom=0)
+            thousands_axis(ax)
+            ax.set_xlabel("Server CPU busy (% of nginx's pinned CPUs)")
+            unit = "requests/s" if profile == "rps" else "handshakes/s"
+            ax.set_ylabel(f"{PROFILE_LABELS[profile]} ({unit})")
+            ax.set_title(f"{PROFILE_LABELS[profile]} against server CPU")
+        shared_legend(fig, axes, extrapolated=False)
+        svg = to_svg(fig)
+    return Chart(
+        id="cpu",
+        title="Measured throughput against server CPU",
+        caption=(
+            "One marker per timed repetition of a measured point (warm-ups left out). "
+            "A point far below 100% CPU was limited by something other than nginx's CPU. "
+            "Hollow markers: repetitions of points judged invalid."
+        ),
+        svg=svg,
+    )
+
+
+# -- latency under steady load (the latency profiles) ------------------------------------
