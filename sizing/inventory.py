@@ -1,10 +1,16 @@
-"""Inventories: standard Ansible YAML inventories with ``sizing_*`` variables.
+"""Inventories: Ansible inventories (YAML or INI) with ``sizing_*`` variables.
 
-The file is read with a strict YAML loader that gives the same hosts, groups and merged
-variables as Ansible's YAML inventory plugin (``all:``, ``children:``, ``hosts:``,
-``vars:``; group variables by depth then name, host variables last), and additionally
-reports duplicate keys with their line. The ``sizing_*`` variables are validated with
-pydantic; every problem becomes one ``file: host.field: message`` line.
+Ansible reads them: ansible-core's ``InventoryManager`` and ``VariableManager`` give the
+hosts (ranges such as ``web[01:02]`` expanded), the groups and the merged variables,
+``group_vars/`` and ``host_vars/`` beside the file included, ansible-vault values decrypted
+with Ansible's own vault secrets (``ANSIBLE_VAULT_PASSWORD_FILE`` or ``vault_password_file``
+in ansible.cfg, a password file or an executable script). The variables are the ones
+``ansible-inventory --list`` shows. Before Ansible sees a YAML file, sizing's strict reader
+checks it (duplicate keys with their lines, unknown keys in a group); an INI file is
+checked by Ansible's INI parser. The ``sizing_*`` variables Ansible resolves are then
+validated with pydantic; every problem becomes one ``file: host X: field: message`` line.
+ansible-core is imported only here, when an inventory is read, so commands that read none
+start fast.
 
 Roles come from group membership: hosts in ``servers`` are measured, hosts in ``clients``
 generate load, hosts in ``upstreams`` serve behind a proxy.
@@ -12,9 +18,10 @@ generate load, hosts in ``upstreams`` serve behind a proxy.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -23,7 +30,11 @@ from sizing.errors import InputError
 from sizing.model import Platform
 from sizing.yamlfile import StrictLoader, read_yaml
 
+if TYPE_CHECKING:
+    from ansible.parsing.dataloader import DataLoader
+
 ROLE_GROUPS = {"servers": "server", "clients": "client", "upstreams": "upstream"}
+YAML_SUFFIXES = (".yml", ".yaml", ".json")  # Ansible's YAML_FILENAME_EXTENSIONS
 
 
 class CpuSpec(BaseModel):
@@ -134,53 +145,55 @@ class Inventory:
         return [h for h in self.hosts.values() if "upstream" in h.roles]
 
 
-# -- strict YAML ----------------------------------------------------------------------
+def load_inventory(path: Path | str) -> Inventory:
+    """Read an inventory with Ansible and validate it, or raise :class:`InputError`.
+
+    Nothing is contacted: Ansible only parses the file, ``group_vars/`` and ``host_vars/``
+    beside it, and decrypts vault values with the secrets its configuration names.
+    """
+    path = Path(path)
+    shown = str(path)
+    if not path.exists():
+        raise InputError(shown, ["no such inventory file"])
+    if path.is_dir():
+        raise InputError(shown, ["is a directory; give an inventory file (YAML or INI)"])
+    if path.suffix.lower() in YAML_SUFFIXES:
+        _check_yaml_inventory(path)
+    _check_vars_dirs(path.parent)
+    return _build(path, _resolve(path))
+
+
+# -- strict checks before Ansible reads the files -------------------------------------
 
 
 class _InventoryLoader(StrictLoader):
-    """The strict loader, plus Ansible's ``!vault`` tag."""
+    """The strict loader, plus Ansible's ``!vault`` tag (for the pre-check only)."""
 
 
 def _construct_vault(loader: Any, node: yaml.Node) -> str:
-    """An inline ansible-vault value (``!vault |``): Ansible decrypts it, sizing never
-    needs it, so it stays an opaque placeholder here."""
+    """An inline ansible-vault value (``!vault |``): Ansible decrypts it; the strict
+    pre-check only needs to know that it is a scalar."""
     return "<vault-encrypted>"
 
 
 _InventoryLoader.add_constructor("!vault", _construct_vault)
 
 
-@dataclass
-class _Group:
-    name: str
-    vars: dict[str, Any] = field(default_factory=dict)
-    hosts: dict[str, dict[str, Any]] = field(default_factory=dict)
-    children: list[str] = field(default_factory=list)
-    parents: list[str] = field(default_factory=list)
+def _check_yaml_inventory(path: Path) -> None:
+    """Strict YAML (duplicate keys, syntax with its line) and the inventory's shape.
 
-
-def load_inventory(path: Path | str) -> Inventory:
-    """Read and validate an inventory file, or raise :class:`InputError`."""
-    path = Path(path)
+    Ansible's YAML plugin keeps the last of two duplicate keys and skips unknown keys with
+    a warning; a sizing inventory is refused instead, with every problem named.
+    """
     shown = str(path)
     data = read_yaml(path, "inventory", _InventoryLoader)
-    groups = _parse_groups(shown, data)
-    return _build(path, groups)
-
-
-def _parse_groups(shown: str, data: Any) -> dict[str, _Group]:
-    problems: list[str] = []
-    groups: dict[str, _Group] = {"all": _Group("all")}
     if data is None:
         raise InputError(shown, ["empty inventory; expected an 'all:' mapping"])
     if not isinstance(data, dict):
         raise InputError(shown, ["expected a mapping of groups at the top (all: ...)"])
+    problems: list[str] = []
 
-    def walk(name: str, body: Any, parent: str | None, where: str) -> None:
-        group = groups.setdefault(name, _Group(name))
-        if parent is not None and parent not in group.parents:
-            group.parents.append(parent)
-            groups[parent].children.append(name)
+    def walk(body: Any, where: str) -> None:
         if body is None:
             return
         if not isinstance(body, dict):
@@ -189,70 +202,197 @@ def _parse_groups(shown: str, data: Any) -> dict[str, _Group]:
         for key in body:
             if key not in ("hosts", "vars", "children"):
                 problems.append(f"{where}.{key}: unknown key (expected hosts, vars, children)")
-        gvars = body.get("vars") or {}
-        if not isinstance(gvars, dict):
+        if not isinstance(body.get("vars") or {}, dict):
             problems.append(f"{where}.vars: expected a mapping")
-        else:
-            group.vars.update(gvars)
         hosts = body.get("hosts") or {}
         if not isinstance(hosts, dict):
             problems.append(f"{where}.hosts: expected a mapping of host names")
         else:
             for hname, hvars in hosts.items():
-                if hvars is None:
-                    hvars = {}
-                if not isinstance(hvars, dict):
+                if hvars is not None and not isinstance(hvars, dict):
                     problems.append(f"{where}.hosts.{hname}: expected a mapping of variables")
-                    continue
-                if hname in group.hosts:
-                    problems.append(f"{where}.hosts.{hname}: duplicate host")
-                group.hosts[str(hname)] = hvars
         children = body.get("children") or {}
         if not isinstance(children, dict):
             problems.append(f"{where}.children: expected a mapping of groups")
         else:
             for cname, cbody in children.items():
-                walk(str(cname), cbody, name, f"{where}.children.{cname}")
+                walk(cbody, f"{where}.children.{cname}")
 
     for top, body in data.items():
-        if top == "all":
-            walk("all", body, None, "all")
-        else:  # Ansible accepts top-level groups as implicit children of all
-            walk(str(top), body, "all", str(top))
+        walk(body, str(top))  # Ansible takes other top-level groups as children of all
     if problems:
         raise InputError(shown, problems)
-    return groups
 
 
-def _depth(groups: dict[str, _Group], name: str) -> int:
-    parents = groups[name].parents
-    return 0 if not parents else 1 + max(_depth(groups, p) for p in parents)
+def _check_vars_dirs(base: Path) -> None:
+    """The YAML files of ``group_vars/`` and ``host_vars/`` beside the inventory, strictly.
+
+    Whole-file vault files (``$ANSIBLE_VAULT;...``) are left to Ansible, which decrypts them.
+    """
+    for sub in ("group_vars", "host_vars"):
+        top = base / sub
+        if not top.is_dir():
+            continue
+        for f in sorted(top.rglob("*")):
+            rel = f.relative_to(top)
+            if not f.is_file() or any(part.startswith(".") for part in rel.parts):
+                continue
+            if f.suffix.lower() not in ("", *YAML_SUFFIXES):
+                continue
+            try:
+                if f.read_bytes().lstrip().startswith(b"$ANSIBLE_VAULT"):
+                    continue
+            except OSError as exc:
+                raise InputError(str(f), [f"cannot read: {exc}"]) from exc
+            data = read_yaml(f, "variables", _InventoryLoader)
+            if data is not None and not isinstance(data, dict):
+                raise InputError(str(f), ["expected a mapping of variables"])
 
 
-def _ancestors(groups: dict[str, _Group], name: str) -> set[str]:
-    out = {name}
-    for p in groups[name].parents:
-        out |= _ancestors(groups, p)
+# -- Ansible's reading -----------------------------------------------------------------
+
+
+def _setup_vault(loader: DataLoader) -> None:
+    """Ansible's own vault secrets, as ``ansible-inventory`` sets them up.
+
+    The password file (or executable script) comes from ``ANSIBLE_VAULT_PASSWORD_FILE`` or
+    ansible.cfg's ``vault_password_file``, the identities from ``vault_identity_list``.
+    Never prompts. Read afresh on every call: the environment may have changed since
+    ansible's constants were computed at import.
+    """
+    from ansible import constants as C
+    from ansible.cli import CLI
+    from ansible.errors import AnsibleError
+    from ansible.parsing.vault import VaultSecretsContext
+
+    password_file = C.config.get_config_value("DEFAULT_VAULT_PASSWORD_FILE")
+    files = (
+        [password_file] if password_file and password_file != C.DEFAULT_VAULT_PASSWORD_FILE else []
+    )
+    ids = list(C.config.get_config_value("DEFAULT_VAULT_IDENTITY_LIST") or [])
+    try:
+        secrets = CLI.setup_vault_secrets(
+            loader,
+            vault_ids=ids,
+            vault_password_files=files,
+            ask_vault_pass=False,
+            auto_prompt=False,
+            initialize_context=False,
+        )
+    except AnsibleError as exc:
+        where = password_file or "vault password"
+        raise InputError(str(where), [f"vault password: {_first_line(exc)}"]) from exc
+    # EncryptedString values decrypt through this process-wide context when read.
+    current = VaultSecretsContext.current(optional=True)
+    if current is None:
+        VaultSecretsContext.initialize(VaultSecretsContext(secrets))
+    else:
+        current.secrets = secrets
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(getattr(exc, "message", None) or exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _check_ini(loader: DataLoader, source: str, shown: str) -> None:
+    """Parse an INI inventory with Ansible's INI plugin alone, for one clear error line.
+
+    InventoryManager would only warn and go on with an empty inventory.
+    """
+    from ansible.errors import AnsibleError
+    from ansible.inventory.data import InventoryData
+    from ansible.plugins.loader import inventory_loader
+
+    plugin = inventory_loader.get("ini")
+    try:
+        plugin.parse(InventoryData(), loader, source, cache=False)
+    except AnsibleError as exc:
+        cause = exc.__cause__ if isinstance(exc.__cause__, AnsibleError) else exc
+        message = _first_line(cause).removeprefix("Failed to parse inventory: ")
+        raise InputError(shown, [f"INI syntax: {message}"]) from exc
+
+
+def _resolve(path: Path) -> dict[str, tuple[set[str], dict[str, Any]]]:
+    """Each host's groups and variables, as ``ansible-inventory -i PATH --list`` has them."""
+    from ansible import constants as C
+    from ansible.errors import AnsibleError
+    from ansible.inventory.manager import InventoryManager
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.vars.manager import VariableManager
+
+    shown = str(path)
+    source = str(path.resolve())
+    loader = DataLoader()
+    _setup_vault(loader)
+    if path.suffix.lower() not in YAML_SUFFIXES and path.suffix.lower() != ".toml":
+        _check_ini(loader, source, shown)
+    out: dict[str, tuple[set[str], dict[str, Any]]] = {}
+    try:
+        manager = InventoryManager(loader=loader, sources=[source])
+        variables = VariableManager(loader=loader, inventory=manager)
+        for host in manager.get_hosts():
+            hostvars = variables.get_vars(host=host, include_hostvars=False, stage="all")
+            for internal in C.INTERNAL_STATIC_VARS:
+                hostvars.pop(internal, None)
+            groups = {g.name for g in host.get_groups()} | {"all"}
+            out[host.name] = (groups, {str(k): _native(v) for k, v in hostvars.items()})
+    except AnsibleError as exc:
+        raise InputError(shown, [_first_line(exc)]) from exc
     return out
 
 
-def _build(path: Path, groups: dict[str, _Group]) -> Inventory:
+def _native(value: Any) -> Any:
+    """Plain Python values instead of Ansible's tagged ones; vault values stay encrypted
+    (they decrypt when read as text; ``sizing_*`` ones are decrypted at validation)."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {_native(k): _native(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_native(v) for v in value]
+    return value
+
+
+def _reveal(value: Any) -> Any:
+    """A ``sizing_*`` value with every vault-encrypted string decrypted."""
+    from ansible.parsing.vault import EncryptedString
+
+    if isinstance(value, EncryptedString):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _reveal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_reveal(v) for v in value]
+    return value
+
+
+def _build(path: Path, resolved: dict[str, tuple[set[str], dict[str, Any]]]) -> Inventory:
+    from ansible.errors import AnsibleError
+
     shown = str(path)
-    host_groups: dict[str, set[str]] = {}
-    host_vars: dict[str, dict[str, Any]] = {}
-    for g in groups.values():
-        for hname, hv in g.hosts.items():
-            host_groups.setdefault(hname, set()).update(_ancestors(groups, g.name))
-            host_vars.setdefault(hname, {}).update(hv)
     problems: list[str] = []
     hosts: dict[str, Host] = {}
-    for hname in sorted(host_groups):
-        member = host_groups[hname] | {"all"}
-        merged: dict[str, Any] = {}
-        for gname in sorted(member, key=lambda n: (_depth(groups, n), n)):
-            merged.update(groups[gname].vars)
-        merged.update(host_vars[hname])
-        sizing_raw = {k[len("sizing_") :]: v for k, v in merged.items() if k.startswith("sizing_")}
+    for hname in sorted(resolved):
+        member, merged = resolved[hname]
+        sizing_raw: dict[str, Any] = {}
+        for key, value in merged.items():
+            if not key.startswith("sizing_"):
+                continue
+            try:
+                merged[key] = sizing_raw[key[len("sizing_") :]] = _reveal(value)
+            except AnsibleError as exc:
+                problems.append(
+                    f"host {hname}: {key}: cannot decrypt the ansible-vault value "
+                    f"({_first_line(exc)}); give the vault password with "
+                    "ANSIBLE_VAULT_PASSWORD_FILE or vault_password_file in ansible.cfg"
+                )
         try:
             host_sizing = HostVars.model_validate(sizing_raw)
         except ValidationError as exc:
