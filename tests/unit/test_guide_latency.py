@@ -1,7 +1,7 @@
 """The guide's "Latency under steady load": data preparation, charts and tables.
 
 TEST FIXTURE: every latency, rate, CPU share and steal figure below is invented for these
-tests; none is a measurement. The points are shaped as :func:`sizing.fixedrate.measure`
+tests; none is a measurement. The points are shaped as :func:`sizing.measure.fixedrate.measure`
 stores them (its metadata keys, its ``latency`` samples, its knee and jump rules, which
 are called here rather than copied) and written through the real Store API, then read
 back by the guide's own reader.
@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sizing.fixedrate import _mean_point, soak_jumps
 
 from sizing.knee import LatencyPoint, knee, parse_slo
+from sizing.measure.fixedrate import mean_point, soak_jumps
 from sizing.model import PointKey, PointResult, Sample, Status
 from sizing.report.build import prepare
 from sizing.report.data import Guide, GuideRequest, latency_ms
@@ -90,7 +90,7 @@ def latency_result(
     capacity: float | None = None,
     emulated: bool = False,
 ) -> tuple[PointResult, list[tuple[int, Sample]]]:
-    """A latency point and its samples as :func:`sizing.fixedrate.measure` returns them."""
+    """A latency point and its samples as :func:`sizing.measure.fixedrate.measure` returns them."""
     swept = list(swept or sorted(reps_by_rate))
     reps = max(len(v) for v in reps_by_rate.values())
     samples: list[tuple[int, Sample]] = []
@@ -116,7 +116,7 @@ def latency_result(
                     "mean_ms", "p50_ms", "p95_ms", "p99_ms", "max_ms", "server_steal",
                     "server_busy", "lag")}}
             )  # fmt: skip
-    pts = [_mean_point([_lp(r, x) for x in reps_by_rate[r]]) for r in sorted(reps_by_rate)]
+    pts = [mean_point([_lp(r, x) for x in reps_by_rate[r]]) for r in sorted(reps_by_rate)]
     k = knee(pts)
     flags = ["emulated"] if emulated else []
     if slo is None and k is None:
