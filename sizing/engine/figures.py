@@ -6,9 +6,9 @@ measured figures when that series has any, else the reference figures. A series 
 mixes measured and reference points: they come from different hardware.
 
 **Several measurements of one configuration.** When several measured figures exist for
-the same platform, core count, HT mode and profile, the last one in the input wins. The
-results store returns figures oldest first (its newest run's figure per configuration), so
-the most recent run's figure is used.
+the same platform, core count, HT mode and profile, the last one in the input wins.
+:func:`measured_figures` turns stored points into figures oldest first (the newest point's
+figure per configuration), so the most recent run's figure is used.
 
 A figure the series does not hold (a core count that was not measured) is predicted by the
 series' fitted scaling model and labelled ``extrapolated``.

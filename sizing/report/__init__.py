@@ -1,8 +1,11 @@
-"""The printable sizing guide: data preparation, charts, HTML/Markdown and PDF rendering.
+"""The printable sizing guide and the terminal's tables: data apart from rendering.
 
-:mod:`sizing.report.guide` prepares everything the guide shows from the results store, the
-reference dataset and the engine (pure, no I/O); :mod:`sizing.report.charts` draws the
-charts (matplotlib, imported lazily); :mod:`sizing.report.render` fills the Jinja2
-templates of ``templates/``; :mod:`sizing.report.pdf` prints the HTML with WeasyPrint
-(imported lazily).
+:mod:`sizing.report.data` prepares everything the guide shows from the runs, the
+reference dataset and the engine (pure, no I/O; its :mod:`~sizing.report.data.format` is
+the one format layer, shared with the terminal); :mod:`sizing.report.build` reads the
+inputs through :mod:`sizing.sources` and builds it. :mod:`sizing.report.render` turns it
+into output: :mod:`~sizing.report.render.charts` draws the charts (matplotlib, imported
+lazily), :mod:`~sizing.report.render.html` fills the Jinja2 templates of ``templates/``,
+:mod:`~sizing.report.render.pdf` prints the HTML with WeasyPrint (imported lazily) and
+:mod:`~sizing.report.render.text` lays out the terminal's tables.
 """
