@@ -6,6 +6,7 @@ code. The CLI turns them, in one place, into one red line on stderr.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import IntEnum
 
 
@@ -71,6 +72,17 @@ class ServerDied(SizingError):
     """The nginx under test stopped during a measurement: the sweep must stop too."""
 
     code = ExitStatus.HOST
+
+
+class PreflightError(SizingError):
+    """One or more pre-flight checks failed; carries one line per problem."""
+
+    code = ExitStatus.HOST
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        head = f"pre-flight checks failed ({len(self.problems)}); nothing was run:"
+        super().__init__(head + "\n" + "\n".join(f"  - {p}" for p in self.problems))
 
 
 class ToolError(SizingError):

@@ -1,6 +1,6 @@
 """Latency against offered rate: the knee, the SLO capacity and the search for it.
 
-Pure functions, no I/O. The sweep (``sizing.fixedrate``) supplies measured points; the
+Pure functions, no I/O. The sweep (``sizing.measure.fixedrate``) supplies measured points; the
 engine and the guide read the results.
 
 * **SLO.** ``p95=10ms`` (also ``p50``, ``p99``, ``mean``, ``max``): a rate *meets* the SLO

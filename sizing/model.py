@@ -28,8 +28,16 @@ class Platform(StrEnum):
     @property
     def family(self) -> str:
         """The sizing-table column: ``baremetal`` or ``hypervisor``."""
-        return "baremetal" if self is Platform.BAREMETAL else "hypervisor"
+        return family_of(self)
 
+
+def family_of(name: str) -> str:
+    """The sizing-table column of a platform name: ``baremetal`` or ``hypervisor``."""
+    return "baremetal" if name == Platform.BAREMETAL else "hypervisor"
+
+
+# The unit of each sizing profile's figure (the article's two tables).
+PROFILE_UNITS = {"rps": "requests/s", "tps": "handshakes/s"}
 
 SERVER_DIED = "server-died"  # the point's nginx stopped while it was being measured
 
@@ -45,6 +53,15 @@ class Status(StrEnum):
     MEASURED = "measured"
     INVALID = "invalid"
     SKIPPED = "skipped"
+    FAILED = "failed"
+
+
+class RunStatus(StrEnum):
+    """Outcome of one run as stored: running until it ends, then one of the others."""
+
+    RUNNING = "running"
+    COMPLETE = "complete"
+    INTERRUPTED = "interrupted"
     FAILED = "failed"
 
 

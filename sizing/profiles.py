@@ -35,7 +35,7 @@ class Profile(BaseModel):
     duration_s: float = Field(default=10, ge=1, le=3600)
     warmup_s: float = Field(default=3, ge=0, le=600)
     repetitions: int = Field(default=3, ge=1, le=100)
-    # -- latency, proxy and API-gateway profiles (sizing.fixedrate, sizing.apigw) --
+    # -- latency, proxy and API-gateway profiles (sizing.measure: fixedrate, gateway) --
     # max-rate: closed loop as fast as the server answers (wrk); fixed-rate: constant
     # offered rates, open loop (vegeta), latency per rate, knee and SLO capacity.
     mode: Literal["max-rate", "fixed-rate"] = "max-rate"
@@ -45,6 +45,11 @@ class Profile(BaseModel):
     # api-jwt: as proxy, after validating an HS256 JWT (njs) on every request.
     role: Literal["web", "proxy", "api-jwt"] = "web"
     tls_protocols: str | None = None  # e.g. "TLSv1.2" to get the article's ECDHE-ECDSA suite
+
+    @property
+    def is_gateway(self) -> bool:
+        """A proxy or API-gateway profile: nginx in front of an upstream nginx."""
+        return self.role in ("proxy", "api-jwt")
 
 
 def available() -> list[str]:

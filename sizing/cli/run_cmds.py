@@ -12,7 +12,7 @@ import typer
 
 from sizing import paths
 from sizing.cli.app import emit_json, state, warn
-from sizing.model import PointResult, Status
+from sizing.model import PointResult
 from sizing.report.render.text import point_json, points_table
 
 
@@ -198,22 +198,25 @@ def run(
     from sizing import profiles as profiles_mod
     from sizing.knee import parse_duration_s, parse_rates, parse_slo
     from sizing.plan import parse_cores, parse_ht
-    from sizing.runner import RunOptions, run_sweep
+    from sizing.plan.settings import MeasureSettings
+    from sizing.sweep import RunOptions, exit_status, run_sweep
 
     opts = RunOptions(
-        rates=parse_rates(rates) if rates else None,
-        slo=str(parse_slo(slo)) if slo else None,
-        soak_s=parse_duration_s(soak, "--soak") if soak else None,
+        settings=MeasureSettings(
+            rates=parse_rates(rates) if rates else None,
+            slo=str(parse_slo(slo)) if slo else None,
+            soak_s=parse_duration_s(soak, "--soak") if soak else None,
+            duration_s=duration,
+            repeat=repeat,
+            max_repeat=max_repeat,
+            warmup_s=warmup,
+            connections=connections,
+        ),
         inventory=inventory,
         cores=parse_cores(cores),
         hts=parse_ht(ht.value),
         profiles=tuple(profiles_mod.parse_list(profile)),
         db=db or paths.default_db(),
-        duration_s=duration,
-        repeat=repeat,
-        max_repeat=max_repeat,
-        warmup_s=warmup,
-        connections=connections,
         argv=tuple(sys.argv),
         debug=state.debug,
         allow_host_reboot=allow_host_reboot,
@@ -227,7 +230,7 @@ def run(
         _dry_run(opts, json_out)
         return
     with _RichProgress() as progress:
-        summary = run_sweep(opts, progress)  # type: ignore[arg-type]
+        summary = run_sweep(opts, progress)
     if json_out:
         emit_json(
             {
@@ -242,12 +245,10 @@ def run(
         typer.echo(points_table(summary.points))
     for line in summary.problems:
         warn(line)
-    failed = [p for p in summary.points if p.status is Status.FAILED]
-    if failed or summary.status != "complete":
+    code = exit_status(summary)
+    if code:
         # A host or nginx failed: what was measured is stored, the exit code says so.
-        from sizing.errors import ExitStatus
-
-        raise typer.Exit(int(ExitStatus.HOST))
+        raise typer.Exit(int(code))
 
 
 _RESUME_FIXED = (
@@ -268,7 +269,7 @@ _RESUME_FIXED = (
 def _resume_opts(ctx: typer.Context, opts: Any, run_id: int) -> Any:
     """``--resume``: the stored run's options; refuse options that would contradict them."""
     from sizing.errors import UsageError
-    from sizing.runner import resume_options
+    from sizing.sweep import resume_options
 
     given = []
     for name in _RESUME_FIXED:
@@ -285,18 +286,18 @@ def _resume_opts(ctx: typer.Context, opts: Any, run_id: int) -> Any:
 
 def _dry_run(opts: Any, json_out: bool) -> None:
     """``--plan``: print the plan; exit non-zero when a pre-flight check fails."""
-    from sizing.dryrun import plan_text
-    from sizing.errors import ExitStatus
-    from sizing.runner import plan_sweep
+    from sizing.plan.dryrun import exit_status, plan_text
+    from sizing.sweep import plan_sweep
 
     with _RichProgress() as progress:
-        doc = plan_sweep(opts, progress)  # type: ignore[arg-type]
+        doc = plan_sweep(opts, progress)
     if json_out:
         emit_json(doc)
     else:
         typer.echo(plan_text(doc))
-    if doc["preflight"]:
-        raise typer.Exit(int(ExitStatus.HOST))
+    code = exit_status(doc)
+    if code:
+        raise typer.Exit(int(code))
 
 
 def results(
@@ -376,21 +377,9 @@ def results(
 
 def _hypervisor_detail(h: Any, file: Path, inv: Any = None) -> dict[str, Any]:
     """What a guest's backend says about it (endpoint, VM, host HT); {} for bare metal."""
-    from sizing.errors import InputError, SizingError
-    from sizing.model import Platform
-    from sizing.platforms import INVENTORY_PLACEHOLDER, BackendOptions, backend_for
+    from sizing.provision.platforms import BackendOptions, describe_host
 
-    if h.platform is Platform.BAREMETAL:
-        return {}
-    try:
-        options = BackendOptions(notify=warn, inventory=inv)
-        return {"hypervisor": backend_for(h.platform, options).describe(h)}
-    except InputError as exc:
-        if exc.path != INVENTORY_PLACEHOLDER:
-            raise
-        raise InputError(str(file), exc.problems) from None
-    except SizingError as exc:
-        return {"hypervisor": {"error": str(exc), "summary": str(exc)}}
+    return describe_host(h, inv, BackendOptions(notify=warn, inventory=inv))
 
 
 def inventory_check(

@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass, field
 
 from sizing.errors import ToolError, UsageError
-from sizing.load.wrk import LatencyReport
+from sizing.load.latency import LatencyReport
 from sizing.topology import cpulist
 
 __all__ = [
@@ -170,7 +170,7 @@ class VegetaResult:
         return max(0.0, (offered - self.rate) / offered) if offered > 0 else 0.0
 
     def latency_report(self) -> LatencyReport:
-        """This client's distribution for :func:`sizing.latency.merge_latency`."""
+        """This client's distribution for :func:`sizing.load.latency.merge_latency`."""
         return LatencyReport(
             count=self.requests,
             min_ms=self.latency_min_ms,

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sizing.errors import ToolError, UsageError
+from sizing.load.latency import LatencyReport
 from sizing.topology import cpulist
 
 __all__ = [
@@ -262,24 +263,6 @@ def parse(text: str) -> WrkResult:
         threads=int(threads_m.group(1)),
         connections=int(threads_m.group(2)),
     )
-
-
-@dataclass(frozen=True)
-class LatencyReport:
-    """What ``playbooks/files/wrk_report.lua`` prints: one client's latency distribution.
-
-    ``cdf`` holds (percentile, milliseconds) pairs in increasing order; ``count`` is the
-    number of requests the distribution describes, the weight when distributions of
-    several clients are merged.
-    """
-
-    count: int
-    min_ms: float
-    max_ms: float
-    mean_ms: float
-    cdf: tuple[tuple[float, float], ...]
-    requests: int = 0
-    errors: int = 0
 
 
 def parse_report(text: str) -> LatencyReport:

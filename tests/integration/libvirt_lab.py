@@ -82,7 +82,7 @@ def unavailable_reason() -> str | None:
 
 def build_image(timeout: float = IMAGE_BUILD_TIMEOUT_S) -> dict[str, Path]:
     """Build (or find cached) the guest image with the project's playbook."""
-    from sizing.provision import run_playbook
+    from sizing.provision.ansible import run_playbook
 
     res = run_playbook(
         "guest-image.yml",

@@ -36,8 +36,8 @@ import pytest
 from typer.testing import CliRunner
 
 from sizing.cli import app
-from sizing.fixedrate import VEGETA_BINARY
 from sizing.load import vegeta, wrk
+from sizing.provision.tools import VEGETA_BINARY
 from sizing.store import Store
 
 runner = CliRunner()

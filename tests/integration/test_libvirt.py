@@ -49,7 +49,7 @@ def run(inv: Path, db: Path, *extra: str) -> Any:
 
 
 def test_the_image_build_is_cached(image: dict[str, Path]) -> None:
-    from sizing.provision import run_playbook
+    from sizing.provision.ansible import run_playbook
 
     res = run_playbook(
         "guest-image.yml",
@@ -120,7 +120,7 @@ def prepare(inv_path: Path) -> Any:
     """The backend's own prepare for 1 vCPU on host CPU 0 (what the sweep calls)."""
     from sizing.inventory import load_inventory
     from sizing.model import Ht, Platform
-    from sizing.platforms import BackendOptions, backend_for
+    from sizing.provision.platforms import BackendOptions, backend_for
 
     inv = load_inventory(inv_path)
     backend = backend_for(Platform.LIBVIRT, BackendOptions(inventory=inv))

@@ -37,8 +37,8 @@ pytest.importorskip("pyVmomi")
 from sizing.errors import HostError  # noqa: E402
 from sizing.inventory import Host, HostVars  # noqa: E402
 from sizing.model import Ht  # noqa: E402
-from sizing.platforms import BackendOptions  # noqa: E402
-from sizing.platforms.vsphere import VSphere, readback  # noqa: E402
+from sizing.provision.platforms import BackendOptions  # noqa: E402
+from sizing.provision.platforms.vsphere import VSphere, readback  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 VCSIM = ROOT / ".cache" / "bin" / "vcsim"
@@ -457,7 +457,7 @@ def lab(vcsim: dict[str, Any], guest: dict[str, Any]) -> Iterator[Path]:
     try:
         yield path
     finally:
-        from sizing.provision import run_playbook
+        from sizing.provision.ansible import run_playbook
 
         res = run_playbook("nginx-stop.yml", path, extravars={"sizing_hosts": "sz6v-vm"})
         pid_file = www / "nginx.pid"

@@ -9,7 +9,6 @@ from collections.abc import Callable
 import pytest
 
 from sizing.errors import UsageError
-from sizing.fixedrate import soak_jumps
 from sizing.knee import (
     LatencyPoint,
     Slo,
@@ -21,6 +20,7 @@ from sizing.knee import (
     parse_slo,
     search,
 )
+from sizing.measure.fixedrate import soak_jumps
 
 SLO = Slo("p95", 10.0)
 Curve = Callable[[float], LatencyPoint]

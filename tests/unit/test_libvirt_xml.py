@@ -12,7 +12,8 @@ from sizing.errors import InputError, SizingError
 from sizing.inventory import load_inventory
 from sizing.model import Ht
 from sizing.plan import build_plan
-from sizing.platforms.libvirt import (
+from sizing.profiles import parse_list
+from sizing.provision.platforms.libvirt import (
     NAMESPACE,
     VmSpec,
     check_pinning,
@@ -23,7 +24,6 @@ from sizing.platforms.libvirt import (
     render_domain_xml,
     vcpu_threads,
 )
-from sizing.profiles import parse_list
 from sizing.topology import Topology, allocate
 
 # 2 sockets x 4 cores x 2 threads; siblings are n and n+8 (a usual Intel numbering).

@@ -9,13 +9,11 @@ import pytest
 from typer.testing import CliRunner
 
 from sizing.cli import app
-from sizing.latency import merge_latency
+from sizing.load.latency import merge_latency
 from sizing.load.wrk import LatencyReport, WrkParseError, WrkSpec, build_argv, parse_report
-from sizing.multihost import (
+from sizing.measure.multihost import (
     NetRate,
     busiest_interface,
-    clients_needed,
-    clients_needed_reason,
     link_bytes_per_s,
     multihost_extras,
     net_rates,
@@ -184,29 +182,6 @@ def test_multihost_extras_merge_and_flag() -> None:
     assert ex10.flags == [] and ex10.reasons == []
 
 
-# -- how many more clients ------------------------------------------------------------------
-
-
-def test_clients_needed_from_server_headroom_and_client_throughput() -> None:
-    # Two clients at 100% CPU did 10k each while the server was 50% busy: the server could
-    # do about 40k; a client does about 9k below its 90% ceiling: 5 clients, 3 more.
-    assert clients_needed(20000, 50.0, [10000, 10000], [100.0, 100.0]) == 3
-    # A server at 80% needs only a little more: still at least one more host.
-    assert clients_needed(20000, 80.0, [10000, 10000], [95.0, 95.0]) == 1
-    # One local client (sharing the host) at 100% with the server at 25%: 4x -> 4 more.
-    assert clients_needed(1000, 25.0, [1000], [100.0], client_ceiling_pct=100.0) == 3
-    assert clients_needed(0, 50.0, [0.0], [100.0]) == 0  # nothing measured: cannot say
-
-
-def test_clients_needed_reason_is_one_sentence() -> None:
-    text = clients_needed_reason(3, 2, 50.0, [99.0, 97.0])
-    assert text == (
-        "client-bound: the 2 clients saturated their CPUs (up to 99% busy) while the server's "
-        "CPUs were 50% busy; about 3 more client hosts would be needed to saturate the server"
-    )
-    assert "1 more client host would" in clients_needed_reason(1, 1, 70.0, [95.0])
-
-
 # -- --resume and --plan at the command line --------------------------------------------------
 
 cli = CliRunner()
@@ -235,7 +210,7 @@ def test_resume_of_a_missing_run_is_one_line(tmp_path: Path) -> None:
 
 def test_plan_document_is_json() -> None:
     # The dry run's renderer on a hand-made document (the facts need real hosts).
-    from sizing.dryrun import plan_text
+    from sizing.plan.dryrun import plan_text
 
     doc = {
         "inventory": "lab.yml",
@@ -307,7 +282,7 @@ def test_inline_vault_values_load(tmp_path: Path) -> None:
 
 
 def test_event_times_bracket_a_task() -> None:
-    from sizing.provision import _created
+    from sizing.provision.ansible import event_time as _created
 
     assert _created({"created": "2026-01-02T03:04:05.250000+00:00"}) == pytest.approx(1767323045.25)
     assert _created({"created": "2026-01-02T03:04:05.250000"}) == pytest.approx(1767323045.25)

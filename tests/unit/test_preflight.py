@@ -12,7 +12,7 @@ from sizing.errors import ExitStatus
 from sizing.inventory import Inventory, load_inventory
 from sizing.model import Ht
 from sizing.plan import PlannedPoint, build_plan
-from sizing.preflight import (
+from sizing.plan.preflight import (
     PreflightError,
     check_client_cpus,
     check_client_limits,

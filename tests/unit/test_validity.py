@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from sizing.validity import (
+from sizing.measure.validity import (
     RepetitionEvidence,
     StopRule,
     check_client_bound,

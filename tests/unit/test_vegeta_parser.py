@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from sizing.errors import UsageError
-from sizing.latency import merge_latency
 from sizing.load import vegeta
+from sizing.load.latency import merge_latency
 
 
 def _golden(data_dir: Path, name: str) -> vegeta.VegetaResult:

@@ -44,7 +44,7 @@ from sizing import paths
 from sizing.errors import HostError, InputError, SizingError
 from sizing.inventory import Host, Inventory
 from sizing.model import Ht, Platform
-from sizing.platforms import BackendOptions, Target
+from sizing.provision.platforms.base import Backend, BackendOptions, Target
 from sizing.topology import cpulist, parse_cpulist
 
 NAMESPACE = "urn:x-sizing:libvirt:1"  # marks domains that sizing defined (and may redefine)
@@ -388,7 +388,7 @@ def _why(exc: Exception) -> str:
     return str(msg or exc).strip().splitlines()[0] if str(msg or exc).strip() else repr(exc)
 
 
-class Libvirt:
+class Libvirt(Backend):
     """A libvirt guest on an inventory hypervisor host is the server under test."""
 
     def __init__(self, options: BackendOptions | None = None) -> None:
@@ -398,6 +398,9 @@ class Libvirt:
         self._conns: dict[str, Any] = {}
 
     # -- helpers ------------------------------------------------------------------------
+
+    def placements(self, inventory: Inventory) -> dict[str, str]:
+        return placements(inventory)
 
     def _inv(self) -> Inventory:
         if self.inventory is None:
@@ -686,7 +689,7 @@ class Libvirt:
         self, lv: Any, dom: Any, hyp: Host, spec: VmSpec, layout: PinLayout
     ) -> dict[str, Any]:
         """The pinning as libvirt and as /proc/<qemu pid>/task/*/status report it."""
-        from sizing.provision import run_playbook
+        from sizing.provision.ansible import run_playbook
 
         live = lv.VIR_DOMAIN_AFFECT_LIVE
         libvirt_vcpus = {i: cpus_of_map(m) for i, m in enumerate(dom.vcpuPinInfo(live))}

@@ -66,7 +66,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from sizing.errors import HostError, InputError, SizingError
 from sizing.inventory import Host
 from sizing.model import Ht
-from sizing.platforms import INVENTORY_PLACEHOLDER, BackendOptions, Target
+from sizing.provision.platforms.base import (
+    INVENTORY_PLACEHOLDER,
+    Backend,
+    BackendOptions,
+    Target,
+)
 from sizing.topology import Cpu, Topology
 
 __all__ = [
@@ -455,7 +460,7 @@ class _Original:
     powered_on: bool
 
 
-class VSphere:
+class VSphere(Backend):
     """The vSphere backend: one session per endpoint, kept for the run."""
 
     def __init__(self, options: BackendOptions | None = None) -> None:

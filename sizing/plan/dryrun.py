@@ -2,38 +2,52 @@
 
 Built from the facts and the plan only: nothing is installed, provisioned or loaded, and
 the results store is not written. The wrk argv lists are the very ones the sweep would
-run (``sizing.loadplan``), so a large lab can be checked before it is used.
+run (``sizing.plan.loadspec``), so a large lab can be checked before it is used.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from sizing.errors import ExitStatus, SizingError
+from sizing.facts import HostFacts
 from sizing.inventory import Host, Inventory
-from sizing.load import wrk
-from sizing.loadplan import client_wrk_spec, url_for
+from sizing.load import vegeta, wrk
 from sizing.model import PointKey
-from sizing.plan import PlannedPoint
+from sizing.plan.loadspec import client_vegeta_spec, client_wrk_spec, url_for, vegeta_path
+from sizing.plan.points import PlannedPoint
+from sizing.plan.settings import MeasureSettings, Schedule
 from sizing.topology import affinity_masks, cpulist
 
-if TYPE_CHECKING:
-    from sizing.runner import HostFacts, RunOptions
-
-__all__ = ["plan_document", "plan_text"]
+__all__ = ["exit_status", "plan_document", "plan_text", "vegeta_plan_argv"]
 
 
-def _windows(opts: RunOptions, point: PlannedPoint) -> dict[str, Any]:
-    prof = point.profile
-    warmup = prof.warmup_s if opts.warmup_s is None else opts.warmup_s
+def _windows(schedule: Schedule) -> dict[str, Any]:
     return {
-        "warmup_s": max(1, round(warmup)) if warmup > 0 else 0,
-        "duration_s": max(1, round(opts.duration_s or prof.duration_s)),
-        "repetitions": opts.repeat or prof.repetitions,
+        "warmup_s": schedule.warmup_s,
+        "duration_s": schedule.duration_s,
+        "repetitions": schedule.first_reps,
     }
 
 
-def _point(opts: RunOptions, point: PlannedPoint, done: Collection[PointKey]) -> dict[str, Any]:
+def vegeta_plan_argv(
+    schedule: Schedule, point: PlannedPoint, client: Host, url: str, duration: float
+) -> list[str] | str:
+    """A latency point's dry run: the vegeta attack of the first offered rate on ``client``."""
+    try:
+        spec = client_vegeta_spec(
+            point, client, url, schedule.rates()[0], duration, window=False
+        )
+        argv: list[str] = vegeta.attack_argv(spec, vegeta=vegeta_path(client))
+    except SizingError as exc:
+        return f"cannot build: {exc}"
+    return argv
+
+
+def _point(
+    settings: MeasureSettings, point: PlannedPoint, done: Collection[PointKey]
+) -> dict[str, Any]:
     k = point.key
     doc: dict[str, Any] = {
         "host": k.host,
@@ -46,9 +60,10 @@ def _point(opts: RunOptions, point: PlannedPoint, done: Collection[PointKey]) ->
     }
     if point.skipped or point.allocation is None:
         return doc
-    connections = opts.connections or point.profile.connections
+    schedule = Schedule.of(settings, point.profile)
+    connections = schedule.connections
     url = url_for(point, point.server.address)
-    windows = _windows(opts, point)
+    windows = _windows(schedule)
     clients = []
     for c in point.clients:
         spec = client_wrk_spec(point, c, url, connections, float(windows["duration_s"]))
@@ -57,9 +72,7 @@ def _point(opts: RunOptions, point: PlannedPoint, done: Collection[PointKey]) ->
         except Exception as exc:  # noqa: BLE001 - shown, and the pre-flight says it too
             argv = f"cannot build: {exc}"
         if point.profile.mode == "fixed-rate":  # latency profiles: vegeta, one attack per rate
-            from sizing.fixedrate import plan_argv
-
-            argv = plan_argv(opts, point, c, url, float(windows["duration_s"]))
+            argv = vegeta_plan_argv(schedule, point, c, url, float(windows["duration_s"]))
         clients.append(
             {
                 "host": c.name,
@@ -83,7 +96,8 @@ def _point(opts: RunOptions, point: PlannedPoint, done: Collection[PointKey]) ->
 
 
 def plan_document(
-    opts: RunOptions,
+    settings: MeasureSettings,
+    resume_run: int | None,
     inventory: Inventory,
     hosts: Sequence[Host],
     facts: Mapping[str, HostFacts],
@@ -111,9 +125,9 @@ def plan_document(
     configs = sorted({p.config for p in measured})
     return {
         "inventory": str(inventory.path),
-        "resume_run": opts.resume_run,
+        "resume_run": resume_run,
         "hosts": host_docs,
-        "points": [_point(opts, p, done) for p in plan],
+        "points": [_point(settings, p, done) for p in plan],
         "playbooks": [
             {"playbook": "facts.yml", "runs": 1, "done": True},
             {"playbook": "clients.yml", "runs": 1 if measured else 0},
@@ -160,3 +174,8 @@ def plan_text(doc: Mapping[str, Any]) -> str:
     else:
         lines.append("pre-flight: all checks pass")
     return "\n".join(lines)
+
+
+def exit_status(doc: Mapping[str, Any]) -> ExitStatus:
+    """``--plan`` exits non-zero when a pre-flight check fails."""
+    return ExitStatus.HOST if doc["preflight"] else ExitStatus.OK

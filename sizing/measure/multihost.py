@@ -2,25 +2,24 @@
 
 * :func:`net_rates` and :func:`network_verdict`: a point whose server moves bytes near its
   link speed is limited by the NIC, not by its CPU (the sizing article's 100 KB file).
-* :func:`clients_needed`: when the clients saturate before the server, how many more
-  client hosts would be needed, judged from the server's CPU headroom and the clients'
-  per-host throughput.
+* :func:`multihost_extras`: the server's network rates and the clients' merged latency,
+  per window and per point.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from sizing.load.latency import LatencyReport, merge_latency
+from sizing.load.wrk import WrkParseError, parse_report
 
 __all__ = [
     "NETWORK_BOUND_SHARE",
     "Extras",
     "NetRate",
     "busiest_interface",
-    "clients_needed",
-    "clients_needed_reason",
     "link_bytes_per_s",
     "net_rates",
     "multihost_extras",
@@ -28,8 +27,6 @@ __all__ = [
 ]
 
 NETWORK_BOUND_SHARE = 0.90  # bytes/s at or above 90% of the link speed: the NIC limits
-CLIENT_CEILING_PCT = 90.0  # a client CPU busier than this is saturated
-SERVER_TARGET_PCT = 100.0  # the server throughput the clients must be able to drive
 
 
 @dataclass(frozen=True)
@@ -112,56 +109,6 @@ def network_verdict(
     )
 
 
-def clients_needed(
-    total_rate: float,
-    server_busy_pct: float,
-    client_rates: Sequence[float],
-    client_busy_pct: Sequence[float],
-    *,
-    client_ceiling_pct: float = CLIENT_CEILING_PCT,
-    server_target_pct: float = SERVER_TARGET_PCT,
-) -> int:
-    """How many *more* client hosts would drive the server to ``server_target_pct`` busy.
-
-    The server's capacity is extrapolated linearly from its CPU use
-    (``total_rate * target / server_busy``), and each client host's capacity from its own
-    (``rate_i * ceiling / busy_i``: what it does just below saturation). The answer is
-    ``ceil(server capacity / mean client capacity) - clients``, at least 1 when called for
-    a client-bound point (the caller decides that), 0 when the data cannot say.
-    """
-    n = len(client_rates)
-    if n == 0 or total_rate <= 0 or server_busy_pct <= 0 or len(client_busy_pct) != n:
-        return 0
-    server_capacity = total_rate * server_target_pct / min(server_busy_pct, 100.0)
-    per_host = [
-        rate * client_ceiling_pct / max(busy, 1.0)
-        for rate, busy in zip(client_rates, client_busy_pct, strict=True)
-        if rate > 0
-    ]
-    if not per_host:
-        return 0
-    capacity = sum(per_host) / len(per_host)
-    needed = math.ceil(server_capacity / capacity - 1e-9)
-    return max(1, needed - n)
-
-
-def clients_needed_reason(
-    more: int,
-    clients: int,
-    server_busy_pct: float,
-    client_busy_pct: Sequence[float],
-) -> str:
-    """One sentence for a client-bound point, naming how many more clients are needed."""
-    busiest = max(client_busy_pct) if client_busy_pct else 0.0
-    which = "the client" if clients == 1 else f"the {clients} clients"
-    hosts = "host" if more == 1 else "hosts"
-    return (
-        f"client-bound: {which} saturated their CPUs (up to {busiest:.0f}% busy) while the "
-        f"server's CPUs were {server_busy_pct:.0f}% busy; about {more} more client {hosts} "
-        f"would be needed to saturate the server"
-    )
-
-
 # -- what the sweep stores for a multi-host point -----------------------------------------
 
 
@@ -193,8 +140,6 @@ def multihost_extras(
 ) -> Extras:
     """Server network rates, the network verdict and merged latency, from the window
     outputs of ``playbooks/files/loadgen.py`` (``outputs[host]["windows"]``)."""
-    from sizing.latency import merge_latency
-    from sizing.load.wrk import LatencyReport, WrkParseError, parse_report
 
     extras = Extras({}, {}, [], [])
     timed_reports: list[LatencyReport] = []

@@ -6,26 +6,27 @@ from pathlib import Path
 
 import pytest
 
-from sizing import apigw
 from sizing.errors import UsageError
 from sizing.load import curl
+from sizing.measure import gateway
+from sizing.plan import jwt, loadspec
 from sizing.profiles import load
 
 
 def test_token_round_trip_and_bad_signature() -> None:
-    token = apigw.make_token(now=1_700_000_000)
-    assert apigw.verify_token(token, now=1_700_000_100)
-    assert not apigw.verify_token(apigw.bad_token(token), now=1_700_000_100)
-    assert not apigw.verify_token(token, now=1_700_000_000 + 86400 + 1)  # expired
-    assert not apigw.verify_token(token, "another-secret", now=1_700_000_100)
-    assert not apigw.verify_token("not.a.jwt")
+    token = jwt.make_token(now=1_700_000_000)
+    assert jwt.verify_token(token, now=1_700_000_100)
+    assert not jwt.verify_token(jwt.bad_token(token), now=1_700_000_100)
+    assert not jwt.verify_token(token, now=1_700_000_000 + 86400 + 1)  # expired
+    assert not jwt.verify_token(token, "another-secret", now=1_700_000_100)
+    assert not jwt.verify_token("not.a.jwt")
     head, payload, _ = token.split(".")
-    assert apigw.bad_token(token).split(".")[:2] == [head, payload]
+    assert jwt.bad_token(token).split(".")[:2] == [head, payload]
 
 
 def test_request_headers_carry_the_jwt_only_for_api_jwt() -> None:
-    assert apigw.request_headers(load("proxy")) == ()
-    (auth,) = apigw.request_headers(load("api-jwt"), "abc")
+    assert loadspec.request_headers(load("proxy")) == ()
+    (auth,) = loadspec.request_headers(load("api-jwt"), "abc")
     assert auth == "Authorization: Bearer abc"
 
 
@@ -67,23 +68,24 @@ def test_judge_gateway_added_latency_and_jwt_verdict() -> None:
     out += _line("bad_jwt", 401, 0.0002) + _line("no_jwt", 401, 0.0002)
     good = _line("good_jwt", 200, 0.0009)
     log = _line("probe_log", 200, 0.0001)
-    verdict = apigw.judge_gateway(prof, out + good + "good-n1 200\n" + log, "n1")
+    verdict = gateway.judge_gateway(prof, out + good + "good-n1 200\n" + log, "n1")
     assert verdict["added_latency_ms"]["total"] == pytest.approx(0.3)
     assert verdict["jwt_check"]["ok"]
-    leaked = apigw.judge_gateway(
+    leaked = gateway.judge_gateway(
         prof, out + good + "good-n1 200\nbad-n1 401\n" + _line("probe_log", 200, 0.0001), "n1")
     assert not leaked["jwt_check"]["ok"] and leaked["jwt_check"]["rejected_reached_upstream"]
     accepted = out.replace("label=bad_jwt code=401", "label=bad_jwt code=200")
-    assert not apigw.judge_gateway(prof, accepted + good + "good-n1 200\n", "n1")["jwt_check"]["ok"]
-    assert "jwt_check" not in apigw.judge_gateway(load("proxy"), out, "n1")
+    judged = gateway.judge_gateway(prof, accepted + good + "good-n1 200\n", "n1")
+    assert not judged["jwt_check"]["ok"]
+    assert "jwt_check" not in gateway.judge_gateway(load("proxy"), out, "n1")
 
 
 def test_gateway_transfers_for_api_jwt() -> None:
-    token = apigw.make_token()
-    t = apigw.gateway_transfers(load("api-jwt"), "http://u/1k", "http://p/api/1k",
+    token = jwt.make_token()
+    t = gateway.gateway_transfers(load("api-jwt"), "http://u/1k", "http://p/api/1k",
                                 "http://u/sizing-probe-log", token, "n1")
     labels = [x.label for x in t]
-    assert labels.count("direct") == labels.count("proxy") == apigw.SINGLE_REQUESTS
+    assert labels.count("direct") == labels.count("proxy") == gateway.SINGLE_REQUESTS
     assert labels[-4:] == ["bad_jwt", "no_jwt", "good_jwt", "probe_log"]
     bad = t[-4]
-    assert f"Authorization: Bearer {apigw.bad_token(token)}" in bad.headers
+    assert f"Authorization: Bearer {jwt.bad_token(token)}" in bad.headers

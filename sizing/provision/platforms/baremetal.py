@@ -6,17 +6,14 @@ from typing import Any
 
 from sizing.inventory import Host
 from sizing.model import Ht
-from sizing.platforms import Target
+from sizing.provision.platforms.base import Backend, Target
 
 
-class BareMetal:
+class BareMetal(Backend):
     """The host itself is the server under test."""
 
     def prepare(self, host: Host, cores: int, ht: Ht, cpus: tuple[int, ...]) -> Target:
         return Target(host=host.name, address=host.address, workers=cpus)
-
-    def teardown(self, host: Host) -> None:
-        return None
 
     def describe(self, host: Host) -> dict[str, Any]:
         return {"platform": "baremetal"}

@@ -1,13 +1,13 @@
 """The latency profiles' measurement: constant offered rates, open loop (vegeta).
 
-Called by :meth:`sizing.runner.Sweep._measure` for a profile with ``mode: fixed-rate``.
+The method of a profile with ``mode: fixed-rate`` (:func:`sizing.measure.method.method_for`).
 One point (host × platform × cores × HT × profile) is measured as:
 
 1. **Sweep.** A warm-up window at the lowest rate, then one window per offered rate
    (``--rates 1000:10000:1000`` or the profile's ``rates``), all in one Ansible run with a
    common start on every host. Every client offers ``rate / clients`` (sums for rates);
    their latency distributions are merged weighted by request count
-   (:func:`sizing.latency.merge_latency`). The server's pinned CPUs are sampled per window:
+   (:func:`sizing.load.latency.merge_latency`). The server's pinned CPUs are sampled per window:
    the CPU-against-offered-rate curve.
 2. **SLO search** (``--slo p95=10ms``): :func:`sizing.knee.search` probes new rates, one
    Ansible run each, until the highest rate meeting the SLO is known to ±2%.
@@ -30,149 +30,59 @@ sets the figure. Steal above 2% on the server's CPUs marks the point ``unstable`
 
 from __future__ import annotations
 
-import json
 import statistics
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from sizing import __version__
-from sizing.apigw import request_headers
 from sizing.errors import ServerDied, SizingError, ToolError
-from sizing.knee import (
-    LatencyPoint,
-    SearchResult,
-    Slo,
-    capacity_from_curve,
-    knee,
-    parse_rates,
-    parse_slo,
-    search,
-)
-from sizing.latency import merge_latency
+from sizing.knee import LatencyPoint, SearchResult, capacity_from_curve, knee, search
 from sizing.load import vegeta
-from sizing.loadplan import DEFAULT_TOOL_DIR
+from sizing.load.latency import merge_latency
+from sizing.measure.context import MeasureContext
+from sizing.measure.cpu import client_cpus, window_cpu
+from sizing.measure.evaluate import Measurement
+from sizing.measure.metadata import latency_metadata
+from sizing.measure.validity import STEAL_LIMIT
+from sizing.measure.windows import (
+    HostSpec,
+    WindowRunner,
+    WindowSpec,
+    point_lead,
+    schedule_windows,
+)
 from sizing.model import SERVER_DIED, PointResult, Sample, Status
-from sizing.paths import ROOT
-from sizing.provision import run_playbook
-from sizing.topology import cpulist
-from sizing.validity import STEAL_LIMIT
+from sizing.plan.loadspec import client_vegeta_spec, url_for, vegeta_path
+from sizing.plan.points import PlannedPoint
+from sizing.plan.settings import Schedule
+from sizing.provision.platforms.base import Target
 
-if TYPE_CHECKING:
-    from sizing.inventory import Host
-    from sizing.plan import PlannedPoint
-    from sizing.platforms import Target
-    from sizing.runner import RunOptions, Sweep
+__all__ = ["FixedRate", "latency_point", "mean_point", "soak_jumps"]
 
-__all__ = ["VEGETA_BINARY", "measure", "soak_jumps"]
-
-VEGETA_BINARY = ROOT / ".cache" / "bin" / "vegeta"  # scripts/install-vegeta
-START_LEAD_S = 4.0
-WINDOW_GAP_S = 1.0
-DEFAULT_RATES = "1000:10000:1000"
 JUMP_FACTOR = 2.0  # a repetition whose p95 is 2x the median of the rate's others: a jump
 
 
-def _tool_dir(client: Host) -> str:
-    return str(client.variables.get("sizing_tool_dir") or DEFAULT_TOOL_DIR).rstrip("/")
-
-
-def vegeta_path(client: Host) -> str:
-    """Where ``playbooks/vegeta.yml`` put vegeta on ``client``."""
-    return f"{_tool_dir(client)}/vegeta"
-
-
-def rates_of(sweep: Sweep, point: PlannedPoint) -> tuple[int, ...]:
-    opts = sweep.opts
-    if opts.rates:
-        return tuple(opts.rates)
-    return parse_rates(point.profile.rates or DEFAULT_RATES)
-
-
-def slo_of(sweep: Sweep, point: PlannedPoint) -> Slo | None:
-    text = sweep.opts.slo or point.profile.slo
-    return parse_slo(text) if text else None
-
-
-def plan_argv(
-    opts: RunOptions, point: PlannedPoint, client: Host, url: str, duration: float
-) -> list[str] | str:
-    """``sizing run --plan``: the vegeta attack of the first offered rate on ``client``."""
-    try:
-        rates = opts.rates or parse_rates(point.profile.rates or DEFAULT_RATES)
-        spec = vegeta.VegetaSpec(
-            url=url, rate=max(1, round(rates[0] / len(point.clients))), duration_s=duration,
-            results_file=f"{_tool_dir(client)}/vegeta-results.bin",
-            headers=request_headers(point.profile),
-            cpus=tuple(point.client_cpus.get(client.name, ())),
-        )
-        argv: list[str] = vegeta.attack_argv(spec, vegeta=vegeta_path(client))
-    except SizingError as exc:
-        return f"cannot build: {exc}"
-    return argv
-
-
-def install_vegeta(sweep: Sweep, clients: Sequence[Host]) -> None:
-    """Copy the pinned vegeta to every client once per sweep (``playbooks/vegeta.yml``)."""
-    names = sorted({c.name for c in clients} - set(sweep.extras.get("vegeta_on", ())))
-    if not names:
-        return
-    if not VEGETA_BINARY.is_file():
-        raise ToolError(
-            f"vegeta is not installed ({VEGETA_BINARY} is missing): run scripts/setup "
-            "(it builds the pinned vegeta with scripts/install-vegeta)"
-        )
-    sweep.progress.step("installing vegeta on the clients")
-    res = run_playbook(
-        "vegeta.yml",
-        sweep.inventory.path,
-        extravars={"sizing_hosts": ",".join(names), "sizing_vegeta_binary": str(VEGETA_BINARY)},
-        limit=names,
-        debug=sweep.opts.debug,
-    )
-    if not res.ok:
-        host, why = next(iter(res.problems().items()), (names[0], f"{res.status} (rc {res.rc})"))
-        raise ToolError(f"{host}: vegeta could not be installed: {why}")
-    sweep.extras.setdefault("vegeta_on", set()).update(names)
-
-
-class _Windows:
+class RateWindows:
     """Runs windows of constant-rate load on every host of a point at a common start."""
 
-    def __init__(self, sweep: Sweep, point: PlannedPoint, target: Target, url: str) -> None:
-        self.sweep, self.point, self.target, self.url = sweep, point, target, url
+    def __init__(
+        self, ctx: MeasureContext, point: PlannedPoint, target: Target, url: str
+    ) -> None:
+        self.ctx, self.point, self.target, self.url = ctx, point, target, url
         self.next_index = 0
-
-    def spec(self, client: Host, rate: int, duration: float) -> vegeta.VegetaSpec:
-        share = max(1, round(rate / len(self.point.clients)))
-        return vegeta.VegetaSpec(
-            url=self.url,
-            rate=share,
-            duration_s=duration,
-            results_file=f"{_tool_dir(client)}/vegeta-results.bin",
-            timeout_s=max(5.0, min(30.0, duration)),
-            headers=request_headers(self.point.profile),
-            keepalive=self.point.profile.keepalive,
-            cpus=tuple(self.point.client_cpus.get(client.name, ())),
-        )
 
     def run(self, plan: Sequence[tuple[int, float]]) -> list[dict[str, Any]]:
         """Run one window per (rate, duration); returns, per window, the parsed results."""
-        sweep, point, target = self.sweep, self.point, self.target
-        windows: list[dict[str, Any]] = []
-        offset = 0.0
-        for rate, duration in plan:
-            windows.append({"index": self.next_index, "offset": offset, "duration": duration,
-                            "rate": rate})
-            self.next_index += 1
-            offset += duration + WINDOW_GAP_S
-        start_at = time.time() + START_LEAD_S + 0.25 * len(point.clients)
-        specs: dict[str, dict[str, Any]] = {}
+        point, target = self.point, self.target
+        windows = schedule_windows([d for _, d in plan], first_index=self.next_index)
+        for w, (rate, _) in zip(windows, plan, strict=True):
+            w["rate"] = rate
+        self.next_index += len(windows)
+        specs: dict[str, HostSpec] = {}
         for c in point.clients:
             cmds = []
             for w in windows:
-                vs = self.spec(c, int(w["rate"]), float(w["duration"]))
+                vs = client_vegeta_spec(point, c, self.url, w["rate"], float(w["duration"]))
                 binary = vegeta_path(c)
                 cmds.append({
                     "argv": vegeta.attack_argv(vs, vegeta=binary),
@@ -180,7 +90,6 @@ class _Windows:
                     "then": vegeta.report_argvs(vs, vegeta=binary),
                 })
             specs[c.name] = {
-                "start_at": start_at,
                 "windows": [
                     {"index": w["index"], "offset": w["offset"], "duration": w["duration"],
                      "commands": [cmd]}
@@ -189,49 +98,26 @@ class _Windows:
                 "sample_cpu": True,
             }
         sz = point.server.sizing
-        srv = specs.setdefault(target.host, {"start_at": start_at, "sample_cpu": True,
-                                             "windows": [
-                                                 {k: w[k] for k in ("index", "offset", "duration")}
-                                                 for w in windows]})
+        srv = specs.setdefault(target.host, {"sample_cpu": True, "windows": [
+            {"index": w["index"], "offset": w["offset"], "duration": w["duration"]}
+            for w in windows]})
         srv["pidfile"] = sz.pid_file or "/run/sizing-nginx.pid"
-        hosts = sorted(specs)
-        span = offset + 60.0
-        res = run_playbook(
-            "load.yml",
-            sweep.inventory.path,
-            extravars={"sizing_hosts": ",".join(hosts), "sizing_specs": specs},
-            limit=hosts,
-            forks=max(5, len(hosts)),
-            timeout=int(START_LEAD_S + span * 2 + 120),
-            debug=sweep.opts.debug,
-        )
         outputs: dict[str, dict[int, dict[str, Any]]] = {}
-        for host in hosts:
-            out = res.result(host, "Run the windows")
-            if out is None:
-                why = res.problems().get(host, f"no result ({res.status})")
-                sweep.broken[host] = why
-                raise ToolError(f"{host}: {why}")
-            try:
-                doc = json.loads(str(out.get("stdout", "")))
-            except ValueError:
-                raise ToolError(f"{host}: unreadable window output") from None
-            outputs[host] = {int(w["index"]): w for w in doc["windows"]}
-        results = []
-        for w in windows:
-            results.append(self._window(w, outputs))
-        return results
+        for out in WindowRunner(self.ctx).run(specs, lead_s=point_lead(self.ctx, point, target)):
+            if out.windows is None:
+                raise ToolError(f"{out.host}: {out.problem}")
+            outputs[out.host] = {int(w["index"]): w for w in out.windows}
+        return [self._window(w, outputs) for w in windows]
 
-    def _window(self, w: dict[str, Any], outputs: dict[str, dict[int, dict[str, Any]]]) -> (
-        dict[str, Any]
-    ):
-        from sizing.runner import _cpu_busy
-
+    def _window(
+        self, w: WindowSpec, outputs: dict[str, dict[int, dict[str, Any]]]
+    ) -> dict[str, Any]:
         point, target = self.point, self.target
         idx = int(w["index"])
+        rate = w.get("rate")
         sw = outputs.get(target.host, {}).get(idx)
         if sw is not None and sw.get("server_alive") is False:
-            raise ServerDied(f"nginx died on {target.host} at {w['rate']} requests/s")
+            raise ServerDied(f"nginx died on {target.host} at {rate} requests/s")
         parsed: list[vegeta.VegetaResult] = []
         problems: list[str] = []
         client_busy: dict[str, float] = {}
@@ -248,21 +134,18 @@ class _Windows:
                 parsed.append(vegeta.parse(then[0]["stdout"], then[1]["stdout"]))
             except SizingError as exc:
                 err = (str(cmd.get("stderr") or "").strip().splitlines() or [str(exc)])[-1]
-                problems.append(f"{c.name}: vegeta failed at {w['rate']}/s (rc {cmd['rc']}): {err}")
+                problems.append(f"{c.name}: vegeta failed at {rate}/s (rc {cmd['rc']}): {err}")
                 continue
             if cw.get("cpu_before") and cw.get("cpu_after"):
-                cpus = point.client_cpus.get(c.name) or tuple(int(k) for k in cw["cpu_after"])
-                busy = _cpu_busy(cw["cpu_before"], cw["cpu_after"], cpus)["busy"]
-                if busy is not None:
-                    client_busy[c.name] = busy
-        server = None
-        if sw and sw.get("cpu_before") and sw.get("cpu_after"):
-            server = _cpu_busy(sw["cpu_before"], sw["cpu_after"], target.workers)
+                busy = window_cpu(cw, client_cpus(cw, point.client_cpus.get(c.name, ())))
+                if busy is not None and busy["busy"] is not None:
+                    client_busy[c.name] = busy["busy"]
+        server = window_cpu(sw, target.workers)
         return {"window": w, "results": parsed, "problems": problems, "server_cpu": server,
                 "client_busy": client_busy}
 
 
-def _latency_point(rate: int, win: dict[str, Any]) -> tuple[LatencyPoint, dict[str, Any]]:
+def latency_point(rate: int, win: dict[str, Any]) -> tuple[LatencyPoint, dict[str, Any]]:
     """One window's results as a :class:`LatencyPoint` and a sample's metadata."""
     results: list[vegeta.VegetaResult] = win["results"]
     if not results:
@@ -318,7 +201,7 @@ def _sum_codes(results: Sequence[vegeta.VegetaResult]) -> dict[str, int]:
     return out
 
 
-def _mean_point(reps: Sequence[LatencyPoint]) -> LatencyPoint:
+def mean_point(reps: Sequence[LatencyPoint]) -> LatencyPoint:
     """A rate's figures over its soak repetitions: the mean of each (the article's way)."""
     if len(reps) == 1:
         return reps[0]
@@ -361,30 +244,28 @@ def soak_jumps(series: Sequence[dict[str, Any]], factor: float = JUMP_FACTOR) ->
     return out
 
 
-def measure(
-    sweep: Sweep, point: PlannedPoint, target: Target
-) -> tuple[PointResult, list[tuple[int, Sample]]]:
-    """Measure one latency point (see the module docstring)."""
-    from sizing.runner import _url
+class FixedRate:
+    """The open-loop method of the latency profiles (see the module docstring)."""
 
-    prof = point.profile
-    opts = sweep.opts
+    def measure(self, ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measurement:
+        return measure(ctx, point, target)
+
+
+def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measurement:
+    """Measure one latency point (see the module docstring)."""
     key = point.key
+    schedule = Schedule.of(ctx.settings, point.profile)
     try:
-        rates = rates_of(sweep, point)
-        slo = slo_of(sweep, point)
-        install_vegeta(sweep, point.clients)
+        rates = schedule.rates()
+        slo = schedule.slo()
+        ctx.tools.ensure_vegeta(point.clients)
     except SizingError as exc:
         return PointResult(key, Status.FAILED, str(exc)), []
-    duration = float(max(1.0, opts.duration_s or prof.duration_s))
-    warmup = prof.warmup_s if opts.warmup_s is None else opts.warmup_s
-    reps = 1
-    if opts.soak_s:
-        reps = max(1, int(opts.soak_s // (duration + WINDOW_GAP_S)))
-    elif opts.repeat:
-        reps = opts.repeat
-    url = _url(point, target.address)
-    runner = _Windows(sweep, point, target, url)
+    duration = schedule.rate_duration_s
+    warmup = schedule.rate_warmup_s
+    reps = schedule.reps_per_rate
+    url = url_for(point, target.address)
+    runner = RateWindows(ctx, point, target, url)
     samples: list[tuple[int, Sample]] = []
     curve: dict[float, list[LatencyPoint]] = {}
     series: dict[float, list[dict[str, Any]]] = {}
@@ -397,7 +278,7 @@ def measure(
             idx = int(win["window"]["index"])
             warm = first_warm and i == 0
             try:
-                lp, meta = _latency_point(rate, win)
+                lp, meta = latency_point(rate, win)
             except SizingError as exc:
                 problems.append(str(exc))
                 if not warm:
@@ -422,16 +303,16 @@ def measure(
     def as_curve() -> list[LatencyPoint]:
         out = []
         for rate in sorted(curve):
-            lp = _mean_point(curve[rate])
+            lp = mean_point(curve[rate])
             if rate in lagging:  # never "meets" an SLO: its latencies may be understated
                 lp = replace(lp, error_ratio=max(lp.error_ratio, 1.0))
             out.append(lp)
         return out
 
-    sweep.progress.step(f"measuring {key.label()}: {len(rates)} rates")
+    ctx.progress.step(f"measuring {key.label()}: {len(rates)} rates")
     plan: list[tuple[int, float]] = []
     if warmup > 0:
-        plan.append((rates[0], float(max(1.0, warmup))))
+        plan.append((rates[0], warmup))
     for rate in rates:
         plan += [(rate, duration)] * reps
     try:
@@ -439,7 +320,7 @@ def measure(
         result: SearchResult | None = None
         if slo is not None:
             def probe(rate: float) -> LatencyPoint:
-                sweep.progress.step(f"measuring {key.label()}: SLO search at {rate:,.0f}/s")
+                ctx.progress.step(f"measuring {key.label()}: SLO search at {rate:,.0f}/s")
                 record([(int(rate), duration)] * reps, "search", False)
                 return next(p for p in as_curve() if p.rate == float(int(rate)))
 
@@ -484,17 +365,11 @@ def measure(
         problems.append("latency stayed flat over the whole sweep: the knee lies above it")
     invalid = value is None or (value in lagging) or "unstable" in flags
     jumps = {f"{r:g}": soak_jumps(s) for r, s in series.items() if soak_jumps(s)}
-    meta: dict[str, Any] = {
-        "host": key.host, "platform": key.platform, "cores": key.cores, "ht": key.ht,
-        "profile": key.profile, "url": url, "target": target.host,
-        "file_size": prof.file_size, "scheme": prof.scheme, "tls_key": prof.tls_key,
-        "tls_ciphers": "ECDHE-ECDSA-AES256-GCM-SHA384" if prof.tls_key == "ecdsa-p256" else None,
-        "role": prof.role, "mode": prof.mode, "generator": "vegeta",
-        "tool": "vegeta", "tool_version": "v12.12.0", "sizing_version": __version__,
-        "duration_s": duration, "repetitions_per_rate": reps, "soak_s": opts.soak_s,
-        "rates": list(rates), "server_cpus": cpulist(point.allocation.server_cpus)
-        if point.allocation else None, "worker_cpus": cpulist(target.workers),
-        "clients": [c.name for c in point.clients], "platform_settings": target.metadata,
+    facts = ctx.facts.get(target.host) or ctx.facts.get(point.server.name)
+    meta = latency_metadata(point, target, url, facts.raw if facts else None)
+    meta.update({
+        "duration_s": duration, "repetitions_per_rate": reps, "soak_s": ctx.settings.soak_s,
+        "rates": list(rates),
         "curve": _curve_meta(pts),
         "knee_rate": k.rate if k else None,
         "slo": str(slo) if slo else None,
@@ -508,13 +383,7 @@ def measure(
         },
         "soak_series": {f"{r:g}": s for r, s in series.items()} if reps > 1 else None,
         "soak_jumps": jumps or None,
-    }
-    facts = sweep.facts.get(target.host) or sweep.facts.get(point.server.name)
-    if facts:
-        meta.update({k2: facts.raw.get(k2) for k2 in ("nginx_version", "kernel", "cpu_model",
-                                                      "hypervisor")})
-        meta["openssl_version"] = facts.raw.get("nginx_openssl") or facts.raw.get(
-            "openssl_version")
+    })
     return (
         PointResult(
             key,

@@ -26,11 +26,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sizing.errors import ExitStatus, SizingError
+from sizing.errors import PreflightError, SizingError
 from sizing.inventory import Host
 from sizing.load import wrk
-from sizing.loadplan import client_wrk_spec, url_for
-from sizing.plan import PlannedPoint
+from sizing.plan.loadspec import client_wrk_spec, url_for
+from sizing.plan.points import PlannedPoint
 from sizing.profiles import Profile
 from sizing.topology import Topology, affinity_masks, parse_cpulist
 
@@ -55,17 +55,6 @@ NGINX_DEFAULT_WORKER_CONNECTIONS = 16384  # playbooks/nginx.yml's default
 NGINX_DEFAULT_RLIMIT_NOFILE = 65536  # playbooks/nginx.yml's default
 SPARE_FDS_SERVER = 64  # listen sockets, logs, open_file_cache, epoll
 SPARE_FDS_CLIENT = 16  # wrk's epoll descriptors, stdio, the Lua script
-
-
-class PreflightError(SizingError):
-    """One or more pre-flight checks failed; carries one line per problem."""
-
-    code = ExitStatus.HOST
-
-    def __init__(self, problems: Sequence[str]) -> None:
-        self.problems = list(problems)
-        head = f"pre-flight checks failed ({len(self.problems)}); nothing was run:"
-        super().__init__(head + "\n" + "\n".join(f"  - {p}" for p in self.problems))
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Merging the latency distributions of several load-generator clients.
+"""Latency distributions of load-generator clients, and merging several of them.
 
 Each client reports its own distribution (``wrk_report.lua``: the latency at a fine grid
 of percentiles, plus min, max, mean and request count). The distribution of all requests
@@ -18,9 +18,26 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sizing.load.wrk import LatencyReport
+__all__ = ["LatencyReport", "MergedLatency", "merge_latency"]
 
-__all__ = ["MergedLatency", "merge_latency"]
+
+@dataclass(frozen=True)
+class LatencyReport:
+    """What ``playbooks/files/wrk_report.lua`` prints: one client's latency distribution.
+
+    ``cdf`` holds (percentile, milliseconds) pairs in increasing order; ``count`` is the
+    number of requests the distribution describes, the weight when distributions of
+    several clients are merged.
+    """
+
+    count: int
+    min_ms: float
+    max_ms: float
+    mean_ms: float
+    cdf: tuple[tuple[float, float], ...]
+    requests: int = 0
+    errors: int = 0
+
 
 SUMMARY_PERCENTILES = (50.0, 75.0, 90.0, 95.0, 99.0, 99.9)
 

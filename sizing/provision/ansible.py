@@ -7,6 +7,7 @@ We never scrape ansible-playbook's stdout: results come from runner events
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import shutil
 import signal
@@ -77,6 +78,20 @@ class PlaybookResult:
         outcome = self.hosts.get(host)
         return None if outcome is None else outcome.ok.get(task)
 
+    def why(self, host: str) -> str:
+        """One line saying why ``host`` failed, or the playbook's status when it did not say."""
+        return self.problems().get(host) or f"playbook {self.status} (rc {self.rc})"
+
+    def json(self, host: str, task: str) -> Any:
+        """The JSON document ``task`` printed on ``host``; None when the task gave no result.
+
+        Raises ValueError when the output is not JSON.
+        """
+        out = self.result(host, task)
+        if out is None:
+            return None
+        return json.loads(str(out.get("stdout", "")))
+
     def problems(self) -> dict[str, str]:
         """Host -> one line saying why it failed, for every host that did."""
         out: dict[str, str] = {}
@@ -98,7 +113,7 @@ def _message(res: Mapping[str, Any]) -> str:
     return "failed (no message)"
 
 
-def _created(event: Mapping[str, Any]) -> float | None:
+def event_time(event: Mapping[str, Any]) -> float | None:
     """An event's creation time (set by Ansible's callback on this machine) as epoch."""
     text = event.get("created")
     if not text:
@@ -175,7 +190,7 @@ def run_playbook(
         outcome = hosts.setdefault(host, HostOutcome())
         task = str(data.get("task", ""))
         res = data.get("res", {}) or {}
-        when = _created(event)
+        when = event_time(event)
         if kind == "runner_on_start":
             if when is not None:
                 outcome.times[task] = (when, when)
@@ -225,3 +240,35 @@ def run_playbook(
     finally:
         shutil.rmtree(private, ignore_errors=True)
     return result
+
+
+@dataclass(frozen=True)
+class Playbooks:
+    """ansible-runner bound once to an inventory (and the run's ``--debug``), run many times.
+
+    ``hosts`` is the play's ``--limit``; the playbooks' own ``sizing_hosts`` variable is
+    set by the caller in ``extravars``, since some plays target another group.
+    """
+
+    inventory: Path
+    debug: bool = False
+
+    def run(
+        self,
+        playbook: str,
+        hosts: Sequence[str],
+        *,
+        extravars: Mapping[str, Any] | None = None,
+        forks: int | None = None,
+        timeout: int | None = None,
+    ) -> PlaybookResult:
+        """Run ``playbooks/<playbook>`` on ``hosts``."""
+        return run_playbook(
+            playbook,
+            self.inventory,
+            extravars=extravars,
+            limit=list(hosts),
+            forks=forks,
+            timeout=timeout,
+            debug=self.debug,
+        )

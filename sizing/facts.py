@@ -1,0 +1,29 @@
+"""What ``playbooks/facts.yml`` found on a host, parsed (pure; the Ansible call is in
+:mod:`sizing.provision.facts`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sizing.topology import Topology
+
+__all__ = ["HostFacts"]
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What ``playbooks/facts.yml`` found on a host."""
+
+    topology: Topology
+    raw: dict[str, Any]
+    # This machine's time when the facts task started on the host and when its result
+    # came: the host read its clock in between (the clock pre-flight check).
+    clock_window: tuple[float, float] | None = None
+
+    @classmethod
+    def parse(cls, stdout: str, window: tuple[float, float] | None = None) -> HostFacts:
+        """The facts script's JSON output; raises ValueError or KeyError when unreadable."""
+        raw = json.loads(stdout)
+        return cls(Topology.from_lscpu(raw["lscpu"]), raw, window)

@@ -1,0 +1,116 @@
+"""The metadata stamped on every point and sample: what produced the figure
+(PerfKitBenchmarker's one metadata provider)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sizing import __version__
+from sizing.measure.validity import StopRule
+from sizing.plan.loadspec import url_for
+from sizing.plan.points import PlannedPoint
+from sizing.provision.platforms.base import Target
+from sizing.topology import cpulist
+
+__all__ = [
+    "ECDSA_SUITE",
+    "host_metadata",
+    "key_metadata",
+    "latency_metadata",
+    "throughput_metadata",
+]
+
+ECDSA_SUITE = "ECDHE-ECDSA-AES256-GCM-SHA384"  # the article's suite (nginx_vars sets it)
+
+
+def key_metadata(point: PlannedPoint) -> dict[str, Any]:
+    """The point's identity."""
+    key = point.key
+    return {
+        "host": key.host,
+        "platform": key.platform,
+        "cores": key.cores,
+        "ht": key.ht,
+        "profile": key.profile,
+    }
+
+
+def host_metadata(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The server's software and hardware, from its facts."""
+    return {
+        "nginx_version": raw.get("nginx_version"),
+        "openssl_version": raw.get("nginx_openssl") or raw.get("openssl_version"),
+        "kernel": raw.get("kernel"),
+        "cpu_model": raw.get("cpu_model"),
+        "hypervisor": raw.get("hypervisor"),
+    }
+
+
+def throughput_metadata(
+    point: PlannedPoint,
+    target: Target,
+    *,
+    connections: int,
+    duration: float,
+    rule: StopRule,
+    raw: Mapping[str, Any],
+    tool_version: str | None,
+) -> dict[str, Any]:
+    """A closed-loop (wrk) point's metadata."""
+    prof = point.profile
+    assert point.allocation is not None
+    return {
+        **key_metadata(point),
+        "file_size": prof.file_size,
+        "connections": connections,
+        "duration_s": duration,
+        "url": url_for(point, target.address),
+        "target": target.host,
+        "platform_settings": target.metadata,
+        "server_cpus": cpulist(point.allocation.server_cpus),
+        "worker_cpus": cpulist(target.workers),
+        "client_cpus": {c: cpulist(v) for c, v in point.client_cpus.items() if v},
+        "clients": [c.name for c in point.clients],
+        **host_metadata(raw),
+        "tool": "wrk",
+        "tool_version": tool_version,
+        "sizing_version": __version__,
+        "tls_key": prof.tls_key,
+        "keepalive": prof.keepalive,
+        "stop_rule": {
+            "fixed": rule.fixed,
+            "min": rule.min_reps,
+            "max": rule.max_reps,
+            "target_half_width": rule.target,
+        },
+    }
+
+
+def latency_metadata(
+    point: PlannedPoint, target: Target, url: str, raw: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """An open-loop (vegeta) point's metadata, less its curve (the caller adds it)."""
+    prof = point.profile
+    meta: dict[str, Any] = {
+        **key_metadata(point),
+        "url": url,
+        "target": target.host,
+        "file_size": prof.file_size,
+        "scheme": prof.scheme,
+        "tls_key": prof.tls_key,
+        "tls_ciphers": ECDSA_SUITE if prof.tls_key == "ecdsa-p256" else None,
+        "role": prof.role,
+        "mode": prof.mode,
+        "generator": "vegeta",
+        "tool": "vegeta",
+        "tool_version": "v12.12.0",
+        "sizing_version": __version__,
+        "server_cpus": cpulist(point.allocation.server_cpus) if point.allocation else None,
+        "worker_cpus": cpulist(target.workers),
+        "clients": [c.name for c in point.clients],
+        "platform_settings": target.metadata,
+    }
+    if raw is not None:
+        meta.update(host_metadata(raw))
+    return meta

@@ -1,0 +1,135 @@
+"""Closed-loop throughput (wrk): warm up, then repeat until the stop rule is met.
+
+Each batch of windows runs on every host of the point at a common start
+(:class:`~sizing.measure.windows.WindowRunner`); the first batch holds the warm-up and the
+first repetitions, each later batch one more repetition, until the 95% interval is tight
+enough (:class:`~sizing.measure.validity.StopRule`). :func:`evaluate_windows` then turns
+the outputs into the point's result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sizing.load import wrk
+from sizing.measure.context import MeasureContext
+from sizing.measure.evaluate import Measurement, evaluate_windows, window_rates
+from sizing.measure.validity import StopRule
+from sizing.measure.windows import (
+    HostSpec,
+    WindowRunner,
+    WindowSpec,
+    point_lead,
+    schedule_windows,
+)
+from sizing.plan.loadspec import client_wrk_spec, url_for
+from sizing.plan.points import PlannedPoint
+from sizing.plan.settings import Schedule
+from sizing.provision.platforms.base import Target
+
+__all__ = ["Throughput", "stop_rule"]
+
+DEFAULT_PIDFILE = "/run/sizing-nginx.pid"
+DEFAULT_LOG_DIR = "/var/log/sizing-nginx"
+
+
+def stop_rule(schedule: Schedule) -> StopRule:
+    """The schedule's repetitions as the validity module's stop rule."""
+    return StopRule(
+        min_reps=schedule.min_reps, max_reps=schedule.max_reps, fixed=schedule.fixed_reps
+    )
+
+
+def host_specs(
+    point: PlannedPoint, target: Target, windows: list[WindowSpec], connections: int
+) -> dict[str, HostSpec]:
+    """Every host's spec of one batch: wrk on the clients, the samplers on the server."""
+    prof = point.profile
+    sz = point.server.sizing
+    url = url_for(point, target.address)
+    specs: dict[str, HostSpec] = {}
+    for c in point.clients:
+        argvs = [
+            wrk.build_argv(client_wrk_spec(point, c, url, connections, float(win["duration"])))
+            for win in windows
+        ]
+        specs[c.name] = {
+            "windows": [
+                {**w, "commands": [a]} for w, a in zip(windows, argvs, strict=True)
+            ],
+            "sample_cpu": True,
+        }
+    srv = specs.setdefault(target.host, {"windows": windows, "sample_cpu": True})
+    srv["pidfile"] = sz.pid_file or DEFAULT_PIDFILE
+    srv["sample_net"] = True  # /proc/net/dev: the network-bound verdict
+    srv["ports"] = [sz.https_port if prof.scheme == "https" else sz.http_port]
+    if prof.scheme == "https":
+        srv["tls_log"] = f"{sz.log_dir or DEFAULT_LOG_DIR}/tls.log"
+    return specs
+
+
+class Throughput:
+    """The closed-loop method of the ``rps`` and ``tps`` profiles (and the gateways')."""
+
+    def measure(self, ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measurement:
+        """Warm up, then repeat until the stop rule is met; evaluate every guard."""
+        assert point.allocation is not None
+        schedule = Schedule.of(ctx.settings, point.profile)
+        rule = stop_rule(schedule)
+        durations: list[float] = [schedule.duration_s] * schedule.first_reps
+        if schedule.warmup_s > 0:
+            batch = schedule_windows([schedule.warmup_s, *durations])
+        else:
+            batch = schedule_windows(durations, first_index=1)
+        outputs: dict[str, dict[str, Any]] = {}
+        all_windows: list[WindowSpec] = []
+        while True:
+            failure = self._run(ctx, point, target, batch, schedule.connections, outputs)
+            all_windows.extend(batch)
+            if failure is not None:
+                break
+            values = window_rates(point, outputs)
+            if rule.done(values):
+                break
+            n = len(values)
+            ctx.progress.step(f"measuring {point.key.label()}: repetition {n + 1}")
+            batch = schedule_windows([schedule.duration_s], first_index=n + 1)
+        facts = ctx.facts.get(target.host) or ctx.facts.get(point.server.name)
+        first_client = ctx.facts.get(point.clients[0].name)
+        return evaluate_windows(
+            point,
+            target,
+            outputs,
+            all_windows,
+            connections=schedule.connections,
+            duration=schedule.duration_s,
+            rule=rule,
+            facts=facts,
+            client_tool_version=first_client.raw.get("wrk_version") if first_client else None,
+            broken=ctx.hosts.broken,
+        )
+
+    @staticmethod
+    def _run(
+        ctx: MeasureContext,
+        point: PlannedPoint,
+        target: Target,
+        windows: list[WindowSpec],
+        connections: int,
+        outputs: dict[str, dict[str, Any]],
+    ) -> str | None:
+        """Run one batch; merge its outputs into ``outputs``. Returns a failure, or None."""
+        specs = host_specs(point, target, windows, connections)
+        lost: str | None = None
+        for out in WindowRunner(ctx).run(specs, lead_s=point_lead(ctx, point, target)):
+            if out.unreadable:
+                return f"{out.host}: {out.problem}"
+            if out.windows is None:
+                # multi-host: keep the other hosts' outputs, so the point names the host
+                # that was lost (not a host whose output was merely left unread)
+                lost = lost or f"{out.host}: {out.problem}"
+                continue
+            outputs.setdefault(out.host, {"windows": []})["windows"].extend(out.windows)
+            if any(w.get("server_alive") is False for w in out.windows):
+                return "nginx died"
+        return lost

@@ -1,0 +1,111 @@
+"""What a point asks of each client: the URL, headers and the exact wrk or vegeta argv
+(pure functions).
+
+Shared by the sweep's measurement methods, the pre-flight checks and ``sizing run --plan``,
+so the dry run prints the very argv the sweep would run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sizing.inventory import Host
+from sizing.load import vegeta, wrk
+from sizing.plan.jwt import make_token
+from sizing.plan.points import PlannedPoint
+from sizing.profiles import Profile
+
+__all__ = [
+    "DEFAULT_TOOL_DIR",
+    "client_threads",
+    "client_vegeta_spec",
+    "client_wrk_spec",
+    "report_script",
+    "request_headers",
+    "tool_dir",
+    "url_for",
+    "vegeta_path",
+]
+
+DEFAULT_TOOL_DIR = "/var/tmp/sizing"  # playbooks/clients.yml: sizing_tool_dir's default
+REPORT_SCRIPT = "wrk_report.lua"
+
+
+def url_for(point: PlannedPoint, address: str) -> str:
+    """The URL clients load for ``point`` on a server reached at ``address``."""
+    prof = point.profile
+    sz = point.server.sizing
+    port = sz.https_port if prof.scheme == "https" else sz.http_port
+    host = f"[{address}]" if ":" in address else address
+    return f"{prof.scheme}://{host}:{port}{prof.path}"
+
+
+def request_headers(profile: Profile, token: str | None = None) -> tuple[str, ...]:
+    """Extra request headers the load generator sends for ``profile`` (the JWT)."""
+    if profile.role == "api-jwt":
+        return (f"Authorization: Bearer {token or make_token()}",)
+    return ()
+
+
+def tool_dir(client: Host) -> str:
+    """Where ``playbooks/clients.yml`` puts sizing's tools on ``client``."""
+    return str(client.variables.get("sizing_tool_dir") or DEFAULT_TOOL_DIR).rstrip("/")
+
+
+def report_script(client: Host) -> str:
+    """Where ``playbooks/clients.yml`` put ``wrk_report.lua`` on ``client``."""
+    return f"{tool_dir(client)}/{REPORT_SCRIPT}"
+
+
+def vegeta_path(client: Host) -> str:
+    """Where ``playbooks/vegeta.yml`` put vegeta on ``client``."""
+    return f"{tool_dir(client)}/vegeta"
+
+
+def client_threads(point: PlannedPoint, client: str, connections: int) -> int:
+    """wrk threads on ``client``: one per CPU it may use, never more than connections."""
+    cpus = point.client_cpus.get(client, ())
+    return max(1, min(len(cpus) or 1, connections))
+
+
+def client_wrk_spec(
+    point: PlannedPoint, client: Host, url: str, connections: int, duration_s: float
+) -> wrk.WrkSpec:
+    """The wrk invocation ``client`` runs for one window of ``point``."""
+    prof = point.profile
+    return wrk.WrkSpec(
+        url=url,
+        threads=client_threads(point, client.name, connections),
+        connections=connections,
+        duration_s=float(duration_s),
+        headers=(() if prof.keepalive else ("Connection: close",)) + request_headers(prof),
+        cpus=tuple(point.client_cpus.get(client.name, ())),
+        script=report_script(client),
+    )
+
+
+def client_vegeta_spec(
+    point: PlannedPoint,
+    client: Host,
+    url: str,
+    rate: int,
+    duration_s: float,
+    *,
+    window: bool = True,
+) -> vegeta.VegetaSpec:
+    """The vegeta attack ``client`` runs for one window of ``point`` at ``rate`` in all
+    (every client offers its share). ``window=False``: without what only a real window
+    sets (request timeout, keep-alive), as the dry run prints it."""
+    spec = vegeta.VegetaSpec(
+        url=url,
+        rate=max(1, round(rate / len(point.clients))),
+        duration_s=duration_s,
+        results_file=f"{tool_dir(client)}/vegeta-results.bin",
+        headers=request_headers(point.profile),
+        cpus=tuple(point.client_cpus.get(client.name, ())),
+    )
+    if not window:
+        return spec
+    return replace(
+        spec, timeout_s=max(5.0, min(30.0, duration_s)), keepalive=point.profile.keepalive
+    )

@@ -1,0 +1,102 @@
+"""The tools on the hosts: the load generators and the window runner (``clients.yml``),
+vegeta (``vegeta.yml``), and a freshly booted guest made ready for its windows."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from sizing.errors import HostError, ToolError
+from sizing.facts import HostFacts
+from sizing.inventory import Host, Inventory
+from sizing.paths import ROOT
+from sizing.plan.points import PlannedPoint
+from sizing.provision.ansible import Playbooks
+from sizing.provision.facts import gather_facts
+
+__all__ = ["VEGETA_BINARY", "ClientTools", "prepare_clients", "ready_guest"]
+
+VEGETA_BINARY = ROOT / ".cache" / "bin" / "vegeta"  # scripts/install-vegeta
+
+
+def prepare_clients(
+    playbooks: Playbooks, plan: Sequence[PlannedPoint], guests: Sequence[str]
+) -> dict[str, str]:
+    """Install the load generators on the plan's clients and the window runner on its
+    servers (not on ``guests``, which get it once booted: :func:`ready_guest`).
+
+    Returns host -> why for every host that could not be prepared; raises ToolError when
+    no client is left.
+    """
+    names = sorted({c.name for p in plan if not p.skipped for c in p.clients})
+    servers = sorted({p.server.name for p in plan if not p.skipped and p.server.name not in guests})
+    hosts = sorted(set(names) | set(servers))
+    res = playbooks.run(
+        "clients.yml",
+        hosts,
+        extravars={"sizing_clients": ",".join(names), "sizing_hosts": ",".join(hosts)},
+    )
+    broken = {
+        host: f"load generator could not be installed: {why}"
+        for host, why in res.problems().items()
+    }
+    if broken and all(n in broken for n in names):
+        raise ToolError(f"{names[0]}: {broken[names[0]]}")
+    return broken
+
+
+def ready_guest(
+    playbooks: Playbooks, inventory: Inventory, host: str
+) -> tuple[HostFacts, float]:
+    """Read a freshly booted guest's facts and put the window runner on it.
+
+    Returns its facts and its start lead: how long Ansible took to run the facts script
+    there. An emulated guest needs many seconds to start a Python program, and its windows
+    must still begin with the clients'.
+    """
+    t0 = time.monotonic()
+    facts, problems = gather_facts(playbooks, [inventory.hosts[host]])
+    lead = 1.5 * (time.monotonic() - t0) + 2.0
+    if host not in facts:
+        why = problems.get(host, "unreachable")
+        raise HostError(host, f"facts could not be read after boot: {why}")
+    # its first play (wrk) matches no host
+    res = playbooks.run("clients.yml", [host], extravars={"sizing_hosts": host})
+    if not res.ok:
+        raise ToolError(f"{host}: the window runner could not be installed: {res.why(host)}")
+    return facts[host], lead
+
+
+class ClientTools:
+    """Tools installed once per run on demand (vegeta for the latency profiles)."""
+
+    def __init__(self, playbooks: Playbooks, step: Callable[[str], None]) -> None:
+        self.playbooks = playbooks
+        self.step = step
+        self.vegeta_on: set[str] = set()
+
+    def ensure_vegeta(self, clients: Sequence[Host]) -> None:
+        """Copy the pinned vegeta to every client once per run (``playbooks/vegeta.yml``)."""
+        names = sorted({c.name for c in clients} - self.vegeta_on)
+        if not names:
+            return
+        if not VEGETA_BINARY.is_file():
+            raise ToolError(
+                f"vegeta is not installed ({VEGETA_BINARY} is missing): run scripts/setup "
+                "(it builds the pinned vegeta with scripts/install-vegeta)"
+            )
+        self.step("installing vegeta on the clients")
+        res = self.playbooks.run(
+            "vegeta.yml",
+            names,
+            extravars={
+                "sizing_hosts": ",".join(names),
+                "sizing_vegeta_binary": str(VEGETA_BINARY),
+            },
+        )
+        if not res.ok:
+            host, why = next(
+                iter(res.problems().items()), (names[0], f"{res.status} (rc {res.rc})")
+            )
+            raise ToolError(f"{host}: vegeta could not be installed: {why}")
+        self.vegeta_on.update(names)

@@ -1,0 +1,540 @@
+"""The sweep: gather facts, plan, provision NGINX, measure every point, store it.
+
+The conductor of the stages (plan -> provision -> measure -> store): the only code that
+touches all of them. ``run_sweep`` is the one core function behind ``sizing run``, and
+``plan_sweep`` behind ``sizing run --plan``; both start from the same prepared state
+(:meth:`Sweep.prepare`), so the dry run cannot disagree with the run.
+
+``run_sweep`` never raises for a point that cannot be measured: the point is stored as
+skipped or failed with its reason. It raises :class:`SizingError` for what stops the whole
+run (bad options, every server unreachable) and :class:`Interrupted` on Ctrl-C, after
+marking the run interrupted; every point finished before that is already committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from sizing import __version__
+from sizing import profiles as profiles_mod
+from sizing.errors import (
+    ExitStatus,
+    HostError,
+    InputError,
+    Interrupted,
+    PreflightError,
+    SizingError,
+    UsageError,
+)
+from sizing.facts import HostFacts
+from sizing.inventory import Host, load_inventory
+from sizing.measure.context import HostHealth, MeasureContext, NullProgress, Progress
+from sizing.measure.method import Measurement, method_for
+from sizing.model import (
+    SERVER_DIED,
+    Ht,
+    PointKey,
+    PointResult,
+    RunStatus,
+    Status,
+    family_of,
+)
+from sizing.plan.dryrun import plan_document
+from sizing.plan.jwt import make_token
+from sizing.plan.points import PlannedPoint, build_plan
+from sizing.plan.preflight import check_plan
+from sizing.plan.settings import MeasureSettings, Schedule
+from sizing.profiles import Profile
+from sizing.provision.ansible import Playbooks
+from sizing.provision.facts import gather_facts
+from sizing.provision.nginx import NginxProvisioner, nginx_vars
+from sizing.provision.platforms import (
+    INVENTORY_PLACEHOLDER,
+    Backend,
+    BackendOptions,
+    Target,
+    backend_for,
+)
+from sizing.provision.tools import ClientTools, prepare_clients, ready_guest
+from sizing.provision.upstream import UpstreamProvisioner, gateway_vars
+from sizing.store import Store
+from sizing.topology import Topology
+
+__all__ = [
+    "Prepared",
+    "RunOptions",
+    "RunSummary",
+    "Sweep",
+    "exit_status",
+    "plan_sweep",
+    "resume_options",
+    "run_options_record",
+    "run_sweep",
+]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything ``sizing run`` was asked to do."""
+
+    inventory: Path
+    cores: tuple[int, ...]
+    hts: tuple[Ht, ...]
+    profiles: tuple[Profile, ...]
+    db: Path
+    settings: MeasureSettings = field(default_factory=MeasureSettings)
+    skip_preflight: bool = False  # warn about failed pre-flight checks instead of refusing
+    platforms: tuple[str, ...] = ()  # --platform: only servers of these platforms (or families)
+    argv: tuple[str, ...] = ()
+    debug: bool = False
+    allow_host_reboot: bool = False  # hypervisor backends may reboot hosts (ESXi HT)
+    insecure: bool = False  # hypervisor APIs without TLS verification (warned)
+    resume_run: int | None = None  # --resume: measure only what this run is missing
+
+
+@dataclass
+class RunSummary:
+    """What a run did, for rendering."""
+
+    run_id: int
+    status: RunStatus
+    points: list[PointResult] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    already: int = 0  # --resume: points the run had before this invocation
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Facts, plan and pre-flight verdicts: what the run and the dry run share."""
+
+    hosts: list[Host]
+    facts: dict[str, HostFacts]
+    plan: list[PlannedPoint]
+    unreachable: dict[str, str]
+    done: set[PointKey]
+    checks: list[str]  # failed pre-flight checks
+    problems: list[str]  # run-level problem lines (a hypervisor that cannot be asked)
+
+    @property
+    def todo(self) -> list[PlannedPoint]:
+        """The points left to measure (``--resume`` leaves out the stored ones)."""
+        return [p for p in self.plan if p.key not in self.done]
+
+
+class Sweep:
+    """One ``sizing run``: prepares, then measures every point in order."""
+
+    def __init__(self, opts: RunOptions, progress: Progress | None = None) -> None:
+        self.opts = opts
+        self.progress: Progress = progress or NullProgress()
+        self.inventory = load_inventory(opts.inventory)
+        self.playbooks = Playbooks(self.inventory.path, opts.debug)
+        self.facts: dict[str, HostFacts] = {}
+        self.health = HostHealth()
+        self.nginx = NginxProvisioner(self.playbooks)
+        self.upstream = UpstreamProvisioner(self.playbooks, self.inventory, self.progress.step)
+        self.targets: dict[tuple[str, int, str], Target] = {}  # point config -> target
+        self.backends: dict[str, Backend] = {}  # platform -> backend (keeps its sessions)
+        self.prepared: dict[str, Host] = {}  # servers whose backend prepared a point
+        self.placement: dict[str, str] = {}  # guest -> the inventory host that plans it
+        self.reported: set[str] = set()  # broken hosts already reported (once per run)
+        self.done: set[PointKey] = set()  # --resume: keys the run already has
+        self.ctx = MeasureContext(
+            inventory=self.inventory,
+            settings=opts.settings,
+            facts=self.facts,
+            playbooks=self.playbooks,
+            progress=self.progress,
+            hosts=self.health,
+            tools=ClientTools(self.playbooks, self.progress.step),
+            token=make_token(),
+        )
+
+    # -- the prepared state --------------------------------------------------------------
+
+    def prepare(
+        self,
+        *,
+        backends: bool,
+        on_facts: Callable[[dict[str, HostFacts]], None] | None = None,
+    ) -> Prepared:
+        """Facts, plan and pre-flight. ``backends``: ask the platforms too (the hypervisor
+        topology, backend skips) and refuse a run no server or client can carry."""
+        inv = self.inventory
+        self.placement = self._placements()
+        hosts = list({h.name: h for h in self._fact_hosts(inv.servers) + inv.clients}.values())
+        self.progress.step("reading host facts")
+        facts, unreachable = gather_facts(self.playbooks, hosts)
+        self.facts.update(facts)
+        problems = [f"{h}: {why}" for h, why in sorted(unreachable.items())]
+        own = {h: f.topology for h, f in self.facts.items()}  # what the hosts themselves see
+        topologies = dict(own)  # what the points are planned on
+        if backends:
+            self._require_reachable(unreachable)
+            if on_facts is not None:
+                on_facts(self.facts)
+            problems += self._hypervisor_topologies(topologies)
+        plan = build_plan(
+            inv,
+            topologies,
+            self.opts.cores,
+            self.opts.hts,
+            self.opts.profiles,
+            servers=self._selected_servers(),
+            clients=[c for c in inv.clients if c.name in self.facts],
+            placement=self.placement,
+        )
+        if backends:
+            plan = [self._backend_skip(p) for p in plan]
+        todo = [p for p in plan if p.key not in self.done]
+        if backends and self.done:
+            self.progress.note(
+                f"resuming run {self.opts.resume_run}: {len(plan) - len(todo)} point(s) "
+                f"already stored, {len(todo)} to measure"
+            )
+        self.progress.step("pre-flight checks")
+        settings = self.opts.settings
+        checks = check_plan(
+            todo,
+            {h: f.raw for h, f in self.facts.items()},
+            connections=lambda p: Schedule.of(settings, p).connections,
+            duration_s=lambda p: float(Schedule.of(settings, p).duration_s),
+            hosts=[h.name for h in hosts],
+            unreachable=unreachable,
+            clock={h: f.clock_window for h, f in self.facts.items() if f.clock_window},
+            topologies=own,
+        )
+        return Prepared(hosts, self.facts, plan, unreachable, set(self.done), checks, problems)
+
+    def _require_reachable(self, unreachable: dict[str, str]) -> None:
+        inv = self.inventory
+        if not any(self.placement.get(s.name, s.name) in self.facts for s in inv.servers):
+            raise HostError(
+                ", ".join(s.name for s in inv.servers),
+                unreachable.get(inv.servers[0].name, "unreachable"),
+            )
+        if not any(c.name in self.facts for c in inv.clients):
+            raise HostError(
+                ", ".join(c.name for c in inv.clients),
+                unreachable.get(inv.clients[0].name, "unreachable"),
+            )
+
+    def _selected_servers(self) -> list[Host]:
+        """The inventory's servers, narrowed by ``--platform`` (a platform or a family)."""
+        wanted = set(self.opts.platforms)
+        servers = self.inventory.servers
+        if not wanted:
+            return servers
+        chosen = [
+            h for h in servers if str(h.platform) in wanted or family_of(h.platform) in wanted
+        ]
+        if not chosen:
+            have = sorted({str(h.platform) for h in servers})
+            raise UsageError(
+                f"--platform {','.join(sorted(wanted))}: no server of that platform in "
+                f"{self.inventory.path} (it has: {', '.join(have)})"
+            )
+        return chosen
+
+    # -- platforms (hypervisor guests are planned on their host's CPUs) --------------------
+
+    def _backend(self, server: Host) -> Backend:
+        key = str(server.platform)
+        if key not in self.backends:
+            self.backends[key] = backend_for(
+                server.platform,
+                BackendOptions(
+                    allow_host_reboot=self.opts.allow_host_reboot,
+                    insecure=self.opts.insecure,
+                    hts=self.opts.hts,
+                    notify=self.progress.note,
+                    inventory=self.inventory,
+                    debug=self.opts.debug,
+                ),
+            )
+        return self.backends[key]
+
+    def _inventory_error(self, exc: InputError) -> InputError:
+        """A bad host variable is the inventory file's fault: name the file."""
+        if exc.path != INVENTORY_PLACEHOLDER:
+            return exc
+        return InputError(str(self.opts.inventory), exc.problems)
+
+    def _placements(self) -> dict[str, str]:
+        """Guest server -> the inventory host whose facts plan it (validates the guests)."""
+        out: dict[str, str] = {}
+        for platform in sorted({s.platform for s in self.inventory.servers}):
+            server = next(s for s in self.inventory.servers if s.platform is platform)
+            try:
+                backend = self._backend(server)
+            except SizingError:
+                continue  # not available: its servers say so when they are planned
+            try:
+                out.update(backend.placements(self.inventory))
+            except InputError as exc:
+                raise self._inventory_error(exc) from None
+        return out
+
+    def _fact_hosts(self, servers: Sequence[Host]) -> list[Host]:
+        """Whose facts plan a server: its own, or its hypervisor's for a guest."""
+        return [self.inventory.hosts[self.placement.get(s.name, s.name)] for s in servers]
+
+    def _hypervisor_topologies(self, topologies: dict[str, Topology]) -> list[str]:
+        """Replace a reachable guest's own topology by its hypervisor host's, if it has one.
+
+        A hypervisor that cannot be asked makes its guests unplannable (skipped as
+        unreachable) with one problem line; other servers go on. When no server is left,
+        the first such error ends the run.
+        """
+        errors: list[SizingError] = []
+        for server in self.inventory.servers:
+            if server.name not in topologies:
+                continue
+            try:
+                topo = self._backend(server).host_topology(server)
+            except InputError as exc:  # a bad sizing_hypervisor / sizing_vm: the file's fault
+                if exc.path != INVENTORY_PLACEHOLDER:
+                    raise
+                raise self._inventory_error(exc) from None
+            except SizingError as exc:
+                del topologies[server.name]
+                errors.append(exc)
+                continue
+            if topo is not None:
+                topologies[server.name] = topo
+        if errors and not any(s.name in topologies for s in self.inventory.servers):
+            raise errors[0]  # no server left to measure: the run fails with that one line
+        for err in errors:
+            self.progress.note(str(err))
+        return [str(err) for err in errors]
+
+    def _backend_skip(self, point: PlannedPoint) -> PlannedPoint:
+        """A point the planner allowed (or skipped generically) that its backend must skip."""
+        if point.skipped and "unreachable" in point.skip_reason:
+            return point
+        why = self._backend(point.server).skip_reason(point.server, point.key.cores, point.ht)
+        if not why:
+            return point
+        return replace(point, skip_reason=why, allocation=None, client_cpus={})
+
+    def _teardown(self, summary: RunSummary) -> None:
+        """Let every backend undo what it prepared (a guest gets its settings back)."""
+        for server in self.prepared.values():
+            try:
+                self._backend(server).teardown(server)
+            except SizingError as exc:
+                summary.problems.append(f"teardown: {exc}")
+        self.prepared.clear()
+
+    # -- the whole run -------------------------------------------------------------------
+
+    def run(self) -> RunSummary:
+        opts = self.opts
+        store = Store(opts.db)
+        if opts.resume_run is not None:
+            run_id = opts.resume_run
+            self.done = store.done_keys(run_id)
+            store.reopen_run(run_id)
+        else:
+            run_id = store.start_run(
+                inventory=str(opts.inventory),
+                argv=opts.argv,
+                tool_version=__version__,
+                options=run_options_record(opts),
+            )
+        summary = RunSummary(run_id=run_id, status=RunStatus.RUNNING)
+        try:
+            try:
+                self._run(store, summary)
+            finally:
+                self._teardown(summary)
+        except KeyboardInterrupt:
+            store.finish_run(run_id, RunStatus.INTERRUPTED, "interrupted by the user")
+            store.close()
+            raise Interrupted(
+                f"interrupted; run {run_id} keeps its {len(summary.points)} finished points"
+            ) from None
+        except SizingError as exc:
+            store.finish_run(run_id, RunStatus.FAILED, str(exc))
+            store.close()
+            raise
+        store.finish_run(run_id, summary.status, "; ".join(summary.problems))
+        store.close()
+        return summary
+
+    def _run(self, store: Store, summary: RunSummary) -> None:
+        def keep_environment(facts: dict[str, HostFacts]) -> None:
+            store.set_environment(summary.run_id, {h: f.raw for h, f in facts.items()})
+
+        prepared = self.prepare(backends=True, on_facts=keep_environment)
+        summary.problems += prepared.problems  # unreachable hosts, hypervisors: said once
+        plan = prepared.todo
+        summary.already = len(prepared.plan) - len(plan)
+        if prepared.checks:
+            if not self.opts.skip_preflight:
+                raise PreflightError(prepared.checks)
+            for line in prepared.checks:
+                self.progress.note(f"pre-flight (ignored by --skip-preflight): {line}")
+        self.progress.start(len(plan))
+        if any(not p.skipped for p in plan):
+            self.progress.step("preparing load generators")
+            for host, why in prepare_clients(self.playbooks, plan, list(self.placement)).items():
+                self.health.mark_broken(host, why)
+        for i, point in enumerate(plan):
+            result, samples = self._point(point)
+            store.add_point(summary.run_id, result, samples)
+            summary.points.append(result)
+            self.progress.advance(result)
+            self._report_broken(summary)
+            if SERVER_DIED in result.flags:
+                summary.status = RunStatus.INTERRUPTED
+                summary.problems.append(result.reason)
+                # Stop here: what is measured stays, `--resume` may continue later.
+                for rest in plan[i + 1 :]:
+                    summary.points.append(
+                        PointResult(rest.key, Status.SKIPPED, "not measured: run interrupted")
+                    )
+                return
+        summary.status = RunStatus.COMPLETE
+
+    def _report_broken(self, summary: RunSummary) -> None:
+        """Report each host that failed mid-sweep once; its later points fail fast."""
+        for host, why in self.health.broken.items():
+            if host in self.reported:
+                continue
+            self.reported.add(host)
+            line = f"{host}: {why}; the points that need it are not measured"
+            summary.problems.append(line)  # shown once, when the run ends
+            self.progress.step(line)
+
+    def dry_run(self) -> dict[str, Any]:
+        """``sizing run --plan``: facts, plan and pre-flight, and the exact commands of every
+        point, without provisioning or loading anything and without writing the store."""
+        if self.opts.resume_run is not None:
+            with Store(self.opts.db) as store:
+                self.done = store.done_keys(self.opts.resume_run)
+        p = self.prepare(backends=False)
+        return plan_document(
+            self.opts.settings, self.opts.resume_run, self.inventory, p.hosts, p.facts,
+            p.plan, p.done, p.unreachable, p.checks,
+        )
+
+    # -- one point -----------------------------------------------------------------------
+
+    def _point(self, point: PlannedPoint) -> Measurement:
+        if point.skipped:
+            return PointResult(point.key, Status.SKIPPED, point.skip_reason), []
+        for host in [point.server, *point.clients]:
+            if host.name in self.health.broken:
+                return PointResult(
+                    point.key, Status.FAILED, f"{host.name}: {self.health.broken[host.name]}"
+                ), []
+        self.progress.step(f"provisioning nginx: {point.key.label()}")
+        try:
+            target = self._provision(point)
+        except SizingError as exc:
+            self.health.mark_broken(point.server.name, str(exc))
+            self.progress.note(str(exc))
+            return PointResult(point.key, Status.FAILED, str(exc)), []
+        self.progress.step(f"measuring {point.key.label()}")
+        return method_for(point.profile).measure(self.ctx, point, target)
+
+    def _provision(self, point: PlannedPoint) -> Target:
+        """Prepare the platform for the point's config, then NGINX on the target."""
+        assert point.allocation is not None
+        server = point.server
+        target = self.targets.get(point.config)
+        if target is None:
+            self.prepared[server.name] = server
+            target = self._backend(server).prepare(
+                server, point.key.cores, point.ht, point.allocation.server_cpus
+            )
+            self.targets = {point.config: target}  # one prepared config at a time
+            self.nginx.forget(target.host)
+            if server.name in self.placement:  # a freshly booted guest
+                facts, lead = ready_guest(self.playbooks, self.inventory, target.host)
+                self.health.set_lead(target.host, lead)
+                self.facts[target.host] = facts
+        tls_from = next(
+            (p for p in self.opts.profiles if p.scheme == "https" and p.role == "web"), None
+        )
+        extra = nginx_vars(point, target.workers, tls_from)
+        if point.profile.is_gateway:  # proxy/api-jwt: the upstream first
+            self.upstream.apply(point, self.facts)
+            extra.update(gateway_vars(self.inventory, point, target))
+        self.nginx.apply(target, extra)
+        return target
+
+
+def run_options_record(opts: RunOptions) -> dict[str, Any]:
+    """The options stored with a run: what ``--resume`` needs to plan it again."""
+    s = opts.settings
+    return {
+        "cores": list(opts.cores),
+        "ht": [str(h) for h in opts.hts],
+        "profiles": [p.name for p in opts.profiles],
+        "duration_s": s.duration_s,
+        "repeat": s.repeat,
+        "warmup_s": s.warmup_s,
+        "connections": s.connections,
+        "rates": list(s.rates) if s.rates else None,
+        "slo": s.slo,
+        "soak_s": s.soak_s,
+    }
+
+
+def resume_options(opts: RunOptions, run_id: int) -> RunOptions:
+    """``opts`` for ``--resume RUN_ID``: the stored run's inventory, points and settings."""
+    if not Store.exists(opts.db):
+        raise UsageError(f"--resume: {opts.db} does not exist (no run {run_id} to resume)")
+    with Store(opts.db) as store:
+        try:
+            run = store.get_run(run_id)
+        except SizingError:
+            raise UsageError(f"--resume: no run {run_id} in {opts.db}") from None
+    o = run.options
+    s = opts.settings
+    return replace(
+        opts,
+        inventory=Path(run.inventory),
+        cores=tuple(int(c) for c in o.get("cores", opts.cores)),
+        hts=tuple(Ht(h) for h in o.get("ht", [str(h) for h in opts.hts])),
+        profiles=tuple(profiles_mod.load(n) for n in o.get("profiles", [])) or opts.profiles,
+        settings=replace(
+            s,
+            duration_s=o.get("duration_s", s.duration_s),
+            repeat=o.get("repeat", s.repeat),
+            warmup_s=o.get("warmup_s", s.warmup_s),
+            connections=o.get("connections", s.connections),
+            rates=tuple(o["rates"]) if o.get("rates") else s.rates,
+            slo=o.get("slo", s.slo),
+            soak_s=o.get("soak_s", s.soak_s),
+        ),
+        resume_run=run_id,
+    )
+
+
+def run_sweep(opts: RunOptions, progress: Progress | None = None) -> RunSummary:
+    """Measure every point of ``opts`` and store it; see the module docstring."""
+    if not opts.profiles:
+        raise SizingError("no profile to run")
+    return Sweep(opts, progress).run()
+
+
+def plan_sweep(opts: RunOptions, progress: Progress | None = None) -> dict[str, Any]:
+    """``sizing run --plan``: the dry-run document (see :meth:`Sweep.dry_run`)."""
+    if not opts.profiles:
+        raise SizingError("no profile to run")
+    return Sweep(opts, progress).dry_run()
+
+
+def exit_status(summary: RunSummary) -> ExitStatus:
+    """A run with a failed point, or one that did not complete, exits non-zero: what was
+    measured is stored, the exit code says a host or nginx failed."""
+    failed = any(p.status is Status.FAILED for p in summary.points)
+    if failed or summary.status is not RunStatus.COMPLETE:
+        return ExitStatus.HOST
+    return ExitStatus.OK
