@@ -1,25 +1,57 @@
-"""Where the bundled resources live (playbooks, templates, profiles, inventories).
+"""Where things live: the bundled resources and the results database.
 
-The package runs from a checkout (``pip install -e .``); resources sit beside it at the
-repository root. ``SIZING_HOME`` overrides that root.
+The bundled resources (playbooks, templates, profiles, inventories) ship inside the
+package as ``sizing/_data/<name>`` and are found with :mod:`importlib.resources`, so an
+installed sizing (``pip install .``, ``pipx install .``) finds them wherever it runs. In
+the repository they stay at the top (``profiles/``, ``templates/``, ...): ``sizing/_data``
+holds symbolic links to them, which an editable install follows and a wheel build copies.
+``SIZING_HOME`` points sizing at another checkout's resources instead.
+
+The results database follows the user, not the working directory: ``$SIZING_DB``, else
+``sizing.sqlite`` in the user's data directory (``platformdirs``: on Linux
+``$XDG_DATA_HOME/sizing``, by default ``~/.local/share/sizing``). ``--db`` overrides both.
 """
 
 from __future__ import annotations
 
 import os
+from importlib.resources import files
 from pathlib import Path
 
+# The checkout root when running from one (an editable install); tools built by scripts/
+# (``.cache/bin``) are found there.
 ROOT = Path(os.environ.get("SIZING_HOME", Path(__file__).resolve().parent.parent))
-PLAYBOOKS = ROOT / "playbooks"
-TEMPLATES = ROOT / "templates"
-PROFILES = ROOT / "profiles"
-INVENTORIES = ROOT / "inventories"
+
+
+def _resources() -> Path:
+    if "SIZING_HOME" in os.environ:
+        return ROOT
+    # Playbooks and templates are handed to Ansible and Jinja2 as paths: the package is
+    # installed as files (never zipped), so the traversable is a directory on disk.
+    return Path(str(files("sizing") / "_data"))
+
+
+RESOURCES = _resources()
+PLAYBOOKS = RESOURCES / "playbooks"
+TEMPLATES = RESOURCES / "templates"
+PROFILES = RESOURCES / "profiles"
+INVENTORIES = RESOURCES / "inventories"
 DEFAULT_INVENTORY = INVENTORIES / "local.yml"
+
+APP_NAME = "sizing"
+DB_NAME = "sizing.sqlite"
+
+
+def data_dir() -> Path:
+    """The user's data directory for sizing (not created here)."""
+    from platformdirs import user_data_path  # imported when a command needs the store
+
+    return user_data_path(APP_NAME, appauthor=False)
 
 
 def default_db() -> Path:
-    """The results database: ``$SIZING_DB``, else ``./results/sizing.sqlite``."""
+    """The results database: ``$SIZING_DB``, else ``sizing.sqlite`` in :func:`data_dir`."""
     env = os.environ.get("SIZING_DB")
     if env:
-        return Path(env)
-    return Path.cwd() / "results" / "sizing.sqlite"
+        return Path(env).expanduser()
+    return data_dir() / DB_NAME
