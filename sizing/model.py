@@ -6,6 +6,7 @@ These are the seams between the stages of the data flow
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -111,9 +112,19 @@ class Figure:
     """One throughput figure the engine sizes from.
 
     ``source`` is ``measured`` (from the results store), ``reference`` (the bundled
-    published dataset) or ``extrapolated`` (from a fitted scaling model).
-    ``platform`` is the sizing-table family: ``baremetal``, ``hypervisor`` or
-    ``kubernetes``. ``profile`` is ``rps`` or ``tps``.
+    published dataset), ``interpolated`` (between two observed core counts of its basis),
+    ``shape`` (scaled with another basis' scaling shape, see :mod:`sizing.engine.scaling`)
+    or ``extrapolated`` (from a fitted scaling model beyond the observed core counts).
+    ``platform`` is the basis platform (:func:`basis_platform`): ``baremetal``, ``kvm``,
+    ``esxi``, ``virtualized-host`` or ``kubernetes`` (``hypervisor`` from old callers).
+    ``profile`` is ``rps`` or ``tps``.
+
+    ``ci_low``/``ci_high`` are the 95% interval of the same statistic as ``value`` (the
+    median's interval for a median). ``basis`` is the id of the basis the figure belongs
+    to (:class:`sizing.engine.basis.Basis`); ``flags`` are what qualifies it (``noisy``,
+    ``virtualized-host``, ``emulated``, ``client-bound``, ...); ``bound == "lower"`` says
+    the true capacity may be higher (the source was client-bound): such a figure is shown
+    as "≥ value" and never fitted.
     """
 
     platform: str
@@ -127,3 +138,32 @@ class Figure:
     emulated: bool = False
     ci_low: float | None = None
     ci_high: float | None = None
+    basis: str = ""  # Basis.id
+    flags: tuple[str, ...] = ()
+    bound: str = ""  # "" exact | "lower": the true capacity may be higher
+
+    @property
+    def conservative(self) -> float:
+        """The figure to size on: the low end of its 95% interval when known."""
+        return self.ci_low if self.ci_low is not None else self.value
+
+    @property
+    def lower_bound(self) -> bool:
+        return self.bound == "lower"
+
+
+# The basis platforms that `--platform hypervisor` means.
+HYPERVISOR_PLATFORMS = ("kvm", "esxi")
+
+
+def basis_platform(platform: str, flags: Iterable[str] = ()) -> str:
+    """The basis platform of a point: ``libvirt`` → ``kvm``, ``vsphere`` → ``esxi``, and a
+    bare-metal point flagged ``virtualized-host`` (a container or VM that believes it is
+    bare metal) → ``virtualized-host``, which is never called bare metal."""
+    if platform == Platform.LIBVIRT:
+        return "kvm"
+    if platform == Platform.VSPHERE:
+        return "esxi"
+    if platform == Platform.BAREMETAL and "virtualized-host" in tuple(flags):
+        return "virtualized-host"
+    return platform

@@ -10,6 +10,15 @@ and :mod:`sizing.engine.recommend`.
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from sizing.engine.basis import (
+    Basis,
+    Choice,
+    Hardware,
+    Price,
+    Workload,
+    choose,
+    group_key,
+)
 from sizing.engine.costs import CostBreakdown, CostCatalog, Licence, ServerOffer
 from sizing.engine.figures import (
     Selection,
@@ -46,6 +55,13 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "Basis",
+    "Choice",
+    "Hardware",
+    "Price",
+    "Workload",
+    "choose",
+    "group_key",
     "DEFAULT_MAX_SERVERS",
     "MIN_POINTS",
     "R2_THRESHOLD",

@@ -1,0 +1,370 @@
+"""A sizing basis: the figures that may share one scaling curve, one table block and one price.
+
+A basis is one hardware (CPU model and topology), one platform (bare metal, KVM, ESXi, a
+virtualized/containerized host that is never called bare metal, or Kubernetes), one
+workload and one software stack. The bundled reference data is a basis of its own. A series,
+a table row, an overhead or a recommendation never mixes bases (DESIGN.md, "A figure belongs
+to a basis").
+
+:func:`choose` picks the bases a command sizes from:
+
+- ``requested`` ids (exact, or a unique prefix; a prefix that matches one group's bases
+  takes them all) are taken as asked, qualified or not: asking by name counts as asking
+  for a virtualized-host or emulated basis. An unknown id is a :class:`UsageError` that lists
+  the ids.
+- Otherwise a *measured* basis qualifies when it has figures and is neither emulated nor a
+  virtualized host (unless ``include_*``). Among the qualifying ones the basis with the most
+  distinct core counts wins, then the newest run; its group (:func:`group_key`: the same
+  physical host, hardware, workload and software on other platforms) comes with it.
+- None qualifies: the reference group (the group of ``reference/baremetal``).
+
+Pure: bases are built by :mod:`sizing.sources` and handed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sizing.engine.costs import CostCatalog, ServerOffer
+from sizing.errors import UsageError
+from sizing.model import Figure
+
+REFERENCE_DEFAULT = "reference/baremetal"
+
+ROLE_LABELS = {
+    "static": "static file",
+    "load-balance": "load-balancing to web servers",
+    "proxy": "reverse proxy",
+    "api-jwt": "API gateway with JWT",
+}
+KEY_LABELS = {"rsa2048": "RSA-2048", "ecdsa-p256": "ECDSA P-256"}
+# Flags every figure of a basis may share that keep it out of the default choice.
+DISQUALIFYING = ("emulated", "virtualized-host")
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """The CPU a basis ran on: model and topology (``None`` / ``""`` when unknown)."""
+
+    cpu_model: str
+    sockets: int | None = None
+    cores_per_socket: int | None = None
+    threads_per_core: int | None = None
+
+    @property
+    def physical_cores(self) -> int | None:
+        if self.sockets is None or self.cores_per_socket is None:
+            return None
+        return self.sockets * self.cores_per_socket
+
+    def label(self) -> str:
+        """``Intel Xeon Silver 4110, 2 × 8 cores × 2 threads``."""
+        name = self.cpu_model or "unknown CPU"
+        if self.sockets is None or self.cores_per_socket is None:
+            return name
+        topo = f"{self.sockets} × {self.cores_per_socket} cores"
+        if self.threads_per_core is not None:
+            plural = "s" if self.threads_per_core > 1 else ""
+            topo += f" × {self.threads_per_core} thread{plural}"
+        return f"{name}, {topo}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cpu_model": self.cpu_model,
+            "sockets": self.sockets,
+            "cores_per_socket": self.cores_per_socket,
+            "threads_per_core": self.threads_per_core,
+            "physical_cores": self.physical_cores,
+            "label": self.label(),
+        }
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What the RPS and TPS figures of one basis share.
+
+    ``role`` is ``static`` (nginx serves the file), ``load-balance``, ``proxy`` or
+    ``api-jwt``; ``tls_key`` is the TPS profile's key (``rsa2048``, ``ecdsa-p256``, or ``""``
+    when the basis has no TPS figures). ``keepalive`` and ``handshake`` (``full`` or
+    ``resumed``) default to the articles' method.
+    """
+
+    role: str
+    file_size: int
+    tls_key: str = ""
+    protocol: str = "HTTP/1.1"
+    keepalive: bool = True
+    handshake: str = "full"
+
+    def label(self) -> str:
+        """``static file 128 B, RSA-2048`` or ``load-balancing to web servers, 128 B, ...``."""
+        role = ROLE_LABELS.get(self.role, self.role)
+        parts = [f"{role} {self.file_size:,} B" if self.role == "static" else role]
+        if self.role != "static":
+            parts.append(f"{self.file_size:,} B")
+        if self.tls_key:
+            parts.append(KEY_LABELS.get(self.tls_key, self.tls_key))
+        if not self.keepalive:
+            parts.append("no keepalive")
+        if self.handshake != "full":
+            parts.append(f"{self.handshake} handshakes")
+        return ", ".join(parts)
+
+    def same_as(self, other: Workload, profile: str | None = None) -> bool:
+        """Whether figures of the two workloads measure the same thing. For ``rps`` figures
+        the TLS key and handshake mode do not matter (the RPS profile has no handshake)."""
+        if profile == "rps":
+            return (self.role, self.file_size, self.protocol, self.keepalive) == (
+                other.role,
+                other.file_size,
+                other.protocol,
+                other.keepalive,
+            )
+        if profile == "tps":
+            return (self.role, self.tls_key, self.handshake) == (
+                other.role,
+                other.tls_key,
+                other.handshake,
+            )
+        return self == other
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "role": self.role,
+            "file_size": self.file_size,
+            "tls_key": self.tls_key,
+            "protocol": self.protocol,
+            "keepalive": self.keepalive,
+            "handshake": self.handshake,
+            "label": self.label(),
+        }
+
+
+@dataclass(frozen=True)
+class Price:
+    """What servers of one basis cost, and where that price came from.
+
+    ``source`` says it in words (``inventory sizing_price_usd of r640-01``, ``catalog lab
+    matched to Xeon``, ``article 2021 price list``); ``offers`` are the core counts sold.
+    """
+
+    source: str
+    offers: tuple[ServerOffer, ...]
+
+    def catalog(self, base: CostCatalog) -> CostCatalog:
+        """``base`` (its currency, licences, power and period) selling these offers."""
+        return CostCatalog(
+            servers=self.offers,
+            name=self.source,
+            currency=base.currency,
+            licences=base.licences,
+            price_per_kwh=base.price_per_kwh,
+            amortisation_months=base.amortisation_months,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "offers": [
+                {"cores": o.cores, "price": o.price, "sockets": o.sockets, "name": o.name}
+                for o in sorted(self.offers, key=lambda o: o.cores)
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class Basis:
+    """One coherent, labelled set of figures (see the module docstring).
+
+    ``id`` is stable and typed by users: ``<host>/<platform>/<workload slug>`` for a
+    measured basis (``localhost/virtualized-host/static-128b``), ``reference/<platform>``
+    for the bundled data. ``physical_host`` is the machine the figures ran on (a guest's
+    hypervisor host). ``flags`` are the flags every figure shares that disqualify it by
+    default (``emulated``, ``virtualized-host``).
+    """
+
+    id: str
+    origin: str  # measured | reference
+    platform: str
+    hardware: Hardware
+    workload: Workload
+    software: str
+    physical_host: str
+    hosts: tuple[str, ...] = ()
+    runs: tuple[int, ...] = ()
+    figures: tuple[Figure, ...] = ()
+    flags: tuple[str, ...] = ()
+    price: Price | None = None
+    citation: str = ""
+
+    def qualifies(self, *, include_virtualized: bool, include_emulated: bool) -> tuple[bool, str]:
+        """Whether the default choice may use this basis, and if not, why not."""
+        if not self.figures:
+            return False, "no valid figures"
+        if "emulated" in self.flags and not include_emulated:
+            return False, "emulated (software-emulated guest)"
+        virtualized = self.platform == "virtualized-host" or "virtualized-host" in self.flags
+        if virtualized and not include_virtualized:
+            return False, "virtualized host (a container or VM measured as bare metal)"
+        return True, ""
+
+    def core_counts(self, profile: str | None = None) -> tuple[int, ...]:
+        """Distinct core counts with a figure (of ``profile``, or of any profile)."""
+        return tuple(
+            sorted({f.cores for f in self.figures if profile is None or f.profile == profile})
+        )
+
+    @property
+    def profiles(self) -> tuple[str, ...]:
+        return tuple(sorted({f.profile for f in self.figures}))
+
+    def label(self) -> str:
+        """One line: id, platform, hardware, workload and software."""
+        parts = [self.platform, self.hardware.label(), self.workload.label()]
+        if self.software:
+            parts.append(self.software)
+        return f"{self.id} ({'; '.join(parts)})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "origin": self.origin,
+            "platform": self.platform,
+            "hardware": self.hardware.to_dict(),
+            "workload": self.workload.to_dict(),
+            "software": self.software,
+            "physical_host": self.physical_host,
+            "hosts": list(self.hosts),
+            "runs": list(self.runs),
+            "flags": list(self.flags),
+            "core_counts": {p: list(self.core_counts(p)) for p in self.profiles},
+            "points": len(self.figures),
+            "price": None if self.price is None else self.price.to_dict(),
+            "citation": self.citation,
+        }
+
+
+GroupKey = tuple[str, Hardware, Workload, str, str]
+
+
+def group_key(b: Basis) -> GroupKey:
+    """Bases that may share one table block: origin, hardware, workload, software and
+    physical host (a bare-metal host and the guests it runs)."""
+    return (b.origin, b.hardware, b.workload, b.software, b.physical_host)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The bases a command sizes from, why, and the bases it passed over (id, reason)."""
+
+    bases: tuple[Basis, ...]
+    why: str
+    passed_over: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(b.id for b in self.bases)
+
+    @property
+    def figures(self) -> tuple[Figure, ...]:
+        return tuple(f for b in self.bases for f in b.figures)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "bases": [b.to_dict() for b in self.bases],
+            "why": self.why,
+            "passed_over": [{"basis": i, "reason": r} for i, r in self.passed_over],
+        }
+
+
+def resolve(bases: Sequence[Basis], requested: Sequence[str]) -> tuple[Basis, ...]:
+    """The bases named by ``requested`` (exact id, or a prefix matching one basis or the
+    bases of one group), in the order asked. UsageError lists the ids otherwise."""
+    out: list[Basis] = []
+    ids = ", ".join(b.id for b in bases) or "none"
+    for want in requested:
+        exact = [b for b in bases if b.id == want]
+        hits = exact or [b for b in bases if b.id.startswith(want)]
+        if not hits:
+            raise UsageError(f"unknown basis {want!r} (known: {ids})")
+        if len(hits) > 1 and len({group_key(b) for b in hits}) > 1:
+            names = ", ".join(b.id for b in hits)
+            raise UsageError(f"basis {want!r} is ambiguous: {names}")
+        out.extend(b for b in hits if b not in out)
+    return tuple(out)
+
+
+def _newest(b: Basis) -> int:
+    return max(b.runs, default=-1)
+
+
+def choose(
+    bases: Sequence[Basis],
+    requested: Sequence[str] | None = None,
+    *,
+    include_virtualized: bool = False,
+    include_emulated: bool = False,
+) -> Choice:
+    """The bases to size from (see the module docstring for the rule)."""
+    if requested:
+        chosen = resolve(bases, requested)
+        asked = ", ".join(b.id for b in chosen)
+        notes = [
+            f"{b.id}: {why}"
+            for b in chosen
+            for ok, why in [b.qualifies(include_virtualized=False, include_emulated=False)]
+            if not ok
+        ]
+        why = f"basis {asked} as asked" + (f" (although {'; '.join(notes)})" if notes else "")
+        passed = tuple((b.id, "not asked for") for b in bases if b not in chosen)
+        return Choice(chosen, why, passed)
+
+    reasons: dict[str, str] = {}
+    qualifying: list[Basis] = []
+    for b in bases:
+        ok, why_not = b.qualifies(
+            include_virtualized=include_virtualized, include_emulated=include_emulated
+        )
+        if b.origin != "measured":
+            continue
+        if ok:
+            qualifying.append(b)
+        else:
+            reasons[b.id] = why_not
+    if qualifying:
+        best = max(qualifying, key=lambda b: (len(b.core_counts()), _newest(b)))
+        key = group_key(best)
+        group = [best] + [b for b in qualifying if b is not best and group_key(b) == key]
+        n = len(best.core_counts())
+        why = (
+            f"measured basis {best.id} ({n} core count{'s' if n != 1 else ''}, valid"
+            + (f", run {_newest(best)}" if best.runs else "")
+            + ")"
+        )
+        for b in qualifying:
+            if b not in group:
+                reasons[b.id] = f"{best.id} has more core counts or a newer run"
+    else:
+        refs = [b for b in bases if b.origin == "reference"]
+        anchor = next((b for b in refs if b.id == REFERENCE_DEFAULT), refs[0] if refs else None)
+        group = [] if anchor is None else [b for b in refs if group_key(b) == group_key(anchor)]
+        not_ok = "; ".join(f"{i}: {r}" for i, r in reasons.items())
+        why = "reference: no measured basis qualifies" + (f" ({not_ok})" if not_ok else "")
+        if anchor is None:
+            why = "no basis to size from: nothing measured qualifies and no reference data"
+    for b in bases:
+        if b not in group and b.id not in reasons:
+            reasons[b.id] = "another group" if b.origin == "reference" else "not chosen"
+    ordered = tuple(sorted(group, key=_platform_order))
+    passed = tuple((i, r) for i, r in reasons.items() if i not in {b.id for b in ordered})
+    return Choice(ordered, why, passed)
+
+
+_PLATFORMS = ("baremetal", "virtualized-host", "kvm", "esxi", "kubernetes")
+
+
+def _platform_order(b: Basis) -> tuple[int, str]:
+    p = _PLATFORMS.index(b.platform) if b.platform in _PLATFORMS else len(_PLATFORMS)
+    return (p, b.id)
