@@ -12,3 +12,9 @@ DATA = Path(__file__).parent / "data"
 @pytest.fixture
 def data_dir() -> Path:
     return DATA
+
+
+@pytest.fixture(autouse=True)
+def _results_db(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test writes into the user's results database (~/.local/share/sizing)."""
+    monkeypatch.setenv("SIZING_DB", str(tmp_path_factory.mktemp("db") / "sizing.sqlite"))
