@@ -15,7 +15,7 @@ agree on them. Any file given by the user is validated in full
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +33,11 @@ __all__ = [
     "DEFAULT_CATALOG",
     "REFERENCE",
     "Reference",
+    "REFERENCE_BASES",
     "catalog_from_dict",
+    "cpu_offers",
     "load_catalog",
+    "load_catalog_data",
     "load_reference",
     "reference_from_dict",
 ]
@@ -42,7 +45,15 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Reference:
-    """The published reference dataset: where it comes from, its conditions, its figures."""
+    """The published reference dataset: where it comes from, its conditions, its figures,
+    and the identity the source states for them (hardware, software, workload per
+    architecture: ``traditional`` and ``kubernetes``).
+
+    ``figures`` keep the table's platform names (``baremetal``, ``hypervisor``,
+    ``kubernetes``) and carry their basis id (``reference/baremetal``, ``reference/esxi``,
+    ``reference/kubernetes``); a figure the source calls client-bound is a lower bound
+    (``bound="lower"``, flag ``client-bound``).
+    """
 
     title: str
     publisher: str
@@ -52,12 +63,23 @@ class Reference:
     conditions: Mapping[str, Mapping[str, str]]
     hardware_costs: Mapping[int, float]  # the published price per core count
     figures: tuple[Figure, ...]
+    hardware: Mapping[str, str] = field(default_factory=dict)  # system, cpu_model
+    software: Mapping[str, str] = field(default_factory=dict)  # per architecture
+    workloads: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def citation(self) -> str:
         """The source in a few words, for labels."""
         if self.short:
             return self.short
         return f"{self.publisher}, {self.title}" + (f" ({self.date})" if self.date else "")
+
+
+# The basis of each table column: (architecture, basis id).
+REFERENCE_BASES = {
+    "baremetal": ("traditional", "reference/baremetal"),
+    "hypervisor": ("traditional", "reference/esxi"),
+    "kubernetes": ("kubernetes", "reference/kubernetes"),
+}
 
 
 def reference_from_dict(data: Mapping[str, Any]) -> Reference:
@@ -76,11 +98,16 @@ def reference_from_dict(data: Mapping[str, Any]) -> Reference:
         conditions=data.get("conditions", {}),
         hardware_costs={int(r["cores"]): float(r["hardware_cost"]) for r in data["traditional"]},
         figures=(),
+        hardware={str(k): str(v) for k, v in (data.get("hardware") or {}).items()},
+        software={str(k): str(v) for k, v in (data.get("software") or {}).items()},
+        workloads={str(k): dict(v) for k, v in (data.get("workload") or {}).items()},
     )
     origin = ref.citation()
     figures: list[Figure] = []
 
-    def add(platform: str, cores: int, ht: str, profile: str, value: float) -> None:
+    def add(
+        platform: str, cores: int, ht: str, profile: str, value: float, lower: bool = False
+    ) -> None:
         figures.append(
             Figure(
                 platform=platform,
@@ -91,14 +118,18 @@ def reference_from_dict(data: Mapping[str, Any]) -> Reference:
                 unit=UNITS[profile],
                 source="reference",
                 origin=origin,
+                basis=REFERENCE_BASES[platform][1],
+                flags=("client-bound",) if lower else (),
+                bound="lower" if lower else "",
             )
         )
 
     for r in data["traditional"]:
-        add("baremetal", r["cores"], "off", "rps", r["rps_baremetal"])
-        add("hypervisor", r["cores"], "off", "rps", r["rps_hypervisor"])
-        add("baremetal", r["cores"], "off", "tps", r["tps_baremetal"])
-        add("hypervisor", r["cores"], "off", "tps", r["tps_hypervisor"])
+        lower = set(r.get("lower_bound") or ())
+        for profile in ("rps", "tps"):
+            for platform in ("baremetal", "hypervisor"):
+                column = f"{profile}_{platform}"
+                add(platform, r["cores"], "off", profile, r[column], column in lower)
     for k in data.get("kubernetes", []):
         add("kubernetes", k["cores"], "off", "rps", k["rps"])
         add("kubernetes", k["cores"], "off", "tps", k["tps"])
@@ -107,19 +138,18 @@ def reference_from_dict(data: Mapping[str, Any]) -> Reference:
 
 
 def catalog_from_dict(data: Mapping[str, Any]) -> CostCatalog:
-    """Build the engine's :class:`CostCatalog` from a validated (or trusted) mapping."""
+    """Build the engine's :class:`CostCatalog` from a validated (or trusted) mapping.
+
+    Entries with a ``cpu_model`` price only the hardware they name
+    (:func:`cpu_offers`); the catalog's general offers are the others (all of them, first
+    per core count, when every entry names a CPU).
+    """
     power = data.get("power")
+    general = [s for s in data["servers"] if not s.get("cpu_model")]
+    if not general:
+        general = list({int(s["cores"]): s for s in reversed(data["servers"])}.values())
     return CostCatalog(
-        servers=tuple(
-            ServerOffer(
-                cores=int(s["cores"]),
-                price=float(s["price"]),
-                sockets=int(s.get("sockets", 1)),
-                watts=None if s.get("watts") is None else float(s["watts"]),
-                name=str(s.get("name", "")),
-            )
-            for s in data["servers"]
-        ),
+        servers=tuple(_offer(s) for s in general),
         name=str(data.get("name", "")),
         currency=str(data.get("currency", "USD")),
         licences={
@@ -128,6 +158,30 @@ def catalog_from_dict(data: Mapping[str, Any]) -> CostCatalog:
         },
         price_per_kwh=None if power is None else float(power["price_per_kwh"]),
         amortisation_months=data.get("amortisation_months"),
+    )
+
+
+def _offer(s: Mapping[str, Any]) -> ServerOffer:
+    return ServerOffer(
+        cores=int(s["cores"]),
+        price=float(s["price"]),
+        sockets=int(s.get("sockets", 1)),
+        watts=None if s.get("watts") is None else float(s["watts"]),
+        name=str(s.get("name", "")),
+    )
+
+
+def cpu_offers(data: Mapping[str, Any], cpu_model: str) -> tuple[ServerOffer, ...]:
+    """The catalog entries whose ``cpu_model`` is part of ``cpu_model`` (case-insensitive):
+    what this catalog sells for that hardware. Empty when none matches or the CPU is
+    unknown."""
+    if not cpu_model:
+        return ()
+    have = cpu_model.lower()
+    return tuple(
+        _offer(s)
+        for s in data["servers"]
+        if s.get("cpu_model") and str(s["cpu_model"]).lower() in have
     )
 
 
@@ -185,6 +239,23 @@ def load_catalog(path: Path | str | None = None, *, validate: bool = False) -> C
         except (KeyError, TypeError, ValueError, AttributeError):
             pass  # fall through to full validation, which names the problem
     return _validated_catalog(p, data)
+
+
+def load_catalog_data(path: Path | str | None = None) -> dict[str, Any]:
+    """A catalog file's validated mapping (for :func:`cpu_offers`)."""
+    p = Path(path) if path is not None else DEFAULT_CATALOG
+    data = _read(p, "catalog")
+    if _is_bundled(p, DEFAULT_CATALOG) and "servers" in data:
+        return dict(data)
+    from pydantic import ValidationError
+
+    from sizing.catalog.models import CatalogModel, problems_of
+
+    try:
+        dumped: dict[str, Any] = CatalogModel.model_validate(data).model_dump()
+    except ValidationError as exc:
+        raise InputError(str(p), problems_of(exc)) from exc
+    return dumped
 
 
 def load_reference(path: Path | str | None = None, *, validate: bool = False) -> Reference:

@@ -29,6 +29,11 @@ class ServerModel(_Model):
     sockets: int = Field(default=1, ge=1, le=16, description="CPU sockets (for licences).")
     watts: float | None = Field(default=None, gt=0, description="Power draw at load.")
     name: str = ""
+    cpu_model: str = Field(
+        default="",
+        description="CPU model this price is for: a measured basis whose CPU model contains "
+        "it (case-insensitive) is priced by the entries that match.",
+    )
 
 
 class LicenceModel(_Model):
@@ -60,14 +65,15 @@ class CatalogModel(_Model):
     @model_validator(mode="after")
     def _consistent(self) -> CatalogModel:
         problems: list[str] = []
-        seen: dict[int, int] = {}
+        seen: dict[tuple[int, str], int] = {}
         for i, s in enumerate(self.servers):
-            if s.cores in seen:
-                first = seen[s.cores]
+            slot = (s.cores, s.cpu_model.lower())
+            if slot in seen:
+                first = seen[slot]
                 problems.append(
                     f"servers.{i}.cores: {s.cores} cores listed twice (also servers.{first})"
                 )
-            seen.setdefault(s.cores, i)
+            seen.setdefault(slot, i)
         if self.power is not None:
             if self.amortisation_months is None:
                 problems.append("amortisation_months: required when power is priced")
@@ -97,8 +103,12 @@ class SourceModel(_Model):
     short: str = ""
 
 
+TraditionalColumn = Literal["rps_baremetal", "rps_hypervisor", "tps_baremetal", "tps_hypervisor"]
+
+
 class TraditionalRow(_Model):
-    """One row of the traditional-architecture table."""
+    """One row of the traditional-architecture table; ``lower_bound`` names the figures the
+    source calls client-bound (the true capacity may be higher)."""
 
     cores: int = Field(ge=1)
     hardware_cost: float = Field(ge=0)
@@ -106,6 +116,7 @@ class TraditionalRow(_Model):
     rps_hypervisor: float = Field(gt=0)
     tps_baremetal: float = Field(gt=0)
     tps_hypervisor: float = Field(gt=0)
+    lower_bound: list[TraditionalColumn] = Field(default_factory=list)
 
 
 class KubernetesRow(_Model):
@@ -118,12 +129,33 @@ class KubernetesRow(_Model):
     tps_ht: float = Field(gt=0)
 
 
+class HardwareModel(_Model):
+    """The hardware the source states."""
+
+    system: str = ""
+    cpu_model: str = ""
+
+
+class WorkloadModel(_Model):
+    """The workload identity of one architecture's figures."""
+
+    role: Literal["static", "load-balance", "proxy", "api-jwt"]
+    file_size: int = Field(ge=1)
+    tls_key: Literal["rsa2048", "ecdsa-p256", ""] = ""
+    protocol: str = "HTTP/1.1"
+
+
 class ReferenceModel(_Model):
     """The published reference dataset."""
 
     kind: Literal["reference"] = "reference"
     source: SourceModel
     conditions: dict[str, dict[str, str]] = Field(default_factory=dict)
+    hardware: HardwareModel = Field(default_factory=HardwareModel)
+    software: dict[Literal["traditional", "kubernetes"], str] = Field(default_factory=dict)
+    workload: dict[Literal["traditional", "kubernetes"], WorkloadModel] = Field(
+        default_factory=dict
+    )
     traditional: list[TraditionalRow] = Field(min_length=1)
     kubernetes: list[KubernetesRow] = Field(default_factory=list)
 
