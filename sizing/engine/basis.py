@@ -246,13 +246,14 @@ class Basis:
         }
 
 
-GroupKey = tuple[str, Hardware, Workload, str, str]
+GroupKey = tuple[str, str, Workload, str, str]
 
 
 def group_key(b: Basis) -> GroupKey:
-    """Bases that may share one table block: origin, hardware, workload, software and
-    physical host (a bare-metal host and the guests it runs)."""
-    return (b.origin, b.hardware, b.workload, b.software, b.physical_host)
+    """Bases that may share one table block: origin, CPU model, workload, software and
+    physical host (a bare-metal host and the guests it runs). The CPU *model*, not the
+    topology: a guest sees its own vCPU layout of the same host CPU."""
+    return (b.origin, b.hardware.cpu_model, b.workload, b.software, b.physical_host)
 
 
 @dataclass(frozen=True)

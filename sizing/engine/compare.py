@@ -1,4 +1,11 @@
-"""Compare two runs: what differs in their environments and in their figures. Pure."""
+"""Compare two runs: what differs in their environments and in their figures. Pure.
+
+**Overhead pairs within one physical host.** A bare-metal figure and a guest figure form a
+pair only when the guest ran on that bare-metal host (a KVM guest's
+``platform_settings.hypervisor``, an ESXi guest's ``platform_settings.esxi_host``); a guest
+of another machine is refused with a reason and no overhead is computed
+(:func:`pair_points`, :func:`pair_bases`).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sizing.engine.table import overhead_bounds
+from sizing.engine.basis import Basis
+from sizing.engine.table import GUEST_PLATFORMS, overhead_bounds
 from sizing.model import Platform, PointResult
 
 # Fingerprint keys worth comparing (the rest, such as the clock, always differ).
@@ -116,9 +124,33 @@ class Pair:
         return overhead_bounds(b.ci_low, b.ci_high, h.ci_low, h.ci_high)
 
 
-def paired(points: Sequence[PointResult]) -> list[Pair]:
-    """Bare-metal and hypervisor points of one run side by side (figures present)."""
-    legs: dict[tuple[int, str, str], dict[str, PointResult]] = {}
+@dataclass(frozen=True)
+class PairRefusal:
+    """A guest (point or basis) that was not paired with a bare metal, and why."""
+
+    guest: str
+    baremetal: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"guest": self.guest, "baremetal": self.baremetal, "reason": self.reason}
+
+
+def physical_host(p: PointResult) -> str:
+    """The machine a point ran on: a guest's hypervisor host, else the point's host."""
+    settings = p.metadata.get("platform_settings") or {}
+    if p.key.platform == Platform.LIBVIRT and settings.get("hypervisor"):
+        return str(settings["hypervisor"])
+    if p.key.platform == Platform.VSPHERE and settings.get("esxi_host"):
+        return str(settings["esxi_host"])
+    return p.key.host
+
+
+def pair_points(points: Sequence[PointResult]) -> tuple[list[Pair], list[PairRefusal]]:
+    """Bare-metal and guest points side by side (figures present) when the guest ran on
+    that bare-metal host; guests with only another host's bare metal are refused."""
+    bare: dict[tuple[int, str, str], list[PointResult]] = {}
+    guests: list[PointResult] = []
     for p in points:
         if p.value is None:
             continue
@@ -126,9 +158,59 @@ def paired(points: Sequence[PointResult]) -> list[Pair]:
             family = Platform(p.key.platform).family
         except ValueError:
             continue
-        legs.setdefault((p.key.cores, p.key.ht, p.key.profile), {})[family] = p
-    return [
-        Pair(c, ht, prof, both["baremetal"], both["hypervisor"])
-        for (c, ht, prof), both in sorted(legs.items())
-        if "baremetal" in both and "hypervisor" in both
-    ]
+        if family == "baremetal":
+            if "virtualized-host" not in p.flags:
+                bare.setdefault((p.key.cores, p.key.ht, p.key.profile), []).append(p)
+        else:
+            guests.append(p)
+    pairs: list[Pair] = []
+    refused: list[PairRefusal] = []
+    for g in sorted(guests, key=lambda p: (p.key.cores, p.key.ht, p.key.profile, p.key.host)):
+        slot = (g.key.cores, g.key.ht, g.key.profile)
+        home = physical_host(g)
+        own = [b for b in bare.get(slot, []) if b.key.host == home]
+        if own:
+            pairs.append(Pair(*slot, own[0], g))
+            continue
+        for b in bare.get(slot, []):
+            refused.append(
+                PairRefusal(
+                    g.key.label(),
+                    b.key.label(),
+                    f"the guest ran on {home}, not on {b.key.host}: no overhead across hosts",
+                )
+            )
+    return pairs, refused
+
+
+def paired(points: Sequence[PointResult]) -> list[Pair]:
+    """The pairs of :func:`pair_points` (a guest only with its own host's bare metal)."""
+    return pair_points(points)[0]
+
+
+def pair_bases(bases: Sequence[Basis]) -> tuple[list[tuple[Basis, Basis]], list[PairRefusal]]:
+    """(bare metal, guest) bases that may give an overhead: the same physical host,
+    hardware, workload and software; other bare metal/guest combinations are refused."""
+    bares = [b for b in bases if b.platform == "baremetal"]
+    pairs: list[tuple[Basis, Basis]] = []
+    refused: list[PairRefusal] = []
+    for g in (b for b in bases if b.platform in GUEST_PLATFORMS):
+        for b in bares:
+            if b.origin != g.origin:
+                why = f"{b.origin} and {g.origin} figures: no overhead across origins"
+            elif b.physical_host != g.physical_host:
+                why = (
+                    f"{g.id} ran on {g.physical_host}, {b.id} on {b.physical_host}: "
+                    "no overhead across hosts"
+                )
+            elif b.hardware.cpu_model != g.hardware.cpu_model:
+                why = f"different CPUs ({b.hardware.cpu_model} / {g.hardware.cpu_model})"
+            elif not b.workload.same_as(g.workload):
+                why = f"different workloads ({b.workload.label()} / {g.workload.label()})"
+            elif b.software != g.software:
+                why = f"different software ({b.software} / {g.software})"
+            else:
+                pairs.append((b, g))
+                continue
+            refused.append(PairRefusal(g.id, b.id, why))
+    return pairs, refused

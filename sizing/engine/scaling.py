@@ -1,30 +1,33 @@
-"""Scaling models: the Universal Scalability Law, with a linear fallback.
+"""Scaling models: the Universal Scalability Law, fitted to every point.
 
 Throughput at ``N`` cores under the Universal Scalability Law (USL) is
 
     X(N) = λN / (1 + σ(N−1) + κN(N−1)),   σ, κ ≥ 0
 
-with λ the throughput of one core, σ contention and κ coherency. With λ known (the 1-core
-figure) and C(N) = X(N)/λ, the law becomes linear in σ and κ:
+with λ the throughput of one core, σ contention and κ coherency. For a given λ and
+C(N) = X(N)/λ the law is linear in σ and κ:
 
     N/C(N) − 1 = σ(N−1) + κN(N−1)
 
-which :func:`fit` solves as a two-variable non-negative least-squares problem by hand:
-the unconstrained solution if both are non-negative, else the best of the boundary cases
-(σ only, κ only, both zero). Without a 1-core figure λ is searched for as well. The fit's
-quality is R² of the predicted against the observed throughputs.
+which :func:`nnls2` solves as a two-variable non-negative least-squares problem by hand.
+λ is always searched for (the least squared error over λ, σ, κ): it is never pinned at the
+1-core figure, whose own noise would otherwise bend the whole curve. The fit's quality is
+R² of the predicted against the observed throughputs.
 
-**Poor fit.** With fewer than :data:`MIN_POINTS` core counts, or R² below
-:data:`R2_THRESHOLD`, the model falls back to *linear with efficiency*: straight lines
-between observed points, and beyond them the per-core throughput of the nearest observed
-point (the last measured efficiency) carried on.
+**No USL** (``model == "linear"``, with ``note`` saying why) when fewer than
+:data:`MIN_POINTS` core counts were measured, when R² is below :data:`R2_THRESHOLD`, or when
+the fit is *retrograde* inside the range it is asked about: its peak
+N* = sqrt((1 − σ)/κ) lies below the largest observed (or ``upto``) core count. ``predict``
+then interpolates linearly between observed points; beyond them it carries the nearest
+observed per-core throughput on, which callers use only when extrapolation is explicitly
+allowed (see :mod:`sizing.engine.figures`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 R2_THRESHOLD = 0.9
@@ -48,6 +51,25 @@ class ScalingFit:
     r2: float | None = None
     note: str = ""
 
+    @property
+    def usable(self) -> bool:
+        """Whether the USL predicts (a good, non-retrograde fit of enough points)."""
+        return self.model == "usl"
+
+    @property
+    def peak(self) -> float | None:
+        """N* = sqrt((1 − σ)/κ), the core count of the fit's peak (None: no peak)."""
+        if self.sigma is None or self.kappa is None or self.kappa <= 0.0:
+            return None
+        return math.sqrt(max(0.0, 1.0 - self.sigma) / self.kappa)
+
+    def error_at(self, cores: int) -> float:
+        """The fit's relative error as a shape: max |observed − fit| / fit over its
+        observed points (the same at every ``cores``; 0 without a USL)."""
+        if not self.usable:
+            return 0.0
+        return max(abs(x - self.predict(n)) / self.predict(n) for n, x in self.points)
+
     def predict(self, cores: int) -> float:
         """Throughput at ``cores`` cores under the chosen model."""
         if self.model == "usl":
@@ -64,6 +86,7 @@ class ScalingFit:
             "r2": self.r2,
             "points": [list(p) for p in self.points],
             "note": self.note,
+            "peak": None if self.peak is None else round(self.peak, 3),
         }
 
     def describe(self) -> str:
@@ -133,6 +156,8 @@ def nnls2(rows: Sequence[tuple[float, float]], b: Sequence[float]) -> tuple[floa
 def _fit_sigma_kappa(points: Sequence[tuple[int, float]], lam: float) -> tuple[float, float]:
     rows = [(float(n - 1), float(n * (n - 1))) for n, _ in points if n != 1]
     b = [n * lam / x - 1.0 for n, x in points if n != 1]
+    if not rows:
+        return 0.0, 0.0
     s, k, _ = nnls2(rows, b)
     return s, k
 
@@ -142,19 +167,21 @@ def _sse(points: Sequence[tuple[int, float]], lam: float, s: float, k: float) ->
 
 
 def _search_lambda(points: Sequence[tuple[int, float]]) -> float:
-    """λ when no 1-core figure is known: minimise the squared error over λ.
+    """λ minimising the squared error (σ and κ solved for each λ).
 
-    σ, κ ≥ 0 mean X(N) ≤ λN, so λ is at least max X(N)/N; search up to four times that on
-    a log grid, then refine around the best grid point by golden-section search.
+    σ, κ ≥ 0 mean the fitted X(N) ≤ λN, so the best λ is near max X(N)/N or above; the
+    search starts a little below it (a noisy high point may lie above the curve) and goes
+    up to four times it on a log grid, then refines around the best grid point by
+    golden-section search.
     """
-    lo = max(x / n for n, x in points)
+    lo = 0.8 * max(x / n for n, x in points)
 
     def cost(lam: float) -> float:
         s, k = _fit_sigma_kappa(points, lam)
         return _sse(points, lam, s, k)
 
-    steps = 120
-    grid = [lo * math.pow(4.0, i / steps) for i in range(steps + 1)]
+    steps = 160
+    grid = [lo * math.pow(5.0, i / steps) for i in range(steps + 1)]
     costs = [cost(g) for g in grid]
     i = min(range(len(grid)), key=lambda j: costs[j])
     a, c = grid[max(0, i - 1)], grid[min(steps, i + 1)]
@@ -170,8 +197,12 @@ def _search_lambda(points: Sequence[tuple[int, float]]) -> float:
     return mid if cost(mid) <= costs[i] else grid[i]
 
 
-def fit(points: Sequence[tuple[int, float]]) -> ScalingFit:
-    """Fit the USL to ``(cores, throughput)`` points, falling back to linear when poor."""
+def fit(points: Sequence[tuple[int, float]], upto: int | None = None) -> ScalingFit:
+    """Fit the USL to ``(cores, throughput)`` points (λ, σ and κ all fitted).
+
+    No USL (``model == "linear"``) with too few points, a poor R², or a fit whose peak lies
+    below the largest observed core count or ``upto`` (retrograde where it would be used).
+    """
     pts = tuple(sorted((int(n), float(x)) for n, x in points))
     if not pts:
         raise ValueError("no points to fit")
@@ -186,21 +217,18 @@ def fit(points: Sequence[tuple[int, float]]) -> ScalingFit:
             points=pts,
             note=f"{len(pts)} core count(s) measured; the USL needs {MIN_POINTS}",
         )
-    by_n = dict(pts)
-    lam = by_n[1] if 1 in by_n else _search_lambda(pts)
+    lam = _search_lambda(pts)
     sigma, kappa = _fit_sigma_kappa(pts, lam)
     mean = sum(x for _, x in pts) / len(pts)
     ss_tot = sum(_sq(x - mean) for _, x in pts)
     ss_res = _sse(pts, lam, sigma, kappa)
     r2 = 1.0 - ss_res / ss_tot if ss_tot > 0.0 else 0.0
+    result = ScalingFit(model="usl", points=pts, lam=lam, sigma=sigma, kappa=kappa, r2=r2)
     if r2 < R2_THRESHOLD:
-        return ScalingFit(
-            model="linear",
-            points=pts,
-            lam=lam,
-            sigma=sigma,
-            kappa=kappa,
-            r2=r2,
-            note=f"USL R²={r2:.3f} below {R2_THRESHOLD}",
-        )
-    return ScalingFit(model="usl", points=pts, lam=lam, sigma=sigma, kappa=kappa, r2=r2)
+        return replace(result, model="linear", note=f"USL R²={r2:.3f} below {R2_THRESHOLD}")
+    top = max(pts[-1][0], upto or 0)
+    peak = result.peak
+    if peak is not None and peak < top:
+        note = f"USL fit retrograde: peaks at {peak:.1f} cores, below {top}"
+        return replace(result, model="linear", note=note)
+    return result

@@ -1,21 +1,31 @@
 """The cost-per-throughput table: the sizing guide's table, computed.
 
-For every series (platform × HT mode × profile) and every core count the catalog sells it
-gives the throughput, the throughput per core, the scaling efficiency against one core
-(X(N) / (N · X(1))), the cost per 1,000 RPS or per 100 TPS of one server, and, where both
-a bare-metal and a hypervisor figure were observed from the same source, the
-virtualization overhead ``(bare metal − hypervisor) / bare metal`` in percent.
+The table is made of **blocks**, one per group of bases (:func:`sizing.engine.basis.group_key`:
+the same physical host, hardware, workload and software; the reference is a group of its
+own), each titled with its bases. For every series of a block (basis platform × HT mode ×
+profile) and every core count the block's pricing sells it gives the throughput (with its
+interval, flags, and "≥" for a lower bound), the throughput per core, the scaling
+efficiency against one core (X(N) / (N · X(1))), the cost per 1,000 RPS or per 100 TPS of
+one server, and, **inside a block only**, where a bare-metal and a guest figure were both
+observed, the virtualization overhead ``(bare metal − guest) / bare metal`` in percent.
+Figures the engine refuses to derive (:meth:`Series.estimate`) are left out of the rows
+and listed with their reason in the block's ``refused``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from sizing.engine.basis import Basis, Price, group_key
 from sizing.engine.costs import CostCatalog
-from sizing.engine.figures import Series, build_series
-from sizing.model import Figure
+from sizing.engine.figures import Series, build_series, series_order
+from sizing.engine.recommend import pricing
+from sizing.model import HYPERVISOR_PLATFORMS, Figure
+
+GUEST_PLATFORMS = ("hypervisor", *HYPERVISOR_PLATFORMS)
+OBSERVED = ("measured", "reference")
 
 COST_UNITS = {"rps": 1000.0, "tps": 100.0}
 COST_UNIT_LABELS = {"rps": "1k RPS", "tps": "100 TPS"}
@@ -36,16 +46,32 @@ class Cell:
     origin: str
     emulated: bool
     per_core: float
-    efficiency: float
-    server_cost: float
-    cost_per_unit: float
+    efficiency: float | None
+    server_cost: float | None  # None: the basis has no price at this core count
+    cost_per_unit: float | None
     cost_unit: str
     overhead_pct: float | None = None
     # 95% interval of the overhead when both figures are measured with intervals.
     overhead_ci: tuple[float, float] | None = None
+    basis_id: str = ""
+    flags: tuple[str, ...] = ()
+    bound: str = ""  # "lower": shown as "≥ value"
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+    @property
+    def display(self) -> str:
+        """The value as shown: ``≥300,000`` for a lower bound."""
+        return ("≥" if self.bound == "lower" else "") + f"{self.value:,.0f}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "basis_id": self.basis_id,
+            "flags": list(self.flags),
+            "bound": self.bound,
+            "display": self.display,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
             "overhead_ci_pct": None if self.overhead_ci is None else list(self.overhead_ci),
             "platform": self.platform,
             "ht": self.ht,
@@ -89,8 +115,47 @@ class TableRow:
 
 
 @dataclass(frozen=True)
+class Refused:
+    """A cell the engine would not fill, and why."""
+
+    basis_id: str
+    platform: str
+    ht: str
+    profile: str
+    cores: int
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class TableBlock:
+    """The rows of one group of bases, titled; overheads are computed only in here."""
+
+    title: str
+    bases: tuple[str, ...]
+    labels: tuple[str, ...]
+    rows: tuple[TableRow, ...]
+    series: tuple[Series, ...]
+    price_sources: tuple[tuple[str, str], ...] = ()  # (basis id, price source or why none)
+    refused: tuple[Refused, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "bases": list(self.bases),
+            "labels": list(self.labels),
+            "price_sources": [{"basis": b, "price": p} for b, p in self.price_sources],
+            "rows": [r.to_dict() for r in self.rows],
+            "series": [s.to_dict() for s in self.series],
+            "refused": [r.to_dict() for r in self.refused],
+        }
+
+
+@dataclass(frozen=True)
 class SizingTable:
-    """The whole table, the series' fits and the sources it used."""
+    """The whole table: its blocks, and (for old readers) every cell by core count."""
 
     rows: tuple[TableRow, ...]
     series: tuple[Series, ...]
@@ -98,9 +163,11 @@ class SizingTable:
     sources_used: tuple[str, ...]
     cost_basis: str
     currency: str
+    blocks: tuple[TableBlock, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "blocks": [b.to_dict() for b in self.blocks],
             "source": self.source,
             "sources_used": list(self.sources_used),
             "cost_basis": self.cost_basis,
@@ -111,10 +178,13 @@ class SizingTable:
 
 
 def overhead_pct(baremetal: Figure, hypervisor: Figure) -> float | None:
-    """Virtualization overhead in percent, for a pair observed from the same source."""
-    if baremetal.source != hypervisor.source or "extrapolated" in (
-        baremetal.source,
-        hypervisor.source,
+    """Virtualization overhead in percent, for a pair both observed from the same source
+    and basis group (the caller pairs only within one block) and neither a lower bound."""
+    if (
+        baremetal.source != hypervisor.source
+        or baremetal.source not in OBSERVED
+        or baremetal.lower_bound
+        or hypervisor.lower_bound
     ):
         return None
     return (baremetal.value - hypervisor.value) / baremetal.value * 100.0
@@ -141,59 +211,155 @@ def overhead_bounds(
     return ((1 - h_hi / b_lo) * 100.0, (1 - h_lo / b_hi) * 100.0)
 
 
-def build_table(figures: Sequence[Figure], catalog: CostCatalog) -> SizingTable:
-    """Compute the table for every series at every core count of the catalog."""
-    series = build_series(figures)
-    rows: list[TableRow] = []
-    for cores in catalog.core_counts():
-        cells: list[Cell] = []
-        for s in series.values():
-            f = s.at(cores)
-            one = s.at(1).value
-            cost = catalog.server_cost(s.platform, cores).total
-            overhead = None
-            overhead_ci = None
-            if s.platform == "hypervisor" and ("baremetal", s.ht, s.profile) in series:
-                bare = series[("baremetal", s.ht, s.profile)].at(cores)
-                overhead = overhead_pct(bare, f)
-                overhead_ci = overhead_interval(bare, f)
-            cells.append(
-                Cell(
-                    platform=s.platform,
-                    ht=s.ht,
-                    profile=s.profile,
-                    cores=cores,
-                    value=f.value,
-                    unit=f.unit,
-                    source=f.source,
-                    basis=s.basis,
-                    origin=f.origin,
-                    emulated=f.emulated,
-                    per_core=f.value / cores,
-                    efficiency=f.value / (cores * one),
-                    server_cost=cost,
-                    cost_per_unit=cost / (f.value / COST_UNITS[s.profile]),
-                    cost_unit=COST_UNIT_LABELS[s.profile],
-                    overhead_pct=overhead,
-                    overhead_ci=overhead_ci,
-                )
-            )
+def build_table(
+    figures: Sequence[Figure],
+    catalog: CostCatalog,
+    *,
+    bases: Sequence[Basis] = (),
+    prices: Mapping[str, Price] | None = None,
+    article_prices: bool = False,
+    allow_extrapolation: bool = False,
+) -> SizingTable:
+    """The table of ``figures`` in blocks per basis group (module docstring).
+
+    ``bases`` are every known basis (labels, prices, shapes); figures without a known basis
+    form one block per origin. Prices as in :func:`sizing.engine.recommend.recommend`.
+    """
+    by_id = {b.id: b for b in bases}
+    price_map = dict(prices or {})
+    series = build_series(
+        figures,
+        bases=bases,
+        allow_extrapolation=allow_extrapolation,
+        upto=max(catalog.core_counts(), default=None),
+    )
+    grouped: dict[Any, list[Series]] = {}
+    for s in series.values():
+        b = by_id.get(s.basis_id)
+        grouped.setdefault(("", s.origin) if b is None else group_key(b), []).append(s)
+    blocks = [
+        _block(members, catalog, by_id, price_map, article_prices) for members in grouped.values()
+    ]
+    blocks.sort(key=lambda blk: (blk.series[0].origin != "measured", blk.title))
+    all_rows: list[TableRow] = []
+    for cores in sorted({r.cores for blk in blocks for r in blk.rows}):
+        cells = tuple(c for blk in blocks for r in blk.rows if r.cores == cores for c in r.cells)
         offer = catalog.offer(cores)
-        assert offer is not None
-        rows.append(TableRow(cores=cores, hardware_cost=offer.price, cells=tuple(cells)))
-    used = sorted({c.source for r in rows for c in r.cells})
+        price = offer.price if offer is not None else 0.0
+        all_rows.append(TableRow(cores=cores, hardware_cost=price, cells=cells))
+    used = sorted({c.source for r in all_rows for c in r.cells})
     return SizingTable(
-        rows=tuple(rows),
+        rows=tuple(all_rows),
         series=tuple(series.values()),
         source=_source_of(series.values()),
         sources_used=tuple(used),
         cost_basis=catalog.basis,
         currency=catalog.currency,
+        blocks=tuple(blocks),
+    )
+
+
+def _block(
+    members: Sequence[Series],
+    catalog: CostCatalog,
+    by_id: Mapping[str, Basis],
+    prices: Mapping[str, Price],
+    article_prices: bool,
+) -> TableBlock:
+    members = sorted(members, key=lambda s: series_order(s.key))
+    ids = tuple(dict.fromkeys(s.basis_id for s in members))
+    known = [by_id[i] for i in ids if i in by_id]
+    pricing_of = {
+        i: pricing(
+            i,
+            next(s.origin for s in members if s.basis_id == i),
+            catalog,
+            prices,
+            by_id,
+            article_prices,
+        )
+        for i in ids
+    }
+    counts = set(catalog.core_counts())
+    for priced, _ in pricing_of.values():
+        if priced is not None:
+            counts |= set(priced.core_counts())
+    if known:
+        b0 = known[0]
+        title = " + ".join(ids) + (
+            f": {b0.hardware.label()}; {b0.workload.label()}"
+            + (f"; {b0.software}" if b0.software else "")
+            + f"; on {b0.physical_host}"
+        )
+    else:
+        title = f"{members[0].origin} figures"
+    refused: list[Refused] = []
+    rows: list[TableRow] = []
+    for cores in sorted(counts):
+        cells: list[Cell] = []
+        for s in members:
+            got = s.estimate(cores)
+            if isinstance(got, str):
+                refused.append(Refused(s.basis_id, s.platform, s.ht, s.profile, cores, got))
+                continue
+            cells.append(_cell(s, got, cores, pricing_of[s.basis_id][0], members))
+        offer = catalog.offer(cores)
+        rows.append(
+            TableRow(cores=cores, hardware_cost=offer.price if offer else 0.0, cells=tuple(cells))
+        )
+    return TableBlock(
+        title=title,
+        bases=ids,
+        labels=tuple(b.label() for b in known),
+        rows=tuple(rows),
+        series=tuple(members),
+        price_sources=tuple((i, p[1]) for i, p in pricing_of.items()),
+        refused=tuple(refused),
+    )
+
+
+def _cell(
+    s: Series, f: Figure, cores: int, priced: CostCatalog | None, block: Sequence[Series]
+) -> Cell:
+    one = s.estimate(1)
+    cost = None
+    if priced is not None and priced.offer(cores) is not None:
+        cost = priced.server_cost(s.platform, cores).total
+    overhead = overhead_ci = None
+    if s.platform in GUEST_PLATFORMS:
+        bare = next((b for b in block if b.key == ("baremetal", s.ht, s.profile)), None)
+        got = None if bare is None else bare.estimate(cores)
+        if isinstance(got, Figure):
+            overhead = overhead_pct(got, f)
+            overhead_ci = overhead_interval(got, f)
+    return Cell(
+        platform=s.platform,
+        ht=s.ht,
+        profile=s.profile,
+        cores=cores,
+        value=f.value,
+        unit=f.unit,
+        source=f.source,
+        basis=s.origin,
+        origin=f.origin,
+        emulated=f.emulated,
+        per_core=f.value / cores,
+        efficiency=f.value / (cores * one.value) if isinstance(one, Figure) else None,
+        server_cost=cost,
+        cost_per_unit=None if cost is None else cost / (f.conservative / COST_UNITS[s.profile]),
+        cost_unit=COST_UNIT_LABELS[s.profile],
+        overhead_pct=overhead,
+        overhead_ci=overhead_ci,
+        basis_id=s.basis_id,
+        flags=f.flags,
+        bound=f.bound,
+        ci_low=f.ci_low,
+        ci_high=f.ci_high,
     )
 
 
 def _source_of(series: Iterable[Series]) -> str:
-    bases = {s.basis for s in series}
+    bases = {s.origin for s in series}
     if bases == {"measured", "reference"}:
         return "both"
     return bases.pop() if bases else "none"
