@@ -1,25 +1,46 @@
-"""The results store: SQLite, append-only.
+"""The results store: SQLite, append-only, versioned.
 
 A run holds points; a point holds its repetitions' samples. Nothing is overwritten: a new
 ``sizing run`` is a new run, and a resumed run appends the points it measures. Every
 point is written (committed) the moment it is finished, so an interrupted sweep keeps
 every point already measured.
+
+The schema carries its version in ``PRAGMA user_version`` and sizing's mark in
+``PRAGMA application_id``. Opening for writing (``Store(path)``) creates a new database or
+brings an older one up to date with the ordered :data:`MIGRATIONS`, each in its own
+transaction. Read-only commands use :meth:`Store.open_readonly`: the file is opened with
+SQLite's ``mode=ro`` and never written, never created, never migrated. Either way, a file
+that is not a sizing database (another application's, damaged, empty) or one written by a
+newer sizing is refused with one :class:`StoreError` line naming the file, and left as it
+was.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import quote
 
-from sizing.errors import SizingError
+from sizing.errors import ExitStatus, SizingError
 from sizing.model import PointKey, PointResult, Sample, Status
 
-SCHEMA = """
+T = TypeVar("T")
+
+# PRAGMA application_id: "SIZg". A database that carries another id belongs to another
+# application; one without (0) is sizing's only when it has sizing's tables.
+APPLICATION_ID = 0x53495A67
+BUSY_TIMEOUT_S = 30.0
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+# Version 1: the first schema (commit d6f0b9c), which databases written before the
+# schema was versioned carry with user_version 0.
+SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     started_at REAL NOT NULL,
@@ -66,6 +87,48 @@ CREATE INDEX IF NOT EXISTS samples_point ON samples(point_id);
 """
 
 
+def _migrate_1(db: sqlite3.Connection) -> None:
+    """The first schema (a no-op on a database that already has it)."""
+    for statement in SCHEMA_V1.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def _migrate_2(db: sqlite3.Connection) -> None:
+    """Mark the database as sizing's and index points by configuration (``--resume``
+    and the engine look points up by their key)."""
+    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS points_key ON points(host, platform, cores, ht, profile)"
+    )
+
+
+# Ordered: MIGRATIONS[n - 1] takes a database from user_version n - 1 to n. A new schema
+# change is a new function appended here, never an edit of an earlier one.
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_migrate_1, _migrate_2)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+# The tables and columns sizing reads; a database without them is not sizing's.
+REQUIRED_COLUMNS = {
+    "runs": {"id", "started_at", "finished_at", "status", "inventory", "argv",
+             "tool_version", "options", "environment", "note"},
+    "points": {"id", "run_id", "created_at", "host", "platform", "cores", "ht", "profile",
+               "status", "reason", "value", "unit", "repetitions", "spread", "ci_low",
+               "ci_high", "flags", "metadata"},
+    "samples": {"id", "point_id", "repetition", "metric", "value", "unit", "metadata"},
+}  # fmt: skip
+
+
+class StoreError(SizingError):
+    """The results database cannot be used: not sizing's, damaged, newer, locked, full."""
+
+    code = ExitStatus.INPUT
+
+    def __init__(self, path: Path | str, message: str) -> None:
+        self.path = str(path)
+        super().__init__(f"{path}: {message}")
+
+
 @dataclass(frozen=True)
 class RunRecord:
     """One row of ``runs``."""
@@ -93,17 +156,44 @@ class StoredPoint:
 
 
 class Store:
-    """A results database. Opening creates the schema; ``Store.exists`` does not."""
+    """A results database.
 
-    def __init__(self, path: Path | str) -> None:
+    ``Store(path)`` opens for writing: it creates the database when ``path`` does not
+    exist and migrates an older one. ``Store.open_readonly(path)`` (or ``readonly=True``)
+    only reads: SQLite's ``mode=ro``, nothing created or migrated. ``Store.exists`` opens
+    nothing.
+    """
+
+    def __init__(
+        self, path: Path | str, *, readonly: bool = False, timeout: float = BUSY_TIMEOUT_S
+    ) -> None:
         self.path = Path(path)
+        self.readonly = readonly
+        self.timeout = timeout
+        _check_file(self.path, must_exist=readonly)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(self.path), timeout=30)
-            self._db.row_factory = sqlite3.Row
-            self._db.executescript(SCHEMA)
+            if readonly:
+                uri = "file:" + quote(str(self.path.resolve()), safe="/") + "?mode=ro"
+                self._db = sqlite3.connect(uri, uri=True, timeout=timeout)
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._db = sqlite3.connect(str(self.path), timeout=timeout)
         except (OSError, sqlite3.Error) as exc:
-            raise SizingError(f"{self.path}: cannot open the results database: {exc}") from exc
+            raise StoreError(self.path, f"cannot open the results database: {exc}") from exc
+        self._db.row_factory = sqlite3.Row
+        try:
+            with self._guard():
+                version = self._identify()
+                if not readonly and version < SCHEMA_VERSION:
+                    self._migrate()
+        except BaseException:
+            self._db.close()
+            raise
+
+    @classmethod
+    def open_readonly(cls, path: Path | str, *, timeout: float = BUSY_TIMEOUT_S) -> Store:
+        """Open an existing database for reading only (``mode=ro``); never writes."""
+        return cls(path, readonly=True, timeout=timeout)
 
     @staticmethod
     def exists(path: Path | str) -> bool:
@@ -118,6 +208,84 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # -- identity and migrations ------------------------------------------------------------
+
+    @property
+    def schema_version(self) -> int:
+        with self._guard():
+            return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def _identify(self) -> int:
+        """The schema version of a sizing database, or StoreError for anything else."""
+        app_id = int(self._db.execute("PRAGMA application_id").fetchone()[0])
+        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        if app_id not in (0, APPLICATION_ID):
+            raise StoreError(
+                self.path,
+                f"not a sizing results database (application id {app_id:#x}); "
+                "give sizing its own --db",
+            )
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                self.path,
+                f"written by a newer sizing (schema version {version}; this sizing knows up "
+                f"to {SCHEMA_VERSION}): upgrade sizing to read it",
+            )
+        tables = {
+            str(r[0]): {str(c[1]) for c in self._db.execute(f'PRAGMA table_info("{r[0]}")')}
+            for r in self._db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        }
+        if not tables and version == 0 and app_id == 0:
+            if self.readonly:
+                raise StoreError(self.path, "not a sizing results database (it holds no tables)")
+            return 0  # a new database: every migration applies
+        missing = [
+            f"{t}.{c}" if t in tables else t
+            for t, cols in REQUIRED_COLUMNS.items()
+            for c in ([None] if t not in tables else sorted(cols - tables[t]))
+            if t not in tables or c is not None
+        ]
+        if missing:
+            if app_id == 0 and version == 0:
+                held = ", ".join(sorted(tables))
+                raise StoreError(
+                    self.path,
+                    f"not a sizing results database (it holds the tables {held}); "
+                    "give sizing its own --db",
+                )
+            raise StoreError(
+                self.path,
+                f"damaged sizing results database (schema version {version}): missing "
+                + ", ".join(missing[:5]),
+            )
+        return version
+
+    def _migrate(self) -> None:
+        """Apply the migrations this database lacks, each in its own transaction."""
+        while True:
+            self._db.execute("BEGIN IMMEDIATE")  # one writer migrates; others wait
+            try:
+                version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+                if version >= SCHEMA_VERSION:
+                    self._db.rollback()
+                    return
+                MIGRATIONS[version](self._db)
+                self._db.execute(f"PRAGMA user_version = {version + 1}")
+                self._db.commit()
+            except BaseException:
+                self._db.rollback()
+                raise
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        """SQLite's errors as one StoreError line naming the file."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(self.path, _explain(exc, self.timeout)) from exc
+
     # -- runs ---------------------------------------------------------------------------
 
     def start_run(
@@ -128,49 +296,64 @@ class Store:
         tool_version: str,
         options: dict[str, Any],
     ) -> int:
-        cur = self._db.execute(
-            "INSERT INTO runs (started_at, status, inventory, argv, tool_version, options)"
-            " VALUES (?, 'running', ?, ?, ?, ?)",
-            (time.time(), inventory, json.dumps(list(argv)), tool_version, json.dumps(options)),
-        )
-        self._db.commit()
+        with self._guard():
+            cur = self._db.execute(
+                "INSERT INTO runs (started_at, status, inventory, argv, tool_version, options)"
+                " VALUES (?, 'running', ?, ?, ?, ?)",
+                (
+                    time.time(),
+                    inventory,
+                    json.dumps(list(argv)),
+                    tool_version,
+                    json.dumps(options, default=str),
+                ),
+            )
+            self._db.commit()
         assert cur.lastrowid is not None
         return cur.lastrowid
 
     def reopen_run(self, run_id: int) -> None:
         """Mark an earlier run as running again (``--resume``)."""
         self.get_run(run_id)
-        self._db.execute(
-            "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?", (run_id,)
-        )
-        self._db.commit()
+        with self._guard():
+            self._db.execute(
+                "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?", (run_id,)
+            )
+            self._db.commit()
 
     def set_environment(self, run_id: int, environment: dict[str, Any]) -> None:
         run = self.get_run(run_id)
         merged = {**run.environment, **environment}
-        self._db.execute(
-            "UPDATE runs SET environment = ? WHERE id = ?", (json.dumps(merged), run_id)
-        )
-        self._db.commit()
+        with self._guard():
+            self._db.execute(
+                "UPDATE runs SET environment = ? WHERE id = ?",
+                (json.dumps(merged, default=str), run_id),
+            )
+            self._db.commit()
 
     def finish_run(self, run_id: int, status: str, note: str = "") -> None:
-        self._db.execute(
-            "UPDATE runs SET status = ?, finished_at = ?, note = ? WHERE id = ?",
-            (status, time.time(), note, run_id),
-        )
-        self._db.commit()
+        with self._guard():
+            self._db.execute(
+                "UPDATE runs SET status = ?, finished_at = ?, note = ? WHERE id = ?",
+                (status, time.time(), note, run_id),
+            )
+            self._db.commit()
 
     def get_run(self, run_id: int) -> RunRecord:
-        row = self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        with self._guard():
+            row = self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             raise SizingError(f"{self.path}: no run {run_id}")
-        return _run(row)
+        return self._decode(_run, row, "runs")
 
     def runs(self) -> list[RunRecord]:
-        return [_run(r) for r in self._db.execute("SELECT * FROM runs ORDER BY id")]
+        with self._guard():
+            rows = self._db.execute("SELECT * FROM runs ORDER BY id").fetchall()
+        return [self._decode(_run, r, "runs") for r in rows]
 
     def latest_run_id(self) -> int | None:
-        row = self._db.execute("SELECT max(id) AS id FROM runs").fetchone()
+        with self._guard():
+            row = self._db.execute("SELECT max(id) AS id FROM runs").fetchone()
         return None if row is None or row["id"] is None else int(row["id"])
 
     # -- points -------------------------------------------------------------------------
@@ -180,7 +363,7 @@ class Store:
     ) -> int:
         """Store a finished point and its samples, committed at once."""
         k = result.key
-        with self._db:
+        with self._guard(), self._db:
             cur = self._db.execute(
                 "INSERT INTO points (run_id, created_at, host, platform, cores, ht, profile,"
                 " status, reason, value, unit, repetitions, spread, ci_low, ci_high, flags,"
@@ -218,21 +401,21 @@ class Store:
         return point_id
 
     def points(self, run_id: int | None = None) -> list[StoredPoint]:
-        if run_id is None:
-            rows = self._db.execute("SELECT * FROM points ORDER BY id")
-        else:
-            rows = self._db.execute("SELECT * FROM points WHERE run_id = ? ORDER BY id", (run_id,))
-        return [_point(r) for r in rows]
+        with self._guard():
+            if run_id is None:
+                rows = self._db.execute("SELECT * FROM points ORDER BY id").fetchall()
+            else:
+                rows = self._db.execute(
+                    "SELECT * FROM points WHERE run_id = ? ORDER BY id", (run_id,)
+                ).fetchall()
+        return [self._decode(_point, r, "points") for r in rows]
 
     def samples(self, point_id: int) -> list[tuple[int, Sample]]:
-        rows = self._db.execute("SELECT * FROM samples WHERE point_id = ? ORDER BY id", (point_id,))
-        return [
-            (
-                int(r["repetition"]),
-                Sample(r["metric"], float(r["value"]), r["unit"], json.loads(r["metadata"])),
-            )
-            for r in rows
-        ]
+        with self._guard():
+            rows = self._db.execute(
+                "SELECT * FROM samples WHERE point_id = ? ORDER BY id", (point_id,)
+            ).fetchall()
+        return [self._decode(_sample, r, "samples") for r in rows]
 
     def done_keys(self, run_id: int) -> set[PointKey]:
         """Keys of a run's points that need no new attempt (measured, invalid or skipped)."""
@@ -247,24 +430,87 @@ class Store:
             if p.result.status is Status.MEASURED and p.result.value is not None:
                 yield p
 
+    def _decode(self, decode: Callable[[sqlite3.Row], T], row: sqlite3.Row, table: str) -> T:
+        """A row as sizing's type, or one StoreError line naming the row and the value."""
+        try:
+            return decode(row)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+            ident = row["id"] if "id" in row.keys() else "?"
+            raise StoreError(
+                self.path, f"damaged row {table} id {ident}: {type(exc).__name__}: {exc}"
+            ) from exc
+
+
+def _check_file(path: Path, *, must_exist: bool) -> None:
+    """Refuse, before SQLite sees it, a path that cannot be a sizing database."""
+    try:
+        if not path.exists():
+            if must_exist:
+                raise StoreError(path, "no such results database")
+            return
+        if path.is_dir():
+            raise StoreError(path, "is a directory, not a results database")
+        if path.stat().st_size == 0:
+            raise StoreError(
+                path,
+                "empty file (0 bytes), not a sizing results database; give a path that "
+                "does not exist and sizing creates its database there",
+            )
+        with path.open("rb") as f:
+            head = f.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise StoreError(path, f"cannot read the results database: {exc.strerror or exc}") from exc
+    if head != SQLITE_HEADER:
+        raise StoreError(path, "not an SQLite database (damaged, or a file of another kind)")
+
+
+def _explain(exc: sqlite3.Error, timeout: float) -> str:
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc):
+        return (
+            f"the results database is locked by another process (waited {timeout:g} s); "
+            "try again when it has finished"
+        )
+    if name.startswith("SQLITE_FULL"):
+        return "the disk is full: cannot write the results database"
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        return f"damaged results database ({exc})"
+    if name.startswith("SQLITE_READONLY"):
+        return f"cannot write the results database ({exc})"
+    return f"results database error: {exc}"
+
+
+def _json(text: Any, kind: type) -> Any:
+    value = json.loads(text)
+    if not isinstance(value, kind):
+        raise ValueError(f"expected a JSON {kind.__name__}, got {type(value).__name__}")
+    return value
+
 
 def _run(row: sqlite3.Row) -> RunRecord:
     return RunRecord(
         id=int(row["id"]),
         started_at=float(row["started_at"]),
         finished_at=None if row["finished_at"] is None else float(row["finished_at"]),
-        status=row["status"],
-        inventory=row["inventory"],
-        argv=row["argv"],
-        tool_version=row["tool_version"],
-        options=json.loads(row["options"]),
-        environment=json.loads(row["environment"]),
-        note=row["note"],
+        status=str(row["status"]),
+        inventory=str(row["inventory"]),
+        argv=str(row["argv"]),
+        tool_version=str(row["tool_version"]),
+        options=_json(row["options"], dict),
+        environment=_json(row["environment"], dict),
+        note=str(row["note"]),
     )
 
 
+def _opt_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
 def _point(row: sqlite3.Row) -> StoredPoint:
-    key = PointKey(row["host"], row["platform"], int(row["cores"]), row["ht"], row["profile"])
+    key = PointKey(
+        str(row["host"]), str(row["platform"]), int(row["cores"]), str(row["ht"]),
+        str(row["profile"]),
+    )  # fmt: skip
     return StoredPoint(
         id=int(row["id"]),
         run_id=int(row["run_id"]),
@@ -272,14 +518,22 @@ def _point(row: sqlite3.Row) -> StoredPoint:
         result=PointResult(
             key=key,
             status=Status(row["status"]),
-            reason=row["reason"],
-            value=row["value"],
-            unit=row["unit"],
+            reason=str(row["reason"]),
+            value=_opt_float(row["value"]),
+            unit=str(row["unit"]),
             repetitions=int(row["repetitions"]),
-            spread=row["spread"],
-            ci_low=row["ci_low"],
-            ci_high=row["ci_high"],
-            flags=tuple(json.loads(row["flags"])),
-            metadata=json.loads(row["metadata"]),
+            spread=_opt_float(row["spread"]),
+            ci_low=_opt_float(row["ci_low"]),
+            ci_high=_opt_float(row["ci_high"]),
+            flags=tuple(str(f) for f in _json(row["flags"], list)),
+            metadata=_json(row["metadata"], dict),
         ),
     )
+
+
+def _sample(row: sqlite3.Row) -> tuple[int, Sample]:
+    return (
+        int(row["repetition"]),
+        Sample(str(row["metric"]), float(row["value"]), str(row["unit"]),
+               _json(row["metadata"], dict)),
+    )  # fmt: skip

@@ -1,0 +1,316 @@
+"""The versioned results store: migrations from every earlier schema, read-only opening,
+and one clear line (a StoreError naming the file) for anything that is not a usable sizing
+database, which is left byte-for-byte unchanged."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sizing.cli import app
+from sizing.model import PointKey, PointResult, Sample, Status
+from sizing.store import APPLICATION_ID, SCHEMA_VERSION, Store, StoreError
+
+SCHEMAS = Path(__file__).parent.parent / "data" / "store"
+runner = CliRunner()
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def first_schema_db(path: Path) -> Path:
+    """A database as sizing wrote it before the schema was versioned (commit d6f0b9c)."""
+    db = sqlite3.connect(path)
+    db.executescript((SCHEMAS / "schema_d6f0b9c.sql").read_text())
+    db.execute(
+        "INSERT INTO runs (started_at, finished_at, status, inventory, argv, tool_version,"
+        " options, environment, note) VALUES (1.0, 2.0, 'complete', 'inv.yml',"
+        " '[\"sizing\", \"run\"]', '0.1', '{\"cores\": [1]}', '{}', '')"
+    )
+    db.execute(
+        "INSERT INTO points (run_id, created_at, host, platform, cores, ht, profile, status,"
+        " reason, value, unit, repetitions, spread, ci_low, ci_high, flags, metadata)"
+        " VALUES (1, 1.5, 'local', 'baremetal', 1, 'off', 'rps', 'measured', '', 130000.0,"
+        " 'req/s', 3, 0.01, 129000.0, 131000.0, '[]', '{\"nginx\": \"1.22\"}')"
+    )
+    db.execute(
+        "INSERT INTO samples (point_id, repetition, metric, value, unit, metadata)"
+        " VALUES (1, 1, 'rps', 130000.0, 'req/s', '{}')"
+    )
+    db.commit()
+    db.close()
+    return path
+
+
+def pragma(path: Path, name: str) -> int:
+    db = sqlite3.connect(path)
+    try:
+        return int(db.execute(f"PRAGMA {name}").fetchone()[0])
+    finally:
+        db.close()
+
+
+def test_a_new_database_has_the_current_version(tmp_path: Path) -> None:
+    db = tmp_path / "new" / "r.sqlite"
+    Store(db).close()
+    assert pragma(db, "user_version") == SCHEMA_VERSION
+    assert pragma(db, "application_id") == APPLICATION_ID
+
+
+def test_migrating_from_the_first_schema_keeps_every_row(tmp_path: Path) -> None:
+    db = first_schema_db(tmp_path / "old.sqlite")
+    assert pragma(db, "user_version") == 0
+    with Store(db) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        (run,) = store.runs()
+        assert (run.status, run.options) == ("complete", {"cores": [1]})
+        (point,) = store.points(run.id)
+        assert point.result.key == PointKey("local", "baremetal", 1, "off", "rps")
+        assert point.result.value == 130000.0
+        assert point.result.metadata == {"nginx": "1.22"}
+        assert store.samples(point.id) == [(1, Sample("rps", 130000.0, "req/s", {}))]
+        # and it is writable in the new schema
+        run2 = store.start_run(inventory="i", argv=[], tool_version="t", options={})
+        assert run2 == 2
+    assert pragma(db, "application_id") == APPLICATION_ID
+    index = sqlite3.connect(db).execute(
+        "SELECT name FROM sqlite_master WHERE type='index' AND name='points_key'"
+    )
+    assert index.fetchone() is not None
+
+
+@pytest.mark.parametrize("version", range(1, SCHEMA_VERSION))
+def test_migrating_from_every_versioned_schema(tmp_path: Path, version: int) -> None:
+    """A database left at each intermediate version reaches the current one."""
+    from sizing.store import MIGRATIONS
+
+    path = tmp_path / f"v{version}.sqlite"
+    db = sqlite3.connect(path)
+    for migrate in MIGRATIONS[:version]:
+        migrate(db)
+    db.execute(f"PRAGMA user_version = {version}")
+    db.commit()
+    db.close()
+    with Store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        assert store.runs() == []
+
+
+def test_opening_twice_changes_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    Store(db).close()
+    before = digest(db)
+    Store(db).close()
+    assert digest(db) == before
+
+
+def test_readonly_reads_an_old_database_without_touching_it(tmp_path: Path) -> None:
+    db = first_schema_db(tmp_path / "old.sqlite")
+    before = digest(db)
+    with Store.open_readonly(db) as store:
+        assert [r.id for r in store.runs()] == [1]
+        assert len(list(store.iter_valid())) == 1
+    assert digest(db) == before
+    assert pragma(db, "user_version") == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.sqlite"]  # no -journal/-wal
+
+
+def test_readonly_never_writes(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    Store(db).close()
+    with Store.open_readonly(db) as store, pytest.raises(StoreError, match="cannot write"):
+        store.start_run(inventory="i", argv=[], tool_version="t", options={})
+
+
+def test_readonly_never_creates(tmp_path: Path) -> None:
+    db = tmp_path / "absent.sqlite"
+    with pytest.raises(StoreError, match="no such results database"):
+        Store.open_readonly(db)
+    assert not db.exists()
+
+
+def foreign(path: Path) -> None:
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+    db.execute("INSERT INTO customers (name) VALUES ('acme')")
+    db.commit()
+    db.close()
+
+
+def foreign_app_id(path: Path) -> None:
+    foreign(path)
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA application_id = 1234")
+    db.close()
+
+
+def damaged(path: Path) -> None:
+    path.write_bytes(os.urandom(8192))
+
+
+def damaged_after_header(path: Path) -> None:
+    path.write_bytes(b"SQLite format 3\x00" + os.urandom(8192))
+
+
+def empty(path: Path) -> None:
+    path.write_bytes(b"")
+
+
+def newer(path: Path) -> None:
+    Store(path).close()
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    db.close()
+
+
+def truncated_sizing(path: Path) -> None:
+    """A sizing database whose samples table is gone."""
+    Store(path).close()
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE samples")
+    db.commit()
+    db.close()
+
+
+UNUSABLE: list[tuple[Callable[[Path], None], str]] = [
+    (foreign, "not a sizing results database (it holds the tables customers)"),
+    (foreign_app_id, "not a sizing results database (application id 0x4d2)"),
+    (damaged, "not an SQLite database"),
+    (damaged_after_header, "damaged results database"),
+    (empty, "empty file (0 bytes), not a sizing results database"),
+    (newer, f"written by a newer sizing (schema version {SCHEMA_VERSION + 1}"),
+    (truncated_sizing, "damaged sizing results database"),
+]
+
+
+@pytest.mark.parametrize(("make", "message"), UNUSABLE, ids=[m.__name__ for m, _ in UNUSABLE])
+@pytest.mark.parametrize("readonly", [False, True], ids=["write", "readonly"])
+def test_unusable_databases_are_one_line_and_left_unchanged(
+    tmp_path: Path, make: Callable[[Path], None], message: str, readonly: bool
+) -> None:
+    db = tmp_path / "x.sqlite"
+    make(db)
+    before = digest(db)
+    with pytest.raises(StoreError) as info:
+        Store(db, readonly=readonly).close()
+    text = str(info.value)
+    assert text.startswith(f"{db}: ")
+    assert message in text
+    assert "\n" not in text
+    assert digest(db) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.sqlite"]
+
+
+@pytest.mark.parametrize(("make", "message"), UNUSABLE, ids=[m.__name__ for m, _ in UNUSABLE])
+@pytest.mark.parametrize(
+    "command",
+    [["results"], ["results", "--json"], ["recommend", "--rps", "1000", "--source", "measured"]],
+)
+def test_commands_refuse_unusable_databases_in_one_line(
+    tmp_path: Path, make: Callable[[Path], None], message: str, command: list[str]
+) -> None:
+    db = tmp_path / "x.sqlite"
+    make(db)
+    before = digest(db)
+    result = runner.invoke(app, [*command, "--db", str(db)])
+    assert result.exit_code == 3, result.output
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert message in result.stderr
+    assert "internal error" not in result.stderr
+    assert result.stdout == ""
+    assert digest(db) == before
+
+
+def bad_row(tmp_path: Path, table: str, column: str, value: str) -> Path:
+    db = tmp_path / "r.sqlite"
+    with Store(db) as store:
+        run = store.start_run(inventory="i", argv=[], tool_version="t", options={})
+        store.add_point(
+            run,
+            PointResult(PointKey("h", "baremetal", 1, "off", "rps"), Status.MEASURED, value=1.0),
+            [(1, Sample("rps", 1.0, "req/s"))],
+        )
+    raw = sqlite3.connect(db)
+    raw.execute(f"UPDATE {table} SET {column} = ?", (value,))
+    raw.commit()
+    raw.close()
+    return db
+
+
+@pytest.mark.parametrize(
+    ("table", "column", "value", "message"),
+    [
+        ("points", "status", "weird", "damaged row points id 1: ValueError: 'weird'"),
+        ("points", "flags", "{not json", "damaged row points id 1: JSONDecodeError"),
+        (
+            "points",
+            "metadata",
+            "[1, 2]",
+            "damaged row points id 1: ValueError: expected a JSON dict",
+        ),
+        ("points", "cores", "many", "damaged row points id 1: ValueError"),
+        ("runs", "options", "nope", "damaged row runs id 1: JSONDecodeError"),
+        ("runs", "started_at", "yesterday", "damaged row runs id 1: ValueError"),
+        ("samples", "metadata", "null", "damaged row samples id 1: ValueError"),
+    ],
+)
+def test_damaged_rows_are_one_line(
+    tmp_path: Path, table: str, column: str, value: str, message: str
+) -> None:
+    db = bad_row(tmp_path, table, column, value)
+    with Store.open_readonly(db) as store, pytest.raises(StoreError, match="damaged row") as info:
+        for run in store.runs():
+            for p in store.points(run.id):
+                store.samples(p.id)
+    assert message in str(info.value)
+    assert str(info.value).startswith(f"{db}: ")
+
+
+def test_damaged_rows_through_the_cli(tmp_path: Path) -> None:
+    db = bad_row(tmp_path, "points", "status", "weird")
+    result = runner.invoke(app, ["results", "--db", str(db), "--json"])
+    assert result.exit_code == 3
+    assert "damaged row points id 1" in result.stderr
+    assert "internal error" not in result.stderr
+
+
+@pytest.mark.parametrize("readonly", [False, True], ids=["write", "readonly"])
+def test_a_lock_held_past_the_timeout_is_one_line(tmp_path: Path, readonly: bool) -> None:
+    db = tmp_path / "r.sqlite"
+    Store(db).close()
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreError) as info:
+            with Store(db, readonly=readonly, timeout=0.2) as store:
+                store.runs()
+                store.start_run(inventory="i", argv=[], tool_version="t", options={})
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert str(info.value) == (
+        f"{db}: the results database is locked by another process (waited 0.2 s); "
+        "try again when it has finished"
+    )
+
+
+def test_a_directory_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="is a directory"):
+        Store(tmp_path)
+
+
+def test_json_options_round_trip(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.sqlite") as store:
+        run = store.start_run(
+            inventory="i", argv=["a"], tool_version="t", options={"path": Path("/x")}
+        )
+        assert store.get_run(run).options == {"path": "/x"}
+        assert json.loads(store.get_run(run).argv) == ["a"]
