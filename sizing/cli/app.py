@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import sys
 import traceback
 from collections.abc import Callable
@@ -16,12 +17,19 @@ from sizing.errors import ExitStatus, SizingError
 
 EXIT_CODES_HELP = "Exit codes: " + ", ".join(f"{int(s)} {s.name.lower()}" for s in ExitStatus) + "."
 
+JSON_HELP = (
+    "--json prints one strict JSON document on stdout: a number that is not finite "
+    "(NaN, an infinite price) is printed as null."
+)
+
 app = typer.Typer(
     name="sizing",
     help=(
         "Capacity sizing for NGINX on premises: measure NGINX per core count on bare metal "
         "and hypervisor guests, then size and price the hardware a load needs.\n\n"
         + EXIT_CODES_HELP
+        + "\n\n"
+        + JSON_HELP
     ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -104,8 +112,27 @@ def guarded(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def strict_json(value: Any) -> Any:
+    """``value`` with every non-finite float (NaN, Infinity, -Infinity) replaced by null,
+    in nested mappings, lists and tuples, keys included (a non-finite float key becomes
+    its text): the JSON that every parser reads (RFC 8259 has no NaN or Infinity)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {
+            (str(k) if isinstance(k, float) and not math.isfinite(k) else k): strict_json(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [strict_json(v) for v in value]
+    return value
+
+
 def emit_json(doc: Any) -> None:
-    """Print one JSON document on stdout."""
+    """Print one strict JSON document on stdout: a non-finite number is null, never a bare
+    ``NaN`` or ``Infinity`` (``allow_nan=False`` guarantees it)."""
     import json
 
-    typer.echo(json.dumps(doc, indent=2, sort_keys=False, default=str))
+    typer.echo(
+        json.dumps(strict_json(doc), indent=2, sort_keys=False, default=str, allow_nan=False)
+    )
