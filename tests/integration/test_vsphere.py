@@ -38,7 +38,8 @@ from sizing.errors import HostError  # noqa: E402
 from sizing.inventory import Host, HostVars  # noqa: E402
 from sizing.model import Ht  # noqa: E402
 from sizing.provision.platforms import BackendOptions  # noqa: E402
-from sizing.provision.platforms.vsphere import VSphere, readback  # noqa: E402
+from sizing.provision.platforms.vsphere import VSphere  # noqa: E402
+from sizing.provision.platforms.vsphere_settings import readback  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 VCSIM = ROOT / ".cache" / "bin" / "vcsim"

@@ -13,7 +13,7 @@ from sizing.inventory import load_inventory
 from sizing.model import Ht
 from sizing.plan import build_plan
 from sizing.profiles import parse_list
-from sizing.provision.platforms.libvirt import (
+from sizing.provision.platforms.libvirt_spec import (
     NAMESPACE,
     VmSpec,
     check_pinning,

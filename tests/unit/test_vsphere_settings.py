@@ -9,7 +9,7 @@ import pytest
 
 from sizing.errors import InputError, SizingError
 from sizing.inventory import Host, HostVars, load_inventory
-from sizing.provision.platforms.vsphere import (
+from sizing.provision.platforms.vsphere_settings import (
     VAULT_PASSWORD_ENV,
     HypervisorSettings,
     load_settings,

@@ -8,7 +8,7 @@ import pytest
 
 from sizing.errors import SizingError
 from sizing.model import Ht
-from sizing.provision.platforms.vsphere import (
+from sizing.provision.platforms.vsphere_settings import (
     HtState,
     build_config_spec,
     compare_readback,
