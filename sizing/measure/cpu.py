@@ -6,7 +6,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["cpu_busy", "nginx_cpu_pct"]
+__all__ = ["client_cpus", "cpu_busy", "nginx_cpu_pct", "window_cpu"]
 
 
 def cpu_busy(
