@@ -252,35 +252,41 @@ class Series:
             return self._derived(a, cores, value, "interpolated", f"{how} of {self.name}", rel, b)
         anchor = hi if cores > hi.cores else lo
         r = _rel(anchor)
-        if self.fit.usable or self.allow_extrapolation:
-            value = self.fit.predict(cores)
-            err = self.fit.error_at(cores)
-            origin = f"{self.fit.model} model of {self.name}"
-            if self.fit.usable:
-                origin = f"USL fit of {self.name}"
-            rel = (r[0] + err, r[1] + err)
-            return self._derived(anchor, cores, value, "extrapolated", origin, rel)
         counts = sorted({f.cores for f in exact})
-        if len(counts) >= MIN_POINTS:
-            return (
-                f"no figure at {cores} cores on {self.name}: {self.fit.note}; pass "
-                "--allow-extrapolation to use it anyway"
+        if self.fit.usable:
+            err = self.fit.error_at(cores)
+            origin = f"USL fit of {self.name}"
+            value = self.fit.predict(cores)
+            return self._derived(
+                anchor, cores, value, "extrapolated", origin, (r[0] + err, r[1] + err)
             )
-        if self.shape is not None:
+        if len(counts) < MIN_POINTS and self.shape is not None:
             ratio = self.shape.ratio(anchor.cores, cores)
             if ratio is not None:
                 extra = self.shape.error + SHAPE_FLOOR
                 rel = (min(0.99, r[0] + extra), r[1] + extra)
                 origin = f"shape from {self.shape.basis}"
                 return self._derived(anchor, cores, anchor.value * ratio, "shape", origin, rel)
+        if self.allow_extrapolation:
+            origin = f"{self.fit.model} model of {self.name} ({self.fit.note})"
+            value = self.fit.predict(cores)
+            return self._derived(anchor, cores, value, "extrapolated", origin, r)
+        if len(counts) >= MIN_POINTS:
+            return (
+                f"no figure at {cores} cores on {self.name}: {self.fit.note}; pass "
+                "--allow-extrapolation to use it anyway"
+            )
         if len(counts) == 1:
-            what = f"only 1 core count measured on {self.name}"
+            what = f"only 1 core count measured on {self.name}; measure 2, 4, 8 cores"
         else:
             listed = ", ".join(str(n) for n in counts)
-            what = f"only {len(counts)} core counts ({listed}) measured on {self.name}"
+            what = (
+                f"only {len(counts)} core counts ({listed}) measured on {self.name}; "
+                f"measure {MIN_POINTS} or more"
+            )
         return (
-            f"{what}; measure 2, 4, 8 cores (add a client host and run "
-            "`sizing run --cores 2,4,8`) or pass --allow-extrapolation"
+            f"{what} (add a client host and run `sizing run --cores 2,4,8`) "
+            "or pass --allow-extrapolation"
         )
 
     def _derived(

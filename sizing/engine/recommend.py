@@ -554,8 +554,11 @@ def explain(
         )
     if others:
         nxt = others[0]
-        lines.append(
-            f"Next: {nxt.label}, {_money(nxt.total_cost, cur)} "
-            f"(+{_money(nxt.total_cost - best.total_cost, cur)})."
+        diff = nxt.total_cost - best.total_cost
+        delta = (
+            f"+{_money(diff, cur)}"
+            if diff >= 0
+            else f"{_money(-diff, cur)} less, but not measured at that core count"
         )
+        lines.append(f"Next: {nxt.label}, {_money(nxt.total_cost, cur)} ({delta}).")
     return tuple(lines)

@@ -16,7 +16,20 @@ import yaml
 
 from sizing.catalog import catalog_from_dict, load_catalog, load_reference
 from sizing.catalog.models import CatalogModel
-from sizing.engine import Demand, build_table, fit, recommend, select
+from sizing.engine import (
+    Basis,
+    Demand,
+    Hardware,
+    Price,
+    ServerOffer,
+    Workload,
+    build_table,
+    choose,
+    fit,
+    recommend,
+    select,
+)
+from sizing.engine.compare import pair_bases
 from sizing.model import Figure
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "engine"
@@ -49,8 +62,48 @@ def _match(actual: dict[str, Any], expected: dict[str, Any], where: str) -> None
         assert _close(actual[key], want), f"{where}.{key}: {actual[key]!r} != {want!r}"
 
 
+def _basis(raw: dict[str, Any]) -> Basis:
+    """A basis from a case: id, platform, hardware, workload, physical_host, figures."""
+    bid = raw["id"]
+    origin = raw.get("origin", "measured")
+    figs = tuple(
+        Figure(
+            platform=raw["platform"],
+            unit="requests/s" if f.get("profile", "rps") == "rps" else "handshakes/s",
+            source=origin,
+            basis=bid,
+            **{"ht": "off", "profile": "rps", **f, "flags": tuple(f.get("flags", ()))},
+        )
+        for f in raw["figures"]
+    )
+    price = raw.get("price")
+    return Basis(
+        id=bid,
+        origin=origin,
+        platform=raw["platform"],
+        hardware=Hardware(**raw.get("hardware", {"cpu_model": "Xeon"})),
+        workload=Workload(**raw.get("workload", {"role": "static", "file_size": 128})),
+        software=raw.get("software", "nginx 1.22"),
+        physical_host=raw.get("physical_host", bid.split("/")[0]),
+        runs=tuple(raw.get("runs", (1,))),
+        figures=figs,
+        flags=tuple(raw.get("flags", ())),
+        price=None
+        if price is None
+        else Price(price["source"], tuple(ServerOffer(**o) for o in price["offers"])),
+    )
+
+
 def _inputs(case: dict[str, Any]) -> tuple[list[Figure], Any]:
     reference = load_reference().figures
+    if "bases" in case:
+        raw = case.get("catalog", "default")
+        catalog = (
+            load_catalog()
+            if raw == "default"
+            else catalog_from_dict(CatalogModel.model_validate(raw).model_dump())
+        )
+        return [], catalog
     if case["figures"] == "reference":
         measured: list[Figure] = []
         source = "reference"
@@ -77,6 +130,11 @@ def test_recommend_golden(case: dict[str, Any]) -> None:
         headroom=d.get("headroom", 20) / 100.0,
         redundancy=d.get("redundancy", "none"),
     )
+    bases = [_basis(b) for b in case.get("bases", [])]
+    why = ""
+    if bases:
+        choice = choose(bases, case.get("basis"), include_virtualized=False, include_emulated=False)
+        figures, why = list(choice.figures), choice.why
     result = recommend(
         figures,
         catalog,
@@ -84,9 +142,18 @@ def test_recommend_golden(case: dict[str, Any]) -> None:
         platforms=case.get("platforms"),
         ht_modes=case.get("ht"),
         max_servers=case.get("max_servers", 64),
+        bases=bases,
+        article_prices=case.get("article_prices", False),
+        allow_extrapolation=case.get("allow_extrapolation", False),
+        why=why,
     )
     doc = result.to_dict()
     expect = case["expect"]
+    if "why_contains" in expect:
+        assert expect["why_contains"] in doc["why"], doc["why"]
+    for want in expect.get("rejected_contains", []):
+        reasons = " | ".join(r["reason"] for r in doc["rejected"])
+        assert want in reasons, reasons
     if expect.get("none"):
         assert doc["recommendation"] is None
     else:
@@ -109,8 +176,14 @@ def test_recommend_golden(case: dict[str, Any]) -> None:
 @pytest.mark.parametrize("case", _cases("table"))
 def test_table_golden(case: dict[str, Any]) -> None:
     figures, catalog = _inputs(case)
-    doc = build_table(figures, catalog).to_dict()
+    bases = [_basis(b) for b in case.get("bases", [])]
+    if bases:
+        figures = [f for b in bases for f in b.figures]
+    table = build_table(figures, catalog, bases=bases, article_prices=True)
+    doc = table.to_dict()
     expect = case["expect"]
+    if "blocks" in expect:
+        assert [b["bases"] for b in doc["blocks"]] == expect["blocks"]
     assert doc["source"] == expect["source"]
     assert doc["sources_used"] == expect["sources_used"]
     cells = {
@@ -144,3 +217,12 @@ def test_fit_golden(case: dict[str, Any]) -> None:
                 )
             else:
                 assert _close(got[key], value), (sub, got)
+
+
+@pytest.mark.parametrize("case", _cases("pairs"))
+def test_pairs_golden(case: dict[str, Any]) -> None:
+    pairs, refused = pair_bases([_basis(b) for b in case["bases"]])
+    assert [[b.id, g.id] for b, g in pairs] == case["expect"]["pairs"]
+    got = {(r.guest, r.baremetal): r.reason for r in refused}
+    for want in case["expect"]["refused"]:
+        assert want["reason"] in got[(want["guest"], want["baremetal"])]
