@@ -388,7 +388,10 @@ def reference_bases(reference: Reference) -> list[Basis]:
     from sizing.catalog import REFERENCE_BASES
     from sizing.engine.basis import Basis, Hardware, Workload
 
-    hardware = Hardware(reference.hardware.get("cpu_model", ""))
+    cpu = reference.hardware.get("cpu_model", "")
+    system = reference.hardware.get("system", "")
+    # The source names its servers, not their CPU: the label says so.
+    hardware = Hardware(cpu or (f"{system} (CPU model not stated)" if system else ""))
     platforms = {"baremetal": "baremetal", "hypervisor": "esxi", "kubernetes": "kubernetes"}
     out: list[Basis] = []
     for table_platform, (arch, basis_id) in REFERENCE_BASES.items():
@@ -586,6 +589,8 @@ def load_bases(
             f"--source measured, but no measured basis qualifies ({why}); name one with "
             "--basis, or pass --include-virtualized / --include-emulated"
         )
+    if note and not any(b.origin == "measured" for b in choice.bases):
+        choice = replace(choice, why=f"{choice.why} ({note})")
     return BasisInputs(
         bases=tuple(measured + refs),
         choice=choice,

@@ -17,37 +17,65 @@ import typer
 
 from sizing.cli.app import emit_json, warn
 from sizing.cli.options import (
+    ArticlePricesOpt,
+    BasisOpt,
     CatalogOpt,
     DbOpt,
     EmulatedOpt,
+    ExtrapolationOpt,
     HtChoice,
     JsonOpt,
     PlatformChoice,
     RedundancyChoice,
     SourceChoice,
     SourceOpt,
+    VirtualizedOpt,
+    basis_ids,
     choice,
     metavar,
 )
 from sizing.errors import SizingError, UsageError
 
 if TYPE_CHECKING:
+    from sizing.engine import SizingTable
     from sizing.model import Figure
-    from sizing.sources import Inputs
+    from sizing.sources import BasisInputs
 
 
-def _load(
-    source: SourceChoice, catalog_path: Path | None, db: Path | None, include_emulated: bool
-) -> Inputs:
-    """Catalog, reference figures and measured figures; say on stderr what is used."""
-    from sizing.report.render.text import source_lines
-    from sizing.sources import Sources, load_selection
+def load_inputs(
+    source: SourceChoice,
+    catalog_path: Path | None,
+    db: Path | None,
+    *,
+    basis: str | None,
+    include_emulated: bool,
+    include_virtualized: bool,
+    article_prices: bool,
+) -> BasisInputs:
+    """Every basis, the chosen ones and the prices (:func:`sizing.sources.load_bases`);
+    the bases passed over and any warning go to stderr."""
+    from sizing.report.render.text import passed_over_line
+    from sizing.sources import Sources, load_bases
 
-    inputs = load_selection(source.value, Sources(db=db, catalog=catalog_path), include_emulated)
-    for line in source_lines(inputs.selection, inputs.reference.citation(), inputs.note):
+    inputs = load_bases(
+        Sources(db=db, catalog=catalog_path),
+        requested=basis_ids(basis),
+        source=source.value,
+        include_virtualized=include_virtualized,
+        include_emulated=include_emulated,
+        article_prices=article_prices,
+    )
+    line = passed_over_line(inputs.choice)
+    if line:
         typer.echo(line, err=True)
-    if any(f.emulated for f in inputs.selection.figures):
+    chosen = inputs.choice.bases
+    if any("emulated" in b.flags for b in chosen):
         warn("using figures from software-emulated guests: they do not represent real hardware")
+    if any(b.platform == "virtualized-host" for b in chosen):
+        warn(
+            "using a virtualized host (a container or VM measured as bare metal): its figures "
+            "are not bare-metal figures"
+        )
     return inputs
 
 
@@ -87,11 +115,15 @@ def recommend_cmd(
         ),
     ] = "none",
     source: SourceOpt = "both",
+    basis: BasisOpt = None,
     catalog: CatalogOpt = None,
+    article_prices: ArticlePricesOpt = False,
+    allow_extrapolation: ExtrapolationOpt = False,
     max_servers: Annotated[
         int, typer.Option("--max-servers", help="Most identical servers to scale out to.")
     ] = 64,
     db: DbOpt = None,
+    include_virtualized: VirtualizedOpt = False,
     include_emulated: EmulatedOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
@@ -99,10 +131,11 @@ def recommend_cmd(
 
     A configuration is a platform, cores per server, an HT mode and a number of identical
     servers. A mixed demand adds its CPU shares: rps/rps_capacity + tps/tps_capacity must
-    stay within 1 - headroom. Ranked by the catalog's total cost.
+    stay within 1 - headroom. Sized from one basis (`sizing results --bases`), on the low
+    end of each figure's 95% interval; measured core counts rank before extrapolated ones.
     """
     from sizing.engine import Demand, recommend
-    from sizing.report.render.text import recommendation_text
+    from sizing.report.render.text import basis_json, basis_line, recommendation_text
 
     platform_c = choice(PlatformChoice, platform, "--platform")
     ht_c = choice(HtChoice, ht, "--ht")
@@ -114,8 +147,16 @@ def recommend_cmd(
         raise UsageError(f"--max-servers must be at least 1, not {max_servers}")
     if p95 is not None and source_c is SourceChoice.MEASURED and tps is None:
         source_c = SourceChoice.BOTH  # the rps figures all come from latency points anyway
-    inputs = _load(source_c, catalog, db, include_emulated)
-    figures = inputs.selection.figures
+    inputs = load_inputs(
+        source_c,
+        catalog,
+        db,
+        basis=basis,
+        include_emulated=include_emulated,
+        include_virtualized=include_virtualized,
+        article_prices=article_prices,
+    )
+    figures: tuple[Figure, ...] = inputs.choice.figures
     if p95 is not None:  # rps figures become "RPS at p95 <= X" (sizing.engine.slo)
         figures = _latency_figures(figures, p95, rps, db, include_emulated)
     result = recommend(
@@ -125,14 +166,21 @@ def recommend_cmd(
         platforms=None if platform_c is PlatformChoice.ANY else [platform_c.value],
         ht_modes=None if ht_c is HtChoice.ANY else [ht_c.value],
         max_servers=max_servers,
+        bases=inputs.bases,
+        prices=inputs.prices,
+        article_prices=inputs.article_prices,
+        allow_extrapolation=allow_extrapolation,
+        why=inputs.choice.why,
     )
     if json_out:
-        emit_json(result.to_dict())
+        emit_json({"basis": basis_json(inputs.choice, inputs.prices), **result.to_dict()})
     else:
+        if result.recommendation is None:  # the explanation names the basis otherwise
+            typer.echo(basis_line(inputs.choice))
         typer.echo(recommendation_text(result))
     if result.recommendation is None:
-        raise SizingError(result.explanation[0])
-
+        lines = result.explanation
+        raise SizingError(next((x for x in lines if x.startswith("No ")), lines[-1]))
 
 
 def _latency_figures(
@@ -157,24 +205,52 @@ def _latency_figures(
 
 def table_cmd(
     source: SourceOpt = "both",
+    basis: BasisOpt = None,
     catalog: CatalogOpt = None,
+    article_prices: ArticlePricesOpt = False,
+    allow_extrapolation: ExtrapolationOpt = False,
     db: DbOpt = None,
+    include_virtualized: VirtualizedOpt = False,
     include_emulated: EmulatedOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
     """The cost-per-throughput table, in the shape of the NGINX sizing guide's table.
 
-    Per core count of the catalog: hardware cost, RPS and SSL TPS on bare metal and in a
-    hypervisor, cost per 1,000 RPS and the virtualization overhead. Every figure is marked
-    r (reference), m (measured) or x (extrapolated by the fitted scaling model).
+    One block per basis group (a host, its hardware, workload and software; the reference
+    testbed is its own): per core count, hardware cost, RPS and SSL TPS per platform, cost
+    per 1,000 RPS and the virtualization overhead within the block. Every figure is marked
+    r (reference), m (measured), x (extrapolated) or e (emulated); lower bounds read
+    "≥", flags stand beside the figure.
     """
-    from sizing.engine import build_table
-    from sizing.report.render.text import sizing_table_text
+    from sizing.report.render.text import basis_json, basis_line, sizing_table_text
 
     source_c = choice(SourceChoice, source, "--source")
-    inputs = _load(source_c, catalog, db, include_emulated)
-    table = build_table(inputs.selection.figures, inputs.catalog)
+    inputs = load_inputs(
+        source_c,
+        catalog,
+        db,
+        basis=basis,
+        include_emulated=include_emulated,
+        include_virtualized=include_virtualized,
+        article_prices=article_prices,
+    )
+    table = _table(inputs, allow_extrapolation)
     if json_out:
-        emit_json(table.to_dict())
+        emit_json({"basis": basis_json(inputs.choice, inputs.prices), **table.to_dict()})
     else:
+        typer.echo(basis_line(inputs.choice))
         typer.echo(sizing_table_text(table))
+
+
+def _table(inputs: BasisInputs, allow_extrapolation: bool) -> SizingTable:
+    """The engine's table of the chosen bases, priced as recommend prices them."""
+    from sizing.engine import build_table
+
+    return build_table(
+        inputs.choice.figures,
+        inputs.catalog,
+        bases=inputs.bases,
+        prices=inputs.prices,
+        article_prices=inputs.article_prices,
+        allow_extrapolation=allow_extrapolation,
+    )

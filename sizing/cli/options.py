@@ -16,7 +16,10 @@ class PlatformChoice(StrEnum):
     """``--platform``."""
 
     BAREMETAL = "baremetal"
-    HYPERVISOR = "hypervisor"
+    HYPERVISOR = "hypervisor"  # KVM and ESXi
+    KVM = "kvm"
+    ESXI = "esxi"
+    VIRTUALIZED_HOST = "virtualized-host"
     KUBERNETES = "kubernetes"
     ANY = "any"
 
@@ -47,6 +50,13 @@ class SourceChoice(StrEnum):
 E = TypeVar("E", bound=Enum)
 
 
+def basis_ids(text: str | None) -> tuple[str, ...]:
+    """``--basis a,b``: the ids asked for (empty: the default choice)."""
+    if not text:
+        return ()
+    return tuple(t.strip() for t in text.split(",") if t.strip())
+
+
 def choice(enum: type[E], value: str, option: str) -> E:
     """Parse a choice ourselves so a bad value is one clear line, not a usage block."""
     try:
@@ -66,15 +76,51 @@ SourceOpt = Annotated[
     typer.Option(
         "--source",
         metavar=metavar(SourceChoice),
-        help="Figures to size from: measured, the bundled published reference data, or both "
-        "(measured where a platform/HT/profile series was measured, reference elsewhere).",
+        help="Bases to choose from: measured only, the bundled reference data only, or both "
+        "(the default: a qualifying measured basis, else the reference). --basis names one.",
+    ),
+]
+BasisOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--basis",
+        metavar="ID[,ID]",
+        help="Size from these bases (ids from `sizing results --bases`, or a unique prefix); "
+        "default: the measured basis with the most core counts that qualifies, else the "
+        "reference.",
+    ),
+]
+ExtrapolationOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-extrapolation",
+        help="Let the fitted scaling model size core counts beyond those measured, ranked "
+        "with measured ones (labelled extrapolated).",
+    ),
+]
+ArticlePricesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--article-prices",
+        help="Price measured bases with the catalog (by default the article's 2021 list) "
+        "when the inventory declares no sizing_price_usd and no catalog entry matches "
+        "their CPU.",
+    ),
+]
+VirtualizedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--include-virtualized",
+        help="Let the default choice use a virtualized host (a container or VM measured as "
+        "bare metal); never called bare metal.",
     ),
 ]
 CatalogOpt = Annotated[
     Path | None,
     typer.Option(
         "--catalog",
-        help="Hardware cost catalog YAML (default: the bundled profiles/catalog.yml).",
+        help="Hardware cost catalog YAML (default: the bundled profiles/catalog.yml, the "
+        "article's prices). Giving one prices measured bases with it (as --article-prices).",
         dir_okay=False,
     ),
 ]

@@ -12,6 +12,7 @@ import typer
 
 from sizing import paths
 from sizing.cli.app import emit_json, state, warn
+from sizing.cli.options import EmulatedOpt, VirtualizedOpt
 from sizing.model import PointResult
 from sizing.report.render.text import point_json, points_table
 
@@ -317,12 +318,25 @@ def results(
             help="List what differs between two runs: environments and figures.",
         ),
     ] = None,
+    bases: Annotated[
+        bool,
+        typer.Option(
+            "--bases",
+            help="List the sizing bases (measured and reference): hardware, workload, "
+            "software, core counts, flags, price, and which one recommend/table/guide use.",
+        ),
+    ] = False,
+    include_virtualized: VirtualizedOpt = False,
+    include_emulated: EmulatedOpt = False,
 ) -> None:
-    """List stored runs and their points, or compare two runs."""
+    """List stored runs and their points, compare two runs, or list the sizing bases."""
     from sizing.report.render.text import pairs_table
     from sizing.store import Store
 
     path = db or paths.default_db()
+    if bases:
+        _bases(path, json_out, include_virtualized, include_emulated)
+        return
     if not Store.exists(path):
         if compare is not None:
             from sizing.errors import UsageError
@@ -373,6 +387,28 @@ def results(
                 if pairs:
                     typer.echo(pairs)
             typer.echo("")
+
+
+def _bases(path: Path, json_out: bool, include_virtualized: bool, include_emulated: bool) -> None:
+    """``results --bases``: every basis, and the one the engine commands would choose."""
+    from sizing.report.render.text import bases_rows, bases_text, basis_json
+    from sizing.sources import Sources, load_bases
+
+    inputs = load_bases(
+        Sources(db=path),
+        include_virtualized=include_virtualized,
+        include_emulated=include_emulated,
+    )
+    rows = bases_rows(
+        inputs.bases,
+        inputs.choice,
+        include_virtualized=include_virtualized,
+        include_emulated=include_emulated,
+    )
+    if json_out:
+        emit_json({"db": str(path), "bases": rows, "basis": basis_json(inputs.choice)})
+    else:
+        typer.echo(bases_text(rows, inputs.choice))
 
 
 def _hypervisor_detail(h: Any, file: Path, inv: Any = None) -> dict[str, Any]:

@@ -50,10 +50,11 @@ def test_recommend_on_a_fresh_install_uses_reference_data(db: Path) -> None:
     code, out, err = run("recommend", "--rps", "200000")
     assert code == 0, err
     assert "Cheapest: 1 × baremetal 8-core (HT off), $2,200" in out
+    assert "Per server: ≥300,000 RPS (reference; client-bound)" in out
     assert "200,000 RPS uses 66.7% of 300,000" in out
     assert "limit 80% (20% headroom)" in out
-    assert err.startswith("source: reference data (NGINX blog sizing guide, 2021)")
-    assert "nothing measured yet" in err
+    assert "reference: no measured basis qualifies (nothing measured yet)" in out
+    assert "passed over: reference/kubernetes (another group)" in err
     assert not db.exists()  # looking did not create the database
 
 
@@ -121,8 +122,8 @@ def test_recommend_mixed_n_plus_1_options(db: Path) -> None:
         ),
         (
             ["--rps", "1", "--platform", "xen"],
-            "error: --platform: unknown value 'xen' (expected baremetal, hypervisor, kubernetes, "
-            "any)",
+            "error: --platform: unknown value 'xen' (expected baremetal, hypervisor, kvm, esxi, "
+            "virtualized-host, kubernetes, any)",
         ),
         (["--rps", "1", "--ht", "maybe"], "error: --ht: unknown value 'maybe'"),
         (["--rps", "1", "--source", "guess"], "error: --source: unknown value 'guess'"),
@@ -139,7 +140,7 @@ def test_bad_demands_get_one_line(db: Path, args: list[str], message: str) -> No
 def test_no_configuration_carries_it(db: Path) -> None:
     code, out, err = run("recommend", "--rps", "1000000", "--headroom", "0", "--max-servers", "2")
     assert code == 1
-    assert "error: No configuration in the catalog carries 1,000,000 RPS" in err
+    assert "error: No configuration carries 1,000,000 RPS" in err
     assert "the fewest would be 4 × baremetal 8-core" in err
 
 
@@ -190,22 +191,67 @@ def test_measured_figures_are_used_newest_run_first(db: Path) -> None:
         [("baremetal", 1, "off", "rps", 70000.0, ()), ("baremetal", 2, "off", "rps", 130000.0, ())],
     )
     code, out, err = run(
-        "recommend", "--rps", "400000", "--headroom", "0", "--platform", "baremetal", "--json"
+        "recommend", "--rps", "400000", "--headroom", "0", "--platform", "baremetal",
+        "--article-prices", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["basis"]["ids"] == ["lab1/baremetal/static-128b"]
+    assert "2 core counts, valid, run 2" in doc["basis"]["why"]
+    rec = doc["recommendation"]
+    assert rec["basis"] == "lab1/baremetal/static-128b"
+    assert (rec["cores_per_server"], rec["capacity_rps"], rec["extrapolated"]) == (2, 520000, False)
+    assert [f["origin"] for f in rec["figures"]] == ["run 2, lab1"]
+    assert "asked for: --article-prices or --catalog" in rec["price_source"]
+    assert "passed over: reference/baremetal (another group)" in err
+
+
+def test_measured_basis_without_a_price_is_not_priced_with_the_article(db: Path) -> None:
+    measure(db, [("baremetal", 1, "off", "rps", 70000.0, ())])
+    code, out, err = run("recommend", "--rps", "10000")
+    assert code == 1
+    assert out.startswith("basis: lab1/baremetal/static-128b — measured basis")
+    assert "set sizing_price_usd in the inventory, give --catalog FILE, or pass" in err
+
+
+def test_one_core_count_is_not_scaled(db: Path) -> None:
+    measure(db, [("baremetal", 1, "off", "rps", 70000.0, ())])
+    code, out, err = run("recommend", "--rps", "200000", "--article-prices", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    for c in [doc["recommendation"], *doc["alternatives"]]:
+        assert c["cores_per_server"] == 1 and c["figures"][0]["source"] == "measured"
+    reasons = [r["reason"] for r in doc["rejected"] if r["cores_per_server"] != 1]
+    assert reasons and all("only 1 core count measured on lab1" in r for r in reasons)
+
+
+def test_virtualized_host_is_passed_over_unless_asked(db: Path) -> None:
+    measure(db, [("baremetal", 1, "off", "rps", 130000.0, ("virtualized-host",))])
+    code, out, err = run("recommend", "--rps", "200000", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["basis"]["ids"] == ["reference/baremetal", "reference/esxi"]
+    assert "lab1/virtualized-host/static-128b: virtualized host" in doc["basis"]["why"]
+    assert doc["recommendation"]["basis"] == "reference/baremetal"
+    code, out, err = run(
+        "recommend", "--rps", "100000", "--basis", "lab1", "--article-prices", "--json"
     )
     assert code == 0, err
     doc = json.loads(out)
-    assert doc["source"] == "measured"
+    assert doc["basis"]["ids"] == ["lab1/virtualized-host/static-128b"]
     rec = doc["recommendation"]
-    assert (rec["cores_per_server"], rec["capacity_rps"], rec["extrapolated"]) == (8, 520000, True)
-    assert "source: measured for baremetal RPS HT off; reference data" in err
-    assert "measured figures from: run 2, lab1" in err
+    assert rec["platform"] == "virtualized-host" and "virtualized-host" in rec["flags"]
+    assert "warning: using a virtualized host" in err
+    code, _, err = run("recommend", "--rps", "1", "--basis", "nope")
+    assert code == 2 and "unknown basis 'nope'" in err
 
 
 def test_source_reference_ignores_measurements(db: Path) -> None:
     measure(db, [("baremetal", 1, "off", "rps", 70000.0, ())])
     code, out, err = run("recommend", "--rps", "100000", "--source", "reference", "--json")
-    assert code == 0 and json.loads(out)["source"] == "reference"
-    assert err.startswith("source: reference data") and "nothing measured" not in err
+    assert code == 0, err
+    assert json.loads(out)["basis"]["ids"] == ["reference/baremetal", "reference/esxi"]
+    assert "nothing measured" not in err
 
 
 def test_source_measured_without_measurements(db: Path) -> None:
@@ -216,12 +262,16 @@ def test_source_measured_without_measurements(db: Path) -> None:
 def test_emulated_figures_only_on_request(db: Path) -> None:
     measure(db, [("libvirt", 1, "off", "rps", 2850.0, ("emulated",))])
     code, out, err = run("recommend", "--rps", "1000", "--platform", "hypervisor", "--json")
-    assert code == 0 and json.loads(out)["source"] == "reference"
-    assert "only emulated figures measured (use --include-emulated" in err
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["recommendation"]["basis"] == "reference/esxi"
+    assert {"basis": "lab1/kvm/static-128b-emulated", "reason": "emulated (software-emulated"
+            " guest)"} in doc["basis"]["passed_over"]  # fmt: skip
     code, out, err = run(
-        "recommend", "--rps", "1000", "--platform", "hypervisor", "--json", "--include-emulated"
-    )
-    assert code == 0
+        "recommend", "--rps", "1000", "--platform", "hypervisor", "--json", "--include-emulated",
+        "--article-prices",
+    )  # fmt: skip
+    assert code == 0, err
     rec = json.loads(out)["recommendation"]
     assert rec["figures"][0]["emulated"] is True and rec["figures"][0]["source"] == "measured"
     assert "warning: using figures from software-emulated guests" in err
@@ -230,81 +280,85 @@ def test_emulated_figures_only_on_request(db: Path) -> None:
 def test_db_option(tmp_path: Path, db: Path) -> None:
     other = tmp_path / "other.sqlite"
     measure(other, [("baremetal", 1, "off", "tps", 780.0, ())])
-    code, out, _ = run(
-        "recommend",
-        "--tps",
-        "700",
-        "--headroom",
-        "0",
-        "--db",
-        str(other),
-        "--platform",
-        "baremetal",
-        "--json",
-    )
-    assert code == 0
+    code, out, err = run(
+        "recommend", "--tps", "700", "--headroom", "0", "--db", str(other),
+        "--platform", "baremetal", "--article-prices", "--json",
+    )  # fmt: skip
+    assert code == 0, err
     rec = json.loads(out)["recommendation"]
     assert rec["capacity_tps"] == 780 and rec["cores_per_server"] == 1
 
 
+def test_results_bases(db: Path) -> None:
+    measure(db, [("baremetal", 1, "off", "rps", 130000.0, ("virtualized-host", "noisy"))])
+    code, out, err = run("results", "--bases", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    rows = {b["id"]: b for b in doc["bases"]}
+    local = rows["lab1/virtualized-host/static-128b"]
+    assert local["qualifies"] is False and "virtualized host" in local["why_not"]
+    assert local["core_counts"] == {"rps": [1]} and local["runs"] == [1]
+    assert local["figure_flags"] == ["noisy", "virtualized-host"]
+    assert local["price_source"] is None
+    assert rows["reference/baremetal"]["chosen"] is True
+    assert doc["basis"]["ids"] == ["reference/baremetal", "reference/esxi"]
+    code, out, _ = run("results", "--bases")
+    assert code == 0
+    line = next(x for x in out.splitlines() if x.startswith("lab1/"))
+    assert "noisy, virtualized-host" in line and "no: virtualized host" in line
+    assert out.splitlines()[-1].startswith("basis: reference/baremetal, reference/esxi — ")
+
+
 def test_table_from_reference(db: Path) -> None:
     code, out, err = run("table")
-    assert code == 0
+    assert code == 0, err
     lines = out.splitlines()
-    assert lines[0] == "Traditional architecture, HT off"
-    assert "Hardware cost" in lines[1] and "RPS hypervisor" in lines[1]
-    row1 = next(line for line in lines if line.split()[:2] == ["$750", "1"])
+    assert lines[0].startswith("basis: reference/baremetal, reference/esxi — reference:")
+    assert lines[1].startswith("[reference/baremetal + reference/esxi: PowerEdge servers")
+    assert "load-balancing to web servers, 128 B, RSA-2048" in lines[1]
+    assert "RPS baremetal HT off" in lines[2] and "RPS esxi HT off" in lines[2]
+    row1 = next(line for line in lines if line.split()[:1] == ["1"])
     assert row1.split() == [
-        "$750",
-        "1",
-        "48,000",
-        "r",
-        "40,000",
-        "r",
-        "800",
-        "r",
-        "750",
-        "r",
-        "$15.62",
-        "$18.75",
-        "16.7%",
-        "6.2%",
-    ]
-    assert "Kubernetes (NGINX Ingress Controller)" in out
-    assert "r reference, m measured, x extrapolated" in out
-    assert "source: reference data" in err
+        "1", "48,000", "r", "800", "r", "40,000", "r", "750", "r",
+        "$15.62", "$18.75", "16.7%", "6.2%",
+    ]  # fmt: skip
+    row8 = next(line for line in lines if line.split()[:1] == ["8"])
+    assert "≥300,000 r (client-bound)" in row8 and "≥5,200 r (client-bound)" in row8
+    assert "Kubernetes" not in out  # another group: not the chosen basis
+    assert "r reference, m measured" in out
 
 
-def test_table_json_with_measured_and_extrapolated(db: Path) -> None:
+def test_table_never_puts_measured_and_reference_in_one_row(db: Path) -> None:
     measure(
         db,
         [("baremetal", 1, "off", "rps", 70000.0, ()), ("baremetal", 2, "off", "rps", 130000.0, ())],
     )
-    code, out, _ = run("table", "--json")
-    assert code == 0
+    code, out, err = run("table", "--json", "--basis", "lab1,reference/baremetal")
+    assert code == 0, err
     doc = json.loads(out)
-    assert doc["source"] == "both"
-    assert doc["sources_used"] == ["extrapolated", "measured", "reference"]
-    cells = {(c["platform"], c["profile"], c["cores"]): c for r in doc["rows"] for c in r["cells"]}
-    assert cells[("baremetal", "rps", 2)]["source"] == "measured"
-    assert cells[("baremetal", "rps", 8)]["source"] == "extrapolated"
-    assert cells[("hypervisor", "rps", 8)]["source"] == "reference"
-    assert cells[("hypervisor", "rps", 1)]["overhead_pct"] is None  # measured vs reference
-    code, out, _ = run("table")
-    assert "130,000 m" in out and "520,000 x" in out
-    assert "baremetal RPS HT off: linear with efficiency" in out
+    assert doc["basis"]["ids"] == ["lab1/baremetal/static-128b", "reference/baremetal"]
+    blocks = {tuple(b["bases"]): b for b in doc["blocks"]}
+    assert set(blocks) == {("lab1/baremetal/static-128b",), ("reference/baremetal",)}
+    for b in blocks.values():
+        assert {c["basis_id"] for r in b["rows"] for c in r["cells"]} == set(b["bases"])
+    code, out, _ = run("table", "--article-prices")
+    assert "130,000 m" in out and "only 2 core counts (1, 2) measured" in out
 
 
 def test_help_lists_choices(db: Path) -> None:
     code, out, _ = run("recommend", "--help")
     assert code == 0
     for text in (
-        "baremetal|hypervisor|kubernetes|any",
+        "baremetal|hypervisor|kvm|esxi|virtualized-host|kubernetes|any",
         "off|on|any",
         "none|n+1",
         "measured|reference|both",
         "--max-servers",
         "--include-emulated",
+        "--include-virtualized",
+        "--basis",
+        "--article-prices",
+        "--allow-extrapolation",
         "--db",
     ):
         assert text in out

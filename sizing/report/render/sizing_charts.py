@@ -145,15 +145,19 @@ def cost_chart(guide: Guide) -> Chart | None:
             for s in (s for s in guide.table.series if s.profile == profile):
                 style = series_style(s.platform, s.ht)
                 mine = sorted(
-                    (c for c in cells if (c.platform, c.ht, c.profile) == s.key),
+                    (
+                        c
+                        for c in cells
+                        if (c.platform, c.ht, c.profile) == s.key and c.cost_per_unit is not None
+                    ),
                     key=lambda c: c.cores,
-                )
+                )  # an unpriced cell has no cost to draw
                 name = PLATFORM_LABELS.get(s.platform, s.platform)
                 if multi_ht:
                     name += f", HT {s.ht}"
                 ax.plot(
                     [c.cores for c in mine],
-                    [c.cost_per_unit for c in mine],
+                    [c.cost_per_unit or 0.0 for c in mine],
                     color=style["color"],
                     linestyle=PLATFORM_LINES.get(s.platform, ":"),
                     linewidth=1.2,
@@ -164,7 +168,7 @@ def cost_chart(guide: Guide) -> Chart | None:
                     if pts:
                         ax.plot(
                             [c.cores for c in pts],
-                            [c.cost_per_unit for c in pts],
+                            [c.cost_per_unit or 0.0 for c in pts],
                             linestyle="none",
                             marker=style["marker"],
                             color=style["color"],

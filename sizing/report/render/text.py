@@ -8,15 +8,17 @@ Functions return text; the CLI prints it. tabulate is imported inside the functi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sizing.model import PointResult, Status
-from sizing.report.data.format import MISSING, mark, money, number, percent
+from sizing.report.data.format import MISSING, cell_source, mark, money, number, percent
 
 if TYPE_CHECKING:
     from sizing.engine import Recommendation, Selection, SizingTable
+    from sizing.engine.basis import Basis, Choice, Price
     from sizing.engine.compare import EnvDiff, FigureDiff
+    from sizing.engine.table import Cell
     from sizing.knee import Slo
     from sizing.model import Figure
 
@@ -68,6 +70,105 @@ def _series_list(keys: tuple[tuple[str, str, str], ...]) -> str:
     return ", ".join(f"{p} {prof.upper()} HT {ht}" for p, ht, prof in keys)
 
 
+# -- bases -----------------------------------------------------------------------------
+
+
+def basis_line(choice: Choice) -> str:
+    """``basis: <ids> — <why>``: what a command sizes from and why (stdout and stderr)."""
+    return f"basis: {', '.join(choice.ids) or 'none'} — {choice.why}"
+
+
+def passed_over_line(choice: Choice) -> str:
+    """The bases not used and why, for stderr; empty when there are none."""
+    if not choice.passed_over:
+        return ""
+    return "passed over: " + "; ".join(f"{i} ({r})" for i, r in choice.passed_over)
+
+
+def basis_json(choice: Choice, prices: Mapping[str, Price] | None = None) -> dict[str, Any]:
+    """The ``"basis"`` object of every ``--json`` document: the chosen bases (with the
+    price each one is sized on, when it has its own), why, and the bases passed over."""
+    doc = choice.to_dict()
+    doc["ids"] = list(choice.ids)
+    for b in doc["bases"]:
+        if b.get("price") is None and prices and b["id"] in prices:
+            b["price"] = prices[b["id"]].to_dict()
+    return doc
+
+
+def bases_rows(
+    bases: Sequence[Basis],
+    choice: Choice,
+    *,
+    include_virtualized: bool = False,
+    include_emulated: bool = False,
+) -> list[dict[str, Any]]:
+    """Every basis as ``results --bases --json`` lists it: its identity, core counts per
+    profile, flags, whether the default choice may use it (and why not), its price source
+    and whether the default choice took it."""
+    out = []
+    for b in bases:
+        ok, why_not = b.qualifies(
+            include_virtualized=include_virtualized, include_emulated=include_emulated
+        )
+        doc = b.to_dict()
+        doc["qualifies"] = ok
+        doc["why_not"] = why_not
+        doc["price_source"] = (
+            b.price.source
+            if b.price is not None
+            else ("catalog (article 2021 prices)" if b.origin == "reference" else None)
+        )
+        doc["chosen"] = b.id in choice.ids
+        doc["passed_over"] = dict(choice.passed_over).get(b.id, "")
+        doc["figure_flags"] = sorted({fl for f in b.figures for fl in f.flags})
+        out.append(doc)
+    return out
+
+
+def bases_text(rows: Sequence[Mapping[str, Any]], choice: Choice) -> str:
+    """``results --bases``: one line per basis, then the default choice and why."""
+    table = []
+    for r in rows:
+        cores = "; ".join(
+            f"{p.upper()} {','.join(str(c) for c in cs)}" for p, cs in r["core_counts"].items()
+        )
+        flags = sorted(set(r["flags"]) | set(r["figure_flags"]))
+        use = (
+            "chosen"
+            if r["chosen"]
+            else (f"no: {r['why_not']}" if not r["qualifies"] else f"no: {r['passed_over']}")
+        )
+        table.append(
+            [
+                r["id"],
+                r["hardware"]["label"],
+                r["workload"]["label"],
+                r["software"] or MISSING,
+                ",".join(str(x) for x in r["runs"]) or MISSING,
+                cores or MISSING,
+                ", ".join(flags) or MISSING,
+                r["price_source"] or "none",
+                use,
+            ]
+        )
+    headers = [
+        "basis",
+        "hardware",
+        "workload",
+        "software",
+        "runs",
+        "core counts",
+        "flags",
+        "price",
+        "default choice",
+    ]
+    out = [grid(headers, table, left=set(range(len(headers))))]
+    out.append("")
+    out.append(basis_line(choice))
+    return "\n".join(out)
+
+
 def slo_line(slo: Slo, found: Sequence[Figure]) -> str:
     """``--p95``: the RPS-under-objective figures the recommendation sizes from."""
     from sizing.engine.slo import slo_profile_name
@@ -81,24 +182,22 @@ def slo_line(slo: Slo, found: Sequence[Figure]) -> str:
 
 
 def recommendation_text(result: Recommendation) -> str:
-    """The demand, the recommendation's explanation and the cheapest alternatives."""
+    """The demand, the recommendation's explanation (which names the basis, the capacity
+    interval it sized on and the flags) and the cheapest alternatives, each with its basis
+    and flags."""
     best = result.recommendation
     out = [f"Demand: {result.demand.describe()}"]
     if best is None:
         return "\n".join(out)
     out.extend(result.explanation)
-    for s in result.series:
-        if any(f.source == "extrapolated" for f in best.figures if f.profile == s.profile) and (
-            s.platform,
-            s.ht,
-        ) == (best.platform, best.ht):
-            out.append(f"  {s.platform} {s.profile.upper()} HT {s.ht}: {s.fit.describe()}")
     if not result.alternatives:
         return "\n".join(out)
     shown = result.alternatives[:8]
+    several = len({c.basis for c in (best, *shown)}) > 1
     rows = [
         [
             i,
+            *([c.basis] if several else []),
             c.platform,
             c.ht,
             c.cores_per_server,
@@ -107,14 +206,16 @@ def recommendation_text(result: Recommendation) -> str:
             number(c.capacity_rps),
             number(c.capacity_tps),
             percent(c.utilization * 100),
-            "yes" if c.extrapolated else "",
+            _sources(c.figures),
+            ", ".join(c.flags),
         ]
         for i, c in enumerate(shown, start=2)
     ]
     out.append("")
-    out.append("Alternatives (cheapest first):")
+    out.append("Alternatives (cheapest first; capacity on the low end of the 95% interval):")
     headers = [
         "#",
+        *(["basis"] if several else []),
         "platform",
         "HT",
         "cores",
@@ -123,118 +224,102 @@ def recommendation_text(result: Recommendation) -> str:
         "capacity RPS",
         "capacity TPS",
         "utilisation",
-        "extrapolated",
+        "figures",
+        "flags",
     ]
-    out.append(grid(headers, rows, left={1, 2, 9}))
+    k = 1 if several else 0
+    out.append(grid(headers, rows, left={1, 2, 9 + k, 10 + k} | ({3} if several else set())))
     more = len(result.alternatives) - len(shown)
     if more > 0:
         out.append(f"... and {more} more (see --json)")
     return "\n".join(out)
 
 
+def _sources(figures: Sequence[Figure]) -> str:
+    """How a configuration's figures were obtained: ``measured``, ``shape``, ... each once."""
+    return ", ".join(dict.fromkeys(f.source for f in figures))
+
+
 # -- table -------------------------------------------------------------------------------
 
 
+def cell_text(c: Cell) -> str:
+    """A table figure for the terminal: ``≥300,000 r (client-bound)``: the value (lower
+    bounds with ≥), its provenance mark and its flags."""
+    text = c.display
+    m = mark(cell_source(c.source, c.emulated))
+    if m:
+        text += f" {m}"
+    flags = [f for f in c.flags if f != "emulated"]
+    if flags:
+        text += f" ({', '.join(flags)})"
+    return text
+
+
 def sizing_table_text(table: SizingTable) -> str:
-    """The article's table, one block per HT mode and one for Kubernetes, with the cells
-    of the printed guide (:mod:`sizing.report.data.tables`) and their provenance marks."""
-    from sizing.report.data.tables import (
-        cost_cell,
-        figure_cell,
-        has_kubernetes,
-        overhead_cell,
-        table_cell,
-        traditional_modes,
-    )
-
+    """The article-shaped table, one titled block per group of bases (a host and its
+    guests, or the reference testbed): per core count each platform's RPS and SSL TPS with
+    provenance marks and flags, cost per 1k RPS, and the overhead within the block only."""
     cur = table.currency
-
-    def fig(platform: str, ht: str, profile: str, cores: int) -> str:
-        cell = figure_cell(table, cores, platform, ht, profile)
-        return f"{cell.text} {cell.mark}" if cell.mark else cell.text
-
-    def per_k(platform: str, ht: str, cores: int) -> str:
-        return cost_cell(table, cores, platform, ht, "rps").text
-
-    def overhead(ht: str, profile: str, cores: int) -> str:
-        text = overhead_cell(table, cores, ht, profile).text
-        c = table_cell(table, cores, "hypervisor", ht, profile)
-        if c is not None and c.overhead_pct is not None and c.overhead_ci is not None:
-            lo, hi = c.overhead_ci
-            text += f" [{lo:.1f}, {hi:.1f}]"
-        return text
-
     out: list[str] = []
-    for ht in traditional_modes(table):
-        rows = [
-            [
-                money(r.hardware_cost, cur),
-                r.cores,
-                fig("baremetal", ht, "rps", r.cores),
-                fig("hypervisor", ht, "rps", r.cores),
-                fig("baremetal", ht, "tps", r.cores),
-                fig("hypervisor", ht, "tps", r.cores),
-                per_k("baremetal", ht, r.cores),
-                per_k("hypervisor", ht, r.cores),
-                overhead(ht, "rps", r.cores),
-                overhead(ht, "tps", r.cores),
-            ]
-            for r in table.rows
-        ]
+    for block in table.blocks:
         if out:
             out.append("")
-        out.append(f"Traditional architecture, HT {ht}")
-        headers = [
-            "Hardware cost",
-            "CPU cores",
-            "RPS bare metal",
-            "RPS hypervisor",
-            "SSL TPS bare metal",
-            "SSL TPS hypervisor",
-            "$/1k RPS bare metal",
-            "$/1k RPS hypervisor",
-            "RPS overhead",
-            "TPS overhead",
-        ]
+        out.append(f"[{block.title}]")
+        series = list(block.series)
+        keys = [(s.platform, s.ht, s.profile) for s in series]
+        guests = [k for k in keys if k[0] in ("kvm", "esxi", "hypervisor")]
+        headers = ["CPU cores"]
+        headers += [f"{p.upper()} {pl} HT {ht}" for pl, ht, p in keys]
+        cost_keys = [k for k in keys if k[2] == "rps"]
+        headers += [f"$/1k RPS {pl}" for pl, _, _ in cost_keys]
+        headers += [f"{p.upper()} overhead {pl}" for pl, _, p in guests]
+        rows = []
+        for r in block.rows:
+            row: list[str] = [str(r.cores)]
+            for k in keys:
+                c = r.cell(*k)
+                row.append(MISSING if c is None else cell_text(c))
+            for k in cost_keys:
+                c = r.cell(*k)
+                row.append(MISSING if c is None else money(c.cost_per_unit, cur))
+            for k in guests:
+                c = r.cell(*k)
+                text = MISSING
+                if c is not None and c.overhead_pct is not None:
+                    text = percent(c.overhead_pct)
+                    if c.overhead_ci is not None:
+                        text += f" [{c.overhead_ci[0]:.1f}, {c.overhead_ci[1]:.1f}]"
+                row.append(text)
+            rows.append(row)
         out.append(grid(headers, rows))
-    if has_kubernetes(table):
-        rows = [
-            [
-                r.cores,
-                fig("kubernetes", "off", "rps", r.cores),
-                fig("kubernetes", "off", "tps", r.cores),
-                fig("kubernetes", "on", "tps", r.cores),
-                money(r.hardware_cost, cur),
-                per_k("kubernetes", "off", r.cores),
-            ]
-            for r in table.rows
-        ]
-        out.append("")
-        out.append("Kubernetes (NGINX Ingress Controller)")
-        headers = [
-            "Cores",
-            "RPS",
-            "SSL TPS (RSA)",
-            "SSL TPS RSA with HT",
-            "Hardware cost",
-            "$/1k RPS",
-        ]
-        out.append(grid(headers, rows))
+        for basis_id, price in block.price_sources:
+            out.append(f"price of {basis_id}: {price}")
+        reasons = dict.fromkeys(
+            f"not sized: {x.platform} {x.profile.upper()} HT {x.ht}: {x.reason}"
+            for x in block.refused
+        )
+        out.extend(reasons)
+        for srs in series:
+            kinds = {
+                c.source
+                for r in block.rows
+                for c in r.cells
+                if (c.platform, c.ht, c.profile) == (srs.platform, srs.ht, srs.profile)
+            }
+            if kinds & {"extrapolated", "shape", "interpolated"}:
+                out.append(
+                    f"{srs.platform} {srs.profile.upper()} HT {srs.ht}: {srs.fit.describe()}"
+                )
     out.append("")
     out.append(
         f"{mark('reference')} reference, {mark('measured')} measured, "
-        f"{mark('extrapolated')} extrapolated, {mark('emulated')} emulated; cost per unit on "
-        f"{table.cost_basis}; overhead = (bare metal - hypervisor) / bare metal"
-        ", [95% interval] where both figures are measured"
+        f"{mark('extrapolated')} extrapolated or shape-borrowed, {mark('emulated')} emulated; "
+        "≥ a lower bound (the source could not saturate the server); (flags) beside a "
+        f"figure; cost per unit on {table.cost_basis}, sized on the low end of the 95% "
+        "interval; overhead = (bare metal - guest) / bare metal within one block only, "
+        "[95% interval] where both figures are measured"
     )
-    for s in table.series:
-        if any(
-            c.source == "extrapolated"
-            for r in table.rows
-            for c in r.cells
-            if (c.platform, c.ht, c.profile) == s.key
-        ):
-            out.append(f"{s.platform} {s.profile.upper()} HT {s.ht}: {s.fit.describe()}")
     return "\n".join(out)
 
 
