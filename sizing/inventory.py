@@ -18,13 +18,23 @@ generate load, hosts in ``upstreams`` serve behind a proxy.
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from sizing.errors import InputError
 from sizing.model import Platform
@@ -37,12 +47,116 @@ ROLE_GROUPS = {"servers": "server", "clients": "client", "upstreams": "upstream"
 YAML_SUFFIXES = (".yml", ".yaml", ".json")  # Ansible's YAML_FILENAME_EXTENSIONS
 
 
+# -- the strings that reach nginx.conf, URLs and argv ------------------------------------
+#
+# nginx.conf is rendered from inventory values (playbooks/nginx.yml, upstream.yml): a value
+# carrying `;`, `{`, `}`, a quote or a newline would add directives of its own. Every such
+# string is checked here, at the edge, so `inventory check` refuses it with its field.
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONF_UNSAFE = re.compile(r"[\s;{}#'\"\\$`]")
+_LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
+_HOSTNAME = re.compile(rf"(?=.{{1,253}}\Z){_LABEL}(?:\.{_LABEL})*\.?\Z")
+_CPULIST_ITEM = re.compile(r"(\d{1,5})(?:-(\d{1,5}))?\Z")
+MAX_CPU_ID = 8191  # the kernel's largest NR_CPUS
+MAX_PATH = 1024
+
+
+def no_control(value: str) -> str:
+    """A text without control characters (newline, escape, NUL, ...)."""
+    m = _CONTROL.search(value)
+    if m:
+        raise ValueError(f"control character {m.group()!r} not allowed")
+    return value
+
+
+def is_hostname(value: str) -> bool:
+    """A DNS host name (labels of letters, digits, '-', '_'; not all-numeric at the end,
+    which would be a malformed IPv4 address)."""
+    return bool(_HOSTNAME.match(value)) and not value.rstrip(".").rsplit(".", 1)[-1].isdigit()
+
+
+def check_address(value: str) -> str:
+    """An IPv4 or IPv6 address or a host name: what clients load, an upstream's address."""
+    no_control(value)
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        if not is_hostname(value):
+            raise ValueError(f"{value!r} is not an IP address or a host name") from None
+    return value
+
+
+def check_listen_address(value: str) -> str:
+    """nginx's ``listen ADDRESS:PORT`` address: IPv4, ``[IPv6]``, ``*`` or a host name."""
+    no_control(value)
+    if value == "*":
+        return value
+    if value.startswith("[") and value.endswith("]"):
+        try:
+            ipaddress.IPv6Address(value[1:-1])
+        except ValueError:
+            raise ValueError(f"{value!r} is not a bracketed IPv6 address") from None
+        return value
+    try:
+        ip = ipaddress.ip_address(value)
+    except ValueError:
+        if not is_hostname(value):
+            raise ValueError(
+                f"{value!r} is not an address nginx can listen on "
+                "(an IPv4 address, [IPv6], * or a host name)"
+            ) from None
+        return value
+    if ip.version == 6:
+        raise ValueError(f"write the IPv6 address in brackets: [{value}]")
+    return value
+
+
+def check_path(value: str) -> str:
+    """An absolute path that is safe in nginx.conf: no whitespace, ;, {, }, #, quotes,
+    backslash, $ or backquote."""
+    no_control(value)
+    if not value.startswith("/"):
+        raise ValueError(f"{value!r} is not an absolute path")
+    if len(value) > MAX_PATH:
+        raise ValueError(f"path longer than {MAX_PATH} characters")
+    m = _CONF_UNSAFE.search(value)
+    if m:
+        raise ValueError(f"{m.group()!r} not allowed in a path")
+    if value.rstrip("/") == "":
+        raise ValueError("the root directory is not allowed here")
+    return value
+
+
+def check_cpulist(value: str) -> str:
+    """A kernel CPU list (``0-3,8``) with ids up to :data:`MAX_CPU_ID`."""
+    no_control(value)
+    for item in value.split(","):
+        m = _CPULIST_ITEM.match(item.strip())
+        if m is None:
+            raise ValueError(f"{value!r} is not a CPU list (like 0-3,8)")
+        first = int(m.group(1))
+        last = int(m.group(2)) if m.group(2) is not None else first
+        if last < first:
+            raise ValueError(f"descending range {item.strip()!r} in CPU list {value!r}")
+        if last > MAX_CPU_ID:
+            raise ValueError(f"CPU {last} is beyond the largest CPU id ({MAX_CPU_ID})")
+    return value
+
+
+Text = Annotated[str, AfterValidator(no_control)]
+Address = Annotated[str, AfterValidator(check_address)]
+ListenAddress = Annotated[str, AfterValidator(check_listen_address)]
+AbsPath = Annotated[str, AfterValidator(check_path)]
+CpuList = Annotated[str, AfterValidator(check_cpulist)]
+
+
 class CpuSpec(BaseModel):
     """What the inventory declares about a host's CPUs (checked against the real host)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    model: str | None = None
+    model: Text | None = None
     sockets: int = Field(default=1, ge=1, le=16)
     cores_per_socket: int = Field(ge=1, le=512)
     threads_per_core: int = Field(default=1, ge=1, le=8)
@@ -55,46 +169,73 @@ class CpuSpec(BaseModel):
 class HostVars(BaseModel):
     """The ``sizing_*`` variables of one host, after group and host merging."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
     platform: Platform = Platform.BAREMETAL
-    address: str | None = Field(
+    address: Address | None = Field(
         default=None,
         description="Address the clients load; default ansible_host, or 127.0.0.1 locally.",
     )
     cpu: CpuSpec | None = None
     price_usd: float | None = Field(default=None, ge=0)
-    cost_ref: str | None = None
+    cost_ref: Text | None = None
     nic_gbps: float | None = Field(default=None, gt=0)
-    client_cpus: str | None = Field(
+    client_cpus: CpuList | None = Field(
         default=None, description="cpulist the load generator may use on a client host"
     )
     # Settings handed through to playbooks/nginx.yml (validated here, used there).
     http_port: int = Field(default=8080, ge=1, le=65535)
     https_port: int = Field(default=8443, ge=1, le=65535)
-    listen_address: str | None = None
+    listen_address: ListenAddress | None = None
     become: bool | None = None
-    conf_dir: str | None = None
-    www_root: str | None = None
-    log_dir: str | None = None
-    pid_file: str | None = None
-    nginx_worker_connections: int | None = Field(default=None, ge=16)
-    nginx_rlimit_nofile: int | None = Field(default=None, ge=64)
+    conf_dir: AbsPath | None = None
+    www_root: AbsPath | None = None
+    log_dir: AbsPath | None = None
+    pid_file: AbsPath | None = None
+    nginx_worker_connections: int | None = Field(default=None, ge=16, le=1_000_000)
+    nginx_rlimit_nofile: int | None = Field(default=None, ge=64, le=1_073_741_816)
     tls_log: bool | None = None
     fault_locations: bool | None = Field(
         default=None, description="test-only nginx locations that answer 503 (fault tests)"
     )
-    tool_dir: str | None = None  # where loadgen.py, wrk_report.lua and vegeta go
+    # Where loadgen.py, wrk_report.lua and vegeta go: a directory that the connecting user
+    # owns with mode 0700 (playbooks/tasks/tool-dir.yml creates it or refuses it).
+    tool_dir: AbsPath | None = None
     # The upstream nginx of the proxy and api-jwt profiles (playbooks/upstream.yml).
     upstream_port: int | None = Field(default=None, ge=1, le=65535)
-    upstream_listen_address: str | None = None
-    upstream_conf_dir: str | None = None
-    upstream_www_root: str | None = None
-    upstream_log_dir: str | None = None
-    upstream_pid_file: str | None = None
+    upstream_listen_address: ListenAddress | None = None
+    upstream_conf_dir: AbsPath | None = None
+    upstream_www_root: AbsPath | None = None
+    upstream_log_dir: AbsPath | None = None
+    upstream_pid_file: AbsPath | None = None
     # Hypervisor guests (libvirt, vsphere): validated by their platform adapters.
     vm: dict[str, Any] | None = None
     hypervisor: dict[str, Any] | None = None
+
+    @field_validator("http_port", "https_port", "upstream_port", mode="before")
+    @classmethod
+    def _port_is_a_number(cls, value: Any) -> Any:
+        # pydantic would take True as 1 and 8080.5 as an error only in strict mode
+        if isinstance(value, bool):
+            raise ValueError("a port is a number, not true/false")
+        return value
+
+    @model_validator(mode="after")
+    def _distinct_ports(self) -> HostVars:
+        if self.http_port == self.https_port:
+            raise ValueError(
+                f"sizing_http_port and sizing_https_port are both {self.http_port}; "
+                "give them different ports"
+            )
+        if self.upstream_port is not None and self.upstream_port in (
+            self.http_port,
+            self.https_port,
+        ):
+            raise ValueError(
+                f"sizing_upstream_port {self.upstream_port} is also the sizing nginx's port; "
+                "give it another"
+            )
+        return self
 
 
 @dataclass(frozen=True)
@@ -159,6 +300,8 @@ def load_inventory(path: Path | str) -> Inventory:
         raise InputError(shown, ["is a directory; give an inventory file (YAML or INI)"])
     if path.suffix.lower() in YAML_SUFFIXES:
         _check_yaml_inventory(path)
+    else:
+        _check_text(path)
     _check_vars_dirs(path.parent)
     return _build(path, _resolve(path))
 
@@ -191,37 +334,151 @@ def _check_yaml_inventory(path: Path) -> None:
         raise InputError(shown, ["empty inventory; expected an 'all:' mapping"])
     if not isinstance(data, dict):
         raise InputError(shown, ["expected a mapping of groups at the top (all: ...)"])
-    problems: list[str] = []
+    problems = _shape_problems(data)
+    if problems:
+        raise InputError(shown, problems)
 
-    def walk(body: Any, where: str) -> None:
+
+MAX_GROUP_DEPTH = 32  # groups within groups
+MAX_DEPTH = 64  # any value within values (variables included)
+MAX_NODES = 200_000  # values in one file, aliases counted each time they are used
+
+
+def _key_problem(key: Any, what: str, where: str) -> str | None:
+    """A host or group name must be a non-empty string without control characters."""
+    if not isinstance(key, str):
+        shown = "null" if key is None else f"{key!r} ({type(key).__name__})"
+        return f"{where}: {what} name {shown} is not a string; quote it or remove it"
+    if not key.strip():
+        return f"{where}: empty {what} name"
+    if _CONTROL.search(key):
+        return f"{where}: {what} name {key!r}: control characters not allowed"
+    return None
+
+
+def _shape_problems(data: dict[Any, Any]) -> list[str]:
+    """Every problem of an inventory's shape, without recursion: unknown keys, names
+    that are not strings, group cycles, groups nested too deep, values nested too deep
+    or too many (YAML aliases can multiply them)."""
+    problems: list[str] = []
+    edges: dict[str, set[str]] = {}
+    # (body, where, group name, group depth)
+    stack: list[tuple[Any, str, str, int]] = []
+    for top, body in reversed(list(data.items())):
+        bad = _key_problem(top, "group", "top level")
+        if bad:
+            problems.append(bad)
+            continue
+        if top != "all":  # Ansible takes other top-level groups as children of all
+            edges.setdefault("all", set()).add(top)
+        stack.append((body, str(top), top, 1))
+    while stack:
+        body, where, group, depth = stack.pop()
+        if depth > MAX_GROUP_DEPTH:
+            problems.append(f"{where}: groups nested deeper than {MAX_GROUP_DEPTH} levels")
+            break
         if body is None:
-            return
+            continue
         if not isinstance(body, dict):
             problems.append(f"{where}: expected a mapping with hosts, vars or children")
-            return
+            continue
         for key in body:
             if key not in ("hosts", "vars", "children"):
                 problems.append(f"{where}.{key}: unknown key (expected hosts, vars, children)")
-        if not isinstance(body.get("vars") or {}, dict):
+        variables = body.get("vars") or {}
+        if not isinstance(variables, dict):
             problems.append(f"{where}.vars: expected a mapping")
+        else:
+            problems.extend(_vars_problems(variables, f"{where}.vars"))
         hosts = body.get("hosts") or {}
         if not isinstance(hosts, dict):
             problems.append(f"{where}.hosts: expected a mapping of host names")
         else:
             for hname, hvars in hosts.items():
-                if hvars is not None and not isinstance(hvars, dict):
+                bad = _key_problem(hname, "host", f"{where}.hosts")
+                if bad:
+                    problems.append(bad)
+                elif hvars is not None and not isinstance(hvars, dict):
                     problems.append(f"{where}.hosts.{hname}: expected a mapping of variables")
+                elif hvars:
+                    problems.extend(_vars_problems(hvars, f"{where}.hosts.{hname}"))
         children = body.get("children") or {}
         if not isinstance(children, dict):
             problems.append(f"{where}.children: expected a mapping of groups")
-        else:
-            for cname, cbody in children.items():
-                walk(cbody, f"{where}.children.{cname}")
+            continue
+        for cname, cbody in reversed(list(children.items())):
+            bad = _key_problem(cname, "group", f"{where}.children")
+            if bad:
+                problems.append(bad)
+                continue
+            edges.setdefault(group, set()).add(cname)
+            stack.append((cbody, f"{where}.children.{cname}", cname, depth + 1))
+        if len(problems) > 50:
+            break
+    cycle = _find_cycle(edges)
+    if cycle:
+        problems.append("group cycle: " + " -> ".join(cycle) + " (a group cannot contain itself)")
+    return problems
 
-    for top, body in data.items():
-        walk(body, str(top))  # Ansible takes other top-level groups as children of all
-    if problems:
-        raise InputError(shown, problems)
+
+def _vars_problems(variables: dict[Any, Any], where: str) -> list[str]:
+    """Variable names are strings; values are nested at most MAX_DEPTH levels deep and
+    number at most MAX_NODES (counted without recursion)."""
+    problems = [
+        f"{where}: variable name {k!r} is not a string" for k in variables if not isinstance(k, str)
+    ]
+    stack: list[tuple[Any, int]] = [(variables, 0)]
+    nodes = 0
+    while stack:
+        value, depth = stack.pop()
+        nodes += 1
+        if nodes > MAX_NODES:
+            problems.append(f"{where}: more than {MAX_NODES} values (YAML aliases?)")
+            break
+        if depth > MAX_DEPTH:
+            problems.append(f"{where}: values nested deeper than {MAX_DEPTH} levels")
+            break
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+    return problems
+
+
+def _find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """A cycle in the group graph (parent -> children), as a list of names, or None."""
+    state: dict[str, int] = {}  # 1 on the current path, 2 finished
+    for root in sorted(edges):
+        if state.get(root):
+            continue
+        path: list[str] = [root]
+        iters = [iter(sorted(edges.get(root, ())))]
+        state[root] = 1
+        while iters:
+            child = next(iters[-1], None)
+            if child is None:
+                state[path.pop()] = 2
+                iters.pop()
+                continue
+            if state.get(child) == 1:
+                return path[path.index(child) :] + [child]
+            if not state.get(child):
+                state[child] = 1
+                path.append(child)
+                iters.append(iter(sorted(edges.get(child, ()))))
+    return None
+
+
+def _check_text(path: Path) -> None:
+    """An INI inventory is UTF-8 text (Ansible would read other bytes as odd host names)."""
+    try:
+        path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise InputError(str(path), [f"cannot read: {exc.strerror or exc}"]) from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            str(path), [f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})"]
+        ) from exc
 
 
 def _check_vars_dirs(base: Path) -> None:
@@ -247,6 +504,10 @@ def _check_vars_dirs(base: Path) -> None:
             data = read_yaml(f, "variables", _InventoryLoader)
             if data is not None and not isinstance(data, dict):
                 raise InputError(str(f), ["expected a mapping of variables"])
+            if data:
+                problems = _vars_problems(data, "variables")
+                if problems:
+                    raise InputError(str(f), problems)
 
 
 # -- Ansible's reading -----------------------------------------------------------------
@@ -339,6 +600,14 @@ def _resolve(path: Path) -> dict[str, tuple[set[str], dict[str, Any]]]:
             out[host.name] = (groups, {str(k): _native(v) for k, v in hostvars.items()})
     except AnsibleError as exc:
         raise InputError(shown, [_first_line(exc)]) from exc
+    except RecursionError as exc:
+        raise InputError(shown, ["groups or values nested too deep for Ansible"]) from exc
+    except (TypeError, ValueError, KeyError, AttributeError, UnicodeError) as exc:
+        # Ansible's own parsing failing on an input it does not expect: still the file's
+        # problem, named in one line rather than a traceback
+        raise InputError(
+            shown, [f"Ansible cannot read this inventory: {type(exc).__name__}: {exc}"]
+        ) from exc
     return out
 
 
@@ -373,6 +642,32 @@ def _reveal(value: Any) -> Any:
     return value
 
 
+def _shown(name: str) -> str:
+    """A host name as it can be printed on one line (control characters escaped)."""
+    return name if not _CONTROL.search(name) else repr(name)
+
+
+def _connection_problems(variables: Mapping[str, Any]) -> list[str]:
+    """``ansible_host`` and ``ansible_port``: the address becomes the URL clients load and
+    an upstream's address in nginx.conf."""
+    problems = []
+    addr = variables.get("ansible_host")
+    if isinstance(addr, str):
+        try:
+            check_address(addr)
+        except ValueError as exc:
+            problems.append(f"ansible_host: {exc}")
+    elif addr is not None and type(addr).__name__ != "EncryptedString":
+        problems.append(f"ansible_host: expected an address, got {type(addr).__name__}")
+    port = variables.get("ansible_port")
+    if port is not None and not (
+        (isinstance(port, int) and not isinstance(port, bool) and 1 <= port <= 65535)
+        or (isinstance(port, str) and port.isdigit() and 1 <= int(port) <= 65535)
+    ):
+        problems.append(f"ansible_port: {port!r} is not a port (1-65535)")
+    return problems
+
+
 def _build(path: Path, resolved: dict[str, tuple[set[str], dict[str, Any]]]) -> Inventory:
     from ansible.errors import AnsibleError
 
@@ -381,6 +676,9 @@ def _build(path: Path, resolved: dict[str, tuple[set[str], dict[str, Any]]]) -> 
     hosts: dict[str, Host] = {}
     for hname in sorted(resolved):
         member, merged = resolved[hname]
+        if _CONTROL.search(hname):
+            problems.append(f"host {_shown(hname)}: control characters in the host name")
+            continue
         sizing_raw: dict[str, Any] = {}
         for key, value in merged.items():
             if not key.startswith("sizing_"):
@@ -398,15 +696,20 @@ def _build(path: Path, resolved: dict[str, tuple[set[str], dict[str, Any]]]) -> 
         except ValidationError as exc:
             for err in exc.errors():
                 loc = ".".join(str(p) for p in err["loc"])
-                field_name = f"sizing_{loc}" if loc else "sizing_*"
-                msg = err["msg"]
+                msg = str(err["msg"]).removeprefix("Value error, ")
                 if err["type"] == "extra_forbidden":
                     msg = "unknown variable"
                 elif err["type"] == "enum":
                     got = err.get("input")
                     msg = f"unknown platform {got!r} (expected baremetal, libvirt, vsphere)"
-                problems.append(f"host {hname}: {field_name}: {msg}")
+                elif err["type"] == "finite_number":
+                    msg = "must be a finite number (not .inf or .nan)"
+                # a model-level problem (equal ports) names its fields in its message
+                problems.append(
+                    f"host {hname}: sizing_{loc}: {msg}" if loc else f"host {hname}: {msg}"
+                )
             continue
+        problems.extend(f"host {_shown(hname)}: {p}" for p in _connection_problems(merged))
         roles = frozenset(ROLE_GROUPS[g] for g in member if g in ROLE_GROUPS)
         hosts[hname] = Host(
             name=hname,

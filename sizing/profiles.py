@@ -2,32 +2,59 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from sizing import paths
-from sizing.errors import InputError, UsageError
+from sizing.errors import InputError, SizingError, UsageError
+from sizing.yamlfile import read_yaml
 
 FILE_SIZES = {128: "/128b", 1024: "/1k", 10240: "/10k", 102400: "/100k"}
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_URL_PATH = re.compile(r"/[A-Za-z0-9._~/%-]*\Z")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
+
+
+def _text(value: str) -> str:
+    m = _CONTROL.search(value.replace("\n", ""))  # descriptions may span lines
+    if m:
+        raise ValueError(f"control character {m.group()!r} not allowed")
+    return value
+
+
+def _url_path(value: str) -> str:
+    if not _URL_PATH.match(value):
+        raise ValueError(f"{value!r} is not a URL path (/ then letters, digits, . _ ~ % - /)")
+    return value
+
+
+def _name(value: str) -> str:
+    if not _NAME.match(value):
+        raise ValueError(f"{value!r} is not a profile name (letters, digits, . _ -)")
+    return value
+
+
+Text = Annotated[str, AfterValidator(_text)]
 
 
 class Profile(BaseModel):
     """One workload: what the load generator sends and which figure it yields."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     kind: Literal["workload"]
-    name: str
-    description: str
+    name: Annotated[str, AfterValidator(_name)]
+    description: Text
     generator: Literal["wrk", "vegeta"] = "wrk"
-    metric: str
-    unit: str
+    metric: Text
+    unit: Text
     scheme: Literal["http", "https"]
-    path: str = "/128b"
-    file_size: int = Field(default=128)
+    path: Annotated[str, AfterValidator(_url_path)] = "/128b"
+    file_size: int = Field(default=128, ge=0, le=1 << 40)
     keepalive: bool = True
     tls_key: Literal["rsa2048", "ecdsa-p256"] | None = None
     tls_session_reuse: bool = False
@@ -39,12 +66,15 @@ class Profile(BaseModel):
     # max-rate: closed loop as fast as the server answers (wrk); fixed-rate: constant
     # offered rates, open loop (vegeta), latency per rate, knee and SLO capacity.
     mode: Literal["max-rate", "fixed-rate"] = "max-rate"
-    rates: str | None = None  # fixed-rate: "1000:10000:1000" or "500,1000"; --rates wins
-    slo: str | None = None  # fixed-rate: "p95=10ms"; --slo wins
+    rates: Text | None = None  # fixed-rate: "1000:10000:1000" or "500,1000"; --rates wins
+    slo: Text | None = None  # fixed-rate: "p95=10ms"; --slo wins
     # web: nginx serves the files; proxy: nginx proxies to an upstream nginx (keepalive);
     # api-jwt: as proxy, after validating an HS256 JWT (njs) on every request.
     role: Literal["web", "proxy", "api-jwt"] = "web"
-    tls_protocols: str | None = None  # e.g. "TLSv1.2" to get the article's ECDHE-ECDSA suite
+    # e.g. "TLSv1.2" to get the article's ECDHE-ECDSA suite; goes into nginx.conf
+    tls_protocols: Annotated[str, Field(pattern=r"^TLSv1(\.[0-3])?( TLSv1(\.[0-3])?)*$")] | None = (
+        None
+    )
 
     @property
     def is_gateway(self) -> bool:
@@ -53,12 +83,12 @@ class Profile(BaseModel):
 
 
 def available() -> list[str]:
-    """Names of the bundled workload profiles."""
+    """Names of the bundled workload profiles (files that cannot be read are left out)."""
     names = []
     for f in sorted(paths.PROFILES.glob("*.yml")):
         try:
-            data = yaml.safe_load(f.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError):
+            data = read_yaml(f, "profile")
+        except SizingError:
             continue
         if isinstance(data, dict) and data.get("kind") == "workload":
             names.append(str(data.get("name", f.stem)))
@@ -66,18 +96,19 @@ def available() -> list[str]:
 
 
 def load_file(path: Path) -> Profile:
-    """Load and validate one profile file."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputError(str(path), [f"cannot read profile: {exc}"]) from exc
+    """Load and validate one profile file, or raise :class:`InputError` naming the file
+    and the field."""
+    data = read_yaml(path, "profile")
+    if not isinstance(data, dict):
+        raise InputError(str(path), ["expected a mapping of profile fields (kind: workload, ...)"])
     try:
         return Profile.model_validate(data)
     except ValidationError as exc:
         raise InputError(
             str(path),
             [
-                f"{'.'.join(str(p) for p in e['loc']) or 'profile'}: {e['msg']}"
+                f"{'.'.join(str(p) for p in e['loc']) or 'profile'}: "
+                + str(e["msg"]).removeprefix("Value error, ")
                 for e in exc.errors()
             ],
         ) from exc

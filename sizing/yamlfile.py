@@ -39,6 +39,24 @@ def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) 
 StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+MAX_DEPTH = 100  # nested mappings and lists; no sizing file needs more than a few
+
+
+def _check_depth(text: str, loader: type[Any]) -> None:
+    """Refuse absurd nesting from the event stream, before the (recursive) composer and
+    constructor see it: thousands of nested ``[`` overflow them, even the C stack."""
+    depth = 0
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                mark = event.start_mark
+                where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+                raise yaml.YAMLError(f"{where}nested deeper than {MAX_DEPTH} levels")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
 def read_yaml(path: Path, what: str, loader: type[Any] = StrictLoader) -> Any:
     """Parse ``path`` (a ``what`` file: "inventory", "catalog", ...) or raise InputError."""
     shown = str(path)
@@ -49,13 +67,20 @@ def read_yaml(path: Path, what: str, loader: type[Any] = StrictLoader) -> Any:
         raise InputError(shown, [f"is a directory; give {article} {what} YAML file"])
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(shown, [f"cannot read: {exc}"]) from exc
+    except OSError as exc:
+        raise InputError(shown, [f"cannot read: {exc.strerror or exc}"]) from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            shown, [f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})"]
+        ) from exc
     try:
+        _check_depth(text, loader)
         return yaml.load(text, Loader=loader)  # noqa: S506 (a safe loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         raise InputError(shown, [f"YAML syntax: {where}{exc.problem or exc}"]) from exc
     except yaml.YAMLError as exc:
-        raise InputError(shown, [f"YAML syntax: {exc}"]) from exc
+        raise InputError(shown, [f"YAML: {exc}"]) from exc
+    except RecursionError as exc:  # thousands of nested [ or { (the reader recurses)
+        raise InputError(shown, ["YAML nested too deep"]) from exc
