@@ -238,16 +238,13 @@ def physical_host(host: str, platform: str, meta: Mapping[str, Any]) -> str:
     return host
 
 
-def repetition_values(samples: Sequence[tuple[int, Sample]], unit: str) -> list[float]:
+def repetition_values(samples: Sequence[tuple[int, Sample]]) -> list[float]:
     """The timed repetitions' aggregate figures of a throughput point (not the warm-up,
     not the per-client samples)."""
     return [
         s.value
         for rep, s in samples
-        if rep >= 1
-        and not s.metric.endswith(".client")
-        and s.unit == unit
-        and not s.metadata.get("warmup")
+        if rep >= 1 and not s.metric.endswith(".client") and not s.metadata.get("warmup")
     ]
 
 
@@ -330,7 +327,7 @@ def measured_bases(
         figures = []
         for (profile, cores, ht), (p, run) in sorted(g["slots"].items()):
             r = p.result
-            ci = median_ci(repetition_values(run.samples.get(p.id, ()), r.unit))
+            ci = median_ci(repetition_values(run.samples.get(p.id, ())))
             figures.append(
                 Figure(
                     platform=platform,

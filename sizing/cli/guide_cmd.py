@@ -17,14 +17,19 @@ from typing import Annotated
 import typer
 
 from sizing.cli.options import (
+    ArticlePricesOpt,
+    BasisOpt,
     CatalogOpt,
     DbOpt,
     EmulatedOpt,
+    ExtrapolationOpt,
     FormatChoice,
     PaperChoice,
     PlatformChoice,
     SourceChoice,
     SourceOpt,
+    VirtualizedOpt,
+    basis_ids,
     choice,
     metavar,
 )
@@ -95,6 +100,7 @@ def guide_cmd(
         ),
     ] = None,
     source: SourceOpt = "both",
+    basis: BasisOpt = None,
     rps: Annotated[
         float | None, typer.Option("--rps", help="Target requests per second to size for.")
     ] = None,
@@ -113,7 +119,10 @@ def guide_cmd(
         ),
     ] = "any",
     catalog: CatalogOpt = None,
+    article_prices: ArticlePricesOpt = False,
+    allow_extrapolation: ExtrapolationOpt = False,
     db: DbOpt = None,
+    include_virtualized: VirtualizedOpt = False,
     include_emulated: EmulatedOpt = False,
     paper: Annotated[
         str, typer.Option("--paper", metavar=metavar(PaperChoice), help="Paper size.")
@@ -127,9 +136,10 @@ def guide_cmd(
 ) -> None:
     """The printable sizing guide: summary, sizing table, charts, methodology, validity.
 
-    Built from the results store and/or the bundled reference data (--source, as for
-    recommend). With --rps/--tps it opens with the recommendation for that target. Every
-    figure is labelled measured, reference, extrapolated or emulated.
+    Built from one basis (and its group), chosen as recommend chooses it (--basis,
+    --source, --include-virtualized); the cover and the summary name it and why. With
+    --rps/--tps it opens with the recommendation for that target. Every figure is labelled
+    measured, reference, interpolated, extrapolated or emulated, with its flags.
     """
     from sizing.engine import Demand
     from sizing.report.build import prepare
@@ -158,10 +168,13 @@ def guide_cmd(
         platform=platform_c.value,
         include_emulated=include_emulated,
         tool_version=__version__,
+        bases=basis_ids(basis),
+        include_virtualized=include_virtualized,
+        article_prices=article_prices,
+        allow_extrapolation=allow_extrapolation,
     )
     guide = prepare(request, Sources(db=db, catalog=catalog, runs=tuple(run or ())))
-    if guide.reference_only and source_c is not SourceChoice.REFERENCE:
-        typer.echo("note: nothing usable measured; the guide uses reference data only", err=True)
+    typer.echo(f"basis: {', '.join(guide.choice.ids)} — {guide.choice.why}", err=True)
     text: str
     if fmt_c is FormatChoice.MD:
         from sizing.report.render.html import render_markdown

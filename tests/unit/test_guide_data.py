@@ -16,7 +16,6 @@ from typer.testing import CliRunner
 from sizing import paths
 from sizing.catalog import load_catalog, load_reference
 from sizing.cli import app
-from sizing.engine import select
 from sizing.model import PointKey, PointResult, Sample, Status
 from sizing.report.build import prepare
 from sizing.report.data import (
@@ -30,7 +29,7 @@ from sizing.report.data import (
 )
 from sizing.report.render import charts as charts_mod
 from sizing.report.render.html import render_markdown
-from sizing.sources import Sources, figures_of_runs, read_runs
+from sizing.sources import Sources, load_bases, read_runs
 from sizing.store import Store
 
 runner = CliRunner()
@@ -205,7 +204,9 @@ def test_number_money_percent() -> None:
 def test_reference_only_guide_is_labelled_and_in_the_articles_shape() -> None:
     g = _guide(None, source="both")
     assert g.reference_only and g.basis == "reference"
-    assert "not on measurements of your hardware" in g.basis_text
+    assert "not measurements of your hardware" in g.basis_text
+    assert g.basis_text.startswith("Sized on reference/baremetal (baremetal; PowerEdge")
+    assert "reference: no measured basis qualifies" in g.basis_text
     first = g.tables[0]
     assert [h for h, _ in first.groups] == ["Hardware cost", "CPU cores", "RPS", "SSL TPS"]
     assert _row(first, 4) == ["$1,300", "4", "192,000", "132,000", "3,200", "2,900"]
@@ -214,9 +215,13 @@ def test_reference_only_guide_is_labelled_and_in_the_articles_shape() -> None:
     one = [c.text for c in cost.rows[0]]
     assert one[1] == "$15.62" and one[5] == "16.7%"  # $750 / 48 and (48k-40k)/48k
     assert g.validity is None and g.runs == ()
-    # 7 reference series x 4 catalog core counts, every one labelled reference
-    assert len(g.provenance.rows) == 28
-    assert {r[3].text for r in g.provenance.rows} == {"reference"}
+    # the chosen group (the testbed's bare metal and ESXi): 4 series x 4 core counts;
+    # Kubernetes is another basis, not in this guide
+    assert len(g.provenance.rows) == 16
+    assert {r[4].text for r in g.provenance.rows} == {"reference"}
+    assert "≥300,000 (client-bound)" in {r[3].text for r in g.provenance.rows}
+    eight = next(r for r in first.rows if r[1].text == "8")
+    assert eight[2].text == "≥300,000 (client-bound)" and eight[3].text == "280,000"
     assert g.overhead_table is None  # reference figures carry no interval
 
 
@@ -240,25 +245,49 @@ def test_no_demand_no_recommendation() -> None:
 
 
 def test_measured_figures_win_and_are_labelled(db: Path) -> None:
-    g = _guide(db)
-    assert g.basis == "both"  # measured traditional series, reference Kubernetes
+    g = _guide(db, article_prices=True)
+    assert g.basis == "measured"  # one basis group: srv1's bare metal and its KVM guest
+    assert g.choice.ids == ("srv1/baremetal/static-128b", "srv1/kvm/static-128b")
+    assert g.basis_text.startswith("Sized on srv1/baremetal/static-128b (baremetal; Test CPU")
     assert g.inventories == ("lab",)
     first = g.tables[0]
+    assert "srv1/baremetal/static-128b + srv1/kvm/static-128b" in first.title
+    assert first.headers[2:4] == ("RPS – Bare metal", "RPS – KVM")
     row = _row(first, 2)
     assert row[2:] == ["98,000", "80,000", "1,630", "1,480"]
     assert {c.source for c in next(r for r in first.rows if r[1].text == "2")[2:]} == {"measured"}
     eight = next(r for r in first.rows if r[1].text == "8")
     assert eight[2].source == "extrapolated"
-    assert eight[3].source == "extrapolated"  # the emulated 8-core point is left out
+    assert eight[3].source == "extrapolated"  # the emulated 8-core point is another basis
+    # no reference table beside it: the reference is another basis, not stitched in
+    assert not any("reference/" in t.title for t in g.tables)
+
+
+def test_unpriced_measured_basis_gets_no_cost(db: Path) -> None:
+    g = _guide(db)
+    costs = g.tables[1]
+    assert {c.text for r in costs.rows for c in r[1:5]} == {"–"}
+    assert not any(h.label.startswith("Lowest cost") for h in g.headlines)
+
+
+def test_headline_never_quotes_an_extrapolated_or_virtualized_figure(db: Path) -> None:
+    g = _guide(db, article_prices=True)
+    lowest = next(h for h in g.headlines if h.label == "Lowest cost per 1k RPS")
+    assert lowest.source == "measured" and "4 cores" in lowest.detail
+    assert "srv1/baremetal/static-128b" in lowest.detail
+    ref = _guide(None)
+    lowest = next(h for h in ref.headlines if h.label == "Lowest cost per 1k RPS")
+    assert lowest.source == "reference" and "reference/baremetal" in lowest.detail
 
 
 def test_overhead_interval_from_both_measured_legs(db: Path) -> None:
-    g = _guide(db)
+    g = _guide(db, article_prices=True)
     ov = {(p.profile, p.cores): p for p in g.overhead}
     p = ov[("rps", 1)]
     assert p.pct == pytest.approx(16.0)  # (50,000 - 42,000) / 50,000
-    assert p.low == pytest.approx((1 - 43_000 / 49_000) * 100)
-    assert p.high == pytest.approx((1 - 41_000 / 51_000) * 100)
+    # the medians' intervals from the three repetitions (0.99x to 1.01x of each figure)
+    assert p.low == pytest.approx((1 - 42_000 * 1.01 / (50_000 * 0.99)) * 100)
+    assert p.high == pytest.approx((1 - 42_000 * 0.99 / (50_000 * 1.01)) * 100)
     assert ("rps", 8) not in ov  # extrapolated: no overhead
     assert g.overhead_table is not None
     assert any("to" in r[4].text for r in g.overhead_table.rows)
@@ -282,8 +311,9 @@ def test_emulated_figures_shown_not_used_unless_asked(db: Path) -> None:
     assert g.emulated_table is not None
     assert g.emulated_table.rows[0][2].text == "5,600"
     assert "not used for sizing" in g.emulated_table.notes[0]
-    assert not any(f.emulated for f in g.selection.figures)
-    g2 = _guide(db, include_emulated=True)
+    assert not any(f.emulated for f in g.choice.figures)
+    g2 = _guide(db, include_emulated=True, bases=("tcg1",), article_prices=True)
+    assert g2.choice.ids == ("tcg1/kvm/static-128b-emulated",)
     cell = next(r for r in g2.tables[0].rows if r[1].text == "8")[3]
     assert (cell.text, cell.source, cell.mark) == ("5,600", "emulated", "e")
 
@@ -356,14 +386,12 @@ def test_runs_are_chosen_by_id_or_latest(db: Path) -> None:
 
 
 def test_build_guide_is_pure_over_its_inputs(db: Path) -> None:
-    runs = read_runs(db, [])
-    reference = load_reference()
-    measured = figures_of_runs(runs, include_emulated=False)
-    selection = select(measured, reference.figures, "measured")
-    g = build_guide(GuideRequest(date="d"), load_catalog(), reference, selection, runs)
+    inputs = load_bases(Sources(db=db), source="measured", with_runs=True)
+    g = build_guide(GuideRequest(date="d"), load_catalog(), load_reference(), inputs, inputs.runs)
     assert g.basis == "measured"
     assert not g.methodology.reference  # no reference series: no reference conditions
     assert g.to_dict()["tables"][0]["rows"][0][2] == "50,000"
+    assert g.to_dict()["bases"]["bases"][0]["id"] == "srv1/baremetal/static-128b"
 
 
 def test_markdown_carries_the_table_and_sections(db: Path) -> None:

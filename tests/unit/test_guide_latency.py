@@ -258,7 +258,7 @@ def test_soak_table_only_where_latency_or_steal_jumped(db: Path) -> None:
 def test_latency_points_stay_out_of_the_throughput_data(db: Path) -> None:
     g = _guide(db)
     assert {c.profile for c in g.cpu_points} == {"rps", "tps"}
-    assert all(f.profile in ("rps", "tps") for f in g.selection.figures)
+    assert all(f.profile in ("rps", "tps") for f in g.choice.figures)
     assert g.to_dict()["latency"]["summary"]["rows"][0][0] == "Bare metal, 1 core"
 
 

@@ -10,15 +10,27 @@ from pathlib import PurePath
 MISSING = "–"  # a figure that is not there
 PLATFORM_LABELS = {
     "baremetal": "Bare metal",
+    "virtualized-host": "Virtualized host",
     "hypervisor": "Hypervisor",
+    "kvm": "KVM",
+    "esxi": "ESXi",
     "kubernetes": "Kubernetes",
 }
 PROFILE_LABELS = {"rps": "RPS", "tps": "SSL TPS"}
 PROFILE_UNITS = {"rps": "requests/s", "tps": "handshakes/s"}
-MARKS = {"measured": "m", "reference": "r", "extrapolated": "x", "emulated": "e"}
+MARKS = {
+    "measured": "m",
+    "reference": "r",
+    "interpolated": "i",
+    "shape": "x",
+    "extrapolated": "x",
+    "emulated": "e",
+}
 PROVENANCE_TEXT = {
     "measured": "measured with sizing on the inventory's hosts",
     "reference": "published reference data",
+    "interpolated": "interpolated between two measured core counts of the same basis",
+    "shape": "scaled with another basis' scaling shape (same workload), wider interval",
     "extrapolated": "extrapolated by the fitted scaling model",
     "emulated": "measured in a software-emulated guest (not real hardware)",
 }
@@ -36,6 +48,7 @@ FLAG_TEXT = {
     "generator-lag": "the load generator sent below the offered rate at some rates",
     "no-knee": "latency stayed flat over the whole sweep: the knee lies above it",
     "slo-not-converged": "the search for the SLO capacity did not converge",
+    "lower-bound": "a lower bound: the true capacity may be higher",
 }
 STATUS_TEXT = {
     "measured": "measured",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from sizing.engine import CostCatalog, Selection, recommend
+from sizing.engine import CostCatalog, recommend
 from sizing.engine.table import build_table
 from sizing.model import Figure
 from sizing.report.data.format import MARKS, PROVENANCE_TEXT, inventory_name
@@ -25,46 +25,54 @@ from sizing.sources import RunData
 
 if TYPE_CHECKING:
     from sizing.catalog import Reference
+    from sizing.sources import BasisInputs
 
 def build_guide(
     request: GuideRequest,
     catalog: CostCatalog,
     reference: Reference,
-    selection: Selection,
+    inputs: BasisInputs,
     runs: Sequence[RunData],
     *,
     emulated: Sequence[Figure] = (),
     nginx_template: str = "",
 ) -> Guide:
-    """Prepare the whole guide (see the module docstring)."""
-    table = build_table(selection.figures, catalog)
+    """Prepare the whole guide (see the module docstring). ``inputs`` are the bases and
+    the choice (:func:`sizing.sources.load_bases`): every table and the recommendation
+    come from the chosen bases only."""
+    choice = inputs.choice
+    table = build_table(
+        choice.figures,
+        catalog,
+        bases=inputs.bases,
+        prices=inputs.prices,
+        article_prices=inputs.article_prices,
+        allow_extrapolation=request.allow_extrapolation,
+    )
     basis = table.source
     citation = reference.citation()
     inventories = tuple(distinct(inventory_name(r.record.inventory) for r in runs))
+    labels = "; ".join(b.label() for b in choice.bases)
+    basis_text = f"Sized on {labels}. Chosen because: {choice.why}."
     if basis == "reference":
-        basis_text = (
-            f"Based on published reference data ({citation}), not on measurements of your hardware."
+        basis_text += (
+            f" Published reference data ({citation}), not measurements of your hardware."
         )
-    elif basis == "measured":
-        basis_text = (
-            "Based on figures measured with sizing on "
-            + (", ".join(inventories) or "the inventory's hosts")
-            + "."
-        )
-    else:
-        basis_text = (
-            "Based on figures measured with sizing on "
-            + (", ".join(inventories) or "the inventory's hosts")
-            + f" where measured, and published reference data ({citation}) elsewhere."
-        )
+    elif inventories:
+        basis_text += " Measured with sizing on " + ", ".join(inventories) + "."
     rec_view = None
     demand = request.demand
     if demand is not None:
         result = recommend(
-            selection.figures,
+            choice.figures,
             catalog,
             demand,
             platforms=None if request.platform == "any" else [request.platform],
+            bases=inputs.bases,
+            prices=inputs.prices,
+            article_prices=inputs.article_prices,
+            allow_extrapolation=request.allow_extrapolation,
+            why=choice.why,
         )
         rec_view = recommendation_view(result, catalog.currency)
     ov = overhead_points(table)
@@ -88,7 +96,7 @@ def build_guide(
         recommendation=rec_view,
         tables=tuple(sizing_tables(table, catalog)),
         table=table,
-        selection=selection,
+        choice=choice,
         overhead=tuple(ov),
         overhead_table=overhead_table(ov),
         emulated_table=emulated_table(emulated, request.include_emulated),

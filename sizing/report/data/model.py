@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sizing.engine import Demand, Recommendation, Selection
+from sizing.engine import Demand, Recommendation
+from sizing.engine.basis import Choice
 from sizing.engine.table import SizingTable
 from sizing.report.data.format import MARKS
 from sizing.sources import RunData
@@ -26,6 +27,10 @@ class GuideRequest:
     platform: str = "any"
     include_emulated: bool = False
     tool_version: str = ""
+    bases: tuple[str, ...] = ()  # --basis: ids asked for (empty: the default choice)
+    include_virtualized: bool = False
+    article_prices: bool = False
+    allow_extrapolation: bool = False
 
     @property
     def demand(self) -> Demand | None:
@@ -209,7 +214,7 @@ class Guide:
     inventories: tuple[str, ...]
     run_ids: tuple[int, ...]
     basis: str  # measured | reference | both
-    basis_text: str
+    basis_text: str  # names the chosen bases and why they were chosen
     reference_only: bool
     citation: str
     reference_url: str
@@ -219,7 +224,7 @@ class Guide:
     recommendation: RecommendationView | None
     tables: tuple[TableBlock, ...]
     table: SizingTable
-    selection: Selection
+    choice: Choice
     overhead: tuple[OverheadPoint, ...]
     overhead_table: TableBlock | None
     emulated_table: TableBlock | None
@@ -240,6 +245,8 @@ class Guide:
             "inventories": list(self.inventories),
             "run_ids": list(self.run_ids),
             "basis": self.basis,
+            "basis_text": self.basis_text,
+            "bases": self.choice.to_dict(),
             "headlines": [h.__dict__ for h in self.headlines],
             "tables": [t.to_dict() for t in self.tables],
             "validity": None if self.validity is None else self.validity.to_dict(),

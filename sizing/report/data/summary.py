@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sizing.engine import Configuration, Recommendation
-from sizing.engine.table import SizingTable
+from sizing.engine.table import Cell, SizingTable
 from sizing.report.data.format import (
     PLATFORM_LABELS,
     PROFILE_LABELS,
@@ -15,54 +15,73 @@ from sizing.report.data.format import (
 )
 from sizing.report.data.model import Fact, Headline, RecommendationView, TableBlock, TCell
 
+# Figures a headline may quote: measured or published, never derived beyond what was
+# observed; and never a virtualized host's figure under a "bare metal" label.
+HEADLINE_SOURCES = ("measured", "reference", "interpolated")
+
+
+def _detail(c: Cell, text: str) -> str:
+    flags = [f for f in c.flags if f != "emulated"]
+    return f"{text}; {c.basis_id}" + (f" ({', '.join(flags)})" if flags else "")
+
 
 def headlines(table: SizingTable) -> list[Headline]:
-    """The few figures a reader takes away, each with its provenance."""
-    cells = [c for r in table.rows for c in r.cells]
+    """The few figures a reader takes away, each with its basis, flags and provenance.
+
+    Only figures observed on their basis (measured, published or interpolated between two
+    measured core counts) and priced; a lower bound reads "≥".
+    """
+    cells = [
+        c
+        for r in table.rows
+        for c in r.cells
+        if c.source in HEADLINE_SOURCES and c.cost_per_unit is not None
+    ]
     out: list[Headline] = []
-    rps = [c for c in cells if c.profile == "rps" and c.platform in ("baremetal", "hypervisor")]
+    rps = [c for c in cells if c.profile == "rps" and c.platform != "kubernetes"]
     if rps:
-        best = min(rps, key=lambda c: (c.cost_per_unit, c.source == "extrapolated"))
+        best = min(rps, key=lambda c: (c.cost_per_unit or 0.0, c.cores))
+        label = PLATFORM_LABELS.get(best.platform, best.platform)
         out.append(
             Headline(
                 "Lowest cost per 1k RPS",
                 money(best.cost_per_unit, table.currency),
-                f"{PLATFORM_LABELS[best.platform]}, {best.cores} cores, HT {best.ht}",
+                _detail(best, f"{label}, {best.cores} cores, HT {best.ht}"),
                 cell_source(best.source, best.emulated),
             )
         )
     for profile in ("rps", "tps"):
         one = [
-            c for c in cells if c.profile == profile and c.platform == "baremetal" and c.cores == 1
+            c
+            for c in cells
+            if c.profile == profile
+            and c.platform in ("baremetal", "virtualized-host")
+            and c.cores == 1
         ]
         if one:
-            c = min(one, key=lambda c: c.ht)
+            c = min(one, key=lambda c: (c.platform != "baremetal", c.ht))
+            label = PLATFORM_LABELS.get(c.platform, c.platform).lower()
             out.append(
                 Headline(
-                    f"{PROFILE_LABELS[profile]} per core, bare metal",
-                    number(c.value),
-                    f"1 core, HT {c.ht}, {PROFILE_UNITS[profile]}",
+                    f"{PROFILE_LABELS[profile]} per core, {label}",
+                    c.display,
+                    _detail(c, f"1 core, HT {c.ht}, {PROFILE_UNITS[profile]}"),
                     cell_source(c.source, c.emulated),
                 )
             )
     for profile in ("rps", "tps"):
-        ov = [
-            c.overhead_pct
-            for c in cells
-            if c.profile == profile and c.platform == "hypervisor" and c.overhead_pct is not None
-        ]
-        src = {
-            cell_source(c.source, c.emulated)
-            for c in cells
-            if c.profile == profile and c.platform == "hypervisor" and c.overhead_pct is not None
-        }
+        ov = [c for c in cells if c.profile == profile and c.overhead_pct is not None]
         if ov:
-            value = percent(min(ov)) if len(ov) == 1 else f"{min(ov):.0f}–{max(ov):.0f}%"
+            pcts = [c.overhead_pct for c in ov if c.overhead_pct is not None]
+            value = percent(pcts[0]) if len(pcts) == 1 else f"{min(pcts):.0f}–{max(pcts):.0f}%"
+            src = {cell_source(c.source, c.emulated) for c in ov}
+            ids = ", ".join(dict.fromkeys(c.basis_id for c in ov))
             out.append(
                 Headline(
                     f"Virtualization overhead, {PROFILE_LABELS[profile]}",
                     value,
-                    f"range over {len(ov)} core count{'s' if len(ov) > 1 else ''}",
+                    f"range over {len(pcts)} core count{'s' if len(pcts) > 1 else ''}; "
+                    f"{ids}, against its own host's bare metal",
                     src.pop() if len(src) == 1 else "",
                 )
             )

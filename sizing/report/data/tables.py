@@ -9,13 +9,15 @@ one implementation of the article-shaped table's cells: the guide and the termin
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from sizing.engine import CostCatalog
 from sizing.engine.figures import series_order
-from sizing.engine.table import Cell, SizingTable, overhead_bounds, overhead_pct
+from sizing.engine.table import Cell, SizingTable
 from sizing.model import Figure
 from sizing.report.data.format import (
     MISSING,
+    PLATFORM_LABELS,
     PROFILE_LABELS,
     PROVENANCE_TEXT,
     cell_source,
@@ -26,40 +28,67 @@ from sizing.report.data.format import (
 )
 from sizing.report.data.model import OverheadPoint, TableBlock, TCell
 
+BARE = ("baremetal", "virtualized-host")  # the article's "bare metal" column
+GUEST = ("esxi", "kvm", "hypervisor")  # its "hypervisor" column
+
+
+def block_tables(table: SizingTable) -> list[SizingTable]:
+    """One table per block of the engine's table (a group of bases: a host and its guests,
+    or the reference testbed): the guide lays each out in the article's shape."""
+    if not table.blocks:
+        return [table]
+    return [
+        replace(table, rows=b.rows, series=b.series, blocks=(b,), source=b.title)
+        for b in table.blocks
+    ]
+
+
+def column_platform(table: SizingTable, column: str) -> str:
+    """The platform of a block that fills the article's ``baremetal`` or ``hypervisor``
+    column (a virtualized host fills the first, labelled as what it is)."""
+    candidates = BARE if column == "baremetal" else GUEST if column == "hypervisor" else (column,)
+    have = {s.platform for s in table.series}
+    return next((p for p in candidates if p in have), candidates[0])
+
 
 def table_cell(table: SizingTable, cores: int, platform: str, ht: str, profile: str) -> Cell | None:
-    """The table's cell of one series at ``cores`` (None when the series is absent)."""
-    row = next(r for r in table.rows if r.cores == cores)
-    return row.cell(platform, ht, profile)
+    """The table's cell of one series at ``cores`` (None when the series is absent or the
+    engine refused it); ``baremetal``/``hypervisor`` mean the block's column platform."""
+    row = next((r for r in table.rows if r.cores == cores), None)
+    if row is None:
+        return None
+    return row.cell(column_platform(table, platform), ht, profile)
 
 
 def traditional_modes(table: SizingTable) -> list[str]:
     """The HT modes with a bare-metal or hypervisor series: one traditional table each."""
-    keys = {s.key for s in table.series}
-    return [
-        ht
-        for ht in ("off", "on")
-        if any(k[0] in ("baremetal", "hypervisor") and k[1] == ht for k in keys)
-    ]
+    keys = {(s.platform, s.ht) for s in table.series}
+    return [ht for ht in ("off", "on") if any(p in BARE + GUEST and h == ht for p, h in keys)]
 
 
 def has_kubernetes(table: SizingTable) -> bool:
     """Whether the table holds a Kubernetes series (its own table)."""
-    return any(s.key[0] == "kubernetes" for s in table.series)
+    return any(s.platform == "kubernetes" for s in table.series)
+
+
+def figure_text(c: Cell) -> str:
+    """A figure for print: ``≥300,000`` for a lower bound, its flags beside it."""
+    flags = [f for f in c.flags if f != "emulated"]
+    return c.display + (f" ({', '.join(flags)})" if flags else "")
 
 
 def figure_cell(table: SizingTable, cores: int, platform: str, ht: str, profile: str) -> TCell:
-    """A throughput: the number and its provenance."""
+    """A throughput: the number (≥ for a lower bound), its flags and its provenance."""
     c = table_cell(table, cores, platform, ht, profile)
     if c is None:
         return TCell(MISSING)
-    return TCell(number(c.value), cell_source(c.source, c.emulated))
+    return TCell(figure_text(c), cell_source(c.source, c.emulated))
 
 
 def cost_cell(table: SizingTable, cores: int, platform: str, ht: str, profile: str) -> TCell:
     """A cost per 1k RPS or per 100 TPS and its provenance."""
     c = table_cell(table, cores, platform, ht, profile)
-    if c is None:
+    if c is None or c.cost_per_unit is None:
         return TCell(MISSING)
     return TCell(money(c.cost_per_unit, table.currency), cell_source(c.source, c.emulated))
 
@@ -73,9 +102,22 @@ def overhead_cell(table: SizingTable, cores: int, ht: str, profile: str) -> TCel
 
 
 def sizing_tables(table: SizingTable, catalog: CostCatalog) -> list[TableBlock]:
-    """The article's table per HT mode, its cost and overhead companion, and Kubernetes."""
+    """Per block of bases (never mixed): the article's table per HT mode, its cost and
+    overhead companion, and Kubernetes; each titled with its bases."""
+    out: list[TableBlock] = []
+    for sub in block_tables(table):
+        out.extend(_sizing_tables(sub, catalog))
+    return out
+
+
+def _sizing_tables(table: SizingTable, catalog: CostCatalog) -> list[TableBlock]:
     cur = table.currency
     blocks: list[TableBlock] = []
+    where = table.blocks[0].title if table.blocks else ""
+    have = {s.platform for s in table.series}
+    bm_p, hv_p = column_platform(table, "baremetal"), column_platform(table, "hypervisor")
+    bm = PLATFORM_LABELS.get(bm_p, bm_p) if bm_p in have else "Bare metal"
+    hv = PLATFORM_LABELS.get(hv_p, hv_p) if hv_p in have else "Hypervisor"
     cost_note = (
         f"Cost per unit = server cost ({table.cost_basis}) ÷ throughput of one server."
         if table.cost_basis
@@ -99,25 +141,28 @@ def sizing_tables(table: SizingTable, catalog: CostCatalog) -> list[TableBlock]:
         )
         blocks.append(
             TableBlock(
-                title=f"Throughput per server, traditional architecture, hyper-threading {ht}",
+                title=f"Throughput per server, hyper-threading {ht}"
+                + (f" — {where}" if where else ""),
+                caption=where,
                 headers=(
                     "Hardware cost",
                     "CPU cores",
-                    "RPS – Bare metal",
-                    "RPS – Hypervisor",
-                    "SSL TPS – Bare metal",
-                    "SSL TPS – Hypervisor",
+                    f"RPS – {bm}",
+                    f"RPS – {hv}",
+                    f"SSL TPS – {bm}",
+                    f"SSL TPS – {hv}",
                 ),
                 rows=rows,
                 notes=(
                     "RPS: requests per second; SSL TPS: new TLS connections (full handshakes) "
-                    "per second.",
+                    "per second. ≥: a lower bound (the source could not saturate the server); "
+                    "flags in brackets beside a figure.",
                 ),
                 groups=(
                     ("Hardware cost", ()),
                     ("CPU cores", ()),
-                    ("RPS", ("Bare metal", "Hypervisor")),
-                    ("SSL TPS", ("Bare metal", "Hypervisor")),
+                    ("RPS", (bm, hv)),
+                    ("SSL TPS", (bm, hv)),
                 ),
             )
         )
@@ -135,13 +180,15 @@ def sizing_tables(table: SizingTable, catalog: CostCatalog) -> list[TableBlock]:
         )
         blocks.append(
             TableBlock(
-                title=f"Cost per throughput and virtualization overhead, hyper-threading {ht}",
+                title=f"Cost per throughput and virtualization overhead, hyper-threading {ht}"
+                + (f" — {where}" if where else ""),
+                caption=where,
                 headers=(
                     "CPU cores",
-                    "Cost per 1k RPS – Bare metal",
-                    "Cost per 1k RPS – Hypervisor",
-                    "Cost per 100 SSL TPS – Bare metal",
-                    "Cost per 100 SSL TPS – Hypervisor",
+                    f"Cost per 1k RPS – {bm}",
+                    f"Cost per 1k RPS – {hv}",
+                    f"Cost per 100 SSL TPS – {bm}",
+                    f"Cost per 100 SSL TPS – {hv}",
                     "Overhead RPS",
                     "Overhead SSL TPS",
                 ),
@@ -149,8 +196,8 @@ def sizing_tables(table: SizingTable, catalog: CostCatalog) -> list[TableBlock]:
                 notes=(cost_note, overhead_note),
                 groups=(
                     ("CPU cores", ()),
-                    (f"Cost per 1k RPS ({cur})", ("Bare metal", "Hypervisor")),
-                    (f"Cost per 100 SSL TPS ({cur})", ("Bare metal", "Hypervisor")),
+                    (f"Cost per 1k RPS ({cur})", (bm, hv)),
+                    (f"Cost per 100 SSL TPS ({cur})", (bm, hv)),
                     ("Virtualization overhead", ("RPS", "SSL TPS")),
                 ),
             )
@@ -169,7 +216,9 @@ def sizing_tables(table: SizingTable, catalog: CostCatalog) -> list[TableBlock]:
         )
         blocks.append(
             TableBlock(
-                title="Kubernetes architecture (NGINX Ingress Controller)",
+                title="Kubernetes architecture (NGINX Ingress Controller)"
+                + (f" — {where}" if where else ""),
+                caption=where,
                 headers=(
                     "CPU cores",
                     "RPS",
@@ -193,36 +242,31 @@ def sizing_tables(table: SizingTable, catalog: CostCatalog) -> list[TableBlock]:
 
 
 def overhead_points(table: SizingTable) -> list[OverheadPoint]:
-    """Virtualization overhead per HT, profile and core count, with an interval when the
-    two legs are measured with confidence intervals.
+    """Virtualization overhead per HT, profile and core count, within one block of bases
+    (a guest and its own host's bare metal, or the reference testbed) only, with the
+    engine's interval when both legs are measured with confidence intervals.
 
     The interval is conservative: the lowest overhead pairs the bare-metal interval's low
     end with the hypervisor interval's high end, the highest the other way round.
     """
-    series = {s.key: s for s in table.series}
     out: list[OverheadPoint] = []
-    for (platform, ht, profile), hv in series.items():
-        bm = series.get(("baremetal", ht, profile))
-        if platform != "hypervisor" or bm is None:
-            continue
-        for row in table.rows:
-            f_bm, f_hv = bm.at(row.cores), hv.at(row.cores)
-            pct = overhead_pct(f_bm, f_hv)
-            if pct is None:
-                continue
-            bounds = overhead_bounds(f_bm.ci_low, f_bm.ci_high, f_hv.ci_low, f_hv.ci_high)
-            low, high = (None, None) if bounds is None else bounds
-            out.append(
-                OverheadPoint(
-                    ht=ht,
-                    profile=profile,
-                    cores=row.cores,
-                    pct=pct,
-                    low=low,
-                    high=high,
-                    source=cell_source(f_bm.source, f_bm.emulated or f_hv.emulated),
+    for sub in block_tables(table):
+        for row in sub.rows:
+            for c in row.cells:
+                if c.platform not in GUEST or c.overhead_pct is None:
+                    continue
+                low, high = (None, None) if c.overhead_ci is None else c.overhead_ci
+                out.append(
+                    OverheadPoint(
+                        ht=c.ht,
+                        profile=c.profile,
+                        cores=c.cores,
+                        pct=c.overhead_pct,
+                        low=low,
+                        high=high,
+                        source=cell_source(c.source, c.emulated),
+                    )
                 )
-            )
     return out
 
 
@@ -259,40 +303,39 @@ def overhead_table(points: Sequence[OverheadPoint]) -> TableBlock | None:
     )
 
 
-
-
 def provenance_table(table: SizingTable) -> TableBlock:
-    """Every figure of the sizing table, its provenance and where it comes from."""
+    """Every figure of the sizing table: its basis, provenance, flags and interval."""
     rows: list[tuple[TCell, ...]] = []
-    fits = {s.key: s for s in table.series}
-    for s in sorted(table.series, key=lambda s: series_order(s.key)):
-        for r in table.rows:
-            c = r.cell(*s.key)
-            if c is None:
-                continue
-            src = cell_source(c.source, c.emulated)
-            observed = next((f for f in s.observed if f.cores == c.cores), None)
-            origin = c.origin
-            if c.source == "extrapolated":
-                origin = f"{fits[s.key].fit.describe()}, from the {s.basis} figures"
-            interval = MISSING
-            if observed is not None and observed.ci_low is not None and observed.ci_high:
-                interval = f"{number(observed.ci_low)} to {number(observed.ci_high)}"
-            rows.append(
-                (
-                    TCell(series_label(*s.key), numeric=False),
-                    TCell(str(c.cores)),
-                    TCell(number(c.value), src),
-                    TCell(src, numeric=False),
-                    TCell(interval),
-                    TCell(origin or MISSING, numeric=False),
+    for sub in block_tables(table):
+        for s in sorted(sub.series, key=lambda s: series_order((s.platform, s.ht, s.profile))):
+            for r in sub.rows:
+                c = r.cell(s.platform, s.ht, s.profile)
+                if c is None:
+                    continue
+                src = cell_source(c.source, c.emulated)
+                origin = c.origin
+                if c.source in ("extrapolated", "shape"):
+                    origin = f"{s.fit.describe()}; {c.origin}" if c.origin else s.fit.describe()
+                interval = MISSING
+                if c.ci_low is not None and c.ci_high is not None:
+                    interval = f"{number(c.ci_low)} to {number(c.ci_high)}"
+                rows.append(
+                    (
+                        TCell(c.basis_id or s.basis_id, numeric=False),
+                        TCell(series_label(s.platform, s.ht, s.profile), numeric=False),
+                        TCell(str(c.cores)),
+                        TCell(figure_text(c), src),
+                        TCell(src, numeric=False),
+                        TCell(interval),
+                        TCell(origin or MISSING, numeric=False),
+                    )
                 )
-            )
     return TableBlock(
         title="Provenance of every figure",
-        headers=("Series", "Cores", "Value", "Provenance", "95% interval", "Source"),
+        headers=("Basis", "Series", "Cores", "Value", "Provenance", "95% interval", "Source"),
         rows=tuple(rows),
-        notes=tuple(f"{k}: {v}." for k, v in PROVENANCE_TEXT.items()),
+        notes=tuple(f"{k}: {v}." for k, v in PROVENANCE_TEXT.items())
+        + ("The 95% interval is that of the median of the repetitions.",),
     )
 
 

@@ -85,11 +85,12 @@ def throughput_chart(guide: Guide) -> Chart | None:
                     markeredgewidth=0.6,
                     label=f"{name}, {s.basis} ({fitted})",
                 )
-                extra = [c for c in cores if c not in observed]
+                derived = [(c, s.estimate(c)) for c in cores if c not in observed]
+                extra = [(c, f.value) for c, f in derived if not isinstance(f, str)]
                 if extra:
                     ax.plot(
-                        extra,
-                        [s.at(c).value for c in extra],
+                        [c for c, _ in extra],
+                        [v for _, v in extra],
                         linestyle="none",
                         marker=style["marker"],
                         markerfacecolor="white",
