@@ -190,6 +190,12 @@ def recommendation_text(result: Recommendation) -> str:
     if best is None:
         return "\n".join(out)
     out.extend(result.explanation)
+    refused: dict[str, list[str]] = {}
+    for r in result.rejected:
+        if r.cores_per_server is not None and r.servers_needed is None:
+            refused.setdefault(r.reason, []).append(f"{r.platform} {r.cores_per_server}-core")
+    for reason, what in refused.items():
+        out.append(f"Not sized: {', '.join(dict.fromkeys(what))}: {reason}.")
     if not result.alternatives:
         return "\n".join(out)
     shown = result.alternatives[:8]
@@ -314,7 +320,8 @@ def sizing_table_text(table: SizingTable) -> str:
     out.append("")
     out.append(
         f"{mark('reference')} reference, {mark('measured')} measured, "
-        f"{mark('extrapolated')} extrapolated or shape-borrowed, {mark('emulated')} emulated; "
+        f"{mark('interpolated')} interpolated, {mark('extrapolated')} extrapolated or "
+        f"shape-borrowed, {mark('emulated')} emulated; "
         "≥ a lower bound (the source could not saturate the server); (flags) beside a "
         f"figure; cost per unit on {table.cost_basis}, sized on the low end of the 95% "
         "interval; overhead = (bare metal - guest) / bare metal within one block only, "
