@@ -38,6 +38,12 @@ PROFILES = RESOURCES / "profiles"
 INVENTORIES = RESOURCES / "inventories"
 DEFAULT_INVENTORY = INVENTORIES / "local.yml"
 
+# Where the playbooks put sizing's tools on every host unless the inventory sets
+# sizing_tool_dir: the same path as sizing_default_tool_dir in playbooks/vars/tools.yml
+# (tests/unit/test_tool_dir.py keeps them equal). playbooks/tasks/tool-dir.yml makes it a
+# 0700 directory of the user the tools run as, or refuses it.
+TOOL_DIR = "/var/tmp/sizing"
+
 APP_NAME = "sizing"
 DB_NAME = "sizing.sqlite"
 

@@ -1,0 +1,133 @@
+"""The tool directory on hosts (playbooks/tasks/tool-dir.yml through clients.yml and
+vegeta.yml), against this machine with real Ansible: created private to the user the tools
+run as, or refused with one line naming the host and the path when another user could
+change what root runs. Run under the integration lock (flock /tmp/sizing-integ.lock)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pwd
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("ansible_runner")
+
+from sizing.provision.ansible import run_playbook  # noqa: E402
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(os.geteuid() != 0, reason="making directories of other users needs root"),
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+INVENTORY = ROOT / "inventories" / "local.yml"
+NOBODY = pwd.getpwnam("nobody").pw_uid
+
+
+def clients(tool_dir: Path, playbook: str = "clients.yml", **extra: Any) -> Any:
+    return run_playbook(
+        playbook,
+        INVENTORY,
+        extravars={"sizing_tool_dir": str(tool_dir), "sizing_hosts": "localhost", **extra},
+        limit=["localhost"],
+        timeout=120,
+    )
+
+
+def snapshot(path: Path) -> list[tuple[str, int, int, str]]:
+    """Owner, mode and content of a directory tree (without following links)."""
+    out = []
+    for p in sorted([path, *path.rglob("*")]):
+        st = p.lstat()
+        body = hashlib.sha256(p.read_bytes()).hexdigest() if stat.S_ISREG(st.st_mode) else ""
+        out.append((str(p), st.st_uid, stat.S_IMODE(st.st_mode), body))
+    return out
+
+
+def test_a_new_tool_directory_is_private_and_idempotent(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    res = clients(tools)
+    assert res.ok, res.problems()
+    st = tools.lstat()
+    assert stat.S_ISDIR(st.st_mode) and st.st_uid == 0 and stat.S_IMODE(st.st_mode) == 0o700
+    assert stat.S_IMODE((tools / "loadgen.py").stat().st_mode) == 0o700
+    assert stat.S_IMODE((tools / "wrk_report.lua").stat().st_mode) == 0o600
+    again = clients(tools)
+    assert again.ok
+    assert sum(again.stats.get("changed", {}).values()) == 0, again.stats
+
+
+def test_a_directory_another_user_made_first_is_refused(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "loadgen.py").write_text("import os; os.system('id > /tmp/pwned')\n")
+    os.chown(tools, NOBODY, NOBODY)
+    os.chown(tools / "loadgen.py", NOBODY, NOBODY)
+    tools.chmod(0o777)
+    before = snapshot(tools)
+    res = clients(tools)
+    assert not res.ok
+    why = res.why("localhost")
+    assert f"localhost: refusing the tool directory {tools}: " in why
+    assert "\n" not in why
+    assert "it belongs to nobody" in why
+    assert "group or others may write to it (mode 0777)" in why
+    assert snapshot(tools) == before  # neither taken nor changed
+
+
+def test_a_link_to_another_directory_is_refused(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.mkdir(mode=0o755)
+    tools = tmp_path / "tools"
+    tools.symlink_to(target)
+    os.lchown(tools, NOBODY, NOBODY)
+    res = clients(tools)
+    assert not res.ok
+    assert "it is a symbolic link" in res.why("localhost")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o755  # never followed
+    assert list(target.iterdir()) == []
+
+
+def test_own_directory_from_an_older_sizing_is_narrowed(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir(mode=0o755)
+    tools.chmod(0o755)
+    res = clients(tools)
+    assert res.ok, res.problems()
+    assert stat.S_IMODE(tools.stat().st_mode) == 0o700
+
+
+def test_own_directory_that_others_could_write_is_refused(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    tools.chmod(0o777)
+    res = clients(tools)
+    assert not res.ok
+    assert "group or others may write to it (mode 0777)" in res.why("localhost")
+    assert stat.S_IMODE(tools.stat().st_mode) == 0o777
+
+
+def test_a_parent_another_user_owns_is_refused(tmp_path: Path) -> None:
+    parent = tmp_path / "theirs"
+    parent.mkdir()
+    os.chown(parent, NOBODY, NOBODY)
+    res = clients(parent / "tools")
+    assert not res.ok
+    assert f"its parent {parent} belongs to nobody" in res.why("localhost")
+    assert not (parent / "tools").exists()
+
+
+def test_vegeta_refuses_the_hostile_directory_too(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    os.chown(tools, NOBODY, NOBODY)
+    fake = tmp_path / "vegeta"
+    fake.write_text("#!/bin/sh\n")
+    res = clients(tools, "vegeta.yml", sizing_vegeta_binary=str(fake))
+    assert not res.ok
+    assert "it belongs to nobody" in res.why("localhost")
+    assert list(tools.iterdir()) == []
