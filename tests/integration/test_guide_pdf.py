@@ -121,9 +121,10 @@ def test_reference_only_guide_on_letter_paper(tmp_path: Path) -> None:
         ["guide", "--db", str(tmp_path / "none.sqlite"), "--out", str(out), "--paper", "letter"],
     )
     assert res.exit_code == 0, res.stderr
-    assert "reference data only" in res.stderr
+    assert res.stderr.startswith("basis: reference/baremetal, reference/esxi — reference: no")
     text = _tool("pdftotext", "-layout", str(out), "-")
     assert "Reference data only." in text
+    assert "Sized on reference/baremetal" in text
     for figure in ("48,000", "300,000", "280,000", "5,100", "$2,200"):
         assert figure in text
     assert "612 x 792" in _tool("pdfinfo", str(out))
