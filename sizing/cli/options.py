@@ -126,7 +126,11 @@ CatalogOpt = Annotated[
 ]
 DbOpt = Annotated[
     Path | None,
-    typer.Option("--db", help="Results database (default: $SIZING_DB or results/sizing.sqlite)."),
+    typer.Option(
+        "--db",
+        help="Results database (default: $SIZING_DB, else sizing.sqlite in the user data "
+        "directory, ~/.local/share/sizing).",
+    ),
 ]
 EmulatedOpt = Annotated[
     bool,

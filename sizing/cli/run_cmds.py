@@ -12,7 +12,7 @@ import typer
 
 from sizing import paths
 from sizing.cli.app import emit_json, state, warn
-from sizing.cli.options import EmulatedOpt, VirtualizedOpt
+from sizing.cli.options import DbOpt, EmulatedOpt, VirtualizedOpt
 from sizing.model import PointResult
 from sizing.report.render.text import point_json, points_table
 
@@ -114,9 +114,7 @@ def run(
     connections: Annotated[
         int | None, typer.Option(min=1, help="Connections per client (default: the profile's).")
     ] = None,
-    db: Annotated[
-        Path | None, typer.Option(help="Results database (default: ./results/sizing.sqlite).")
-    ] = None,
+    db: DbOpt = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print one JSON document on stdout.")
     ] = False,
@@ -305,9 +303,7 @@ def results(
     run_id: Annotated[
         int | None, typer.Option("--run", help="Show only this run (default: all runs).")
     ] = None,
-    db: Annotated[
-        Path | None, typer.Option(help="Results database (default: ./results/sizing.sqlite).")
-    ] = None,
+    db: DbOpt = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print one JSON document on stdout.")
     ] = False,

@@ -3,8 +3,10 @@ vegeta (``vegeta.yml``), and a freshly booted guest made ready for its windows."
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from sizing.errors import HostError, ToolError
 from sizing.facts import HostFacts
@@ -14,9 +16,18 @@ from sizing.plan.points import PlannedPoint
 from sizing.provision.ansible import Playbooks
 from sizing.provision.facts import gather_facts
 
-__all__ = ["VEGETA_BINARY", "ClientTools", "prepare_clients", "ready_guest"]
+__all__ = ["VEGETA_BINARY", "ClientTools", "prepare_clients", "ready_guest", "vegeta_binary"]
 
 VEGETA_BINARY = ROOT / ".cache" / "bin" / "vegeta"  # scripts/install-vegeta
+
+
+def vegeta_binary() -> Path | None:
+    """The vegeta to copy to the clients: the checkout's pinned build, else one on PATH
+    (an installed package, e.g. under pipx, has no checkout cache)."""
+    if VEGETA_BINARY.is_file():
+        return VEGETA_BINARY
+    found = shutil.which("vegeta")
+    return Path(found) if found else None
 
 
 def prepare_clients(
@@ -80,10 +91,11 @@ class ClientTools:
         names = sorted({c.name for c in clients} - self.vegeta_on)
         if not names:
             return
-        if not VEGETA_BINARY.is_file():
+        binary = vegeta_binary()
+        if binary is None:
             raise ToolError(
-                f"vegeta is not installed ({VEGETA_BINARY} is missing): run scripts/setup "
-                "(it builds the pinned vegeta with scripts/install-vegeta)"
+                f"vegeta is not installed ({VEGETA_BINARY} is missing, none on PATH): run "
+                "scripts/setup (it builds the pinned vegeta with scripts/install-vegeta)"
             )
         self.step("installing vegeta on the clients")
         res = self.playbooks.run(
@@ -91,7 +103,7 @@ class ClientTools:
             names,
             extravars={
                 "sizing_hosts": ",".join(names),
-                "sizing_vegeta_binary": str(VEGETA_BINARY),
+                "sizing_vegeta_binary": str(binary),
             },
         )
         if not res.ok:

@@ -17,8 +17,12 @@ def html_to_pdf(html: str, out: Path, base_url: Path | None = None) -> int:
         from weasyprint import HTML
     except ImportError as exc:
         raise ToolError(
-            f"PDF output needs WeasyPrint ({exc}); install the guide extra: "
-            "pip install -e '.[guide]', or use --format html or md"
+            f"PDF output needs WeasyPrint ({exc}): run scripts/setup, or use --format html"
+        ) from None
+    except OSError:  # WeasyPrint is there, the Pango library it loads is not
+        raise ToolError(
+            "WeasyPrint cannot load Pango: apt-get install libpango-1.0-0 libpangoft2-1.0-0"
+            " fonts-dejavu-core (scripts/setup does), or use --format html"
         ) from None
     logging.getLogger("weasyprint").setLevel(logging.ERROR)
     logging.getLogger("fontTools").setLevel(logging.ERROR)
