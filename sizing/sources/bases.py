@@ -1,138 +1,27 @@
-"""The I/O before the engine: the store's runs and figures, the cost catalog, the reference
-data, chosen by ``--source``.
+"""Sizing bases from the store and the reference data (issue 12): what one measured
+basis is (host, platform, hardware, workload, software, physical host), its figures with
+the 95% interval of their median, what its inventory declared, and its price.
 
-``recommend``, ``table`` and ``guide`` read their inputs here and nowhere else; the engine
-(:mod:`sizing.engine`) and the guide's view model (:mod:`sizing.report.data`) stay pure.
-Heavy imports (pydantic, YAML, SQLite) happen inside the functions so that ``sizing --help``
-starts fast. This module never imports :mod:`sizing.report`: the report reads from it.
+Pure functions over :class:`sizing.sources.RunData`; :func:`sizing.sources.load_bases`
+does the reading.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sizing import paths
-from sizing.errors import UsageError
 
 if TYPE_CHECKING:
     from sizing.catalog import Reference
-    from sizing.engine import CostCatalog, Selection
+    from sizing.engine import CostCatalog
     from sizing.engine.basis import Basis, Choice, Hardware, Price
-    from sizing.knee import Slo
-    from sizing.model import Figure, Sample
-    from sizing.store import RunRecord, StoredPoint
+    from sizing.model import Sample
+    from sizing.sources import RunData
 
-
-@dataclass(frozen=True)
-class Sources:
-    """Where to read from."""
-
-    db: Path | None = None  # None: $SIZING_DB or results/sizing.sqlite
-    catalog: Path | None = None
-    runs: tuple[str, ...] = ()  # run ids, or "latest"; empty: every run
-
-
-@dataclass(frozen=True)
-class RunData:
-    """One stored run with its points and each point's samples (by point id)."""
-
-    record: RunRecord
-    points: tuple[StoredPoint, ...]
-    samples: Mapping[int, tuple[tuple[int, Sample], ...]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """What the engine sizes from: the catalog, the reference data, the chosen figures,
-    the runs read (guide only) and, when nothing measured is used, why."""
-
-    catalog: CostCatalog
-    reference: Reference
-    selection: Selection
-    runs: tuple[RunData, ...] = ()
-    note: str = ""
-
-
-def db_path(db: Path | None) -> Path:
-    """The results database: ``db`` when given, else the default."""
-    return db if db is not None else paths.default_db()
-
-
-def read_runs(db: Path, selectors: Sequence[str]) -> list[RunData]:
-    """The runs the guide covers, with their points and samples.
-
-    ``selectors`` are run ids or ``latest``; none means every run of the store. An unknown
-    run is a :class:`UsageError`. A missing database holds no runs (and is not created).
-    """
-    if not db.is_file():
-        if selectors:
-            raise UsageError(f"--run {selectors[0]}: no results database at {db}")
-        return []
-    from sizing.store import Store
-
-    with Store(db) as store:
-        known = {r.id: r for r in store.runs()}
-        ids: list[int] = []
-        for sel in selectors:
-            if sel == "latest":
-                latest = store.latest_run_id()
-                if latest is None:
-                    raise UsageError(f"--run latest: {db} holds no run")
-                wanted = latest
-            else:
-                try:
-                    wanted = int(sel)
-                except ValueError:
-                    raise UsageError(f"--run: {sel!r} is neither a run id nor 'latest'") from None
-                if wanted not in known:
-                    raise UsageError(f"--run {wanted}: no such run in {db}")
-            if wanted not in ids:
-                ids.append(wanted)
-        if not selectors:
-            ids = sorted(known)
-        out: list[RunData] = []
-        for run_id in sorted(ids):
-            points = store.points(run_id)
-            samples = {p.id: tuple(store.samples(p.id)) for p in points}
-            out.append(RunData(known[run_id], tuple(points), samples))
-    return out
-
-
-def figures_of_runs(runs: Sequence[RunData], include_emulated: bool) -> list[Figure]:
-    """Valid measured figures of the given runs, newest point per configuration
-    (:func:`sizing.engine.measured_figures` over the runs' points)."""
-    from sizing.engine import measured_figures
-
-    return measured_figures(
-        ((p.id, p.run_id, p.result) for run in runs for p in run.points), include_emulated
-    )
-
-
-def store_figures(db: Path | None, include_emulated: bool) -> tuple[list[Figure], str]:
-    """Valid measured figures of the whole store, and a note when there are none.
-
-    A missing database means nothing was measured; it is not created.
-    """
-    path = db_path(db)
-    if not path.is_file():
-        return [], "nothing measured yet"
-    from sizing.engine import measured_figures
-    from sizing.store import Store
-
-    with Store(path) as store:
-        valid = [(p.id, p.run_id, p.result) for p in store.iter_valid()]
-    figures = measured_figures(valid, include_emulated)
-    if figures:
-        return figures, ""
-    if not include_emulated and measured_figures(valid, include_emulated=True):
-        return [], "only emulated figures measured (use --include-emulated to use them)"
-    return [], "nothing usable measured yet"
-
-
-# -- bases ----------------------------------------------------------------------------
 
 SIZING_PROFILES = ("rps", "tps")
 # A profile's role as a basis workload role: "web" means nginx serves the file itself.
@@ -518,146 +407,3 @@ def basis_prices(
             name = catalog_name or str(catalog_data.get("name") or "catalog")
             out[b.id] = Price(f"catalog {name} matched to {b.hardware.cpu_model}", offers)
     return out
-
-
-def load_bases(
-    where: Sources,
-    *,
-    requested: Sequence[str] | None = None,
-    source: str = "both",
-    include_virtualized: bool = False,
-    include_emulated: bool = False,
-    article_prices: bool = False,
-    with_runs: bool = False,
-) -> BasisInputs:
-    """Read the store, the catalog and the reference data; build every basis; choose.
-
-    ``source``: ``reference`` offers only the reference bases, ``measured`` only the
-    measured ones (none qualifying is a :class:`UsageError`), ``both`` the default choice
-    (:func:`sizing.engine.basis.choose`). ``requested`` (``--basis``) picks by id.
-    ``with_runs`` (the guide): the runs ``where.runs`` selects are read and returned, and
-    the bases come from them; otherwise from every run of the store. An explicit
-    ``--catalog`` counts as asking for its prices on measured bases (``article_prices``).
-    """
-    from sizing.catalog import load_catalog, load_catalog_data, load_reference
-    from sizing.engine.basis import choose
-
-    catalog = load_catalog(where.catalog)
-    catalog_data = load_catalog_data(where.catalog)
-    reference = load_reference()
-    runs: list[RunData] = []
-    note = ""
-    if source != "reference":
-        path = db_path(where.db)
-        runs = read_runs(path, where.runs if with_runs else ())
-        if not runs:
-            note = "nothing measured yet"
-    measured = measured_bases(runs, declared_of(runs)) if runs else []
-    if runs and not measured:
-        note = "nothing usable measured yet"
-    refs = reference_bases(reference)
-    prices = basis_prices(measured, declared_of(runs) if runs else {}, catalog_data)
-    measured = [replace(b, price=prices.get(b.id)) for b in measured]
-    offered: list[Basis]
-    if source == "reference":
-        offered = refs
-    elif source == "measured":
-        offered = measured
-    else:
-        offered = measured + refs
-    if not offered:
-        raise UsageError(
-            "--source measured, but nothing usable is measured yet "
-            "(run `sizing run`, or use --source reference)"
-        )
-    choice = choose(
-        offered,
-        list(requested) if requested else None,
-        include_virtualized=include_virtualized,
-        include_emulated=include_emulated,
-    )
-    if (
-        source == "measured"
-        and not requested
-        and not any(b.origin == "measured" for b in choice.bases)
-    ):
-        why = "; ".join(f"{i}: {r}" for i, r in choice.passed_over) or "nothing measured"
-        raise UsageError(
-            f"--source measured, but no measured basis qualifies ({why}); name one with "
-            "--basis, or pass --include-virtualized / --include-emulated"
-        )
-    if note and not any(b.origin == "measured" for b in choice.bases):
-        choice = replace(choice, why=f"{choice.why} ({note})")
-    return BasisInputs(
-        bases=tuple(measured + refs),
-        choice=choice,
-        prices=prices,
-        catalog=catalog,
-        reference=reference,
-        article_prices=article_prices or where.catalog is not None,
-        runs=tuple(runs) if with_runs else (),
-        note=note,
-    )
-
-
-def load_selection(
-    source: str, where: Sources, include_emulated: bool, *, with_runs: bool = False
-) -> Inputs:
-    """Catalog, reference figures and measured figures, chosen by ``source``
-    (:func:`sizing.engine.select`).
-
-    ``with_runs`` (the guide): the measured figures are those of the runs ``where.runs``
-    selects, which are read whole (points and samples) and returned; else (``recommend``,
-    ``table``) those of the whole store. With ``source`` ``reference`` the store is not read.
-    """
-    from sizing.catalog import load_catalog, load_reference
-    from sizing.engine import select
-
-    catalog = load_catalog(where.catalog)
-    reference = load_reference()
-    measured: list[Figure] = []
-    runs: list[RunData] = []
-    note = ""
-    if source != "reference":
-        if with_runs:
-            runs = read_runs(db_path(where.db), where.runs)
-            measured = figures_of_runs(runs, include_emulated)
-        else:
-            measured, note = store_figures(where.db, include_emulated)
-    selection = select(measured, reference.figures, source)
-    return Inputs(catalog, reference, selection, tuple(runs), note)
-
-
-def latency_figures(
-    figures: Sequence[Figure], slo: Slo, db: Path | None, include_emulated: bool
-) -> tuple[tuple[Figure, ...], list[Figure]]:
-    """``--p95``: ``figures`` with their rps figures replaced by the measured
-    RPS-under-``slo`` figures of the store (:func:`sizing.engine.slo.slo_figures`); and
-    those figures. No valid latency point is a :class:`UsageError`."""
-    from sizing.engine.slo import slo_figures
-    from sizing.store import Store
-
-    path = db_path(db)
-    found: list[Figure] = []
-    if path.is_file():
-        with Store(path) as store:
-            found = slo_figures(
-                ((p.run_id, p.result) for p in store.iter_valid()),
-                slo,
-                include_emulated=include_emulated,
-            )
-    if not found:
-        raise UsageError(
-            f"--p95: no valid latency measurement in {path} (run `sizing run --profile "
-            f"latency --slo p95={slo.limit_ms:g}ms`); reference data has no latency figures"
-        )
-    return tuple(f for f in figures if f.profile != "rps") + tuple(found), found
-
-
-def nginx_template() -> str:
-    """The nginx configuration template's text (the guide's methodology quotes its fixed
-    directives); empty when it cannot be read."""
-    try:
-        return (paths.TEMPLATES / "nginx.conf.j2").read_text(encoding="utf-8")
-    except OSError:
-        return ""
