@@ -15,7 +15,7 @@ PlatformName = Literal["baremetal", "hypervisor", "kubernetes"]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 # -- cost catalog ----------------------------------------------------------------------

@@ -344,10 +344,10 @@ def results(
             typer.echo(f"nothing measured yet ({path} does not exist); try: sizing run")
         return
     if compare is not None:
-        with Store(path) as store:
+        with Store.open_readonly(path) as store:
             _compare(store, compare[0], compare[1], json_out)
         return
-    with Store(path) as store:
+    with Store.open_readonly(path) as store:
         runs = [r for r in store.runs() if run_id is None or r.id == run_id]
         if run_id is not None and not runs:
             from sizing.errors import UsageError

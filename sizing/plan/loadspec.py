@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from sizing.inventory import Host
 from sizing.load import vegeta, wrk
+from sizing.paths import TOOL_DIR as DEFAULT_TOOL_DIR
 from sizing.plan.jwt import make_token
 from sizing.plan.points import PlannedPoint
 from sizing.profiles import Profile
@@ -27,7 +28,6 @@ __all__ = [
     "vegeta_path",
 ]
 
-DEFAULT_TOOL_DIR = "/var/tmp/sizing"  # playbooks/clients.yml: sizing_tool_dir's default
 REPORT_SCRIPT = "wrk_report.lua"
 
 

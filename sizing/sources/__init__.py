@@ -111,7 +111,7 @@ def read_runs(db: Path, selectors: Sequence[str]) -> list[RunData]:
         return []
     from sizing.store import Store
 
-    with Store(db) as store:
+    with Store.open_readonly(db) as store:
         known = {r.id: r for r in store.runs()}
         ids: list[int] = []
         for sel in selectors:
@@ -160,7 +160,7 @@ def store_figures(db: Path | None, include_emulated: bool) -> tuple[list[Figure]
     from sizing.engine import measured_figures
     from sizing.store import Store
 
-    with Store(path) as store:
+    with Store.open_readonly(path) as store:
         valid = [(p.id, p.run_id, p.result) for p in store.iter_valid()]
     figures = measured_figures(valid, include_emulated)
     if figures:
@@ -290,7 +290,7 @@ def latency_figures(
     path = db_path(db)
     found: list[Figure] = []
     if path.is_file():
-        with Store(path) as store:
+        with Store.open_readonly(path) as store:
             found = slo_figures(
                 ((p.run_id, p.result) for p in store.iter_valid()),
                 slo,

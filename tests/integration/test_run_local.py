@@ -125,7 +125,7 @@ def test_run_measures_one_core_rps_and_tps_and_skips_the_rest(
 
 def test_nginx_config_test_failure_is_one_line(tmp_path: Path, tools: None) -> None:
     inv = write_inventory(
-        tmp_path, 28081, 28444, extra="          sizing_listen_address: 203.0.113.999"
+        tmp_path, 28081, 28444, extra="          sizing_listen_address: no-such-host.invalid"
     )
     result = runner.invoke(
         app,
