@@ -285,6 +285,23 @@ class Inventory:
     def upstreams(self) -> list[Host]:
         return [h for h in self.hosts.values() if "upstream" in h.roles]
 
+    def declared(self) -> dict[str, dict[str, Any]]:
+        """What the inventory declares per host for pricing and hardware
+        (``sizing_price_usd``, ``sizing_cpu``, ``sizing_cost_ref``); hosts declaring none
+        are left out. A run stores it so its bases can be priced later
+        (:mod:`sizing.sources.bases` reads ``environment[host]["declared"]``)."""
+        out: dict[str, dict[str, Any]] = {}
+        for h in self.hosts.values():
+            v = h.sizing
+            if v.price_usd is None and v.cpu is None and not v.cost_ref:
+                continue
+            out[h.name] = {
+                "sizing_price_usd": v.price_usd,
+                "sizing_cpu": None if v.cpu is None else v.cpu.model_dump(),
+                "sizing_cost_ref": v.cost_ref,
+            }
+        return out
+
 
 def load_inventory(path: Path | str) -> Inventory:
     """Read an inventory with Ansible and validate it, or raise :class:`InputError`.

@@ -367,7 +367,11 @@ class Sweep:
 
     def _run(self, store: Store, summary: RunSummary) -> None:
         def keep_environment(facts: dict[str, HostFacts]) -> None:
-            store.set_environment(summary.run_id, {h: f.raw for h, f in facts.items()})
+            env: dict[str, Any] = {h: dict(f.raw) for h, f in facts.items()}
+            for name, entry in self.inventory.declared().items():
+                # hosts without facts too (a guest's hypervisor): the basis' price
+                env.setdefault(name, {})["declared"] = entry
+            store.set_environment(summary.run_id, env)
 
         prepared = self.prepare(backends=True, on_facts=keep_environment)
         summary.problems += prepared.problems  # unreachable hosts, hypervisors: said once

@@ -337,3 +337,22 @@ def test_example_labs_offline() -> None:
         assert sorted(mine) == sorted(theirs), path
         for host, variables in theirs.items():
             assert mine[host]["variables"] == variables, (path, host)
+
+
+def test_declared_prices_and_cpus_per_host() -> None:
+    """What a run records for pricing its bases: the inventory's declarations, resolved
+    with group vars; hosts that declare nothing are left out."""
+    declared = load_inventory(DATA / "good_groups.yml").declared()
+    assert declared["web1"] == {
+        "sizing_price_usd": 1300.0,
+        "sizing_cpu": {
+            "sockets": 2,
+            "cores_per_socket": 8,
+            "threads_per_core": 2,
+            "model": "Xeon",
+        },
+        "sizing_cost_ref": None,
+    }
+    assert declared["web2"]["sizing_cpu"] is None
+    assert declared["load1"]["sizing_price_usd"] == 1300.0  # the lab group's price
+    assert set(load_inventory(paths.DEFAULT_INVENTORY).declared()) == set()
