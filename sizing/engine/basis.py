@@ -130,6 +130,12 @@ class Workload:
             )
         return self == other
 
+    def shared(self) -> tuple[str, int, str]:
+        """What every profile of the workload shares (role, file size, protocol): bases
+        alike in it may share a table block even when one lacks a profile's figures (a
+        guest measured for RPS only beside its host measured for RPS and TPS)."""
+        return (self.role, self.file_size, self.protocol)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "role": self.role,
@@ -246,14 +252,15 @@ class Basis:
         }
 
 
-GroupKey = tuple[str, str, Workload, str, str]
+GroupKey = tuple[str, str, tuple[str, int, str], str, str]
 
 
 def group_key(b: Basis) -> GroupKey:
-    """Bases that may share one table block: origin, CPU model, workload, software and
-    physical host (a bare-metal host and the guests it runs). The CPU *model*, not the
+    """Bases that may share one table block: origin, CPU model, the workload's shared
+    part (:meth:`Workload.shared`; a profile's own settings are compared figure by figure),
+    software and physical host (a bare-metal host and the guests it runs). The CPU *model*, not the
     topology: a guest sees its own vCPU layout of the same host CPU."""
-    return (b.origin, b.hardware.cpu_model, b.workload, b.software, b.physical_host)
+    return (b.origin, b.hardware.cpu_model, b.workload.shared(), b.software, b.physical_host)
 
 
 @dataclass(frozen=True)

@@ -205,7 +205,9 @@ def pair_bases(bases: Sequence[Basis]) -> tuple[list[tuple[Basis, Basis]], list[
                 )
             elif b.hardware.cpu_model != g.hardware.cpu_model:
                 why = f"different CPUs ({b.hardware.cpu_model} / {g.hardware.cpu_model})"
-            elif not b.workload.same_as(g.workload):
+            elif not all(
+                b.workload.same_as(g.workload, p) for p in set(b.profiles) & set(g.profiles)
+            ) or not set(b.profiles) & set(g.profiles):
                 why = f"different workloads ({b.workload.label()} / {g.workload.label()})"
             elif b.software != g.software:
                 why = f"different software ({b.software} / {g.software})"

@@ -302,7 +302,7 @@ def _block(
             if isinstance(got, str):
                 refused.append(Refused(s.basis_id, s.platform, s.ht, s.profile, cores, got))
                 continue
-            cells.append(_cell(s, got, cores, pricing_of[s.basis_id][0], members))
+            cells.append(_cell(s, got, cores, pricing_of[s.basis_id][0], members, by_id))
         offer = catalog.offer(cores)
         rows.append(
             TableRow(cores=cores, hardware_cost=offer.price if offer else 0.0, cells=tuple(cells))
@@ -319,7 +319,12 @@ def _block(
 
 
 def _cell(
-    s: Series, f: Figure, cores: int, priced: CostCatalog | None, block: Sequence[Series]
+    s: Series,
+    f: Figure,
+    cores: int,
+    priced: CostCatalog | None,
+    block: Sequence[Series],
+    by_id: Mapping[str, Basis],
 ) -> Cell:
     one = s.estimate(1)
     cost = None
@@ -328,6 +333,8 @@ def _cell(
     overhead = overhead_ci = None
     if s.platform in GUEST_PLATFORMS:
         bare = next((b for b in block if b.key == ("baremetal", s.ht, s.profile)), None)
+        if bare is not None and not _same_workload(bare, s, by_id):
+            bare = None  # e.g. an ECDSA guest beside an RSA host: no overhead between them
         got = None if bare is None else bare.estimate(cores)
         if isinstance(got, Figure):
             overhead = overhead_pct(got, f)
@@ -363,3 +370,12 @@ def _source_of(series: Iterable[Series]) -> str:
     if bases == {"measured", "reference"}:
         return "both"
     return bases.pop() if bases else "none"
+
+
+def _same_workload(a: Series, b: Series, by_id: Mapping[str, Basis]) -> bool:
+    """Whether two series of one profile measured the same workload (figures without a
+    known basis: the block's grouping is all there is to go by)."""
+    ba, bb = by_id.get(a.basis_id), by_id.get(b.basis_id)
+    if ba is None or bb is None:
+        return True
+    return ba.workload.same_as(bb.workload, a.profile)

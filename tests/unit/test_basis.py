@@ -124,3 +124,51 @@ def test_median_interval_is_scale_equivariant(values: list[float], c: float) -> 
     b = median_interval([v * c for v in values])
     assert a is not None and b is not None
     assert b[0] == pytest.approx(a[0] * c) and b[1] == pytest.approx(a[1] * c)
+
+
+def test_a_guest_measured_for_rps_only_groups_with_its_host() -> None:
+    """The group compares the workload's shared part; a host with RPS and TPS (RSA) and
+    its KVM guest with RPS only share one block and one RPS overhead, while an ECDSA TPS
+    guest gets no TPS overhead against an RSA host."""
+    from dataclasses import replace
+
+    from sizing.engine import build_table, group_key
+    from sizing.engine.compare import pair_bases
+    from sizing.engine.costs import CostCatalog, ServerOffer
+
+    rsa = Workload(role="static", file_size=128, tls_key="rsa2048")
+    host = _basis("r1/baremetal/static-128b", "baremetal", (1, 2, 4))
+    tps = tuple(
+        Figure("baremetal", n, "off", "tps", 800.0 * n, "handshakes/s", "measured",
+               basis=host.id)
+        for n in (1, 2, 4)
+    )
+    host = replace(host, workload=rsa, figures=host.figures + tps)
+    guest = _basis("vm1/kvm/static-128b", "kvm", (1, 2, 4))
+    guest = replace(
+        guest,
+        physical_host="r1",
+        figures=tuple(replace(f, value=f.value * 0.8) for f in guest.figures),
+    )
+    assert group_key(host) == group_key(guest)
+    assert [(b.id, g.id) for b, g in pair_bases([host, guest])[0]] == [(host.id, guest.id)]
+
+    ecdsa = replace(
+        guest,
+        id="vm2/kvm/static-128b",
+        workload=Workload(role="static", file_size=128, tls_key="ecdsa-p256"),
+        figures=tuple(
+            replace(f, basis="vm2/kvm/static-128b", value=f.value * 0.9)
+            for f in (*guest.figures, *tps)
+        ),
+    )
+    catalog = CostCatalog(servers=(ServerOffer(cores=1, price=750.0),
+                                   ServerOffer(cores=2, price=750.0),
+                                   ServerOffer(cores=4, price=1300.0)))
+    figures = (*host.figures, *guest.figures, *ecdsa.figures)
+    table = build_table(figures, catalog, bases=(host, guest, ecdsa), article_prices=True)
+    cells = {(c.basis_id, c.profile, c.cores): c for r in table.rows for c in r.cells}
+    assert cells[(guest.id, "rps", 2)].overhead_pct == pytest.approx(20.0)
+    assert cells[(ecdsa.id, "rps", 2)].overhead_pct == pytest.approx(28.0)
+    assert cells[(ecdsa.id, "tps", 2)].overhead_pct is None  # ECDSA guest vs RSA host
+    assert len(table.blocks) == 1
