@@ -22,12 +22,11 @@ from typing import Any
 from sizing import paths
 from sizing.engine.costs import CostCatalog, Licence, ServerOffer
 from sizing.errors import InputError
-from sizing.model import Figure
+from sizing.model import PROFILE_UNITS, Figure
 from sizing.yamlfile import read_yaml
 
 DEFAULT_CATALOG = paths.PROFILES / "catalog.yml"
 REFERENCE = paths.PROFILES / "reference.yml"
-UNITS = {"rps": "requests/s", "tps": "handshakes/s"}
 
 __all__ = [
     "DEFAULT_CATALOG",
@@ -115,7 +114,7 @@ def reference_from_dict(data: Mapping[str, Any]) -> Reference:
                 ht=ht,
                 profile=profile,
                 value=float(value),
-                unit=UNITS[profile],
+                unit=PROFILE_UNITS[profile],
                 source="reference",
                 origin=origin,
                 basis=REFERENCE_BASES[platform][1],

@@ -46,7 +46,6 @@ from sizing.model import Figure, Platform, PointResult, Status
 PROFILES = ("rps", "tps")
 PLATFORM_ORDER = ("baremetal", "virtualized-host", "hypervisor", "kvm", "esxi", "kubernetes")
 HT_ORDER = ("off", "on")
-UNITS = {"rps": "requests/s", "tps": "handshakes/s"}
 
 SeriesKey = tuple[str, str, str]  # platform, ht, profile
 BasisSeriesKey = tuple[str, str, str, str]  # basis id, platform, ht, profile

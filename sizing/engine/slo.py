@@ -1,6 +1,6 @@
 """Sizing by latency: RPS capacity under a latency objective (``recommend --p95 10ms``).
 
-A latency point (``sizing.fixedrate``) stores its curve (latency statistics per offered
+A latency point (``sizing.measure.fixedrate``) stores its curve (latency statistics per offered
 rate) and, when measured with ``--slo``, the SLO capacity found to ±2%. This module turns
 valid latency points into ``rps`` figures meaning "requests/s at p95 <= X": the searched
 capacity when the point was searched for exactly that objective, else the highest swept
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sizing.knee import LatencyPoint, Slo, capacity_from_curve
-from sizing.model import Figure, Platform, PointResult
+from sizing.model import PROFILE_UNITS, Figure, Platform, PointResult
 
 __all__ = ["slo_figures", "slo_profile_name"]
 
@@ -62,7 +62,7 @@ def slo_figures(
             ht=r.key.ht,
             profile="rps",
             value=value,
-            unit="requests/s",
+            unit=PROFILE_UNITS["rps"],
             source="measured",
             origin=f"run {run_id}, {r.key.host}, {r.key.profile}: {slo_profile_name(slo)}",
             emulated=emulated,

@@ -17,7 +17,6 @@ PLATFORM_LABELS = {
     "kubernetes": "Kubernetes",
 }
 PROFILE_LABELS = {"rps": "RPS", "tps": "SSL TPS"}
-PROFILE_UNITS = {"rps": "requests/s", "tps": "handshakes/s"}
 MARKS = {
     "measured": "m",
     "reference": "r",

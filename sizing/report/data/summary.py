@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from sizing.engine import Configuration, Recommendation
 from sizing.engine.table import Cell, SizingTable
+from sizing.model import PROFILE_UNITS
 from sizing.report.data.format import (
     PLATFORM_LABELS,
     PROFILE_LABELS,
-    PROFILE_UNITS,
     cell_source,
     money,
     number,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sizing.model import PROFILE_UNITS
 from sizing.report.data.format import PLATFORM_LABELS, PROFILE_LABELS
 from sizing.report.data.model import Guide
 from sizing.report.render.chartkit import (
@@ -111,7 +112,7 @@ def throughput_chart(guide: Guide) -> Chart | None:
             cores_axis(ax, cores)
             thousands_axis(ax)
             ax.set_ylim(bottom=0)
-            unit = "requests/s" if profile == "rps" else "handshakes/s"
+            unit = PROFILE_UNITS[profile]
             ax.set_ylabel(f"{PROFILE_LABELS[profile]} ({unit})")
             ax.set_title(f"{PROFILE_LABELS[profile]} per server")
         shared_legend(fig, axes)
@@ -320,7 +321,7 @@ def cpu_chart(guide: Guide) -> Chart | None:
             ax.set_ylim(bottom=0)
             thousands_axis(ax)
             ax.set_xlabel("Server CPU busy (% of nginx's pinned CPUs)")
-            unit = "requests/s" if profile == "rps" else "handshakes/s"
+            unit = PROFILE_UNITS[profile]
             ax.set_ylabel(f"{PROFILE_LABELS[profile]} ({unit})")
             ax.set_title(f"{PROFILE_LABELS[profile]} against server CPU")
         shared_legend(fig, axes, extrapolated=False)
