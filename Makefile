@@ -9,8 +9,12 @@ setup:
 setup-dev:
 	scripts/setup --dev
 
+# SIZING_RUN_ARGS: more options for `make run`, e.g. SIZING_RUN_ARGS="--repeat 2 --duration 2"
+# for a quick look (the README test uses it to keep CI short); empty by default.
+SIZING_RUN_ARGS ?=
+
 run: setup
-	.venv/bin/sizing run --cores 1,2,4,8
+	.venv/bin/sizing run --cores 1,2,4,8 $(SIZING_RUN_ARGS)
 
 lint: setup-dev
 	.venv/bin/ruff check sizing tests benchmarks/*

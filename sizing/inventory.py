@@ -303,11 +303,19 @@ class Inventory:
         return out
 
 
-def load_inventory(path: Path | str) -> Inventory:
+def load_inventory(
+    path: Path | str,
+    *,
+    limit: str | None = None,
+    extra_vars: Mapping[str, Any] | None = None,
+) -> Inventory:
     """Read an inventory with Ansible and validate it, or raise :class:`InputError`.
 
     Nothing is contacted: Ansible only parses the file, ``group_vars/`` and ``host_vars/``
     beside it, and decrypts vault values with the secrets its configuration names.
+    ``limit``: Ansible host patterns (``--limit``), resolved by Ansible's InventoryManager;
+    only the hosts they match are kept. ``extra_vars`` (``-e``) override every host's
+    variables, as in ansible-playbook, before the ``sizing_*`` ones are validated.
     """
     path = Path(path)
     shown = str(path)
@@ -320,7 +328,10 @@ def load_inventory(path: Path | str) -> Inventory:
     else:
         _check_text(path)
     _check_vars_dirs(path.parent)
-    return _build(path, _resolve(path))
+    resolved = _resolve(path, limit, extra_vars or {})
+    if limit and not resolved:
+        raise InputError(shown, [f"--limit {limit}: matches no host of this inventory"])
+    return _build(path, resolved)
 
 
 # -- strict checks before Ansible reads the files -------------------------------------
@@ -591,8 +602,11 @@ def _check_ini(loader: DataLoader, source: str, shown: str) -> None:
         raise InputError(shown, [f"INI syntax: {message}"]) from exc
 
 
-def _resolve(path: Path) -> dict[str, tuple[set[str], dict[str, Any]]]:
-    """Each host's groups and variables, as ``ansible-inventory -i PATH --list`` has them."""
+def _resolve(
+    path: Path, limit: str | None = None, extra_vars: Mapping[str, Any] | None = None
+) -> dict[str, tuple[set[str], dict[str, Any]]]:
+    """Each host's groups and variables, as ``ansible-inventory -i PATH --list`` has them
+    (``--limit`` and ``-e`` applied as ansible-playbook applies them)."""
     from ansible import constants as C
     from ansible.errors import AnsibleError
     from ansible.inventory.manager import InventoryManager
@@ -609,11 +623,14 @@ def _resolve(path: Path) -> dict[str, tuple[set[str], dict[str, Any]]]:
     try:
         manager = InventoryManager(loader=loader, sources=[source])
         variables = VariableManager(loader=loader, inventory=manager)
+        if limit:
+            manager.subset(limit)
         for host in manager.get_hosts():
             hostvars = variables.get_vars(host=host, include_hostvars=False, stage="all")
             for internal in C.INTERNAL_STATIC_VARS:
                 hostvars.pop(internal, None)
             groups = {g.name for g in host.get_groups()} | {"all"}
+            hostvars.update(extra_vars or {})  # extra vars win over everything, as in Ansible
             out[host.name] = (groups, {str(k): _native(v) for k, v in hostvars.items()})
     except AnsibleError as exc:
         raise InputError(shown, [_first_line(exc)]) from exc

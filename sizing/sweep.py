@@ -49,7 +49,7 @@ from sizing.plan.preflight import check_plan
 from sizing.plan.settings import MeasureSettings, Schedule
 from sizing.profiles import Profile
 from sizing.provision.ansible import Playbooks
-from sizing.provision.facts import gather_facts
+from sizing.provision.facts import declared_facts, gather_facts
 from sizing.provision.nginx import NginxProvisioner, nginx_vars
 from sizing.provision.platforms import (
     INVENTORY_PLACEHOLDER,
@@ -93,6 +93,11 @@ class RunOptions:
     allow_host_reboot: bool = False  # hypervisor backends may reboot hosts (ESXi HT)
     insecure: bool = False  # hypervisor APIs without TLS verification (warned)
     resume_run: int | None = None  # --resume: measure only what this run is missing
+    probe: bool = True  # --plan reads the real facts (--probe); False: the declared ones
+    limit: str | None = None  # --limit: Ansible host patterns narrowing the inventory
+    extra_vars: dict[str, Any] = field(default_factory=dict)  # -e: every playbook, inventory
+    keep_artifacts: Path | None = None  # --keep-artifacts: ansible-runner's artifacts kept
+    label: str = ""  # --label: a name stored with the run
 
 
 @dataclass
@@ -117,6 +122,7 @@ class Prepared:
     done: set[PointKey]
     checks: list[str]  # failed pre-flight checks
     problems: list[str]  # run-level problem lines (a hypervisor that cannot be asked)
+    probed: bool = True  # False: planned offline on declared facts, no pre-flight run
 
     @property
     def todo(self) -> list[PlannedPoint]:
@@ -130,8 +136,15 @@ class Sweep:
     def __init__(self, opts: RunOptions, progress: Progress | None = None) -> None:
         self.opts = opts
         self.progress: Progress = progress or NullProgress()
-        self.inventory = load_inventory(opts.inventory)
-        self.playbooks = Playbooks(self.inventory.path, opts.debug)
+        self.inventory = load_inventory(
+            opts.inventory, limit=opts.limit, extra_vars=opts.extra_vars
+        )
+        self.playbooks = Playbooks(
+            self.inventory.path,
+            opts.debug,
+            extravars=opts.extra_vars,
+            keep_artifacts=opts.keep_artifacts,
+        )
         self.facts: dict[str, HostFacts] = {}
         self.health = HostHealth()
         self.nginx = NginxProvisioner(self.playbooks)
@@ -160,12 +173,17 @@ class Sweep:
         *,
         backends: bool,
         on_facts: Callable[[dict[str, HostFacts]], None] | None = None,
+        probe: bool = True,
     ) -> Prepared:
         """Facts, plan and pre-flight. ``backends``: ask the platforms too (the hypervisor
-        topology, backend skips) and refuse a run no server or client can carry."""
+        topology, backend skips) and refuse a run no server or client can carry.
+        ``probe=False`` (the offline ``--plan``): plan on the inventory's declared facts,
+        contacting nothing, and run no pre-flight check (they need the real facts)."""
         inv = self.inventory
         self.placement = self._placements()
         hosts = list({h.name: h for h in self._fact_hosts(inv.servers) + inv.clients}.values())
+        if not probe:
+            return self._prepare_offline(hosts)
         self.progress.step("reading host facts")
         facts, unreachable = gather_facts(self.playbooks, hosts)
         self.facts.update(facts)
@@ -208,6 +226,23 @@ class Sweep:
             topologies=own,
         )
         return Prepared(hosts, self.facts, plan, unreachable, set(self.done), checks, problems)
+
+    def _prepare_offline(self, hosts: list[Host]) -> Prepared:
+        """The plan on declared facts (see :func:`declared_facts`): nothing contacted."""
+        facts, missing = declared_facts(hosts)
+        self.facts.update(facts)
+        plan = build_plan(
+            self.inventory,
+            {h: f.topology for h, f in facts.items()},
+            self.opts.cores,
+            self.opts.hts,
+            self.opts.profiles,
+            servers=self._selected_servers(),
+            clients=self.inventory.clients,
+            placement=self.placement,
+        )
+        plan = [_undeclared(p, missing, self.placement) for p in plan]
+        return Prepared(hosts, self.facts, plan, missing, set(self.done), [], [], probed=False)
 
     def _require_reachable(self, unreachable: dict[str, str]) -> None:
         inv = self.inventory
@@ -420,10 +455,10 @@ class Sweep:
         if self.opts.resume_run is not None:
             with Store(self.opts.db) as store:
                 self.done = store.done_keys(self.opts.resume_run)
-        p = self.prepare(backends=False)
+        p = self.prepare(backends=False, probe=self.opts.probe)
         return plan_document(
             self.opts.settings, self.opts.resume_run, self.inventory, p.hosts, p.facts,
-            p.plan, p.done, p.unreachable, p.checks,
+            p.plan, p.done, p.unreachable, p.checks, probed=p.probed,
         )
 
     # -- one point -----------------------------------------------------------------------
@@ -473,6 +508,19 @@ class Sweep:
         return target
 
 
+def _undeclared(
+    point: PlannedPoint, missing: dict[str, str], placement: dict[str, str]
+) -> PlannedPoint:
+    """An offline point skipped for a host without declared facts says what to do."""
+    if not point.skipped:
+        return point
+    phys = placement.get(point.server.name, point.server.name)
+    for name in [phys, *(c.name for c in point.clients)]:
+        if name in missing:
+            return replace(point, skip_reason=f"{name}: {missing[name]}")
+    return point
+
+
 def run_options_record(opts: RunOptions) -> dict[str, Any]:
     """The options stored with a run: what ``--resume`` needs to plan it again."""
     s = opts.settings
@@ -487,6 +535,10 @@ def run_options_record(opts: RunOptions) -> dict[str, Any]:
         "rates": list(s.rates) if s.rates else None,
         "slo": s.slo,
         "soak_s": s.soak_s,
+        "label": opts.label,
+        "limit": opts.limit,
+        # -e values are not stored: they may carry secrets (give them again to --resume)
+        "extra_vars": sorted(opts.extra_vars),
     }
 
 
@@ -518,6 +570,8 @@ def resume_options(opts: RunOptions, run_id: int) -> RunOptions:
             soak_s=o.get("soak_s", s.soak_s),
         ),
         resume_run=run_id,
+        label=o.get("label") or opts.label,
+        limit=o.get("limit") or opts.limit,
     )
 
 

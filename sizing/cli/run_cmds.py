@@ -14,7 +14,7 @@ from sizing import paths
 from sizing.cli.app import emit_json, state, warn
 from sizing.cli.options import DbOpt, EmulatedOpt, VirtualizedOpt
 from sizing.model import PointResult
-from sizing.report.render.text import point_json, points_table
+from sizing.report.render.points import point_json, points_table
 
 
 class HtChoice(StrEnum):
@@ -172,8 +172,55 @@ def run(
         bool,
         typer.Option(
             "--plan",
-            help="Dry run: read host facts, run the pre-flight checks and print the points,"
-            " hosts, CPU sets and exact wrk commands; provision and load nothing.",
+            help="Dry run: print the points, hosts, CPU sets and exact wrk commands;"
+            " provision and load nothing. Offline: plans on the inventory's declared"
+            " sizing_cpu and contacts no host (see --probe).",
+        ),
+    ] = False,
+    probe: Annotated[
+        bool,
+        typer.Option(
+            "--probe",
+            help="With --plan: read the hosts' real facts over Ansible and run the"
+            " pre-flight checks.",
+        ),
+    ] = False,
+    limit: Annotated[
+        str | None,
+        typer.Option(
+            "--limit",
+            "-l",
+            metavar="PATTERN",
+            help="Ansible host patterns: use only the hosts they match (as"
+            " ansible-playbook --limit), e.g. 'r640-01:clients'.",
+        ),
+    ] = None,
+    extra_vars: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--extra-vars",
+            "-e",
+            metavar="VARS",
+            help="Ansible extra vars (key=value, YAML/JSON, or @file), repeatable: given to"
+            " every playbook and overriding the inventory's variables, sizing_* included.",
+        ),
+    ] = None,
+    keep_artifacts: Annotated[
+        Path | None,
+        typer.Option(
+            "--keep-artifacts",
+            metavar="DIR",
+            file_okay=False,
+            help="Keep ansible-runner's artifacts (events, output) of every playbook in DIR.",
+        ),
+    ] = None,
+    label: Annotated[
+        str, typer.Option(help="A name stored with the run (results, --compare).")
+    ] = "",
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="Table with spread, latency and reasons in full."
         ),
     ] = False,
     platform: Annotated[
@@ -195,6 +242,7 @@ def run(
 ) -> None:
     """Measure NGINX per core count and HT mode on the inventory's servers, and store it."""
     from sizing import profiles as profiles_mod
+    from sizing.extravars import parse_extra_vars
     from sizing.knee import parse_duration_s, parse_rates, parse_slo
     from sizing.plan import parse_cores, parse_ht
     from sizing.plan.settings import MeasureSettings
@@ -222,26 +270,46 @@ def run(
         insecure=insecure,
         skip_preflight=skip_preflight,
         platforms=_parse_platforms(platform),
+        probe=probe,
+        limit=limit,
+        extra_vars=parse_extra_vars(extra_vars or []),
+        keep_artifacts=keep_artifacts,
+        label=label,
     )
     if resume is not None:
         opts = _resume_opts(ctx, opts, resume)
     if plan_only:
         _dry_run(opts, json_out)
         return
+    if probe:
+        from sizing.errors import UsageError
+
+        raise UsageError("--probe reads the hosts for --plan; give --plan too")
     with _RichProgress() as progress:
         summary = run_sweep(opts, progress)
+    evidence = _stored_evidence(opts.db, summary.run_id)
     if json_out:
         emit_json(
             {
                 "run_id": summary.run_id,
+                "label": opts.label,
                 "status": summary.status,
-                "points": [point_json(p) for p in summary.points],
+                "points": [
+                    {
+                        **point_json(p, evidence.get(p.key, {})),
+                        "metadata": p.metadata,
+                    }
+                    for p in summary.points
+                ],
             }
         )
     else:
         kept = f", {summary.already} point(s) kept from before" if summary.already else ""
-        typer.echo(f"run {summary.run_id} ({summary.status}){kept}, results in {opts.db}")
-        typer.echo(points_table(summary.points))
+        named = f" {opts.label!r}" if opts.label else ""
+        typer.echo(
+            f"run {summary.run_id}{named} ({summary.status}){kept}, results in {opts.db}"
+        )
+        typer.echo(points_table(summary.points, evidence, verbose=verbose))
     for line in summary.problems:
         warn(line)
     code = exit_status(summary)
@@ -262,7 +330,22 @@ _RESUME_FIXED = (
     "rates",
     "slo",
     "soak",
+    "limit",
 )
+
+
+def _stored_evidence(db: Path, run_id: int) -> dict[Any, dict[str, Any]]:
+    """Each stored point's guards' evidence, read back from the store (as ``results``)."""
+    from sizing.report.data.evidence import point_evidence
+    from sizing.store import Store
+
+    if not Store.exists(db):
+        return {}
+    with Store.open_readonly(db) as store:
+        return {
+            p.result.key: point_evidence(p.result, [s for _, s in store.samples(p.id)])
+            for p in store.points(run_id)
+        }
 
 
 def _resume_opts(ctx: typer.Context, opts: Any, run_id: int) -> Any:
@@ -300,20 +383,37 @@ def _dry_run(opts: Any, json_out: bool) -> None:
 
 
 def results(
+    runs_given: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[RUN]...",
+            help="With --compare: the runs to compare, by id or --label (two or more).",
+            show_default=False,
+        ),
+    ] = None,
     run_id: Annotated[
-        int | None, typer.Option("--run", help="Show only this run (default: all runs).")
+        str | None,
+        typer.Option("--run", help="Show only this run, by id or label (default: all runs)."),
     ] = None,
     db: DbOpt = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print one JSON document on stdout.")
     ] = False,
-    compare: Annotated[
-        tuple[int, int] | None,
-        typer.Option(
-            metavar="RUN_A RUN_B",
-            help="List what differs between two runs: environments and figures.",
-        ),
+    csv_out: Annotated[
+        bool, typer.Option("--csv", help="Print one CSV row per point (see --out).")
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", dir_okay=False, help="With --csv: write to this file."),
     ] = None,
+    compare: Annotated[
+        bool,
+        typer.Option(
+            "--compare",
+            help="List what differs between two or more runs (RUN...): environments and"
+            " figures, each run against the first.",
+        ),
+    ] = False,
     bases: Annotated[
         bool,
         typer.Option(
@@ -322,44 +422,65 @@ def results(
             "software, core counts, flags, price, and which one recommend/table/guide use.",
         ),
     ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="Wider tables: spread, latency, reasons, software, price."
+        ),
+    ] = False,
     include_virtualized: VirtualizedOpt = False,
     include_emulated: EmulatedOpt = False,
 ) -> None:
-    """List stored runs and their points, compare two runs, or list the sizing bases."""
+    """List stored runs and their points, compare runs, export CSV, or list the bases."""
+    from sizing.errors import UsageError
     from sizing.report.render.text import pairs_table
     from sizing.store import Store
 
     path = db or paths.default_db()
+    if runs_given and not compare:
+        raise UsageError(f"unexpected argument {runs_given[0]!r}: runs are compared with --compare")
+    if compare and len(runs_given or []) < 2:
+        raise UsageError("--compare needs two or more runs (ids or labels), e.g. --compare 1 2")
+    if out is not None and not csv_out:
+        raise UsageError("--out writes the --csv export; give --csv too")
     if bases:
-        _bases(path, json_out, include_virtualized, include_emulated)
+        _bases(path, json_out, include_virtualized, include_emulated, verbose)
         return
     if not Store.exists(path):
-        if compare is not None:
-            from sizing.errors import UsageError
-
+        if compare:
             raise UsageError(f"--compare: {path} does not exist; nothing measured yet")
         if json_out:
             emit_json({"db": str(path), "runs": []})
+        elif csv_out:
+            _write_csv([], out)
         else:
             typer.echo(f"nothing measured yet ({path} does not exist); try: sizing run")
         return
-    if compare is not None:
-        with Store.open_readonly(path) as store:
-            _compare(store, compare[0], compare[1], json_out)
-        return
     with Store.open_readonly(path) as store:
-        runs = [r for r in store.runs() if run_id is None or r.id == run_id]
-        if run_id is not None and not runs:
-            from sizing.errors import UsageError
-
-            raise UsageError(f"--run: no run {run_id} in {path}")
-        if json_out:
-            doc = {"db": str(path), "runs": []}
-            for r in runs:
-                pts = store.points(r.id)
-                doc["runs"].append(  # type: ignore[attr-defined]
+        if compare:
+            _compare(store, [_run_ref(store, r, "--compare") for r in runs_given or []], json_out)
+            return
+        wanted = None if run_id is None else _run_ref(store, run_id, "--run")
+        runs = [r for r in store.runs() if wanted is None or r.id == wanted]
+        shown = [(r, _points_with_evidence(store, r.id)) for r in runs]
+    if csv_out:
+        _write_csv(
+            [
+                (r.id, _label(r), p, ev)
+                for r, pts in shown
+                for p, ev in pts
+            ],
+            out,
+        )
+        return
+    if json_out:
+        emit_json(
+            {
+                "db": str(path),
+                "runs": [
                     {
                         "run_id": r.id,
+                        "label": _label(r),
                         "started_at": r.started_at,
                         "finished_at": r.finished_at,
                         "status": r.status,
@@ -367,25 +488,74 @@ def results(
                         "tool_version": r.tool_version,
                         "options": r.options,
                         "points": [
-                            {**point_json(p.result), "metadata": p.result.metadata} for p in pts
+                            {**point_json(p, ev), "metadata": p.metadata} for p, ev in pts
                         ],
                     }
-                )
-            emit_json(doc)
-            return
-        for r in runs:
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started_at))
-            typer.echo(f"run {r.id}  {when}  {r.status}  inventory {r.inventory}")
-            results_of_run = [p.result for p in store.points(r.id)]
-            if results_of_run:
-                typer.echo(points_table(results_of_run))
-                pairs = pairs_table(results_of_run)
-                if pairs:
-                    typer.echo(pairs)
-            typer.echo("")
+                    for r, pts in shown
+                ],
+            }
+        )
+        return
+    for r, pts in shown:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started_at))
+        named = f" {_label(r)!r}" if _label(r) else ""
+        typer.echo(f"run {r.id}{named}  {when}  {r.status}  inventory {r.inventory}")
+        if pts:
+            typer.echo(
+                points_table([p for p, _ in pts], {p.key: ev for p, ev in pts}, verbose=verbose)
+            )
+            pairs = pairs_table([p for p, _ in pts])
+            if pairs:
+                typer.echo(pairs)
+        typer.echo("")
 
 
-def _bases(path: Path, json_out: bool, include_virtualized: bool, include_emulated: bool) -> None:
+def _label(run: Any) -> str:
+    return str((run.options or {}).get("label") or "")
+
+
+def _run_ref(store: Any, ref: str, option: str) -> int:
+    """A run named by its id or its ``--label`` (the latest run of that label)."""
+    from sizing.errors import UsageError
+
+    runs = store.runs()
+    if ref.isdigit() and any(r.id == int(ref) for r in runs):
+        return int(ref)
+    labelled = [r.id for r in runs if _label(r) == ref]
+    if labelled:
+        return int(max(labelled))
+    if ref.isdigit():
+        raise UsageError(f"{option}: no run {ref} in {store.path}")
+    raise UsageError(f"{option}: no run {ref!r} (neither an id nor a label) in {store.path}")
+
+
+def _points_with_evidence(store: Any, run_id: int) -> list[tuple[PointResult, dict[str, Any]]]:
+    from sizing.report.data.evidence import point_evidence
+
+    return [
+        (p.result, point_evidence(p.result, [s for _, s in store.samples(p.id)]))
+        for p in store.points(run_id)
+    ]
+
+
+def _write_csv(rows: list[Any], out: Path | None) -> None:
+    from sizing.errors import SizingError
+    from sizing.report.render.points import points_csv
+
+    text = points_csv(rows)
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise SizingError(f"{out}: cannot write the CSV: {exc.strerror or exc}") from None
+    warn(f"{len(rows)} point(s) written to {out}")
+
+
+def _bases(
+    path: Path, json_out: bool, include_virtualized: bool, include_emulated: bool, verbose: bool
+) -> None:
     """``results --bases``: every basis, and the one the engine commands would choose."""
     from sizing.report.render.text import bases_rows, bases_text, basis_json
     from sizing.sources import Sources, load_bases
@@ -404,14 +574,24 @@ def _bases(path: Path, json_out: bool, include_virtualized: bool, include_emulat
     if json_out:
         emit_json({"db": str(path), "bases": rows, "basis": basis_json(inputs.choice)})
     else:
-        typer.echo(bases_text(rows, inputs.choice))
+        typer.echo(bases_text(rows, inputs.choice, verbose=verbose))
 
 
-def _hypervisor_detail(h: Any, file: Path, inv: Any = None) -> dict[str, Any]:
-    """What a guest's backend says about it (endpoint, VM, host HT); {} for bare metal."""
+def _hypervisor_detail(h: Any, inv: Any, connect: bool) -> dict[str, Any]:
+    """What a guest's backend says about it (endpoint, VM; with ``connect`` its state and
+    host HT, asking the hypervisor); {} for bare metal."""
     from sizing.provision.platforms import BackendOptions, describe_host
 
-    return describe_host(h, inv, BackendOptions(notify=warn, inventory=inv))
+    return describe_host(h, inv, BackendOptions(notify=warn, inventory=inv, connect=connect))
+
+
+def _probe_hosts(inv: Any, debug: bool) -> dict[str, str]:
+    """``--connect``: read every host's facts over Ansible; host -> why it failed."""
+    from sizing.provision.ansible import Playbooks
+    from sizing.provision.facts import gather_facts
+
+    _facts, problems = gather_facts(Playbooks(inv.path, debug), list(inv.hosts.values()))
+    return problems
 
 
 def inventory_check(
@@ -419,13 +599,32 @@ def inventory_check(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print one JSON document on stdout.")
     ] = False,
+    connect: Annotated[
+        bool,
+        typer.Option(
+            "--connect",
+            help="Also reach every host (Ansible) and hypervisor (vCenter, libvirt); exit"
+            " non-zero, one line per host, when one cannot be reached. Default: offline.",
+        ),
+    ] = False,
+    limit: Annotated[
+        str | None,
+        typer.Option("--limit", "-l", metavar="PATTERN", help="Ansible host patterns."),
+    ] = None,
+    extra_vars: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--extra-vars", "-e", metavar="VARS", help="Ansible extra vars, as for run."
+        ),
+    ] = None,
 ) -> None:
-    """Validate an inventory and print what sizing understood of it."""
+    """Validate an inventory offline and print what sizing understood of it."""
     from tabulate import tabulate
 
+    from sizing.extravars import parse_extra_vars
     from sizing.inventory import load_inventory
 
-    inv = load_inventory(file)
+    inv = load_inventory(file, limit=limit, extra_vars=parse_extra_vars(extra_vars or []))
     rows = []
     doc: dict[str, Any] = {"inventory": str(file), "hosts": []}
     for h in inv.hosts.values():
@@ -464,11 +663,22 @@ def inventory_check(
                 "price_usd": h.sizing.price_usd,
                 "cost_ref": h.sizing.cost_ref,
                 "groups": list(h.groups),
-                **_hypervisor_detail(h, file, inv),
+                **_hypervisor_detail(h, inv, connect),
             }
         )
+    failed: dict[str, str] = {}
+    if connect:
+        failed = _probe_hosts(inv, state.debug)
+        for host in doc["hosts"]:
+            hyp = host.get("hypervisor") or {}
+            if hyp.get("error"):
+                failed.setdefault(host["name"], f"hypervisor: {hyp['error']}")
+            host["reachable"] = host["name"] not in failed
+            host["problem"] = failed.get(host["name"])
+    doc["connected"] = connect
     if json_out:
         emit_json(doc)
+        _unreachable_exit(failed)
         return
     typer.echo(f"{file}: {len(inv.servers)} server(s), {len(inv.clients)} client(s)")
     typer.echo(
@@ -482,25 +692,50 @@ def inventory_check(
     for host in doc["hosts"]:
         if "hypervisor" in host:
             typer.echo(f"{host['name']}: {host['hypervisor'].get('summary', host['hypervisor'])}")
-
-
-def _compare(store: Any, run_a: int, run_b: int, json_out: bool) -> None:
-    from sizing.engine.compare import environment_diff, figure_diff
-    from sizing.errors import SizingError, UsageError
-    from sizing.report.render.text import comparison_json, comparison_text
-
-    try:
-        ra, rb = store.get_run(run_a), store.get_run(run_b)
-    except SizingError as exc:
-        raise UsageError(f"--compare: {exc}") from None
-    env = environment_diff(ra.environment, rb.environment)
-    figs = figure_diff(
-        [p.result for p in store.points(run_a)], [p.result for p in store.points(run_b)]
-    )
-    if json_out:
-        emit_json(comparison_json(run_a, run_b, env, figs))
+    if connect:
+        typer.echo(f"reached: {len(doc['hosts']) - len(failed)} of {len(doc['hosts'])} host(s)")
     else:
-        typer.echo(comparison_text(run_a, run_b, env, figs))
+        typer.echo("offline check: no host contacted (--connect reaches them)")
+    _unreachable_exit(failed)
+
+
+def _unreachable_exit(failed: dict[str, str]) -> None:
+    """``--connect``: one line per host that could not be reached, then exit 4."""
+    from sizing.errors import ExitStatus
+
+    for name, why in sorted(failed.items()):
+        warn(f"{name}: {why}")
+    if failed:
+        raise typer.Exit(int(ExitStatus.HOST))
+
+
+def _compare(store: Any, run_ids: list[int], json_out: bool) -> None:
+    """``results --compare``: every run against the first (environment and figures)."""
+    from sizing.engine.compare import environment_diff, figure_diff
+    from sizing.report.render.text import comparison_json, comparison_text, comparisons_text
+
+    runs = [store.get_run(r) for r in run_ids]
+    base = runs[0]
+    base_points = [p.result for p in store.points(base.id)]
+    pairs = []
+    for other in runs[1:]:
+        env = environment_diff(base.environment, other.environment)
+        figs = figure_diff(base_points, [p.result for p in store.points(other.id)])
+        pairs.append((other.id, env, figs))
+    if json_out:
+        doc: dict[str, Any] = {
+            "runs": [{"run_id": r.id, "label": _label(r)} for r in runs],
+            "baseline": base.id,
+            "comparisons": [comparison_json(base.id, b, env, figs) for b, env, figs in pairs],
+        }
+        if len(pairs) == 1:  # two runs: the comparison's keys at the top, as before
+            doc.update(doc["comparisons"][0])
+        emit_json(doc)
+    elif len(pairs) == 1:
+        b, env, figs = pairs[0]
+        typer.echo(comparison_text(base.id, b, env, figs))
+    else:
+        typer.echo(comparisons_text(base.id, pairs))
 
 
 def _parse_platforms(text: str | None) -> tuple[str, ...]:

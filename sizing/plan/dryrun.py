@@ -1,8 +1,10 @@
 """``sizing run --plan``: the points, hosts, CPU sets and exact commands, as one document.
 
 Built from the facts and the plan only: nothing is installed, provisioned or loaded, and
-the results store is not written. The wrk argv lists are the very ones the sweep would
-run (``sizing.plan.loadspec``), so a large lab can be checked before it is used.
+the results store is not written. Offline (the default) the facts are the inventory's
+declared ones (``sizing_cpu``) and no host is contacted; ``--probe`` reads the real ones.
+The wrk argv lists are the very ones the sweep would run (``sizing.plan.loadspec``), so a
+large lab can be checked before it is used.
 """
 
 from __future__ import annotations
@@ -105,8 +107,11 @@ def plan_document(
     done: Collection[PointKey],
     unreachable: Mapping[str, str],
     checks: Sequence[str],
+    *,
+    probed: bool = True,
 ) -> dict[str, Any]:
-    """The dry run as one JSON-ready document."""
+    """The dry run as one JSON-ready document. ``probed``: the facts were read from the
+    hosts (``--probe``) rather than declared, and the pre-flight checks ran."""
     host_docs = []
     for h in hosts:
         f = facts.get(h.name)
@@ -115,9 +120,11 @@ def plan_document(
                 "name": h.name,
                 "roles": sorted(h.roles),
                 "address": h.address,
-                "reachable": f is not None,
+                "facts": (str(f.raw.get("facts", "probed")) if f else None),
+                "reachable": (f is not None) if probed else None,
                 "problem": unreachable.get(h.name),
                 "cpus": len(f.topology.cpus) if f else None,
+                "topology": f.topology.describe() if f else None,
                 "cpu_model": f.raw.get("cpu_model") if f else None,
             }
         )
@@ -126,10 +133,11 @@ def plan_document(
     return {
         "inventory": str(inventory.path),
         "resume_run": resume_run,
+        "probed": probed,
         "hosts": host_docs,
         "points": [_point(settings, p, done) for p in plan],
         "playbooks": [
-            {"playbook": "facts.yml", "runs": 1, "done": True},
+            {"playbook": "facts.yml", "runs": 1 if probed else 0, "done": probed},
             {"playbook": "clients.yml", "runs": 1 if measured else 0},
             {"playbook": "nginx.yml", "runs": len(configs), "note": "at most, once per config"},
             {"playbook": "load.yml", "runs": len(measured)},
@@ -146,10 +154,22 @@ def plan_text(doc: Mapping[str, Any]) -> str:
         f"plan for {doc['inventory']}"
         + (f" (resuming run {doc['resume_run']})" if doc.get("resume_run") is not None else "")
     ]
-    lines.append("hosts:")
+    probed = doc.get("probed", True)
+    lines.append(
+        "hosts (facts read from the hosts):"
+        if probed
+        else "hosts (offline: declared facts, nothing contacted; --probe reads the hosts):"
+    )
     for h in doc["hosts"]:
-        state = "reachable" if h["reachable"] else f"UNREACHABLE: {h['problem']}"
-        cpus = f", {h['cpus']} CPUs" if h["cpus"] else ""
+        if not probed:
+            state = (
+                f"{h['facts']} {h['topology']}" if h["facts"] else f"NOT PLANNED: {h['problem']}"
+            )
+        elif h["reachable"]:
+            state = "reachable"
+        else:
+            state = f"UNREACHABLE: {h['problem']}"
+        cpus = f", {h['cpus']} CPUs" if h["cpus"] and probed else ""
         lines.append(f"  {h['name']} ({','.join(h['roles'])}) {h['address']}{cpus}: {state}")
     lines.append("points:")
     for p in doc["points"]:
@@ -168,7 +188,9 @@ def plan_text(doc: Mapping[str, Any]) -> str:
             lines.append(f"    {c['host']} (CPUs {c['cpus']}): {argv}")
     runs = ", ".join(f"{pb['playbook']} x{pb['runs']}" for pb in doc["playbooks"])
     lines.append(f"playbooks: {runs}")
-    if doc["preflight"]:
+    if not probed:
+        lines.append("pre-flight: not run offline (--probe reads the hosts and runs it)")
+    elif doc["preflight"]:
         lines.append("pre-flight problems (the run would stop before any load):")
         lines += [f"  - {p}" for p in doc["preflight"]]
     else:

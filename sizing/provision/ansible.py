@@ -156,6 +156,31 @@ class _CancelOnSignal:
         return self.fired.is_set()
 
 
+def ansible_config(cwd: Path | None = None) -> Path | None:
+    """The ansible.cfg Ansible itself would read from where sizing runs: ``$ANSIBLE_CONFIG``
+    (Ansible reads that anyway), else ``./ansible.cfg``, which Ansible skips in a
+    world-writable directory. ansible-runner starts ansible-playbook in its own directory,
+    so the file is named to it with ``ANSIBLE_CONFIG``; ``~/.ansible.cfg`` and
+    ``/etc/ansible/ansible.cfg`` are found by Ansible without help."""
+    if os.environ.get("ANSIBLE_CONFIG"):
+        return None
+    here = (cwd or Path.cwd()).resolve()
+    cfg = here / "ansible.cfg"
+    if not cfg.is_file() or here.stat().st_mode & 0o002:
+        return None
+    return cfg
+
+
+def _keep_artifacts(private: Path, keep: Path, playbook: str) -> None:
+    """Copy one playbook's ansible-runner artifacts to ``keep/NNN-<playbook>``."""
+    keep.mkdir(parents=True, exist_ok=True)
+    n = len([p for p in keep.iterdir() if p.is_dir()]) + 1
+    dest = keep / f"{n:03d}-{Path(playbook).stem}"
+    src = private / "artifacts"
+    if src.is_dir():
+        shutil.copytree(src, dest, dirs_exist_ok=True)
+
+
 def run_playbook(
     playbook: str,
     inventory: Path,
@@ -165,8 +190,13 @@ def run_playbook(
     forks: int | None = None,
     timeout: int | None = None,
     debug: bool = False,
+    keep_artifacts: Path | None = None,
 ) -> PlaybookResult:
-    """Run ``playbooks/<playbook>`` against ``inventory`` and gather per-host outcomes."""
+    """Run ``playbooks/<playbook>`` against ``inventory`` and gather per-host outcomes.
+
+    ``./ansible.cfg`` applies as it would to ansible-playbook (see :func:`ansible_config`);
+    ``keep_artifacts``: a directory that keeps ansible-runner's artifacts (events, stdout)
+    of every playbook, otherwise deleted."""
     try:
         import ansible_runner
     except ImportError as exc:  # pragma: no cover - a broken install
@@ -210,6 +240,9 @@ def run_playbook(
     private = Path(tempfile.mkdtemp(prefix="sizing-runner-"))
     envvars = dict(ANSIBLE_ENV)
     envvars["ANSIBLE_ROLES_PATH"] = str(paths.PLAYBOOKS / "roles")
+    cfg = ansible_config()
+    if cfg is not None:
+        envvars["ANSIBLE_CONFIG"] = str(cfg)
     cancel = _CancelOnSignal()
     try:
         with cancel:
@@ -238,6 +271,8 @@ def run_playbook(
             hosts=hosts,
         )
     finally:
+        if keep_artifacts is not None:
+            _keep_artifacts(private, keep_artifacts, playbook)
         shutil.rmtree(private, ignore_errors=True)
     return result
 
@@ -252,6 +287,9 @@ class Playbooks:
 
     inventory: Path
     debug: bool = False
+    # -e/--extra-vars: given to every playbook; sizing's own variables of a call win.
+    extravars: Mapping[str, Any] = field(default_factory=dict)
+    keep_artifacts: Path | None = None  # --keep-artifacts DIR
 
     def run(
         self,
@@ -266,9 +304,10 @@ class Playbooks:
         return run_playbook(
             playbook,
             self.inventory,
-            extravars=extravars,
+            extravars={**self.extravars, **(extravars or {})},
             limit=list(hosts),
             forks=forks,
             timeout=timeout,
             debug=self.debug,
+            keep_artifacts=self.keep_artifacts,
         )

@@ -1,16 +1,31 @@
-"""Reading host facts through Ansible (``playbooks/facts.yml``)."""
+"""Host facts: read through Ansible (``playbooks/facts.yml``), or taken from what the
+inventory declares (``sizing_cpu``) when nothing may be contacted.
+
+``sizing run --plan`` and ``sizing inventory check`` are offline by default: they plan on
+:func:`declared_facts`. ``--probe`` (plan) and ``--connect`` (check) read the real facts
+with :func:`gather_facts`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from sizing.facts import HostFacts
 from sizing.inventory import Host
 from sizing.provision.ansible import Playbooks
+from sizing.topology import Cpu, Topology, parse_cpulist
 
-__all__ = ["gather_facts"]
+__all__ = [
+    "DECLARE_HINT",
+    "FACTS_TASK",
+    "declared_facts",
+    "declared_topology",
+    "gather_facts",
+]
 
 FACTS_TASK = "Describe the host"
+DECLARE_HINT = "declare sizing_cpu or use --probe"
 
 
 def gather_facts(
@@ -31,3 +46,50 @@ def gather_facts(
         except (ValueError, KeyError) as exc:
             problems[name] = f"facts are unreadable: {exc}"
     return facts, problems
+
+
+def declared_topology(sockets: int, cores_per_socket: int, threads_per_core: int) -> Topology:
+    """The logical CPUs a declared ``sizing_cpu`` implies, numbered as Linux usually
+    numbers them on x86: the first thread of every core (socket by socket), then the
+    second threads, and so on. The real numbering is read by ``--probe``."""
+    cores = sockets * cores_per_socket
+    cpus = [
+        Cpu(id=t * cores + s * cores_per_socket + c, core=c, socket=s, node=s)
+        for t in range(threads_per_core)
+        for s in range(sockets)
+        for c in range(cores_per_socket)
+    ]
+    return Topology(tuple(cpus))
+
+
+def _declared(host: Host) -> tuple[Topology, dict[str, Any]] | None:
+    cpu = host.sizing.cpu
+    if cpu is not None:
+        topo = declared_topology(cpu.sockets, cpu.cores_per_socket, cpu.threads_per_core)
+        return topo, {"facts": "declared", "cpu_model": cpu.model}
+    if host.sizing.client_cpus and "server" not in host.roles:
+        # A client that names the CPUs its load generator may use needs no more.
+        ids = parse_cpulist(host.sizing.client_cpus)
+        topo = Topology(tuple(Cpu(id=i, core=i, socket=0) for i in ids))
+        return topo, {"facts": "declared", "cpu_model": None}
+    if host.is_local:
+        # This machine's own sysfs: reading it contacts nothing, and it is the truth.
+        return Topology.from_sysfs(), {"facts": "local", "cpu_model": None}
+    return None
+
+
+def declared_facts(hosts: Sequence[Host]) -> tuple[dict[str, HostFacts], dict[str, str]]:
+    """Facts from the inventory alone, contacting no host: ``sizing_cpu`` gives the
+    topology (``raw["facts"] == "declared"``); a host reached with
+    ``ansible_connection: local`` is this machine, read from sysfs (``"local"``). Every
+    other host gets one line saying what to do."""
+    facts: dict[str, HostFacts] = {}
+    missing: dict[str, str] = {}
+    for host in hosts:
+        found = _declared(host)
+        if found is None:
+            missing[host.name] = f"no sizing_cpu: {DECLARE_HINT}"
+            continue
+        topo, raw = found
+        facts[host.name] = HostFacts(topo, raw)
+    return facts, missing

@@ -302,10 +302,14 @@ def test_results_bases(db: Path) -> None:
     assert local["price_source"] is None
     assert rows["reference/baremetal"]["chosen"] is True
     assert doc["basis"]["ids"] == ["reference/baremetal", "reference/esxi"]
-    code, out, _ = run("results", "--bases")
+    code, out, _ = run("results", "--bases", "--verbose")  # one wide row per basis
     assert code == 0
     line = next(x for x in out.splitlines() if x.startswith("lab1/"))
     assert "noisy, virtualized-host" in line and "no: virtualized host" in line
+    code, out, _ = run("results", "--bases")  # a two-line record per basis, 100 columns
+    assert code == 0 and max(len(x) for x in out.split("\n\nbasis:")[0].splitlines()) <= 100
+    i = next(i for i, x in enumerate(out.splitlines()) if x.startswith("lab1/"))
+    assert "flags: noisy,virtualized-host" in out.splitlines()[i + 1]
     assert out.splitlines()[-1].startswith("basis: reference/baremetal, reference/esxi — ")
 
 

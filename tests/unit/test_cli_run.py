@@ -86,8 +86,10 @@ def test_results_lists_runs_points_and_metadata(tmp_path: Path) -> None:
         store.finish_run(run_id, "complete")
     result = runner.invoke(app, ["results", "--db", str(db)])
     assert result.exit_code == 0
-    assert "70,123 requests/s" in result.stdout
-    assert "needs 2 server cores" in result.stdout
+    assert "70,123 req/s" in result.stdout
+    assert "skipped: needs 2 server cores" in result.stdout  # cut at 100 columns
+    verbose = runner.invoke(app, ["results", "--db", str(db), "--verbose"]).stdout
+    assert "needs 2 server cores plus at least 1 client core" in verbose  # in full
     doc = json.loads(runner.invoke(app, ["results", "--db", str(db), "--json"]).stdout)
     points = doc["runs"][0]["points"]
     assert points[0]["status"] == "measured" and points[0]["value"] == pytest.approx(70123.4)

@@ -58,6 +58,9 @@ class BackendOptions:
     notify: Callable[[str], None] = field(default=_quiet, compare=False)
     inventory: Inventory | None = field(default=None, compare=False, repr=False)
     debug: bool = False
+    # False: describe a guest from the inventory alone, contacting no hypervisor
+    # (``inventory check`` without ``--connect``).
+    connect: bool = True
 
 
 class Backend:

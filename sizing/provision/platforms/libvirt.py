@@ -297,6 +297,13 @@ class Libvirt(Backend):
             "state": "?",
             "error": None,
         }
+        if not self.options.connect:
+            out["reachable"] = None
+            out["summary"] = (
+                f"libvirt domain {spec.domain} ({domain_type or 'kvm'}) on {hyp.name} "
+                f"({hspec.uri}): not contacted (--connect asks it)"
+            )
+            return out
         try:
             lv = _libvirt()
             conn = self.connect(hyp, hspec)

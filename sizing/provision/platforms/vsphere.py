@@ -438,6 +438,12 @@ class VSphere(Backend):
             "esxi_host": vms.esxi_host,
             "ansible": f"{_ansible_address(host)}:{host.variables.get('ansible_port', 22)}",
         }
+        if not self.options.connect:
+            out["summary"] = (
+                f"VM {out['vm']} via {hyp.url} ({hyp.credentials_source}): not contacted"
+                " (--connect asks it)"
+            )
+            return out
         try:
             _hyp, _vms, vm, esxi = self._vm(host)
             state = self._ht_state(esxi)

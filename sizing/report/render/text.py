@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from sizing.model import PointResult, Status
 from sizing.report.data.format import MISSING, cell_source, mark, money, number, percent
+from sizing.report.render.points import point_json
 
 if TYPE_CHECKING:
     from sizing.engine import Recommendation, Selection, SizingTable
@@ -126,8 +127,14 @@ def bases_rows(
     return out
 
 
-def bases_text(rows: Sequence[Mapping[str, Any]], choice: Choice) -> str:
-    """``results --bases``: one line per basis, then the default choice and why."""
+def bases_text(
+    rows: Sequence[Mapping[str, Any]], choice: Choice, *, verbose: bool = False
+) -> str:
+    """``results --bases``: one line per basis, then the default choice and why. Fits 100
+    columns (the last column cut with …); ``verbose`` adds software, runs and price, in
+    full."""
+    from sizing.report.render.points import WIDTH
+
     table = []
     for r in rows:
         cores = "; ".join(
@@ -139,34 +146,31 @@ def bases_text(rows: Sequence[Mapping[str, Any]], choice: Choice) -> str:
             if r["chosen"]
             else (f"no: {r['why_not']}" if not r["qualifies"] else f"no: {r['passed_over']}")
         )
-        table.append(
-            [
-                r["id"],
-                r["hardware"]["label"],
-                r["workload"]["label"],
+        row = [r["id"], r["hardware"]["label"], r["workload"]["label"], cores or MISSING]
+        if verbose:
+            row += [
                 r["software"] or MISSING,
                 ",".join(str(x) for x in r["runs"]) or MISSING,
-                cores or MISSING,
                 ", ".join(flags) or MISSING,
                 r["price_source"] or "none",
-                use,
             ]
-        )
-    headers = [
-        "basis",
-        "hardware",
-        "workload",
-        "software",
-        "runs",
-        "core counts",
-        "flags",
-        "price",
-        "default choice",
-    ]
-    out = [grid(headers, table, left=set(range(len(headers))))]
-    out.append("")
-    out.append(basis_line(choice))
-    return "\n".join(out)
+        else:
+            row.append(",".join(flags) or MISSING)
+        table.append([*row, use])
+    if verbose:
+        headers = ["basis", "hardware", "workload", "core counts"]
+        headers += ["software", "runs", "flags", "price", "default choice"]
+        lines = grid(headers, table, left=set(range(len(headers)))).splitlines()
+    else:
+        # A record per basis (two lines), each cut to the width: the labels are long.
+        lines = []
+        for row in table:
+            ident, hardware, workload, cores, flags, use = row
+            lines.append(f"{ident}  [{cores}]  {use}")
+            lines.append(f"    {hardware}; {workload}; flags: {flags}")
+        lines = [x if len(x) <= WIDTH else x[: WIDTH - 1] + "…" for x in lines]
+        lines.append("(--verbose: one wide table with software, runs and price, in full)")
+    return "\n".join([*lines, "", basis_line(choice)])
 
 
 def slo_line(slo: Slo, found: Sequence[Figure]) -> str:
@@ -338,56 +342,6 @@ def value_text(value: float | None, unit: str) -> str:
     return MISSING if value is None else f"{number(value)} {unit}"
 
 
-def spread_text(spread: float | None) -> str:
-    """A point's spread as ± half of it, in percent."""
-    return MISSING if spread is None else f"±{100 * spread / 2:.1f}%"
-
-
-def point_json(r: PointResult) -> dict[str, Any]:
-    """A point for ``--json`` (without its metadata)."""
-    return {
-        "host": r.key.host,
-        "platform": r.key.platform,
-        "cores": r.key.cores,
-        "ht": r.key.ht,
-        "profile": r.key.profile,
-        "status": str(r.status),
-        "reason": r.reason,
-        "value": r.value,
-        "unit": r.unit,
-        "repetitions": r.repetitions,
-        "spread": r.spread,
-        "ci_low": r.ci_low,
-        "ci_high": r.ci_high,
-        "flags": list(r.flags),
-    }
-
-
-def points_table(points: Sequence[PointResult]) -> str:
-    """A run's points: status and flags, median, spread, repetitions, reason."""
-    from tabulate import tabulate
-
-    rows = []
-    for r in points:
-        rows.append(
-            [
-                f"{r.key.host} {r.key.platform} {r.key.cores}c ht={r.key.ht} {r.key.profile}",
-                str(r.status) + (f" ({', '.join(r.flags)})" if r.flags else ""),
-                value_text(r.value, r.unit),
-                spread_text(r.spread),
-                r.repetitions or MISSING,
-                r.reason or "",
-            ]
-        )
-    return tabulate(
-        rows,
-        headers=["point", "status", "median", "spread", "reps", "reason"],
-        tablefmt="simple",
-        disable_numparse=True,
-        maxcolwidths=[None, None, None, None, None, 60],
-    )
-
-
 def pairs_table(points: Sequence[PointResult]) -> str:
     """Bare metal beside hypervisor, with the virtualization overhead and its interval;
     empty when the run holds no such pair."""
@@ -449,6 +403,39 @@ def comparison_json(
             for f in figs
         ],
     }
+
+
+def comparisons_text(
+    base: int, pairs: Sequence[tuple[int, Sequence[EnvDiff], Sequence[FigureDiff]]]
+) -> str:
+    """Three or more runs: each one's environment against ``base``, then one figures
+    table with a column per run (change against ``base``, ``*`` where the 95% intervals
+    do not overlap)."""
+    out: list[str] = []
+    for other, env, _figs in pairs:
+        out.append(f"environment: run {base} vs run {other}")
+        out.extend(f"  {d.host} {d.key}: {d.a} -> {d.b}"[:100] for d in env)
+        if not env:
+            out.append("  no difference in the recorded fingerprints")
+    points = sorted({f.point for _o, _e, figs in pairs for f in figs})
+    by = {(other, f.point): f for other, _e, figs in pairs for f in figs}
+    rows = []
+    for point in points:
+        first = next((by[(o, point)].a for o, _e, _f in pairs if (o, point) in by), None)
+        row = [point, MISSING if first is None or first.value is None else number(first.value)]
+        for other, _e, _f in pairs:
+            f = by.get((other, point))
+            if f is None or f.b is None or f.b.value is None:
+                row.append(MISSING)
+                continue
+            change = "" if f.change is None else f" ({100 * f.change:+.1f}%)"
+            mark_ = "*" if f.overlapping is False else ""
+            row.append(f"{number(f.b.value)}{change}{mark_}")
+        rows.append(row)
+    out.append("")
+    out.append(f"figures against run {base} (* the 95% intervals do not overlap)")
+    out.append(grid(["point", f"run {base}", *(f"run {o}" for o, _e, _f in pairs)], rows, {0}))
+    return "\n".join(out)
 
 
 def comparison_text(

@@ -1,0 +1,82 @@
+"""What each validity guard saw at one point, from its stored samples (pure): the server's
+and the clients' CPU, errors, TLS handshakes full and reused, the 95% interval and the
+latency percentiles. ``run --json``, ``results --json``, ``--csv`` and the terminal table
+all show a point through :func:`point_evidence`."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sizing.model import PointResult, Sample
+
+__all__ = ["LATENCY_KEYS", "point_evidence"]
+
+LATENCY_KEYS = ("mean", "p50", "p90", "p95", "p99", "p99_9", "max")
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _timed(samples: Sequence[Sample]) -> list[Mapping[str, Any]]:
+    """The metadata of each timed repetition (warm-up left out), one per repetition: the
+    primary sample, not the per-client ``<metric>.client`` ones."""
+    return [
+        s.metadata
+        for s in samples
+        if "." not in s.metric and not s.metadata.get("warmup")
+    ]
+
+
+def point_evidence(result: PointResult, samples: Sequence[Sample]) -> dict[str, Any]:
+    """The guards' evidence and the figures around the median, JSON-ready.
+
+    ``server_cpu_pct``: median over the timed repetitions of the server's pinned CPUs'
+    busy share; ``client_cpu_pct``: median of the busiest client's CPU; ``errors``,
+    ``tls_full``, ``tls_reused``: sums over the timed repetitions; ``interval_pct``: half
+    the 95% interval's width relative to the median; ``latency_ms``: the point's merged
+    percentiles.
+    """
+    timed = _timed(samples)
+    server = [v for m in timed if (v := _num(m.get("server_busy"))) is not None]
+    clients = []
+    for m in timed:
+        busy = m.get("client_cpu_busy")
+        if isinstance(busy, Mapping) and busy:
+            vals = [v for v in (_num(x) for x in busy.values()) if v is not None]
+            if vals:
+                clients.append(max(vals))
+
+    def total(key: str) -> int | None:
+        vals = [v for m in timed if (v := _num(m.get(key))) is not None]
+        return int(sum(vals)) if vals else None
+
+    meta = result.metadata
+    interval = None
+    if result.ci_low is not None and result.ci_high is not None and result.value:
+        interval = 100 * (result.ci_high - result.ci_low) / 2 / result.value
+    latency = {
+        k: _num(meta.get(f"latency_{k}_ms"))
+        for k in LATENCY_KEYS
+        if meta.get(f"latency_{k}_ms") is not None
+    }
+    server_cpu = _median(server)
+    if server_cpu is None:
+        server_cpu = _num(meta.get("server_busy_median"))
+    return {
+        "server_cpu_pct": server_cpu,
+        "client_cpu_pct": _median(clients),
+        "errors": total("errors"),
+        "socket_errors": total("socket_errors"),
+        "http_errors": total("http_errors"),
+        "tls_full": total("tls_full"),
+        "tls_reused": total("tls_reused"),
+        "interval_pct": interval,
+        "latency_ms": latency,
+    }

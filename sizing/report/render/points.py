@@ -1,0 +1,155 @@
+"""A run's points for the terminal (a table that fits 100 columns), for ``--json`` and for
+``--csv``: the figure with its 95% interval, the flags, errors, server and client CPU;
+spread, latency and reasons in full under ``--verbose``. The guards' evidence comes from
+:func:`sizing.report.data.evidence.point_evidence`."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sizing.model import PointKey, PointResult, Status
+from sizing.report.data.format import MISSING, number
+
+__all__ = ["WIDTH", "point_json", "points_csv", "points_table"]
+
+WIDTH = 100  # the terminal table fits this many columns (without --verbose)
+UNITS = {"requests/s": "req/s", "handshakes/s": "hs/s"}
+CSV_FIELDS = [
+    "run_id", "label", "host", "platform", "cores", "ht", "profile", "status", "value", "unit",
+    "ci_low", "ci_high", "interval_pct", "repetitions", "spread", "errors", "server_cpu_pct",
+    "client_cpu_pct", "tls_full", "tls_reused", "latency_p50_ms", "latency_p90_ms",
+    "latency_p99_ms", "flags", "reason",
+]  # fmt: skip
+
+
+def point_json(r: PointResult, evidence: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A point for ``--json``: its figure, interval and flags, and (when known) the
+    guards' evidence (``server_cpu_pct``, ``client_cpu_pct``, ``errors``, ``tls_full``,
+    ``tls_reused``, ``interval_pct``, ``latency_ms``)."""
+    doc: dict[str, Any] = {
+        "host": r.key.host,
+        "platform": r.key.platform,
+        "cores": r.key.cores,
+        "ht": r.key.ht,
+        "profile": r.key.profile,
+        "status": str(r.status),
+        "reason": r.reason,
+        "value": r.value,
+        "unit": r.unit,
+        "repetitions": r.repetitions,
+        "spread": r.spread,
+        "ci_low": r.ci_low,
+        "ci_high": r.ci_high,
+        "flags": list(r.flags),
+    }
+    if evidence is not None:
+        doc["evidence"] = dict(evidence)
+    return doc
+
+
+def _pct(value: Any) -> str:
+    return MISSING if value is None else f"{value:.0f}%"
+
+
+def _figure(r: PointResult) -> str:
+    return MISSING if r.value is None else f"{number(r.value)} {UNITS.get(r.unit, r.unit)}"
+
+
+def _fit(line: str, width: int) -> str:
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def points_table(
+    points: Sequence[PointResult],
+    evidence: Mapping[PointKey, Mapping[str, Any]] | None = None,
+    *,
+    verbose: bool = False,
+) -> str:
+    """One line per point: the median, ± half its 95% interval, errors, the server's and
+    the busiest client's CPU, status and flags (or the reason of a point not measured).
+    Fits :data:`WIDTH` columns; ``verbose`` adds the platform, repetitions, spread and
+    latency, and gives every reason in full on its own line."""
+    from sizing.report.render.text import grid
+
+    evidence = evidence or {}
+    headers = ["point", "median", "±95%", "errors", "srv CPU", "cli CPU", "flags / reason"]
+    if verbose:
+        headers = [
+            "point", "median", "±95%", "spread", "reps", "errors", "srv CPU", "cli CPU",
+            "p50 ms", "p99 ms", "flags / reason",
+        ]  # fmt: skip
+    rows = []
+    reasons: list[str] = []
+    for r in points:
+        ev = evidence.get(r.key, {})
+        k = r.key
+        name = (
+            f"{k.host} {k.platform} {k.cores}c ht={k.ht} {k.profile}"
+            if verbose
+            else f"{k.host} {k.cores}c {k.ht} {k.profile}"
+        )
+        interval = ev.get("interval_pct")
+        if interval is None and r.ci_low is not None and r.ci_high is not None and r.value:
+            interval = 100 * (r.ci_high - r.ci_low) / 2 / r.value
+        status = ", ".join(r.flags)
+        if r.status is not Status.MEASURED:
+            status = str(r.status) + (f" ({status})" if status else "")
+            if r.reason and not verbose:
+                status += f": {r.reason}"
+        errors = ev.get("errors")
+        row = [
+            name,
+            _figure(r),
+            MISSING if interval is None else f"±{interval:.1f}%",
+            MISSING if errors is None else f"{errors:,}",
+            _pct(ev.get("server_cpu_pct")),
+            _pct(ev.get("client_cpu_pct")),
+            status,
+        ]
+        if verbose:
+            lat = ev.get("latency_ms") or {}
+            spread = MISSING if r.spread is None else f"{100 * r.spread:.1f}%"
+            row[3:3] = [spread, str(r.repetitions or MISSING)]
+            row[-1:-1] = [
+                MISSING if lat.get("p50") is None else f"{lat['p50']:.2f}",
+                MISSING if lat.get("p99") is None else f"{lat['p99']:.2f}",
+            ]
+            if r.reason:
+                reasons.append(f"{name}: {r.reason}")
+        rows.append(row)
+    table = grid(headers, rows, left={0, len(headers) - 1})
+    if verbose:
+        return "\n".join([table, *(["", "reasons:", *reasons] if reasons else [])])
+    return "\n".join(_fit(line, WIDTH) for line in table.splitlines())
+
+
+def points_csv(
+    rows: Sequence[tuple[int, str, PointResult, Mapping[str, Any]]],
+) -> str:
+    """``results --csv``: one row per point (run id, label, point, evidence)."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for run_id, label, r, ev in rows:
+        lat = ev.get("latency_ms") or {}
+        writer.writerow(
+            {
+                "run_id": run_id,
+                "label": label,
+                **{k: v for k, v in point_json(r).items() if k in CSV_FIELDS and k != "flags"},
+                "interval_pct": ev.get("interval_pct"),
+                "errors": ev.get("errors"),
+                "server_cpu_pct": ev.get("server_cpu_pct"),
+                "client_cpu_pct": ev.get("client_cpu_pct"),
+                "tls_full": ev.get("tls_full"),
+                "tls_reused": ev.get("tls_reused"),
+                "latency_p50_ms": lat.get("p50"),
+                "latency_p90_ms": lat.get("p90"),
+                "latency_p99_ms": lat.get("p99"),
+                "flags": ";".join(r.flags),
+            }
+        )
+    return out.getvalue()

@@ -1,0 +1,213 @@
+"""Issue 15 part B: offline planning on declared facts, -e/--limit with Ansible's meaning,
+./ansible.cfg for ansible-runner, tables that fit 100 columns, CSV, labels, N-run compare."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sizing.cli import app
+from sizing.errors import InputError, UsageError
+from sizing.extravars import parse_extra_vars
+from sizing.inventory import load_inventory
+from sizing.model import PointKey, PointResult, Sample, Status
+from sizing.provision.ansible import ansible_config
+from sizing.provision.facts import declared_facts, declared_topology
+from sizing.report.data.evidence import point_evidence
+from sizing.report.render.points import WIDTH, points_csv, points_table
+from sizing.store import Store
+
+runner = CliRunner()
+REPO = Path(__file__).resolve().parents[2]
+LAB = REPO / "inventories" / "lab.yml"
+
+
+def test_declared_topology_numbers_first_threads_then_siblings() -> None:
+    topo = declared_topology(2, 8, 2)
+    assert len(topo.cpus) == 32 and topo.sockets == 2 and topo.threads_per_core == 2
+    # cpu 0 and cpu 16 are the two threads of socket 0's first core, as Linux numbers them
+    assert topo.physical_cores()[0] == (0, 16)
+    assert topo.physical_cores()[8] == (8, 24)  # socket 1's first core
+
+
+def test_declared_facts_say_what_to_do_for_an_undeclared_host(tmp_path: Path) -> None:
+    inv = tmp_path / "inv.yml"
+    inv.write_text(
+        "all:\n  children:\n    servers:\n      hosts:\n        web:\n"
+        "          ansible_host: 192.0.2.1\n"
+        "          sizing_cpu: {sockets: 1, cores_per_socket: 4, threads_per_core: 1}\n"
+        "    clients:\n      hosts:\n        load: {ansible_host: 192.0.2.2}\n"
+    )
+    facts, missing = declared_facts(list(load_inventory(inv).hosts.values()))
+    assert facts["web"].raw["facts"] == "declared" and len(facts["web"].topology.cpus) == 4
+    assert missing == {"load": "no sizing_cpu: declare sizing_cpu or use --probe"}
+
+
+def test_offline_plan_of_a_host_without_sizing_cpu_says_so(tmp_path: Path) -> None:
+    inv = tmp_path / "inv.yml"
+    inv.write_text(
+        "all:\n  children:\n    servers:\n      hosts:\n        web: {ansible_host: 192.0.2.1}\n"
+        "    clients:\n      hosts:\n        load: {ansible_host: 192.0.2.2,"
+        " sizing_client_cpus: '0-3'}\n"
+    )
+    res = runner.invoke(app, ["run", "-i", str(inv), "--cores", "1", "--profile", "rps",
+                              "--plan", "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["probed"] is False
+    (point,) = doc["points"]
+    assert point["status"] == "skipped"
+    assert point["reason"] == "web: no sizing_cpu: declare sizing_cpu or use --probe"
+
+
+def test_probe_needs_plan() -> None:
+    res = runner.invoke(app, ["run", "--probe"])
+    assert res.exit_code == 2 and "--probe reads the hosts for --plan" in res.stderr
+
+
+def test_extra_vars_as_ansible_parses_them(tmp_path: Path) -> None:
+    f = tmp_path / "vars.yml"
+    f.write_text("a: from-file\nn: 3\n")
+    assert parse_extra_vars(["a=1 b=two", f"@{f}", '{"c": [1, 2]}']) == {
+        "a": "from-file", "b": "two", "n": 3, "c": [1, 2],
+    }  # fmt: skip
+    for bad, said in (("[1]", "not a mapping"), ("./x.yml", "prepend"), ("@/nope", "no such")):
+        with pytest.raises(UsageError, match=said):
+            parse_extra_vars([bad])
+
+
+def test_extra_vars_override_inventory_and_are_validated() -> None:
+    inv = load_inventory(LAB, extra_vars={"sizing_price_usd": 1234})
+    assert {h.sizing.price_usd for h in inv.servers} == {1234}
+    with pytest.raises(InputError, match="sizing_nic_gbps"):
+        load_inventory(LAB, extra_vars={"sizing_nic_gbps": "fast"})
+
+
+def test_limit_is_an_ansible_host_pattern() -> None:
+    inv = load_inventory(LAB, limit="r640-01:clients:!loadgen-04")
+    assert sorted(inv.hosts) == ["loadgen-01", "loadgen-02", "loadgen-03", "r640-01"]
+    with pytest.raises(InputError, match="matches no host"):
+        load_inventory(LAB, limit="nothing-like-this")
+    with pytest.raises(InputError, match="no client host"):
+        load_inventory(LAB, limit="servers")
+
+
+def test_ansible_cfg_of_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANSIBLE_CONFIG", raising=False)
+    assert ansible_config(tmp_path) is None
+    (tmp_path / "ansible.cfg").write_text("[defaults]\nforks = 37\n")
+    assert ansible_config(tmp_path) == tmp_path / "ansible.cfg"
+    os.chmod(tmp_path, 0o777)  # Ansible ignores ansible.cfg in a world-writable directory
+    assert ansible_config(tmp_path) is None
+    os.chmod(tmp_path, 0o755)
+    monkeypatch.setenv("ANSIBLE_CONFIG", "/elsewhere.cfg")  # Ansible reads that itself
+    assert ansible_config(tmp_path) is None
+
+
+def _point(host: str, profile: str, status: Status = Status.MEASURED, **kw: object) -> PointResult:
+    return PointResult(PointKey(host, "baremetal", 8, "on", profile), status, **kw)  # type: ignore[arg-type]
+
+
+SAMPLES = [
+    Sample("requests_per_second", 100.0, "requests/s", {"warmup": True, "errors": 99}),
+    *(
+        Sample("requests_per_second", v, "requests/s", {
+            "errors": 1, "server_busy": b, "client_cpu_busy": {"c1": 50.0, "c2": c},
+            "tls_full": 10, "tls_reused": 0,
+        })
+        for v, b, c in ((100.0, 98.0, 60.0), (102.0, 99.0, 70.0), (98.0, 97.0, 65.0))
+    ),
+    Sample("requests_per_second.client", 50.0, "requests/s", {"errors": 1000}),
+]  # fmt: skip
+
+
+def test_evidence_from_the_timed_repetitions() -> None:
+    r = _point("web", "rps", value=100.0, unit="requests/s", ci_low=95.0, ci_high=105.0,
+               metadata={"latency_p99_ms": 4.5})  # fmt: skip
+    ev = point_evidence(r, SAMPLES)
+    assert ev["errors"] == 3 and ev["tls_full"] == 30 and ev["tls_reused"] == 0
+    assert ev["server_cpu_pct"] == 98.0 and ev["client_cpu_pct"] == 65.0
+    assert ev["interval_pct"] == pytest.approx(5.0) and ev["latency_ms"] == {"p99": 4.5}
+
+
+def test_points_table_fits_100_columns_and_verbose_gives_reasons_in_full() -> None:
+    long_reason = "client-bound: the load generator's CPUs were busier than the server's " * 3
+    pts = [
+        _point("r6525-01.lab.example.com", "rps", value=1234567.0, unit="requests/s",
+               ci_low=1200000.0, ci_high=1260000.0, repetitions=5, spread=0.04,
+               flags=("client-bound", "noisy", "virtualized-host")),
+        _point("r6525-01.lab.example.com", "tps", Status.SKIPPED, reason=long_reason),
+    ]  # fmt: skip
+    ev = {pts[0].key: point_evidence(pts[0], SAMPLES)}
+    table = points_table(pts, ev)
+    assert all(len(line) <= WIDTH for line in table.splitlines()), table
+    assert "±2.4%" in table and "98%" in table and "65%" in table and "3" in table
+    verbose = points_table(pts, ev, verbose=True)
+    assert long_reason.strip() in verbose and "4.0%" in verbose  # spread in verbose only
+    assert "4.0%" not in table
+
+
+def test_csv_one_row_per_point() -> None:
+    r = _point("web", "rps", value=100.0, unit="requests/s", flags=("noisy", "x"))
+    rows = list(csv.DictReader(io.StringIO(points_csv([(3, "before", r, {"errors": 0})]))))
+    assert len(rows) == 1
+    assert rows[0]["run_id"] == "3" and rows[0]["label"] == "before"
+    assert rows[0]["flags"] == "noisy;x" and rows[0]["errors"] == "0"
+
+
+def _db(tmp_path: Path, labels: list[str]) -> Path:
+    db = tmp_path / "r.sqlite"
+    with Store(db) as store:
+        for i, label in enumerate(labels):
+            run_id = store.start_run(inventory="i", argv=[], tool_version="t",
+                                     options={"label": label})  # fmt: skip
+            store.set_environment(run_id, {"web": {"kernel": f"6.{i}"}})
+            r = _point("web", "rps", value=100.0 + 10 * i, unit="requests/s",
+                       ci_low=99.0 + 10 * i, ci_high=101.0 + 10 * i, repetitions=3)  # fmt: skip
+            store.add_point(run_id, r, list(enumerate(SAMPLES)))
+            store.finish_run(run_id, "complete")
+    return db
+
+
+def test_results_labels_csv_and_compare_n_runs(tmp_path: Path) -> None:
+    db = _db(tmp_path, ["before", "tuned", "after"])
+    shown = runner.invoke(app, ["results", "--db", str(db), "--run", "tuned"])
+    assert shown.exit_code == 0, shown.output
+    assert "run 2 'tuned'" in shown.stdout and "run 1" not in shown.stdout
+    assert all(len(line) <= WIDTH for line in shown.stdout.splitlines())
+    out = tmp_path / "points.csv"
+    res = runner.invoke(app, ["results", "--db", str(db), "--csv", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    rows = list(csv.DictReader(out.open()))
+    assert [r["label"] for r in rows] == ["before", "tuned", "after"]
+    cmp = runner.invoke(app, ["results", "--db", str(db), "--compare", "before", "2", "after"])
+    assert cmp.exit_code == 0, cmp.output
+    assert "run 1 vs run 3" in cmp.stdout and "+20.0%" in cmp.stdout
+    doc = json.loads(runner.invoke(
+        app, ["results", "--db", str(db), "--json", "--compare", "1", "2", "3"]
+    ).stdout)  # fmt: skip
+    assert [c["run_b"] for c in doc["comparisons"]] == [2, 3]
+    jdoc = json.loads(runner.invoke(app, ["results", "--db", str(db), "--json"]).stdout)
+    ev = jdoc["runs"][0]["points"][0]["evidence"]
+    assert ev["errors"] == 3 and ev["client_cpu_pct"] == 65.0
+    one = runner.invoke(app, ["results", "--db", str(db), "--compare", "1"])
+    assert one.exit_code == 2 and "two or more runs" in one.stderr
+    bad = runner.invoke(app, ["results", "--db", str(db), "--compare", "1", "nope"])
+    assert bad.exit_code == 2 and "no run 'nope'" in bad.stderr
+
+
+def test_results_bases_fit_100_columns(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["results", "--bases", "--db", str(tmp_path / "none.sqlite")])
+    assert res.exit_code == 0, res.output
+    table = res.stdout.split("\n\nbasis:")[0]
+    assert all(len(line) <= WIDTH for line in table.splitlines()), table
+    wide = runner.invoke(app, ["results", "--bases", "-v", "--db", str(tmp_path / "n.sqlite")])
+    assert "software" in wide.stdout
