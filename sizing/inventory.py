@@ -180,6 +180,10 @@ class HostVars(BaseModel):
     price_usd: float | None = Field(default=None, ge=0)
     cost_ref: Text | None = None
     nic_gbps: float | None = Field(default=None, gt=0)
+    steer_irqs: bool | None = Field(
+        default=None,
+        description="steer the NIC's IRQs and RPS to the measured cores (playbooks/nginx.yml)",
+    )
     client_cpus: CpuList | None = Field(
         default=None, description="cpulist the load generator may use on a client host"
     )

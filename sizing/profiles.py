@@ -68,9 +68,13 @@ class Profile(BaseModel):
     mode: Literal["max-rate", "fixed-rate"] = "max-rate"
     rates: Text | None = None  # fixed-rate: "1000:10000:1000" or "500,1000"; --rates wins
     slo: Text | None = None  # fixed-rate: "p95=10ms"; --slo wins
-    # web: nginx serves the files; proxy: nginx proxies to an upstream nginx (keepalive);
-    # api-jwt: as proxy, after validating an HS256 JWT (njs) on every request.
-    role: Literal["web", "proxy", "api-jwt"] = "web"
+    # web: nginx serves the files; load-balance: nginx balances (round robin) over the
+    # upstream pool (the sizing article's rps/tps); proxy: nginx proxies to an upstream
+    # nginx (keepalive); api-jwt: as proxy, after validating an HS256 JWT (njs) per request.
+    role: Literal["web", "load-balance", "proxy", "api-jwt"] = "web"
+    # Idle keepalive connections each nginx worker caches to the upstreams (the latency
+    # article: 100); unset: 64.
+    upstream_keepalive: int | None = Field(default=None, ge=1, le=100000)
     # e.g. "TLSv1.2" to get the article's ECDHE-ECDSA suite; goes into nginx.conf
     tls_protocols: Annotated[str, Field(pattern=r"^TLSv1(\.[0-3])?( TLSv1(\.[0-3])?)*$")] | None = (
         None
@@ -80,6 +84,16 @@ class Profile(BaseModel):
     def is_gateway(self) -> bool:
         """A proxy or API-gateway profile: nginx in front of an upstream nginx."""
         return self.role in ("proxy", "api-jwt")
+
+    @property
+    def needs_upstream(self) -> bool:
+        """NGINX forwards every request to the upstream pool (load-balance, proxy, api-jwt)."""
+        return self.role != "web"
+
+    @property
+    def is_cpu_curve(self) -> bool:
+        """A gateway role offered fixed rates: server CPU against calls per second."""
+        return self.is_gateway and self.mode == "fixed-rate"
 
 
 def available() -> list[str]:

@@ -181,7 +181,10 @@ class Sweep:
         contacting nothing, and run no pre-flight check (they need the real facts)."""
         inv = self.inventory
         self.placement = self._placements()
-        hosts = list({h.name: h for h in self._fact_hosts(inv.servers) + inv.clients}.values())
+        pool = inv.upstreams if any(p.needs_upstream for p in self.opts.profiles) else []
+        hosts = list(
+            {h.name: h for h in self._fact_hosts(inv.servers) + inv.clients + pool}.values()
+        )
         if not probe:
             return self._prepare_offline(hosts)
         self.progress.step("reading host facts")
@@ -501,8 +504,8 @@ class Sweep:
             (p for p in self.opts.profiles if p.scheme == "https" and p.role == "web"), None
         )
         extra = nginx_vars(point, target.workers, tls_from)
-        if point.profile.is_gateway:  # proxy/api-jwt: the upstream first
-            self.upstream.apply(point, self.facts)
+        if point.profile.needs_upstream:  # load-balance/proxy/api-jwt: the upstreams first
+            self.upstream.apply(point)
             extra.update(gateway_vars(self.inventory, point, target))
         self.nginx.apply(target, extra)
         return target

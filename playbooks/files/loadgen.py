@@ -10,8 +10,16 @@ Spec: {"start_at": float, "windows": [{"index": int, "offset": float, "duration"
        "windows[i].commands" or "commands": [[argv...], ...],  # run in parallel (clients)
        "sample_cpu": bool,              # /proc/stat before and after every window
        "sample_net": bool,              # /proc/net/dev bytes before and after every window
-       "pidfile": str | null}           # check that this nginx master still lives
+       "pidfile": str | null,           # check that this nginx master still lives
+       "upstream_pidfile": str | null}  # an upstream nginx here: its CPU, cgroup limit
+Server windows also carry the network softirqs run on each CPU (/proc/softirqs).
 Nothing here builds a shell string: commands are argv lists.
+
+The runner leads a process group of its own, so its load generators are its group's
+members, and it records ``<its directory>/loadgen-<run>-<pid>.pid`` (PID and start time)
+while it runs; ``loadgen.py --stop RUN`` (playbooks/load-stop.yml, after Ctrl-C or a
+SIGTERM on the controller) kills the groups of that run, checked by start time so a
+reused PID is never hit. SIGTERM, SIGHUP or SIGINT to the runner kill its group too.
 
 A command may also be {"argv": [...], "stdin": str, "then": [[argv...], ...]} (the
 latency profiles' vegeta): ``stdin`` is written to it, and each ``then`` argv runs after
@@ -133,6 +141,97 @@ def tls_counts(path):
     return {"full": full, "reused": reused, "suites": suites}
 
 
+def net_softirqs():
+    """{"NET_RX": {cpu: count}, "NET_TX": {...}} from /proc/softirqs (network softirqs run
+    so far on each CPU: where the kernel did the network work)."""
+    out = {}
+    try:
+        with open("/proc/softirqs", encoding="ascii") as fh:
+            cpus = [c[3:] for c in fh.readline().split()]
+            for line in fh:
+                parts = line.split()
+                if parts and parts[0] in ("NET_RX:", "NET_TX:"):
+                    out[parts[0][:-1]] = dict(zip(cpus, (int(v) for v in parts[1:])))
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+def cgroup_cpu(pid):
+    """The CPU limit of ``pid``'s cgroup: (quota in CPUs or None, throttled periods so far).
+    cgroup v2 (cpu.max, cpu.stat nr_throttled) or v1 (cpu.cfs_quota_us / cfs_period_us)."""
+    try:
+        with open("/proc/%d/cgroup" % pid, encoding="ascii") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None, None
+    for line in lines:
+        hier, ctrls, path = (line.split(":", 2) + ["", ""])[:3]
+        if hier == "0" and os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
+            base = "/sys/fs/cgroup" + path
+            try:
+                with open(base + "/cpu.max", encoding="ascii") as fh:
+                    quota, period = fh.read().split()
+                limit = None if quota == "max" else int(quota) / int(period)
+            except (OSError, ValueError):
+                limit = None
+            return limit, read_throttled(base + "/cpu.stat")
+        if "cpu" in ctrls.split(","):
+            base = "/sys/fs/cgroup/" + ctrls + path
+            if not os.path.isdir(base):
+                base = "/sys/fs/cgroup/cpu" + path
+            try:
+                with open(base + "/cpu.cfs_quota_us", encoding="ascii") as fh:
+                    quota = int(fh.read())
+                with open(base + "/cpu.cfs_period_us", encoding="ascii") as fh:
+                    period = int(fh.read())
+                limit = quota / period if quota > 0 else None
+            except (OSError, ValueError):
+                limit = None
+            return limit, read_throttled(base + "/cpu.stat")
+    return None, None
+
+
+def read_throttled(path):
+    try:
+        with open(path, encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("nr_throttled "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def upstream_probe(pidfile):
+    """The upstream nginx's CPU seconds so far, its workers' cgroup limit and throttling."""
+    try:
+        with open(pidfile, encoding="ascii") as fh:
+            master = int(fh.read().strip())
+    except (OSError, ValueError):
+        return None
+    worker = master
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat, encoding="ascii", errors="replace") as fh:
+                if int(fh.read().rsplit(")", 1)[1].split()[1]) == master:
+                    worker = int(stat.split("/")[2])
+                    break
+        except (OSError, ValueError, IndexError):
+            continue
+    quota, throttled = cgroup_cpu(worker)
+    return {"cpu_s": nginx_cpu_seconds(pidfile), "quota_cpus": quota, "throttled": throttled}
+
+
+def upstream_delta(before, after):
+    if before is None or after is None or before["cpu_s"] is None or after["cpu_s"] is None:
+        return None
+    thr = (after["throttled"] - before["throttled"]
+           if before["throttled"] is not None and after["throttled"] is not None else None)
+    return {"cpu_s": after["cpu_s"] - before["cpu_s"], "quota_cpus": after["quota_cpus"],
+            "throttled": thr}
+
+
 def pid_alive(pidfile):
     try:
         with open(pidfile, encoding="ascii") as fh:
@@ -194,6 +293,9 @@ def main():
             truncate(tls_log)  # nginx appends (O_APPEND): the file now holds this window only
         throttle_before = throttle_count() if spec.get("pidfile") else None
         nginx_before = nginx_cpu_seconds(spec["pidfile"]) if spec.get("pidfile") else None
+        up_pidfile = spec.get("upstream_pidfile")
+        up_before = upstream_probe(up_pidfile) if up_pidfile else None
+        sirq_before = net_softirqs() if spec.get("sample_net") else None
         mid = t0 + float(win["duration"]) / 2
         established = None
         if commands:
@@ -221,6 +323,13 @@ def main():
         t1 = time.time()
         throttled = throttle_count() - throttle_before if throttle_before is not None else None
         nginx_after = nginx_cpu_seconds(spec["pidfile"]) if spec.get("pidfile") else None
+        upstream = upstream_delta(up_before, upstream_probe(up_pidfile)) if up_pidfile else None
+        sirq_after = net_softirqs() if spec.get("sample_net") else None
+        softirqs = None
+        if sirq_before is not None and sirq_after is not None:
+            softirqs = {kind: {cpu: n - sirq_before.get(kind, {}).get(cpu, 0)
+                               for cpu, n in counts.items()}
+                        for kind, counts in sirq_after.items()}
         nginx_cpu = (nginx_after - nginx_before
                      if nginx_before is not None and nginx_after is not None else None)
         tls = None
@@ -236,6 +345,7 @@ def main():
                         "server_alive": alive, "clk_tck": os.sysconf("SC_CLK_TCK"),
                         "established": established, "throttled": throttled,
                         "nginx_cpu_s": nginx_cpu,
+                        "upstream": upstream, "net_softirqs": softirqs,
                         "tls": tls})
         if alive is False:
             break

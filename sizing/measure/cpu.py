@@ -6,7 +6,15 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["client_cpus", "cpu_busy", "nginx_cpu_pct", "window_cpu"]
+__all__ = [
+    "client_cpus",
+    "cpu_busy",
+    "kernel_outside",
+    "nginx_cpu_pct",
+    "server_work",
+    "upstream_window",
+    "window_cpu",
+]
 
 
 def cpu_busy(
@@ -27,6 +35,7 @@ def cpu_busy(
             "user": 100.0 * (d[0] + d[1]) / total,
             "system": 100.0 * d[2] / total,
             "softirq": 100.0 * (d[6] if len(d) > 6 else 0) / total,
+            "irq": 100.0 * (d[5] if len(d) > 5 else 0) / total,
             "steal": 100.0 * steal / total,
             "busy": 100.0 * (total - idle) / total,
         }
@@ -54,3 +63,84 @@ def nginx_cpu_pct(window: Mapping[str, Any] | None, workers: Sequence[int]) -> f
             (float(window["end"]) - float(window["start"])) * max(1, len(workers))
         )
     return None
+
+
+def upstream_window(
+    window: Mapping[str, Any] | None, cpus: Sequence[int], shares_client: bool
+) -> dict[str, Any] | None:
+    """One upstream host's window: how busy the CPUs its nginx may use were.
+
+    ``capacity`` is the CPUs the upstream may use: its pinned CPUs (all the host's when
+    unpinned), fewer under a cgroup quota. ``own`` is its nginx's CPU time as % of that
+    capacity; ``busy`` is what the upstream-bound guard reads: ``own`` when the upstream
+    shares the load generator's CPUs (their /proc/stat counts the load generator too, or a
+    cgroup quota (the CPUs look idle while the upstream is throttled), else the larger of
+    ``own`` and the /proc/stat busy share of its CPUs (the kernel's network work included).
+    """
+    if not window:
+        return None
+    probe = window.get("upstream") or {}
+    listed = list(cpus) or [int(k) for k in (window.get("cpu_after") or {})]
+    capacity = float(len(listed) or 1)
+    quota = probe.get("quota_cpus")
+    if quota:
+        capacity = min(capacity, float(quota))
+    span = float(window["end"]) - float(window["start"])
+    own = (
+        100.0 * float(probe["cpu_s"]) / (span * capacity)
+        if probe.get("cpu_s") is not None and span > 0
+        else None
+    )
+    stat = window_cpu(window, listed)
+    stat_busy = stat["busy"] if stat else None
+    if shares_client or quota:
+        busy = own
+    else:
+        busy = max((b for b in (own, stat_busy) if b is not None), default=None)
+    return {
+        "busy": busy,
+        "own": own,
+        "cpu_busy": stat_busy,
+        "capacity": capacity,
+        "quota_cpus": quota,
+        "throttled": probe.get("throttled"),
+    }
+
+
+def kernel_outside(
+    window: Mapping[str, Any] | None, pinned: Sequence[int]
+) -> dict[str, Any] | None:
+    """Kernel network work on the server host's CPUs outside nginx's pinned ones.
+
+    ``softirq_pct`` and ``system_pct`` are summed over the other CPUs (100 = one whole CPU);
+    ``net_rx_outside`` is the share of network receive softirqs run outside the pinned CPUs
+    (from /proc/softirqs). On a host that also runs the client or the upstream, the other
+    CPUs' share includes their own network work.
+    """
+    if not window or not window.get("cpu_before") or not window.get("cpu_after"):
+        return None
+    others = [int(k) for k in window["cpu_after"] if int(k) not in set(pinned)]
+    shares = cpu_busy(window["cpu_before"], window["cpu_after"], others)["per_cpu"]
+    out: dict[str, Any] = {
+        "cpus": others,
+        "softirq_pct": sum(v["softirq"] for v in shares.values()),
+        "system_pct": sum(v["system"] for v in shares.values()),
+    }
+    sirq = window.get("net_softirqs") or {}
+    for kind in ("NET_RX", "NET_TX"):
+        counts = sirq.get(kind) or {}
+        total = sum(counts.values())
+        outside = sum(n for c, n in counts.items() if int(c) not in set(pinned))
+        out[f"{kind.lower()}_outside"] = outside / total if total else None
+        out[f"{kind.lower()}_total"] = total
+    return out
+
+
+def server_work(server_cpu: Mapping[str, Any] | None, nginx_pct: float | None) -> float | None:
+    """nginx's own CPU time plus the irq/softirq time on its pinned CPUs (% of them): what
+    the server did, without other processes that ran on the same CPUs."""
+    if not server_cpu or nginx_pct is None or not server_cpu.get("per_cpu"):
+        return None
+    per = server_cpu["per_cpu"].values()
+    kernel = sum(v.get("softirq", 0.0) + v.get("irq", 0.0) for v in per) / max(1, len(per))
+    return float(min(100.0, nginx_pct + kernel))

@@ -17,7 +17,14 @@ from sizing.errors import SizingError
 from sizing.facts import HostFacts
 from sizing.inventory import Host
 from sizing.load import wrk
-from sizing.measure.cpu import client_cpus, nginx_cpu_pct, window_cpu
+from sizing.measure.cpu import (
+    client_cpus,
+    kernel_outside,
+    nginx_cpu_pct,
+    server_work,
+    upstream_window,
+    window_cpu,
+)
 from sizing.measure.metadata import throughput_metadata
 from sizing.measure.multihost import multihost_extras
 from sizing.measure.validity import RepetitionEvidence, StopRule, judge, mean_interval
@@ -124,6 +131,20 @@ def client_window(
     )
 
 
+def upstream_windows(
+    point: PlannedPoint, outputs: Outputs, idx: int
+) -> dict[str, dict[str, Any]]:
+    """Each upstream host's CPU over window ``idx`` (:func:`upstream_window`)."""
+    out: dict[str, dict[str, Any]] = {}
+    for up in point.upstreams:
+        uw = next((w for w in outputs.get(up.host, {}).get("windows", [])
+                   if w["index"] == idx), None)
+        got = upstream_window(uw, up.cpus, bool(up.shares_with))
+        if got is not None:
+            out[up.host] = got
+    return out
+
+
 def evaluate_windows(
     point: PlannedPoint,
     target: Target,
@@ -184,6 +205,8 @@ def evaluate_windows(
                 samples,
             )
         tls = (sw or {}).get("tls") or {}
+        upstreams = upstream_windows(point, outputs, idx)
+        outside = kernel_outside(sw, target.workers)
         # Headroom is idle time on the server's pinned CPUs ("busy" counts every
         # non-idle tick); nginx's own CPU time is recorded beside it.
         server_busy = server_cpu["busy"] if server_cpu else None
@@ -206,6 +229,8 @@ def evaluate_windows(
             "tls_full": tls.get("full"),
             "tls_reused": tls.get("reused"),
             "throttled": (sw or {}).get("throttled"),
+            "upstream_cpu": upstreams or None,
+            "kernel_outside": outside,
             **extras.windows.get(idx, {}),  # multi-host: server_net, merged latency
         }
         samples.append((idx, Sample(prof.metric, totals.rps, prof.unit, meta)))
@@ -227,6 +252,12 @@ def evaluate_windows(
                 tls_full=int(tls.get("full") or 0),
                 tls_reused=int(tls.get("reused") or 0),
                 throttled=int((sw or {}).get("throttled") or 0),
+                upstream_busy={
+                    h: u["busy"] for h, u in upstreams.items() if u["busy"] is not None
+                },
+                upstream_capacity={h: u["capacity"] for h, u in upstreams.items()},
+                upstream_shares_client=any(u.shares_with for u in point.upstreams),
+                server_work=server_work(server_cpu, nginx_cpu_pct(sw, target.workers)),
             )
         )
     timed = len([w for w in windows if w["index"] > 0])
@@ -250,6 +281,7 @@ def evaluate_windows(
         keepalive=prof.keepalive,
         handshake_profile=prof.scheme == "https" and not prof.keepalive,
         clients=len(point.clients),
+        network_bound="network-bound" in extras.flags,
     )
     for v in verdicts:
         flags.append(v.flag)
@@ -264,6 +296,14 @@ def evaluate_windows(
             )
     if suites:
         base_meta["tls_suites"] = suites
+    softirq_outside = [
+        s.metadata["kernel_outside"]["softirq_pct"]
+        for i, s in samples
+        if i > 0 and s.metric == prof.metric and s.metadata.get("kernel_outside")
+    ]
+    base_meta["softirq_outside_pct_median"] = (
+        statistics.median(softirq_outside) if softirq_outside else None
+    )
     base_meta["server_busy_median"] = (
         statistics.median([e.server_busy for e in evidence if e.server_busy is not None])
         if any(e.server_busy is not None for e in evidence)

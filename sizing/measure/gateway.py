@@ -42,9 +42,7 @@ from sizing.profiles import Profile
 from sizing.provision.platforms.base import Target
 from sizing.provision.upstream import (
     gateway_vars,
-    upstream_address,
-    upstream_host,
-    upstream_port,
+    upstream_url,
 )
 
 __all__ = ["SINGLE_REQUESTS", "Gateway", "gateway_transfers", "judge_gateway", "single_requests"]
@@ -108,8 +106,7 @@ def single_requests(
 ) -> dict[str, Any]:
     """Run the curl requests from the first client through ``load.yml``; judge them."""
     client = point.clients[0]
-    host = upstream_host(ctx.inventory, point)
-    up = f"http://{upstream_address(ctx.inventory, point, target)}:{upstream_port(host)}"
+    up = upstream_url(ctx.inventory, point, target)
     name = point.profile.path.rstrip("/").rsplit("/", 1)[-1]
     nonce = secrets.token_hex(6)
     transfers = gateway_transfers(point.profile, f"{up}/{name}", url_for(point, target.address),

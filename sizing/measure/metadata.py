@@ -47,6 +47,24 @@ def host_metadata(raw: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def upstream_metadata(point: PlannedPoint) -> list[dict[str, Any]]:
+    """Where the point's upstream pool ran (the plan's placements)."""
+    return [
+        {"host": u.host, "cpus": cpulist(u.cpus) or "all", "shares_with": u.shares_with or None}
+        for u in point.upstreams
+    ]
+
+
+def irq_steering(point: PlannedPoint, target: Target) -> str:
+    """Which way the NIC's interrupts ran: steered to the measured cores or not, and why."""
+    if target.address in ("127.0.0.1", "localhost", "::1"):
+        return "not steered: loopback (no NIC interrupts; softirqs run on the sending CPU)"
+    if not point.server.sizing.steer_irqs:
+        return "not steered: sizing_steer_irqs is off (the kernel's own IRQ placement)"
+    assert point.allocation is not None
+    return f"steered: NIC IRQs and RPS to CPUs {cpulist(point.allocation.server_cpus)}"
+
+
 def throughput_metadata(
     point: PlannedPoint,
     target: Target,
@@ -78,6 +96,9 @@ def throughput_metadata(
         "sizing_version": __version__,
         "tls_key": prof.tls_key,
         "keepalive": prof.keepalive,
+        "role": prof.role,
+        "upstreams": upstream_metadata(point),
+        "irq_steering": irq_steering(point, target),
         "stop_rule": {
             "fixed": rule.fixed,
             "min": rule.min_reps,

@@ -65,7 +65,18 @@ def host_specs(
     srv["ports"] = [sz.https_port if prof.scheme == "https" else sz.http_port]
     if prof.scheme == "https":
         srv["tls_log"] = f"{sz.log_dir or DEFAULT_LOG_DIR}/tls.log"
+    add_upstream_specs(point, specs, windows)
     return specs
+
+
+def add_upstream_specs(
+    point: PlannedPoint, specs: dict[str, HostSpec], windows: list[WindowSpec]
+) -> None:
+    """The upstream hosts sample their CPUs and their nginx each window, like the clients."""
+    for up in point.upstreams:
+        spec = specs.setdefault(up.host, {"windows": windows, "sample_cpu": True})
+        spec["sample_cpu"] = True
+        spec["upstream_pidfile"] = up.pid_file
 
 
 class Throughput:

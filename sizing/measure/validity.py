@@ -20,9 +20,15 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 CLIENT_BUSY_LIMIT = 90.0  # % busy on the client's CPUs: the load generator is saturated
+UPSTREAM_BUSY_LIMIT = 90.0  # % of the upstream nginx's CPUs: the upstream pool is saturated
+SATURATED = 90.0  # % busy on the server's pinned CPUs that proves a capacity figure
+NEAR_LIMIT = 85.0  # a client or upstream this busy is named as the likely limit
+# Pinned CPUs busy, but nginx's own time plus its kernel network work below this share:
+# other processes took the rest (user-time accounting is coarse, hence not 90).
+WORK_FLOOR = 75.0
 SERVER_BUSY_FLOOR = 85.0  # % busy on the server's pinned CPUs below which it had headroom
 MAX_ERROR_RATIO = 0.001  # errors + non-2xx/3xx above 0.1% of requests invalidate a point
 MIN_CONNECTION_SHARE = 0.95  # keepalive: established connections must reach 95% of asked
@@ -130,6 +136,13 @@ class RepetitionEvidence:
     tls_full: int = 0  # handshakes logged as full (session not reused)
     tls_reused: int = 0  # handshakes logged as resumed
     throttled: int = 0  # thermal / cgroup throttling events on the server during the window
+    # upstream host -> % busy of the CPUs its nginx may use (pinned CPUs, cgroup quota)
+    upstream_busy: Mapping[str, float] = field(default_factory=dict)
+    upstream_capacity: Mapping[str, float] = field(default_factory=dict)  # host -> CPUs
+    upstream_shares_client: bool = False  # the upstream runs on the load generator's CPUs
+    # nginx's own CPU time plus the softirq/irq time on its pinned CPUs, % of those CPUs:
+    # the server's work, without other processes that ran there (None: not sampled)
+    server_work: float | None = None
 
 
 def check_errors(reps: Sequence[RepetitionEvidence]) -> Verdict | None:
@@ -169,6 +182,116 @@ def check_connections(
     return None
 
 
+def _medians(reps: Sequence[RepetitionEvidence], attr: str) -> dict[str, float]:
+    hosts = sorted({h for r in reps for h in getattr(r, attr)})
+    return {
+        h: statistics.median([getattr(r, attr)[h] for r in reps if h in getattr(r, attr)])
+        for h in hosts
+    }
+
+
+def _server_median(reps: Sequence[RepetitionEvidence]) -> float | None:
+    server = [r.server_busy for r in reps if r.server_busy is not None]
+    return statistics.median(server) if server else None
+
+
+def upstream_cpus_needed(server_busy: float, capacity: Mapping[str, float]) -> int:
+    """How many more upstream CPUs would let the server reach saturation: the pool's
+    ``capacity`` CPUs carried the server to ``server_busy`` %, so ~100% needs
+    ``capacity * 100 / server_busy`` of them."""
+    have = sum(capacity.values()) or 1.0
+    need = math.ceil(have * 100.0 / max(server_busy, 1.0) - 1e-9)
+    return max(1, math.ceil(need - have - 1e-9))
+
+
+def _server_load(reps: Sequence[RepetitionEvidence]) -> float | None:
+    """The server's own load: nginx and its kernel work where sampled (other processes on
+    the pinned CPUs do not count), else the pinned CPUs' busy share."""
+    load = [r.server_work if r.server_work is not None else r.server_busy for r in reps]
+    known = [v for v in load if v is not None]
+    return statistics.median(known) if known else None
+
+
+def check_upstream_bound(reps: Sequence[RepetitionEvidence]) -> Verdict | None:
+    """Upstream CPUs above 90% while the server's pinned CPUs stayed below 85%."""
+    server_busy = _server_load(reps)
+    busy = _medians(reps, "upstream_busy")
+    if server_busy is None or not busy:
+        return None
+    hot = [h for h, b in busy.items() if b > UPSTREAM_BUSY_LIMIT]
+    if not hot or server_busy >= SERVER_BUSY_FLOOR:
+        return None
+    capacity = _medians(reps, "upstream_capacity")
+    more = upstream_cpus_needed(server_busy, capacity)
+    names = ", ".join(f"{h} {busy[h]:.0f}% of {capacity.get(h, 0):g} CPU" for h in hot)
+    return Verdict(
+        "upstream-bound",
+        f"upstream-bound: the upstream nginx was saturated ({names}) while the server's "
+        f"pinned CPUs were {server_busy:.0f}% busy; the upstream pool, not NGINX, set the "
+        f"figure. Fix: give the upstreams about {more} more CPU{'s' if more != 1 else ''} "
+        "(an `upstreams` host in the inventory, or fewer cgroup/CPU limits on them)",
+    )
+
+
+def check_saturated(
+    reps: Sequence[RepetitionEvidence],
+    requested: int,
+    keepalive: bool,
+    network_bound: bool = False,
+) -> Verdict | None:
+    """A max-throughput figure counts only when the server's pinned CPUs averaged 90% or
+    more; otherwise name what limited it: client, upstream, network or connections."""
+    server_busy = _server_median(reps)
+    if server_busy is None:
+        return None
+    work = [r.server_work for r in reps if r.server_work is not None]
+    server_work = statistics.median(work) if work else None
+    crowded = server_work is not None and server_work < WORK_FLOOR
+    if server_busy >= SATURATED and not crowded:
+        return None
+    client = _medians(reps, "client_busy")
+    upstream = _medians(reps, "upstream_busy")
+    shared = any(r.upstream_shares_client for r in reps)
+    top_client = max(client.values(), default=0.0)
+    top_up = max(upstream.values(), default=0.0)
+    seen = [r.established for r in reps if r.established is not None]
+    if top_up >= NEAR_LIMIT:
+        limit = f"upstream ({top_up:.0f}% of its CPUs)"
+    elif server_busy >= SATURATED:
+        limit = (
+            "other processes on the pinned CPUs (a shared or noisy host), "
+            f"{server_busy - (server_work or 0.0):.0f}% of them"
+        )
+    elif top_client >= NEAR_LIMIT:
+        limit = f"client ({top_client:.0f}% of its CPUs)"
+        if shared:
+            limit = (
+                f"client side ({top_client:.0f}% of the CPUs the load generator shares with "
+                f"the upstream nginx, whose own share was {top_up:.0f}%)"
+            )
+    elif network_bound:
+        limit = "network (the NIC's line rate)"
+    elif keepalive and seen and min(seen) < MIN_CONNECTION_SHARE * requested:
+        limit = f"connections (only {min(seen)} of {requested} established)"
+    else:
+        limit = (
+            f"connections ({requested} kept the server {server_busy:.0f}% busy with the "
+            f"client at {top_client:.0f}% and the upstream at {top_up:.0f}%: more "
+            "concurrency, --connections, would load it further)"
+        )
+    load = f"averaged {server_busy:.0f}% busy (< {SATURATED:.0f}%)"
+    if crowded and server_busy >= SATURATED:
+        load = (
+            f"were {server_busy:.0f}% busy but nginx and its kernel network work used only "
+            f"{server_work:.0f}%"
+        )
+    return Verdict(
+        "not-saturated",
+        f"not-saturated: the server's pinned CPUs {load}, so this is not a capacity figure; "
+        f"limited by the {limit}",
+    )
+
+
 def check_client_bound(reps: Sequence[RepetitionEvidence], clients: int) -> Verdict | None:
     """Client CPUs above 90% while the server's pinned CPUs stayed below 85%."""
     server = [r.server_busy for r in reps if r.server_busy is not None]
@@ -183,6 +306,12 @@ def check_client_bound(reps: Sequence[RepetitionEvidence], clients: int) -> Verd
     if hot and server_busy < SERVER_BUSY_FLOOR:
         more = clients_needed(server_busy, busy)
         names = ", ".join(f"{h} {busy[h]:.0f}%" for h in hot)
+        if any(r.upstream_shares_client for r in reps):
+            up = _medians(reps, "upstream_busy")
+            names += (
+                "; the upstream nginx runs on these CPUs too, "
+                f"its own share {max(up.values(), default=0.0):.0f}%"
+            )
         return Verdict(
             "client-bound",
             f"client-bound: load generator CPUs busy ({names}) while the server's pinned "
@@ -255,6 +384,8 @@ def judge(
     keepalive: bool,
     handshake_profile: bool,
     clients: int,
+    max_rate: bool = True,
+    network_bound: bool = False,
 ) -> list[Verdict]:
     """Every guard's verdict for a point's timed repetitions, most serious first."""
     out = [
@@ -262,6 +393,10 @@ def judge(
         check_connections(reps, requested_connections, keepalive),
         check_tls(reps, handshake_profile),
         check_client_bound(reps, clients),
+        check_upstream_bound(reps),
         check_stability(reps),
+        check_saturated(reps, requested_connections, keepalive, network_bound)
+        if max_rate
+        else None,
     ]
     return [v for v in out if v is not None]

@@ -56,6 +56,7 @@ class HostSpec(TypedDict):
     sample_net: NotRequired[bool]
     ports: NotRequired[list[int]]
     tls_log: NotRequired[str]
+    upstream_pidfile: NotRequired[str]  # an upstream nginx on this host: sample it
 
 
 WindowOutput = dict[str, Any]  # one window as the host's window runner reports it

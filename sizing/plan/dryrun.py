@@ -94,6 +94,11 @@ def _point(
             "clients": clients,
         }
     )
+    if point.upstreams:  # where the upstream nginx pool runs (never on the measured cores)
+        doc["upstreams"] = [
+            {"host": u.host, "cpus": cpulist(u.cpus) or "all", "where": u.describe()}
+            for u in point.upstreams
+        ]
     return doc
 
 
@@ -186,6 +191,8 @@ def plan_text(doc: Mapping[str, Any]) -> str:
         for c in p["clients"]:
             argv = c["argv"] if isinstance(c["argv"], str) else shlex.join(c["argv"])
             lines.append(f"    {c['host']} (CPUs {c['cpus']}): {argv}")
+        for u in p.get("upstreams", ()):
+            lines.append(f"    upstream nginx: {u['where']}")
     runs = ", ".join(f"{pb['playbook']} x{pb['runs']}" for pb in doc["playbooks"])
     lines.append(f"playbooks: {runs}")
     if not probed:

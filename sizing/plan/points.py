@@ -14,9 +14,33 @@ from sizing.errors import UsageError
 from sizing.inventory import Host, Inventory
 from sizing.model import Ht, PointKey
 from sizing.profiles import Profile
-from sizing.topology import Allocation, CannotAllocate, Topology, allocate, parse_cpulist
+from sizing.topology import (
+    Allocation,
+    CannotAllocate,
+    Topology,
+    allocate,
+    cpulist,
+    parse_cpulist,
+)
 
 MAX_CORES = 256
+
+
+@dataclass(frozen=True)
+class UpstreamPlacement:
+    """Where one upstream nginx of a point runs: a host and its pinned CPUs (none: a host of
+    the inventory's ``upstreams`` group, unpinned), and with whom it shares them."""
+
+    host: str
+    cpus: tuple[int, ...] = ()
+    shares_with: str = ""  # "client": the load generator's CPUs (a small box)
+    pid_file: str = "/run/sizing-upstream.pid"  # sizing_upstream_pid_file (sampled)
+
+    def describe(self) -> str:
+        where = f"{self.host} CPUs {cpulist(self.cpus)}" if self.cpus else f"{self.host} (all CPUs)"
+        if self.shares_with:
+            return f"{where}, shared with the {self.shares_with}"
+        return where
 
 
 @dataclass(frozen=True)
@@ -31,6 +55,8 @@ class PlannedPoint:
     allocation: Allocation | None
     client_cpus: dict[str, tuple[int, ...]]  # client host -> CPUs the load generator may use
     skip_reason: str = ""
+    # load-balance, proxy and api-jwt profiles: where the upstream pool runs
+    upstreams: tuple[UpstreamPlacement, ...] = ()
 
     @property
     def skipped(self) -> bool:
@@ -80,6 +106,56 @@ def _client_cpus(client: Host, topo: Topology) -> tuple[int, ...]:
     if client.sizing.client_cpus:
         return parse_cpulist(client.sizing.client_cpus)
     return tuple(c.id for c in topo.cpus)
+
+
+def _pid_file(host: Host) -> str:
+    return host.sizing.upstream_pid_file or UpstreamPlacement.pid_file
+
+
+def place_upstreams(
+    inventory: Inventory,
+    topologies: Mapping[str, Topology],
+    server: Host,
+    phys: str,
+    alloc: Allocation,
+    client_cpus: Mapping[str, tuple[int, ...]],
+) -> tuple[tuple[UpstreamPlacement, ...], str]:
+    """Where a point's upstream pool runs, or why it cannot run (a skip reason).
+
+    The inventory's ``upstreams`` hosts, when it has them (unpinned: hosts of their own).
+    Otherwise one nginx on the server host's CPUs outside the measured cores and their HT
+    siblings: the client's CPUs when the host loads itself (shared), else the cores the
+    point leaves free; a server with no core left puts it on the first client's CPUs.
+    """
+    if inventory.upstreams:
+        down = [h.name for h in inventory.upstreams if h.name not in topologies]
+        if down:
+            return (), f"upstream {', '.join(down)} is unreachable"
+        return tuple(
+            UpstreamPlacement(h.name, pid_file=_pid_file(h)) for h in inventory.upstreams
+        ), ""
+    if phys == server.name:
+        own = client_cpus.get(server.name)
+        if own:
+            return (UpstreamPlacement(server.name, tuple(own), "client", _pid_file(server)),), ""
+        topo = topologies.get(server.name)
+        if topo is not None:
+            try:
+                spare = allocate(topo, len(alloc.server_cpus), Ht.OFF, shared_client=True)
+            except CannotAllocate:
+                spare = None
+            # the cores after the measured ones, every sibling of them (allocate() takes
+            # physical cores in the same order whatever the HT mode)
+            if spare is not None and spare.client_cpus:
+                return (
+                    UpstreamPlacement(server.name, spare.client_cpus, pid_file=_pid_file(server)),
+                ), ""
+    for name, cpus in client_cpus.items():
+        if cpus:
+            host = inventory.hosts.get(name)
+            pid = _pid_file(host) if host else UpstreamPlacement.pid_file
+            return (UpstreamPlacement(name, tuple(cpus), "client", pid),), ""
+    return (), "no CPU outside the measured cores for the upstream nginx; add an upstreams host"
 
 
 def build_plan(
@@ -140,6 +216,12 @@ def build_plan(
                         else:
                             reason = f"client {c.name} is unreachable"
                 for prof in profiles:
+                    upstreams: tuple[UpstreamPlacement, ...] = ()
+                    why = reason
+                    if prof.needs_upstream and alloc is not None and not reason:
+                        upstreams, why = place_upstreams(
+                            inventory, topologies, server, phys, alloc, client_cpus
+                        )
                     plan.append(
                         PlannedPoint(
                             key=PointKey(server.name, str(server.platform), n, str(ht), prof.name),
@@ -147,9 +229,10 @@ def build_plan(
                             clients=point_clients,
                             profile=prof,
                             ht=ht,
-                            allocation=alloc if not reason else None,
-                            client_cpus=client_cpus if not reason else {},
-                            skip_reason=reason,
+                            allocation=alloc if not why else None,
+                            client_cpus=client_cpus if not why else {},
+                            skip_reason=why,
+                            upstreams=upstreams,
                         )
                     )
     return plan

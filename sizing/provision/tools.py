@@ -40,7 +40,8 @@ def prepare_clients(
     no client is left.
     """
     names = sorted({c.name for p in plan if not p.skipped for c in p.clients})
-    servers = sorted({p.server.name for p in plan if not p.skipped and p.server.name not in guests})
+    servers = sorted({p.server.name for p in plan if not p.skipped and p.server.name not in guests}
+                     | {u.host for p in plan if not p.skipped for u in p.upstreams})  # sampled
     hosts = sorted(set(names) | set(servers))
     res = playbooks.run(
         "clients.yml",

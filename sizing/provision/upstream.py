@@ -1,15 +1,15 @@
-"""The upstream web server of the proxy and API-gateway profiles: an nginx of its own
-(``playbooks/upstream.yml``, ``templates/nginx-upstream.conf.j2``), on the hosts of the
-inventory's ``upstreams`` group, or else a second instance on the server host itself,
-pinned to the CPUs the server's nginx does not use."""
+"""The upstream pool of the load-balancing, proxy and API-gateway profiles: nginx
+instances of their own (``playbooks/upstream.yml``, ``templates/nginx-upstream.conf.j2``)
+where the plan placed them (:class:`~sizing.plan.points.UpstreamPlacement`): on the hosts
+of the inventory's ``upstreams`` group, or else on client-side CPUs, never on the measured
+cores or their HT siblings."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from sizing.errors import ToolError
-from sizing.facts import HostFacts
 from sizing.inventory import Host, Inventory
 from sizing.plan.jwt import JWT_SECRET
 from sizing.plan.points import PlannedPoint
@@ -21,56 +21,53 @@ __all__ = [
     "UPSTREAM_PORT",
     "UpstreamProvisioner",
     "gateway_vars",
-    "upstream_address",
-    "upstream_cpus",
-    "upstream_host",
+    "upstream_addresses",
+    "upstream_url",
     "upstream_port",
 ]
 
 UPSTREAM_PORT = 8090
-
-
-def upstream_host(inventory: Inventory, point: PlannedPoint) -> Host:
-    """The upstream's inventory host: the first ``upstreams`` host, else the server."""
-    ups = inventory.upstreams
-    return ups[0] if ups else point.server
+UPSTREAM_KEEPALIVE = 64  # idle cached connections per worker when the profile sets none
 
 
 def upstream_port(host: Host) -> int:
     return int(host.variables.get("sizing_upstream_port") or UPSTREAM_PORT)
 
 
-def upstream_cpus(
-    facts: Mapping[str, HostFacts], point: PlannedPoint, host: Host
-) -> tuple[int, ...]:
-    """Where the upstream's worker runs: on the server host, the CPUs nginx does not use
-    (the last one: locally the client's core, shared); elsewhere unpinned."""
-    if host.name != point.server.name or point.allocation is None:
-        return ()
-    host_facts = facts.get(host.name)
-    if host_facts is None:
-        return ()
-    used = set(point.allocation.server_cpus)
-    free = [c.id for c in host_facts.topology.cpus if c.id not in used]
-    return (free[-1],) if free else ()
-
-
-def upstream_address(inventory: Inventory, point: PlannedPoint, target: Target) -> str:
-    host = upstream_host(inventory, point)
-    if host.name == point.server.name:
+def _address(inventory: Inventory, point: PlannedPoint, target: Target, name: str) -> str:
+    """Where the server's nginx reaches the upstream on ``name``."""
+    if name in (point.server.name, target.host):
         return "127.0.0.1" if target.address in ("127.0.0.1", "localhost") else target.address
+    host = inventory.hosts[name]
+    if host.is_local and target.address in ("127.0.0.1", "localhost"):
+        return "127.0.0.1"
     return host.address
 
 
+def upstream_addresses(inventory: Inventory, point: PlannedPoint, target: Target) -> list[str]:
+    """``address:port`` of every upstream of the point's pool."""
+    out = []
+    for up in point.upstreams:
+        addr = _address(inventory, point, target, up.host)
+        addr = f"[{addr}]" if ":" in addr else addr
+        out.append(f"{addr}:{upstream_port(inventory.hosts[up.host])}")
+    return out
+
+
+def upstream_url(inventory: Inventory, point: PlannedPoint, target: Target) -> str:
+    """``http://address:port`` of the pool's first upstream (the single-request baseline)."""
+    return f"http://{upstream_addresses(inventory, point, target)[0]}"
+
+
 def gateway_vars(inventory: Inventory, point: PlannedPoint, target: Target) -> dict[str, Any]:
-    """The nginx.yml variables that make the instance a proxy or an API gateway."""
+    """The nginx.yml variables that make the instance a load balancer, proxy or gateway."""
     prof = point.profile
-    if not prof.is_gateway:
+    if not prof.needs_upstream:
         return {}
-    host = upstream_host(inventory, point)
     return {
         "sizing_nginx_role": prof.role,
-        "sizing_upstream": f"{upstream_address(inventory, point, target)}:{upstream_port(host)}",
+        "sizing_upstreams": upstream_addresses(inventory, point, target),
+        "sizing_upstream_keepalive": prof.upstream_keepalive or UPSTREAM_KEEPALIVE,
         "sizing_jwt_secret": JWT_SECRET,
     }
 
@@ -86,20 +83,22 @@ class UpstreamProvisioner:
         self.step = step
         self.applied: dict[str, Any] | None = None
 
-    def apply(self, point: PlannedPoint, facts: Mapping[str, HostFacts]) -> Host:
-        host = upstream_host(self.inventory, point)
-        cpus = upstream_cpus(facts, point, host)
+    def apply(self, point: PlannedPoint) -> list[Host]:
+        """Start the point's upstream pool (one nginx per placement); its hosts."""
+        hosts = [self.inventory.hosts[up.host] for up in point.upstreams]
+        pinned = {up.cpus for up in point.upstreams}
+        cpus = next(iter(pinned)) if len(pinned) == 1 else ()
         extra = {
-            "sizing_hosts": host.name,
+            "sizing_hosts": ",".join(h.name for h in hosts),
             "sizing_upstream_affinity": affinity_masks(cpus) if cpus else "",
         }
         if self.applied == extra:
-            return host
-        self.step(f"provisioning the upstream nginx on {host.name}")
-        res = self.playbooks.run("upstream.yml", [host.name], extravars=extra)
+            return hosts
+        names = ", ".join(h.name for h in hosts)
+        self.step(f"provisioning the upstream nginx on {names}")
+        res = self.playbooks.run("upstream.yml", [h.name for h in hosts], extravars=extra)
         if not res.ok:
-            raise ToolError(
-                f"{host.name}: provisioning the upstream nginx failed: {res.why(host.name)}"
-            )
+            bad = next((h.name for h in hosts if res.why(h.name)), hosts[0].name)
+            raise ToolError(f"{bad}: provisioning the upstream nginx failed: {res.why(bad)}")
         self.applied = extra
-        return host
+        return hosts

@@ -24,8 +24,11 @@ if TYPE_CHECKING:
 
 
 SIZING_PROFILES = ("rps", "tps")
+# The profiles whose figures size (issue 13): the article's load-balancing rps/tps and the
+# static-file variants, each as the engine's "rps" or "tps" (their role keeps them apart).
+SIZING_METRIC = {"rps": "rps", "tps": "tps", "static-rps": "rps", "static-tps": "tps"}
 # A profile's role as a basis workload role: "web" means nginx serves the file itself.
-ROLES = {"web": "static", "proxy": "proxy", "api-jwt": "api-jwt"}
+ROLES = {"web": "static", "load-balance": "load-balance", "proxy": "proxy", "api-jwt": "api-jwt"}
 
 
 @dataclass(frozen=True)
@@ -109,11 +112,15 @@ def _profile_field(name: str, attr: str, default: Any) -> Any:
 
 def _workload_of(profile: str, meta: Mapping[str, Any]) -> tuple[str, int, bool]:
     """(role, file size, keepalive) of a point: metadata first, then the profile."""
-    role = meta.get("role") or _profile_field(profile, "role", "web")
+    role = meta.get("role")
+    if not role:
+        # rps/tps points stored before they load-balanced (issue 13) carry no role: nginx
+        # served the file itself then
+        role = "web" if profile in SIZING_PROFILES else _profile_field(profile, "role", "web")
     size = meta.get("file_size") or _profile_field(profile, "file_size", 128)
     keepalive = meta.get("keepalive")
     if keepalive is None:
-        keepalive = _profile_field(profile, "keepalive", profile != "tps")
+        keepalive = _profile_field(profile, "keepalive", SIZING_METRIC.get(profile) != "tps")
     return ROLES.get(str(role), str(role)), int(size), bool(keepalive)
 
 
@@ -174,7 +181,8 @@ def measured_bases(
         env = run.record.environment
         for p in run.points:
             r = p.result
-            if r.key.profile not in SIZING_PROFILES:
+            metric = SIZING_METRIC.get(r.key.profile)
+            if metric is None:
                 continue
             if r.status is not Status.MEASURED or r.value is None:
                 continue
@@ -198,13 +206,13 @@ def measured_bases(
             # RPS figures carry keepalive; TPS ones never do: the basis keeps the RPS one.
             key: Key = (host, platform, hardware, software, phys, role, size, emulated)
             g = groups.setdefault(key, {"keepalive": True, "tls_keys": set(), "slots": {}})
-            if r.key.profile == "rps":
+            if metric == "rps":
                 g["keepalive"] = keepalive
             else:
                 g["tls_keys"].add(
                     str(meta.get("tls_key") or _profile_field(r.key.profile, "tls_key", None) or "")
                 )
-            slot = (r.key.profile, r.key.cores, r.key.ht)
+            slot = (metric, r.key.cores, r.key.ht)
             old = g["slots"].get(slot)
             if old is None or old[0].id <= p.id:
                 g["slots"][slot] = (p, run)

@@ -1,8 +1,9 @@
 """Each validity guard tripped by a real fault on this machine (nothing mocked).
 
 Faults: a load generator squeezed onto a busy core, a TLS server that resumes sessions,
-a server answering 503 for a share of requests, and a worker_connections limit below the
-connection count. (nginx killed mid-repetition is in test_run_local.py.)
+a server answering 503 for a share of requests, a worker_connections limit below the
+connection count, an upstream nginx squeezed into a small CPU quota (a cgroup), and too
+few connections to load the server. (nginx killed mid-repetition is in test_run_local.py.)
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -60,14 +63,14 @@ def run(inv: Path, tmp: Path, profile: str, *extra: str) -> dict[str, object]:
 def test_busy_client_core_is_flagged_client_bound(tmp: Path, tools: None) -> None:
     """A CPU hog shares the load generator's core: the point measures the client."""
     inv = write_inventory(tmp, 28090, 28490)
-    clean = run(inv, tmp, "tps")
+    clean = run(inv, tmp, "static-tps")
     assert "client-bound" not in clean["flags"], clean  # RSA handshakes saturate nginx
     hog = subprocess.Popen(
         ["timeout", "120", "taskset", "-c", "1", "sh", "-c", "while :; do :; done"],
         start_new_session=True,
     )
     try:
-        squeezed = run(inv, tmp, "tps")
+        squeezed = run(inv, tmp, "static-tps")
     finally:
         os.killpg(hog.pid, signal.SIGKILL)  # timeout and the shell loop it started
         hog.wait(timeout=10)
@@ -78,7 +81,7 @@ def test_busy_client_core_is_flagged_client_bound(tmp: Path, tools: None) -> Non
 
 def test_resumed_tls_sessions_are_flagged(tmp: Path, tools: None) -> None:
     inv = write_inventory(tmp, 28091, 28491)
-    prof = profile_file(tmp, "tps", "tps-resume", tls_session_reuse=True)
+    prof = profile_file(tmp, "static-tps", "tps-resume", tls_session_reuse=True)
     point = run(inv, tmp, str(prof))
     assert point["status"] == "invalid", point
     assert "reused-sessions" in point["flags"]
@@ -89,7 +92,7 @@ def test_full_handshakes_are_proven(tmp: Path, tools: None) -> None:
     inv = write_inventory(tmp, 28092, 28492)
     result = runner.invoke(
         app,
-        ["run", "-i", str(inv), "--cores", "1", "--profile", "tps", "--duration", "2",
+        ["run", "-i", str(inv), "--cores", "1", "--profile", "static-tps", "--duration", "2",
          "--warmup", "0", "--repeat", "2", "--db", str(tmp / "r.sqlite"), "--json"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -103,7 +106,7 @@ def test_full_handshakes_are_proven(tmp: Path, tools: None) -> None:
 
 def test_server_errors_are_flagged(tmp: Path, tools: None) -> None:
     inv = write_inventory(tmp, 28093, 28493, extra="          sizing_fault_locations: true")
-    prof = profile_file(tmp, "rps", "rps-503", path="/fault/mixed")
+    prof = profile_file(tmp, "static-rps", "rps-503", path="/fault/mixed")
     point = run(inv, tmp, str(prof))
     assert point["status"] == "invalid", point
     assert "errors" in point["flags"]
@@ -117,12 +120,119 @@ def test_connections_beyond_worker_connections_are_flagged(tmp: Path, tools: Non
     # The pre-flight check sees the shortfall before any load and refuses, in one line.
     refused = runner.invoke(
         app,
-        ["run", "-i", str(inv), "--cores", "1", "--profile", "rps", "--connections", "200",
+        ["run", "-i", str(inv), "--cores", "1", "--profile", "static-rps", "--connections", "200",
          "--db", str(tmp / "r.sqlite")],
     )  # fmt: skip
     assert refused.exit_code != 0
     assert "worker_connections 32" in refused.stderr
     # Forced past it, the validity guard catches the same fault in the measurement.
-    point = run(inv, tmp, "rps", "--connections", "200", "--skip-preflight")
+    point = run(inv, tmp, "static-rps", "--connections", "200", "--skip-preflight")
     assert point["status"] == "invalid", point
     assert {"connections", "errors"} & set(point["flags"]), point
+
+
+UPSTREAM_VARS = """          sizing_upstream_port: {port}
+          sizing_upstream_conf_dir: {tmp}/up/conf
+          sizing_upstream_www_root: {tmp}/up/www
+          sizing_upstream_log_dir: {tmp}/up/log
+          sizing_upstream_pid_file: {tmp}/up/nginx.pid"""
+
+
+class CpuQuota:
+    """A cgroup with a CPU quota (v2 cpu.max or v1 cpu.cfs_quota_us) that an nginx's
+    processes are moved into as soon as its pid file names a master with workers."""
+
+    def __init__(self, pidfile: Path, share: float) -> None:
+        self.pidfile = pidfile
+        v2 = Path("/sys/fs/cgroup/cgroup.controllers").exists()
+        root = Path("/sys/fs/cgroup") if v2 else Path("/sys/fs/cgroup/cpu")
+        self.root = root
+        self.path = root / f"sizing-test-{os.getpid()}"
+        self.path.mkdir()
+        quota = int(100_000 * share)
+        if v2:
+            (self.path / "cpu.max").write_text(f"{quota} 100000\n")
+        else:
+            (self.path / "cpu.cfs_period_us").write_text("100000\n")
+            (self.path / "cpu.cfs_quota_us").write_text(f"{quota}\n")
+        self.moved: set[int] = set()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
+
+    def _pids(self) -> list[int]:
+        try:
+            master = int(self.pidfile.read_text().strip())
+        except (OSError, ValueError):
+            return []
+        out = [master]
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == master:
+                    out.append(int(stat.parent.name))
+            except (OSError, ValueError, IndexError):
+                continue
+        return out
+
+    def _watch(self) -> None:
+        deadline = time.monotonic() + 300
+        while not self.stop.is_set() and time.monotonic() < deadline:
+            for pid in self._pids():
+                if pid not in self.moved:
+                    try:
+                        (self.path / "cgroup.procs").write_text(f"{pid}\n")
+                        self.moved.add(pid)
+                    except OSError:
+                        pass
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=5)
+        for pid in self._pids():
+            try:
+                (self.root / "cgroup.procs").write_text(f"{pid}\n")
+            except OSError:
+                pass
+        for _ in range(50):
+            try:
+                self.path.rmdir()
+                return
+            except OSError:
+                time.sleep(0.1)
+
+
+@pytest.fixture
+def upstream_tmp(tmp: Path) -> Iterator[Path]:
+    yield tmp
+    stop_nginx(tmp / "up" / "nginx.pid")
+
+
+def test_squeezed_upstream_is_flagged_upstream_bound(upstream_tmp: Path, tools: None) -> None:
+    """The upstream nginx gets 5% of a CPU (a cgroup quota): the upstream, not NGINX, sets
+    the figure, and the reason says how many more upstream CPUs it needs."""
+    tmp = upstream_tmp
+    inv = write_inventory(tmp, 28095, 28495, extra=UPSTREAM_VARS.format(port=28195, tmp=tmp))
+    quota = CpuQuota(tmp / "up" / "nginx.pid", 0.05)
+    try:
+        point = run(inv, tmp, "rps")
+    finally:
+        quota.close()
+    assert quota.moved, "the upstream nginx never started"
+    assert point["status"] == "invalid", point
+    assert {"upstream-bound", "not-saturated"} <= set(point["flags"]), point
+    assert "more CPU" in str(point["reason"]) and "limited by the upstream" in str(point["reason"])
+    ups = point["metadata"]["upstreams"]
+    assert ups == [{"host": "localhost", "cpus": "1", "shares_with": "client"}]
+
+
+def test_too_few_connections_is_flagged_not_saturated(upstream_tmp: Path, tools: None) -> None:
+    """One connection cannot load the server: kept, flagged, the limit named."""
+    tmp = upstream_tmp
+    inv = write_inventory(tmp, 28096, 28496, extra=UPSTREAM_VARS.format(port=28196, tmp=tmp))
+    point = run(inv, tmp, "rps", "--connections", "1")
+    assert point["status"] == "invalid", point
+    assert "not-saturated" in point["flags"], point
+    # the limit named depends on what else this host runs: connections, the client side,
+    # or other processes on the pinned CPU (a shared box)
+    assert "so this is not a capacity figure; limited by the" in str(point["reason"])

@@ -80,9 +80,12 @@ def test_clean_rps_point() -> None:
 
 def test_client_bound_point() -> None:
     result, _ = evaluate("rps_client_bound")
-    assert result.status is Status.INVALID and result.flags == ("client-bound",)
+    assert result.status is Status.INVALID
+    assert result.flags == ("client-bound", "not-saturated")
     assert result.reason.startswith("client-bound: load generator CPUs busy (localhost 100%)")
     assert "server's pinned CPUs were 50% busy" in result.reason
+    assert "not-saturated: the server's pinned CPUs averaged 50% busy" in result.reason
+    assert "limited by the client (100% of its CPUs)" in result.reason
 
 
 def test_errors_point() -> None:
@@ -119,8 +122,13 @@ def test_noisy_point_under_the_adaptive_stop_rule() -> None:
     assert result.status is Status.INVALID
     assert result.flags == ("unstable", "noisy", "virtualized-host")
     assert "the 95% interval is ±57.4% after 4 repetitions (target ±2%)" in result.reason
+    # the captured tps point: server 67%, client 88% busy (median of the repetitions).
+    # Neither side saturated: not a capacity figure (issue 13), the client the nearer limit
     tps, _ = evaluate("tps_noisy")
-    assert tps.status is Status.MEASURED and tps.flags == ("noisy", "virtualized-host")
+    assert tps.status is Status.INVALID
+    assert tps.flags == ("not-saturated", "noisy", "virtualized-host")
+    assert "averaged 67% busy (< 90%)" in tps.reason
+    assert "limited by the client (88% of its CPUs)" in tps.reason
 
 
 def test_dead_server_fails_the_point_with_the_flag() -> None:
@@ -140,3 +148,42 @@ def test_a_host_without_output_fails_the_point() -> None:
     )
     assert result.status is Status.FAILED and samples == []
     assert result.reason == "localhost: unreachable: ssh timed out"
+
+
+# -- issue 13: load balancing through a real upstream nginx ------------------------------
+
+
+def test_squeezed_upstream_point_is_upstream_bound() -> None:
+    # captured: the upstream nginx in a cgroup with 5% of a CPU; wrk, the upstream and
+    # whatever else ran on this shared box kept both CPUs busy
+    result, samples = evaluate("rps_lb_upstream_bound")
+    assert result.status is Status.INVALID
+    assert result.flags == ("upstream-bound", "not-saturated", "virtualized-host")
+    assert "upstream-bound: the upstream nginx was saturated (localhost 101% of 0.05 CPU)" in (
+        result.reason
+    )
+    assert "give the upstreams about 1 more CPU" in result.reason
+    assert "limited by the upstream (101% of its CPUs)" in result.reason
+    assert result.metadata["upstreams"] == [
+        {"host": "localhost", "cpus": "1", "shares_with": "client"}
+    ]
+    timed = [s for i, s in samples if i > 0 and s.metric == "requests_per_second"]
+    for s in timed:
+        up = s.metadata["upstream_cpu"]["localhost"]
+        assert up["quota_cpus"] == 0.05 and up["capacity"] == 0.05 and up["throttled"] > 0
+        assert s.metadata["kernel_outside"]["cpus"] == [1]
+
+
+def test_one_connection_point_is_not_saturated() -> None:
+    # captured: 1 connection; nginx used under half its core, other processes the rest
+    result, samples = evaluate("rps_lb_not_saturated")
+    assert result.status is Status.INVALID
+    assert result.flags == ("not-saturated", "virtualized-host")
+    assert "were 100% busy but nginx and its kernel network work used only 50%" in (
+        result.reason
+    )
+    assert "limited by the other processes on the pinned CPUs" in result.reason
+    assert result.metadata["irq_steering"].startswith("not steered: loopback")
+    assert result.metadata["softirq_outside_pct_median"] is not None
+    timed = [s for i, s in samples if i > 0 and s.metric == "requests_per_second"]
+    assert all(s.metadata["upstream_cpu"]["localhost"]["quota_cpus"] is None for s in timed)

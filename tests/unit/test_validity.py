@@ -12,12 +12,15 @@ from sizing.measure.validity import (
     check_client_bound,
     check_connections,
     check_errors,
+    check_saturated,
     check_stability,
     check_tls,
+    check_upstream_bound,
     clients_needed,
     judge,
     mean_interval,
     t95,
+    upstream_cpus_needed,
 )
 
 
@@ -139,4 +142,59 @@ def test_judge_collects_every_verdict() -> None:
             reps, requested_connections=50, keepalive=False, handshake_profile=True, clients=1
         )
     ]
-    assert flags == ["errors", "reused-sessions", "client-bound"]
+    assert flags == ["errors", "reused-sessions", "client-bound", "not-saturated"]
+
+
+# -- issue 13: upstream-bound and not-saturated ------------------------------------------
+
+
+def test_upstream_bound_names_the_upstream_cpus_needed() -> None:
+    reps = [
+        ev(server_busy=40.0, upstream_busy={"up1": 98.0}, upstream_capacity={"up1": 0.2})
+        for _ in range(3)
+    ]
+    v = check_upstream_bound(reps)
+    assert v is not None and v.flag == "upstream-bound" and v.invalid
+    assert "up1 98% of 0.2 CPU" in v.reason and "server's pinned CPUs were 40% busy" in v.reason
+    # 0.2 CPU carried the server to 40%: 100% needs 0.5, so about 1 more CPU
+    assert "about 1 more CPU " in v.reason
+    assert upstream_cpus_needed(25.0, {"a": 2.0, "b": 2.0}) == 12
+
+
+def test_upstream_not_bound_when_the_server_is_busy_or_the_upstream_idle() -> None:
+    busy_server = [ev(server_busy=95.0, upstream_busy={"u": 99.0}, upstream_capacity={"u": 1.0})]
+    idle_upstream = [ev(server_busy=40.0, upstream_busy={"u": 30.0}, upstream_capacity={"u": 1.0})]
+    assert check_upstream_bound(busy_server) is None
+    assert check_upstream_bound(idle_upstream) is None
+    assert check_upstream_bound([ev(server_busy=40.0)]) is None  # no upstream
+
+
+@pytest.mark.parametrize(
+    ("kw", "limit"),
+    [
+        ({"upstream_busy": {"u": 97.0}, "client_busy": {"c": 50.0}}, "limited by the upstream"),
+        ({"client_busy": {"c": 99.0}}, "limited by the client (99%"),
+        (
+            {"client_busy": {"c": 99.0}, "upstream_busy": {"u": 30.0},
+             "upstream_shares_client": True},
+            "client side (99% of the CPUs the load generator shares with the upstream",
+        ),
+        ({"client_busy": {"c": 20.0}, "established": 10}, "connections (only 10 of 50"),
+        ({"client_busy": {"c": 20.0}, "established": 50}, "connections (50 kept the server"),
+    ],
+)  # fmt: skip
+def test_not_saturated_names_what_limited_it(kw: dict[str, object], limit: str) -> None:
+    v = check_saturated([ev(server_busy=60.0, **kw)], requested=50, keepalive=True)
+    assert v is not None and v.flag == "not-saturated" and v.invalid
+    assert "averaged 60% busy (< 90%)" in v.reason and limit in v.reason
+
+
+def test_not_saturated_network_and_saturated_server() -> None:
+    net = check_saturated([ev(server_busy=30.0)], 50, True, network_bound=True)
+    assert net is not None and "network" in net.reason
+    assert check_saturated([ev(server_busy=91.0)], 50, True) is None
+    # only max-throughput points are judged for saturation
+    flags = [v.flag for v in judge([ev(server_busy=50.0)], requested_connections=50,
+                                   keepalive=True, handshake_profile=False, clients=1,
+                                   max_rate=False)]  # fmt: skip
+    assert flags == []
