@@ -11,7 +11,14 @@ engine and the guide read the results.
 * **Knee.** Where latency "explodes" (the article's word): the last swept rate whose p95
   stays within ``KNEE_FACTOR`` times the low-load p95 (the median of the lowest rates'
   p95, at least ``KNEE_FLOOR_MS``), when a later rate exceeds it. With no SLO given this is
-  the point's capacity; it is also what the guide's charts mark.
+  the point's capacity; it is also what the guide's charts mark. The knee is known only
+  to an interval: the last good and the first bad rate (:func:`knee_interval`).
+* **Climb.** Without a list of rates the sweep does not walk a fixed list: it climbs
+  (:func:`climb_next`) geometrically, ``CLIMB_FACTOR`` per step from a low rate, until a
+  rate is bad (p95 beyond the knee limit, or errors), then bisects between the last good
+  and the first bad rate until they are ``REFINE_RATIO`` apart. It stops at a ceiling (what
+  the clients can offer) or when the generator falls behind: then no knee was reached and
+  the highest good rate is only a lower bound.
 
 **The search** keeps a bracket ``[lo, hi]``: ``lo`` met the SLO, ``hi`` did not (from the
 sweep, or found by doubling). The first probe interpolates the latency statistic between
@@ -40,7 +47,9 @@ __all__ = [
     "SearchResult",
     "Slo",
     "capacity_from_curve",
+    "climb_next",
     "knee",
+    "knee_interval",
     "parse_rates",
     "parse_slo",
     "search",
@@ -51,6 +60,9 @@ KNEE_FLOOR_MS = 1.0  # ...but never a knee below 1 ms of p95 (timer noise on fas
 TOLERANCE = 0.02  # ±2%
 MAX_PROBES = 16
 STATS = ("mean", "p50", "p90", "p95", "p99", "max")
+CLIMB_FACTOR = 2.0  # each climbing step offers twice the last good rate
+REFINE_RATIO = 1.1  # ...then bisects until the knee's interval is 10% wide
+MAX_CLIMB_STEPS = 16  # rates measured by one climb, refinements included
 
 
 @dataclass(frozen=True)
@@ -171,14 +183,75 @@ def knee(points: Sequence[LatencyPoint], factor: float = KNEE_FACTOR) -> Latency
     pts = sorted(points, key=lambda p: p.rate)
     if len(pts) < 2:
         return None
-    base = statistics.median(p.p95_ms for p in pts[: max(1, min(3, len(pts) // 3))])
-    limit = max(factor * base, KNEE_FLOOR_MS)
+    limit = _knee_limit(pts, factor)
     last_ok: LatencyPoint | None = None
     for p in pts:
-        if p.p95_ms > limit or p.error_ratio > 0.001:
+        if _bad(p, limit):
             return last_ok
         last_ok = p
     return None
+
+
+def _knee_limit(pts: Sequence[LatencyPoint], factor: float) -> float:
+    base = statistics.median(p.p95_ms for p in pts[: max(1, min(3, len(pts) // 3))])
+    return max(factor * base, KNEE_FLOOR_MS)
+
+
+def _bad(p: LatencyPoint, limit: float) -> bool:
+    return p.p95_ms > limit or p.error_ratio > 0.001
+
+
+def knee_interval(
+    points: Sequence[LatencyPoint], factor: float = KNEE_FACTOR
+) -> tuple[float, float] | None:
+    """(last good rate, first bad rate) around the knee, or None when no rate is bad or
+    the first one already is (the knee is then below the sweep)."""
+    pts = sorted(points, key=lambda p: p.rate)
+    if len(pts) < 2:
+        return None
+    limit = _knee_limit(pts, factor)
+    last_ok: LatencyPoint | None = None
+    for p in pts:
+        if _bad(p, limit):
+            return (last_ok.rate, p.rate) if last_ok is not None else None
+        last_ok = p
+    return None
+
+
+def climb_next(
+    points: Sequence[LatencyPoint],
+    *,
+    ceiling: float,
+    factor: float = KNEE_FACTOR,
+    step: float = CLIMB_FACTOR,
+    refine: float = REFINE_RATIO,
+    max_steps: int = MAX_CLIMB_STEPS,
+) -> tuple[float | None, str]:
+    """The next rate of a climb to the knee, or (None, why it stops) (module docstring).
+
+    ``points`` are the rates measured so far (the first one, the lowest, sets the low-load
+    p95); ``ceiling`` is the most the clients can offer.
+    """
+    pts = sorted(points, key=lambda p: p.rate)
+    if not pts:
+        raise UsageError("a climb starts from one measured rate")
+    if len(pts) >= max_steps:
+        return None, f"the climb's budget of {max_steps} rates is spent"
+    limit = _knee_limit(pts, factor)
+    if _bad(pts[0], limit) and len(pts) == 1:
+        return None, f"the lowest rate, {pts[0].rate:,.0f}/s, already fails"
+    interval = knee_interval(pts, factor)
+    if interval is not None:
+        good, bad = interval
+        if bad / good <= refine:
+            return None, ""
+        nxt = float(round(math.sqrt(good * bad)))
+        return (nxt, "") if good < nxt < bad else (None, "")
+    top = pts[-1].rate
+    if top >= ceiling:
+        return None, (f"no knee up to {top:,.0f} requests/s, the most the clients can offer: "
+                      "the knee lies above it")
+    return float(round(min(top * step, ceiling))), ""
 
 
 def capacity_from_curve(points: Sequence[LatencyPoint], slo: Slo) -> float | None:

@@ -9,16 +9,110 @@ of per-client percentiles is wrong (a slow client with few requests would move t
 average p99 as much as a busy one, and the maximum is the worst client, not the point).
 
 Between the reported percentiles a client's CDF is taken as linear, which is exact at the
-grid points and as fine as the grid in between. Pure functions, no I/O.
+grid points and as fine as the grid in between.
+
+**Histograms.** A client that reports a :class:`Histogram` (oha's raw latencies, bucketed on
+the client by ``playbooks/files/latency_hist.py``) is merged exactly instead: the counts of
+equal buckets add up, so the merged percentiles are those of the union of every client's
+(and every repetition's) requests, to the bucket width (1%). When every report of a merge
+carries one, :func:`merge_latency` uses them. Pure functions, no I/O.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
-from dataclasses import dataclass
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
-__all__ = ["LatencyReport", "MergedLatency", "merge_latency"]
+__all__ = [
+    "HIST_GROWTH",
+    "Histogram",
+    "LatencyReport",
+    "MergedLatency",
+    "bucket_of",
+    "merge_histograms",
+    "merge_latency",
+]
+
+HIST_GROWTH = 1.01  # bucket i holds latencies in [1.01**i, 1.01**(i+1)) microseconds
+
+
+def bucket_of(us: float) -> int:
+    """The histogram bucket of a latency in microseconds (below 1 us: bucket 0)."""
+    return 0 if us < 1.0 else int(math.floor(math.log(us) / math.log(HIST_GROWTH)))
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """Every request's latency, bucketed 1% wide (log-spaced, in microseconds).
+
+    ``buckets`` maps a bucket index (:func:`bucket_of`) to its request count; ``sum_ms``,
+    ``min_ms`` and ``max_ms`` are exact. Histograms of one layout add up exactly.
+    """
+
+    count: int
+    sum_ms: float
+    min_ms: float
+    max_ms: float
+    buckets: Mapping[int, int] = field(default_factory=dict)
+
+    def percentile(self, p: float) -> float:
+        """The ``p``-th percentile (ms): the upper edge of the bucket holding that rank,
+        kept within [min, max] (at most 1% above the exact value)."""
+        if self.count <= 0:
+            raise ValueError("an empty histogram has no percentiles")
+        rank = max(1, math.ceil(p / 100.0 * self.count))
+        seen = 0
+        for i in sorted(self.buckets):
+            seen += self.buckets[i]
+            if seen >= rank:
+                edge_ms = HIST_GROWTH ** (i + 1) / 1000.0
+                return min(max(edge_ms, self.min_ms), self.max_ms)
+        return self.max_ms
+
+    @property
+    def mean_ms(self) -> float:
+        return self.sum_ms / self.count if self.count else 0.0
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-able form (bucket indices as strings, as JSON keys must be)."""
+        return {"count": self.count, "sum_ms": self.sum_ms, "min_ms": self.min_ms,
+                "max_ms": self.max_ms, "growth": HIST_GROWTH,
+                "buckets": {str(k): v for k, v in sorted(self.buckets.items())}}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, object]) -> Histogram:
+        """Read :meth:`to_json`'s (or ``latency_hist.py``'s) form; raises ValueError."""
+        if float(doc.get("growth", HIST_GROWTH)) != HIST_GROWTH:  # type: ignore[arg-type]
+            raise ValueError(f"histogram growth {doc.get('growth')} is not {HIST_GROWTH}")
+        raw = doc.get("buckets")
+        if not isinstance(raw, Mapping):
+            raise ValueError("histogram has no buckets")
+        buckets = {int(k): int(v) for k, v in raw.items()}
+        count = int(doc["count"])  # type: ignore[call-overload]
+        if count != sum(buckets.values()) or min(buckets.values(), default=0) < 0:
+            raise ValueError("histogram count does not match its buckets")
+        return cls(count, float(doc["sum_ms"]), float(doc["min_ms"]),  # type: ignore[arg-type]
+                   float(doc["max_ms"]), buckets)  # type: ignore[arg-type]
+
+
+def merge_histograms(hists: Sequence[Histogram]) -> Histogram | None:
+    """The histogram of the union of the requests of ``hists`` (exact: counts add up)."""
+    used = [h for h in hists if h.count > 0]
+    if not used:
+        return None
+    buckets: dict[int, int] = {}
+    for h in used:
+        for i, n in h.buckets.items():
+            buckets[i] = buckets.get(i, 0) + n
+    return Histogram(
+        count=sum(h.count for h in used),
+        sum_ms=sum(h.sum_ms for h in used),
+        min_ms=min(h.min_ms for h in used),
+        max_ms=max(h.max_ms for h in used),
+        buckets=buckets,
+    )
 
 
 @dataclass(frozen=True)
@@ -37,6 +131,7 @@ class LatencyReport:
     cdf: tuple[tuple[float, float], ...]
     requests: int = 0
     errors: int = 0
+    histogram: Histogram | None = None
 
 
 SUMMARY_PERCENTILES = (50.0, 75.0, 90.0, 95.0, 99.0, 99.9)
@@ -52,6 +147,7 @@ class MergedLatency:
     mean_ms: float
     percentiles_ms: dict[float, float]
     clients: int
+    histogram: Histogram | None = None  # when every merged report carried one
 
     def metadata(self) -> dict[str, float | int]:
         """Flat fields for a sample's or point's metadata (``latency_p99_ms`` ...)."""
@@ -112,6 +208,19 @@ def merge_latency(
     linear, so the mixture is too, and the crossing is interpolated in closed form (steps,
     where many requests share one latency, are vertical segments of the curve).
     """
+    hists = [r.histogram for r in reports if r.count > 0]
+    if hists and all(h is not None and h.count > 0 for h in hists):
+        merged = merge_histograms([h for h in hists if h is not None])
+        if merged is not None:
+            return MergedLatency(
+                count=merged.count,
+                min_ms=merged.min_ms,
+                max_ms=merged.max_ms,
+                mean_ms=merged.mean_ms,
+                percentiles_ms={p: merged.percentile(p) for p in percentiles},
+                clients=len(hists),
+                histogram=merged,
+            )
     used = [r for r in reports if r.count > 0 and r.cdf]
     if not used:
         return None

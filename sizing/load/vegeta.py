@@ -45,6 +45,7 @@ from sizing.load.latency import LatencyReport
 from sizing.topology import cpulist
 
 __all__ = [
+    "PLANNING_RATE_PER_CORE",
     "VegetaParseError",
     "VegetaResult",
     "VegetaSpec",
@@ -56,6 +57,9 @@ __all__ = [
 ]
 
 MAX_RATE_LAG = 0.02  # sent rate more than 2% below the offered rate: the client fell behind
+# The planning figure for sizing clients (requests/s one client core offers on schedule):
+# from benchmarks/generators on the 2-core development machine, rounded down.
+PLANNING_RATE_PER_CORE = 10_000
 
 
 class VegetaParseError(ToolError):

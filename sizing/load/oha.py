@@ -1,0 +1,264 @@
+"""The oha driver: an argv builder and a pure parser of oha's JSON report.
+
+oha (crates.io, pinned to 1.16.0 by ``scripts/install-oha``) is the open-loop generator of
+the latency profiles. ``benchmarks/generators`` chose it over vegeta: on one client core it
+sustains several times vegeta's rate (wrk2-class: at least 0.7 of wrk's closed loop).
+
+**Why its latencies are free of coordinated omission.** Read from oha 1.16.0's source:
+with ``-q RATE`` the request schedule is fixed in advance (one send time every 1/RATE s),
+and ``--latency-correction`` makes a request's latency ``end - scheduled send time``
+(``RequestResult::duration``: ``end - start_latency_correction``), not ``end - actual send
+time``. A request that waits for a free connection (all ``-c`` connections busy on a
+stalled server) or for a late generator is charged the wait: wrk2's method, on a fixed
+set of connections. ``tests/integration/test_latency.py`` proves it against a server
+stopped for a known time, and ``benchmarks/generators`` repeats the check.
+
+``-w`` waits for the requests still in flight at the deadline (otherwise oha aborts them
+and counts "aborted due to deadline" errors). ``--db-url FILE`` makes oha write every
+successful request's (corrected) latency to SQLite after the run; the window runner then
+runs ``latency_hist.py FILE`` (``playbooks/files``), which buckets them 1% wide
+(:class:`sizing.load.latency.Histogram`): several clients' and repetitions' histograms
+add up exactly, so merged percentiles are those of the union of their requests.
+
+oha's JSON report gives times in seconds; everything here is normalised to ms.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sizing.errors import ToolError, UsageError
+from sizing.load.latency import Histogram, LatencyReport
+from sizing.topology import cpulist
+
+__all__ = [
+    "MAX_RATE_LAG",
+    "PLANNING_RATE_PER_CORE",
+    "VERSION",
+    "OhaParseError",
+    "OhaResult",
+    "OhaSpec",
+    "argv",
+    "hist_argv",
+    "parse",
+    "parse_histogram",
+]
+
+VERSION = "1.16.0"  # scripts/install-oha
+MAX_RATE_LAG = 0.02  # answered more than 2% below the offered rate: the client fell behind
+CONNECTIONS = 50  # the latency article's wrk2 -c50
+# The planning figure for sizing clients: requests/s one client core offers on schedule.
+# From benchmarks/generators on the 2-core development machine (a 128-byte file over
+# HTTP/1.1 keepalive), rounded down; a sweep to the knee uses it to know when the clients,
+# not the server, would be the limit. Not a measured claim about any other machine.
+PLANNING_RATE_PER_CORE = 60_000
+
+
+class OhaParseError(ToolError):
+    """oha's report lacks a figure the run needs (oha failed, or the text is cut)."""
+
+
+@dataclass(frozen=True)
+class OhaSpec:
+    """One constant-rate run. ``cpus`` pins the client (and sets oha's worker threads)."""
+
+    url: str
+    rate: int  # requests per second, on a fixed schedule
+    duration_s: float
+    connections: int = CONNECTIONS
+    timeout_s: float = 10.0
+    headers: tuple[str, ...] = ()
+    keepalive: bool = True
+    insecure: bool = True  # sizing's own self-signed certificates
+    cpus: tuple[int, ...] = ()
+    db_file: str = ""  # where oha writes the raw latencies (empty: not written)
+
+
+def _check(spec: OhaSpec) -> None:
+    if spec.rate < 1:
+        raise UsageError(f"oha needs a rate of at least 1 request/s, not {spec.rate}")
+    if spec.connections < 1:
+        raise UsageError(f"oha needs at least 1 connection, not {spec.connections}")
+    for name, v in (("duration", spec.duration_s), ("timeout", spec.timeout_s)):
+        if not math.isfinite(v) or v <= 0:
+            raise UsageError(f"oha {name} must be a positive number of seconds, not {v}")
+    if not spec.url.startswith(("http://", "https://")):
+        raise UsageError(f"oha URL must start with http:// or https://, not {spec.url!r}")
+    for header in spec.headers:
+        if "\r" in header or "\n" in header or ":" not in header:
+            raise UsageError(f"not a single HTTP header line 'Name: value': {header!r}")
+
+
+def _ms(seconds: float) -> str:
+    return f"{max(1, round(seconds * 1000))}ms"
+
+
+def argv(spec: OhaSpec, *, oha: str = "oha") -> list[str]:
+    """``[taskset -c CPUS] oha --no-tui --output-format json -z D -q RATE
+    --latency-correction -c N -w ... URL``: HTTP/1.1 (the article's), no redirects."""
+    _check(spec)
+    threads = max(1, len(spec.cpus))
+    out = [*(["taskset", "-c", cpulist(spec.cpus)] if spec.cpus else []), oha,
+           "--no-tui", "--output-format", "json",
+           "-z", _ms(spec.duration_s), "-q", str(spec.rate), "--latency-correction",
+           "-c", str(spec.connections), "-w", "--worker-threads", str(threads),
+           "-t", _ms(spec.timeout_s), "--http-version", "1.1", "-r", "0"]
+    if not spec.keepalive:
+        out.append("--disable-keepalive")
+    if spec.insecure and spec.url.startswith("https://"):
+        out.append("--insecure")
+    for header in spec.headers:
+        out += ["-H", header]
+    if spec.db_file:
+        out += ["--db-url", spec.db_file]
+    out.append(spec.url)
+    return out
+
+
+def hist_argv(spec: OhaSpec, script: str, *, python: str = "python3") -> list[str]:
+    """The follow-up that buckets ``spec.db_file`` (``playbooks/files/latency_hist.py``)."""
+    if not spec.db_file:
+        raise UsageError("oha spec has no db_file: nothing to bucket")
+    return [python, script, spec.db_file]
+
+
+@dataclass(frozen=True)
+class OhaResult:
+    """oha's report, normalised: times in ms (the run's length in s).
+
+    ``requests`` counts every finished request (answered or failed); ``achieved_rate`` is
+    requests per second over the run. ``histogram`` comes from ``latency_hist.py`` when
+    given.
+    """
+
+    requests: int
+    duration_s: float
+    achieved_rate: float
+    success_rate: float
+    latency_min_ms: float
+    latency_mean_ms: float
+    latency_max_ms: float
+    latency_percentiles_ms: dict[float, float]
+    bytes_in: int
+    status_codes: dict[str, int]
+    errors: dict[str, int] = field(default_factory=dict)
+    histogram: Histogram | None = None
+
+    @property
+    def failed(self) -> int:
+        """Requests without a 2xx/3xx answer, transport errors and timeouts included."""
+        bad = sum(n for code, n in self.status_codes.items() if not code.startswith(("2", "3")))
+        return bad + sum(self.errors.values())
+
+    @property
+    def rate(self) -> float:
+        """The rate requests finished at (oha's schedule is fixed; this is what it kept)."""
+        return self.achieved_rate
+
+    @property
+    def throughput(self) -> float:
+        """Successful responses per second."""
+        ok = self.requests - self.failed
+        return ok / self.duration_s if self.duration_s > 0 else 0.0
+
+    def lag(self, offered: float) -> float:
+        """How far the finished rate fell short of ``offered``, as a fraction."""
+        return max(0.0, (offered - self.achieved_rate) / offered) if offered > 0 else 0.0
+
+    def latency_report(self) -> LatencyReport:
+        """This client's distribution for :func:`sizing.load.latency.merge_latency`."""
+        return LatencyReport(
+            count=self.histogram.count if self.histogram else self.requests - self.failed,
+            min_ms=self.latency_min_ms,
+            max_ms=self.latency_max_ms,
+            mean_ms=self.latency_mean_ms,
+            cdf=tuple(sorted(self.latency_percentiles_ms.items())),
+            requests=self.requests,
+            errors=self.failed,
+            histogram=self.histogram,
+        )
+
+
+def _num(doc: Mapping[str, Any], key: str, where: str) -> float:
+    v = doc.get(key)
+    if v is None:
+        raise OhaParseError(f"oha report lacks {where}{key} (no request was answered?)")
+    try:
+        f = float(v)
+    except (TypeError, ValueError) as exc:
+        raise OhaParseError(f"oha report has a malformed {where}{key}: {v!r}") from exc
+    if not math.isfinite(f):
+        raise OhaParseError(f"oha report has a non-finite {where}{key}")
+    return f
+
+
+def parse_histogram(text: str) -> Histogram:
+    """``latency_hist.py``'s JSON -> :class:`Histogram`; raises :class:`OhaParseError`."""
+    try:
+        doc = json.loads(text)
+        if not isinstance(doc, dict):
+            raise ValueError("not a JSON object")
+        return Histogram.from_json(doc)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise OhaParseError(f"latency histogram is unreadable: {exc}") from exc
+
+
+def parse(json_text: str, hist_text: str | None = None) -> OhaResult:
+    """Parse ``oha --output-format json`` (and optionally ``latency_hist.py``'s output).
+
+    Raises :class:`OhaParseError` naming what is missing when the text is not oha's JSON
+    report or lacks the latencies, the counts or the run's length.
+    """
+    text = json_text.strip()
+    if not text:
+        raise OhaParseError("oha report is empty (oha did not run)")
+    try:
+        doc = json.loads(text[text.index("{"):]) if "{" in text else None
+    except ValueError as exc:
+        raise OhaParseError(f"oha report is not JSON: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise OhaParseError(f"oha report is not JSON: {text.splitlines()[0][:200]!r}")
+    summary = doc.get("summary")
+    pct = doc.get("latencyPercentiles")
+    missing = [k for k in ("summary", "latencyPercentiles", "statusCodeDistribution")
+               if not isinstance(doc.get(k), dict)]
+    if missing:
+        raise OhaParseError("oha report lacks " + ", ".join(missing))
+    assert isinstance(summary, dict) and isinstance(pct, dict)
+    codes = {str(k): int(v) for k, v in doc["statusCodeDistribution"].items()}
+    errors = {str(k): int(v) for k, v in (doc.get("errorDistribution") or {}).items()}
+    total_s = _num(summary, "total", "summary.")
+    per_s = _num(summary, "requestsPerSec", "summary.")
+    requests = sum(codes.values()) + sum(errors.values())
+    if requests == 0:
+        raise OhaParseError("oha report counts no request")
+    if not codes:
+        # Not one answer (every request a transport error): oha has no latencies. They read
+        # 0 here; every request counts as failed, so the rate is never a good one.
+        def num(doc: Mapping[str, Any], key: str, where: str) -> float:
+            return 0.0 if doc.get(key) is None else _num(doc, key, where)
+    else:
+        num = _num
+    percentiles = {p: 1000 * num(pct, f"p{p:g}", "latencyPercentiles.")
+                   for p in (50.0, 90.0, 95.0, 99.0)}
+    for p in (99.9,):
+        if pct.get(f"p{p:g}") is not None:
+            percentiles[p] = 1000 * _num(pct, f"p{p:g}", "latencyPercentiles.")
+    return OhaResult(
+        requests=requests,
+        duration_s=total_s,
+        achieved_rate=per_s,
+        success_rate=float(summary.get("successRate") or 0.0),
+        latency_min_ms=1000 * num(summary, "fastest", "summary."),
+        latency_mean_ms=1000 * num(summary, "average", "summary."),
+        latency_max_ms=1000 * num(summary, "slowest", "summary."),
+        latency_percentiles_ms=percentiles,
+        bytes_in=int(summary.get("totalData") or 0),
+        status_codes=codes,
+        errors=errors,
+        histogram=parse_histogram(hist_text) if hist_text is not None else None,
+    )
