@@ -123,6 +123,7 @@ def latency_metadata(
         "tls_ciphers": ECDSA_SUITE if prof.tls_key == "ecdsa-p256" else None,
         "role": prof.role,
         "mode": prof.mode,
+        "cpu_curve": prof.is_cpu_curve,  # the gateway's CPU curve (api-jwt-cpu, proxy-cpu)
         "generator": "vegeta",
         "tool": "vegeta",
         "tool_version": "v12.12.0",

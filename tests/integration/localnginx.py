@@ -29,6 +29,19 @@ all:
 """
 
 
+UPSTREAM_VARS = """          sizing_upstream_port: {port}
+          sizing_upstream_conf_dir: {tmp}/up/conf
+          sizing_upstream_www_root: {tmp}/up/www
+          sizing_upstream_log_dir: {tmp}/up/log
+          sizing_upstream_pid_file: {tmp}/up/nginx.pid"""
+
+
+def upstream_vars(tmp: Path, port: int) -> str:
+    """Host variables that put the upstream nginx (rps, tps, proxy) under ``tmp`` too; stop
+    it with ``stop_nginx(tmp / "up" / "nginx.pid")``."""
+    return UPSTREAM_VARS.format(port=port, tmp=tmp)
+
+
 def write_inventory(tmp: Path, http: int, https: int, extra: str = "") -> Path:
     """An inventory for localhost whose nginx lives entirely under ``tmp``."""
     inv = tmp / "inv.yml"

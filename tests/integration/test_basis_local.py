@@ -36,7 +36,7 @@ def test_recommend_names_the_local_basis_and_refuses_blind_scaling(
     run = runner.invoke(
         app,
         [
-            "run", "-i", str(inv), "--cores", "1", "--profile", "rps", "--duration", "2",
+            "run", "-i", str(inv), "--cores", "1", "--profile", "static-rps", "--duration", "2",
             "--warmup", "1", "--repeat", "3", "--db", str(db), "--json",
         ],
     )  # fmt: skip

@@ -65,11 +65,11 @@ def test_sweep_measures_nginx_in_the_emulated_guest(image: dict[str, Path], tmp_
     inv = write(tmp_path, image)
     db = tmp_path / "r.sqlite"
 
-    result = run(inv, db, "--profile", "rps,tps")
+    result = run(inv, db, "--profile", "static-rps,static-tps")
 
     doc = json.loads(result.stdout)
     points = {p["profile"]: p for p in doc["points"]}
-    assert set(points) == {"rps", "tps"}, result.stdout
+    assert set(points) == {"static-rps", "static-tps"}, result.stdout
     for prof, p in points.items():
         assert p["platform"] == "libvirt" and p["cores"] == 1, p
         assert p["status"] in ("measured", "invalid"), (prof, p)
@@ -110,7 +110,7 @@ def one_failure(result: Any) -> str:
 
 def test_unreachable_hypervisor_is_one_clear_line(image: dict[str, Path], tmp_path: Path) -> None:
     uri = "qemu+unix:///system?socket=/run/sz6-no-such-libvirtd.sock"
-    result = run(write(tmp_path, image, uri=uri), tmp_path / "r.sqlite", "--profile", "rps")
+    result = run(write(tmp_path, image, uri=uri), tmp_path / "r.sqlite", "--profile", "static-rps")
     assert result.exit_code == 4, result.output
     reason = one_failure(result)
     assert reason.startswith(f"localhost: cannot reach the hypervisor at {uri}: "), reason
@@ -183,7 +183,7 @@ def test_more_vcpus_than_the_host_can_give_are_skipped(
             "--cores",
             "64",
             "--profile",
-            "rps",
+            "static-rps",
         ],
     )
     doc = json.loads(result.stdout)

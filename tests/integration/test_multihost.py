@@ -58,7 +58,7 @@ def first_run(lab: netns.NetnsLab, tmp_path_factory: pytest.TempPathFactory) -> 
             "--cores",
             "1",
             "--profile",
-            "rps",
+            "static-rps",
             *SHORT,
             "--db",
             str(db),
@@ -77,7 +77,7 @@ def test_two_clients_start_together_and_their_rates_sum(first_run: dict[str, Any
     doc = first_run["doc"]
     assert doc["status"] == "complete"
     [point] = doc["points"]
-    assert (point["host"], point["cores"], point["profile"]) == ("sz-srv", 1, "rps")
+    assert (point["host"], point["cores"], point["profile"]) == ("sz-srv", 1, "static-rps")
     assert point["status"] in ("measured", "invalid"), point  # validity is the guards' call
     assert "network-bound" not in point["flags"]  # a 10 Gb/s veth is far from full
     with Store(first_run["db"]) as store:
@@ -122,7 +122,7 @@ def test_plan_prints_points_hosts_and_commands_without_running(
         "--cores",
         "1,2",
         "--profile",
-        "rps,tps",
+        "static-rps,static-tps",
         "--plan",
         "--json",
         "--db",
@@ -133,13 +133,15 @@ def test_plan_prints_points_hosts_and_commands_without_running(
     assert [h["name"] for h in doc["hosts"] if h["reachable"]] == ["sz-srv", "sz-c1", "sz-c2"]
     assert doc["preflight"] == []
     first = doc["points"][0]
-    assert (first["cores"], first["profile"], first["status"]) == (1, "rps", "planned")
+    assert (first["cores"], first["profile"], first["status"]) == (1, "static-rps", "planned")
     assert first["server_cpus"] == "0" and first["worker_cpu_affinity"] == "1"
     argv = first["clients"][0]["argv"]
     assert argv[:4] == ["taskset", "-c", "1", "wrk"]
     assert "-s" in argv and argv[-1] == "http://198.18.7.10:28080/128b"
     assert not db.exists()  # nothing stored, nothing run
-    text = _run_sizing("-i", str(lab.inventory), "--cores", "1", "--profile", "tps", "--plan")
+    text = _run_sizing(
+        "-i", str(lab.inventory), "--cores", "1", "--profile", "static-tps", "--plan"
+    )
     assert text.exit_code == 0, text.stderr
     assert "sz-c2 (CPUs 1): taskset -c 1 wrk -t1 -c50" in text.stdout
     assert "-H 'Connection: close'" in text.stdout
@@ -154,7 +156,8 @@ def test_unreachable_client_fails_preflight_in_one_line_and_keeps_points(
     lab.make_unreachable(c2)
     try:
         result = _run_sizing(
-            "-i", str(lab.inventory), "--cores", "1", "--profile", "rps", *SHORT, "--db", str(db)
+            "-i", str(lab.inventory), "--cores", "1", "--profile", "static-rps", *SHORT,
+            "--db", str(db),
         )
     finally:
         lab.restore(c2)
@@ -193,7 +196,7 @@ def test_client_lost_mid_sweep_is_reported_once_and_resume_measures_the_rest(
             "--cores",
             "1",
             "--profile",
-            "rps,tps",
+            "static-rps,static-tps",
             *SHORT,
             "--db",
             str(db),
@@ -218,14 +221,14 @@ def test_client_lost_mid_sweep_is_reported_once_and_resume_measures_the_rest(
     redo = json.loads(again.stdout)
     assert redo["run_id"] == run_id
     assert [(p["profile"], p["status"] in ("measured", "invalid")) for p in redo["points"]] == [
-        ("tps", True)
+        ("static-tps", True)
     ]
     with Store(db) as store:
         stored = [p.result for p in store.points(run_id)]
         assert [(r.key.profile, r.status is Status.FAILED) for r in stored] == [
-            ("rps", False),
-            ("tps", True),
-            ("tps", False),
+            ("static-rps", False),
+            ("static-tps", True),
+            ("static-tps", False),
         ]
         assert store.get_run(run_id).status == "complete"
 
@@ -255,7 +258,7 @@ def test_interrupted_run_resumes_with_only_the_missing_points(
             "--cores",
             "1",
             "--profile",
-            "rps,tps",
+            "static-rps,static-tps",
             *SHORT,
             "--db",
             str(db),
@@ -291,5 +294,5 @@ def test_interrupted_run_resumes_with_only_the_missing_points(
     assert [p["profile"] for p in doc["points"]] == ["tps"]  # rps was not measured again
     with Store(db) as store:
         assert len(store.runs()) == 1
-        assert [p.result.key.profile for p in store.points(run.id)] == ["rps", "tps"]
+        assert [p.result.key.profile for p in store.points(run.id)] == ["static-rps", "static-tps"]
         assert store.get_run(run.id).status == "complete"

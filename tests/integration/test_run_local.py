@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from sizing.cli import app
 from sizing.store import Store
-from tests.integration.localnginx import stop_nginx, write_inventory
+from tests.integration.localnginx import stop_nginx, upstream_vars, write_inventory
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -38,8 +38,9 @@ def tmp_path() -> Iterator[Path]:
 
 
 @pytest.fixture
-def local_inv(tmp_path: Path) -> Path:
-    return write_inventory(tmp_path, 28080, 28443)
+def local_inv(tmp_path: Path) -> Iterator[Path]:
+    yield write_inventory(tmp_path, 28080, 28443, extra=upstream_vars(tmp_path, 28180))
+    stop_nginx(tmp_path / "up" / "nginx.pid")
 
 
 def test_run_measures_one_core_rps_and_tps_and_skips_the_rest(
@@ -72,8 +73,17 @@ def test_run_measures_one_core_rps_and_tps_and_skips_the_rest(
     points = {(p["cores"], p["profile"]): p for p in doc["points"]}
     assert len(points) == 8
     rps, tps = points[(1, "rps")], points[(1, "tps")]
-    assert rps["status"] == "measured", rps
-    assert tps["status"] == "measured", tps
+    # Load balancing through a real upstream nginx that shares the client's core (2 CPUs):
+    # a figure is a capacity figure only when nginx saturated its core; otherwise it is kept,
+    # invalid, and says what limited it (the client side here, or other processes).
+    for p in (rps, tps):
+        assert p["status"] in ("measured", "invalid"), p
+        assert (p["status"] == "invalid") == bool(
+            {"not-saturated", "client-bound", "upstream-bound", "unstable", "errors"}
+            & set(p["flags"])
+        ), p
+        if "not-saturated" in p["flags"]:
+            assert "limited by the" in p["reason"], p
     assert rps["unit"] == "requests/s" and tps["unit"] == "handshakes/s"
     # Orders of magnitude only: a keepalive request is far cheaper than a full handshake.
     assert rps["value"] > 1000 and tps["value"] > 20
@@ -118,6 +128,17 @@ def test_run_measures_one_core_rps_and_tps_and_skips_the_rest(
         assert meta.get(field) not in (None, ""), field
     assert meta["server_cpus"] == "0" and meta["client_cpus"] == {"localhost": "1"}
     assert meta["file_size"] == 128
+    # every guard's evidence: server, client and upstream CPU, kernel work outside core 0
+    assert meta["role"] == "load-balance"
+    assert meta["upstreams"] == [{"host": "localhost", "cpus": "1", "shares_with": "client"}]
+    assert meta["server_busy"] is not None and meta["client_cpu_busy"]["localhost"] is not None
+    assert meta["upstream_cpu"]["localhost"]["own"] > 0  # the upstream served the requests
+    assert meta["kernel_outside"]["cpus"] == [1] and meta["kernel_outside"]["net_rx_total"] > 0
+    assert meta["irq_steering"].startswith("not steered: loopback")
+    with Store(db) as store:
+        tls = [s for rep, s in store.samples(stored[(1, "tps")].id)
+               if rep > 0 and s.metric == "handshakes_per_second"]  # fmt: skip
+    assert all(s.metadata["tls_full"] > 0 and s.metadata["tls_reused"] == 0 for s in tls)
     # The median of the three timed repetitions is the point's figure.
     values = sorted(s.value for rep, s in main if rep > 0)
     assert stored[(1, "rps")].result.value == pytest.approx(values[1])

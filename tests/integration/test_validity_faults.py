@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from sizing import paths
 from sizing.cli import app
-from tests.integration.localnginx import stop_nginx, write_inventory
+from tests.integration.localnginx import stop_nginx, upstream_vars, write_inventory
 
 runner = CliRunner()
 
@@ -131,13 +131,6 @@ def test_connections_beyond_worker_connections_are_flagged(tmp: Path, tools: Non
     assert {"connections", "errors"} & set(point["flags"]), point
 
 
-UPSTREAM_VARS = """          sizing_upstream_port: {port}
-          sizing_upstream_conf_dir: {tmp}/up/conf
-          sizing_upstream_www_root: {tmp}/up/www
-          sizing_upstream_log_dir: {tmp}/up/log
-          sizing_upstream_pid_file: {tmp}/up/nginx.pid"""
-
-
 class CpuQuota:
     """A cgroup with a CPU quota (v2 cpu.max or v1 cpu.cfs_quota_us) that an nginx's
     processes are moved into as soon as its pid file names a master with workers."""
@@ -212,7 +205,7 @@ def test_squeezed_upstream_is_flagged_upstream_bound(upstream_tmp: Path, tools: 
     """The upstream nginx gets 5% of a CPU (a cgroup quota): the upstream, not NGINX, sets
     the figure, and the reason says how many more upstream CPUs it needs."""
     tmp = upstream_tmp
-    inv = write_inventory(tmp, 28095, 28495, extra=UPSTREAM_VARS.format(port=28195, tmp=tmp))
+    inv = write_inventory(tmp, 28095, 28495, extra=upstream_vars(tmp, 28195))
     quota = CpuQuota(tmp / "up" / "nginx.pid", 0.05)
     try:
         point = run(inv, tmp, "rps")
@@ -229,7 +222,7 @@ def test_squeezed_upstream_is_flagged_upstream_bound(upstream_tmp: Path, tools: 
 def test_too_few_connections_is_flagged_not_saturated(upstream_tmp: Path, tools: None) -> None:
     """One connection cannot load the server: kept, flagged, the limit named."""
     tmp = upstream_tmp
-    inv = write_inventory(tmp, 28096, 28496, extra=UPSTREAM_VARS.format(port=28196, tmp=tmp))
+    inv = write_inventory(tmp, 28096, 28496, extra=upstream_vars(tmp, 28196))
     point = run(inv, tmp, "rps", "--connections", "1")
     assert point["status"] == "invalid", point
     assert "not-saturated" in point["flags"], point

@@ -496,7 +496,7 @@ def test_full_run_vcsim_control_real_nginx_load(lab: Path, tmp_path: Path) -> No
     from sizing.cli import app
 
     db = tmp_path / "sizing.sqlite"
-    argv = ["run", "-i", str(lab), "--cores", "1,4", "--ht", "both", "--profile", "rps"]
+    argv = ["run", "-i", str(lab), "--cores", "1,4", "--ht", "both", "--profile", "static-rps"]
     argv += ["--duration", "2", "--warmup", "0", "--repeat", "2", "--db", str(db), "--json"]
     result = CliRunner().invoke(app, argv)
     assert result.exit_code == 0, result.output
@@ -536,7 +536,7 @@ def test_run_with_a_bad_login_fails_with_one_line(
     from sizing.cli import app
 
     monkeypatch.setenv(PASSWORD_ENV, "wrong")
-    argv = ["run", "-i", str(lab), "--cores", "1", "--profile", "rps"]
+    argv = ["run", "-i", str(lab), "--cores", "1", "--profile", "static-rps"]
     result = CliRunner().invoke(app, [*argv, "--db", str(tmp_path / "r.sqlite")])
     assert result.exit_code == 4, result.output  # ExitStatus.HOST
     lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]

@@ -9,6 +9,7 @@ from sizing.engine import CostCatalog, recommend
 from sizing.engine.table import build_table
 from sizing.model import Figure
 from sizing.report.data.format import MARKS, PROVENANCE_TEXT, inventory_name
+from sizing.report.data.gateway import gateway_section
 from sizing.report.data.latency import latency_section
 from sizing.report.data.methodology import distinct, methodology
 from sizing.report.data.model import Fact, Guide, GuideRequest
@@ -107,4 +108,5 @@ def build_guide(
         runs=tuple(runs),
         legend=legend,
         latency=latency_section(runs),
+        gateway=gateway_section(runs),
     )

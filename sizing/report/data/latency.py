@@ -62,8 +62,8 @@ def latency_section(runs: Sequence[RunData]) -> LatencySection | None:
     newest: dict[tuple[str, int, str, str], tuple[dict[str, Any], Mapping[str, Any]]] = {}
     for run in runs:
         for p in run.points:
-            if p.result.status not in LATENCY_STATUSES:
-                continue
+            if p.result.status not in LATENCY_STATUSES or p.result.metadata.get("cpu_curve"):
+                continue  # a gateway CPU curve has its own section (report.data.gateway)
             for item in latency_chart_data([(run.record.id, p.result)]):
                 key = (item["platform"], item["cores"], item["ht"], item["profile"])
                 newest[key] = (item, p.result.metadata)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sizing.engine import Demand, Recommendation
 from sizing.engine.basis import Choice
 from sizing.engine.table import SizingTable
 from sizing.report.data.format import MARKS
 from sizing.sources import RunData
+
+if TYPE_CHECKING:
+    from sizing.report.data.gateway import GatewaySection
 
 
 @dataclass(frozen=True)
@@ -235,6 +238,7 @@ class Guide:
     runs: tuple[RunData, ...]
     legend: tuple[Fact, ...]
     latency: LatencySection | None = None
+    gateway: GatewaySection | None = None  # the API gateway's CPU curve (data/gateway.py)
 
     def to_dict(self) -> dict[str, Any]:
         """The guide's data as one JSON-able document (for tests and debugging)."""
@@ -258,4 +262,7 @@ class Guide:
                 "rates": [t.to_dict() for t in self.latency.rates],
                 "soak": [t.to_dict() for t in self.latency.soak],
             },
+            "gateway": None
+            if self.gateway is None
+            else {"tables": [t.to_dict() for t in self.gateway.tables]},
         }

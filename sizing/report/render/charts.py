@@ -27,6 +27,7 @@ from sizing.report.render.chartkit import CHARTS, Chart, ChartBuilder, register
 # isort: off
 from sizing.report.render import sizing_charts  # noqa: F401, E402
 from sizing.report.render import latency_charts  # noqa: F401, E402
+from sizing.report.render import gateway_charts  # noqa: F401, E402
 # isort: on
 
 __all__ = ["CHARTS", "Chart", "ChartBuilder", "register", "render_charts"]

@@ -1,0 +1,127 @@
+"""The API gateway's CPU curve: server CPU against offered calls per second.
+
+The API-gateway article plots the gateway's CPU use while the calls per second rise on one
+core. The ``api-jwt-cpu`` and ``proxy-cpu`` profiles offer fixed rates (open loop) to a
+gateway role and sample the server's pinned CPUs at each rate; this module turns their
+stored curves into the guide's series and one table per point (pure, no I/O).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sizing.model import PointResult, Status
+from sizing.report.data.format import MISSING, PLATFORM_LABELS, latency_ms, number, percent
+from sizing.report.data.model import TableBlock, TCell
+from sizing.sources import RunData
+
+__all__ = ["GatewaySection", "GatewaySeries", "gateway_section", "is_cpu_curve"]
+
+ROLE_TEXT = {"api-jwt": "API gateway with HS256 JWT (njs)", "proxy": "reverse proxy"}
+
+
+@dataclass(frozen=True)
+class GatewaySeries:
+    """One gateway point's curve: offered calls/s against the server's CPU busy %."""
+
+    label: str
+    profile: str
+    role: str
+    cores: int
+    run_id: int
+    host: str
+    rates: tuple[float, ...]
+    achieved: tuple[float | None, ...]
+    server_busy: tuple[float | None, ...]
+    p95_ms: tuple[float | None, ...]
+
+
+@dataclass(frozen=True)
+class GatewaySection:
+    """The guide's gateway section: the curves and one table per point."""
+
+    series: tuple[GatewaySeries, ...]
+    tables: tuple[TableBlock, ...]
+
+
+def is_cpu_curve(meta: Mapping[str, Any]) -> bool:
+    """A point of a gateway CPU-curve profile (``cpu_curve`` in its metadata)."""
+    return bool(meta.get("cpu_curve"))
+
+
+def _opt(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _series(run_id: int, r: PointResult) -> GatewaySeries | None:
+    meta = r.metadata
+    curve = meta.get("curve") or []
+    if not is_cpu_curve(meta) or not curve:
+        return None
+    role = str(meta.get("role") or "")
+    cores = r.key.cores
+    label = (
+        f"{ROLE_TEXT.get(role, role)}, {PLATFORM_LABELS.get(r.key.platform, r.key.platform)}, "
+        f"{cores} core{'s' if cores != 1 else ''}"
+    )
+    if "emulated" in r.flags:
+        label += ", emulated"
+    return GatewaySeries(
+        label=label,
+        profile=r.key.profile,
+        role=role,
+        cores=cores,
+        run_id=run_id,
+        host=r.key.host,
+        rates=tuple(float(p["rate"]) for p in curve),
+        achieved=tuple(_opt(p.get("achieved")) for p in curve),
+        server_busy=tuple(_opt(p.get("server_busy")) for p in curve),
+        p95_ms=tuple(_opt(p.get("p95_ms")) for p in curve),
+    )
+
+
+def _table(s: GatewaySeries, meta: Mapping[str, Any]) -> TableBlock:
+    rows = []
+    for rate, got, busy, p95 in zip(s.rates, s.achieved, s.server_busy, s.p95_ms, strict=True):
+        rows.append(
+            (
+                TCell(number(rate)),
+                TCell(MISSING if got is None else number(got)),
+                TCell(MISSING if busy is None else percent(busy)),
+                TCell(MISSING if p95 is None else latency_ms(p95)),
+            )
+        )
+    return TableBlock(
+        title=f"{s.label}: server CPU per offered calls/s (run {s.run_id}, {s.host})",
+        headers=(
+            "Offered (calls/s)", "Achieved (calls/s)", "Server CPU busy", "p95 latency (ms)"
+        ),
+        rows=tuple(rows),
+        notes=(
+            f"Profile {s.profile}: {meta.get('url', '')}, offered open loop (vegeta) for "
+            f"{meta.get('duration_s', MISSING)} s per rate; CPU busy is the mean over the "
+            "server's pinned CPUs.",
+        ),
+    )
+
+
+def gateway_section(runs: Sequence[RunData]) -> GatewaySection | None:
+    """The newest CPU curve per (platform, cores, HT, profile) of ``runs``; None if none."""
+    newest: dict[tuple[str, int, str, str], tuple[GatewaySeries, Mapping[str, Any]]] = {}
+    for run in runs:
+        for p in run.points:
+            if p.result.status not in (Status.MEASURED, Status.INVALID):
+                continue
+            s = _series(run.record.id, p.result)
+            if s is not None:
+                k = p.result.key
+                newest[(k.platform, k.cores, k.ht, k.profile)] = (s, p.result.metadata)
+    if not newest:
+        return None
+    order = sorted(newest, key=lambda k: (k[3], k[1], k[0], k[2]))
+    return GatewaySection(
+        series=tuple(newest[k][0] for k in order),
+        tables=tuple(_table(*newest[k]) for k in order),
+    )

@@ -1,0 +1,41 @@
+"""The guide's gateway section: the CPU curve of a gateway fixed-rate point (pure)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sizing.model import PointKey, PointResult, RunStatus, Status
+from sizing.report.data.gateway import gateway_section
+from sizing.sources import read_runs
+from sizing.store import Store
+
+CURVE = [
+    {"rate": 1000.0, "achieved": 1000.0, "server_busy": 15.9, "p95_ms": 0.36},
+    {"rate": 3000.0, "achieved": 3000.0, "server_busy": 39.3, "p95_ms": 0.75},
+    {"rate": 5000.0, "achieved": 4999.0, "server_busy": 51.4, "p95_ms": 1.48},
+]
+
+
+def _point(profile: str, cpu_curve: bool) -> PointResult:
+    meta = {"mode": "fixed-rate", "role": "api-jwt", "cpu_curve": cpu_curve, "curve": CURVE,
+            "url": "http://127.0.0.1:8080/api/1k", "duration_s": 3.0}  # fmt: skip
+    key = PointKey("localhost", "baremetal", 1, "off", profile)
+    return PointResult(key, Status.MEASURED, "", value=3000.0, unit="calls/s", metadata=meta)
+
+
+def test_gateway_section_tables_the_cpu_curve_and_leaves_latency_points(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    with Store(db) as store:
+        run = store.start_run(inventory="inv.yml", argv=(), tool_version="t", options={})
+        store.add_point(run, _point("api-jwt-cpu", True), [])
+        store.add_point(run, _point("latency", False), [])
+        store.finish_run(run, RunStatus.COMPLETE, "")
+    section = gateway_section(read_runs(db, []))
+    assert section is not None and len(section.series) == 1
+    s = section.series[0]
+    assert s.label == "API gateway with HS256 JWT (njs), Bare metal, 1 core"
+    assert s.rates == (1000.0, 3000.0, 5000.0) and s.server_busy == (15.9, 39.3, 51.4)
+    (table,) = section.tables
+    assert table.headers[2] == "Server CPU busy"
+    assert [c.text for c in table.rows[2]] == ["5,000", "4,999", "51.4%", "1.48"]
+    assert gateway_section(read_runs(db, [])[:0]) is None
