@@ -7,8 +7,8 @@ catalogs are thrown at the loaders. Each must give a valid result or a
 
 ``load_inventory`` reads through Ansible (about 20-50 ms an inventory), so most inventory
 examples run against the pure layers it is built from: the strict YAML pre-check
-(``_check_yaml_inventory``: reading, shape, cycles, nesting) and the validation of
-resolved hosts (``_build``: pydantic, names, connection variables). A smaller number go
+(``check_yaml_inventory``: reading, shape, cycles, nesting) and the validation of
+resolved hosts (``build_inventory``: pydantic, names, connection variables). A smaller number go
 through the whole path with Ansible. The counts are in :data:`EXAMPLES`; the number of
 inputs actually tried is printed at the end of the module.
 """
@@ -28,7 +28,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sizing.errors import SizingError
-from sizing.inventory import Inventory, _build, _check_yaml_inventory, load_inventory
+from sizing.inventory import Inventory, build_inventory, load_inventory
+from sizing.inventory.shape import check_yaml_inventory
 from sizing.profiles import Profile, load_file
 
 EXAMPLES = {
@@ -152,7 +153,8 @@ def test_host_validation_never_fails_internally(
 ) -> None:
     TRIED["inventory_hosts_validation"] += 1
     try:
-        inv = _build(Path("generated.yml"), {k: (g, dict(v)) for k, (g, v) in resolved.items()})
+        hosts = {k: (g, dict(v)) for k, (g, v) in resolved.items()}
+        inv = build_inventory(Path("generated.yml"), hosts)
     except SizingError as exc:
         assert str(exc).startswith("generated.yml:")
         return
@@ -229,7 +231,7 @@ def test_inventory_structures_never_fail_internally(workdir: Path, data: Any) ->
     path = workdir / "inv.yml"
     path.write_text(text, encoding="utf-8")
     try:
-        _check_yaml_inventory(path)
+        check_yaml_inventory(path)
     except SizingError:
         return
     VALID["inventory_structure_precheck"] += 1
@@ -264,7 +266,7 @@ def test_inventory_text_never_fails_internally(workdir: Path, raw: bytes) -> Non
     path = workdir / "text.yml"
     path.write_bytes(raw)
     try:
-        _check_yaml_inventory(path)
+        check_yaml_inventory(path)
     except SizingError as exc:
         assert str(exc).startswith(str(path))
         return
