@@ -123,7 +123,11 @@ def points_table(
     table = grid(headers, rows, left={0, len(headers) - 1})
     if verbose:
         return "\n".join([table, *(["", "reasons:", *reasons] if reasons else [])])
-    return "\n".join(_fit(line, WIDTH) for line in table.splitlines())
+    lines = table.splitlines()
+    if any(len(line) > WIDTH for line in lines):
+        lines = [_fit(line, WIDTH) for line in lines]
+        lines.append("(… cut at 100 columns: --verbose gives flags and reasons in full)")
+    return "\n".join(lines)
 
 
 def points_csv(
