@@ -49,7 +49,7 @@ class Profile(BaseModel):
     kind: Literal["workload"]
     name: Annotated[str, AfterValidator(_name)]
     description: Text
-    generator: Literal["wrk", "vegeta"] = "wrk"
+    generator: Literal["wrk", "vegeta", "oha"] = "wrk"
     metric: Text
     unit: Text
     scheme: Literal["http", "https"]

@@ -223,6 +223,7 @@ class Sweep:
             {h: f.raw for h, f in self.facts.items()},
             connections=lambda p: Schedule.of(settings, p).connections,
             duration_s=lambda p: float(Schedule.of(settings, p).duration_s),
+            rates=lambda p: settings.rates or (),
             hosts=[h.name for h in hosts],
             unreachable=unreachable,
             clock={h: f.clock_window for h, f in self.facts.items() if f.clock_window},

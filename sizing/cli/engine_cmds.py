@@ -97,7 +97,10 @@ def recommend_cmd(
             "--p95",
             metavar="LATENCY",
             help="Size --rps by the measured RPS at which p95 latency stays within this"
-            " (e.g. 10ms), from latency-profile runs (sizing run --profile latency).",
+            " (e.g. 10ms), from latency-profile runs (sizing run --profile latency) of ONE"
+            " latency workload: --basis names it (profile/role/scheme/sizeB, e.g."
+            " latency/proxy/https/1024B, or a unique prefix); needed when several were"
+            " measured.",
         ),
     ] = None,
     platform: Annotated[
@@ -151,14 +154,14 @@ def recommend_cmd(
         source_c,
         catalog,
         db,
-        basis=basis,
+        basis=None if p95 is not None else basis,  # with --p95: the latency workload
         include_emulated=include_emulated,
         include_virtualized=include_virtualized,
         article_prices=article_prices,
     )
     figures: tuple[Figure, ...] = inputs.choice.figures
     if p95 is not None:  # rps figures become "RPS at p95 <= X" (sizing.engine.slo)
-        figures = _latency_figures(figures, p95, rps, db, include_emulated)
+        figures = _latency_figures(figures, p95, rps, db, include_emulated, basis)
     result = recommend(
         figures,
         inputs.catalog,
@@ -185,7 +188,7 @@ def recommend_cmd(
 
 def _latency_figures(
     figures: tuple[Figure, ...], p95: str, rps: float | None, db: Path | None,
-    include_emulated: bool,
+    include_emulated: bool, workload: str | None = None,
 ) -> tuple[Figure, ...]:
     """``--p95``: replace the rps figures by measured RPS-at-p95 figures."""
     from sizing.knee import Slo, parse_limit_ms
@@ -195,8 +198,8 @@ def _latency_figures(
     slo = Slo("p95", parse_limit_ms(p95, "--p95"))
     if rps is None:
         raise UsageError("--p95 sizes a request rate: give --rps too")
-    combined, found = latency_figures(figures, slo, db, include_emulated)
-    typer.echo(slo_line(slo, found), err=True)
+    combined, found, chosen = latency_figures(figures, slo, db, include_emulated, workload)
+    typer.echo(slo_line(slo, found, chosen), err=True)
     return combined
 
 

@@ -297,6 +297,7 @@ def run(
                 "points": [
                     {
                         **point_json(p, evidence.get(p.key, {})),
+                        **_latency_json(p),
                         "metadata": p.metadata,
                     }
                     for p in summary.points
@@ -310,12 +311,33 @@ def run(
             f"run {summary.run_id}{named} ({summary.status}){kept}, results in {opts.db}"
         )
         typer.echo(points_table(summary.points, evidence, verbose=verbose))
+        _latency_tables(summary.points)
     for line in summary.problems:
         warn(line)
     code = exit_status(summary)
     if code:
         # A host or nginx failed: what was measured is stored, the exit code says so.
         raise typer.Exit(int(code))
+
+
+def _latency_json(p: Any) -> dict[str, Any]:
+    """A latency point's curve and knee (``run --json``), as the terminal table shows."""
+    if not (p.metadata or {}).get("curve"):
+        return {}
+    from sizing.report.render.text import latency_curve_json
+
+    return {"latency": latency_curve_json(p.metadata)}
+
+
+def _latency_tables(points: Any) -> None:
+    """After a latency run: one table per point, a row per offered rate, the knee marked."""
+    from sizing.report.render.text import latency_curve_text
+
+    for p in points:
+        if (p.metadata or {}).get("curve"):
+            title = f"{p.key.host} {p.key.cores} core(s) HT {p.key.ht} {p.key.profile}"
+            typer.echo("")
+            typer.echo(latency_curve_text(title, p.metadata))
 
 
 _RESUME_FIXED = (

@@ -6,6 +6,12 @@ valid latency points into ``rps`` figures meaning "requests/s at p95 <= X": the 
 capacity when the point was searched for exactly that objective, else the highest swept
 rate meeting it (known to the sweep's step). The figure's origin names the objective, as
 ``rps@p95<=10ms``. Pure: points in, figures out.
+
+**One latency workload.** Figures are never pooled across workloads: a 1-KB HTTPS proxy and
+a 100-KB plain-HTTP file are different capacities. A latency workload is named
+``profile/role/scheme/sizeB`` (:func:`latency_workload`, e.g. ``latency/proxy/https/1024B``)
+and ``slo_figures`` keeps one. A figure whose objective was still met at the highest rate
+measured (no knee reached, or the clients' ceiling) is a lower bound (``bound="lower"``).
 """
 
 from __future__ import annotations
@@ -15,7 +21,28 @@ from collections.abc import Iterable
 from sizing.knee import LatencyPoint, Slo, capacity_from_curve
 from sizing.model import PROFILE_UNITS, Figure, Platform, PointResult
 
-__all__ = ["slo_figures", "slo_profile_name"]
+__all__ = ["latency_workload", "latency_workloads", "slo_figures", "slo_profile_name"]
+
+
+def latency_workload(result: PointResult) -> str:
+    """``latency/proxy/https/1024B``: the workload a latency point measured."""
+    meta = result.metadata
+    return (f"{result.key.profile}/{meta.get('role') or 'web'}/{meta.get('scheme') or '?'}/"
+            f"{meta.get('file_size') if meta.get('file_size') is not None else '?'}B")
+
+
+def _latency_point(r: PointResult) -> bool:
+    return r.metadata.get("mode") == "fixed-rate" and bool(r.metadata.get("curve"))
+
+
+def latency_workloads(points: Iterable[tuple[int, PointResult]]) -> dict[str, int]:
+    """Latency workload id -> how many valid latency points measured it."""
+    out: dict[str, int] = {}
+    for _, r in points:
+        if _latency_point(r):
+            w = latency_workload(r)
+            out[w] = out.get(w, 0) + 1
+    return out
 
 
 def slo_profile_name(slo: Slo) -> str:
@@ -40,14 +67,28 @@ def capacity(result: PointResult, slo: Slo) -> float | None:
     return capacity_from_curve(curve, slo) if curve else None
 
 
+def _lower_bound(r: PointResult, slo: Slo, value: float) -> bool:
+    """The objective was still met at the highest rate measured: capacity lies above."""
+    curve = [LatencyPoint(**p) for p in r.metadata.get("curve") or []]
+    top = max(curve, key=lambda p: p.rate, default=None)
+    return top is not None and value >= top.rate and slo.met(top)
+
+
 def slo_figures(
-    points: Iterable[tuple[int, PointResult]], slo: Slo, *, include_emulated: bool = False
+    points: Iterable[tuple[int, PointResult]],
+    slo: Slo,
+    *,
+    include_emulated: bool = False,
+    workload: str | None = None,
 ) -> list[Figure]:
     """``rps`` figures under ``slo`` from valid latency points given as (run id, result),
-    oldest first: the newest per platform family, cores and HT wins."""
+    oldest first, of one latency ``workload`` (None: every one, for callers that checked
+    there is only one): the newest per platform family, cores and HT wins."""
     newest: dict[tuple[str, int, str], Figure] = {}
     for run_id, r in points:
-        if r.metadata.get("mode") != "fixed-rate" or not r.metadata.get("curve"):
+        if not _latency_point(r):
+            continue
+        if workload is not None and latency_workload(r) != workload:
             continue
         emulated = "emulated" in r.flags
         if emulated and not include_emulated:
@@ -56,6 +97,7 @@ def slo_figures(
         if not value:
             continue
         family = _family(r.key.platform)
+        lower = _lower_bound(r, slo, value)
         newest[(family, r.key.cores, r.key.ht)] = Figure(
             platform=family,
             cores=r.key.cores,
@@ -66,5 +108,8 @@ def slo_figures(
             source="measured",
             origin=f"run {run_id}, {r.key.host}, {r.key.profile}: {slo_profile_name(slo)}",
             emulated=emulated,
+            basis=latency_workload(r),
+            flags=tuple(f for f in r.flags if f in ("no-knee", "generator-lag", "emulated")),
+            bound="lower" if lower else "",
         )
     return list(newest.values())

@@ -1,19 +1,27 @@
-"""The latency profiles' measurement: constant offered rates, open loop (vegeta).
+"""The latency profiles' measurement: constant offered rates, open loop (oha or vegeta).
 
 The method of a profile with ``mode: fixed-rate`` (:func:`sizing.measure.method.method_for`).
-One point (host × platform × cores × HT × profile) is measured as:
+The profile's ``generator`` (``oha``, or ``vegeta``) offers the rates. One point (host ×
+platform × cores × HT × profile) is measured as:
 
-1. **Sweep.** A warm-up window at the lowest rate, then one window per offered rate
-   (``--rates 1000:10000:1000`` or the profile's ``rates``), all in one Ansible run with a
-   common start on every host. Every client offers ``rate / clients`` (sums for rates);
-   their latency distributions are merged weighted by request count
-   (:func:`sizing.load.latency.merge_latency`). The server's pinned CPUs are sampled per window:
-   the CPU-against-offered-rate curve.
+1. **Sweep.** With ``--rates`` (or ``--slo``): a warm-up window at the lowest rate, then one
+   window per offered rate, all in one Ansible run with a common start on every host.
+   Without them, a **climb to the knee** (:func:`sizing.knee.climb_next`): from the
+   profile's lowest rate, doubling, one Ansible run per rate, until p95 exceeds
+   ``KNEE_FACTOR`` × the low-load p95 or errors appear, then bisecting the knee's
+   interval; it stops at the clients' ceiling (their cores × the generator's planning
+   rate per core) or when the generator falls behind (the knee then lies above: a lower
+   bound). Every client offers ``rate / clients`` (sums for rates); the latency
+   distributions of all clients and repetitions of a rate are merged (oha: histograms
+   added exactly; vegeta: request-weighted mixtures), never averaged
+   (:func:`sizing.load.latency.merge_latency`). The server's pinned CPUs are sampled per
+   window: the CPU-against-offered-rate curve.
 2. **SLO search** (``--slo p95=10ms``): :func:`sizing.knee.search` probes new rates, one
    Ansible run each, until the highest rate meeting the SLO is known to ±2%.
 3. **Soak** (``--soak DURATION``): every rate is repeated back to back for that long, each
    repetition kept as its own sample (the article's 20 consecutive runs, which revealed
-   CPU-credit exhaustion); a rate's figures are the mean over its repetitions.
+   CPU-credit exhaustion); a rate's latencies are those of all its repetitions' requests
+   merged, its rates and CPU the mean over its repetitions.
 
 **The point's value** is the SLO capacity (requests/s) when an SLO is given, else the knee
 rate (:func:`sizing.knee.knee`): the last swept rate before latency explodes. A sweep with
@@ -36,14 +44,23 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from sizing.errors import ServerDied, SizingError, ToolError
-from sizing.knee import LatencyPoint, SearchResult, capacity_from_curve, knee, search
-from sizing.load import vegeta
-from sizing.load.latency import merge_latency
+from sizing.knee import (
+    KNEE_FACTOR,
+    LatencyPoint,
+    SearchResult,
+    capacity_from_curve,
+    climb_next,
+    knee,
+    knee_interval,
+    search,
+)
+from sizing.load import oha, vegeta
+from sizing.load.latency import LatencyReport, merge_latency
 from sizing.measure.context import MeasureContext
 from sizing.measure.cpu import client_cpus, window_cpu
 from sizing.measure.evaluate import Measurement
 from sizing.measure.metadata import latency_metadata
-from sizing.measure.validity import STEAL_LIMIT
+from sizing.measure.validity import CLIENT_BUSY_LIMIT, STEAL_LIMIT
 from sizing.measure.windows import (
     HostSpec,
     WindowRunner,
@@ -52,12 +69,22 @@ from sizing.measure.windows import (
     schedule_windows,
 )
 from sizing.model import SERVER_DIED, PointResult, Sample, Status
-from sizing.plan.loadspec import client_vegeta_spec, url_for, vegeta_path
+from sizing.plan.loadspec import (
+    client_ceiling,
+    client_oha_spec,
+    client_vegeta_spec,
+    hist_script,
+    oha_path,
+    url_for,
+    vegeta_path,
+)
 from sizing.plan.points import PlannedPoint
 from sizing.plan.settings import Schedule
 from sizing.provision.platforms.base import Target
 
-__all__ = ["FixedRate", "latency_point", "mean_point", "soak_jumps"]
+__all__ = ["FixedRate", "latency_point", "mean_point", "merged_point", "soak_jumps"]
+
+Result = oha.OhaResult | vegeta.VegetaResult
 
 JUMP_FACTOR = 2.0  # a repetition whose p95 is 2x the median of the rate's others: a jump
 
@@ -80,8 +107,15 @@ class RateWindows:
         self.next_index += len(windows)
         specs: dict[str, HostSpec] = {}
         for c in point.clients:
-            cmds = []
+            cmds: list[dict[str, Any]] = []
             for w in windows:
+                if point.profile.generator == "oha":
+                    os_ = client_oha_spec(point, c, self.url, w["rate"], float(w["duration"]))
+                    cmds.append({
+                        "argv": oha.argv(os_, oha=oha_path(c)),
+                        "then": [oha.hist_argv(os_, hist_script(c))],
+                    })
+                    continue
                 vs = client_vegeta_spec(point, c, self.url, w["rate"], float(w["duration"]))
                 binary = vegeta_path(c)
                 cmds.append({
@@ -118,7 +152,8 @@ class RateWindows:
         sw = outputs.get(target.host, {}).get(idx)
         if sw is not None and sw.get("server_alive") is False:
             raise ServerDied(f"nginx died on {target.host} at {rate} requests/s")
-        parsed: list[vegeta.VegetaResult] = []
+        parsed: list[Result] = []
+        tool = point.profile.generator if point.profile.generator == "oha" else "vegeta"
         problems: list[str] = []
         client_busy: dict[str, float] = {}
         for c in point.clients:
@@ -129,12 +164,17 @@ class RateWindows:
             cmd = cw["commands"][0]
             then = cmd.get("then") or []
             try:
-                if len(then) < 2:
-                    raise vegeta.VegetaParseError("vegeta's reports did not run")
-                parsed.append(vegeta.parse(then[0]["stdout"], then[1]["stdout"]))
+                if tool == "oha":
+                    if not then:
+                        raise oha.OhaParseError("latency_hist.py did not run")
+                    parsed.append(oha.parse(cmd["stdout"], then[0]["stdout"]))
+                else:
+                    if len(then) < 2:
+                        raise vegeta.VegetaParseError("vegeta's reports did not run")
+                    parsed.append(vegeta.parse(then[0]["stdout"], then[1]["stdout"]))
             except SizingError as exc:
                 err = (str(cmd.get("stderr") or "").strip().splitlines() or [str(exc)])[-1]
-                problems.append(f"{c.name}: vegeta failed at {rate}/s (rc {cmd['rc']}): {err}")
+                problems.append(f"{c.name}: {tool} failed at {rate}/s (rc {cmd['rc']}): {err}")
                 continue
             if cw.get("cpu_before") and cw.get("cpu_after"):
                 busy = window_cpu(cw, client_cpus(cw, point.client_cpus.get(c.name, ())))
@@ -147,11 +187,11 @@ class RateWindows:
 
 def latency_point(rate: int, win: dict[str, Any]) -> tuple[LatencyPoint, dict[str, Any]]:
     """One window's results as a :class:`LatencyPoint` and a sample's metadata."""
-    results: list[vegeta.VegetaResult] = win["results"]
+    results: list[Result] = win["results"]
     if not results:
         raise ToolError("; ".join(win["problems"]) or f"no result at {rate}/s")
-    merged = merge_latency([r.latency_report() for r in results],
-                           percentiles=(50.0, 90.0, 95.0, 99.0))
+    reports = [r.latency_report() for r in results]
+    merged = merge_latency(reports, percentiles=(50.0, 90.0, 95.0, 99.0))
     requests = sum(r.requests for r in results)
     failed = sum(r.failed for r in results)
     sent = sum(r.rate for r in results)
@@ -185,6 +225,9 @@ def latency_point(rate: int, win: dict[str, Any]) -> tuple[LatencyPoint, dict[st
         "errors": failed,
         "status_codes": _sum_codes(results),
         "error_messages": sorted({e for r in results for e in r.errors})[:5],
+        "latency_reports": reports,  # the rate's merge over repetitions (not stored)
+        "latency_histogram": (merged.histogram.to_json()
+                              if merged is not None and merged.histogram else None),
         "client_cpu_busy": win["client_busy"],
         "server_cpu": server or None,
         "clients": len(results),
@@ -193,7 +236,7 @@ def latency_point(rate: int, win: dict[str, Any]) -> tuple[LatencyPoint, dict[st
     return lp, meta
 
 
-def _sum_codes(results: Sequence[vegeta.VegetaResult]) -> dict[str, int]:
+def _sum_codes(results: Sequence[Result]) -> dict[str, int]:
     out: dict[str, int] = {}
     for r in results:
         for code, n in r.status_codes.items():
@@ -223,6 +266,21 @@ def mean_point(reps: Sequence[LatencyPoint]) -> LatencyPoint:
         server_busy=avg("server_busy"),
         server_steal=avg("server_steal"),
     )
+
+
+def merged_point(reps: Sequence[LatencyPoint], reports: Sequence[LatencyReport]) -> LatencyPoint:
+    """A rate's figures over its repetitions: latencies from the merged distribution of
+    every request of every repetition and client (never averaged percentiles), rates,
+    errors and CPU the mean over repetitions."""
+    base = mean_point(reps)
+    if len(reps) == 1:
+        return base
+    m = merge_latency(reports, percentiles=(50.0, 90.0, 95.0, 99.0))
+    if m is None:
+        return base
+    return replace(base, mean_ms=m.mean_ms, p50_ms=m.percentiles_ms[50.0],
+                   p90_ms=m.percentiles_ms[90.0], p95_ms=m.percentiles_ms[95.0],
+                   p99_ms=m.percentiles_ms[99.0], max_ms=m.max_ms)
 
 
 def soak_jumps(series: Sequence[dict[str, Any]], factor: float = JUMP_FACTOR) -> list[int]:
@@ -258,9 +316,12 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
     try:
         rates = schedule.rates()
         slo = schedule.slo()
-        ctx.tools.ensure_vegeta(point.clients)
+        ctx.tools.ensure_generator(point.profile.generator, point.clients)
     except SizingError as exc:
         return PointResult(key, Status.FAILED, str(exc)), []
+    tool = "oha" if point.profile.generator == "oha" else "vegeta"
+    climbing = not ctx.settings.rates and slo is None  # no list given: climb to the knee
+    ceiling, client_cores, per_core = client_ceiling(point)
     duration = schedule.rate_duration_s
     warmup = schedule.rate_warmup_s
     reps = schedule.reps_per_rate
@@ -268,9 +329,11 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
     runner = RateWindows(ctx, point, target, url)
     samples: list[tuple[int, Sample]] = []
     curve: dict[float, list[LatencyPoint]] = {}
+    reports: dict[float, list[LatencyReport]] = {}
     series: dict[float, list[dict[str, Any]]] = {}
     lagging: set[float] = set()
     problems: list[str] = []
+    climb_reason = ""
 
     def record(plan: list[tuple[int, float]], phase: str, first_warm: bool) -> None:
         results = runner.run(plan)
@@ -284,6 +347,7 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
                 if not warm:
                     raise
                 continue
+            window_reports = meta.pop("latency_reports")
             rep = len(series.get(lp.rate, [])) + 1
             samples.append((idx, Sample("latency", lp.p95_ms, "ms", {
                 **meta, "phase": "warmup" if warm else phase, "warmup": warm,
@@ -291,9 +355,13 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
             })))
             if warm:
                 continue
-            if meta["lag"] > vegeta.MAX_RATE_LAG:
+            # vegeta's pacer falls behind only on the client side; oha's finished rate
+            # also falls when the server saturates, so it lags only on a saturated client.
+            if meta["lag"] > vegeta.MAX_RATE_LAG and (tool == "vegeta" or any(
+                    b >= CLIENT_BUSY_LIMIT for b in win["client_busy"].values())):
                 lagging.add(lp.rate)
             curve.setdefault(lp.rate, []).append(lp)
+            reports.setdefault(lp.rate, []).extend(window_reports)
             series.setdefault(lp.rate, []).append(
                 {"repetition": rep, **{k: meta[k] for k in (
                     "mean_ms", "p50_ms", "p95_ms", "p99_ms", "max_ms", "server_steal",
@@ -303,20 +371,33 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
     def as_curve() -> list[LatencyPoint]:
         out = []
         for rate in sorted(curve):
-            lp = mean_point(curve[rate])
+            lp = merged_point(curve[rate], reports[rate])
             if rate in lagging:  # never "meets" an SLO: its latencies may be understated
                 lp = replace(lp, error_ratio=max(lp.error_ratio, 1.0))
             out.append(lp)
         return out
 
-    ctx.progress.step(f"measuring {key.label()}: {len(rates)} rates")
     plan: list[tuple[int, float]] = []
     if warmup > 0:
         plan.append((rates[0], warmup))
-    for rate in rates:
+    for rate in (rates[:1] if climbing else rates):
         plan += [(rate, duration)] * reps
+    ctx.progress.step(f"measuring {key.label()}: " + (
+        f"climbing to the knee from {rates[0]:,}/s" if climbing else f"{len(rates)} rates"))
     try:
         record(plan, "sweep", warmup > 0)
+        while climbing:
+            if lagging:
+                climb_reason = (
+                    f"the clients could not offer {min(lagging):,.0f} requests/s ({tool} "
+                    "fell behind on saturated client CPUs): the knee lies above the last "
+                    "good rate; add client cores")
+                break
+            nxt, climb_reason = climb_next(as_curve(), ceiling=ceiling)
+            if nxt is None:
+                break
+            ctx.progress.step(f"measuring {key.label()}: {nxt:,.0f}/s")
+            record([(int(nxt), duration)] * reps, "sweep", False)
         result: SearchResult | None = None
         if slo is not None:
             def probe(rate: float) -> LatencyPoint:
@@ -334,12 +415,14 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
                            metadata={"curve": _curve_meta(as_curve())}), samples
 
     pts = as_curve()
-    k = knee([p for p in pts if p.rate not in lagging] or pts)
+    good_pts = [p for p in pts if p.rate not in lagging] or pts
+    k = knee(good_pts)
+    interval = knee_interval(good_pts)
     flags: list[str] = []
     if lagging:
         flags.append("generator-lag")
         problems.append(
-            "vegeta sent more than 2% below the offered rate at "
+            f"{tool} fell more than 2% below the offered rate at "
             + ", ".join(f"{r:,.0f}" for r in sorted(lagging))
             + " requests/s (the client fell behind; those rates never count as meeting an SLO)"
         )
@@ -360,18 +443,24 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
     elif k is not None:
         value = k.rate
     else:
-        value = max(p.rate for p in pts) if pts else None
+        value = max(p.rate for p in good_pts) if good_pts else None
         flags.append("no-knee")
-        problems.append("latency stayed flat over the whole sweep: the knee lies above it")
+        problems.append(climb_reason or "latency stayed flat over the whole sweep: the knee "
+                        "lies above it")
     invalid = value is None or (value in lagging) or "unstable" in flags
     jumps = {f"{r:g}": soak_jumps(s) for r, s in series.items() if soak_jumps(s)}
     facts = ctx.facts.get(target.host) or ctx.facts.get(point.server.name)
     meta = latency_metadata(point, target, url, facts.raw if facts else None)
     meta.update({
         "duration_s": duration, "repetitions_per_rate": reps, "soak_s": ctx.settings.soak_s,
-        "rates": list(rates),
+        "rates": sorted(curve) if climbing else list(rates),
         "curve": _curve_meta(pts),
         "knee_rate": k.rate if k else None,
+        "knee_interval": list(interval) if interval else None,
+        "knee_factor": KNEE_FACTOR,
+        "knee_reason": None if interval else (climb_reason or "no rate exceeded the knee limit"),
+        "climb": {"ceiling": ceiling, "client_cores": client_cores,
+                  "planning_rate_per_core": per_core} if climbing else None,
         "slo": str(slo) if slo else None,
         "slo_label": slo.label if slo else None,
         "slo_search": None if result is None else {

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sizing import __version__
+from sizing.load.oha import VERSION as OHA_VERSION
 from sizing.measure.validity import StopRule
 from sizing.plan.loadspec import url_for
 from sizing.plan.points import PlannedPoint
@@ -111,7 +112,7 @@ def throughput_metadata(
 def latency_metadata(
     point: PlannedPoint, target: Target, url: str, raw: Mapping[str, Any] | None
 ) -> dict[str, Any]:
-    """An open-loop (vegeta) point's metadata, less its curve (the caller adds it)."""
+    """An open-loop (oha or vegeta) point's metadata, less its curve (the caller adds it)."""
     prof = point.profile
     meta: dict[str, Any] = {
         **key_metadata(point),
@@ -124,9 +125,9 @@ def latency_metadata(
         "role": prof.role,
         "mode": prof.mode,
         "cpu_curve": prof.is_cpu_curve,  # the gateway's CPU curve (api-jwt-cpu, proxy-cpu)
-        "generator": "vegeta",
-        "tool": "vegeta",
-        "tool_version": "v12.12.0",
+        "generator": prof.generator,
+        "tool": prof.generator,
+        "tool_version": OHA_VERSION if prof.generator == "oha" else "v12.12.0",
         "sizing_version": __version__,
         "server_cpus": cpulist(point.allocation.server_cpus) if point.allocation else None,
         "worker_cpus": cpulist(target.workers),

@@ -15,9 +15,16 @@ from typing import Any
 from sizing.errors import ExitStatus, SizingError
 from sizing.facts import HostFacts
 from sizing.inventory import Host, Inventory
-from sizing.load import vegeta, wrk
+from sizing.load import oha, vegeta, wrk
 from sizing.model import PointKey
-from sizing.plan.loadspec import client_vegeta_spec, client_wrk_spec, url_for, vegeta_path
+from sizing.plan.loadspec import (
+    client_oha_spec,
+    client_vegeta_spec,
+    client_wrk_spec,
+    oha_path,
+    url_for,
+    vegeta_path,
+)
 from sizing.plan.points import PlannedPoint
 from sizing.plan.settings import MeasureSettings, Schedule
 from sizing.topology import affinity_masks, cpulist
@@ -36,8 +43,13 @@ def _windows(schedule: Schedule) -> dict[str, Any]:
 def vegeta_plan_argv(
     schedule: Schedule, point: PlannedPoint, client: Host, url: str, duration: float
 ) -> list[str] | str:
-    """A latency point's dry run: the vegeta attack of the first offered rate on ``client``."""
+    """A latency point's dry run: the oha run or vegeta attack of the first offered rate on
+    ``client``."""
     try:
+        if point.profile.generator == "oha":
+            ospec = client_oha_spec(point, client, url, schedule.rates()[0], duration,
+                                    window=False)
+            return oha.argv(ospec, oha=oha_path(client))
         spec = client_vegeta_spec(
             point, client, url, schedule.rates()[0], duration, window=False
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sizing.inventory import Host
-from sizing.load import vegeta, wrk
+from sizing.load import oha, vegeta, wrk
 from sizing.paths import TOOL_DIR as DEFAULT_TOOL_DIR
 from sizing.plan.jwt import make_token
 from sizing.plan.points import PlannedPoint
@@ -18,11 +18,15 @@ from sizing.profiles import Profile
 
 __all__ = [
     "DEFAULT_TOOL_DIR",
+    "client_ceiling",
+    "client_oha_spec",
     "client_threads",
     "client_vegeta_spec",
     "client_wrk_spec",
     "report_script",
     "request_headers",
+    "hist_script",
+    "oha_path",
     "tool_dir",
     "url_for",
     "vegeta_path",
@@ -60,6 +64,16 @@ def report_script(client: Host) -> str:
 def vegeta_path(client: Host) -> str:
     """Where ``playbooks/vegeta.yml`` put vegeta on ``client``."""
     return f"{tool_dir(client)}/vegeta"
+
+
+def oha_path(client: Host) -> str:
+    """Where ``playbooks/oha.yml`` put oha on ``client``."""
+    return f"{tool_dir(client)}/oha"
+
+
+def hist_script(client: Host) -> str:
+    """Where ``playbooks/oha.yml`` put ``latency_hist.py`` on ``client``."""
+    return f"{tool_dir(client)}/latency_hist.py"
 
 
 def client_threads(point: PlannedPoint, client: str, connections: int) -> int:
@@ -109,3 +123,41 @@ def client_vegeta_spec(
     return replace(
         spec, timeout_s=max(5.0, min(30.0, duration_s)), keepalive=point.profile.keepalive
     )
+
+
+def client_oha_spec(
+    point: PlannedPoint,
+    client: Host,
+    url: str,
+    rate: int,
+    duration_s: float,
+    *,
+    window: bool = True,
+) -> oha.OhaSpec:
+    """The oha run ``client`` makes for one window of ``point`` at ``rate`` in all (every
+    client offers its share, on the profile's connections split between the clients).
+    ``window=False``: without what only a real window sets (timeout, raw latencies)."""
+    n = len(point.clients)
+    spec = oha.OhaSpec(
+        url=url,
+        rate=max(1, round(rate / n)),
+        duration_s=duration_s,
+        connections=max(1, round(point.profile.connections / n)),
+        headers=request_headers(point.profile),
+        keepalive=point.profile.keepalive,
+        cpus=tuple(point.client_cpus.get(client.name, ())),
+    )
+    if not window:
+        return spec
+    return replace(spec, timeout_s=max(5.0, min(30.0, duration_s)),
+                   db_file=f"{tool_dir(client)}/oha-results.db")
+
+
+def client_ceiling(point: PlannedPoint) -> tuple[float, int, int]:
+    """What a fixed-rate point's clients can offer: (requests/s, client cores, planning
+    rate per core). Their pinned cores (1 when unpinned) times the generator's planning
+    figure per core (``PLANNING_RATE_PER_CORE``, from ``benchmarks/generators``)."""
+    per_core = (oha.PLANNING_RATE_PER_CORE if point.profile.generator == "oha"
+                else vegeta.PLANNING_RATE_PER_CORE)
+    cores = sum(max(1, len(point.client_cpus.get(c.name, ()))) for c in point.clients)
+    return float(cores * per_core), cores, per_core

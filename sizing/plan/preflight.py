@@ -29,7 +29,7 @@ from typing import Any
 from sizing.errors import PreflightError, SizingError
 from sizing.inventory import Host
 from sizing.load import wrk
-from sizing.plan.loadspec import client_wrk_spec, url_for
+from sizing.plan.loadspec import client_ceiling, client_wrk_spec, url_for
 from sizing.plan.points import PlannedPoint
 from sizing.profiles import Profile
 from sizing.topology import Topology, affinity_masks, parse_cpulist
@@ -280,6 +280,25 @@ def check_wrk_argv(
     return []
 
 
+def check_offered_rates(point: PlannedPoint, rates: Sequence[int]) -> list[str]:
+    """A fixed-rate sweep whose highest rate the clients cannot offer is refused: the
+    generator, not the server, would set the curve (and the knee) there."""
+    if point.profile.mode != "fixed-rate" or not rates:
+        return []
+    ceiling, cores, per_core = client_ceiling(point)
+    top = max(rates)
+    if top <= ceiling:
+        return []
+    need = math.ceil(top / per_core)
+    names = ", ".join(c.name for c in point.clients)
+    return [
+        f"{names}: --rates up to {top:,} requests/s needs {need} client core(s) of "
+        f"{point.profile.generator} at its planning figure of {per_core:,}/s per core "
+        f"(benchmarks/generators); the clients have {cores}: lower the rates, or add "
+        "client cores or clients"
+    ]
+
+
 # -- all checks over a plan --------------------------------------------------------------
 
 
@@ -294,8 +313,11 @@ def check_plan(
     clock: Mapping[str, tuple[float, float]] | None = None,
     topologies: Mapping[str, Topology] | None = None,
     clock_bound_s: float = CLOCK_BOUND_S,
+    rates: Callable[[Profile], Sequence[int]] = lambda p: (),
 ) -> list[str]:
-    """Every problem line of every check, in host order, each line once."""
+    """Every problem line of every check, in host order, each line once. ``rates``: the
+    offered rates a fixed-rate profile was given (``--rates``; none: a climb to the knee,
+    which stops at the clients' ceiling by itself)."""
     lines: list[str] = []
     lines += check_reachable(hosts, unreachable or {})
     for name in sorted(facts):
@@ -331,6 +353,7 @@ def check_plan(
                 continue
             seen_clients.add((c.name, conns, dur))
             lines += check_wrk_argv(p, c, conns, dur)
+        lines += check_offered_rates(p, rates(p.profile))
     out: list[str] = []
     for line in lines:
         if line not in out:

@@ -1,5 +1,6 @@
 """The tools on the hosts: the load generators and the window runner (``clients.yml``),
-vegeta (``vegeta.yml``), and a freshly booted guest made ready for its windows."""
+oha (``oha.yml``) and vegeta (``vegeta.yml``), and a freshly booted guest made ready for
+its windows."""
 
 from __future__ import annotations
 
@@ -16,9 +17,26 @@ from sizing.plan.points import PlannedPoint
 from sizing.provision.ansible import Playbooks
 from sizing.provision.facts import gather_facts
 
-__all__ = ["VEGETA_BINARY", "ClientTools", "prepare_clients", "ready_guest", "vegeta_binary"]
+__all__ = [
+    "OHA_BINARY",
+    "VEGETA_BINARY",
+    "ClientTools",
+    "oha_binary",
+    "prepare_clients",
+    "ready_guest",
+    "vegeta_binary",
+]
 
 VEGETA_BINARY = ROOT / ".cache" / "bin" / "vegeta"  # scripts/install-vegeta
+OHA_BINARY = ROOT / ".cache" / "bin" / "oha"  # scripts/install-oha
+
+
+def oha_binary() -> Path | None:
+    """The oha to copy to the clients: the checkout's pinned build, else one on PATH."""
+    if OHA_BINARY.is_file():
+        return OHA_BINARY
+    found = shutil.which("oha")
+    return Path(found) if found else None
 
 
 def vegeta_binary() -> Path | None:
@@ -80,12 +98,45 @@ def ready_guest(
 
 
 class ClientTools:
-    """Tools installed once per run on demand (vegeta for the latency profiles)."""
+    """Tools installed once per run on demand (oha or vegeta for the latency profiles)."""
 
     def __init__(self, playbooks: Playbooks, step: Callable[[str], None]) -> None:
         self.playbooks = playbooks
         self.step = step
         self.vegeta_on: set[str] = set()
+        self.oha_on: set[str] = set()
+
+    def ensure_generator(self, generator: str, clients: Sequence[Host]) -> None:
+        """Copy a fixed-rate profile's open-loop generator to its clients once per run."""
+        if generator == "oha":
+            self.ensure_oha(clients)
+        else:
+            self.ensure_vegeta(clients)
+
+    def ensure_oha(self, clients: Sequence[Host]) -> None:
+        """Copy the pinned oha and ``latency_hist.py`` to every client once per run
+        (``playbooks/oha.yml``)."""
+        names = sorted({c.name for c in clients} - self.oha_on)
+        if not names:
+            return
+        binary = oha_binary()
+        if binary is None:
+            raise ToolError(
+                f"oha is not installed ({OHA_BINARY} is missing, none on PATH): run "
+                "scripts/setup (it installs the pinned oha with scripts/install-oha)"
+            )
+        self.step("installing oha on the clients")
+        res = self.playbooks.run(
+            "oha.yml",
+            names,
+            extravars={"sizing_hosts": ",".join(names), "sizing_oha_binary": str(binary)},
+        )
+        if not res.ok:
+            host, why = next(
+                iter(res.problems().items()), (names[0], f"{res.status} (rc {res.rc})")
+            )
+            raise ToolError(f"{host}: oha could not be installed: {why}")
+        self.oha_on.update(names)
 
     def ensure_vegeta(self, clients: Sequence[Host]) -> None:
         """Copy the pinned vegeta to every client once per run (``playbooks/vegeta.yml``)."""

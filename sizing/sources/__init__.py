@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sizing import paths
 from sizing.errors import UsageError
@@ -279,29 +279,53 @@ def load_selection(
 
 
 def latency_figures(
-    figures: Sequence[Figure], slo: Slo, db: Path | None, include_emulated: bool
-) -> tuple[tuple[Figure, ...], list[Figure]]:
+    figures: Sequence[Figure],
+    slo: Slo,
+    db: Path | None,
+    include_emulated: bool,
+    workload: str | None = None,
+) -> tuple[tuple[Figure, ...], list[Figure], str]:
     """``--p95``: ``figures`` with their rps figures replaced by the measured
-    RPS-under-``slo`` figures of the store (:func:`sizing.engine.slo.slo_figures`); and
-    those figures. No valid latency point is a :class:`UsageError`."""
-    from sizing.engine.slo import slo_figures
+    RPS-under-``slo`` figures of ONE latency workload of the store
+    (:func:`sizing.engine.slo.slo_figures`); those figures; and the workload's id.
+
+    ``workload`` is an id (``latency/proxy/https/1024B``) or a unique prefix of one; None
+    takes the only one stored. Several without a choice, an unknown id, or no valid
+    latency point is a :class:`UsageError` naming the ids there are."""
+    from sizing.engine.slo import latency_workloads, slo_figures
     from sizing.store import Store
 
     path = db_path(db)
-    found: list[Figure] = []
+    points: list[tuple[int, Any]] = []
     if path.is_file():
         with Store.open_readonly(path) as store:
-            found = slo_figures(
-                ((p.run_id, p.result) for p in store.iter_valid()),
-                slo,
-                include_emulated=include_emulated,
-            )
-    if not found:
+            points = [(p.run_id, p.result) for p in store.iter_valid()]
+    ids = sorted(latency_workloads(points))
+    if not ids:
         raise UsageError(
             f"--p95: no valid latency measurement in {path} (run `sizing run --profile "
-            f"latency --slo p95={slo.limit_ms:g}ms`); reference data has no latency figures"
+            f"latency`); reference data has no latency figures"
         )
-    return tuple(f for f in figures if f.profile != "rps") + tuple(found), found
+    if workload is None:
+        if len(ids) > 1:
+            raise UsageError(
+                "--p95: latency was measured for several workloads; choose one with "
+                f"--basis: {', '.join(ids)}")
+        chosen = ids[0]
+    else:
+        matches = [i for i in ids if i == workload] or [i for i in ids if i.startswith(workload)]
+        if len(matches) != 1:
+            raise UsageError(
+                f"--basis {workload!r} names {'no' if not matches else 'more than one'} latency "
+                f"workload; measured: {', '.join(ids)}")
+        chosen = matches[0]
+    found = slo_figures(points, slo, include_emulated=include_emulated, workload=chosen)
+    if not found:
+        raise UsageError(
+            f"--p95: no rate of {chosen} in {path} met p95 <= {slo.limit_ms:g} ms "
+            "(or its points are emulated: --include-emulated)"
+        )
+    return tuple(f for f in figures if f.profile != "rps") + tuple(found), found, chosen
 
 
 def nginx_template() -> str:

@@ -13,6 +13,8 @@
   closed loop, paced to the same rate with a Lua ``delay``, measures the same pause: it
   sends far fewer requests than scheduled (the omitted ones are exactly those that would
   have waited) and its mean and p90 fall below the bounds.
+  oha (``-q --latency-correction``, the latency profiles' generator) must reach the same
+  bounds (:func:`test_oha_is_free_of_coordinated_omission`).
 * **Sweep and SLO search** through ``sizing run --profile latency-http``.
 * **proxy** and **api-jwt** through ``sizing run``: a real upstream nginx, njs validating
   HS256 JWTs, a wrong signature answered 401 and absent from the upstream's log.
@@ -36,8 +38,8 @@ import pytest
 from typer.testing import CliRunner
 
 from sizing.cli import app
-from sizing.load import vegeta, wrk
-from sizing.provision.tools import VEGETA_BINARY
+from sizing.load import oha, vegeta, wrk
+from sizing.provision.tools import OHA_BINARY, VEGETA_BINARY
 from sizing.store import Store
 
 runner = CliRunner()
@@ -207,6 +209,30 @@ def test_vegeta_is_free_of_coordinated_omission(
     # ...so it under-reports: below the bounds that hold for any honest measurement.
     assert closed.latency_mean_ms < want["mean"]
     assert closed.latency_percentiles_ms[90.0] < want["p90"]
+
+
+def test_oha_is_free_of_coordinated_omission(stallable: tuple[str, int], workdir: Path) -> None:
+    if not OHA_BINARY.is_file():
+        pytest.fail("oha is missing: run scripts/setup (scripts/install-oha builds it)")
+    url, worker = stallable
+    spec = oha.OhaSpec(url=url, rate=RATE, duration_s=RUN_S, connections=50, cpus=(1,),
+                       timeout_s=10)
+    stalls: list[float] = []
+    th = pause(worker, STALL_AT_S, STALL_S, stalls)
+    done = subprocess.run(oha.argv(spec, oha=str(OHA_BINARY)), capture_output=True, text=True,
+                          timeout=RUN_S + 60, check=False)
+    th.join(timeout=30)
+    assert done.returncode == 0, done.stderr
+    ours = oha.parse(done.stdout)
+    assert stalls and stalls[0] >= STALL_S
+    assert ours.failed == 0 and ours.requests >= 0.98 * RATE * RUN_S  # every request sent
+    want = bounds(ours.requests, RATE, STALL_S)
+    got = {"p90": ours.latency_percentiles_ms[90.0], "p95": ours.latency_percentiles_ms[95.0],
+           "p99": ours.latency_percentiles_ms[99.0], "mean": ours.latency_mean_ms}
+    print(f"\nstall {stalls[0]:.3f}s of {RUN_S}s at {RATE}/s; bounds {want}; oha {got}")
+    for k, bound in want.items():
+        assert got[k] >= 0.95 * bound, (k, got[k], bound)
+    assert ours.latency_max_ms >= 0.95 * 1000 * STALL_S
 
 
 # -- sizing run: latency, proxy, api-jwt ------------------------------------------------------

@@ -54,3 +54,20 @@ def test_other_points_and_emulated_ones_are_left_out() -> None:
     emu = PointResult(emu.key, emu.status, value=1.0, flags=("emulated",), metadata=emu.metadata)
     assert slo_figures([(1, rps), (1, emu)], slo) == []
     assert len(slo_figures([(1, emu)], slo, include_emulated=True)) == 1
+
+
+def test_one_latency_workload_and_lower_bounds() -> None:
+    from sizing.engine.slo import latency_workload, latency_workloads
+
+    slo = Slo("p95", 10.0)
+    proxy = latency_point(1, CURVE, role="proxy", scheme="https", file_size=1024)
+    static = latency_point(1, [(1000.0, 1.0), (9000.0, 2.0)], role="web", scheme="http",
+                           file_size=102400)
+    assert latency_workload(proxy) == "latency/proxy/https/1024B"
+    assert latency_workloads([(1, proxy), (2, static)]) == {
+        "latency/proxy/https/1024B": 1, "latency/web/http/102400B": 1}
+    [fig] = slo_figures([(1, proxy), (2, static)], slo, workload="latency/proxy/https/1024B")
+    assert fig.value == 3000.0 and fig.basis == "latency/proxy/https/1024B"
+    assert not fig.lower_bound  # 4,000/s missed the objective: a real capacity
+    [flat] = slo_figures([(1, proxy), (2, static)], slo, workload="latency/web/http/102400B")
+    assert flat.value == 9000.0 and flat.lower_bound  # met at the highest rate measured

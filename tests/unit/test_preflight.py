@@ -209,3 +209,24 @@ def test_all_problems_are_raised_together(inv: Inventory) -> None:
     assert [p.split(":")[0] for p in err.problems] == ["load2", "load1", "load1", "web1"]
     assert "nothing was run" in str(err).splitlines()[0]
     assert len(str(err).splitlines()) == 1 + len(err.problems)
+
+
+def test_a_rate_list_the_clients_cannot_offer_is_refused(inv: Inventory) -> None:
+    from sizing.plan.loadspec import client_ceiling
+    from sizing.plan.preflight import check_offered_rates
+
+    topos = {
+        "web1": topo("poweredge_r640_2x8c_ht.txt"),
+        "load1": topo("epyc_7502p_1x32c_ht.txt"),
+        "load2": topo("default_columns_i7_4c8t.txt"),
+    }
+    latency = profiles.load("latency-http").model_copy(update={"generator": "oha"})
+    [point] = [p for p in build_plan(inv, topos, (1,), (Ht.OFF,), [latency]) if not p.skipped]
+    ceiling, cores, per_core = client_ceiling(point)
+    assert ceiling == cores * per_core > 0
+    assert check_offered_rates(point, [1000, int(ceiling)]) == []
+    [line] = check_offered_rates(point, [1000, int(ceiling) + 1])
+    assert f"needs {cores + 1} client core(s) of oha" in line and f"have {cores}" in line
+    assert "planning figure" in line
+    # closed-loop profiles and climbs (no list) are never refused here
+    assert check_offered_rates(point, []) == []

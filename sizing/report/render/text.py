@@ -173,12 +173,17 @@ def bases_text(
     return "\n".join([*lines, "", basis_line(choice)])
 
 
-def slo_line(slo: Slo, found: Sequence[Figure]) -> str:
-    """``--p95``: the RPS-under-objective figures the recommendation sizes from."""
+def slo_line(slo: Slo, found: Sequence[Figure], workload: str = "") -> str:
+    """``--p95``: the RPS-under-objective figures the recommendation sizes from, of one
+    latency workload; a figure whose objective held at the highest rate measured is a
+    lower bound (no knee reached)."""
     from sizing.engine.slo import slo_profile_name
 
-    return f"sizing RPS as {slo_profile_name(slo)}: " + "; ".join(
-        f"{f.platform} {f.cores}c HT {f.ht} {f.value:,.0f}/s ({f.origin})" for f in found
+    of = f" of latency workload {workload}" if workload else ""
+    return f"sizing RPS as {slo_profile_name(slo)}{of}: " + "; ".join(
+        f"{f.platform} {f.cores}c HT {f.ht} {'>= ' if f.lower_bound else ''}{f.value:,.0f}/s"
+        f" ({f.origin}{'; only a lower bound: no knee reached' if f.lower_bound else ''})"
+        for f in found
     )
 
 
@@ -482,3 +487,72 @@ def comparison_text(
         )
     )
     return "\n".join(out)
+
+
+def latency_curve_rows(meta: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A latency point's curve for ``run --json``: one row per offered rate, with the
+    achieved rate, mean/p50/p95/p99 (ms), error ratio, server CPU and where the knee is
+    (``mark``: ``knee`` on the last good rate, ``first-bad`` on the next)."""
+    interval = meta.get("knee_interval") or [None, None]
+    rows = []
+    for c in meta.get("curve") or []:
+        mark = ("knee" if c.get("rate") == interval[0]
+                else "first-bad" if c.get("rate") == interval[1] else "")
+        rows.append({
+            "offered": c.get("rate"), "achieved": c.get("achieved"),
+            "mean_ms": c.get("mean_ms"), "p50_ms": c.get("p50_ms"), "p95_ms": c.get("p95_ms"),
+            "p99_ms": c.get("p99_ms"), "error_ratio": c.get("error_ratio"),
+            "server_cpu_pct": c.get("server_busy"), "mark": mark,
+        })
+    return rows
+
+
+def latency_curve_json(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The curve, the knee, its interval and why there is none (``run --json``)."""
+    return {
+        "generator": meta.get("generator"),
+        "curve": latency_curve_rows(meta),
+        "knee_rate": meta.get("knee_rate"),
+        "knee_interval": meta.get("knee_interval"),
+        "knee_factor": meta.get("knee_factor"),
+        "knee_reason": meta.get("knee_reason"),
+    }
+
+
+def _ms(v: Any) -> str:
+    if v is None:
+        return MISSING
+    return f"{v:.2f}" if v < 10 else f"{v:,.1f}" if v < 1000 else f"{v:,.0f}"
+
+
+def latency_curve_text(title: str, meta: Mapping[str, Any]) -> str:
+    """The terminal table of a latency run: one row per offered rate, the knee marked."""
+    rows = latency_curve_rows(meta)
+    if not rows:
+        return ""
+    head = (f"{'offered/s':>10} {'achieved/s':>10} {'mean ms':>8} {'p50 ms':>8} {'p95 ms':>8} "
+            f"{'p99 ms':>8} {'errors':>7} {'server CPU':>10}")
+    lines = [f"{title}: latency against offered rate ({meta.get('generator')}, open loop)",
+             head]
+    for r in rows:
+        err = r["error_ratio"]
+        mark = {"knee": "  <- knee (last good)", "first-bad": "  <- first bad"}.get(r["mark"], "")
+        lines.append(
+            f"{number(r['offered']):>10} {number(r['achieved']) if r['achieved'] else MISSING:>10}"
+            f" {_ms(r['mean_ms']):>8} {_ms(r['p50_ms']):>8} {_ms(r['p95_ms']):>8}"
+            f" {_ms(r['p99_ms']):>8} {(MISSING if err is None else f'{100 * err:.2f}%'):>7}"
+            f" {_pct(r['server_cpu_pct']):>10}{mark}"
+        )
+    interval = meta.get("knee_interval")
+    factor = meta.get("knee_factor") or 3
+    if interval:
+        lines.append(f"knee: between {number(interval[0])} and {number(interval[1])} requests/s "
+                     f"(p95 above {factor:g}x its low-load value, or errors, from "
+                     f"{number(interval[1])}/s)")
+    else:
+        lines.append(f"no knee: {meta.get('knee_reason') or 'latency stayed flat'}")
+    return "\n".join(lines)
+
+
+def _pct(v: Any) -> str:
+    return MISSING if v is None else f"{v:.0f}%"
