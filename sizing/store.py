@@ -332,12 +332,27 @@ class Store:
             self._db.commit()
 
     def finish_run(self, run_id: int, status: str, note: str = "") -> None:
-        with self._guard():
-            self._db.execute(
-                "UPDATE runs SET status = ?, finished_at = ?, note = ? WHERE id = ?",
-                (status, time.time(), note, run_id),
-            )
-            self._db.commit()
+        """Mark a run ended. On a full disk the update is retried with the rollback
+        journal in memory: rewriting the run's row in place needs no new space, so even a
+        run stopped by a full disk ends ``failed`` with its reason."""
+        update = (
+            "UPDATE runs SET status = ?, finished_at = ?, note = ? WHERE id = ?",
+            (status, time.time(), note, run_id),
+        )
+        try:
+            with self._guard():
+                self._db.execute(*update)
+                self._db.commit()
+        except StoreError as exc:
+            if not isinstance(exc.__cause__, sqlite3.OperationalError) or "full" not in str(
+                exc.__cause__
+            ):
+                raise
+            with self._guard():
+                self._db.rollback()
+                self._db.execute("PRAGMA journal_mode = MEMORY")
+                self._db.execute(*update)
+                self._db.commit()
 
     def get_run(self, run_id: int) -> RunRecord:
         with self._guard():

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from sizing import __version__
-from sizing import profiles as profiles_mod
 from sizing.errors import (
     ExitStatus,
     HostError,
@@ -44,12 +43,14 @@ from sizing.model import (
 )
 from sizing.plan.dryrun import plan_document
 from sizing.plan.jwt import make_token
+from sizing.plan.options import options_record, restore_options
 from sizing.plan.points import PlannedPoint, build_plan
 from sizing.plan.preflight import check_plan
 from sizing.plan.settings import MeasureSettings, Schedule
 from sizing.profiles import Profile
-from sizing.provision.ansible import Playbooks
+from sizing.provision.ansible import Playbooks, StopSignals, shielded
 from sizing.provision.facts import declared_facts, gather_facts
+from sizing.provision.hostsafety import RunHosts, same_machines
 from sizing.provision.nginx import NginxProvisioner, nginx_vars
 from sizing.provision.platforms import (
     INVENTORY_PLACEHOLDER,
@@ -93,6 +94,7 @@ class RunOptions:
     allow_host_reboot: bool = False  # hypervisor backends may reboot hosts (ESXi HT)
     insecure: bool = False  # hypervisor APIs without TLS verification (warned)
     resume_run: int | None = None  # --resume: measure only what this run is missing
+    keep_running: bool = False  # --keep-running: leave nginx and the upstream running
     probe: bool = True  # --plan reads the real facts (--probe); False: the declared ones
     limit: str | None = None  # --limit: Ansible host patterns narrowing the inventory
     extra_vars: dict[str, Any] = field(default_factory=dict)  # -e: every playbook, inventory
@@ -155,6 +157,7 @@ class Sweep:
         self.placement: dict[str, str] = {}  # guest -> the inventory host that plans it
         self.reported: set[str] = set()  # broken hosts already reported (once per run)
         self.done: set[PointKey] = set()  # --resume: keys the run already has
+        self.hosts_taken = RunHosts(self.playbooks)  # locks, nginx and load to give back
         self.ctx = MeasureContext(
             inventory=self.inventory,
             settings=opts.settings,
@@ -164,6 +167,7 @@ class Sweep:
             hosts=self.health,
             tools=ClientTools(self.playbooks, self.progress.step),
             token=make_token(),
+            run_token=self.hosts_taken.token,
         )
 
     # -- the prepared state --------------------------------------------------------------
@@ -229,6 +233,7 @@ class Sweep:
             clock={h: f.clock_window for h, f in self.facts.items() if f.clock_window},
             topologies=own,
         )
+        checks += same_machines({h.name: self.facts[h.name] for h in hosts if h.name in self.facts})
         return Prepared(hosts, self.facts, plan, unreachable, set(self.done), checks, problems)
 
     def _prepare_offline(self, hosts: list[Host]) -> Prepared:
@@ -364,45 +369,76 @@ class Sweep:
         for server in self.prepared.values():
             try:
                 self._backend(server).teardown(server)
-            except SizingError as exc:
+            except Exception as exc:  # noqa: BLE001 - every server gets its teardown
                 summary.problems.append(f"teardown: {exc}")
         self.prepared.clear()
 
     # -- the whole run -------------------------------------------------------------------
 
     def run(self) -> RunSummary:
+        """The run from start to end. Every exit path ends it ``interrupted`` (Ctrl-C,
+        SIGTERM, SIGHUP) or ``failed`` (any error, a bug or a full disk included) with the
+        reason, after stopping its load and nginx and restoring the platforms."""
         opts = self.opts
         store = Store(opts.db)
-        if opts.resume_run is not None:
-            run_id = opts.resume_run
-            self.done = store.done_keys(run_id)
-            store.reopen_run(run_id)
-        else:
-            run_id = store.start_run(
-                inventory=str(opts.inventory),
-                argv=opts.argv,
-                tool_version=__version__,
-                options=run_options_record(opts),
-            )
-        summary = RunSummary(run_id=run_id, status=RunStatus.RUNNING)
         try:
-            try:
-                self._run(store, summary)
-            finally:
-                self._teardown(summary)
-        except KeyboardInterrupt:
-            store.finish_run(run_id, RunStatus.INTERRUPTED, "interrupted by the user")
-            store.close()
-            raise Interrupted(
-                f"interrupted; run {run_id} keeps its {len(summary.points)} finished points"
-            ) from None
-        except SizingError as exc:
-            store.finish_run(run_id, RunStatus.FAILED, str(exc))
+            if opts.resume_run is not None:
+                run_id = opts.resume_run
+                self.done = _done_keys(store, run_id)
+                store.reopen_run(run_id)
+            else:
+                run_id = store.start_run(
+                    inventory=str(Path(opts.inventory).resolve()),
+                    argv=opts.argv,
+                    tool_version=__version__,
+                    options=run_options_record(opts),
+                )
+        except BaseException:
             store.close()
             raise
-        store.finish_run(run_id, summary.status, "; ".join(summary.problems))
-        store.close()
+        summary = RunSummary(run_id=run_id, status=RunStatus.RUNNING)
+        try:
+            with StopSignals():
+                try:
+                    self._run(store, summary)
+                except BaseException:
+                    self._end(summary, stopped=True)
+                    raise
+                self._end(summary, stopped=False)
+        except KeyboardInterrupt as exc:
+            sig = str(exc) if str(exc).startswith("SIG") else "SIGINT"
+            why = "interrupted by the user (Ctrl-C)" if sig == "SIGINT" else f"interrupted by {sig}"
+            self._finish(store, summary, RunStatus.INTERRUPTED, why)
+            raise Interrupted(
+                f"{why}; run {run_id} keeps its {len(summary.points)} finished points"
+            ) from None
+        except SizingError as exc:
+            self._finish(store, summary, RunStatus.FAILED, str(exc))
+            raise
+        except BaseException as exc:  # a bug, a full disk: the run still ends, saying why
+            self._finish(store, summary, RunStatus.FAILED, f"{type(exc).__name__}: {exc}")
+            raise
+        self._finish(store, summary, summary.status, "; ".join(summary.problems))
         return summary
+
+    def _end(self, summary: RunSummary, *, stopped: bool) -> None:
+        """Give back what the run took (load, nginx, locks) and restore the platforms,
+        whatever signal comes meanwhile."""
+        with shielded(deliver=False):
+            summary.problems += self.hosts_taken.end(
+                stopped=stopped, keep_running=self.opts.keep_running
+            )
+            self._teardown(summary)
+
+    @staticmethod
+    def _finish(store: Store, summary: RunSummary, status: RunStatus, note: str) -> None:
+        """Mark the run ended; a store that cannot take it (full disk) is said, not hidden."""
+        try:
+            store.finish_run(summary.run_id, status, note)
+        except SizingError as exc:
+            summary.problems.append(f"the run could not be marked {status}: {exc}")
+        finally:
+            store.close()
 
     def _run(self, store: Store, summary: RunSummary) -> None:
         def keep_environment(facts: dict[str, HostFacts]) -> None:
@@ -413,6 +449,9 @@ class Sweep:
             store.set_environment(summary.run_id, env)
 
         prepared = self.prepare(backends=True, on_facts=keep_environment)
+        servers = {self.placement.get(p.server.name, p.server.name)
+                   for p in prepared.todo if not p.skipped}
+        self.hosts_taken.locks.acquire(servers)
         summary.problems += prepared.problems  # unreachable hosts, hypervisors: said once
         plan = prepared.todo
         summary.already = len(prepared.plan) - len(plan)
@@ -428,8 +467,9 @@ class Sweep:
                 self.health.mark_broken(host, why)
         for i, point in enumerate(plan):
             result, samples = self._point(point)
-            store.add_point(summary.run_id, result, samples)
-            summary.points.append(result)
+            with shielded():  # a signal now stops the run once this point is stored
+                store.add_point(summary.run_id, result, samples)
+                summary.points.append(result)
             self.progress.advance(result)
             self._report_broken(summary)
             if SERVER_DIED in result.flags:
@@ -457,8 +497,8 @@ class Sweep:
         """``sizing run --plan``: facts, plan and pre-flight, and the exact commands of every
         point, without provisioning or loading anything and without writing the store."""
         if self.opts.resume_run is not None:
-            with Store(self.opts.db) as store:
-                self.done = store.done_keys(self.opts.resume_run)
+            with Store.open_readonly(self.opts.db) as store:
+                self.done = _done_keys(store, self.opts.resume_run)
         p = self.prepare(backends=False, probe=self.opts.probe)
         return plan_document(
             self.opts.settings, self.opts.resume_run, self.inventory, p.hosts, p.facts,
@@ -483,6 +523,7 @@ class Sweep:
             self.progress.note(str(exc))
             return PointResult(point.key, Status.FAILED, str(exc)), []
         self.progress.step(f"measuring {point.key.label()}")
+        self.hosts_taken.load.update([target.host, *(c.name for c in point.clients)])
         return method_for(point.profile).measure(self.ctx, point, target)
 
     def _provision(self, point: PlannedPoint) -> Target:
@@ -506,8 +547,10 @@ class Sweep:
         )
         extra = nginx_vars(point, target.workers, tls_from)
         if point.profile.needs_upstream:  # load-balance/proxy/api-jwt: the upstreams first
+            self.hosts_taken.upstreams.update(up.host for up in point.upstreams)
             self.upstream.apply(point)
             extra.update(gateway_vars(self.inventory, point, target))
+        self.hosts_taken.servers.add(target.host)  # stopped when the run ends
         self.nginx.apply(target, extra)
         return target
 
@@ -525,20 +568,21 @@ def _undeclared(
     return point
 
 
+def _done_keys(store: Store, run_id: int) -> set[PointKey]:
+    """The points ``--resume`` leaves alone: all it stored, less failed points and points
+    skipped for an unreachable host (the host may be back)."""
+    retry = {
+        p.result.key
+        for p in store.points(run_id)
+        if p.result.status is Status.SKIPPED and "unreachable" in p.result.reason
+    }
+    return store.done_keys(run_id) - retry
+
+
 def run_options_record(opts: RunOptions) -> dict[str, Any]:
     """The options stored with a run: what ``--resume`` needs to plan it again."""
-    s = opts.settings
     return {
-        "cores": list(opts.cores),
-        "ht": [str(h) for h in opts.hts],
-        "profiles": [p.name for p in opts.profiles],
-        "duration_s": s.duration_s,
-        "repeat": s.repeat,
-        "warmup_s": s.warmup_s,
-        "connections": s.connections,
-        "rates": list(s.rates) if s.rates else None,
-        "slo": s.slo,
-        "soak_s": s.soak_s,
+        **options_record(opts),
         "label": opts.label,
         "limit": opts.limit,
         # -e values are not stored: they may carry secrets (give them again to --resume)
@@ -550,29 +594,15 @@ def resume_options(opts: RunOptions, run_id: int) -> RunOptions:
     """``opts`` for ``--resume RUN_ID``: the stored run's inventory, points and settings."""
     if not Store.exists(opts.db):
         raise UsageError(f"--resume: {opts.db} does not exist (no run {run_id} to resume)")
-    with Store(opts.db) as store:
+    with Store.open_readonly(opts.db) as store:
         try:
             run = store.get_run(run_id)
         except SizingError:
             raise UsageError(f"--resume: no run {run_id} in {opts.db}") from None
     o = run.options
-    s = opts.settings
     return replace(
-        opts,
+        restore_options(opts, o),
         inventory=Path(run.inventory),
-        cores=tuple(int(c) for c in o.get("cores", opts.cores)),
-        hts=tuple(Ht(h) for h in o.get("ht", [str(h) for h in opts.hts])),
-        profiles=tuple(profiles_mod.load(n) for n in o.get("profiles", [])) or opts.profiles,
-        settings=replace(
-            s,
-            duration_s=o.get("duration_s", s.duration_s),
-            repeat=o.get("repeat", s.repeat),
-            warmup_s=o.get("warmup_s", s.warmup_s),
-            connections=o.get("connections", s.connections),
-            rates=tuple(o["rates"]) if o.get("rates") else s.rates,
-            slo=o.get("slo", s.slo),
-            soak_s=o.get("soak_s", s.soak_s),
-        ),
         resume_run=run_id,
         label=o.get("label") or opts.label,
         limit=o.get("limit") or opts.limit,

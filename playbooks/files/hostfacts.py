@@ -110,6 +110,14 @@ def limits():
     }
 
 
+def net_namespace():
+    """This process's network namespace (``net:[inode]``), or None where unreadable."""
+    try:
+        return os.readlink("/proc/self/ns/net")
+    except OSError:
+        return None
+
+
 def version_of(argv, pattern):
     if not shutil.which(argv[0]):
         return None
@@ -124,6 +132,10 @@ def main():
     nginx_v = run(["nginx", "-V"]) if shutil.which("nginx") else None
     facts = {
         "hostname": platform.node(),
+        # Which machine this is, whatever the inventory calls it: two inventory names with
+        # the same machine-id (in the same network namespace) are one host (pre-flight).
+        "machine_id": read("/etc/machine-id") or None,
+        "net_ns": net_namespace(),
         "kernel": platform.release(),
         "os": read("/etc/debian_version") and "Debian " + read("/etc/debian_version") or platform.platform(),
         "arch": platform.machine(),

@@ -30,9 +30,12 @@ the command's ``then`` list.
 import glob
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def cpu_times():
@@ -276,8 +279,87 @@ def sleep_until(t):
         time.sleep(min(left, 0.5))
 
 
+def start_time(pid):
+    """The kernel's start time of ``pid`` (clock ticks since boot), or None when gone."""
+    try:
+        with open("/proc/%d/stat" % pid, encoding="ascii", errors="replace") as fh:
+            return int(fh.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def pidfile_for(run):
+    return os.path.join(HERE, "loadgen-%s-%d.pid" % (run, os.getpid()))
+
+
+def lead_group(run):
+    """Lead a process group of our own (the load generators join it) and record it."""
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass  # already a group (or session) leader
+    path = pidfile_for(run)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as fh:
+        fh.write("%d %d\n" % (os.getpid(), start_time(os.getpid()) or 0))
+
+    def stop(signum, frame):
+        remove(path)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        try:
+            os.killpg(os.getpgrp(), signal.SIGKILL)  # the generators, and this runner
+        finally:
+            os._exit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, stop)
+    return path
+
+
+def remove(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def stop_run(run):
+    """``--stop RUN``: kill the process group of every live runner of ``run``."""
+    stopped = []
+    for path in glob.glob(os.path.join(HERE, "loadgen-%s-*.pid" % run)):
+        try:
+            with open(path, encoding="ascii") as fh:
+                pid, started = (int(v) for v in fh.read().split()[:2])
+        except (OSError, ValueError):
+            remove(path)
+            continue
+        if start_time(pid) == started and pid > 1:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+                stopped.append(pid)
+            except OSError:
+                pass
+        remove(path)
+    print(json.dumps({"stopped": stopped}))
+
+
 def main():
+    if sys.argv[1:2] == ["--stop"]:
+        if len(sys.argv) != 3 or not sys.argv[2].replace("-", "").isalnum():
+            sys.exit("usage: loadgen.py --stop RUN")
+        stop_run(sys.argv[2])
+        return
     spec = json.loads(sys.argv[1])
+    run = str(spec.get("run") or "")
+    pidfile = lead_group(run) if run.replace("-", "").isalnum() else None
+    try:
+        measure(spec)
+    finally:
+        if pidfile:
+            remove(pidfile)
+
+
+def measure(spec):
     start_at = float(spec["start_at"])
     results = []
     for win in spec["windows"]:

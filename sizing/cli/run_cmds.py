@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+import unicodedata
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -239,6 +240,14 @@ def run(
             " validity guards still judge every point.",
         ),
     ] = False,
+    keep_running: Annotated[
+        bool,
+        typer.Option(
+            "--keep-running",
+            help="Leave the sizing nginx and upstream running when the run ends (by default"
+            " they are stopped at the end, on error and on Ctrl-C).",
+        ),
+    ] = False,
 ) -> None:
     """Measure NGINX per core count and HT mode on the inventory's servers, and store it."""
     from sizing import profiles as profiles_mod
@@ -269,12 +278,13 @@ def run(
         allow_host_reboot=allow_host_reboot,
         insecure=insecure,
         skip_preflight=skip_preflight,
+        keep_running=keep_running,
         platforms=_parse_platforms(platform),
         probe=probe,
         limit=limit,
         extra_vars=parse_extra_vars(extra_vars or []),
         keep_artifacts=keep_artifacts,
-        label=label,
+        label=_printable(label),
     )
     if resume is not None:
         opts = _resume_opts(ctx, opts, resume)
@@ -340,6 +350,12 @@ def _latency_tables(points: Any) -> None:
             typer.echo(latency_curve_text(title, p.metadata))
 
 
+def _printable(text: str) -> str:
+    """A user string shown on terminals later: control characters (escape sequences,
+    carriage returns, newlines) become spaces."""
+    return "".join(" " if unicodedata.category(c) == "Cc" else c for c in text).strip()
+
+
 _RESUME_FIXED = (
     "inventory",
     "cores",
@@ -353,6 +369,11 @@ _RESUME_FIXED = (
     "slo",
     "soak",
     "limit",
+    "max_repeat",
+    "platform",
+    "skip_preflight",
+    "allow_host_reboot",
+    "insecure",
 )
 
 
@@ -379,7 +400,7 @@ def _resume_opts(ctx: typer.Context, opts: Any, run_id: int) -> Any:
     for name in _RESUME_FIXED:
         source = ctx.get_parameter_source(name)
         if source is not None and source.name == "COMMANDLINE":  # typed by the user
-            given.append(f"--{name}")
+            given.append(f"--{name.replace('_', '-')}")
     if given:
         raise UsageError(
             f"--resume {run_id} measures with that run's own inventory and options;"

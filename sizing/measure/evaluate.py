@@ -162,7 +162,18 @@ def evaluate_windows(
     assert point.allocation is not None
     prof = point.profile
     key = point.key
-    for host in {target.host, *(c.name for c in point.clients)}:
+    for win in (outputs.get(target.host) or {}).get("windows", []):
+        if win.get("server_alive") is False and any(c.name not in outputs for c in point.clients):
+            # the server's own probe says why the clients gave nothing: its nginx died
+            idx = int(win["index"])
+            return PointResult(
+                key,
+                Status.FAILED,
+                f"nginx died on {target.host} during "
+                + ("the warm-up" if idx == 0 else f"repetition {idx}"),
+                flags=(SERVER_DIED,),
+            ), []
+    for host in sorted({target.host, *(c.name for c in point.clients)}):
         if host not in outputs:
             why = (broken or {}).get(host, "no result")
             return PointResult(key, Status.FAILED, f"{host}: {why}"), []

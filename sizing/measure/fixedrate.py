@@ -137,10 +137,20 @@ class RateWindows:
             for w in windows]})
         srv["pidfile"] = sz.pid_file or "/run/sizing-nginx.pid"
         outputs: dict[str, dict[int, dict[str, Any]]] = {}
+        lost: str | None = None
         for out in WindowRunner(self.ctx).run(specs, lead_s=point_lead(self.ctx, point, target)):
             if out.windows is None:
-                raise ToolError(f"{out.host}: {out.problem}")
+                lost = lost or f"{out.host}: {out.problem}"
+                continue
             outputs[out.host] = {int(w["index"]): w for w in out.windows}
+        # The server's own probe first, whatever the host order: a dead nginx is the
+        # cause, a client's missing output only its consequence.
+        rates = {int(w["index"]): w.get("rate") for w in windows}
+        for idx, sw in outputs.get(target.host, {}).items():
+            if sw.get("server_alive") is False:
+                raise ServerDied(f"nginx died on {target.host} at {rates.get(idx)} requests/s")
+        if lost is not None:
+            raise ToolError(lost)
         return [self._window(w, outputs) for w in windows]
 
     def _window(

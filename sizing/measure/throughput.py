@@ -132,15 +132,19 @@ class Throughput:
         """Run one batch; merge its outputs into ``outputs``. Returns a failure, or None."""
         specs = host_specs(point, target, windows, connections)
         lost: str | None = None
+        died = False
+        # Every host's output is merged before anything is decided, whatever the host
+        # order: a server that sorts before its clients must not leave them unread, and
+        # its own probe (server_alive) outranks what the clients saw.
         for out in WindowRunner(ctx).run(specs, lead_s=point_lead(ctx, point, target)):
-            if out.unreadable:
-                return f"{out.host}: {out.problem}"
             if out.windows is None:
                 # multi-host: keep the other hosts' outputs, so the point names the host
                 # that was lost (not a host whose output was merely left unread)
                 lost = lost or f"{out.host}: {out.problem}"
                 continue
             outputs.setdefault(out.host, {"windows": []})["windows"].extend(out.windows)
-            if any(w.get("server_alive") is False for w in out.windows):
-                return "nginx died"
-        return lost
+            if out.host == target.host and any(
+                w.get("server_alive") is False for w in out.windows
+            ):
+                died = True
+        return "nginx died" if died else lost

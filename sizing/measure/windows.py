@@ -103,7 +103,10 @@ class WindowRunner:
         ``mark_lost`` is false: a check whose failure says nothing about the host).
         """
         start_at = time.time() + lead_s
-        full = {host: {"start_at": start_at, **spec} for host, spec in specs.items()}
+        full = {
+            host: {"start_at": start_at, "run": self.ctx.run_token, **spec}
+            for host, spec in specs.items()
+        }
         hosts = sorted(full)
         span = max(
             (float(w["offset"]) + float(w["duration"]) for s in specs.values()

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from sizing.cli import app
 from sizing.store import Store
 from tests.integration.localnginx import stop_nginx, upstream_vars, write_inventory
+from tests.integration.procs import load_processes
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -174,6 +175,14 @@ def test_nginx_config_test_failure_is_one_line(tmp_path: Path, tools: None) -> N
     stop_nginx(tmp_path / "nginx.pid")
 
 
+def _alive(pidfile: Path) -> bool:
+    try:
+        os.kill(int(pidfile.read_text().strip()), 0)
+        return True
+    except (OSError, ValueError):
+        return False
+
+
 def _kill_tree(pidfile: Path) -> None:
     pid = int(pidfile.read_text().strip())
     children = []
@@ -204,7 +213,7 @@ def test_nginx_killed_mid_point_keeps_measured_points(
             if db.exists():
                 with sqlite3.connect(db) as con:
                     n = con.execute(
-                        "SELECT count(*) FROM points WHERE status='measured'"
+                        "SELECT count(*) FROM points WHERE status IN ('measured', 'invalid')"
                     ).fetchone()[0]
                 if n >= 1:
                     time.sleep(4.0)  # inside the next point's first repetition
@@ -240,11 +249,12 @@ def test_nginx_killed_mid_point_keeps_measured_points(
     doc = json.loads(result.stdout)
     assert doc["status"] == "interrupted"
     first, second = doc["points"][0], doc["points"][1]
-    assert first["status"] == "measured"
+    assert first["status"] in ("measured", "invalid")  # invalid: a noisy shared host
     assert second["status"] == "failed" and "nginx died" in second["reason"]
+    assert "server-died" in second["flags"]
     with Store(db) as store:
         assert store.get_run(doc["run_id"]).status == "interrupted"
-        assert [p.result.status.value for p in store.points(doc["run_id"])][:1] == ["measured"]
+        assert len(store.points(doc["run_id"])) == 2
 
 
 def test_ctrl_c_keeps_points_and_marks_run_interrupted(
@@ -285,7 +295,10 @@ def test_ctrl_c_keeps_points_and_marks_run_interrupted(
                     if con.execute("SELECT count(*) FROM points").fetchone()[0] >= 1:
                         break
             time.sleep(0.5)
-        time.sleep(2)
+        # the tps point's window runner and wrk are running (its HTTPS port)
+        while time.time() < deadline and proc.poll() is None and not load_processes("28443"):
+            time.sleep(0.2)
+        time.sleep(1)
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
         out, err = proc.communicate(timeout=60)
     finally:
@@ -297,3 +310,6 @@ def test_ctrl_c_keeps_points_and_marks_run_interrupted(
         run = store.runs()[-1]
         assert run.status == "interrupted"
         assert len(store.points(run.id)) == 1
+    # No load left behind, and the sizing nginx stopped with the run (no --keep-running).
+    assert load_processes("28443") == [] and load_processes("28080") == []
+    assert not _alive(tmp_path / "nginx.pid")

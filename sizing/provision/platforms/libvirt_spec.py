@@ -18,6 +18,7 @@ from sizing import paths
 from sizing.errors import InputError, SizingError
 from sizing.inventory import Host, Inventory
 from sizing.model import Ht, Platform
+from sizing.provision.platforms.urls import url_secret
 from sizing.topology import cpulist, parse_cpulist
 
 NAMESPACE = "urn:x-sizing:libvirt:1"  # marks domains that sizing defined (and may redefine)
@@ -47,13 +48,21 @@ class HypervisorSpec(BaseModel):
     @field_validator("uri")
     @classmethod
     def _no_secret_in_uri(cls, v: str) -> str:
-        if "://" not in v:
-            raise ValueError("not a libvirt URI (e.g. qemu:///system, qemu+ssh://root@kvm1/system)")
-        if urlsplit(v).password:
+        # The secret first, and never the value itself in a message.
+        secret = url_secret(v)
+        if secret == "a user and password":
             raise ValueError(
                 "holds a password; never store one in an inventory: name an environment "
                 "variable with password_env instead"
             )
+        if secret is not None:
+            raise ValueError(f"holds {secret}; never store a secret in an inventory")
+        if "://" not in v:
+            raise ValueError("not a libvirt URI (e.g. qemu:///system, qemu+ssh://root@kvm1/system)")
+        try:
+            _ = urlsplit(v).port
+        except ValueError:
+            raise ValueError("not a valid libvirt URI (a bad host or port)") from None
         return v
 
 

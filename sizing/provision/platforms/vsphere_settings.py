@@ -20,6 +20,7 @@ from sizing.model import Ht
 from sizing.provision.platforms.base import (
     INVENTORY_PLACEHOLDER,
 )
+from sizing.provision.platforms.urls import redact_url, url_secret
 from sizing.topology import Cpu, Topology
 
 __all__ = [
@@ -76,17 +77,24 @@ class HypervisorSettings(BaseModel):
     @field_validator("url")
     @classmethod
     def _https_url(cls, value: str) -> str:
-        parts = urlsplit(value)
-        if parts.scheme != "https":
-            raise ValueError(f"{value!r} must start with https:// (e.g. https://vc1.lab/sdk)")
-        if not parts.hostname:
-            raise ValueError(f"{value!r} names no host (e.g. https://vc1.lab/sdk)")
-        if parts.username or parts.password:
-            raise ValueError("must not carry credentials; use user_env/password_env")
+        # Credentials first, and never the value itself in a message: an URL such as
+        # http://admin:PASS@vc/sdk must not be echoed by the scheme check below.
+        secret = url_secret(value)
+        if secret is not None or "@" in value.split("://", 1)[-1].split("/", 1)[0]:
+            raise ValueError(
+                f"must not carry credentials ({secret or 'a user name'}); use "
+                "user_env/password_env or credentials_file"
+            )
+        shown = repr(redact_url(value))
         try:
+            parts = urlsplit(value)
             _ = parts.port
         except ValueError:
-            raise ValueError(f"{value!r} has a bad port") from None
+            raise ValueError(f"{shown} is not a valid URL (e.g. https://vc1.lab/sdk)") from None
+        if parts.scheme != "https":
+            raise ValueError(f"{shown} must start with https:// (e.g. https://vc1.lab/sdk)")
+        if not parts.hostname:
+            raise ValueError(f"{shown} names no host (e.g. https://vc1.lab/sdk)")
         return value
 
     @model_validator(mode="after")

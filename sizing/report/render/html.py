@@ -6,6 +6,7 @@ the charts are inline SVG, so the same file opens in a browser and prints with W
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,12 +23,15 @@ if TYPE_CHECKING:
 PAPER = {"a4": "A4", "letter": "letter"}
 
 
-def _env(templates: Path | None = None) -> Environment:
+def _env(templates: Path | None = None, *, markdown: bool = False) -> Environment:
+    """The HTML templates autoescape HTML; the Markdown one escapes every value for
+    Markdown and HTML alike (``_md_escape``): a ``--customer '<script>'`` stays text."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     env = Environment(
         loader=FileSystemLoader(str(templates or paths.TEMPLATES)),
-        autoescape=lambda name: bool(name and name.endswith(".html.j2")),
+        autoescape=markdown or (lambda name: bool(name and name.endswith(".html.j2"))),
+        finalize=_md_escape if markdown else None,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -37,8 +41,27 @@ def _env(templates: Path | None = None) -> Environment:
     return env
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
+
+
+def _md_escape(value: Any) -> Any:
+    """A value for the Markdown guide: control characters and newlines gone (nothing
+    starts a line of its own), ``&``, ``<``, ``>`` as HTML entities (no raw HTML), and
+    Markdown's inline specials backslash-escaped. Template output (a macro's Markup) is
+    left as it is."""
+    from markupsafe import Markup
+
+    if isinstance(value, Markup):
+        return value
+    text = _CONTROL.sub(" ", str(value))
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return Markup(_MD_SPECIAL.sub(r"\\\1", text))
+
+
 def _md_cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """A table cell: one line (its pipes are escaped with everything else)."""
+    return str(text).replace("\n", " ")
 
 
 def _context(guide: Guide, charts: Sequence[Chart]) -> dict[str, Any]:
@@ -61,4 +84,5 @@ def render_html(guide: Guide, charts: Sequence[Chart], templates: Path | None = 
 
 def render_markdown(guide: Guide, templates: Path | None = None) -> str:
     """The guide as Markdown (tables and text; the charts are in the HTML and PDF)."""
-    return _env(templates).get_template("guide.md.j2").render(**_context(guide, []))
+    env = _env(templates, markdown=True)
+    return env.get_template("guide.md.j2").render(**_context(guide, []))

@@ -1,0 +1,222 @@
+"""What a run takes on its hosts and gives back: the per-host run lock, the load it
+started, the nginx instances it started; and the same machine under two inventory names.
+
+Everything on a host goes through a playbook: ``host-lock.yml`` (``files/hostlock.py``, a
+lock directory under /run holding the run's token and owner), ``load-stop.yml`` (the
+window runners' process groups) and ``nginx-stop.yml`` (the sizing nginx and upstream).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sizing.errors import HostError
+from sizing.facts import HostFacts
+from sizing.provision.ansible import Playbooks
+
+__all__ = ["HostLocks", "RunHosts", "new_token", "same_machines", "stop_load", "stop_nginx"]
+
+LOCK_TASK = "Run the lock script"
+
+
+def new_token() -> str:
+    """A run's token: names its window runners and its host locks."""
+    return secrets.token_hex(8)
+
+
+def _start_ticks(pid: int) -> int | None:
+    """The kernel's start time of ``pid`` (clock ticks since boot), or None when gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text(errors="replace")
+        return int(text.rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _controller_id() -> str:
+    try:
+        return Path("/etc/machine-id").read_text().strip() or socket.gethostname()
+    except OSError:
+        return socket.gethostname()
+
+
+def owner_record() -> dict[str, Any]:
+    """Who takes a lock: this controller and this process (for stale-lock detection)."""
+    pid = os.getpid()
+    return {
+        "controller": _controller_id(),
+        "controller_host": socket.gethostname(),
+        "pid": pid,
+        "pid_start": _start_ticks(pid),
+    }
+
+
+def _stale(holder: Mapping[str, Any]) -> bool:
+    """A lock is stale when its run's process is gone: known only for a lock taken from
+    this controller (the same machine-id), or one whose owner record is unreadable."""
+    if holder.get("unreadable"):
+        return True
+    if holder.get("controller") != _controller_id():
+        return False
+    pid = holder.get("pid")
+    return not isinstance(pid, int) or _start_ticks(pid) != holder.get("pid_start")
+
+
+def _holder_text(holder: Mapping[str, Any]) -> str:
+    since = holder.get("since")
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(since)) if since else "?"
+    return (
+        f"another sizing run holds it (pid {holder.get('pid', '?')} on "
+        f"{holder.get('controller_host', '?')}, since {when}); wait for it, or remove "
+        "/run/sizing.lock on the host if that run is gone"
+    )
+
+
+@dataclass
+class HostLocks:
+    """The run lock of every server host (one run per host at a time)."""
+
+    playbooks: Playbooks
+    token: str
+    held: list[str] = field(default_factory=list)
+
+    def _run(self, action: str, hosts: Sequence[str], stale: str = "-") -> Any:
+        return self.playbooks.run(
+            "host-lock.yml",
+            hosts,
+            extravars={
+                "sizing_hosts": ",".join(hosts),
+                "sizing_lock_action": action,
+                "sizing_run_token": self.token,
+                "sizing_lock_owner": owner_record(),
+                "sizing_lock_stale": stale,
+            },
+        )
+
+    def acquire(self, hosts: Iterable[str]) -> None:
+        """Lock every host, or raise HostError naming the first host another run holds
+        (the hosts locked so far are released). A stale lock is taken over."""
+        names = sorted(set(hosts))
+        if not names:
+            return
+        res = self._run("acquire", names)
+        refused: list[tuple[str, dict[str, Any]]] = []
+        for host in names:
+            out = res.json(host, LOCK_TASK)
+            if out is None:
+                self.release()
+                raise HostError(host, f"the run lock cannot be taken: {res.why(host)}")
+            if out.get("acquired"):
+                self.held.append(host)
+                continue
+            holder = dict(out.get("holder") or {})
+            if _stale(holder):
+                again = self._run("acquire", [host], str(holder.get("token") or "-"))
+                if (again.json(host, LOCK_TASK) or {}).get("acquired"):
+                    self.held.append(host)
+                    continue
+            refused.append((host, holder))
+        if refused:
+            self.release()
+            host, holder = refused[0]
+            raise HostError(host, _holder_text(holder))
+
+    def release(self) -> list[str]:
+        """Give back every lock held; one problem line per host that could not."""
+        if not self.held:
+            return []
+        hosts, self.held = self.held, []
+        res = self._run("release", hosts)
+        return [
+            f"{h}: the run lock was not released: {res.why(h)}"
+            for h in hosts
+            if res.result(h, LOCK_TASK) is None
+        ]
+
+
+def stop_load(playbooks: Playbooks, hosts: Iterable[str], token: str) -> list[str]:
+    """Kill the window runners of run ``token`` and their load generators on ``hosts``."""
+    names = sorted(set(hosts))
+    if not names:
+        return []
+    res = playbooks.run(
+        "load-stop.yml",
+        names,
+        extravars={"sizing_hosts": ",".join(names), "sizing_run_token": token},
+    )
+    return [f"{h}: stopping the load failed: {why}" for h, why in sorted(res.problems().items())]
+
+
+def stop_nginx(playbooks: Playbooks, servers: Iterable[str], upstreams: Iterable[str]) -> list[str]:
+    """Stop the sizing nginx on ``servers`` and the upstream nginx on ``upstreams``."""
+    problems: list[str] = []
+    for hosts, upstream in ((sorted(set(servers)), False), (sorted(set(upstreams)), True)):
+        if not hosts:
+            continue
+        res = playbooks.run(
+            "nginx-stop.yml",
+            hosts,
+            extravars={"sizing_hosts": ",".join(hosts), "sizing_stop_upstream": upstream},
+        )
+        what = "the upstream nginx" if upstream else "nginx"
+        problems += [
+            f"{h}: stopping {what} failed: {why}" for h, why in sorted(res.problems().items())
+        ]
+    return problems
+
+
+def same_machines(facts: Mapping[str, HostFacts]) -> list[str]:
+    """One pre-flight line per machine that the inventory names twice: the same
+    machine-id in the same network namespace (the netns labs' hosts share a machine-id
+    but not a network)."""
+    seen: dict[tuple[str, str], list[str]] = {}
+    for name, f in sorted(facts.items()):
+        mid = f.raw.get("machine_id")
+        if mid:
+            seen.setdefault((str(mid), str(f.raw.get("net_ns") or "")), []).append(name)
+    return [
+        f"{' and '.join(names)} are the same machine (machine-id {mid[:12]}…): name it "
+        "once in the inventory, or its server and client would share its CPUs unplanned"
+        for (mid, _), names in seen.items()
+        if len(names) > 1
+    ]
+
+
+@dataclass
+class RunHosts:
+    """What one run took on its hosts, given back when it ends (see :meth:`end`)."""
+
+    playbooks: Playbooks
+    token: str = field(default_factory=new_token)
+    servers: set[str] = field(default_factory=set)  # hosts where the run started nginx
+    upstreams: set[str] = field(default_factory=set)  # ... and the upstream nginx
+    load: set[str] = field(default_factory=set)  # hosts that may run its load
+    locks: HostLocks = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.locks = HostLocks(self.playbooks, self.token)
+
+    def end(self, *, stopped: bool, keep_running: bool) -> list[str]:
+        """Stop the load (``stopped``: the run was cut short, a load may still run),
+        stop nginx and the upstream (unless ``keep_running``), release the locks. Each
+        step runs whatever the others did; one problem line per failure."""
+        steps: list[Callable[[], list[str]]] = []
+        if stopped:
+            steps.append(lambda: stop_load(self.playbooks, self.load, self.token))
+        if not keep_running:
+            steps.append(lambda: stop_nginx(self.playbooks, self.servers, self.upstreams))
+        steps.append(self.locks.release)
+        problems: list[str] = []
+        for step in steps:
+            try:
+                problems += step()
+            except Exception as exc:  # noqa: BLE001 - every step runs; the run says why
+                problems.append(f"cleanup: {exc}")
+        return problems

@@ -1,0 +1,76 @@
+"""``--resume`` restores every run option and retries points skipped for an unreachable
+host; the same machine under two inventory names is refused (issue 16)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from sizing import profiles
+from sizing.facts import HostFacts
+from sizing.model import Ht, PointKey, PointResult, Status
+from sizing.plan.settings import MeasureSettings
+from sizing.provision.hostsafety import same_machines
+from sizing.store import Store
+from sizing.sweep import RunOptions, _done_keys, resume_options, run_options_record
+
+
+def test_every_option_is_stored_and_restored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inv = tmp_path / "inv.yml"
+    inv.write_text("all: {}\n")
+    custom = profiles.load("rps").model_copy(update={"name": "my-rps", "duration_s": 7})
+    given = RunOptions(
+        inventory=Path(os.path.relpath(inv)),  # relative: stored absolute
+        cores=(1, 2), hts=(Ht.ON,), profiles=(custom, profiles.load("tps")),
+        db=tmp_path / "r.sqlite",
+        settings=MeasureSettings(duration_s=3, warmup_s=1, repeat=None, max_repeat=7,
+                                 connections=11, rates=(100, 200), slo="p95=10ms", soak_s=60),
+        skip_preflight=True, platforms=("baremetal",), allow_host_reboot=True,
+        insecure=True, keep_running=True,
+    )
+    with Store(given.db) as store:
+        run_id = store.start_run(inventory=str(given.inventory.resolve()), argv=(),
+                                 tool_version="t", options=run_options_record(given))
+    # From another directory, with nothing but --resume given.
+    monkeypatch.chdir("/")
+    back = resume_options(RunOptions(inventory=Path("x"), cores=(8,), hts=(), profiles=(),
+                                     db=given.db), run_id)
+    assert back.inventory == inv.resolve() and back.inventory.is_file()
+    assert back.resume_run == run_id
+    for f in fields(RunOptions):
+        if f.name not in ("inventory", "db", "resume_run", "argv", "debug"):
+            assert getattr(back, f.name) == getattr(given, f.name), f.name
+
+
+def test_resume_retries_points_skipped_for_an_unreachable_host(tmp_path: Path) -> None:
+    def key(profile: str) -> PointKey:
+        return PointKey("web", "baremetal", 1, "off", profile)
+
+    with Store(tmp_path / "r.sqlite") as store:
+        run_id = store.start_run(inventory="i", argv=(), tool_version="t", options={})
+        for profile, status, reason in [
+            ("rps", Status.MEASURED, ""),
+            ("tps", Status.SKIPPED, "web: unreachable: ssh refused"),
+            ("latency", Status.SKIPPED, "needs 2 server cores"),
+            ("proxy", Status.FAILED, "wrk failed"),
+        ]:
+            store.add_point(run_id, PointResult(key(profile), status, reason), [])
+        assert _done_keys(store, run_id) == {key("rps"), key("latency")}
+
+
+def facts(machine: str, net: str = "net:[1]") -> HostFacts:
+    return HostFacts(None, {"machine_id": machine, "net_ns": net})  # type: ignore[arg-type]
+
+
+def test_the_same_machine_under_two_names_is_one_line() -> None:
+    lines = same_machines({"web": facts("abc"), "web-alias": facts("abc"), "load": facts("d")})
+    assert len(lines) == 1
+    assert lines[0].startswith("web and web-alias are the same machine (machine-id abc")
+    # Network namespaces on one kernel (the netns labs) are hosts of their own.
+    assert same_machines({"a": facts("abc", "net:[1]"), "b": facts("abc", "net:[2]")}) == []
+    assert same_machines({"a": HostFacts(None, {}), "b": HostFacts(None, {})}) == []  # type: ignore[arg-type]

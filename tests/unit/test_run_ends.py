@@ -1,0 +1,178 @@
+"""A run always ends (issue 16): every exit path of the conductor marks the run
+``interrupted`` or ``failed`` with the reason, stops its load and nginx, gives back its
+host locks and restores the platforms (teardown), and restores the signal handlers.
+
+Only the process boundary is replaced: ansible-runner (every playbook "runs" and is
+recorded) and the measurement itself (``Sweep._run``, which raises what is tested). The
+signals are real: the test sends SIGTERM and SIGHUP to its own process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import sizing.provision.ansible as ansible_mod
+from sizing import profiles
+from sizing.errors import Interrupted, SizingError, ToolError
+from sizing.model import PointKey, PointResult, Status
+from sizing.provision.ansible import PlaybookResult, SignalStop, StopSignals, shielded
+from sizing.store import Store, StoreError
+from sizing.sweep import RunOptions, Sweep
+
+INVENTORY = """
+all:
+  vars: {ansible_connection: local}
+  children:
+    servers: {hosts: {web: {sizing_platform: baremetal}}}
+    clients: {hosts: {load: {}}}
+"""
+
+
+class FakeBackend:
+    def __init__(self) -> None:
+        self.torn_down: list[str] = []
+
+    def teardown(self, host: Any) -> None:
+        self.torn_down.append(host.name)
+
+
+@pytest.fixture
+def played(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple[str, ...]]]:
+    calls: list[tuple[str, tuple[str, ...]]] = []
+
+    def fake_run(playbook: str, inventory: Path, **kw: Any) -> PlaybookResult:
+        calls.append((playbook, tuple(kw.get("limit") or ())))
+        return PlaybookResult(playbook, "successful", 0, {}, {})
+
+    monkeypatch.setattr(ansible_mod, "run_playbook", fake_run)
+    return calls
+
+
+def sweep(tmp_path: Path, keep_running: bool = False) -> tuple[Sweep, FakeBackend]:
+    inv = tmp_path / "inv.yml"
+    inv.write_text(INVENTORY)
+    opts = RunOptions(
+        inventory=inv, cores=(1,), hts=(), profiles=(profiles.load("rps"),),
+        db=tmp_path / "r.sqlite", keep_running=keep_running,
+    )
+    s = Sweep(opts)
+    backend = FakeBackend()
+    s.backends["baremetal"] = backend  # type: ignore[assignment]
+    return s, backend
+
+
+def failing(s: Sweep, exc: Callable[[], BaseException]) -> None:
+    """``Sweep._run`` that prepares a server, provisions nginx, stores a point, fails."""
+
+    def run(store: Store, summary: Any) -> None:
+        web = s.inventory.hosts["web"]
+        s.prepared["web"] = web
+        s.hosts_taken.servers.add("web")
+        s.hosts_taken.load.update(["web", "load"])
+        result = PointResult(PointKey("web", "baremetal", 1, "off", "rps"), Status.SKIPPED, "x")
+        store.add_point(summary.run_id, result, [])
+        summary.points.append(result)
+        raise exc()
+
+    s._run = run  # type: ignore[method-assign]
+
+
+def run_status(db: Path) -> tuple[str, str, int]:
+    with Store.open_readonly(db) as store:
+        [run] = store.runs()
+        return run.status, run.note, len(store.points(run.id))
+
+
+def send(sig: signal.Signals) -> Callable[[], BaseException]:
+    def raise_it() -> BaseException:
+        os.kill(os.getpid(), sig)  # the handler raises SignalStop at once
+        return AssertionError("the signal did not stop the run")
+
+    return raise_it
+
+
+CASES = [
+    ("bug", lambda: RuntimeError("a bug"), RuntimeError, "failed", "RuntimeError: a bug"),
+    ("full disk", lambda: StoreError("r.sqlite", "the disk is full"), StoreError, "failed",
+     "r.sqlite: the disk is full"),
+    ("sizing error", lambda: ToolError("wrk failed"), ToolError, "failed", "wrk failed"),
+    ("ctrl-c", KeyboardInterrupt, Interrupted, "interrupted",
+     "interrupted by the user (Ctrl-C)"),
+    ("sigterm", send(signal.SIGTERM), Interrupted, "interrupted", "interrupted by SIGTERM"),
+    ("sighup", send(signal.SIGHUP), Interrupted, "interrupted", "interrupted by SIGHUP"),
+]
+
+
+@pytest.mark.parametrize(("exc", "raised", "status", "note"), [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])
+def test_every_exit_path_ends_the_run_and_restores_the_platform(
+    tmp_path: Path, played: list[tuple[str, tuple[str, ...]]],
+    exc: Callable[[], BaseException], raised: type[BaseException], status: str, note: str,
+) -> None:
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    s, backend = sweep(tmp_path)
+    failing(s, exc)
+    with pytest.raises(raised):
+        s.run()
+    assert run_status(tmp_path / "r.sqlite") == (status, note, 1)  # the point is kept
+    assert backend.torn_down == ["web"]  # the platform got its settings back
+    assert ("load-stop.yml", ("load", "web")) in played  # no load left behind
+    assert ("nginx-stop.yml", ("web",)) in played  # nor nginx
+    assert {sig: signal.getsignal(sig) for sig in before} == before
+
+
+def test_a_complete_run_stops_nginx_but_not_the_load_and_keep_running_keeps_it(
+    tmp_path: Path, played: list[tuple[str, tuple[str, ...]]]
+) -> None:
+    for keep in (False, True):
+        played.clear()
+        (tmp_path / str(keep)).mkdir()
+        s, backend = sweep(tmp_path / str(keep), keep_running=keep)
+        failing(s, lambda: SystemExit(0))
+        s._run = _completing(s._run)  # type: ignore[method-assign]
+        s.run()
+        names = [p for p, _ in played]
+        assert "load-stop.yml" not in names
+        assert ("nginx-stop.yml" in names) is not keep
+        assert backend.torn_down == ["web"]
+
+
+def _completing(run: Callable[..., None]) -> Callable[..., None]:
+    def complete(store: Store, summary: Any) -> None:
+        try:
+            run(store, summary)
+        except SystemExit:
+            summary.status = "complete"
+
+    return complete
+
+
+def test_a_signal_during_a_store_write_waits_for_it() -> None:
+    """``shielded``: the point being written is kept, the stop comes right after."""
+    written = []
+    with StopSignals(), pytest.raises(SignalStop) as info:
+        with shielded():
+            os.kill(os.getpid(), signal.SIGTERM)
+            written.append("point")  # still runs: the signal waits
+        written.append("never")
+    assert written == ["point"] and info.value.signum == signal.SIGTERM
+
+
+def test_cleanup_is_not_cut_short_by_a_second_signal() -> None:
+    done = []
+    with StopSignals():
+        with shielded(deliver=False):
+            os.kill(os.getpid(), signal.SIGINT)
+            done.append("cleanup")
+        done.append("after")
+    assert done == ["cleanup", "after"]
+
+
+def test_store_error_is_a_sizing_error() -> None:
+    assert issubclass(StoreError, SizingError)
