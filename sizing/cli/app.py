@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -103,6 +104,14 @@ def guarded(fn: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(int(ExitStatus.INTERRUPTED)) from None
         except (typer.Exit, typer.Abort):
             raise
+        except BrokenPipeError:
+            # The reader stopped reading (`sizing results --csv | head`): not an error of
+            # ours. Point stdout at /dev/null so the flush at exit cannot fail again.
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except (OSError, ValueError):  # stdout is not a file (a test runner's buffer)
+                pass
+            raise typer.Exit(int(ExitStatus.OK)) from None
         except Exception as exc:  # an unexpected bug: still one line unless --debug
             if state.debug:
                 raise

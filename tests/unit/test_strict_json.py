@@ -92,3 +92,28 @@ def test_results_json_with_infinite_figures(tmp_path: Any) -> None:
     assert result.exit_code == 0, result.output
     assert "Infinity" not in result.stdout and "NaN" not in result.stdout
     strict_loads(result.stdout)
+
+
+def test_a_reader_that_stops_reading_is_not_an_internal_error() -> None:
+    """`sizing results --csv | head`: the broken pipe ends the command quietly, exit 0."""
+    import subprocess
+    import sys
+
+    script = (
+        "import typer\n"
+        "from sizing.cli.app import guarded\n"
+        "@guarded\n"
+        "def big() -> None:\n"
+        "    for i in range(200_000):\n"
+        "        typer.echo(f'row {i},' + 'x' * 60)\n"
+        "typer.run(big)\n"
+    )
+    proc = subprocess.run(
+        ["bash", "-c", f'set -o pipefail; "{sys.executable}" -c "$0" | head -c 10', script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.stdout == "row 0,xxxx"
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 0
