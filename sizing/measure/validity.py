@@ -274,12 +274,15 @@ def check_saturated(
     elif keepalive and seen and min(seen) < MIN_CONNECTION_SHARE * requested:
         limit = f"connections (only {min(seen)} of {requested} established)"
     else:
-        limit = (
-            f"connections ({requested} kept the server {server_busy:.0f}% busy with the "
-            f"client at {top_client:.0f}% and the upstream at {top_up:.0f}%: more "
-            "concurrency, --connections, would load it further)"
+        others = f"the client at {top_client:.0f}%" + (
+            f" and the upstream at {top_up:.0f}%" if upstream else ""
         )
-    load = f"averaged {server_busy:.0f}% busy (< {SATURATED:.0f}%)"
+        limit = (
+            f"connections ({requested} kept the server {math.floor(server_busy)}% busy with "
+            f"{others}: more concurrency, --connections, would load it further)"
+        )
+    # floored: 89.7% is not shown as "90% (< 90%)"
+    load = f"averaged {math.floor(server_busy)}% busy (< {SATURATED:.0f}%)"
     if crowded and server_busy >= SATURATED:
         load = (
             f"were {server_busy:.0f}% busy but nginx and its kernel network work used only "
