@@ -16,7 +16,9 @@ import typer
 from sizing.cli.app import app, guarded, state
 from sizing.cli.engine_cmds import recommend_cmd, table_cmd
 from sizing.cli.guide_cmd import guide_cmd
-from sizing.cli.run_cmds import inventory_check, results, run
+from sizing.cli.inventory_cmd import inventory_check
+from sizing.cli.results_cmd import results
+from sizing.cli.run_cmds import run
 
 app.command("recommend")(guarded(recommend_cmd))
 app.command("table")(guarded(table_cmd))
