@@ -15,7 +15,8 @@ from sizing.model import Ht, PointKey, PointResult, Status
 from sizing.plan.settings import MeasureSettings
 from sizing.provision.hostsafety import same_machines
 from sizing.store import Store
-from sizing.sweep import RunOptions, _done_keys, resume_options, run_options_record
+from sizing.sweep import RunOptions, resume_options, run_options_record
+from sizing.sweep.options import done_keys
 
 
 def test_every_option_is_stored_and_restored(
@@ -60,7 +61,7 @@ def test_resume_retries_points_skipped_for_an_unreachable_host(tmp_path: Path) -
             ("proxy", Status.FAILED, "wrk failed"),
         ]:
             store.add_point(run_id, PointResult(key(profile), status, reason), [])
-        assert _done_keys(store, run_id) == {key("rps"), key("latency")}
+        assert done_keys(store, run_id) == {key("rps"), key("latency")}
 
 
 def facts(machine: str, net: str = "net:[1]") -> HostFacts:

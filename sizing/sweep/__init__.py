@@ -14,13 +14,12 @@ marking the run interrupted; every point finished before that is already committ
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from sizing import __version__
 from sizing.errors import (
-    ExitStatus,
     HostError,
     InputError,
     Interrupted,
@@ -34,7 +33,6 @@ from sizing.measure.context import HostHealth, MeasureContext, NullProgress, Pro
 from sizing.measure.method import Measurement, method_for
 from sizing.model import (
     SERVER_DIED,
-    Ht,
     PointKey,
     PointResult,
     RunStatus,
@@ -43,11 +41,9 @@ from sizing.model import (
 )
 from sizing.plan.dryrun import plan_document
 from sizing.plan.jwt import make_token
-from sizing.plan.options import options_record, restore_options
 from sizing.plan.points import PlannedPoint, build_plan
 from sizing.plan.preflight import check_plan
-from sizing.plan.settings import MeasureSettings, Schedule
-from sizing.profiles import Profile
+from sizing.plan.settings import Schedule
 from sizing.provision.ansible import Playbooks, StopSignals, shielded
 from sizing.provision.facts import declared_facts, gather_facts
 from sizing.provision.hostsafety import RunHosts, same_machines
@@ -62,6 +58,14 @@ from sizing.provision.platforms import (
 from sizing.provision.tools import ClientTools, prepare_clients, ready_guest
 from sizing.provision.upstream import UpstreamProvisioner, gateway_vars
 from sizing.store import Store
+from sizing.sweep.options import (
+    RunOptions,
+    RunSummary,
+    done_keys,
+    exit_status,
+    resume_options,
+    run_options_record,
+)
 from sizing.topology import Topology
 
 __all__ = [
@@ -75,42 +79,6 @@ __all__ = [
     "run_options_record",
     "run_sweep",
 ]
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """Everything ``sizing run`` was asked to do."""
-
-    inventory: Path
-    cores: tuple[int, ...]
-    hts: tuple[Ht, ...]
-    profiles: tuple[Profile, ...]
-    db: Path
-    settings: MeasureSettings = field(default_factory=MeasureSettings)
-    skip_preflight: bool = False  # warn about failed pre-flight checks instead of refusing
-    platforms: tuple[str, ...] = ()  # --platform: only servers of these platforms (or families)
-    argv: tuple[str, ...] = ()
-    debug: bool = False
-    allow_host_reboot: bool = False  # hypervisor backends may reboot hosts (ESXi HT)
-    insecure: bool = False  # hypervisor APIs without TLS verification (warned)
-    resume_run: int | None = None  # --resume: measure only what this run is missing
-    keep_running: bool = False  # --keep-running: leave nginx and the upstream running
-    probe: bool = True  # --plan reads the real facts (--probe); False: the declared ones
-    limit: str | None = None  # --limit: Ansible host patterns narrowing the inventory
-    extra_vars: dict[str, Any] = field(default_factory=dict)  # -e: every playbook, inventory
-    keep_artifacts: Path | None = None  # --keep-artifacts: ansible-runner's artifacts kept
-    label: str = ""  # --label: a name stored with the run
-
-
-@dataclass
-class RunSummary:
-    """What a run did, for rendering."""
-
-    run_id: int
-    status: RunStatus
-    points: list[PointResult] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    already: int = 0  # --resume: points the run had before this invocation
 
 
 @dataclass(frozen=True)
@@ -384,7 +352,7 @@ class Sweep:
         try:
             if opts.resume_run is not None:
                 run_id = opts.resume_run
-                self.done = _done_keys(store, run_id)
+                self.done = done_keys(store, run_id)
                 store.reopen_run(run_id)
             else:
                 run_id = store.start_run(
@@ -498,7 +466,7 @@ class Sweep:
         point, without provisioning or loading anything and without writing the store."""
         if self.opts.resume_run is not None:
             with Store.open_readonly(self.opts.db) as store:
-                self.done = _done_keys(store, self.opts.resume_run)
+                self.done = done_keys(store, self.opts.resume_run)
         p = self.prepare(backends=False, probe=self.opts.probe)
         return plan_document(
             self.opts.settings, self.opts.resume_run, self.inventory, p.hosts, p.facts,
@@ -568,47 +536,6 @@ def _undeclared(
     return point
 
 
-def _done_keys(store: Store, run_id: int) -> set[PointKey]:
-    """The points ``--resume`` leaves alone: all it stored, less failed points and points
-    skipped for an unreachable host (the host may be back)."""
-    retry = {
-        p.result.key
-        for p in store.points(run_id)
-        if p.result.status is Status.SKIPPED and "unreachable" in p.result.reason
-    }
-    return store.done_keys(run_id) - retry
-
-
-def run_options_record(opts: RunOptions) -> dict[str, Any]:
-    """The options stored with a run: what ``--resume`` needs to plan it again."""
-    return {
-        **options_record(opts),
-        "label": opts.label,
-        "limit": opts.limit,
-        # -e values are not stored: they may carry secrets (give them again to --resume)
-        "extra_vars": sorted(opts.extra_vars),
-    }
-
-
-def resume_options(opts: RunOptions, run_id: int) -> RunOptions:
-    """``opts`` for ``--resume RUN_ID``: the stored run's inventory, points and settings."""
-    if not Store.exists(opts.db):
-        raise UsageError(f"--resume: {opts.db} does not exist (no run {run_id} to resume)")
-    with Store.open_readonly(opts.db) as store:
-        try:
-            run = store.get_run(run_id)
-        except SizingError:
-            raise UsageError(f"--resume: no run {run_id} in {opts.db}") from None
-    o = run.options
-    return replace(
-        restore_options(opts, o),
-        inventory=Path(run.inventory),
-        resume_run=run_id,
-        label=o.get("label") or opts.label,
-        limit=o.get("limit") or opts.limit,
-    )
-
-
 def run_sweep(opts: RunOptions, progress: Progress | None = None) -> RunSummary:
     """Measure every point of ``opts`` and store it; see the module docstring."""
     if not opts.profiles:
@@ -621,12 +548,3 @@ def plan_sweep(opts: RunOptions, progress: Progress | None = None) -> dict[str, 
     if not opts.profiles:
         raise SizingError("no profile to run")
     return Sweep(opts, progress).dry_run()
-
-
-def exit_status(summary: RunSummary) -> ExitStatus:
-    """A run with a failed point, or one that did not complete, exits non-zero: what was
-    measured is stored, the exit code says a host or nginx failed."""
-    failed = any(p.status is Status.FAILED for p in summary.points)
-    if failed or summary.status is not RunStatus.COMPLETE:
-        return ExitStatus.HOST
-    return ExitStatus.OK
