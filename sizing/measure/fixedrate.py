@@ -330,7 +330,9 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
     except SizingError as exc:
         return PointResult(key, Status.FAILED, str(exc)), []
     tool = "oha" if point.profile.generator == "oha" else "vegeta"
-    climbing = not ctx.settings.rates and slo is None  # no list given: climb to the knee
+    # No list given: climb to the knee. A gateway's CPU curve keeps its profile's rates.
+    climbing = (not ctx.settings.rates and slo is None
+                and point.profile.metric != "gateway_cpu_curve")
     ceiling, client_cores, per_core = client_ceiling(point)
     duration = schedule.rate_duration_s
     warmup = schedule.rate_warmup_s

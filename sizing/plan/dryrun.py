@@ -18,6 +18,7 @@ from sizing.inventory import Host, Inventory
 from sizing.load import oha, vegeta, wrk
 from sizing.model import PointKey
 from sizing.plan.loadspec import (
+    client_ceiling,
     client_oha_spec,
     client_vegeta_spec,
     client_wrk_spec,
@@ -106,6 +107,18 @@ def _point(
             "clients": clients,
         }
     )
+    if point.profile.mode == "fixed-rate":  # what the clients can offer (sizing.knee climb)
+        ceiling, cores, per_core = client_ceiling(point)
+        fixed = (bool(settings.rates) or schedule.slo() is not None
+                 or point.profile.metric == "gateway_cpu_curve")
+        doc["offered"] = {
+            "rates": list(schedule.rates()) if fixed else None,
+            "climb_from": None if fixed else schedule.rates()[0],
+            "client_ceiling": ceiling,
+            "client_cores": cores,
+            "planning_rate_per_core": per_core,
+            "generator": point.profile.generator,
+        }
     if point.upstreams:  # where the upstream nginx pool runs (never on the measured cores)
         doc["upstreams"] = [
             {"host": u.host, "cpus": cpulist(u.cpus) or "all", "where": u.describe()}
@@ -205,6 +218,14 @@ def plan_text(doc: Mapping[str, Any]) -> str:
             lines.append(f"    {c['host']} (CPUs {c['cpus']}): {argv}")
         for u in p.get("upstreams", ()):
             lines.append(f"    upstream nginx: {u['where']}")
+        o = p.get("offered")
+        if o:
+            what = (f"climbs from {o['climb_from']:,}/s to the knee" if o["climb_from"]
+                    else f"offers {len(o['rates'])} rate(s) up to {max(o['rates']):,}/s")
+            lines.append(
+                f"    {what}; the clients offer at most {o['client_ceiling']:,.0f}/s "
+                f"({o['client_cores']} client core(s) x {o['planning_rate_per_core']:,}/s, "
+                f"{o['generator']}'s planning figure from benchmarks/generators)")
     runs = ", ".join(f"{pb['playbook']} x{pb['runs']}" for pb in doc["playbooks"])
     lines.append(f"playbooks: {runs}")
     if not probed:

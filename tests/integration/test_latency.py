@@ -293,7 +293,7 @@ def test_latency_sweep_and_slo_search(workdir: Path, vegeta_bin: str, tools: Non
     r = point.result
     assert r.status.value in ("measured", "invalid"), r.reason
     meta = r.metadata
-    assert meta["generator"] == "vegeta" and meta["slo"] == "p95=5ms"
+    assert meta["generator"] == "oha" and meta["slo"] == "p95=5ms"
     search = meta["slo_search"]
     print(f"\nSLO search: {search}; curve p95 "
           f"{[(c['rate'], round(c['p95_ms'], 2)) for c in meta['curve']]}")

@@ -21,8 +21,9 @@ def test_no_playbook_spells_the_default_itself() -> None:
 
 
 def test_tools_are_private_files() -> None:
-    """loadgen.py and vegeta 0700, the wrk script 0600, through tasks/tool-dir.yml."""
-    for name in ("clients.yml", "vegeta.yml"):
+    """loadgen.py, vegeta and oha 0700, the wrk and histogram scripts 0600, through
+    tasks/tool-dir.yml."""
+    for name in ("clients.yml", "vegeta.yml", "oha.yml"):
         plays = yaml.safe_load((paths.PLAYBOOKS / name).read_text())
         tasks = [t for play in plays for t in play.get("tasks", ())]
         play = next(p for p in plays if any("tool_dir" in str(t) for t in p.get("tasks", ())))
