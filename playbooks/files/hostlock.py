@@ -44,7 +44,7 @@ def acquire(token, owner, stale):
         held = holder()
         if held.get("token") == token:
             return {"acquired": True, "changed": False}
-        if stale is None or held.get("token", "") != stale:
+        if stale is None or (held.get("token") or "?") != stale:  # "?": an unreadable owner
             return {"acquired": False, "holder": held}
     write_owner(owner)
     return {"acquired": True, "changed": True}

@@ -17,7 +17,7 @@ Nothing here builds a shell string: commands are argv lists.
 
 The runner leads a process group of its own, so its load generators are its group's
 members, and it records ``<its directory>/loadgen-<run>-<pid>.pid`` (PID and start time)
-while it runs; ``loadgen.py --stop RUN`` (playbooks/load-stop.yml, after Ctrl-C or a
+while it runs; ``loadgen.py --stop RUN`` (playbooks/run-end.yml, after Ctrl-C or a
 SIGTERM on the controller) kills the groups of that run, checked by start time so a
 reused PID is never hit. SIGTERM, SIGHUP or SIGINT to the runner kill its group too.
 

@@ -74,4 +74,4 @@ class MeasureContext:
     hosts: HostHealth
     tools: ClientTools
     token: str  # api-jwt: the JWT of the run
-    run_token: str = ""  # names the run's window runners on the hosts (load-stop.yml)
+    run_token: str = ""  # names the run's window runners on the hosts (run-end.yml)

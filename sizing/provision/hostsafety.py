@@ -2,8 +2,9 @@
 started, the nginx instances it started; and the same machine under two inventory names.
 
 Everything on a host goes through a playbook: ``host-lock.yml`` (``files/hostlock.py``, a
-lock directory under /run holding the run's token and owner), ``load-stop.yml`` (the
-window runners' process groups) and ``nginx-stop.yml`` (the sizing nginx and upstream).
+lock directory under /run holding the run's token and owner) when the run starts, and
+``run-end.yml`` when it ends (the window runners' process groups, the sizing nginx and
+upstream, the lock), in one Ansible run.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from sizing.errors import HostError
 from sizing.facts import HostFacts
 from sizing.provision.ansible import Playbooks
 
-__all__ = ["HostLocks", "RunHosts", "new_token", "same_machines", "stop_load", "stop_nginx"]
+__all__ = ["HostLocks", "RunHosts", "new_token", "same_machines"]
 
 LOCK_TASK = "Run the lock script"
 
@@ -118,7 +119,7 @@ class HostLocks:
                 continue
             holder = dict(out.get("holder") or {})
             if _stale(holder):
-                again = self._run("acquire", [host], str(holder.get("token") or "-"))
+                again = self._run("acquire", [host], str(holder.get("token") or "?"))
                 if (again.json(host, LOCK_TASK) or {}).get("acquired"):
                     self.held.append(host)
                     continue
@@ -139,37 +140,6 @@ class HostLocks:
             for h in hosts
             if res.result(h, LOCK_TASK) is None
         ]
-
-
-def stop_load(playbooks: Playbooks, hosts: Iterable[str], token: str) -> list[str]:
-    """Kill the window runners of run ``token`` and their load generators on ``hosts``."""
-    names = sorted(set(hosts))
-    if not names:
-        return []
-    res = playbooks.run(
-        "load-stop.yml",
-        names,
-        extravars={"sizing_hosts": ",".join(names), "sizing_run_token": token},
-    )
-    return [f"{h}: stopping the load failed: {why}" for h, why in sorted(res.problems().items())]
-
-
-def stop_nginx(playbooks: Playbooks, servers: Iterable[str], upstreams: Iterable[str]) -> list[str]:
-    """Stop the sizing nginx on ``servers`` and the upstream nginx on ``upstreams``."""
-    problems: list[str] = []
-    for hosts, upstream in ((sorted(set(servers)), False), (sorted(set(upstreams)), True)):
-        if not hosts:
-            continue
-        res = playbooks.run(
-            "nginx-stop.yml",
-            hosts,
-            extravars={"sizing_hosts": ",".join(hosts), "sizing_stop_upstream": upstream},
-        )
-        what = "the upstream nginx" if upstream else "nginx"
-        problems += [
-            f"{h}: stopping {what} failed: {why}" for h, why in sorted(res.problems().items())
-        ]
-    return problems
 
 
 def same_machines(facts: Mapping[str, HostFacts]) -> list[str]:
@@ -205,18 +175,28 @@ class RunHosts:
 
     def end(self, *, stopped: bool, keep_running: bool) -> list[str]:
         """Stop the load (``stopped``: the run was cut short, a load may still run),
-        stop nginx and the upstream (unless ``keep_running``), release the locks. Each
-        step runs whatever the others did; one problem line per failure."""
-        steps: list[Callable[[], list[str]]] = []
-        if stopped:
-            steps.append(lambda: stop_load(self.playbooks, self.load, self.token))
-        if not keep_running:
-            steps.append(lambda: stop_nginx(self.playbooks, self.servers, self.upstreams))
-        steps.append(self.locks.release)
-        problems: list[str] = []
-        for step in steps:
-            try:
-                problems += step()
-            except Exception as exc:  # noqa: BLE001 - every step runs; the run says why
-                problems.append(f"cleanup: {exc}")
-        return problems
+        stop nginx and the upstream (unless ``keep_running``), release the locks: one
+        Ansible run (``run-end.yml``). One problem line per host that failed."""
+        load = sorted(self.load) if stopped else []
+        nginx = [] if keep_running else sorted(self.servers)
+        upstreams = [] if keep_running else sorted(self.upstreams)
+        locks, self.locks.held = sorted(self.locks.held), []
+        hosts = sorted({*load, *nginx, *upstreams, *locks})
+        if not hosts:
+            return []
+        try:
+            res = self.playbooks.run(
+                "run-end.yml",
+                hosts,
+                extravars={
+                    "sizing_hosts": ",".join(hosts),
+                    "sizing_run_token": self.token,
+                    "sizing_load_hosts": load,
+                    "sizing_nginx_hosts": nginx,
+                    "sizing_upstream_hosts": upstreams,
+                    "sizing_lock_hosts": locks,
+                },
+            )
+        except Exception as exc:  # noqa: BLE001 - the run ends anyway; it says why
+            return [f"ending the run on {', '.join(hosts)} failed: {exc}"]
+        return [f"{h}: ending the run failed: {why}" for h, why in sorted(res.problems().items())]

@@ -36,7 +36,9 @@ import netns  # noqa: E402
 pytestmark = [pytest.mark.integration]
 
 ROOT = Path(__file__).resolve().parents[2]
-SHORT = ["--duration", "3", "--warmup", "0", "--repeat", "2"]
+SHORT = ["--duration", "2", "--warmup", "0", "--repeat", "1"]
+# NGINX serving files (no upstream to provision): these tests are about the run's ends
+PROFILES = "static-rps,static-tps"
 cli = CliRunner()
 
 
@@ -97,7 +99,7 @@ def count_points(db: Path) -> int:
 def start_run(inv: Path, db: Path, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "sizing", "run", "-i", str(inv), "--cores", "1",
-         "--profile", "rps,tps", *SHORT, "--db", str(db), *extra],
+         "--profile", PROFILES, *SHORT, "--db", str(db), *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
         start_new_session=True,  # the test signals the sizing process alone
     )
@@ -142,7 +144,7 @@ def test_sigterm_mid_point_ends_the_run_and_leaves_no_load_and_no_nginx(
         [run] = store.runs()
         assert run.status == "interrupted"
         assert run.note == "interrupted by SIGTERM"
-        assert [p.result.key.profile for p in store.points(run.id)] == ["rps"]
+        assert [p.result.key.profile for p in store.points(run.id)] == ["static-rps"]
     assert load_processes("28494") == [] and load_processes("28094") == []
     assert not alive(tmp_path / "nginx.pid")  # the sizing nginx stopped with the run
 
@@ -152,7 +154,7 @@ def test_keep_running_leaves_nginx_up_and_the_lock_refuses_a_second_run(
 ) -> None:
     inv = write_inventory(tmp_path, 28095, 28495)
     db = tmp_path / "r.sqlite"
-    args = ["run", "-i", str(inv), "--cores", "1", "--profile", "rps",
+    args = ["run", "-i", str(inv), "--cores", "1", "--profile", "static-rps",
             "--duration", "1", "--warmup", "0", "--repeat", "1", "--db", str(db)]
     result = cli.invoke(app, [*args, "--keep-running"])
     assert result.exit_code == 0, result.stderr
@@ -218,8 +220,8 @@ def test_a_full_store_ends_the_run_failed(
         monkeypatch.setattr(Store, "start_run", start_then_fill)
         inv = write_inventory(tmp_path, 28096, 28496)
         result = cli.invoke(
-            app, ["run", "-i", str(inv), "--cores", "1", "--profile", "rps", "--duration", "1",
-                  "--warmup", "0", "--repeat", "1", "--db", str(db)],
+            app, ["run", "-i", str(inv), "--cores", "1", "--profile", "static-rps",
+                  "--duration", "1", "--warmup", "0", "--repeat", "1", "--db", str(db)],
         )
         monkeypatch.undo()
         assert result.exit_code == 3, result.output  # StoreError's code

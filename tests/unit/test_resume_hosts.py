@@ -75,3 +75,28 @@ def test_the_same_machine_under_two_names_is_one_line() -> None:
     # Network namespaces on one kernel (the netns labs) are hosts of their own.
     assert same_machines({"a": facts("abc", "net:[1]"), "b": facts("abc", "net:[2]")}) == []
     assert same_machines({"a": HostFacts(None, {}), "b": HostFacts(None, {})}) == []  # type: ignore[arg-type]
+
+
+def test_host_lock_script_takes_refuses_takes_over_and_releases(tmp_path: Path) -> None:
+    """playbooks/files/hostlock.py (run on hosts by host-lock.yml and run-end.yml)."""
+    import importlib.util
+
+    from sizing import paths
+
+    spec = importlib.util.spec_from_file_location("hostlock", paths.PLAYBOOKS / "files/hostlock.py")
+    assert spec is not None and spec.loader is not None
+    hl = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hl)
+    hl.LOCK = str(tmp_path / "lock")
+    hl.OWNER = hl.LOCK + "/owner.json"
+    assert hl.acquire("t1", {"pid": 1}, None) == {"acquired": True, "changed": True}
+    assert hl.acquire("t1", {"pid": 1}, None) == {"acquired": True, "changed": False}
+    refused = hl.acquire("t2", {"pid": 2}, None)
+    assert refused["acquired"] is False and refused["holder"]["pid"] == 1
+    assert hl.acquire("t2", {"pid": 2}, "t-other")["acquired"] is False  # not the holder
+    assert hl.acquire("t2", {"pid": 2}, "t1")["acquired"] is True  # t1 is gone: taken over
+    assert hl.release("t1")["released"] is False  # only the holder releases
+    Path(hl.OWNER).unlink()  # a crash between mkdir and the owner file
+    assert hl.acquire("t3", {}, None)["holder"] == {"token": "", "unreadable": True}
+    assert hl.acquire("t3", {}, "?")["acquired"] is True
+    assert hl.release("t3")["released"] is True and not Path(hl.LOCK).exists()

@@ -43,11 +43,11 @@ class FakeBackend:
 
 
 @pytest.fixture
-def played(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple[str, ...]]]:
-    calls: list[tuple[str, tuple[str, ...]]] = []
+def played(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
+    calls: list[tuple[str, dict[str, Any]]] = []
 
     def fake_run(playbook: str, inventory: Path, **kw: Any) -> PlaybookResult:
-        calls.append((playbook, tuple(kw.get("limit") or ())))
+        calls.append((playbook, dict(kw.get("extravars") or {})))
         return PlaybookResult(playbook, "successful", 0, {}, {})
 
     monkeypatch.setattr(ansible_mod, "run_playbook", fake_run)
@@ -112,7 +112,7 @@ CASES = [
 @pytest.mark.parametrize(("exc", "raised", "status", "note"), [c[1:] for c in CASES],
                          ids=[c[0] for c in CASES])
 def test_every_exit_path_ends_the_run_and_restores_the_platform(
-    tmp_path: Path, played: list[tuple[str, tuple[str, ...]]],
+    tmp_path: Path, played: list[tuple[str, dict[str, Any]]],
     exc: Callable[[], BaseException], raised: type[BaseException], status: str, note: str,
 ) -> None:
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
@@ -122,13 +122,15 @@ def test_every_exit_path_ends_the_run_and_restores_the_platform(
         s.run()
     assert run_status(tmp_path / "r.sqlite") == (status, note, 1)  # the point is kept
     assert backend.torn_down == ["web"]  # the platform got its settings back
-    assert ("load-stop.yml", ("load", "web")) in played  # no load left behind
-    assert ("nginx-stop.yml", ("web",)) in played  # nor nginx
+    [(playbook, end)] = played  # one Ansible run ends it
+    assert playbook == "run-end.yml"
+    assert end["sizing_load_hosts"] == ["load", "web"]  # no load left behind
+    assert end["sizing_nginx_hosts"] == ["web"]  # nor nginx
     assert {sig: signal.getsignal(sig) for sig in before} == before
 
 
 def test_a_complete_run_stops_nginx_but_not_the_load_and_keep_running_keeps_it(
-    tmp_path: Path, played: list[tuple[str, tuple[str, ...]]]
+    tmp_path: Path, played: list[tuple[str, dict[str, Any]]]
 ) -> None:
     for keep in (False, True):
         played.clear()
@@ -137,9 +139,12 @@ def test_a_complete_run_stops_nginx_but_not_the_load_and_keep_running_keeps_it(
         failing(s, lambda: SystemExit(0))
         s._run = _completing(s._run)  # type: ignore[method-assign]
         s.run()
-        names = [p for p, _ in played]
-        assert "load-stop.yml" not in names
-        assert ("nginx-stop.yml" in names) is not keep
+        if keep:
+            assert played == []  # nothing to give back: no Ansible run at all
+        else:
+            [(playbook, end)] = played
+            assert playbook == "run-end.yml" and end["sizing_load_hosts"] == []
+            assert end["sizing_nginx_hosts"] == ["web"]
         assert backend.torn_down == ["web"]
 
 
