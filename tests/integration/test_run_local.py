@@ -210,16 +210,18 @@ def test_nginx_killed_mid_point_keeps_measured_points(
     def killer() -> None:
         deadline = time.time() + 240
         while time.time() < deadline:
-            if db.exists():
-                with sqlite3.connect(db) as con:
+            try:
+                with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as con:
                     n = con.execute(
                         "SELECT count(*) FROM points WHERE status IN ('measured', 'invalid')"
                     ).fetchone()[0]
-                if n >= 1:
-                    time.sleep(4.0)  # inside the next point's first repetition
-                    _kill_tree(pidfile)
-                    return
-            time.sleep(0.5)
+            except sqlite3.Error:  # not created yet, or being written
+                n = 0
+            if n >= 1 and load_processes("28443"):  # the tps point's load runs
+                time.sleep(1.0)
+                _kill_tree(pidfile)
+                return
+            time.sleep(0.2)
 
     thread = threading.Thread(target=killer, daemon=True)
     thread.start()
