@@ -139,8 +139,9 @@ class Gateway:
         except SizingError as exc:
             return PointResult(point.key, Status.FAILED, f"gateway checks: {exc}"), []
         result, samples = self.throughput.measure(ctx, point, target)
-        meta = {**result.metadata, **gw, "role": point.profile.role,
-                "upstream": gateway_vars(ctx.inventory, point, target).get("sizing_upstream")}
+        pool = gateway_vars(ctx.inventory, point, target).get("sizing_upstreams") or [None]
+        # the pool's first upstream: the one the single-request baseline went to
+        meta = {**result.metadata, **gw, "role": point.profile.role, "upstream": pool[0]}
         flags = list(result.flags)
         reason = result.reason
         status = result.status
