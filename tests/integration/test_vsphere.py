@@ -472,7 +472,8 @@ def test_inventory_check_shows_the_hypervisor(lab: Path) -> None:
 
     from sizing.cli import app
 
-    result = CliRunner().invoke(app, ["inventory", "check", str(lab), "--json"])
+    # offline by default: --connect asks vCenter for the VM, its ESXi host and HT
+    result = CliRunner().invoke(app, ["inventory", "check", str(lab), "--connect", "--json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     [vm] = [h for h in doc["hosts"] if h["name"] == "sz6v-vm"]
@@ -482,7 +483,7 @@ def test_inventory_check_shows_the_hypervisor(lab: Path) -> None:
     assert detail["ansible"] == f"{GUEST_IP}:22"
     assert VC_PASSWORD not in result.stdout
 
-    text = CliRunner().invoke(app, ["inventory", "check", str(lab)])
+    text = CliRunner().invoke(app, ["inventory", "check", str(lab), "--connect"])
     assert text.exit_code == 0
     assert "sz6v-vm: VM DC0_H0_VM0 on ESXi DC0_H0 via https://127.0.0.1:" in text.stdout
     assert "hyper-threading not available" in text.stdout
