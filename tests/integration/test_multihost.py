@@ -124,6 +124,7 @@ def test_plan_prints_points_hosts_and_commands_without_running(
         "--profile",
         "static-rps,static-tps",
         "--plan",
+        "--probe",  # the real facts and pre-flight (--plan alone is offline)
         "--json",
         "--db",
         str(db),
@@ -140,7 +141,7 @@ def test_plan_prints_points_hosts_and_commands_without_running(
     assert "-s" in argv and argv[-1] == "http://198.18.7.10:28080/128b"
     assert not db.exists()  # nothing stored, nothing run
     text = _run_sizing(
-        "-i", str(lab.inventory), "--cores", "1", "--profile", "static-tps", "--plan"
+        "-i", str(lab.inventory), "--cores", "1", "--profile", "static-tps", "--plan", "--probe"
     )
     assert text.exit_code == 0, text.stderr
     assert "sz-c2 (CPUs 1): taskset -c 1 wrk -t1 -c50" in text.stdout
@@ -286,12 +287,12 @@ def test_interrupted_run_resumes_with_only_the_missing_points(
     with Store(db) as store:
         [run] = store.runs()
         assert run.status == "interrupted"
-        assert [p.result.key.profile for p in store.points(run.id)] == ["rps"]
+        assert [p.result.key.profile for p in store.points(run.id)] == ["static-rps"]
 
     result = _run_sizing("--resume", str(run.id), "--db", str(db), "--json")
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
-    assert [p["profile"] for p in doc["points"]] == ["tps"]  # rps was not measured again
+    assert [p["profile"] for p in doc["points"]] == ["static-tps"]  # rps not measured again
     with Store(db) as store:
         assert len(store.runs()) == 1
         assert [p.result.key.profile for p in store.points(run.id)] == ["static-rps", "static-tps"]
