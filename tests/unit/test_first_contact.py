@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sizing.cli import app
-from sizing.errors import InputError, UsageError
+from sizing.errors import UsageError
 from sizing.extravars import parse_extra_vars
 from sizing.inventory import load_inventory
 from sizing.model import PointKey, PointResult, Sample, Status
@@ -22,6 +22,7 @@ from sizing.provision.facts import declared_facts, declared_topology
 from sizing.report.data.evidence import point_evidence
 from sizing.report.render.points import WIDTH, points_csv, points_table
 from sizing.store import Store
+from tests.offline import check_offline
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]
@@ -83,19 +84,37 @@ def test_extra_vars_as_ansible_parses_them(tmp_path: Path) -> None:
 
 
 def test_extra_vars_override_inventory_and_are_validated() -> None:
-    inv = load_inventory(LAB, extra_vars={"sizing_price_usd": 1234})
-    assert {h.sizing.price_usd for h in inv.servers} == {1234}
-    with pytest.raises(InputError, match="sizing_nic_gbps"):
-        load_inventory(LAB, extra_vars={"sizing_nic_gbps": "fast"})
+    check_offline(  # the example lab: read without a network (tests/offline.py)
+        """
+        import sys
+        import pytest
+        from sizing.errors import InputError
+        from sizing.inventory import load_inventory
+        inv = load_inventory(sys.argv[1], extra_vars={"sizing_price_usd": 1234})
+        assert {h.sizing.price_usd for h in inv.servers} == {1234}
+        with pytest.raises(InputError, match="sizing_nic_gbps"):
+            load_inventory(sys.argv[1], extra_vars={"sizing_nic_gbps": "fast"})
+        """,
+        str(LAB),
+    )
 
 
 def test_limit_is_an_ansible_host_pattern() -> None:
-    inv = load_inventory(LAB, limit="r640-01:clients:!loadgen-04")
-    assert sorted(inv.hosts) == ["loadgen-01", "loadgen-02", "loadgen-03", "r640-01"]
-    with pytest.raises(InputError, match="matches no host"):
-        load_inventory(LAB, limit="nothing-like-this")
-    with pytest.raises(InputError, match="no client host"):
-        load_inventory(LAB, limit="servers")
+    check_offline(
+        """
+        import sys
+        import pytest
+        from sizing.errors import InputError
+        from sizing.inventory import load_inventory
+        inv = load_inventory(sys.argv[1], limit="r640-01:clients:!loadgen-04")
+        assert sorted(inv.hosts) == ["loadgen-01", "loadgen-02", "loadgen-03", "r640-01"], inv.hosts
+        with pytest.raises(InputError, match="matches no host"):
+            load_inventory(sys.argv[1], limit="nothing-like-this")
+        with pytest.raises(InputError, match="no client host"):
+            load_inventory(sys.argv[1], limit="servers")
+        """,
+        str(LAB),
+    )
 
 
 def test_ansible_cfg_of_the_working_directory(

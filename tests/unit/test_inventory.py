@@ -23,6 +23,7 @@ from sizing import paths
 from sizing.errors import ExitStatus, InputError
 from sizing.inventory import load_inventory
 from sizing.model import Platform
+from tests.offline import unshare_n
 
 DATA = Path(__file__).parent.parent / "data" / "inventories"
 BIN = Path(sys.executable).parent
@@ -318,10 +319,7 @@ _OFFLINE_READER = textwrap.dedent(
 
 def _offline(argv: list[str]) -> subprocess.CompletedProcess[str]:
     """Run argv in a new network namespace with nothing in it (no route anywhere)."""
-    unshare = shutil.which("unshare")
-    if unshare is None or subprocess.run([unshare, "-n", "true"]).returncode != 0:
-        pytest.skip("unshare -n is not available here (needs root or user namespaces)")
-    return subprocess.run([unshare, "-n", *argv], capture_output=True, text=True, check=True)
+    return subprocess.run([unshare_n(), "-n", *argv], capture_output=True, text=True, check=True)
 
 
 def test_example_labs_offline() -> None:

@@ -25,6 +25,7 @@ from sizing.provision.platforms.libvirt_spec import (
     vcpu_threads,
 )
 from sizing.topology import Topology, allocate
+from tests.offline import check_offline
 
 # 2 sockets x 4 cores x 2 threads; siblings are n and n+8 (a usual Intel numbering).
 LSCPU_HT = "# CPU,Core,Socket,Node\n" + "".join(
@@ -301,7 +302,12 @@ def test_a_guest_is_planned_on_its_hypervisor_and_leaves_a_local_client_its_core
 
 
 def test_the_bundled_kvm_lab_is_valid() -> None:
-    from sizing import paths
-
-    inv = load_inventory(paths.INVENTORIES / "kvm-lab.yml")
-    assert placements(inv) == {"nginx-kvm1": "kvm1"}
+    check_offline(  # the example lab: read without a network (tests/offline.py)
+        """
+        from sizing import paths
+        from sizing.inventory import load_inventory
+        from sizing.provision.platforms.libvirt_spec import placements
+        got = placements(load_inventory(paths.INVENTORIES / "kvm-lab.yml"))
+        assert got == {"nginx-kvm1": "kvm1"}, got
+        """
+    )

@@ -292,11 +292,3 @@ def test_event_times_bracket_a_task() -> None:
     assert _created({"created": "2026-01-02T03:04:05.250000+00:00"}) == pytest.approx(1767323045.25)
     assert _created({"created": "2026-01-02T03:04:05.250000"}) == pytest.approx(1767323045.25)
     assert _created({}) is None and _created({"created": "yesterday"}) is None
-
-
-def test_lab_inventory_is_valid() -> None:
-    from sizing.inventory import load_inventory
-
-    inv = load_inventory(Path(__file__).parents[2] / "inventories" / "lab.yml")
-    assert len(inv.servers) >= 1 and len(inv.clients) >= 2
-    assert all(not h.is_local for h in inv.hosts.values())
