@@ -8,11 +8,12 @@ engine and the guide read the results.
   the error allowance.
 * **SLO capacity.** The highest offered rate that meets the SLO. From a sweep alone it is
   known only to the sweep's step; :func:`search` narrows it to ±2% by probing new rates.
-* **Knee.** Where latency "explodes" (the article's word): the last swept rate whose p95
-  stays within ``KNEE_FACTOR`` times the low-load p95 (the median of the lowest rates'
-  p95, at least ``KNEE_FLOOR_MS``), when a later rate exceeds it. With no SLO given this is
-  the point's capacity; it is also what the guide's charts mark. The knee is known only
-  to an interval: the last good and the first bad rate (:func:`knee_interval`).
+* **Knee.** Where latency spikes (the latency article's "latency spike"): the last swept
+  rate whose p95 stays within ``KNEE_FACTOR`` times the low-load p95 (the median of the
+  lowest rates' p95) or within ``KNEE_FLOOR_MS``, whichever is higher, when a later rate
+  exceeds it. With no SLO given this is the point's capacity; it is also what the guide's
+  charts mark. The knee is known only to an interval: the last good and the first bad rate
+  (:func:`knee_interval`).
 * **Climb.** Without a list of rates the sweep does not walk a fixed list: it climbs
   (:func:`climb_next`) geometrically, ``CLIMB_FACTOR`` per step from a low rate, until a
   rate is bad (p95 beyond the knee limit, or errors), then bisects between the last good
@@ -43,6 +44,7 @@ from sizing.errors import UsageError
 
 __all__ = [
     "KNEE_FACTOR",
+    "KNEE_FLOOR_MS",
     "LatencyPoint",
     "SearchResult",
     "Slo",
@@ -50,13 +52,18 @@ __all__ = [
     "climb_next",
     "knee",
     "knee_interval",
+    "knee_limit",
     "parse_rates",
     "parse_slo",
     "search",
 ]
 
 KNEE_FACTOR = 3.0  # p95 above 3x its low-load value: latency has left the flat part
-KNEE_FLOOR_MS = 1.0  # ...but never a knee below 1 ms of p95 (timer noise on fast servers)
+# ...but never a knee below 5 ms of p95: on fast servers a sub-millisecond p95 triples with
+# timer and scheduling noise long before a queue builds. The latency article calls its
+# NGINX p95 of 4.0 to 5.2 ms at 2,000 to 6,000 RPS (10-KB file) the flat part, before the
+# spike it ties to 100% CPU.
+KNEE_FLOOR_MS = 5.0
 TOLERANCE = 0.02  # ±2%
 MAX_PROBES = 16
 STATS = ("mean", "p50", "p90", "p95", "p99", "max")
@@ -80,6 +87,7 @@ class LatencyPoint:
     p90_ms: float | None = None
     server_busy: float | None = None  # % of the server's pinned CPUs
     server_steal: float | None = None
+    client_busy: float | None = None  # % of the busiest client's generator CPUs
 
     def stat(self, name: str) -> float:
         """The named statistic (``mean``, ``p50``, ``p90``, ``p95``, ``p99``, ``max``)."""
@@ -178,7 +186,7 @@ def parse_rates(text: str) -> tuple[int, ...]:
 
 
 def knee(points: Sequence[LatencyPoint], factor: float = KNEE_FACTOR) -> LatencyPoint | None:
-    """The last rate before latency explodes (see the module docstring), or None when the
+    """The last rate before latency spikes (see the module docstring), or None when the
     curve never leaves its flat part (no knee within the sweep) or starts beyond it."""
     pts = sorted(points, key=lambda p: p.rate)
     if len(pts) < 2:
@@ -190,6 +198,13 @@ def knee(points: Sequence[LatencyPoint], factor: float = KNEE_FACTOR) -> Latency
             return last_ok
         last_ok = p
     return None
+
+
+def knee_limit(points: Sequence[LatencyPoint], factor: float = KNEE_FACTOR) -> float | None:
+    """The p95 (ms) beyond which a rate is past the knee: ``factor`` x the low-load p95, at
+    least ``KNEE_FLOOR_MS``; None without a measured rate."""
+    pts = sorted(points, key=lambda p: p.rate)
+    return _knee_limit(pts, factor) if pts else None
 
 
 def _knee_limit(pts: Sequence[LatencyPoint], factor: float) -> float:

@@ -68,7 +68,10 @@ def capacity(result: PointResult, slo: Slo) -> float | None:
 
 
 def _lower_bound(r: PointResult, slo: Slo, value: float) -> bool:
-    """The objective was still met at the highest rate measured: capacity lies above."""
+    """The objective was still met at the highest rate measured, or the clients' CPUs
+    saturated where it failed: capacity lies above."""
+    if "client-bound" in r.flags:
+        return True
     curve = [LatencyPoint(**p) for p in r.metadata.get("curve") or []]
     top = max(curve, key=lambda p: p.rate, default=None)
     return top is not None and value >= top.rate and slo.met(top)
@@ -109,7 +112,8 @@ def slo_figures(
             origin=f"run {run_id}, {r.key.host}, {r.key.profile}: {slo_profile_name(slo)}",
             emulated=emulated,
             basis=latency_workload(r),
-            flags=tuple(f for f in r.flags if f in ("no-knee", "generator-lag", "emulated")),
+            flags=tuple(f for f in r.flags
+                        if f in ("no-knee", "generator-lag", "client-bound", "emulated")),
             bound="lower" if lower else "",
         )
     return list(newest.values())

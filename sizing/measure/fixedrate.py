@@ -24,7 +24,7 @@ platform × cores × HT × profile) is measured as:
    merged, its rates and CPU the mean over its repetitions.
 
 **The point's value** is the SLO capacity (requests/s) when an SLO is given, else the knee
-rate (:func:`sizing.knee.knee`): the last swept rate before latency explodes. A sweep with
+rate (:func:`sizing.knee.knee`): the last swept rate before latency spikes. A sweep with
 no knee stores the highest rate with the ``no-knee`` flag: the capacity lies above it.
 The per-rate curve, the search's probes and the knee are in the point's metadata
 (``curve``, ``slo_search``, ``knee_rate``); each window is a ``latency`` sample (value: p95
@@ -52,6 +52,7 @@ from sizing.knee import (
     climb_next,
     knee,
     knee_interval,
+    knee_limit,
     search,
 )
 from sizing.load import oha, vegeta
@@ -225,6 +226,7 @@ def latency_point(rate: int, win: dict[str, Any]) -> tuple[LatencyPoint, dict[st
         error_ratio=failed / max(requests, 1),
         server_busy=server.get("busy"),
         server_steal=server.get("steal"),
+        client_busy=max(win["client_busy"].values(), default=None),
     )
     lag = max(0.0, (rate - sent) / rate)
     meta = {
@@ -275,6 +277,7 @@ def mean_point(reps: Sequence[LatencyPoint]) -> LatencyPoint:
         error_ratio=statistics.fmean(r.error_ratio for r in reps),
         server_busy=avg("server_busy"),
         server_steal=avg("server_steal"),
+        client_busy=avg("client_busy"),
     )
 
 
@@ -438,6 +441,14 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
             + ", ".join(f"{r:,.0f}" for r in sorted(lagging))
             + " requests/s (the client fell behind; those rates never count as meeting an SLO)"
         )
+    # The rate that bounds the figure: the first past the knee, or the SLO's first failure.
+    bound_rate = (result.bracket[1] if slo is not None and result is not None
+                  else interval[1] if interval else None)
+    verdict = busy_at(pts, bound_rate, tool)
+    if verdict:
+        problems.append(verdict)
+        if client_saturated(pts, bound_rate):
+            flags.append("client-bound")
     steal = [p.server_steal for p in pts if p.server_steal is not None]
     if steal and max(steal) > STEAL_LIMIT:
         flags.append("unstable")
@@ -470,6 +481,8 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
         "knee_rate": k.rate if k else None,
         "knee_interval": list(interval) if interval else None,
         "knee_factor": KNEE_FACTOR,
+        "knee_limit_ms": knee_limit(good_pts),
+        "knee_busy": verdict or None,
         "knee_reason": None if interval else (climb_reason or "no rate exceeded the knee limit"),
         "climb": {"ceiling": ceiling, "client_cores": client_cores,
                   "planning_rate_per_core": per_core} if climbing else None,
@@ -498,6 +511,34 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
         ),
         samples,
     )
+
+
+def client_saturated(pts: Sequence[LatencyPoint], rate: float | None) -> bool:
+    """The clients' CPUs were saturated at ``rate``: latency may have grown on their side."""
+    p = next((p for p in pts if p.rate == rate), None)
+    return p is not None and (p.client_busy or 0.0) >= CLIENT_BUSY_LIMIT
+
+
+def busy_at(pts: Sequence[LatencyPoint], rate: float | None, tool: str) -> str:
+    """What was busy at the rate that bounds the figure, in one sentence ("" without one):
+    the reader must see whether NGINX's CPU or the clients' ran out first."""
+    p = next((p for p in pts if p.rate == rate), None)
+    if p is None or rate is None:
+        return ""
+    server = "unknown" if p.server_busy is None else f"{p.server_busy:.0f}%"
+    client = "unknown" if p.client_busy is None else f"{p.client_busy:.0f}%"
+    said = (f"at {rate:,.0f} requests/s, the first rate past it, the server's CPUs were "
+            f"{server} busy and the busiest client's {client}")
+    if client_saturated(pts, rate):
+        return (said + f": the clients saturated ({tool} and any upstream on their CPUs), so "
+                "latency may have grown on their side and NGINX's figure lies at or above "
+                "this one (a lower bound); add client cores or put the upstream on its own "
+                "host (the `upstreams` group)")
+    if p.server_busy is not None and p.server_busy < CLIENT_BUSY_LIMIT:
+        return (said + ": latency rose before NGINX's CPUs saturated (the latency article "
+                "ties its spike to 100% CPU), so something else queued: the network, the "
+                "clients, the upstream or the hypervisor")
+    return said
 
 
 def _curve_meta(pts: Sequence[LatencyPoint]) -> list[dict[str, Any]]:

@@ -208,7 +208,7 @@ def test_latency_series_come_from_the_stored_points(db: Path) -> None:
     assert bm1.rates == (1000.0, 2000.0, 3000.0, 4000.0, 4100.0, 4200.0, 5000.0)
     assert bm1.p95_ms[0] == 0.42 and bm1.mean_ms[-1] == 19.5
     assert bm1.server_busy[2] == 62.0
-    assert bm1.knee_rate == 3000.0  # sizing.knee's rule on the fixture curve
+    assert bm1.knee_rate == 4000.0  # sizing.knee's rule: 4,100/s is past 5 ms of p95
     assert (bm1.slo, bm1.slo_stat, bm1.slo_limit_ms, bm1.slo_capacity) == (
         "p95=10ms", "p95", 10.0, 4100.0,
     )  # fmt: skip
@@ -222,7 +222,7 @@ def test_summary_table_has_knee_and_slo_capacity(db: Path) -> None:
     assert lat is not None
     rows = {r[0].text: [c.text for c in r] for r in lat.summary.rows}
     assert rows["Bare metal, 1 core"][2:] == [
-        "1,000–5,000 (5 rates)", "3,000", "p95 ≤ 10 ms", "4,100",
+        "1,000–5,000 (5 rates)", "4,000", "p95 ≤ 10 ms", "4,100",
     ]  # fmt: skip
     assert rows["Bare metal, 2 cores"][3] == "above 3,000"  # no knee in the sweep
     assert rows["Hypervisor, 1 core"][4:] == ["–", "–"]
@@ -236,7 +236,7 @@ def test_rates_table_has_every_statistic(db: Path) -> None:
     assert bm1.headers[2:7] == ("Mean (ms)", "p50 (ms)", "p95 (ms)", "p99 (ms)", "Max (ms)")
     by_rate = {r[0].text: [c.text for c in r] for r in bm1.rows}
     assert by_rate["1,000"][2:9] == ["0.31", "0.28", "0.42", "0.60", "3.10", "21.0%", "–"]
-    assert by_rate["3,000"][8] == "knee"
+    assert by_rate["4,000"][8] == "knee"
     assert by_rate["4,100"][8] == "SLO capacity"
     assert by_rate["5,000"][4:7] == ["48.0", "95.0", "210"]
     assert any("4,200, 4,100" in n for n in bm1.notes)  # the search's probes

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sizing.engine.figures import series_order
+from sizing.knee import KNEE_FACTOR, KNEE_FLOOR_MS
 from sizing.model import Platform, PointResult, Status
 from sizing.report.data.format import (
     MISSING,
@@ -107,7 +108,9 @@ def latency_section(runs: Sequence[RunData]) -> LatencySection | None:
             slo_capacity=None if capacity is None else float(capacity),
         )
         series.append(s)
-        if s.knee_rate is not None:
+        if s.knee_rate is not None and "client-bound" in item["flags"]:
+            knee_text = TCell(f"≥{number(s.knee_rate)} (client-bound)", src)
+        elif s.knee_rate is not None:
             knee_text = TCell(number(s.knee_rate), src)
         elif "no-knee" in item["flags"]:
             knee_text = TCell(f"above {number(max(s.rates))}")
@@ -148,8 +151,8 @@ def latency_section(runs: Sequence[RunData]) -> LatencySection | None:
             ),
             rows=tuple(summary),
             notes=(
-                "Knee: the last offered rate before latency explodes (p95 above three times "
-                "its low-load value).",
+                f"Knee: the last offered rate before latency spikes (p95 above {KNEE_FACTOR:g} "
+                f"times its low-load value and above {KNEE_FLOOR_MS:g} ms).",
                 "SLO capacity: the highest offered rate that met the objective, narrowed to "
                 "±2% by probing further rates when the run was given the objective.",
             ),

@@ -114,7 +114,7 @@ def latency_chart(guide: Guide) -> Chart | None:
         caption=(
             "Mean and p95 latency at each constant offered rate (open loop), one pair of "
             "curves per platform and core count. Dotted vertical lines: the knee, the last "
-            "rate before latency explodes"
+            "rate before latency spikes"
             + ("; dash-dotted horizontal line: the latency objective (SLO)." if limits else ".")
         ),
         svg=svg,

@@ -8,9 +8,11 @@ Functions return text; the CLI prints it. tabulate is imported inside the functi
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from sizing.knee import KNEE_FLOOR_MS
 from sizing.model import PointResult, Status
 from sizing.report.data.format import MISSING, cell_source, mark, money, number, percent
 from sizing.report.render.points import point_json
@@ -491,7 +493,8 @@ def comparison_text(
 
 def latency_curve_rows(meta: Mapping[str, Any]) -> list[dict[str, Any]]:
     """A latency point's curve for ``run --json``: one row per offered rate, with the
-    achieved rate, mean/p50/p95/p99 (ms), error ratio, server CPU and where the knee is
+    achieved rate, mean/p50/p95/p99 (ms), error ratio, server and busiest client CPU and
+    where the knee is
     (``mark``: ``knee`` on the last good rate, ``first-bad`` on the next)."""
     interval = meta.get("knee_interval") or [None, None]
     rows = []
@@ -502,7 +505,8 @@ def latency_curve_rows(meta: Mapping[str, Any]) -> list[dict[str, Any]]:
             "offered": c.get("rate"), "achieved": c.get("achieved"),
             "mean_ms": c.get("mean_ms"), "p50_ms": c.get("p50_ms"), "p95_ms": c.get("p95_ms"),
             "p99_ms": c.get("p99_ms"), "error_ratio": c.get("error_ratio"),
-            "server_cpu_pct": c.get("server_busy"), "mark": mark,
+            "server_cpu_pct": c.get("server_busy"), "client_cpu_pct": c.get("client_busy"),
+            "mark": mark,
         })
     return rows
 
@@ -515,7 +519,9 @@ def latency_curve_json(meta: Mapping[str, Any]) -> dict[str, Any]:
         "knee_rate": meta.get("knee_rate"),
         "knee_interval": meta.get("knee_interval"),
         "knee_factor": meta.get("knee_factor"),
+        "knee_limit_ms": meta.get("knee_limit_ms"),
         "knee_reason": meta.get("knee_reason"),
+        "knee_busy": meta.get("knee_busy"),
     }
 
 
@@ -531,27 +537,31 @@ def latency_curve_text(title: str, meta: Mapping[str, Any]) -> str:
     if not rows:
         return ""
     head = (f"{'offered/s':>10} {'achieved/s':>10} {'mean ms':>8} {'p50 ms':>8} {'p95 ms':>8} "
-            f"{'p99 ms':>8} {'errors':>7} {'server CPU':>10}")
+            f"{'p99 ms':>8} {'errors':>7} {'srv CPU':>7} {'cli CPU':>7}")
     lines = [f"{title}: latency against offered rate ({meta.get('generator')}, open loop)",
              head]
     for r in rows:
         err = r["error_ratio"]
-        mark = {"knee": "  <- knee (last good)", "first-bad": "  <- first bad"}.get(r["mark"], "")
+        mark = {"knee": "  <- knee", "first-bad": "  <- first bad"}.get(r["mark"], "")
         lines.append(
             f"{number(r['offered']):>10} {number(r['achieved']) if r['achieved'] else MISSING:>10}"
             f" {_ms(r['mean_ms']):>8} {_ms(r['p50_ms']):>8} {_ms(r['p95_ms']):>8}"
             f" {_ms(r['p99_ms']):>8} {(MISSING if err is None else f'{100 * err:.2f}%'):>7}"
-            f" {_pct(r['server_cpu_pct']):>10}{mark}"
+            f" {_pct(r['server_cpu_pct']):>7} {_pct(r['client_cpu_pct']):>7}{mark}"
         )
     interval = meta.get("knee_interval")
     factor = meta.get("knee_factor") or 3
+    limit = meta.get("knee_limit_ms")
+    beyond = (f"p95 above {_ms(limit)} ms ({factor:g}x its low-load value, at least "
+              f"{KNEE_FLOOR_MS:g} ms)" if limit else f"p95 above {factor:g}x its low-load value")
     if interval:
         lines.append(f"knee: between {number(interval[0])} and {number(interval[1])} requests/s "
-                     f"(p95 above {factor:g}x its low-load value, or errors, from "
-                     f"{number(interval[1])}/s)")
+                     f"({beyond}, or errors, from {number(interval[1])}/s)")
     else:
         lines.append(f"no knee: {meta.get('knee_reason') or 'latency stayed flat'}")
-    return "\n".join(lines)
+    if meta.get("knee_busy"):
+        lines.append(meta["knee_busy"][0].upper() + meta["knee_busy"][1:] + ".")
+    return "\n".join(textwrap.fill(line, 100) if len(line) > 100 else line for line in lines)
 
 
 def _pct(v: Any) -> str:
