@@ -92,8 +92,10 @@ class Profile(BaseModel):
 
     @property
     def is_cpu_curve(self) -> bool:
-        """A gateway role offered fixed rates: server CPU against calls per second."""
-        return self.is_gateway and self.mode == "fixed-rate"
+        """A gateway's CPU curve (``metric: gateway_cpu_curve``): server CPU against calls
+        per second at fixed rates. The latency profiles also proxy at fixed rates, but their
+        figure is latency: they are not CPU curves."""
+        return self.metric == "gateway_cpu_curve"
 
 
 def available() -> list[str]:

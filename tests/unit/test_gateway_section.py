@@ -39,3 +39,13 @@ def test_gateway_section_tables_the_cpu_curve_and_leaves_latency_points(tmp_path
     assert table.headers[2] == "Server CPU busy"
     assert [c.text for c in table.rows[2]] == ["5,000", "4,999", "51.4%", "1.48"]
     assert gateway_section(read_runs(db, [])[:0]) is None
+
+
+def test_only_the_cpu_curve_profiles_are_cpu_curves() -> None:
+    """The latency profiles proxy at fixed rates too, but their figure is latency: their
+    points must stay out of the gateway chapter."""
+    from sizing import profiles
+
+    curves = {name for name in profiles.available() if profiles.load(name).is_cpu_curve}
+    assert curves == {"api-jwt-cpu", "proxy-cpu"}
+    assert profiles.load("latency").mode == "fixed-rate" and profiles.load("latency").is_gateway
