@@ -40,6 +40,14 @@ ANSIBLE_ENV = {
     # One SSH round trip per task instead of several: the load windows of a point start at
     # a common time, and a shorter fan-out leaves more of the start lead in hand.
     "ANSIBLE_PIPELINING": "True",
+    # A host that vanishes (a guest destroyed after its points, a cut cable) must fail in
+    # seconds, not hang: Ansible's SSH ControlPersist master would otherwise wait on the
+    # dead TCP connection for as long as the kernel retransmits (a quarter of an hour), and
+    # every later task to that host with it. 3 unanswered keepalives 5 s apart end it.
+    # ssh_extra_args: neither Ansible's ssh_args (ControlMaster) nor an inventory's
+    # ansible_ssh_common_args (jump hosts, key checking) is replaced; a host's own
+    # ansible_ssh_extra_args is.
+    "ANSIBLE_SSH_EXTRA_ARGS": "-o ServerAliveInterval=5 -o ServerAliveCountMax=3",
 }
 
 
