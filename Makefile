@@ -26,12 +26,12 @@ unit: setup-dev
 	.venv/bin/pytest tests/unit -q
 
 integration: setup-dev
-	scripts/install-oha --wait
+	scripts/bg wait oha guest-image
 	.venv/bin/pytest tests/integration -q -m integration
 
-# The unit tests run while oha may still compile (scripts/setup --dev); the integration
-# tests, which measure, start once it is done.
+# The linters and unit tests run while oha compiles and the guest image builds (scripts/setup
+# --dev starts them with scripts/bg); the integration tests, which measure, start after.
 test: setup-dev lint
 	.venv/bin/pytest tests/unit -q --durations=10
-	scripts/install-oha --wait
+	scripts/bg wait oha guest-image
 	.venv/bin/pytest tests/integration -q --durations=25
