@@ -53,12 +53,14 @@ __all__ = [
 VERSION = "1.16.0"  # scripts/install-oha
 MAX_RATE_LAG = 0.02  # answered more than 2% below the offered rate: the client fell behind
 CONNECTIONS = 50  # the latency article's wrk2 -c50
-# The planning figure for sizing clients: requests/s one client core offers on schedule.
-# From benchmarks/generators on the 2-core development machine (a 128-byte file over
-# HTTP/1.1 keepalive: 57,000 sustained, its core 80% busy), rounded down; a sweep to the
-# knee uses it to know when the clients, not the server, would be the limit. Not a
-# measured claim about any other machine.
-PLANNING_RATE_PER_CORE = 50_000
+# The planning figure for sizing clients: requests/s one client core offers on schedule
+# WITH latencies worth reading. benchmarks/generators on the quiet 2-core development
+# machine (a 128-byte file over HTTP/1.1 keepalive): oha kept 37,969/s with its core 61%
+# busy and p95 2.2 ms; at 56,953/s it still kept the rate but its core was 96% busy and
+# p95 504 ms, its own queueing. Rounded down from the first; a sweep to the knee uses it to
+# know when the clients, not the server, would be the limit. Not a measured claim about any
+# other machine.
+PLANNING_RATE_PER_CORE = 37_000
 
 
 class OhaParseError(ToolError):
