@@ -50,6 +50,10 @@ ANSIBLE_ENV = {
     "ANSIBLE_SSH_EXTRA_ARGS": "-o ServerAliveInterval=5 -o ServerAliveCountMax=3",
 }
 
+# The playbooks that run while load is measured keep the slow poll above; the others
+# (provisioning, facts, locks, the run's end) poll every 5 ms: about 25 ms less per task.
+LOAD_PLAYBOOKS = frozenset({"load.yml"})
+
 
 @dataclass
 class HostOutcome:
@@ -329,6 +333,8 @@ def run_playbook(
 
     private = Path(tempfile.mkdtemp(prefix="sizing-runner-"))
     envvars = dict(ANSIBLE_ENV)
+    if playbook not in LOAD_PLAYBOOKS:  # nothing is measured meanwhile: answer each task fast
+        envvars["ANSIBLE_INTERNAL_POLL_INTERVAL"] = "0.005"
     envvars["ANSIBLE_ROLES_PATH"] = str(paths.PLAYBOOKS / "roles")
     cfg = ansible_config()
     if cfg is not None:
