@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import statistics
 import time
 from pathlib import Path
 
@@ -66,3 +67,65 @@ def stop_nginx(pidfile: Path) -> None:
             return
         time.sleep(0.1)
     os.kill(pid, signal.SIGKILL)
+
+
+def check_local_sweep(db: Path, run_id: int, repeat: int) -> None:
+    """What `sizing run --cores 1,2,4,8 --profile rps,tps` (``make run``) stores on this
+    2-CPU machine: 1-core rps and tps measured (or kept invalid, saying what limited them),
+    the larger core counts skipped with the reason, the run complete with its environment,
+    a warm-up then ``repeat`` timed repetitions, and each sample's metadata."""
+    from sizing.store import Store
+
+    with Store(db) as store:
+        stored = {(p.result.key.cores, p.result.key.profile): p for p in store.points(run_id)}
+        run = store.get_run(run_id)
+        samples = store.samples(stored[(1, "rps")].id)
+    assert run.status == "complete"
+    assert "localhost" in run.environment
+    assert len(stored) == 8, sorted(stored)
+    rps, tps = stored[(1, "rps")].result, stored[(1, "tps")].result
+    # Load balancing through a real upstream nginx that shares the client's core (2 CPUs):
+    # a figure is a capacity figure only when nginx saturated its core; otherwise it is kept,
+    # invalid, and says what limited it (the client side here, or other processes).
+    for r in (rps, tps):
+        assert r.status.value in ("measured", "invalid"), r
+        assert (r.status.value == "invalid") == bool(
+            {"not-saturated", "client-bound", "upstream-bound", "unstable", "errors"}
+            & set(r.flags)
+        ), r
+        if "not-saturated" in r.flags:
+            assert "limited by the" in r.reason, r
+    assert rps.unit == "requests/s" and tps.unit == "handshakes/s"
+    # Orders of magnitude only: a keepalive request is far cheaper than a full handshake.
+    assert rps.value is not None and tps.value is not None
+    assert rps.value > 1000 and tps.value > 20
+    assert rps.value > 5 * tps.value
+    assert rps.repetitions == repeat and rps.spread is not None
+    for n in (2, 4, 8):
+        r = stored[(n, "rps")].result
+        assert r.status.value == "skipped"
+        assert f"needs {n} server cores plus at least 1 client core" in r.reason
+        assert "add a client host to the inventory" in r.reason
+    main = [(rep, s) for rep, s in samples if s.metric == "requests_per_second"]
+    assert [rep for rep, _ in main] == list(range(repeat + 1))  # warm-up, then the timed ones
+    meta = main[1][1].metadata
+    for field in ("host", "platform", "cores", "ht", "profile", "file_size", "connections",
+                  "duration_s", "repetition", "nginx_version", "openssl_version", "kernel",
+                  "cpu_model", "tool", "tool_version", "server_cpus", "client_cpus"):  # fmt: skip
+        assert meta.get(field) not in (None, ""), field
+    assert meta["server_cpus"] == "0" and meta["client_cpus"] == {"localhost": "1"}
+    assert meta["file_size"] == 128
+    # every guard's evidence: server, client and upstream CPU, kernel work outside core 0
+    assert meta["role"] == "load-balance"
+    assert meta["upstreams"] == [{"host": "localhost", "cpus": "1", "shares_with": "client"}]
+    assert meta["server_busy"] is not None and meta["client_cpu_busy"]["localhost"] is not None
+    assert meta["upstream_cpu"]["localhost"]["own"] > 0  # the upstream served the requests
+    assert meta["kernel_outside"]["cpus"] == [1] and meta["kernel_outside"]["net_rx_total"] > 0
+    assert meta["irq_steering"].startswith("not steered: loopback")
+    with Store(db) as store:
+        tls = [s for rep, s in store.samples(stored[(1, "tps")].id)
+               if rep > 0 and s.metric == "handshakes_per_second"]  # fmt: skip
+    assert tls and all(s.metadata["tls_full"] > 0 and s.metadata["tls_reused"] == 0 for s in tls)
+    # The median of the timed repetitions is the point's figure.
+    values = [s.value for rep, s in main if rep > 0]
+    assert rps.value == statistics.median(values)

@@ -313,10 +313,15 @@ def test_latency_sweep_and_slo_search(workdir: Path, vegeta_bin: str, tools: Non
 
 
 def test_proxy_and_api_jwt(workdir: Path, tools: None) -> None:
+    # one run, both points: one provisioning of the clients and the upstream
+    doc, db = run_sizing(workdir, "--profile", "proxy,api-jwt", "--duration", "2", "--warmup",
+                         "1", "--repeat", "1")
+    with Store(db) as store:
+        points = {p.result.key.profile: (p, store.samples(p.id))
+                  for p in store.points(doc["run_id"])}
+    assert set(points) == {"proxy", "api-jwt"}, points
     for profile in ("proxy", "api-jwt"):
-        doc, db = run_sizing(workdir, "--profile", profile, "--duration", "2", "--warmup", "1",
-                             "--repeat", "1")
-        point, samples = stored(db, doc["run_id"])
+        point, samples = points[profile]
         r = point.result
         meta = r.metadata
         print(f"\n{profile}: {r.status} {r.value} {r.unit} ({r.reason}); added latency "

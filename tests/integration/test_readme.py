@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.localnginx import check_local_sweep
+
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -91,3 +93,6 @@ def test_readme_as_typed(tmp_path: Path) -> None:
     rec = _sh(["sizing", "recommend", "--rps", "200000"], clone, env, 120)
     assert rec.startswith("Demand: 200,000 RPS") and "basis: " in rec.lower()
     assert Path(env["SIZING_DB"]).is_file()
+    # what `make run` measured and stored (this was test_run_local's own sweep: one sweep of
+    # the main job in CI, not two)
+    check_local_sweep(Path(env["SIZING_DB"]), 1, repeat=2)
