@@ -32,7 +32,11 @@ import netns  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-SHORT = ["--duration", "2", "--warmup", "0", "--repeat", "2"]
+# Two timed repetitions: the per-repetition checks (clients summed, started together).
+SHORT = ["--duration", "1", "--warmup", "0", "--repeat", "2"]
+# The fault and resume tests judge only which points were kept, failed and measured again:
+# one 1-s window per point (each `sizing run` already costs ~25 s of provisioning).
+ONE = ["--duration", "1", "--warmup", "0", "--repeat", "1"]
 cli = CliRunner()
 
 
@@ -66,7 +70,21 @@ def first_run(lab: netns.NetnsLab, tmp_path_factory: pytest.TempPathFactory) -> 
         ],
     )
     assert result.exit_code == 0, result.stderr + result.stdout
-    return {"db": db, "doc": json.loads(result.stdout), "stderr": result.stderr}
+    return {
+        "db": db,
+        "doc": json.loads(result.stdout),
+        "stderr": result.stderr,
+        # a run that ends normally, without --keep-running, stops the server's nginx
+        "nginx_left": alive(lab.nginx_dir / "nginx.pid"),
+    }
+
+
+def alive(pidfile: Path) -> bool:
+    try:
+        os.kill(int(pidfile.read_text().strip()), 0)
+        return True
+    except (OSError, ValueError):
+        return False
 
 
 def _run_sizing(*args: str) -> Any:
@@ -76,6 +94,7 @@ def _run_sizing(*args: str) -> Any:
 def test_two_clients_start_together_and_their_rates_sum(first_run: dict[str, Any]) -> None:
     doc = first_run["doc"]
     assert doc["status"] == "complete"
+    assert first_run["nginx_left"] is False  # stopped at the run's normal end
     [point] = doc["points"]
     assert (point["host"], point["cores"], point["profile"]) == ("sz-srv", 1, "static-rps")
     assert point["status"] in ("measured", "invalid"), point  # validity is the guards' call
@@ -157,8 +176,15 @@ def test_unreachable_client_fails_preflight_in_one_line_and_keeps_points(
     lab.make_unreachable(c2)
     try:
         result = _run_sizing(
-            "-i", str(lab.inventory), "--cores", "1", "--profile", "static-rps", *SHORT,
-            "--db", str(db),
+            "-i",
+            str(lab.inventory),
+            "--cores",
+            "1",
+            "--profile",
+            "static-rps",
+            *ONE,
+            "--db",
+            str(db),
         )
     finally:
         lab.restore(c2)
@@ -198,7 +224,7 @@ def test_client_lost_mid_sweep_is_reported_once_and_resume_measures_the_rest(
             "1",
             "--profile",
             "static-rps,static-tps",
-            *SHORT,
+            *ONE,
             "--db",
             str(db),
             "--json",
@@ -260,7 +286,7 @@ def test_interrupted_run_resumes_with_only_the_missing_points(
             "1",
             "--profile",
             "static-rps,static-tps",
-            *SHORT,
+            *ONE,
             "--db",
             str(db),
         ],
