@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,15 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def build_image(timeout: float = IMAGE_BUILD_TIMEOUT_S) -> dict[str, Path]:
+@dataclass(frozen=True)
+class Build:
+    """The guest image's files, and the playbook run that built (or found) them."""
+
+    files: dict[str, Path]
+    result: Any  # sizing.provision.ansible.PlaybookResult
+
+
+def build_image(timeout: float = IMAGE_BUILD_TIMEOUT_S) -> Build:
     """Build (or find cached) the guest image with the project's playbook."""
     from sizing.provision.ansible import run_playbook
 
@@ -101,7 +110,7 @@ def build_image(timeout: float = IMAGE_BUILD_TIMEOUT_S) -> dict[str, Path]:
     missing = [str(p) for p in files.values() if not p.exists()]
     if missing:
         raise RuntimeError(f"guest image build left no {', '.join(missing)}")
-    return files
+    return Build(files, res)
 
 
 def _pid(path: Path) -> int | None:
@@ -250,8 +259,10 @@ def inventory(
     uri: str = URI,
     address: str = GUEST_ADDR,
     vm: dict[str, Any] | None = None,
+    guest_vars: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The lab inventory: localhost hypervisor and client, one libvirt guest server."""
+    """The lab inventory: localhost hypervisor and client, one libvirt guest server;
+    ``guest_vars`` are more (or other) host variables of the guest."""
     return {
         "all": {
             "children": {
@@ -278,6 +289,7 @@ def inventory(
                             "ansible_pipelining": True,
                             "sizing_platform": "libvirt",
                             "sizing_vm": vm or vm_settings(image),
+                            **(guest_vars or {}),
                         }
                     }
                 },
