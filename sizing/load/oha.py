@@ -2,9 +2,9 @@
 
 oha (crates.io, pinned to 1.16.0 by ``scripts/install-oha``) is the open-loop generator of
 the latency profiles. ``benchmarks/generators`` chose it over vegeta: on one client core of
-the development machine it sustained about 57,000 req/s on schedule against vegeta's 7,500
-(0.65 of wrk's closed loop in the same run, on a machine shared with other tests), and it
-passes the coordinated-omission check.
+the development machine, with nothing else running, it sustained 56,953 req/s on schedule
+against vegeta's 7,500 (0.73 of wrk's closed loop in the same run), and it passes the
+coordinated-omission check.
 
 **Why its latencies are free of coordinated omission.** Read from oha 1.16.0's source:
 with ``-q RATE`` the request schedule is fixed in advance (one send time every 1/RATE s),
