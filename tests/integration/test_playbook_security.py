@@ -48,17 +48,49 @@ def snapshot(path: Path) -> list[tuple[str, int, int, str]]:
     return out
 
 
-def test_a_new_tool_directory_is_private_and_idempotent(tmp_path: Path) -> None:
-    tools = tmp_path / "tools"
-    res = clients(tools)
+COPIES = (
+    "Copy the window runner",
+    "Copy the wrk report script (latency distribution as one JSON line)",
+)
+
+
+def copied(res: Any) -> list[str]:
+    """The copy tasks of clients.yml that ran on localhost (the others were skipped)."""
     assert res.ok, res.problems()
+    return [task for task in COPIES if res.result("localhost", task) is not None]
+
+
+def test_a_new_tool_directory_is_private_idempotent_and_repaired(tmp_path: Path) -> None:
+    """Made 0700 with the tools in it; a second run copies nothing (clients.yml compares
+    the host's files with the controller's), and a tool whose content, mode or owner was
+    changed is copied again."""
+    tools = tmp_path / "tools"
+    loadgen = tools / "loadgen.py"
+    source = (ROOT / "playbooks" / "files" / "loadgen.py").read_bytes()
+    assert copied(clients(tools)) == list(COPIES)
     st = tools.lstat()
     assert stat.S_ISDIR(st.st_mode) and st.st_uid == 0 and stat.S_IMODE(st.st_mode) == 0o700
-    assert stat.S_IMODE((tools / "loadgen.py").stat().st_mode) == 0o700
+    assert stat.S_IMODE(loadgen.stat().st_mode) == 0o700
     assert stat.S_IMODE((tools / "wrk_report.lua").stat().st_mode) == 0o600
+
     again = clients(tools)
-    assert again.ok
+    assert copied(again) == []  # the host's files are the controller's: no copy task runs
     assert sum(again.stats.get("changed", {}).values()) == 0, again.stats
+
+    # another content for one tool, another mode for the other: each is copied again
+    loadgen.write_bytes(source.replace(b"import", b"import os; os.system('id')\nimport", 1))
+    (tools / "wrk_report.lua").chmod(0o644)
+    res = clients(tools)
+    assert copied(res) == list(COPIES)
+    assert sum(res.stats.get("changed", {}).values()) == 2, res.stats
+    assert loadgen.read_bytes() == source
+    assert stat.S_IMODE((tools / "wrk_report.lua").stat().st_mode) == 0o600
+
+    os.chown(loadgen, NOBODY, NOBODY)  # the same file, owned by another user
+    assert copied(clients(tools)) == [COPIES[0]]
+    st = loadgen.lstat()
+    assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o700)
+    assert loadgen.read_bytes() == source
 
 
 def test_a_directory_another_user_made_first_is_refused(tmp_path: Path) -> None:
