@@ -53,6 +53,7 @@ GUEST_MAC = "52:54:00:12:06:10"
 DOMAIN = "sz6-vm1"
 LIBVIRTD_PID = Path("/run/sz6-libvirtd.pid")
 VIRTLOGD_PID = Path("/run/sz6-virtlogd.pid")
+LAB_QEMU_CONF = Path("/run/sz6-qemu.conf")  # the lab libvirtd's qemu.conf (see up())
 LOCK_FILE = Path(tempfile.gettempdir()) / "sz6-libvirt.lock"
 URI = "qemu:///system"
 IMAGE_BUILD_TIMEOUT_S = 1500
@@ -204,7 +205,23 @@ class LibvirtLab:
         _run(["ip", "addr", "add", f"{HOST_ADDR}/{PREFIX_LEN}", "dev", VETH_HOST])
         _run(["ip", "link", "set", VETH_HOST, "up"])
         _run(["virtlogd", "-d", "-p", str(VIRTLOGD_PID)])
-        _run([*ns, "libvirtd", "-d", "-p", str(LIBVIRTD_PID)], timeout=60)
+        # libvirtd probes QEMU's capabilities once and caches them, unless its QEMU user
+        # (libvirt-qemu) cannot use /dev/kvm while the probe found KVM: then every later look
+        # at the cache throws it away and probes again (~4 s a look, tens of seconds per
+        # guest start). Here /dev/kvm is root-only (no udev to give it to the kvm group), so
+        # the lab's libvirtd runs QEMU as root, with a qemu.conf bound over the machine's
+        # in libvirtd's own mount namespace (``ip netns exec`` made one): the machine's
+        # file and device permissions stay as they are. The guests are software-emulated
+        # either way (domain type qemu).
+        conf = Path("/etc/libvirt/qemu.conf")
+        base = conf.read_text() if conf.is_file() else ""
+        LAB_QEMU_CONF.write_text(base + '\n# sizing libvirt lab\nuser = "root"\ngroup = "root"\n')
+        LAB_QEMU_CONF.chmod(0o600)
+        bind = f"mount --bind {LAB_QEMU_CONF} {conf}; " if conf.is_file() else ""
+        _run(
+            [*ns, "sh", "-c", f'{bind}exec libvirtd -d -p "$1"', "libvirtd", str(LIBVIRTD_PID)],
+            timeout=60,
+        )
         deadline = time.monotonic() + 60
         while not _libvirt_answers():
             if time.monotonic() > deadline:
