@@ -119,7 +119,7 @@ class PlaybookResult:
 def _message(res: Mapping[str, Any]) -> str:
     # A program that failed (a command, or a script such as files/nginx_instance.py) says
     # why on stderr; Ansible's own msg is then only "non-zero return code".
-    keys = ("msg", "stderr", "module_stderr", "stdout")
+    keys: tuple[str, ...] = ("msg", "stderr", "module_stderr", "stdout")
     if res.get("msg") == "non-zero return code" and str(res.get("stderr", "")).strip():
         keys = ("stderr", "msg")
     for key in keys:
