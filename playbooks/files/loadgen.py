@@ -4,7 +4,8 @@
 Copied to every server and client host by playbooks/clients.yml and started by
 playbooks/load.yml with one argument: a JSON spec. All hosts of a point receive the same
 ``start_at`` (epoch seconds), so their windows begin together whatever Ansible's fan-out
-delay was; the real start of each window is recorded so the skew can be stored.
+delay was; the real start of each window is recorded so the skew can be stored, and
+``began`` (when this program started) tells sizing how much start lead Ansible needs.
 
 Spec: {"start_at": float, "windows": [{"index": int, "offset": float, "duration": float}],
        "windows[i].commands" or "commands": [[argv...], ...],  # run in parallel (clients)
@@ -36,6 +37,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+BEGAN = time.time()  # reported: how long Ansible took to start this runner (the lead)
 
 
 def cpu_times():
@@ -431,7 +433,7 @@ def measure(spec):
                         "tls": tls})
         if alive is False:
             break
-    print(json.dumps({"windows": results}))
+    print(json.dumps({"began": BEGAN, "windows": results}))
 
 
 if __name__ == "__main__":

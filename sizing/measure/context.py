@@ -44,12 +44,24 @@ class NullProgress:
         pass
 
 
+# The start lead once Ansible's reach is known: the slowest reach seen on the host this run,
+# times REACH_FACTOR, plus REACH_MARGIN_S, at least MIN_LEAD_S. Before that the planned
+# default (START_LEAD_S and a stagger per client) holds.
+REACH_FACTOR = 1.25
+REACH_MARGIN_S = 0.5
+MIN_LEAD_S = 1.5
+
+
 @dataclass
 class HostHealth:
-    """Hosts that failed mid-sweep, and the start lead a slow guest needs."""
+    """Hosts that failed mid-sweep, and the start lead each host needs."""
 
     broken: dict[str, str] = field(default_factory=dict)  # host -> why it is unusable
     leads: dict[str, float] = field(default_factory=dict)  # guest -> seconds to start there
+    # host -> the slowest reach seen this run: seconds from sizing starting load.yml to the
+    # window runner starting on the host (its clock against this machine's, which is what
+    # a common start needs)
+    reach: dict[str, float] = field(default_factory=dict)
 
     def mark_broken(self, host: str, why: str) -> None:
         self.broken[host] = why
@@ -57,9 +69,22 @@ class HostHealth:
     def set_lead(self, host: str, seconds: float) -> None:
         self.leads[host] = seconds
 
+    def observe_reach(self, host: str, seconds: float) -> None:
+        self.reach[host] = max(self.reach.get(host, 0.0), seconds)
+
     def lead(self, host: str, default: float) -> float:
         """Seconds Ansible needs before a common start on ``host``, at least ``default``."""
         return max(default, self.leads.get(host, 0.0))
+
+    def common_lead(self, hosts: list[str], default: float) -> float:
+        """Seconds from now to a common start on ``hosts``: learned from the reach seen on
+        every one of them, or ``default`` until each was reached once (a slow guest's own
+        lead holds either way)."""
+        guest = max((self.leads.get(h, 0.0) for h in hosts), default=0.0)
+        if not hosts or any(h not in self.reach for h in hosts):
+            return max(default, guest)
+        learned = max(REACH_FACTOR * self.reach[h] + REACH_MARGIN_S for h in hosts)
+        return max(MIN_LEAD_S, learned, guest)
 
 
 @dataclass(frozen=True)

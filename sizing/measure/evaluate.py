@@ -221,7 +221,9 @@ def evaluate_windows(
         # Headroom is idle time on the server's pinned CPUs ("busy" counts every
         # non-idle tick); nginx's own CPU time is recorded beside it.
         server_busy = server_cpu["busy"] if server_cpu else None
-        starts = totals.starts
+        # the clients' starts and the server's CPU sample: a host Ansible reached after the
+        # common start began late, and the skew says by how much
+        starts = totals.starts + ([float(sw["start"])] if sw and sw.get("start") else [])
         skew = (max(starts) - min(starts)) if len(starts) > 1 else 0.0
         meta = {
             **base_meta,

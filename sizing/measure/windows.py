@@ -84,8 +84,10 @@ def schedule_windows(durations: Sequence[float], first_index: int = 0) -> list[W
 
 def point_lead(ctx: MeasureContext, point: PlannedPoint, target: Target) -> float:
     """Seconds from now to a point's common start: Ansible must reach every host first,
-    a slow (emulated) guest included."""
-    return ctx.hosts.lead(target.host, START_LEAD_S) + CLIENT_STAGGER_S * len(point.clients)
+    a slow (emulated) guest included. Until each host was reached once this run, the
+    planned lead; then what the reach seen there needs (:meth:`HostHealth.common_lead`)."""
+    planned = ctx.hosts.lead(target.host, START_LEAD_S) + CLIENT_STAGGER_S * len(point.clients)
+    return ctx.hosts.common_lead([target.host, *(c.name for c in point.clients)], planned)
 
 
 class WindowRunner:
@@ -113,6 +115,7 @@ class WindowRunner:
              for w in s["windows"]),
             default=0.0,
         )
+        called = time.time()
         res = self.ctx.playbooks.run(
             "load.yml",
             hosts,
@@ -133,5 +136,7 @@ class WindowRunner:
                     self.ctx.hosts.mark_broken(host, why)
                 out.append(HostOutput(host, None, why))
                 continue
+            if isinstance(doc.get("began"), int | float):
+                self.ctx.hosts.observe_reach(host, float(doc["began"]) - called)
             out.append(HostOutput(host, list(doc["windows"])))
         return out

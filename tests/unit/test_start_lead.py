@@ -1,0 +1,101 @@
+"""The start lead of a point's windows: planned until Ansible has reached every host of the
+point once this run, then learned from how long that took (``began`` in the window
+runner's output, against the moment sizing started load.yml).
+
+Only ansible-runner is replaced (a playbook "runs" and answers what the hosts' window
+runners would print); the lead rule and the window runner's bookkeeping are the real ones.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sizing.measure.context import (
+    MIN_LEAD_S,
+    REACH_FACTOR,
+    REACH_MARGIN_S,
+    HostHealth,
+    MeasureContext,
+)
+from sizing.measure.windows import RUN_TASK, WindowRunner
+from sizing.provision.ansible import HostOutcome, PlaybookResult, Playbooks
+
+
+def test_planned_lead_until_every_host_was_reached() -> None:
+    health = HostHealth()
+    assert health.common_lead(["web", "load"], 4.5) == 4.5
+    health.observe_reach("web", 1.0)
+    assert health.common_lead(["web", "load"], 4.5) == 4.5  # "load" not reached yet
+    health.observe_reach("load", 1.6)
+    assert health.common_lead(["web", "load"], 4.5) == pytest.approx(
+        REACH_FACTOR * 1.6 + REACH_MARGIN_S
+    )
+
+
+def test_the_slowest_reach_counts_and_a_guest_keeps_its_own_lead() -> None:
+    health = HostHealth()
+    for seconds in (1.0, 3.0, 1.2):  # one slow start is remembered for the rest of the run
+        health.observe_reach("web", seconds)
+    assert health.common_lead(["web"], 4.0) == pytest.approx(REACH_FACTOR * 3.0 + REACH_MARGIN_S)
+    health.observe_reach("web", 0.01)
+    health.reach["web"] = 0.01
+    assert health.common_lead(["web"], 4.0) == MIN_LEAD_S  # never below the floor
+    health.set_lead("web", 11.0)  # an emulated guest: its start lead from its facts
+    assert health.common_lead(["web"], 4.0) == 11.0
+
+
+def test_the_window_runner_learns_the_reach_of_each_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen_leads: list[float] = []
+    delays = {"web": 0.8, "load": 1.4}  # how late each host's runner starts
+
+    def fake_run(self: Playbooks, playbook: str, hosts: Any, **kw: Any) -> PlaybookResult:
+        assert playbook == "load.yml"
+        specs = kw["extravars"]["sizing_specs"]
+        now = time.time()
+        seen_leads.append(next(iter(specs.values()))["start_at"] - now)
+        outcomes = {
+            h: HostOutcome(
+                ok={RUN_TASK: {"stdout": json.dumps({"began": now + delays[h], "windows": []})}}
+            )
+            for h in hosts
+        }
+        return PlaybookResult("load.yml", "successful", 0, {}, outcomes)
+
+    monkeypatch.setattr(Playbooks, "run", fake_run)
+    health = HostHealth()
+    ctx: Any = MeasureContext.__new__(MeasureContext)
+    object.__setattr__(ctx, "playbooks", Playbooks(Path("inv.yml")))
+    object.__setattr__(ctx, "hosts", health)
+    object.__setattr__(ctx, "run_token", "t")
+    spec: Any = {"windows": [{"index": 0, "offset": 0.0, "duration": 1.0}], "sample_cpu": True}
+
+    WindowRunner(ctx).run({"web": spec, "load": spec}, lead_s=4.0)
+    assert set(health.reach) == {"web", "load"}
+    assert health.reach["load"] == pytest.approx(1.4, abs=0.2)
+    lead = health.common_lead(["web", "load"], 4.0)
+    assert lead == pytest.approx(REACH_FACTOR * health.reach["load"] + REACH_MARGIN_S)
+    assert lead < 4.0
+
+    # an older window runner (no "began") teaches nothing
+    delays["web"] = 0.0
+    health2 = HostHealth()
+    object.__setattr__(ctx, "hosts", health2)
+
+    def old_runner(self: Playbooks, playbook: str, hosts: Any, **kw: Any) -> PlaybookResult:
+        doc = json.dumps({"windows": []})
+        return PlaybookResult(
+            "load.yml",
+            "successful",
+            0,
+            {},
+            {h: HostOutcome(ok={RUN_TASK: {"stdout": doc}}) for h in hosts},
+        )
+
+    monkeypatch.setattr(Playbooks, "run", old_runner)
+    WindowRunner(ctx).run({"web": spec}, lead_s=4.0)
+    assert health2.reach == {}
