@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import resource
 import shutil
 import signal
@@ -74,8 +75,6 @@ def probe(spec: dict[str, Any]) -> dict[str, Any]:
         rlimit = want
     except (ValueError, OSError):
         rlimit = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-    import pwd
-
     return {
         "changed": False,
         "user": pwd.getpwuid(os.geteuid()).pw_name,
@@ -229,16 +228,19 @@ def port_free(host: str, port: int) -> bool:
         return True
 
 
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+# Redirects not followed (a redirect is not the content), no proxy from the environment.
+OPENER = urllib.request.build_opener(NoRedirect, urllib.request.ProxyHandler({}))
+
+
 def get(url: str) -> tuple[int, bytes]:
     """Status and body of one GET, redirects not followed; (0, b"") when it fails."""
-
-    class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-            return None
-
-    opener = urllib.request.build_opener(NoRedirect, urllib.request.ProxyHandler({}))
     try:
-        with opener.open(url, timeout=5) as response:
+        with OPENER.open(url, timeout=5) as response:
             return int(response.status), response.read()
     except urllib.error.HTTPError as err:
         return int(err.code), b""
