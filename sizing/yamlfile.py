@@ -8,7 +8,7 @@ problem is an :class:`~sizing.errors.InputError` naming the file.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -46,15 +46,29 @@ def _check_depth(text: str, loader: type[Any]) -> None:
     """Refuse absurd nesting from the event stream, before the (recursive) composer and
     constructor see it: thousands of nested ``[`` overflow them, even the C stack."""
     depth = 0
-    for event in yaml.parse(text, Loader=loader):
+    events = yaml.parse(text, Loader=loader)
+    while True:
+        try:
+            event = next(events, None)
+        except yaml.MarkedYAMLError as exc:
+            # libyaml >= 0.2.6 (PyYAML 6.0.4's wheels) stops at 1,000 levels itself, while
+            # its scanner reads ahead, before the event that crosses MAX_DEPTH comes out.
+            if "nesting depth" not in str(exc.problem):
+                raise
+            _too_deep(exc.problem_mark)
+        if event is None:
+            return
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:
-                mark = event.start_mark
-                where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-                raise yaml.YAMLError(f"{where}nested deeper than {MAX_DEPTH} levels")
+                _too_deep(event.start_mark)
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
+
+
+def _too_deep(mark: Any) -> NoReturn:
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+    raise yaml.YAMLError(f"{where}nested deeper than {MAX_DEPTH} levels")
 
 
 def read_yaml(path: Path, what: str, loader: type[Any] = StrictLoader) -> Any:
