@@ -26,12 +26,15 @@ unit: setup-dev
 	.venv/bin/pytest tests/unit -q
 
 integration: setup-dev
+	.venv/bin/pytest tests/integration -q -m "integration and noload"
 	scripts/bg wait oha guest-image
-	.venv/bin/pytest tests/integration -q -m integration
+	.venv/bin/pytest tests/integration -q -m "integration and not noload"
 
-# The linters and unit tests run while oha compiles and the guest image builds (scripts/setup
-# --dev starts them with scripts/bg); the integration tests, which measure, start after.
+# The linters, the unit tests and the integration tests marked noload (they drive no load and
+# read no CPU figure) run while oha compiles and the guest image builds (scripts/setup --dev
+# starts them with scripts/bg); the integration tests that measure start after.
 test: setup-dev lint
 	.venv/bin/pytest tests/unit -q --durations=10
+	.venv/bin/pytest tests/integration -q -m noload --durations=5
 	scripts/bg wait oha guest-image
-	.venv/bin/pytest tests/integration -q --durations=25
+	.venv/bin/pytest tests/integration -q -m "not noload" --durations=25

@@ -21,6 +21,7 @@ from tests.unit.test_guide_data import fill_store
 
 pytestmark = [
     pytest.mark.integration,
+    pytest.mark.noload,
     pytest.mark.skipif(
         not all(shutil.which(t) for t in ("pdftotext", "pdffonts", "pdfinfo", "pdftoppm")),
         reason="poppler-utils is not installed",

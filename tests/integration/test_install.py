@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.integration, pytest.mark.noload, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 INI = REPO / "tests" / "data" / "inventories" / "ini" / "hosts.ini"

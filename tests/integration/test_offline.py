@@ -15,7 +15,7 @@ import pytest
 
 from sizing.provision.ansible import run_playbook
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.noload]
 
 REPO = Path(__file__).resolve().parents[2]
 LAB = REPO / "inventories" / "lab.yml"

@@ -28,6 +28,7 @@ ansible_runner = pytest.importorskip("ansible_runner")
 
 pytestmark = [
     pytest.mark.integration,
+    pytest.mark.noload,
     pytest.mark.skipif(os.geteuid() != 0, reason="provisioning nginx needs root"),
     pytest.mark.skipif(
         shutil.which("nginx", path="/usr/sbin:/usr/bin") is None, reason="nginx is not installed"

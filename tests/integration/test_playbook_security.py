@@ -20,6 +20,7 @@ from sizing.provision.ansible import run_playbook  # noqa: E402
 
 pytestmark = [
     pytest.mark.integration,
+    pytest.mark.noload,
     pytest.mark.skipif(os.geteuid() != 0, reason="making directories of other users needs root"),
 ]
 
