@@ -1,7 +1,10 @@
 """The oha driver: an argv builder and a pure parser of oha's JSON report.
 
 oha (crates.io, pinned to 1.16.0 by ``scripts/install-oha``) is the open-loop generator of
-the latency profiles. ``benchmarks/generators`` chose it over vegeta: on one client core of
+the latency profiles, built with its ``native-tls`` feature (:data:`BUILD`: HTTPS through
+the system's OpenSSL, not rustls with aws-lc, whose C build was a fifth of the compile; on
+this machine the HTTPS ``latency-static`` profile gave the same p50/p95 with either build,
+within run-to-run noise). ``benchmarks/generators`` chose it over vegeta: on one client core of
 the development machine, with nothing else running, it sustained 56,953 req/s on schedule
 against vegeta's 7,500 (0.73 of wrk's closed loop in the same run), and it passes the
 coordinated-omission check.
@@ -40,6 +43,7 @@ from sizing.topology import cpulist
 __all__ = [
     "MAX_RATE_LAG",
     "PLANNING_RATE_PER_CORE",
+    "BUILD",
     "VERSION",
     "OhaParseError",
     "OhaResult",
@@ -51,6 +55,7 @@ __all__ = [
 ]
 
 VERSION = "1.16.0"  # scripts/install-oha
+BUILD = "native-tls"  # scripts/install-oha: cargo install --no-default-features --features
 MAX_RATE_LAG = 0.02  # answered more than 2% below the offered rate: the client fell behind
 CONNECTIONS = 50  # the latency article's wrk2 -c50
 # The planning figure for sizing clients: requests/s one client core offers on schedule

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sizing import __version__
+from sizing.load.oha import BUILD as OHA_BUILD
 from sizing.load.oha import VERSION as OHA_VERSION
 from sizing.measure.validity import StopRule
 from sizing.plan.loadspec import url_for
@@ -128,6 +129,7 @@ def latency_metadata(
         "generator": prof.generator,
         "tool": prof.generator,
         "tool_version": OHA_VERSION if prof.generator == "oha" else "v12.12.0",
+        "tool_build": OHA_BUILD if prof.generator == "oha" else None,
         "sizing_version": __version__,
         "server_cpus": cpulist(point.allocation.server_cpus) if point.allocation else None,
         "worker_cpus": cpulist(target.workers),
