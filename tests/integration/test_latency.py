@@ -288,7 +288,7 @@ def stored(db: Path, run_id: int) -> Any:
 
 def test_latency_sweep_and_slo_search(workdir: Path, vegeta_bin: str, tools: None) -> None:
     doc, db = run_sizing(workdir, "--profile", "latency-http", "--rates", "100,4000",
-                         "--duration", "2", "--warmup", "1", "--slo", "p95=5ms")
+                         "--duration", "1", "--warmup", "1", "--slo", "p95=5ms")
     point, samples = stored(db, doc["run_id"])
     r = point.result
     assert r.status.value in ("measured", "invalid"), r.reason
