@@ -325,8 +325,8 @@ def search(
 
     ``probe(rate)`` measures one rate; ``curve`` holds rates already measured (a sweep),
     which set the first bracket. Without a failing rate in ``curve`` the rate doubles from
-    the highest met one (or ``start``) until one fails or ``ceiling`` is reached; without
-    a met rate it halves down to ``floor``.
+    the highest met one (or ``start``) until one fails or ``ceiling`` is measured and met
+    (the last step is cut to the ceiling); without a met rate it halves down to ``floor``.
     """
     if not 0 < tolerance < 1:
         raise UsageError(f"tolerance must be between 0 and 1, not {tolerance}")
@@ -345,11 +345,10 @@ def search(
         return p
 
     while hi is None and len(probes) < max_probes:  # grow until something fails
-        rate = lo.rate * 2 if lo is not None else start
-        if rate > ceiling:
-            return SearchResult(lo.rate if lo else None, (lo.rate if lo else None, None),
-                                probes, False, f"still met the SLO at the ceiling {ceiling:g}")
-        p = measure(min(rate, ceiling))
+        if lo is not None and lo.rate >= ceiling:  # the ceiling itself was measured and met
+            return SearchResult(lo.rate, (lo.rate, None), probes, False,
+                                f"still met the SLO at the ceiling {ceiling:g}")
+        p = measure(min(lo.rate * 2 if lo is not None else start, ceiling))
         if slo.met(p):
             lo = p
         else:

@@ -420,8 +420,10 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
                 record([(int(rate), duration)] * reps, "search", False)
                 return next(p for p in as_curve() if p.rate == float(int(rate)))
 
+            # Never above what the clients can offer by the planning figure: the rule the
+            # pre-flight applies to --rates and the climb to its steps.
             result = search(probe, slo, curve=as_curve(), start=float(rates[0]),
-                            floor=1.0, ceiling=float(max(rates)) * 64)
+                            floor=1.0, ceiling=min(float(max(rates)) * 64, ceiling))
     except SizingError as exc:
         reason = str(exc)
         status = Status.FAILED
@@ -460,7 +462,14 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
         value = result.capacity
         if not result.converged:
             flags.append("slo-not-converged")
-            problems.append(f"SLO search: {result.reason}")
+            if result.bracket[1] is None and (result.capacity or 0) >= ceiling:
+                problems.append(
+                    f"SLO search: {slo} was still met at the clients' ceiling, "
+                    f"{ceiling:,.0f} requests/s ({client_cores} client core(s) x {per_core:,}/s, "
+                    f"{tool}'s planning figure): the capacity is at least that; add client "
+                    "cores or clients to find it")
+            else:
+                problems.append(f"SLO search: {result.reason}")
         if value is None:
             problems.append(f"no rate met {slo}: {result.reason}")
     elif k is not None:

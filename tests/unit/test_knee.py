@@ -97,6 +97,17 @@ def test_search_without_a_sweep_doubles_then_narrows() -> None:
     assert [p.rate for p in res.probes[:3]] == [1000, 2000, 4000]
 
 
+def test_search_measures_the_ceiling_then_stops() -> None:
+    # Always met: doubling from 1,000 would pass 20,000; the last step is cut to it.
+    res = search(lambda r: point(r, 1.0), SLO, start=1000, ceiling=20_000)
+    assert [p.rate for p in res.probes] == [1000, 2000, 4000, 8000, 16000, 20000]
+    assert res.capacity == 20_000 and res.bracket == (20_000, None)
+    assert not res.converged and "ceiling" in res.reason
+    # A sweep that already measured the ceiling: nothing more to probe.
+    res = search(lambda r: point(r, 1.0), SLO, curve=[point(20_000, 1.0)], ceiling=20_000)
+    assert res.probes == [] and res.capacity == 20_000 and not res.converged
+
+
 def test_search_halves_when_the_first_rate_fails() -> None:
     curve = queue(300)
     res = search(curve, SLO, start=1000)
