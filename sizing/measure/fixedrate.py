@@ -17,7 +17,9 @@ platform × cores × HT × profile) is measured as:
    (:func:`sizing.load.latency.merge_latency`). The server's pinned CPUs are sampled per
    window: the CPU-against-offered-rate curve.
 2. **SLO search** (``--slo p95=10ms``): :func:`sizing.knee.search` probes new rates, one
-   Ansible run each, until the highest rate meeting the SLO is known to ±2%.
+   Ansible run each, until the highest rate meeting the SLO is known to ±2%. It probes no
+   higher than the same clients' ceiling: met there, the point is flagged
+   ``slo-not-converged`` and its figure is a lower bound.
 3. **Soak** (``--soak DURATION``): every rate is repeated back to back for that long, each
    repetition kept as its own sample (the article's 20 consecutive runs, which revealed
    CPU-credit exhaustion); a rate's latencies are those of all its repetitions' requests
