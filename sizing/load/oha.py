@@ -41,9 +41,9 @@ from sizing.load.latency import Histogram, LatencyReport
 from sizing.topology import cpulist
 
 __all__ = [
+    "BUILD",
     "MAX_RATE_LAG",
     "PLANNING_RATE_PER_CORE",
-    "BUILD",
     "VERSION",
     "OhaParseError",
     "OhaResult",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,7 +19,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(autouse=True)
 def _noload_measures_nothing(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[None]:
+) -> None:
     """A ``noload`` test may run while scripts/bg compiles (``make test``): make sure it
     starts no load window through sizing (load.yml), which a compile would disturb."""
     if request.node.get_closest_marker("noload") is not None:
@@ -32,7 +31,6 @@ def _noload_measures_nothing(
             return real(playbook, *args, **kwargs)
 
         monkeypatch.setattr(ansible, "run_playbook", refuse_load)
-    yield
 
 
 @pytest.fixture(scope="session")
