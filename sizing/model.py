@@ -119,8 +119,12 @@ class Figure:
     ``esxi``, ``virtualized-host`` or ``kubernetes`` (``hypervisor`` from old callers).
     ``profile`` is ``rps`` or ``tps``.
 
-    ``ci_low``/``ci_high`` are the 95% interval of the same statistic as ``value`` (the
-    median's interval for a median). ``basis`` is the id of the basis the figure belongs
+    ``ci_low``/``ci_high`` are the interval of the same statistic as ``value``: for a
+    measured median the distribution-free interval of the median, whose true ``coverage``
+    (0-1) may be below 95% with few repetitions ("range of 3 runs, 75%"); for a prediction
+    the bootstrap prediction interval. ``interval`` says in words what the interval is and
+    covers; ``reps`` are the timed repetitions a measured figure is the median of.
+    ``basis`` is the id of the basis the figure belongs
     to (:class:`sizing.engine.basis.Basis`); ``flags`` are what qualifies it (``noisy``,
     ``virtualized-host``, ``emulated``, ``client-bound``, ...); ``bound == "lower"`` says
     the true capacity may be higher (the source was client-bound): such a figure is shown
@@ -141,11 +145,14 @@ class Figure:
     basis: str = ""  # Basis.id
     flags: tuple[str, ...] = ()
     bound: str = ""  # "" exact | "lower": the true capacity may be higher
+    reps: tuple[float, ...] = ()
+    coverage: float | None = None
+    interval: str = ""
 
     @property
     def conservative(self) -> float:
-        """The figure to size on: the low end of its 95% interval when known."""
-        return self.ci_low if self.ci_low is not None else self.value
+        """The figure to size on: the low end of its interval when known; never below 0."""
+        return max(0.0, self.ci_low if self.ci_low is not None else self.value)
 
     @property
     def lower_bound(self) -> bool:

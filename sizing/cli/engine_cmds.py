@@ -123,8 +123,23 @@ def recommend_cmd(
     article_prices: ArticlePricesOpt = False,
     allow_extrapolation: ExtrapolationOpt = False,
     max_servers: Annotated[
-        int, typer.Option("--max-servers", help="Most identical servers to scale out to.")
-    ] = 64,
+        int | None,
+        typer.Option(
+            "--max-servers",
+            help="Most servers to scale out to (no limit unless given; said when it binds).",
+        ),
+    ] = None,
+    confidence: Annotated[
+        float | None,
+        typer.Option(
+            "--confidence",
+            metavar="P",
+            help="Size so the fleet carries the demand in this share of the plausible"
+            " outcomes (e.g. 0.95): each server on the 1-P quantile of its capacity's"
+            " bootstrap draws over the measured repetitions. Default: the low end of each"
+            " figure's interval, with the confidence reported.",
+        ),
+    ] = None,
     db: DbOpt = None,
     include_virtualized: VirtualizedOpt = False,
     include_emulated: EmulatedOpt = False,
@@ -135,10 +150,15 @@ def recommend_cmd(
     A configuration is a platform, cores per server, an HT mode and a number of identical
     servers. A mixed demand adds its CPU shares: rps/rps_capacity + tps/tps_capacity must
     stay within 1 - headroom. Sized from one basis (`sizing results --bases`), on the low
-    end of each figure's 95% interval; measured core counts rank before extrapolated ones.
+    end of each figure's interval (its coverage is printed: "range of 3 runs, 75%") or,
+    with --confidence, on the draws of a bootstrap over the repetitions; measured core
+    counts rank before predicted ones. The cheapest fleet is searched exactly, mixing core
+    counts of one basis where that is cheaper, and the answer says how likely it is to
+    carry the demand.
     """
     from sizing.engine import Demand, recommend
     from sizing.report.render.text import basis_json, basis_line, recommendation_text
+    from sizing.sources.fitcache import cached_bootstrapper
 
     platform_c = choice(PlatformChoice, platform, "--platform")
     ht_c = choice(HtChoice, ht, "--ht")
@@ -146,8 +166,10 @@ def recommend_cmd(
     source_c = choice(SourceChoice, source, "--source")
     demand = Demand(rps=rps, tps=tps, headroom=headroom / 100.0, redundancy=redundancy_c.value)
     demand.validate()  # before any file is read: a bad demand is a usage error
-    if max_servers < 1:
+    if max_servers is not None and max_servers < 1:
         raise UsageError(f"--max-servers must be at least 1, not {max_servers}")
+    if confidence is not None and not (0.5 <= confidence < 1.0):
+        raise UsageError(f"--confidence must be at least 0.5 and below 1, not {confidence:g}")
     if p95 is not None and source_c is SourceChoice.MEASURED and tps is None:
         source_c = SourceChoice.BOTH  # the rps figures all come from latency points anyway
     inputs = load_inputs(
@@ -174,6 +196,8 @@ def recommend_cmd(
         article_prices=inputs.article_prices,
         allow_extrapolation=allow_extrapolation,
         why=inputs.choice.why,
+        confidence=confidence,
+        bootstrapper=cached_bootstrapper(db),
     )
     if json_out:
         emit_json({"basis": basis_json(inputs.choice, inputs.prices), **result.to_dict()})
@@ -182,8 +206,7 @@ def recommend_cmd(
             typer.echo(basis_line(inputs.choice))
         typer.echo(recommendation_text(result))
     if result.recommendation is None:
-        lines = result.explanation
-        raise SizingError(next((x for x in lines if x.startswith("No ")), lines[-1]))
+        raise SizingError(result.explanation[-1])
 
 
 def _latency_figures(

@@ -11,22 +11,30 @@ the same platform, core count, HT mode and profile, the last one in the input wi
 figure per configuration), so the most recent run's figure is used.
 
 **A series is one basis × platform × HT mode × profile** and never crosses
-:attr:`Figure.basis`. A figure the series does not hold (a core count that was not
-measured) comes from :meth:`Series.estimate`:
+:attr:`Figure.basis`. Its scaling law is fitted on its own figures only (what a catalog
+sells never changes a figure). A figure the series does not hold comes from
+:meth:`Series.estimate`, by these rules:
 
-- between observed core counts: the USL fit when it is usable, else a straight line
-  between the neighbours; ``source="interpolated"``, interval interpolated from theirs;
-- beyond them, with a usable USL fit (≥ 3 core counts, good and not retrograde): the fit,
-  ``source="extrapolated"``, relative half-width = the nearest observed figure's + the fit's
-  relative error (max |observed − fit| / fit);
-- beyond them with fewer than 3 core counts: the scaling *shape* of a basis with the same
-  workload and ≥ 3 core counts, value(N) = value(n0) · X_ref(N) / X_ref(n0) from the nearest
-  observed count n0, ``source="shape"``, origin "shape from <basis>", relative half-width =
-  the figure's own + the shape basis' relative fit error + 10 percentage points (the
-  borrowed curve comes from other hardware: the interval says so);
-- otherwise refused with a reason (how to measure it, or ``--allow-extrapolation``);
-- with ``allow_extrapolation``: the fitted model, or linear with the last efficiency when no
-  USL is usable, ``source="extrapolated"``.
+- **Linear scaling is an upper bound, never a fallback.** No prediction exceeds
+  N × the best measured per-core figure; every bound is ≥ 0.
+- **Between measured counts** (``interpolated``): the USL fit (≥ 3 counts), else the
+  straight line between the neighbours; interval: the bootstrap's 95% prediction interval
+  (:mod:`sizing.engine.predict`).
+- **Beyond them, with ≥ 3 counts** (``extrapolated``): the fit, even where it is
+  retrograde (the data bend: the answer follows them); interval: the bootstrap's, which
+  widens with distance. Beyond twice the largest measured count (or below half the
+  smallest) it is refused unless ``allow_extrapolation``.
+- **Beyond them with fewer than 3 counts** (``shape``): the scaling shape of a basis with
+  the same workload and ≥ 3 counts, never an emulated one for a real basis, from the
+  nearest measured count n0: value(N) = value(n0) · X_ref(N) / X_ref(n0); interval: the
+  anchor's, widened by 10 points (other hardware) plus the shape's misfit on the borrowing
+  series' own other counts.
+- **Otherwise refused**, with what to measure.
+- Without repetitions (the reference data) there is nothing to bootstrap: the interval runs
+  from "no gain beyond the last measured count" to the fit, and says so.
+- An extrapolated or interpolated interval is never relatively narrower than the nearest
+  measured figure's. An ``erratic`` figure (a repetition below half or above twice its
+  median) is shown, never fitted, and refused for sizing with a request to re-measure.
 
 Lower-bound figures (``bound == "lower"``, e.g. client-bound) are shown at their own core
 count as "≥ value" and are never fitted or used as an anchor.
@@ -34,11 +42,21 @@ count as "≥ value" and are never fitted or used as an anchor.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from sizing.engine.basis import Basis
+from sizing.engine.predict import (
+    DRAWS,
+    HIGH_Q,
+    LOW_Q,
+    Bootstrap,
+    Counts,
+    bootstrap,
+    data_key,
+    quantile,
+)
 from sizing.engine.scaling import MIN_POINTS, ScalingFit, fit
 from sizing.errors import UsageError
 from sizing.model import Figure, Platform, PointResult, Status
@@ -153,13 +171,14 @@ class Unsized(ValueError):
 
 @dataclass(frozen=True)
 class Shape:
-    """The scaling shape borrowed from another basis (same workload, ≥ 3 core counts)."""
+    """The scaling shape borrowed from another basis (same workload, ≥ 3 core counts,
+    never an emulated one for a basis that is not)."""
 
     basis: str
     fit: ScalingFit
 
     def x(self, cores: int) -> float | None:
-        """X_ref(cores): the usable fit, else a line between its observed points."""
+        """X_ref(cores): the fit, else a line between its observed points (inside them)."""
         if self.fit.usable:
             return self.fit.predict(cores)
         ns = [n for n, _ in self.fit.points]
@@ -170,8 +189,25 @@ class Shape:
         return None if a is None or b is None or a <= 0.0 else b / a
 
     @property
-    def error(self) -> float:
-        return self.fit.error_at(0)
+    def top(self) -> int:
+        """The largest core count the shape's basis measured."""
+        return max((n for n, _ in self.fit.points), default=0)
+
+    def misfit(self, own: Sequence[Figure], n0: int) -> float | None:
+        """How badly the shape fits the borrowing series' own measured counts: the largest
+        |own ratio / shape ratio − 1| from ``n0`` to each other count (None: no other
+        measured count to compare with)."""
+        base = next((f for f in own if f.cores == n0), None)
+        worst: float | None = None
+        for f in own:
+            if base is None or f.cores == n0 or base.value <= 0.0:
+                continue
+            r = self.ratio(n0, f.cores)
+            if r is None or r <= 0.0:
+                continue
+            err = abs((f.value / base.value) / r - 1.0)
+            worst = err if worst is None else max(worst, err)
+        return worst
 
 
 def _rel(f: Figure) -> tuple[float, float]:
@@ -181,12 +217,20 @@ def _rel(f: Figure) -> tuple[float, float]:
     return max(0.0, 1.0 - f.ci_low / f.value), max(0.0, f.ci_high / f.value - 1.0)
 
 
+def _q(draws: Sequence[float]) -> tuple[float, float]:
+    return quantile(draws, LOW_Q), quantile(draws, HIGH_Q)
+
+
+BOOT_WORDS = f"95% bootstrap prediction interval ({DRAWS} draws over the repetitions)"
+
+
 @dataclass(frozen=True)
 class Series:
     """The observed figures of one basis × platform × HT × profile and their scaling fit.
 
     ``origin`` is ``measured`` or ``reference`` (``basis`` is kept as its old name);
-    ``basis_id`` the :class:`~sizing.engine.basis.Basis` id (``""`` for figures without one).
+    ``basis_id`` the :class:`~sizing.engine.basis.Basis` id (``""`` for figures without one);
+    ``boot`` the bootstrap over its repetitions (:mod:`sizing.engine.predict`).
     """
 
     platform: str
@@ -198,6 +242,7 @@ class Series:
     basis_id: str = ""
     shape: Shape | None = None
     allow_extrapolation: bool = False
+    boot: Bootstrap | None = None
 
     @property
     def basis(self) -> str:
@@ -209,17 +254,19 @@ class Series:
         return (self.platform, self.ht, self.profile)
 
     @property
-    def full_key(self) -> BasisSeriesKey:
-        return (self.basis_id, self.platform, self.ht, self.profile)
-
-    @property
     def name(self) -> str:
         return self.basis_id or f"the {self.origin} {self.platform} figures"
 
     @property
     def exact(self) -> tuple[Figure, ...]:
-        """The observed figures a fit may use (lower bounds excluded)."""
-        return tuple(f for f in self.observed if not f.lower_bound)
+        """The observed figures a fit may use (lower bounds and erratic points excluded)."""
+        return tuple(f for f in self.observed if usable_point(f))
+
+    @property
+    def linear_cap_per_core(self) -> float:
+        """The best measured per-core figure: linear scaling from it is the optimistic
+        bound no prediction exceeds."""
+        return max((f.value / f.cores for f in self.exact), default=0.0)
 
     def at(self, cores: int) -> Figure:
         """The figure at ``cores`` (see :meth:`estimate`); :class:`Unsized` if refused."""
@@ -229,64 +276,186 @@ class Series:
         return got
 
     def estimate(self, cores: int) -> Figure | str:
-        """The figure at ``cores``, observed or derived (module docstring), or the reason
-        it is refused."""
+        """The figure at ``cores``, observed or predicted (module docstring), or the
+        reason it is refused."""
         for f in self.observed:
             if f.cores == cores:
+                if "erratic" in f.flags and not f.lower_bound:
+                    return (
+                        f"the {cores}-core figure of {self.name} is erratic (a repetition below "
+                        "half or above twice its median): re-measure it"
+                    )
                 return f
         exact = sorted(self.exact, key=lambda f: f.cores)
         if not exact:
-            return f"only lower bounds measured on {self.name}"
+            return f"only lower bounds or erratic points measured on {self.name}"
+        lo, hi = exact[0], exact[-1]
+        cap = cores * self.linear_cap_per_core
+        if lo.cores <= cores <= hi.cores:
+            return self._interpolate(exact, cores, cap)
+        anchor = hi if cores > hi.cores else lo
+        counts = sorted({f.cores for f in exact})
+        far = cores > 2 * hi.cores or 2 * cores < lo.cores
+        if self.fit.usable:
+            if far and not self.allow_extrapolation:
+                return (
+                    f"no figure at {cores} cores on {self.name}: more than twice beyond the "
+                    f"measured {counts[0]}-{counts[-1]} cores; measure closer, or pass "
+                    "--allow-extrapolation to predict it with its widened interval"
+                )
+            return self._extrapolate(anchor, cores, cap)
+        if len(counts) < MIN_POINTS and self.shape is not None:
+            got = self._borrow(exact, anchor, cores, cap)
+            if got is not None:
+                return got
+        listed = ", ".join(str(n) for n in counts)
+        if len(counts) == 1:
+            what = f"only 1 core count ({listed}) measured on {self.name}"
+        else:
+            what = f"only {len(counts)} core counts ({listed}) measured on {self.name}"
+        return (
+            f"{what}: no scaling law to predict {cores} cores with (it needs {MIN_POINTS}) and "
+            "no non-emulated basis of the same workload to borrow a shape from; measure "
+            f"{MIN_POINTS} or more core counts (e.g. `sizing run --cores 1,2,4,8`)"
+        )
+
+    def _interpolate(self, exact: Sequence[Figure], cores: int, cap: float) -> Figure:
+        a = max((f for f in exact if f.cores <= cores), key=lambda f: f.cores)
+        b = min((f for f in exact if f.cores >= cores), key=lambda f: f.cores)
+        t = (cores - a.cores) / (b.cores - a.cores)
+        line = a.value + (b.value - a.value) * t
+        value = min(self.fit.predict(cores) if self.fit.usable else line, cap)
+        draws = self.draws(cores)
+        how = "USL fit" if self.fit.usable else "line between the measured core counts"
+        low: float | None
+        high: float | None
+        if draws:
+            low, high = _q(draws)
+            words = BOOT_WORDS
+        elif self.fit.usable:
+            low, high = min(line, value), max(line, value)
+            words = "no repetitions: between the straight line and the fit"
+        else:
+            low = high = None
+            words = "no repetitions: no interval"
+        return self._derived(
+            a,
+            cores,
+            value,
+            "interpolated",
+            f"{how} of {self.name}",
+            (low, high),
+            words,
+            cap,
+            nearest=(a, b),
+            other=b,
+        )
+
+    def _extrapolate(self, anchor: Figure, cores: int, cap: float) -> Figure:
+        value = min(self.fit.predict(cores), cap)
+        draws = self.draws(cores)
+        if draws:
+            low, high = _q(draws)
+            words = BOOT_WORDS
+        elif cores > anchor.cores:
+            # no repetitions (reference data): from "no gain beyond the last measured
+            # count" to the fit
+            low, high = min(anchor.value, value), value
+            words = f"no repetitions: from no gain beyond {anchor.cores} cores to the fit"
+        else:
+            low, high = min(value, anchor.value * cores / anchor.cores), value
+            words = f"no repetitions: from linear down from {anchor.cores} cores to the fit"
+        origin = f"USL fit of {self.name}"
+        if self.fit.misfit:
+            origin += f" ({self.fit.note})"
+        return self._derived(
+            anchor,
+            cores,
+            value,
+            "extrapolated",
+            origin,
+            (low, high),
+            words,
+            cap,
+            nearest=(anchor,),
+            extra_flags=("misfit",) if self.fit.misfit else (),
+        )
+
+    def _borrow(
+        self, exact: Sequence[Figure], anchor: Figure, cores: int, cap: float
+    ) -> Figure | str | None:
+        shape = self.shape
+        assert shape is not None
+        if cores > 2 * shape.top and not self.allow_extrapolation:
+            return (
+                f"no figure at {cores} cores on {self.name}: the shape it would borrow "
+                f"({shape.basis}) was measured only up to {shape.top} cores; pass "
+                "--allow-extrapolation to use it beyond twice that"
+            )
+        ratio = shape.ratio(anchor.cores, cores)
+        if ratio is None:
+            return None
+        value = min(anchor.value * ratio, cap)
+        misfit = shape.misfit(exact, anchor.cores)
+        widen = SHAPE_FLOOR + (misfit or 0.0)
+        r = _rel(anchor)
+        low = value * max(0.0, 1.0 - r[0] - widen)
+        high = value * (1.0 + r[1] + widen)
+        fitted = (
+            f"misfit {misfit * 100:.1f}% on the overlapping core counts"
+            if misfit is not None
+            else "no overlapping core count to check it on"
+        )
+        words = (
+            f"borrowed shape: the anchor's interval widened by {widen * 100:.0f} points "
+            f"({SHAPE_FLOOR * 100:.0f} for other hardware, {fitted})"
+        )
+        return self._derived(
+            anchor,
+            cores,
+            value,
+            "shape",
+            f"shape from {shape.basis} ({fitted})",
+            (low, high),
+            words,
+            cap,
+            nearest=(anchor,),
+        )
+
+    def draws(self, cores: int) -> tuple[float, ...] | None:
+        """The bootstrap draws of this series' capacity at ``cores`` (None: no
+        repetitions to draw from): a measured count's median, the law's X(N), a line
+        between two measured counts' medians, or the anchor's median times a borrowed
+        shape; each capped by linear scaling from the best measured per-core figure."""
+        boot = self.boot
+        if boot is None or boot.empty:
+            return None
+        cap = cores * self.linear_cap_per_core
+        got = boot.point_draws(cores)
+        if got is not None:
+            return got
+        exact = sorted(self.exact, key=lambda f: f.cores)
+        if not exact:
+            return None
+        if self.fit.usable and boot.params:
+            curve = boot.curve_draws(cores)
+            return None if curve is None else tuple(min(v, cap) for v in curve)
         lo, hi = exact[0], exact[-1]
         if lo.cores <= cores <= hi.cores:
             a = max((f for f in exact if f.cores <= cores), key=lambda f: f.cores)
             b = min((f for f in exact if f.cores >= cores), key=lambda f: f.cores)
+            da, db = boot.point_draws(a.cores), boot.point_draws(b.cores)
+            if da is None or db is None:
+                return None
             t = (cores - a.cores) / (b.cores - a.cores)
-            value = (
-                self.fit.predict(cores) if self.fit.usable else a.value + (b.value - a.value) * t
-            )
-            ra, rb = _rel(a), _rel(b)
-            rel = (ra[0] + (rb[0] - ra[0]) * t, ra[1] + (rb[1] - ra[1]) * t)
-            how = "USL fit" if self.fit.usable else "line between the measured core counts"
-            return self._derived(a, cores, value, "interpolated", f"{how} of {self.name}", rel, b)
-        anchor = hi if cores > hi.cores else lo
-        r = _rel(anchor)
-        counts = sorted({f.cores for f in exact})
-        if self.fit.usable:
-            err = self.fit.error_at(cores)
-            origin = f"USL fit of {self.name}"
-            value = self.fit.predict(cores)
-            return self._derived(
-                anchor, cores, value, "extrapolated", origin, (r[0] + err, r[1] + err)
-            )
-        if len(counts) < MIN_POINTS and self.shape is not None:
+            return tuple(min(cap, x + (y - x) * t) for x, y in zip(da, db, strict=True))
+        if self.shape is not None:
+            anchor = hi if cores > hi.cores else lo
             ratio = self.shape.ratio(anchor.cores, cores)
-            if ratio is not None:
-                extra = self.shape.error + SHAPE_FLOOR
-                rel = (min(0.99, r[0] + extra), r[1] + extra)
-                origin = f"shape from {self.shape.basis}"
-                return self._derived(anchor, cores, anchor.value * ratio, "shape", origin, rel)
-        if self.allow_extrapolation:
-            origin = f"{self.fit.model} model of {self.name} ({self.fit.note})"
-            value = self.fit.predict(cores)
-            return self._derived(anchor, cores, value, "extrapolated", origin, r)
-        if len(counts) >= MIN_POINTS:
-            return (
-                f"no figure at {cores} cores on {self.name}: {self.fit.note}; pass "
-                "--allow-extrapolation to use it anyway"
-            )
-        if len(counts) == 1:
-            what = f"only 1 core count measured on {self.name}; measure 2, 4, 8 cores"
-        else:
-            listed = ", ".join(str(n) for n in counts)
-            what = (
-                f"only {len(counts)} core counts ({listed}) measured on {self.name}; "
-                f"measure {MIN_POINTS} or more"
-            )
-        return (
-            f"{what} (add a client host and run `sizing run --cores 2,4,8`) "
-            "or pass --allow-extrapolation"
-        )
+            da = boot.point_draws(anchor.cores)
+            if ratio is not None and da is not None:
+                return tuple(min(cap, x * ratio) for x in da)
+        return None
 
     def _derived(
         self,
@@ -295,21 +464,44 @@ class Series:
         value: float,
         source: str,
         origin: str,
-        rel: tuple[float, float],
+        bounds: tuple[float | None, float | None],
+        words: str,
+        cap: float,
+        *,
+        nearest: Sequence[Figure] = (),
         other: Figure | None = None,
+        extra_flags: tuple[str, ...] = (),
     ) -> Figure:
-        flags = tuple(dict.fromkeys(anchor.flags + (other.flags if other else ())))
-        has_ci = rel != (0.0, 0.0)
+        """A predicted figure: never above the linear cap, never below zero, and its
+        interval never narrower (relatively) than the nearest measured figure's."""
+        flags = tuple(
+            dict.fromkeys(
+                g
+                for g in anchor.flags + (other.flags if other else ()) + extra_flags
+                if g not in ("drift", "erratic")
+            )
+        )
+        value = max(0.0, min(value, cap))
+        low, high = bounds
+        if low is not None and high is not None:
+            widen_lo = max((_rel(f)[0] for f in nearest), default=0.0)
+            widen_hi = max((_rel(f)[1] for f in nearest), default=0.0)
+            low = max(0.0, min(low, value, value * (1.0 - widen_lo)))
+            high = min(cap, max(high, value, value * (1.0 + widen_hi)))
+        bootstrapped = words == BOOT_WORDS
         return replace(
             anchor,
             cores=cores,
             value=value,
             source=source,
             origin=origin,
-            ci_low=value * (1.0 - rel[0]) if has_ci else None,
-            ci_high=value * (1.0 + rel[1]) if has_ci else None,
+            ci_low=low,
+            ci_high=high,
             bound="",
             flags=flags,
+            reps=(),
+            coverage=0.95 if bootstrapped else None,
+            interval=words,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -324,36 +516,69 @@ class Series:
             "lower_bound_cores": [f.cores for f in self.observed if f.lower_bound],
             "fit": self.fit.to_dict(),
             "shape_from": None if self.shape is None else self.shape.basis,
+            "linear_cap_per_core": round(self.linear_cap_per_core, 3),
+            "bootstrap_draws": 0 if self.boot is None else len(self.boot.medians),
         }
 
 
+def usable_point(f: Figure) -> bool:
+    """Whether a figure may be fitted or anchor a prediction: not a lower bound, not
+    erratic (its repetitions disagree by more than a factor of two)."""
+    return not f.lower_bound and "erratic" not in f.flags
+
+
 def _series_points(figs: Iterable[Figure]) -> list[tuple[int, float]]:
-    return [(f.cores, f.value) for f in figs if not f.lower_bound]
+    return [(f.cores, f.value) for f in figs if usable_point(f)]
 
 
-def _fit_of(points: Sequence[tuple[int, float]], upto: int | None) -> ScalingFit:
-    if not points:
+def _counts(figs: Iterable[Figure]) -> list[tuple[int, tuple[float, ...]]]:
+    """A series' repetitions per core count for the fit and the bootstrap."""
+    return [(f.cores, f.reps or (f.value,)) for f in figs if usable_point(f)]
+
+
+def _fit_of(figs: Sequence[Figure]) -> ScalingFit:
+    counts = _counts(figs)
+    if not counts:
         return ScalingFit(model="linear", points=(), note="only lower bounds measured")
-    return fit(points, upto=upto)
+    # the least-squares fit to every repetition, each count weighted once, is the fit to
+    # the per-count means (sizing.engine.predict)
+    return fit([(n, sum(vs) / len(vs)) for n, vs in counts])
+
+
+_MEMO: dict[str, Bootstrap] = {}
+
+
+def memo_bootstrap(counts: Counts) -> Bootstrap:
+    """:func:`sizing.engine.predict.bootstrap`, remembered for the process."""
+    key = data_key(counts)
+    got = _MEMO.get(key)
+    if got is None:
+        got = _MEMO[key] = bootstrap(counts)
+    return got
 
 
 def find_shape(
     own: Basis, profile: str, ht: str, bases: Sequence[Basis], upto: int | None = None
 ) -> Shape | None:
     """The shape to borrow for ``own``'s ``profile`` series: from a basis with the same
-    workload and ≥ 3 exact core counts; same platform and HT first, measured before
-    reference, then the most core counts."""
+    workload and ≥ 3 usable core counts, never an emulated one unless ``own`` is emulated
+    too; same platform and HT first, measured before reference, then the most core
+    counts. ``upto`` is ignored (the catalog never changes a figure)."""
+    del upto
     best: tuple[tuple[bool, bool, bool, int], Shape] | None = None
     for b in bases:
         if b.id == own.id or not b.workload.same_as(own.workload, profile):
             continue
+        if "emulated" in b.flags and "emulated" not in own.flags:
+            continue
         for want_ht in (ht, *(h for h in HT_ORDER if h != ht)):
-            pts = _series_points(f for f in b.figures if f.profile == profile and f.ht == want_ht)
+            figs = [f for f in b.figures if f.profile == profile and f.ht == want_ht]
+            pts = _series_points(figs)
             if len({n for n, _ in pts}) < MIN_POINTS:
                 continue
             rank = (b.platform == own.platform, want_ht == ht, b.origin == "measured", len(pts))
             if best is None or rank > best[0]:
-                best = (rank, Shape(b.id, _fit_of(pts, upto)))
+                best = (rank, Shape(b.id, _fit_of(figs)))
             break
     return None if best is None else best[1]
 
@@ -364,13 +589,18 @@ def build_series(
     bases: Sequence[Basis] = (),
     allow_extrapolation: bool = False,
     upto: int | None = None,
+    bootstrapper: Callable[[Counts], Bootstrap] | None = None,
 ) -> dict[BasisSeriesKey, Series]:
-    """Group figures into series (never across ``Figure.basis``) and fit each one.
+    """Group figures into series (never across ``Figure.basis``) and fit each one on its
+    own figures (``upto``, once the catalog's largest core count, is ignored: the catalog
+    never changes a figure).
 
     ``bases`` are every known basis: they give a series its workload and the shapes it may
-    borrow. ``upto`` is the largest core count the caller will ask for (a fit retrograde
-    below it is not used).
+    borrow. ``bootstrapper`` computes (or reads from a cache) a series' bootstrap;
+    :func:`memo_bootstrap` by default.
     """
+    del upto
+    boot_of = bootstrapper or memo_bootstrap
     by_id = {b.id: b for b in bases}
     groups: dict[BasisSeriesKey, list[Figure]] = {}
     for f in latest(figures):
@@ -384,16 +614,19 @@ def build_series(
         own = by_id.get(key[0])
         shape = None
         if own is not None and len(points) < MIN_POINTS:
-            shape = find_shape(own, key[3], key[2], bases, upto)
+            shape = find_shape(own, key[3], key[2], bases)
+        counts = _counts(figs)
+        boot = boot_of(counts) if any(len(f.reps) >= 2 for f in figs) else None
         out[key] = Series(
             platform=key[1],
             ht=key[2],
             profile=key[3],
             origin=origin,
             observed=figs,
-            fit=_fit_of(points, upto),
+            fit=_fit_of(figs),
             basis_id=key[0],
             shape=shape,
             allow_extrapolation=allow_extrapolation,
+            boot=boot,
         )
     return out

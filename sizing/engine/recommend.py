@@ -38,17 +38,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sizing.engine.basis import Basis, Price
 from sizing.engine.costs import CostCatalog
 from sizing.engine.figures import HT_ORDER, PLATFORM_ORDER, Series, build_series
+from sizing.engine.fleet import Offer, cheapest, identical
+from sizing.engine.fleet import confidence as confidence_of
+from sizing.engine.predict import quantile
 from sizing.errors import UsageError
 from sizing.model import HYPERVISOR_PLATFORMS, Figure
 
 MAX_HEADROOM_PCT = 90.0
-DEFAULT_MAX_SERVERS = 64
+DEFAULT_MAX_SERVERS: int | None = None  # no hidden cap: a limit is asked for, and said
 _EPS = 1e-9  # a demand exactly at capacity fits; float noise must not add a server
 
 
@@ -122,6 +125,8 @@ class Configuration:
     figures: tuple[Figure, ...] = field(default=())
     basis: str = ""
     price_source: str = ""
+    confidence: float | None = None  # share of the bootstrap draws in which it carries
+    share_draws: tuple[float, ...] = ()  # draws of one server's share of the demand
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -156,7 +161,55 @@ class Configuration:
             "cost_per_server": round(self.cost_per_server, 2),
             "cost_per_1k_rps": _round(self.cost_per("rps"), 2),
             "cost_per_100_tps": _round(self.cost_per("tps"), 2),
+            "confidence": None if self.confidence is None else round(self.confidence, 4),
             "figures": [figure_dict(f) for f in self.figures],
+        }
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """A fleet of one basis, platform and HT mode, possibly mixing core counts: the
+    exact cheapest (:mod:`sizing.engine.fleet`). ``parts`` are (server type, count), the
+    server types being :class:`Configuration` rows of one server each."""
+
+    parts: tuple[tuple[Configuration, int], ...]
+    total_cost: float
+    utilization: float  # of the counted capacity at the demand
+    confidence: float | None
+    need: float  # 1 / (1 - headroom): the demand's share the fleet must carry
+
+    @property
+    def servers(self) -> int:
+        return sum(n for _, n in self.parts)
+
+    @property
+    def mixed(self) -> bool:
+        return len(self.parts) > 1
+
+    @property
+    def label(self) -> str:
+        first = self.parts[0][0]
+        body = " + ".join(f"{n} × {c.cores_per_server}-core" for c, n in self.parts)
+        return f"{body} {first.platform} (HT {first.ht})"
+
+    def to_dict(self) -> dict[str, Any]:
+        first = self.parts[0][0]
+        return {
+            "basis": first.basis,
+            "platform": first.platform,
+            "ht": first.ht,
+            "servers": [
+                {
+                    "cores": c.cores_per_server,
+                    "count": n,
+                    "cost_per_server": round(c.cost_per_server, 2),
+                }
+                for c, n in self.parts
+            ],
+            "total_cost": round(self.total_cost, 2),
+            "utilization": round(self.utilization, 4),
+            "confidence": None if self.confidence is None else round(self.confidence, 4),
+            "mixed": self.mixed,
         }
 
 
@@ -220,9 +273,13 @@ class Recommendation:
     bases: tuple[Basis, ...] = ()
     why: str = ""
     allow_extrapolation: bool = False
+    fleet: Fleet | None = None  # the cheapest fleet, identical or mixed
+    confidence_asked: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "cheapest_fleet": None if self.fleet is None else self.fleet.to_dict(),
+            "confidence_asked": self.confidence_asked,
             "bases": [b.to_dict() for b in self.bases],
             "why": self.why,
             "allow_extrapolation": self.allow_extrapolation,
@@ -304,12 +361,14 @@ def recommend(
     *,
     platforms: Sequence[str] | None = None,
     ht_modes: Sequence[str] | None = None,
-    max_servers: int = DEFAULT_MAX_SERVERS,
+    max_servers: int | None = None,
     bases: Sequence[Basis] = (),
     prices: Mapping[str, Price] | None = None,
     article_prices: bool = False,
     allow_extrapolation: bool = False,
     why: str = "",
+    confidence: float | None = None,
+    bootstrapper: Any = None,
 ) -> Recommendation:
     """Rank every configuration the figures and their prices allow; pick the cheapest.
 
@@ -318,17 +377,22 @@ def recommend(
     choice's sentence for the explanation. ``platforms`` and ``ht_modes`` restrict the
     search (``None``: every one the figures hold). Core counts are the pricing catalog's;
     figures at other core counts are derived or refused (:mod:`sizing.engine.figures`).
+    ``max_servers`` (None: no limit) is said in the answer whenever it binds.
+    ``confidence`` sizes each server on the 1 − p quantile of its capacity's bootstrap
+    draws instead of its interval's low end.
     """
     demand.validate()
-    if max_servers < 1:
+    if max_servers is not None and max_servers < 1:
         raise UsageError(f"--max-servers must be at least 1, not {max_servers}")
+    if confidence is not None and not (0.5 <= confidence < 1.0):
+        raise UsageError(f"--confidence must be at least 0.5 and below 1, not {confidence:g}")
     by_id = {b.id: b for b in bases}
     price_map = dict(prices or {})
-    upto = max(catalog.core_counts(), default=None)
-    for p in price_map.values():
-        upto = max([upto or 0, *(o.cores for o in p.offers)])
-    series = build_series(figures, bases=bases, allow_extrapolation=allow_extrapolation, upto=upto)
+    series = build_series(
+        figures, bases=bases, allow_extrapolation=allow_extrapolation, bootstrapper=bootstrapper
+    )
     n_plus_1 = 1 if demand.redundancy == "n+1" else 0
+    need = 1.0 / (1.0 - demand.headroom)
     wanted = wanted_platforms(platforms)
     wanted_ht = list(ht_modes) if ht_modes is not None else list(HT_ORDER)
     groups = sorted({(k[0], k[1]) for k in series}, key=lambda g: (_platform_index(g[1]), g[0]))
@@ -336,6 +400,7 @@ def recommend(
     feasible: list[Configuration] = []
     rejected: list[Rejected] = []
     used: list[Series] = []
+    fleets: list[tuple[bool, Fleet]] = []
     have = {g[1] for g in groups}
     for platform in [] if platforms is None else list(dict.fromkeys(platforms)):
         hv = platform == "hypervisor" and have & {"hypervisor", *HYPERVISOR_PLATFORMS}
@@ -353,61 +418,47 @@ def recommend(
             if priced is None:
                 rejected.append(Rejected(platform, ht, None, price_source, basis=basis_id))
                 continue
+            types: list[Configuration] = []
             for cores in priced.core_counts():
-                missing = [p for p, s in zip(demand.profiles, chosen, strict=True) if s is None]
-                if missing:
-                    what = "/".join(missing).upper()
-                    reason = f"no {platform} {what} figures, HT {ht}"
-                    rejected.append(Rejected(platform, ht, cores, reason, basis=basis_id))
+                got = _server(demand, chosen, platform, ht, cores, confidence)
+                if isinstance(got, str):
+                    rejected.append(Rejected(platform, ht, cores, got, basis=basis_id))
                     continue
-                got = [s.estimate(cores) for s in chosen if s is not None]
-                refusals = [g for g in got if isinstance(g, str)]
-                if refusals:
-                    rejected.append(
-                        Rejected(platform, ht, cores, "; ".join(refusals), basis=basis_id)
-                    )
-                    continue
-                picked = [g for g in got if isinstance(g, Figure)]
-                per_server = {f.profile: f.conservative for f in picked}
-                load = sum(
-                    (demand.rps or 0.0) / per_server[p]
-                    if p == "rps"
-                    else (demand.tps or 0.0) / per_server[p]
-                    for p in demand.profiles
+                picked, share, draws = got
+                cost = priced.server_cost(platform, cores).total
+                one = Configuration(
+                    platform=platform,
+                    ht=ht,
+                    cores_per_server=cores,
+                    servers=1,
+                    counted_servers=1,
+                    cost_per_server=cost,
+                    total_cost=cost,
+                    capacity_rps=None,
+                    capacity_tps=None,
+                    utilization=0.0,
+                    extrapolated=any(f.source in ("extrapolated", "shape") for f in picked),
+                    figures=tuple(picked),
+                    basis=basis_id,
+                    price_source=price_source,
+                    share_draws=draws,
                 )
-                counted = servers_needed(load, demand.headroom)
-                n = counted + n_plus_1
-                if n > max_servers:
-                    reason = f"needs {n} servers (max {max_servers})"
+                types.append(one)
+                n = identical(Offer(cost, share), need, n_plus_1=bool(n_plus_1))
+                if max_servers is not None and n > max_servers:
+                    reason = f"needs {n} servers (max {max_servers}, as asked)"
                     rejected.append(Rejected(platform, ht, cores, reason, n, basis=basis_id))
                     continue
-                cost = priced.server_cost(platform, cores).total
-                key = (basis_id, platform, ht)
-                feasible.append(
-                    Configuration(
-                        platform=platform,
-                        ht=ht,
-                        cores_per_server=cores,
-                        servers=n,
-                        counted_servers=counted,
-                        cost_per_server=cost,
-                        total_cost=cost * n,
-                        capacity_rps=per_server["rps"] * counted
-                        if "rps" in per_server
-                        else _cap(series, key, "rps", cores, counted),
-                        capacity_tps=per_server["tps"] * counted
-                        if "tps" in per_server
-                        else _cap(series, key, "tps", cores, counted),
-                        utilization=load / counted,
-                        extrapolated=any(f.source in ("extrapolated", "shape") for f in picked),
-                        figures=tuple(picked),
-                        basis=basis_id,
-                        price_source=price_source,
-                    )
-                )
+                feasible.append(_sized(one, n, n_plus_1, share, need, demand))
+            for extrapolated in (False, True):
+                kinds = [t for t in types if t.extrapolated == extrapolated or extrapolated]
+                fl = _fleet(kinds, demand, need, bool(n_plus_1), confidence, max_servers)
+                if fl is not None:
+                    fleets.append((extrapolated, fl))
             used.extend(s for s in chosen if s is not None and s not in used)
     feasible.sort(key=_rank(allow_extrapolation))
     best = feasible[0] if feasible else None
+    fleet = _best_fleet(fleets, best, allow_extrapolation)
     used_bases = tuple(by_id[i] for i in dict.fromkeys(s.basis_id for s in used) if i in by_id)
     return Recommendation(
         demand=demand,
@@ -419,28 +470,159 @@ def recommend(
         rejected=tuple(rejected),
         series=tuple(used),
         explanation=explain(
-            demand, best, feasible[1:], rejected, catalog, max_servers, by_id=by_id, why=why
+            demand,
+            best,
+            feasible[1:],
+            rejected,
+            catalog,
+            max_servers,
+            by_id=by_id,
+            why=why,
+            fleet=fleet,
+            confidence_asked=confidence,
         ),
         bases=used_bases,
         why=why,
         allow_extrapolation=allow_extrapolation,
+        fleet=fleet,
+        confidence_asked=confidence,
     )
+
+
+def _server(
+    demand: Demand,
+    chosen: Sequence[Series | None],
+    platform: str,
+    ht: str,
+    cores: int,
+    confidence: float | None,
+) -> tuple[list[Figure], float, tuple[float, ...]] | str:
+    """One server of a type: its figures, the share of the demand it carries at 100%
+    (sized on its figures' low ends, or on the 1 − p quantile of its draws), and the
+    draws of that share (empty without repetitions); or why it cannot be sized."""
+    missing = [p for p, s in zip(demand.profiles, chosen, strict=True) if s is None]
+    if missing:
+        return f"no {platform} {'/'.join(missing).upper()} figures, HT {ht}"
+    got = [s.estimate(cores) for s in chosen if s is not None]
+    refusals = [g for g in got if isinstance(g, str)]
+    if refusals:
+        return "; ".join(refusals)
+    picked = [g for g in got if isinstance(g, Figure)]
+    if any(f.conservative <= 0.0 for f in picked):
+        return "a figure's interval reaches zero: re-measure it"
+    load = sum(_target(demand, f.profile) / f.conservative for f in picked)
+    per_draw: list[list[float]] = []
+    for s in chosen:
+        assert s is not None
+        d = s.draws(cores)
+        if d is None or (s.profile in ("rps", "tps") and _observed_lower(s, cores)):
+            per_draw = []
+            break
+        per_draw.append(list(d))
+    draws: tuple[float, ...] = ()
+    if per_draw:
+        n = min(len(d) for d in per_draw)
+        profiles = [s.profile for s in chosen if s is not None]
+        draws = tuple(
+            1.0
+            / sum(
+                _target(demand, p) / max(d[b], 1e-12)
+                for p, d in zip(profiles, per_draw, strict=True)
+            )
+            for b in range(n)
+        )
+    share = 1.0 / load
+    if confidence is not None:
+        if not draws:
+            return (
+                "--confidence needs repetitions to draw from; these figures have none "
+                "(reference data, or a single repetition)"
+            )
+        share = quantile(draws, 1.0 - confidence)
+    return picked, share, draws
+
+
+def _observed_lower(s: Series, cores: int) -> bool:
+    return any(f.cores == cores and f.lower_bound for f in s.observed)
+
+
+def _target(demand: Demand, profile: str) -> float:
+    v = demand.rps if profile == "rps" else demand.tps
+    return v or 0.0
+
+
+def _sized(
+    one: Configuration, n: int, n_plus_1: int, share: float, need: float, demand: Demand
+) -> Configuration:
+    """``one`` scaled to ``n`` identical servers (counted: n − 1 under N+1)."""
+    counted = n - n_plus_1
+    caps = {f.profile: f.conservative for f in one.figures}
+    conf = None
+    if one.share_draws:
+        conf = confidence_of([one.share_draws], [n], need, bool(n_plus_1))
+    return replace(
+        one,
+        servers=n,
+        counted_servers=counted,
+        total_cost=one.cost_per_server * n,
+        capacity_rps=caps["rps"] * counted if "rps" in caps else None,
+        capacity_tps=caps["tps"] * counted if "tps" in caps else None,
+        utilization=1.0 / (share * counted),
+        confidence=conf,
+    )
+
+
+def _fleet(
+    types: Sequence[Configuration],
+    demand: Demand,
+    need: float,
+    n_plus_1: bool,
+    confidence: float | None,
+    max_servers: int | None,
+) -> Fleet | None:
+    """The exact cheapest fleet of these server types (one basis, platform, HT)."""
+    if not types:
+        return None
+    offers = []
+    for t in types:
+        load = sum(_target(demand, f.profile) / f.conservative for f in t.figures)
+        share = 1.0 / load
+        if confidence is not None and t.share_draws:
+            share = quantile(t.share_draws, 1.0 - confidence)
+        offers.append(Offer(t.cost_per_server, share))
+    got = cheapest(offers, need, n_plus_1=n_plus_1)
+    if got is None:
+        return None
+    cost, counts = got
+    if max_servers is not None and sum(counts) > max_servers:
+        return None
+    parts = tuple((t, x) for t, x in zip(types, counts, strict=True) if x > 0)
+    carried = sum(o.share * x for o, x in zip(offers, counts, strict=True))
+    if n_plus_1:
+        carried -= max(o.share for o, x in zip(offers, counts, strict=True) if x > 0)
+    conf = None
+    if all(t.share_draws for t, _ in parts):
+        draws = [t.share_draws for t in types]
+        conf = confidence_of(draws, counts, need, n_plus_1) if all(draws) else None
+    return Fleet(parts, cost, 1.0 / carried, conf, need)
+
+
+def _best_fleet(
+    fleets: Sequence[tuple[bool, Fleet]], best: Configuration | None, allow: bool
+) -> Fleet | None:
+    """The cheapest fleet of the same kind as the answer: measured core counts only
+    unless the answer itself extrapolates or extrapolation is allowed."""
+    if best is None:
+        return None
+    loose = allow or best.extrapolated
+    pool = [f for ext, f in fleets if ext == loose]
+    if not pool:
+        return None
+    return min(pool, key=lambda f: (round(f.total_cost, 6), f.servers))
 
 
 def _platform_index(p: str) -> int:
     return PLATFORM_ORDER.index(p) if p in PLATFORM_ORDER else len(PLATFORM_ORDER)
-
-
-def _cap(
-    series: Mapping[tuple[str, str, str, str], Series],
-    key: tuple[str, str, str],
-    profile: str,
-    cores: int,
-    counted: int,
-) -> float | None:
-    s = series.get((*key, profile))
-    got = None if s is None else s.estimate(cores)
-    return got.conservative * counted if isinstance(got, Figure) else None
 
 
 def _source_of(used: Sequence[Series]) -> str:
@@ -465,20 +647,41 @@ def _unit(profile: str) -> str:
 
 
 def describe_figure(f: Figure) -> str:
-    """``capacity 131,000–140,000 RPS (measured; noisy), sized on 131,000`` and kin."""
+    """``capacity 131,000–140,000 RPS (measured; range of 3 runs, 75%), sized on 131,000``
+    and kin: every interval says what it is and what it covers."""
     unit = _unit(f.profile)
     notes = [f.source, *f.flags]
-    if f.source in ("shape", "extrapolated") and f.origin:
+    if f.source in ("shape", "extrapolated", "interpolated") and f.origin:
         notes[0] = f"{f.source}: {f.origin}"
+    if f.interval:
+        notes.append(f.interval)
     tail = f" ({'; '.join(notes)})"
     if f.lower_bound:
         return f"≥{f.value:,.0f} {unit}{tail}, sized on {f.value:,.0f}"
     if f.ci_low is not None and f.ci_high is not None:
         return (
-            f"capacity {f.ci_low:,.0f}–{f.ci_high:,.0f} {unit}{tail}, "
+            f"capacity {f.value:,.0f} [{f.ci_low:,.0f}–{f.ci_high:,.0f}] {unit}{tail}, "
             f"sized on {f.conservative:,.0f}"
         )
     return f"{f.value:,.0f} {unit}{tail}"
+
+
+def confidence_words(conf: float | None, demand: Demand, basis: str) -> str:
+    """ "Carries 200,000 RPS at ≤ 80% of capacity in 97% of the plausible outcomes on
+    basis B", or why that cannot be said."""
+    limit = 100 - demand.headroom * 100
+    what = " + ".join(
+        f"{v:,.0f} {u}" for v, u in ((demand.rps, "RPS"), (demand.tps, "TPS")) if v is not None
+    )
+    if conf is None:
+        return (
+            f"How likely it carries {what} at ≤ {limit:g}% of capacity is not known: its "
+            "figures carry no repetitions to draw from (reference data, or single runs)."
+        )
+    return (
+        f"Carries {what} at ≤ {limit:g}% of capacity in {conf * 100:.0f}% of the plausible "
+        f"outcomes on basis {basis} (bootstrap over the measured repetitions)."
+    )
 
 
 def explain(
@@ -487,15 +690,18 @@ def explain(
     others: Sequence[Configuration],
     rejected: Sequence[Rejected],
     catalog: CostCatalog,
-    max_servers: int,
+    max_servers: int | None,
     *,
     by_id: Mapping[str, Basis] | None = None,
     why: str = "",
+    fleet: Fleet | None = None,
+    confidence_asked: float | None = None,
 ) -> tuple[str, ...]:
     """The choice in words and numbers: the basis and why, the figures with their
-    intervals and flags, the price that applied."""
+    intervals and flags, the price that applied, the cheapest fleet and how sure it is."""
     cur = catalog.currency
     head = [f"Basis: {why}."] if why else []
+    within = "" if max_servers is None else f" within {max_servers} servers"
     if best is None:
         sized = [r for r in rejected if r.servers_needed is not None]
         if sized:
@@ -507,10 +713,7 @@ def explain(
             )
         else:
             reason = "; ".join(sorted({r.reason for r in rejected})) or "no figures to size from"
-        return (
-            *head,
-            f"No configuration carries {demand.describe()} within {max_servers} servers: {reason}.",
-        )
+        return (*head, f"No configuration carries {demand.describe()}{within}: {reason}.")
     lines = list(head)
     basis = (by_id or {}).get(best.basis)
     if basis is not None:
@@ -518,11 +721,34 @@ def explain(
     elif best.basis:
         lines.append(f"Sized on basis {best.basis}.")
     price = f"; price: {best.price_source}" if best.price_source else ""
-    lines.append(
-        f"Cheapest: {best.label}, {_money(best.total_cost, cur)} "
-        f"({best.servers} × {_money(best.cost_per_server, cur)}; {catalog.basis}{price})."
+    on = (
+        f"each server sized on the {(1 - confidence_asked) * 100:.0f}th percentile of its "
+        "capacity's bootstrap draws"
+        if confidence_asked is not None
+        else "each server sized on the low end of its figures' intervals"
     )
-    lines.append("Per server: " + ", ".join(describe_figure(f) for f in best.figures) + ".")
+    if fleet is not None and fleet.mixed and fleet.total_cost < best.total_cost - 0.005:
+        lines.append(
+            f"Cheapest fleet: {fleet.label}, {_money(fleet.total_cost, cur)} "
+            f"({_money(best.total_cost - fleet.total_cost, cur)} less than the cheapest "
+            f"identical fleet; {catalog.basis}{price}; {on})."
+        )
+        lines.append(
+            f"Cheapest identical fleet: {best.label}, {_money(best.total_cost, cur)} "
+            f"({best.servers} × {_money(best.cost_per_server, cur)})."
+        )
+    else:
+        lines.append(
+            f"Cheapest: {best.label}, {_money(best.total_cost, cur)} "
+            f"({best.servers} × {_money(best.cost_per_server, cur)}; {catalog.basis}{price}; "
+            f"{on}; no mix of server sizes is cheaper)."
+        )
+    per_server = "Per server" + (
+        " of the identical fleet"
+        if len(lines) and lines[-1].startswith("Cheapest identical")
+        else ""
+    )
+    lines.append(f"{per_server}: " + ", ".join(describe_figure(f) for f in best.figures) + ".")
     shares = []
     for f in best.figures:
         target = demand.rps if f.profile == "rps" else demand.tps
@@ -537,9 +763,20 @@ def explain(
     lines.append(
         f"Capacity on {counted}: "
         + " + ".join(shares)
-        + f" = {best.utilization * 100:.1f}% utilisation at the target, "
+        + f" = {best.utilization * 100:.1f}% of their CPU at the target, "
         f"limit {100 - demand.headroom * 100:g}% ({demand.headroom * 100:g}% headroom)."
     )
+    conf = (
+        fleet.confidence
+        if fleet is not None and fleet.mixed and fleet.total_cost < best.total_cost - 0.005
+        else best.confidence
+    )
+    lines.append(confidence_words(conf, demand, best.basis or "the figures"))
+    if confidence_asked is not None and conf is not None and conf < confidence_asked:
+        lines.append(
+            f"Below the {confidence_asked * 100:.0f}% asked for: the servers' draws do not all "
+            "fall short together; add a server to be sure."
+        )
     per = [
         f"{_money_cents(v, cur)} per {u}"
         for p, u in (("rps", "1k RPS"), ("tps", "100 TPS"))
@@ -549,8 +786,8 @@ def explain(
         lines.append("Cost per unit of capacity: " + ", ".join(per) + ".")
     if best.extrapolated:
         lines.append(
-            "Some figures are not measured at this core count: they are extrapolated or "
-            "scaled with a borrowed shape (see the figures' sources)."
+            "Some figures are not measured at this core count: they are predicted by the "
+            "scaling fit or a borrowed shape, with the prediction interval shown."
         )
     if others:
         nxt = others[0]
@@ -560,5 +797,11 @@ def explain(
             if diff >= 0
             else f"{_money(-diff, cur)} less, but not measured at that core count"
         )
-        lines.append(f"Next: {nxt.label}, {_money(nxt.total_cost, cur)} ({delta}).")
+        lines.append(f"Next identical: {nxt.label}, {_money(nxt.total_cost, cur)} ({delta}).")
+    capped = [r for r in rejected if r.servers_needed is not None]
+    if capped and max_servers is not None:
+        lines.append(
+            f"--max-servers {max_servers} excluded {len(capped)} configuration(s) that need "
+            "more servers (see the rejected list)."
+        )
     return tuple(lines)

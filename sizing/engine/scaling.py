@@ -9,25 +9,27 @@ C(N) = X(N)/λ the law is linear in σ and κ:
 
     N/C(N) − 1 = σ(N−1) + κN(N−1)
 
-which :func:`nnls2` solves as a two-variable non-negative least-squares problem by hand.
+which :class:`Law` solves as a two-variable non-negative least-squares problem by hand.
 λ is always searched for (the least squared error over λ, σ, κ): it is never pinned at the
-1-core figure, whose own noise would otherwise bend the whole curve. The fit's quality is
-R² of the predicted against the observed throughputs.
+1-core figure, whose own noise would otherwise bend the whole curve.
 
-**No USL** (``model == "linear"``, with ``note`` saying why) when fewer than
-:data:`MIN_POINTS` core counts were measured, when R² is below :data:`R2_THRESHOLD`, or when
-the fit is *retrograde* inside the range it is asked about: its peak
-N* = sqrt((1 − σ)/κ) lies below the largest observed (or ``upto``) core count. ``predict``
-then interpolates linearly between observed points; beyond them it carries the nearest
-observed per-core throughput on, which callers use only when extrapolation is explicitly
-allowed (see :mod:`sizing.engine.figures`).
+**Fit quality.** Three parameters through three core counts leave no residual: there is
+no R² to print, and the uncertainty of a prediction comes from the repetitions
+(:mod:`sizing.engine.predict`). With four or more counts R² is computed, and a fit below
+:data:`R2_THRESHOLD` is kept but flagged (the points disagree with their own law).
+
+**No USL** (``model == "linear"``) only when fewer than :data:`MIN_POINTS` core counts were
+measured: ``predict`` then draws a straight line between observed points, and nothing
+beyond them (:mod:`sizing.engine.figures` borrows a shape or refuses). A *retrograde* fit
+(peak N* = sqrt((1 − σ)/κ) below a core count asked about) stays the model: it is what
+the data say, and linear scaling is only ever an upper bound, never a fallback.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 R2_THRESHOLD = 0.9
@@ -53,8 +55,14 @@ class ScalingFit:
 
     @property
     def usable(self) -> bool:
-        """Whether the USL predicts (a good, non-retrograde fit of enough points)."""
+        """Whether the USL predicts (three or more core counts)."""
         return self.model == "usl"
+
+    @property
+    def misfit(self) -> bool:
+        """Whether the measured points disagree with their own fit (R² below the
+        threshold; only knowable with more core counts than parameters)."""
+        return self.r2 is not None and self.r2 < R2_THRESHOLD
 
     @property
     def peak(self) -> float | None:
@@ -90,13 +98,19 @@ class ScalingFit:
         }
 
     def describe(self) -> str:
-        """One line: the model, its parameters and its quality."""
+        """One line: the model, its parameters and what can be said of its quality."""
         if self.model == "usl":
-            return (
-                f"USL fit: λ={self.lam:,.0f} σ={self.sigma:.4f} κ={self.kappa:.5f} "
-                f"R²={self.r2:.3f} on {len(self.points)} points"
-            )
-        return f"linear with efficiency ({self.note})"
+            peak = self.peak
+            at = f", peaks at {peak:.1f} cores" if peak is not None and peak < 1e4 else ""
+            head = f"USL fit: λ={self.lam:,.0f} σ={self.sigma:.4f} κ={self.kappa:.5f}{at}"
+            if self.r2 is None:
+                return (
+                    f"{head}; passes through its {len(self.points)} core counts exactly "
+                    "(no residual: its uncertainty comes from the repetitions)"
+                )
+            tail = f"; {self.note}" if self.note else ""
+            return f"{head}; R²={self.r2:.3f} on {len(self.points)} core counts{tail}"
+        return f"straight line between the measured core counts ({self.note})"
 
 
 def _sq(v: float) -> float:
@@ -153,17 +167,55 @@ def nnls2(rows: Sequence[tuple[float, float]], b: Sequence[float]) -> tuple[floa
     return best[0], best[1], rss(*best)
 
 
-def _fit_sigma_kappa(points: Sequence[tuple[int, float]], lam: float) -> tuple[float, float]:
-    rows = [(float(n - 1), float(n * (n - 1))) for n, _ in points if n != 1]
-    b = [n * lam / x - 1.0 for n, x in points if n != 1]
-    if not rows:
-        return 0.0, 0.0
-    s, k, _ = nnls2(rows, b)
-    return s, k
+class Law:
+    """The σ, κ ≥ 0 of the linearised law for any λ, in O(1) after O(n) set-up.
 
+    For λ fixed, b_i = λ·N_i/X_i − 1 = σ(N_i−1) + κN_i(N_i−1) is a two-variable
+    non-negative least-squares problem whose normal equations are linear in λ: their sums
+    are kept, and each λ costs a few multiplications (the λ search calls it ~60 times per
+    fit, ~200 fits per bootstrap)."""
 
-def _sse(points: Sequence[tuple[int, float]], lam: float, s: float, k: float) -> float:
-    return sum(_sq(usl(n, lam, s, k) - x) for n, x in points)
+    def __init__(self, points: Sequence[tuple[int, float]]) -> None:
+        self.points = [(float(n), float(x)) for n, x in points]
+        rows = [(n - 1.0, n * (n - 1.0), n / x) for n, x in self.points if n != 1]
+        self.m = len(rows)
+        self.a11 = sum(u * u for u, _, _ in rows)
+        self.a12 = sum(u * v for u, v, _ in rows)
+        self.a22 = sum(v * v for _, v, _ in rows)
+        self.u_r = sum(u * r for u, _, r in rows)
+        self.u_1 = sum(u for u, _, _ in rows)
+        self.v_r = sum(v * r for _, v, r in rows)
+        self.v_1 = sum(v for _, v, _ in rows)
+        self.r_r = sum(r * r for _, _, r in rows)
+        self.r_1 = sum(r for _, _, r in rows)
+
+    def sigma_kappa(self, lam: float) -> tuple[float, float]:
+        if self.m == 0:
+            return 0.0, 0.0
+        b1 = lam * self.u_r - self.u_1
+        b2 = lam * self.v_r - self.v_1
+        bb = lam * lam * self.r_r - 2.0 * lam * self.r_1 + self.m
+        a11, a12, a22 = self.a11, self.a12, self.a22
+
+        def rss(s: float, k: float) -> float:
+            return s * s * a11 + 2.0 * s * k * a12 + k * k * a22 - 2.0 * (s * b1 + k * b2) + bb
+
+        cands = [(0.0, 0.0)]
+        det = a11 * a22 - a12 * a12
+        if det > 1e-12 * max(1.0, a11 * a22):
+            s = (b1 * a22 - b2 * a12) / det
+            k = (a11 * b2 - a12 * b1) / det
+            if s >= 0.0 and k >= 0.0:
+                cands.append((s, k))
+        if a11 > 0.0:
+            cands.append((max(0.0, b1 / a11), 0.0))
+        if a22 > 0.0:
+            cands.append((0.0, max(0.0, b2 / a22)))
+        return min(cands, key=lambda c: rss(*c))
+
+    def cost(self, lam: float) -> float:
+        s, k = self.sigma_kappa(lam)
+        return sum((usl(n, lam, s, k) - x) ** 2 for n, x in self.points)
 
 
 def _search_lambda(points: Sequence[tuple[int, float]]) -> float:
@@ -171,38 +223,40 @@ def _search_lambda(points: Sequence[tuple[int, float]]) -> float:
 
     σ, κ ≥ 0 mean the fitted X(N) ≤ λN, so the best λ is near max X(N)/N or above; the
     search starts a little below it (a noisy high point may lie above the curve) and goes
-    up to four times it on a log grid, then refines around the best grid point by
+    up to five times it on a log grid, then refines around the best grid point by
     golden-section search.
     """
+    law = Law(points)
     lo = 0.8 * max(x / n for n, x in points)
-
-    def cost(lam: float) -> float:
-        s, k = _fit_sigma_kappa(points, lam)
-        return _sse(points, lam, s, k)
-
     steps = 160
     grid = [lo * math.pow(5.0, i / steps) for i in range(steps + 1)]
-    costs = [cost(g) for g in grid]
+    costs = [law.cost(g) for g in grid]
     i = min(range(len(grid)), key=lambda j: costs[j])
     a, c = grid[max(0, i - 1)], grid[min(steps, i + 1)]
     ratio = (math.sqrt(5.0) - 1.0) / 2.0
     for _ in range(60):
         x1 = c - ratio * (c - a)
         x2 = a + ratio * (c - a)
-        if cost(x1) <= cost(x2):
+        if law.cost(x1) <= law.cost(x2):
             c = x2
         else:
             a = x1
     mid = (a + c) / 2.0
-    return mid if cost(mid) <= costs[i] else grid[i]
+    return mid if law.cost(mid) <= costs[i] else grid[i]
 
 
 def fit(points: Sequence[tuple[int, float]], upto: int | None = None) -> ScalingFit:
-    """Fit the USL to ``(cores, throughput)`` points (λ, σ and κ all fitted).
+    """Fit the USL to ``(cores, throughput)`` points (λ, σ and κ all fitted) on the
+    points alone.
 
-    No USL (``model == "linear"``) with too few points, a poor R², or a fit whose peak lies
-    below the largest observed core count or ``upto`` (retrograde where it would be used).
+    ``upto`` is accepted for old callers and ignored: what a catalog sells never changes a
+    fit or a figure. No USL (``model == "linear"``) with fewer than :data:`MIN_POINTS` core
+    counts. A retrograde fit (its peak below a core count asked about) is still the model:
+    it says the data bend, and the prediction follows it. R² is computed only when the fit
+    has a residual (more core counts than parameters); below :data:`R2_THRESHOLD` the fit
+    is flagged ``misfit`` (see :attr:`ScalingFit.misfit`), never replaced by a straight line.
     """
+    del upto
     pts = tuple(sorted((int(n), float(x)) for n, x in points))
     if not pts:
         raise ValueError("no points to fit")
@@ -218,17 +272,14 @@ def fit(points: Sequence[tuple[int, float]], upto: int | None = None) -> Scaling
             note=f"{len(pts)} core count(s) measured; the USL needs {MIN_POINTS}",
         )
     lam = _search_lambda(pts)
-    sigma, kappa = _fit_sigma_kappa(pts, lam)
-    mean = sum(x for _, x in pts) / len(pts)
-    ss_tot = sum(_sq(x - mean) for _, x in pts)
-    ss_res = _sse(pts, lam, sigma, kappa)
-    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0.0 else 0.0
-    result = ScalingFit(model="usl", points=pts, lam=lam, sigma=sigma, kappa=kappa, r2=r2)
-    if r2 < R2_THRESHOLD:
-        return replace(result, model="linear", note=f"USL R²={r2:.3f} below {R2_THRESHOLD}")
-    top = max(pts[-1][0], upto or 0)
-    peak = result.peak
-    if peak is not None and peak < top:
-        note = f"USL fit retrograde: peaks at {peak:.1f} cores, below {top}"
-        return replace(result, model="linear", note=note)
-    return result
+    sigma, kappa = Law(pts).sigma_kappa(lam)
+    r2: float | None = None
+    if len(pts) > MIN_POINTS:
+        mean = sum(x for _, x in pts) / len(pts)
+        ss_tot = sum(_sq(x - mean) for _, x in pts)
+        ss_res = sum(_sq(usl(n, lam, sigma, kappa) - x) for n, x in pts)
+        r2 = 1.0 - ss_res / ss_tot if ss_tot > 0.0 else 0.0
+    note = ""
+    if r2 is not None and r2 < R2_THRESHOLD:
+        note = f"the measured points disagree with the fit (R²={r2:.3f}, below {R2_THRESHOLD})"
+    return ScalingFit(model="usl", points=pts, lam=lam, sigma=sigma, kappa=kappa, r2=r2, note=note)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from sizing.catalog import Reference
     from sizing.engine import CostCatalog
     from sizing.engine.basis import Basis, Choice, Hardware, Price
-    from sizing.model import Sample
+    from sizing.model import Figure, Sample
     from sizing.sources import RunData
 
 
@@ -145,14 +145,45 @@ def repetition_values(samples: Sequence[tuple[int, Sample]]) -> list[float]:
 
 
 def median_ci(values: Sequence[float]) -> tuple[float, float] | None:
-    """The 95% interval of the median of ``values`` (:func:`sizing.engine.intervals.
-    median_interval`); None with fewer than two values."""
+    """The interval of the median of ``values`` at 95% or, with fewer than 6 values, the
+    range with its lower true coverage (:func:`sizing.engine.intervals.median_interval`);
+    None with fewer than two values."""
     if len(values) < 2:
         return None
     from sizing.engine.intervals import median_interval
 
     found: tuple[float, float] | None = median_interval(list(values), 0.95)
     return found
+
+
+def measured_figure(
+    r: Any, reps: Sequence[float], platform: str, profile: str, origin: str
+) -> Figure:
+    """The engine's figure of one stored point: its median, the distribution-free interval
+    of the median with its true coverage (:mod:`sizing.engine.intervals`), its repetitions,
+    and ``drift``/``erratic`` flags when the repetitions are not alike enough."""
+    from sizing.engine.intervals import interval_words, median_coverage, repetition_flags
+    from sizing.model import Figure
+
+    ci = median_ci(reps)
+    extra, _ = repetition_flags(reps)
+    return Figure(
+        platform=platform,
+        cores=r.key.cores,
+        ht=r.key.ht,
+        profile=profile,
+        value=float(r.value),
+        unit=r.unit,
+        source="measured",
+        origin=origin,
+        emulated="emulated" in r.flags,
+        ci_low=None if ci is None else ci[0],
+        ci_high=None if ci is None else ci[1],
+        flags=tuple(dict.fromkeys((*r.flags, *extra))),
+        reps=tuple(float(v) for v in reps),
+        coverage=median_coverage(len(reps)) if len(reps) >= 2 else None,
+        interval=interval_words(len(reps)),
+    )
 
 
 def measured_bases(
@@ -166,7 +197,7 @@ def measured_bases(
     physical host when that host's facts are known.
     """
     from sizing.engine.basis import Basis, Workload
-    from sizing.model import Figure, Status, basis_platform
+    from sizing.model import Status, basis_platform
 
     declared = declared or {}
     facts_of: dict[str, Mapping[str, Any]] = {}
@@ -222,25 +253,10 @@ def measured_bases(
     for key, g in groups.items():
         host, platform, hardware, software, phys, role, size, emulated = key
         figures = []
-        for (profile, cores, ht), (p, run) in sorted(g["slots"].items()):
+        for (profile, _cores, _ht), (p, run) in sorted(g["slots"].items()):
             r = p.result
-            ci = median_ci(repetition_values(run.samples.get(p.id, ())))
-            figures.append(
-                Figure(
-                    platform=platform,
-                    cores=cores,
-                    ht=ht,
-                    profile=profile,
-                    value=float(r.value),
-                    unit=r.unit,
-                    source="measured",
-                    origin=f"run {p.run_id}, {host}",
-                    emulated="emulated" in r.flags,
-                    ci_low=None if ci is None else ci[0],
-                    ci_high=None if ci is None else ci[1],
-                    flags=tuple(r.flags),
-                )
-            )
+            reps = repetition_values(run.samples.get(p.id, ()))
+            figures.append(measured_figure(r, reps, platform, profile, f"run {p.run_id}, {host}"))
         keys = sorted(k for k in g["tls_keys"] if k)
         workload = Workload(
             role=role,
@@ -331,8 +347,10 @@ def declared_of(runs: Sequence[RunData]) -> dict[str, Declared]:
             for h, f in rec.environment.items()
             if isinstance(f, Mapping) and isinstance(f.get("declared"), Mapping)
         }
-        if recorded:
+        if recorded:  # the run kept what its inventory declared (empty entries too)
             for h, d in recorded.items():
+                if not d:
+                    continue
                 out[h] = Declared(
                     price_usd=d.get("sizing_price_usd"),
                     cpu=d.get("sizing_cpu"),

@@ -411,9 +411,12 @@ class Sweep:
     def _run(self, store: Store, summary: RunSummary) -> None:
         def keep_environment(facts: dict[str, HostFacts]) -> None:
             env: dict[str, Any] = {h: dict(f.raw) for h, f in facts.items()}
-            for name, entry in self.inventory.declared().items():
-                # hosts without facts too (a guest's hypervisor): the basis' price
-                env.setdefault(name, {})["declared"] = entry
+            declared = self.inventory.declared()
+            # every host, hosts without facts too (a guest's hypervisor: the basis' price),
+            # and an empty entry where nothing is declared: the record is then complete,
+            # and no read-only command ever re-reads the inventory (through Ansible)
+            for name in [*self.inventory.hosts, *declared]:
+                env.setdefault(name, {})["declared"] = declared.get(name, {})
             store.set_environment(summary.run_id, env)
 
         prepared = self.prepare(backends=True, on_facts=keep_environment)

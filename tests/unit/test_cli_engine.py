@@ -49,8 +49,9 @@ def measure(db: Path, points: list[tuple[str, int, str, str, float, tuple[str, .
 def test_recommend_on_a_fresh_install_uses_reference_data(db: Path) -> None:
     code, out, err = run("recommend", "--rps", "200000")
     assert code == 0, err
-    assert "Cheapest: 1 × baremetal 8-core (HT off), $2,200" in out
-    assert "Per server: ≥300,000 RPS (reference; client-bound)" in out
+    assert "Cheapest fleet: 1 × 2-core + 1 × 4-core baremetal (HT off), $2,050" in out
+    assert "Cheapest identical fleet: 1 × baremetal 8-core (HT off), $2,200" in out
+    assert "Per server of the identical fleet: ≥300,000 RPS (reference; client-bound)" in out
     assert "200,000 RPS uses 66.7% of 300,000" in out
     assert "limit 80% (20% headroom)" in out
     assert "reference: no measured basis qualifies (nothing measured yet)" in out
@@ -145,7 +146,7 @@ def test_no_configuration_carries_it(db: Path) -> None:
 
 
 def test_no_configuration_json_still_prints_the_document(db: Path) -> None:
-    code, out, _ = run("recommend", "--rps", "1e9", "--json")
+    code, out, _ = run("recommend", "--rps", "1e9", "--max-servers", "64", "--json")
     assert code == 1 and json.loads(out)["recommendation"] is None
 
 
@@ -174,11 +175,15 @@ def test_custom_catalog_is_used(db: Path, tmp_path: Path) -> None:
         "baremetal",
         "--catalog",
         str(cat),
+        "--allow-extrapolation",  # 16 cores is more than twice the measured 1-4
         "--json",
     )
     assert code == 0
     rec = json.loads(out)["recommendation"]
-    assert (rec["cores_per_server"], rec["servers"], rec["extrapolated"]) == (16, 1, True)
+    # sized on the low end of its prediction interval: reference data carry no repetitions,
+    # so that is "no gain beyond the 4 cores measured" (192,000): two servers, not one
+    assert (rec["cores_per_server"], rec["servers"], rec["extrapolated"]) == (16, 2, True)
+    assert rec["figures"][0]["ci_low"] == 192000
 
 
 def test_measured_figures_are_used_newest_run_first(db: Path) -> None:
@@ -222,7 +227,7 @@ def test_one_core_count_is_not_scaled(db: Path) -> None:
     for c in [doc["recommendation"], *doc["alternatives"]]:
         assert c["cores_per_server"] == 1 and c["figures"][0]["source"] == "measured"
     reasons = [r["reason"] for r in doc["rejected"] if r["cores_per_server"] != 1]
-    assert reasons and all("only 1 core count measured on lab1" in r for r in reasons)
+    assert reasons and all("only 1 core count (1) measured on lab1" in r for r in reasons)
 
 
 def test_virtualized_host_is_passed_over_unless_asked(db: Path) -> None:

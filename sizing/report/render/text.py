@@ -229,7 +229,10 @@ def recommendation_text(result: Recommendation) -> str:
         for i, c in enumerate(shown, start=2)
     ]
     out.append("")
-    out.append("Alternatives (cheapest first; capacity on the low end of the 95% interval):")
+    out.append(
+        "Identical fleets (cheapest first; capacity on the low end of each figure's interval,"
+        " whose coverage is stated with the figure):"
+    )
     headers = [
         "#",
         *(["basis"] if several else []),
@@ -334,8 +337,8 @@ def sizing_table_text(table: SizingTable) -> str:
         f"{mark('interpolated')} interpolated, {mark('extrapolated')} extrapolated or "
         f"shape-borrowed, {mark('emulated')} emulated; "
         "≥ a lower bound (the source could not saturate the server); (flags) beside a "
-        f"figure; cost per unit on {table.cost_basis}, sized on the low end of the 95% "
-        "interval; overhead = (bare metal - guest) / bare metal within one block only, "
+        f"figure; cost per unit on {table.cost_basis}, sized on the low end of each figure's "
+        "interval (range of n runs with its coverage, or a 95% prediction interval); overhead = (bare metal - guest) / bare metal within one block only, "
         "[95% interval] where both figures are measured"
     )
     return "\n".join(out)
