@@ -101,8 +101,9 @@ def run(
             min=1,
             max=100,
             help="Exactly N timed repetitions per point. Default: adaptive, repeat until the "
-            "95% confidence interval is within ±2% (at least the profile's count, at most "
-            "--max-repeat).",
+            "interval of the median (the range of the runs below 6, with its coverage: 75% "
+            "for 3) is within ±2% and the runs show no drift (at least the profile's count, "
+            "at most --max-repeat).",
         ),
     ] = None,
     max_repeat: Annotated[

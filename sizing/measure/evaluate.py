@@ -15,6 +15,7 @@ from typing import Any
 
 from sizing.errors import SizingError
 from sizing.facts import HostFacts
+from sizing.intervals import interval_words, repetition_flags
 from sizing.inventory import Host
 from sizing.load import wrk
 from sizing.measure.cpu import (
@@ -27,7 +28,7 @@ from sizing.measure.cpu import (
 )
 from sizing.measure.metadata import throughput_metadata
 from sizing.measure.multihost import multihost_extras
-from sizing.measure.validity import RepetitionEvidence, StopRule, judge, mean_interval
+from sizing.measure.validity import RepetitionEvidence, StopRule, judge, median_ci
 from sizing.measure.windows import WindowSpec
 from sizing.model import SERVER_DIED, PointResult, Sample, Status
 from sizing.plan.points import PlannedPoint
@@ -287,7 +288,7 @@ def evaluate_windows(
         )
     median = statistics.median(values)
     spread = (max(values) - min(values)) / median if median else None
-    ci = mean_interval(values)
+    ci = median_ci(values)
     verdicts = judge(
         evidence,
         requested_connections=connections * len(point.clients),
@@ -300,12 +301,17 @@ def evaluate_windows(
         flags.append(v.flag)
         problems.append(v.reason)
     invalid = any(v.invalid for v in verdicts)
-    if rule.fixed is None and not rule.converged(values):
-        flags.append("noisy")
-        if ci is not None:
+    drift, drift_why = repetition_flags(values)
+    if drift:  # the host changed under the run, or one window measured something else
+        flags.extend(drift)
+        problems.append(drift_why)
+    if rule.fixed is None and not rule.converged(values) and ci is not None:
+        if ci.half_width > rule.target:
+            flags.append("noisy")
             problems.append(
-                f"noisy: the 95% interval is ±{100 * ci.half_width:.1f}% after "
-                f"{len(values)} repetitions (target ±{100 * rule.target:.0f}%)"
+                f"noisy: the interval of the median ({interval_words(len(values))}) is "
+                f"±{100 * ci.half_width:.1f}% after {len(values)} repetitions "
+                f"(target ±{100 * rule.target:.0f}%)"
             )
     if suites:
         base_meta["tls_suites"] = suites

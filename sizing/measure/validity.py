@@ -22,6 +22,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from sizing.intervals import median_interval, repetition_flags
+
 CLIENT_BUSY_LIMIT = 90.0  # % busy on the client's CPUs: the load generator is saturated
 UPSTREAM_BUSY_LIMIT = 90.0  # % of the upstream nginx's CPUs: the upstream pool is saturated
 SATURATED = 90.0  # % busy on the server's pinned CPUs that proves a capacity figure
@@ -39,27 +41,6 @@ CONFIDENCE = 0.95
 
 # Two-sided 95% critical values of Student's t distribution, by degrees of freedom
 # (standard table values, e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2).
-_T95 = {
-    1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
-    9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120,
-    17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064,
-    25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048, 29: 2.045, 30: 2.042, 40: 2.021, 60: 2.000,
-    120: 1.980,
-}  # fmt: skip
-
-
-def t95(df: int) -> float:
-    """Two-sided 95% t critical value for ``df`` degrees of freedom (conservative between
-    table rows: the value of the next smaller tabulated df)."""
-    if df < 1:
-        raise ValueError("t95 needs at least 1 degree of freedom")
-    if df in _T95:
-        return _T95[df]
-    if df > 120:
-        return 1.960
-    return _T95[max(k for k in _T95 if k <= df)]
-
-
 @dataclass(frozen=True)
 class Interval:
     """A confidence interval around a centre, with its relative half width."""
@@ -76,14 +57,15 @@ class Interval:
         return (self.high - self.low) / 2 / abs(self.centre)
 
 
-def mean_interval(values: Sequence[float]) -> Interval | None:
-    """Student's t 95% interval of the mean; None with fewer than 2 values."""
-    if len(values) < 2:
+def median_ci(values: Sequence[float]) -> Interval | None:
+    """The distribution-free interval of the median (:func:`sizing.intervals.
+    median_interval`), centred on the median: the one interval every output shows for a
+    point. With fewer than 6 values it is [min, max], whose coverage is below 95%
+    (:func:`sizing.intervals.interval_words` says how much). None with fewer than 2."""
+    got = median_interval(values)
+    if got is None:
         return None
-    mean = statistics.fmean(values)
-    sd = statistics.stdev(values)
-    half = t95(len(values) - 1) * sd / math.sqrt(len(values))
-    return Interval(mean, mean - half, mean + half)
+    return Interval(statistics.median(values), got[0], got[1])
 
 
 @dataclass(frozen=True)
@@ -104,12 +86,16 @@ class StopRule:
             return False
         if n >= self.max_reps:
             return True
-        ci = mean_interval(values)
-        return ci is not None and ci.half_width <= self.target
+        return self.converged(values)
 
     def converged(self, values: Sequence[float]) -> bool:
-        ci = mean_interval(values)
-        return ci is not None and ci.half_width <= self.target
+        """The interval of the median every later output shows (:func:`median_ci`) is
+        within the target; the repetitions drift or scatter erratically (never converged:
+        more repetitions may show the host settle)."""
+        ci = median_ci(values)
+        if ci is None or ci.half_width > self.target:
+            return False
+        return not repetition_flags(values)[0]
 
 
 @dataclass(frozen=True)

@@ -146,11 +146,11 @@ def repetition_values(samples: Sequence[tuple[int, Sample]]) -> list[float]:
 
 def median_ci(values: Sequence[float]) -> tuple[float, float] | None:
     """The interval of the median of ``values`` at 95% or, with fewer than 6 values, the
-    range with its lower true coverage (:func:`sizing.engine.intervals.median_interval`);
+    range with its lower true coverage (:func:`sizing.intervals.median_interval`);
     None with fewer than two values."""
     if len(values) < 2:
         return None
-    from sizing.engine.intervals import median_interval
+    from sizing.intervals import median_interval
 
     found: tuple[float, float] | None = median_interval(list(values), 0.95)
     return found
@@ -160,9 +160,9 @@ def measured_figure(
     r: Any, reps: Sequence[float], platform: str, profile: str, origin: str
 ) -> Figure:
     """The engine's figure of one stored point: its median, the distribution-free interval
-    of the median with its true coverage (:mod:`sizing.engine.intervals`), its repetitions,
+    of the median with its true coverage (:mod:`sizing.intervals`), its repetitions,
     and ``drift``/``erratic`` flags when the repetitions are not alike enough."""
-    from sizing.engine.intervals import interval_words, median_coverage, repetition_flags
+    from sizing.intervals import interval_words, median_coverage, repetition_flags
     from sizing.model import Figure
 
     ci = median_ci(reps)

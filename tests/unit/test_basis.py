@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sizing.engine import Basis, Hardware, Workload, choose
-from sizing.engine.intervals import coverage, median_coverage, median_interval
 from sizing.errors import UsageError
+from sizing.intervals import coverage, median_coverage, median_interval
 from sizing.model import Figure, basis_platform
 
 STATIC = Workload(role="static", file_size=128)

@@ -63,8 +63,9 @@ def test_clean_rps_point() -> None:
     assert result.status is Status.MEASURED and result.flags == () and result.reason == ""
     assert result.value == pytest.approx(43827.875)  # the median of the 4 timed windows
     assert result.unit == "requests/s" and result.repetitions == 4
-    assert result.ci_low == pytest.approx(18562.527, rel=1e-6)
-    assert result.ci_high == pytest.approx(68513.003, rel=1e-6)
+    # the interval of the median of 4 runs: their range, 87.5% (no Student-t interval)
+    assert result.ci_low == pytest.approx(27108.13, rel=1e-6)
+    assert result.ci_high == pytest.approx(59387.18, rel=1e-6)
     # one client sample and one point sample per window, warm-up included
     assert len(samples) == 10
     assert [i for i, s in samples if s.metric == "requests_per_second"] == [0, 1, 2, 3, 4]
@@ -121,7 +122,10 @@ def test_noisy_point_under_the_adaptive_stop_rule() -> None:
     result, _ = evaluate("rps_noisy_steal")
     assert result.status is Status.INVALID
     assert result.flags == ("unstable", "noisy", "virtualized-host")
-    assert "the 95% interval is ±57.4% after 4 repetitions (target ±2%)" in result.reason
+    assert (
+        "the interval of the median (range of 4 runs, 87.5%) is ±36.8% after 4 repetitions "
+        "(target ±2%)" in result.reason
+    )
     # the captured tps point: server 67%, client 88% busy (median of the repetitions).
     # Neither side saturated: not a capacity figure (issue 13), the client the nearer limit
     tps, _ = evaluate("tps_noisy")

@@ -154,7 +154,10 @@ def test_evidence_from_the_timed_repetitions() -> None:
     ev = point_evidence(r, SAMPLES)
     assert ev["errors"] == 3 and ev["tls_full"] == 30 and ev["tls_reused"] == 0
     assert ev["server_cpu_pct"] == 98.0 and ev["client_cpu_pct"] == 65.0
-    assert ev["interval_pct"] == pytest.approx(5.0) and ev["latency_ms"] == {"p99": 4.5}
+    # the interval of the median, from the stored repetitions (98, 100, 102: their range,
+    # 75%), not the interval stored with the point: one interval in every output
+    assert ev["interval_pct"] == pytest.approx(2.0) and ev["latency_ms"] == {"p99": 4.5}
+    assert ev["interval_coverage"] == 0.75 and ev["interval"] == "range of 3 runs, 75%"
 
 
 def test_points_table_fits_100_columns_and_verbose_gives_reasons_in_full() -> None:
@@ -168,7 +171,7 @@ def test_points_table_fits_100_columns_and_verbose_gives_reasons_in_full() -> No
     ev = {pts[0].key: point_evidence(pts[0], SAMPLES)}
     table = points_table(pts, ev)
     assert all(len(line) <= WIDTH for line in table.splitlines()), table
-    assert "±2.4%" in table and "98%" in table and "65%" in table and "3" in table
+    assert "±0.0% (75%)" in table and "98%" in table and "65%" in table and "3" in table
     verbose = points_table(pts, ev, verbose=True)
     assert long_reason.strip() in verbose and "4.0%" in verbose  # spread in verbose only
     assert "4.0%" not in table

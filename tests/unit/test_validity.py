@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from sizing.intervals import interval_words, repetition_flags
 from sizing.measure.validity import (
     RepetitionEvidence,
     StopRule,
@@ -18,8 +19,7 @@ from sizing.measure.validity import (
     check_upstream_bound,
     clients_needed,
     judge,
-    mean_interval,
-    t95,
+    median_ci,
     upstream_cpus_needed,
 )
 
@@ -38,23 +38,22 @@ def ev(value: float = 1000.0, **kw: object) -> RepetitionEvidence:
     return RepetitionEvidence(**base)  # type: ignore[arg-type]
 
 
-def test_t_table() -> None:
-    assert t95(1) == 12.706
-    assert t95(9) == 2.262
-    assert t95(35) == 2.042  # conservative: the df=30 row
-    assert t95(500) == 1.960
-    with pytest.raises(ValueError):
-        t95(0)
-
-
-def test_mean_interval_matches_hand_computation() -> None:
-    ci = mean_interval([100.0, 102.0, 98.0])
+def test_median_ci_is_the_one_interval_with_its_coverage() -> None:
+    ci = median_ci([100.0, 102.0, 98.0])
     assert ci is not None
-    # mean 100, sd 2, t(2)=4.303, half = 4.303*2/sqrt(3) = 4.969
-    assert ci.centre == pytest.approx(100.0)
-    assert ci.high - ci.centre == pytest.approx(4.969, abs=1e-3)
-    assert ci.half_width == pytest.approx(0.04969, abs=1e-5)
-    assert mean_interval([5.0]) is None
+    # three runs: the interval of the median is their range, which covers it 75% of the time
+    assert (ci.centre, ci.low, ci.high) == (100.0, 98.0, 102.0)
+    assert ci.half_width == pytest.approx(0.02)
+    assert interval_words(3) == "range of 3 runs, 75%"
+    assert median_ci([5.0]) is None
+
+
+def test_stop_rule_never_converges_on_drifting_repetitions() -> None:
+    rule = StopRule(min_reps=3, max_reps=10)
+    rising = [1000.0, 1001.0, 1002.0, 1003.0, 1004.0, 1005.0]  # within ±0.3%, but a trend
+    assert not rule.converged(rising)
+    flags, why = repetition_flags(rising)
+    assert flags == ("drift",) and "rise in order" in why
 
 
 def test_stop_rule_stops_when_tight() -> None:
@@ -77,7 +76,7 @@ def test_stop_rule_converges_as_samples_accumulate() -> None:
     series = [1000.0 * (1 + rng.gauss(0, 0.02)) for _ in range(10)]
     rule = StopRule(min_reps=3, max_reps=10)
     n = next(n for n in range(1, 11) if rule.done(series[:n]))
-    ci = mean_interval(series[:n])
+    ci = median_ci(series[:n])
     assert ci is not None
     assert n == 10 or ci.half_width <= 0.02
     assert 3 <= n <= 10

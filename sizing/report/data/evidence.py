@@ -1,6 +1,7 @@
 """What each validity guard saw at one point, from its stored samples (pure): the server's
-and the clients' CPU, errors, TLS handshakes full and reused, the 95% interval and the
-latency percentiles. ``run --json``, ``results --json``, ``--csv`` and the terminal table
+and the clients' CPU, errors, TLS handshakes full and reused, the interval of the median
+with its coverage (the same one ``recommend``, ``table`` and the guide use) and the latency
+percentiles. ``run --json``, ``results --json``, ``--csv`` and the terminal table
 all show a point through :func:`point_evidence`."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sizing.intervals import interval_words, median_coverage, median_interval
 from sizing.model import PointResult, Sample
 
 __all__ = ["LATENCY_KEYS", "point_evidence"]
@@ -27,11 +29,7 @@ def _num(value: Any) -> float | None:
 def _timed(samples: Sequence[Sample]) -> list[Mapping[str, Any]]:
     """The metadata of each timed repetition (warm-up left out), one per repetition: the
     primary sample, not the per-client ``<metric>.client`` ones."""
-    return [
-        s.metadata
-        for s in samples
-        if "." not in s.metric and not s.metadata.get("warmup")
-    ]
+    return [s.metadata for s in samples if "." not in s.metric and not s.metadata.get("warmup")]
 
 
 def point_evidence(result: PointResult, samples: Sequence[Sample]) -> dict[str, Any]:
@@ -59,7 +57,15 @@ def point_evidence(result: PointResult, samples: Sequence[Sample]) -> dict[str, 
 
     meta = result.metadata
     interval = None
-    if result.ci_low is not None and result.ci_high is not None and result.value:
+    reps = [
+        v
+        for s in samples
+        if "." not in s.metric and not s.metadata.get("warmup") and (v := _num(s.value)) is not None
+    ]
+    got = median_interval(reps) if len(reps) >= 2 else None
+    if got is not None and result.value:
+        interval = 100 * (got[1] - got[0]) / 2 / result.value
+    elif result.ci_low is not None and result.ci_high is not None and result.value:
         interval = 100 * (result.ci_high - result.ci_low) / 2 / result.value
     latency = {
         k: _num(meta.get(f"latency_{k}_ms"))
@@ -78,5 +84,7 @@ def point_evidence(result: PointResult, samples: Sequence[Sample]) -> dict[str, 
         "tls_full": total("tls_full"),
         "tls_reused": total("tls_reused"),
         "interval_pct": interval,
+        "interval_coverage": median_coverage(len(reps)) if len(reps) >= 2 else None,
+        "interval": interval_words(len(reps)) if reps else None,
         "latency_ms": latency,
     }

@@ -1,5 +1,5 @@
 """A run's points for the terminal (a table that fits 100 columns), for ``--json`` and for
-``--csv``: the figure with its 95% interval, the flags, errors, server and client CPU;
+``--csv``: the figure with the interval of its median and that interval's coverage, the flags, errors, server and client CPU;
 spread, latency and reasons in full under ``--verbose``. The guards' evidence comes from
 :func:`sizing.report.data.evidence.point_evidence`."""
 
@@ -58,6 +58,17 @@ def _figure(r: PointResult) -> str:
     return MISSING if r.value is None else f"{number(r.value)} {UNITS.get(r.unit, r.unit)}"
 
 
+def _cover(n: int, ev: Mapping[str, Any]) -> str:
+    """`` (75%)``: the true coverage of the interval of the median (of the stored
+    repetitions the evidence recomputed it from, else of ``n`` runs)."""
+    from sizing.intervals import median_coverage
+
+    cov = ev.get("interval_coverage")
+    if cov is None and n >= 2:
+        cov = median_coverage(n)
+    return "" if cov is None else f" ({cov * 100:.3g}%)"
+
+
 def _fit(line: str, width: int) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
@@ -68,17 +79,18 @@ def points_table(
     *,
     verbose: bool = False,
 ) -> str:
-    """One line per point: the median, ± half its 95% interval, errors, the server's and
+    """One line per point: the median, ± half the interval of the median with that
+    interval's true coverage ("±4.5% (75%)": the range of 3 runs), errors, the server's and
     the busiest client's CPU, status and flags (or the reason of a point not measured).
     Fits :data:`WIDTH` columns; ``verbose`` adds the platform, repetitions, spread and
     latency, and gives every reason in full on its own line."""
     from sizing.report.render.text import grid
 
     evidence = evidence or {}
-    headers = ["point", "median", "±95%", "errors", "srv CPU", "cli CPU", "flags / reason"]
+    headers = ["point", "median", "± (cover)", "errors", "srv CPU", "cli CPU", "flags / reason"]
     if verbose:
         headers = [
-            "point", "median", "±95%", "spread", "reps", "errors", "srv CPU", "cli CPU",
+            "point", "median", "± (cover)", "spread", "reps", "errors", "srv CPU", "cli CPU",
             "p50 ms", "p99 ms", "flags / reason",
         ]  # fmt: skip
     rows = []
@@ -103,7 +115,7 @@ def points_table(
         row = [
             name,
             _figure(r),
-            MISSING if interval is None else f"±{interval:.1f}%",
+            MISSING if interval is None else f"±{interval:.1f}%{_cover(r.repetitions, ev)}",
             MISSING if errors is None else f"{errors:,}",
             _pct(ev.get("server_cpu_pct")),
             _pct(ev.get("client_cpu_pct")),
