@@ -204,11 +204,15 @@ class Basis:
     flags: tuple[str, ...] = ()
     price: Price | None = None
     citation: str = ""
+    pooled_into: str = ""  # the pooled basis of several hosts that agree, this one among them
+    disagrees: tuple[str, ...] = ()  # where hosts of the same identity disagree, in words
 
     def qualifies(self, *, include_virtualized: bool, include_emulated: bool) -> tuple[bool, str]:
         """Whether the default choice may use this basis, and if not, why not."""
         if not self.figures:
             return False, "no valid figures"
+        if self.pooled_into:
+            return False, f"pooled with the other hosts that agree into {self.pooled_into}"
         if "emulated" in self.flags and not include_emulated:
             return False, "emulated (software-emulated guest)"
         virtualized = self.platform == "virtualized-host" or "virtualized-host" in self.flags
@@ -249,6 +253,8 @@ class Basis:
             "points": len(self.figures),
             "price": None if self.price is None else self.price.to_dict(),
             "citation": self.citation,
+            "pooled_into": self.pooled_into or None,
+            "disagrees": list(self.disagrees),
         }
 
 
@@ -343,6 +349,10 @@ def choose(
             reasons[b.id] = why_not
     if qualifying:
         best = max(qualifying, key=lambda b: (len(b.core_counts()), _newest(b)))
+        peers = [b for b in qualifying if b is not best and _same_identity(b, best)]
+        disagree = bool(best.disagrees) and bool(peers)
+        if disagree:  # hosts of one identity disagree: size on the conservative one
+            best = min([best, *peers], key=lambda b: _level(b, [best, *peers]))
         key = group_key(best)
         group = [best] + [b for b in qualifying if b is not best and group_key(b) == key]
         n = len(best.core_counts())
@@ -351,9 +361,19 @@ def choose(
             + (f", run {_newest(best)}" if best.runs else "")
             + ")"
         )
+        if disagree:
+            why += (
+                f"; hosts of the same hardware, platform, workload and software disagree "
+                f"({'; '.join(best.disagrees)}): sized on the conservative {best.id}; name "
+                "another with --basis"
+            )
         for b in qualifying:
             if b not in group:
-                reasons[b.id] = f"{best.id} has more core counts or a newer run"
+                reasons[b.id] = (
+                    f"disagrees with {best.id} (the conservative one is sized)"
+                    if disagree and _same_identity(b, best)
+                    else f"{best.id} has more core counts or a newer run"
+                )
     else:
         refs = [b for b in bases if b.origin == "reference"]
         anchor = next((b for b in refs if b.id == REFERENCE_DEFAULT), refs[0] if refs else None)
@@ -368,6 +388,30 @@ def choose(
     ordered = tuple(sorted(group, key=_platform_order))
     passed = tuple((i, r) for i, r in reasons.items() if i not in {b.id for b in ordered})
     return Choice(ordered, why, passed)
+
+
+def _same_identity(a: Basis, b: Basis) -> bool:
+    return (a.platform, a.hardware, a.workload, a.software) == (
+        b.platform,
+        b.hardware,
+        b.workload,
+        b.software,
+    )
+
+
+def _level(b: Basis, peers: Sequence[Basis]) -> float:
+    """How high a basis' figures stand against its peers at the configurations they all
+    measured: the mean of its value / the peers' mean value (lower is conservative)."""
+    slots = [(f.profile, f.cores, f.ht) for f in b.figures]
+    ratios = []
+    for slot in slots:
+        vals = [
+            f.value for p in peers for f in p.figures if (f.profile, f.cores, f.ht) == slot
+        ]
+        mine = next(f.value for f in b.figures if (f.profile, f.cores, f.ht) == slot)
+        if len(vals) == len(peers) and vals:
+            ratios.append(mine / (sum(vals) / len(vals)))
+    return sum(ratios) / len(ratios) if ratios else 1.0
 
 
 _PLATFORMS = ("baremetal", "virtualized-host", "kvm", "esxi", "kubernetes")

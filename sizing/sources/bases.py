@@ -186,6 +186,61 @@ def measured_figure(
     )
 
 
+def agree(a: Figure, b: Figure) -> bool:
+    """Whether two figures of one configuration agree: their intervals overlap (a figure
+    without an interval is its value)."""
+    lo_a, hi_a = (a.ci_low, a.ci_high) if a.ci_low is not None else (a.value, a.value)
+    lo_b, hi_b = (b.ci_low, b.ci_high) if b.ci_low is not None else (b.value, b.value)
+    assert lo_a is not None and hi_a is not None and lo_b is not None and hi_b is not None
+    return lo_a <= hi_b and lo_b <= hi_a
+
+
+def combine(figs: Sequence[Figure], what: str) -> Figure:
+    """One figure from several measurements of one configuration (runs of one host, or
+    hosts of one basis identity): never the newest alone.
+
+    They **agree** (every pair of intervals overlaps): pooled, the median of all their
+    repetitions, with the interval of that median widened to take in every measurement's
+    own median (the spread between runs or hosts adds to the repetitions' own), origin
+    "pooled ...". They **disagree**: the conservative (lowest) one is sized, flagged
+    ``disagree``, and its origin names the others and their figures."""
+    from sizing.intervals import interval_words, median_coverage, median_interval
+
+    if len(figs) == 1:
+        return figs[0]
+    if all(agree(a, b) for i, a in enumerate(figs) for b in figs[i + 1 :]):
+        reps = tuple(v for f in figs for v in (f.reps or (f.value,)))
+        srt = sorted(reps)
+        n = len(srt)
+        value = srt[n // 2] if n % 2 else (srt[n // 2 - 1] + srt[n // 2]) / 2.0
+        ci = median_interval(reps) if n >= 2 else None
+        medians = [f.value for f in figs]
+        low = min([*(ci or (value, value))[:1], *medians])
+        high = max([*(ci or (value, value))[1:], *medians])
+        flags = tuple(dict.fromkeys(g for f in figs for g in f.flags))
+        origins = "; ".join(f.origin for f in figs)
+        return replace(
+            figs[-1],
+            value=value,
+            ci_low=low,
+            ci_high=high,
+            reps=reps,
+            flags=flags,
+            coverage=median_coverage(n) if n >= 2 else None,
+            interval=f"{interval_words(n)}, pooled over {len(figs)} {what}s and widened to "
+            f"take in each {what}'s median",
+            origin=f"pooled {len(figs)} {what}s that agree ({origins})",
+        )
+    lowest = min(figs, key=lambda f: f.value)
+    others = ", ".join(f"{f.origin}: {f.value:,.0f}" for f in figs if f is not lowest)
+    return replace(
+        lowest,
+        flags=tuple(dict.fromkeys((*lowest.flags, "disagree"))),
+        origin=f"{lowest.origin}; {what}s disagree beyond their intervals ({others}): sized on "
+        "the lowest",
+    )
+
+
 def measured_bases(
     runs: Sequence[RunData], declared: Mapping[str, Declared] | None = None
 ) -> list[Basis]:
@@ -244,19 +299,25 @@ def measured_bases(
                     str(meta.get("tls_key") or _profile_field(r.key.profile, "tls_key", None) or "")
                 )
             slot = (metric, r.key.cores, r.key.ht)
-            old = g["slots"].get(slot)
-            if old is None or old[0].id <= p.id:
-                g["slots"][slot] = (p, run)
+            g["slots"].setdefault(slot, []).append((p, run))
 
     out: list[Basis] = []
     ids: set[str] = set()
     for key, g in groups.items():
         host, platform, hardware, software, phys, role, size, emulated = key
         figures = []
-        for (profile, _cores, _ht), (p, run) in sorted(g["slots"].items()):
-            r = p.result
-            reps = repetition_values(run.samples.get(p.id, ()))
-            figures.append(measured_figure(r, reps, platform, profile, f"run {p.run_id}, {host}"))
+        for (profile, _cores, _ht), entries in sorted(g["slots"].items()):
+            per_run = [
+                measured_figure(
+                    p.result,
+                    repetition_values(run.samples.get(p.id, ())),
+                    platform,
+                    profile,
+                    f"run {p.run_id}, {host}",
+                )
+                for p, run in sorted(entries, key=lambda e: e[0].id)
+            ]
+            figures.append(combine(per_run, "run"))
         keys = sorted(k for k in g["tls_keys"] if k)
         workload = Workload(
             role=role,
@@ -266,7 +327,7 @@ def measured_bases(
         )
         slug = f"{role}-{size}b" if size < 1024 or size % 1024 else f"{role}-{size // 1024}k"
         basis_id = f"{host}/{platform}/{slug}" + ("-emulated" if emulated else "")
-        runs_of = tuple(sorted({p.run_id for p, _ in g["slots"].values()}))
+        runs_of = tuple(sorted({p.run_id for e in g["slots"].values() for p, _ in e}))
         if basis_id in ids:  # same host and workload, other hardware or software
             basis_id += f"@run{runs_of[0]}"
         ids.add(basis_id)
@@ -289,7 +350,67 @@ def measured_bases(
                 flags=tuple(flags),
             )
         )
-    return sorted(out, key=lambda b: b.id)
+    return sorted(pool_hosts(out), key=lambda b: b.id)
+
+
+def _identity(b: Basis) -> tuple[Any, ...]:
+    """What makes two hosts' figures one basis: hardware, platform, workload, software,
+    and whether they were emulated (the host's name is not part of it)."""
+    return (b.platform, b.hardware, b.workload, b.software, "emulated" in b.flags)
+
+
+def pool_hosts(bases: Sequence[Basis]) -> list[Basis]:
+    """Bases of one identity measured on several hosts (:func:`_identity`): when their
+    figures agree at every configuration both measured, one pooled basis
+    ``host-a+host-b/<platform>/<workload>`` (:func:`combine` per configuration) is added and
+    the single-host bases point to it (:attr:`Basis.pooled_into`: the default choice takes
+    the pool); when they disagree, each says with whom and where
+    (:attr:`Basis.disagrees`), and the default choice sizes on the conservative one."""
+    groups: dict[tuple[Any, ...], list[Basis]] = {}
+    for b in bases:
+        groups.setdefault(_identity(b), []).append(b)
+    out: list[Basis] = []
+    for members in groups.values():
+        if len(members) < 2:
+            out.extend(members)
+            continue
+        slots: dict[tuple[str, int, str], list[Figure]] = {}
+        for b in members:
+            for f in b.figures:
+                slots.setdefault((f.profile, f.cores, f.ht), []).append(f)
+        apart = []
+        for (profile, cores, ht), figs in sorted(slots.items()):
+            for i, a in enumerate(figs):
+                for c in figs[i + 1 :]:
+                    if not agree(a, c):
+                        apart.append(
+                            f"{profile.upper()} at {cores} cores HT {ht}: {a.basis} {a.value:,.0f} "
+                            f"vs {c.basis} {c.value:,.0f}, intervals apart"
+                        )
+        if apart:
+            for b in members:
+                mine = tuple(x for x in apart if b.id in x)
+                out.append(replace(b, disagrees=mine))
+            continue
+        hosts = tuple(dict.fromkeys(h for b in members for h in b.hosts))
+        first = members[0]
+        slug = first.id.split("/", 2)[2]
+        pool_id = f"{'+'.join(hosts)}/{first.platform}/{slug}"
+        figures = tuple(
+            replace(combine(figs, "host"), basis=pool_id)
+            for _, figs in sorted(slots.items())
+        )
+        pooled = replace(
+            first,
+            id=pool_id,
+            hosts=hosts,
+            runs=tuple(sorted({r for b in members for r in b.runs})),
+            figures=figures,
+            physical_host="+".join(dict.fromkeys(b.physical_host for b in members)),
+        )
+        out.append(pooled)
+        out.extend(replace(b, pooled_into=pool_id) for b in members)
+    return out
 
 
 def reference_bases(reference: Reference) -> list[Basis]:

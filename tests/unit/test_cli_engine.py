@@ -186,7 +186,7 @@ def test_custom_catalog_is_used(db: Path, tmp_path: Path) -> None:
     assert rec["figures"][0]["ci_low"] == 192000
 
 
-def test_measured_figures_are_used_newest_run_first(db: Path) -> None:
+def test_runs_that_disagree_are_sized_on_the_lowest_never_the_newest(db: Path) -> None:
     measure(
         db,
         [("baremetal", 1, "off", "rps", 50000.0, ()), ("baremetal", 2, "off", "rps", 90000.0, ())],
@@ -205,8 +205,12 @@ def test_measured_figures_are_used_newest_run_first(db: Path) -> None:
     assert "2 core counts, valid, run 2" in doc["basis"]["why"]
     rec = doc["recommendation"]
     assert rec["basis"] == "lab1/baremetal/static-128b"
-    assert (rec["cores_per_server"], rec["capacity_rps"], rec["extrapolated"]) == (2, 520000, False)
-    assert [f["origin"] for f in rec["figures"]] == ["run 2, lab1"]
+    # run 2 measured 130,000 at 2 cores, run 1 90,000, neither with an interval that
+    # reaches the other: the answer sizes on the lower, flags it, and names the other
+    assert (rec["cores_per_server"], rec["capacity_rps"], rec["extrapolated"]) == (2, 450000, False)
+    (fig,) = rec["figures"]
+    assert fig["origin"].startswith("run 1, lab1; runs disagree beyond their intervals")
+    assert "run 2, lab1: 130,000" in fig["origin"] and "disagree" in fig["flags"]
     assert "asked for: --article-prices or --catalog" in rec["price_source"]
     assert "passed over: reference/baremetal (another group)" in err
 

@@ -245,11 +245,13 @@ def test_figure_interval_is_the_medians_from_the_repetitions(lab: Path) -> None:
     assert f.conservative == f.ci_low
 
 
-def test_newest_valid_point_per_slot_within_a_basis(lab: Path) -> None:
+def test_runs_that_agree_are_pooled_never_newest_wins(lab: Path) -> None:
     fill(lab, {"r640-01": ENV["r640-01"]}, [point("r640-01", "baremetal", 1, "rps", scaled(520))])
     bm = bases_of(lab)["r640-01/baremetal/static-128b"]
     one = [f for f in bm.figures if f.profile == "rps" and f.cores == 1]
-    assert len(one) == 1 and one[0].origin.startswith("run 3")
+    assert len(one) == 1
+    assert one[0].origin == "pooled 2 runs that agree (run 1, r640-01; run 3, r640-01)"
+    assert "pooled over 2 runs" in one[0].interval
     assert bm.runs == (1, 3)
 
 

@@ -1,6 +1,7 @@
 """A run's points for the terminal (a table that fits 100 columns), for ``--json`` and for
-``--csv``: the figure with the interval of its median and that interval's coverage, the flags, errors, server and client CPU;
-spread, latency and reasons in full under ``--verbose``. The guards' evidence comes from
+``--csv``: the figure with the interval of its median and that interval's coverage, the
+flags, errors, server and client CPU; spread, latency and reasons in full under
+``--verbose``. The guards' evidence comes from
 :func:`sizing.report.data.evidence.point_evidence`."""
 
 from __future__ import annotations

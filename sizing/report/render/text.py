@@ -338,7 +338,8 @@ def sizing_table_text(table: SizingTable) -> str:
         f"shape-borrowed, {mark('emulated')} emulated; "
         "≥ a lower bound (the source could not saturate the server); (flags) beside a "
         f"figure; cost per unit on {table.cost_basis}, sized on the low end of each figure's "
-        "interval (range of n runs with its coverage, or a 95% prediction interval); overhead = (bare metal - guest) / bare metal within one block only, "
+        "interval (range of n runs with its coverage, or a 95% prediction interval); "
+        "overhead = (bare metal - guest) / bare metal within one block only, "
         "[95% interval] where both figures are measured"
     )
     return "\n".join(out)
