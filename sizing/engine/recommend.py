@@ -224,6 +224,8 @@ def figure_dict(f: Figure) -> dict[str, Any]:
         "sized_on": round(f.conservative, 1),
         "bound": f.bound,
         "source": f.source,
+        "interval": f.interval,
+        "coverage": f.coverage,
         "origin": f.origin,
         "emulated": f.emulated,
         "basis": f.basis,
@@ -666,7 +668,9 @@ def describe_figure(f: Figure) -> str:
     return f"{f.value:,.0f} {unit}{tail}"
 
 
-def confidence_words(conf: float | None, demand: Demand, basis: str) -> str:
+def confidence_words(
+    conf: float | None, demand: Demand, basis: str, figures: Sequence[Figure] = ()
+) -> str:
     """ "Carries 200,000 RPS at ≤ 80% of capacity in 97% of the plausible outcomes on
     basis B", or why that cannot be said."""
     limit = 100 - demand.headroom * 100
@@ -678,9 +682,16 @@ def confidence_words(conf: float | None, demand: Demand, basis: str) -> str:
             f"How likely it carries {what} at ≤ {limit:g}% of capacity is not known: its "
             "figures carry no repetitions to draw from (reference data, or single runs)."
         )
+    fewest = min((len(f.reps) for f in figures if f.reps), default=0)
+    caveat = ""
+    if 0 < fewest < 6:
+        caveat = (
+            f"; with {fewest} repetitions a bootstrap cannot see past the values measured: "
+            "read a high share as 'no measured repetition says otherwise'"
+        )
     return (
         f"Carries {what} at ≤ {limit:g}% of capacity in {conf * 100:.0f}% of the plausible "
-        f"outcomes on basis {basis} (bootstrap over the measured repetitions)."
+        f"outcomes on basis {basis} (bootstrap over the measured repetitions{caveat})."
     )
 
 
@@ -771,7 +782,7 @@ def explain(
         if fleet is not None and fleet.mixed and fleet.total_cost < best.total_cost - 0.005
         else best.confidence
     )
-    lines.append(confidence_words(conf, demand, best.basis or "the figures"))
+    lines.append(confidence_words(conf, demand, best.basis or "the figures", best.figures))
     if confidence_asked is not None and conf is not None and conf < confidence_asked:
         lines.append(
             f"Below the {confidence_asked * 100:.0f}% asked for: the servers' draws do not all "

@@ -58,6 +58,7 @@ class Cell:
     bound: str = ""  # "lower": shown as "≥ value"
     ci_low: float | None = None
     ci_high: float | None = None
+    interval: str = ""  # what the interval is and covers, in words
 
     @property
     def display(self) -> str:
@@ -72,6 +73,7 @@ class Cell:
             "display": self.display,
             "ci_low": self.ci_low,
             "ci_high": self.ci_high,
+            "interval": self.interval,
             "overhead_ci_pct": None if self.overhead_ci is None else list(self.overhead_ci),
             "platform": self.platform,
             "ht": self.ht,
@@ -362,6 +364,7 @@ def _cell(
         bound=f.bound,
         ci_low=f.ci_low,
         ci_high=f.ci_high,
+        interval=f.interval,
     )
 
 

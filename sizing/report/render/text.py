@@ -321,6 +321,24 @@ def sizing_table_text(table: SizingTable) -> str:
         )
         out.extend(reasons)
         for srs in series:
+            shown = [
+                c
+                for r in block.rows
+                for c in r.cells
+                if (c.platform, c.ht, c.profile) == (srs.platform, srs.ht, srs.profile)
+                and c.ci_low is not None
+                and c.ci_high is not None
+            ]
+            if shown:
+                out.append(
+                    f"{srs.platform} {srs.profile.upper()} HT {srs.ht} intervals: "
+                    + "; ".join(
+                        f"{c.cores}c {number(c.ci_low)}–{number(c.ci_high)}"
+                        + (f" ({c.interval})" if c.interval else "")
+                        for c in shown
+                    )
+                )
+        for srs in series:
             kinds = {
                 c.source
                 for r in block.rows
