@@ -38,6 +38,7 @@ from sizing.errors import SizingError, UsageError
 
 if TYPE_CHECKING:
     from sizing.engine import SizingTable
+    from sizing.engine.basis import Want
     from sizing.model import Figure
     from sizing.sources import BasisInputs
 
@@ -51,6 +52,8 @@ def load_inputs(
     include_emulated: bool,
     include_virtualized: bool,
     article_prices: bool,
+    serves: Want | None = None,
+    every_reference: bool = False,
 ) -> BasisInputs:
     """Every basis, the chosen ones and the prices (:func:`sizing.sources.load_bases`);
     the bases passed over and any warning go to stderr."""
@@ -64,6 +67,8 @@ def load_inputs(
         include_virtualized=include_virtualized,
         include_emulated=include_emulated,
         article_prices=article_prices,
+        serves=serves,
+        every_reference=every_reference,
     )
     line = passed_over_line(inputs.choice)
     if line:
@@ -157,6 +162,8 @@ def recommend_cmd(
     carry the demand.
     """
     from sizing.engine import Demand, recommend
+    from sizing.engine.basis import Want
+    from sizing.engine.recommend import wanted_platforms
     from sizing.report.render.text import basis_json, basis_line, recommendation_text
     from sizing.sources.fitcache import cached_bootstrapper
 
@@ -172,6 +179,7 @@ def recommend_cmd(
         raise UsageError(f"--confidence must be at least 0.5 and below 1, not {confidence:g}")
     if p95 is not None and source_c is SourceChoice.MEASURED and tps is None:
         source_c = SourceChoice.BOTH  # the rps figures all come from latency points anyway
+    wanted = wanted_platforms(None if platform_c is PlatformChoice.ANY else [platform_c.value])
     inputs = load_inputs(
         source_c,
         catalog,
@@ -180,6 +188,11 @@ def recommend_cmd(
         include_emulated=include_emulated,
         include_virtualized=include_virtualized,
         article_prices=article_prices,
+        serves=Want(
+            platforms=None if wanted is None else frozenset(wanted),
+            ht=None if ht_c is HtChoice.ANY else ht_c.value,
+            profiles=tuple(p for p in demand.profiles if not (p95 is not None and p == "rps")),
+        ),
     )
     figures: tuple[Figure, ...] = inputs.choice.figures
     if p95 is not None:  # rps figures become "RPS at p95 <= X" (sizing.engine.slo)
@@ -259,6 +272,7 @@ def table_cmd(
         include_emulated=include_emulated,
         include_virtualized=include_virtualized,
         article_prices=article_prices,
+        every_reference=True,  # the article has a traditional and a Kubernetes table
     )
     table = _table(inputs, allow_extrapolation)
     if json_out:

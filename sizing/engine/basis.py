@@ -270,6 +270,33 @@ def group_key(b: Basis) -> GroupKey:
 
 
 @dataclass(frozen=True)
+class Want:
+    """What a command asks of a basis: any of these platforms (None: any), this HT mode
+    (None: any), figures of every one of these profiles."""
+
+    platforms: frozenset[str] | None = None
+    ht: str | None = None
+    profiles: tuple[str, ...] = ()
+
+    def met_by(self, b: Basis) -> bool:
+        if self.platforms is not None and b.platform not in self.platforms:
+            return False
+        return all(
+            any(f.profile == p and (self.ht is None or f.ht == self.ht) for f in b.figures)
+            for p in self.profiles
+        )
+
+    def describe(self) -> str:
+        parts = []
+        if self.platforms is not None:
+            parts.append("/".join(sorted(self.platforms)))
+        parts.append("/".join(p.upper() for p in self.profiles) or "any")
+        if self.ht is not None:
+            parts.append(f"HT {self.ht}")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
 class Choice:
     """The bases a command sizes from, why, and the bases it passed over (id, reason)."""
 
@@ -320,8 +347,16 @@ def choose(
     *,
     include_virtualized: bool = False,
     include_emulated: bool = False,
+    serves: Want | None = None,
+    every_reference: bool = False,
 ) -> Choice:
-    """The bases to size from (see the module docstring for the rule)."""
+    """The bases to size from (see the module docstring for the rule).
+
+    ``serves`` (what the command asks: platforms, HT mode, profiles) narrows the default
+    choice to bases that can answer it, so ``--platform kubernetes`` or ``--tps … --ht on``
+    reach the reference data that has them. ``every_reference`` (``table``): when the
+    choice falls back to the reference data, every reference group is taken (the article
+    has two tables)."""
     if requested:
         chosen = resolve(bases, requested)
         asked = ", ".join(b.id for b in chosen)
@@ -341,6 +376,8 @@ def choose(
         ok, why_not = b.qualifies(
             include_virtualized=include_virtualized, include_emulated=include_emulated
         )
+        if ok and serves is not None and not serves.met_by(b):
+            ok, why_not = False, f"has no {serves.describe()} figures"
         if b.origin != "measured":
             continue
         if ok:
@@ -376,10 +413,17 @@ def choose(
                 )
     else:
         refs = [b for b in bases if b.origin == "reference"]
-        anchor = next((b for b in refs if b.id == REFERENCE_DEFAULT), refs[0] if refs else None)
+        fit_refs = [b for b in refs if serves is None or serves.met_by(b)] or refs
+        anchor = next(
+            (b for b in fit_refs if b.id == REFERENCE_DEFAULT), fit_refs[0] if fit_refs else None
+        )
         group = [] if anchor is None else [b for b in refs if group_key(b) == group_key(anchor)]
+        if every_reference:
+            group = list(refs)
         not_ok = "; ".join(f"{i}: {r}" for i, r in reasons.items())
         why = "reference: no measured basis qualifies" + (f" ({not_ok})" if not_ok else "")
+        if anchor is not None and anchor.id != REFERENCE_DEFAULT and serves is not None:
+            why += f"; {anchor.id} is the reference data with {serves.describe()} figures"
         if anchor is None:
             why = "no basis to size from: nothing measured qualifies and no reference data"
     for b in bases:

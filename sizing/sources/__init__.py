@@ -58,7 +58,7 @@ __all__ = [
 if TYPE_CHECKING:
     from sizing.catalog import Reference
     from sizing.engine import CostCatalog, Selection
-    from sizing.engine.basis import Basis
+    from sizing.engine.basis import Basis, Want
     from sizing.knee import Slo
     from sizing.model import Figure, Sample
     from sizing.store import RunRecord, StoredPoint
@@ -179,6 +179,8 @@ def load_bases(
     include_emulated: bool = False,
     article_prices: bool = False,
     with_runs: bool = False,
+    serves: Want | None = None,
+    every_reference: bool = False,
 ) -> BasisInputs:
     """Read the store, the catalog and the reference data; build every basis; choose.
 
@@ -225,6 +227,8 @@ def load_bases(
         list(requested) if requested else None,
         include_virtualized=include_virtualized,
         include_emulated=include_emulated,
+        serves=serves,
+        every_reference=every_reference,
     )
     if (
         source == "measured"

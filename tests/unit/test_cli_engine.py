@@ -326,18 +326,22 @@ def test_table_from_reference(db: Path) -> None:
     code, out, err = run("table")
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0].startswith("basis: reference/baremetal, reference/esxi — reference:")
+    assert lines[0].startswith(
+        "basis: reference/baremetal, reference/esxi, reference/kubernetes — reference:"
+    )
     assert lines[1].startswith("[reference/baremetal + reference/esxi: PowerEdge servers")
     assert "load-balancing to web servers, 128 B, RSA-2048" in lines[1]
     assert "RPS baremetal HT off" in lines[2] and "RPS esxi HT off" in lines[2]
     row1 = next(line for line in lines if line.split()[:1] == ["1"])
     assert row1.split() == [
-        "1", "48,000", "r", "800", "r", "40,000", "r", "750", "r",
+        "1", "$750", "48,000", "r", "800", "r", "40,000", "r", "750", "r",
         "$15.62", "$18.75", "16.7%", "6.2%",
     ]  # fmt: skip
     row8 = next(line for line in lines if line.split()[:1] == ["8"])
     assert "≥300,000 r (client-bound)" in row8 and "≥5,200 r (client-bound)" in row8
-    assert "Kubernetes" not in out  # another group: not the chosen basis
+    # the article's second table, in a block of its own (never in a row with the first)
+    k8s = out.index("[reference/kubernetes: ")
+    assert k8s > out.index(row8) and "TPS kubernetes HT on" in out[k8s:]
     assert "r reference, m measured" in out
 
 

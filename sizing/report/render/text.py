@@ -129,9 +129,7 @@ def bases_rows(
     return out
 
 
-def bases_text(
-    rows: Sequence[Mapping[str, Any]], choice: Choice, *, verbose: bool = False
-) -> str:
+def bases_text(rows: Sequence[Mapping[str, Any]], choice: Choice, *, verbose: bool = False) -> str:
     """``results --bases``: one line per basis, then the default choice and why. Fits 100
     columns (the last column cut with …); ``verbose`` adds software, runs and price, in
     full."""
@@ -289,14 +287,17 @@ def sizing_table_text(table: SizingTable) -> str:
         series = list(block.series)
         keys = [(s.platform, s.ht, s.profile) for s in series]
         guests = [k for k in keys if k[0] in ("kvm", "esxi", "hypervisor")]
-        headers = ["CPU cores"]
+        headers = ["CPU cores", "server price"]
         headers += [f"{p.upper()} {pl} HT {ht}" for pl, ht, p in keys]
         cost_keys = [k for k in keys if k[2] == "rps"]
         headers += [f"$/1k RPS {pl}" for pl, _, _ in cost_keys]
         headers += [f"{p.upper()} overhead {pl}" for pl, _, p in guests]
         rows = []
         for r in block.rows:
-            row: list[str] = [str(r.cores)]
+            row: list[str] = [
+                str(r.cores),
+                money(r.hardware_cost, cur) if r.hardware_cost else MISSING,
+            ]
             for k in keys:
                 c = r.cell(*k)
                 row.append(MISSING if c is None else cell_text(c))
@@ -521,15 +522,27 @@ def latency_curve_rows(meta: Mapping[str, Any]) -> list[dict[str, Any]]:
     interval = meta.get("knee_interval") or [None, None]
     rows = []
     for c in meta.get("curve") or []:
-        mark = ("knee" if c.get("rate") == interval[0]
-                else "first-bad" if c.get("rate") == interval[1] else "")
-        rows.append({
-            "offered": c.get("rate"), "achieved": c.get("achieved"),
-            "mean_ms": c.get("mean_ms"), "p50_ms": c.get("p50_ms"), "p95_ms": c.get("p95_ms"),
-            "p99_ms": c.get("p99_ms"), "error_ratio": c.get("error_ratio"),
-            "server_cpu_pct": c.get("server_busy"), "client_cpu_pct": c.get("client_busy"),
-            "mark": mark,
-        })
+        mark = (
+            "knee"
+            if c.get("rate") == interval[0]
+            else "first-bad"
+            if c.get("rate") == interval[1]
+            else ""
+        )
+        rows.append(
+            {
+                "offered": c.get("rate"),
+                "achieved": c.get("achieved"),
+                "mean_ms": c.get("mean_ms"),
+                "p50_ms": c.get("p50_ms"),
+                "p95_ms": c.get("p95_ms"),
+                "p99_ms": c.get("p99_ms"),
+                "error_ratio": c.get("error_ratio"),
+                "server_cpu_pct": c.get("server_busy"),
+                "client_cpu_pct": c.get("client_busy"),
+                "mark": mark,
+            }
+        )
     return rows
 
 
@@ -558,10 +571,11 @@ def latency_curve_text(title: str, meta: Mapping[str, Any]) -> str:
     rows = latency_curve_rows(meta)
     if not rows:
         return ""
-    head = (f"{'offered/s':>10} {'achieved/s':>10} {'mean ms':>8} {'p50 ms':>8} {'p95 ms':>8} "
-            f"{'p99 ms':>8} {'errors':>7} {'srv CPU':>7} {'cli CPU':>7}")
-    lines = [f"{title}: latency against offered rate ({meta.get('generator')}, open loop)",
-             head]
+    head = (
+        f"{'offered/s':>10} {'achieved/s':>10} {'mean ms':>8} {'p50 ms':>8} {'p95 ms':>8} "
+        f"{'p99 ms':>8} {'errors':>7} {'srv CPU':>7} {'cli CPU':>7}"
+    )
+    lines = [f"{title}: latency against offered rate ({meta.get('generator')}, open loop)", head]
     for r in rows:
         err = r["error_ratio"]
         mark = {"knee": "  <- knee", "first-bad": "  <- first bad"}.get(r["mark"], "")
@@ -574,11 +588,16 @@ def latency_curve_text(title: str, meta: Mapping[str, Any]) -> str:
     interval = meta.get("knee_interval")
     factor = meta.get("knee_factor") or 3
     limit = meta.get("knee_limit_ms")
-    beyond = (f"p95 above {_ms(limit)} ms ({factor:g}x its low-load value, at least "
-              f"{KNEE_FLOOR_MS:g} ms)" if limit else f"p95 above {factor:g}x its low-load value")
+    beyond = (
+        f"p95 above {_ms(limit)} ms ({factor:g}x its low-load value, at least {KNEE_FLOOR_MS:g} ms)"
+        if limit
+        else f"p95 above {factor:g}x its low-load value"
+    )
     if interval:
-        lines.append(f"knee: between {number(interval[0])} and {number(interval[1])} requests/s "
-                     f"({beyond}, or errors, from {number(interval[1])}/s)")
+        lines.append(
+            f"knee: between {number(interval[0])} and {number(interval[1])} requests/s "
+            f"({beyond}, or errors, from {number(interval[1])}/s)"
+        )
     else:
         lines.append(f"no knee: {meta.get('knee_reason') or 'latency stayed flat'}")
     if meta.get("knee_busy"):
