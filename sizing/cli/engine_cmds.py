@@ -177,8 +177,19 @@ def recommend_cmd(
         raise UsageError(f"--max-servers must be at least 1, not {max_servers}")
     if confidence is not None and not (0.5 <= confidence < 1.0):
         raise UsageError(f"--confidence must be at least 0.5 and below 1, not {confidence:g}")
-    if p95 is not None and source_c is SourceChoice.MEASURED and tps is None:
-        source_c = SourceChoice.BOTH  # the rps figures all come from latency points anyway
+    if p95 is not None:
+        if tps is not None:
+            raise UsageError(
+                "--p95 sizes --rps from a measured latency workload, which has no TPS figures, "
+                "and a recommendation never mixes bases: size --tps in a second command"
+            )
+        if source_c is SourceChoice.REFERENCE:
+            raise UsageError(
+                "--p95 sizes from measured latency points; the reference data has none "
+                "(drop --source reference)"
+            )
+        if rps is None:
+            raise UsageError("--p95 sizes a request rate: give --rps too")
     wanted = wanted_platforms(None if platform_c is PlatformChoice.ANY else [platform_c.value])
     inputs = load_inputs(
         source_c,
@@ -195,8 +206,10 @@ def recommend_cmd(
         ),
     )
     figures: tuple[Figure, ...] = inputs.choice.figures
-    if p95 is not None:  # rps figures become "RPS at p95 <= X" (sizing.engine.slo)
-        figures = _latency_figures(figures, p95, rps, db, include_emulated, basis)
+    why = inputs.choice.why
+    capacity_of = "their CPU"
+    if p95 is not None:  # size on "RPS at p95 <= X" of one latency workload only
+        figures, why, capacity_of = _latency_figures(p95, db, include_emulated, basis)
     result = recommend(
         figures,
         inputs.catalog,
@@ -208,14 +221,15 @@ def recommend_cmd(
         prices=inputs.prices,
         article_prices=inputs.article_prices,
         allow_extrapolation=allow_extrapolation,
-        why=inputs.choice.why,
+        why=why,
         confidence=confidence,
+        capacity_of=capacity_of,
         bootstrapper=cached_bootstrapper(db),
     )
     if json_out:
         emit_json({"basis": basis_json(inputs.choice, inputs.prices), **result.to_dict()})
     else:
-        if result.recommendation is None:  # the explanation names the basis otherwise
+        if result.recommendation is None and p95 is None:  # else the explanation names it
             typer.echo(basis_line(inputs.choice))
         typer.echo(recommendation_text(result))
     if result.recommendation is None:
@@ -223,20 +237,23 @@ def recommend_cmd(
 
 
 def _latency_figures(
-    figures: tuple[Figure, ...], p95: str, rps: float | None, db: Path | None,
-    include_emulated: bool, workload: str | None = None,
-) -> tuple[Figure, ...]:
-    """``--p95``: replace the rps figures by measured RPS-at-p95 figures."""
+    p95: str, db: Path | None, include_emulated: bool, workload: str | None = None
+) -> tuple[tuple[Figure, ...], str, str]:
+    """``--p95``: the measured RPS-at-p95 figures of one latency workload (and nothing
+    else: a recommendation never mixes bases), the basis sentence, and what a server's
+    capacity means there."""
     from sizing.knee import Slo, parse_limit_ms
     from sizing.report.render.text import slo_line
     from sizing.sources import latency_figures
 
     slo = Slo("p95", parse_limit_ms(p95, "--p95"))
-    if rps is None:
-        raise UsageError("--p95 sizes a request rate: give --rps too")
-    combined, found, chosen = latency_figures(figures, slo, db, include_emulated, workload)
+    _, found, chosen = latency_figures((), slo, db, include_emulated, workload)
     typer.echo(slo_line(slo, found, chosen), err=True)
-    return combined
+    why = (
+        f"latency workload {chosen}: the measured request rate at which p95 latency stays "
+        f"within {slo.limit_ms:g} ms, per core count"
+    )
+    return tuple(found), why, f"the rate at which p95 stays within {slo.limit_ms:g} ms"
 
 
 # -- table -----------------------------------------------------------------------------

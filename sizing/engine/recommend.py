@@ -371,6 +371,7 @@ def recommend(
     why: str = "",
     confidence: float | None = None,
     bootstrapper: Any = None,
+    capacity_of: str = "their CPU",
 ) -> Recommendation:
     """Rank every configuration the figures and their prices allow; pick the cheapest.
 
@@ -482,6 +483,7 @@ def recommend(
             why=why,
             fleet=fleet,
             confidence_asked=confidence,
+            capacity_of=capacity_of,
         ),
         bases=used_bases,
         why=why,
@@ -707,6 +709,7 @@ def explain(
     why: str = "",
     fleet: Fleet | None = None,
     confidence_asked: float | None = None,
+    capacity_of: str = "their CPU",
 ) -> tuple[str, ...]:
     """The choice in words and numbers: the basis and why, the figures with their
     intervals and flags, the price that applied, the cheapest fleet and how sure it is."""
@@ -774,7 +777,7 @@ def explain(
     lines.append(
         f"Capacity on {counted}: "
         + " + ".join(shares)
-        + f" = {best.utilization * 100:.1f}% of their CPU at the target, "
+        + f" = {best.utilization * 100:.1f}% of {capacity_of} at the target, "
         f"limit {100 - demand.headroom * 100:g}% ({demand.headroom * 100:g}% headroom)."
     )
     conf = (

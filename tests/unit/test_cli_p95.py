@@ -62,3 +62,22 @@ def test_basis_names_the_workload_and_lower_bounds_are_said(db: Path) -> None:
     assert ">= 60,000/s" in line and "only a lower bound: no knee reached" in line
     bad = runner.invoke(app, ["recommend", "--rps", "3000", "--p95", "10ms", "--basis", "x"])
     assert bad.exit_code != 0 and "names no latency workload" in bad.stderr
+
+
+def test_p95_names_one_basis_and_says_what_capacity_means(db: Path) -> None:
+    res = runner.invoke(app, ["recommend", "--rps", "3000", "--p95", "10ms", "--article-prices",
+                              "--basis", "latency/proxy"])
+    assert res.exit_code == 0, res.stderr
+    lines = res.stdout.splitlines()
+    basis = [x for x in lines if x.startswith(("Basis:", "Sized on"))]
+    assert basis and all("latency/proxy/https/1024B" in x for x in basis)  # no contradiction
+    assert "of the rate at which p95 stays within 10 ms" in res.stdout
+    assert "of their CPU" not in res.stdout
+
+
+def test_p95_with_tps_or_reference_only_is_refused_in_one_line(db: Path) -> None:
+    res = runner.invoke(app, ["recommend", "--rps", "3000", "--tps", "10", "--p95", "10ms"])
+    assert res.exit_code == 2 and "size --tps in a second command" in res.stderr
+    res = runner.invoke(app, ["recommend", "--rps", "3000", "--p95", "10ms", "--source",
+                              "reference", "--db", "/nonexistent/never-read.sqlite"])
+    assert res.exit_code == 2 and "the reference data has none" in res.stderr

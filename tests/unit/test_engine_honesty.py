@@ -216,5 +216,7 @@ def test_confidence_is_said_and_asked_for(db: Path, tmp_path: Path) -> None:
     assert doc["confidence_asked"] == 0.95
     fleet = doc["cheapest_fleet"]
     assert fleet["confidence"] is not None and fleet["confidence"] >= 0.95
-    code, _, err = run("recommend", "--rps", "200000", "--source", "reference", "--confidence", "0.9")
+    code, _, err = run(
+        "recommend", "--rps", "200000", "--source", "reference", "--confidence", "0.9"
+    )
     assert code != 0 and "--confidence needs repetitions" in err
