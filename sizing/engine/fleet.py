@@ -64,9 +64,22 @@ def _cover(offers: Sequence[Offer], need: float) -> tuple[float, tuple[int, ...]
         if cost + left * (o.price / o.share) >= best_cost - tol:
             return  # even the best remaining cost per share cannot beat the incumbent
         top = math.ceil(left / o.share - _EPS)
+        # the children's bound: the best cost per share after this type; fewer of this
+        # type only raises it (its own cost per share is the lowest left), so the first
+        # count whose child cannot beat the incumbent ends the loop
+        nxt = min(
+            (offers[j].price / offers[j].share for j in order[pos + 1 :]), default=math.inf
+        )
+        cheapest_left = min((offers[j].price for j in order[pos + 1 :]), default=math.inf)
         for x in range(top, -1, -1):
+            rest = left - x * o.share
+            here = cost + x * o.price
+            if rest > _EPS:
+                bound = here + max(rest * nxt, cheapest_left)
+                if bound >= best_cost - tol:
+                    break
             counts[i] = x
-            dfs(pos + 1, left - x * o.share, cost + x * o.price)
+            dfs(pos + 1, rest, here)
         counts[i] = 0
 
     dfs(0, need, 0.0)

@@ -1,0 +1,166 @@
+"""Properties of the engine's inferences (issue 22), on generated series, catalogs and
+demands: the fleet search is exact (proved against SciPy's integer-program solver), more
+demand never costs less, a wider catalog never costs more, capacities are never negative,
+a figure lies inside its interval, a prediction's interval is never relatively narrower
+than the nearest measured one, and the catalog never changes a figure."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sizing.engine import CostCatalog, Demand, ServerOffer, recommend
+from sizing.engine.figures import build_series
+from sizing.engine.fleet import Offer, cheapest
+from sizing.model import Figure
+
+SETTINGS = settings(max_examples=120, deadline=None)
+
+offers_st = st.lists(
+    st.builds(
+        Offer,
+        price=st.floats(100.0, 20000.0, allow_nan=False),
+        share=st.floats(0.002, 2.0, allow_nan=False),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+def milp_cost(offers: list[Offer], need: float, n_plus_1: bool) -> float:
+    """The same problem, solved by SciPy's mixed-integer solver (HiGHS)."""
+    np = pytest.importorskip("numpy")
+    opt = pytest.importorskip("scipy.optimize")
+    c = np.array([o.price for o in offers])
+    m = np.array([o.share for o in offers])
+    ones = np.ones(len(offers))
+    if not n_plus_1:
+        res = opt.milp(c, constraints=opt.LinearConstraint(m[None, :], need, np.inf),
+                       integrality=ones, bounds=opt.Bounds(0, np.inf))  # fmt: skip
+        assert res.success
+        return float(res.fun)
+    best = math.inf
+    for k in range(len(offers)):  # k: the largest server present, lost under N+1
+        small = m <= m[k]
+        lb = np.zeros(len(offers))
+        lb[k] = 1
+        ub = np.where(small, np.inf, 0.0)
+        res = opt.milp(c, constraints=opt.LinearConstraint((m * small)[None, :], need + m[k],
+                       np.inf), integrality=ones, bounds=opt.Bounds(lb, ub))  # fmt: skip
+        if res.success:
+            best = min(best, float(res.fun))
+    return best
+
+
+@SETTINGS
+@given(offers=offers_st, need=st.floats(0.05, 60.0), n_plus_1=st.booleans())
+def test_fleet_search_is_exact_against_an_integer_program(
+    offers: list[Offer], need: float, n_plus_1: bool
+) -> None:
+    got = cheapest(offers, need, n_plus_1=n_plus_1)
+    assert got is not None
+    cost, counts = got
+    carried = sum(o.share * x for o, x in zip(offers, counts, strict=True))
+    if n_plus_1:
+        carried -= max(o.share for o, x in zip(offers, counts, strict=True) if x > 0)
+    assert carried >= need - 1e-6  # feasible
+    assert cost == pytest.approx(sum(o.price * x for o, x in zip(offers, counts, strict=True)))
+    assert cost == pytest.approx(milp_cost(offers, need, n_plus_1), rel=1e-7)  # optimal
+
+
+@SETTINGS
+@given(offers=offers_st, need=st.floats(0.05, 40.0), more=st.floats(1.0, 3.0),
+       extra=st.builds(Offer, price=st.floats(100.0, 20000.0), share=st.floats(0.002, 2.0)))
+def test_more_demand_never_costs_less_and_more_choice_never_costs_more(
+    offers: list[Offer], need: float, more: float, extra: Offer
+) -> None:
+    base = cheapest(offers, need)
+    assert base is not None
+    bigger = cheapest(offers, need * more)
+    assert bigger is not None and bigger[0] >= base[0] - 1e-6
+    wider = cheapest([*offers, extra], need)
+    assert wider is not None and wider[0] <= base[0] + 1e-6
+
+
+def fig(cores: int, reps: list[float]) -> Figure:
+    s = sorted(reps)
+    med = s[len(s) // 2]
+    return Figure(platform="baremetal", cores=cores, ht="off", profile="rps", value=med,
+                  unit="requests/s", source="measured", basis="lab", ci_low=s[0],
+                  ci_high=s[-1], reps=tuple(reps))  # fmt: skip
+
+
+@st.composite
+def measured_series(draw: st.DrawFn) -> list[Figure]:
+    """1, 2, 4 (and maybe 8) cores, 3 to 5 repetitions each, a per-core rate and a
+    contention that bends the curve, multiplicative noise up to ±8%."""
+    lam = draw(st.floats(1000.0, 100000.0))
+    sigma = draw(st.floats(0.0, 0.15))
+    kappa = draw(st.floats(0.0, 0.01))
+    counts = (1, 2, 4, 8) if draw(st.booleans()) else (1, 2, 4)
+    out = []
+    for n in counts:
+        x = lam * n / (1 + sigma * (n - 1) + kappa * n * (n - 1))
+        k = draw(st.integers(3, 5))
+        noise = draw(st.lists(st.floats(-0.08, 0.08), min_size=k, max_size=k))
+        out.append(fig(n, [x * (1 + e) for e in noise]))
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(figs=measured_series(), cores=st.sampled_from([3, 6, 8, 12, 16, 24, 32, 64]))
+def test_predictions_are_bounded_and_never_narrower_than_what_was_measured(
+    figs: list[Figure], cores: int
+) -> None:
+    (s,) = build_series(figs, allow_extrapolation=True).values()
+    got = s.estimate(cores)
+    if isinstance(got, str):
+        return
+    assert got.ci_low is not None and got.ci_high is not None
+    assert 0.0 <= got.ci_low <= got.value <= got.ci_high  # inside its interval, never < 0
+    assert got.ci_high <= cores * s.linear_cap_per_core * (1 + 1e-9)  # linear: upper bound
+    assert got.conservative >= 0.0
+    top = max(figs, key=lambda f: f.cores)
+    if cores > top.cores and got.value > 0:
+        assert top.ci_low is not None and top.ci_high is not None
+        rel_measured = (top.ci_high - top.ci_low) / top.value
+        rel_predicted = (got.ci_high - got.ci_low) / got.value
+        capped = got.ci_high >= cores * s.linear_cap_per_core * (1 - 1e-9)
+        assert capped or rel_predicted >= rel_measured - 1e-9
+
+
+@settings(max_examples=25, deadline=None)
+@given(figs=measured_series(), extra=st.sampled_from([16, 32, 48, 64]))
+def test_the_catalog_never_changes_a_figure(figs: list[Figure], extra: int) -> None:
+    small = CostCatalog(servers=(ServerOffer(4, 1300.0), ServerOffer(6, 1800.0)))
+    big = CostCatalog(servers=(*small.servers, ServerOffer(extra, 9000.0)))
+    demand = Demand(rps=figs[0].value * 3)
+
+    def six(cat: CostCatalog) -> list[Figure]:
+        r = recommend(figs, cat, demand, allow_extrapolation=True)
+        confs = [c for c in (r.recommendation, *r.alternatives) if c is not None]
+        return [f for c in confs for f in c.figures if f.cores == 6]
+
+    assert six(small) == six(big)
+
+
+@settings(max_examples=40, deadline=None)
+@given(figs=measured_series(), rps=st.floats(1000.0, 5e6), headroom=st.floats(0.0, 0.5),
+       n_plus_1=st.booleans())
+def test_a_recommendation_is_never_negative_and_carries_what_it_says(
+    figs: list[Figure], rps: float, headroom: float, n_plus_1: bool
+) -> None:
+    cat = CostCatalog(servers=tuple(ServerOffer(n, 300.0 * n + 500) for n in (1, 2, 4, 8)))
+    demand = Demand(rps=rps, headroom=headroom, redundancy="n+1" if n_plus_1 else "none")
+    r = recommend(figs, cat, demand)
+    for c in (r.recommendation, *r.alternatives):
+        if c is None:
+            continue
+        assert c.total_cost >= 0 and c.capacity_rps is not None and c.capacity_rps >= 0
+        assert c.utilization <= 1.0 - headroom + 1e-9
+    if r.fleet is not None and r.recommendation is not None:
+        assert r.fleet.total_cost <= r.recommendation.total_cost + 1e-6
+        assert r.fleet.utilization <= 1.0 - headroom + 1e-9
