@@ -177,6 +177,7 @@ class Fleet:
     utilization: float  # of the counted capacity at the demand
     confidence: float | None
     need: float  # 1 / (1 - headroom): the demand's share the fleet must carry
+    gap: float = 0.0  # > 0: not proven optimal; at most this share above the cheapest
 
     @property
     def servers(self) -> int:
@@ -210,6 +211,8 @@ class Fleet:
             "utilization": round(self.utilization, 4),
             "confidence": None if self.confidence is None else round(self.confidence, 4),
             "mixed": self.mixed,
+            "proven_optimal": self.gap == 0.0,
+            "gap": round(self.gap, 6),
         }
 
 
@@ -597,7 +600,7 @@ def _fleet(
     got = cheapest(offers, need, n_plus_1=n_plus_1)
     if got is None:
         return None
-    cost, counts = got
+    cost, counts = got.cost, got.counts
     if max_servers is not None and sum(counts) > max_servers:
         return None
     parts = tuple((t, x) for t, x in zip(types, counts, strict=True) if x > 0)
@@ -608,7 +611,7 @@ def _fleet(
     if all(t.share_draws for t, _ in parts):
         draws = [t.share_draws for t in types]
         conf = confidence_of(draws, counts, need, n_plus_1) if all(draws) else None
-    return Fleet(parts, cost, 1.0 / carried, conf, need)
+    return Fleet(parts, cost, 1.0 / carried, conf, need, gap=got.gap)
 
 
 def _best_fleet(
@@ -751,6 +754,11 @@ def explain(
             f"Cheapest identical fleet: {best.label}, {_money(best.total_cost, cur)} "
             f"({best.servers} × {_money(best.cost_per_server, cur)})."
         )
+        if fleet.gap > 0:
+            lines.append(
+                f"The mixed fleet's search stopped at its node budget: it is not proven the "
+                f"cheapest, and is at most {fleet.gap * 100:.2f}% above the cheapest possible."
+            )
     else:
         lines.append(
             f"Cheapest: {best.label}, {_money(best.total_cost, cur)} "

@@ -338,7 +338,9 @@ def _cell(
         if bare is not None and not _same_workload(bare, s, by_id):
             bare = None  # e.g. an ECDSA guest beside an RSA host: no overhead between them
         got = None if bare is None else bare.estimate(cores)
-        if isinstance(got, Figure):
+        # a software-emulated guest loses to emulation, not to virtualization: its loss is
+        # never shown as a virtualization overhead
+        if isinstance(got, Figure) and not f.emulated and not got.emulated:
             overhead = overhead_pct(got, f)
             overhead_ci = overhead_interval(got, f)
     return Cell(

@@ -38,8 +38,9 @@ def point_evidence(result: PointResult, samples: Sequence[Sample]) -> dict[str, 
     ``server_cpu_pct``: median over the timed repetitions of the server's pinned CPUs'
     busy share; ``client_cpu_pct``: median of the busiest client's CPU; ``errors``,
     ``tls_full``, ``tls_reused``: sums over the timed repetitions; ``interval_pct``: half
-    the 95% interval's width relative to the median; ``latency_ms``: the point's merged
-    percentiles.
+    the width of the interval of the median (recomputed from the stored repetitions: old
+    points kept a Student-t interval) relative to the median, with ``interval_coverage``
+    and ``interval`` in words; ``latency_ms``: the point's merged percentiles.
     """
     timed = _timed(samples)
     server = [v for m in timed if (v := _num(m.get("server_busy"))) is not None]

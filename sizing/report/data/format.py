@@ -40,7 +40,7 @@ FLAG_TEXT = {
     "reused-sessions": "TLS sessions were resumed in a handshake test",
     "no-tls-proof": "no proof that the TLS handshakes were full ones",
     "unstable": "CPU was stolen or throttled while throughput dropped",
-    "noisy": "the 95% interval stayed wider than the target",
+    "noisy": "the interval of the median stayed wider than the target",
     "emulated": "software-emulated guest (QEMU TCG), not real hardware",
     "network-bound": "the network interface, not the CPU, set the figure",
     "virtualized-host": "the 'bare metal' host is itself a virtual machine or container",

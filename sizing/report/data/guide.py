@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from sizing.engine import CostCatalog, recommend
 from sizing.engine.table import build_table
 from sizing.model import Figure
+from sizing.report.data.certainty import certainty_section
 from sizing.report.data.format import MARKS, PROVENANCE_TEXT, inventory_name
 from sizing.report.data.gateway import gateway_section
 from sizing.report.data.latency import latency_section
@@ -62,6 +63,7 @@ def build_guide(
     elif inventories:
         basis_text += " Measured with sizing on " + ", ".join(inventories) + "."
     rec_view = None
+    result = None
     demand = request.demand
     if demand is not None:
         result = recommend(
@@ -76,6 +78,7 @@ def build_guide(
             why=choice.why,
         )
         rec_view = recommendation_view(result, catalog.currency)
+    sure = certainty_section(table, result)
     ov = overhead_points(table)
     legend = tuple(Fact(MARKS[k], f"{k}: {v}") for k, v in PROVENANCE_TEXT.items())
     return Guide(
@@ -109,4 +112,7 @@ def build_guide(
         legend=legend,
         latency=latency_section(runs),
         gateway=gateway_section(runs),
+        certainty=sure.paragraphs,
+        predicted=sure.predicted,
+        certainty_closing=sure.closing,
     )

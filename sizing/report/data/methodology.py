@@ -205,8 +205,10 @@ def methodology(
         settings.append(
             Fact(
                 "Figure of a point",
-                "the median of its timed repetitions, with a 95% confidence interval "
-                "(Student's t) of their mean",
+                "the median of its timed repetitions, with the interval of the median that "
+                "assumes no distribution (with fewer than 6 repetitions their range, and the "
+                "share of the time it holds the true median: 75% for 3); points stored before "
+                "this rule kept a Student-t interval, and the guide recomputes theirs",
             )
         )
         suites: dict[str, int] = {}
@@ -290,8 +292,8 @@ def _stop_rule_text(rule: Any) -> str:
         return f"exactly {rule['fixed']} per point"
     target = rule.get("target_half_width")
     return (
-        f"adaptive: {rule.get('min')} to {rule.get('max')} per point, until the 95% "
-        f"interval is within ±{float(target) * 100:g}%"
+        f"adaptive: {rule.get('min')} to {rule.get('max')} per point, until the interval "
+        f"of the median is within ±{float(target) * 100:g}%"
         if target is not None
         else f"{rule.get('min')} to {rule.get('max')} per point"
     )

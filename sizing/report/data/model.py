@@ -239,6 +239,9 @@ class Guide:
     legend: tuple[Fact, ...]
     latency: LatencySection | None = None
     gateway: GatewaySection | None = None  # the API gateway's CPU curve (data/gateway.py)
+    certainty: tuple[str, ...] = ()  # "How sure are these figures" (data/certainty.py)
+    predicted: TableBlock | None = None
+    certainty_closing: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The guide's data as one JSON-able document (for tests and debugging)."""
@@ -255,6 +258,8 @@ class Guide:
             "tables": [t.to_dict() for t in self.tables],
             "validity": None if self.validity is None else self.validity.to_dict(),
             "provenance": self.provenance.to_dict(),
+            "certainty": list(self.certainty),
+            "predicted": None if self.predicted is None else self.predicted.to_dict(),
             "latency": None
             if self.latency is None
             else {

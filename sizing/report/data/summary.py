@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sizing.engine import Configuration, Recommendation
+from sizing.engine.recommend import Fleet
 from sizing.engine.table import Cell, SizingTable
 from sizing.model import PROFILE_UNITS
 from sizing.report.data.format import (
@@ -103,22 +104,41 @@ def recommendation_view(result: Recommendation, currency: str) -> Recommendation
             alternatives=None,
             result=result,
         )
-    facts = [
-        Fact("Configuration", config_text(best)),
-        Fact("Total cost", money(best.total_cost, currency)),
-        Fact("Cost per server", money(best.cost_per_server, currency)),
-    ]
+    fleet = result.fleet
+    mixed = fleet is not None and fleet.mixed and fleet.total_cost < best.total_cost - 0.005
+    facts = []
+    if mixed:
+        assert fleet is not None
+        facts += [
+            Fact("Cheapest fleet", fleet_text(fleet)),
+            Fact("Its total cost", money(fleet.total_cost, currency)),
+            Fact("Cheapest identical fleet", f"{config_text(best)}, "
+                 f"{money(best.total_cost, currency)}"),  # fmt: skip
+        ]
+    else:
+        facts += [
+            Fact("Configuration", config_text(best)),
+            Fact("Total cost", money(best.total_cost, currency)),
+            Fact("Cost per server", money(best.cost_per_server, currency)),
+        ]
+    lower = {f.profile for f in best.figures if f.lower_bound}
+    of = " of the identical fleet" if mixed else ""
     if best.capacity_rps is not None:
-        facts.append(Fact("RPS capacity", f"{number(best.capacity_rps)} requests/s"))
+        rps = _capacity(best.capacity_rps, "requests/s", "rps" in lower)
+        facts.append(Fact("RPS capacity" + of, rps))
     if best.capacity_tps is not None:
-        facts.append(Fact("SSL TPS capacity", f"{number(best.capacity_tps)} handshakes/s"))
+        tps = _capacity(best.capacity_tps, "handshakes/s", "tps" in lower)
+        facts.append(Fact("SSL TPS capacity" + of, tps))
     facts.append(Fact("CPU utilisation at the target", percent(best.utilization * 100.0)))
     if best.counted_servers != best.servers:
         facts.append(Fact("Servers counted on", f"{best.counted_servers} (one spare)"))
     figures = tuple(
         Fact(
             f"{PROFILE_LABELS.get(f.profile, f.profile)} at {f.cores} cores",
-            f"{number(f.value)} [{cell_source(f.source, f.emulated)}"
+            ("≥" if f.lower_bound else "")
+            + f"{number(f.value)}"
+            + (f" ({', '.join(f.flags)})" if f.flags else "")
+            + f" [{cell_source(f.source, f.emulated)}"
             + (f": {f.origin}" if f.origin else "")
             + "]",
         )
@@ -144,12 +164,36 @@ def recommendation_view(result: Recommendation, currency: str) -> Recommendation
     return RecommendationView(
         demand=demand,
         feasible=True,
-        headline=f"{config_text(best)} for {money(best.total_cost, currency)}",
+        headline=(
+            f"{fleet_text(fleet)} for {money(fleet.total_cost, currency)}"
+            if mixed and fleet is not None
+            else f"{config_text(best)} for {money(best.total_cost, currency)}"
+        ),
         facts=tuple(facts),
         figures=figures,
         explanation=result.explanation,
         alternatives=alternatives,
         result=result,
+    )
+
+
+def _capacity(value: float, unit: str, lower: bool) -> str:
+    """``≥300,000 requests/s (a lower bound: ...)`` when the figure is a lower bound."""
+    if lower:
+        return (
+            f"≥{number(value)} {unit} (a lower bound: the source's clients could not "
+            "saturate the server)"
+        )
+    return f"{number(value)} {unit}"
+
+
+def fleet_text(f: Fleet) -> str:
+    """``1 × 4-core + 1 × 2-core servers, bare metal, HT off``."""
+    first = f.parts[0][0]
+    body = " + ".join(f"{n} × {c.cores_per_server}-core" for c, n in f.parts)
+    return (
+        f"{body} servers, {PLATFORM_LABELS.get(first.platform, first.platform).lower()}, "
+        f"HT {first.ht}"
     )
 
 

@@ -293,12 +293,14 @@ def overhead_table(points: Sequence[OverheadPoint]) -> TableBlock | None:
     )
     return TableBlock(
         title="Virtualization overhead per core count",
-        headers=("Metric", "HT", "CPU cores", "Overhead", "Interval (95% per leg)"),
+        headers=("Metric", "HT", "CPU cores", "Overhead", "Interval (from both legs)"),
         rows=rows,
         notes=(
-            "The interval combines the 95% confidence intervals of the bare-metal and the "
-            "hypervisor figure (lowest: bare-metal low against hypervisor high; highest: "
-            "the other way round). Reference figures carry no interval.",
+            "The interval combines the intervals of the bare-metal and the hypervisor figure "
+            "(lowest: bare-metal low against hypervisor high; highest: the other way round); "
+            "each leg's interval holds its median as often as its coverage says (75% for 3 "
+            "runs), so the pair's holds less often than either. Reference figures carry no "
+            "interval.",
         ),
     )
 
@@ -319,6 +321,8 @@ def provenance_table(table: SizingTable) -> TableBlock:
                 interval = MISSING
                 if c.ci_low is not None and c.ci_high is not None:
                     interval = f"{number(c.ci_low)} to {number(c.ci_high)}"
+                    if c.interval:
+                        interval += f" ({c.interval})"
                 rows.append(
                     (
                         TCell(c.basis_id or s.basis_id, numeric=False),
@@ -332,10 +336,15 @@ def provenance_table(table: SizingTable) -> TableBlock:
                 )
     return TableBlock(
         title="Provenance of every figure",
-        headers=("Basis", "Series", "Cores", "Value", "Provenance", "95% interval", "Source"),
+        headers=("Basis", "Series", "Cores", "Value", "Provenance", "Interval", "Source"),
         rows=tuple(rows),
         notes=tuple(f"{k}: {v}." for k, v in PROVENANCE_TEXT.items())
-        + ("The 95% interval is that of the median of the repetitions.",),
+        + (
+            "A measured figure's interval is that of the median of its repetitions, with "
+            "its coverage; a predicted figure's is a 95% bootstrap prediction interval, or "
+            "for reference data the range from no gain beyond the last published count to "
+            "the fit.",
+        ),
     )
 
 
