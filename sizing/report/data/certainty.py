@@ -43,8 +43,8 @@ def certainty_section(table: SizingTable, result: Recommendation | None) -> Cert
             + ("; ".join(kinds) if kinds else "single runs, without an interval")
             + "."
         )
-    said = ("drift", "erratic", "disagree")
-    flagged = sorted({f for c in measured for f in c.flags if f in said})
+    noted = ("drift", "erratic", "disagree")
+    flagged = sorted({f for c in measured for f in c.flags if f in noted})
     if flagged:
         words = {
             "drift": "drift (the runs rose or fell in order: the host changed during the test)",
