@@ -324,6 +324,9 @@ def run(
         _latency_tables(summary.points)
     for line in summary.problems:
         warn(line)
+    from sizing.sources.fitcache import warm
+
+    warm(opts.db)  # the figures changed: their bootstrap is computed now, not by recommend
     code = exit_status(summary)
     if code:
         # A host or nginx failed: what was measured is stored, the exit code says so.

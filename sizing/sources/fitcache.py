@@ -64,3 +64,19 @@ def cached_bootstrapper(db: Path | None) -> Callable[[Counts], Bootstrap]:
         return got
 
     return boot
+
+
+def warm(db: Path) -> None:
+    """Compute and cache the bootstrap of every measured series in ``db`` (the end of a
+    run: where figures change). Never fails the caller: a cache is only a cache."""
+    from sizing.engine.figures import build_series
+    from sizing.errors import SizingError
+    from sizing.sources import Sources, load_bases
+
+    try:
+        inputs = load_bases(Sources(db=db), source="both", include_virtualized=True,
+                            include_emulated=True)  # fmt: skip
+        figures = [f for b in inputs.bases if b.origin == "measured" for f in b.figures]
+        build_series(figures, bases=inputs.bases, bootstrapper=cached_bootstrapper(db))
+    except (SizingError, OSError, ValueError):
+        return

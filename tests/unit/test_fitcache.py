@@ -1,0 +1,52 @@
+"""The bootstrap cache beside the results database: filled at the end of a run (``warm``),
+read by ``recommend`` without recomputing, and harmless when it cannot be written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sizing.engine import predict
+from sizing.sources import fitcache
+from tests.unit.test_sources import ENV, fill, point
+
+
+def _db(tmp_path: Path) -> Path:
+    db = tmp_path / "sizing.sqlite"
+    figures = [(1, 30000.0), (2, 57000.0), (4, 100000.0)]
+    fill(db, {"r640-01": ENV["r640-01"]}, [
+        point("r640-01", "baremetal", n, "rps", [v * 0.99, v, v * 1.01]) for n, v in figures
+    ])  # fmt: skip
+    return db
+
+
+def test_warm_fills_the_cache_and_later_reads_never_recompute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = _db(tmp_path)
+    fitcache.warm(db)
+    cache = fitcache.cache_path(db)
+    entries = json.loads(cache.read_text())
+    assert len(entries) == 1 and len(next(iter(entries.values()))["params"]) == predict.DRAWS
+
+    def never(*_: object) -> None:
+        raise AssertionError("recomputed a cached bootstrap")
+
+    monkeypatch.setattr(fitcache, "bootstrap", never)
+    boot = fitcache.cached_bootstrapper(db)
+    counts = [(n, (v * 0.99, v, v * 1.01)) for n, v in ((1, 30000.0), (2, 57000.0), (4, 100000.0))]
+    got = boot(counts)
+    assert got == predict.bootstrap(counts)  # the same draws as computing them afresh
+
+
+def test_an_unwritable_or_corrupt_cache_is_only_recomputed(tmp_path: Path) -> None:
+    db = _db(tmp_path)
+    fitcache.cache_path(db).write_text("{not json")
+    boot = fitcache.cached_bootstrapper(db)
+    counts = [(1, (1.0, 2.0, 3.0)), (2, (2.0, 3.0, 4.0)), (4, (5.0, 6.0, 7.0))]
+    assert not boot(counts).empty
+    nowhere = fitcache.cached_bootstrapper(tmp_path / "missing-dir" / "sizing.sqlite")
+    assert not nowhere(counts).empty  # no directory to write in: computed, not cached
+    fitcache.warm(tmp_path / "missing-dir" / "sizing.sqlite")  # nothing there: no error
