@@ -50,3 +50,31 @@ def test_an_unwritable_or_corrupt_cache_is_only_recomputed(tmp_path: Path) -> No
     nowhere = fitcache.cached_bootstrapper(tmp_path / "missing-dir" / "sizing.sqlite")
     assert not nowhere(counts).empty  # no directory to write in: computed, not cached
     fitcache.warm(tmp_path / "missing-dir" / "sizing.sqlite")  # nothing there: no error
+
+
+def test_recommend_on_a_real_run_record_never_imports_ansible(tmp_path: Path) -> None:
+    """A run records what its inventory declared (an empty entry too), so read-only
+    commands never re-read the inventory through Ansible (issue 26's cause of a 0.8 s
+    recommend). Checked in a child process: sys.modules after recommend. Without the
+    recorded entry the same run imports Ansible (checked by hand when this was written)."""
+    import subprocess
+    import sys
+
+    from sizing import paths
+
+    db = tmp_path / "sizing.sqlite"
+    env_rec = {"localhost": {**ENV["localhost"], "declared": {}}}
+    fill(db, env_rec, [point("localhost", "baremetal", 1, "rps", [9.0e4, 9.1e4, 9.2e4])],
+         inventory=str(paths.INVENTORIES / "local.yml"))  # fmt: skip
+    code = (
+        "import sys\n"
+        "from sizing.cli import main\n"
+        "sys.argv = ['sizing', 'recommend', '--rps', '200000', '--basis', 'localhost',"
+        " '--article-prices']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "loaded = any(m.split('.')[0] == 'ansible' for m in sys.modules)\n"
+        "print('ANSIBLE' if loaded else 'CLEAN')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={"SIZING_DB": str(db), "PATH": "/usr/bin:/bin"}, timeout=60)  # fmt: skip
+    assert done.stdout.strip().endswith("CLEAN"), done.stdout + done.stderr
