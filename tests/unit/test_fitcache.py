@@ -75,6 +75,8 @@ def test_recommend_on_a_real_run_record_never_imports_ansible(tmp_path: Path) ->
         "loaded = any(m.split('.')[0] == 'ansible' for m in sys.modules)\n"
         "print('ANSIBLE' if loaded else 'CLEAN')\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={"SIZING_DB": str(db), "PATH": "/usr/bin:/bin"}, timeout=60)  # fmt: skip
+    env = {"SIZING_DB": str(db), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
     assert done.stdout.strip().endswith("CLEAN"), done.stdout + done.stderr
