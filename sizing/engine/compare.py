@@ -62,7 +62,7 @@ class FigureDiff:
 
     @property
     def overlapping(self) -> bool | None:
-        """Whether the two 95% intervals overlap (None when either has none)."""
+        """Whether the two intervals overlap (None when either has none)."""
         a, b = self.a, self.b
         if a is None or b is None or None in (a.ci_low, a.ci_high, b.ci_low, b.ci_high):
             return None

@@ -16,7 +16,9 @@ the servers counted on.
 
 **Bases.** Every series belongs to one basis (:mod:`sizing.engine.basis`); a
 configuration is sized from one basis' figures only and carries its id. Capacities are the
-figures' conservative ends (:attr:`Figure.conservative`, the low end of the 95% interval),
+figures' conservative ends (:attr:`Figure.conservative`, the low end of the figure's
+interval: of the median for a measured figure, with its coverage; the bootstrap prediction
+interval for a predicted one),
 and the explanation says "capacity A–B, sized on A".
 
 **Prices.** A basis with a :class:`~sizing.engine.basis.Price` (in ``prices`` or its own)

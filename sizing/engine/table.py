@@ -51,7 +51,7 @@ class Cell:
     cost_per_unit: float | None
     cost_unit: str
     overhead_pct: float | None = None
-    # 95% interval of the overhead when both figures are measured with intervals.
+    # interval of the overhead from both figures' intervals, when both are measured
     overhead_ci: tuple[float, float] | None = None
     basis_id: str = ""
     flags: tuple[str, ...] = ()
@@ -193,7 +193,7 @@ def overhead_pct(baremetal: Figure, hypervisor: Figure) -> float | None:
 
 
 def overhead_interval(baremetal: Figure, hypervisor: Figure) -> tuple[float, float] | None:
-    """Bounds of the overhead (%) from the two figures' 95% intervals (conservative:
+    """Bounds of the overhead (%) from the two figures' intervals (conservative:
     the overhead is largest with the fastest bare metal and the slowest guest)."""
     if overhead_pct(baremetal, hypervisor) is None:
         return None
@@ -205,7 +205,7 @@ def overhead_interval(baremetal: Figure, hypervisor: Figure) -> tuple[float, flo
 def overhead_bounds(
     b_lo: float | None, b_hi: float | None, h_lo: float | None, h_hi: float | None
 ) -> tuple[float, float] | None:
-    """Overhead bounds (%) from a bare-metal and a guest 95% interval: the lowest pairs the
+    """Overhead bounds (%) from a bare-metal and a guest interval: the lowest pairs the
     bare-metal low end with the guest's high end, the highest the other way round. None
     when an end is missing or the bare-metal interval does not stay above zero."""
     if b_lo is None or b_hi is None or h_lo is None or h_hi is None or b_lo <= 0:

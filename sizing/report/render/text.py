@@ -359,7 +359,7 @@ def sizing_table_text(table: SizingTable) -> str:
         f"figure; cost per unit on {table.cost_basis}, sized on the low end of each figure's "
         "interval (range of n runs with its coverage, or a 95% prediction interval); "
         "overhead = (bare metal - guest) / bare metal within one block only, "
-        "[95% interval] where both figures are measured"
+        "[interval from both figures' intervals] where both are measured"
     )
     return "\n".join(out)
 
@@ -401,7 +401,8 @@ def pairs_table(points: Sequence[PointResult]) -> str:
     return "\n".join(
         [
             "",
-            "bare metal vs hypervisor (overhead = (bare metal - guest) / bare metal, [95%])",
+            "bare metal vs hypervisor (overhead = (bare metal - guest) / bare metal, [from both "
+            "legs' intervals of the median])",
             tabulate(
                 rows,
                 headers=["point", "bare metal", "hypervisor", "overhead", "flags"],
@@ -439,7 +440,7 @@ def comparisons_text(
     base: int, pairs: Sequence[tuple[int, Sequence[EnvDiff], Sequence[FigureDiff]]]
 ) -> str:
     """Three or more runs: each one's environment against ``base``, then one figures
-    table with a column per run (change against ``base``, ``*`` where the 95% intervals
+    table with a column per run (change against ``base``, ``*`` where the intervals
     do not overlap)."""
     out: list[str] = []
     for other, env, _figs in pairs:
@@ -463,7 +464,7 @@ def comparisons_text(
             row.append(f"{number(f.b.value)}{change}{mark_}")
         rows.append(row)
     out.append("")
-    out.append(f"figures against run {base} (* the 95% intervals do not overlap)")
+    out.append(f"figures against run {base} (* the intervals of the median do not overlap)")
     out.append(grid(["point", f"run {base}", *(f"run {o}" for o, _e, _f in pairs)], rows, {0}))
     return "\n".join(out)
 
@@ -507,7 +508,7 @@ def comparison_text(
     out.append(
         tabulate(
             rows,
-            headers=["point", f"run {run_a}", f"run {run_b}", "change", "95% intervals"],
+            headers=["point", f"run {run_a}", f"run {run_b}", "change", "intervals"],
             disable_numparse=True,
         )
     )
