@@ -148,10 +148,14 @@ class Figure:
     reps: tuple[float, ...] = ()
     coverage: float | None = None
     interval: str = ""
+    sized: float | None = None  # set by --confidence: the quantile of its draws sized on
 
     @property
     def conservative(self) -> float:
-        """The figure to size on: the low end of its interval when known; never below 0."""
+        """The figure to size on: the quantile ``--confidence`` asked for, else the low end
+        of its interval when known; never below 0."""
+        if self.sized is not None:
+            return max(0.0, self.sized)
         return max(0.0, self.ci_low if self.ci_low is not None else self.value)
 
     @property

@@ -421,8 +421,8 @@ def recommend(
         priced, price_source = pricing(basis_id, origin, catalog, price_map, by_id, article_prices)
         for ht in wanted_ht:
             chosen = [series.get((basis_id, platform, ht, p)) for p in demand.profiles]
-            if not any(k[:3] == (basis_id, platform, ht) for k in series):
-                continue  # nothing at all for this basis, platform and HT mode: not an option
+            if all(c is None for c in chosen):
+                continue  # none of the demanded figures at this HT mode: not an option
             if priced is None:
                 rejected.append(Rejected(platform, ht, None, price_source, basis=basis_id))
                 continue
@@ -547,7 +547,13 @@ def _server(
                 "--confidence needs repetitions to draw from; these figures have none "
                 "(reference data, or a single repetition)"
             )
-        share = quantile(draws, 1.0 - confidence)
+        # each profile on its own 1 - p quantile (for one profile: the share's quantile;
+        # for a mix, no less sure than the joint one)
+        q = 1.0 - confidence
+        picked = [
+            replace(f, sized=quantile(d, q)) for f, d in zip(picked, per_draw, strict=True)
+        ]
+        share = 1.0 / sum(_target(demand, f.profile) / f.conservative for f in picked)
     return picked, share, draws
 
 
@@ -594,11 +600,9 @@ def _fleet(
         return None
     offers = []
     for t in types:
+        # the figures' conservative ends: their --confidence quantile when one was asked
         load = sum(_target(demand, f.profile) / f.conservative for f in t.figures)
-        share = 1.0 / load
-        if confidence is not None and t.share_draws:
-            share = quantile(t.share_draws, 1.0 - confidence)
-        offers.append(Offer(t.cost_per_server, share))
+        offers.append(Offer(t.cost_per_server, 1.0 / load))
     got = cheapest(offers, need, n_plus_1=n_plus_1)
     if got is None:
         return None
@@ -667,10 +671,11 @@ def describe_figure(f: Figure) -> str:
     tail = f" ({'; '.join(notes)})"
     if f.lower_bound:
         return f"≥{f.value:,.0f} {unit}{tail}, sized on {f.value:,.0f}"
+    how = " (the quantile of its draws --confidence asked for)" if f.sized is not None else ""
     if f.ci_low is not None and f.ci_high is not None:
         return (
             f"capacity {f.value:,.0f} [{f.ci_low:,.0f}–{f.ci_high:,.0f}] {unit}{tail}, "
-            f"sized on {f.conservative:,.0f}"
+            f"sized on {f.conservative:,.0f}{how}"
         )
     return f"{f.value:,.0f} {unit}{tail}"
 

@@ -384,7 +384,8 @@ def pool_hosts(bases: Sequence[Basis]) -> list[Basis]:
                 for c in figs[i + 1 :]:
                     if not agree(a, c):
                         apart.append(
-                            f"{profile.upper()} at {cores} cores HT {ht}: {a.basis} {a.value:,.0f} "
+                            f"{profile.upper()} at {cores} core{'s' if cores != 1 else ''} HT "
+                            f"{ht}: {a.basis} {a.value:,.0f} "
                             f"vs {c.basis} {c.value:,.0f}, intervals apart"
                         )
         if apart:

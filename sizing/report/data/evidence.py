@@ -10,7 +10,12 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sizing.intervals import interval_words, median_coverage, median_interval
+from sizing.intervals import (
+    interval_words,
+    median_coverage,
+    median_interval,
+    repetition_flags,
+)
 from sizing.model import PointResult, Sample
 
 __all__ = ["LATENCY_KEYS", "point_evidence"]
@@ -86,6 +91,8 @@ def point_evidence(result: PointResult, samples: Sequence[Sample]) -> dict[str, 
         "tls_reused": total("tls_reused"),
         "interval_pct": interval,
         "interval_coverage": median_coverage(len(reps)) if len(reps) >= 2 else None,
+        # drift / erratic from the stored runs (points stored before these flags existed)
+        "repetition_flags": list(repetition_flags(reps)[0]),
         "interval": interval_words(len(reps)) if reps else None,
         "latency_ms": latency,
     }

@@ -107,7 +107,9 @@ def points_table(
         interval = ev.get("interval_pct")
         if interval is None and r.ci_low is not None and r.ci_high is not None and r.value:
             interval = 100 * (r.ci_high - r.ci_low) / 2 / r.value
-        status = ", ".join(r.flags)
+        status = ", ".join(
+            dict.fromkeys((*r.flags, *(ev.get("repetition_flags") or ())))
+        )
         if r.status is not Status.MEASURED:
             status = str(r.status) + (f" ({status})" if status else "")
             if r.reason and not verbose:
