@@ -25,9 +25,7 @@ it uses instead.
 
 from __future__ import annotations
 
-import hashlib
 import math
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -114,6 +112,8 @@ def fit_near(points: Sequence[tuple[int, float]], lam0: float) -> tuple[float, f
 
 
 def _seed(counts: Counts) -> int:
+    import hashlib  # lazily: only series with repetitions are keyed (reference data never)
+
     text = ";".join(f"{n}:" + ",".join(f"{v:.6g}" for v in vs) for n, vs in sorted(counts))
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
@@ -172,6 +172,8 @@ class Bootstrap:
 def bootstrap(counts: Counts, draws: int = DRAWS) -> Bootstrap:
     """Resample the repetitions within each core count ``draws`` times (module docstring).
     Empty when no count has two or more repetitions."""
+    import random  # lazily (start-up time): only computing draws needs it
+
     data = sorted((int(n), tuple(float(v) for v in vs)) for n, vs in counts if vs)
     ns = tuple(n for n, _ in data)
     if not data or all(len(vs) < 2 for _, vs in data):

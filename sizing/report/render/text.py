@@ -12,7 +12,6 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sizing.knee import KNEE_FLOOR_MS
 from sizing.model import PointResult, Status
 from sizing.report.data.format import MISSING, cell_source, mark, money, number, percent
 from sizing.report.render.points import point_json
@@ -586,6 +585,8 @@ def latency_curve_text(title: str, meta: Mapping[str, Any]) -> str:
             f" {_ms(r['p99_ms']):>8} {(MISSING if err is None else f'{100 * err:.2f}%'):>7}"
             f" {_pct(r['server_cpu_pct']):>7} {_pct(r['client_cpu_pct']):>7}{mark}"
         )
+    from sizing.knee import KNEE_FLOOR_MS  # here: recommend's start-up never needs the knee
+
     interval = meta.get("knee_interval")
     factor = meta.get("knee_factor") or 3
     limit = meta.get("knee_limit_ms")
