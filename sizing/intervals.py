@@ -69,14 +69,14 @@ def median_coverage(n: int, level: float = 0.95) -> float:
 
 def interval_words(n: int, level: float = 0.95) -> str:
     """What the interval of :func:`median_interval` over ``n`` values covers, in words:
-    ``range of 3 runs, 75%`` when [min, max] is all there is, ``95% interval of the median
-    of 8 runs (96.1%)`` otherwise; ``1 run, no interval`` for a single value."""
+    ``range of 3 runs, 75%`` when [min, max] is all there is, ``interval of the median of
+    10 runs, 97.9%`` otherwise (the share is its true coverage); ``1 run, no interval``."""
     if n < 2:
         return f"{n} run{'s' if n != 1 else ''}, no interval"
     cov = median_coverage(n, level)
-    if _rank(n, level) == 1 and cov < level:
+    if _rank(n, level) == 1:
         return f"range of {n} runs, {cov * 100:.3g}%"
-    return f"{level * 100:.0f}% interval of the median of {n} runs ({cov * 100:.1f}%)"
+    return f"interval of the median of {n} runs, {cov * 100:.1f}%"
 
 
 def _ranks(values: Sequence[float]) -> list[float]:

@@ -314,8 +314,8 @@ class Series:
         else:
             what = f"only {len(counts)} core counts ({listed}) measured on {self.name}"
         return (
-            f"{what}: no scaling law to predict {cores} cores with (it needs {MIN_POINTS}) and "
-            "no non-emulated basis of the same workload to borrow a shape from; measure "
+            f"{what}: no scaling law to predict other core counts with (it needs {MIN_POINTS}) "
+            "and no non-emulated basis of the same workload to borrow a shape from; measure "
             f"{MIN_POINTS} or more core counts (e.g. `sizing run --cores 1,2,4,8`)"
         )
 

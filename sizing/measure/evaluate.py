@@ -309,9 +309,8 @@ def evaluate_windows(
         if ci.half_width > rule.target:
             flags.append("noisy")
             problems.append(
-                f"noisy: the interval of the median ({interval_words(len(values))}) is "
-                f"±{100 * ci.half_width:.1f}% after {len(values)} repetitions "
-                f"(target ±{100 * rule.target:.0f}%)"
+                f"noisy: ±{100 * ci.half_width:.1f}% ({interval_words(len(values))}) after "
+                f"{len(values)} repetitions (target ±{100 * rule.target:.0f}%)"
             )
     if suites:
         base_meta["tls_suites"] = suites

@@ -122,9 +122,8 @@ def test_noisy_point_under_the_adaptive_stop_rule() -> None:
     result, _ = evaluate("rps_noisy_steal")
     assert result.status is Status.INVALID
     assert result.flags == ("unstable", "noisy", "virtualized-host")
-    assert (
-        "the interval of the median (range of 4 runs, 87.5%) is ±36.8% after 4 repetitions "
-        "(target ±2%)" in result.reason
+    assert "noisy: ±36.8% (range of 4 runs, 87.5%) after 4 repetitions (target ±2%)" in (
+        result.reason
     )
     # the captured tps point: server 67%, client 88% busy (median of the repetitions).
     # Neither side saturated: not a capacity figure (issue 13), the client the nearer limit
