@@ -91,6 +91,8 @@ def point_evidence(result: PointResult, samples: Sequence[Sample]) -> dict[str, 
         "tls_reused": total("tls_reused"),
         "interval_pct": interval,
         "interval_coverage": median_coverage(len(reps)) if len(reps) >= 2 else None,
+        "ci_low": None if got is None else got[0],
+        "ci_high": None if got is None else got[1],
         # drift / erratic from the stored runs (points stored before these flags existed)
         "repetition_flags": list(repetition_flags(reps)[0]),
         "interval": interval_words(len(reps)) if reps else None,

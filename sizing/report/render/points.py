@@ -20,7 +20,8 @@ WIDTH = 100  # the terminal table fits this many columns (without --verbose)
 UNITS = {"requests/s": "req/s", "handshakes/s": "hs/s"}
 CSV_FIELDS = [
     "run_id", "label", "host", "platform", "cores", "ht", "profile", "status", "value", "unit",
-    "ci_low", "ci_high", "interval_pct", "repetitions", "spread", "errors", "server_cpu_pct",
+    "ci_low", "ci_high", "interval_pct", "interval_coverage", "repetitions", "spread", "errors",
+    "server_cpu_pct",
     "client_cpu_pct", "tls_full", "tls_reused", "latency_p50_ms", "latency_p90_ms",
     "latency_p99_ms", "flags", "reason",
 ]  # fmt: skip
@@ -48,7 +49,18 @@ def point_json(r: PointResult, evidence: Mapping[str, Any] | None = None) -> dic
     }
     if evidence is not None:
         doc["evidence"] = dict(evidence)
+        _one_interval(doc, evidence)
     return doc
+
+
+def _one_interval(doc: dict[str, Any], ev: Mapping[str, Any]) -> None:
+    """The interval of the median recomputed from the stored runs (what ``recommend``,
+    ``table`` and the guide use) replaces the stored one, which points from before issue 22
+    kept as a Student-t interval of the mean; its coverage and words come with it."""
+    if ev.get("ci_low") is not None and ev.get("ci_high") is not None:
+        doc["ci_low"], doc["ci_high"] = ev["ci_low"], ev["ci_high"]
+    doc["interval_coverage"] = ev.get("interval_coverage")
+    doc["interval"] = ev.get("interval")
 
 
 def _pct(value: Any) -> str:
@@ -158,7 +170,7 @@ def points_csv(
             {
                 "run_id": run_id,
                 "label": label,
-                **{k: v for k, v in point_json(r).items() if k in CSV_FIELDS and k != "flags"},
+                **{k: v for k, v in point_json(r, ev).items() if k in CSV_FIELDS and k != "flags"},
                 "interval_pct": ev.get("interval_pct"),
                 "errors": ev.get("errors"),
                 "server_cpu_pct": ev.get("server_cpu_pct"),
