@@ -269,14 +269,24 @@ def table_cmd(
     include_virtualized: VirtualizedOpt = False,
     include_emulated: EmulatedOpt = False,
     json_out: JsonOpt = False,
+    wide: Annotated[
+        bool,
+        typer.Option(
+            "--wide",
+            help="One wide table per block (default: split to fit 100 columns, the core "
+            "count and price repeated in each part).",
+        ),
+    ] = False,
 ) -> None:
     """The cost-per-throughput table, in the shape of the NGINX sizing guide's table.
 
     One block per basis group (a host, its hardware, workload and software; the reference
-    testbed is its own): per core count, hardware cost, RPS and SSL TPS per platform, cost
-    per 1,000 RPS and the virtualization overhead within the block. Every figure is marked
-    r (reference), m (measured), x (extrapolated) or e (emulated); lower bounds read
-    "≥", flags stand beside the figure.
+    testbed is its own): per core count, the server price, RPS and SSL TPS per platform,
+    cost per 1,000 RPS and the virtualization overhead within the block. Every figure is
+    marked r (reference), m (measured), i (interpolated), x (extrapolated) or e (emulated);
+    lower bounds read "≥", flags stand beside the figure, and each series' intervals are
+    listed under its block. Fits 100 columns (a wide block is split, the core count and
+    price repeated); --wide gives one table per block.
     """
     from sizing.report.render.text import basis_json, basis_line, sizing_table_text
 
@@ -296,7 +306,7 @@ def table_cmd(
         emit_json({"basis": basis_json(inputs.choice, inputs.prices), **table.to_dict()})
     else:
         typer.echo(basis_line(inputs.choice))
-        typer.echo(sizing_table_text(table))
+        typer.echo(sizing_table_text(table, wide=wide))
 
 
 def _table(inputs: BasisInputs, allow_extrapolation: bool) -> SizingTable:

@@ -88,7 +88,7 @@ def results(
         elif csv_out:
             _write_csv([], out)
         else:
-            typer.echo(f"nothing measured yet ({path} does not exist); try: sizing run")
+            typer.echo(f"nothing measured yet; try: sizing run\n({path} does not exist)")
         return
     with Store.open_readonly(path) as store:
         if compare:

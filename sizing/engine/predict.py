@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sizing.engine.scaling import MIN_POINTS, Law, fit, usl
+from sizing.engine.scaling import MIN_POINTS, Law, fit, refine, usl
 
 DRAWS = 200
 LOW_Q, HIGH_Q = 0.025, 0.975
@@ -108,7 +108,7 @@ def fit_near(points: Sequence[tuple[int, float]], lam0: float) -> tuple[float, f
     if law.cost(lam) > costs[i]:
         lam = grid[i]
     s, k = law.sigma_kappa(lam)
-    return lam, s, k
+    return refine(points, lam, s, k)
 
 
 def _seed(counts: Counts) -> int:

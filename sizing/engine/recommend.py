@@ -460,7 +460,7 @@ def recommend(
                 feasible.append(_sized(one, n, n_plus_1, share, need, demand))
             for extrapolated in (False, True):
                 kinds = [t for t in types if t.extrapolated == extrapolated or extrapolated]
-                fl = _fleet(kinds, demand, need, bool(n_plus_1), confidence, max_servers)
+                fl = _fleet(kinds, demand, need, bool(n_plus_1), max_servers)
                 if fl is not None:
                     fleets.append((extrapolated, fl))
             used.extend(s for s in chosen if s is not None and s not in used)
@@ -592,7 +592,6 @@ def _fleet(
     demand: Demand,
     need: float,
     n_plus_1: bool,
-    confidence: float | None,
     max_servers: int | None,
 ) -> Fleet | None:
     """The exact cheapest fleet of these server types (one basis, platform, HT)."""

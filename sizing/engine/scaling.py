@@ -71,13 +71,6 @@ class ScalingFit:
             return None
         return math.sqrt(max(0.0, 1.0 - self.sigma) / self.kappa)
 
-    def error_at(self, cores: int) -> float:
-        """The fit's relative error as a shape: max |observed − fit| / fit over its
-        observed points (the same at every ``cores``; 0 without a USL)."""
-        if not self.usable:
-            return 0.0
-        return max(abs(x - self.predict(n)) / self.predict(n) for n, x in self.points)
-
     def predict(self, cores: int) -> float:
         """Throughput at ``cores`` cores under the chosen model."""
         if self.model == "usl":
@@ -245,6 +238,82 @@ def _search_lambda(points: Sequence[tuple[int, float]]) -> float:
     return mid if law.cost(mid) <= costs[i] else grid[i]
 
 
+def _solve3(a: list[list[float]], b: list[float]) -> list[float] | None:
+    """Solve a 3×3 system by Gaussian elimination with partial pivoting (None: singular)."""
+    m = [row[:] + [v] for row, v in zip(a, b, strict=True)]
+    for c in range(3):
+        p = max(range(c, 3), key=lambda r: abs(m[r][c]))
+        if abs(m[p][c]) < 1e-300:
+            return None
+        m[c], m[p] = m[p], m[c]
+        for r in range(3):
+            if r != c:
+                f = m[r][c] / m[c][c]
+                m[r] = [x - f * y for x, y in zip(m[r], m[c], strict=True)]
+    return [m[i][3] / m[i][i] for i in range(3)]
+
+
+def refine(
+    points: Sequence[tuple[int, float]], lam: float, sigma: float, kappa: float
+) -> tuple[float, float, float]:
+    """Polish (λ, σ, κ) to the least-squares optimum in throughput itself.
+
+    The λ search solves σ and κ on the linearised law (N·λ/X − 1), which is close to, not
+    exactly, the least squares of X; far from the data the difference matters (up to 11%
+    at 16-32 cores on generated series). A few projected Levenberg–Marquardt steps with
+    the analytic Jacobian (σ, κ clamped at 0) close it; a step is kept only when it lowers
+    the squared error, so the result is never worse than the start."""
+    pts = [(float(n), float(x)) for n, x in points]
+
+    def sse(v: tuple[float, float, float]) -> float:
+        return sum(_sq(usl(n, *v) - x) for n, x in pts)
+
+    cur = (lam, sigma, kappa)
+    err = sse(cur)
+    mu = 1e-3
+    for _ in range(60):
+        lam_, s_, k_ = cur
+        jtj = [[0.0] * 3 for _ in range(3)]
+        jtr = [0.0, 0.0, 0.0]
+        for n, x in pts:
+            d = 1.0 + s_ * (n - 1.0) + k_ * n * (n - 1.0)
+            r = lam_ * n / d - x
+            g = (n / d, -lam_ * n * (n - 1.0) / (d * d), -lam_ * n * n * (n - 1.0) / (d * d))
+            for i in range(3):
+                jtr[i] += g[i] * r
+                for j in range(3):
+                    jtj[i][j] += g[i] * g[j]
+        improved = False
+        # active set: σ or κ at 0 whose descent direction points below 0 stays at 0
+        held = {i for i in (1, 2) if cur[i] <= 0.0 and jtr[i] > 0.0}
+        while mu < 1e12:
+            a = [
+                [
+                    (1.0 if i == j else 0.0)
+                    if i in held or j in held
+                    else jtj[i][j] + (mu * jtj[i][i] if i == j else 0.0)
+                    for j in range(3)
+                ]
+                for i in range(3)
+            ]
+            step = _solve3(a, [0.0 if i in held else -jtr[i] for i in range(3)])
+            if step is None:
+                mu *= 10.0
+                continue
+            cand = (max(1e-12, lam_ + step[0]), max(0.0, s_ + step[1]), max(0.0, k_ + step[2]))
+            e = sse(cand)
+            if e < err:
+                done = err - e <= 1e-13 * err
+                cur, err, mu, improved = cand, e, max(mu / 10.0, 1e-12), True
+                if done:
+                    return cur
+                break
+            mu *= 10.0
+        if not improved:
+            break
+    return cur
+
+
 def fit(points: Sequence[tuple[int, float]], upto: int | None = None) -> ScalingFit:
     """Fit the USL to ``(cores, throughput)`` points (λ, σ and κ all fitted) on the
     points alone.
@@ -273,6 +342,7 @@ def fit(points: Sequence[tuple[int, float]], upto: int | None = None) -> Scaling
         )
     lam = _search_lambda(pts)
     sigma, kappa = Law(pts).sigma_kappa(lam)
+    lam, sigma, kappa = refine(pts, lam, sigma, kappa)
     r2: float | None = None
     if len(pts) > MIN_POINTS:
         mean = sum(x for _, x in pts) / len(pts)

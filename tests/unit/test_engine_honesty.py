@@ -28,8 +28,13 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def run(*args: str) -> tuple[int, str, str]:
+    """exit code, stdout (wrapped to 100 columns: flattened to one line here, so a phrase
+    may straddle a wrap) and stderr."""
     result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
+    out = result.stdout
+    if "--json" not in args:
+        out = " ".join(out.split())
+    return result.exit_code, out, result.stderr
 
 
 def catalog(tmp_path: Path, *cores_prices: tuple[int, int]) -> str:

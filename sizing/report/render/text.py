@@ -76,8 +76,9 @@ def _series_list(keys: tuple[tuple[str, str, str], ...]) -> str:
 
 
 def basis_line(choice: Choice) -> str:
-    """``basis: <ids> — <why>``: what a command sizes from and why (stdout and stderr)."""
-    return f"basis: {', '.join(choice.ids) or 'none'} — {choice.why}"
+    """``basis: <ids> — <why>``: what a command sizes from and why (stdout and stderr),
+    wrapped to 100 columns."""
+    return "\n".join(_wrap(f"basis: {', '.join(choice.ids) or 'none'} — {choice.why}", 100))
 
 
 def passed_over_line(choice: Choice) -> str:
@@ -197,28 +198,42 @@ def recommendation_text(result: Recommendation) -> str:
     out = [f"Demand: {result.demand.describe()}"]
     if best is None:
         return "\n".join(out)
-    out.extend(result.explanation)
+    for line in result.explanation:
+        out.extend(_wrap(line, TABLE_WIDTH))
     refused: dict[str, list[str]] = {}
     for r in result.rejected:
         if r.cores_per_server is not None and r.servers_needed is None:
             refused.setdefault(r.reason, []).append(f"{r.platform} {r.cores_per_server}-core")
     for reason, what in refused.items():
-        out.append(f"Not sized: {', '.join(dict.fromkeys(what))}: {reason}.")
+        out.extend(_wrap(f"Not sized: {', '.join(dict.fromkeys(what))}: {reason}.", TABLE_WIDTH))
     if not result.alternatives:
         return "\n".join(out)
     shown = result.alternatives[:8]
     several = len({c.basis for c in (best, *shown)}) > 1
+    profiles = result.demand.profiles
+    headers = [
+        "#",
+        *(["basis"] if several else ["platform"]),  # a basis id names its platform
+        "HT",
+        "cores",
+        "servers",
+        "cost",
+        *(["capacity RPS"] if "rps" in profiles else []),
+        *(["capacity TPS"] if "tps" in profiles else []),
+        "CPU use",
+        "figures",
+        "flags",
+    ]
     rows = [
         [
             i,
-            *([c.basis] if several else []),
-            c.platform,
+            *([c.basis] if several else [c.platform]),
             c.ht,
             c.cores_per_server,
             c.servers,
             money(c.total_cost, result.currency),
-            number(c.capacity_rps),
-            number(c.capacity_tps),
+            *([number(c.capacity_rps)] if "rps" in profiles else []),
+            *([number(c.capacity_tps)] if "tps" in profiles else []),
             percent(c.utilization * 100),
             _sources(c.figures),
             ", ".join(c.flags),
@@ -226,26 +241,19 @@ def recommendation_text(result: Recommendation) -> str:
         for i, c in enumerate(shown, start=2)
     ]
     out.append("")
-    out.append(
-        "Identical fleets (cheapest first; capacity on the low end of each figure's interval,"
-        " whose coverage is stated with the figure):"
+    out.extend(
+        _wrap(
+            "Identical fleets (cheapest first; capacity on the low end of each figure's "
+            "interval, whose coverage is stated with the figure):",
+            TABLE_WIDTH,
+        )
     )
-    headers = [
-        "#",
-        *(["basis"] if several else []),
-        "platform",
-        "HT",
-        "cores",
-        "servers",
-        "cost",
-        "capacity RPS",
-        "capacity TPS",
-        "utilisation",
-        "figures",
-        "flags",
-    ]
-    k = 1 if several else 0
-    out.append(grid(headers, rows, left={1, 2, 9 + k, 10 + k} | ({3} if several else set())))
+    n = len(headers)
+    lines = grid(headers, rows, left={1, n - 2, n - 1}).splitlines()
+    if any(len(x) > TABLE_WIDTH for x in lines):
+        lines = [x if len(x) <= TABLE_WIDTH else x[: TABLE_WIDTH - 1] + "…" for x in lines]
+        lines.append("(… cut at 100 columns: --json gives every column)")
+    out.extend(lines)
     more = len(result.alternatives) - len(shown)
     if more > 0:
         out.append(f"... and {more} more (see --json)")
@@ -258,6 +266,15 @@ def _sources(figures: Sequence[Figure]) -> str:
 
 
 # -- table -------------------------------------------------------------------------------
+
+
+def _overhead(c: Cell | None) -> str:
+    if c is None or c.overhead_pct is None:
+        return MISSING
+    text = percent(c.overhead_pct)
+    if c.overhead_ci is not None:
+        text += f" [{c.overhead_ci[0]:.1f}, {c.overhead_ci[1]:.1f}]"
+    return text
 
 
 def cell_text(c: Cell) -> str:
@@ -273,53 +290,101 @@ def cell_text(c: Cell) -> str:
     return text
 
 
-def sizing_table_text(table: SizingTable) -> str:
+TABLE_WIDTH = 100  # the default text table fits this many columns (--wide: one table)
+
+
+def _column_groups(
+    fixed: Sequence[tuple[str, Sequence[str]]],
+    groups: Sequence[Sequence[tuple[str, Sequence[str]]]],
+    width: int | None,
+) -> list[str]:
+    """Render ``fixed`` columns plus as many whole ``groups`` of columns as fit ``width``
+    per table (every table repeats the fixed ones); ``width`` None: one table."""
+
+    def render(cols: Sequence[tuple[str, Sequence[str]]]) -> str:
+        headers = [h for h, _ in cols]
+        n = len(cols[0][1])
+        rows = [[c[1][i] for c in cols] for i in range(n)]
+        return grid(headers, rows)
+
+    if width is None:
+        return [render([*fixed, *(c for g in groups for c in g)])]
+    tables: list[str] = []
+    current: list[tuple[str, Sequence[str]]] = []
+    for g in groups:
+        trial = render([*fixed, *current, *g])
+        if current and max(len(x) for x in trial.splitlines()) > width:
+            tables.append(render([*fixed, *current]))
+            current = list(g)
+        else:
+            current.extend(g)
+    if current or not tables:
+        tables.append(render([*fixed, *current]))
+    return tables
+
+
+def _wrap(text: str, width: int | None) -> list[str]:
+    """A note wrapped to ``width`` (continuation lines indented); as is when None."""
+    if width is None or len(text) <= width:
+        return [text]
+    return textwrap.wrap(text, width=width, subsequent_indent="  ", break_on_hyphens=False)
+
+
+def sizing_table_text(table: SizingTable, wide: bool = False) -> str:
     """The article-shaped table, one titled block per group of bases (a host and its
     guests, or the reference testbed): per core count each platform's RPS and SSL TPS with
-    provenance marks and flags, cost per 1k RPS, and the overhead within the block only."""
+    provenance marks and flags, cost per 1k RPS, and the overhead within the block only.
+
+    Fits :data:`TABLE_WIDTH` columns: a block whose series do not fit in one table is split
+    into several, each repeating the core count and the server price, a platform's figures,
+    cost and overhead kept together; notes are wrapped. ``wide``: one table per block."""
     cur = table.currency
+    width = None if wide else TABLE_WIDTH
     out: list[str] = []
     for block in table.blocks:
         if out:
             out.append("")
-        out.append(f"[{block.title}]")
+        out.extend(_wrap(f"[{block.title}]", width))
         series = list(block.series)
         keys = [(s.platform, s.ht, s.profile) for s in series]
-        guests = [k for k in keys if k[0] in ("kvm", "esxi", "hypervisor")]
-        headers = ["CPU cores", "server price"]
-        headers += [f"{p.upper()} {pl} HT {ht}" for pl, ht, p in keys]
-        cost_keys = [k for k in keys if k[2] == "rps"]
-        headers += [f"$/1k RPS {pl}" for pl, _, _ in cost_keys]
-        headers += [f"{p.upper()} overhead {pl}" for pl, _, p in guests]
-        rows = []
-        for r in block.rows:
-            row: list[str] = [
-                str(r.cores),
-                money(r.hardware_cost, cur) if r.hardware_cost else MISSING,
+        rows = list(block.rows)
+        fixed = [
+            ("CPU cores", [str(r.cores) for r in rows]),
+            (
+                "server price",
+                [money(r.hardware_cost, cur) if r.hardware_cost else MISSING for r in rows],
+            ),
+        ]
+        groups: list[list[tuple[str, Sequence[str]]]] = []
+        for pl, ht, p in keys:
+            cells = [r.cell(pl, ht, p) for r in rows]
+            group: list[tuple[str, Sequence[str]]] = [
+                (
+                    f"{p.upper()} {pl} HT {ht}",
+                    [MISSING if c is None else cell_text(c) for c in cells],
+                )
             ]
-            for k in keys:
-                c = r.cell(*k)
-                row.append(MISSING if c is None else cell_text(c))
-            for k in cost_keys:
-                c = r.cell(*k)
-                row.append(MISSING if c is None else money(c.cost_per_unit, cur))
-            for k in guests:
-                c = r.cell(*k)
-                text = MISSING
-                if c is not None and c.overhead_pct is not None:
-                    text = percent(c.overhead_pct)
-                    if c.overhead_ci is not None:
-                        text += f" [{c.overhead_ci[0]:.1f}, {c.overhead_ci[1]:.1f}]"
-                row.append(text)
-            rows.append(row)
-        out.append(grid(headers, rows))
-        for basis_id, price in block.price_sources:
-            out.append(f"price of {basis_id}: {price}")
-        reasons = dict.fromkeys(
-            f"not sized: {x.platform} {x.profile.upper()} HT {x.ht}: {x.reason}"
-            for x in block.refused
+            if p == "rps":
+                group.append(
+                    (
+                        f"$/1k RPS {pl}",
+                        [MISSING if c is None else money(c.cost_per_unit, cur) for c in cells],
+                    )
+                )
+            if pl in ("kvm", "esxi", "hypervisor"):
+                group.append((f"{p.upper()} overhead {pl}", [_overhead(c) for c in cells]))
+            groups.append(group)
+        for i, t in enumerate(_column_groups(fixed, groups, width)):
+            if i:
+                out.append("")
+            out.append(t)
+        notes = [f"price of {basis_id}: {price}" for basis_id, price in block.price_sources]
+        notes += list(
+            dict.fromkeys(
+                f"not sized: {x.platform} {x.profile.upper()} HT {x.ht}: {x.reason}"
+                for x in block.refused
+            )
         )
-        out.extend(reasons)
         for srs in series:
             shown = [
                 c
@@ -330,7 +395,7 @@ def sizing_table_text(table: SizingTable) -> str:
                 and c.ci_high is not None
             ]
             if shown:
-                out.append(
+                notes.append(
                     f"{srs.platform} {srs.profile.upper()} HT {srs.ht} intervals: "
                     + "; ".join(
                         f"{c.cores}c {number(c.ci_low)}–{number(c.ci_high)}"
@@ -346,11 +411,13 @@ def sizing_table_text(table: SizingTable) -> str:
                 if (c.platform, c.ht, c.profile) == (srs.platform, srs.ht, srs.profile)
             }
             if kinds & {"extrapolated", "shape", "interpolated"}:
-                out.append(
+                notes.append(
                     f"{srs.platform} {srs.profile.upper()} HT {srs.ht}: {srs.fit.describe()}"
                 )
+        for n in notes:
+            out.extend(_wrap(n, width))
     out.append("")
-    out.append(
+    legend = (
         f"{mark('reference')} reference, {mark('measured')} measured, "
         f"{mark('interpolated')} interpolated, {mark('extrapolated')} extrapolated or "
         f"shape-borrowed, {mark('emulated')} emulated; "
@@ -360,6 +427,7 @@ def sizing_table_text(table: SizingTable) -> str:
         "overhead = (bare metal - guest) / bare metal within one block only, "
         "[interval from both figures' intervals] where both are measured"
     )
+    out.extend(_wrap(legend, width))
     return "\n".join(out)
 
 
@@ -400,8 +468,8 @@ def pairs_table(points: Sequence[PointResult]) -> str:
     return "\n".join(
         [
             "",
-            "bare metal vs hypervisor (overhead = (bare metal - guest) / bare metal, [from both "
-            "legs' intervals of the median])",
+            "bare metal vs hypervisor (overhead = (bare metal - guest) / bare metal,\n"
+            "[from both legs' intervals of the median])",
             tabulate(
                 rows,
                 headers=["point", "bare metal", "hypervisor", "overhead", "flags"],
