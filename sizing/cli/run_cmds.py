@@ -14,7 +14,7 @@ from sizing import paths
 from sizing.cli.app import emit_json, state, warn
 from sizing.cli.options import DbOpt
 from sizing.model import PointResult
-from sizing.report.render.points import point_json, points_table
+from sizing.report.render.points import no_valid_figure, point_json, points_table
 
 
 class HtChoice(StrEnum):
@@ -312,6 +312,7 @@ def run(
                     }
                     for p in summary.points
                 ],
+                "no_valid_figure": no_valid_figure(summary.points, evidence),
             }
         )
     else:
@@ -322,6 +323,9 @@ def run(
         )
         typer.echo(points_table(summary.points, evidence, verbose=verbose))
         _latency_tables(summary.points)
+        advice = no_valid_figure(summary.points, evidence)
+        if advice:
+            typer.echo("\n" + "\n".join(advice))
     for line in summary.problems:
         warn(line)
     from sizing.sources.fitcache import warm

@@ -20,7 +20,7 @@ from sizing.model import PointKey, PointResult, Sample, Status
 from sizing.provision.ansible import ansible_config
 from sizing.provision.facts import declared_facts, declared_topology
 from sizing.report.data.evidence import point_evidence
-from sizing.report.render.points import WIDTH, points_csv, points_table
+from sizing.report.render.points import WIDTH, no_valid_figure, points_csv, points_table
 from sizing.store import Store
 from tests.offline import check_offline
 
@@ -233,3 +233,32 @@ def test_results_bases_fit_100_columns(tmp_path: Path) -> None:
     assert all(len(line) <= WIDTH for line in table.splitlines()), table
     wide = runner.invoke(app, ["results", "--bases", "-v", "--db", str(tmp_path / "n.sqlite")])
     assert "software" in wide.stdout
+
+
+def test_a_run_with_no_valid_figure_says_what_would_give_one() -> None:
+    """Issue 26: a 2-core machine's first run ends in one paragraph on stdout: what limited
+    each point (server and client CPU), why (the upstream shared the client's core), and a
+    command that gives a valid figure here. Nothing when a figure is valid."""
+    shared = {"role": "load-balance", "upstreams": [{"host": "localhost", "cpus": "1",
+                                                     "shares_with": "client"}]}  # fmt: skip
+    pts = [
+        _point("localhost", "rps", Status.INVALID, value=50197.0, unit="requests/s",
+               flags=("not-saturated", "noisy", "virtualized-host"), metadata=shared),
+        _point("localhost", "tps", Status.SKIPPED, reason="needs 2 server cores"),
+    ]  # fmt: skip
+    ev = {pts[0].key: {"server_cpu_pct": 87.4, "client_cpu_pct": 98.9}}
+    lines = no_valid_figure(pts, ev)
+    text = " ".join(lines)
+    assert all(len(x) <= WIDTH for x in lines)
+    assert "rps at 8 cores: not-saturated (server 87% busy, client 99%)" in text
+    assert "share the client's core" in text
+    assert text.count("sizing run --cores 1 --profile static-rps,static-tps") == 1
+    # the profiles it suggests exist
+    from sizing import profiles
+
+    assert profiles.load("static-rps").role == "web" and profiles.load("static-tps")
+    # without a shared upstream, no claim about a small host; with a valid figure, nothing
+    alone = [_point("h", "rps", Status.INVALID, flags=("client-bound",), metadata={})]
+    assert "share the client's core" not in " ".join(no_valid_figure(alone, {}))
+    valid = [*pts, _point("localhost", "static-rps", value=9.0e4, unit="requests/s")]
+    assert no_valid_figure(valid, ev) == []

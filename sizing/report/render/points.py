@@ -184,3 +184,63 @@ def points_csv(
             }
         )
     return out.getvalue()
+
+
+_NOT_LIMITS = ("noisy", "virtualized-host", "emulated", "drift")
+
+
+def no_valid_figure(
+    points: Sequence[PointResult], evidence: Mapping[PointKey, Mapping[str, Any]]
+) -> list[str]:
+    """When a run measured points but none is valid for sizing, one paragraph (wrapped to
+    :data:`WIDTH`): what limited each point, with the server's and the client's CPU; why a
+    small host cannot saturate the article's load-balancing workload; and what would give
+    a valid figure, including the command for this host. Empty when a figure is valid or
+    nothing was measured."""
+    import textwrap
+
+    tried = [p for p in points if p.status in (Status.MEASURED, Status.INVALID)]
+    if not tried or any(p.status is Status.MEASURED for p in points):
+        return []
+    limits = []
+    for p in tried:
+        ev = evidence.get(p.key, {})
+        why = [f for f in p.flags if f not in _NOT_LIMITS] or ["invalid"]
+        cpu = []
+        if ev.get("server_cpu_pct") is not None:
+            cpu.append(f"server {ev['server_cpu_pct']:.0f}% busy")
+        if ev.get("client_cpu_pct") is not None:
+            cpu.append(f"client {ev['client_cpu_pct']:.0f}%")
+        limits.append(
+            f"{p.key.profile} at {p.key.cores} core{'s' if p.key.cores != 1 else ''}: "
+            + ", ".join(why)
+            + (f" ({', '.join(cpu)})" if cpu else "")
+        )
+    text = [f"No figure of this run is valid for sizing: {'; '.join(limits)}."]
+    shared = [
+        p
+        for p in tried
+        if any(
+            isinstance(u, Mapping) and u.get("shares_with")
+            for u in (p.metadata.get("upstreams") or ())
+        )
+    ]  # the upstream web servers ran on the client's CPUs (a host too small to part them)
+    if shared:
+        text.append(
+            "The article's workload needs three things on the CPUs: the nginx under test, the "
+            "load generator and the web servers it load-balances to. On a host this small the "
+            "last two share the client's core, and the server cannot be saturated alone."
+        )
+    text.append(
+        "For a valid figure, add a client host (and an upstream host) to the inventory "
+        "(inventories/lab.yml shows how), or measure the static-file profiles, which need no "
+        "upstream (nginx serves the file itself: not the article's workload): "
+        "sizing run --cores 1 --profile static-rps,static-tps"
+    )
+    text.append(
+        "Until then `sizing recommend` sizes from the published reference data, and says so."
+    )
+    out: list[str] = []
+    for t in text:
+        out.extend(textwrap.wrap(t, width=WIDTH, break_on_hyphens=False, break_long_words=False))
+    return out
