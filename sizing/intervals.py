@@ -28,6 +28,17 @@ def _binom_cdf_half(n: int, k: int) -> float:
     return sum(math.comb(n, i) for i in range(min(k, n) + 1)) / 2.0**n
 
 
+def median(values: Sequence[float]) -> float:
+    """The median (the mean of the two middle values for an even count). Here rather than
+    :func:`statistics.median` so that ``recommend``'s start-up never imports
+    :mod:`statistics` (and with it :mod:`decimal` and :mod:`fractions`)."""
+    s = sorted(values)
+    n = len(s)
+    if not n:
+        raise ValueError("no values")
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2.0
+
+
 def coverage(n: int, k: int) -> float:
     """Coverage of [x(k), x(n−k+1)] for the median of ``n`` values (``1 ≤ k ≤ n/2``)."""
     if n < 2 or k < 1 or 2 * k > n:
@@ -145,11 +156,7 @@ def repetition_flags(values: Sequence[float]) -> tuple[tuple[str, ...], str]:
     flags: list[str] = []
     why: list[str] = []
     if len(vals) >= 2:
-        med = (
-            sorted(vals)[len(vals) // 2]
-            if len(vals) % 2
-            else (sorted(vals)[len(vals) // 2 - 1] + sorted(vals)[len(vals) // 2]) / 2.0
-        )
+        med = median(vals)
         odd = [
             v for v in vals if med > 0 and (v < med / ERRATIC_FACTOR or v > med * ERRATIC_FACTOR)
         ]

@@ -320,8 +320,7 @@ class Series:
         )
 
     def _interpolate(self, exact: Sequence[Figure], cores: int, cap: float) -> Figure:
-        a = max((f for f in exact if f.cores <= cores), key=lambda f: f.cores)
-        b = min((f for f in exact if f.cores >= cores), key=lambda f: f.cores)
+        a, b = _neighbours(exact, cores)
         t = (cores - a.cores) / (b.cores - a.cores)
         line = a.value + (b.value - a.value) * t
         value = min(self.fit.predict(cores) if self.fit.usable else line, cap)
@@ -442,8 +441,7 @@ class Series:
             return None if curve is None else tuple(min(v, cap) for v in curve)
         lo, hi = exact[0], exact[-1]
         if lo.cores <= cores <= hi.cores:
-            a = max((f for f in exact if f.cores <= cores), key=lambda f: f.cores)
-            b = min((f for f in exact if f.cores >= cores), key=lambda f: f.cores)
+            a, b = _neighbours(exact, cores)
             da, db = boot.point_draws(a.cores), boot.point_draws(b.cores)
             if da is None or db is None:
                 return None
@@ -521,6 +519,13 @@ class Series:
         }
 
 
+def _neighbours(exact: Sequence[Figure], cores: int) -> tuple[Figure, Figure]:
+    """The measured figures at or just below and at or just above ``cores`` (inside)."""
+    a = max((f for f in exact if f.cores <= cores), key=lambda f: f.cores)
+    b = min((f for f in exact if f.cores >= cores), key=lambda f: f.cores)
+    return a, b
+
+
 def usable_point(f: Figure) -> bool:
     """Whether a figure may be fitted or anchor a prediction: not a lower bound, not
     erratic (its repetitions disagree by more than a factor of two)."""
@@ -558,13 +563,12 @@ def memo_bootstrap(counts: Counts) -> Bootstrap:
 
 
 def find_shape(
-    own: Basis, profile: str, ht: str, bases: Sequence[Basis], upto: int | None = None
+    own: Basis, profile: str, ht: str, bases: Sequence[Basis]
 ) -> Shape | None:
     """The shape to borrow for ``own``'s ``profile`` series: from a basis with the same
     workload and ≥ 3 usable core counts, never an emulated one unless ``own`` is emulated
     too; same platform and HT first, measured before reference, then the most core
-    counts. ``upto`` is ignored (the catalog never changes a figure)."""
-    del upto
+    counts."""
     best: tuple[tuple[bool, bool, bool, int], Shape] | None = None
     for b in bases:
         if b.id == own.id or not b.workload.same_as(own.workload, profile):
@@ -588,18 +592,15 @@ def build_series(
     *,
     bases: Sequence[Basis] = (),
     allow_extrapolation: bool = False,
-    upto: int | None = None,
     bootstrapper: Callable[[Counts], Bootstrap] | None = None,
 ) -> dict[BasisSeriesKey, Series]:
     """Group figures into series (never across ``Figure.basis``) and fit each one on its
-    own figures (``upto``, once the catalog's largest core count, is ignored: the catalog
-    never changes a figure).
+    own figures (never on what a catalog sells: the catalog never changes a figure).
 
     ``bases`` are every known basis: they give a series its workload and the shapes it may
     borrow. ``bootstrapper`` computes (or reads from a cache) a series' bootstrap;
     :func:`memo_bootstrap` by default.
     """
-    del upto
     boot_of = bootstrapper or memo_bootstrap
     by_id = {b.id: b for b in bases}
     groups: dict[BasisSeriesKey, list[Figure]] = {}

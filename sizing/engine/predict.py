@@ -30,19 +30,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sizing.engine.scaling import MIN_POINTS, Law, fit, refine, usl
+from sizing.engine.scaling import MIN_POINTS, Law, fit, refine, search_lambda, solve3, usl
+from sizing.intervals import median
 
 DRAWS = 200
 LOW_Q, HIGH_Q = 0.025, 0.975
 
 # (cores, repetition values); a figure without repetitions gives its one value
 Counts = Sequence[tuple[int, Sequence[float]]]
-
-
-def _median(xs: Sequence[float]) -> float:
-    s = sorted(xs)
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2.0
 
 
 def quantile(xs: Sequence[float], q: float) -> float:
@@ -61,18 +56,11 @@ def _exact3(points: Sequence[tuple[int, float]]) -> tuple[float, float, float] |
 
     λ·N/X(N) − σ(N−1) − κN(N−1) = 1 is linear in (λ, σ, κ): three points, three equations.
     """
-    rows = [(n / x, -(n - 1.0), -(n * (n - 1.0))) for n, x in points]
-    a = [list(r) + [1.0] for r in rows]
-    for c in range(3):  # Gaussian elimination with partial pivoting
-        p = max(range(c, 3), key=lambda r: abs(a[r][c]))
-        if abs(a[p][c]) < 1e-15:
-            return None
-        a[c], a[p] = a[p], a[c]
-        for r in range(3):
-            if r != c:
-                f = a[r][c] / a[c][c]
-                a[r] = [v - f * w for v, w in zip(a[r], a[c], strict=True)]
-    lam, sigma, kappa = (a[i][3] / a[i][i] for i in range(3))
+    rows = [[n / x, -(n - 1.0), -(n * (n - 1.0))] for n, x in points]
+    got = solve3(rows, [1.0, 1.0, 1.0], tiny=1e-15)
+    if got is None:
+        return None
+    lam, sigma, kappa = got
     tol = 1e-12
     if lam <= 0.0 or sigma < -tol or kappa < -tol:
         return None
@@ -82,31 +70,15 @@ def _exact3(points: Sequence[tuple[int, float]]) -> tuple[float, float, float] |
 def fit_near(points: Sequence[tuple[int, float]], lam0: float) -> tuple[float, float, float]:
     """The constrained least-squares USL fit (λ, σ, κ) of ``points``, searching λ near
     ``lam0`` (a bootstrap draw lies near the full data's fit): exact through three points
-    when that is feasible, else a grid and golden-section search over λ."""
+    when that is feasible, else a coarser λ search than the full fit's, then refined."""
     if len(points) == 3:
         got = _exact3(points)
         if got is not None:
             return got
     law = Law(points)
-    floor = 0.8 * max(x / n for n, x in points)
-    lo = max(floor, 0.6 * lam0)
+    lo = max(0.8 * max(x / n for n, x in points), 0.6 * lam0)
     hi = max(lo * 1.05, 1.8 * lam0)
-    steps = 24
-    grid = [lo * math.pow(hi / lo, i / steps) for i in range(steps + 1)]
-    costs = [law.cost(g) for g in grid]
-    i = min(range(len(grid)), key=lambda j: costs[j])
-    a, c = grid[max(0, i - 1)], grid[min(steps, i + 1)]
-    ratio = (math.sqrt(5.0) - 1.0) / 2.0
-    for _ in range(30):
-        x1 = c - ratio * (c - a)
-        x2 = a + ratio * (c - a)
-        if law.cost(x1) <= law.cost(x2):
-            c = x2
-        else:
-            a = x1
-    lam = (a + c) / 2.0
-    if law.cost(lam) > costs[i]:
-        lam = grid[i]
+    lam = search_lambda(law, lo, hi, steps=24, iters=30)
     s, k = law.sigma_kappa(lam)
     return refine(points, lam, s, k)
 
@@ -188,7 +160,7 @@ def bootstrap(counts: Counts, draws: int = DRAWS) -> Bootstrap:
     params: list[tuple[float, float, float]] = []
     for _ in range(draws):
         samples = [[vs[rng.randrange(len(vs))] for _ in vs] for _, vs in data]
-        medians.append(tuple(_median(s) for s in samples))
+        medians.append(tuple(median(s) for s in samples))
         if law:
             means = [(n, sum(s) / len(s)) for (n, _), s in zip(data, samples, strict=True)]
             params.append(fit_near(means, lam0))

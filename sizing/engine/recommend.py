@@ -178,7 +178,6 @@ class Fleet:
     total_cost: float
     utilization: float  # of the counted capacity at the demand
     confidence: float | None
-    need: float  # 1 / (1 - headroom): the demand's share the fleet must carry
     gap: float = 0.0  # > 0: not proven optimal; at most this share above the cheapest
 
     @property
@@ -283,6 +282,11 @@ class Recommendation:
     fleet: Fleet | None = None  # the cheapest fleet, identical or mixed
     confidence_asked: float | None = None
 
+    @property
+    def cheaper_mix(self) -> Fleet | None:
+        """The cheapest fleet when it mixes server sizes and beats the identical one."""
+        return cheaper_mix(self.fleet, self.recommendation)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "cheapest_fleet": None if self.fleet is None else self.fleet.to_dict(),
@@ -302,6 +306,14 @@ class Recommendation:
             "fits": [s.to_dict() for s in self.series],
             "explanation": list(self.explanation),
         }
+
+
+def cheaper_mix(fleet: Fleet | None, best: Configuration | None) -> Fleet | None:
+    """``fleet`` when it mixes server sizes and costs less than ``best``, the cheapest
+    identical fleet (by more than a rounding cent); else None."""
+    if fleet is None or best is None or not fleet.mixed:
+        return None
+    return fleet if fleet.total_cost < best.total_cost - 0.005 else None
 
 
 def servers_needed(load: float, headroom: float) -> int:
@@ -459,7 +471,7 @@ def recommend(
                     continue
                 feasible.append(_sized(one, n, n_plus_1, share, need, demand))
             for extrapolated in (False, True):
-                kinds = [t for t in types if t.extrapolated == extrapolated or extrapolated]
+                kinds = types if extrapolated else [t for t in types if not t.extrapolated]
                 fl = _fleet(kinds, demand, need, bool(n_plus_1), max_servers)
                 if fl is not None:
                     fleets.append((extrapolated, fl))
@@ -524,7 +536,7 @@ def _server(
     for s in chosen:
         assert s is not None
         d = s.draws(cores)
-        if d is None or (s.profile in ("rps", "tps") and _observed_lower(s, cores)):
+        if d is None or _observed_lower(s, cores):
             per_draw = []
             break
         per_draw.append(list(d))
@@ -613,10 +625,9 @@ def _fleet(
     if n_plus_1:
         carried -= max(o.share for o, x in zip(offers, counts, strict=True) if x > 0)
     conf = None
-    if all(t.share_draws for t, _ in parts):
-        draws = [t.share_draws for t in types]
-        conf = confidence_of(draws, counts, need, n_plus_1) if all(draws) else None
-    return Fleet(parts, cost, 1.0 / carried, conf, need, gap=got.gap)
+    if all(t.share_draws for t, _ in parts):  # only the types used are drawn from
+        conf = confidence_of([t.share_draws for t in types], counts, need, n_plus_1)
+    return Fleet(parts, cost, 1.0 / carried, conf, gap=got.gap)
 
 
 def _best_fleet(
@@ -750,20 +761,21 @@ def explain(
         if confidence_asked is not None
         else "each server sized on the low end of its figures' intervals"
     )
-    if fleet is not None and fleet.mixed and fleet.total_cost < best.total_cost - 0.005:
+    mix = cheaper_mix(fleet, best)
+    if mix is not None:
         lines.append(
-            f"Cheapest fleet: {fleet.label}, {_money(fleet.total_cost, cur)} "
-            f"({_money(best.total_cost - fleet.total_cost, cur)} less than the cheapest "
+            f"Cheapest fleet: {mix.label}, {_money(mix.total_cost, cur)} "
+            f"({_money(best.total_cost - mix.total_cost, cur)} less than the cheapest "
             f"identical fleet; {catalog.basis}{price}; {on})."
         )
         lines.append(
             f"Cheapest identical fleet: {best.label}, {_money(best.total_cost, cur)} "
             f"({best.servers} × {_money(best.cost_per_server, cur)})."
         )
-        if fleet.gap > 0:
+        if mix.gap > 0:
             lines.append(
                 f"The mixed fleet's search stopped at its node budget: it is not proven the "
-                f"cheapest, and is at most {fleet.gap * 100:.2f}% above the cheapest possible."
+                f"cheapest, and is at most {mix.gap * 100:.2f}% above the cheapest possible."
             )
     else:
         lines.append(
@@ -771,11 +783,7 @@ def explain(
             f"({best.servers} × {_money(best.cost_per_server, cur)}; {catalog.basis}{price}; "
             f"{on}; no mix of server sizes is cheaper)."
         )
-    per_server = "Per server" + (
-        " of the identical fleet"
-        if len(lines) and lines[-1].startswith("Cheapest identical")
-        else ""
-    )
+    per_server = "Per server" + ("" if mix is None else " of the identical fleet")
     lines.append(f"{per_server}: " + ", ".join(describe_figure(f) for f in best.figures) + ".")
     shares = []
     for f in best.figures:
@@ -794,11 +802,7 @@ def explain(
         + f" = {best.utilization * 100:.1f}% of {capacity_of} at the target, "
         f"limit {100 - demand.headroom * 100:g}% ({demand.headroom * 100:g}% headroom)."
     )
-    conf = (
-        fleet.confidence
-        if fleet is not None and fleet.mixed and fleet.total_cost < best.total_cost - 0.005
-        else best.confidence
-    )
+    conf = best.confidence if mix is None else mix.confidence
     lines.append(confidence_words(conf, demand, best.basis or "the figures", best.figures))
     if confidence_asked is not None and conf is not None and conf < confidence_asked:
         lines.append(

@@ -211,23 +211,15 @@ class Law:
         return sum((usl(n, lam, s, k) - x) ** 2 for n, x in self.points)
 
 
-def _search_lambda(points: Sequence[tuple[int, float]]) -> float:
-    """λ minimising the squared error (σ and κ solved for each λ).
-
-    σ, κ ≥ 0 mean the fitted X(N) ≤ λN, so the best λ is near max X(N)/N or above; the
-    search starts a little below it (a noisy high point may lie above the curve) and goes
-    up to five times it on a log grid, then refines around the best grid point by
-    golden-section search.
-    """
-    law = Law(points)
-    lo = 0.8 * max(x / n for n, x in points)
-    steps = 160
-    grid = [lo * math.pow(5.0, i / steps) for i in range(steps + 1)]
+def search_lambda(law: Law, lo: float, hi: float, steps: int, iters: int) -> float:
+    """λ minimising ``law``'s squared error (σ and κ solved for each λ) in [lo, hi]: a log
+    grid of ``steps``, then ``iters`` golden-section steps around the best grid point."""
+    grid = [lo * math.pow(hi / lo, i / steps) for i in range(steps + 1)]
     costs = [law.cost(g) for g in grid]
     i = min(range(len(grid)), key=lambda j: costs[j])
     a, c = grid[max(0, i - 1)], grid[min(steps, i + 1)]
     ratio = (math.sqrt(5.0) - 1.0) / 2.0
-    for _ in range(60):
+    for _ in range(iters):
         x1 = c - ratio * (c - a)
         x2 = a + ratio * (c - a)
         if law.cost(x1) <= law.cost(x2):
@@ -238,12 +230,21 @@ def _search_lambda(points: Sequence[tuple[int, float]]) -> float:
     return mid if law.cost(mid) <= costs[i] else grid[i]
 
 
-def _solve3(a: list[list[float]], b: list[float]) -> list[float] | None:
-    """Solve a 3×3 system by Gaussian elimination with partial pivoting (None: singular)."""
+def _search_lambda(points: Sequence[tuple[int, float]]) -> float:
+    """λ for the full fit. σ, κ ≥ 0 mean the fitted X(N) ≤ λN, so the best λ is near
+    max X(N)/N or above; the search starts a little below it (a noisy high point may lie
+    above the curve) and goes up to five times it."""
+    lo = 0.8 * max(x / n for n, x in points)
+    return search_lambda(Law(points), lo, 5.0 * lo, steps=160, iters=60)
+
+
+def solve3(a: list[list[float]], b: list[float], tiny: float = 1e-300) -> list[float] | None:
+    """Solve a 3×3 system by Gaussian elimination with partial pivoting (None: a pivot
+    below ``tiny``, singular)."""
     m = [row[:] + [v] for row, v in zip(a, b, strict=True)]
     for c in range(3):
         p = max(range(c, 3), key=lambda r: abs(m[r][c]))
-        if abs(m[p][c]) < 1e-300:
+        if abs(m[p][c]) < tiny:
             return None
         m[c], m[p] = m[p], m[c]
         for r in range(3):
@@ -296,7 +297,7 @@ def refine(
                 ]
                 for i in range(3)
             ]
-            step = _solve3(a, [0.0 if i in held else -jtr[i] for i in range(3)])
+            step = solve3(a, [0.0 if i in held else -jtr[i] for i in range(3)])
             if step is None:
                 mu *= 10.0
                 continue

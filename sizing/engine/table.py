@@ -233,7 +233,6 @@ def build_table(
         figures,
         bases=bases,
         allow_extrapolation=allow_extrapolation,
-        upto=max(catalog.core_counts(), default=None),
     )
     grouped: dict[Any, list[Series]] = {}
     for s in series.values():

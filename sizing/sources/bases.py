@@ -204,15 +204,14 @@ def combine(figs: Sequence[Figure], what: str) -> Figure:
     own median (the spread between runs or hosts adds to the repetitions' own), origin
     "pooled ...". They **disagree**: the conservative (lowest) one is sized, flagged
     ``disagree``, and its origin names the others and their figures."""
-    from sizing.intervals import interval_words, median_coverage, median_interval
+    from sizing.intervals import interval_words, median, median_coverage, median_interval
 
     if len(figs) == 1:
         return figs[0]
     if all(agree(a, b) for i, a in enumerate(figs) for b in figs[i + 1 :]):
         reps = tuple(v for f in figs for v in (f.reps or (f.value,)))
-        srt = sorted(reps)
-        n = len(srt)
-        value = srt[n // 2] if n % 2 else (srt[n // 2 - 1] + srt[n // 2]) / 2.0
+        n = len(reps)
+        value = median(reps)
         ci = median_interval(reps) if n >= 2 else None
         medians = [f.value for f in figs]
         low = min([*(ci or (value, value))[:1], *medians])

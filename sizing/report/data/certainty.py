@@ -4,7 +4,6 @@ is to carry the demand, in sentences a customer can say back."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sizing.engine.recommend import Recommendation
@@ -97,8 +96,3 @@ def _row(c: Cell) -> tuple[TCell, ...]:
         TCell(interval),
         TCell(how, numeric=False),
     )
-
-
-def certainty_words(paragraphs: Sequence[str]) -> str:
-    """The paragraphs as one text (Markdown)."""
-    return "\n\n".join(paragraphs)

@@ -31,10 +31,10 @@ def _num(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _timed(samples: Sequence[Sample]) -> list[Mapping[str, Any]]:
-    """The metadata of each timed repetition (warm-up left out), one per repetition: the
+def _timed(samples: Sequence[Sample]) -> list[Sample]:
+    """The sample of each timed repetition (warm-up left out), one per repetition: the
     primary sample, not the per-client ``<metric>.client`` ones."""
-    return [s.metadata for s in samples if "." not in s.metric and not s.metadata.get("warmup")]
+    return [s for s in samples if "." not in s.metric and not s.metadata.get("warmup")]
 
 
 def point_evidence(result: PointResult, samples: Sequence[Sample]) -> dict[str, Any]:
@@ -47,7 +47,8 @@ def point_evidence(result: PointResult, samples: Sequence[Sample]) -> dict[str, 
     points kept a Student-t interval) relative to the median, with ``interval_coverage``
     and ``interval`` in words; ``latency_ms``: the point's merged percentiles.
     """
-    timed = _timed(samples)
+    timed_samples = _timed(samples)
+    timed = [s.metadata for s in timed_samples]
     server = [v for m in timed if (v := _num(m.get("server_busy"))) is not None]
     clients = []
     for m in timed:
@@ -63,11 +64,7 @@ def point_evidence(result: PointResult, samples: Sequence[Sample]) -> dict[str, 
 
     meta = result.metadata
     interval = None
-    reps = [
-        v
-        for s in samples
-        if "." not in s.metric and not s.metadata.get("warmup") and (v := _num(s.value)) is not None
-    ]
+    reps = [v for s in timed_samples if (v := _num(s.value)) is not None]
     got = median_interval(reps) if len(reps) >= 2 else None
     if got is not None and result.value:
         interval = 100 * (got[1] - got[0]) / 2 / result.value

@@ -104,11 +104,9 @@ def recommendation_view(result: Recommendation, currency: str) -> Recommendation
             alternatives=None,
             result=result,
         )
-    fleet = result.fleet
-    mixed = fleet is not None and fleet.mixed and fleet.total_cost < best.total_cost - 0.005
+    fleet = result.cheaper_mix
     facts = []
-    if mixed:
-        assert fleet is not None
+    if fleet is not None:
         facts += [
             Fact("Cheapest fleet", fleet_text(fleet)),
             Fact("Its total cost", money(fleet.total_cost, currency)),
@@ -122,7 +120,7 @@ def recommendation_view(result: Recommendation, currency: str) -> Recommendation
             Fact("Cost per server", money(best.cost_per_server, currency)),
         ]
     lower = {f.profile for f in best.figures if f.lower_bound}
-    of = " of the identical fleet" if mixed else ""
+    of = " of the identical fleet" if fleet is not None else ""
     if best.capacity_rps is not None:
         rps = _capacity(best.capacity_rps, "requests/s", "rps" in lower)
         facts.append(Fact("RPS capacity" + of, rps))
@@ -166,7 +164,7 @@ def recommendation_view(result: Recommendation, currency: str) -> Recommendation
         feasible=True,
         headline=(
             f"{fleet_text(fleet)} for {money(fleet.total_cost, currency)}"
-            if mixed and fleet is not None
+            if fleet is not None
             else f"{config_text(best)} for {money(best.total_cost, currency)}"
         ),
         facts=tuple(facts),
