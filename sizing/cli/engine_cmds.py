@@ -56,8 +56,7 @@ def load_inputs(
     every_reference: bool = False,
 ) -> BasisInputs:
     """Every basis, the chosen ones and the prices (:func:`sizing.sources.load_bases`);
-    the bases passed over and any warning go to stderr."""
-    from sizing.report.render.text import passed_over_line
+    any warning goes to stderr (the bases passed over are part of each command's answer)."""
     from sizing.sources import Sources, load_bases
 
     inputs = load_bases(
@@ -70,9 +69,6 @@ def load_inputs(
         serves=serves,
         every_reference=every_reference,
     )
-    line = passed_over_line(inputs.choice)
-    if line:
-        typer.echo(line, err=True)
     chosen = inputs.choice.bases
     if any("emulated" in b.flags for b in chosen):
         warn("using figures from software-emulated guests: they do not represent real hardware")
@@ -164,7 +160,12 @@ def recommend_cmd(
     from sizing.engine import Demand, recommend
     from sizing.engine.basis import Want
     from sizing.engine.recommend import wanted_platforms
-    from sizing.report.render.text import basis_json, basis_line, recommendation_text
+    from sizing.report.render.text import (
+        basis_json,
+        basis_line,
+        passed_over_line,
+        recommendation_text,
+    )
     from sizing.sources.fitcache import cached_bootstrapper
 
     platform_c = choice(PlatformChoice, platform, "--platform")
@@ -207,6 +208,8 @@ def recommend_cmd(
     )
     figures: tuple[Figure, ...] = inputs.choice.figures
     why = inputs.choice.why
+    if inputs.choice.passed_over:  # part of the answer, not a note on stderr
+        why += "; " + passed_over_line(inputs.choice)
     capacity_of = "their CPU"
     if p95 is not None:  # size on "RPS at p95 <= X" of one latency workload only
         figures, why, capacity_of = _latency_figures(p95, db, include_emulated, basis)

@@ -5,6 +5,7 @@ its windows."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ __all__ = [
     "OHA_BINARY",
     "VEGETA_BINARY",
     "ClientTools",
+    "build_generators",
     "oha_binary",
     "prepare_clients",
     "ready_guest",
@@ -46,6 +48,53 @@ def vegeta_binary() -> Path | None:
         return VEGETA_BINARY
     found = shutil.which("vegeta")
     return Path(found) if found else None
+
+
+# What building each open-loop generator costs the first time on a machine (2 cores), for
+# the line that says why the run waits: scripts/install-oha and scripts/install-vegeta.
+BUILD_TIME = {"oha": "about 4 to 6 minutes", "vegeta": "about a minute"}
+
+
+def build_generators(
+    needed: Sequence[tuple[str, str]], step: Callable[[str], None]
+) -> dict[str, str]:
+    """Build the open-loop generators the plan needs and this checkout lacks, before
+    anything is measured (nothing compiles while load runs).
+
+    ``needed`` holds (generator, profile) pairs. ``make run`` installs only what the default
+    profiles use (wrk); oha and vegeta are built here on first need, once per machine, by
+    the checkout's ``scripts/install-<name>``, with a line that says why and for how long.
+    Returns generator -> why it is still missing (no checkout script, no compiler, or the
+    build failed); the points that need it then fail with that reason.
+    """
+    located = {"oha": oha_binary, "vegeta": vegeta_binary}
+    missing: dict[str, str] = {}
+    for gen in sorted({g for g, _ in needed if g in located}):
+        if located[gen]() is not None:
+            continue
+        script = ROOT / "scripts" / f"install-{gen}"
+        if not script.is_file():
+            missing[gen] = f"{gen} is not installed and this installation has no {script}"
+            continue
+        profiles = ", ".join(sorted({p for g, p in needed if g == gen}))
+        step(
+            f"building {gen} for the profile {profiles} ({BUILD_TIME[gen]}, once per machine; "
+            f"log: {ROOT / '.cache' / f'install-{gen}.log'})"
+        )
+        log = ROOT / ".cache" / f"install-{gen}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("w") as out:
+            try:
+                subprocess.run(
+                    [str(script)], stdout=out, stderr=subprocess.STDOUT, timeout=1800, check=False
+                )
+            except subprocess.TimeoutExpired:
+                missing[gen] = f"building {gen} took over 30 minutes (see {log})"
+                continue
+        if located[gen]() is None:
+            tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
+            missing[gen] = f"{gen} could not be built ({tail[0]}; see {log})"
+    return missing
 
 
 def prepare_clients(
@@ -122,8 +171,8 @@ class ClientTools:
         binary = oha_binary()
         if binary is None:
             raise ToolError(
-                f"oha is not installed ({OHA_BINARY} is missing, none on PATH): run "
-                "scripts/setup (it installs the pinned oha with scripts/install-oha)"
+                f"oha is not installed ({OHA_BINARY} is missing, none on PATH): "
+                "scripts/install-oha builds the pinned oha (it needs cargo)"
             )
         self.step("installing oha on the clients")
         res = self.playbooks.run(
@@ -146,8 +195,8 @@ class ClientTools:
         binary = vegeta_binary()
         if binary is None:
             raise ToolError(
-                f"vegeta is not installed ({VEGETA_BINARY} is missing, none on PATH): run "
-                "scripts/setup (it builds the pinned vegeta with scripts/install-vegeta)"
+                f"vegeta is not installed ({VEGETA_BINARY} is missing, none on PATH): "
+                "scripts/install-vegeta builds the pinned vegeta (it needs go)"
             )
         self.step("installing vegeta on the clients")
         res = self.playbooks.run(

@@ -55,7 +55,7 @@ from sizing.provision.platforms import (
     Target,
     backend_for,
 )
-from sizing.provision.tools import ClientTools, prepare_clients, ready_guest
+from sizing.provision.tools import ClientTools, build_generators, prepare_clients, ready_guest
 from sizing.provision.upstream import UpstreamProvisioner, gateway_vars
 from sizing.store import Store
 from sizing.sweep.options import (
@@ -433,6 +433,9 @@ class Sweep:
                 self.progress.note(f"pre-flight (ignored by --skip-preflight): {line}")
         self.progress.start(len(plan))
         if any(not p.skipped for p in plan):
+            needed = [(p.profile.generator, p.profile.name) for p in plan if not p.skipped]
+            for gen, why in build_generators(needed, self.progress.step).items():
+                summary.problems.append(f"{why}: the points that need {gen} are not measured")
             self.progress.step("preparing load generators")
             for host, why in prepare_clients(self.playbooks, plan, list(self.placement)).items():
                 self.health.mark_broken(host, why)

@@ -61,7 +61,7 @@ def test_recommend_on_a_fresh_install_uses_reference_data(db: Path) -> None:
     assert "200,000 RPS uses 66.7% of 300,000" in out
     assert "limit 80% (20% headroom)" in out
     assert "reference: no measured basis qualifies (nothing measured yet)" in out
-    assert "passed over: reference/kubernetes (another group)" in err
+    assert "passed over: reference/kubernetes (another group)" in out
     assert not db.exists()  # looking did not create the database
 
 
@@ -218,7 +218,7 @@ def test_runs_that_disagree_are_sized_on_the_lowest_never_the_newest(db: Path) -
     assert fig["origin"].startswith("run 1, lab1; runs disagree beyond their intervals")
     assert "run 2, lab1: 130,000" in fig["origin"] and "disagree" in fig["flags"]
     assert "asked for: --article-prices or --catalog" in rec["price_source"]
-    assert "passed over: reference/baremetal (another group)" in err
+    assert {"basis": "reference/baremetal", "reason": "another group"} in doc["basis"]["passed_over"]
 
 
 def test_measured_basis_without_a_price_is_not_priced_with_the_article(db: Path) -> None:

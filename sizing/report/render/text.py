@@ -76,13 +76,17 @@ def _series_list(keys: tuple[tuple[str, str, str], ...]) -> str:
 
 
 def basis_line(choice: Choice) -> str:
-    """``basis: <ids> — <why>``: what a command sizes from and why (stdout and stderr),
-    wrapped to 100 columns."""
-    return "\n".join(_wrap(f"basis: {', '.join(choice.ids) or 'none'} — {choice.why}", 100))
+    """``basis: <ids> — <why>``, then ``passed over: <id> (<why>); ...`` when a basis was
+    left out: what a command sizes from, why, and what it did not use (on stdout, part of
+    the answer), wrapped to 100 columns."""
+    lines = _wrap(f"basis: {', '.join(choice.ids) or 'none'} — {choice.why}", 100)
+    if choice.passed_over:
+        lines += _wrap(passed_over_line(choice), 100)
+    return "\n".join(lines)
 
 
 def passed_over_line(choice: Choice) -> str:
-    """The bases not used and why, for stderr; empty when there are none."""
+    """The bases not used and why; empty when there are none."""
     if not choice.passed_over:
         return ""
     return "passed over: " + "; ".join(f"{i} ({r})" for i, r in choice.passed_over)

@@ -1,0 +1,85 @@
+"""Issue 26: oha and vegeta are built on first need, before anything is measured, by the
+checkout's install script, with a line that says why and how long; a build that fails or a
+checkout without the script is one reason, not a traceback.
+
+The install scripts here are small real shell scripts in a scratch checkout (the real ones
+compile for minutes); what is exercised is sizing's side: finding what is missing, running
+the script, checking the result and saying why."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from sizing.provision import tools
+
+
+@pytest.fixture
+def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(tools, "ROOT", tmp_path)
+    monkeypatch.setattr(tools, "OHA_BINARY", tmp_path / ".cache" / "bin" / "oha")
+    monkeypatch.setattr(tools, "VEGETA_BINARY", tmp_path / ".cache" / "bin" / "vegeta")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-path"))  # no oha or vegeta on PATH
+    (tmp_path / "scripts").mkdir()
+    return tmp_path
+
+
+def script(root: Path, name: str, body: str) -> None:
+    p = root / "scripts" / f"install-{name}"
+    p.write_text("#!/bin/sh\n" + body)
+    p.chmod(p.stat().st_mode | stat.S_IXUSR)
+
+
+def test_a_missing_generator_is_built_once_with_a_line_that_says_why(checkout: Path) -> None:
+    # PATH holds no tool here: the script names its commands in full
+    script(
+        checkout, "oha",
+        f"echo building >&2; /bin/mkdir -p {checkout}/.cache/bin\n"
+        f"/bin/touch {checkout}/.cache/bin/oha; echo run >> {checkout}/count\n",
+    )  # fmt: skip
+    steps: list[str] = []
+    needed = [("wrk", "rps"), ("oha", "latency"), ("oha", "latency-https")]
+    assert tools.build_generators(needed, steps.append) == {}
+    assert tools.oha_binary() == checkout / ".cache" / "bin" / "oha"
+    (line,) = steps
+    assert line.startswith("building oha for the profile latency, latency-https (about 4 to 6")
+    assert "once per machine" in line and "install-oha.log" in line
+    assert "building" in (checkout / ".cache" / "install-oha.log").read_text()
+    # present now: a second run builds nothing
+    assert tools.build_generators(needed, steps.append) == {} and len(steps) == 1
+    assert (checkout / "count").read_text().split() == ["run"]
+
+
+def test_nothing_is_built_for_wrk_profiles(checkout: Path) -> None:
+    steps: list[str] = []
+    assert tools.build_generators([("wrk", "rps"), ("wrk", "tps")], steps.append) == {}
+    assert steps == []
+
+
+def test_a_failed_build_is_a_reason_with_the_last_line_of_its_log(checkout: Path) -> None:
+    script(checkout, "vegeta", "echo 'install-vegeta: go is not installed' >&2; exit 0\n")
+    missing = tools.build_generators([("vegeta", "latency-vegeta")], lambda _: None)
+    assert list(missing) == ["vegeta"]
+    assert missing["vegeta"].startswith("vegeta could not be built (install-vegeta: go is not")
+    assert str(checkout / ".cache" / "install-vegeta.log") in missing["vegeta"]
+
+
+def test_an_installation_without_the_script_says_so(checkout: Path) -> None:
+    missing = tools.build_generators([("oha", "latency")], lambda _: None)
+    assert missing == {
+        "oha": f"oha is not installed and this installation has no "
+        f"{checkout / 'scripts' / 'install-oha'}"
+    }
+
+
+def test_one_on_path_is_used_as_it_is(checkout: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = checkout / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "oha").write_text("#!/bin/sh\n")
+    (bin_dir / "oha").chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir) + os.pathsep + os.environ["PATH"])
+    steps: list[str] = []
+    assert tools.build_generators([("oha", "latency")], steps.append) == {} and steps == []
