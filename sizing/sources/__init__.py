@@ -25,6 +25,7 @@ from sizing.sources.bases import (
     measured_bases,
     median_ci,
     physical_host,
+    record_declared,
     reference_bases,
     repetition_values,
     software_label,
@@ -97,6 +98,27 @@ class Inputs:
 def db_path(db: Path | None) -> Path:
     """The results database: ``db`` when given, else the default."""
     return db if db is not None else paths.default_db()
+
+
+def _migrate_declared(db: Path, runs: Sequence[RunData]) -> None:
+    """Runs recorded before the sweep kept what their inventory declares get it once
+    (:func:`record_declared`), written back to the store, so that no later read-only
+    command reads an inventory (through Ansible) again. A store that cannot be written
+    (read-only file, locked) keeps the patch for this command only."""
+    patches = record_declared(runs)
+    if not patches:
+        return
+    import sqlite3
+
+    from sizing.errors import SizingError
+    from sizing.store import Store
+
+    try:
+        with Store(db, timeout=1.0) as store:
+            for run_id, patch in patches.items():
+                store.set_environment(run_id, patch)
+    except (SizingError, OSError, sqlite3.Error):
+        pass
 
 
 def read_runs(db: Path, selectors: Sequence[str]) -> list[RunData]:
@@ -204,6 +226,7 @@ def load_bases(
         runs = read_runs(path, where.runs if with_runs else ())
         if not runs:
             note = "nothing measured yet"
+        _migrate_declared(path, runs)
     measured = measured_bases(runs, declared_of(runs)) if runs else []
     if runs and not measured:
         note = "nothing usable measured yet"
@@ -314,14 +337,16 @@ def latency_figures(
         if len(ids) > 1:
             raise UsageError(
                 "--p95: latency was measured for several workloads; choose one with "
-                f"--basis: {', '.join(ids)}")
+                f"--basis: {', '.join(ids)}"
+            )
         chosen = ids[0]
     else:
         matches = [i for i in ids if i == workload] or [i for i in ids if i.startswith(workload)]
         if len(matches) != 1:
             raise UsageError(
                 f"--basis {workload!r} names {'no' if not matches else 'more than one'} latency "
-                f"workload; measured: {', '.join(ids)}")
+                f"workload; measured: {', '.join(ids)}"
+            )
         chosen = matches[0]
     found = slo_figures(points, slo, include_emulated=include_emulated, workload=chosen)
     if not found:

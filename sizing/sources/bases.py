@@ -397,8 +397,7 @@ def pool_hosts(bases: Sequence[Basis]) -> list[Basis]:
         slug = first.id.split("/", 2)[2]
         pool_id = f"{'+'.join(hosts)}/{first.platform}/{slug}"
         figures = tuple(
-            replace(combine(figs, "host"), basis=pool_id)
-            for _, figs in sorted(slots.items())
+            replace(combine(figs, "host"), basis=pool_id) for _, figs in sorted(slots.items())
         )
         pooled = replace(
             first,
@@ -458,33 +457,59 @@ def reference_bases(reference: Reference) -> list[Basis]:
 
 def declared_of(runs: Sequence[RunData]) -> dict[str, Declared]:
     """What the inventories declared per host: the run record's ``declared`` entry
-    (``environment[host]["declared"]``, written by the sweep), else the run's inventory
-    file when it still exists (read offline, never connected to). Newest run wins."""
+    (``environment[host]["declared"]``, written by the sweep, or once by
+    :func:`record_declared` for a run recorded before it did). Newest run wins."""
     out: dict[str, Declared] = {}
     for run in sorted(runs, key=lambda r: r.record.id):
         rec = run.record
-        recorded = {
-            h: f["declared"]
-            for h, f in rec.environment.items()
-            if isinstance(f, Mapping) and isinstance(f.get("declared"), Mapping)
-        }
-        if recorded:  # the run kept what its inventory declared (empty entries too)
-            for h, d in recorded.items():
-                if not d:
-                    continue
-                out[h] = Declared(
-                    price_usd=d.get("sizing_price_usd"),
-                    cpu=d.get("sizing_cpu"),
-                    cost_ref=d.get("sizing_cost_ref"),
-                    where=f"run {rec.id}",
-                )
-            continue
-        out.update(_declared_from_inventory(rec.inventory))
+        for h, d in _recorded(rec.environment).items():
+            if not d:
+                continue
+            out[h] = Declared(
+                price_usd=d.get("sizing_price_usd"),
+                cpu=d.get("sizing_cpu"),
+                cost_ref=d.get("sizing_cost_ref"),
+                where=f"run {rec.id}" if d.get("_from") is None else str(d["_from"]),
+            )
     return out
 
 
-def _declared_from_inventory(inventory: str) -> dict[str, Declared]:
-    """Fallback for runs recorded before the sweep kept what the inventory declares."""
+def _recorded(environment: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {
+        h: f["declared"]
+        for h, f in environment.items()
+        if isinstance(f, Mapping) and isinstance(f.get("declared"), Mapping)
+    }
+
+
+def record_declared(runs: Sequence[RunData]) -> dict[int, dict[str, Any]]:
+    """The ``declared`` entries of runs recorded before the sweep kept them, read once from
+    each run's inventory file when it still exists (offline, never connected to; this is
+    the one read-only path that imports Ansible's inventory parser): run id -> the
+    environment patch (every host's entry, with ``declared`` added, empty when nothing is
+    declared or the file is gone). The records in ``runs`` are patched in place; the caller
+    writes the patches back, so that no later command reads the inventory again."""
+    patches: dict[int, dict[str, Any]] = {}
+    for run in runs:
+        env = run.record.environment
+        if _recorded(env):
+            continue
+        declared = _declared_from_inventory(run.record.inventory)
+        patch: dict[str, Any] = {}
+        for h in sorted({*env, *declared}):
+            entry = env.get(h)
+            base = dict(entry) if isinstance(entry, Mapping) else {}
+            patch[h] = {**base, "declared": declared.get(h, {})}
+        if not patch:  # a run with no host at all: one marker entry
+            patch["_declared"] = {"declared": {}}
+        env.update(patch)
+        patches[run.record.id] = patch
+    return patches
+
+
+def _declared_from_inventory(inventory: str) -> dict[str, dict[str, Any]]:
+    """host -> its declared ``sizing_*`` variables, for runs recorded before the sweep kept
+    them (``_from`` names the file they came from)."""
     if not inventory:
         return {}
     path = Path(inventory)
@@ -500,18 +525,11 @@ def _declared_from_inventory(inventory: str) -> dict[str, Declared]:
         inv = load_inventory(path)
     except (SizingError, OSError, ValueError):
         return {}
-    out: dict[str, Declared] = {}
-    for h in inv.hosts.values():
-        v = h.sizing
-        if v.price_usd is None and v.cpu is None and not v.cost_ref:
-            continue
-        out[h.name] = Declared(
-            price_usd=v.price_usd,
-            cpu=None if v.cpu is None else v.cpu.model_dump(),
-            cost_ref=v.cost_ref,
-            where=f"inventory {inventory}",
-        )
-    return out
+    declared = inv.declared()
+    return {
+        h: {**declared[h], "_from": f"inventory {inventory}"} if h in declared else {}
+        for h in inv.hosts
+    }
 
 
 def basis_prices(

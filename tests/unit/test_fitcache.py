@@ -80,3 +80,55 @@ def test_recommend_on_a_real_run_record_never_imports_ansible(tmp_path: Path) ->
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
     )
     assert done.stdout.strip().endswith("CLEAN"), done.stdout + done.stderr
+
+
+def test_a_run_recorded_without_its_declared_entry_is_migrated_once(tmp_path: Path) -> None:
+    """A run recorded before the sweep kept what the inventory declares: the first
+    read-only command reads the inventory (through Ansible) and writes the entry back to
+    the store; every later one reads the record only. The price still comes from the
+    inventory and says so."""
+    import subprocess
+    import sys
+
+    from sizing.store import Store
+
+    inv = tmp_path / "priced.yml"
+    inv.write_text(
+        "all:\n  vars:\n    ansible_connection: local\n  children:\n    servers:\n"
+        "      hosts:\n        localhost:\n          sizing_platform: baremetal\n"
+        "          sizing_price_usd: 1234\n    clients:\n      hosts:\n        localhost: {}\n"
+    )
+    db = tmp_path / "sizing.sqlite"
+    run_id = fill(db, {"localhost": ENV["localhost"]},  # no "declared" entry: an old run
+                  [point("localhost", "baremetal", 1, "rps", [9.0e4, 9.1e4, 9.2e4])],
+                  inventory=str(inv))  # fmt: skip
+    code = (
+        "import json, sys\n"
+        "from sizing.cli import main\n"
+        "sys.argv = ['sizing', 'recommend', '--rps', '200000', '--basis', 'localhost', '--json']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "loaded = any(m.split('.')[0] == 'ansible' for m in sys.modules)\n"
+        "print('ANSIBLE' if loaded else 'CLEAN')\n"
+    )
+    env = {"SIZING_DB": str(db), "PATH": "/usr/bin:/bin"}
+
+    def recommend() -> tuple[str, str]:
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+        )
+        out = done.stdout.strip()
+        return out.rsplit("\n", 1)[-1], out
+
+    first, out1 = recommend()
+    assert first == "ANSIBLE", out1  # the migration read the inventory, once
+    with Store.open_readonly(db) as store:
+        recorded = store.get_run(run_id).environment["localhost"]
+    assert recorded["declared"]["sizing_price_usd"] == 1234
+    assert recorded["cpu_model"] == ENV["localhost"]["cpu_model"]  # the facts are kept
+    second, out2 = recommend()
+    assert second == "CLEAN", out2
+    doc = json.loads(out2.rsplit("\n", 1)[0])
+    (basis,) = doc["basis"]["bases"]
+    assert [o["price"] for o in basis["price"]["offers"]] == [1234], basis
+    assert f"inventory {inv}" in json.dumps(basis["price"])
+    assert json.loads(out1.rsplit("\n", 1)[0]) == doc  # the same answer before and after

@@ -24,6 +24,7 @@ from sizing.sources import (
     reference_bases,
     software_label,
 )
+from sizing.sources.bases import record_declared
 from sizing.store import Store
 
 XEON = "Intel(R) Xeon(R) Silver 4110 CPU @ 2.10GHz"
@@ -362,6 +363,10 @@ def test_declared_falls_back_to_the_runs_inventory_file(tmp_path: Path) -> None:
         inventory=str(inv),
     )
     runs = read_runs(db, ())
+    assert declared_of(runs) == {}  # nothing recorded: the run predates the entry
+    (patch,) = record_declared(runs).values()  # read from the file, once (then stored)
+    assert patch["r640-01"]["cpu_model"] == ENV["r640-01"]["cpu_model"]
+    assert patch["c1"] == {"declared": {}}
     d = declared_of(runs)["r640-01"]
     assert d.price_usd == 4100 and d.where == f"inventory {inv}"
     assert d.cpu is not None and d.cpu["cores_per_socket"] == 8
