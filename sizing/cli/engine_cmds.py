@@ -208,7 +208,7 @@ def recommend_cmd(
     )
     figures: tuple[Figure, ...] = inputs.choice.figures
     why = inputs.choice.why
-    if inputs.choice.passed_over:  # part of the answer, not a note on stderr
+    if passed_over_line(inputs.choice):  # part of the answer, not a note on stderr
         why += "; " + passed_over_line(inputs.choice)
     capacity_of = "their CPU"
     if p95 is not None:  # size on "RPS at p95 <= X" of one latency workload only

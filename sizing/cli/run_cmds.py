@@ -14,7 +14,12 @@ from sizing import paths
 from sizing.cli.app import emit_json, state, warn
 from sizing.cli.options import DbOpt
 from sizing.model import PointResult
-from sizing.report.render.points import no_valid_figure, point_json, points_table
+from sizing.report.render.points import (
+    left_out_by_default,
+    no_valid_figure,
+    point_json,
+    points_table,
+)
 
 
 class HtChoice(StrEnum):
@@ -313,6 +318,7 @@ def run(
                     for p in summary.points
                 ],
                 "no_valid_figure": no_valid_figure(summary.points, evidence),
+                "left_out_by_default": left_out_by_default(summary.points),
             }
         )
     else:
@@ -323,7 +329,7 @@ def run(
         )
         typer.echo(points_table(summary.points, evidence, verbose=verbose))
         _latency_tables(summary.points)
-        advice = no_valid_figure(summary.points, evidence)
+        advice = no_valid_figure(summary.points, evidence) or left_out_by_default(summary.points)
         if advice:
             typer.echo("\n" + "\n".join(advice))
     for line in summary.problems:

@@ -192,6 +192,25 @@ def store_figures(db: Path | None, include_emulated: bool) -> tuple[list[Figure]
     return [], "nothing usable measured yet"
 
 
+def _nothing_usable(runs: Sequence[RunData]) -> str:
+    """Why no measured basis came out of the runs: what their points ended as, and where
+    to read each reason."""
+    from collections import Counter
+
+    ended = Counter(p.result.status.value for r in runs for p in r.points)
+    if not ended:
+        return f"nothing usable measured yet: the {_runs(len(runs))} stored no point"
+    parts = ", ".join(f"{n} {status}" for status, n in sorted(ended.items()))
+    return (
+        f"nothing usable measured yet: the {_runs(len(runs))} gave no valid figure "
+        f"({parts}; `sizing results` says why each is not valid)"
+    )
+
+
+def _runs(n: int) -> str:
+    return "run" if n == 1 else f"{n} runs"
+
+
 def load_bases(
     where: Sources,
     *,
@@ -229,7 +248,7 @@ def load_bases(
         _migrate_declared(path, runs)
     measured = measured_bases(runs, declared_of(runs)) if runs else []
     if runs and not measured:
-        note = "nothing usable measured yet"
+        note = _nothing_usable(runs)
     refs = reference_bases(reference)
     prices = basis_prices(measured, declared_of(runs) if runs else {}, catalog_data)
     measured = [replace(b, price=prices.get(b.id)) for b in measured]

@@ -262,3 +262,39 @@ def test_a_run_with_no_valid_figure_says_what_would_give_one() -> None:
     assert "share the client's core" not in " ".join(no_valid_figure(alone, {}))
     valid = [*pts, _point("localhost", "static-rps", value=9.0e4, unit="requests/s")]
     assert no_valid_figure(valid, ev) == []
+
+
+def test_a_run_whose_valid_figures_recommend_leaves_out_says_how_to_use_them(
+    tmp_path: Path,
+) -> None:
+    """A run whose only valid figures come from a virtualized host (this VM's static-rps)
+    ends saying that recommend leaves them out, and the command that sizes on them; that
+    command, as printed, sizes on them (a real database, the CLI as typed)."""
+    from sizing.report.render.points import left_out_by_default
+
+    vm = _point("localhost", "static-rps", value=9.0e4, unit="requests/s",
+                flags=("virtualized-host",))  # fmt: skip
+    bad = _point("localhost", "static-tps", Status.INVALID, flags=("not-saturated",))
+    lines = left_out_by_default([vm, bad])
+    text = " ".join(lines)
+    assert all(len(x) <= WIDTH for x in lines)
+    assert "from a virtualized host (a container or VM measured as bare metal)" in text
+    command = text[text.index("sizing recommend --rps") :]
+    assert command == "sizing recommend --rps 200000 --include-virtualized --article-prices"
+    # nothing to say when a figure is sized by default, or nothing is valid
+    assert left_out_by_default([vm, _point("r640", "rps", value=1.0e5)]) == []
+    assert left_out_by_default([bad]) == []
+    emulated = _point("tcg1", "rps", value=900.0, flags=("emulated",))
+    said = " ".join(left_out_by_default([emulated]))
+    assert "from a software-emulated guest" in said
+    assert said.endswith("--rps 200000 --include-emulated --article-prices")
+
+    from tests.unit.test_sources import ENV, fill, point
+
+    db = tmp_path / "s.sqlite"
+    fill(db, {"localhost": ENV["localhost"]}, [point(
+        "localhost", "baremetal", 1, "rps", [9.0e4, 9.1e4, 9.2e4], flags=("virtualized-host",)
+    )])  # fmt: skip
+    res = runner.invoke(app, [*command.split()[1:], "--db", str(db)])
+    assert res.exit_code == 0, res.output
+    assert "Sized on localhost/virtualized-host/static-128b" in res.stdout.replace("\n  ", " ")

@@ -378,3 +378,16 @@ def test_hardware_and_software_labels() -> None:
     assert hardware_of({"lscpu": "garbage"}).sockets is None
     assert software_label("1.24.0", None) == "nginx 1.24"
     assert software_label(None, None) == ""
+
+
+def test_a_run_with_no_valid_figure_says_so_in_the_basis_sentence(tmp_path: Path) -> None:
+    db = tmp_path / "s.sqlite"
+    fill(db, {"localhost": ENV["localhost"]}, [
+        point("localhost", "baremetal", 1, "rps", REPS, status=Status.INVALID),
+        point("localhost", "baremetal", 1, "tps", REPS, status=Status.INVALID),
+    ])  # fmt: skip
+    why = load_bases(Sources(db=db)).choice.why
+    assert why == (
+        "reference: no measured basis qualifies (nothing usable measured yet: the run gave no "
+        "valid figure (2 invalid; `sizing results` says why each is not valid))"
+    )

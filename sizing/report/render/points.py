@@ -244,3 +244,33 @@ def no_valid_figure(
     for t in text:
         out.extend(textwrap.wrap(t, width=WIDTH, break_on_hyphens=False, break_long_words=False))
     return out
+
+
+def left_out_by_default(points: Sequence[PointResult]) -> list[str]:
+    """When every valid figure of a run is from a virtualized host (a container or VM
+    measured as bare metal) or an emulated guest, one paragraph (wrapped to :data:`WIDTH`):
+    that ``recommend`` leaves them out unless asked, and the command that sizes on them,
+    labelled. Empty otherwise."""
+    import textwrap
+
+    valid = [p for p in points if p.status is Status.MEASURED]
+    if not valid:
+        return []
+    kinds = {"virtualized-host": "--include-virtualized", "emulated": "--include-emulated"}
+    left = [p for p in valid if any(f in p.flags for f in kinds)]
+    if len(left) < len(valid):
+        return []
+    flags = sorted({f for p in left for f in p.flags if f in kinds})
+    what = " and ".join(
+        {"virtualized-host": "a virtualized host (a container or VM measured as bare metal)",
+         "emulated": "a software-emulated guest"}[f] for f in flags
+    )  # fmt: skip
+    options = " ".join(kinds[f] for f in flags)
+    text = (
+        f"Every valid figure of this run is from {what}: `sizing recommend` leaves such figures "
+        "out unless asked, and sizes from the published reference data meanwhile. To size on "
+        "them, labelled as what they are (and priced with the article's catalog when the "
+        f"inventory declares no sizing_price_usd): sizing recommend --rps 200000 {options} "
+        "--article-prices"
+    )
+    return textwrap.wrap(text, width=WIDTH, break_on_hyphens=False, break_long_words=False)

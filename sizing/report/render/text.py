@@ -80,16 +80,18 @@ def basis_line(choice: Choice) -> str:
     left out: what a command sizes from, why, and what it did not use (on stdout, part of
     the answer), wrapped to 100 columns."""
     lines = _wrap(f"basis: {', '.join(choice.ids) or 'none'} — {choice.why}", 100)
-    if choice.passed_over:
+    if passed_over_line(choice):
         lines += _wrap(passed_over_line(choice), 100)
     return "\n".join(lines)
 
 
 def passed_over_line(choice: Choice) -> str:
-    """The bases not used and why; empty when there are none."""
-    if not choice.passed_over:
+    """The bases not used and why (those the basis sentence already names left out);
+    empty when there are none."""
+    left = [(i, r) for i, r in choice.passed_over if f"{i}: {r}" not in choice.why]
+    if not left:
         return ""
-    return "passed over: " + "; ".join(f"{i} ({r})" for i, r in choice.passed_over)
+    return "passed over: " + "; ".join(f"{i} ({r})" for i, r in left)
 
 
 def basis_json(choice: Choice, prices: Mapping[str, Price] | None = None) -> dict[str, Any]:
