@@ -218,7 +218,8 @@ def test_runs_that_disagree_are_sized_on_the_lowest_never_the_newest(db: Path) -
     assert fig["origin"].startswith("run 1, lab1; runs disagree beyond their intervals")
     assert "run 2, lab1: 130,000" in fig["origin"] and "disagree" in fig["flags"]
     assert "asked for: --article-prices or --catalog" in rec["price_source"]
-    assert {"basis": "reference/baremetal", "reason": "another group"} in doc["basis"]["passed_over"]
+    passed = doc["basis"]["passed_over"]
+    assert {"basis": "reference/baremetal", "reason": "another group"} in passed
 
 
 def test_measured_basis_without_a_price_is_not_priced_with_the_article(db: Path) -> None:
