@@ -52,11 +52,26 @@ def test_an_unwritable_or_corrupt_cache_is_only_recomputed(tmp_path: Path) -> No
     fitcache.warm(tmp_path / "missing-dir" / "sizing.sqlite")  # nothing there: no error
 
 
-def test_recommend_on_a_real_run_record_never_imports_ansible(tmp_path: Path) -> None:
+READ_ONLY = [
+    ["recommend", "--rps", "200000", "--basis", "localhost", "--article-prices"],
+    ["recommend", "--rps", "200000", "--source", "reference"],
+    ["results"],
+    ["results", "--bases"],
+    ["table"],
+    ["--help"],
+    ["guide", "--format", "md", "--out", "{tmp}/guide.md"],
+]
+
+
+@pytest.mark.parametrize("argv", READ_ONLY, ids=lambda a: " ".join(a[:2]))
+def test_read_only_commands_on_a_real_run_record_import_nothing_they_do_not_use(
+    tmp_path: Path, argv: list[str]
+) -> None:
     """A run records what its inventory declared (an empty entry too), so read-only
     commands never re-read the inventory through Ansible (issue 26's cause of a 0.8 s
-    recommend). Checked in a child process: sys.modules after recommend. Without the
-    recorded entry the same run imports Ansible (checked by hand when this was written)."""
+    recommend), and none imports the guide's PDF stack, libvirt or pyVmomi. Checked in a
+    child process: sys.modules after the command. Without the recorded entry the same run
+    imports Ansible once (the migration test below)."""
     import subprocess
     import sys
 
@@ -66,20 +81,21 @@ def test_recommend_on_a_real_run_record_never_imports_ansible(tmp_path: Path) ->
     env_rec = {"localhost": {**ENV["localhost"], "declared": {}}}
     fill(db, env_rec, [point("localhost", "baremetal", 1, "rps", [9.0e4, 9.1e4, 9.2e4])],
          inventory=str(paths.INVENTORIES / "local.yml"))  # fmt: skip
+    args = [a.format(tmp=tmp_path) for a in argv]
     code = (
         "import sys\n"
         "from sizing.cli import main\n"
-        "sys.argv = ['sizing', 'recommend', '--rps', '200000', '--basis', 'localhost',"
-        " '--article-prices']\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "loaded = any(m.split('.')[0] == 'ansible' for m in sys.modules)\n"
-        "print('ANSIBLE' if loaded else 'CLEAN')\n"
+        f"sys.argv = ['sizing', *{args!r}]\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\nelse:\n    code = 0\n"
+        "heavy = ('ansible', 'ansible_runner', 'matplotlib', 'weasyprint', 'libvirt', 'pyVmomi')\n"
+        "loaded = sorted({m.split('.')[0] for m in sys.modules} & set(heavy))\n"
+        "print('EXIT', code or 0, 'LOADED', ','.join(loaded) or '-')\n"
     )
     env = {"SIZING_DB": str(db), "PATH": "/usr/bin:/bin"}
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
     )
-    assert done.stdout.strip().endswith("CLEAN"), done.stdout + done.stderr
+    assert done.stdout.strip().endswith("EXIT 0 LOADED -"), done.stdout[-2000:] + done.stderr
 
 
 def test_a_run_recorded_without_its_declared_entry_is_migrated_once(tmp_path: Path) -> None:
