@@ -13,7 +13,7 @@ from sizing import paths
 from sizing.cli.app import emit_json, warn
 from sizing.cli.options import DbOpt, EmulatedOpt, VirtualizedOpt
 from sizing.model import PointResult
-from sizing.report.render.points import point_json, points_table
+from sizing.report.render.points import ceiling_lines, point_json, points_table
 
 
 def results(
@@ -138,6 +138,9 @@ def results(
             typer.echo(
                 points_table([p for p, _ in pts], {p.key: ev for p, ev in pts}, verbose=verbose)
             )
+            limits = ceiling_lines([p for p, _ in pts], {p.key: ev for p, ev in pts})
+            if limits:
+                typer.echo("\n".join(limits))
             pairs = pairs_table([p for p, _ in pts])
             if pairs:
                 typer.echo(pairs)
@@ -166,8 +169,14 @@ def _run_ref(store: Any, ref: str, option: str) -> int:
 def _points_with_evidence(store: Any, run_id: int) -> list[tuple[PointResult, dict[str, Any]]]:
     from sizing.report.data.evidence import point_evidence
 
+    env = store.get_run(run_id).environment
     return [
-        (p.result, point_evidence(p.result, [s for _, s in store.samples(p.id)]))
+        (
+            p.result,
+            point_evidence(
+                p.result, [s for _, s in store.samples(p.id)], env.get(p.result.key.host)
+            ),
+        )
         for p in store.points(run_id)
     ]
 

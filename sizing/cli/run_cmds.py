@@ -15,6 +15,7 @@ from sizing.cli.app import emit_json, state, warn
 from sizing.cli.options import DbOpt
 from sizing.model import PointResult
 from sizing.report.render.points import (
+    ceiling_lines,
     left_out_by_default,
     no_valid_figure,
     point_json,
@@ -328,6 +329,9 @@ def run(
             f"run {summary.run_id}{named} ({summary.status}){kept}, results in {opts.db}"
         )
         typer.echo(points_table(summary.points, evidence, verbose=verbose))
+        limits = ceiling_lines(summary.points, evidence)
+        if limits:
+            typer.echo("\n" + "\n".join(limits))
         _latency_tables(summary.points)
         advice = no_valid_figure(summary.points, evidence) or left_out_by_default(summary.points)
         if advice:
@@ -398,8 +402,11 @@ def _stored_evidence(db: Path, run_id: int) -> dict[Any, dict[str, Any]]:
     if not Store.exists(db):
         return {}
     with Store.open_readonly(db) as store:
+        env = store.get_run(run_id).environment
         return {
-            p.result.key: point_evidence(p.result, [s for _, s in store.samples(p.id)])
+            p.result.key: point_evidence(
+                p.result, [s for _, s in store.samples(p.id)], env.get(p.result.key.host)
+            )
             for p in store.points(run_id)
         }
 

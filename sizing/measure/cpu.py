@@ -8,6 +8,7 @@ from typing import Any
 
 __all__ = [
     "client_cpus",
+    "cpu_split",
     "cpu_busy",
     "kernel_outside",
     "nginx_cpu_pct",
@@ -144,3 +145,23 @@ def server_work(server_cpu: Mapping[str, Any] | None, nginx_pct: float | None) -
     per = server_cpu["per_cpu"].values()
     kernel = sum(v.get("softirq", 0.0) + v.get("irq", 0.0) for v in per) / max(1, len(per))
     return float(min(100.0, nginx_pct + kernel))
+
+
+def cpu_split(timed: Sequence[Mapping[str, Any]]) -> dict[str, float] | None:
+    """Median over timed repetitions (their samples' metadata) of the server's pinned
+    CPUs' mean user, system and softirq shares (%): what the server's CPU did."""
+    split: dict[str, list[float]] = {"user": [], "system": [], "softirq": []}
+    for m in timed:
+        per = (m.get("server_cpu") or {}).get("per_cpu")
+        if not isinstance(per, Mapping) or not per:
+            continue
+        for k, vals in split.items():
+            got = [
+                float(v)
+                for c in per.values()
+                if isinstance(v := (c or {}).get(k), int | float) and not isinstance(v, bool)
+            ]
+            if got:
+                vals.append(sum(got) / len(got))
+    out = {k: statistics.median(v) for k, v in split.items() if v}
+    return out or None

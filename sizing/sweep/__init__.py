@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sizing import __version__
+from sizing.ceilings import HostCeilings, crypto_ceiling, far_below
 from sizing.errors import (
     HostError,
     InputError,
@@ -30,12 +31,14 @@ from sizing.errors import (
 from sizing.facts import HostFacts
 from sizing.inventory import Host, load_inventory
 from sizing.measure.context import HostHealth, MeasureContext, NullProgress, Progress
+from sizing.measure.cpu import cpu_split
 from sizing.measure.method import Measurement, method_for
 from sizing.model import (
     SERVER_DIED,
     PointKey,
     PointResult,
     RunStatus,
+    Sample,
     Status,
     family_of,
 )
@@ -45,6 +48,7 @@ from sizing.plan.points import PlannedPoint, build_plan
 from sizing.plan.preflight import check_plan
 from sizing.plan.settings import Schedule
 from sizing.provision.ansible import Playbooks, StopSignals, shielded
+from sizing.provision.ceiling import ceiling_jobs, measure_ceilings
 from sizing.provision.facts import declared_facts, gather_facts
 from sizing.provision.hostsafety import RunHosts, same_machines
 from sizing.provision.nginx import NginxProvisioner, nginx_vars
@@ -436,11 +440,13 @@ class Sweep:
             needed = [(p.profile.generator, p.profile.name) for p in plan if not p.skipped]
             for gen, why in build_generators(needed, self.progress.step).items():
                 summary.problems.append(f"{why}: the points that need {gen} are not measured")
+            self._ceilings(store, summary, plan)
             self.progress.step("preparing load generators")
             for host, why in prepare_clients(self.playbooks, plan, list(self.placement)).items():
                 self.health.mark_broken(host, why)
         for i, point in enumerate(plan):
             result, samples = self._point(point)
+            result = self._against_ceiling(store, summary.run_id, point, result, samples)
             with shielded():  # a signal now stops the run once this point is stored
                 store.add_point(summary.run_id, result, samples)
                 summary.points.append(result)
@@ -456,6 +462,53 @@ class Sweep:
                     )
                 return
         summary.status = RunStatus.COMPLETE
+
+    def _ceilings(self, store: Store, summary: RunSummary, plan: list[PlannedPoint]) -> None:
+        """Measure the crypto ceiling of the servers of full-handshake points, once per
+        run and before any nginx runs there, and keep it with the hosts' facts."""
+        jobs = ceiling_jobs(plan, self.facts, guests=list(self.placement))
+        if not jobs:
+            return
+        what = "; ".join(
+            f"{h}: {', '.join(f'{j.alg} on cpus {j.cpus}' for j in js)}" for h, js in jobs.items()
+        )
+        self.progress.step(f"measuring the crypto ceiling (openssl speed, {what})")
+        got, _ = measure_ceilings(self.playbooks, jobs)
+        env = store.get_run(summary.run_id).environment
+        patch: dict[str, Any] = {}
+        for h, c in got.items():
+            entry = env.get(h)
+            patch[h] = {**(entry if isinstance(entry, dict) else {}), "ceilings": c.to_dict()}
+        store.set_environment(summary.run_id, patch)
+        for h, c in got.items():
+            if c.missing:
+                summary.problems.append(f"{h}: crypto ceiling not measured: {c.missing}")
+
+    def _against_ceiling(
+        self,
+        store: Store,
+        run_id: int,
+        point: PlannedPoint,
+        result: PointResult,
+        samples: list[tuple[int, Sample]],
+    ) -> PointResult:
+        """A valid handshake figure far below its crypto ceiling gets the
+        ``far-below-ceiling`` warning flag, with what the server's CPU did instead."""
+        if result.status is not Status.MEASURED or result.unit != "handshakes/s":
+            return result
+        host_env = store.get_run(run_id).environment.get(point.server.name)
+        ceiling = crypto_ceiling(
+            HostCeilings.from_env(host_env), point.profile.tls_key or "", point.key.cores,
+            point.key.ht,
+        )  # fmt: skip
+        timed = [
+            s.metadata for _, s in samples if "." not in s.metric and not s.metadata.get("warmup")
+        ]
+        why = far_below(ceiling, result.value, cpu_split(timed))
+        if why is None:
+            return result
+        reason = f"{result.reason}; {why}" if result.reason else why
+        return replace(result, flags=(*result.flags, "far-below-ceiling"), reason=reason)
 
     def _report_broken(self, summary: RunSummary) -> None:
         """Report each host that failed mid-sweep once; its later points fail fast."""

@@ -10,12 +10,14 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sizing.ceilings import point_ceilings
 from sizing.intervals import (
     interval_words,
     median_coverage,
     median_interval,
     repetition_flags,
 )
+from sizing.measure.cpu import cpu_split
 from sizing.model import PointResult, Sample
 
 __all__ = ["LATENCY_KEYS", "point_evidence"]
@@ -37,7 +39,11 @@ def _timed(samples: Sequence[Sample]) -> list[Sample]:
     return [s for s in samples if "." not in s.metric and not s.metadata.get("warmup")]
 
 
-def point_evidence(result: PointResult, samples: Sequence[Sample]) -> dict[str, Any]:
+def point_evidence(
+    result: PointResult,
+    samples: Sequence[Sample],
+    host_env: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The guards' evidence and the figures around the median, JSON-ready.
 
     ``server_cpu_pct``: median over the timed repetitions of the server's pinned CPUs'
@@ -45,7 +51,10 @@ def point_evidence(result: PointResult, samples: Sequence[Sample]) -> dict[str, 
     ``tls_full``, ``tls_reused``: sums over the timed repetitions; ``interval_pct``: half
     the width of the interval of the median (recomputed from the stored repetitions: old
     points kept a Student-t interval) relative to the median, with ``interval_coverage``
-    and ``interval`` in words; ``latency_ms``: the point's merged percentiles.
+    and ``interval`` in words; ``latency_ms``: the point's merged percentiles;
+    ``server_cpu_split``: the median user, system and softirq shares of the server's pinned
+    CPUs; ``ceilings``: what the hardware allows the figure at most (:mod:`sizing.ceilings`;
+    ``host_env`` is the run's record of the server host, where the crypto ceiling is kept).
     """
     timed_samples = _timed(samples)
     timed = [s.metadata for s in timed_samples]
@@ -94,4 +103,17 @@ def point_evidence(result: PointResult, samples: Sequence[Sample]) -> dict[str, 
         "repetition_flags": list(repetition_flags(reps)[0]),
         "interval": interval_words(len(reps)) if reps else None,
         "latency_ms": latency,
+        "server_cpu_split": cpu_split(timed),
+        "ceilings": [
+            c.to_dict(result.value)
+            for c in point_ceilings(
+                tls_key=str(meta.get("tls_key") or ""),
+                full_handshakes=result.unit == "handshakes/s",
+                cores=result.key.cores,
+                ht=result.key.ht,
+                value=result.value,
+                meta=meta,
+                host_env=host_env,
+            )
+        ],
     }

@@ -32,6 +32,7 @@ PROVENANCE_TEXT = {
     "shape": "scaled with another basis' scaling shape (same workload), wider interval",
     "extrapolated": "extrapolated by the fitted scaling model",
     "emulated": "measured in a software-emulated guest (not real hardware)",
+    "translated": "translated from another CPU by the ratio of their crypto ceilings (estimate)",
 }
 FLAG_TEXT = {
     "client-bound": "the load generator saturated before the server",
@@ -48,6 +49,10 @@ FLAG_TEXT = {
     "no-knee": "latency stayed flat over the whole sweep: the knee lies above it",
     "slo-not-converged": "the search for the SLO capacity did not converge",
     "lower-bound": "a lower bound: the true capacity may be higher",
+    "far-below-ceiling": "a handshake figure under half its crypto ceiling: something other "
+    "than the private-key operation dominates",
+    "ceiling-bound": "a prediction held down by a physical ceiling (crypto or NIC)",
+    "translated": "carried from another CPU by the ratio of their crypto ceilings (an estimate)",
 }
 STATUS_TEXT = {
     "measured": "measured",

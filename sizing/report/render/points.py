@@ -23,7 +23,7 @@ CSV_FIELDS = [
     "ci_low", "ci_high", "interval_pct", "interval_coverage", "repetitions", "spread", "errors",
     "server_cpu_pct",
     "client_cpu_pct", "tls_full", "tls_reused", "latency_p50_ms", "latency_p90_ms",
-    "latency_p99_ms", "flags", "reason",
+    "latency_p99_ms", "ceiling", "ceiling_of", "ceiling_share", "flags", "reason",
 ]  # fmt: skip
 
 
@@ -180,10 +180,24 @@ def points_csv(
                 "latency_p50_ms": lat.get("p50"),
                 "latency_p90_ms": lat.get("p90"),
                 "latency_p99_ms": lat.get("p99"),
+                **_csv_ceiling(ev),
                 "flags": ";".join(r.flags),
             }
         )
     return out.getvalue()
+
+
+def _csv_ceiling(ev: Mapping[str, Any]) -> dict[str, Any]:
+    """The closest known ceiling of a point (highest share): its limit, what it is, the
+    share; else the first one's reason for not being known."""
+    cs = list(ev.get("ceilings") or ())
+    known = [c for c in cs if c.get("share") is not None]
+    if known:
+        c = max(known, key=lambda c: c["share"])
+        return {"ceiling": c["limit"], "ceiling_of": c["what"], "ceiling_share": c["share"]}
+    if cs:
+        return {"ceiling": None, "ceiling_of": cs[0].get("note", ""), "ceiling_share": None}
+    return {"ceiling": None, "ceiling_of": "", "ceiling_share": None}
 
 
 _NOT_LIMITS = ("noisy", "virtualized-host", "emulated", "drift")
@@ -274,3 +288,29 @@ def left_out_by_default(points: Sequence[PointResult]) -> list[str]:
         "--article-prices"
     )
     return textwrap.wrap(text, width=WIDTH, break_on_hyphens=False, break_long_words=False)
+
+
+def ceiling_lines(
+    points: Sequence[PointResult], evidence: Mapping[PointKey, Mapping[str, Any]]
+) -> list[str]:
+    """How close each measured figure came to what the hardware allows (the crypto ceiling
+    of a handshake figure, the NIC's of any figure), or why that ceiling is not known;
+    wrapped to :data:`WIDTH`. Empty when no point has a ceiling to speak of."""
+    import textwrap
+
+    from sizing.ceilings import Ceiling
+
+    out: list[str] = []
+    for p in points:
+        if p.value is None:
+            continue
+        cs = [Ceiling.from_dict(d) for d in (evidence.get(p.key, {}).get("ceilings") or ())]
+        if not cs:
+            continue
+        name = f"{p.key.host} {p.key.cores}c {p.key.ht} {p.key.profile}"
+        said = "; ".join(c.words(p.value, p.unit) for c in cs)
+        out += textwrap.wrap(f"{name}: {said}", width=WIDTH, subsequent_indent="    ",
+                             break_on_hyphens=False)  # fmt: skip
+    if not out:
+        return []
+    return ["How close to the limit (what the hardware allows at most):", *out]

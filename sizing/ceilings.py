@@ -1,0 +1,278 @@
+"""Physical ceilings: what the hardware allows a figure at most, and how close it came.
+
+**Crypto.** A full TLS handshake costs the server one private-key operation of its
+certificate (RSA-2048 or ECDSA P-256 signing), besides the key exchange, the TCP
+connection and the request. ``openssl speed`` of that operation, pinned to one of the
+point's cores, single-process (HT on: one process per sibling of one core, together), is
+the most full handshakes that core could do if nothing else cost anything: a handshake
+figure divided by cores × that rate is the share of the ceiling it reached. A run measures
+it once per server host and OpenSSL build (``playbooks/ceiling.yml``) and stores it with
+the host's facts (``environment[host]["ceilings"]``). ``openssl speed`` divides by the
+process's CPU time, so other load on the machine lowers it less than it lowers a
+wall-clock rate.
+
+**Network.** A link's line rate (sysfs, or the inventory's ``sizing_nic_gbps``) divided by
+the bytes one request costs on the wire in its busier direction (the server interface's
+measured bytes/s over the figure) is the request rate the link allows. Loopback has no
+line rate: the ceiling is then unknown and said so, never guessed.
+
+Reference figures (the article) state no CPU model: their ceilings are "not stated".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ALGORITHMS",
+    "FAR_BELOW",
+    "Ceiling",
+    "CryptoRate",
+    "HostCeilings",
+    "crypto_ceiling",
+    "far_below",
+    "nic_ceiling",
+    "point_ceilings",
+]
+
+# tls_key (a profile's certificate) -> the operation whose rate bounds a full handshake
+ALGORITHMS = {"rsa2048": "RSA-2048 signing", "ecdsa-p256": "ECDSA P-256 signing"}
+# A saturated handshake figure below this share of its crypto ceiling is flagged: something
+# other than the private-key operation dominates the server's CPU.
+FAR_BELOW = 0.5
+
+
+@dataclass(frozen=True)
+class CryptoRate:
+    """One ``openssl speed`` measurement: ``threads`` processes on ``cpus`` together."""
+
+    alg: str
+    cpus: str
+    threads: int
+    sign_per_s: float
+    verify_per_s: float | None = None
+
+    @property
+    def what(self) -> str:
+        return ALGORITHMS.get(self.alg, self.alg)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "alg": self.alg,
+            "cpus": self.cpus,
+            "threads": self.threads,
+            "sign_per_s": self.sign_per_s,
+            "verify_per_s": self.verify_per_s,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CryptoRate:
+        verify = d.get("verify_per_s")
+        return cls(
+            alg=str(d["alg"]),
+            cpus=str(d.get("cpus", "")),
+            threads=int(d.get("threads", 1)),
+            sign_per_s=float(d["sign_per_s"]),
+            verify_per_s=None if verify is None else float(verify),
+        )
+
+
+@dataclass(frozen=True)
+class HostCeilings:
+    """What a run measured of one host's ceilings (``environment[host]["ceilings"]``)."""
+
+    openssl: str = ""  # `openssl version` of the binary measured
+    rates: tuple[CryptoRate, ...] = ()
+    missing: str = ""  # why nothing could be measured (no openssl binary, ...)
+    took_s: float | None = None
+
+    def rate(self, alg: str, threads: int) -> CryptoRate | None:
+        return next((r for r in self.rates if r.alg == alg and r.threads == threads), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "openssl": self.openssl,
+            "crypto": [r.to_dict() for r in self.rates],
+            "missing": self.missing,
+            "took_s": self.took_s,
+        }
+
+    @classmethod
+    def from_env(cls, host_env: Mapping[str, Any] | None) -> HostCeilings | None:
+        raw = (host_env or {}).get("ceilings")
+        if not isinstance(raw, Mapping):
+            return None
+        rates = []
+        for d in raw.get("crypto") or ():
+            try:
+                rates.append(CryptoRate.from_dict(d))
+            except (KeyError, TypeError, ValueError):
+                continue
+        took = raw.get("took_s")
+        return cls(
+            openssl=str(raw.get("openssl") or ""),
+            rates=tuple(rates),
+            missing=str(raw.get("missing") or ""),
+            took_s=None if took is None else float(took),
+        )
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """A figure's ceiling at its core count: ``limit`` in the figure's unit (None: not
+    known, ``note`` says why), ``what`` names it ("RSA-2048 signing on cpu 0")."""
+
+    kind: str  # crypto | nic
+    limit: float | None
+    what: str
+    note: str = ""
+    per_core: float | None = None  # crypto: the rate of one core (one HT pair when HT on)
+
+    def share(self, value: float | None) -> float | None:
+        if value is None or not self.limit or self.limit <= 0.0:
+            return None
+        return value / self.limit
+
+    def words(self, value: float | None, unit: str = "") -> str:
+        """ "1,885 hs/s = 46% of RSA-2048 signing on cpu 0 (4,133/s per core)", or why
+        the ceiling is unknown."""
+        share = self.share(value)
+        if share is None:
+            return self.note or f"{self.what}: not known"
+        shown = f"{value:,.0f}{' ' + _short(unit) if unit else ''}"
+        return f"{shown} = {share * 100:.0f}% of {self.what}"
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Ceiling:
+        limit, per = d.get("limit"), d.get("per_core")
+        return cls(
+            kind=str(d.get("kind", "")),
+            limit=None if limit is None else float(limit),
+            what=str(d.get("what", "")),
+            note=str(d.get("note", "")),
+            per_core=None if per is None else float(per),
+        )
+
+    def to_dict(self, value: float | None = None) -> dict[str, Any]:
+        share = self.share(value)
+        return {
+            "kind": self.kind,
+            "limit": None if self.limit is None else round(self.limit, 3),
+            "what": self.what,
+            "note": self.note,
+            "share": None if share is None else round(share, 4),
+            "per_core": None if self.per_core is None else round(self.per_core, 3),
+        }
+
+
+def _short(unit: str) -> str:
+    return {"requests/s": "req/s", "handshakes/s": "hs/s"}.get(unit, unit)
+
+
+def crypto_ceiling(
+    ceilings: HostCeilings | None, tls_key: str, cores: int, ht: str
+) -> Ceiling | None:
+    """The handshake ceiling of ``cores`` physical cores: cores × the per-core signing rate
+    (HT on: the rate of one core's siblings together). None for a profile with no
+    certificate; a ceiling with ``limit=None`` and the reason when it was not measured."""
+    if not tls_key:
+        return None
+    what = ALGORITHMS.get(tls_key, tls_key)
+    if ceilings is None:
+        return Ceiling("crypto", None, what, f"{what} ceiling not measured (a run before ceilings)")
+    if ceilings.missing:
+        return Ceiling("crypto", None, what, f"{what} ceiling not measured: {ceilings.missing}")
+    rate = ceilings.rate(tls_key, 2 if ht == "on" else 1)
+    if rate is None:
+        mode = "one core's HT siblings together" if ht == "on" else "one core"
+        return Ceiling("crypto", None, what, f"{what} ceiling not measured on {mode}")
+    label = "cpus" if "," in rate.cpus or "-" in rate.cpus else "cpu"
+    build = f", {ceilings.openssl.split(' (')[0]}" if ceilings.openssl else ""
+    per = "per core" if ht != "on" else "per core, both siblings"
+    return Ceiling(
+        "crypto",
+        cores * rate.sign_per_s,
+        f"{cores} × {what} on {label} {rate.cpus} ({rate.sign_per_s:,.0f}/s {per}{build})"
+        if cores != 1
+        else f"{what} on {label} {rate.cpus} ({rate.sign_per_s:,.0f}/s{build})",
+        per_core=rate.sign_per_s,
+    )
+
+
+def nic_ceiling(meta: Mapping[str, Any], value: float | None) -> Ceiling | None:
+    """The request rate the server's busiest interface allows this workload: its line rate
+    over the bytes one request cost in the busier direction. None when the point stored no
+    interface counters."""
+    iface = meta.get("server_net_interface")
+    if not iface or value is None or value <= 0.0:
+        return None
+    tx = float(meta.get("server_net_tx_bytes_per_s") or 0.0)
+    rx = float(meta.get("server_net_rx_bytes_per_s") or 0.0)
+    link = meta.get("server_link_bytes_per_s")
+    per_request = max(tx, rx) / value
+    if not link:
+        why = "loopback has no line rate" if iface == "lo" else f"{iface} reports no link speed"
+        return Ceiling("nic", None, f"the {iface} link", f"no NIC ceiling: {why}")
+    if per_request <= 0.0:
+        return Ceiling("nic", None, f"the {iface} link", "no NIC ceiling: no bytes counted")
+    gbps = float(link) * 8 / 1e9
+    return Ceiling(
+        "nic",
+        float(link) / per_request,
+        f"{gbps:g} Gb/s on {iface} ({per_request:,.0f} B per request on the wire)",
+    )
+
+
+def point_ceilings(
+    *,
+    tls_key: str,
+    full_handshakes: bool,
+    cores: int,
+    ht: str,
+    value: float | None,
+    meta: Mapping[str, Any],
+    host_env: Mapping[str, Any] | None,
+) -> list[Ceiling]:
+    """Every ceiling of one point: the crypto one for a handshake figure, the NIC one for
+    any figure with interface counters."""
+    out: list[Ceiling] = []
+    if full_handshakes:
+        c = crypto_ceiling(HostCeilings.from_env(host_env), tls_key, cores, ht)
+        if c is not None:
+            out.append(c)
+    n = nic_ceiling(meta, value)
+    if n is not None:
+        out.append(n)
+    return out
+
+
+def binding(ceilings: Sequence[Ceiling], value: float | None) -> Ceiling | None:
+    """The known ceiling closest to the figure (the highest share)."""
+    known = [(c.share(value), c) for c in ceilings if c.share(value) is not None]
+    return max(known, key=lambda t: t[0] or 0.0)[1] if known else None
+
+
+def far_below(
+    ceiling: Ceiling | None, value: float | None, split: Mapping[str, float] | None = None
+) -> str | None:
+    """The ``far-below-ceiling`` warning of a saturated handshake figure under
+    :data:`FAR_BELOW` of its crypto ceiling, saying what the server's CPU did instead
+    (user, system, softirq shares); None when the figure is near its ceiling or the ceiling
+    is unknown. A warning: the figure stays valid (it is what this server did)."""
+    if ceiling is None or ceiling.kind != "crypto":
+        return None
+    share = ceiling.share(value)
+    if share is None or share >= FAR_BELOW:
+        return None
+    did = ""
+    if split:
+        parts = [f"{k} {v:.0f}%" for k, v in split.items()]
+        did = f" (the pinned CPUs: {', '.join(parts)})"
+    return (
+        f"far-below-ceiling: {share * 100:.0f}% of {ceiling.what}, under "
+        f"{FAR_BELOW * 100:.0f}% on a saturated server: something other than the "
+        f"private-key operation dominates{did}: the key exchange, the TCP connections, the "
+        "proxied request or the kernel"
+    )

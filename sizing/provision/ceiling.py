@@ -1,0 +1,123 @@
+"""The crypto ceiling of server hosts: ``openssl speed`` of each TLS profile's private-key
+operation, pinned to one of their points' cores (``playbooks/ceiling.yml``), once per host
+and run. :mod:`sizing.ceilings` says what the figure means."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from sizing.ceilings import ALGORITHMS, CryptoRate, HostCeilings
+from sizing.facts import HostFacts
+from sizing.load.openssl_speed import OPENSSL_ALG, SpeedParseError, parse_speed
+from sizing.plan.points import PlannedPoint
+from sizing.provision.ansible import Playbooks
+
+__all__ = ["CEILING_TASK", "CeilingJob", "ceiling_jobs", "measure_ceilings"]
+
+CEILING_TASK = "Run openssl speed on the pinned cores"
+_CPUS = re.compile(r"^[0-9]+([,-][0-9]+)*$")
+
+
+@dataclass(frozen=True, order=True)
+class CeilingJob:
+    """One measurement: ``threads`` processes of ``openssl speed ALG`` on ``cpus``."""
+
+    alg: str
+    cpus: str
+    threads: int = 1
+
+    def arg(self) -> str:
+        if self.alg not in ALGORITHMS or not _CPUS.match(self.cpus) or self.threads < 1:
+            raise ValueError(f"bad ceiling job {self}")
+        return f"{OPENSSL_ALG[self.alg]}:{self.cpus}:{self.threads}"
+
+
+def measure_ceilings(
+    playbooks: Playbooks, jobs: Mapping[str, Sequence[CeilingJob]]
+) -> tuple[dict[str, HostCeilings], dict[str, str]]:
+    """Run every host's jobs in one playbook; returns each host's ceilings (with
+    ``missing`` saying why when none could be measured) and a problem line per host the
+    playbook could not reach."""
+    hosts = sorted(h for h, js in jobs.items() if js)
+    if not hosts:
+        return {}, {}
+    t0 = time.monotonic()
+    res = playbooks.run(
+        "ceiling.yml",
+        hosts,
+        extravars={
+            "sizing_hosts": ",".join(hosts),
+            "sizing_ceiling_jobs": {
+                h: " ".join(j.arg() for j in sorted(set(jobs[h]))) for h in hosts
+            },
+        },
+    )
+    took = time.monotonic() - t0
+    problems = res.problems()
+    out: dict[str, HostCeilings] = {}
+    for host in hosts:
+        try:
+            doc = res.json(host, CEILING_TASK)
+        except ValueError as exc:
+            out[host] = HostCeilings(missing=f"openssl speed output unreadable: {exc}", took_s=took)
+            continue
+        if doc is None:
+            why = problems.get(host, f"playbook {res.status}")
+            out[host] = HostCeilings(missing=f"not measured: {why}", took_s=took)
+            continue
+        out[host] = _host(doc, took)
+    return out, problems
+
+
+def _host(doc: Mapping[str, object], took: float) -> HostCeilings:
+    if doc.get("missing"):
+        return HostCeilings(missing=str(doc["missing"]), took_s=took)
+    rates: list[CryptoRate] = []
+    why: list[str] = []
+    tls_key = {v: k for k, v in OPENSSL_ALG.items()}
+    for j in doc.get("jobs") or ():  # type: ignore[attr-defined]
+        try:
+            if j.get("rc") != 0:
+                raise SpeedParseError(
+                    f"openssl speed {j.get('alg')} failed (rc {j.get('rc')}): "
+                    + (str(j.get("stderr") or "").strip().splitlines() or ["no message"])[-1]
+                )
+            rates.append(
+                parse_speed(str(j.get("stdout", "")), tls_key.get(str(j.get("alg")), ""),
+                            cpus=str(j.get("cpus")), threads=int(j.get("threads", 1)))
+            )  # fmt: skip
+        except SpeedParseError as exc:
+            why.append(str(exc))
+    return HostCeilings(
+        openssl=str(doc.get("openssl") or ""),
+        rates=tuple(rates),
+        missing="" if rates or not why else "; ".join(why),
+        took_s=took,
+    )
+
+
+def ceiling_jobs(
+    plan: Sequence[PlannedPoint], facts: Mapping[str, HostFacts], guests: Iterable[str] = ()
+) -> dict[str, list[CeilingJob]]:
+    """What to measure: for every server of a full-handshake point (not a guest booted
+    per point: its ceiling is not measured), its certificate's operation on the first CPU
+    the point pins (HT off) or on all siblings of that CPU's core (HT on)."""
+    skip = set(guests)
+    out: dict[str, set[CeilingJob]] = {}
+    for p in plan:
+        prof = p.profile
+        if p.skipped or p.allocation is None or p.server.name in skip:
+            continue
+        if prof.metric != "handshakes_per_second" or prof.tls_key not in ALGORITHMS:
+            continue
+        first = p.allocation.server_cpus[0]
+        cpus: tuple[int, ...] = (first,)
+        f = facts.get(p.server.name)
+        if p.key.ht == "on" and f is not None:
+            cpus = next((g for g in f.topology.physical_cores() if first in g), cpus)
+        job = CeilingJob(prof.tls_key, ",".join(str(c) for c in cpus), len(cpus))
+        out.setdefault(p.server.name, set()).add(job)
+    return {h: sorted(js) for h, js in out.items()}
