@@ -27,12 +27,16 @@ from typing import Any
 
 __all__ = [
     "ALGORITHMS",
+    "Bound",
     "FAR_BELOW",
     "Ceiling",
     "CryptoRate",
     "HostCeilings",
+    "StatedCeiling",
+    "crypto_bound",
     "crypto_ceiling",
     "far_below",
+    "nic_bound",
     "nic_ceiling",
     "point_ceilings",
 ]
@@ -276,3 +280,100 @@ def far_below(
         f"private-key operation dominates{did}: the key exchange, the TCP connections, the "
         "proxied request or the kernel"
     )
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A ceiling of one series (basis × profile × HT) that bounds its predictions: a
+    crypto ceiling per core (× cores) or a NIC ceiling (the same at every core count)."""
+
+    profile: str
+    ht: str
+    kind: str  # crypto | nic
+    what: str  # "RSA-2048 signing, 4,133/s per core (OpenSSL 3.0.19)"
+    per_core: float | None = None
+    limit: float | None = None
+    tls_key: str = ""
+
+    def at(self, cores: int) -> float | None:
+        if self.per_core is not None:
+            return self.per_core * cores
+        return self.limit
+
+    def words(self, cores: int) -> str:
+        if self.per_core is not None:
+            return f"{cores} × {self.what}"
+        return self.what
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "ht": self.ht,
+            "kind": self.kind,
+            "what": self.what,
+            "per_core": self.per_core,
+            "limit": self.limit,
+            "tls_key": self.tls_key,
+        }
+
+
+def crypto_bound(
+    profile: str, ht: str, tls_key: str, ceilings: HostCeilings | None
+) -> Bound | None:
+    """A handshake series' crypto bound from its host's measured ceiling (None when not
+    measured)."""
+    if ceilings is None or not tls_key:
+        return None
+    rate = ceilings.rate(tls_key, 2 if ht == "on" else 1)
+    if rate is None:
+        return None
+    build = f", {ceilings.openssl.split(' (')[0]}" if ceilings.openssl else ""
+    per = "per core" if ht != "on" else "per core, both HT siblings"
+    what = f"{ALGORITHMS.get(tls_key, tls_key)} ({rate.sign_per_s:,.0f}/s {per}{build})"
+    return Bound(profile, ht, "crypto", what, per_core=rate.sign_per_s, tls_key=tls_key)
+
+
+def nic_bound(profile: str, ht: str, metas: Sequence[Mapping[str, Any]]) -> Bound | None:
+    """A series' NIC bound: the median over its points of the request rate their link
+    allows (None when no point has a link speed)."""
+    limits: list[tuple[float, str]] = []
+    for m in metas:
+        value = m.get("_value")
+        c = nic_ceiling(m, float(value) if isinstance(value, int | float) else None)
+        if c is not None and c.limit is not None:
+            limits.append((c.limit, c.what))
+    if not limits:
+        return None
+    limits.sort()
+    limit, what = limits[len(limits) // 2]
+    return Bound(profile, ht, "nic", f"{what}: {limit:,.0f}/s", limit=limit)
+
+
+@dataclass(frozen=True)
+class StatedCeiling:
+    """A CPU's crypto ceiling stated in the catalog (``ceilings:``), with its source: a
+    published figure, or ``sizing probe-ceiling`` on a candidate host."""
+
+    cpu_model: str
+    tls_key: str
+    per_core: float
+    per_core_ht: float | None = None
+    source: str = ""
+
+    def rate(self, ht: str) -> float | None:
+        return self.per_core_ht if ht == "on" else self.per_core
+
+    def matches(self, name: str) -> bool:
+        a, b = self.cpu_model.lower(), name.lower()
+        return bool(a and b) and (a in b or b in a)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> StatedCeiling:
+        ht = d.get("sign_per_core_ht")
+        return cls(
+            cpu_model=str(d["cpu_model"]),
+            tls_key=str(d.get("tls_key", "rsa2048")),
+            per_core=float(d["sign_per_core"]),
+            per_core_ht=None if ht is None else float(ht),
+            source=str(d.get("source", "")),
+        )

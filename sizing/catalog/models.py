@@ -36,6 +36,21 @@ class ServerModel(_Model):
     )
 
 
+class CeilingModel(_Model):
+    """A CPU's stated crypto ceiling: what ``recommend --cpu`` translates handshake
+    figures to (an estimate, with ``--allow-translation``)."""
+
+    cpu_model: str = Field(min_length=1, description="The CPU model (matched by substring).")
+    tls_key: Literal["rsa2048", "ecdsa-p256"] = "rsa2048"
+    sign_per_core: float = Field(
+        gt=0, le=1e7, description="Private-key signatures per second of one core (HT off)."
+    )
+    sign_per_core_ht: float | None = Field(
+        default=None, gt=0, le=1e7, description="The same of one core's two HT siblings together."
+    )
+    source: str = Field(min_length=1, description="Where the figure comes from.")
+
+
 class LicenceModel(_Model):
     """A platform licence: per socket or per core, once or every year."""
 
@@ -61,6 +76,7 @@ class CatalogModel(_Model):
     licences: dict[PlatformName, LicenceModel] = Field(default_factory=dict)
     power: PowerModel | None = None
     amortisation_months: int | None = Field(default=None, ge=1, le=240)
+    ceilings: list[CeilingModel] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _consistent(self) -> CatalogModel:

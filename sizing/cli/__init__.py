@@ -14,6 +14,7 @@ import sys
 import typer
 
 from sizing.cli.app import app, guarded, state
+from sizing.cli.ceiling_cmd import probe_ceiling
 from sizing.cli.engine_cmds import recommend_cmd, table_cmd
 from sizing.cli.guide_cmd import guide_cmd
 from sizing.cli.inventory_cmd import inventory_check
@@ -25,6 +26,7 @@ app.command("table")(guarded(table_cmd))
 app.command("guide")(guarded(guide_cmd))
 app.command("run")(guarded(run))
 app.command("results")(guarded(results))
+app.command("probe-ceiling")(guarded(probe_ceiling))
 
 inventory_app = typer.Typer(help="Inspect and validate inventories.", no_args_is_help=True)
 inventory_app.command("check")(guarded(inventory_check))

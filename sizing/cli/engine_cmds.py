@@ -141,6 +141,26 @@ def recommend_cmd(
             " figure's interval, with the confidence reported.",
         ),
     ] = None,
+    cpu: Annotated[
+        str | None,
+        typer.Option(
+            "--cpu",
+            metavar="MODEL",
+            help="Size --tps on another CPU: the chosen basis' handshake figures translated by"
+            " the ratio of the two CPUs' crypto ceilings (the basis' measured one, MODEL's"
+            " stated in the catalog's `ceilings:`, e.g. from `sizing probe-ceiling`). An"
+            " estimate with a wider interval: needs --allow-translation. RPS is never"
+            " translated.",
+        ),
+    ] = None,
+    allow_translation: Annotated[
+        bool,
+        typer.Option(
+            "--allow-translation",
+            help="Allow --cpu's translated figures (labelled 'translated', never mixed with"
+            " measured ones).",
+        ),
+    ] = False,
     db: DbOpt = None,
     include_virtualized: VirtualizedOpt = False,
     include_emulated: EmulatedOpt = False,
@@ -210,6 +230,15 @@ def recommend_cmd(
     why = inputs.choice.why
     if passed_over_line(inputs.choice):  # part of the answer, not a note on stderr
         why += "; " + passed_over_line(inputs.choice)
+    if cpu is not None:
+        if rps is not None or p95 is not None:
+            raise UsageError(
+                "--cpu translates TLS handshake (--tps) figures only: plain RPS is not bound "
+                "by one instruction mix and is never translated; size --rps on a basis "
+                "measured on that CPU"
+            )
+        inputs, why = _translated(inputs, cpu, catalog, allow_translation)
+        figures = inputs.choice.figures
     capacity_of = "their CPU"
     if p95 is not None:  # size on "RPS at p95 <= X" of one latency workload only
         figures, why, capacity_of = _latency_figures(p95, db, include_emulated, basis)
@@ -237,6 +266,70 @@ def recommend_cmd(
         typer.echo(recommendation_text(result))
     if result.recommendation is None:
         raise SizingError(result.explanation[-1])
+
+
+def _translated(
+    inputs: BasisInputs, cpu: str, catalog: Path | None, allow: bool
+) -> tuple[BasisInputs, str]:
+    """``--cpu``: the chosen basis translated to ``cpu`` by the ratio of the crypto
+    ceilings (:mod:`sizing.engine.translate`), priced by the catalog's entries for that CPU;
+    refused in one line without ``--allow-translation``."""
+    from dataclasses import replace
+
+    from sizing.catalog import load_catalog_data
+    from sizing.ceilings import ALGORITHMS, StatedCeiling
+    from sizing.engine.basis import Choice
+    from sizing.engine.translate import translate
+    from sizing.sources import basis_prices
+
+    data = load_catalog_data(catalog)
+    stated = [StatedCeiling.from_dict(d) for d in data.get("ceilings") or ()]
+    target = next((c for c in stated if c.matches(cpu)), None)
+    where = str(catalog) if catalog else "the bundled catalog"
+    if target is None:
+        raise UsageError(
+            f"--cpu {cpu}: {where} states no crypto ceiling for it: add a `ceilings:` entry "
+            "(cpu_model, tls_key, sign_per_core, source; `sizing probe-ceiling` measures one "
+            "on a host) and pass that catalog with --catalog"
+        )
+    measured = [b for b in inputs.choice.bases if b.origin == "measured"]
+    if not measured:
+        raise UsageError(
+            f"--cpu {cpu}: the figures chosen are reference data, which state no CPU and no "
+            "ceiling; translate a measured basis (--source measured, or --basis ID)"
+        )
+    basis = measured[0]
+    what = ALGORITHMS.get(target.tls_key, target.tls_key)
+    if not allow:
+        raise UsageError(
+            f"--cpu {target.cpu_model}: the figures would be translated from {basis.id} "
+            f"({basis.hardware.cpu_model or 'CPU not named'}) by the ratio of the two "
+            f"{what} ceilings, an estimate rather than a measurement: add "
+            "--allow-translation to use it"
+        )
+    got = translate(basis, target)
+    if isinstance(got, str):
+        raise UsageError(f"--cpu {target.cpu_model}: {got}")
+    prices = basis_prices([got], {}, data)
+    got = replace(got, price=prices.get(got.id))
+    why = (
+        f"{got.id}, translated from measured basis {basis.id} to {target.cpu_model} by the "
+        f"{what} ceiling ratio (an estimate: {target.source})"
+    )
+    choice = Choice(
+        bases=(got,),
+        why=why,
+        passed_over=tuple((b.id, "translated to --cpu") for b in inputs.choice.bases),
+    )
+    return (
+        replace(
+            inputs,
+            bases=(*inputs.bases, got),
+            choice=choice,
+            prices={**inputs.prices, **({got.id: got.price} if got.price else {})},
+        ),
+        why,
+    )
 
 
 def _latency_figures(

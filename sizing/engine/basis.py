@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sizing.ceilings import Bound
 from sizing.engine.costs import CostCatalog, ServerOffer
 from sizing.errors import UsageError
 from sizing.model import Figure
@@ -206,6 +207,10 @@ class Basis:
     citation: str = ""
     pooled_into: str = ""  # the pooled basis of several hosts that agree, this one among them
     disagrees: tuple[str, ...] = ()  # where hosts of the same identity disagree, in words
+    bounds: tuple[Bound, ...] = ()  # physical ceilings of its series (sizing.ceilings)
+
+    def bounds_of(self, profile: str, ht: str) -> tuple[Bound, ...]:
+        return tuple(b for b in self.bounds if b.profile == profile and b.ht == ht)
 
     def qualifies(self, *, include_virtualized: bool, include_emulated: bool) -> tuple[bool, str]:
         """Whether the default choice may use this basis, and if not, why not."""
@@ -255,6 +260,7 @@ class Basis:
             "citation": self.citation,
             "pooled_into": self.pooled_into or None,
             "disagrees": list(self.disagrees),
+            "bounds": [b.to_dict() for b in self.bounds],
         }
 
 

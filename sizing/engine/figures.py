@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from sizing.ceilings import Bound
 from sizing.engine.basis import Basis
 from sizing.engine.predict import (
     DRAWS,
@@ -243,6 +244,7 @@ class Series:
     shape: Shape | None = None
     allow_extrapolation: bool = False
     boot: Bootstrap | None = None
+    bounds: tuple[Bound, ...] = ()  # physical ceilings (sizing.ceilings): crypto, NIC
 
     @property
     def basis(self) -> str:
@@ -268,6 +270,22 @@ class Series:
         bound no prediction exceeds."""
         return max((f.value / f.cores for f in self.exact), default=0.0)
 
+    def cap(self, cores: int) -> float:
+        """What no prediction at ``cores`` exceeds: linear scaling from the best measured
+        per-core figure, and every physical ceiling of the series (crypto, NIC)."""
+        limits = [b.at(cores) for b in self.bounds]
+        return min([cores * self.linear_cap_per_core, *(x for x in limits if x is not None)])
+
+    def binding(self, cores: int, value: float) -> Bound | None:
+        """The physical ceiling a prediction of ``value`` was held down by (None: none was,
+        or linear scaling bound first)."""
+        linear = cores * self.linear_cap_per_core
+        for b in self.bounds:
+            limit = b.at(cores)
+            if limit is not None and limit < linear and value >= limit * (1 - 1e-9):
+                return b
+        return None
+
     def at(self, cores: int) -> Figure:
         """The figure at ``cores`` (see :meth:`estimate`); :class:`Unsized` if refused."""
         got = self.estimate(cores)
@@ -290,7 +308,7 @@ class Series:
         if not exact:
             return f"only lower bounds or erratic points measured on {self.name}"
         lo, hi = exact[0], exact[-1]
-        cap = cores * self.linear_cap_per_core
+        cap = self.cap(cores)
         if lo.cores <= cores <= hi.cores:
             return self._interpolate(exact, cores, cap)
         anchor = hi if cores > hi.cores else lo
@@ -429,7 +447,7 @@ class Series:
         boot = self.boot
         if boot is None or boot.empty:
             return None
-        cap = cores * self.linear_cap_per_core
+        cap = self.cap(cores)
         got = boot.point_draws(cores)
         if got is not None:
             return got
@@ -480,6 +498,12 @@ class Series:
             )
         )
         value = max(0.0, min(value, cap))
+        if anchor.source == "translated":  # a prediction on translated figures says so
+            origin = f"{origin}, on figures {anchor.origin}"
+        bound = self.binding(cores, value)
+        if bound is not None:
+            flags = (*flags, "ceiling-bound")
+            origin = f"{origin}; bound by {bound.words(cores)}"
         low, high = bounds
         if low is not None and high is not None:
             widen_lo = max((_rel(f)[0] for f in nearest), default=0.0)
@@ -515,6 +539,7 @@ class Series:
             "fit": self.fit.to_dict(),
             "shape_from": None if self.shape is None else self.shape.basis,
             "linear_cap_per_core": round(self.linear_cap_per_core, 3),
+            "bounds": [b.to_dict() for b in self.bounds],
             "bootstrap_draws": 0 if self.boot is None else len(self.boot.medians),
         }
 
@@ -629,5 +654,6 @@ def build_series(
             shape=shape,
             allow_extrapolation=allow_extrapolation,
             boot=boot,
+            bounds=() if own is None else own.bounds_of(key[3], key[2]),
         )
     return out

@@ -674,7 +674,7 @@ def describe_figure(f: Figure) -> str:
     and kin: every interval says what it is and what it covers."""
     unit = _unit(f.profile)
     notes = [f.source, *f.flags]
-    if f.source in ("shape", "extrapolated", "interpolated") and f.origin:
+    if f.source in ("shape", "extrapolated", "interpolated", "translated") and f.origin:
         notes[0] = f"{f.source}: {f.origin}"
     if f.interval:
         notes.append(f.interval)

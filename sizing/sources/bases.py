@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sizing import paths
+from sizing.ceilings import Bound, HostCeilings, crypto_bound, nic_bound
 
 if TYPE_CHECKING:
     from sizing.catalog import Reference
@@ -290,7 +291,15 @@ def measured_bases(
             emulated = "emulated" in r.flags
             # RPS figures carry keepalive; TPS ones never do: the basis keeps the RPS one.
             key: Key = (host, platform, hardware, software, phys, role, size, emulated)
-            g = groups.setdefault(key, {"keepalive": True, "tls_keys": set(), "slots": {}})
+            g = groups.setdefault(
+                key,
+                {"keepalive": True, "tls_keys": set(), "slots": {}, "ceilings": {}, "metas": {}},
+            )
+            if phys == host and run.record.id >= g["ceilings"].get("_run", -1):
+                got = HostCeilings.from_env(facts)  # a guest's own ceiling is not measured
+                if got is not None:
+                    g["ceilings"] = {"_run": run.record.id, "host": got}
+            g["metas"].setdefault((metric, r.key.ht), []).append({**meta, "_value": r.value})
             if metric == "rps":
                 g["keepalive"] = keepalive
             else:
@@ -331,6 +340,15 @@ def measured_bases(
             basis_id += f"@run{runs_of[0]}"
         ids.add(basis_id)
         figs = tuple(replace(f, basis=basis_id) for f in figures)
+        bounds: list[Bound] = []
+        for (metric, ht), metas in sorted(g["metas"].items()):
+            if metric == "tps" and len(keys) == 1:
+                c = crypto_bound(metric, ht, keys[0], g["ceilings"].get("host"))
+                if c is not None:
+                    bounds.append(c)
+            n = nic_bound(metric, ht, metas)
+            if n is not None:
+                bounds.append(n)
         flags = [f for f in ("emulated", "virtualized-host") if all(f in x.flags for x in figs)]
         if platform == "virtualized-host" and "virtualized-host" not in flags:
             flags.append("virtualized-host")
@@ -347,6 +365,7 @@ def measured_bases(
                 runs=runs_of,
                 figures=figs,
                 flags=tuple(flags),
+                bounds=tuple(bounds),
             )
         )
     return sorted(pool_hosts(out), key=lambda b: b.id)
@@ -356,6 +375,16 @@ def _identity(b: Basis) -> tuple[Any, ...]:
     """What makes two hosts' figures one basis: hardware, platform, workload, software,
     and whether they were emulated (the host's name is not part of it)."""
     return (b.platform, b.hardware, b.workload, b.software, "emulated" in b.flags)
+
+
+def _lowest_bounds(bounds: Sequence[Bound]) -> tuple[Bound, ...]:
+    """Per series and kind, the lowest of several hosts' ceilings (the pool's bound)."""
+    low: dict[tuple[str, str, str], Bound] = {}
+    for b in bounds:
+        k = (b.profile, b.ht, b.kind)
+        if k not in low or (b.at(1) or 0.0) < (low[k].at(1) or 0.0):
+            low[k] = b
+    return tuple(low[k] for k in sorted(low))
 
 
 def pool_hosts(bases: Sequence[Basis]) -> list[Basis]:
@@ -406,6 +435,7 @@ def pool_hosts(bases: Sequence[Basis]) -> list[Basis]:
             runs=tuple(sorted({r for b in members for r in b.runs})),
             figures=figures,
             physical_host="+".join(dict.fromkeys(b.physical_host for b in members)),
+            bounds=_lowest_bounds([x for b in members for x in b.bounds]),
         )
         out.append(pooled)
         out.extend(replace(b, pooled_into=pool_id) for b in members)

@@ -24,6 +24,7 @@ MARKS = {
     "shape": "x",
     "extrapolated": "x",
     "emulated": "e",
+    "translated": "t",
 }
 PROVENANCE_TEXT = {
     "measured": "measured with sizing on the inventory's hosts",

@@ -12,6 +12,7 @@ from sizing.report.data.certainty import certainty_section
 from sizing.report.data.format import MARKS, PROVENANCE_TEXT, inventory_name
 from sizing.report.data.gateway import gateway_section
 from sizing.report.data.latency import latency_section
+from sizing.report.data.limits import limits_section
 from sizing.report.data.methodology import distinct, methodology
 from sizing.report.data.model import Fact, Guide, GuideRequest
 from sizing.report.data.runs import cpu_points, validity_table
@@ -79,6 +80,7 @@ def build_guide(
         )
         rec_view = recommendation_view(result, catalog.currency)
     sure = certainty_section(table, result)
+    limits = limits_section(runs, "reference" in table.sources_used)
     ov = overhead_points(table)
     legend = tuple(Fact(MARKS[k], f"{k}: {v}") for k, v in PROVENANCE_TEXT.items())
     return Guide(
@@ -115,4 +117,7 @@ def build_guide(
         certainty=sure.paragraphs,
         predicted=sure.predicted,
         certainty_closing=sure.closing,
+        limits_text=limits.paragraphs,
+        limits_table=limits.table,
+        limit_points=limits.points,
     )

@@ -242,6 +242,9 @@ class Guide:
     certainty: tuple[str, ...] = ()  # "How sure are these figures" (data/certainty.py)
     predicted: TableBlock | None = None
     certainty_closing: tuple[str, ...] = ()
+    limits_text: tuple[str, ...] = ()  # "How close to the limit" (data/limits.py)
+    limits_table: TableBlock | None = None
+    limit_points: tuple[Any, ...] = ()  # data.limits.Limit, for the chart
 
     def to_dict(self) -> dict[str, Any]:
         """The guide's data as one JSON-able document (for tests and debugging)."""
@@ -260,6 +263,8 @@ class Guide:
             "provenance": self.provenance.to_dict(),
             "certainty": list(self.certainty),
             "predicted": None if self.predicted is None else self.predicted.to_dict(),
+            "limits": list(self.limits_text),
+            "limits_table": None if self.limits_table is None else self.limits_table.to_dict(),
             "latency": None
             if self.latency is None
             else {

@@ -339,3 +339,45 @@ def cpu_chart(guide: Guide) -> Chart | None:
 
 
 # -- latency under steady load (the latency profiles) ------------------------------------
+
+
+@register("limits")
+def limits_chart(guide: Guide) -> Chart | None:
+    """Each measured figure's share of its closest known ceiling, as horizontal bars with
+    the far-below line; figures whose ceiling is unknown are left out (the table says
+    why)."""
+    from sizing.ceilings import FAR_BELOW
+
+    known = [x for x in guide.limit_points if x.share is not None]
+    if not known:
+        return None
+    with chart_style():
+        fig, (ax,) = new_figure(1, height=max(1.6, 0.45 * len(known) + 0.9))
+        labels = [x.label for x in known]
+        shares = [100 * x.share for x in known]
+        ys = list(range(len(known)))
+        colours = ["#1f4e79" if x.profile == "tps" else "#9dc3e6" for x in known]
+        ax.barh(ys, shares, color=colours, edgecolor="black", linewidth=0.5, height=0.6)
+        for y, s in zip(ys, shares, strict=True):
+            ax.text(s + 1, y, f"{s:.0f}%", va="center", fontsize=7)
+        ax.axvline(100, color="black", linewidth=1.0)
+        ax.axvline(100 * FAR_BELOW, color="#7f7f7f", linewidth=0.8, linestyle="--")
+        ax.set_yticks(ys)
+        ax.set_yticklabels(labels, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlim(0, max(110.0, max(shares) + 12))
+        ax.set_xlabel("Share of the ceiling (%)")
+        ax.set_title("How close to the limit")
+        svg = to_svg(fig)
+    return Chart(
+        id="limits",
+        title="Measured figures against their physical ceilings",
+        caption=(
+            "Each bar is a measured figure's share of the closest ceiling known for it: a "
+            "handshake figure's crypto ceiling (openssl speed of its certificate's signing on "
+            "the pinned cores), or the request rate its network link allows. Solid line: the "
+            f"ceiling; dashed: {FAR_BELOW * 100:.0f}%, below which something other than the "
+            "private-key operation dominates a handshake figure."
+        ),
+        svg=svg,
+    )

@@ -420,6 +420,10 @@ def sizing_table_text(table: SizingTable, wide: bool = False) -> str:
                 notes.append(
                     f"{srs.platform} {srs.profile.upper()} HT {srs.ht}: {srs.fit.describe()}"
                 )
+        if any(srs.origin == "reference" for srs in series):
+            notes.append("ceilings: not stated (the reference data names no CPU model)")
+        for srs in series:
+            notes += _ceiling_notes(block, srs)
         for n in notes:
             out.extend(_wrap(n, width))
     out.append("")
@@ -435,6 +439,22 @@ def sizing_table_text(table: SizingTable, wide: bool = False) -> str:
     )
     out.extend(_wrap(legend, width))
     return "\n".join(out)
+
+
+def _ceiling_notes(block: Any, srs: Any) -> list[str]:
+    """A series' physical ceilings and each figure's share of them ("ceiling: ... 1c 46%,
+    2c 44%"); none for reference data (its block says "not stated")."""
+    name = f"{srs.platform} {srs.profile.upper()} HT {srs.ht}"
+    out = []
+    for b in srs.bounds:
+        shares = []
+        for r in block.rows:
+            c = r.cell(srs.platform, srs.ht, srs.profile)
+            limit = b.at(r.cores)
+            if c is not None and limit:
+                shares.append(f"{r.cores}c {100 * c.value / limit:.0f}%")
+        out.append(f"{name} ceiling: {b.what}" + (f": {', '.join(shares)}" if shares else ""))
+    return out
 
 
 # -- points of a run -----------------------------------------------------------------------

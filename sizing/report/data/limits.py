@@ -1,0 +1,102 @@
+"""The guide's "How close to the limit" section (pure): each measured figure beside what
+the hardware allows it at most (:mod:`sizing.ceilings`), the share it reached, and what
+that says: near its crypto ceiling, more cores (not tuning) is the way up; far below it,
+something else dominates. Reference figures state no CPU: "ceiling not stated"."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sizing.ceilings import FAR_BELOW, binding, point_ceilings
+from sizing.model import Status
+from sizing.report.data.format import number
+from sizing.report.data.model import TableBlock, TCell
+from sizing.sources import RunData
+
+__all__ = ["Limit", "Limits", "limits_section"]
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One measured figure and its closest known ceiling (share None: none known)."""
+
+    label: str
+    profile: str
+    value: float
+    unit: str
+    ceiling: float | None
+    share: float | None
+    what: str
+
+
+@dataclass(frozen=True)
+class Limits:
+    paragraphs: tuple[str, ...]
+    table: TableBlock | None
+    points: tuple[Limit, ...]
+
+
+def limits_section(runs: Sequence[RunData], reference_used: bool) -> Limits:
+    """The section for the guide's runs (the measured points with a figure)."""
+    rows: list[Limit] = []
+    for run in runs:
+        env = run.record.environment
+        for p in run.points:
+            r = p.result
+            if r.value is None or r.status not in (Status.MEASURED, Status.INVALID):
+                continue
+            cs = point_ceilings(
+                tls_key=str(r.metadata.get("tls_key") or ""),
+                full_handshakes=r.unit == "handshakes/s",
+                cores=r.key.cores,
+                ht=r.key.ht,
+                value=r.value,
+                meta=r.metadata,
+                host_env=env.get(r.key.host),
+            )
+            if not cs:
+                continue
+            best = binding(cs, r.value)
+            label = f"{r.key.host} {r.key.cores}c HT {r.key.ht} {r.key.profile}"
+            if r.status is Status.INVALID:
+                label += " (invalid)"
+            if best is None:
+                rows.append(Limit(label, r.key.profile, r.value, r.unit, None, None,
+                                  "; ".join(c.note for c in cs if c.note)))  # fmt: skip
+            else:
+                share = best.share(r.value)
+                rows.append(Limit(label, r.key.profile, r.value, r.unit, best.limit, share,
+                                  best.what))  # fmt: skip
+    paras = [
+        "A full TLS handshake costs the server one private-key operation of its certificate. "
+        "openssl speed of that operation, pinned to one of the point's cores before the run, "
+        "is the most full handshakes a core could do if nothing else cost anything; a link's "
+        "line rate over the bytes one request costs on the wire is the most requests it "
+        "carries. Near its crypto ceiling a figure is sound and more cores, not tuning, are "
+        f"the way up; below {FAR_BELOW * 100:.0f}% of it something else dominates (the key "
+        "exchange, the TCP connections, the proxied request, the kernel). No prediction in "
+        "this guide exceeds a ceiling."
+    ]
+    if reference_used:
+        paras.append(
+            "Reference figures: ceiling not stated (the article names no CPU model, so what "
+            "its hardware allowed is unknown)."
+        )
+    if not rows:
+        return Limits(tuple(paras), None, ())
+    table = TableBlock(
+        title="How close to the limit",
+        headers=("point", "measured", "ceiling", "share", "ceiling of"),
+        rows=tuple(
+            (
+                TCell(x.label, numeric=False),
+                TCell(f"{number(x.value)} {x.unit}"),
+                TCell(number(x.ceiling) if x.ceiling is not None else "–"),
+                TCell(f"{x.share * 100:.0f}%" if x.share is not None else "–"),
+                TCell(x.what, numeric=False),
+            )
+            for x in rows
+        ),
+    )
+    return Limits(tuple(paras), table, tuple(rows))
