@@ -38,6 +38,7 @@ __all__ = [
     "far_below",
     "nic_bound",
     "nic_ceiling",
+    "openssl_build",
     "point_ceilings",
 ]
 
@@ -46,6 +47,11 @@ ALGORITHMS = {"rsa2048": "RSA-2048 signing", "ecdsa-p256": "ECDSA P-256 signing"
 # A saturated handshake figure below this share of its crypto ceiling is flagged: something
 # other than the private-key operation dominates the server's CPU.
 FAR_BELOW = 0.5
+# A figure above its ceiling cannot be: the ceiling was measured low or the work was not it
+ABOVE = (
+    " (above the ceiling: it was measured low, e.g. under other load, or the handshakes were "
+    "not all full ones)"
+)
 
 
 @dataclass(frozen=True)
@@ -146,7 +152,7 @@ class Ceiling:
         if share is None:
             return self.note or f"{self.what}: not known"
         shown = f"{value:,.0f}{' ' + _short(unit) if unit else ''}"
-        return f"{shown} = {share * 100:.0f}% of {self.what}"
+        return f"{shown} = {share * 100:.0f}% of {self.what}" + (ABOVE if share > 1.05 else "")
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Ceiling:
@@ -171,6 +177,12 @@ class Ceiling:
         }
 
 
+def openssl_build(version: str) -> str:
+    """``OpenSSL 3.0.19`` of ``openssl version``'s ``OpenSSL 3.0.19 27 Jan 2026 (Library:
+    ...)``."""
+    return " ".join(version.split()[:2])
+
+
 def _short(unit: str) -> str:
     return {"requests/s": "req/s", "handshakes/s": "hs/s"}.get(unit, unit)
 
@@ -193,7 +205,7 @@ def crypto_ceiling(
         mode = "one core's HT siblings together" if ht == "on" else "one core"
         return Ceiling("crypto", None, what, f"{what} ceiling not measured on {mode}")
     label = "cpus" if "," in rate.cpus or "-" in rate.cpus else "cpu"
-    build = f", {ceilings.openssl.split(' (')[0]}" if ceilings.openssl else ""
+    build = f", {openssl_build(ceilings.openssl)}" if ceilings.openssl else ""
     per = "per core" if ht != "on" else "per core, both siblings"
     return Ceiling(
         "crypto",
@@ -327,7 +339,7 @@ def crypto_bound(
     rate = ceilings.rate(tls_key, 2 if ht == "on" else 1)
     if rate is None:
         return None
-    build = f", {ceilings.openssl.split(' (')[0]}" if ceilings.openssl else ""
+    build = f", {openssl_build(ceilings.openssl)}" if ceilings.openssl else ""
     per = "per core" if ht != "on" else "per core, both HT siblings"
     what = f"{ALGORITHMS.get(tls_key, tls_key)} ({rate.sign_per_s:,.0f}/s {per}{build})"
     return Bound(profile, ht, "crypto", what, per_core=rate.sign_per_s, tls_key=tls_key)

@@ -43,7 +43,7 @@ def probe_ceiling(
     certificate's signing operation, pinned; about 2 s per measurement, no nginx), and
     print it with the catalog entry that lets `recommend --cpu MODEL --allow-translation`
     translate a measured TLS basis to that CPU."""
-    from sizing.ceilings import ALGORITHMS
+    from sizing.ceilings import ALGORITHMS, openssl_build
     from sizing.errors import HostError, UsageError
     from sizing.inventory import load_inventory
     from sizing.provision.ansible import Playbooks
@@ -114,7 +114,7 @@ def probe_ceiling(
             typer.echo(
                 f"{r['host']}: {r['cpu_model'] or 'CPU model unknown'}: {what} "
                 f"{r['sign_per_core']:,.0f}/s on cpu {r['cpus']}{ht} "
-                f"({r['openssl'].split(' (')[0]}; {r['took_s']} s)"
+                f"({openssl_build(r['openssl'])}; {r['took_s']} s)"
             )
         good = [r for r in rows if r["sign_per_core"] is not None and r["cpu_model"]]
         if good:
@@ -129,7 +129,7 @@ def probe_ceiling(
                 typer.echo(
                     f"  - {{cpu_model: {r['cpu_model']!r}, tls_key: {tls_key}, "
                     f"sign_per_core: {r['sign_per_core']}{extra}, source: 'sizing "
-                    f"probe-ceiling on {r['host']} ({r['openssl'].split(' (')[0]})'}}"
+                    f"probe-ceiling on {r['host']} ({openssl_build(r['openssl'])})'}}"
                 )
     failed = [r for r in rows if r["sign_per_core"] is None]
     if failed:

@@ -140,7 +140,7 @@ def results(
             )
             limits = ceiling_lines([p for p, _ in pts], {p.key: ev for p, ev in pts})
             if limits:
-                typer.echo("\n".join(limits))
+                typer.echo("\n" + "\n".join(limits))
             pairs = pairs_table([p for p, _ in pts])
             if pairs:
                 typer.echo(pairs)

@@ -356,7 +356,7 @@ def limits_chart(guide: Guide) -> Chart | None:
         labels = [x.label for x in known]
         shares = [100 * x.share for x in known]
         ys = list(range(len(known)))
-        colours = ["#1f4e79" if x.profile == "tps" else "#9dc3e6" for x in known]
+        colours = ["#1f4e79" if x.unit == "handshakes/s" else "#9dc3e6" for x in known]
         ax.barh(ys, shares, color=colours, edgecolor="black", linewidth=0.5, height=0.6)
         for y, s in zip(ys, shares, strict=True):
             ax.text(s + 1, y, f"{s:.0f}%", va="center", fontsize=7)

@@ -430,7 +430,8 @@ def sizing_table_text(table: SizingTable, wide: bool = False) -> str:
     legend = (
         f"{mark('reference')} reference, {mark('measured')} measured, "
         f"{mark('interpolated')} interpolated, {mark('extrapolated')} extrapolated or "
-        f"shape-borrowed, {mark('emulated')} emulated; "
+        f"shape-borrowed, {mark('emulated')} emulated, {mark('translated')} translated to "
+        "another CPU; "
         "≥ a lower bound (the source could not saturate the server); (flags) beside a "
         f"figure; cost per unit on {table.cost_basis}, sized on the low end of each figure's "
         "interval (range of n runs with its coverage, or a 95% prediction interval); "
@@ -444,6 +445,8 @@ def sizing_table_text(table: SizingTable, wide: bool = False) -> str:
 def _ceiling_notes(block: Any, srs: Any) -> list[str]:
     """A series' physical ceilings and each figure's share of them ("ceiling: ... 1c 46%,
     2c 44%"); none for reference data (its block says "not stated")."""
+    from sizing.ceilings import ABOVE
+
     name = f"{srs.platform} {srs.profile.upper()} HT {srs.ht}"
     out = []
     for b in srs.bounds:
@@ -453,7 +456,15 @@ def _ceiling_notes(block: Any, srs: Any) -> list[str]:
             limit = b.at(r.cores)
             if c is not None and limit:
                 shares.append(f"{r.cores}c {100 * c.value / limit:.0f}%")
-        out.append(f"{name} ceiling: {b.what}" + (f": {', '.join(shares)}" if shares else ""))
+        line = f"{name} ceiling: {b.what}" + (f": {', '.join(shares)}" if shares else "")
+        over = any(
+            (c := r.cell(srs.platform, srs.ht, srs.profile)) is not None
+            and c.source == "measured"
+            and (lim := b.at(r.cores))
+            and c.value > 1.05 * lim
+            for r in block.rows
+        )
+        out.append(line + (ABOVE if over else ""))
     return out
 
 
