@@ -197,7 +197,13 @@ def crypto_ceiling(
         return None
     what = ALGORITHMS.get(tls_key, tls_key)
     if ceilings is None:
-        return Ceiling("crypto", None, what, f"{what} ceiling not measured (a run before ceilings)")
+        return Ceiling(
+            "crypto",
+            None,
+            what,
+            f"{what} ceiling not measured on this host (a guest booted per point, or a run "
+            "from before sizing measured ceilings)",
+        )
     if ceilings.missing:
         return Ceiling("crypto", None, what, f"{what} ceiling not measured: {ceilings.missing}")
     rate = ceilings.rate(tls_key, 2 if ht == "on" else 1)

@@ -74,6 +74,7 @@ from sizing.topology import Topology
 
 __all__ = [
     "Prepared",
+    "against_ceiling",
     "RunOptions",
     "RunSummary",
     "Sweep",
@@ -446,7 +447,8 @@ class Sweep:
                 self.health.mark_broken(host, why)
         for i, point in enumerate(plan):
             result, samples = self._point(point)
-            result = self._against_ceiling(store, summary.run_id, point, result, samples)
+            host_env = store.get_run(summary.run_id).environment.get(point.server.name)
+            result = against_ceiling(host_env, point, result, samples)
             with shielded():  # a signal now stops the run once this point is stored
                 store.add_point(summary.run_id, result, samples)
                 summary.points.append(result)
@@ -483,32 +485,6 @@ class Sweep:
         for h, c in got.items():
             if c.missing:
                 summary.problems.append(f"{h}: crypto ceiling not measured: {c.missing}")
-
-    def _against_ceiling(
-        self,
-        store: Store,
-        run_id: int,
-        point: PlannedPoint,
-        result: PointResult,
-        samples: list[tuple[int, Sample]],
-    ) -> PointResult:
-        """A valid handshake figure far below its crypto ceiling gets the
-        ``far-below-ceiling`` warning flag, with what the server's CPU did instead."""
-        if result.status is not Status.MEASURED or result.unit != "handshakes/s":
-            return result
-        host_env = store.get_run(run_id).environment.get(point.server.name)
-        ceiling = crypto_ceiling(
-            HostCeilings.from_env(host_env), point.profile.tls_key or "", point.key.cores,
-            point.key.ht,
-        )  # fmt: skip
-        timed = [
-            s.metadata for _, s in samples if "." not in s.metric and not s.metadata.get("warmup")
-        ]
-        why = far_below(ceiling, result.value, cpu_split(timed))
-        if why is None:
-            return result
-        reason = f"{result.reason}; {why}" if result.reason else why
-        return replace(result, flags=(*result.flags, "far-below-ceiling"), reason=reason)
 
     def _report_broken(self, summary: RunSummary) -> None:
         """Report each host that failed mid-sweep once; its later points fail fast."""
@@ -607,3 +583,25 @@ def plan_sweep(opts: RunOptions, progress: Progress | None = None) -> dict[str, 
     if not opts.profiles:
         raise SizingError("no profile to run")
     return Sweep(opts, progress).dry_run()
+
+
+def against_ceiling(
+    host_env: Any, point: PlannedPoint, result: PointResult, samples: Sequence[tuple[int, Sample]]
+) -> PointResult:
+    """A valid handshake figure far below the crypto ceiling its run measured on the
+    server (``host_env``: the run's record of it) gets the ``far-below-ceiling`` warning
+    flag, with what the server's CPU did instead; any other point is returned as it is."""
+    if result.status is not Status.MEASURED or result.unit != "handshakes/s":
+        return result
+    ceiling = crypto_ceiling(
+        HostCeilings.from_env(host_env if isinstance(host_env, dict) else None),
+        point.profile.tls_key or "",
+        point.key.cores,
+        point.key.ht,
+    )
+    timed = [s.metadata for _, s in samples if "." not in s.metric and not s.metadata.get("warmup")]
+    why = far_below(ceiling, result.value, cpu_split(timed))
+    if why is None:
+        return result
+    reason = f"{result.reason}; {why}" if result.reason else why
+    return replace(result, flags=(*result.flags, "far-below-ceiling"), reason=reason)

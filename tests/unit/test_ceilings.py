@@ -243,3 +243,40 @@ def test_a_stated_ceiling_matches_a_cpu_by_name() -> None:
     c = StatedCeiling("EPYC 9354", "rsa2048", 2000.0, source="x")
     assert c.matches("AMD EPYC 9354 32-Core Processor") and c.matches("epyc 9354")
     assert not c.matches("Xeon Gold 6338") and c.rate("on") is None
+
+
+def test_the_sweep_flags_a_valid_handshake_figure_far_below_its_ceiling() -> None:
+    """What `sizing run` does to each point it stores (sweep.against_ceiling): a valid TPS
+    figure at 44% of the ceiling its run measured gets the far-below-ceiling flag with the
+    CPU split of its timed repetitions; near the ceiling, invalid, or RPS: unchanged."""
+    from dataclasses import replace
+
+    from sizing import profiles
+    from sizing.inventory import load_inventory
+    from sizing.model import Ht, PointResult, Sample, Status
+    from sizing.paths import ROOT
+    from sizing.plan import build_plan
+    from sizing.sweep import against_ceiling
+    from sizing.topology import Topology
+
+    inv = load_inventory(ROOT / "inventories" / "local.yml")
+    topo = Topology.from_sysfs()
+    (tps,) = build_plan(inv, {"localhost": topo}, (1,), (Ht.OFF,), (profiles.load("tps"),))
+    split = {"per_cpu": {"0": {"user": 76.6, "system": 8.4, "softirq": 3.8}}}
+    samples = [
+        (0, Sample("handshakes_per_second", 900.0, "handshakes/s", {"warmup": True})),
+        *((i, Sample("handshakes_per_second", v, "handshakes/s", {"server_cpu": split}))
+          for i, v in enumerate((1790.0, 1800.0, 1810.0), start=1)),
+    ]  # fmt: skip
+    env = {"ceilings": {"openssl": "OpenSSL 3.0.19", "crypto": [
+        {"alg": "rsa2048", "cpus": "0", "threads": 1, "sign_per_s": 4100.0}]}}  # fmt: skip
+    valid = PointResult(tps.key, Status.MEASURED, value=1800.0, unit="handshakes/s")
+    got = against_ceiling(env, tps, valid, samples)
+    assert got.flags == ("far-below-ceiling",)
+    assert got.reason.startswith("far-below-ceiling: 44% of RSA-2048 signing on cpu 0")
+    assert "user 77%, system 8%, softirq 4%" in got.reason
+    near = replace(valid, value=3000.0)
+    assert against_ceiling(env, tps, near, samples) is near
+    invalid = replace(valid, status=Status.INVALID)
+    assert against_ceiling(env, tps, invalid, samples) is invalid
+    assert against_ceiling({}, tps, valid, samples) is valid  # no ceiling measured: no guess
