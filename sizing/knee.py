@@ -158,12 +158,24 @@ def parse_duration_s(text: str, option: str) -> float:
     return float(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[m.group(2) or "s"]
 
 
+MAX_RATE = 100_000_000  # requests/s: far above what one load generator host offers
+
+
+def _finite_rate(text: str) -> float:
+    """A rate as typed: a finite number no larger than :data:`MAX_RATE` (``inf``, ``nan``
+    and ``1e300`` are refused, never rounded into an overflow)."""
+    v = float(text)
+    if not math.isfinite(v) or abs(v) > MAX_RATE:
+        raise ValueError(text)
+    return v
+
+
 def parse_rates(text: str) -> tuple[int, ...]:
     """``1000:10000:1000`` (start:stop:step, inclusive) or ``500,1000,2000`` -> rates."""
     text = text.strip()
     try:
         if ":" in text:
-            parts = [float(p) for p in text.split(":")]
+            parts = [_finite_rate(p) for p in text.split(":")]
             if len(parts) != 3:
                 raise ValueError
             start, stop, step = parts
@@ -174,13 +186,13 @@ def parse_rates(text: str) -> tuple[int, ...]:
                 raise UsageError(f"--rates: {text!r} gives {n} rates; 1000 at most")
             rates = [round(start + i * step) for i in range(n)]
         else:
-            rates = [round(float(p)) for p in text.split(",") if p.strip()]
+            rates = [round(_finite_rate(p)) for p in text.split(",") if p.strip()]
             if not rates or min(rates) < 1:
                 raise ValueError
-    except ValueError:
+    except (ValueError, OverflowError):
         raise UsageError(
             f"--rates: {text!r} is not START:STOP:STEP (e.g. 1000:10000:1000) or a list "
-            "of rates of at least 1 request/s"
+            f"of rates of at least 1 and at most {MAX_RATE:,} requests/s"
         ) from None
     return tuple(sorted(set(rates)))
 

@@ -197,7 +197,15 @@ class Store:
 
     @staticmethod
     def exists(path: Path | str) -> bool:
-        return Path(path).is_file()
+        """Whether a results database file is there; a directory is refused (a ``--db``
+        naming one is a mistake, never "nothing measured yet")."""
+        p = Path(path)
+        try:
+            if p.is_dir():
+                raise StoreError(p, "is a directory, not a results database")
+            return p.is_file()
+        except OSError as exc:  # a directory this user may not look into
+            raise StoreError(p, f"cannot be read: {exc.strerror or exc}") from exc
 
     def close(self) -> None:
         self._db.close()

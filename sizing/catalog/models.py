@@ -14,6 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 PlatformName = Literal["baremetal", "hypervisor", "kubernetes"]
 
 
+# The most any one price may be (a server, a licence): far above any real one, and low
+# enough that a fleet's cost stays an exact, printable number (1e300 is a typo, not a price).
+MAX_PRICE = 1e9
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
@@ -25,9 +30,11 @@ class ServerModel(_Model):
     """One server on offer."""
 
     cores: int = Field(ge=1, le=1024, description="Physical CPU cores of the server.")
-    price: float = Field(ge=0, description="Hardware price in the catalog's currency.")
+    price: float = Field(
+        ge=0, le=MAX_PRICE, description="Hardware price in the catalog's currency."
+    )
     sockets: int = Field(default=1, ge=1, le=16, description="CPU sockets (for licences).")
-    watts: float | None = Field(default=None, gt=0, description="Power draw at load.")
+    watts: float | None = Field(default=None, gt=0, le=100_000, description="Power draw at load.")
     name: str = ""
     cpu_model: str = Field(
         default="",
@@ -55,14 +62,14 @@ class LicenceModel(_Model):
     """A platform licence: per socket or per core, once or every year."""
 
     per: Literal["socket", "core"]
-    price: float = Field(ge=0)
+    price: float = Field(ge=0, le=MAX_PRICE)
     term: Literal["once", "yearly"] = "once"
 
 
 class PowerModel(_Model):
     """The price of electricity."""
 
-    price_per_kwh: float = Field(ge=0)
+    price_per_kwh: float = Field(ge=0, le=1_000)
 
 
 class CatalogModel(_Model):

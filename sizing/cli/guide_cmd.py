@@ -69,12 +69,15 @@ def output_format(out: Path | None, fmt: str | None) -> tuple[FormatChoice, Path
 def check_writable(out: Path) -> None:
     """One clear line, before any work, when ``out`` cannot be written."""
     parent = out.parent if str(out.parent) else Path(".")
-    if out.is_dir():
-        raise SizingError(f"{out}: cannot write the guide: is a directory")
-    if not parent.is_dir():
-        raise SizingError(f"{out}: cannot write the guide: no directory {parent}")
-    if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
-        raise SizingError(f"{out}: cannot write the guide: permission denied")
+    try:
+        if out.is_dir():
+            raise SizingError(f"{out}: cannot write the guide: is a directory")
+        if not parent.is_dir():
+            raise SizingError(f"{out}: cannot write the guide: no directory {parent}")
+        if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
+            raise SizingError(f"{out}: cannot write the guide: permission denied")
+    except OSError as exc:  # a parent directory this user may not even look into
+        raise SizingError(f"{out}: cannot write the guide: {exc.strerror or exc}") from exc
 
 
 def guide_cmd(

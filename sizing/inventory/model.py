@@ -159,7 +159,7 @@ class HostVars(BaseModel):
         description="Address the clients load; default ansible_host, or 127.0.0.1 locally.",
     )
     cpu: CpuSpec | None = None
-    price_usd: float | None = Field(default=None, ge=0)
+    price_usd: float | None = Field(default=None, ge=0, le=1e9)
     cost_ref: Text | None = None
     nic_gbps: float | None = Field(default=None, gt=0)
     steer_irqs: bool | None = Field(

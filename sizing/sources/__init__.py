@@ -96,8 +96,12 @@ class Inputs:
 
 
 def db_path(db: Path | None) -> Path:
-    """The results database: ``db`` when given, else the default."""
-    return db if db is not None else paths.default_db()
+    """The results database: ``db`` when given, else the default; a directory is refused."""
+    from sizing.store import Store
+
+    path = db if db is not None else paths.default_db()
+    Store.exists(path)  # refuses a directory, or one this user may not look into
+    return path
 
 
 def _migrate_declared(db: Path, runs: Sequence[RunData]) -> None:

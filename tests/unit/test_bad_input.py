@@ -273,3 +273,60 @@ def test_inventory_check_text_has_no_traceback(tmp_path: Path) -> None:
     result = runner.invoke(app, ["inventory", "check", str(path)])
     assert result.exit_code == ExitStatus.INPUT
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("rates", ["inf", "1000:inf:10", "nan", "1e300", "1,inf", "-inf:10:1"])
+def test_non_finite_or_absurd_rates_are_one_usage_line(rates: str) -> None:
+    """Issue 27: `--rates inf` was an internal OverflowError."""
+    res = runner.invoke(app, ["run", "--plan", "--profile", "latency", "--rates", rates])
+    assert res.exit_code == ExitStatus.USAGE, res.output
+    assert res.stderr.strip().splitlines() == [
+        f"error: --rates: {rates!r} is not START:STOP:STEP (e.g. 1000:10000:1000) or a list of "
+        "rates of at least 1 and at most 100,000,000 requests/s"
+    ]
+
+
+@pytest.mark.parametrize("command", [
+    ["results"], ["results", "--bases"], ["recommend", "--rps", "1000"], ["table"],
+    ["guide", "--format", "md", "--out", "-"],
+])  # fmt: skip
+def test_a_db_that_is_a_directory_is_refused(tmp_path: Path, command: list[str]) -> None:
+    """Issue 27: `results --db DIR` said "nothing measured yet" and exited 0."""
+    res = runner.invoke(app, [*command, "--db", str(tmp_path)])
+    assert res.exit_code == ExitStatus.INPUT, res.output
+    assert res.stderr.strip() == f"error: {tmp_path}: is a directory, not a results database"
+
+
+def test_paths_this_user_may_not_look_into_are_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27: a database or a guide under a directory the user may not enter was an
+    internal PermissionError. The tests run as root, whom the kernel never denies: the
+    denial is simulated (Path.is_dir raising PermissionError as it does for such a user)."""
+    real = Path.is_dir
+
+    def denied(self: Path) -> bool:
+        if "locked" in str(self):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "is_dir", denied)
+    db = tmp_path / "locked" / "sizing.sqlite"
+    res = runner.invoke(app, ["results", "--db", str(db)])
+    assert res.exit_code == ExitStatus.INPUT, res.output
+    assert res.stderr.strip() == f"error: {db}: cannot be read: Permission denied"
+    out = tmp_path / "locked" / "guide.md"
+    res = runner.invoke(app, ["guide", "--format", "md", "--out", str(out)])
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert res.stderr.strip() == f"error: {out}: cannot write the guide: Permission denied"
+
+
+def test_an_absurd_catalog_price_is_refused(tmp_path: Path) -> None:
+    """Issue 27: a price of 1e300 was accepted and printed as a 301-digit fleet cost."""
+    cat = tmp_path / "cat.yml"
+    cat.write_text("kind: catalog\nservers:\n  - {cores: 8, price: 1e300}\n")
+    res = runner.invoke(app, ["recommend", "--rps", "1000", "--catalog", str(cat)])
+    assert res.exit_code == ExitStatus.INPUT, res.output
+    assert res.stderr.strip() == (
+        f"error: {cat}: servers.0.price: Input should be less than or equal to 1000000000"
+    )
