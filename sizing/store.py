@@ -320,6 +320,17 @@ class Store:
         assert cur.lastrowid is not None
         return cur.lastrowid
 
+    def set_owner(self, run_id: int, owner: dict[str, Any]) -> None:
+        """Record which process measures the run (``options["owner"]``: controller, pid,
+        its start time), so that a run whose process is gone can be named abandoned."""
+        run = self.get_run(run_id)
+        with self._guard():
+            self._db.execute(
+                "UPDATE runs SET options = ? WHERE id = ?",
+                (json.dumps({**run.options, "owner": owner}, default=str), run_id),
+            )
+            self._db.commit()
+
     def reopen_run(self, run_id: int) -> None:
         """Mark an earlier run as running again (``--resume``)."""
         self.get_run(run_id)

@@ -117,7 +117,8 @@ def results(
                         "label": _label(r),
                         "started_at": r.started_at,
                         "finished_at": r.finished_at,
-                        "status": r.status,
+                        "status": _status(r),
+                        "stored_status": r.status,
                         "inventory": r.inventory,
                         "tool_version": r.tool_version,
                         "options": r.options,
@@ -133,7 +134,13 @@ def results(
     for r, pts in shown:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started_at))
         named = f" {_label(r)!r}" if _label(r) else ""
-        typer.echo(f"run {r.id}{named}  {when}  {r.status}  inventory {r.inventory}")
+        status = _status(r)
+        if status == "abandoned":
+            status = (
+                f"abandoned (its process is gone; `sizing run --resume {r.id}` measures "
+                "the rest)"
+            )
+        typer.echo(f"run {r.id}{named}  {when}  {status}  inventory {r.inventory}")
         if pts:
             typer.echo(
                 points_table([p for p, _ in pts], {p.key: ev for p, ev in pts}, verbose=verbose)
@@ -145,6 +152,18 @@ def results(
             if pairs:
                 typer.echo(pairs)
         typer.echo("")
+
+
+def _status(run: Any) -> str:
+    """The stored status, except that a run still marked running whose process is gone
+    (killed with SIGKILL, a crashed machine) is ``abandoned``."""
+    owner = (run.options or {}).get("owner")
+    if run.status == "running" and isinstance(owner, dict):
+        from sizing.provision.hostsafety import process_gone
+
+        if process_gone(owner):
+            return "abandoned"
+    return str(run.status)
 
 
 def _label(run: Any) -> str:

@@ -294,6 +294,8 @@ def run(
     )
     if resume is not None:
         opts = _resume_opts(ctx, opts, resume)
+        if not plan_only and _complete(opts.db, resume):
+            return
     if plan_only:
         _dry_run(opts, json_out)
         return
@@ -409,6 +411,23 @@ def _stored_evidence(db: Path, run_id: int) -> dict[Any, dict[str, Any]]:
             )
             for p in store.points(run_id)
         }
+
+
+def _complete(db: Path, run_id: int) -> bool:
+    """``--resume`` of a complete run: nothing to measure, said on stdout, exit 0, and the
+    run left as it is (not reopened, no host contacted)."""
+    from sizing.store import Store
+
+    with Store.open_readonly(db) as store:
+        run = store.get_run(run_id)
+        n = len(store.points(run_id))
+    if run.status != "complete":
+        return False
+    typer.echo(
+        f"run {run_id} is complete: nothing left to measure ({n} point(s) stored; "
+        f"`sizing results --run {run_id}` shows them)"
+    )
+    return True
 
 
 def _resume_opts(ctx: typer.Context, opts: Any, run_id: int) -> Any:

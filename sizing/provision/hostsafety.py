@@ -22,7 +22,15 @@ from sizing.errors import HostError
 from sizing.facts import HostFacts
 from sizing.provision.ansible import Playbooks
 
-__all__ = ["HostLocks", "RunHosts", "new_token", "same_machines"]
+__all__ = [
+    "HostLocks",
+    "RunHosts",
+    "new_token",
+    "owner_record",
+    "process_gone",
+    "same_machines",
+    "took_over_text",
+]
 
 LOCK_TASK = "Run the lock script"
 
@@ -59,15 +67,31 @@ def owner_record() -> dict[str, Any]:
     }
 
 
+def process_gone(owner: Mapping[str, Any]) -> bool:
+    """Whether the process an owner record names has ended (known only on the controller
+    that started it: the same machine-id; a reused pid has another start time)."""
+    if owner.get("controller") != _controller_id():
+        return False
+    pid = owner.get("pid")
+    return not isinstance(pid, int) or _start_ticks(pid) != owner.get("pid_start")
+
+
+def took_over_text(host: str, holder: Mapping[str, Any]) -> str:
+    """The line a run says when it took over a stale lock."""
+    run = holder.get("run_id")
+    of = f"run {run}" if run is not None else "an earlier run"
+    return (
+        f"{host}: took over the run lock of {of} (pid {holder.get('pid', '?')} on "
+        f"{holder.get('controller_host', '?')}): its process is gone"
+    )
+
+
 def _stale(holder: Mapping[str, Any]) -> bool:
     """A lock is stale when its run's process is gone: known only for a lock taken from
     this controller (the same machine-id), or one whose owner record is unreadable."""
     if holder.get("unreadable"):
         return True
-    if holder.get("controller") != _controller_id():
-        return False
-    pid = holder.get("pid")
-    return not isinstance(pid, int) or _start_ticks(pid) != holder.get("pid_start")
+    return process_gone(holder)
 
 
 def _holder_text(holder: Mapping[str, Any]) -> str:
@@ -87,6 +111,8 @@ class HostLocks:
     playbooks: Playbooks
     token: str
     held: list[str] = field(default_factory=list)
+    run_id: int | None = None  # named in the lock, for the run that may take it over
+    took_over: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     def _run(self, action: str, hosts: Sequence[str], stale: str = "-") -> Any:
         return self.playbooks.run(
@@ -96,7 +122,7 @@ class HostLocks:
                 "sizing_hosts": ",".join(hosts),
                 "sizing_lock_action": action,
                 "sizing_run_token": self.token,
-                "sizing_lock_owner": owner_record(),
+                "sizing_lock_owner": {**owner_record(), "run_id": self.run_id},
                 "sizing_lock_stale": stale,
             },
         )
@@ -122,6 +148,7 @@ class HostLocks:
                 again = self._run("acquire", [host], str(holder.get("token") or "?"))
                 if (again.json(host, LOCK_TASK) or {}).get("acquired"):
                     self.held.append(host)
+                    self.took_over.append((host, holder))
                     continue
             refused.append((host, holder))
         if refused:

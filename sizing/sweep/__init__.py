@@ -50,7 +50,7 @@ from sizing.plan.settings import Schedule
 from sizing.provision.ansible import Playbooks, StopSignals, shielded
 from sizing.provision.ceiling import ceiling_jobs, measure_ceilings
 from sizing.provision.facts import declared_facts, gather_facts
-from sizing.provision.hostsafety import RunHosts, same_machines
+from sizing.provision.hostsafety import RunHosts, owner_record, same_machines, took_over_text
 from sizing.provision.nginx import NginxProvisioner, nginx_vars
 from sizing.provision.platforms import (
     INVENTORY_PLACEHOLDER,
@@ -370,6 +370,11 @@ class Sweep:
             store.close()
             raise
         summary = RunSummary(run_id=run_id, status=RunStatus.RUNNING)
+        self.hosts_taken.locks.run_id = run_id
+        try:
+            store.set_owner(run_id, owner_record())  # results names it abandoned if it dies
+        except SizingError:
+            pass  # a store that cannot take it now fails the run at its next write
         try:
             with StopSignals():
                 try:
@@ -428,6 +433,10 @@ class Sweep:
         servers = {self.placement.get(p.server.name, p.server.name)
                    for p in prepared.todo if not p.skipped}
         self.hosts_taken.locks.acquire(servers)
+        for host, holder in self.hosts_taken.locks.took_over:
+            line = took_over_text(host, holder)
+            summary.problems.append(line)
+            self.progress.note(line)
         summary.problems += prepared.problems  # unreachable hosts, hypervisors: said once
         plan = prepared.todo
         summary.already = len(prepared.plan) - len(plan)

@@ -33,7 +33,7 @@ def grid(
     Hand-rolled rather than tabulate, whose import costs more than the whole engine.
     """
     cells = [[str(c) for c in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
     left = left or set()
 
     def line(values: Sequence[str]) -> str:
