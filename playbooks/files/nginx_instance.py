@@ -190,10 +190,77 @@ def stop_masters(pattern: str, host: str) -> list[str]:
     return found
 
 
+def stop_orphans(pidfile: str | None, host: str) -> list[str]:
+    """Stop the workers a killed master left behind (kill -9 of the master: they keep
+    serving, parent PID 1, and hold the instance's ports). They are found by the pid file's
+    pid, which is their process group (nginx's master leads its group, the workers inherit
+    it), and only when that master is gone (or a zombie nobody reaps) and each one is an
+    ``nginx: worker process`` (or cache process) whose parent is no nginx master: another
+    instance's workers are never touched."""
+    if not pidfile:
+        return []
+    try:
+        with open(pidfile) as fh:
+            group = int(fh.read().strip())
+    except (OSError, ValueError):
+        return []
+    if group <= 1 or _alive(str(group)):
+        return []  # the master lives (stop_masters' business), or the pid is reused
+    orphans = []
+    for pid in pgrep("-g", str(group)):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmd = fh.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            with open(f"/proc/{pid}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if cmd.startswith(("nginx: worker process", "nginx: cache")) and not _is_master(ppid):
+            orphans.append(pid)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in orphans:
+            try:
+                os.kill(int(pid), sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + STOP_TIMEOUT_S / 2
+        while any(os.path.exists(f"/proc/{p}/cmdline") and _alive(p) for p in orphans):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        else:
+            break
+    still = [p for p in orphans if _alive(p)]
+    if still:
+        fail(f"{host}: the orphaned nginx workers {', '.join(still)} did not exit")
+    return orphans
+
+
+def _is_master(pid: int) -> bool:
+    """Whether ``pid`` is a running nginx master (an orphan's parent is PID 1 or the
+    nearest subreaper, never one)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().startswith(b"nginx: master")
+    except OSError:
+        return False
+
+
+def _alive(pid: str) -> bool:
+    """Running, not a zombie (a zombie has an empty command line)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return bool(fh.read())
+    except OSError:
+        return False
+
+
 def stop(spec: dict[str, Any]) -> dict[str, Any]:
-    """Stop the instance whose master matches ``pattern``; nothing running is no change."""
+    """Stop the instance whose master matches ``pattern``, and the workers a killed master
+    left behind (``pidfile``); nothing running is no change."""
     stopped = stop_masters(spec["pattern"], spec["host"])
-    return {"changed": bool(stopped), "stopped": stopped}
+    orphans = stop_orphans(spec.get("pidfile"), spec["host"])
+    return {"changed": bool(stopped or orphans), "stopped": stopped, "orphans": orphans}
 
 
 def current(spec: dict[str, Any], found: list[str]) -> bool:
@@ -270,6 +337,7 @@ def up(spec: dict[str, Any]) -> dict[str, Any]:
     if not (found and current(spec, found)):
         if found:
             stopped = stop_masters(pattern, host)
+        stopped += stop_orphans(spec.get("pidfile"), host)
         for port in spec.get("ports", []):
             deadline = time.monotonic() + PORT_TIMEOUT_S
             while not port_free(spec["probe_host"], int(port)):

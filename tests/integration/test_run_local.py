@@ -162,6 +162,51 @@ def test_nginx_killed_mid_point_keeps_measured_points(
         assert len(store.points(doc["run_id"])) == 2
 
 
+def _listening(port: int) -> bool:
+    out = subprocess.run(["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True)
+    return bool(out.stdout.strip())
+
+
+def test_a_master_killed_mid_point_leaves_no_orphaned_worker(
+    local_inv: Path, tmp_path: Path, tools: None
+) -> None:
+    """Issue 27: kill -9 of the nginx master alone (its worker keeps serving, parent PID 1,
+    and held 28080/28443 for the next run). The run ends interrupted with the point
+    failed, and then nothing of the instance listens and no worker of its group is left;
+    the next run on the same ports provisions and measures."""
+    db = tmp_path / "r.sqlite"
+    pidfile = tmp_path / "nginx.pid"
+
+    def killer() -> None:
+        deadline = time.time() + 240
+        while time.time() < deadline:
+            if load_processes("28080") and _alive(pidfile):
+                time.sleep(1.0)
+                os.kill(int(pidfile.read_text().strip()), signal.SIGKILL)  # the master only
+                return
+            time.sleep(0.2)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    args = ["run", "-i", str(local_inv), "--cores", "1", "--profile", "rps", "--duration", "4",
+            "--warmup", "0", "--repeat", "2", "--db", str(db), "--json"]  # fmt: skip
+    result = runner.invoke(app, args)
+    thread.join(timeout=5)
+    assert result.exit_code == 4, result.output
+    doc = json.loads(result.stdout)
+    assert doc["status"] == "interrupted" and "server-died" in doc["points"][0]["flags"]
+    group = pidfile.read_text().strip()
+    ps = subprocess.run(["ps", "-o", "pid=,stat=,cmd=", "-g", group],
+                        capture_output=True, text=True).stdout  # fmt: skip
+    # zombies are dead (this container's PID 1 does not reap them): only live ones count
+    left = [line for line in ps.splitlines() if line.split()[1][0] != "Z"]
+    assert left == [], f"processes of the killed master's group still run:\n{ps}"
+    assert not _listening(28080) and not _listening(28443)
+    again = runner.invoke(app, [*args[:-2], str(tmp_path / "r2.sqlite"), "--json"])
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["points"][0]["status"] in ("measured", "invalid")
+
+
 def test_ctrl_c_keeps_points_and_marks_run_interrupted(
     local_inv: Path, tmp_path: Path, tools: None
 ) -> None:
