@@ -228,7 +228,11 @@ def plan_text(doc: Mapping[str, Any]) -> str:
                 f"{o['generator']}'s planning figure from benchmarks/generators)")
     runs = ", ".join(f"{pb['playbook']} x{pb['runs']}" for pb in doc["playbooks"])
     lines.append(f"playbooks: {runs}")
-    if not probed:
+    if not probed and doc["preflight"]:
+        lines.append("inventory problems (checked offline; the run would stop before any load):")
+        lines += [f"  - {p}" for p in doc["preflight"]]
+        lines.append("pre-flight on the hosts: not run offline (--probe reads them and runs it)")
+    elif not probed:
         lines.append("pre-flight: not run offline (--probe reads the hosts and runs it)")
     elif doc["preflight"]:
         lines.append("pre-flight problems (the run would stop before any load):")

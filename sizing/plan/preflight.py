@@ -45,7 +45,9 @@ __all__ = [
     "check_reachable",
     "check_server_limits",
     "check_wrk_argv",
+    "offline_checks",
     "preflight",
+    "same_address",
     "requirements",
 ]
 
@@ -262,6 +264,45 @@ def check_client_cpus(host: Host, cpus: Iterable[int], topology: Topology | None
             f"sizing_client_cpus"
         ]
     return []
+
+
+LOOPBACK = {"localhost", "127.0.0.1", "::1", "ip6-localhost"}
+
+
+def same_address(servers: Sequence[Host]) -> list[str]:
+    """One line per address that two servers of the inventory share: one machine named
+    twice (``--probe`` also compares machine-ids). Loopback names count as one address."""
+    by: dict[str, list[str]] = {}
+    for h in servers:
+        addr = h.address.strip().lower()
+        if addr in LOOPBACK or addr.startswith("127."):
+            addr = "this machine (loopback)"
+        by.setdefault(addr, []).append(h.name)
+    return [
+        f"{' and '.join(sorted(names))} are the same machine ({addr}): name it once in the "
+        "inventory, or two servers would share its CPUs and its ports"
+        for addr, names in sorted(by.items())
+        if len(names) > 1
+    ]
+
+
+def offline_checks(
+    plan: Sequence[PlannedPoint], servers: Sequence[Host], topologies: Mapping[str, Topology]
+) -> list[str]:
+    """What ``--plan`` can check without contacting a host: the CPUs each client is pinned
+    to exist in its declared (or, for this machine, its own) topology, and no machine is
+    named twice as a server."""
+    lines: list[str] = []
+    seen: set[str] = set()
+    for p in plan:
+        if p.skipped:
+            continue
+        for c in p.clients:
+            if c.name in seen:
+                continue
+            seen.add(c.name)
+            lines += check_client_cpus(c, p.client_cpus.get(c.name, ()), topologies.get(c.name))
+    return lines + same_address(servers)
 
 
 def check_wrk_argv(

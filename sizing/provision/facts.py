@@ -67,14 +67,15 @@ def _declared(host: Host) -> tuple[Topology, dict[str, Any]] | None:
     if cpu is not None:
         topo = declared_topology(cpu.sockets, cpu.cores_per_socket, cpu.threads_per_core)
         return topo, {"facts": "declared", "cpu_model": cpu.model}
+    if host.is_local:
+        # This machine's own sysfs: reading it contacts nothing, and it is the truth (a
+        # client's sizing_client_cpus is checked against it, not taken for it).
+        return Topology.from_sysfs(), {"facts": "local", "cpu_model": None}
     if host.sizing.client_cpus and "server" not in host.roles:
         # A client that names the CPUs its load generator may use needs no more.
         ids = parse_cpulist(host.sizing.client_cpus)
         topo = Topology(tuple(Cpu(id=i, core=i, socket=0) for i in ids))
         return topo, {"facts": "declared", "cpu_model": None}
-    if host.is_local:
-        # This machine's own sysfs: reading it contacts nothing, and it is the truth.
-        return Topology.from_sysfs(), {"facts": "local", "cpu_model": None}
     return None
 
 

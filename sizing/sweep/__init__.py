@@ -45,7 +45,7 @@ from sizing.model import (
 from sizing.plan.dryrun import plan_document
 from sizing.plan.jwt import make_token
 from sizing.plan.points import PlannedPoint, build_plan
-from sizing.plan.preflight import check_plan
+from sizing.plan.preflight import check_plan, offline_checks, same_address
 from sizing.plan.settings import Schedule
 from sizing.provision.ansible import Playbooks, StopSignals, shielded
 from sizing.provision.ceiling import ceiling_jobs, measure_ceilings
@@ -207,6 +207,7 @@ class Sweep:
             topologies=own,
         )
         checks += same_machines({h.name: self.facts[h.name] for h in hosts if h.name in self.facts})
+        checks += [c for c in same_address(self._selected_servers()) if c not in checks]
         return Prepared(hosts, self.facts, plan, unreachable, set(self.done), checks, problems)
 
     def _prepare_offline(self, hosts: list[Host]) -> Prepared:
@@ -224,7 +225,10 @@ class Sweep:
             placement=self.placement,
         )
         plan = [_undeclared(p, missing, self.placement) for p in plan]
-        return Prepared(hosts, self.facts, plan, missing, set(self.done), [], [], probed=False)
+        checks = offline_checks(
+            plan, self._selected_servers(), {h: f.topology for h, f in facts.items()}
+        )
+        return Prepared(hosts, self.facts, plan, missing, set(self.done), checks, [], probed=False)
 
     def _require_reachable(self, unreachable: dict[str, str]) -> None:
         inv = self.inventory

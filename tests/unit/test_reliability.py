@@ -93,3 +93,35 @@ def test_a_run_whose_process_is_gone_is_shown_abandoned(tmp_path: Path) -> None:
         f"localhost: took over the run lock of run {dead} (pid {child.pid} on vm): its "
         "process is gone"
     )
+
+
+def test_the_offline_plan_checks_client_cpus_and_one_machine_named_twice(tmp_path: Path) -> None:
+    """Issue 27: `--plan` accepted a client pinned to CPUs this machine lacks and two
+    servers that are this machine under two names; now both are inventory problems, said
+    offline (nothing contacted), and the plan exits non-zero."""
+    from sizing.errors import ExitStatus
+
+    inv = tmp_path / "two.yml"
+    inv.write_text(
+        "all:\n  vars:\n    ansible_connection: local\n  children:\n    servers:\n"
+        "      hosts:\n        web1: {sizing_platform: baremetal}\n"
+        "        web2: {sizing_platform: baremetal}\n    clients:\n      hosts:\n"
+        '        localhost: {sizing_client_cpus: "4096-4097"}\n'
+    )
+    res = runner.invoke(app, ["run", "--plan", "-i", str(inv), "--cores", "1",
+                              "--profile", "static-rps"])  # fmt: skip
+    assert res.exit_code == ExitStatus.HOST, res.output
+    out = res.stdout
+    assert "inventory problems (checked offline; the run would stop before any load):" in out
+    assert (
+        "localhost: wrk would be pinned to CPU(s) [4096, 4097], which the host does not have "
+        "online (online: " in out
+    )
+    assert "web1 and web2 are the same machine (this machine (loopback))" in out
+    one = tmp_path / "one.yml"
+    one.write_text(inv.read_text().replace("        web2: {sizing_platform: baremetal}\n", "")
+                   .replace("4096-4097", "0"))  # fmt: skip
+    ok = runner.invoke(app, ["run", "--plan", "-i", str(one), "--cores", "1",
+                             "--profile", "static-rps"])  # fmt: skip
+    assert ok.exit_code == 0, ok.output
+    assert "pre-flight: not run offline" in ok.stdout
