@@ -19,6 +19,7 @@ class ExitStatus(IntEnum):
     INPUT = 3
     HOST = 4
     TOOL = 5
+    STORE = 6  # the results database cannot be written now: disk full, locked, vanished
     INTERRUPTED = 130
 
 

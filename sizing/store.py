@@ -124,9 +124,9 @@ class StoreError(SizingError):
 
     code = ExitStatus.INPUT
 
-    def __init__(self, path: Path | str, message: str) -> None:
+    def __init__(self, path: Path | str, message: str, *, code: ExitStatus | None = None) -> None:
         self.path = str(path)
-        super().__init__(f"{path}: {message}")
+        super().__init__(f"{path}: {message}", code=code)
 
 
 @dataclass(frozen=True)
@@ -292,7 +292,8 @@ class Store:
         try:
             yield
         except sqlite3.Error as exc:
-            raise StoreError(self.path, _explain(exc, self.timeout)) from exc
+            why, code = _explain(exc, self.timeout, self.path)
+            raise StoreError(self.path, why, code=code) from exc
 
     # -- runs ---------------------------------------------------------------------------
 
@@ -498,20 +499,30 @@ def _check_file(path: Path, *, must_exist: bool) -> None:
         raise StoreError(path, "not an SQLite database (damaged, or a file of another kind)")
 
 
-def _explain(exc: sqlite3.Error, timeout: float) -> str:
+def _explain(
+    exc: sqlite3.Error, timeout: float, path: Path | None = None
+) -> tuple[str, ExitStatus]:
+    """One line for an SQLite error, and its exit status: :attr:`ExitStatus.STORE` when
+    the machine, not the file's content, is in the way (locked, disk full, the file gone or
+    read-only), :attr:`ExitStatus.INPUT` when the file is not a usable database."""
     name = getattr(exc, "sqlite_errorname", "") or ""
     if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc):
         return (
             f"the results database is locked by another process (waited {timeout:g} s); "
             "try again when it has finished"
-        )
+        ), ExitStatus.STORE
     if name.startswith("SQLITE_FULL"):
-        return "the disk is full: cannot write the results database"
+        return "the disk is full: cannot write the results database", ExitStatus.STORE
     if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
-        return f"damaged results database ({exc})"
-    if name.startswith("SQLITE_READONLY"):
-        return f"cannot write the results database ({exc})"
-    return f"results database error: {exc}"
+        return f"damaged results database ({exc})", ExitStatus.INPUT
+    if path is not None and not path.exists():
+        return (
+            "the results database was deleted or moved while sizing used it",
+            ExitStatus.STORE,
+        )
+    if name.startswith(("SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_CANTOPEN")):
+        return f"cannot write the results database ({exc})", ExitStatus.STORE
+    return f"results database error: {exc}", ExitStatus.INPUT
 
 
 def _json(text: Any, kind: type) -> Any:

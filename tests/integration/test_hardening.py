@@ -298,7 +298,7 @@ def test_a_full_store_ends_the_run_failed(
             ],
         )
         monkeypatch.undo()
-        assert result.exit_code == 3, result.output  # StoreError's code
+        assert result.exit_code == 6, result.output  # a full disk: ExitStatus.STORE
         assert "Traceback" not in result.output
         [line] = result.stderr.strip().splitlines()
         assert line == f"error: {db}: the disk is full: cannot write the results database"

@@ -125,3 +125,23 @@ def test_the_offline_plan_checks_client_cpus_and_one_machine_named_twice(tmp_pat
                              "--profile", "static-rps"])  # fmt: skip
     assert ok.exit_code == 0, ok.output
     assert "pre-flight: not run offline" in ok.stdout
+
+
+def test_a_database_deleted_in_use_is_said_so_with_its_own_exit_code(tmp_path: Path) -> None:
+    """Issue 27: it was "readonly database", exit 3 (input). SQLite refuses to write a
+    file unlinked under it (SQLITE_READONLY_DBMOVED): said as what happened, exit 6."""
+    import pytest
+
+    from sizing.errors import ExitStatus
+    from sizing.store import Store, StoreError
+
+    db = tmp_path / "s.sqlite"
+    with Store(db) as store:
+        run_id = store.start_run(inventory="lab", argv=["sizing"], tool_version="0", options={})
+        db.unlink()
+        with pytest.raises(StoreError) as info:
+            store.finish_run(run_id, "complete")
+    assert info.value.code == ExitStatus.STORE
+    assert str(info.value) == (
+        f"{db}: the results database was deleted or moved while sizing used it"
+    )
