@@ -13,6 +13,7 @@ marking the run interrupted; every point finished before that is already committ
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -50,7 +51,13 @@ from sizing.plan.settings import Schedule
 from sizing.provision.ansible import Playbooks, StopSignals, shielded
 from sizing.provision.ceiling import ceiling_jobs, measure_ceilings
 from sizing.provision.facts import declared_facts, gather_facts
-from sizing.provision.hostsafety import RunHosts, owner_record, same_machines, took_over_text
+from sizing.provision.hostsafety import (
+    RunHosts,
+    owner_record,
+    process_gone,
+    same_machines,
+    took_over_text,
+)
 from sizing.provision.nginx import NginxProvisioner, nginx_vars
 from sizing.provision.platforms import (
     INVENTORY_PLACEHOLDER,
@@ -361,6 +368,7 @@ class Sweep:
         try:
             if opts.resume_run is not None:
                 run_id = opts.resume_run
+                _refuse_live(store, run_id)
                 self.done = done_keys(store, run_id)
                 store.reopen_run(run_id)
             else:
@@ -618,3 +626,19 @@ def against_ceiling(
         return result
     reason = f"{result.reason}; {why}" if result.reason else why
     return replace(result, flags=(*result.flags, "far-below-ceiling"), reason=reason)
+
+
+def _refuse_live(store: Store, run_id: int) -> None:
+    """``--resume`` of a run whose process still measures it is refused before the run is
+    touched (reopening it would let this process mark it failed or interrupted)."""
+    run = store.get_run(run_id)
+    owner = (run.options or {}).get("owner")
+    if run.status != RunStatus.RUNNING or not isinstance(owner, dict) or process_gone(owner):
+        return
+    if owner.get("pid") == os.getpid():
+        return
+    raise UsageError(
+        f"--resume {run_id}: run {run_id} is still measuring (pid {owner.get('pid')} on "
+        f"{owner.get('controller_host', 'this machine')}); wait for it to end, or stop it "
+        "(Ctrl-C, or kill that pid), then resume"
+    )

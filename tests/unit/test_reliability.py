@@ -145,3 +145,40 @@ def test_a_database_deleted_in_use_is_said_so_with_its_own_exit_code(tmp_path: P
     assert str(info.value) == (
         f"{db}: the results database was deleted or moved while sizing used it"
     )
+
+
+def test_resuming_a_run_that_is_still_measuring_is_refused_before_touching_it(
+    tmp_path: Path,
+) -> None:
+    """Issue 27: the run was reopened, then refused by the host lock and marked failed with
+    the second process's reason. A live process (started here) holds the run."""
+    import subprocess
+    import sys
+
+    from sizing.errors import ExitStatus
+    from sizing.paths import DEFAULT_INVENTORY
+    from sizing.provision import hostsafety
+    from sizing.store import Store
+
+    db = tmp_path / "s.sqlite"
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        with Store(db) as store:
+            run_id = store.start_run(inventory=str(DEFAULT_INVENTORY), argv=["sizing"],
+                                     tool_version="0", options={"cores": [1]})  # fmt: skip
+            owner = {**hostsafety.owner_record(), "pid": child.pid,
+                     "pid_start": hostsafety._start_ticks(child.pid)}  # fmt: skip
+            store.set_owner(run_id, owner)
+        res = runner.invoke(app, ["run", "--resume", str(run_id), "--db", str(db)])
+    finally:
+        child.kill()
+        child.wait()
+    assert res.exit_code == ExitStatus.USAGE, res.output
+    assert res.stderr.strip() == (
+        f"error: --resume {run_id}: run {run_id} is still measuring (pid {child.pid} on "
+        f"{owner['controller_host']}); wait for it to end, or stop it (Ctrl-C, or kill that "
+        "pid), then resume"
+    )
+    with Store.open_readonly(db) as store:
+        run = store.get_run(run_id)
+    assert (run.status, run.finished_at, run.note) == ("running", None, "")
