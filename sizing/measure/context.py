@@ -64,6 +64,10 @@ class HostHealth:
     reach: dict[str, float] = field(default_factory=dict)
 
     def mark_broken(self, host: str, why: str) -> None:
+        """Remember why ``host`` failed; every line that says it names the host once
+        (``why`` may come from an error that already begins with it)."""
+        while why.startswith(f"{host}: "):
+            why = why[len(host) + 2 :]
         self.broken[host] = why
 
     def set_lead(self, host: str, seconds: float) -> None:

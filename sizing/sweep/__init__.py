@@ -484,6 +484,12 @@ class Sweep:
                         PointResult(rest.key, Status.SKIPPED, "not measured: run interrupted")
                     )
                 return
+        tried = [p for p in summary.points if p.status is not Status.SKIPPED]
+        if tried and all(p.status is Status.FAILED for p in tried):
+            # nothing measured: provisioning or every host failed; never "complete"
+            summary.status = RunStatus.FAILED
+            summary.problems.insert(0, f"every point failed: {tried[0].reason}")
+            return
         summary.status = RunStatus.COMPLETE
 
     def _ceilings(self, store: Store, summary: RunSummary, plan: list[PlannedPoint]) -> None:

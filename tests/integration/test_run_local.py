@@ -75,6 +75,11 @@ def test_nginx_config_test_failure_is_one_line(tmp_path: Path, tools: None) -> N
     assert result.exit_code == 4, result.output
     assert "localhost" in result.stdout + result.stderr
     assert "Traceback" not in result.output
+    assert "localhost: localhost:" not in result.output  # the host is named once
+    with Store(tmp_path / "r.sqlite") as store:
+        (run,) = store.runs()
+    # every point failed (issue 27: it was stored "complete")
+    assert run.status == "failed" and run.note.startswith("every point failed: localhost: "), run
     stop_nginx(tmp_path / "nginx.pid")
 
 
