@@ -414,14 +414,18 @@ def _stored_evidence(db: Path, run_id: int) -> dict[Any, dict[str, Any]]:
 
 
 def _complete(db: Path, run_id: int) -> bool:
-    """``--resume`` of a complete run: nothing to measure, said on stdout, exit 0, and the
-    run left as it is (not reopened, no host contacted)."""
+    """``--resume`` of a complete run with nothing to retry (no failed point, none skipped
+    for an unreachable host): nothing to measure, said on stdout, exit 0, and the run left
+    as it is (not reopened, no host contacted)."""
     from sizing.store import Store
+    from sizing.sweep.options import done_keys
 
     with Store.open_readonly(db) as store:
         run = store.get_run(run_id)
-        n = len(store.points(run_id))
-    if run.status != "complete":
+        keys = {p.result.key for p in store.points(run_id)}
+        left = keys - done_keys(store, run_id)  # failed, or skipped for an unreachable host
+        n = len(keys)
+    if run.status != "complete" or left:
         return False
     typer.echo(
         f"run {run_id} is complete: nothing left to measure ({n} point(s) stored; "
