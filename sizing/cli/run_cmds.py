@@ -224,6 +224,16 @@ def run(
     label: Annotated[
         str, typer.Option(help="A name stored with the run (results, --compare).")
     ] = "",
+    sample: Annotated[
+        int | None,
+        typer.Option(
+            "--sample",
+            metavar="N",
+            help="Measure only N servers of each hardware identity (platform, CPU model and"
+            " topology): identical servers share a basis. The plan and the run say which"
+            " hosts stand for which.",
+        ),
+    ] = None,
     verbose: Annotated[
         bool,
         typer.Option(
@@ -291,13 +301,18 @@ def run(
         extra_vars=parse_extra_vars(extra_vars or []),
         keep_artifacts=keep_artifacts,
         label=_printable(label),
+        sample=sample,
     )
+    if sample is not None and sample < 1:
+        from sizing.errors import UsageError
+
+        raise UsageError(f"--sample must be at least 1 server per hardware identity, not {sample}")
     if resume is not None:
         opts = _resume_opts(ctx, opts, resume)
         if not plan_only and _complete(opts.db, resume):
             return
     if plan_only:
-        _dry_run(opts, json_out)
+        _dry_run(opts, json_out, verbose)
         return
     if probe:
         from sizing.errors import UsageError
@@ -393,6 +408,7 @@ _RESUME_FIXED = (
     "skip_preflight",
     "allow_host_reboot",
     "insecure",
+    "sample",
 )
 
 
@@ -452,13 +468,15 @@ def _resume_opts(ctx: typer.Context, opts: Any, run_id: int) -> Any:
     return resume_options(opts, run_id)
 
 
-def _dry_run(opts: Any, json_out: bool) -> None:
-    """``--plan``: print the plan; exit non-zero when a pre-flight check fails."""
+def _dry_run(opts: Any, json_out: bool, verbose: bool) -> None:
+    """``--plan``: print the plan (per server, with the estimated time; ``--verbose`` or
+    ``--json``: every point with every client's command); exit non-zero when a pre-flight
+    check fails."""
     from sizing.plan.dryrun import exit_status, plan_text
     from sizing.sweep import plan_sweep
 
     with _RichProgress() as progress:
-        doc = plan_sweep(opts, progress)
+        doc = plan_sweep(opts, progress, detail=json_out or verbose)
     if json_out:
         emit_json(doc)
     else:

@@ -139,9 +139,14 @@ def plan_document(
     checks: Sequence[str],
     *,
     probed: bool = True,
+    detail: bool = True,
+    stands_for: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """The dry run as one JSON-ready document. ``probed``: the facts were read from the
-    hosts (``--probe``) rather than declared, and the pre-flight checks ran."""
+    hosts (``--probe``) rather than declared, and the pre-flight checks ran. ``detail``:
+    every point with every client's command (``--plan --verbose``, ``--json``); without
+    it (the default text) ``points`` is None and the per-server summary and the estimate
+    say it all, in time and memory that grow with the points, not points × clients."""
     host_docs = []
     for h in hosts:
         f = facts.get(h.name)
@@ -165,7 +170,9 @@ def plan_document(
         "resume_run": resume_run,
         "probed": probed,
         "hosts": host_docs,
-        "points": [_point(settings, p, done) for p in plan],
+        "points": [_point(settings, p, done) for p in plan] if detail else None,
+        "servers": _servers(plan, done, stands_for or {}),
+        "estimate": estimate(settings, measured, len(configs)),
         "playbooks": [
             {"playbook": "facts.yml", "runs": 1 if probed else 0, "done": probed},
             {"playbook": "clients.yml", "runs": 1 if measured else 0},
@@ -174,6 +181,137 @@ def plan_document(
         ],
         "preflight": list(checks),
     }
+
+
+# What a point costs besides its windows, for the estimate (this 2-core VM, local
+# inventory, `sizing run` progress timings): load.yml's Ansible round trip per point, and
+# nginx.yml once per configuration (a server x core count x HT mode).
+POINT_OVERHEAD_S = 6.0
+CONFIG_OVERHEAD_S = 8.0
+
+
+def estimate(
+    settings: MeasureSettings, measured: Sequence[PlannedPoint], configs: int
+) -> dict[str, Any]:
+    """How long the points left to measure take: each point's warm-up and timed windows
+    at its fewest and its most repetitions (the adaptive rule stops in between), plus
+    load.yml per point and nginx.yml per configuration (:data:`POINT_OVERHEAD_S`,
+    :data:`CONFIG_OVERHEAD_S`). Latency profiles count one window per offered rate."""
+    low = high = 0.0
+    for p in measured:
+        sch = Schedule.of(settings, p.profile)
+        if p.profile.mode == "fixed-rate":
+            n = len(sch.rates()) * sch.reps_per_rate
+            each = sch.rate_warmup_s + n * (sch.rate_duration_s + 1.0)
+            low += each
+            high += each
+            continue
+        lo_reps = sch.fixed_reps or sch.min_reps
+        hi_reps = sch.fixed_reps or sch.max_reps
+        low += sch.warmup_s + lo_reps * sch.duration_s
+        high += sch.warmup_s + hi_reps * sch.duration_s
+    extra = len(measured) * POINT_OVERHEAD_S + configs * CONFIG_OVERHEAD_S
+    return {
+        "points": len(measured),
+        "configs": configs,
+        "low_s": round(low + extra),
+        "high_s": round(high + extra),
+        "overhead_s": round(extra),
+    }
+
+
+def duration_words(seconds: float) -> str:
+    """``1 h 05 min``, ``4 min 20 s``, ``45 s``."""
+    s = int(round(seconds))
+    if s >= 3600:
+        return f"{s // 3600} h {s % 3600 // 60:02d} min"
+    if s >= 60:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s} s"
+
+
+def _servers(
+    plan: Sequence[PlannedPoint],
+    done: Collection[PointKey],
+    stands_for: Mapping[str, Sequence[str]],
+) -> list[dict[str, Any]]:
+    """Per server: its points (planned, stored, skipped), the CPU sets of its
+    configurations, and the clients that load it, each named once."""
+    out: dict[str, dict[str, Any]] = {}
+    for p in plan:
+        s = out.setdefault(
+            p.key.host,
+            {"host": p.key.host, "planned": 0, "stored": 0, "skipped": 0, "configs": {},
+             "clients": {}, "skip_reasons": {},
+             "stands_for": list(stands_for.get(p.key.host, ()))},
+        )  # fmt: skip
+        if p.key in done:
+            s["stored"] += 1
+        elif p.skipped or p.allocation is None:
+            s["skipped"] += 1
+            s["skip_reasons"][p.skip_reason] = s["skip_reasons"].get(p.skip_reason, 0) + 1
+            continue
+        else:
+            s["planned"] += 1
+        if p.allocation is not None:
+            s["configs"][f"{p.key.cores}c HT {p.key.ht}"] = cpulist(p.allocation.server_cpus)
+            for c in p.clients:
+                s["clients"].setdefault(c.name, cpulist(p.client_cpus.get(c.name, ())) or "any")
+    return [
+        {**s, "skip_reasons": [{"reason": r, "points": n} for r, n in s["skip_reasons"].items()]}
+        for s in out.values()
+    ]
+
+
+def _names(names: Sequence[str]) -> str:
+    """``load000, load001, ... load099 (100 hosts)`` for long lists."""
+    if len(names) <= 4:
+        return ", ".join(names)
+    return f"{names[0]}, {names[1]}, ... {names[-1]} ({len(names)} hosts)"
+
+
+def summary_text(doc: Mapping[str, Any]) -> list[str]:
+    """The default ``--plan`` text: per server its points and CPU sets, its clients once,
+    then the estimate."""
+    lines = ["servers (--plan --verbose lists every point with every client's command):"]
+    for s in doc["servers"]:
+        parts = [f"{s['planned']} point(s) to measure"]
+        if s["stored"]:
+            parts.append(f"{s['stored']} stored")
+        if s["skipped"]:
+            parts.append(f"{s['skipped']} skipped")
+        lines.append(f"  {s['host']}: {', '.join(parts)}")
+        if s.get("stands_for"):
+            lines.append(
+                f"    stands for {len(s['stands_for'])} identical server(s) (--sample): "
+                f"{_names(s['stands_for']).replace(' hosts)', ' servers)')}"
+            )
+        if s["configs"]:
+            lines.append(
+                "    nginx on CPUs: "
+                + "; ".join(f"{k} {v}" for k, v in s["configs"].items())
+            )
+        if s["clients"]:
+            cpus = sorted(set(s["clients"].values()))
+            on = f" (CPUs {cpus[0]})" if len(cpus) == 1 else ""
+            lines.append(f"    clients: {_names(list(s['clients']))}{on}")
+        for r in s["skip_reasons"]:
+            lines.append(f"    skipped: {r['points']} point(s): {r['reason']}")
+    e = doc["estimate"]
+    if e["points"]:
+        lines.append(
+            f"estimated time: {duration_words(e['low_s'])} to {duration_words(e['high_s'])} "
+            f"({e['points']} point(s) in {e['configs']} configuration(s); fewest to most "
+            f"repetitions, {duration_words(e['overhead_s'])} of it provisioning and Ansible)"
+        )
+    import textwrap
+
+    out: list[str] = []
+    for line in lines:  # 100 columns, continuation lines indented under their item
+        lead = len(line) - len(line.lstrip())
+        out += textwrap.wrap(line, width=100, subsequent_indent=" " * (lead + 4),
+                             break_on_hyphens=False, break_long_words=False) or [""]  # fmt: skip
+    return out
 
 
 def plan_text(doc: Mapping[str, Any]) -> str:
@@ -201,6 +339,9 @@ def plan_text(doc: Mapping[str, Any]) -> str:
             state = f"UNREACHABLE: {h['problem']}"
         cpus = f", {h['cpus']} CPUs" if h["cpus"] and probed else ""
         lines.append(f"  {h['name']} ({','.join(h['roles'])}) {h['address']}{cpus}: {state}")
+    if doc.get("points") is None:
+        lines += summary_text(doc)
+        return "\n".join([*lines, *_tail(doc, probed)])
     lines.append("points:")
     for p in doc["points"]:
         label = f"{p['host']} {p['platform']} {p['cores']}c ht={p['ht']} {p['profile']}"
@@ -226,6 +367,17 @@ def plan_text(doc: Mapping[str, Any]) -> str:
                 f"    {what}; the clients offer at most {o['client_ceiling']:,.0f}/s "
                 f"({o['client_cores']} client core(s) x {o['planning_rate_per_core']:,}/s, "
                 f"{o['generator']}'s planning figure from benchmarks/generators)")
+    e = doc["estimate"]
+    if e["points"]:
+        lines.append(
+            f"estimated time: {duration_words(e['low_s'])} to {duration_words(e['high_s'])}"
+        )
+    return "\n".join([*lines, *_tail(doc, probed)])
+
+
+def _tail(doc: Mapping[str, Any], probed: bool) -> list[str]:
+    """The playbook runs and the pre-flight verdict."""
+    lines: list[str] = []
     runs = ", ".join(f"{pb['playbook']} x{pb['runs']}" for pb in doc["playbooks"])
     lines.append(f"playbooks: {runs}")
     if not probed and doc["preflight"]:
@@ -239,7 +391,7 @@ def plan_text(doc: Mapping[str, Any]) -> str:
         lines += [f"  - {p}" for p in doc["preflight"]]
     else:
         lines.append("pre-flight: all checks pass")
-    return "\n".join(lines)
+    return lines
 
 
 def exit_status(doc: Mapping[str, Any]) -> ExitStatus:

@@ -14,7 +14,7 @@ marking the run interrupted; every point finished before that is already committ
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,7 @@ from sizing.model import (
     Status,
     family_of,
 )
-from sizing.plan.dryrun import plan_document
+from sizing.plan.dryrun import duration_words, estimate, plan_document
 from sizing.plan.jwt import make_token
 from sizing.plan.points import PlannedPoint, build_plan
 from sizing.plan.preflight import check_plan, offline_checks, same_address
@@ -137,6 +137,7 @@ class Sweep:
         self.placement: dict[str, str] = {}  # guest -> the inventory host that plans it
         self.reported: set[str] = set()  # broken hosts already reported (once per run)
         self.done: set[PointKey] = set()  # --resume: keys the run already has
+        self.stands_for: dict[str, list[str]] = {}  # --sample: measured server -> the others
         self.hosts_taken = RunHosts(self.playbooks)  # locks, nginx and load to give back
         self.ctx = MeasureContext(
             inventory=self.inventory,
@@ -251,7 +252,15 @@ class Sweep:
             )
 
     def _selected_servers(self) -> list[Host]:
-        """The inventory's servers, narrowed by ``--platform`` (a platform or a family)."""
+        """The inventory's servers, narrowed by ``--platform`` (a platform or a family) and
+        by ``--sample N`` (once their facts are known: :func:`sample_servers`)."""
+        chosen = self._platform_servers()
+        if self.opts.sample is None or not self.facts:
+            return chosen
+        kept, self.stands_for = sample_servers(chosen, self.facts, self.opts.sample)
+        return kept
+
+    def _platform_servers(self) -> list[Host]:
         wanted = set(self.opts.platforms)
         servers = self.inventory.servers
         if not wanted:
@@ -439,6 +448,10 @@ class Sweep:
             # and no read-only command ever re-reads the inventory (through Ansible)
             for name in [*self.inventory.hosts, *declared]:
                 env.setdefault(name, {})["declared"] = declared.get(name, {})
+            if self.opts.sample is not None:  # which measured server stands for which
+                self._selected_servers()
+                for name, others in self.stands_for.items():
+                    env.setdefault(name, {})["stands_for"] = others
             store.set_environment(summary.run_id, env)
 
         prepared = self.prepare(backends=True, on_facts=keep_environment)
@@ -457,6 +470,13 @@ class Sweep:
                 raise PreflightError(prepared.checks)
             for line in prepared.checks:
                 self.progress.note(f"pre-flight (ignored by --skip-preflight): {line}")
+        todo = [p for p in plan if not p.skipped]
+        if todo:
+            e = estimate(self.opts.settings, todo, len({p.config for p in todo}))
+            self.progress.note(
+                f"estimated time: {duration_words(e['low_s'])} to {duration_words(e['high_s'])} "
+                f"for {e['points']} point(s) (fewest to most repetitions)"
+            )
         self.progress.start(len(plan))
         if any(not p.skipped for p in plan):
             needed = [(p.profile.generator, p.profile.name) for p in plan if not p.skipped]
@@ -523,7 +543,7 @@ class Sweep:
             summary.problems.append(line)  # shown once, when the run ends
             self.progress.step(line)
 
-    def dry_run(self) -> dict[str, Any]:
+    def dry_run(self, *, detail: bool = True) -> dict[str, Any]:
         """``sizing run --plan``: facts, plan and pre-flight, and the exact commands of every
         point, without provisioning or loading anything and without writing the store."""
         if self.opts.resume_run is not None:
@@ -532,7 +552,8 @@ class Sweep:
         p = self.prepare(backends=False, probe=self.opts.probe)
         return plan_document(
             self.opts.settings, self.opts.resume_run, self.inventory, p.hosts, p.facts,
-            p.plan, p.done, p.unreachable, p.checks, probed=p.probed,
+            p.plan, p.done, p.unreachable, p.checks, probed=p.probed, detail=detail,
+            stands_for=self.stands_for,
         )
 
     # -- one point -----------------------------------------------------------------------
@@ -605,11 +626,13 @@ def run_sweep(opts: RunOptions, progress: Progress | None = None) -> RunSummary:
     return Sweep(opts, progress).run()
 
 
-def plan_sweep(opts: RunOptions, progress: Progress | None = None) -> dict[str, Any]:
+def plan_sweep(
+    opts: RunOptions, progress: Progress | None = None, *, detail: bool = True
+) -> dict[str, Any]:
     """``sizing run --plan``: the dry-run document (see :meth:`Sweep.dry_run`)."""
     if not opts.profiles:
         raise SizingError("no profile to run")
-    return Sweep(opts, progress).dry_run()
+    return Sweep(opts, progress).dry_run(detail=detail)
 
 
 def against_ceiling(
@@ -648,3 +671,28 @@ def _refuse_live(store: Store, run_id: int) -> None:
         f"{owner.get('controller_host', 'this machine')}); wait for it to end, or stop it "
         "(Ctrl-C, or kill that pid), then resume"
     )
+
+
+def sample_servers(
+    servers: Sequence[Host], facts: Mapping[str, HostFacts], n: int
+) -> tuple[list[Host], dict[str, list[str]]]:
+    """``--sample N``: the first ``n`` servers (inventory order) of each hardware identity
+    (platform, CPU model, topology), and which servers each one stands for. Servers whose
+    facts are unknown are kept (the run says why they cannot be planned)."""
+    groups: dict[tuple[str, str, str], list[Host]] = {}
+    kept: list[Host] = []
+    for h in servers:
+        f = facts.get(h.name)
+        if f is None:
+            kept.append(h)
+            continue
+        ident = (str(h.platform), str(f.raw.get("cpu_model") or ""), f.topology.describe())
+        groups.setdefault(ident, []).append(h)
+    stands: dict[str, list[str]] = {}
+    for members in groups.values():
+        chosen, rest = members[:n], members[n:]
+        kept += chosen
+        for i, h in enumerate(rest):  # spread the others over the chosen ones
+            stands.setdefault(chosen[i % len(chosen)].name, []).append(h.name)
+    order = {h.name: i for i, h in enumerate(servers)}
+    return sorted(kept, key=lambda h: order[h.name]), stands

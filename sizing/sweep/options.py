@@ -48,6 +48,7 @@ class RunOptions:
     extra_vars: dict[str, Any] = field(default_factory=dict)  # -e: every playbook, inventory
     keep_artifacts: Path | None = None  # --keep-artifacts: ansible-runner's artifacts kept
     label: str = ""  # --label: a name stored with the run
+    sample: int | None = None  # --sample N: N servers per hardware identity
 
 
 @dataclass
@@ -78,6 +79,7 @@ def run_options_record(opts: RunOptions) -> dict[str, Any]:
         **options_record(opts),
         "label": opts.label,
         "limit": opts.limit,
+        "sample": opts.sample,
         # -e values are not stored: they may carry secrets (give them again to --resume)
         "extra_vars": sorted(opts.extra_vars),
     }
@@ -99,6 +101,7 @@ def resume_options(opts: RunOptions, run_id: int) -> RunOptions:
         resume_run=run_id,
         label=o.get("label") or opts.label,
         limit=o.get("limit") or opts.limit,
+        sample=o.get("sample") or opts.sample,
     )
 
 

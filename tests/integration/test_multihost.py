@@ -160,7 +160,8 @@ def test_plan_prints_points_hosts_and_commands_without_running(
     assert "-s" in argv and argv[-1] == "http://198.18.7.10:28080/128b"
     assert not db.exists()  # nothing stored, nothing run
     text = _run_sizing(
-        "-i", str(lab.inventory), "--cores", "1", "--profile", "static-tps", "--plan", "--probe"
+        "-i", str(lab.inventory), "--cores", "1", "--profile", "static-tps", "--plan", "--probe",
+        "--verbose",
     )
     assert text.exit_code == 0, text.stderr
     assert "sz-c2 (CPUs 1): taskset -c 1 wrk -t1 -c50" in text.stdout

@@ -56,10 +56,15 @@ def test_plan_of_the_lab_offline_lists_every_point_with_cpu_sets(tmp_path: Path)
     for p in points:
         assert p["status"] == "planned", p
         assert p["server_cpus"] and all(c["cpus"] != "any" for c in p["clients"])
-    text = _offline(args, tmp_path)
+    text = _offline([*args, "--verbose"], tmp_path)
     assert text.returncode == 0, text.stderr
     assert "nothing contacted" in text.stdout and "pre-flight: not run offline" in text.stdout
     assert text.stdout.count(" on CPUs ") == len(points)
+    short = _offline(args, tmp_path)  # the default: per server, the clients once, the time
+    assert short.returncode == 0, short.stderr
+    assert short.stdout.count("    nginx on CPUs: ") == 2  # one line per server
+    assert " on CPUs " not in short.stdout.replace("nginx on CPUs: ", "")
+    assert "estimated time: " in short.stdout and "taskset" not in short.stdout
 
 
 def test_ansible_cfg_forks_and_kept_artifacts_reach_the_runner(

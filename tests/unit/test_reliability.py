@@ -4,6 +4,7 @@ whose process is gone named as such."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -198,3 +199,83 @@ def test_resuming_a_complete_run_with_a_failed_point_is_not_short_cut(tmp_path: 
     done = tmp_path / "d.sqlite"
     assert _complete(done, fill(done, {"r640-01": ENV["r640-01"]},
                                 [point("r640-01", "baremetal", 1, "rps", REPS)])) is True
+
+
+def _fleet(tmp_path: Path, servers: int, clients: int) -> Path:
+    """A generated inventory (benchmarks/plan_scale's): declared CPUs, TEST-NET addresses,
+    planned offline. Read only by :func:`_plan`, without a network (tests/offline.py)."""
+    src = (Path(__file__).resolve().parents[2] / "benchmarks" / "plan_scale").read_text()
+    ns: dict[str, object] = {"__file__": "plan_scale"}
+    exec(compile(src.split('if __name__ == "__main__":')[0], "plan_scale", "exec"), ns)
+    inv = tmp_path / "fleet.yml"
+    ns["inventory"](inv, servers, clients)  # type: ignore[operator]
+    return inv
+
+
+class _Done:
+    def __init__(self, proc: Any) -> None:
+        self.exit_code, self.stdout, self.stderr = proc.returncode, proc.stdout, proc.stderr
+        self.output = proc.stdout + proc.stderr
+
+
+def _plan(args: list[str]) -> _Done:
+    """``sizing <args>`` in a child process in an empty network namespace (unshare -n)."""
+    import subprocess
+    import sys
+
+    from tests.offline import unshare_n
+
+    proc = subprocess.run([unshare_n(), "-n", sys.executable, "-m", "sizing", *args],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    return _Done(proc)
+
+
+def test_the_default_plan_is_a_summary_per_server_with_the_estimated_time(
+    tmp_path: Path,
+) -> None:
+    """Issue 27: --plan printed every client's command of every point (1.6 million lines for
+    1,000 x 100). The default text names each server's points, CPU sets and clients once,
+    and the estimated time; --verbose and --json keep every command."""
+    inv = _fleet(tmp_path, 3, 12)
+    args = ["run", "--plan", "-i", str(inv), "--cores", "1,2", "--profile", "rps"]
+    short = _plan(args)
+    assert short.exit_code == 0, short.output
+    out = short.stdout
+    assert out.count("    nginx on CPUs: 1c HT off 0; 2c HT off 0-1") == 3
+    assert out.count("    clients: load000, load001, ... load011 (12 hosts) (CPUs 0-7)") == 3
+    assert "taskset" not in out and all(len(x) <= 100 for x in out.splitlines())
+    # 6 points x (3 x 10 s + 3 s warm-up) to (10 x 10 s + 3 s), + 6 x 6 s + 6 configs x 8 s
+    assert "estimated time: 4 min 42 s to 11 min 42 s (6 point(s) in 6 configuration(s);" in out
+    full = _plan([*args, "--verbose"])
+    assert full.stdout.count("taskset -c 0-7 wrk") == 6 * 12
+    import json
+
+    doc = json.loads(_plan([*args, "--json"]).stdout)
+    assert len(doc["points"]) == 6 and len(doc["points"][0]["clients"]) == 12
+    assert doc["estimate"] == {"points": 6, "configs": 6, "low_s": 282, "high_s": 702,
+                               "overhead_s": 84}  # fmt: skip
+
+
+def test_sample_measures_n_servers_per_hardware_identity(tmp_path: Path) -> None:
+    import json
+
+    inv = _fleet(tmp_path, 7, 2)
+    text = inv.read_text().replace(  # srv0006 is other hardware: its own identity
+        "srv0006: {ansible_host: 192.0.2.7, sizing_address: '10.0.6.1', sizing_platform: "
+        "baremetal, sizing_cpu: {model: Xeon Gold, sockets: 2, cores_per_socket: 16",
+        "srv0006: {ansible_host: 192.0.2.7, sizing_address: '10.0.6.1', sizing_platform: "
+        "baremetal, sizing_cpu: {model: EPYC, sockets: 1, cores_per_socket: 32",
+    )
+    assert text != inv.read_text()
+    inv.write_text(text)
+    res = _plan(["run", "--plan", "-i", str(inv), "--cores", "1", "--profile", "rps",
+                 "--sample", "2", "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert sorted({p["host"] for p in doc["points"]}) == ["srv0000", "srv0001", "srv0006"]
+    stands = {s["host"]: s["stands_for"] for s in doc["servers"]}
+    assert stands == {"srv0000": ["srv0002", "srv0004"], "srv0001": ["srv0003", "srv0005"],
+                      "srv0006": []}  # fmt: skip
+    bad = _plan(["run", "--plan", "-i", str(inv), "--sample", "0"])
+    assert bad.exit_code == 2
+    assert "--sample must be at least 1 server per hardware identity, not 0" in bad.stderr
