@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import unicodedata
 from enum import StrEnum
@@ -99,7 +100,9 @@ def run(
     ] = "rps,tps",
     duration: Annotated[
         float | None,
-        typer.Option(min=1, help="Seconds per timed repetition (default: the profile's)."),
+        typer.Option(
+            min=1, max=3600, help="Seconds per timed repetition (default: the profile's)."
+        ),
     ] = None,
     repeat: Annotated[
         int | None,
@@ -116,10 +119,14 @@ def run(
         int, typer.Option(min=2, max=100, help="Cap of adaptive repetitions per point.")
     ] = 10,
     warmup: Annotated[
-        float | None, typer.Option(min=0, help="Warm-up seconds before the repetitions.")
+        float | None,
+        typer.Option(min=0, max=3600, help="Warm-up seconds before the repetitions."),
     ] = None,
     connections: Annotated[
-        int | None, typer.Option(min=1, help="Connections per client (default: the profile's).")
+        int | None,
+        typer.Option(
+            min=1, max=1_000_000, help="Connections per client (default: the profile's)."
+        ),
     ] = None,
     db: DbOpt = None,
     json_out: Annotated[
@@ -273,6 +280,11 @@ def run(
     from sizing.plan.settings import MeasureSettings
     from sizing.sweep import RunOptions, exit_status, run_sweep
 
+    for name, v in (("--duration", duration), ("--warmup", warmup)):
+        if v is not None and not math.isfinite(v):  # nan passes a range check
+            from sizing.errors import UsageError
+
+            raise UsageError(f"{name} must be a number of seconds, not {v}")
     opts = RunOptions(
         settings=MeasureSettings(
             rates=parse_rates(rates) if rates else None,

@@ -53,6 +53,8 @@ from sizing.errors import UsageError
 from sizing.model import HYPERVISOR_PLATFORMS, Figure
 
 MAX_HEADROOM_PCT = 90.0
+MIN_DEMAND = 1.0  # a demand under one request (handshake) per second sizes nothing
+MAX_DEMAND = 1e12  # far beyond any fleet: a larger number is a typo, not a demand
 DEFAULT_MAX_SERVERS: int | None = None  # no hidden cap: a limit is asked for, and said
 _EPS = 1e-9  # a demand exactly at capacity fits; float noise must not add a server
 
@@ -73,6 +75,11 @@ class Demand:
         for name, v in (("--rps", self.rps), ("--tps", self.tps)):
             if v is not None and not (v > 0 and math.isfinite(v)):
                 raise UsageError(f"{name} must be a positive number, not {v:g}")
+            if v is not None and not (MIN_DEMAND <= v <= MAX_DEMAND):
+                raise UsageError(
+                    f"{name} must be at least {MIN_DEMAND:g} and at most {MAX_DEMAND:g} per "
+                    f"second, not {v:g}"
+                )
         if not (0.0 <= self.headroom <= MAX_HEADROOM_PCT / 100.0):
             raise UsageError(
                 f"--headroom must be between 0 and {MAX_HEADROOM_PCT:g} percent, "

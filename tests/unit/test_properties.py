@@ -39,6 +39,7 @@ EXAMPLES = {
     "inventory_full_ansible": 120,
     "profile": 350,
     "catalog": 250,
+    "cli_numbers": 150,
 }
 TRIED: Counter[str] = Counter()
 VALID: Counter[str] = Counter()  # inputs that were accepted (the rest were a SizingError)
@@ -410,6 +411,47 @@ def test_catalogs_never_fail_internally(workdir: Path, doc: str | bytes | None) 
         assert str(exc).startswith(str(path))
         return
     VALID["catalog"] += 1
+
+
+cli_number = st.one_of(
+    st.sampled_from(["inf", "-inf", "nan", "1e300", "-1", "0", "1e-300", "9" * 40, "0x10",
+                     "", " ", "1,5", "3.5e3"]),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.integers(min_value=-(10**30), max_value=10**30).map(str),
+)  # fmt: skip
+CLI_NUMBER_OPTIONS = [
+    ("recommend", "--rps"), ("recommend", "--tps"), ("recommend", "--headroom"),
+    ("recommend", "--confidence"), ("recommend", "--max-servers"),
+    ("run", "--rates"), ("run", "--duration"), ("run", "--warmup"), ("run", "--connections"),
+    ("run", "--max-repeat"), ("run", "--repeat"), ("run", "--sample"), ("run", "--cores"),
+]  # fmt: skip
+
+
+@settings(max_examples=EXAMPLES["cli_numbers"], deadline=None, database=None,
+          derandomize=True)  # fmt: skip
+@given(option=st.sampled_from(CLI_NUMBER_OPTIONS), value=cli_number)
+def test_numbers_on_the_command_line_never_fail_internally(
+    option: tuple[str, str], value: str
+) -> None:
+    """Issue 27: every number a command reads (rates, durations, counts, demand, headroom,
+    confidence) given as inf, nan, 1e300, a huge integer or text: a result or one clear
+    line, never an internal error. ``run`` only plans (offline, the local inventory)."""
+    from typer.testing import CliRunner
+
+    from sizing.cli import app
+
+    command, name = option
+    args = [command, name, value]
+    if command == "run":
+        args += ["--plan", "--profile", "latency" if name == "--rates" else "rps"]
+    elif name != "--rps":
+        args += ["--rps", "1000"]
+    TRIED["cli_numbers"] += 1
+    res = CliRunner().invoke(app, args)
+    assert "internal error" not in res.output, (args, res.output)
+    assert res.exit_code in (0, 2, 3, 4), (args, res.exit_code, res.output)
+    if res.exit_code == 0:
+        VALID["cli_numbers"] += 1
 
 
 def test_zz_report_the_count(capsys: pytest.CaptureFixture[str]) -> None:
