@@ -367,8 +367,8 @@ def plan_text(doc: Mapping[str, Any]) -> str:
                 f"    {what}; the clients offer at most {o['client_ceiling']:,.0f}/s "
                 f"({o['client_cores']} client core(s) x {o['planning_rate_per_core']:,}/s, "
                 f"{o['generator']}'s planning figure from benchmarks/generators)")
-    e = doc["estimate"]
-    if e["points"]:
+    e = doc.get("estimate")  # a document written before estimates has none
+    if e and e["points"]:
         lines.append(
             f"estimated time: {duration_words(e['low_s'])} to {duration_words(e['high_s'])}"
         )
