@@ -183,9 +183,10 @@ def plan_document(
     }
 
 
-# What a point costs besides its windows, for the estimate (this 2-core VM, local
-# inventory, `sizing run` progress timings): load.yml's Ansible round trip per point, and
-# nginx.yml once per configuration (a server x core count x HT mode).
+# What a point costs besides its windows, for the estimate: load.yml's Ansible round trip
+# per point, and nginx.yml once per configuration (a server x core count x HT mode).
+# Assumed, not measured per run (the plan says so): on this 2-core VM a first run's
+# provisioning cost more than this, so the estimate's top end can be short.
 POINT_OVERHEAD_S = 6.0
 CONFIG_OVERHEAD_S = 8.0
 
@@ -302,7 +303,8 @@ def summary_text(doc: Mapping[str, Any]) -> list[str]:
         lines.append(
             f"estimated time: {duration_words(e['low_s'])} to {duration_words(e['high_s'])} "
             f"({e['points']} point(s) in {e['configs']} configuration(s); fewest to most "
-            f"repetitions, {duration_words(e['overhead_s'])} of it provisioning and Ansible)"
+            f"repetitions, {duration_words(e['overhead_s'])} of it assumed for provisioning and "
+            "Ansible)"
         )
     import textwrap
 

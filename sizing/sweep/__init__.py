@@ -138,6 +138,7 @@ class Sweep:
         self.reported: set[str] = set()  # broken hosts already reported (once per run)
         self.done: set[PointKey] = set()  # --resume: keys the run already has
         self.stands_for: dict[str, list[str]] = {}  # --sample: measured server -> the others
+        self.ceilings: dict[str, dict[str, Any]] = {}  # server -> its record's ceilings entry
         self.hosts_taken = RunHosts(self.playbooks)  # locks, nginx and load to give back
         self.ctx = MeasureContext(
             inventory=self.inventory,
@@ -488,8 +489,7 @@ class Sweep:
                 self.health.mark_broken(host, why)
         for i, point in enumerate(plan):
             result, samples = self._point(point)
-            host_env = store.get_run(summary.run_id).environment.get(point.server.name)
-            result = against_ceiling(host_env, point, result, samples)
+            result = against_ceiling(self.ceilings.get(point.server.name), point, result, samples)
             with shielded():  # a signal now stops the run once this point is stored
                 store.add_point(summary.run_id, result, samples)
                 summary.points.append(result)
@@ -528,6 +528,7 @@ class Sweep:
         for h, c in got.items():
             entry = env.get(h)
             patch[h] = {**(entry if isinstance(entry, dict) else {}), "ceilings": c.to_dict()}
+            self.ceilings[h] = {"ceilings": c.to_dict()}  # what each point is checked against
         store.set_environment(summary.run_id, patch)
         for h, c in got.items():
             if c.missing:
