@@ -13,21 +13,34 @@ SQLite's ``mode=ro`` and never written, never created, never migrated. Either wa
 that is not a sizing database (another application's, damaged, empty) or one written by a
 newer sizing is refused with one :class:`StoreError` line naming the file, and left as it
 was.
+
+A writer's first write puts the database in WAL mode, so that a reader (``sizing
+results``, a BI tool, ``sqlite3`` left open) never blocks the run that writes; the last
+writer to close puts it back in the rollback journal, one file at rest. Another *writer*
+can still hold the lock: every write retries with back-off for ``patience`` seconds (a
+run's store waits for hours, :data:`RUN_PATIENCE_S`), saying so through ``on_wait``, and
+gives up early when ``stop()`` says a stop signal came. A point that still cannot be
+stored is kept in a recovery file beside the database (:func:`keep_for_recovery`) and
+imported later with ``sizing import`` (:meth:`Store.import_points`). A file deleted or
+replaced under a writer is refused, not written to an orphaned WAL.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
+import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from sizing.errors import ExitStatus, SizingError
+from sizing.errors import ExitStatus, InputError, SizingError
 from sizing.model import PointKey, PointResult, Sample, Status
 
 T = TypeVar("T")
@@ -36,6 +49,12 @@ T = TypeVar("T")
 # application; one without (0) is sizing's only when it has sizing's tables.
 APPLICATION_ID = 0x53495A67
 BUSY_TIMEOUT_S = 30.0
+# How long a run's writes wait for another writer before the point goes to the recovery
+# file: as long as a long sweep may take, not the 30 s an interactive command waits.
+RUN_PATIENCE_S = 6 * 3600.0
+RUN_ATTEMPT_S = 2.0  # one attempt's busy wait in a patient store: a Ctrl-C is seen soon
+RECOVERY_SUFFIX = ".recovery.jsonl"
+RECOVERY_KIND = "sizing-point"
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 # Version 1: the first schema (commit d6f0b9c), which databases written before the
@@ -124,8 +143,16 @@ class StoreError(SizingError):
 
     code = ExitStatus.INPUT
 
-    def __init__(self, path: Path | str, message: str, *, code: ExitStatus | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        message: str,
+        *,
+        code: ExitStatus | None = None,
+        stopped: bool = False,
+    ) -> None:
         self.path = str(path)
+        self.stopped = stopped  # a stop signal ended the wait for a lock
         super().__init__(f"{path}: {message}", code=code)
 
 
@@ -159,17 +186,31 @@ class Store:
     """A results database.
 
     ``Store(path)`` opens for writing: it creates the database when ``path`` does not
-    exist and migrates an older one. ``Store.open_readonly(path)`` (or ``readonly=True``)
-    only reads: SQLite's ``mode=ro``, nothing created or migrated. ``Store.exists`` opens
-    nothing.
+    exist and migrates an older one; its writes put it in WAL mode. ``Store.open_readonly(path)``
+    (or ``readonly=True``) only reads: SQLite's ``mode=ro``, nothing created or migrated.
+    ``Store.exists`` opens nothing.
+
+    ``timeout`` is one attempt's wait for a lock; a write retries for ``patience`` seconds
+    in all (``timeout`` when not given), calling ``on_wait(seconds waited)`` before each
+    retry and stopping early when ``stop()`` is true.
     """
 
     def __init__(
-        self, path: Path | str, *, readonly: bool = False, timeout: float = BUSY_TIMEOUT_S
+        self,
+        path: Path | str,
+        *,
+        readonly: bool = False,
+        timeout: float = BUSY_TIMEOUT_S,
+        patience: float | None = None,
     ) -> None:
         self.path = Path(path)
         self.readonly = readonly
         self.timeout = timeout
+        self.patience = timeout if patience is None else max(patience, timeout)
+        self.stop: Callable[[], bool] = lambda: False
+        self.on_wait: Callable[[float], None] | None = None
+        self._ident: tuple[int, int] | None = None  # the file this writer opened
+        self.wal = False  # this writer put the file in WAL mode
         _check_file(self.path, must_exist=readonly)
         try:
             if readonly:
@@ -186,9 +227,51 @@ class Store:
                 version = self._identify()
                 if not readonly and version < SCHEMA_VERSION:
                     self._migrate()
+            if not readonly:
+                st = self.path.stat()
+                self._ident = (st.st_dev, st.st_ino)
         except BaseException:
             self._db.close()
             raise
+
+    @classmethod
+    def for_run(cls, path: Path | str) -> Store:
+        """The store a run writes through: short attempts, retried for hours."""
+        return cls(path, timeout=RUN_ATTEMPT_S, patience=RUN_PATIENCE_S)
+
+    def _use_wal(self) -> None:
+        """WAL, from this writer's first write: readers never block it. Switching needs
+        the database to itself for a moment; while another process holds it, the rollback
+        journal serves (the write then waits for the reader, within ``patience``) and the
+        next write tries again."""
+        try:
+            self._db.execute("PRAGMA busy_timeout = 200")
+            mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()
+            self.wal = str(mode[0]).lower() == "wal"
+        except sqlite3.Error:
+            pass
+        finally:
+            self._db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+
+    def _still_there(self) -> None:
+        """Refuse to write when the file was deleted or replaced since it was opened: in
+        WAL mode SQLite would go on writing to the orphaned WAL file, and lose it all."""
+        try:
+            st = self.path.stat()
+            same = self._ident is None or (st.st_dev, st.st_ino) == self._ident
+        except OSError:
+            same = False
+        if not same:
+            raise StoreError(
+                self.path,
+                "the results database was deleted or moved while sizing used it",
+                code=ExitStatus.STORE,
+            )
+
+    @property
+    def journal_mode(self) -> str:
+        with self._guard():
+            return str(self._db.execute("PRAGMA journal_mode").fetchone()[0])
 
     @classmethod
     def open_readonly(cls, path: Path | str, *, timeout: float = BUSY_TIMEOUT_S) -> Store:
@@ -208,6 +291,12 @@ class Store:
             raise StoreError(p, f"cannot be read: {exc.strerror or exc}") from exc
 
     def close(self) -> None:
+        """Close; a writer puts the file back in the rollback journal when it is the last
+        one, so that at rest it is one file that readers open without creating others."""
+        if self.wal:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute("PRAGMA busy_timeout = 0")
+                self._db.execute("PRAGMA journal_mode = DELETE").fetchone()
         self._db.close()
 
     def __enter__(self) -> Store:
@@ -295,6 +384,34 @@ class Store:
             why, code = _explain(exc, self.timeout, self.path)
             raise StoreError(self.path, why, code=code) from exc
 
+    def _write(self, fn: Callable[[], T]) -> T:
+        """Run the write transaction ``fn``; while another process holds the lock, roll
+        back and retry with back-off for ``patience`` seconds or until ``stop()``."""
+        began = time.monotonic()
+        delay = 0.25
+        while True:
+            self._still_there()
+            if not self.wal:
+                self._use_wal()  # at the first write (or a reader held the file then)
+            try:
+                return fn()
+            except sqlite3.Error as exc:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.rollback()
+                waited = time.monotonic() - began
+                busy = _busy(exc)
+                stopped = busy and self.stop()
+                if busy and not stopped and waited + delay < self.patience:
+                    if self.on_wait is not None:
+                        self.on_wait(waited)
+                    time.sleep(delay)
+                    delay = min(delay * 2, 4.0)
+                    continue
+                why, code = _explain(exc, max(waited, self.timeout), self.path)
+                if stopped:
+                    why = why.replace("; try again when it has finished", "; stopped by a signal")
+                raise StoreError(self.path, why, code=code, stopped=stopped) from exc
+
     # -- runs ---------------------------------------------------------------------------
 
     def start_run(
@@ -305,7 +422,7 @@ class Store:
         tool_version: str,
         options: dict[str, Any],
     ) -> int:
-        with self._guard():
+        def insert() -> int:
             cur = self._db.execute(
                 "INSERT INTO runs (started_at, status, inventory, argv, tool_version, options)"
                 " VALUES (?, 'running', ?, ?, ?, ?)",
@@ -318,38 +435,41 @@ class Store:
                 ),
             )
             self._db.commit()
-        assert cur.lastrowid is not None
-        return cur.lastrowid
+            assert cur.lastrowid is not None
+            return cur.lastrowid
+
+        return self._write(insert)
 
     def set_owner(self, run_id: int, owner: dict[str, Any]) -> None:
         """Record which process measures the run (``options["owner"]``: controller, pid,
         its start time), so that a run whose process is gone can be named abandoned."""
         run = self.get_run(run_id)
-        with self._guard():
-            self._db.execute(
-                "UPDATE runs SET options = ? WHERE id = ?",
-                (json.dumps({**run.options, "owner": owner}, default=str), run_id),
-            )
+        self._update(
+            "UPDATE runs SET options = ? WHERE id = ?",
+            (json.dumps({**run.options, "owner": owner}, default=str), run_id),
+        )
+
+    def _update(self, sql: str, params: tuple[Any, ...]) -> None:
+        def update() -> None:
+            self._db.execute(sql, params)
             self._db.commit()
+
+        self._write(update)
 
     def reopen_run(self, run_id: int) -> None:
         """Mark an earlier run as running again (``--resume``)."""
         self.get_run(run_id)
-        with self._guard():
-            self._db.execute(
-                "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?", (run_id,)
-            )
-            self._db.commit()
+        self._update(
+            "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?", (run_id,)
+        )
 
     def set_environment(self, run_id: int, environment: dict[str, Any]) -> None:
         run = self.get_run(run_id)
         merged = {**run.environment, **environment}
-        with self._guard():
-            self._db.execute(
-                "UPDATE runs SET environment = ? WHERE id = ?",
-                (json.dumps(merged, default=str), run_id),
-            )
-            self._db.commit()
+        self._update(
+            "UPDATE runs SET environment = ? WHERE id = ?",
+            (json.dumps(merged, default=str), run_id),
+        )
 
     def finish_run(self, run_id: int, status: str, note: str = "") -> None:
         """Mark a run ended. On a full disk the update is retried with the rollback
@@ -360,9 +480,7 @@ class Store:
             (status, time.time(), note, run_id),
         )
         try:
-            with self._guard():
-                self._db.execute(*update)
-                self._db.commit()
+            self._update(*update)
         except StoreError as exc:
             if not isinstance(exc.__cause__, sqlite3.OperationalError) or "full" not in str(
                 exc.__cause__
@@ -396,44 +514,87 @@ class Store:
     def add_point(
         self, run_id: int, result: PointResult, samples: Sequence[tuple[int, Sample]]
     ) -> int:
-        """Store a finished point and its samples, committed at once."""
-        k = result.key
-        with self._guard(), self._db:
-            cur = self._db.execute(
-                "INSERT INTO points (run_id, created_at, host, platform, cores, ht, profile,"
-                " status, reason, value, unit, repetitions, spread, ci_low, ci_high, flags,"
-                " metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    run_id,
-                    time.time(),
-                    k.host,
-                    k.platform,
-                    k.cores,
-                    k.ht,
-                    k.profile,
-                    str(result.status),
-                    result.reason,
-                    result.value,
-                    result.unit,
-                    result.repetitions,
-                    result.spread,
-                    result.ci_low,
-                    result.ci_high,
-                    json.dumps(list(result.flags)),
-                    json.dumps(result.metadata, default=str),
-                ),
-            )
-            point_id = cur.lastrowid
-            assert point_id is not None
-            self._db.executemany(
-                "INSERT INTO samples (point_id, repetition, metric, value, unit, metadata)"
-                " VALUES (?,?,?,?,?,?)",
-                [
-                    (point_id, rep, s.metric, s.value, s.unit, json.dumps(s.metadata, default=str))
-                    for rep, s in samples
-                ],
-            )
+        """Store a finished point and its samples, committed at once (retried while
+        another process holds the lock, see :meth:`_write`)."""
+
+        def insert() -> int:
+            with self._db:
+                return self._insert_point(run_id, result, samples)
+
+        point_id = self._write(insert)
+        with contextlib.suppress(sqlite3.Error):  # the main file current: a copy of it alone
+            self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")  # holds every point
         return point_id
+
+    def _insert_point(
+        self,
+        run_id: int,
+        result: PointResult,
+        samples: Sequence[tuple[int, Sample]],
+        created_at: float | None = None,
+    ) -> int:
+        k = result.key
+        cur = self._db.execute(
+            "INSERT INTO points (run_id, created_at, host, platform, cores, ht, profile,"
+            " status, reason, value, unit, repetitions, spread, ci_low, ci_high, flags,"
+            " metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                run_id,
+                time.time() if created_at is None else created_at,
+                k.host,
+                k.platform,
+                k.cores,
+                k.ht,
+                k.profile,
+                str(result.status),
+                result.reason,
+                result.value,
+                result.unit,
+                result.repetitions,
+                result.spread,
+                result.ci_low,
+                result.ci_high,
+                json.dumps(list(result.flags)),
+                json.dumps(result.metadata, default=str),
+            ),
+        )
+        point_id = cur.lastrowid
+        assert point_id is not None
+        self._db.executemany(
+            "INSERT INTO samples (point_id, repetition, metric, value, unit, metadata)"
+            " VALUES (?,?,?,?,?,?)",
+            [
+                (point_id, rep, s.metric, s.value, s.unit, json.dumps(s.metadata, default=str))
+                for rep, s in samples
+            ],
+        )
+        return point_id
+
+    def import_points(self, records: Sequence[dict[str, Any]]) -> tuple[int, int]:
+        """Add recovered points (:func:`read_recovery`) to their runs, in one transaction:
+        (added, already there). A record whose ``recovery_id`` a point of its run carries
+        is skipped, so importing a file twice adds nothing."""
+        for rec in records:
+            self.get_run(int(rec["run_id"]))  # "no run N" before anything is written
+
+        def insert() -> tuple[int, int]:
+            added = skipped = 0
+            with self._db:
+                for rec in records:
+                    run_id, result, samples = _from_record(rec)
+                    there = self._db.execute(
+                        "SELECT 1 FROM points WHERE run_id = ? AND "
+                        "json_extract(metadata, '$.recovery_id') = ?",
+                        (run_id, rec["recovery_id"]),
+                    ).fetchone()
+                    if there:
+                        skipped += 1
+                        continue
+                    self._insert_point(run_id, result, samples, float(rec["created_at"]))
+                    added += 1
+            return added, skipped
+
+        return self._write(insert)
 
     def points(self, run_id: int | None = None) -> list[StoredPoint]:
         with self._guard():
@@ -506,9 +667,9 @@ def _explain(
     the machine, not the file's content, is in the way (locked, disk full, the file gone or
     read-only), :attr:`ExitStatus.INPUT` when the file is not a usable database."""
     name = getattr(exc, "sqlite_errorname", "") or ""
-    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc):
+    if _busy(exc):
         return (
-            f"the results database is locked by another process (waited {timeout:g} s); "
+            f"the results database is locked by another process (waited {_seconds(timeout)}); "
             "try again when it has finished"
         ), ExitStatus.STORE
     if name.startswith("SQLITE_FULL"):
@@ -582,3 +743,128 @@ def _sample(row: sqlite3.Row) -> tuple[int, Sample]:
         Sample(str(row["metric"]), float(row["value"]), str(row["unit"]),
                _json(row["metadata"], dict)),
     )  # fmt: skip
+
+
+def _busy(exc: sqlite3.Error) -> bool:
+    """Whether another connection holds the lock (worth waiting for)."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc)
+
+
+def _seconds(s: float) -> str:
+    if s < 10:
+        return f"{s:.1f}".rstrip("0").rstrip(".") + " s"
+    if s < 120:
+        return f"{s:.0f} s"
+    if s < 7200:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
+# -- recovery: a measured point that could not be stored ---------------------------------
+
+
+def recovery_path(db: Path | str) -> Path:
+    """The recovery file beside a results database."""
+    p = Path(db)
+    return p.with_name(p.name + RECOVERY_SUFFIX)
+
+
+def point_record(
+    run_id: int, result: PointResult, samples: Sequence[tuple[int, Sample]]
+) -> dict[str, Any]:
+    """A point as one self-contained JSON object (a line of a recovery file)."""
+    rid = uuid.uuid4().hex
+    k = result.key
+    return {
+        "kind": RECOVERY_KIND,
+        "version": 1,
+        "recovery_id": rid,
+        "run_id": run_id,
+        "created_at": time.time(),
+        "key": {"host": k.host, "platform": k.platform, "cores": k.cores, "ht": k.ht,
+                "profile": k.profile},
+        "status": str(result.status),
+        "reason": result.reason,
+        "value": result.value,
+        "unit": result.unit,
+        "repetitions": result.repetitions,
+        "spread": result.spread,
+        "ci_low": result.ci_low,
+        "ci_high": result.ci_high,
+        "flags": list(result.flags),
+        "metadata": {**result.metadata, "recovery_id": rid},
+        "samples": [[rep, s.metric, s.value, s.unit, s.metadata] for rep, s in samples],
+    }  # fmt: skip
+
+
+def _from_record(rec: dict[str, Any]) -> tuple[int, PointResult, list[tuple[int, Sample]]]:
+    k = rec["key"]
+    result = PointResult(
+        key=PointKey(str(k["host"]), str(k["platform"]), int(k["cores"]), str(k["ht"]),
+                     str(k["profile"])),
+        status=Status(rec["status"]),
+        reason=str(rec["reason"]),
+        value=_opt_float(rec["value"]),
+        unit=str(rec["unit"]),
+        repetitions=int(rec["repetitions"]),
+        spread=_opt_float(rec["spread"]),
+        ci_low=_opt_float(rec["ci_low"]),
+        ci_high=_opt_float(rec["ci_high"]),
+        flags=tuple(str(f) for f in rec["flags"]),
+        metadata=dict(rec["metadata"]),
+    )  # fmt: skip
+    samples = [(int(r), Sample(str(m), float(v), str(u), dict(md)))
+               for r, m, v, u, md in rec["samples"]]  # fmt: skip
+    return int(rec["run_id"]), result, samples
+
+
+def keep_for_recovery(
+    db: Path | str, run_id: int, result: PointResult, samples: Sequence[tuple[int, Sample]]
+) -> tuple[Path | None, str]:
+    """Append a point that could not be stored to the recovery file beside ``db`` (or,
+    when that cannot be written, one in the temporary directory), synced to disk.
+    Returns (the file, the JSON line); the file is None when neither could be written,
+    and the caller prints the line."""
+    line = json.dumps(point_record(run_id, result, samples), default=str)
+    fallback = Path(tempfile.gettempdir()) / f"sizing-{os.getpid()}{RECOVERY_SUFFIX}"
+    for path in (recovery_path(db), fallback):
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                os.write(fd, (line + "\n").encode())
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            return path, line
+        except OSError:
+            continue
+    return None, line
+
+
+def read_recovery(path: Path) -> list[dict[str, Any]]:
+    """The points of a recovery file, or a SizingError naming the file and line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        why = f"cannot read the recovery file: {exc.strerror or exc}"
+        raise InputError(str(path), [why]) from exc
+    records: list[dict[str, Any]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            if not isinstance(rec, dict) or rec.get("kind") != RECOVERY_KIND:
+                raise ValueError("not a sizing point record")
+            _from_record(rec)
+            str(rec["recovery_id"])
+            float(rec["created_at"])
+        except (ValueError, TypeError, KeyError) as exc:
+            raise InputError(
+                str(path), [f"line {n}: not a point sizing kept for recovery ({exc})"]
+            ) from exc
+        records.append(rec)
+    if not records:
+        raise InputError(str(path), ["holds no point to import"])
+    return records

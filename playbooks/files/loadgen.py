@@ -301,12 +301,18 @@ def lead_group(run):
     except OSError:
         pass  # already a group (or session) leader
     path = pidfile_for(run)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as fh:
-        fh.write("%d %d\n" % (os.getpid(), start_time(os.getpid()) or 0))
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write("%d %d\n" % (os.getpid(), start_time(os.getpid()) or 0))
+    except OSError as exc:  # a full or read-only directory: no empty record left behind
+        remove(path)
+        sys.stderr.write("loadgen: cannot record this runner in %s: %s\n" % (HERE, exc))
+        path = None
 
     def stop(signum, frame):
-        remove(path)
+        if path:
+            remove(path)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         try:
             os.killpg(os.getpgrp(), signal.SIGKILL)  # the generators, and this runner
@@ -423,15 +429,17 @@ def measure(spec):
         net_after = net_bytes() if spec.get("sample_net") else None
         after = cpu_times() if spec.get("sample_cpu") else None
         alive = pid_alive(spec["pidfile"]) if spec.get("pidfile") else None
+        up_alive = pid_alive(up_pidfile) if up_pidfile else None
         results.append({"index": win["index"], "planned_start": planned, "start": t0, "end": t1,
                         "cpu_before": before, "cpu_after": after, "commands": outs,
                         "net_before": net_before, "net_after": net_after,
-                        "server_alive": alive, "clk_tck": os.sysconf("SC_CLK_TCK"),
+                        "server_alive": alive, "upstream_alive": up_alive,
+                        "clk_tck": os.sysconf("SC_CLK_TCK"),
                         "established": established, "throttled": throttled,
                         "nginx_cpu_s": nginx_cpu,
                         "upstream": upstream, "net_softirqs": softirqs,
                         "tls": tls})
-        if alive is False:
+        if alive is False or up_alive is False:
             break
     print(json.dumps({"began": BEGAN, "windows": results}))
 

@@ -17,6 +17,7 @@ from sizing.cli.app import app, guarded, state
 from sizing.cli.ceiling_cmd import probe_ceiling
 from sizing.cli.engine_cmds import recommend_cmd, table_cmd
 from sizing.cli.guide_cmd import guide_cmd
+from sizing.cli.import_cmd import import_cmd
 from sizing.cli.inventory_cmd import inventory_check
 from sizing.cli.results_cmd import results
 from sizing.cli.run_cmds import run
@@ -26,6 +27,7 @@ app.command("table")(guarded(table_cmd))
 app.command("guide")(guarded(guide_cmd))
 app.command("run")(guarded(run))
 app.command("results")(guarded(results))
+app.command("import")(guarded(import_cmd))
 app.command("probe-ceiling")(guarded(probe_ceiling))
 
 inventory_app = typer.Typer(help="Inspect and validate inventories.", no_args_is_help=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 import unicodedata
 from enum import StrEnum
 from pathlib import Path
@@ -31,7 +32,8 @@ class HtChoice(StrEnum):
 
 
 class _RichProgress:
-    """A transient rich progress bar on stderr; silent when stderr is not a terminal."""
+    """A transient rich progress bar on stderr, with the time left; silent when stderr is
+    not a terminal (notes and warnings are then plain lines)."""
 
     def __init__(self) -> None:
         from rich.console import Console
@@ -43,32 +45,53 @@ class _RichProgress:
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
+            TextColumn("{task.fields[left]}"),
             console=self.console,
             transient=True,
         )
         self.task: Any = None
+        self.total = 0
+        self.done = 0
+        self.estimate: float | None = None
+        self.began = 0.0
 
     def __enter__(self) -> _RichProgress:
         if self.enabled:
             self.bar.start()
-            self.task = self.bar.add_task("starting", total=None)
+            self.task = self.bar.add_task("starting", total=None, left="")
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self.enabled:
             self.bar.stop()
 
-    def start(self, total: int) -> None:
+    def start(self, total: int, seconds: float | None = None) -> None:
+        self.total, self.estimate, self.began = total, seconds, time.monotonic()
         if self.enabled:
-            self.bar.update(self.task, total=total)
+            self.bar.update(self.task, total=total, left=self._left())
+
+    def _left(self) -> str:
+        """The time left: the plan's estimate until a point is done, then the pace so far."""
+        if self.done and self.total > self.done:
+            left: float | None = (
+                (time.monotonic() - self.began) / self.done * (self.total - self.done)
+            )
+        elif not self.done:
+            left = self.estimate
+        else:
+            left = None
+        from sizing.plan.dryrun import duration_words
+
+        return f"about {duration_words(left)} left" if left else ""
 
     def step(self, label: str) -> None:
         if self.enabled:
-            self.bar.update(self.task, description=label)
+            self.bar.update(self.task, description=label, left=self._left())
 
     def advance(self, result: PointResult) -> None:
+        self.done += 1
         if self.enabled:
-            self.bar.advance(self.task)
+            self.bar.update(self.task, advance=1, left=self._left())
             line = f"{result.key.label()}: {result.status}"
             if result.value is not None:
                 line += f" {result.value:,.0f} {result.unit}"
@@ -76,9 +99,19 @@ class _RichProgress:
 
     def note(self, message: str) -> None:
         if self.enabled:
-            self.console.log(f"[yellow]{message}[/yellow]")
+            from rich.markup import escape
+
+            self.console.log(f"[yellow]{escape(message)}[/yellow]")
         else:
             warn(message)
+
+    def info(self, message: str) -> None:
+        if self.enabled:
+            from rich.markup import escape
+
+            self.console.log(escape(message))
+        else:
+            typer.echo(message, err=True)
 
 
 def run(
@@ -124,9 +157,7 @@ def run(
     ] = None,
     connections: Annotated[
         int | None,
-        typer.Option(
-            min=1, max=1_000_000, help="Connections per client (default: the profile's)."
-        ),
+        typer.Option(min=1, max=1_000_000, help="Connections per client (default: the profile's)."),
     ] = None,
     db: DbOpt = None,
     json_out: Annotated[
@@ -243,9 +274,7 @@ def run(
     ] = None,
     verbose: Annotated[
         bool,
-        typer.Option(
-            "--verbose", "-v", help="Table with spread, latency and reasons in full."
-        ),
+        typer.Option("--verbose", "-v", help="Table with spread, latency and reasons in full."),
     ] = False,
     platform: Annotated[
         str | None,
@@ -354,9 +383,7 @@ def run(
     else:
         kept = f", {summary.already} point(s) kept from before" if summary.already else ""
         named = f" {opts.label!r}" if opts.label else ""
-        typer.echo(
-            f"run {summary.run_id}{named} ({summary.status}){kept}, results in {opts.db}"
-        )
+        typer.echo(f"run {summary.run_id}{named} ({summary.status}){kept}, results in {opts.db}")
         typer.echo(points_table(summary.points, evidence, verbose=verbose))
         limits = ceiling_lines(summary.points, evidence)
         if limits:

@@ -19,7 +19,7 @@ __all__ = ["HostHealth", "MeasureContext", "NullProgress", "Progress"]
 class Progress(Protocol):
     """Callbacks the CLI implements to show progress."""
 
-    def start(self, total: int) -> None: ...
+    def start(self, total: int, seconds: float | None = None) -> None: ...
 
     def step(self, label: str) -> None: ...
 
@@ -27,11 +27,13 @@ class Progress(Protocol):
 
     def note(self, message: str) -> None: ...
 
+    def info(self, message: str) -> None: ...
+
 
 class NullProgress:
     """The default progress: shows nothing."""
 
-    def start(self, total: int) -> None:
+    def start(self, total: int, seconds: float | None = None) -> None:
         pass
 
     def step(self, label: str) -> None:
@@ -41,6 +43,9 @@ class NullProgress:
         pass
 
     def note(self, message: str) -> None:
+        pass
+
+    def info(self, message: str) -> None:
         pass
 
 

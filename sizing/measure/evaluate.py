@@ -55,9 +55,9 @@ def window_rates(point: PlannedPoint, outputs: Outputs) -> list[float]:
             if w["index"] == 0 or not w.get("commands"):
                 continue
             try:
-                per[w["index"]] = per.get(w["index"], 0.0) + wrk.parse(
-                    w["commands"][0]["stdout"]
-                ).rps
+                per[w["index"]] = (
+                    per.get(w["index"], 0.0) + wrk.parse(w["commands"][0]["stdout"]).rps
+                )
             except SizingError:
                 per.setdefault(w["index"], 0.0)
     return [per[i] for i in sorted(per)]
@@ -132,18 +132,28 @@ def client_window(
     )
 
 
-def upstream_windows(
-    point: PlannedPoint, outputs: Outputs, idx: int
-) -> dict[str, dict[str, Any]]:
+def upstream_windows(point: PlannedPoint, outputs: Outputs, idx: int) -> dict[str, dict[str, Any]]:
     """Each upstream host's CPU over window ``idx`` (:func:`upstream_window`)."""
     out: dict[str, dict[str, Any]] = {}
     for up in point.upstreams:
-        uw = next((w for w in outputs.get(up.host, {}).get("windows", [])
-                   if w["index"] == idx), None)
+        uw = next(
+            (w for w in outputs.get(up.host, {}).get("windows", []) if w["index"] == idx), None
+        )
         got = upstream_window(uw, up.cpus, bool(up.shares_with))
         if got is not None:
             out[up.host] = got
     return out
+
+
+def upstream_died(point: PlannedPoint, outputs: Outputs, idx: int) -> str:
+    """``the upstream nginx died on HOST`` when an upstream host's probe saw its master
+    gone at the end of window ``idx`` (its workers may serve on, unmeasured), else ""."""
+    for up in point.upstreams:
+        uw = next((w for w in outputs.get(up.host, {}).get("windows", [])
+                   if w["index"] == idx), None)  # fmt: skip
+        if uw is not None and uw.get("upstream_alive") is False:
+            return f"the upstream nginx died on {up.host}"
+    return ""
 
 
 def evaluate_windows(
@@ -181,7 +191,12 @@ def evaluate_windows(
     server_windows = {w["index"]: w for w in outputs[target.host]["windows"]}
     raw = facts.raw if facts else {}
     base_meta = throughput_metadata(
-        point, target, connections=connections, duration=duration, rule=rule, raw=raw,
+        point,
+        target,
+        connections=connections,
+        duration=duration,
+        rule=rule,
+        raw=raw,
         tool_version=client_tool_version,
     )
     samples: list[tuple[int, Sample]] = []
@@ -192,7 +207,11 @@ def evaluate_windows(
     suites: dict[str, int] = {}
     # multi-host: server network rates and merged client latency, per window and point
     extras = multihost_extras(
-        [c.name for c in point.clients], target.host, outputs, windows, raw,
+        [c.name for c in point.clients],
+        target.host,
+        outputs,
+        windows,
+        raw,
         point.server.sizing.nic_gbps,
     )
     for win in windows:
@@ -203,13 +222,19 @@ def evaluate_windows(
             client_window(point, c, cw, totals, samples, problems)
         sw = server_windows.get(idx)
         server_cpu = window_cpu(sw, target.workers)
-        if sw is not None and sw.get("server_alive") is False:
+        died = (
+            f"nginx died on {target.host}"
+            if sw is not None and sw.get("server_alive") is False
+            else upstream_died(point, outputs, idx)
+        )
+        if died:
+            # the figure of a window whose nginx (or its upstream) died cannot be trusted;
+            # the run stops here, and `--resume` measures the point again
             return (
                 PointResult(
                     key,
                     Status.FAILED,
-                    f"nginx died on {target.host} during "
-                    + ("the warm-up" if idx == 0 else f"repetition {idx}"),
+                    f"{died} during " + ("the warm-up" if idx == 0 else f"repetition {idx}"),
                     repetitions=len(values),
                     flags=(SERVER_DIED,),
                     metadata=base_meta,
@@ -266,9 +291,7 @@ def evaluate_windows(
                 tls_full=int(tls.get("full") or 0),
                 tls_reused=int(tls.get("reused") or 0),
                 throttled=int((sw or {}).get("throttled") or 0),
-                upstream_busy={
-                    h: u["busy"] for h, u in upstreams.items() if u["busy"] is not None
-                },
+                upstream_busy={h: u["busy"] for h, u in upstreams.items() if u["busy"] is not None},
                 upstream_capacity={h: u["capacity"] for h, u in upstreams.items()},
                 upstream_shares_client=any(u.shares_with for u in point.upstreams),
                 server_work=server_work(server_cpu, nginx_cpu_pct(sw, target.workers)),

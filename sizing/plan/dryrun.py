@@ -221,6 +221,12 @@ def estimate(
     }
 
 
+def span_words(low_s: float, high_s: float) -> str:
+    """``4 min 20 s to 9 min 10 s``, or ``about 23 s`` when both ends round alike."""
+    low, high = duration_words(low_s), duration_words(high_s)
+    return f"about {low}" if low == high else f"{low} to {high}"
+
+
 def duration_words(seconds: float) -> str:
     """``1 h 05 min``, ``4 min 20 s``, ``45 s``."""
     s = int(round(seconds))
@@ -301,7 +307,7 @@ def summary_text(doc: Mapping[str, Any]) -> list[str]:
     e = doc["estimate"]
     if e["points"]:
         lines.append(
-            f"estimated time: {duration_words(e['low_s'])} to {duration_words(e['high_s'])} "
+            f"estimated time: {span_words(e['low_s'], e['high_s'])} "
             f"({e['points']} point(s) in {e['configs']} configuration(s); fewest to most "
             f"repetitions, {duration_words(e['overhead_s'])} of it assumed for provisioning and "
             "Ansible)"
@@ -371,9 +377,7 @@ def plan_text(doc: Mapping[str, Any]) -> str:
                 f"{o['generator']}'s planning figure from benchmarks/generators)")
     e = doc.get("estimate")  # a document written before estimates has none
     if e and e["points"]:
-        lines.append(
-            f"estimated time: {duration_words(e['low_s'])} to {duration_words(e['high_s'])}"
-        )
+        lines.append(f"estimated time: {span_words(e['low_s'], e['high_s'])}")
     return "\n".join([*lines, *_tail(doc, probed)])
 
 

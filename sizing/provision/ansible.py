@@ -175,6 +175,11 @@ class _Shield:
         return False
 
 
+def signal_pending() -> bool:
+    """Whether a stop signal came during a shielded block and waits to be delivered."""
+    return _Shield.pending is not None
+
+
 @contextlib.contextmanager
 def shielded(*, deliver: bool = True) -> Iterator[None]:
     """Let a block finish whatever stop signal arrives: a store write (the point being

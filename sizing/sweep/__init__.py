@@ -14,6 +14,7 @@ marking the run interrupted; every point finished before that is already committ
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -43,12 +44,18 @@ from sizing.model import (
     Status,
     family_of,
 )
-from sizing.plan.dryrun import duration_words, estimate, plan_document
+from sizing.plan.dryrun import estimate, plan_document, span_words
 from sizing.plan.jwt import make_token
 from sizing.plan.points import PlannedPoint, build_plan
 from sizing.plan.preflight import check_plan, offline_checks, same_address
 from sizing.plan.settings import Schedule
-from sizing.provision.ansible import Playbooks, StopSignals, shielded
+from sizing.provision.ansible import (
+    Playbooks,
+    SignalStop,
+    StopSignals,
+    shielded,
+    signal_pending,
+)
 from sizing.provision.ceiling import ceiling_jobs, measure_ceilings
 from sizing.provision.facts import declared_facts, gather_facts
 from sizing.provision.hostsafety import (
@@ -68,7 +75,7 @@ from sizing.provision.platforms import (
 )
 from sizing.provision.tools import ClientTools, build_generators, prepare_clients, ready_guest
 from sizing.provision.upstream import UpstreamProvisioner, gateway_vars
-from sizing.store import Store
+from sizing.store import Store, StoreError, keep_for_recovery
 from sizing.sweep.options import (
     RunOptions,
     RunSummary,
@@ -112,6 +119,10 @@ class Prepared:
         return [p for p in self.plan if p.key not in self.done]
 
 
+# How long the run's final status waits for another process's lock: the user waits too.
+FINISH_PATIENCE_S = 30.0
+
+
 class Sweep:
     """One ``sizing run``: prepares, then measures every point in order."""
 
@@ -139,6 +150,7 @@ class Sweep:
         self.done: set[PointKey] = set()  # --resume: keys the run already has
         self.stands_for: dict[str, list[str]] = {}  # --sample: measured server -> the others
         self.ceilings: dict[str, dict[str, Any]] = {}  # server -> its record's ceilings entry
+        self.said_waiting = False  # the store's wait for a lock was said once
         self.hosts_taken = RunHosts(self.playbooks)  # locks, nginx and load to give back
         self.ctx = MeasureContext(
             inventory=self.inventory,
@@ -374,7 +386,9 @@ class Sweep:
         SIGTERM, SIGHUP) or ``failed`` (any error, a bug or a full disk included) with the
         reason, after stopping its load and nginx and restoring the platforms."""
         opts = self.opts
-        store = Store(opts.db)
+        store = Store.for_run(opts.db)
+        store.stop = signal_pending  # Ctrl-C ends a wait for the lock (the point is kept)
+        store.on_wait = self._waiting
         try:
             if opts.resume_run is not None:
                 run_id = opts.resume_run
@@ -409,8 +423,14 @@ class Sweep:
             sig = str(exc) if str(exc).startswith("SIG") else "SIGINT"
             why = "interrupted by the user (Ctrl-C)" if sig == "SIGINT" else f"interrupted by {sig}"
             self._finish(store, summary, RunStatus.INTERRUPTED, why)
+            kept = len(summary.points) - len(summary.recovered)
             raise Interrupted(
-                f"{why}; run {run_id} keeps its {len(summary.points)} finished points"
+                f"{why}; run {run_id} keeps its {kept} finished points"
+                + (
+                    f" ({len(summary.recovered)} more in the recovery file)"
+                    if summary.recovered
+                    else ""
+                )
             ) from None
         except SizingError as exc:
             self._finish(store, summary, RunStatus.FAILED, str(exc))
@@ -430,15 +450,66 @@ class Sweep:
             )
             self._teardown(summary)
 
-    @staticmethod
-    def _finish(store: Store, summary: RunSummary, status: RunStatus, note: str) -> None:
-        """Mark the run ended; a store that cannot take it (full disk) is said, not hidden."""
+    def _finish(self, store: Store, summary: RunSummary, status: RunStatus, note: str) -> None:
+        """Mark the run ended; a store that cannot take it (full disk, another writer
+        holding it) is said on stderr at once, whatever way the run ends."""
+        store.patience = min(store.patience, FINISH_PATIENCE_S)  # the user waits for this one
+        store.stop = lambda: False
         try:
             store.finish_run(summary.run_id, status, note)
         except SizingError as exc:
-            summary.problems.append(f"the run could not be marked {status}: {exc}")
+            why = str(exc).removeprefix(f"{store.path}: ")
+            why = why.removesuffix("; try again when it has finished")
+            line = (
+                f"{store.path}: run {summary.run_id} could not be marked {status} ({why}); "
+                "`sizing results` shows it abandoned once this process has ended"
+            )
+            summary.problems.append(line)
+            self.progress.note(line)
         finally:
             store.close()
+
+    def _waiting(self, seconds: float) -> None:
+        """The store waits for another process's lock: said once, then on the bar."""
+        if not self.said_waiting:
+            self.said_waiting = True
+            self.progress.note(
+                f"{self.opts.db}: the results database is locked by another process; the "
+                "finished point waits in memory and sizing retries (Ctrl-C stops and keeps "
+                "it in a recovery file)"
+            )
+        self.progress.step(f"waiting for the results database ({seconds:.0f} s so far)")
+
+    def _store_point(
+        self, store: Store, summary: RunSummary, result: PointResult, samples: list[Any]
+    ) -> None:
+        """Store a finished point; one that cannot be stored is kept in the recovery file,
+        said with the command that imports it, and the run stops (interrupted when a
+        signal ended the wait)."""
+        try:
+            with shielded():  # a signal now stops the run once this point is stored
+                store.add_point(summary.run_id, result, samples)
+                summary.points.append(result)
+            return
+        except StoreError as exc:
+            failure = exc
+        summary.points.append(result)
+        where, line = keep_for_recovery(store.path, summary.run_id, result, samples)
+        summary.recovered.append(result.key.label())
+        if where is not None:
+            self.progress.note(
+                f"{result.key.label()}: {result.status} but not stored ({failure}); it is kept "
+                f"in {where}: import it with `sizing import {where} --db {store.path}`"
+            )
+        else:
+            self.progress.note(
+                f"{result.key.label()}: {result.status} but neither stored nor written to a "
+                f"recovery file; save this line to a file and import it with "
+                f"`sizing import FILE --db {store.path}`:\n{line}"
+            )
+        if failure.stopped:
+            raise SignalStop(signal.SIGINT)
+        raise failure
 
     def _run(self, store: Store, summary: RunSummary) -> None:
         def keep_environment(facts: dict[str, HostFacts]) -> None:
@@ -456,8 +527,9 @@ class Sweep:
             store.set_environment(summary.run_id, env)
 
         prepared = self.prepare(backends=True, on_facts=keep_environment)
-        servers = {self.placement.get(p.server.name, p.server.name)
-                   for p in prepared.todo if not p.skipped}
+        servers = {
+            self.placement.get(p.server.name, p.server.name) for p in prepared.todo if not p.skipped
+        }
         self.hosts_taken.locks.acquire(servers)
         for host, holder in self.hosts_taken.locks.took_over:
             line = took_over_text(host, holder)
@@ -474,11 +546,13 @@ class Sweep:
         todo = [p for p in plan if not p.skipped]
         if todo:
             e = estimate(self.opts.settings, todo, len({p.config for p in todo}))
-            self.progress.note(
-                f"estimated time: {duration_words(e['low_s'])} to {duration_words(e['high_s'])} "
-                f"for {e['points']} point(s) (fewest to most repetitions)"
+            self.progress.info(
+                f"estimated time: {span_words(e['low_s'], e['high_s'])} for {e['points']} "
+                "point(s) (fewest to most repetitions)"
             )
-        self.progress.start(len(plan))
+            self.progress.start(len(plan), (e["low_s"] + e["high_s"]) / 2)
+        else:
+            self.progress.start(len(plan))
         if any(not p.skipped for p in plan):
             needed = [(p.profile.generator, p.profile.name) for p in plan if not p.skipped]
             for gen, why in build_generators(needed, self.progress.step).items():
@@ -490,9 +564,7 @@ class Sweep:
         for i, point in enumerate(plan):
             result, samples = self._point(point)
             result = against_ceiling(self.ceilings.get(point.server.name), point, result, samples)
-            with shielded():  # a signal now stops the run once this point is stored
-                store.add_point(summary.run_id, result, samples)
-                summary.points.append(result)
+            self._store_point(store, summary, result, samples)
             self.progress.advance(result)
             self._report_broken(summary)
             if SERVER_DIED in result.flags:
@@ -552,8 +624,17 @@ class Sweep:
                 self.done = done_keys(store, self.opts.resume_run)
         p = self.prepare(backends=False, probe=self.opts.probe)
         return plan_document(
-            self.opts.settings, self.opts.resume_run, self.inventory, p.hosts, p.facts,
-            p.plan, p.done, p.unreachable, p.checks, probed=p.probed, detail=detail,
+            self.opts.settings,
+            self.opts.resume_run,
+            self.inventory,
+            p.hosts,
+            p.facts,
+            p.plan,
+            p.done,
+            p.unreachable,
+            p.checks,
+            probed=p.probed,
+            detail=detail,
             stands_for=self.stands_for,
         )
 

@@ -60,6 +60,7 @@ class RunSummary:
     points: list[PointResult] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     already: int = 0  # --resume: points the run had before this invocation
+    recovered: list[str] = field(default_factory=list)  # points kept in a recovery file
 
 
 def done_keys(store: Store, run_id: int) -> set[PointKey]:
