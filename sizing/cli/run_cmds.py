@@ -54,6 +54,7 @@ class _RichProgress:
         self.done = 0
         self.estimate: float | None = None
         self.began = 0.0
+        self.said: set[str] = set()  # notes already on stderr: the end does not repeat them
 
     def __enter__(self) -> _RichProgress:
         if self.enabled:
@@ -98,6 +99,7 @@ class _RichProgress:
             self.console.log(line)
 
     def note(self, message: str) -> None:
+        self.said.add(message)
         if self.enabled:
             from rich.markup import escape
 
@@ -393,7 +395,8 @@ def run(
         if advice:
             typer.echo("\n" + "\n".join(advice))
     for line in summary.problems:
-        warn(line)
+        if line not in progress.said:  # said when it happened
+            warn(line)
     from sizing.sources.fitcache import warm
 
     warm(opts.db)  # the figures changed: their bootstrap is computed now, not by recommend
