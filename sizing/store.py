@@ -14,9 +14,10 @@ that is not a sizing database (another application's, damaged, empty) or one wri
 newer sizing is refused with one :class:`StoreError` line naming the file, and left as it
 was.
 
-A writer's first write puts the database in WAL mode, so that a reader (``sizing
-results``, a BI tool, ``sqlite3`` left open) never blocks the run that writes; the last
-writer to close puts it back in the rollback journal, one file at rest. Another *writer*
+A writer's first write puts the database in WAL mode, where it stays, so that a reader
+(``sizing results``, a BI tool, ``sqlite3`` left open before or during a run) never blocks
+the run that writes. (A database written by a sizing before WAL is switched at its first
+write; a reader holding it at that moment makes that write wait for it.) Another *writer*
 can still hold the lock: every write retries with back-off for ``patience`` seconds (a
 run's store waits for hours, :data:`RUN_PATIENCE_S`), saying so through ``on_wait``, and
 gives up early when ``stop()`` says a stop signal came. A point that still cannot be
@@ -291,12 +292,6 @@ class Store:
             raise StoreError(p, f"cannot be read: {exc.strerror or exc}") from exc
 
     def close(self) -> None:
-        """Close; a writer puts the file back in the rollback journal when it is the last
-        one, so that at rest it is one file that readers open without creating others."""
-        if self.wal:
-            with contextlib.suppress(sqlite3.Error):
-                self._db.execute("PRAGMA busy_timeout = 0")
-                self._db.execute("PRAGMA journal_mode = DELETE").fetchone()
         self._db.close()
 
     def __enter__(self) -> Store:

@@ -27,7 +27,6 @@ ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 
 
-
 @pytest.fixture
 def tmp_path() -> Iterator[Path]:
     """A world-readable temp dir: nginx workers (www-data) must read the content there."""
@@ -268,3 +267,184 @@ def test_ctrl_c_keeps_points_and_marks_run_interrupted(
     # No load left behind, and the sizing nginx stopped with the run (no --keep-running).
     assert load_processes("28443") == [] and load_processes("28080") == []
     assert not _alive(tmp_path / "nginx.pid")
+
+
+# -- issue 27: faults during a real run, each ending with every point kept -----------------
+
+RUN1 = ["--cores", "1", "--profile", "rps", "--duration", "3", "--warmup", "0",
+        "--repeat", "2"]  # fmt: skip
+
+
+def _live_group(pidfile: Path) -> list[str]:
+    """The live (not zombie) processes of the group a pid file's master led."""
+    group = pidfile.read_text().strip()
+    ps = subprocess.run(["ps", "-o", "pid=,stat=,cmd=", "-g", group],
+                        capture_output=True, text=True).stdout  # fmt: skip
+    return [line for line in ps.splitlines() if line.split()[1][0] != "Z"]
+
+
+def _wait_for_load(port: str, proc: subprocess.Popen[str] | None = None) -> None:
+    deadline = time.time() + 240
+    while time.time() < deadline and not load_processes(port):
+        assert proc is None or proc.poll() is None, "the run ended before its load began"
+        time.sleep(0.2)
+
+
+def _sizing(args: list[str]) -> subprocess.Popen[str]:
+    """`sizing ...` as its own process (its own session: a terminal's Ctrl-C is a signal
+    to the group), stdout and stderr kept."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "sizing", *args], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+
+
+def test_a_reader_holding_the_database_through_the_run_costs_no_point(
+    local_inv: Path, tmp_path: Path, tools: None
+) -> None:
+    """Was: a reader holding a read transaction made the run wait 30 s, fail "locked" and
+    lose the point it had just measured. A reader (another process, as a BI tool or an
+    open `sqlite3` would be) holds one from before the run starts to after it ends."""
+    db = tmp_path / "r.sqlite"
+    with Store(db) as earlier:  # a database an earlier run wrote (WAL at rest)
+        earlier.start_run(inventory="i", argv=[], tool_version="t", options={})
+    code = (
+        "import sqlite3, sys, time\n"
+        f"c = sqlite3.connect('file:{db}?mode=ro', uri=True, isolation_level=None)\n"
+        "c.execute('BEGIN'); c.execute('SELECT count(*) FROM runs').fetchone()\n"
+        "print('held', flush=True); sys.stdin.readline(); c.execute('COMMIT')\n"
+    )
+    reader = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert reader.stdout is not None and reader.stdout.readline().strip() == "held"
+        began = time.time()
+        result = runner.invoke(app, ["run", "-i", str(local_inv), *RUN1, "--db", str(db),
+                                     "--json"])  # fmt: skip
+        ended = time.time()
+        assert reader.poll() is None  # it held the database the whole run
+    finally:
+        reader.communicate("\n", timeout=20)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["status"] == "complete"
+    with Store.open_readonly(db) as store:
+        [p] = store.points(doc["run_id"])
+        assert p.result.status.value in ("measured", "invalid")
+        assert began < p.created_at < ended
+        assert store.get_run(doc["run_id"]).status == "complete"
+
+
+def test_a_writer_holding_the_database_then_ctrl_c_keeps_the_point_for_import(
+    local_inv: Path, tmp_path: Path, tools: None
+) -> None:
+    """Another writer takes the lock while the point is measured and keeps it: the run
+    says it waits, Ctrl-C ends the wait, the point goes to the recovery file with the
+    command that imports it, and that command stores it."""
+    db = tmp_path / "r.sqlite"
+    proc = _sizing(["run", "-i", str(local_inv), *RUN1, "--db", str(db)])
+    holder: sqlite3.Connection | None = None
+    try:
+        _wait_for_load("28080", proc)
+        holder = sqlite3.connect(db, isolation_level=None, timeout=30)
+        holder.execute("BEGIN IMMEDIATE")
+        assert proc.stderr is not None
+        waited = ""
+        deadline = time.time() + 180
+        while time.time() < deadline and "locked by another process" not in waited:
+            line = proc.stderr.readline()
+            assert line, f"the run ended without waiting for the lock: {waited}"
+            waited += line
+        time.sleep(3)  # it waits on
+        os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(2)
+        holder.execute("ROLLBACK")  # the final status can be written now
+        out, err = proc.communicate(timeout=120)
+        err = waited + err
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        if holder is not None:
+            holder.close()
+    kept = tmp_path / "r.sqlite.recovery.jsonl"
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert f"it is kept in {kept}: import it with `sizing import {kept} --db {db}`" in err
+    assert "keeps its 0 finished points (1 more in the recovery file)" in err
+    with Store.open_readonly(db) as store:
+        [run] = store.runs()
+        assert run.status == "interrupted" and store.points(run.id) == []
+    imported = runner.invoke(app, ["import", str(kept), "--db", str(db)])
+    assert imported.exit_code == 0, imported.output
+    with Store.open_readonly(db) as store:
+        [p] = store.points(run.id)
+        assert p.result.status.value in ("measured", "invalid") and p.result.value
+    assert not _listening(28080) and not _listening(28443) and not _listening(28180)
+
+
+def test_an_upstream_master_killed_mid_point_fails_it_and_leaves_nothing(
+    local_inv: Path, tmp_path: Path, tools: None
+) -> None:
+    """Was: the point was stored `measured` and a worker kept 8090. Now the point fails
+    (server-died, the upstream named), the run ends interrupted, and nothing of the
+    upstream's group lives or listens."""
+    db = tmp_path / "r.sqlite"
+    up_pid = tmp_path / "up" / "nginx.pid"
+
+    def killer() -> None:
+        deadline = time.time() + 240
+        while time.time() < deadline:
+            if load_processes("28080") and _alive(up_pid):
+                time.sleep(1.0)
+                os.kill(int(up_pid.read_text().strip()), signal.SIGKILL)  # the master only
+                return
+            time.sleep(0.2)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    result = runner.invoke(app, ["run", "-i", str(local_inv), *RUN1, "--db", str(db),
+                                 "--json"])  # fmt: skip
+    thread.join(timeout=5)
+    assert result.exit_code == 4, result.output
+    doc = json.loads(result.stdout)
+    [point] = doc["points"]
+    assert doc["status"] == "interrupted"
+    assert point["status"] == "failed" and "server-died" in point["flags"]
+    assert point["reason"].startswith("the upstream nginx died on localhost during ")
+    assert _live_group(up_pid) == []
+    assert not _listening(28180) and not _listening(28080) and not _listening(28443)
+    with Store.open_readonly(db) as store:
+        assert [p.result.status.value for p in store.points(doc["run_id"])] == ["failed"]
+
+
+def test_a_killed_sizing_run_is_named_abandoned_and_the_next_run_takes_over(
+    local_inv: Path, tmp_path: Path, tools: None
+) -> None:
+    """kill -9 of `sizing run` mid-point: its nginx and upstream stay (nothing can stop
+    them then), the run stays `running` in the store and results names it abandoned; the
+    next run says it took over the run lock of that run, measures, and leaves nothing."""
+    db = tmp_path / "r.sqlite"
+    proc = _sizing(["run", "-i", str(local_inv), *RUN1, "--db", str(db)])
+    try:
+        _wait_for_load("28080", proc)
+        time.sleep(1)
+        os.kill(proc.pid, signal.SIGKILL)  # sizing alone, as `kill -9 PID` does
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    deadline = time.time() + 60  # the dead run's bounded load ends by itself
+    while time.time() < deadline and load_processes("28080"):
+        time.sleep(0.5)
+    shown = runner.invoke(app, ["results", "--db", str(db)])
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.startswith("run 1 ") and " abandoned (its process is gone" in shown.stdout
+    again = runner.invoke(app, ["run", "-i", str(local_inv), *RUN1, "--db", str(db)])
+    assert again.exit_code == 0, again.output
+    assert "localhost: took over the run lock of run 1 " in again.stderr
+    assert again.stderr.count("took over the run lock") == 1  # said once
+    with Store.open_readonly(db) as store:
+        runs = store.runs()
+        assert [r.status for r in runs] == ["running", "complete"]
+        assert len(store.points(runs[1].id)) == 1
+    assert not _listening(28080) and not _listening(28443) and not _listening(28180)

@@ -78,15 +78,30 @@ def test_a_reader_holding_the_database_never_blocks_the_runs_writes(tmp_path: Pa
         assert st.get_run(run_id).status == "complete"
 
 
-def test_the_file_at_rest_is_one_file_in_the_rollback_journal(tmp_path: Path) -> None:
+def test_the_database_stays_in_wal_and_a_reader_opened_before_the_run_blocks_nothing(
+    tmp_path: Path,
+) -> None:
+    """The reported order: the reader (a BI tool) opened the database before the run. After
+    one run the file is in WAL at rest (one file: the last connection folds the WAL in),
+    so the next run writes under that reader at once."""
     db = tmp_path / "r.sqlite"
     store, run_id = new_run(db)
-    assert store.journal_mode == "wal"  # while it writes
-    store.add_point(run_id, RESULT, SAMPLES)
     store.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.sqlite"]
+    reader = hold(db, "read", 60)
+    try:
+        began = time.monotonic()
+        store, run_id = new_run(db)
+        store.add_point(run_id, RESULT, SAMPLES)
+        store.finish_run(run_id, "complete")
+        took = time.monotonic() - began
+        store.close()
+    finally:
+        reader.kill()
+        reader.wait(timeout=10)
+    assert took < 5, f"the writer waited {took:.1f} s for a reader opened before it"
     with sqlite3.connect(db) as con:
-        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 def test_a_reader_at_the_first_write_is_waited_for_then_wal_takes_over(tmp_path: Path) -> None:
