@@ -10,6 +10,7 @@ The commands are composed here, explicitly, in the order ``--help`` lists them.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
 
@@ -21,6 +22,7 @@ from sizing.cli.import_cmd import import_cmd
 from sizing.cli.inventory_cmd import inventory_check
 from sizing.cli.results_cmd import results
 from sizing.cli.run_cmds import run
+from sizing.errors import ExitStatus
 
 app.command("recommend")(guarded(recommend_cmd))
 app.command("table")(guarded(table_cmd))
@@ -43,4 +45,33 @@ def main() -> None:
     if "--debug" in argv:
         argv = [a for a in argv if a != "--debug"]
         state.debug = True
-    app(args=argv, prog_name="sizing")
+    try:
+        code = app(args=argv, prog_name="sizing", standalone_mode=False)
+    except Exception as exc:  # noqa: BLE001 - Click's own errors, by kind (see below)
+        # Click's classes, matched by name: typer vendors its own Click from 0.2x on
+        kinds = {c.__name__ for c in type(exc).__mro__}
+        if "NoArgsIsHelpError" in kinds:  # `sizing inventory` alone: its help
+            exc.show()  # type: ignore[attr-defined]
+        elif "UsageError" in kinds and not state.debug:  # a bad option: one line
+            typer.echo(f"error: {usage_line(exc)}", err=True)
+        elif "Abort" in kinds:  # Ctrl-C at a prompt
+            sys.exit(ExitStatus.INTERRUPTED)
+        elif "ClickException" in kinds and not state.debug:
+            exc.show()  # type: ignore[attr-defined]
+        else:
+            raise
+        sys.exit(int(getattr(exc, "exit_code", ExitStatus.USAGE)))
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def usage_line(exc: Any) -> str:
+    """Click's usage error as one line naming the option: ``--duration: inf is not in the
+    range 1<=x<=3600 (sizing run --help)``."""
+    hint = getattr(exc, "param_hint", None)
+    hint = hint if isinstance(hint, str) else ""
+    param, ctx = getattr(exc, "param", None), getattr(exc, "ctx", None)
+    if not hint and param is not None:
+        hint = param.get_error_hint(ctx) if ctx is not None else str(param.name or "")
+    text = " ".join(str(getattr(exc, "message", exc)).split())
+    where = f" ({ctx.command_path} --help)" if ctx is not None else ""
+    return (f"{hint.replace(chr(39), '')}: {text}" if hint else text) + where

@@ -246,24 +246,38 @@ def check_cpu_masks(
 
 
 def check_client_cpus(host: Host, cpus: Iterable[int], topology: Topology | None) -> list[str]:
-    """The CPUs a client's wrk is pinned to exist on that client."""
+    """The CPUs a client's wrk is pinned to, and every CPU its ``sizing_client_cpus``
+    names (the planner keeps only the ones it finds, which hides a list written for
+    another host), exist on that client."""
     wanted = set(cpus)
+    if host.sizing.client_cpus:
+        try:
+            wanted |= set(parse_cpulist(host.sizing.client_cpus))
+        except SizingError as exc:
+            return [f"{host.name}: sizing_client_cpus {host.sizing.client_cpus!r}: {exc}"]
     if topology is None or not wanted:
         return []
     online = sorted(c.id for c in topology.cpus)
     missing = sorted(wanted - set(online))
-    if host.sizing.client_cpus:
-        try:
-            parse_cpulist(host.sizing.client_cpus)
-        except SizingError as exc:
-            return [f"{host.name}: sizing_client_cpus {host.sizing.client_cpus!r}: {exc}"]
     if missing:
         return [
-            f"{host.name}: wrk would be pinned to CPU(s) {missing}, which the host does not "
-            f"have online (online: {','.join(str(i) for i in online)}); fix "
-            f"sizing_client_cpus"
+            f"{host.name}: wrk would be pinned to CPU(s) {_ranges(missing)}, which the host "
+            f"does not have online (online: {_ranges(online)}); fix sizing_client_cpus"
         ]
     return []
+
+
+def _ranges(ids: Sequence[int]) -> str:
+    """A cpulist short enough to read: ``2-5,63``."""
+    out: list[str] = []
+    for i in ids:
+        if out and out[-1].endswith(f"-{i - 1}"):
+            out[-1] = out[-1].rsplit("-", 1)[0] + f"-{i}"
+        elif out and out[-1] == str(i - 1):
+            out[-1] = f"{i - 1}-{i}"
+        else:
+            out.append(str(i))
+    return ",".join(out)
 
 
 LOOPBACK = {"localhost", "127.0.0.1", "::1", "ip6-localhost"}

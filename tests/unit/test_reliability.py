@@ -115,7 +115,7 @@ def test_the_offline_plan_checks_client_cpus_and_one_machine_named_twice(tmp_pat
     out = res.stdout
     assert "inventory problems (checked offline; the run would stop before any load):" in out
     assert (
-        "localhost: wrk would be pinned to CPU(s) [4096, 4097], which the host does not have "
+        "localhost: wrk would be pinned to CPU(s) 4096-4097, which the host does not have "
         "online (online: " in out
     )
     assert "web1 and web2 are the same machine (this machine (loopback))" in out
@@ -197,8 +197,15 @@ def test_resuming_a_complete_run_with_a_failed_point_is_not_short_cut(tmp_path: 
     ])  # fmt: skip
     assert _complete(db, run_id) is False
     done = tmp_path / "d.sqlite"
-    assert _complete(done, fill(done, {"r640-01": ENV["r640-01"]},
-                                [point("r640-01", "baremetal", 1, "rps", REPS)])) is True
+    assert (
+        _complete(
+            done,
+            fill(
+                done, {"r640-01": ENV["r640-01"]}, [point("r640-01", "baremetal", 1, "rps", REPS)]
+            ),
+        )
+        is True
+    )
 
 
 def _fleet(tmp_path: Path, servers: int, clients: int) -> Path:
@@ -279,3 +286,43 @@ def test_sample_measures_n_servers_per_hardware_identity(tmp_path: Path) -> None
     bad = _plan(["run", "--plan", "-i", str(inv), "--sample", "0"])
     assert bad.exit_code == 2
     assert "--sample must be at least 1 server per hardware identity, not 0" in bad.stderr
+
+
+def test_a_bad_option_value_is_one_line_through_the_real_entry_point() -> None:
+    """Click's own errors (a value out of an option's range, an unknown option or command)
+    were a usage block of three lines; through `sizing` they are one line, exit 2."""
+    import subprocess
+    import sys
+
+    cases = {
+        ("run", "--duration", "inf", "--plan"):
+            "error: --duration: inf is not in the range 1<=x<=3600. (sizing run --help)",
+        ("run", "--bogus"): "error: No such option: --bogus (sizing run --help)",
+        ("bogus",): "error: No such command 'bogus'. (sizing --help)",
+        ("recommend", "--rps"): "error: Option '--rps' requires an argument.",
+    }  # fmt: skip
+    for argv, line in cases.items():
+        res = subprocess.run([sys.executable, "-m", "sizing", *argv], capture_output=True,
+                             text=True, timeout=60)  # fmt: skip
+        assert (res.returncode, res.stderr.strip(), res.stdout) == (2, line, ""), argv
+    shown = subprocess.run([sys.executable, "-m", "sizing", "inventory"], capture_output=True,
+                           text=True, timeout=60)  # fmt: skip
+    assert shown.returncode == 2 and "Inspect and validate inventories." in shown.stdout + (
+        shown.stderr
+    )
+
+
+def test_a_client_cpulist_written_for_a_bigger_host_is_refused_offline(tmp_path: Path) -> None:
+    """`sizing_client_cpus: 0-4095` on this machine: the planner pinned wrk to the CPUs it
+    found and said nothing; the CPUs the list names and the host lacks are now a line."""
+    inv = tmp_path / "cpus.yml"
+    inv.write_text(
+        "all:\n  vars:\n    ansible_connection: local\n  children:\n    servers:\n"
+        "      hosts:\n        localhost: {}\n    clients:\n      hosts:\n"
+        '        localhost: {sizing_client_cpus: "0-4095"}\n'
+    )
+    res = runner.invoke(app, ["run", "--plan", "-i", str(inv), "--cores", "1",
+                              "--profile", "static-rps"])  # fmt: skip
+    assert res.exit_code == 4, res.output
+    [line] = [ln for ln in res.stdout.splitlines() if "wrk would be pinned" in ln]
+    assert "-4095, which the host does not have online (online: 0-" in line
