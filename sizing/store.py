@@ -213,10 +213,11 @@ class Store:
         self._ident: tuple[int, int] | None = None  # the file this writer opened
         self.wal = False  # this writer put the file in WAL mode
         _check_file(self.path, must_exist=readonly)
+        if not readonly:
+            _check_writable(self.path)
         try:
             if readonly:
-                uri = "file:" + quote(str(self.path.resolve()), safe="/") + "?mode=ro"
-                self._db = sqlite3.connect(uri, uri=True, timeout=timeout)
+                self._db = sqlite3.connect(self._ro_uri(), uri=True, timeout=timeout)
             else:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self._db = sqlite3.connect(str(self.path), timeout=timeout)
@@ -224,6 +225,8 @@ class Store:
             raise StoreError(self.path, f"cannot open the results database: {exc}") from exc
         self._db.row_factory = sqlite3.Row
         try:
+            if readonly:
+                self._readable()
             with self._guard():
                 version = self._identify()
                 if not readonly and version < SCHEMA_VERSION:
@@ -234,6 +237,24 @@ class Store:
         except BaseException:
             self._db.close()
             raise
+
+    def _ro_uri(self, *, immutable: bool = False) -> str:
+        uri = "file:" + quote(str(self.path.resolve()), safe="/") + "?mode=ro"
+        return uri + ("&immutable=1" if immutable else "")
+
+    def _readable(self) -> None:
+        """A WAL database needs its ``-shm`` beside it, which a reader cannot create on a
+        read-only file system (a copy on a read-only share): read it as immutable there,
+        since nothing can write it."""
+        try:
+            self._db.execute("PRAGMA user_version").fetchone()
+        except sqlite3.Error as exc:
+            if "unable to open" not in str(exc) or os.access(self.path.parent, os.W_OK):
+                return  # _identify says what it is
+            self._db.close()
+            self._db = sqlite3.connect(self._ro_uri(immutable=True), uri=True,
+                                       timeout=self.timeout)  # fmt: skip
+            self._db.row_factory = sqlite3.Row
 
     @classmethod
     def for_run(cls, path: Path | str) -> Store:
@@ -630,6 +651,26 @@ class Store:
             raise StoreError(
                 self.path, f"damaged row {table} id {ident}: {type(exc).__name__}: {exc}"
             ) from exc
+
+
+def _check_writable(path: Path) -> None:
+    """Refuse, before any work, a database this process could not write: the file and its
+    directory (SQLite writes its journal there) or, for a new one, the nearest existing
+    directory (a read-only file system, no permission). A run never measures for an hour
+    and then fails to store."""
+    if path.exists():
+        targets = [path, path.resolve().parent]
+    else:
+        targets = [next((d for d in path.resolve().parents if d.exists()), Path("/"))]
+    for target in targets:
+        if os.access(target, os.W_OK) and (target == path or os.access(target, os.X_OK)):
+            continue
+        what = "the results database" if target == path else f"its directory {target}"
+        ro = False
+        with contextlib.suppress(OSError):
+            ro = bool(os.statvfs(target).f_flag & os.ST_RDONLY)
+        why = "a read-only file system" if ro else "no permission to write"
+        raise StoreError(path, f"cannot write {what} ({why})", code=ExitStatus.STORE)
 
 
 def _check_file(path: Path, *, must_exist: bool) -> None:

@@ -305,3 +305,34 @@ def test_threads_reading_while_a_run_writes_block_nothing(tmp_path: Path) -> Non
     assert errors == []
     with Store.open_readonly(db) as st:
         assert len(st.points(run_id)) == 20
+
+
+def test_a_database_on_a_read_only_file_system(tmp_path: Path) -> None:
+    """A copy of the results on a read-only share (a read-only bind mount here, which
+    needs root: skipped without). Reading works although a WAL database's -shm cannot be
+    created there; writing is refused before any work, naming why, exit 6."""
+    src = tmp_path / "src"
+    src.mkdir()
+    store, run_id = new_run(src / "r.sqlite")  # WAL at rest, as a run leaves it
+    store.add_point(run_id, RESULT, SAMPLES)
+    store.close()
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    mounted = subprocess.run(["mount", "--bind", str(src), str(ro)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot bind-mount here: {mounted.stderr.decode().strip()}")
+    try:
+        remount = ["mount", "-o", "remount,ro,bind", str(ro)]
+        if subprocess.run(remount, capture_output=True).returncode != 0:
+            pytest.skip("cannot remount read-only here")
+        shown = runner.invoke(app, ["results", "--db", str(ro / "r.sqlite"), "--json"])
+        assert shown.exit_code == 0, shown.output
+        assert json.loads(shown.stdout)["runs"][0]["points"][0]["value"] == 41_234.5
+        for db, what in [(ro / "r.sqlite", "the results database"),
+                         (ro / "new.sqlite", f"its directory {ro}")]:  # fmt: skip
+            with pytest.raises(StoreError) as info:
+                Store.for_run(db)
+            assert str(info.value) == f"{db}: cannot write {what} (a read-only file system)"
+            assert info.value.code == ExitStatus.STORE
+    finally:
+        subprocess.run(["umount", str(ro)], capture_output=True)
