@@ -75,7 +75,9 @@ def check_writable(out: Path) -> None:
         if not parent.is_dir():
             raise SizingError(f"{out}: cannot write the guide: no directory {parent}")
         if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
-            raise SizingError(f"{out}: cannot write the guide: permission denied")
+            ro = bool(os.statvfs(parent).f_flag & os.ST_RDONLY)
+            why = "a read-only file system" if ro else "permission denied"
+            raise SizingError(f"{out}: cannot write the guide: {why}")
     except OSError as exc:  # a parent directory this user may not even look into
         raise SizingError(f"{out}: cannot write the guide: {exc.strerror or exc}") from exc
 
