@@ -882,6 +882,10 @@ def read_recovery(path: Path) -> list[dict[str, Any]]:
     """The points of a recovery file, or a SizingError naming the file and line."""
     try:
         text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            str(path), [f"not a recovery file (not UTF-8 text: {exc.reason})"]
+        ) from exc
     except OSError as exc:
         why = f"cannot read the recovery file: {exc.strerror or exc}"
         raise InputError(str(path), [why]) from exc

@@ -40,6 +40,7 @@ EXAMPLES = {
     "profile": 350,
     "catalog": 250,
     "cli_numbers": 150,
+    "cli_paths": 80,
 }
 TRIED: Counter[str] = Counter()
 VALID: Counter[str] = Counter()  # inputs that were accepted (the rest were a SizingError)
@@ -452,6 +453,63 @@ def test_numbers_on_the_command_line_never_fail_internally(
     assert res.exit_code in (0, 2, 3, 4), (args, res.exit_code, res.output)
     if res.exit_code == 0:
         VALID["cli_numbers"] += 1
+
+
+# Kinds of path a careless user gives where a file is read or written: each is made under
+# the test's directory ("{d}"), never anywhere else.
+PATH_KINDS = {
+    "a directory": lambda d: d,
+    "in a missing directory": lambda d: d / "missing" / "x",
+    "an empty file": lambda d: _made(d / "empty", b""),
+    "a text file": lambda d: _made(d / "text.txt", b"hello\n"),
+    "random bytes": lambda d: _made(d / "noise", bytes(range(256)) * 8),
+    "an SQLite header then noise": lambda d: _made(d / "half", b"SQLite format 3\x00" + b"x" * 900),
+    "/dev/null": lambda d: Path("/dev/null"),
+    "a name with spaces and quotes": lambda d: d / "a 'b' \"c\".sqlite",
+    "a path through a file": lambda d: _made(d / "file", b"x") / "below",
+}
+PATH_COMMANDS = [
+    ["results", "--db", "{p}"], ["results", "--db", "{p}", "--json"],
+    ["results", "--db", "{p}", "--csv", "--out", "{p}"], ["import", "{p}", "--db", "{p}"],
+    ["guide", "--db", "{p}", "--out", "{p}"], ["recommend", "--rps", "1000", "--db", "{p}"],
+    ["recommend", "--rps", "1000", "--catalog", "{p}"], ["inventory", "check", "-i", "{p}"],
+    ["run", "--plan", "-i", "{p}"], ["run", "--plan", "--db", "{p}", "--profile", "{p}"],
+]  # fmt: skip
+
+
+def _made(path: Path, content: bytes) -> Path:
+    path.write_bytes(content)
+    return path
+
+
+@settings(max_examples=EXAMPLES["cli_paths"], deadline=None, database=None,
+          derandomize=True)  # fmt: skip
+@given(command=st.sampled_from(PATH_COMMANDS), kind=st.sampled_from(sorted(PATH_KINDS)))
+def test_paths_on_the_command_line_never_fail_internally(command: list[str], kind: str) -> None:
+    """Issue 27: every path a command reads or writes given as a directory, a file in a
+    missing directory, an empty file, another kind of file, /dev/null, a path through a
+    file: a result or one clear line (exit 0, 2, 3 or 6), never an internal error."""
+    import tempfile
+
+    from typer.testing import CliRunner
+
+    from sizing.cli import app
+
+    with tempfile.TemporaryDirectory(prefix="sz-paths-") as tmp:
+        path = PATH_KINDS[kind](Path(tmp))
+        args = [a.replace("{p}", str(path)) for a in command]
+        TRIED["cli_paths"] += 1
+        res = CliRunner().invoke(app, args)
+    assert "internal error" not in res.output and "Traceback" not in res.output, (args, res.output)
+    assert res.exit_code in (0, 1, 2, 3, 4, 6), (args, res.exit_code, res.output)
+    if res.exit_code == 2 and res.stderr.startswith("Usage:"):
+        return  # Click's check of an option (one line through `sizing`: test_reliability)
+    if res.exit_code:
+        assert len(res.stderr.strip().splitlines()) == 1 or res.stderr.startswith(
+            f"error: {path}:"
+        ), (args, res.stderr)
+    else:
+        VALID["cli_paths"] += 1
 
 
 def test_zz_report_the_count(capsys: pytest.CaptureFixture[str]) -> None:
