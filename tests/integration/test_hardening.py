@@ -58,7 +58,12 @@ def wait_for(what: Callable[[], bool], timeout_s: float, proc: subprocess.Popen[
         if what():
             return
         time.sleep(0.2)
-    raise AssertionError("the run ended or never got there") from None
+    if proc.poll() is not None:  # it ended: what it said is the reason
+        out, err = proc.communicate(timeout=30)
+        raise AssertionError(
+            f"the run ended (exit {proc.returncode}) before that:\n{err[-3000:]}\n{out[-2000:]}"
+        ) from None
+    raise AssertionError(f"the run never got there in {timeout_s} s") from None
 
 
 def alive(pidfile: Path) -> bool:
