@@ -532,6 +532,10 @@ class Sweep:
         }
         self.hosts_taken.locks.acquire(servers)
         for host, holder in self.hosts_taken.locks.took_over:
+            # the dead run's nginx and upstream there are this run's to stop when it ends,
+            # whether or not it needs them itself (an rps run killed, a static-rps run next)
+            self.hosts_taken.servers.add(host)
+            self.hosts_taken.upstreams.add(host)
             line = took_over_text(host, holder)
             summary.problems.append(line)
             self.progress.note(line)

@@ -422,7 +422,8 @@ def test_a_killed_sizing_run_is_named_abandoned_and_the_next_run_takes_over(
 ) -> None:
     """kill -9 of `sizing run` mid-point: its nginx and upstream stay (nothing can stop
     them then), the run stays `running` in the store and results names it abandoned; the
-    next run says it took over the run lock of that run, measures, and leaves nothing."""
+    next run (one that needs no upstream) says it took over the run lock of that run,
+    measures, and leaves nothing: the dead run's upstream stopped too."""
     db = tmp_path / "r.sqlite"
     proc = _sizing(["run", "-i", str(local_inv), *RUN1, "--db", str(db)])
     try:
@@ -439,7 +440,10 @@ def test_a_killed_sizing_run_is_named_abandoned_and_the_next_run_takes_over(
     shown = runner.invoke(app, ["results", "--db", str(db)])
     assert shown.exit_code == 0, shown.output
     assert shown.stdout.startswith("run 1 ") and " abandoned (its process is gone" in shown.stdout
-    again = runner.invoke(app, ["run", "-i", str(local_inv), *RUN1, "--db", str(db)])
+    assert _listening(28180)  # the dead run's upstream serves on
+    # the next run needs no upstream (static files): it still stops the dead run's one
+    static = [a if a != "rps" else "static-rps" for a in RUN1]
+    again = runner.invoke(app, ["run", "-i", str(local_inv), *static, "--db", str(db)])
     assert again.exit_code == 0, again.output
     assert "localhost: took over the run lock of run 1 " in again.stderr
     assert again.stderr.count("took over the run lock") == 1  # said once
