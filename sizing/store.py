@@ -757,19 +757,25 @@ def _point(row: sqlite3.Row) -> StoredPoint:
         id=int(row["id"]),
         run_id=int(row["run_id"]),
         created_at=float(row["created_at"]),
-        result=PointResult(
-            key=key,
-            status=Status(row["status"]),
-            reason=str(row["reason"]),
-            value=_opt_float(row["value"]),
-            unit=str(row["unit"]),
-            repetitions=int(row["repetitions"]),
-            spread=_opt_float(row["spread"]),
-            ci_low=_opt_float(row["ci_low"]),
-            ci_high=_opt_float(row["ci_high"]),
-            flags=tuple(str(f) for f in _json(row["flags"], list)),
-            metadata=_json(row["metadata"], dict),
-        ),
+        result=_result(key, row, _json(row["flags"], list), _json(row["metadata"], dict)),
+    )
+
+
+def _result(key: PointKey, m: Any, flags: list[Any], metadata: dict[str, Any]) -> PointResult:
+    """A point's result from its stored columns: a row of ``points`` or a recovery
+    record (both keyed by the column names)."""
+    return PointResult(
+        key=key,
+        status=Status(m["status"]),
+        reason=str(m["reason"]),
+        value=_opt_float(m["value"]),
+        unit=str(m["unit"]),
+        repetitions=int(m["repetitions"]),
+        spread=_opt_float(m["spread"]),
+        ci_low=_opt_float(m["ci_low"]),
+        ci_high=_opt_float(m["ci_high"]),
+        flags=tuple(str(f) for f in flags),
+        metadata=metadata,
     )
 
 
@@ -836,20 +842,9 @@ def point_record(
 
 def _from_record(rec: dict[str, Any]) -> tuple[int, PointResult, list[tuple[int, Sample]]]:
     k = rec["key"]
-    result = PointResult(
-        key=PointKey(str(k["host"]), str(k["platform"]), int(k["cores"]), str(k["ht"]),
-                     str(k["profile"])),
-        status=Status(rec["status"]),
-        reason=str(rec["reason"]),
-        value=_opt_float(rec["value"]),
-        unit=str(rec["unit"]),
-        repetitions=int(rec["repetitions"]),
-        spread=_opt_float(rec["spread"]),
-        ci_low=_opt_float(rec["ci_low"]),
-        ci_high=_opt_float(rec["ci_high"]),
-        flags=tuple(str(f) for f in rec["flags"]),
-        metadata=dict(rec["metadata"]),
-    )  # fmt: skip
+    key = PointKey(str(k["host"]), str(k["platform"]), int(k["cores"]), str(k["ht"]),
+                   str(k["profile"]))  # fmt: skip
+    result = _result(key, rec, list(rec["flags"]), dict(rec["metadata"]))
     samples = [(int(r), Sample(str(m), float(v), str(u), dict(md)))
                for r, m, v, u, md in rec["samples"]]  # fmt: skip
     return int(rec["run_id"]), result, samples

@@ -136,10 +136,7 @@ def upstream_windows(point: PlannedPoint, outputs: Outputs, idx: int) -> dict[st
     """Each upstream host's CPU over window ``idx`` (:func:`upstream_window`)."""
     out: dict[str, dict[str, Any]] = {}
     for up in point.upstreams:
-        uw = next(
-            (w for w in outputs.get(up.host, {}).get("windows", []) if w["index"] == idx), None
-        )
-        got = upstream_window(uw, up.cpus, bool(up.shares_with))
+        got = upstream_window(_window_of(outputs, up.host, idx), up.cpus, bool(up.shares_with))
         if got is not None:
             out[up.host] = got
     return out
@@ -149,11 +146,15 @@ def upstream_died(point: PlannedPoint, outputs: Outputs, idx: int) -> str:
     """``the upstream nginx died on HOST`` when an upstream host's probe saw its master
     gone at the end of window ``idx`` (its workers may serve on, unmeasured), else ""."""
     for up in point.upstreams:
-        uw = next((w for w in outputs.get(up.host, {}).get("windows", [])
-                   if w["index"] == idx), None)  # fmt: skip
+        uw = _window_of(outputs, up.host, idx)
         if uw is not None and uw.get("upstream_alive") is False:
             return f"the upstream nginx died on {up.host}"
     return ""
+
+
+def _window_of(outputs: Outputs, host: str, idx: int) -> dict[str, Any] | None:
+    """Host ``host``'s output of window ``idx``, if it gave one."""
+    return next((w for w in outputs.get(host, {}).get("windows", []) if w["index"] == idx), None)
 
 
 def evaluate_windows(

@@ -32,7 +32,7 @@ from sizing.load import wrk
 from sizing.plan.loadspec import client_ceiling, client_wrk_spec, url_for
 from sizing.plan.points import PlannedPoint
 from sizing.profiles import Profile
-from sizing.topology import Topology, affinity_masks, parse_cpulist
+from sizing.topology import Topology, affinity_masks, cpulist, parse_cpulist
 
 __all__ = [
     "CLOCK_BOUND_S",
@@ -261,23 +261,10 @@ def check_client_cpus(host: Host, cpus: Iterable[int], topology: Topology | None
     missing = sorted(wanted - set(online))
     if missing:
         return [
-            f"{host.name}: wrk would be pinned to CPU(s) {_ranges(missing)}, which the host "
-            f"does not have online (online: {_ranges(online)}); fix sizing_client_cpus"
+            f"{host.name}: wrk would be pinned to CPU(s) {cpulist(missing)}, which the host "
+            f"does not have online (online: {cpulist(online)}); fix sizing_client_cpus"
         ]
     return []
-
-
-def _ranges(ids: Sequence[int]) -> str:
-    """A cpulist short enough to read: ``2-5,63``."""
-    out: list[str] = []
-    for i in ids:
-        if out and out[-1].endswith(f"-{i - 1}"):
-            out[-1] = out[-1].rsplit("-", 1)[0] + f"-{i}"
-        elif out and out[-1] == str(i - 1):
-            out[-1] = f"{i - 1}-{i}"
-        else:
-            out.append(str(i))
-    return ",".join(out)
 
 
 LOOPBACK = {"localhost", "127.0.0.1", "::1", "ip6-localhost"}
