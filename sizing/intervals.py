@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 
 def _binom_cdf_half(n: int, k: int) -> float:
@@ -176,3 +177,101 @@ def repetition_flags(values: Sequence[float]) -> tuple[tuple[str, ...], str]:
             "changed under the run"
         )
     return tuple(flags), "; ".join(why)
+
+
+# -- paired legs -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairedRatio:
+    """The ratio of two legs measured in alternation (``sizing.plan.pairs``): the median
+    of the per-pair ratios ``b_i / a_i`` and the distribution-free interval of that median
+    (:func:`median_interval`, the rule every point's interval follows), with its true
+    coverage. Drift that lands on both windows of a pair cancels in its ratio; what is
+    left is the leg-to-leg difference, which the interval measures directly.
+
+    ``unpaired`` builds the comparison two independent intervals allow: the ratio of the
+    medians, with the interval that pairs one leg's low end with the other's high end (the
+    conservative bound the engine used before pairs existed)."""
+
+    ratio: float
+    low: float | None
+    high: float | None
+    pairs: int  # pairs of repetitions (unpaired: the fewer repetitions of the two legs)
+    coverage: float | None  # the interval's true coverage (0-1)
+    paired: bool
+
+    @classmethod
+    def of(cls, a: Sequence[float], b: Sequence[float]) -> PairedRatio | None:
+        """From the legs' values in pair order (``a[i]`` and ``b[i]`` measured together);
+        None when a pair has no positive A value or there is no pair."""
+        n = min(len(a), len(b))
+        if n == 0 or any(float(x) <= 0 for x in a[:n]):
+            return None
+        ratios = [float(y) / float(x) for x, y in zip(a[:n], b[:n], strict=True)]
+        return cls.of_ratios(ratios)
+
+    @classmethod
+    def of_ratios(cls, ratios: Sequence[float]) -> PairedRatio | None:
+        if not ratios:
+            return None
+        got = median_interval(ratios)
+        n = len(ratios)
+        return cls(
+            median(ratios),
+            None if got is None else got[0],
+            None if got is None else got[1],
+            n,
+            median_coverage(n) if n >= 2 else None,
+            True,
+        )
+
+    @classmethod
+    def unpaired(
+        cls,
+        a: float,
+        b: float,
+        a_ci: tuple[float | None, float | None],
+        b_ci: tuple[float | None, float | None],
+        n: int,
+    ) -> PairedRatio | None:
+        """From two independent medians and their intervals (``n``: the fewer repetitions
+        of the two legs, which sets the coverage the legs' intervals have)."""
+        if a <= 0:
+            return None
+        lo = hi = None
+        if None not in (*a_ci, *b_ci) and (a_ci[0] or 0) > 0:
+            assert a_ci[0] is not None and a_ci[1] is not None
+            assert b_ci[0] is not None and b_ci[1] is not None
+            lo, hi = b_ci[0] / a_ci[1], b_ci[1] / a_ci[0]
+        return cls(b / a, lo, hi, n, median_coverage(n) if n >= 2 else None, False)
+
+    def as_loss_pct(self) -> tuple[float, float | None, float | None]:
+        """``(1 - ratio)`` in percent, interval flipped: the virtualization overhead."""
+        lo = None if self.high is None else (1 - self.high) * 100.0
+        hi = None if self.low is None else (1 - self.low) * 100.0
+        return (1 - self.ratio) * 100.0, lo, hi
+
+    def as_gain_pct(self) -> tuple[float, float | None, float | None]:
+        """``(ratio - 1)`` in percent: the hyper-threading gain."""
+        lo = None if self.low is None else (self.low - 1) * 100.0
+        hi = None if self.high is None else (self.high - 1) * 100.0
+        return (self.ratio - 1) * 100.0, lo, hi
+
+    def words(self) -> str:
+        """``5 pairs, range of 5, 93.8%``; ``unpaired`` for two independent legs."""
+        if not self.paired:
+            return "unpaired (from both legs' intervals)"
+        if self.pairs < 2:
+            return f"{self.pairs} pair, no interval"
+        cov = f", {self.coverage * 100:.3g}%" if self.coverage is not None else ""
+        k = _rank(self.pairs, 0.95)
+        what = f"range of {self.pairs}" if k == 1 else f"interval of the median of {self.pairs}"
+        return f"{self.pairs} pairs, {what}{cov}"
+
+    @property
+    def half_width(self) -> float | None:
+        """Half the interval's width relative to the ratio (the stop rule's measure)."""
+        if self.low is None or self.high is None or not self.ratio:
+            return None
+        return (self.high - self.low) / 2 / abs(self.ratio)

@@ -149,6 +149,8 @@ class Figure:
     coverage: float | None = None
     interval: str = ""
     sized: float | None = None  # set by --confidence: the quantile of its draws sized on
+    pair: str = ""  # measured as a leg of this pair (sizing.plan.pairs.Pair.id)
+    pair_ratios: tuple[float, ...] = ()  # the pair's per-repetition ratios (B / A)
 
     @property
     def conservative(self) -> float:

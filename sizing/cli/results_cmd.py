@@ -13,7 +13,12 @@ from sizing import paths
 from sizing.cli.app import emit_json, warn
 from sizing.cli.options import DbOpt, EmulatedOpt, VirtualizedOpt
 from sizing.model import PointResult
-from sizing.report.render.points import ceiling_lines, point_json, points_table
+from sizing.report.render.points import (
+    ceiling_lines,
+    comparisons_json,
+    point_json,
+    points_table,
+)
 
 
 def results(
@@ -125,6 +130,7 @@ def results(
                         "points": [
                             {**point_json(p, ev), "metadata": p.metadata} for p, ev in pts
                         ],
+                        "comparisons": comparisons_json([p for p, _ in pts]),
                     }
                     for r, pts in shown
                 ],

@@ -302,6 +302,15 @@ def run(
             " they are stopped at the end, on error and on Ctrl-C).",
         ),
     ] = False,
+    unpaired: Annotated[
+        bool,
+        typer.Option(
+            "--unpaired",
+            help="Measure the legs of a pair (a guest and its own host's bare metal; HT off"
+            " and on of one host) one after the other instead of in alternation; their"
+            " overheads and HT gains are then unpaired, with the wider interval.",
+        ),
+    ] = False,
 ) -> None:
     """Measure NGINX per core count and HT mode on the inventory's servers, and store it."""
     from sizing import profiles as profiles_mod
@@ -338,6 +347,7 @@ def run(
         insecure=insecure,
         skip_preflight=skip_preflight,
         keep_running=keep_running,
+        unpaired=unpaired,
         platforms=_parse_platforms(platform),
         probe=probe,
         limit=limit,
@@ -448,6 +458,7 @@ _RESUME_FIXED = (
     "max_repeat",
     "platform",
     "skip_preflight",
+    "unpaired",
     "allow_host_reboot",
     "insecure",
     "sample",

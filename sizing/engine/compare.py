@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from sizing.engine.basis import Basis
-from sizing.engine.table import GUEST_PLATFORMS, overhead_bounds
-from sizing.model import Platform, PointResult
+from sizing.engine.table import GUEST_PLATFORMS
+from sizing.intervals import PairedRatio
+from sizing.model import Platform, PointResult, Status
 
 # Fingerprint keys worth comparing (the rest, such as the clock, always differ).
 FINGERPRINT = (
@@ -101,6 +102,31 @@ def figure_diff(a: Sequence[PointResult], b: Sequence[PointResult]) -> list[Figu
     return [FigureDiff(k, ia.get(k), ib.get(k)) for k in sorted(set(ia) | set(ib))]
 
 
+def leg_ratio(a: PointResult, b: PointResult) -> PairedRatio | None:
+    """B against A: the median of the per-pair ratios with its interval when the two
+    points were measured as one pair (both carry the same ``pair`` record), else the
+    unpaired ratio of their medians with the interval of both legs' intervals."""
+    ra, rb = a.metadata.get("pair") or {}, b.metadata.get("pair") or {}
+    if ra.get("id") and ra.get("id") == rb.get("id") and ra.get("ratios"):
+        return PairedRatio.of_ratios([float(r) for r in ra["ratios"]])
+    if not a.value or b.value is None:
+        return None
+    return PairedRatio.unpaired(
+        a.value, b.value, (a.ci_low, a.ci_high), (b.ci_low, b.ci_high),
+        min(a.repetitions, b.repetitions),
+    )
+
+
+def failed_leg(a: PointResult, b: PointResult) -> str:
+    """The leg that failed its guards, and why ("" when both are valid): a pair whose
+    legs disagree on validity is shown with that leg, never averaged."""
+    for leg in (a, b):
+        if leg.status is not Status.MEASURED:
+            why = leg.reason.split(":", 1)[0] if leg.reason else ""
+            return f"{leg.key.host} leg {leg.status}" + (f" ({why})" if why else "")
+    return ""
+
+
 @dataclass(frozen=True)
 class Pair:
     """A bare-metal and a hypervisor figure at the same cores, HT and profile."""
@@ -112,16 +138,73 @@ class Pair:
     hypervisor: PointResult
 
     @property
+    def ratio(self) -> PairedRatio | None:
+        """The guest's share of bare metal (:func:`leg_ratio`)."""
+        return leg_ratio(self.baremetal, self.hypervisor)
+
+    @property
+    def paired(self) -> bool:
+        r = self.ratio
+        return r is not None and r.paired
+
+    @property
+    def failed(self) -> str:
+        return failed_leg(self.baremetal, self.hypervisor)
+
+    @property
     def overhead_pct(self) -> float | None:
-        b, h = self.baremetal.value, self.hypervisor.value
-        if not b or h is None:
-            return None
-        return (b - h) / b * 100.0
+        r = self.ratio
+        return None if r is None else r.as_loss_pct()[0]
 
     @property
     def overhead_ci(self) -> tuple[float, float] | None:
-        b, h = self.baremetal, self.hypervisor
-        return overhead_bounds(b.ci_low, b.ci_high, h.ci_low, h.ci_high)
+        r = self.ratio
+        if r is None:
+            return None
+        _, lo, hi = r.as_loss_pct()
+        return None if lo is None or hi is None else (lo, hi)
+
+
+@dataclass(frozen=True)
+class HtPair:
+    """HT off and on of one host at the same cores and profile: the HT gain."""
+
+    off: PointResult
+    on: PointResult
+
+    @property
+    def ratio(self) -> PairedRatio | None:
+        return leg_ratio(self.off, self.on)
+
+    @property
+    def failed(self) -> str:
+        return failed_leg(self.off, self.on)
+
+    @property
+    def gain_pct(self) -> float | None:
+        r = self.ratio
+        return None if r is None else r.as_gain_pct()[0]
+
+    @property
+    def gain_ci(self) -> tuple[float, float] | None:
+        r = self.ratio
+        if r is None:
+            return None
+        _, lo, hi = r.as_gain_pct()
+        return None if lo is None or hi is None else (lo, hi)
+
+
+def ht_pairs(points: Sequence[PointResult]) -> list[HtPair]:
+    """HT off beside HT on of the same host, platform, cores and profile (figures
+    present), in point order."""
+    off: dict[tuple[str, str, int, str], PointResult] = {}
+    on: dict[tuple[str, str, int, str], PointResult] = {}
+    for p in points:
+        if p.value is None:
+            continue
+        k = (p.key.host, p.key.platform, p.key.cores, p.key.profile)
+        (on if p.key.ht == "on" else off)[k] = p
+    return [HtPair(off[k], on[k]) for k in off if k in on]
 
 
 @dataclass(frozen=True)
@@ -159,8 +242,8 @@ def pair_points(points: Sequence[PointResult]) -> tuple[list[Pair], list[PairRef
         except ValueError:
             continue
         if family == "baremetal":
-            if "virtualized-host" not in p.flags:
-                bare.setdefault((p.key.cores, p.key.ht, p.key.profile), []).append(p)
+            # a virtualized host's "bare metal" too: its flag goes with the pair's figure
+            bare.setdefault((p.key.cores, p.key.ht, p.key.profile), []).append(p)
         else:
             guests.append(p)
     pairs: list[Pair] = []

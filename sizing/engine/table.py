@@ -22,6 +22,7 @@ from sizing.engine.basis import Basis, Price, group_key
 from sizing.engine.costs import CostCatalog
 from sizing.engine.figures import Series, build_series, series_order
 from sizing.engine.recommend import pricing
+from sizing.intervals import PairedRatio
 from sizing.model import HYPERVISOR_PLATFORMS, Figure
 
 GUEST_PLATFORMS = ("hypervisor", *HYPERVISOR_PLATFORMS)
@@ -51,8 +52,11 @@ class Cell:
     cost_per_unit: float | None
     cost_unit: str
     overhead_pct: float | None = None
-    # interval of the overhead from both figures' intervals, when both are measured
+    # interval of the overhead: of the median of the per-pair ratios when the two legs
+    # alternated (overhead_pairs > 0), else from both figures' intervals
     overhead_ci: tuple[float, float] | None = None
+    overhead_pairs: int = 0  # 0: unpaired
+    overhead_interval: str = ""  # what the overhead's interval is and covers, in words
     basis_id: str = ""
     flags: tuple[str, ...] = ()
     bound: str = ""  # "lower": shown as "≥ value"
@@ -91,6 +95,9 @@ class Cell:
             "cost_per_unit": self.cost_per_unit,
             "cost_unit": self.cost_unit,
             "overhead_pct": self.overhead_pct,
+            "overhead_paired": self.overhead_pairs > 0,
+            "overhead_pairs": self.overhead_pairs,
+            "overhead_interval": self.overhead_interval,
         }
 
 
@@ -200,6 +207,14 @@ def overhead_interval(baremetal: Figure, hypervisor: Figure) -> tuple[float, flo
     return overhead_bounds(
         baremetal.ci_low, baremetal.ci_high, hypervisor.ci_low, hypervisor.ci_high
     )
+
+
+def paired_ratio(a: Figure, b: Figure) -> PairedRatio | None:
+    """B against A as the median of their per-pair ratios, when both figures are the
+    legs of one pair measured in alternation (:mod:`sizing.measure.paired`)."""
+    if not a.pair or a.pair != b.pair or not a.pair_ratios:
+        return None
+    return PairedRatio.of_ratios(a.pair_ratios)
 
 
 def overhead_bounds(
@@ -332,6 +347,7 @@ def _cell(
     if priced is not None and priced.offer(cores) is not None:
         cost = priced.server_cost(s.platform, cores).total
     overhead = overhead_ci = None
+    pairs, words = 0, ""
     if s.platform in GUEST_PLATFORMS:
         bare = next((b for b in block if b.key == ("baremetal", s.ht, s.profile)), None)
         if bare is not None and not _same_workload(bare, s, by_id):
@@ -342,6 +358,13 @@ def _cell(
         if isinstance(got, Figure) and not f.emulated and not got.emulated:
             overhead = overhead_pct(got, f)
             overhead_ci = overhead_interval(got, f)
+            ratio = paired_ratio(got, f) if overhead is not None else None
+            if ratio is not None:  # the two legs alternated: the pair's own interval
+                value, lo, hi = ratio.as_loss_pct()
+                overhead, pairs, words = value, ratio.pairs, ratio.words()
+                overhead_ci = None if lo is None or hi is None else (lo, hi)
+            elif overhead is not None:
+                words = "unpaired (from both legs' intervals)"
     return Cell(
         platform=s.platform,
         ht=s.ht,
@@ -360,6 +383,8 @@ def _cell(
         cost_unit=COST_UNIT_LABELS[s.profile],
         overhead_pct=overhead,
         overhead_ci=overhead_ci,
+        overhead_pairs=pairs,
+        overhead_interval=words,
         basis_id=s.basis_id,
         flags=f.flags,
         bound=f.bound,

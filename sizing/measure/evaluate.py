@@ -261,6 +261,8 @@ def evaluate_windows(
             "socket_errors": totals.socket_errors,
             "http_errors": totals.http_errors,
             "start_skew_s": skew,
+            # when the window began (epoch s): paired legs show their alternation by it
+            "started_at": min(starts) if starts else None,
             "server_cpu": server_cpu,
             "nginx_cpu_pct": nginx_cpu_pct(sw, target.workers),
             "server_busy": server_busy,

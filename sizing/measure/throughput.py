@@ -95,7 +95,7 @@ class Throughput:
         outputs: dict[str, dict[str, Any]] = {}
         all_windows: list[WindowSpec] = []
         while True:
-            failure = self._run(ctx, point, target, batch, schedule.connections, outputs)
+            failure = self.run_batch(ctx, point, target, batch, schedule.connections, outputs)
             all_windows.extend(batch)
             if failure is not None:
                 break
@@ -105,23 +105,35 @@ class Throughput:
             n = len(values)
             ctx.progress.step(f"measuring {point.key.label()}: repetition {n + 1}")
             batch = schedule_windows([schedule.duration_s], first_index=n + 1)
+        return self.evaluate(ctx, point, target, outputs, all_windows, schedule)
+
+    @staticmethod
+    def evaluate(
+        ctx: MeasureContext,
+        point: PlannedPoint,
+        target: Target,
+        outputs: dict[str, dict[str, Any]],
+        windows: list[WindowSpec],
+        schedule: Schedule,
+    ) -> Measurement:
+        """The point's result from its windows' outputs (:func:`evaluate_windows`)."""
         facts = ctx.facts.get(target.host) or ctx.facts.get(point.server.name)
         first_client = ctx.facts.get(point.clients[0].name)
         return evaluate_windows(
             point,
             target,
             outputs,
-            all_windows,
+            windows,
             connections=schedule.connections,
             duration=schedule.duration_s,
-            rule=rule,
+            rule=stop_rule(schedule),
             facts=facts,
             client_tool_version=first_client.raw.get("wrk_version") if first_client else None,
             broken=ctx.hosts.broken,
         )
 
     @staticmethod
-    def _run(
+    def run_batch(
         ctx: MeasureContext,
         point: PlannedPoint,
         target: Target,

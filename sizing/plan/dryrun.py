@@ -26,6 +26,7 @@ from sizing.plan.loadspec import (
     url_for,
     vegeta_path,
 )
+from sizing.plan.pairs import Pair, PairNote, leg_order
 from sizing.plan.points import PlannedPoint
 from sizing.plan.settings import MeasureSettings, Schedule
 from sizing.topology import affinity_masks, cpulist
@@ -141,6 +142,7 @@ def plan_document(
     probed: bool = True,
     detail: bool = True,
     stands_for: Mapping[str, Sequence[str]] | None = None,
+    pairs: tuple[Sequence[Pair], Sequence[PairNote]] | None = None,
 ) -> dict[str, Any]:
     """The dry run as one JSON-ready document. ``probed``: the facts were read from the
     hosts (``--probe``) rather than declared, and the pre-flight checks ran. ``detail``:
@@ -180,7 +182,49 @@ def plan_document(
             {"playbook": "load.yml", "runs": len(measured)},
         ],
         "preflight": list(checks),
+        "pairs": None if pairs is None else [_pair(settings, p) for p in pairs[0]],
+        "unpaired": None if pairs is None else [
+            {"point": n.point, "reason": n.reason} for n in pairs[1]
+        ],
     }
+
+
+def _pair(settings: MeasureSettings, pair: Pair) -> dict[str, Any]:
+    """One pair of the plan: its legs and the order their windows alternate in."""
+    sch = Schedule.of(settings, pair.a.profile)
+    first = sch.fixed_reps or sch.min_reps
+    order = " ".join("".join(leg_order(i)).upper() for i in range(min(first, 4)))
+    return {
+        "kind": str(pair.kind),
+        "figure": pair.kind.figure,
+        "a": pair.a.key.label(),
+        "b": pair.b.key.label(),
+        "order": order + (" ..." if (sch.fixed_reps or sch.max_reps) > 4 else ""),
+        "pairs": (
+            f"{sch.fixed_reps}" if sch.fixed_reps else f"{sch.min_reps} to {sch.max_reps}"
+        ),
+    }
+
+
+def pairs_text(doc: Mapping[str, Any]) -> list[str]:
+    """The plan's pairs and the legs left unpaired, for people."""
+    if doc.get("pairs") is None:
+        return []
+    lines: list[str] = []
+    if doc["pairs"]:
+        lines.append(
+            "pairs (measured in alternation, one window each, warm-up at each switch; "
+            "the figure is the median of the per-pair ratios):"
+        )
+        for p in doc["pairs"]:
+            lines.append(
+                f"  {p['figure']}: A {p['a']}  /  B {p['b']}; order {p['order']} "
+                f"({p['pairs']} pairs)"
+            )
+    if doc.get("unpaired"):
+        lines.append("not paired:")
+        lines += [f"  {n['point']}: {n['reason']}" for n in doc["unpaired"]]
+    return lines
 
 
 # What a point costs besides its windows, for the estimate: load.yml's Ansible round trip
@@ -349,7 +393,7 @@ def plan_text(doc: Mapping[str, Any]) -> str:
         lines.append(f"  {h['name']} ({','.join(h['roles'])}) {h['address']}{cpus}: {state}")
     if doc.get("points") is None:
         lines += summary_text(doc)
-        return "\n".join([*lines, *_tail(doc, probed)])
+        return "\n".join([*lines, *pairs_text(doc), *_tail(doc, probed)])
     lines.append("points:")
     for p in doc["points"]:
         label = f"{p['host']} {p['platform']} {p['cores']}c ht={p['ht']} {p['profile']}"
@@ -378,7 +422,7 @@ def plan_text(doc: Mapping[str, Any]) -> str:
     e = doc.get("estimate")  # a document written before estimates has none
     if e and e["points"]:
         lines.append(f"estimated time: {span_words(e['low_s'], e['high_s'])}")
-    return "\n".join([*lines, *_tail(doc, probed)])
+    return "\n".join([*lines, *pairs_text(doc), *_tail(doc, probed)])
 
 
 def _tail(doc: Mapping[str, Any], probed: bool) -> list[str]:

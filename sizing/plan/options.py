@@ -2,9 +2,10 @@
 
 Every option that shapes what a run measures is stored: core counts, HT modes, the
 profiles (their whole definitions, so a profile file need not exist any more), every
-measurement setting, ``--platform``, ``--skip-preflight``, the hypervisor switches and
-``--keep-running``. The inventory is stored as an absolute path with the run itself.
-Records written by an older sizing lack some keys: those keep the options given now.
+measurement setting, ``--platform``, ``--skip-preflight``, the hypervisor switches,
+``--keep-running`` and ``--unpaired``. The inventory is stored as an absolute path with
+the run itself. Records written by an older sizing lack some keys: those keep the options
+given now.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from sizing.profiles import Profile
 
 __all__ = ["RunOptionsLike", "options_record", "restore_options"]
 
-FLAGS = ("skip_preflight", "allow_host_reboot", "insecure", "keep_running")
+FLAGS = ("skip_preflight", "allow_host_reboot", "insecure", "keep_running", "unpaired")
 
 
 class RunOptionsLike(Protocol):

@@ -168,7 +168,12 @@ def measured_figure(
 
     ci = median_ci(reps)
     extra, _ = repetition_flags(reps)
+    pair = r.metadata.get("pair") if isinstance(r.metadata, dict) else None
+    if not isinstance(pair, dict):
+        pair = {}
     return Figure(
+        pair=str(pair.get("id") or ""),
+        pair_ratios=tuple(float(x) for x in pair.get("ratios") or ()),
         platform=platform,
         cores=r.key.cores,
         ht=r.key.ht,

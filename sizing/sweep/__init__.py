@@ -35,6 +35,7 @@ from sizing.inventory import Host, load_inventory
 from sizing.measure.context import HostHealth, MeasureContext, NullProgress, Progress
 from sizing.measure.cpu import cpu_split
 from sizing.measure.method import Measurement, method_for
+from sizing.measure.paired import measure_pair
 from sizing.model import (
     SERVER_DIED,
     PointKey,
@@ -46,6 +47,7 @@ from sizing.model import (
 )
 from sizing.plan.dryrun import estimate, plan_document, span_words
 from sizing.plan.jwt import make_token
+from sizing.plan.pairs import Pair, find_pairs
 from sizing.plan.points import PlannedPoint, build_plan
 from sizing.plan.preflight import check_plan, offline_checks, same_address
 from sizing.plan.settings import Schedule
@@ -565,20 +567,33 @@ class Sweep:
             self.progress.step("preparing load generators")
             for host, why in prepare_clients(self.playbooks, plan, list(self.placement)).items():
                 self.health.mark_broken(host, why)
-        for i, point in enumerate(plan):
-            result, samples = self._point(point)
-            result = against_ceiling(self.ceilings.get(point.server.name), point, result, samples)
-            self._store_point(store, summary, result, samples)
-            self.progress.advance(result)
-            self._report_broken(summary)
-            if SERVER_DIED in result.flags:
-                summary.status = RunStatus.INTERRUPTED
-                summary.problems.append(result.reason)
+        partner = self._pairs(plan)
+        finished: set[PointKey] = set()
+        for point in plan:
+            if point.key in finished:
+                continue  # the second leg of a pair, measured with its first
+            pair = partner.get(point.key)
+            measured = (
+                self._pair(pair) if pair is not None else [(point, *self._point(point))]
+            )
+            died = False
+            for leg, result, samples in measured:
+                finished.add(leg.key)
+                result = against_ceiling(self.ceilings.get(leg.server.name), leg, result, samples)
+                self._store_point(store, summary, result, samples)
+                self.progress.advance(result)
+                self._report_broken(summary)
+                if SERVER_DIED in result.flags and not died:
+                    died = True
+                    summary.status = RunStatus.INTERRUPTED
+                    summary.problems.append(result.reason)
+            if died:
                 # Stop here: what is measured stays, `--resume` may continue later.
-                for rest in plan[i + 1 :]:
-                    summary.points.append(
-                        PointResult(rest.key, Status.SKIPPED, "not measured: run interrupted")
-                    )
+                for rest in plan:
+                    if rest.key not in finished:
+                        summary.points.append(
+                            PointResult(rest.key, Status.SKIPPED, "not measured: run interrupted")
+                        )
                 return
         tried = [p for p in summary.points if p.status is not Status.SKIPPED]
         if tried and all(p.status is Status.FAILED for p in tried):
@@ -627,6 +642,11 @@ class Sweep:
             with Store.open_readonly(self.opts.db) as store:
                 self.done = done_keys(store, self.opts.resume_run)
         p = self.prepare(backends=False, probe=self.opts.probe)
+        pairs = (
+            ([], [])
+            if self.opts.unpaired
+            else find_pairs(p.plan, self.inventory, self.placement, p.done)
+        )
         return plan_document(
             self.opts.settings,
             self.opts.resume_run,
@@ -640,7 +660,59 @@ class Sweep:
             probed=p.probed,
             detail=detail,
             stands_for=self.stands_for,
+            pairs=pairs,
         )
+
+    # -- paired legs ---------------------------------------------------------------------
+
+    def _pairs(self, plan: Sequence[PlannedPoint]) -> dict[PointKey, Pair]:
+        """Each leg of a pair -> its pair (none with ``--unpaired``); why a leg that could
+        have had a partner has none is said once, before any load."""
+        if self.opts.unpaired:
+            return {}
+        pairs, notes = find_pairs(plan, self.inventory, self.placement)
+        for note in notes:
+            self.progress.info(f"{note.point}: {note.reason}")
+        if pairs:
+            self.progress.info(
+                f"{len(pairs)} pair(s) measured in alternation (A B, B A, ...): "
+                + "; ".join(p.label() for p in pairs)
+            )
+        return {k: p for p in pairs for k in (p.a.key, p.b.key)}
+
+    def _pair(self, pair: Pair) -> list[tuple[PlannedPoint, PointResult, list[Any]]]:
+        """Both legs of ``pair`` provisioned, then measured in alternation; a leg that
+        cannot be provisioned fails, and the other is measured alone (unpaired)."""
+        legs = (pair.a, pair.b)
+        if any(h.name in self.health.broken for p in legs for h in (p.server, *p.clients)):
+            return [(p, *self._point(p)) for p in legs]
+        keep = (pair.a.config, pair.b.config)
+        failed: dict[PointKey, str] = {}
+        for leg in legs:
+            self.progress.step(f"provisioning nginx: {leg.key.label()} (paired)")
+            try:
+                self._provision(leg, keep=keep)
+            except SizingError as exc:
+                self.health.mark_broken(leg.server.name, str(exc))
+                self.progress.note(str(exc))
+                failed[leg.key] = str(exc)
+        if failed:
+            return [
+                (p, PointResult(p.key, Status.FAILED, failed[p.key]), [])
+                if p.key in failed
+                else (p, *self._point(p))
+                for p in legs
+            ]
+        hosts = {h.name for p in legs for h in p.clients}
+        self.hosts_taken.load.update(hosts | {self._target_host(p) for p in legs})
+        (ra, sa), (rb, sb) = measure_pair(
+            self.ctx, pair, lambda p: self._provision(p, keep=keep)
+        )
+        return [(pair.a, ra, sa), (pair.b, rb, sb)]
+
+    def _target_host(self, point: PlannedPoint) -> str:
+        target = self.targets.get(point.config)
+        return target.host if target is not None else point.server.name
 
     # -- one point -----------------------------------------------------------------------
 
@@ -663,8 +735,9 @@ class Sweep:
         self.hosts_taken.load.update([target.host, *(c.name for c in point.clients)])
         return method_for(point.profile).measure(self.ctx, point, target)
 
-    def _provision(self, point: PlannedPoint) -> Target:
-        """Prepare the platform for the point's config, then NGINX on the target."""
+    def _provision(self, point: PlannedPoint, keep: Sequence[tuple[str, int, str]] = ()) -> Target:
+        """Prepare the platform for the point's config, then NGINX on the target. The
+        configs in ``keep`` stay prepared beside it (the other leg of a pair)."""
         assert point.allocation is not None
         server = point.server
         target = self.targets.get(point.config)
@@ -673,7 +746,11 @@ class Sweep:
             target = self._backend(server).prepare(
                 server, point.key.cores, point.ht, point.allocation.server_cpus
             )
-            self.targets = {point.config: target}  # one prepared config at a time
+            # one prepared config at a time, or the two legs of a pair
+            self.targets = {
+                **{c: t for c, t in self.targets.items() if c in keep},
+                point.config: target,
+            }
             self.nginx.forget(target.host)
             if server.name in self.placement:  # a freshly booted guest
                 facts, lead = ready_guest(self.playbooks, self.inventory, target.host)

@@ -43,6 +43,7 @@ class RunOptions:
     insecure: bool = False  # hypervisor APIs without TLS verification (warned)
     resume_run: int | None = None  # --resume: measure only what this run is missing
     keep_running: bool = False  # --keep-running: leave nginx and the upstream running
+    unpaired: bool = False  # --unpaired: measure paired legs one after the other
     probe: bool = True  # --plan reads the real facts (--probe); False: the declared ones
     limit: str | None = None  # --limit: Ansible host patterns narrowing the inventory
     extra_vars: dict[str, Any] = field(default_factory=dict)  # -e: every playbook, inventory

@@ -167,6 +167,8 @@ class OverheadPoint:
     low: float | None
     high: float | None
     source: str
+    pairs: int = 0  # the legs alternated: pairs of repetitions (0: unpaired)
+    interval: str = ""  # what the interval is and covers, in words
 
 
 @dataclass(frozen=True)

@@ -265,6 +265,8 @@ def overhead_points(table: SizingTable) -> list[OverheadPoint]:
                         low=low,
                         high=high,
                         source=cell_source(c.source, c.emulated),
+                        pairs=c.overhead_pairs,
+                        interval=c.overhead_interval,
                     )
                 )
     return out
@@ -288,19 +290,27 @@ def overhead_table(points: Sequence[OverheadPoint]) -> TableBlock | None:
                 if p.low is None or p.high is None
                 else f"{percent(p.low)} to {percent(p.high)}"
             ),
+            TCell(
+                f"paired ({p.interval})" if p.pairs else "unpaired" if p.low is not None
+                else MISSING,
+                numeric=False,
+            ),
         )
         for p in sorted(points, key=lambda p: (p.ht, p.profile, p.cores))
     )
     return TableBlock(
         title="Virtualization overhead per core count",
-        headers=("Metric", "HT", "CPU cores", "Overhead", "Interval (from both legs)"),
+        headers=("Metric", "HT", "CPU cores", "Overhead", "Interval", "Legs"),
         rows=rows,
         notes=(
-            "The interval combines the intervals of the bare-metal and the hypervisor figure "
-            "(lowest: bare-metal low against hypervisor high; highest: the other way round); "
-            "each leg's interval holds its median as often as its coverage says (75% for 3 "
-            "runs), so the pair's holds less often than either. Reference figures carry no "
-            "interval.",
+            "Paired: the bare-metal and the guest leg ran on the same host CPUs in "
+            "alternation (A B, B A, ...), and the overhead is 1 minus the median of the "
+            "per-pair ratios, with the distribution-free interval of that median: drift "
+            "that lands on both windows of a pair cancels. Unpaired: the legs were measured "
+            "apart, and the interval combines both legs' intervals (lowest: bare-metal low "
+            "against guest high; highest: the other way round); each leg's interval holds "
+            "its median as often as its coverage says (75% for 3 runs), so the pair's holds "
+            "less often than either. Reference figures carry no interval.",
         ),
     )
 

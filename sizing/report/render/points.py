@@ -14,7 +14,7 @@ from typing import Any
 from sizing.model import PointKey, PointResult, Status
 from sizing.report.data.format import MISSING, number
 
-__all__ = ["WIDTH", "point_json", "points_csv", "points_table"]
+__all__ = ["WIDTH", "comparisons_json", "point_json", "points_csv", "points_table"]
 
 WIDTH = 100  # the terminal table fits this many columns (without --verbose)
 UNITS = {"requests/s": "req/s", "handshakes/s": "hs/s"}
@@ -23,7 +23,9 @@ CSV_FIELDS = [
     "ci_low", "ci_high", "interval_pct", "interval_coverage", "repetitions", "spread", "errors",
     "server_cpu_pct",
     "client_cpu_pct", "tls_full", "tls_reused", "latency_p50_ms", "latency_p90_ms",
-    "latency_p99_ms", "ceiling", "ceiling_of", "ceiling_share", "flags", "reason",
+    "latency_p99_ms", "ceiling", "ceiling_of", "ceiling_share", "pair_kind", "pair_role",
+    "pair_partner", "pair_figure", "pair_pct", "pair_low_pct", "pair_high_pct", "pairs",
+    "flags", "reason",
 ]  # fmt: skip
 
 
@@ -50,7 +52,72 @@ def point_json(r: PointResult, evidence: Mapping[str, Any] | None = None) -> dic
     if evidence is not None:
         doc["evidence"] = dict(evidence)
         _one_interval(doc, evidence)
+    doc["pair"] = pair_summary(r)
     return doc
+
+
+def pair_summary(r: PointResult) -> dict[str, Any] | None:
+    """A paired leg's pair: its kind, this leg's role (``a`` or ``b``), the other leg,
+    the order the windows ran in, and the pair's figure (overhead or HT gain, in percent)
+    with the interval of the median of the per-pair ratios; None for an unpaired point."""
+    from sizing.intervals import PairedRatio
+
+    rec = r.metadata.get("pair")
+    if not isinstance(rec, dict) or not rec.get("ratios"):
+        return None
+    ratio = PairedRatio.of_ratios([float(x) for x in rec["ratios"]])
+    assert ratio is not None
+    loss = rec.get("kind") == "virtualization"
+    value, lo, hi = ratio.as_loss_pct() if loss else ratio.as_gain_pct()
+    legs = rec.get("legs") or {}
+    other = "b" if rec.get("role") == "a" else "a"
+    return {
+        "kind": rec.get("kind"),
+        "role": rec.get("role"),
+        "partner": (legs.get(other) or {}).get("point"),
+        "order": rec.get("order"),
+        "figure": "overhead" if loss else "ht_gain",
+        "pct": value,
+        "low_pct": lo,
+        "high_pct": hi,
+        "pairs": ratio.pairs,
+        "coverage": ratio.coverage,
+        "interval": ratio.words(),
+    }
+
+
+def comparisons_json(points: Sequence[PointResult]) -> list[dict[str, Any]]:
+    """Every overhead (bare metal / guest of that host) and HT gain (HT off / on) the
+    points give, paired (median of the per-pair ratios) or unpaired (from both legs'
+    intervals), with the leg that failed its guards when one did."""
+    from sizing.engine.compare import ht_pairs, paired
+
+    out: list[dict[str, Any]] = []
+    for kind, a, b, ratio, failed in [
+        *(("virtualization", p.baremetal, p.hypervisor, p.ratio, p.failed) for p in paired(points)),
+        *(("ht", h.off, h.on, h.ratio, h.failed) for h in ht_pairs(points)),
+    ]:
+        if ratio is None:
+            continue
+        value, lo, hi = ratio.as_loss_pct() if kind == "virtualization" else ratio.as_gain_pct()
+        out.append(
+            {
+                "kind": kind,
+                "figure": "overhead" if kind == "virtualization" else "ht_gain",
+                "a": a.key.label(),
+                "b": b.key.label(),
+                "pct": value,
+                "low_pct": lo,
+                "high_pct": hi,
+                "paired": ratio.paired,
+                "pairs": ratio.pairs,
+                "coverage": ratio.coverage,
+                "interval": ratio.words(),
+                "failed_leg": failed or None,
+                "flags": sorted(set(a.flags) | set(b.flags)),
+            }
+        )
+    return out
 
 
 def _one_interval(doc: dict[str, Any], ev: Mapping[str, Any]) -> None:
@@ -181,10 +248,28 @@ def points_csv(
                 "latency_p90_ms": lat.get("p90"),
                 "latency_p99_ms": lat.get("p99"),
                 **_csv_ceiling(ev),
+                **_csv_pair(r),
                 "flags": ";".join(r.flags),
             }
         )
     return out.getvalue()
+
+
+def _csv_pair(r: PointResult) -> dict[str, Any]:
+    """A paired leg's pair in the CSV's ``pair_*`` columns (empty for unpaired points)."""
+    pair = pair_summary(r)
+    if pair is None:
+        return {}
+    return {
+        "pair_kind": pair["kind"],
+        "pair_role": pair["role"],
+        "pair_partner": pair["partner"],
+        "pair_figure": pair["figure"],
+        "pair_pct": pair["pct"],
+        "pair_low_pct": pair["low_pct"],
+        "pair_high_pct": pair["high_pct"],
+        "pairs": pair["pairs"],
+    }
 
 
 def _csv_ceiling(ev: Mapping[str, Any]) -> dict[str, Any]:

@@ -238,7 +238,7 @@ def overhead_chart(guide: Guide) -> Chart | None:
                         capsize=3,
                     )
                 ax.annotate(
-                    f"{p.pct:.1f}%",
+                    f"{p.pct:.1f}%" + (" P" if p.pairs else " U" if p.low is not None else ""),
                     (bar.get_x() + bar.get_width() / 2, max(p.pct, 0.0)),
                     xytext=(0, 2),
                     textcoords="offset points",
@@ -263,8 +263,9 @@ def overhead_chart(guide: Guide) -> Chart | None:
         caption=(
             "(bare metal − hypervisor) ÷ bare metal, from "
             + " and ".join(sources)
-            + " figures. Error bars, where shown, combine the 95% confidence intervals "
-            "of the two measured figures."
+            + " figures. Error bars, where shown: P, paired legs (measured in alternation; "
+            "the interval of the median of the per-pair ratios); U, unpaired legs (the "
+            "interval combines both figures' intervals, and is wider)."
         ),
         svg=svg,
     )

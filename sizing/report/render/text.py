@@ -280,6 +280,7 @@ def _overhead(c: Cell | None) -> str:
     text = percent(c.overhead_pct)
     if c.overhead_ci is not None:
         text += f" [{c.overhead_ci[0]:.1f}, {c.overhead_ci[1]:.1f}]"
+        text += f" paired×{c.overhead_pairs}" if c.overhead_pairs else " unpaired"
     return text
 
 
@@ -476,44 +477,81 @@ def value_text(value: float | None, unit: str) -> str:
     return MISSING if value is None else f"{number(value)} {unit}"
 
 
+def _ratio_cells(ratio: Any, pct: tuple[float, float | None, float | None] | None) -> list[str]:
+    """A comparison's figure with its interval, and whether its legs were paired."""
+    if ratio is None or pct is None:
+        return [MISSING, ""]
+    value, lo, hi = pct
+    text = percent(value)
+    if lo is not None and hi is not None:
+        text += f" [{lo:.1f}, {hi:.1f}]"
+    if not ratio.paired:
+        return [text, "unpaired"]
+    cov = f" ({ratio.coverage * 100:.3g}%)" if ratio.coverage is not None else ""
+    return [text, f"paired×{ratio.pairs}{cov}"]
+
+
+def _short(value: float | None, unit: str) -> str:
+    from sizing.report.render.points import UNITS
+
+    return MISSING if value is None else f"{number(value)} {UNITS.get(unit, unit)}"
+
+
 def pairs_table(points: Sequence[PointResult]) -> str:
-    """Bare metal beside hypervisor, with the virtualization overhead and its interval;
-    empty when the run holds no such pair."""
+    """Bare metal beside hypervisor with the virtualization overhead, and HT off beside
+    HT on with the HT gain, each with its interval and whether its legs were measured
+    as a pair (the median of the per-pair ratios) or apart; the leg that failed its
+    guards and the flags below; empty when there is none."""
     from tabulate import tabulate
 
-    from sizing.engine.compare import paired
+    from sizing.engine.compare import ht_pairs, paired
 
-    pairs = paired(points)
-    if not pairs:
-        return ""
-    rows = []
-    for p in pairs:
-        ci = p.overhead_ci
-        over = percent(p.overhead_pct)
-        if ci is not None:
-            over += f" [{ci[0]:.1f}, {ci[1]:.1f}]"
-        flags = sorted(set(p.baremetal.flags) | set(p.hypervisor.flags))
-        rows.append(
+    out: list[str] = []
+    sections = [
+        (
+            "bare metal vs hypervisor (overhead = 1 - guest / bare metal: paired legs give the\n"
+            "median of the per-pair ratios and its interval, unpaired ones both legs' intervals)",
+            ["point", "bare metal", "hypervisor", "overhead [interval]", "legs"],
             [
-                f"{p.cores}c ht={p.ht} {p.profile}",
-                value_text(p.baremetal.value, p.baremetal.unit),
-                value_text(p.hypervisor.value, p.hypervisor.unit),
-                over,
-                ", ".join(flags),
-            ]
-        )
-    return "\n".join(
-        [
-            "",
-            "bare metal vs hypervisor (overhead = (bare metal - guest) / bare metal,\n"
-            "[from both legs' intervals of the median])",
-            tabulate(
-                rows,
-                headers=["point", "bare metal", "hypervisor", "overhead", "flags"],
-                disable_numparse=True,
-            ),
-        ]
-    )
+                (f"{p.cores}c ht={p.ht} {p.profile}", p.baremetal, p.hypervisor,
+                 p.ratio, True, p.failed)
+                for p in paired(points)
+            ],
+        ),
+        (
+            "HT off vs HT on (gain = HT on / HT off - 1)",
+            ["point", "HT off", "HT on", "HT gain [interval]", "legs"],
+            [
+                (f"{h.off.key.host} {h.off.key.cores}c {h.off.key.profile}", h.off, h.on,
+                 h.ratio, False, h.failed)
+                for h in ht_pairs(points)
+            ],
+        ),
+    ]  # fmt: skip
+    for title, headers, items in sections:
+        if not items:
+            continue
+        rows, notes = [], []
+        for name, a, b, ratio, loss, failed in items:
+            pct = None if ratio is None else (ratio.as_loss_pct() if loss else ratio.as_gain_pct())
+            rows.append(
+                [name, _short(a.value, a.unit), _short(b.value, b.unit), *_ratio_cells(ratio, pct)]
+            )
+            flags = ", ".join(sorted(set(a.flags) | set(b.flags)))
+            said = "; ".join(x for x in (failed, flags) if x)
+            if said:
+                notes.append(
+                    textwrap.fill(
+                        f"{name}: {said}", width=100, initial_indent="  ", subsequent_indent="    "
+                    )
+                )
+        out += ["", title, tabulate(rows, headers=headers, disable_numparse=True), *notes]
+        if loss and any("emulated" in n for n in notes):
+            out.append(
+                "emulated: the guest ran under software emulation (QEMU TCG); its loss is "
+                "emulation's,\nnot a virtualization overhead of KVM or ESXi"
+            )
+    return "\n".join(out)
 
 
 # -- two runs compared ---------------------------------------------------------------------

@@ -1,0 +1,212 @@
+"""Paired legs: two points of one machine measured in alternation, compared per repetition.
+
+The headline comparisons of a sizing guide are ratios of two points of the *same machine*:
+the virtualization overhead (a guest against the bare metal of its own hypervisor host)
+and the hyper-threading gain (HT on against HT off, on the same cores). Measured one after
+the other, drift on the host (heat, a neighbour, a background job) lands on one leg only
+and the ratio absorbs it. A :class:`Pair` is measured interleaved instead (see
+:mod:`sizing.measure.paired`): both legs are provisioned, then their repetitions alternate
+in the order :func:`leg_order` gives, and the figure is the median of the per-repetition
+ratios with the distribution-free interval of that median.
+
+:func:`find_pairs` forms the pairs of a plan and says, for every leg that could have had a
+partner and has none, why (:class:`PairNote`): an ESXi host is not a Linux nginx host, a
+host without SMT has no HT-on leg, a method that does not interleave.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from sizing.inventory import Inventory
+from sizing.model import Ht, Platform, PointKey
+from sizing.plan.points import PlannedPoint
+
+__all__ = ["Pair", "PairKind", "PairNote", "find_pairs", "leg_order", "pairable"]
+
+
+class PairKind(StrEnum):
+    """What a pair compares: leg B against leg A."""
+
+    VIRTUALIZATION = "virtualization"  # A: bare metal, B: a guest on that machine
+    HT = "ht"  # A: HT off, B: HT on, same host, cores and profile
+
+    @property
+    def figure(self) -> str:
+        """The figure a pair of this kind gives."""
+        return "overhead" if self is PairKind.VIRTUALIZATION else "HT gain"
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two legs measured in alternation: ``b`` is compared with ``a``."""
+
+    kind: PairKind
+    a: PlannedPoint
+    b: PlannedPoint
+
+    @property
+    def id(self) -> str:
+        """The pair's name, stored with both legs: ``A label | B label``."""
+        return f"{self.a.key.label()} | {self.b.key.label()}"
+
+    def label(self) -> str:
+        k = self.a.key
+        if self.kind is PairKind.VIRTUALIZATION:
+            return (
+                f"{k.cores}c ht={k.ht} {k.profile}: {self.a.key.host} bare metal / "
+                f"{self.b.key.host} guest"
+            )
+        return f"{k.host} {k.platform} {k.cores}c {k.profile}: HT off / HT on"
+
+
+@dataclass(frozen=True)
+class PairNote:
+    """A leg that is measured unpaired, and why."""
+
+    point: str  # a point label, or a server name for a note about all its points
+    reason: str
+
+
+def pairable(point: PlannedPoint) -> str:
+    """Why the point's method cannot interleave ("" when it can): the closed-loop method
+    runs one repetition per window; the latency curve and the gateway checks do not."""
+    if point.profile.mode == "fixed-rate":
+        return "latency curves are not interleaved (each is a climb over offered rates)"
+    if point.profile.is_gateway:
+        return "gateway profiles are not interleaved (their checks run before the load)"
+    return ""
+
+
+def leg_order(pairs_done: int) -> tuple[str, str]:
+    """The order of the legs in repetition ``pairs_done + 1``: A B, then B A, then A B ...
+
+    Alternating the first leg (A B B A A B ...) cancels a linear trend over the pairs in
+    every two of them; each leg still runs right after the other, so drift between the
+    two windows of one pair is one window long."""
+    return ("a", "b") if pairs_done % 2 == 0 else ("b", "a")
+
+
+def _same_machine(inventory: Inventory, bare: str, phys: str) -> bool:
+    """A bare-metal server is the guest's hypervisor host: by name, or by address (an
+    inventory may name the host once as hypervisor and once as bare-metal server)."""
+    if bare == phys:
+        return True
+    a, b = inventory.hosts.get(bare), inventory.hosts.get(phys)
+    return a is not None and b is not None and a.address == b.address
+
+
+def find_pairs(
+    plan: Sequence[PlannedPoint],
+    inventory: Inventory,
+    placement: Mapping[str, str],
+    done: frozenset[PointKey] | set[PointKey] = frozenset(),
+) -> tuple[list[Pair], list[PairNote]]:
+    """The pairs of ``plan`` (points measured, not skipped, not already stored) and a note
+    for every leg that stays unpaired though a partner was planned or asked for.
+
+    Virtualization pairs come first: a guest point with the bare-metal point of its own
+    hypervisor host at the same cores, HT mode and profile, both on the same host CPUs.
+    HT pairs form from the points left: HT off and on of one server, cores and profile.
+    A point belongs to one pair at most."""
+    todo = [p for p in plan if p.key not in done]
+    live = [p for p in todo if not p.skipped]
+    taken: set[PointKey] = set()
+    pairs: list[Pair] = []
+    notes: list[PairNote] = []
+
+    def slot(p: PlannedPoint) -> tuple[int, str, str]:
+        return (p.key.cores, p.key.ht, p.key.profile)
+
+    bare = [p for p in live if p.server.platform is Platform.BAREMETAL]
+    for g in live:
+        if g.server.platform is Platform.BAREMETAL:
+            continue
+        if g.server.platform is Platform.VSPHERE:
+            if bare:
+                notes.append(
+                    PairNote(
+                        g.key.label(),
+                        "vSphere guests are measured unpaired: their ESXi host is not a Linux "
+                        "nginx host, so its bare metal cannot be measured between the guest's "
+                        "repetitions",
+                    )
+                )
+            continue
+        phys = placement.get(g.server.name, "")
+        mates = [
+            b
+            for b in bare
+            if slot(b) == slot(g)
+            and b.key not in taken
+            and _same_machine(inventory, b.server.name, phys)
+        ]
+        if not mates:
+            continue
+        b = mates[0]
+        why = pairable(g)
+        if (
+            not why
+            and (b.allocation and g.allocation)
+            and (b.allocation.server_cpus != g.allocation.server_cpus)
+        ):
+            why = (
+                f"the legs are planned on different host CPUs ({b.key.host}: "
+                f"{list(b.allocation.server_cpus)}, {g.key.host}: "
+                f"{list(g.allocation.server_cpus)})"
+            )
+        if why:
+            notes.append(PairNote(f"{b.key.label()} / {g.key.label()}", f"unpaired: {why}"))
+            continue
+        pairs.append(Pair(PairKind.VIRTUALIZATION, b, g))
+        taken.update((b.key, g.key))
+
+    asked_ht = {p.key.ht for p in todo} >= {str(Ht.OFF), str(Ht.ON)}
+    if asked_ht:
+        by_slot: dict[tuple[str, int, str], dict[str, PlannedPoint]] = {}
+        for p in todo:
+            by_slot.setdefault((p.server.name, p.key.cores, p.key.profile), {})[p.key.ht] = p
+        said: set[tuple[str, str]] = set()
+        for legs in by_slot.values():
+            off, on = legs.get(str(Ht.OFF)), legs.get(str(Ht.ON))
+            if off is None or on is None:
+                continue
+            if off.key in taken or on.key in taken:
+                notes.append(
+                    PairNote(
+                        f"{off.key.label()} / {on.key.label()}",
+                        "no HT pair: a leg is already in a virtualization pair",
+                    )
+                )
+                continue
+            skipped = next((p for p in (off, on) if p.skipped), None)
+            if skipped is not None:
+                # one note per server and reason: a host without SMT says it once
+                if (skipped.server.name, skipped.skip_reason) not in said:
+                    said.add((skipped.server.name, skipped.skip_reason))
+                    notes.append(
+                        PairNote(
+                            skipped.server.name,
+                            f"no HT pair is formed: the HT-{skipped.key.ht} leg is skipped "
+                            f"({skipped.skip_reason})",
+                        )
+                    )
+                continue
+            if off.server.platform is not Platform.BAREMETAL:
+                notes.append(
+                    PairNote(
+                        f"{off.key.label()} / {on.key.label()}",
+                        "unpaired: a guest's HT off and on are two definitions of one "
+                        "domain, and only one can run at a time",
+                    )
+                )
+                continue
+            why = pairable(off)
+            if why:
+                notes.append(PairNote(f"{off.key.label()} / {on.key.label()}", f"unpaired: {why}"))
+                continue
+            pairs.append(Pair(PairKind.HT, off, on))
+            taken.update((off.key, on.key))
+    return pairs, notes
