@@ -277,10 +277,12 @@ def inventory(
     address: str = GUEST_ADDR,
     vm: dict[str, Any] | None = None,
     guest_vars: dict[str, Any] | None = None,
+    bare_metal: bool = False,
 ) -> dict[str, Any]:
     """The lab inventory: localhost hypervisor and client, one libvirt guest server;
-    ``guest_vars`` are more (or other) host variables of the guest."""
-    return {
+    ``guest_vars`` are more (or other) host variables of the guest; ``bare_metal``:
+    localhost is a bare-metal server too (the guest's pair: the same host CPUs)."""
+    doc = {
         "all": {
             "children": {
                 "hypervisors": {
@@ -314,6 +316,9 @@ def inventory(
             }
         }
     }
+    if bare_metal:
+        doc["all"]["children"]["servers"]["hosts"]["localhost"] = {"sizing_platform": "baremetal"}
+    return doc
 
 
 def write_inventory(path: Path, doc: dict[str, Any]) -> Path:

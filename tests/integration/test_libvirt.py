@@ -75,24 +75,41 @@ def test_the_image_build_is_cached(image_build: lab.Build) -> None:
 
 
 def test_sweep_measures_nginx_in_the_emulated_guest(image: dict[str, Path], tmp_path: Path) -> None:
-    inv = write(tmp_path, image)
+    """The guest and localhost's bare metal (the guest's own host, the same host CPU) are
+    one pair: both provisioned, then measured in alternation (A B, B A, A B)."""
+    inv = lab.write_inventory(tmp_path / "inv.yml", lab.inventory(image, bare_metal=True))
     db = tmp_path / "r.sqlite"
 
     # One profile: the guest boots, is provisioned and measured once either way; a second
     # profile would only add its own nginx configuration and windows.
-    result = run(inv, db, "--profile", "static-rps")
+    result = run(inv, db, "--profile", "static-rps", "--repeat", "3")
 
     doc = json.loads(result.stdout)
-    points = {p["profile"]: p for p in doc["points"]}
-    assert set(points) == {"static-rps"}, result.stdout
-    for prof, p in points.items():
-        assert p["platform"] == "libvirt" and p["cores"] == 1, p
-        assert p["status"] in ("measured", "invalid"), (prof, p)
-        assert "emulated" in p["flags"], p
+    points = {p["platform"]: p for p in doc["points"]}
+    assert set(points) == {"libvirt", "baremetal"}, result.stdout
+    for p in points.values():
+        assert p["profile"] == "static-rps" and p["cores"] == 1, p
+        assert p["status"] in ("measured", "invalid"), p
         assert p["value"] and p["value"] > 0, p
+    assert "emulated" in points["libvirt"]["flags"]
     stored = runner.invoke(app, ["results", "--db", str(db), "--json"])
-    stored_points = json.loads(stored.stdout)["runs"][-1]["points"]
-    assert len(stored_points) == 1
+    run_doc = json.loads(stored.stdout)["runs"][-1]
+    by_platform = {p["platform"]: p for p in run_doc["points"]}
+    # the pair: one record on both legs, the legs alternated, three pairs of windows
+    bare_pair = by_platform["baremetal"]["metadata"]["pair"]
+    guest_pair = by_platform["libvirt"]["metadata"]["pair"]
+    assert {**bare_pair, "role": "b"} == guest_pair
+    assert bare_pair["order"] == "abbaab" and len(bare_pair["ratios"]) == 3
+    starts = sorted(
+        (s["started_at"], p["platform"]) for p in by_platform.values() for s in _samples(db, p)
+    )
+    assert "".join("a" if leg == "baremetal" else "b" for _, leg in starts) == "abbaab"
+    (comparison,) = run_doc["comparisons"]
+    assert comparison["paired"] is True and comparison["pairs"] == 3, comparison
+    assert "emulated" in comparison["flags"]
+    text = runner.invoke(app, ["results", "--db", str(db)]).stdout
+    assert "paired×3" in text and "emulated: the guest ran under software emulation" in text
+    stored_points = [by_platform["libvirt"]]
     for p in stored_points:
         settings = p["metadata"]["platform_settings"]
         assert settings["domain_type"] == "qemu" and settings["emulated"] is True
@@ -119,6 +136,19 @@ def test_sweep_measures_nginx_in_the_emulated_guest(image: dict[str, Path], tmp_
     assert hyp["hypervisor"] == "localhost" and hyp["reachable"] is True
     assert hyp["endpoint"] == lab.URI and hyp["emulated"] is True
     assert hyp["ht"].startswith(("on", "off")) and hyp["host_cpus"] >= 2
+
+
+def _samples(db: Path, point: dict[str, Any]) -> list[dict[str, Any]]:
+    """The timed repetitions' samples of a stored point (their metadata)."""
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT s.metadata FROM samples s JOIN points p ON p.id = s.point_id "
+            "WHERE p.host = ? AND s.repetition > 0 AND s.metric NOT LIKE '%.client'",
+            (point["host"],),
+        ).fetchall()
+    return [json.loads(r[0]) for r in rows]
 
 
 def one_failure(result: Any) -> str:
