@@ -174,12 +174,12 @@ def plan_document(
         "hosts": host_docs,
         "points": [_point(settings, p, done) for p in plan] if detail else None,
         "servers": _servers(plan, done, stands_for or {}),
-        "estimate": estimate(settings, measured, len(configs)),
+        "estimate": estimate(settings, measured, len(configs), pairs[0] if pairs else ()),
         "playbooks": [
             {"playbook": "facts.yml", "runs": 1 if probed else 0, "done": probed},
             {"playbook": "clients.yml", "runs": 1 if measured else 0},
             {"playbook": "nginx.yml", "runs": len(configs), "note": "at most, once per config"},
-            {"playbook": "load.yml", "runs": len(measured)},
+            _load_runs(settings, measured, pairs[0] if pairs else ()),
         ],
         "preflight": list(checks),
         "pairs": None if pairs is None else [_pair(settings, p) for p in pairs[0]],
@@ -187,6 +187,18 @@ def plan_document(
             {"point": n.point, "reason": n.reason} for n in pairs[1]
         ],
     }
+
+
+def _load_runs(
+    settings: MeasureSettings, measured: Sequence[PlannedPoint], pairs: Sequence[Pair]
+) -> dict[str, Any]:
+    """load.yml once per point, and once per window of a pair's legs (at the fewest)."""
+    scheds = [Schedule.of(settings, p.a.profile) for p in pairs]
+    windows = sum(2 * (s.fixed_reps or s.min_reps) for s in scheds)
+    doc: dict[str, Any] = {"playbook": "load.yml", "runs": len(measured) - 2 * len(pairs) + windows}
+    if pairs:
+        doc["note"] = "at least: a pair's legs run one window per load.yml"
+    return doc
 
 
 def _pair(settings: MeasureSettings, pair: Pair) -> dict[str, Any]:
@@ -236,14 +248,31 @@ CONFIG_OVERHEAD_S = 8.0
 
 
 def estimate(
-    settings: MeasureSettings, measured: Sequence[PlannedPoint], configs: int
+    settings: MeasureSettings,
+    measured: Sequence[PlannedPoint],
+    configs: int,
+    pairs: Sequence[Pair] = (),
 ) -> dict[str, Any]:
     """How long the points left to measure take: each point's warm-up and timed windows
     at its fewest and its most repetitions (the adaptive rule stops in between), plus
     load.yml per point and nginx.yml per configuration (:data:`POINT_OVERHEAD_S`,
-    :data:`CONFIG_OVERHEAD_S`). Latency profiles count one window per offered rate."""
+    :data:`CONFIG_OVERHEAD_S`). Latency profiles count one window per offered rate. The
+    legs of a pair (``pairs``) run one window per load.yml, with a warm-up at each switch
+    (about one per pair of windows)."""
     low = high = 0.0
+    legs = {p.a.key for p in pairs} | {p.b.key for p in pairs}
+    paired_extra = 0.0  # the pairs' load.yml runs at their fewest repetitions
+    for pair in pairs:
+        sch = Schedule.of(settings, pair.a.profile)
+        lo_reps = sch.fixed_reps or sch.min_reps
+        hi_reps = sch.fixed_reps or sch.max_reps
+        paired_extra += 2 * lo_reps * POINT_OVERHEAD_S
+        low += 2 * lo_reps * sch.duration_s + (lo_reps + 1) * sch.warmup_s
+        high += 2 * hi_reps * (sch.duration_s + POINT_OVERHEAD_S) + (hi_reps + 1) * sch.warmup_s
+        high -= 2 * lo_reps * POINT_OVERHEAD_S  # counted in paired_extra
     for p in measured:
+        if p.key in legs:
+            continue
         sch = Schedule.of(settings, p.profile)
         if p.profile.mode == "fixed-rate":
             n = len(sch.rates()) * sch.reps_per_rate
@@ -255,7 +284,9 @@ def estimate(
         hi_reps = sch.fixed_reps or sch.max_reps
         low += sch.warmup_s + lo_reps * sch.duration_s
         high += sch.warmup_s + hi_reps * sch.duration_s
-    extra = len(measured) * POINT_OVERHEAD_S + configs * CONFIG_OVERHEAD_S
+    extra = (
+        (len(measured) - len(legs)) * POINT_OVERHEAD_S + configs * CONFIG_OVERHEAD_S + paired_extra
+    )
     return {
         "points": len(measured),
         "configs": configs,
@@ -428,7 +459,11 @@ def plan_text(doc: Mapping[str, Any]) -> str:
 def _tail(doc: Mapping[str, Any], probed: bool) -> list[str]:
     """The playbook runs and the pre-flight verdict."""
     lines: list[str] = []
-    runs = ", ".join(f"{pb['playbook']} x{pb['runs']}" for pb in doc["playbooks"])
+    runs = ", ".join(
+        f"{pb['playbook']} x{pb['runs']}"
+        + ("+" if pb.get("note", "").startswith("at least") else "")
+        for pb in doc["playbooks"]
+    )
     lines.append(f"playbooks: {runs}")
     if not probed and doc["preflight"]:
         lines.append("inventory problems (checked offline; the run would stop before any load):")

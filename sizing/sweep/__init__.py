@@ -47,7 +47,7 @@ from sizing.model import (
 )
 from sizing.plan.dryrun import estimate, plan_document, span_words
 from sizing.plan.jwt import make_token
-from sizing.plan.pairs import Pair, find_pairs
+from sizing.plan.pairs import Pair, PairNote, find_pairs
 from sizing.plan.points import PlannedPoint, build_plan
 from sizing.plan.preflight import check_plan, offline_checks, same_address
 from sizing.plan.settings import Schedule
@@ -550,8 +550,10 @@ class Sweep:
             for line in prepared.checks:
                 self.progress.note(f"pre-flight (ignored by --skip-preflight): {line}")
         todo = [p for p in plan if not p.skipped]
+        partner = self._pairs(plan)
         if todo:
-            e = estimate(self.opts.settings, todo, len({p.config for p in todo}))
+            pairs = list({id(p): p for p in partner.values()}.values())
+            e = estimate(self.opts.settings, todo, len({p.config for p in todo}), pairs)
             self.progress.info(
                 f"estimated time: {span_words(e['low_s'], e['high_s'])} for {e['points']} "
                 "point(s) (fewest to most repetitions)"
@@ -567,15 +569,12 @@ class Sweep:
             self.progress.step("preparing load generators")
             for host, why in prepare_clients(self.playbooks, plan, list(self.placement)).items():
                 self.health.mark_broken(host, why)
-        partner = self._pairs(plan)
         finished: set[PointKey] = set()
         for point in plan:
             if point.key in finished:
                 continue  # the second leg of a pair, measured with its first
             pair = partner.get(point.key)
-            measured = (
-                self._pair(pair) if pair is not None else [(point, *self._point(point))]
-            )
+            measured = self._pair(pair) if pair is not None else [(point, *self._point(point))]
             died = False
             for leg, result, samples in measured:
                 finished.add(leg.key)
@@ -642,11 +641,12 @@ class Sweep:
             with Store.open_readonly(self.opts.db) as store:
                 self.done = done_keys(store, self.opts.resume_run)
         p = self.prepare(backends=False, probe=self.opts.probe)
-        pairs = (
-            ([], [])
-            if self.opts.unpaired
-            else find_pairs(p.plan, self.inventory, self.placement, p.done)
-        )
+        pairs = find_pairs(p.plan, self.inventory, self.placement, p.done)
+        if self.opts.unpaired:  # what would have been paired, said so
+            pairs = (
+                [],
+                [*(PairNote(x.id, "measured apart (--unpaired)") for x in pairs[0]), *pairs[1]],
+            )
         return plan_document(
             self.opts.settings,
             self.opts.resume_run,
@@ -668,9 +668,11 @@ class Sweep:
     def _pairs(self, plan: Sequence[PlannedPoint]) -> dict[PointKey, Pair]:
         """Each leg of a pair -> its pair (none with ``--unpaired``); why a leg that could
         have had a partner has none is said once, before any load."""
-        if self.opts.unpaired:
-            return {}
         pairs, notes = find_pairs(plan, self.inventory, self.placement)
+        if self.opts.unpaired:
+            for pair in pairs:
+                self.progress.info(f"{pair.id}: measured apart (--unpaired)")
+            return {}
         for note in notes:
             self.progress.info(f"{note.point}: {note.reason}")
         if pairs:
@@ -705,9 +707,7 @@ class Sweep:
             ]
         hosts = {h.name for p in legs for h in p.clients}
         self.hosts_taken.load.update(hosts | {self._target_host(p) for p in legs})
-        (ra, sa), (rb, sb) = measure_pair(
-            self.ctx, pair, lambda p: self._provision(p, keep=keep)
-        )
+        (ra, sa), (rb, sb) = measure_pair(self.ctx, pair, lambda p: self._provision(p, keep=keep))
         return [(pair.a, ra, sa), (pair.b, rb, sb)]
 
     def _target_host(self, point: PlannedPoint) -> str:
