@@ -261,6 +261,8 @@ class PairedRatio:
     def words(self) -> str:
         """``5 pairs, range of 5, 93.8%``; ``unpaired`` for two independent legs."""
         if not self.paired:
+            if self.low is None:
+                return "unpaired, no interval"
             return "unpaired (from both legs' intervals)"
         if self.pairs < 2:
             return f"{self.pairs} pair, no interval"

@@ -57,6 +57,11 @@ class Cell:
     overhead_ci: tuple[float, float] | None = None
     overhead_pairs: int = 0  # 0: unpaired
     overhead_interval: str = ""  # what the overhead's interval is and covers, in words
+    # HT on cells: the gain over HT off of the same series at these cores (HT on / off - 1)
+    ht_gain_pct: float | None = None
+    ht_gain_ci: tuple[float, float] | None = None
+    ht_gain_pairs: int = 0  # 0: unpaired
+    ht_gain_interval: str = ""
     basis_id: str = ""
     flags: tuple[str, ...] = ()
     bound: str = ""  # "lower": shown as "≥ value"
@@ -98,6 +103,11 @@ class Cell:
             "overhead_paired": self.overhead_pairs > 0,
             "overhead_pairs": self.overhead_pairs,
             "overhead_interval": self.overhead_interval,
+            "ht_gain_pct": self.ht_gain_pct,
+            "ht_gain_ci_pct": None if self.ht_gain_ci is None else list(self.ht_gain_ci),
+            "ht_gain_paired": self.ht_gain_pairs > 0,
+            "ht_gain_pairs": self.ht_gain_pairs,
+            "ht_gain_interval": self.ht_gain_interval,
         }
 
 
@@ -206,6 +216,43 @@ def overhead_interval(baremetal: Figure, hypervisor: Figure) -> tuple[float, flo
         return None
     return overhead_bounds(
         baremetal.ci_low, baremetal.ci_high, hypervisor.ci_low, hypervisor.ci_high
+    )
+
+
+def _ends(pct: tuple[float, float | None, float | None]) -> tuple[float, float] | None:
+    _, lo, hi = pct
+    return None if lo is None or hi is None else (lo, hi)
+
+
+def _ht_gain(
+    s: Series, f: Figure, cores: int, block: Sequence[Series], by_id: Mapping[str, Basis]
+) -> PairedRatio | None:
+    """HT on against HT off of the same platform and profile at ``cores`` (an HT-on
+    cell only): paired when the two figures are the legs of one pair, else from both
+    figures' intervals; None unless both are observed from one source, exact figures."""
+    if s.ht != "on":
+        return None
+    off = next((b for b in block if b.key == (s.platform, "off", s.profile)), None)
+    if off is None or not _same_workload(off, s, by_id):
+        return None
+    got = off.estimate(cores)
+    if (
+        not isinstance(got, Figure)
+        or got.source != f.source
+        or got.source not in OBSERVED
+        or got.lower_bound
+        or f.lower_bound
+    ):
+        return None
+    ratio = paired_ratio(got, f)
+    if ratio is not None:
+        return ratio
+    return PairedRatio.unpaired(
+        got.value,
+        f.value,
+        (got.ci_low, got.ci_high),
+        (f.ci_low, f.ci_high),
+        min(len(got.reps), len(f.reps)),
     )
 
 
@@ -365,6 +412,7 @@ def _cell(
                 overhead_ci = None if lo is None or hi is None else (lo, hi)
             elif overhead is not None:
                 words = "unpaired (from both legs' intervals)"
+    gain = _ht_gain(s, f, cores, block, by_id)
     return Cell(
         platform=s.platform,
         ht=s.ht,
@@ -385,6 +433,10 @@ def _cell(
         overhead_ci=overhead_ci,
         overhead_pairs=pairs,
         overhead_interval=words,
+        ht_gain_pct=None if gain is None else gain.as_gain_pct()[0],
+        ht_gain_ci=_ends(gain.as_gain_pct()) if gain is not None else None,
+        ht_gain_pairs=gain.pairs if gain is not None and gain.paired else 0,
+        ht_gain_interval="" if gain is None else gain.words(),
         basis_id=s.basis_id,
         flags=f.flags,
         bound=f.bound,

@@ -293,6 +293,38 @@ def test_overhead_interval_from_both_measured_legs(db: Path) -> None:
     assert any("to" in r[4].text for r in g.overhead_table.rows)
 
 
+def test_a_paired_overhead_is_marked_paired_in_the_guide(db: Path) -> None:
+    """The 1-core RPS legs as one pair (the record a paired run stores on both legs): the
+    guide's overhead is the pair's, with its interval, marked paired; the others unpaired."""
+    import json
+    import sqlite3
+
+    record = {"id": "bm | vm", "kind": "virtualization", "ratios": [0.83, 0.84, 0.85, 0.84]}
+    with sqlite3.connect(db) as conn:
+        for platform in ("baremetal", "libvirt"):
+            (meta,) = conn.execute(
+                "SELECT metadata FROM points WHERE platform = ? AND cores = 1 AND profile = 'rps'",
+                (platform,),
+            ).fetchone()
+            conn.execute(
+                "UPDATE points SET metadata = ? "
+                "WHERE platform = ? AND cores = 1 AND profile = 'rps'",
+                (json.dumps({**json.loads(meta), "pair": record}), platform),
+            )
+    g = _guide(db, article_prices=True)
+    ov = {(p.profile, p.cores): p for p in g.overhead}
+    one, two = ov[("rps", 1)], ov[("rps", 2)]
+    assert one.pairs == 4 and one.pct == pytest.approx(16.0)
+    assert (one.low, one.high) == pytest.approx((15.0, 17.0))
+    assert two.pairs == 0
+    assert g.overhead_table is not None
+    legs = {(r[0].text, r[2].text): r[5].text for r in g.overhead_table.rows}
+    assert legs[("RPS", "1")] == "paired (4 pairs, range of 4, 87.5%)"
+    assert legs[("RPS", "2")] == "unpaired"
+    md = render_markdown(g)
+    assert "paired (4 pairs, range of 4, 87.5%)" in md
+
+
 def test_validity_appendix_lists_invalid_skipped_and_emulated(db: Path) -> None:
     g = _guide(db)
     assert g.validity is not None

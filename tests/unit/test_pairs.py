@@ -342,3 +342,64 @@ WRK = """Running 3s test @ http://198.18.9.1:8080/
 Requests/sec: RATE
 Transfer/sec:     10.00KB
 """
+
+
+# -- the table ------------------------------------------------------------------------------
+
+
+def test_the_table_gives_paired_overheads_and_ht_gains_and_labels_unpaired_ones() -> None:
+    """A host measured HT off and on, and its KVM guest: bare metal and guest at 1 core,
+    and HT off and on at 2, are the legs of pairs (the same pair id and per-pair ratios on
+    both); the guest at 2 cores and HT on at 1 are not."""
+
+    from sizing.engine import Basis, Hardware, Workload, build_table
+    from sizing.engine.costs import CostCatalog, ServerOffer
+    from sizing.model import Figure
+
+    def fig(platform: str, n: int, ht: str, value: float, bid: str, **kw: object) -> Figure:
+        return Figure(
+            platform, n, ht, "rps", value, "requests/s", "measured", basis=bid,
+            ci_low=value * 0.97, ci_high=value * 1.03, reps=(value,) * 3, **kw,  # type: ignore[arg-type]
+        )  # fmt: skip
+
+    virt = {"pair": "bare | guest", "pair_ratios": (0.81, 0.8, 0.79, 0.8, 0.8, 0.82)}
+    ht = {"pair": "off | on", "pair_ratios": (1.1, 1.12, 1.11)}
+    host_id, guest_id = "r1/baremetal/static", "vm1/kvm/static"
+    bare = (
+        fig("baremetal", 1, "off", 1000.0, host_id, **virt),
+        fig("baremetal", 1, "on", 1150.0, host_id),
+        fig("baremetal", 2, "off", 2000.0, host_id, **ht),
+        fig("baremetal", 2, "on", 2220.0, host_id, **ht),
+    )
+    guest = (fig("kvm", 1, "off", 800.0, guest_id, **virt), fig("kvm", 2, "off", 1500.0, guest_id))
+    common = {
+        "hardware": Hardware("Xeon", 1, 8, 2), "workload": Workload(role="static", file_size=128),
+        "software": "nginx 1.22", "physical_host": "r1", "origin": "measured",
+    }  # fmt: skip
+    bases = (
+        Basis(id=host_id, platform="baremetal", figures=bare, **common),  # type: ignore[arg-type]
+        Basis(id=guest_id, platform="kvm", figures=guest, **common),  # type: ignore[arg-type]
+    )
+    catalog = CostCatalog(
+        servers=(ServerOffer(cores=1, price=750.0), ServerOffer(cores=2, price=750.0))
+    )
+    table = build_table((*bare, *guest), catalog, bases=bases, article_prices=True)
+    cells = {(c.platform, c.ht, c.cores): c for r in table.rows for c in r.cells}
+    one, two = cells[("kvm", "off", 1)], cells[("kvm", "off", 2)]
+    assert one.overhead_pairs == 6 and one.overhead_pct == pytest.approx(20.0)
+    assert one.overhead_ci == pytest.approx((18.0, 21.0))  # 1 - [0.79, 0.82], 6 pairs: range
+    assert one.overhead_interval == "6 pairs, range of 6, 96.9%"
+    assert (
+        two.overhead_pairs == 0 and two.overhead_interval == "unpaired (from both legs' intervals)"
+    )
+    assert two.overhead_ci == pytest.approx(
+        ((1 - 1500 * 1.03 / 1940) * 100, (1 - 1455 / 2060) * 100)
+    )
+    gain1, gain2 = cells[("baremetal", "on", 1)], cells[("baremetal", "on", 2)]
+    assert gain2.ht_gain_pairs == 3 and gain2.ht_gain_pct == pytest.approx(11.0)
+    assert gain2.ht_gain_ci == pytest.approx((10.0, 12.0))
+    assert gain1.ht_gain_pairs == 0 and gain1.ht_gain_pct == pytest.approx(15.0)
+    assert gain1.ht_gain_interval == "unpaired (from both legs' intervals)"
+    assert cells[("baremetal", "off", 1)].ht_gain_pct is None
+    doc = one.to_dict()
+    assert doc["overhead_paired"] is True and doc["overhead_pairs"] == 6

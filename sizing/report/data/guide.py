@@ -19,6 +19,7 @@ from sizing.report.data.runs import cpu_points, validity_table
 from sizing.report.data.summary import headlines, recommendation_view
 from sizing.report.data.tables import (
     emulated_table,
+    ht_gain_table,
     overhead_points,
     overhead_table,
     provenance_table,
@@ -105,6 +106,7 @@ def build_guide(
         choice=choice,
         overhead=tuple(ov),
         overhead_table=overhead_table(ov),
+        ht_gain_table=ht_gain_table(table),
         emulated_table=emulated_table(emulated, request.include_emulated),
         cpu_points=tuple(cpu_points(runs)),
         methodology=methodology(runs, reference, table, catalog, nginx_template),

@@ -232,6 +232,7 @@ class Guide:
     choice: Choice
     overhead: tuple[OverheadPoint, ...]
     overhead_table: TableBlock | None
+    ht_gain_table: TableBlock | None
     emulated_table: TableBlock | None
     cpu_points: tuple[CpuPoint, ...]
     methodology: Methodology

@@ -315,6 +315,48 @@ def overhead_table(points: Sequence[OverheadPoint]) -> TableBlock | None:
     )
 
 
+def ht_gain_table(table: SizingTable) -> TableBlock | None:
+    """What hyper-threading adds (HT on / HT off − 1) per platform, profile and core
+    count, where a series was measured both ways: paired legs (HT off and on in
+    alternation) with the interval of the median of the per-pair ratios, unpaired ones
+    with the interval of both figures' intervals."""
+    rows: list[tuple[TCell, ...]] = []
+    for sub in block_tables(table):
+        for row in sub.rows:
+            for c in row.cells:
+                if c.ht_gain_pct is None:
+                    continue
+                lo, hi = (None, None) if c.ht_gain_ci is None else c.ht_gain_ci
+                span = MISSING if lo is None or hi is None else f"{percent(lo)} to {percent(hi)}"
+                rows.append(
+                    (
+                        TCell(PROFILE_LABELS.get(c.profile, c.profile), numeric=False),
+                        TCell(c.platform, numeric=False),
+                        TCell(str(c.cores)),
+                        TCell(percent(c.ht_gain_pct), cell_source(c.source, c.emulated)),
+                        TCell(span),
+                        TCell(
+                            f"paired ({c.ht_gain_interval})" if c.ht_gain_pairs
+                            else "unpaired" if lo is not None else MISSING,
+                            numeric=False,
+                        ),
+                    )
+                )
+    if not rows:
+        return None
+    return TableBlock(
+        title="Hyper-threading gain per core count",
+        headers=("Metric", "Platform", "CPU cores", "HT gain", "Interval", "Legs"),
+        rows=tuple(rows),
+        notes=(
+            "HT gain = HT on ÷ HT off − 1 at the same physical cores. Paired: HT off and on "
+            "ran on one host in alternation, and the gain is the median of the per-pair "
+            "ratios with the distribution-free interval of that median. Unpaired: measured "
+            "apart; the interval combines both figures' intervals.",
+        ),
+    )
+
+
 def provenance_table(table: SizingTable) -> TableBlock:
     """Every figure of the sizing table: its basis, provenance, flags and interval."""
     rows: list[tuple[TCell, ...]] = []

@@ -284,6 +284,16 @@ def _overhead(c: Cell | None) -> str:
     return text
 
 
+def _ht_gain(c: Cell | None) -> str:
+    if c is None or c.ht_gain_pct is None:
+        return MISSING
+    text = percent(c.ht_gain_pct)
+    if c.ht_gain_ci is not None:
+        text += f" [{c.ht_gain_ci[0]:.1f}, {c.ht_gain_ci[1]:.1f}]"
+        text += f" paired×{c.ht_gain_pairs}" if c.ht_gain_pairs else " unpaired"
+    return text
+
+
 def cell_text(c: Cell) -> str:
     """A table figure for the terminal: ``≥300,000 r (client-bound)``: the value (lower
     bounds with ≥), its provenance mark and its flags."""
@@ -380,6 +390,8 @@ def sizing_table_text(table: SizingTable, wide: bool = False) -> str:
                 )
             if pl in ("kvm", "esxi", "hypervisor"):
                 group.append((f"{p.upper()} overhead {pl}", [_overhead(c) for c in cells]))
+            if any(c is not None and c.ht_gain_pct is not None for c in cells):
+                group.append((f"{p.upper()} HT gain {pl}", [_ht_gain(c) for c in cells]))
             groups.append(group)
         for i, t in enumerate(_column_groups(fixed, groups, width)):
             if i:
