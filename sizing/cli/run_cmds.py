@@ -400,6 +400,11 @@ def run(
         limits = ceiling_lines(summary.points, evidence)
         if limits:
             typer.echo("\n" + "\n".join(limits))
+        from sizing.report.render.text import pairs_table
+
+        pairs = pairs_table(summary.points)
+        if pairs:
+            typer.echo(pairs)
         _latency_tables(summary.points)
         advice = no_valid_figure(summary.points, evidence) or left_out_by_default(summary.points)
         if advice:

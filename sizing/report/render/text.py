@@ -554,7 +554,11 @@ def pairs_table(points: Sequence[PointResult]) -> str:
             if said:
                 notes.append(
                     textwrap.fill(
-                        f"{name}: {said}", width=100, initial_indent="  ", subsequent_indent="    "
+                        f"{name}: {said}",
+                        width=100,
+                        initial_indent="  ",
+                        subsequent_indent="    ",
+                        break_on_hyphens=False,
                     )
                 )
         out += ["", title, tabulate(rows, headers=headers, disable_numparse=True), *notes]
