@@ -219,23 +219,30 @@ def _pair(settings: MeasureSettings, pair: Pair) -> dict[str, Any]:
 
 
 def pairs_text(doc: Mapping[str, Any]) -> list[str]:
-    """The plan's pairs and the legs left unpaired, for people."""
+    """The plan's pairs and the legs left unpaired, for people (100 columns)."""
+    import textwrap
+
+    def wrap(text: str) -> list[str]:
+        return textwrap.wrap(
+            text, width=100, initial_indent="  ", subsequent_indent="      ",
+            break_on_hyphens=False,
+        )  # fmt: skip
+
     if doc.get("pairs") is None:
         return []
     lines: list[str] = []
     if doc["pairs"]:
-        lines.append(
-            "pairs (measured in alternation, one window each, warm-up at each switch; "
-            "the figure is the median of the per-pair ratios):"
-        )
+        lines.append("pairs (measured in alternation, one window each, a warm-up at each switch;")
+        lines.append("  the figure is the median of the per-pair ratios, with its interval):")
         for p in doc["pairs"]:
-            lines.append(
-                f"  {p['figure']}: A {p['a']}  /  B {p['b']}; order {p['order']} "
+            lines += wrap(
+                f"{p['figure']}: A {p['a']}  /  B {p['b']}; order {p['order']} "
                 f"({p['pairs']} pairs)"
             )
     if doc.get("unpaired"):
         lines.append("not paired:")
-        lines += [f"  {n['point']}: {n['reason']}" for n in doc["unpaired"]]
+        for n in doc["unpaired"]:
+            lines += wrap(f"{n['point']}: {n['reason']}")
     return lines
 
 
