@@ -180,19 +180,6 @@ class HtPair:
     def failed(self) -> str:
         return failed_leg(self.off, self.on)
 
-    @property
-    def gain_pct(self) -> float | None:
-        r = self.ratio
-        return None if r is None else r.as_gain_pct()[0]
-
-    @property
-    def gain_ci(self) -> tuple[float, float] | None:
-        r = self.ratio
-        if r is None:
-            return None
-        _, lo, hi = r.as_gain_pct()
-        return None if lo is None or hi is None else (lo, hi)
-
 
 def ht_pairs(points: Sequence[PointResult]) -> list[HtPair]:
     """HT off beside HT on of the same host, platform, cores and profile (figures

@@ -274,24 +274,23 @@ def _sources(figures: Sequence[Figure]) -> str:
 # -- table -------------------------------------------------------------------------------
 
 
-def _overhead(c: Cell | None) -> str:
-    if c is None or c.overhead_pct is None:
+def _compared(pct: float | None, ci: tuple[float, float] | None, pairs: int) -> str:
+    """An overhead or HT gain cell: the percentage, its interval, paired or not."""
+    if pct is None:
         return MISSING
-    text = percent(c.overhead_pct)
-    if c.overhead_ci is not None:
-        text += f" [{c.overhead_ci[0]:.1f}, {c.overhead_ci[1]:.1f}]"
-        text += f" paired×{c.overhead_pairs}" if c.overhead_pairs else " unpaired"
+    text = percent(pct)
+    if ci is not None:
+        text += f" [{ci[0]:.1f}, {ci[1]:.1f}]"
+        text += f" paired×{pairs}" if pairs else " unpaired"
     return text
+
+
+def _overhead(c: Cell | None) -> str:
+    return MISSING if c is None else _compared(c.overhead_pct, c.overhead_ci, c.overhead_pairs)
 
 
 def _ht_gain(c: Cell | None) -> str:
-    if c is None or c.ht_gain_pct is None:
-        return MISSING
-    text = percent(c.ht_gain_pct)
-    if c.ht_gain_ci is not None:
-        text += f" [{c.ht_gain_ci[0]:.1f}, {c.ht_gain_ci[1]:.1f}]"
-        text += f" paired×{c.ht_gain_pairs}" if c.ht_gain_pairs else " unpaired"
-    return text
+    return MISSING if c is None else _compared(c.ht_gain_pct, c.ht_gain_ci, c.ht_gain_pairs)
 
 
 def cell_text(c: Cell) -> str:
