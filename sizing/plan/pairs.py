@@ -144,6 +144,25 @@ def find_pairs(
             and _same_machine(inventory, b.server.name, phys)
         ]
         if not mates:
+            stored = next(
+                (
+                    b
+                    for b in plan
+                    if b.key in done
+                    and b.server.platform is Platform.BAREMETAL
+                    and slot(b) == slot(g)
+                    and _same_machine(inventory, b.server.name, phys)
+                ),
+                None,
+            )
+            if stored is not None:  # --resume: one leg is stored, the other measured alone
+                notes.append(
+                    PairNote(
+                        g.key.label(),
+                        f"unpaired: its bare-metal leg ({stored.key.label()}) is already "
+                        "stored; this leg is measured alone",
+                    )
+                )
             continue
         b = mates[0]
         why = pairable(g)

@@ -550,7 +550,7 @@ class Sweep:
             for line in prepared.checks:
                 self.progress.note(f"pre-flight (ignored by --skip-preflight): {line}")
         todo = [p for p in plan if not p.skipped]
-        partner = self._pairs(plan)
+        partner = self._pairs(prepared.plan, prepared.done)
         if todo:
             pairs = list({id(p): p for p in partner.values()}.values())
             e = estimate(self.opts.settings, todo, len({p.config for p in todo}), pairs)
@@ -665,10 +665,11 @@ class Sweep:
 
     # -- paired legs ---------------------------------------------------------------------
 
-    def _pairs(self, plan: Sequence[PlannedPoint]) -> dict[PointKey, Pair]:
+    def _pairs(self, plan: Sequence[PlannedPoint], done: set[PointKey]) -> dict[PointKey, Pair]:
         """Each leg of a pair -> its pair (none with ``--unpaired``); why a leg that could
-        have had a partner has none is said once, before any load."""
-        pairs, notes = find_pairs(plan, self.inventory, self.placement)
+        have had a partner has none is said once, before any load. ``done``: the points
+        ``--resume`` leaves alone."""
+        pairs, notes = find_pairs(plan, self.inventory, self.placement, done)
         if self.opts.unpaired:
             for pair in pairs:
                 self.progress.info(f"{pair.id}: measured apart (--unpaired)")

@@ -403,3 +403,21 @@ def test_the_table_gives_paired_overheads_and_ht_gains_and_labels_unpaired_ones(
     assert cells[("baremetal", "off", 1)].ht_gain_pct is None
     doc = one.to_dict()
     assert doc["overhead_paired"] is True and doc["overhead_pairs"] == 6
+
+
+def test_resume_with_one_leg_stored_measures_the_other_alone_and_says_so(tmp_path: Path) -> None:
+    inv = lab(tmp_path)
+    plan = build_plan(
+        inv,  # type: ignore[arg-type]
+        {"kvm1": SMT, "kvm1-metal": SMT, "load1": SMT},
+        (1,),
+        (Ht.OFF,),
+        [profiles.load("rps")],
+        placement={"vm1": "kvm1"},
+    )
+    bare = next(p for p in plan if p.key.host == "kvm1-metal")
+    pairs, notes = find_pairs(plan, inv, {"vm1": "kvm1"}, {bare.key})  # type: ignore[arg-type]
+    assert pairs == []
+    (note,) = notes
+    assert note.point == "vm1 libvirt 1c ht=off rps"
+    assert "bare-metal leg (kvm1-metal baremetal 1c ht=off rps) is already stored" in note.reason

@@ -11,6 +11,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sizing.intervals import PairedRatio
 from sizing.model import PointKey, PointResult, Status
 from sizing.report.data.format import MISSING, number
 
@@ -60,8 +61,6 @@ def pair_summary(r: PointResult) -> dict[str, Any] | None:
     """A paired leg's pair: its kind, this leg's role (``a`` or ``b``), the other leg,
     the order the windows ran in, and the pair's figure (overhead or HT gain, in percent)
     with the interval of the median of the per-pair ratios; None for an unpaired point."""
-    from sizing.intervals import PairedRatio
-
     rec = r.metadata.get("pair")
     if not isinstance(rec, dict) or not rec.get("ratios"):
         return None

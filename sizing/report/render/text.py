@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from sizing.model import PointResult, Status
 from sizing.report.data.format import MISSING, cell_source, mark, money, number, percent
-from sizing.report.render.points import point_json
+from sizing.report.render.points import UNITS, point_json
 
 if TYPE_CHECKING:
     from sizing.engine import Recommendation, Selection, SizingTable
@@ -503,8 +503,6 @@ def _ratio_cells(ratio: Any, pct: tuple[float, float | None, float | None] | Non
 
 
 def _short(value: float | None, unit: str) -> str:
-    from sizing.report.render.points import UNITS
-
     return MISSING if value is None else f"{number(value)} {UNITS.get(unit, unit)}"
 
 
