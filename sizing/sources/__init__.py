@@ -9,8 +9,8 @@ starts fast. This module never imports :mod:`sizing.report`: the report reads fr
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,7 @@ from sizing.sources.bases import (
     repetition_values,
     software_label,
 )
+from sizing.sources.rundata import RunData
 
 __all__ = [
     "BasisInputs",
@@ -61,8 +62,7 @@ if TYPE_CHECKING:
     from sizing.engine import CostCatalog, Selection
     from sizing.engine.basis import Basis, Want
     from sizing.knee import Slo
-    from sizing.model import Figure, Sample
-    from sizing.store import RunRecord, StoredPoint
+    from sizing.model import Figure
 
 
 @dataclass(frozen=True)
@@ -72,15 +72,6 @@ class Sources:
     db: Path | None = None  # None: $SIZING_DB, else sizing.sqlite in the user data directory
     catalog: Path | None = None
     runs: tuple[str, ...] = ()  # run ids, or "latest"; empty: every run
-
-
-@dataclass(frozen=True)
-class RunData:
-    """One stored run with its points and each point's samples (by point id)."""
-
-    record: RunRecord
-    points: tuple[StoredPoint, ...]
-    samples: Mapping[int, tuple[tuple[int, Sample], ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

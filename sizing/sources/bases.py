@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from sizing.engine import CostCatalog
     from sizing.engine.basis import Basis, Choice, Hardware, Price
     from sizing.model import Figure, Sample
-    from sizing.sources import RunData
+    from sizing.sources.rundata import RunData
 
 
 SIZING_PROFILES = ("rps", "tps")

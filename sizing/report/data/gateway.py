@@ -9,41 +9,16 @@ stored curves into the guide's series and one table per point (pure, no I/O).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sizing.model import PointResult, Status
 from sizing.report.data.format import MISSING, PLATFORM_LABELS, latency_ms, number, percent
-from sizing.report.data.model import TableBlock, TCell
+from sizing.report.data.model import GatewaySection, GatewaySeries, TableBlock, TCell
 from sizing.sources import RunData
 
 __all__ = ["GatewaySection", "GatewaySeries", "gateway_section", "is_cpu_curve"]
 
 ROLE_TEXT = {"api-jwt": "API gateway with HS256 JWT (njs)", "proxy": "reverse proxy"}
-
-
-@dataclass(frozen=True)
-class GatewaySeries:
-    """One gateway point's curve: offered calls/s against the server's CPU busy %."""
-
-    label: str
-    profile: str
-    role: str
-    cores: int
-    run_id: int
-    host: str
-    rates: tuple[float, ...]
-    achieved: tuple[float | None, ...]
-    server_busy: tuple[float | None, ...]
-    p95_ms: tuple[float | None, ...]
-
-
-@dataclass(frozen=True)
-class GatewaySection:
-    """The guide's gateway section: the curves and one table per point."""
-
-    series: tuple[GatewaySeries, ...]
-    tables: tuple[TableBlock, ...]
 
 
 def is_cpu_curve(meta: Mapping[str, Any]) -> bool:

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sizing.engine import Demand, Recommendation
 from sizing.engine.basis import Choice
 from sizing.engine.table import SizingTable
 from sizing.report.data.format import MARKS
 from sizing.sources import RunData
-
-if TYPE_CHECKING:
-    from sizing.report.data.gateway import GatewaySection
 
 
 @dataclass(frozen=True)
@@ -205,6 +202,30 @@ class LatencySection:
     summary: TableBlock
     rates: tuple[TableBlock, ...]
     soak: tuple[TableBlock, ...]
+
+
+@dataclass(frozen=True)
+class GatewaySeries:
+    """One gateway point's curve: offered calls/s against the server's CPU busy %."""
+
+    label: str
+    profile: str
+    role: str
+    cores: int
+    run_id: int
+    host: str
+    rates: tuple[float, ...]
+    achieved: tuple[float | None, ...]
+    server_busy: tuple[float | None, ...]
+    p95_ms: tuple[float | None, ...]
+
+
+@dataclass(frozen=True)
+class GatewaySection:
+    """The guide's gateway section: the curves and one table per point."""
+
+    series: tuple[GatewaySeries, ...]
+    tables: tuple[TableBlock, ...]
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Any
 from sizing.intervals import PairedRatio
 from sizing.model import PointKey, PointResult, Status
 from sizing.report.data.format import MISSING, number
+from sizing.report.render.grid import grid
 
 __all__ = ["WIDTH", "comparisons_json", "point_json", "points_csv", "points_table"]
 
@@ -163,8 +164,6 @@ def points_table(
     the busiest client's CPU, status and flags (or the reason of a point not measured).
     Fits :data:`WIDTH` columns; ``verbose`` adds the platform, repetitions, spread and
     latency, and gives every reason in full on its own line."""
-    from sizing.report.render.text import grid
-
     evidence = evidence or {}
     headers = ["point", "median", "± (cover)", "errors", "srv CPU", "cli CPU", "flags / reason"]
     if verbose:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from sizing.model import PointResult, Status
 from sizing.report.data.format import MISSING, cell_source, mark, money, number, percent
+from sizing.report.render.grid import grid
 from sizing.report.render.points import UNITS, point_json
 
 if TYPE_CHECKING:
@@ -23,29 +24,6 @@ if TYPE_CHECKING:
     from sizing.engine.table import Cell
     from sizing.knee import Slo
     from sizing.model import Figure
-
-
-def grid(
-    headers: Sequence[str], rows: Sequence[Sequence[object]], left: set[int] | None = None
-) -> str:
-    """A plain-text table: right-aligned columns (``left`` ones left-aligned).
-
-    Hand-rolled rather than tabulate, whose import costs more than the whole engine.
-    """
-    cells = [[str(c) for c in row] for row in rows]
-    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
-    left = left or set()
-
-    def line(values: Sequence[str]) -> str:
-        parts = [
-            v.ljust(w) if i in left else v.rjust(w)
-            for i, (v, w) in enumerate(zip(values, widths, strict=True))
-        ]
-        return "  ".join(parts).rstrip()
-
-    out = [line(headers), "  ".join("-" * w for w in widths)]
-    out.extend(line(r) for r in cells)
-    return "\n".join(out)
 
 
 # -- what the engine sized from (stderr) --------------------------------------------------
