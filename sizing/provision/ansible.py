@@ -6,7 +6,6 @@ We never scrape ansible-playbook's stdout: results come from runner events
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import json
 import os
@@ -15,13 +14,14 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sizing import paths
 from sizing.errors import ToolError
+from sizing.signals import STOP_SIGNALS, SignalStop, held
 
 # Settings that keep Ansible quiet and cheap while load runs: the strategy loop polls its
 # workers every DEFAULT_INTERNAL_POLL_INTERVAL (1 ms by default), which would take CPU
@@ -145,87 +145,6 @@ def event_time(event: Mapping[str, Any]) -> float | None:
     return when.timestamp()
 
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-class SignalStop(KeyboardInterrupt):
-    """A stop signal (SIGINT, SIGTERM, SIGHUP) turned into an orderly stop, like Ctrl-C."""
-
-    def __init__(self, signum: int) -> None:
-        self.signum = signum
-        super().__init__(self.name)
-
-    @property
-    def name(self) -> str:
-        return signal.Signals(self.signum).name
-
-
-class _Shield:
-    """While shielded, stop signals are recorded instead of acted on (see ``shielded``)."""
-
-    depth = 0
-    pending: int | None = None
-
-    @classmethod
-    def take(cls, signum: int) -> bool:
-        """True when ``signum`` was recorded for later (a shielded block runs)."""
-        if cls.depth > 0:
-            cls.pending = cls.pending or signum
-            return True
-        return False
-
-
-def signal_pending() -> bool:
-    """Whether a stop signal came during a shielded block and waits to be delivered."""
-    return _Shield.pending is not None
-
-
-@contextlib.contextmanager
-def shielded(*, deliver: bool = True) -> Iterator[None]:
-    """Let a block finish whatever stop signal arrives: a store write (the point being
-    written is kept), the cleanup of a run (its playbooks run to their end). With
-    ``deliver``, a signal that came meanwhile is raised as :class:`SignalStop` after the
-    block; without, it is dropped (the run is stopping already)."""
-    _Shield.depth += 1
-    try:
-        yield
-    except BaseException:
-        _Shield.depth -= 1
-        if _Shield.depth == 0:
-            _Shield.pending = None  # the block fails anyway: its error tells
-        raise
-    _Shield.depth -= 1
-    if _Shield.depth == 0 and _Shield.pending is not None:
-        signum, _Shield.pending = _Shield.pending, None
-        if deliver:
-            raise SignalStop(signum)
-
-
-class StopSignals:
-    """The conductor's handlers: SIGINT, SIGTERM and SIGHUP raise :class:`SignalStop`
-    (Ctrl-C's KeyboardInterrupt, for all three) for the duration of a run; the previous
-    handlers come back after it."""
-
-    def __init__(self) -> None:
-        self._saved: dict[int, Any] = {}
-
-    def __enter__(self) -> StopSignals:
-        if threading.current_thread() is threading.main_thread():
-            for sig in STOP_SIGNALS:
-                self._saved[sig] = signal.signal(sig, self._handler)
-        return self
-
-    @staticmethod
-    def _handler(signum: int, frame: Any) -> None:
-        if not _Shield.take(signum):
-            raise SignalStop(signum)
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self._saved.items():
-            signal.signal(sig, handler)
-        self._saved.clear()
-
-
 class _CancelOnSignal:
     """Turn a stop signal during a playbook into a clean cancel, then a SignalStop.
 
@@ -247,7 +166,7 @@ class _CancelOnSignal:
         return self
 
     def _handler(self, signum: int, frame: Any) -> None:
-        if _Shield.take(signum):
+        if held(signum):
             return
         self.signum = signum
         self.fired.set()

@@ -51,13 +51,7 @@ from sizing.plan.pairs import Pair, PairNote, find_pairs
 from sizing.plan.points import PlannedPoint, build_plan
 from sizing.plan.preflight import check_plan, offline_checks, same_address
 from sizing.plan.settings import Schedule
-from sizing.provision.ansible import (
-    Playbooks,
-    SignalStop,
-    StopSignals,
-    shielded,
-    signal_pending,
-)
+from sizing.provision.ansible import Playbooks
 from sizing.provision.ceiling import ceiling_jobs, measure_ceilings
 from sizing.provision.facts import declared_facts, gather_facts
 from sizing.provision.hostsafety import (
@@ -77,6 +71,7 @@ from sizing.provision.platforms import (
 )
 from sizing.provision.tools import ClientTools, build_generators, prepare_clients, ready_guest
 from sizing.provision.upstream import UpstreamProvisioner, gateway_vars
+from sizing.signals import SignalStop, StopSignals, shielded, signal_pending
 from sizing.store import Store, StoreError, keep_for_recovery
 from sizing.sweep.options import (
     RunOptions,

@@ -21,7 +21,8 @@ import sizing.provision.ansible as ansible_mod
 from sizing import profiles
 from sizing.errors import Interrupted, SizingError, ToolError
 from sizing.model import PointKey, PointResult, Status
-from sizing.provision.ansible import PlaybookResult, SignalStop, StopSignals, shielded
+from sizing.provision.ansible import PlaybookResult
+from sizing.signals import SignalStop, StopSignals, shielded
 from sizing.store import Store, StoreError
 from sizing.sweep import RunOptions, Sweep
 
