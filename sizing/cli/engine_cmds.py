@@ -1,8 +1,8 @@
 """Commands of the sizing engine: ``recommend`` and ``table``.
 
-Each command reads its inputs with :func:`sizing.sources.load_selection` (the cost catalog,
-the bundled reference dataset and, unless told to use reference data only, the measured
-figures of the results store, chosen by ``--source``), calls the pure engine and renders
+Each command reads its inputs with :func:`sizing.sources.load_bases` (the cost catalog,
+the bundled reference dataset and, unless told to use reference data only, the bases of
+the results store, chosen by ``--source`` and ``--basis``), calls the pure engine and renders
 with :mod:`sizing.report.render.text`. Results go to stdout; which figures were used goes
 to stderr. Heavy imports (pydantic, YAML, SQLite) happen inside the commands so that
 ``sizing --help`` starts fast.

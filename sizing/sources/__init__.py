@@ -35,7 +35,6 @@ from sizing.sources.rundata import RunData
 __all__ = [
     "BasisInputs",
     "Declared",
-    "Inputs",
     "RunData",
     "Sources",
     "basis_prices",
@@ -45,7 +44,6 @@ __all__ = [
     "hardware_of",
     "latency_figures",
     "load_bases",
-    "load_selection",
     "measured_bases",
     "median_ci",
     "nginx_template",
@@ -54,12 +52,9 @@ __all__ = [
     "reference_bases",
     "repetition_values",
     "software_label",
-    "store_figures",
 ]
 
 if TYPE_CHECKING:
-    from sizing.catalog import Reference
-    from sizing.engine import CostCatalog, Selection
     from sizing.engine.basis import Basis, Want
     from sizing.knee import Slo
     from sizing.model import Figure
@@ -72,18 +67,6 @@ class Sources:
     db: Path | None = None  # None: $SIZING_DB, else sizing.sqlite in the user data directory
     catalog: Path | None = None
     runs: tuple[str, ...] = ()  # run ids, or "latest"; empty: every run
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """What the engine sizes from: the catalog, the reference data, the chosen figures,
-    the runs read (guide only) and, when nothing measured is used, why."""
-
-    catalog: CostCatalog
-    reference: Reference
-    selection: Selection
-    runs: tuple[RunData, ...] = ()
-    note: str = ""
 
 
 def db_path(db: Path | None) -> Path:
@@ -164,27 +147,6 @@ def figures_of_runs(runs: Sequence[RunData], include_emulated: bool) -> list[Fig
     return measured_figures(
         ((p.id, p.run_id, p.result) for run in runs for p in run.points), include_emulated
     )
-
-
-def store_figures(db: Path | None, include_emulated: bool) -> tuple[list[Figure], str]:
-    """Valid measured figures of the whole store, and a note when there are none.
-
-    A missing database means nothing was measured; it is not created.
-    """
-    path = db_path(db)
-    if not path.is_file():
-        return [], "nothing measured yet"
-    from sizing.engine import measured_figures
-    from sizing.store import Store
-
-    with Store.open_readonly(path) as store:
-        valid = [(p.id, p.run_id, p.result) for p in store.iter_valid()]
-    figures = measured_figures(valid, include_emulated)
-    if figures:
-        return figures, ""
-    if not include_emulated and measured_figures(valid, include_emulated=True):
-        return [], "only emulated figures measured (use --include-emulated to use them)"
-    return [], "nothing usable measured yet"
 
 
 def _nothing_usable(runs: Sequence[RunData]) -> str:
@@ -289,34 +251,6 @@ def load_bases(
         runs=tuple(runs) if with_runs else (),
         note=note,
     )
-
-
-def load_selection(
-    source: str, where: Sources, include_emulated: bool, *, with_runs: bool = False
-) -> Inputs:
-    """Catalog, reference figures and measured figures, chosen by ``source``
-    (:func:`sizing.engine.select`).
-
-    ``with_runs`` (the guide): the measured figures are those of the runs ``where.runs``
-    selects, which are read whole (points and samples) and returned; else (``recommend``,
-    ``table``) those of the whole store. With ``source`` ``reference`` the store is not read.
-    """
-    from sizing.catalog import load_catalog, load_reference
-    from sizing.engine import select
-
-    catalog = load_catalog(where.catalog)
-    reference = load_reference()
-    measured: list[Figure] = []
-    runs: list[RunData] = []
-    note = ""
-    if source != "reference":
-        if with_runs:
-            runs = read_runs(db_path(where.db), where.runs)
-            measured = figures_of_runs(runs, include_emulated)
-        else:
-            measured, note = store_figures(where.db, include_emulated)
-    selection = select(measured, reference.figures, source)
-    return Inputs(catalog, reference, selection, tuple(runs), note)
 
 
 def latency_figures(

@@ -1,11 +1,12 @@
 """What the sizing guide shows, prepared from the runs, the reference data and the engine.
 
 Pure: no I/O, no CLI, no matplotlib. :func:`build_guide` takes the cost catalog, the
-reference dataset, the figures chosen by ``--source`` (a :class:`sizing.engine.Selection`),
-the stored runs the guide covers and the request (title, customer, target demand...) and
-returns a :class:`Guide`: every number already formatted for print and labelled with its
-provenance (``measured``, ``reference``, ``extrapolated`` or ``emulated``), plus the
-engine's own outputs (table, fits, recommendation) for the charts.
+reference dataset, the bases chosen by ``--source`` and ``--basis`` (a
+:class:`sizing.sources.BasisInputs`), the stored runs the guide covers and the request
+(title, customer, target demand...) and returns a :class:`Guide`: every number already
+formatted for print and labelled with its provenance (``measured``, ``reference``,
+``extrapolated`` or ``emulated``), plus the engine's own outputs (table, fits,
+recommendation) for the charts.
 
 Nothing here invents a figure: each number comes from the store (a point, a sample or a
 run's host facts), the reference dataset, the catalog, or the engine computing on those.

@@ -18,36 +18,12 @@ from sizing.report.render.grid import grid
 from sizing.report.render.points import UNITS, point_json
 
 if TYPE_CHECKING:
-    from sizing.engine import Recommendation, Selection, SizingTable
+    from sizing.engine import Recommendation, SizingTable
     from sizing.engine.basis import Basis, Choice, Price
     from sizing.engine.compare import EnvDiff, FigureDiff
     from sizing.engine.table import Cell
     from sizing.knee import Slo
     from sizing.model import Figure
-
-
-# -- what the engine sized from (stderr) --------------------------------------------------
-
-
-def source_lines(selection: Selection, citation: str, note: str) -> list[str]:
-    """Which figures were used: the source, and the runs measured ones came from."""
-    ref = f"reference data ({citation})"
-    if selection.source == "reference":
-        lines = [f"source: {ref}" + (f"; {note}" if note else "")]
-    elif selection.source == "measured":
-        lines = [f"source: measured ({_series_list(selection.measured_series)})"]
-    else:
-        lines = [
-            f"source: measured for {_series_list(selection.measured_series)}; {ref} for the rest"
-        ]
-    origins = sorted({f.origin for f in selection.figures if f.source == "measured"})
-    if origins:
-        lines.append("measured figures from: " + "; ".join(origins))
-    return lines
-
-
-def _series_list(keys: tuple[tuple[str, str, str], ...]) -> str:
-    return ", ".join(f"{p} {prof.upper()} HT {ht}" for p, ht, prof in keys)
 
 
 # -- bases -----------------------------------------------------------------------------
