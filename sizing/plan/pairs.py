@@ -98,6 +98,16 @@ def _same_machine(inventory: Inventory, bare: str, phys: str) -> bool:
     return a is not None and b is not None and a.address == b.address
 
 
+def _slot(p: PlannedPoint) -> tuple[int, str, str]:
+    return (p.key.cores, p.key.ht, p.key.profile)
+
+
+VSPHERE_UNPAIRED = (
+    "vSphere guests are measured unpaired: their ESXi host is not a Linux nginx host, so its "
+    "bare metal cannot be measured between the guest's repetitions"
+)
+
+
 def find_pairs(
     plan: Sequence[PlannedPoint],
     inventory: Inventory,
@@ -112,49 +122,44 @@ def find_pairs(
     HT pairs form from the points left: HT off and on of one server, cores and profile.
     A point belongs to one pair at most."""
     todo = [p for p in plan if p.key not in done]
-    live = [p for p in todo if not p.skipped]
-    taken: set[PointKey] = set()
+    pairs, notes = _virtualization_pairs(plan, inventory, placement, done)
+    taken = {k for pair in pairs for k in (pair.a.key, pair.b.key)}
+    if {p.key.ht for p in todo} >= {str(Ht.OFF), str(Ht.ON)}:
+        more, more_notes = _ht_pairs(todo, taken)
+        pairs += more
+        notes += more_notes
+    return pairs, notes
+
+
+def _virtualization_pairs(
+    plan: Sequence[PlannedPoint],
+    inventory: Inventory,
+    placement: Mapping[str, str],
+    done: frozenset[PointKey] | set[PointKey],
+) -> tuple[list[Pair], list[PairNote]]:
+    """Each libvirt guest point with its own host's bare-metal point (see find_pairs)."""
+    live = [p for p in plan if p.key not in done and not p.skipped]
+    bare = [p for p in live if p.server.platform is Platform.BAREMETAL]
     pairs: list[Pair] = []
     notes: list[PairNote] = []
-
-    def slot(p: PlannedPoint) -> tuple[int, str, str]:
-        return (p.key.cores, p.key.ht, p.key.profile)
-
-    bare = [p for p in live if p.server.platform is Platform.BAREMETAL]
     for g in live:
-        if g.server.platform is Platform.BAREMETAL:
-            continue
-        if g.server.platform is Platform.VSPHERE:
-            if bare:
-                notes.append(
-                    PairNote(
-                        g.key.label(),
-                        "vSphere guests are measured unpaired: their ESXi host is not a Linux "
-                        "nginx host, so its bare metal cannot be measured between the guest's "
-                        "repetitions",
-                    )
-                )
+        if g.server.platform is Platform.VSPHERE and bare:
+            notes.append(PairNote(g.key.label(), VSPHERE_UNPAIRED))
+        if g.server.platform is not Platform.LIBVIRT:
             continue
         phys = placement.get(g.server.name, "")
-        mates = [
-            b
-            for b in bare
-            if slot(b) == slot(g)
-            and b.key not in taken
-            and _same_machine(inventory, b.server.name, phys)
-        ]
-        if not mates:
-            stored = next(
-                (
-                    b
-                    for b in plan
-                    if b.key in done
-                    and b.server.platform is Platform.BAREMETAL
-                    and slot(b) == slot(g)
-                    and _same_machine(inventory, b.server.name, phys)
-                ),
-                None,
+
+        def home(b: PlannedPoint, g: PlannedPoint = g, phys: str = phys) -> bool:
+            return (
+                b.server.platform is Platform.BAREMETAL
+                and _slot(b) == _slot(g)
+                and _same_machine(inventory, b.server.name, phys)
             )
+
+        taken = {k for pair in pairs for k in (pair.a.key, pair.b.key)}
+        b = next((b for b in bare if home(b) and b.key not in taken), None)
+        if b is None:
+            stored = next((b for b in plan if b.key in done and home(b)), None)
             if stored is not None:  # --resume: one leg is stored, the other measured alone
                 notes.append(
                     PairNote(
@@ -164,68 +169,69 @@ def find_pairs(
                     )
                 )
             continue
-        b = mates[0]
-        why = pairable(g)
-        if (
-            not why
-            and (b.allocation and g.allocation)
-            and (b.allocation.server_cpus != g.allocation.server_cpus)
-        ):
-            why = (
-                f"the legs are planned on different host CPUs ({b.key.host}: "
-                f"{list(b.allocation.server_cpus)}, {g.key.host}: "
-                f"{list(g.allocation.server_cpus)})"
-            )
+        why = pairable(g) or _other_cpus(b, g)
         if why:
             notes.append(PairNote(f"{b.key.label()} / {g.key.label()}", f"unpaired: {why}"))
             continue
         pairs.append(Pair(PairKind.VIRTUALIZATION, b, g))
-        taken.update((b.key, g.key))
-
-    asked_ht = {p.key.ht for p in todo} >= {str(Ht.OFF), str(Ht.ON)}
-    if asked_ht:
-        by_slot: dict[tuple[str, int, str], dict[str, PlannedPoint]] = {}
-        for p in todo:
-            by_slot.setdefault((p.server.name, p.key.cores, p.key.profile), {})[p.key.ht] = p
-        said: set[tuple[str, str]] = set()
-        for legs in by_slot.values():
-            off, on = legs.get(str(Ht.OFF)), legs.get(str(Ht.ON))
-            if off is None or on is None:
-                continue
-            if off.key in taken or on.key in taken:
-                notes.append(
-                    PairNote(
-                        f"{off.key.label()} / {on.key.label()}",
-                        "no HT pair: a leg is already in a virtualization pair",
-                    )
-                )
-                continue
-            skipped = next((p for p in (off, on) if p.skipped), None)
-            if skipped is not None:
-                # one note per server and reason: a host without SMT says it once
-                if (skipped.server.name, skipped.skip_reason) not in said:
-                    said.add((skipped.server.name, skipped.skip_reason))
-                    notes.append(
-                        PairNote(
-                            skipped.server.name,
-                            f"no HT pair is formed: the HT-{skipped.key.ht} leg is skipped "
-                            f"({skipped.skip_reason})",
-                        )
-                    )
-                continue
-            if off.server.platform is not Platform.BAREMETAL:
-                notes.append(
-                    PairNote(
-                        f"{off.key.label()} / {on.key.label()}",
-                        "unpaired: a guest's HT off and on are two definitions of one "
-                        "domain, and only one can run at a time",
-                    )
-                )
-                continue
-            why = pairable(off)
-            if why:
-                notes.append(PairNote(f"{off.key.label()} / {on.key.label()}", f"unpaired: {why}"))
-                continue
-            pairs.append(Pair(PairKind.HT, off, on))
-            taken.update((off.key, on.key))
     return pairs, notes
+
+
+def _other_cpus(b: PlannedPoint, g: PlannedPoint) -> str:
+    """Why two legs cannot share their CPUs: they were planned on different ones."""
+    if b.allocation is None or g.allocation is None:
+        return ""
+    if b.allocation.server_cpus == g.allocation.server_cpus:
+        return ""
+    return (
+        f"the legs are planned on different host CPUs ({b.key.host}: "
+        f"{list(b.allocation.server_cpus)}, {g.key.host}: {list(g.allocation.server_cpus)})"
+    )
+
+
+def _ht_pairs(
+    todo: Sequence[PlannedPoint], taken: set[PointKey]
+) -> tuple[list[Pair], list[PairNote]]:
+    """HT off and HT on of one bare-metal server, cores and profile (see find_pairs)."""
+    by_slot: dict[tuple[str, int, str], dict[str, PlannedPoint]] = {}
+    for p in todo:
+        by_slot.setdefault((p.server.name, p.key.cores, p.key.profile), {})[p.key.ht] = p
+    pairs: list[Pair] = []
+    notes: list[PairNote] = []
+    said: set[tuple[str, str]] = set()
+    for legs in by_slot.values():
+        off, on = legs.get(str(Ht.OFF)), legs.get(str(Ht.ON))
+        if off is None or on is None:
+            continue
+        skipped = next((p for p in (off, on) if p.skipped), None)
+        if skipped is not None and off.key not in taken and on.key not in taken:
+            # one note per server and reason: a host without SMT says it once
+            if (skipped.server.name, skipped.skip_reason) not in said:
+                said.add((skipped.server.name, skipped.skip_reason))
+                notes.append(
+                    PairNote(
+                        skipped.server.name,
+                        f"no HT pair is formed: the HT-{skipped.key.ht} leg is skipped "
+                        f"({skipped.skip_reason})",
+                    )
+                )
+            continue
+        why = _ht_unpairable(off, taken) or _ht_unpairable(on, taken)
+        if why:
+            notes.append(PairNote(f"{off.key.label()} / {on.key.label()}", why))
+            continue
+        pairs.append(Pair(PairKind.HT, off, on))
+    return pairs, notes
+
+
+def _ht_unpairable(leg: PlannedPoint, taken: set[PointKey]) -> str:
+    """Why an HT leg cannot be paired ("" when it can)."""
+    if leg.key in taken:
+        return "no HT pair: a leg is already in a virtualization pair"
+    if leg.server.platform is not Platform.BAREMETAL:
+        return (
+            "unpaired: a guest's HT off and on are two definitions of one domain, and only "
+            "one can run at a time"
+        )
+    why = pairable(leg)
+    return f"unpaired: {why}" if why else ""
