@@ -63,6 +63,7 @@ from sizing.measure.context import MeasureContext
 from sizing.measure.cpu import client_cpus, window_cpu
 from sizing.measure.evaluate import Measurement
 from sizing.measure.metadata import latency_metadata
+from sizing.measure.throughput import DEFAULT_PIDFILE
 from sizing.measure.validity import CLIENT_BUSY_LIMIT, STEAL_LIMIT
 from sizing.measure.windows import (
     HostSpec,
@@ -138,7 +139,7 @@ class RateWindows:
         srv = specs.setdefault(target.host, {"sample_cpu": True, "windows": [
             {"index": w["index"], "offset": w["offset"], "duration": w["duration"]}
             for w in windows]})
-        srv["pidfile"] = sz.pid_file or "/run/sizing-nginx.pid"
+        srv["pidfile"] = sz.pid_file or DEFAULT_PIDFILE
         outputs: dict[str, dict[int, dict[str, Any]]] = {}
         lost: str | None = None
         for out in WindowRunner(self.ctx).run(specs, lead_s=point_lead(self.ctx, point, target)):
