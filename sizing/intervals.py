@@ -198,8 +198,9 @@ class PairedRatio:
     low: float | None
     high: float | None
     pairs: int  # pairs of repetitions (unpaired: the fewer repetitions of the two legs)
-    coverage: float | None  # the interval's true coverage (0-1)
+    coverage: float | None  # the interval's true coverage (0-1); None unpaired
     paired: bool
+    leg_coverage: float | None = None  # unpaired: what each leg's own interval covers
 
     @classmethod
     def of(cls, a: Sequence[float], b: Sequence[float]) -> PairedRatio | None:
@@ -244,7 +245,8 @@ class PairedRatio:
             assert a_ci[0] is not None and a_ci[1] is not None
             assert b_ci[0] is not None and b_ci[1] is not None
             lo, hi = b_ci[0] / a_ci[1], b_ci[1] / a_ci[0]
-        return cls(b / a, lo, hi, n, median_coverage(n) if n >= 2 else None, False)
+        leg = median_coverage(n) if n >= 2 and lo is not None else None
+        return cls(b / a, lo, hi, n, None, False, leg)
 
     def as_loss_pct(self) -> tuple[float, float | None, float | None]:
         """``(1 - ratio)`` in percent, interval flipped: the virtualization overhead."""
@@ -259,11 +261,15 @@ class PairedRatio:
         return (self.ratio - 1) * 100.0, lo, hi
 
     def words(self) -> str:
-        """``5 pairs, range of 5, 93.8%``; ``unpaired`` for two independent legs."""
+        """``5 pairs, range of 5, 93.8%``; for two independent legs ``unpaired (from both
+        legs' intervals, each 75%)``: the combined interval holds the true ratio at least
+        when both legs' intervals hold their medians, which each does that often."""
         if not self.paired:
             if self.low is None:
                 return "unpaired, no interval"
-            return "unpaired (from both legs' intervals)"
+            if self.leg_coverage is None:
+                return "unpaired (from both legs' intervals)"
+            return f"unpaired (from both legs' intervals, each {self.leg_coverage * 100:.3g}%)"
         if self.pairs < 2:
             return f"{self.pairs} pair, no interval"
         cov = f", {self.coverage * 100:.3g}%" if self.coverage is not None else ""

@@ -244,16 +244,16 @@ def _ht_gain(
         or f.lower_bound
     ):
         return None
-    ratio = paired_ratio(got, f)
-    if ratio is not None:
-        return ratio
-    return PairedRatio.unpaired(
-        got.value,
-        f.value,
-        (got.ci_low, got.ci_high),
-        (f.ci_low, f.ci_high),
-        min(len(got.reps), len(f.reps)),
-    )
+    return leg_ratio(got, f)
+
+
+def leg_ratio(a: Figure, b: Figure) -> PairedRatio | None:
+    """B against A: paired when both figures are the legs of one pair measured in
+    alternation (:func:`paired_ratio`), else from both figures' intervals (unpaired)."""
+    return paired_ratio(a, b) or PairedRatio.unpaired(
+        a.value, b.value, (a.ci_low, a.ci_high), (b.ci_low, b.ci_high),
+        min(len(a.reps), len(b.reps)),
+    )  # fmt: skip
 
 
 def paired_ratio(a: Figure, b: Figure) -> PairedRatio | None:
@@ -403,15 +403,11 @@ def _cell(
         # a software-emulated guest loses to emulation, not to virtualization: its loss is
         # never shown as a virtualization overhead
         if isinstance(got, Figure) and not f.emulated and not got.emulated:
-            overhead = overhead_pct(got, f)
-            overhead_ci = overhead_interval(got, f)
-            ratio = paired_ratio(got, f) if overhead is not None else None
-            if ratio is not None:  # the two legs alternated: the pair's own interval
-                value, lo, hi = ratio.as_loss_pct()
-                overhead, pairs, words = value, ratio.pairs, ratio.words()
-                overhead_ci = None if lo is None or hi is None else (lo, hi)
-            elif overhead is not None:
-                words = "unpaired (from both legs' intervals)"
+            ratio = leg_ratio(got, f) if overhead_pct(got, f) is not None else None
+            if ratio is not None:
+                overhead, pairs, words = ratio.as_loss_pct()[0], ratio.pairs, ratio.words()
+                overhead_ci = _ends(ratio.as_loss_pct())
+                pairs = pairs if ratio.paired else 0
     gain = _ht_gain(s, f, cores, block, by_id)
     return Cell(
         platform=s.platform,

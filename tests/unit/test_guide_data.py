@@ -320,7 +320,7 @@ def test_a_paired_overhead_is_marked_paired_in_the_guide(db: Path) -> None:
     assert g.overhead_table is not None
     legs = {(r[0].text, r[2].text): r[5].text for r in g.overhead_table.rows}
     assert legs[("RPS", "1")] == "paired (4 pairs, range of 4, 87.5%)"
-    assert legs[("RPS", "2")] == "unpaired"
+    assert legs[("RPS", "2")] == "unpaired (from both legs' intervals, each 75%)"
     md = render_markdown(g)
     assert "paired (4 pairs, range of 4, 87.5%)" in md
 

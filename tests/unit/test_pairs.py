@@ -390,7 +390,8 @@ def test_the_table_gives_paired_overheads_and_ht_gains_and_labels_unpaired_ones(
     assert one.overhead_ci == pytest.approx((18.0, 21.0))  # 1 - [0.79, 0.82], 6 pairs: range
     assert one.overhead_interval == "6 pairs, range of 6, 96.9%"
     assert (
-        two.overhead_pairs == 0 and two.overhead_interval == "unpaired (from both legs' intervals)"
+        two.overhead_pairs == 0
+        and two.overhead_interval == "unpaired (from both legs' intervals, each 75%)"
     )
     assert two.overhead_ci == pytest.approx(
         ((1 - 1500 * 1.03 / 1940) * 100, (1 - 1455 / 2060) * 100)
@@ -399,7 +400,7 @@ def test_the_table_gives_paired_overheads_and_ht_gains_and_labels_unpaired_ones(
     assert gain2.ht_gain_pairs == 3 and gain2.ht_gain_pct == pytest.approx(11.0)
     assert gain2.ht_gain_ci == pytest.approx((10.0, 12.0))
     assert gain1.ht_gain_pairs == 0 and gain1.ht_gain_pct == pytest.approx(15.0)
-    assert gain1.ht_gain_interval == "unpaired (from both legs' intervals)"
+    assert gain1.ht_gain_interval == "unpaired (from both legs' intervals, each 75%)"
     assert cells[("baremetal", "off", 1)].ht_gain_pct is None
     doc = one.to_dict()
     assert doc["overhead_paired"] is True and doc["overhead_pairs"] == 6

@@ -291,7 +291,7 @@ def overhead_table(points: Sequence[OverheadPoint]) -> TableBlock | None:
                 else f"{percent(p.low)} to {percent(p.high)}"
             ),
             TCell(
-                f"paired ({p.interval})" if p.pairs else "unpaired" if p.low is not None
+                f"paired ({p.interval})" if p.pairs else p.interval if p.low is not None
                 else MISSING,
                 numeric=False,
             ),
@@ -337,7 +337,7 @@ def ht_gain_table(table: SizingTable) -> TableBlock | None:
                         TCell(span),
                         TCell(
                             f"paired ({c.ht_gain_interval})" if c.ht_gain_pairs
-                            else "unpaired" if lo is not None else MISSING,
+                            else c.ht_gain_interval if lo is not None else MISSING,
                             numeric=False,
                         ),
                     )

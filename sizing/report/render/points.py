@@ -111,7 +111,8 @@ def comparisons_json(points: Sequence[PointResult]) -> list[dict[str, Any]]:
                 "high_pct": hi,
                 "paired": ratio.paired,
                 "pairs": ratio.pairs,
-                "coverage": ratio.coverage,
+                "coverage": ratio.coverage,  # None unpaired: see leg_coverage
+                "leg_coverage": ratio.leg_coverage,
                 "interval": ratio.words(),
                 "failed_leg": failed or None,
                 "flags": sorted(set(a.flags) | set(b.flags)),

@@ -376,6 +376,23 @@ def sizing_table_text(table: SizingTable, wide: bool = False) -> str:
                     )
                 )
         for srs in series:
+            compared = [
+                (c.cores, what, words)
+                for r in block.rows
+                for c in r.cells
+                if (c.platform, c.ht, c.profile) == (srs.platform, srs.ht, srs.profile)
+                for what, words, ci in (
+                    ("overhead", c.overhead_interval, c.overhead_ci),
+                    ("HT gain", c.ht_gain_interval, c.ht_gain_ci),
+                )
+                if words and ci is not None
+            ]
+            for what in dict.fromkeys(w for _, w, _ in compared):
+                notes.append(
+                    f"{srs.platform} {srs.profile.upper()} HT {srs.ht} {what} intervals: "
+                    + "; ".join(f"{n}c {words}" for n, w, words in compared if w == what)
+                )
+        for srs in series:
             kinds = {
                 c.source
                 for r in block.rows
@@ -451,7 +468,8 @@ def _ratio_cells(ratio: Any, pct: tuple[float, float | None, float | None] | Non
     if lo is not None and hi is not None:
         text += f" [{lo:.1f}, {hi:.1f}]"
     if not ratio.paired:
-        return [text, "unpaired"]
+        each = f" (legs {ratio.leg_coverage * 100:.3g}%)" if ratio.leg_coverage is not None else ""
+        return [text, f"unpaired{each}"]
     cov = f" ({ratio.coverage * 100:.3g}%)" if ratio.coverage is not None else ""
     return [text, f"paired×{ratio.pairs}{cov}"]
 
