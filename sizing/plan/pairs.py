@@ -113,9 +113,12 @@ def find_pairs(
     inventory: Inventory,
     placement: Mapping[str, str],
     done: frozenset[PointKey] | set[PointKey] = frozenset(),
+    *,
+    unpaired: bool = False,
 ) -> tuple[list[Pair], list[PairNote]]:
     """The pairs of ``plan`` (points measured, not skipped, not already stored) and a note
-    for every leg that stays unpaired though a partner was planned or asked for.
+    for every leg that stays unpaired though a partner was planned or asked for; with
+    ``unpaired`` (``--unpaired``) no pair, and a note for each that would have formed.
 
     Virtualization pairs come first: a guest point with the bare-metal point of its own
     hypervisor host at the same cores, HT mode and profile, both on the same host CPUs.
@@ -128,6 +131,8 @@ def find_pairs(
         more, more_notes = _ht_pairs(todo, taken)
         pairs += more
         notes += more_notes
+    if unpaired:
+        return [], [*(PairNote(p.id, "measured apart (--unpaired)") for p in pairs), *notes]
     return pairs, notes
 
 

@@ -47,7 +47,7 @@ from sizing.model import (
 )
 from sizing.plan.dryrun import estimate, plan_document, span_words
 from sizing.plan.jwt import make_token
-from sizing.plan.pairs import Pair, PairNote, find_pairs
+from sizing.plan.pairs import Pair, find_pairs
 from sizing.plan.points import PlannedPoint, build_plan
 from sizing.plan.preflight import check_plan, offline_checks, same_address
 from sizing.plan.settings import Schedule
@@ -545,9 +545,9 @@ class Sweep:
             for line in prepared.checks:
                 self.progress.note(f"pre-flight (ignored by --skip-preflight): {line}")
         todo = [p for p in plan if not p.skipped]
-        partner = self._pairs(prepared.plan, prepared.done)
+        pairs = self._pairs(prepared.plan, prepared.done)
+        partner = {k: p for p in pairs for k in (p.a.key, p.b.key)}
         if todo:
-            pairs = list({id(p): p for p in partner.values()}.values())
             e = estimate(self.opts.settings, todo, len({p.config for p in todo}), pairs)
             self.progress.info(
                 f"estimated time: {span_words(e['low_s'], e['high_s'])} for {e['points']} "
@@ -636,12 +636,9 @@ class Sweep:
             with Store.open_readonly(self.opts.db) as store:
                 self.done = done_keys(store, self.opts.resume_run)
         p = self.prepare(backends=False, probe=self.opts.probe)
-        pairs = find_pairs(p.plan, self.inventory, self.placement, p.done)
-        if self.opts.unpaired:  # what would have been paired, said so
-            pairs = (
-                [],
-                [*(PairNote(x.id, "measured apart (--unpaired)") for x in pairs[0]), *pairs[1]],
-            )
+        pairs = find_pairs(
+            p.plan, self.inventory, self.placement, p.done, unpaired=self.opts.unpaired
+        )
         return plan_document(
             self.opts.settings,
             self.opts.resume_run,
@@ -660,15 +657,13 @@ class Sweep:
 
     # -- paired legs ---------------------------------------------------------------------
 
-    def _pairs(self, plan: Sequence[PlannedPoint], done: set[PointKey]) -> dict[PointKey, Pair]:
-        """Each leg of a pair -> its pair (none with ``--unpaired``); why a leg that could
-        have had a partner has none is said once, before any load. ``done``: the points
-        ``--resume`` leaves alone."""
-        pairs, notes = find_pairs(plan, self.inventory, self.placement, done)
-        if self.opts.unpaired:
-            for pair in pairs:
-                self.progress.info(f"{pair.id}: measured apart (--unpaired)")
-            return {}
+    def _pairs(self, plan: Sequence[PlannedPoint], done: set[PointKey]) -> list[Pair]:
+        """The run's pairs (none with ``--unpaired``); why a leg that could have had a
+        partner has none is said once, before any load. ``done``: the points ``--resume``
+        leaves alone."""
+        pairs, notes = find_pairs(
+            plan, self.inventory, self.placement, done, unpaired=self.opts.unpaired
+        )
         for note in notes:
             self.progress.info(f"{note.point}: {note.reason}")
         if pairs:
@@ -676,7 +671,7 @@ class Sweep:
                 f"{len(pairs)} pair(s) measured in alternation (A B, B A, ...): "
                 + "; ".join(p.label() for p in pairs)
             )
-        return {k: p for p in pairs for k in (p.a.key, p.b.key)}
+        return pairs
 
     def _pair(self, pair: Pair) -> list[tuple[PlannedPoint, PointResult, list[Any]]]:
         """Both legs of ``pair`` provisioned, then measured in alternation; a leg that
@@ -686,10 +681,11 @@ class Sweep:
             return [(p, *self._point(p)) for p in legs]
         keep = (pair.a.config, pair.b.config)
         failed: dict[PointKey, str] = {}
+        hosts = {h.name for p in legs for h in p.clients}
         for leg in legs:
             self.progress.step(f"provisioning nginx: {leg.key.label()} (paired)")
             try:
-                self._provision(leg, keep=keep)
+                hosts.add(self._provision(leg, keep=keep).host)
             except SizingError as exc:
                 self.health.mark_broken(leg.server.name, str(exc))
                 self.progress.note(str(exc))
@@ -701,14 +697,9 @@ class Sweep:
                 else (p, *self._point(p))
                 for p in legs
             ]
-        hosts = {h.name for p in legs for h in p.clients}
-        self.hosts_taken.load.update(hosts | {self._target_host(p) for p in legs})
+        self.hosts_taken.load.update(hosts)
         (ra, sa), (rb, sb) = measure_pair(self.ctx, pair, lambda p: self._provision(p, keep=keep))
         return [(pair.a, ra, sa), (pair.b, rb, sb)]
-
-    def _target_host(self, point: PlannedPoint) -> str:
-        target = self.targets.get(point.config)
-        return target.host if target is not None else point.server.name
 
     # -- one point -----------------------------------------------------------------------
 
