@@ -447,29 +447,6 @@ def _printable(text: str) -> str:
     return "".join(" " if unicodedata.category(c) == "Cc" else c for c in text).strip()
 
 
-_RESUME_FIXED = (
-    "inventory",
-    "cores",
-    "ht",
-    "profile",
-    "duration",
-    "repeat",
-    "warmup",
-    "connections",
-    "rates",
-    "slo",
-    "soak",
-    "limit",
-    "max_repeat",
-    "platform",
-    "skip_preflight",
-    "unpaired",
-    "allow_host_reboot",
-    "insecure",
-    "sample",
-)
-
-
 def _stored_evidence(db: Path, run_id: int) -> dict[Any, dict[str, Any]]:
     """Each stored point's guards' evidence, read back from the store (as ``results``)."""
     from sizing.report.data.evidence import point_evidence
@@ -511,13 +488,13 @@ def _complete(db: Path, run_id: int) -> bool:
 def _resume_opts(ctx: typer.Context, opts: Any, run_id: int) -> Any:
     """``--resume``: the stored run's options; refuse options that would contradict them."""
     from sizing.errors import UsageError
-    from sizing.sweep import resume_options
+    from sizing.sweep.options import resume_options, resume_refuses
 
     given = []
-    for name in _RESUME_FIXED:
-        source = ctx.get_parameter_source(name)
+    for option in resume_refuses():
+        source = ctx.get_parameter_source(option.replace("-", "_"))
         if source is not None and source.name == "COMMANDLINE":  # typed by the user
-            given.append(f"--{name.replace('_', '-')}")
+            given.append(f"--{option}")
     if given:
         raise UsageError(
             f"--resume {run_id} measures with that run's own inventory and options;"

@@ -1,12 +1,23 @@
 """What ``sizing run`` was asked (:class:`RunOptions`), what it did (:class:`RunSummary`),
-the options stored with a run and restored by ``--resume``, and the exit status."""
+the options stored with a run and restored by ``--resume``, and the exit status.
+
+``--resume`` lives here and only here: each field of :class:`RunOptions` says in its
+metadata how it is stored with a run (:class:`Stored`), and from that one declaration come
+the record (:func:`run_options_record`), the options ``--resume`` restores
+(:func:`resume_options`) and the ``sizing run`` options it refuses when typed beside it
+(:func:`resume_refuses`). Adding a ``run`` option touches two files: the option in
+``cli/run_cmds.py`` and its field here (docs/architecture.md). Records written by an
+older sizing lack some keys: those keep the options given now.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from sizing import profiles as profiles_mod
 from sizing.errors import (
     ExitStatus,
     SizingError,
@@ -19,37 +30,135 @@ from sizing.model import (
     RunStatus,
     Status,
 )
-from sizing.plan.options import options_record, restore_options
 from sizing.plan.settings import MeasureSettings
 from sizing.profiles import Profile
 from sizing.store import Store
+
+Record = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Stored:
+    """How one :class:`RunOptions` field is stored with a run and read back by ``--resume``.
+
+    ``cli``: the ``sizing run`` option that sets it ("" for the field's own name), refused
+    beside ``--resume`` when typed (the stored value is the request) unless ``refused`` is
+    False; ``encode`` gives the field's keys in the record; ``decode`` reads them back given
+    the value asked for now (a record without them keeps it).
+    """
+
+    encode: Callable[[str, Any], Record]
+    decode: Callable[[str, Record, Any], Any]
+    cli: str = ""
+    refused: bool = True
+
+    def refuses(self, name: str) -> tuple[str, ...]:
+        return ((self.cli or name).replace("_", "-"),) if self.refused else ()
+
+
+def _plain(name: str, value: Any) -> Record:
+    return {name: value}
+
+
+def _restored(name: str, record: Record, now: Any) -> Any:
+    return record.get(name, now)
+
+
+def _either(name: str, record: Record, now: Any) -> Any:
+    return record.get(name) or now
+
+
+def stored(default: Any = MISSING, *, cli: str = "", refused: bool = True,
+           encode: Callable[[str, Any], Record] = _plain,
+           decode: Callable[[str, Record, Any], Any] = _restored) -> Any:  # fmt: skip
+    """A :class:`RunOptions` field stored with the run (see :class:`Stored`)."""
+    return field(default=default, metadata={"stored": Stored(encode, decode, cli, refused)})
+
+
+def _settings_record(_: str, s: MeasureSettings) -> Record:
+    record = {f.name: getattr(s, f.name) for f in fields(MeasureSettings)}
+    if record["rates"] is not None:
+        record["rates"] = list(record["rates"])
+    return record
+
+
+def _settings_back(_: str, record: Record, now: MeasureSettings) -> MeasureSettings:
+    got = {f.name: record[f.name] for f in fields(MeasureSettings) if f.name in record}
+    if got.get("rates") is not None:
+        got["rates"] = tuple(int(r) for r in got["rates"])
+    return replace(now, **got)
+
+
+def _profiles_record(_: str, ps: tuple[Profile, ...]) -> Record:
+    return {
+        "profiles": [p.name for p in ps],
+        "profile_defs": [p.model_dump(mode="json") for p in ps],
+    }
+
+
+def _profiles_back(_: str, record: Record, now: tuple[Profile, ...]) -> tuple[Profile, ...]:
+    if defs := record.get("profile_defs"):
+        return tuple(Profile.model_validate(d) for d in defs)
+    return tuple(profiles_mod.load(n) for n in record.get("profiles", [])) or now
+
+
+def _names(name: str, value: dict[str, Any]) -> Record:
+    return {name: sorted(value)}
+
+
+def _flag_back(name: str, record: Record, now: bool) -> bool:
+    return bool(record[name]) if name in record else now
+
+
+def _flag(cli: str = "", refused: bool = True) -> Any:
+    return stored(False, cli=cli, refused=refused, decode=_flag_back)
 
 
 @dataclass(frozen=True)
 class RunOptions:
     """Everything ``sizing run`` was asked to do."""
 
-    inventory: Path
-    cores: tuple[int, ...]
-    hts: tuple[Ht, ...]
-    profiles: tuple[Profile, ...]
+    inventory: Path  # stored with the run itself, restored by --resume
+    cores: tuple[int, ...] = field(metadata={"stored": Stored(
+        lambda n, v: {n: list(v)}, lambda n, r, now: tuple(int(c) for c in r.get(n, now)))})
+    hts: tuple[Ht, ...] = field(metadata={"stored": Stored(
+        lambda n, v: {"ht": [str(h) for h in v]},
+        lambda n, r, now: tuple(Ht(h) for h in r["ht"]) if "ht" in r else now, cli="ht")})
+    profiles: tuple[Profile, ...] = field(metadata={"stored": Stored(
+        _profiles_record, _profiles_back, cli="profile")})  # fmt: skip
     db: Path
-    settings: MeasureSettings = field(default_factory=MeasureSettings)
-    skip_preflight: bool = False  # warn about failed pre-flight checks instead of refusing
-    platforms: tuple[str, ...] = ()  # --platform: only servers of these platforms (or families)
+    # --duration, --warmup, --repeat, ...: refused by their own names (resume_refuses)
+    settings: MeasureSettings = field(
+        default_factory=MeasureSettings,
+        metadata={"stored": Stored(_settings_record, _settings_back, refused=False)},
+    )
+    # warn about failed pre-flight checks instead of refusing
+    skip_preflight: bool = _flag()
+    # --platform: only servers of these platforms (or families)
+    platforms: tuple[str, ...] = stored(
+        (), cli="platform", encode=lambda n, v: {n: list(v)},
+        decode=lambda n, r, now: tuple(r.get(n, now)))  # fmt: skip
     argv: tuple[str, ...] = ()
     debug: bool = False
-    allow_host_reboot: bool = False  # hypervisor backends may reboot hosts (ESXi HT)
-    insecure: bool = False  # hypervisor APIs without TLS verification (warned)
+    allow_host_reboot: bool = _flag()  # hypervisor backends may reboot hosts (ESXi HT)
+    insecure: bool = _flag()  # hypervisor APIs without TLS verification (warned)
     resume_run: int | None = None  # --resume: measure only what this run is missing
-    keep_running: bool = False  # --keep-running: leave nginx and the upstream running
-    unpaired: bool = False  # --unpaired: measure paired legs one after the other
+    # --keep-running: leave nginx and the upstream running (asked for now, or then)
+    keep_running: bool = stored(
+        False, refused=False, decode=lambda n, r, now: bool(r.get(n)) or now)  # fmt: skip
+    unpaired: bool = _flag()  # --unpaired: measure paired legs one after the other
     probe: bool = True  # --plan reads the real facts (--probe); False: the declared ones
-    limit: str | None = None  # --limit: Ansible host patterns narrowing the inventory
-    extra_vars: dict[str, Any] = field(default_factory=dict)  # -e: every playbook, inventory
+    # --limit: Ansible host patterns narrowing the inventory
+    limit: str | None = stored(None, decode=_either)
+    # -e: every playbook, inventory. Only the names are stored: the values may carry
+    # secrets (give them again to --resume)
+    extra_vars: dict[str, Any] = field(
+        default_factory=dict,
+        metadata={"stored": Stored(_names, lambda n, r, now: now, refused=False)},
+    )
     keep_artifacts: Path | None = None  # --keep-artifacts: ansible-runner's artifacts kept
-    label: str = ""  # --label: a name stored with the run
-    sample: int | None = None  # --sample N: N servers per hardware identity
+    label: str = stored("", refused=False, decode=_either)  # --label: a name stored with the run
+    sample: int | None = stored(None, decode=_either)  # --sample N: N servers per hardware identity
 
 
 @dataclass
@@ -75,16 +184,25 @@ def done_keys(store: Store, run_id: int) -> set[PointKey]:
     return store.done_keys(run_id) - retry
 
 
-def run_options_record(opts: RunOptions) -> dict[str, Any]:
+def _stored_fields() -> list[tuple[str, Stored]]:
+    return [(f.name, f.metadata["stored"]) for f in fields(RunOptions) if "stored" in f.metadata]
+
+
+def run_options_record(opts: RunOptions) -> Record:
     """The options stored with a run: what ``--resume`` needs to plan it again."""
-    return {
-        **options_record(opts),
-        "label": opts.label,
-        "limit": opts.limit,
-        "sample": opts.sample,
-        # -e values are not stored: they may carry secrets (give them again to --resume)
-        "extra_vars": sorted(opts.extra_vars),
-    }
+    record: Record = {}
+    for name, how in _stored_fields():
+        record.update(how.encode(name, getattr(opts, name)))
+    return record
+
+
+def resume_refuses() -> tuple[str, ...]:
+    """The ``sizing run`` options (without ``--``) that ``--resume`` refuses when typed: its
+    stored options are the request."""
+    settings = ("duration", "warmup", "repeat", "max-repeat", "connections", "rates", "slo",
+                "soak")  # fmt: skip
+    refused = (c for name, how in _stored_fields() for c in how.refuses(name))
+    return ("inventory", *refused, *settings)
 
 
 def resume_options(opts: RunOptions, run_id: int) -> RunOptions:
@@ -96,15 +214,11 @@ def resume_options(opts: RunOptions, run_id: int) -> RunOptions:
             run = store.get_run(run_id)
         except SizingError:
             raise UsageError(f"--resume: no run {run_id} in {opts.db}") from None
-    o = run.options
-    return replace(
-        restore_options(opts, o),
-        inventory=Path(run.inventory),
-        resume_run=run_id,
-        label=o.get("label") or opts.label,
-        limit=o.get("limit") or opts.limit,
-        sample=o.get("sample") or opts.sample,
-    )
+    back = {
+        name: how.decode(name, run.options, getattr(opts, name))
+        for name, how in _stored_fields()
+    }
+    return replace(opts, **back, inventory=Path(run.inventory), resume_run=run_id)
 
 
 def exit_status(summary: RunSummary) -> ExitStatus:

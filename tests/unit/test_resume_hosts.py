@@ -100,3 +100,19 @@ def test_host_lock_script_takes_refuses_takes_over_and_releases(tmp_path: Path) 
     assert hl.acquire("t3", {}, None)["holder"] == {"token": "", "unreadable": True}
     assert hl.acquire("t3", {}, "?")["acquired"] is True
     assert hl.release("t3")["released"] is True and not Path(hl.LOCK).exists()
+
+
+def test_every_option_resume_refuses_is_a_run_option() -> None:
+    """The refused options come from RunOptions' field declarations: each must name a real
+    ``sizing run`` parameter, or --resume would let it through unchecked."""
+    import typer
+
+    from sizing.cli import app
+    from sizing.sweep.options import resume_refuses
+
+    run = typer.main.get_command(app).commands["run"]  # type: ignore[attr-defined]
+    params = {p.name for p in run.params}
+    refused = {o.replace("-", "_") for o in resume_refuses()}
+    assert refused <= params, refused - params
+    assert {"cores", "ht", "profile", "duration", "unpaired", "inventory"} <= refused
+    assert not {"label", "keep_running", "extra_vars", "db"} & refused
