@@ -17,7 +17,7 @@ def lp(rate: float, p95: float, server: float | None, client: float | None) -> L
                         max_ms=p95 * 4, server_busy=server, client_busy=client)  # fmt: skip
 
 
-# The shape this 2-core box gave a 1-core HTTPS proxy (README): sub-ms p95 tripling at 40%
+# The shape this 2-core box gave a 1-core HTTPS proxy (docs/latency.md): sub-ms p95 tripling at 40%
 # server CPU, long before the spike.
 SUB_MS = [lp(1000, 0.36, 12, 14), lp(2000, 0.39, 17, 21), lp(4000, 0.59, 27, 32),
           lp(8000, 0.99, 41, 46), lp(11314, 1.85, 58, 67), lp(16000, 37.2, 71, 85)]  # fmt: skip
