@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sizing.records import PointMeta
+
 __all__ = [
     "ALGORITHMS",
     "Bound",
@@ -223,16 +225,17 @@ def crypto_ceiling(
     )
 
 
-def nic_ceiling(meta: Mapping[str, Any], value: float | None) -> Ceiling | None:
+def nic_ceiling(meta: PointMeta, value: float | None) -> Ceiling | None:
     """The request rate the server's busiest interface allows this workload: its line rate
     over the bytes one request cost in the busier direction. None when the point stored no
     interface counters."""
-    iface = meta.get("server_net_interface")
+    ev = meta.evidence
+    iface = ev.server_net_interface
     if not iface or value is None or value <= 0.0:
         return None
-    tx = float(meta.get("server_net_tx_bytes_per_s") or 0.0)
-    rx = float(meta.get("server_net_rx_bytes_per_s") or 0.0)
-    link = meta.get("server_link_bytes_per_s")
+    tx = ev.server_net_tx_bytes_per_s or 0.0
+    rx = ev.server_net_rx_bytes_per_s or 0.0
+    link = ev.server_link_bytes_per_s
     per_request = max(tx, rx) / value
     if not link:
         why = "loopback has no line rate" if iface == "lo" else f"{iface} reports no link speed"
@@ -254,7 +257,7 @@ def point_ceilings(
     cores: int,
     ht: str,
     value: float | None,
-    meta: Mapping[str, Any],
+    meta: PointMeta,
     host_env: Mapping[str, Any] | None,
 ) -> list[Ceiling]:
     """Every ceiling of one point: the crypto one for a handshake figure, the NIC one for
@@ -351,13 +354,14 @@ def crypto_bound(
     return Bound(profile, ht, "crypto", what, per_core=rate.sign_per_s, tls_key=tls_key)
 
 
-def nic_bound(profile: str, ht: str, metas: Sequence[Mapping[str, Any]]) -> Bound | None:
-    """A series' NIC bound: the median over its points of the request rate their link
-    allows (None when no point has a link speed)."""
+def nic_bound(
+    profile: str, ht: str, metas: Sequence[tuple[PointMeta, float | None]]
+) -> Bound | None:
+    """A series' NIC bound: the median over its points (record, figure) of the request
+    rate their link allows (None when no point has a link speed)."""
     limits: list[tuple[float, str]] = []
-    for m in metas:
-        value = m.get("_value")
-        c = nic_ceiling(m, float(value) if isinstance(value, int | float) else None)
+    for m, value in metas:
+        c = nic_ceiling(m, value)
         if c is not None and c.limit is not None:
             limits.append((c.limit, c.what))
     if not limits:

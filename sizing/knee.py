@@ -41,6 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from sizing.errors import UsageError
+from sizing.records import LatencyPoint
 
 __all__ = [
     "KNEE_FACTOR",
@@ -70,38 +71,6 @@ STATS = ("mean", "p50", "p90", "p95", "p99", "max")
 CLIMB_FACTOR = 2.0  # each climbing step offers twice the last good rate
 REFINE_RATIO = 1.1  # ...then bisects until the knee's interval is 10% wide
 MAX_CLIMB_STEPS = 16  # rates measured by one climb, refinements included
-
-
-@dataclass(frozen=True)
-class LatencyPoint:
-    """One offered rate and what was measured at it (latencies in ms)."""
-
-    rate: float
-    mean_ms: float
-    p50_ms: float
-    p95_ms: float
-    p99_ms: float
-    max_ms: float
-    achieved: float | None = None  # responses per second
-    error_ratio: float = 0.0
-    p90_ms: float | None = None
-    server_busy: float | None = None  # % of the server's pinned CPUs
-    server_steal: float | None = None
-    client_busy: float | None = None  # % of the busiest client's generator CPUs
-
-    def stat(self, name: str) -> float:
-        """The named statistic (``mean``, ``p50``, ``p90``, ``p95``, ``p99``, ``max``)."""
-        value = {
-            "mean": self.mean_ms,
-            "p50": self.p50_ms,
-            "p90": self.p90_ms,
-            "p95": self.p95_ms,
-            "p99": self.p99_ms,
-            "max": self.max_ms,
-        }[name]
-        if value is None:
-            raise UsageError(f"no {name} latency was measured at {self.rate:g} requests/s")
-        return value
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+
+from sizing.records import PointMeta, SampleMeta
 
 
 class Ht(StrEnum):
@@ -73,7 +74,7 @@ class Sample:
     metric: str
     value: float
     unit: str
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: SampleMeta = field(default_factory=SampleMeta)
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ class PointResult:
     ci_low: float | None = None
     ci_high: float | None = None
     flags: tuple[str, ...] = ()
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: PointMeta = field(default_factory=PointMeta)
 
 
 @dataclass(frozen=True)

@@ -35,14 +35,15 @@ import sqlite3
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 from sizing.errors import ExitStatus, InputError, SizingError
 from sizing.model import PointKey, PointResult, Sample, Status
+from sizing.records import PointMeta, SampleMeta
 
 T = TypeVar("T")
 
@@ -123,9 +124,38 @@ def _migrate_2(db: sqlite3.Connection) -> None:
     )
 
 
+def upgrade_point_record(profile: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    """A point record (its metadata JSON) as this sizing writes it. The one shape change so
+    far: ``rps``/``tps`` points stored before they load-balanced (issue 13) carry no
+    ``role``: nginx served the file itself then (``web``). Applied to every point read, so
+    that a database opened read-only (never migrated) reads the same as a migrated one."""
+    out = dict(data)
+    if profile in ("rps", "tps") and not out.get("role"):
+        out["role"] = "web"
+    return out
+
+
+def _migrate_3(db: sqlite3.Connection) -> None:
+    """Point records in this sizing's shape (:func:`upgrade_point_record`)."""
+    rows = db.execute("SELECT id, profile, metadata FROM points").fetchall()
+    for pid, profile, raw in rows:
+        try:
+            data = _json(raw, dict)
+        except (TypeError, ValueError):
+            continue  # a damaged record is left as it is (read as unrecorded)
+        new = upgrade_point_record(str(profile), data)
+        if new != data:
+            db.execute("UPDATE points SET metadata = ? WHERE id = ?",
+                       (json.dumps(new, default=str), pid))  # fmt: skip
+
+
 # Ordered: MIGRATIONS[n - 1] takes a database from user_version n - 1 to n. A new schema
 # change is a new function appended here, never an edit of an earlier one.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_migrate_1, _migrate_2)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    _migrate_1,
+    _migrate_2,
+    _migrate_3,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # The tables and columns sizing reads; a database without them is not sizing's.
@@ -571,7 +601,7 @@ class Store:
                 result.ci_low,
                 result.ci_high,
                 json.dumps(list(result.flags)),
-                json.dumps(result.metadata, default=str),
+                json.dumps(result.metadata.to_json(), default=str),
             ),
         )
         point_id = cur.lastrowid
@@ -580,7 +610,8 @@ class Store:
             "INSERT INTO samples (point_id, repetition, metric, value, unit, metadata)"
             " VALUES (?,?,?,?,?,?)",
             [
-                (point_id, rep, s.metric, s.value, s.unit, json.dumps(s.metadata, default=str))
+                (point_id, rep, s.metric, s.value, s.unit,
+                 json.dumps(s.metadata.to_json(), default=str))  # fmt: skip
                 for rep, s in samples
             ],
         )
@@ -761,7 +792,7 @@ def _point(row: sqlite3.Row) -> StoredPoint:
     )
 
 
-def _result(key: PointKey, m: Any, flags: list[Any], metadata: dict[str, Any]) -> PointResult:
+def _result(key: PointKey, m: Any, flags: list[Any], metadata: Mapping[str, Any]) -> PointResult:
     """A point's result from its stored columns: a row of ``points`` or a recovery
     record (both keyed by the column names)."""
     return PointResult(
@@ -775,7 +806,7 @@ def _result(key: PointKey, m: Any, flags: list[Any], metadata: dict[str, Any]) -
         ci_low=_opt_float(m["ci_low"]),
         ci_high=_opt_float(m["ci_high"]),
         flags=tuple(str(f) for f in flags),
-        metadata=metadata,
+        metadata=PointMeta.parse(upgrade_point_record(key.profile, metadata)),
     )
 
 
@@ -783,7 +814,7 @@ def _sample(row: sqlite3.Row) -> tuple[int, Sample]:
     return (
         int(row["repetition"]),
         Sample(str(row["metric"]), float(row["value"]), str(row["unit"]),
-               _json(row["metadata"], dict)),
+               SampleMeta.parse(_json(row["metadata"], dict))),
     )  # fmt: skip
 
 
@@ -835,8 +866,9 @@ def point_record(
         "ci_low": result.ci_low,
         "ci_high": result.ci_high,
         "flags": list(result.flags),
-        "metadata": {**result.metadata, "recovery_id": rid},
-        "samples": [[rep, s.metric, s.value, s.unit, s.metadata] for rep, s in samples],
+        "metadata": replace(result.metadata, recovery_id=rid).to_json(),
+        "samples": [[rep, s.metric, s.value, s.unit, s.metadata.to_json()]
+                    for rep, s in samples],
     }  # fmt: skip
 
 
@@ -845,7 +877,7 @@ def _from_record(rec: dict[str, Any]) -> tuple[int, PointResult, list[tuple[int,
     key = PointKey(str(k["host"]), str(k["platform"]), int(k["cores"]), str(k["ht"]),
                    str(k["profile"]))  # fmt: skip
     result = _result(key, rec, list(rec["flags"]), dict(rec["metadata"]))
-    samples = [(int(r), Sample(str(m), float(v), str(u), dict(md)))
+    samples = [(int(r), Sample(str(m), float(v), str(u), SampleMeta.parse(md)))
                for r, m, v, u, md in rec["samples"]]  # fmt: skip
     return int(rec["run_id"]), result, samples
 

@@ -7,12 +7,8 @@ playbooks/load.yml with one argument: a JSON spec. All hosts of a point receive 
 delay was; the real start of each window is recorded so the skew can be stored, and
 ``began`` (when this program started) tells sizing how much start lead Ansible needs.
 
-Spec: {"start_at": float, "windows": [{"index": int, "offset": float, "duration": float}],
-       "windows[i].commands" or "commands": [[argv...], ...],  # run in parallel (clients)
-       "sample_cpu": bool,              # /proc/stat before and after every window
-       "sample_net": bool,              # /proc/net/dev bytes before and after every window
-       "pidfile": str | null,           # check that this nginx master still lives
-       "upstream_pidfile": str | null}  # an upstream nginx here: its CPU, cgroup limit
+What it is asked and what it prints are loadproto.py's LoadSpec and RunnerOutput (copied
+beside it; sizing reads and writes the same module as ``sizing.loadproto``).
 Server windows also carry the network softirqs run on each CPU (/proc/softirqs).
 Nothing here builds a shell string: commands are argv lists.
 
@@ -21,12 +17,9 @@ members, and it records ``<its directory>/loadgen-<run>-<pid>.pid`` (PID and sta
 while it runs; ``loadgen.py --stop RUN`` (playbooks/run-end.yml, after Ctrl-C or a
 SIGTERM on the controller) kills the groups of that run, checked by start time so a
 reused PID is never hit. SIGTERM, SIGHUP or SIGINT to the runner kill its group too.
-
-A command may also be {"argv": [...], "stdin": str, "then": [[argv...], ...]} (the
-latency profiles' vegeta): ``stdin`` is written to it, and each ``then`` argv runs after
-it exits, in order (vegeta's reports of the results file); their outputs come back in
-the command's ``then`` list.
 """
+
+from __future__ import annotations
 
 import glob
 import json
@@ -35,13 +28,25 @@ import signal
 import subprocess
 import sys
 import time
+from types import FrameType
+
+from loadproto import (
+    Command,
+    CommandOutput,
+    Counters,
+    LoadSpec,
+    RunnerOutput,
+    TlsCounts,
+    UpstreamProbe,
+    WindowOutput,
+)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BEGAN = time.time()  # reported: how long Ansible took to start this runner (the lead)
 
 
-def cpu_times():
-    out = {}
+def cpu_times() -> Counters:
+    out: Counters = {}
     with open("/proc/stat", encoding="ascii") as fh:
         for line in fh:
             if line.startswith("cpu") and line[3:4].isdigit():
@@ -50,9 +55,9 @@ def cpu_times():
     return out
 
 
-def net_bytes():
+def net_bytes() -> Counters:
     """{interface: [rx_bytes, tx_bytes]} from /proc/net/dev (this network namespace)."""
-    out = {}
+    out: Counters = {}
     with open("/proc/net/dev", encoding="ascii") as fh:
         for line in fh.readlines()[2:]:
             name, _, rest = line.partition(":")
@@ -62,7 +67,7 @@ def net_bytes():
     return out
 
 
-def established_count(ports):
+def established_count(ports: list[int]) -> int:
     """TCP connections in state ESTABLISHED whose local port is one of ``ports``."""
     wanted = {int(p) for p in ports}
     count = 0
@@ -80,7 +85,7 @@ def established_count(ports):
     return count
 
 
-def nginx_cpu_seconds(pidfile):
+def nginx_cpu_seconds(pidfile: str) -> float | None:
     """CPU seconds (user + system) used so far by the nginx master and its workers."""
     try:
         with open(pidfile, encoding="ascii") as fh:
@@ -101,7 +106,7 @@ def nginx_cpu_seconds(pidfile):
     return total / tck
 
 
-def throttle_count():
+def throttle_count() -> int:
     """Thermal throttling events of all CPUs so far (0 where the kernel exposes none)."""
     total = 0
     for path in glob.glob("/sys/devices/system/cpu/cpu[0-9]*/thermal_throttle/*_throttle_count"):
@@ -113,7 +118,7 @@ def throttle_count():
     return total
 
 
-def truncate(path):
+def truncate(path: str) -> None:
     try:
         with open(path, "r+", encoding="ascii") as fh:
             fh.truncate(0)
@@ -121,14 +126,14 @@ def truncate(path):
         pass
 
 
-def tls_counts(path):
+def tls_counts(path: str) -> TlsCounts:
     """Count full and resumed handshakes in nginx's side log for this window.
 
     Lines are ``$ssl_session_reused $ssl_protocol $ssl_cipher $status``: nginx writes ``r``
     for a resumed session and ``.`` for a full handshake.
     """
     full = reused = 0
-    suites = {}
+    suites: dict[str, int] = {}
     try:
         with open(path, encoding="ascii", errors="replace") as fh:
             for line in fh:
@@ -143,13 +148,13 @@ def tls_counts(path):
                 suites[suite] = suites.get(suite, 0) + 1
     except OSError:
         pass
-    return {"full": full, "reused": reused, "suites": suites}
+    return TlsCounts(full, reused, suites)
 
 
-def net_softirqs():
+def net_softirqs() -> dict[str, dict[str, int]]:
     """{"NET_RX": {cpu: count}, "NET_TX": {...}} from /proc/softirqs (network softirqs run
     so far on each CPU: where the kernel did the network work)."""
-    out = {}
+    out: dict[str, dict[str, int]] = {}
     try:
         with open("/proc/softirqs", encoding="ascii") as fh:
             cpus = [c[3:] for c in fh.readline().split()]
@@ -162,11 +167,11 @@ def net_softirqs():
     return out
 
 
-def cgroup_cpu(pid):
+def cgroup_cpu(pid: int) -> tuple[float | None, int | None]:
     """The CPU limit of ``pid``'s cgroup: (quota in CPUs or None, throttled periods so far).
     cgroup v2 (cpu.max, cpu.stat nr_throttled) or v1 (cpu.cfs_quota_us / cfs_period_us)."""
     try:
-        with open("/proc/%d/cgroup" % pid, encoding="ascii") as fh:
+        with open(f"/proc/{pid}/cgroup", encoding="ascii") as fh:
             lines = fh.read().splitlines()
     except OSError:
         return None, None
@@ -187,17 +192,17 @@ def cgroup_cpu(pid):
                 base = "/sys/fs/cgroup/cpu" + path
             try:
                 with open(base + "/cpu.cfs_quota_us", encoding="ascii") as fh:
-                    quota = int(fh.read())
+                    quota_us = int(fh.read())
                 with open(base + "/cpu.cfs_period_us", encoding="ascii") as fh:
-                    period = int(fh.read())
-                limit = quota / period if quota > 0 else None
+                    period_us = int(fh.read())
+                limit = quota_us / period_us if quota_us > 0 else None
             except (OSError, ValueError):
                 limit = None
             return limit, read_throttled(base + "/cpu.stat")
     return None, None
 
 
-def read_throttled(path):
+def read_throttled(path: str) -> int | None:
     try:
         with open(path, encoding="ascii") as fh:
             for line in fh:
@@ -208,7 +213,7 @@ def read_throttled(path):
     return None
 
 
-def upstream_probe(pidfile):
+def upstream_probe(pidfile: str) -> UpstreamProbe | None:
     """The upstream nginx's CPU seconds so far, its workers' cgroup limit and throttling."""
     try:
         with open(pidfile, encoding="ascii") as fh:
@@ -225,19 +230,20 @@ def upstream_probe(pidfile):
         except (OSError, ValueError, IndexError):
             continue
     quota, throttled = cgroup_cpu(worker)
-    return {"cpu_s": nginx_cpu_seconds(pidfile), "quota_cpus": quota, "throttled": throttled}
+    return UpstreamProbe(nginx_cpu_seconds(pidfile), quota, throttled)
 
 
-def upstream_delta(before, after):
-    if before is None or after is None or before["cpu_s"] is None or after["cpu_s"] is None:
+def upstream_delta(
+    before: UpstreamProbe | None, after: UpstreamProbe | None
+) -> UpstreamProbe | None:
+    if before is None or after is None or before.cpu_s is None or after.cpu_s is None:
         return None
-    thr = (after["throttled"] - before["throttled"]
-           if before["throttled"] is not None and after["throttled"] is not None else None)
-    return {"cpu_s": after["cpu_s"] - before["cpu_s"], "quota_cpus": after["quota_cpus"],
-            "throttled": thr}
+    thr = (after.throttled - before.throttled
+           if before.throttled is not None and after.throttled is not None else None)
+    return UpstreamProbe(after.cpu_s - before.cpu_s, after.quota_cpus, thr)
 
 
-def pid_alive(pidfile):
+def pid_alive(pidfile: str) -> bool:
     try:
         with open(pidfile, encoding="ascii") as fh:
             pid = int(fh.read().strip())
@@ -247,33 +253,27 @@ def pid_alive(pidfile):
         return False
 
 
-def argv_of(cmd):
-    return cmd["argv"] if isinstance(cmd, dict) else cmd
-
-
-def start(cmd):
-    """Start one command: an argv list, or {"argv", "stdin", "then"} (see the docstring)."""
-    stdin = cmd.get("stdin") if isinstance(cmd, dict) else None
-    proc = subprocess.Popen(argv_of(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.PIPE if stdin is not None else None, text=True)
-    if stdin is not None:
-        proc.stdin.write(stdin)
+def start(cmd: Command) -> subprocess.Popen[str]:
+    """Start one command, writing its ``stdin`` to it when it has one."""
+    proc = subprocess.Popen(cmd.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.PIPE if cmd.stdin is not None else None, text=True)
+    if cmd.stdin is not None and proc.stdin is not None:
+        proc.stdin.write(cmd.stdin)
         proc.stdin.close()
         proc.stdin = None  # communicate() must not touch it again
     return proc
 
 
-def run_after(argv):
+def run_after(argv: list[str]) -> CommandOutput:
     """A follow-up command (a report of the results the main command wrote), bounded."""
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
-        return {"argv": argv, "rc": done.returncode, "stdout": done.stdout,
-                "stderr": done.stderr[-2000:]}
+        return CommandOutput(argv, done.returncode, done.stdout, done.stderr[-2000:])
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return {"argv": argv, "rc": -1, "stdout": "", "stderr": str(exc)}
+        return CommandOutput(argv, -1, "", str(exc))
 
 
-def sleep_until(t):
+def sleep_until(t: float) -> None:
     while True:
         left = t - time.time()
         if left <= 0:
@@ -281,36 +281,36 @@ def sleep_until(t):
         time.sleep(min(left, 0.5))
 
 
-def start_time(pid):
+def start_time(pid: int) -> int | None:
     """The kernel's start time of ``pid`` (clock ticks since boot), or None when gone."""
     try:
-        with open("/proc/%d/stat" % pid, encoding="ascii", errors="replace") as fh:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
             return int(fh.read().rsplit(")", 1)[1].split()[19])
     except (OSError, ValueError, IndexError):
         return None
 
 
-def pidfile_for(run):
-    return os.path.join(HERE, "loadgen-%s-%d.pid" % (run, os.getpid()))
+def pidfile_for(run: str) -> str:
+    return os.path.join(HERE, f"loadgen-{run}-{os.getpid()}.pid")
 
 
-def lead_group(run):
+def lead_group(run: str) -> str | None:
     """Lead a process group of our own (the load generators join it) and record it."""
     try:
         os.setpgid(0, 0)
     except OSError:
         pass  # already a group (or session) leader
-    path = pidfile_for(run)
+    path: str | None = pidfile_for(run)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = os.open(pidfile_for(run), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="ascii") as fh:
-            fh.write("%d %d\n" % (os.getpid(), start_time(os.getpid()) or 0))
+            fh.write(f"{os.getpid()} {start_time(os.getpid()) or 0}\n")
     except OSError as exc:  # a full or read-only directory: no empty record left behind
-        remove(path)
-        sys.stderr.write("loadgen: cannot record this runner in %s: %s\n" % (HERE, exc))
+        remove(pidfile_for(run))
+        sys.stderr.write(f"loadgen: cannot record this runner in {HERE}: {exc}\n")
         path = None
 
-    def stop(signum, frame):
+    def stop(signum: int, frame: FrameType | None) -> None:
         if path:
             remove(path)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -324,17 +324,17 @@ def lead_group(run):
     return path
 
 
-def remove(path):
+def remove(path: str) -> None:
     try:
         os.unlink(path)
     except OSError:
         pass
 
 
-def stop_run(run):
+def stop_run(run: str) -> None:
     """``--stop RUN``: kill the process group of every live runner of ``run``."""
-    stopped = []
-    for path in glob.glob(os.path.join(HERE, "loadgen-%s-*.pid" % run)):
+    stopped: list[int] = []
+    for path in glob.glob(os.path.join(HERE, f"loadgen-{run}-*.pid")):
         try:
             with open(path, encoding="ascii") as fh:
                 pid, started = (int(v) for v in fh.read().split()[:2])
@@ -351,14 +351,14 @@ def stop_run(run):
     print(json.dumps({"stopped": stopped}))
 
 
-def main():
+def main() -> None:
     if sys.argv[1:2] == ["--stop"]:
         if len(sys.argv) != 3 or not sys.argv[2].replace("-", "").isalnum():
             sys.exit("usage: loadgen.py --stop RUN")
         stop_run(sys.argv[2])
         return
-    spec = json.loads(sys.argv[1])
-    run = str(spec.get("run") or "")
+    spec = LoadSpec.from_json(json.loads(sys.argv[1]))
+    run = spec.run
     pidfile = lead_group(run) if run.replace("-", "").isalnum() else None
     try:
         measure(spec)
@@ -367,81 +367,98 @@ def main():
             remove(pidfile)
 
 
-def measure(spec):
-    start_at = float(spec["start_at"])
-    results = []
-    for win in spec["windows"]:
-        commands = win.get("commands") or spec.get("commands", [])
-        planned = start_at + float(win["offset"])
-        sleep_until(planned)
-        before = cpu_times() if spec.get("sample_cpu") else None
-        net_before = net_bytes() if spec.get("sample_net") else None
-        t0 = time.time()
-        outs = []
-        tls_log = spec.get("tls_log")
-        if tls_log:
-            truncate(tls_log)  # nginx appends (O_APPEND): the file now holds this window only
-        throttle_before = throttle_count() if spec.get("pidfile") else None
-        nginx_before = nginx_cpu_seconds(spec["pidfile"]) if spec.get("pidfile") else None
-        up_pidfile = spec.get("upstream_pidfile")
-        up_before = upstream_probe(up_pidfile) if up_pidfile else None
-        sirq_before = net_softirqs() if spec.get("sample_net") else None
-        mid = t0 + float(win["duration"]) / 2
-        established = None
-        if commands:
-            procs = [start(cmd) for cmd in commands]
-            limit = t0 + float(win["duration"]) * 3 + 30
-            # Poll (the outputs are small) so the server side can be probed mid-window.
-            while any(p.poll() is None for p in procs) and time.time() < limit:
-                if established is None and spec.get("ports") and time.time() >= mid:
-                    established = established_count(spec["ports"])
-                time.sleep(0.1)
-            for cmd, proc in zip(commands, procs):
-                if proc.poll() is None:
-                    proc.kill()
-                so, se = proc.communicate()
-                out = {"argv": argv_of(cmd), "rc": proc.returncode, "stdout": so,
-                       "stderr": se[-2000:]}
-                if isinstance(cmd, dict) and cmd.get("then"):
-                    out["then"] = [run_after(a) for a in cmd["then"]]
-                outs.append(out)
-        else:
-            if spec.get("ports"):
-                sleep_until(mid)
-                established = established_count(spec["ports"])
-            sleep_until(t0 + float(win["duration"]))
-        t1 = time.time()
-        throttled = throttle_count() - throttle_before if throttle_before is not None else None
-        nginx_after = nginx_cpu_seconds(spec["pidfile"]) if spec.get("pidfile") else None
-        upstream = upstream_delta(up_before, upstream_probe(up_pidfile)) if up_pidfile else None
-        sirq_after = net_softirqs() if spec.get("sample_net") else None
-        softirqs = None
-        if sirq_before is not None and sirq_after is not None:
-            softirqs = {kind: {cpu: n - sirq_before.get(kind, {}).get(cpu, 0)
-                               for cpu, n in counts.items()}
-                        for kind, counts in sirq_after.items()}
-        nginx_cpu = (nginx_after - nginx_before
-                     if nginx_before is not None and nginx_after is not None else None)
-        tls = None
-        if tls_log:
-            time.sleep(1.2)  # the side log is buffered with flush=1s
-            tls = tls_counts(tls_log)
-        net_after = net_bytes() if spec.get("sample_net") else None
-        after = cpu_times() if spec.get("sample_cpu") else None
-        alive = pid_alive(spec["pidfile"]) if spec.get("pidfile") else None
-        up_alive = pid_alive(up_pidfile) if up_pidfile else None
-        results.append({"index": win["index"], "planned_start": planned, "start": t0, "end": t1,
-                        "cpu_before": before, "cpu_after": after, "commands": outs,
-                        "net_before": net_before, "net_after": net_after,
-                        "server_alive": alive, "upstream_alive": up_alive,
-                        "clk_tck": os.sysconf("SC_CLK_TCK"),
-                        "established": established, "throttled": throttled,
-                        "nginx_cpu_s": nginx_cpu,
-                        "upstream": upstream, "net_softirqs": softirqs,
-                        "tls": tls})
-        if alive is False or up_alive is False:
+def run_commands(
+    commands: list[Command], t0: float, duration: float, ports: list[int] | None
+) -> tuple[list[CommandOutput], int | None]:
+    """Run a window's commands in parallel, bounded in time; count the server's established
+    connections at mid-window (the poll lets this side probe while they run)."""
+    mid = t0 + duration / 2
+    established = None
+    procs = [start(cmd) for cmd in commands]
+    limit = t0 + duration * 3 + 30
+    while any(p.poll() is None for p in procs) and time.time() < limit:
+        if established is None and ports and time.time() >= mid:
+            established = established_count(ports)
+        time.sleep(0.1)
+    outs = []
+    for cmd, proc in zip(commands, procs):
+        if proc.poll() is None:
+            proc.kill()
+        so, se = proc.communicate()
+        out = CommandOutput(cmd.argv, proc.returncode, so, se[-2000:])
+        if cmd.then:
+            out.then = [run_after(a) for a in cmd.then]
+        outs.append(out)
+    return outs, established
+
+
+def softirq_delta(
+    before: dict[str, dict[str, int]] | None, after: dict[str, dict[str, int]] | None
+) -> dict[str, dict[str, int]] | None:
+    if before is None or after is None:
+        return None
+    return {kind: {cpu: n - before.get(kind, {}).get(cpu, 0) for cpu, n in counts.items()}
+            for kind, counts in after.items()}  # fmt: skip
+
+
+def window(spec: LoadSpec, index: int, offset: float, duration: float,
+           commands: list[Command]) -> WindowOutput:  # fmt: skip
+    """Run one window at its offset after the common start and sample around it."""
+    planned = spec.start_at + offset
+    sleep_until(planned)
+    before = cpu_times() if spec.sample_cpu else None
+    net_before = net_bytes() if spec.sample_net else None
+    t0 = time.time()
+    if spec.tls_log:
+        truncate(spec.tls_log)  # nginx appends (O_APPEND): the file now holds this window only
+    throttle_before = throttle_count() if spec.pidfile else None
+    nginx_before = nginx_cpu_seconds(spec.pidfile) if spec.pidfile else None
+    up_before = upstream_probe(spec.upstream_pidfile) if spec.upstream_pidfile else None
+    sirq_before = net_softirqs() if spec.sample_net else None
+    outs: list[CommandOutput] = []
+    established = None
+    if commands:
+        outs, established = run_commands(commands, t0, duration, spec.ports)
+    else:
+        if spec.ports:
+            sleep_until(t0 + duration / 2)
+            established = established_count(spec.ports)
+        sleep_until(t0 + duration)
+    t1 = time.time()
+    nginx_after = nginx_cpu_seconds(spec.pidfile) if spec.pidfile else None
+    tls = None
+    if spec.tls_log:
+        time.sleep(1.2)  # the side log is buffered with flush=1s
+        tls = tls_counts(spec.tls_log)
+    return WindowOutput(
+        index=index, planned_start=planned, start=t0, end=t1,
+        commands=outs,
+        throttled=throttle_count() - throttle_before if throttle_before is not None else None,
+        upstream=(upstream_delta(up_before, upstream_probe(spec.upstream_pidfile))
+                  if spec.upstream_pidfile else None),
+        net_softirqs=softirq_delta(sirq_before, net_softirqs() if spec.sample_net else None),
+        nginx_cpu_s=(nginx_after - nginx_before
+                     if nginx_before is not None and nginx_after is not None else None),
+        tls=tls,
+        net_before=net_before,
+        net_after=net_bytes() if spec.sample_net else None,
+        cpu_before=before,
+        cpu_after=cpu_times() if spec.sample_cpu else None,
+        server_alive=pid_alive(spec.pidfile) if spec.pidfile else None,
+        upstream_alive=pid_alive(spec.upstream_pidfile) if spec.upstream_pidfile else None,
+        clk_tck=os.sysconf("SC_CLK_TCK"),
+        established=established,
+    )  # fmt: skip
+
+
+def measure(spec: LoadSpec) -> None:
+    results: list[WindowOutput] = []
+    for win in spec.windows:
+        out = window(spec, win.index, win.offset, win.duration, spec.window_commands(win))
+        results.append(out)
+        if out.server_alive is False or out.upstream_alive is False:
             break
-    print(json.dumps({"began": BEGAN, "windows": results}))
+    print(json.dumps(RunnerOutput(BEGAN, results).to_json()))
 
 
 if __name__ == "__main__":

@@ -128,7 +128,8 @@ def results(
                         "tool_version": r.tool_version,
                         "options": r.options,
                         "points": [
-                            {**point_json(p, ev), "metadata": p.metadata} for p, ev in pts
+                            {**point_json(p, ev), "metadata": p.metadata.to_json()}
+                            for p, ev in pts
                         ],
                         "comparisons": comparisons_json([p for p, _ in pts]),
                     }

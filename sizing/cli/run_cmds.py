@@ -6,6 +6,7 @@ import math
 import sys
 import time
 import unicodedata
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -384,7 +385,7 @@ def run(
                     {
                         **point_json(p, evidence.get(p.key, {})),
                         **_latency_json(p),
-                        "metadata": p.metadata,
+                        "metadata": p.metadata.to_json(),
                     }
                     for p in summary.points
                 ],
@@ -421,21 +422,21 @@ def run(
         raise typer.Exit(int(code))
 
 
-def _latency_json(p: Any) -> dict[str, Any]:
+def _latency_json(p: PointResult) -> dict[str, Any]:
     """A latency point's curve and knee (``run --json``), as the terminal table shows."""
-    if not (p.metadata or {}).get("curve"):
+    if not p.metadata.latency.curve:
         return {}
     from sizing.report.render.text import latency_curve_json
 
     return {"latency": latency_curve_json(p.metadata)}
 
 
-def _latency_tables(points: Any) -> None:
+def _latency_tables(points: Sequence[PointResult]) -> None:
     """After a latency run: one table per point, a row per offered rate, the knee marked."""
     from sizing.report.render.text import latency_curve_text
 
     for p in points:
-        if (p.metadata or {}).get("curve"):
+        if p.metadata.latency.curve:
             title = f"{p.key.host} {p.key.cores} core(s) HT {p.key.ht} {p.key.profile}"
             typer.echo("")
             typer.echo(latency_curve_text(title, p.metadata))

@@ -106,9 +106,9 @@ def leg_ratio(a: PointResult, b: PointResult) -> PairedRatio | None:
     """B against A: the median of the per-pair ratios with its interval when the two
     points were measured as one pair (both carry the same ``pair`` record), else the
     unpaired ratio of their medians with the interval of both legs' intervals."""
-    ra, rb = a.metadata.get("pair") or {}, b.metadata.get("pair") or {}
-    if ra.get("id") and ra.get("id") == rb.get("id") and ra.get("ratios"):
-        return PairedRatio.of_ratios([float(r) for r in ra["ratios"]])
+    ra, rb = a.metadata.pair, b.metadata.pair
+    if ra is not None and rb is not None and ra.id and ra.id == rb.id and ra.ratios:
+        return PairedRatio.of_ratios(list(ra.ratios))
     if not a.value or b.value is None:
         return None
     return PairedRatio.unpaired(
@@ -208,12 +208,7 @@ class PairRefusal:
 
 def physical_host(p: PointResult) -> str:
     """The machine a point ran on: a guest's hypervisor host, else the point's host."""
-    settings = p.metadata.get("platform_settings") or {}
-    if p.key.platform == Platform.LIBVIRT and settings.get("hypervisor"):
-        return str(settings["hypervisor"])
-    if p.key.platform == Platform.VSPHERE and settings.get("esxi_host"):
-        return str(settings["esxi_host"])
-    return p.key.host
+    return p.metadata.env.physical_host(p.key.host, p.key.platform)
 
 
 def pair_points(points: Sequence[PointResult]) -> tuple[list[Pair], list[PairRefusal]]:

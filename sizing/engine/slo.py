@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sizing.knee import LatencyPoint, Slo, capacity_from_curve
+from sizing.knee import Slo, capacity_from_curve
 from sizing.model import PROFILE_UNITS, Figure, Platform, PointResult
 
 __all__ = ["latency_workload", "latency_workloads", "slo_figures", "slo_profile_name"]
@@ -26,13 +26,13 @@ __all__ = ["latency_workload", "latency_workloads", "slo_figures", "slo_profile_
 
 def latency_workload(result: PointResult) -> str:
     """``latency/proxy/https/1024B``: the workload a latency point measured."""
-    meta = result.metadata
-    return (f"{result.key.profile}/{meta.get('role') or 'web'}/{meta.get('scheme') or '?'}/"
-            f"{meta.get('file_size') if meta.get('file_size') is not None else '?'}B")
+    w = result.metadata.workload
+    return (f"{result.key.profile}/{w.role or 'web'}/{w.scheme or '?'}/"
+            f"{w.file_size if w.file_size is not None else '?'}B")
 
 
 def _latency_point(r: PointResult) -> bool:
-    return r.metadata.get("mode") == "fixed-rate" and bool(r.metadata.get("curve"))
+    return r.metadata.is_latency
 
 
 def latency_workloads(points: Iterable[tuple[int, PointResult]]) -> dict[str, int]:
@@ -59,12 +59,10 @@ def _family(platform: str) -> str:
 
 def capacity(result: PointResult, slo: Slo) -> float | None:
     """The point's requests/s under ``slo``, or None when it cannot say."""
-    meta = result.metadata
-    search = meta.get("slo_search") or {}
-    if meta.get("slo_label") == slo.label and search.get("capacity"):
-        return float(search["capacity"])
-    curve = [LatencyPoint(**p) for p in meta.get("curve") or []]
-    return capacity_from_curve(curve, slo) if curve else None
+    lat = result.metadata.latency
+    if lat.slo_label == slo.label and lat.slo_capacity:
+        return lat.slo_capacity
+    return capacity_from_curve(lat.curve, slo) if lat.curve else None
 
 
 def _lower_bound(r: PointResult, slo: Slo, value: float) -> bool:
@@ -72,8 +70,7 @@ def _lower_bound(r: PointResult, slo: Slo, value: float) -> bool:
     saturated where it failed: capacity lies above."""
     if "client-bound" in r.flags:
         return True
-    curve = [LatencyPoint(**p) for p in r.metadata.get("curve") or []]
-    top = max(curve, key=lambda p: p.rate, default=None)
+    top = max(r.metadata.latency.curve, key=lambda p: p.rate, default=None)
     return top is not None and value >= top.rate and slo.met(top)
 
 

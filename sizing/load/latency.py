@@ -25,6 +25,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from sizing import records
+
 __all__ = [
     "HIST_GROWTH",
     "Histogram",
@@ -149,18 +151,16 @@ class MergedLatency:
     clients: int
     histogram: Histogram | None = None  # when every merged report carried one
 
-    def metadata(self) -> dict[str, float | int]:
-        """Flat fields for a sample's or point's metadata (``latency_p99_ms`` ...)."""
-        out: dict[str, float | int] = {
-            "latency_count": self.count,
-            "latency_min_ms": self.min_ms,
-            "latency_mean_ms": self.mean_ms,
-            "latency_max_ms": self.max_ms,
-            "latency_clients": self.clients,
-        }
-        for p, v in self.percentiles_ms.items():
-            out[f"latency_p{p:g}_ms".replace(".", "_")] = v
-        return out
+    def record(self) -> records.MergedLatency:
+        """The stored record of this distribution (``latency_p99_ms`` ...)."""
+        return records.MergedLatency.of(
+            self.percentiles_ms,
+            latency_count=self.count,
+            latency_min_ms=self.min_ms,
+            latency_mean_ms=self.mean_ms,
+            latency_max_ms=self.max_ms,
+            latency_clients=self.clients,
+        )
 
 
 def _points(r: LatencyReport) -> list[tuple[float, float]]:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from typing import Any
+
+from sizing.loadproto import Counters, WindowOutput
+from sizing.records import CpuShare, CpuWindow, KernelOutside, SampleMeta, UpstreamWindow
 
 __all__ = [
     "client_cpus",
@@ -18,11 +20,9 @@ __all__ = [
 ]
 
 
-def cpu_busy(
-    before: Mapping[str, list[int]], after: Mapping[str, list[int]], cpus: Sequence[int]
-) -> dict[str, Any]:
+def cpu_busy(before: Counters, after: Counters, cpus: Sequence[int]) -> CpuWindow:
     """Per-CPU shares (%) of user, system, softirq, steal and busy over a window."""
-    per: dict[str, dict[str, float]] = {}
+    per: dict[str, CpuShare] = {}
     for cpu in cpus:
         b, a = before.get(str(cpu)), after.get(str(cpu))
         if not b or not a:
@@ -32,43 +32,41 @@ def cpu_busy(
         # /proc/stat: user nice system idle iowait irq softirq steal guest guest_nice
         idle = d[3] + (d[4] if len(d) > 4 else 0)
         steal = d[7] if len(d) > 7 else 0
-        per[str(cpu)] = {
-            "user": 100.0 * (d[0] + d[1]) / total,
-            "system": 100.0 * d[2] / total,
-            "softirq": 100.0 * (d[6] if len(d) > 6 else 0) / total,
-            "irq": 100.0 * (d[5] if len(d) > 5 else 0) / total,
-            "steal": 100.0 * steal / total,
-            "busy": 100.0 * (total - idle) / total,
-        }
-    mean_busy = statistics.fmean(v["busy"] for v in per.values()) if per else None
-    mean_steal = statistics.fmean(v["steal"] for v in per.values()) if per else None
-    return {"per_cpu": per, "busy": mean_busy, "steal": mean_steal}
+        per[str(cpu)] = CpuShare(
+            user=100.0 * (d[0] + d[1]) / total,
+            system=100.0 * d[2] / total,
+            softirq=100.0 * (d[6] if len(d) > 6 else 0) / total,
+            irq=100.0 * (d[5] if len(d) > 5 else 0) / total,
+            steal=100.0 * steal / total,
+            busy=100.0 * (total - idle) / total,
+        )
+    mean_busy = statistics.fmean(v.busy for v in per.values()) if per else None
+    mean_steal = statistics.fmean(v.steal for v in per.values()) if per else None
+    return CpuWindow(per, mean_busy, mean_steal)
 
 
-def window_cpu(window: Mapping[str, Any] | None, cpus: Sequence[int]) -> dict[str, Any] | None:
+def window_cpu(window: WindowOutput | None, cpus: Sequence[int]) -> CpuWindow | None:
     """:func:`cpu_busy` of a window output that sampled the CPUs, else None."""
-    if window and window.get("cpu_before") and window.get("cpu_after"):
-        return cpu_busy(window["cpu_before"], window["cpu_after"], cpus)
+    if window and window.cpu_before and window.cpu_after:
+        return cpu_busy(window.cpu_before, window.cpu_after, cpus)
     return None
 
 
-def client_cpus(window: Mapping[str, Any], planned: Sequence[int]) -> Sequence[int]:
+def client_cpus(window: WindowOutput, planned: Sequence[int]) -> Sequence[int]:
     """The CPUs a client's load ran on: the planned ones, else every CPU it sampled."""
-    return planned or tuple(int(k) for k in window["cpu_after"])
+    return planned or tuple(int(k) for k in (window.cpu_after or {}))
 
 
-def nginx_cpu_pct(window: Mapping[str, Any] | None, workers: Sequence[int]) -> float | None:
+def nginx_cpu_pct(window: WindowOutput | None, workers: Sequence[int]) -> float | None:
     """nginx's own CPU time over a server window, as % of its workers' CPUs."""
-    if window and window.get("nginx_cpu_s") is not None and window["end"] > window["start"]:
-        return 100.0 * float(window["nginx_cpu_s"]) / (
-            (float(window["end"]) - float(window["start"])) * max(1, len(workers))
-        )
+    if window and window.nginx_cpu_s is not None and window.end > window.start:
+        return 100.0 * window.nginx_cpu_s / (window.span_s * max(1, len(workers)))
     return None
 
 
 def upstream_window(
-    window: Mapping[str, Any] | None, cpus: Sequence[int], shares_client: bool
-) -> dict[str, Any] | None:
+    window: WindowOutput | None, cpus: Sequence[int], shares_client: bool
+) -> UpstreamWindow | None:
     """One upstream host's window: how busy the CPUs its nginx may use were.
 
     ``capacity`` is the CPUs the upstream may use: its pinned CPUs (all the host's when
@@ -80,37 +78,35 @@ def upstream_window(
     """
     if not window:
         return None
-    probe = window.get("upstream") or {}
-    listed = list(cpus) or [int(k) for k in (window.get("cpu_after") or {})]
+    probe = window.upstream
+    listed = list(cpus) or [int(k) for k in (window.cpu_after or {})]
     capacity = float(len(listed) or 1)
-    quota = probe.get("quota_cpus")
+    quota = probe.quota_cpus if probe else None
     if quota:
-        capacity = min(capacity, float(quota))
-    span = float(window["end"]) - float(window["start"])
+        capacity = min(capacity, quota)
+    span = window.span_s
     own = (
-        100.0 * float(probe["cpu_s"]) / (span * capacity)
-        if probe.get("cpu_s") is not None and span > 0
+        100.0 * probe.cpu_s / (span * capacity)
+        if probe is not None and probe.cpu_s is not None and span > 0
         else None
     )
     stat = window_cpu(window, listed)
-    stat_busy = stat["busy"] if stat else None
+    stat_busy = stat.busy if stat else None
     if shares_client or quota:
         busy = own
     else:
         busy = max((b for b in (own, stat_busy) if b is not None), default=None)
-    return {
-        "busy": busy,
-        "own": own,
-        "cpu_busy": stat_busy,
-        "capacity": capacity,
-        "quota_cpus": quota,
-        "throttled": probe.get("throttled"),
-    }
+    return UpstreamWindow(
+        busy=busy,
+        own=own,
+        cpu_busy=stat_busy,
+        capacity=capacity,
+        quota_cpus=quota,
+        throttled=probe.throttled if probe else None,
+    )
 
 
-def kernel_outside(
-    window: Mapping[str, Any] | None, pinned: Sequence[int]
-) -> dict[str, Any] | None:
+def kernel_outside(window: WindowOutput | None, pinned: Sequence[int]) -> KernelOutside | None:
     """Kernel network work on the server host's CPUs outside nginx's pinned ones.
 
     ``softirq_pct`` and ``system_pct`` are summed over the other CPUs (100 = one whole CPU);
@@ -118,50 +114,51 @@ def kernel_outside(
     (from /proc/softirqs). On a host that also runs the client or the upstream, the other
     CPUs' share includes their own network work.
     """
-    if not window or not window.get("cpu_before") or not window.get("cpu_after"):
+    if not window or not window.cpu_before or not window.cpu_after:
         return None
-    others = [int(k) for k in window["cpu_after"] if int(k) not in set(pinned)]
-    shares = cpu_busy(window["cpu_before"], window["cpu_after"], others)["per_cpu"]
-    out: dict[str, Any] = {
-        "cpus": others,
-        "softirq_pct": sum(v["softirq"] for v in shares.values()),
-        "system_pct": sum(v["system"] for v in shares.values()),
-    }
-    sirq = window.get("net_softirqs") or {}
-    for kind in ("NET_RX", "NET_TX"):
+    others = [int(k) for k in window.cpu_after if int(k) not in set(pinned)]
+    shares = cpu_busy(window.cpu_before, window.cpu_after, others).per_cpu
+    sirq = window.net_softirqs or {}
+
+    def outside(kind: str) -> tuple[float | None, int]:
         counts = sirq.get(kind) or {}
         total = sum(counts.values())
-        outside = sum(n for c, n in counts.items() if int(c) not in set(pinned))
-        out[f"{kind.lower()}_outside"] = outside / total if total else None
-        out[f"{kind.lower()}_total"] = total
-    return out
+        out = sum(n for c, n in counts.items() if int(c) not in set(pinned))
+        return (out / total if total else None), total
+
+    rx, rx_total = outside("NET_RX")
+    tx, tx_total = outside("NET_TX")
+    return KernelOutside(
+        cpus=tuple(others),
+        softirq_pct=sum(v.softirq for v in shares.values()),
+        system_pct=sum(v.system for v in shares.values()),
+        net_rx_outside=rx,
+        net_rx_total=rx_total,
+        net_tx_outside=tx,
+        net_tx_total=tx_total,
+    )
 
 
-def server_work(server_cpu: Mapping[str, Any] | None, nginx_pct: float | None) -> float | None:
+def server_work(server_cpu: CpuWindow | None, nginx_pct: float | None) -> float | None:
     """nginx's own CPU time plus the irq/softirq time on its pinned CPUs (% of them): what
     the server did, without other processes that ran on the same CPUs."""
-    if not server_cpu or nginx_pct is None or not server_cpu.get("per_cpu"):
+    if not server_cpu or nginx_pct is None or not server_cpu.per_cpu:
         return None
-    per = server_cpu["per_cpu"].values()
-    kernel = sum(v.get("softirq", 0.0) + v.get("irq", 0.0) for v in per) / max(1, len(per))
+    per = server_cpu.per_cpu.values()
+    kernel = sum(v.softirq + v.irq for v in per) / max(1, len(per))
     return float(min(100.0, nginx_pct + kernel))
 
 
-def cpu_split(timed: Sequence[Mapping[str, Any]]) -> dict[str, float] | None:
-    """Median over timed repetitions (their samples' metadata) of the server's pinned
+def cpu_split(timed: Sequence[SampleMeta]) -> dict[str, float] | None:
+    """Median over timed repetitions (their samples' records) of the server's pinned
     CPUs' mean user, system and softirq shares (%): what the server's CPU did."""
     split: dict[str, list[float]] = {"user": [], "system": [], "softirq": []}
     for m in timed:
-        per = (m.get("server_cpu") or {}).get("per_cpu")
-        if not isinstance(per, Mapping) or not per:
+        per: Mapping[str, CpuShare] = m.server_cpu.per_cpu if m.server_cpu else {}
+        if not per:
             continue
         for k, vals in split.items():
-            got = [
-                float(v)
-                for c in per.values()
-                if isinstance(v := (c or {}).get(k), int | float) and not isinstance(v, bool)
-            ]
-            if got:
-                vals.append(sum(got) / len(got))
+            got = [float(getattr(c, k)) for c in per.values()]
+            vals.append(sum(got) / len(got))
     out = {k: statistics.median(v) for k, v in split.items() if v}
     return out or None

@@ -1,23 +1,24 @@
 """A closed-loop point's window outputs -> its PointResult and samples (PURE).
 
-The window runner's outputs of every host (``playbooks/files/loadgen.py``'s JSON, per
-host ``{"windows": [...]}``) go in; the point's figure (the median of the timed
-repetitions' summed client rates), its interval, every validity verdict and one sample per
-client and window come out. No I/O: the golden files in ``tests/data/windows/`` drive it.
+The window runner's outputs of every host (:class:`sizing.loadproto.WindowOutput`, per
+host) go in; the point's figure (the median of the timed repetitions' summed client
+rates), its interval, every validity verdict with the evidence it judged, and one sample
+per client and window come out. No I/O: the golden files in ``tests/data/windows/`` drive
+it. :class:`PointWindows` accumulates the windows; :func:`evaluate_windows` judges them.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping, MutableMapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from sizing.errors import SizingError
 from sizing.facts import HostFacts
 from sizing.intervals import interval_words, repetition_flags
 from sizing.inventory import Host
 from sizing.load import wrk
+from sizing.loadproto import WindowOutput, WindowSpec
 from sizing.measure.cpu import (
     client_cpus,
     kernel_outside,
@@ -27,40 +28,73 @@ from sizing.measure.cpu import (
     window_cpu,
 )
 from sizing.measure.metadata import throughput_metadata
-from sizing.measure.multihost import multihost_extras
-from sizing.measure.validity import RepetitionEvidence, StopRule, judge, median_ci
-from sizing.measure.windows import WindowSpec
+from sizing.measure.multihost import Extras, multihost_extras
+from sizing.measure.validity import StopRule, judge, median_ci
 from sizing.model import SERVER_DIED, PointResult, Sample, Status
 from sizing.plan.points import PlannedPoint
 from sizing.provision.platforms.base import Target
+from sizing.records import (
+    GuardInputs,
+    Guards,
+    MergedLatency,
+    PointMeta,
+    RepetitionEvidence,
+    SampleMeta,
+    UpstreamWindow,
+)
 
 __all__ = [
     "Measurement",
     "Outputs",
+    "PointWindows",
     "WindowTotals",
     "client_window",
     "evaluate_windows",
+    "server_death",
     "window_rates",
 ]
 
 Measurement = tuple[PointResult, list[tuple[int, Sample]]]
-Outputs = Mapping[str, Mapping[str, Any]]  # host -> {"windows": [window output, ...]}
+Outputs = MutableMapping[str, list[WindowOutput]]  # host -> its window outputs, in order
 
 
-def window_rates(point: PlannedPoint, outputs: Outputs) -> list[float]:
+def _window_of(outputs: Mapping[str, Sequence[WindowOutput]], host: str,
+               idx: int) -> WindowOutput | None:  # fmt: skip
+    """Host ``host``'s output of window ``idx``, if it gave one."""
+    return next((w for w in outputs.get(host, ()) if w.index == idx), None)
+
+
+def window_rates(point: PlannedPoint, outputs: Mapping[str, Sequence[WindowOutput]]) -> list[float]:
     """The summed client rate of every timed window so far (for the stop rule)."""
     per: dict[int, float] = {}
     for c in point.clients:
-        for w in outputs.get(c.name, {}).get("windows", []):
-            if w["index"] == 0 or not w.get("commands"):
+        for w in outputs.get(c.name, ()):
+            if w.index == 0 or not w.commands:
                 continue
             try:
-                per[w["index"]] = (
-                    per.get(w["index"], 0.0) + wrk.parse(w["commands"][0]["stdout"]).rps
-                )
+                per[w.index] = per.get(w.index, 0.0) + wrk.parse(w.commands[0].stdout).rps
             except SizingError:
-                per.setdefault(w["index"], 0.0)
+                per.setdefault(w.index, 0.0)
     return [per[i] for i in sorted(per)]
+
+
+def server_death(point: PlannedPoint, target: Target,
+                 outputs: Mapping[str, Sequence[WindowOutput]], idx: int) -> str:  # fmt: skip
+    """``nginx died on HOST`` when the server's probe saw its nginx gone at the end of
+    window ``idx``, or ``the upstream nginx died on HOST`` for an upstream's (its workers
+    may serve on, unmeasured); else "". The one check every method makes."""
+    sw = _window_of(outputs, target.host, idx)
+    if sw is not None and sw.server_alive is False:
+        return f"nginx died on {target.host}"
+    for up in point.upstreams:
+        uw = _window_of(outputs, up.host, idx)
+        if uw is not None and uw.upstream_alive is False:
+            return f"the upstream nginx died on {up.host}"
+    return ""
+
+
+def _during(idx: int) -> str:
+    return "the warm-up" if idx == 0 else f"repetition {idx}"
 
 
 @dataclass
@@ -79,24 +113,24 @@ class WindowTotals:
 def client_window(
     point: PlannedPoint,
     client: Host,
-    cw: Mapping[str, Any] | None,
+    cw: WindowOutput | None,
     totals: WindowTotals,
     samples: list[tuple[int, Sample]],
     problems: list[str],
 ) -> None:
-    """Add one client's output of window ``idx`` to ``totals``, its sample to ``samples``."""
+    """Add one client's output of a window to ``totals``, its sample to ``samples``."""
     prof = point.profile
-    if cw is None or not cw["commands"]:
+    if cw is None or not cw.commands:
         return
-    idx = int(cw["index"])
-    cmd = cw["commands"][0]
-    totals.starts.append(float(cw["start"]))
+    idx = cw.index
+    cmd = cw.commands[0]
+    totals.starts.append(cw.start)
     try:
-        parsed = wrk.parse(cmd["stdout"])
+        parsed = wrk.parse(cmd.stdout)
     except SizingError as exc:
-        err_lines = str(cmd.get("stderr") or "").strip().splitlines()
+        err_lines = cmd.stderr.strip().splitlines()
         problems.append(
-            f"{client.name}: wrk failed in window {idx} (rc {cmd['rc']}): "
+            f"{client.name}: wrk failed in window {idx} (rc {cmd.rc}): "
             f"{err_lines[-1] if err_lines else exc}"
         )
         return
@@ -105,36 +139,29 @@ def client_window(
     totals.requests += parsed.requests
     totals.socket_errors += parsed.total_errors
     totals.http_errors += parsed.non_2xx_3xx
-    if cw.get("cpu_before") and cw.get("cpu_after"):
-        cpus = client_cpus(cw, point.client_cpus.get(client.name, ()))
-        busy = window_cpu(cw, cpus)
-        if busy is not None and busy["busy"] is not None:
-            totals.client_cpu[client.name] = busy["busy"]
-    samples.append(
-        (
-            idx,
-            Sample(
-                f"{prof.metric}.client",
-                parsed.rps,
-                prof.unit,
-                {
-                    "client": client.name,
-                    "requests": parsed.requests,
-                    "errors": parsed.total_errors,
-                    "non_2xx_3xx": parsed.non_2xx_3xx,
-                    "latency_mean_ms": parsed.latency_mean_ms,
-                    "latency_p99_ms": parsed.latency_percentiles_ms.get(99.0),
-                    "transfer_bps": parsed.transfer_bps,
-                    "cpu_busy": totals.client_cpu.get(client.name),
-                },
-            ),
-        )
+    if cw.sampled_cpu:
+        busy = window_cpu(cw, client_cpus(cw, point.client_cpus.get(client.name, ())))
+        if busy is not None and busy.busy is not None:
+            totals.client_cpu[client.name] = busy.busy
+    meta = SampleMeta(
+        client=client.name,
+        requests=parsed.requests,
+        errors=parsed.total_errors,
+        non_2xx_3xx=parsed.non_2xx_3xx,
+        latency=MergedLatency(
+            latency_mean_ms=parsed.latency_mean_ms,
+            latency_p99_ms=parsed.latency_percentiles_ms.get(99.0),
+        ),
+        transfer_bps=parsed.transfer_bps,
+        cpu_busy=totals.client_cpu.get(client.name),
     )
+    samples.append((idx, Sample(f"{prof.metric}.client", parsed.rps, prof.unit, meta)))
 
 
-def upstream_windows(point: PlannedPoint, outputs: Outputs, idx: int) -> dict[str, dict[str, Any]]:
+def upstream_windows(point: PlannedPoint, outputs: Mapping[str, Sequence[WindowOutput]],
+                     idx: int) -> dict[str, UpstreamWindow]:  # fmt: skip
     """Each upstream host's CPU over window ``idx`` (:func:`upstream_window`)."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, UpstreamWindow] = {}
     for up in point.upstreams:
         got = upstream_window(_window_of(outputs, up.host, idx), up.cpus, bool(up.shares_with))
         if got is not None:
@@ -142,25 +169,131 @@ def upstream_windows(point: PlannedPoint, outputs: Outputs, idx: int) -> dict[st
     return out
 
 
-def upstream_died(point: PlannedPoint, outputs: Outputs, idx: int) -> str:
-    """``the upstream nginx died on HOST`` when an upstream host's probe saw its master
-    gone at the end of window ``idx`` (its workers may serve on, unmeasured), else ""."""
-    for up in point.upstreams:
-        uw = _window_of(outputs, up.host, idx)
-        if uw is not None and uw.get("upstream_alive") is False:
-            return f"the upstream nginx died on {up.host}"
+@dataclass
+class PointWindows:
+    """A closed-loop point's windows as they are read: the samples, the timed values and
+    one :class:`RepetitionEvidence` per timed window (the guards' input)."""
+
+    point: PlannedPoint
+    target: Target
+    outputs: Mapping[str, Sequence[WindowOutput]]
+    extras: Extras
+    samples: list[tuple[int, Sample]] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+    evidence: list[RepetitionEvidence] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    suites: dict[str, int] = field(default_factory=dict)
+
+    def add(self, idx: int) -> str:
+        """Read window ``idx`` of every host; returns why the point fails ("" when not)."""
+        point, target = self.point, self.target
+        totals = WindowTotals()
+        for c in point.clients:
+            client_window(point, c, _window_of(self.outputs, c.name, idx), totals,
+                          self.samples, self.problems)  # fmt: skip
+        died = server_death(point, target, self.outputs, idx)
+        if died:
+            # the figure of a window whose nginx (or its upstream) died cannot be trusted;
+            # the run stops here, and `--resume` measures the point again
+            return f"{died} during {_during(idx)}"
+        sw = _window_of(self.outputs, target.host, idx)
+        meta = self._window_meta(idx, sw, totals)
+        self.samples.append((idx, Sample(point.profile.metric, totals.rps, point.profile.unit,
+                                         meta)))  # fmt: skip
+        if idx == 0 or totals.ran < len(point.clients):
+            return ""
+        self.values.append(totals.rps)
+        if sw is not None and sw.tls is not None:
+            for suite, n in sw.tls.suites.items():
+                self.suites[suite] = self.suites.get(suite, 0) + n
+        self.evidence.append(self._repetition(meta, totals))
+        return ""
+
+    def _window_meta(self, idx: int, sw: WindowOutput | None, totals: WindowTotals) -> SampleMeta:
+        workers = self.target.workers
+        server_cpu = window_cpu(sw, workers)
+        # the clients' starts and the server's CPU sample: a host Ansible reached after the
+        # common start began late, and the skew says by how much
+        starts = totals.starts + ([sw.start] if sw and sw.start else [])
+        extra = self.extras.windows.get(idx)
+        return SampleMeta(
+            repetition=idx,
+            warmup=idx == 0,
+            requests=totals.requests,
+            errors=totals.socket_errors + totals.http_errors,
+            socket_errors=totals.socket_errors,
+            http_errors=totals.http_errors,
+            start_skew_s=(max(starts) - min(starts)) if len(starts) > 1 else 0.0,
+            # when the window began (epoch s): paired legs show their alternation by it
+            started_at=min(starts) if starts else None,
+            server_cpu=server_cpu,
+            nginx_cpu_pct=nginx_cpu_pct(sw, workers),
+            # Headroom is idle time on the server's pinned CPUs ("busy" counts every
+            # non-idle tick); nginx's own CPU time is recorded beside it.
+            server_busy=server_cpu.busy if server_cpu else None,
+            client_cpu_busy=dict(totals.client_cpu),
+            established=sw.established if sw else None,
+            tls_full=sw.tls.full if sw and sw.tls else None,
+            tls_reused=sw.tls.reused if sw and sw.tls else None,
+            throttled=sw.throttled if sw else None,
+            upstream_cpu=upstream_windows(self.point, self.outputs, idx) or None,
+            kernel_outside=kernel_outside(sw, workers),
+            server_net=extra.server_net if extra else None,  # multi-host: the NIC
+            latency=extra.latency if extra else MergedLatency(),  # merged over clients
+        )
+
+    def _repetition(self, m: SampleMeta, totals: WindowTotals) -> RepetitionEvidence:
+        ups = m.upstream_cpu or {}
+        return RepetitionEvidence(
+            value=totals.rps,
+            requests=totals.requests,
+            socket_errors=totals.socket_errors,
+            http_errors=totals.http_errors,
+            server_busy=m.server_busy,
+            server_steal=m.server_cpu.steal if m.server_cpu else None,
+            client_busy=dict(totals.client_cpu),
+            established=m.established,
+            tls_full=m.tls_full or 0,
+            tls_reused=m.tls_reused or 0,
+            throttled=m.throttled or 0,
+            upstream_busy={h: u.busy for h, u in ups.items() if u.busy is not None},
+            upstream_capacity={h: u.capacity for h, u in ups.items() if u.capacity is not None},
+            upstream_shares_client=any(u.shares_with for u in self.point.upstreams),
+            server_work=server_work(m.server_cpu, m.nginx_cpu_pct),
+        )
+
+    def medians(self) -> tuple[float | None, float | None, dict[str, float] | None]:
+        """The point-level medians of the timed windows: the kernel's softirq time outside
+        the pinned CPUs, the server's CPU and each upstream's CPU."""
+        timed = [s.metadata for i, s in self.samples
+                 if i > 0 and s.metric == self.point.profile.metric]  # fmt: skip
+        outside = [m.kernel_outside.softirq_pct for m in timed
+                   if m.kernel_outside and m.kernel_outside.softirq_pct is not None]  # fmt: skip
+        busy = [e.server_busy for e in self.evidence if e.server_busy is not None]
+        ups: dict[str, list[float]] = {}
+        for e in self.evidence:
+            for host, b in e.upstream_busy.items():
+                ups.setdefault(host, []).append(b)
+        return (
+            statistics.median(outside) if outside else None,
+            statistics.median(busy) if busy else None,
+            {h: statistics.median(v) for h, v in ups.items()} or None,
+        )
+
+
+def _dead_before_any_client(point: PlannedPoint, target: Target,
+                            outputs: Mapping[str, Sequence[WindowOutput]]) -> str:  # fmt: skip
+    """The server's own probe says why the clients gave nothing: its nginx died."""
+    for win in outputs.get(target.host, ()):
+        if win.server_alive is False and any(c.name not in outputs for c in point.clients):
+            return f"nginx died on {target.host} during {_during(win.index)}"
     return ""
-
-
-def _window_of(outputs: Outputs, host: str, idx: int) -> dict[str, Any] | None:
-    """Host ``host``'s output of window ``idx``, if it gave one."""
-    return next((w for w in outputs.get(host, {}).get("windows", []) if w["index"] == idx), None)
 
 
 def evaluate_windows(
     point: PlannedPoint,
     target: Target,
-    outputs: Outputs,
+    outputs: Mapping[str, Sequence[WindowOutput]],
     windows: Sequence[WindowSpec],
     *,
     connections: int,
@@ -172,165 +305,54 @@ def evaluate_windows(
 ) -> Measurement:
     """The point's result and samples from every host's window outputs (see the module)."""
     assert point.allocation is not None
-    prof = point.profile
     key = point.key
-    for win in (outputs.get(target.host) or {}).get("windows", []):
-        if win.get("server_alive") is False and any(c.name not in outputs for c in point.clients):
-            # the server's own probe says why the clients gave nothing: its nginx died
-            idx = int(win["index"])
-            return PointResult(
-                key,
-                Status.FAILED,
-                f"nginx died on {target.host} during "
-                + ("the warm-up" if idx == 0 else f"repetition {idx}"),
-                flags=(SERVER_DIED,),
-            ), []
+    dead = _dead_before_any_client(point, target, outputs)
+    if dead:
+        return PointResult(key, Status.FAILED, dead, flags=(SERVER_DIED,)), []
     for host in sorted({target.host, *(c.name for c in point.clients)}):
         if host not in outputs:
             why = (broken or {}).get(host, "no result")
             return PointResult(key, Status.FAILED, f"{host}: {why}"), []
-    server_windows = {w["index"]: w for w in outputs[target.host]["windows"]}
     raw = facts.raw if facts else {}
-    base_meta = throughput_metadata(
-        point,
-        target,
-        connections=connections,
-        duration=duration,
-        rule=rule,
-        raw=raw,
-        tool_version=client_tool_version,
-    )
-    samples: list[tuple[int, Sample]] = []
-    values: list[float] = []
-    evidence: list[RepetitionEvidence] = []
-    problems: list[str] = []
-    flags: list[str] = []
-    suites: dict[str, int] = {}
+    base = throughput_metadata(point, target, connections=connections, duration=duration,
+                               rule=rule, raw=raw, tool_version=client_tool_version)  # fmt: skip
     # multi-host: server network rates and merged client latency, per window and point
-    extras = multihost_extras(
-        [c.name for c in point.clients],
-        target.host,
-        outputs,
-        windows,
-        raw,
-        point.server.sizing.nic_gbps,
-    )
+    extras = multihost_extras([c.name for c in point.clients], target.host, outputs, windows,
+                              raw, point.server.sizing.nic_gbps)  # fmt: skip
+    acc = PointWindows(point, target, outputs, extras)
     for win in windows:
-        idx = int(win["index"])
-        totals = WindowTotals()
-        for c in point.clients:
-            cw = next((w for w in outputs[c.name]["windows"] if w["index"] == idx), None)
-            client_window(point, c, cw, totals, samples, problems)
-        sw = server_windows.get(idx)
-        server_cpu = window_cpu(sw, target.workers)
-        died = (
-            f"nginx died on {target.host}"
-            if sw is not None and sw.get("server_alive") is False
-            else upstream_died(point, outputs, idx)
-        )
+        died = acc.add(win.index)
         if died:
-            # the figure of a window whose nginx (or its upstream) died cannot be trusted;
-            # the run stops here, and `--resume` measures the point again
-            return (
-                PointResult(
-                    key,
-                    Status.FAILED,
-                    f"{died} during " + ("the warm-up" if idx == 0 else f"repetition {idx}"),
-                    repetitions=len(values),
-                    flags=(SERVER_DIED,),
-                    metadata=base_meta,
-                ),
-                samples,
-            )
-        tls = (sw or {}).get("tls") or {}
-        upstreams = upstream_windows(point, outputs, idx)
-        outside = kernel_outside(sw, target.workers)
-        # Headroom is idle time on the server's pinned CPUs ("busy" counts every
-        # non-idle tick); nginx's own CPU time is recorded beside it.
-        server_busy = server_cpu["busy"] if server_cpu else None
-        # the clients' starts and the server's CPU sample: a host Ansible reached after the
-        # common start began late, and the skew says by how much
-        starts = totals.starts + ([float(sw["start"])] if sw and sw.get("start") else [])
-        skew = (max(starts) - min(starts)) if len(starts) > 1 else 0.0
-        meta = {
-            **base_meta,
-            "repetition": idx,
-            "warmup": idx == 0,
-            "requests": totals.requests,
-            "errors": totals.socket_errors + totals.http_errors,
-            "socket_errors": totals.socket_errors,
-            "http_errors": totals.http_errors,
-            "start_skew_s": skew,
-            # when the window began (epoch s): paired legs show their alternation by it
-            "started_at": min(starts) if starts else None,
-            "server_cpu": server_cpu,
-            "nginx_cpu_pct": nginx_cpu_pct(sw, target.workers),
-            "server_busy": server_busy,
-            "client_cpu_busy": totals.client_cpu,
-            "established": (sw or {}).get("established"),
-            "tls_full": tls.get("full"),
-            "tls_reused": tls.get("reused"),
-            "throttled": (sw or {}).get("throttled"),
-            "upstream_cpu": upstreams or None,
-            "kernel_outside": outside,
-            **extras.windows.get(idx, {}),  # multi-host: server_net, merged latency
-        }
-        samples.append((idx, Sample(prof.metric, totals.rps, prof.unit, meta)))
-        if idx == 0 or totals.ran < len(point.clients):
-            continue
-        values.append(totals.rps)
-        for suite, n in (tls.get("suites") or {}).items():
-            suites[suite] = suites.get(suite, 0) + int(n)
-        evidence.append(
-            RepetitionEvidence(
-                value=totals.rps,
-                requests=totals.requests,
-                socket_errors=totals.socket_errors,
-                http_errors=totals.http_errors,
-                server_busy=server_busy,
-                server_steal=server_cpu["steal"] if server_cpu else None,
-                client_busy=totals.client_cpu,
-                established=(sw or {}).get("established"),
-                tls_full=int(tls.get("full") or 0),
-                tls_reused=int(tls.get("reused") or 0),
-                throttled=int((sw or {}).get("throttled") or 0),
-                upstream_busy={h: u["busy"] for h, u in upstreams.items() if u["busy"] is not None},
-                upstream_capacity={h: u["capacity"] for h, u in upstreams.items()},
-                upstream_shares_client=any(u.shares_with for u in point.upstreams),
-                server_work=server_work(server_cpu, nginx_cpu_pct(sw, target.workers)),
-            )
-        )
-    timed = len([w for w in windows if w["index"] > 0])
-    if not values or len(values) < timed:
-        return (
-            PointResult(
-                key,
-                Status.FAILED,
-                "; ".join(problems) or "no repetition finished",
-                repetitions=len(values),
-                metadata=base_meta,
-            ),
-            samples,
-        )
-    median = statistics.median(values)
-    spread = (max(values) - min(values)) / median if median else None
-    ci = median_ci(values)
-    verdicts = judge(
-        evidence,
+            return PointResult(key, Status.FAILED, died, repetitions=len(acc.values),
+                               flags=(SERVER_DIED,), metadata=base), acc.samples  # fmt: skip
+    if not acc.values or len(acc.values) < len([w for w in windows if w.index > 0]):
+        reason = "; ".join(acc.problems) or "no repetition finished"
+        return PointResult(key, Status.FAILED, reason, repetitions=len(acc.values),
+                           metadata=base), acc.samples  # fmt: skip
+    return _judged(point, target, acc, base, rule, connections, bool(raw.get("hypervisor")))
+
+
+def _judged(point: PlannedPoint, target: Target, acc: PointWindows, base: PointMeta,
+            rule: StopRule, connections: int, virtualized: bool) -> Measurement:  # fmt: skip
+    """Every guard's verdict on the timed windows, and the point with its evidence."""
+    prof = point.profile
+    values, extras = acc.values, acc.extras
+    inputs = GuardInputs(
         requested_connections=connections * len(point.clients),
         keepalive=prof.keepalive,
         handshake_profile=prof.scheme == "https" and not prof.keepalive,
         clients=len(point.clients),
         network_bound="network-bound" in extras.flags,
     )
-    for v in verdicts:
-        flags.append(v.flag)
-        problems.append(v.reason)
+    verdicts = judge(acc.evidence, **vars(inputs))
+    flags = [v.flag for v in verdicts]
+    problems = acc.problems + [v.reason for v in verdicts]
     invalid = any(v.invalid for v in verdicts)
     drift, drift_why = repetition_flags(values)
     if drift:  # the host changed under the run, or one window measured something else
         flags.extend(drift)
         problems.append(drift_why)
+    ci = median_ci(values)
     if rule.fixed is None and not rule.converged(values) and ci is not None:
         if ci.half_width > rule.target:
             flags.append("noisy")
@@ -338,45 +360,35 @@ def evaluate_windows(
                 f"noisy: ±{100 * ci.half_width:.1f}% ({interval_words(len(values))}) after "
                 f"{len(values)} repetitions (target ±{100 * rule.target:.0f}%)"
             )
-    if suites:
-        base_meta["tls_suites"] = suites
-    softirq_outside = [
-        s.metadata["kernel_outside"]["softirq_pct"]
-        for i, s in samples
-        if i > 0 and s.metric == prof.metric and s.metadata.get("kernel_outside")
-    ]
-    base_meta["softirq_outside_pct_median"] = (
-        statistics.median(softirq_outside) if softirq_outside else None
-    )
-    base_meta["server_busy_median"] = (
-        statistics.median([e.server_busy for e in evidence if e.server_busy is not None])
-        if any(e.server_busy is not None for e in evidence)
-        else None
-    )
     if target.emulated:
         flags.append("emulated")
-    if raw.get("hypervisor") and point.server.platform == "baremetal":
+    if virtualized and point.server.platform == "baremetal":
         flags.append("virtualized-host")
-    # multi-host: merged latency of all timed windows; network-bound flag and reason
-    base_meta.update(extras.point)
+    # multi-host: network-bound flag and reason
     flags.extend(f for f in extras.flags if f not in flags)
     problems.extend(extras.reasons)
     if "network-bound" in extras.flags:
         invalid = True  # the NIC, not the CPU, set the figure: not a CPU sizing figure
-    status = Status.INVALID if invalid else Status.MEASURED
-    return (
-        PointResult(
-            key,
-            status,
-            "; ".join(problems),
-            value=median,
-            unit=prof.unit,
-            repetitions=len(values),
-            spread=spread,
-            ci_low=ci.low if ci else None,
-            ci_high=ci.high if ci else None,
-            flags=tuple(flags),
-            metadata=base_meta,
-        ),
-        samples,
+    softirq, server, upstreams = acc.medians()
+    evidence = replace(
+        extras.point,
+        tls_suites=acc.suites or None,
+        softirq_outside_pct_median=softirq,
+        server_busy_median=server,
+        upstream_busy_median=upstreams,
+        guards=Guards.of(inputs, tuple(acc.evidence), tuple(verdicts)),
     )
+    median = statistics.median(values)
+    return PointResult(
+        point.key,
+        Status.INVALID if invalid else Status.MEASURED,
+        "; ".join(problems),
+        value=median,
+        unit=prof.unit,
+        repetitions=len(values),
+        spread=(max(values) - min(values)) / median if median else None,
+        ci_low=ci.low if ci else None,
+        ci_high=ci.high if ci else None,
+        flags=tuple(flags),
+        metadata=replace(base, evidence=evidence),
+    ), acc.samples

@@ -28,9 +28,11 @@ platform × cores × HT × profile) is measured as:
 **The point's value** is the SLO capacity (requests/s) when an SLO is given, else the knee
 rate (:func:`sizing.knee.knee`): the last swept rate before latency spikes. A sweep with
 no knee stores the highest rate with the ``no-knee`` flag: the capacity lies above it.
-The per-rate curve, the search's probes and the knee are in the point's metadata
-(``curve``, ``slo_search``, ``knee_rate``); each window is a ``latency`` sample (value: p95
-in ms; mean, p50, p90, p95, p99, max, rate sent, server CPU and steal in its metadata).
+The per-rate curve, the search's probes and the knee are in the point's record
+(:class:`sizing.records.LatencyRecord`); each window is a ``latency`` sample (value: p95
+in ms; mean, p50, p90, p95, p99, max, rate sent, server CPU and steal in its record).
+:class:`RateCurve` accumulates the windows; :func:`measure` runs the sweep, the climb and
+the search, and :func:`judge_curve` turns the curve into the point.
 
 **Validity.** A rate whose requests were sent more than 2% below the offered rate (the
 generator fell behind its schedule, the one way an open-loop tool can omit latency) is
@@ -42,14 +44,14 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import asdict, replace
-from typing import Any
+from dataclasses import asdict, dataclass, field, replace
 
 from sizing.errors import ServerDied, SizingError, ToolError
 from sizing.knee import (
     KNEE_FACTOR,
     LatencyPoint,
     SearchResult,
+    Slo,
     capacity_from_curve,
     climb_next,
     knee,
@@ -59,19 +61,14 @@ from sizing.knee import (
 )
 from sizing.load import oha, vegeta
 from sizing.load.latency import LatencyReport, merge_latency
+from sizing.loadproto import Command, LoadSpec, WindowOutput, WindowSpec
 from sizing.measure.context import MeasureContext
 from sizing.measure.cpu import client_cpus, window_cpu
 from sizing.measure.evaluate import Measurement
 from sizing.measure.metadata import latency_metadata
 from sizing.measure.throughput import DEFAULT_PIDFILE
 from sizing.measure.validity import CLIENT_BUSY_LIMIT, STEAL_LIMIT
-from sizing.measure.windows import (
-    HostSpec,
-    WindowRunner,
-    WindowSpec,
-    point_lead,
-    schedule_windows,
-)
+from sizing.measure.windows import WindowRunner, point_lead, schedule_windows
 from sizing.model import SERVER_DIED, PointResult, Sample, Status
 from sizing.plan.loadspec import (
     client_ceiling,
@@ -85,12 +82,40 @@ from sizing.plan.loadspec import (
 from sizing.plan.points import PlannedPoint
 from sizing.plan.settings import Schedule
 from sizing.provision.platforms.base import Target
+from sizing.records import (
+    Climb,
+    CpuWindow,
+    LatencyRecord,
+    PointMeta,
+    SampleMeta,
+    SloSearch,
+    SoakRep,
+)
 
-__all__ = ["FixedRate", "latency_point", "mean_point", "merged_point", "soak_jumps"]
+__all__ = [
+    "FixedRate",
+    "RateCurve",
+    "judge_curve",
+    "latency_point",
+    "mean_point",
+    "merged_point",
+    "soak_jumps",
+]
 
 Result = oha.OhaResult | vegeta.VegetaResult
 
 JUMP_FACTOR = 2.0  # a repetition whose p95 is 2x the median of the rate's others: a jump
+
+
+@dataclass
+class RateWindow:
+    """One window at one rate, its clients' outputs parsed."""
+
+    window: WindowSpec
+    results: list[Result]
+    problems: list[str]
+    server_cpu: CpuWindow | None
+    client_busy: dict[str, float]
 
 
 class RateWindows:
@@ -102,121 +127,110 @@ class RateWindows:
         self.ctx, self.point, self.target, self.url = ctx, point, target, url
         self.next_index = 0
 
-    def run(self, plan: Sequence[tuple[int, float]]) -> list[dict[str, Any]]:
+    def _command(self, c_name: str, rate: int, duration: float) -> Command:
+        point = self.point
+        c = next(c for c in point.clients if c.name == c_name)
+        if point.profile.generator == "oha":
+            os_ = client_oha_spec(point, c, self.url, rate, duration)
+            return Command(oha.argv(os_, oha=oha_path(c)),
+                           then=[oha.hist_argv(os_, hist_script(c))])  # fmt: skip
+        vs = client_vegeta_spec(point, c, self.url, rate, duration)
+        binary = vegeta_path(c)
+        return Command(vegeta.attack_argv(vs, vegeta=binary), stdin=vegeta.targets(vs),
+                       then=vegeta.report_argvs(vs, vegeta=binary))  # fmt: skip
+
+    def run(self, plan: Sequence[tuple[int, float]]) -> list[RateWindow]:
         """Run one window per (rate, duration); returns, per window, the parsed results."""
         point, target = self.point, self.target
-        windows = schedule_windows([d for _, d in plan], first_index=self.next_index)
-        for w, (rate, _) in zip(windows, plan, strict=True):
-            w["rate"] = rate
+        windows = [
+            replace(w, rate=rate)
+            for w, (rate, _) in zip(schedule_windows([d for _, d in plan],
+                                                     first_index=self.next_index),
+                                    plan, strict=True)
+        ]  # fmt: skip
         self.next_index += len(windows)
-        specs: dict[str, HostSpec] = {}
+        specs: dict[str, LoadSpec] = {}
         for c in point.clients:
-            cmds: list[dict[str, Any]] = []
-            for w in windows:
-                if point.profile.generator == "oha":
-                    os_ = client_oha_spec(point, c, self.url, w["rate"], float(w["duration"]))
-                    cmds.append({
-                        "argv": oha.argv(os_, oha=oha_path(c)),
-                        "then": [oha.hist_argv(os_, hist_script(c))],
-                    })
-                    continue
-                vs = client_vegeta_spec(point, c, self.url, w["rate"], float(w["duration"]))
-                binary = vegeta_path(c)
-                cmds.append({
-                    "argv": vegeta.attack_argv(vs, vegeta=binary),
-                    "stdin": vegeta.targets(vs),
-                    "then": vegeta.report_argvs(vs, vegeta=binary),
-                })
-            specs[c.name] = {
-                "windows": [
-                    {"index": w["index"], "offset": w["offset"], "duration": w["duration"],
-                     "commands": [cmd]}
-                    for w, cmd in zip(windows, cmds, strict=True)
-                ],
-                "sample_cpu": True,
-            }
+            specs[c.name] = LoadSpec(
+                windows=[replace(w, commands=[self._command(c.name, int(w.rate or 0),
+                                                            w.duration)], rate=None)
+                         for w in windows],
+                sample_cpu=True,
+            )  # fmt: skip
         sz = point.server.sizing
-        srv = specs.setdefault(target.host, {"sample_cpu": True, "windows": [
-            {"index": w["index"], "offset": w["offset"], "duration": w["duration"]}
-            for w in windows]})
-        srv["pidfile"] = sz.pid_file or DEFAULT_PIDFILE
-        outputs: dict[str, dict[int, dict[str, Any]]] = {}
+        srv = specs.get(target.host) or LoadSpec(
+            windows=[replace(w, rate=None) for w in windows], sample_cpu=True)
+        specs[target.host] = replace(srv, pidfile=sz.pid_file or DEFAULT_PIDFILE)
+        outputs: dict[str, dict[int, WindowOutput]] = {}
         lost: str | None = None
         for out in WindowRunner(self.ctx).run(specs, lead_s=point_lead(self.ctx, point, target)):
             if out.windows is None:
                 lost = lost or f"{out.host}: {out.problem}"
                 continue
-            outputs[out.host] = {int(w["index"]): w for w in out.windows}
+            outputs[out.host] = {w.index: w for w in out.windows}
         # The server's own probe first, whatever the host order: a dead nginx is the
         # cause, a client's missing output only its consequence.
-        rates = {int(w["index"]): w.get("rate") for w in windows}
+        rates = {w.index: w.rate for w in windows}
         for idx, sw in outputs.get(target.host, {}).items():
-            if sw.get("server_alive") is False:
+            if sw.server_alive is False:
                 raise ServerDied(f"nginx died on {target.host} at {rates.get(idx)} requests/s")
         if lost is not None:
             raise ToolError(lost)
         return [self._window(w, outputs) for w in windows]
 
-    def _window(
-        self, w: WindowSpec, outputs: dict[str, dict[int, dict[str, Any]]]
-    ) -> dict[str, Any]:
+    def _window(self, w: WindowSpec, outputs: dict[str, dict[int, WindowOutput]]) -> RateWindow:
         point, target = self.point, self.target
-        idx = int(w["index"])
-        rate = w.get("rate")
-        sw = outputs.get(target.host, {}).get(idx)
-        if sw is not None and sw.get("server_alive") is False:
-            raise ServerDied(f"nginx died on {target.host} at {rate} requests/s")
         parsed: list[Result] = []
         tool = point.profile.generator if point.profile.generator == "oha" else "vegeta"
         problems: list[str] = []
         client_busy: dict[str, float] = {}
         for c in point.clients:
-            cw = outputs.get(c.name, {}).get(idx)
-            if cw is None or not cw.get("commands"):
-                problems.append(f"{c.name}: window {idx} did not run")
+            cw = outputs.get(c.name, {}).get(w.index)
+            if cw is None or not cw.commands:
+                problems.append(f"{c.name}: window {w.index} did not run")
                 continue
-            cmd = cw["commands"][0]
-            then = cmd.get("then") or []
+            cmd = cw.commands[0]
+            then = cmd.then or []
             try:
                 if tool == "oha":
                     if not then:
                         raise oha.OhaParseError("latency_hist.py did not run")
-                    parsed.append(oha.parse(cmd["stdout"], then[0]["stdout"]))
+                    parsed.append(oha.parse(cmd.stdout, then[0].stdout))
                 else:
                     if len(then) < 2:
                         raise vegeta.VegetaParseError("vegeta's reports did not run")
-                    parsed.append(vegeta.parse(then[0]["stdout"], then[1]["stdout"]))
+                    parsed.append(vegeta.parse(then[0].stdout, then[1].stdout))
             except SizingError as exc:
-                err = (str(cmd.get("stderr") or "").strip().splitlines() or [str(exc)])[-1]
-                problems.append(f"{c.name}: {tool} failed at {rate}/s (rc {cmd['rc']}): {err}")
+                err = (cmd.stderr.strip().splitlines() or [str(exc)])[-1]
+                problems.append(f"{c.name}: {tool} failed at {w.rate}/s (rc {cmd.rc}): {err}")
                 continue
-            if cw.get("cpu_before") and cw.get("cpu_after"):
+            if cw.sampled_cpu:
                 busy = window_cpu(cw, client_cpus(cw, point.client_cpus.get(c.name, ())))
-                if busy is not None and busy["busy"] is not None:
-                    client_busy[c.name] = busy["busy"]
-        server = window_cpu(sw, target.workers)
-        return {"window": w, "results": parsed, "problems": problems, "server_cpu": server,
-                "client_busy": client_busy}
+                if busy is not None and busy.busy is not None:
+                    client_busy[c.name] = busy.busy
+        server = window_cpu(outputs.get(target.host, {}).get(w.index), target.workers)
+        return RateWindow(w, parsed, problems, server, client_busy)
 
 
-def latency_point(rate: int, win: dict[str, Any]) -> tuple[LatencyPoint, dict[str, Any]]:
-    """One window's results as a :class:`LatencyPoint` and a sample's metadata."""
-    results: list[Result] = win["results"]
+def latency_point(rate: int, win: RateWindow) -> tuple[LatencyPoint, SampleMeta,
+                                                      list[LatencyReport]]:  # fmt: skip
+    """One window's results as a :class:`LatencyPoint`, a sample's record and the clients'
+    latency reports (the rate's merge over repetitions: not stored)."""
+    results = win.results
     if not results:
-        raise ToolError("; ".join(win["problems"]) or f"no result at {rate}/s")
+        raise ToolError("; ".join(win.problems) or f"no result at {rate}/s")
     reports = [r.latency_report() for r in results]
     merged = merge_latency(reports, percentiles=(50.0, 90.0, 95.0, 99.0))
     requests = sum(r.requests for r in results)
     failed = sum(r.failed for r in results)
     sent = sum(r.rate for r in results)
-    achieved = sum(r.throughput for r in results)
     if len(results) == 1 or merged is None:
         r0 = results[0]
         pct = r0.latency_percentiles_ms
         mean, mx = r0.latency_mean_ms, r0.latency_max_ms
     else:
         pct, mean, mx = merged.percentiles_ms, merged.mean_ms, merged.max_ms
-    server = win["server_cpu"] or {}
+    server = win.server_cpu
     lp = LatencyPoint(
         rate=float(rate),
         mean_ms=mean,
@@ -225,30 +239,28 @@ def latency_point(rate: int, win: dict[str, Any]) -> tuple[LatencyPoint, dict[st
         p95_ms=pct[95.0],
         p99_ms=pct[99.0],
         max_ms=mx,
-        achieved=achieved,
+        achieved=sum(r.throughput for r in results),
         error_ratio=failed / max(requests, 1),
-        server_busy=server.get("busy"),
-        server_steal=server.get("steal"),
-        client_busy=max(win["client_busy"].values(), default=None),
+        server_busy=server.busy if server else None,
+        server_steal=server.steal if server else None,
+        client_busy=max(win.client_busy.values(), default=None),
     )
-    lag = max(0.0, (rate - sent) / rate)
-    meta = {
+    meta = SampleMeta(
         **asdict(lp),
-        "sent_rate": sent,
-        "lag": lag,
-        "requests": requests,
-        "errors": failed,
-        "status_codes": _sum_codes(results),
-        "error_messages": sorted({e for r in results for e in r.errors})[:5],
-        "latency_reports": reports,  # the rate's merge over repetitions (not stored)
-        "latency_histogram": (merged.histogram.to_json()
-                              if merged is not None and merged.histogram else None),
-        "client_cpu_busy": win["client_busy"],
-        "server_cpu": server or None,
-        "clients": len(results),
-        "problems": win["problems"],
-    }
-    return lp, meta
+        sent_rate=sent,
+        lag=max(0.0, (rate - sent) / rate),
+        requests=requests,
+        errors=failed,
+        status_codes=_sum_codes(results),
+        error_messages=tuple(sorted({e for r in results for e in r.errors})[:5]),
+        latency_histogram=(merged.histogram.to_json()
+                           if merged is not None and merged.histogram else None),
+        client_cpu_busy=win.client_busy,
+        server_cpu=server,
+        clients=len(results),
+        problems=tuple(win.problems),
+    )  # fmt: skip
+    return lp, meta, reports
 
 
 def _sum_codes(results: Sequence[Result]) -> dict[str, int]:
@@ -299,23 +311,81 @@ def merged_point(reps: Sequence[LatencyPoint], reports: Sequence[LatencyReport])
                    p99_ms=m.percentiles_ms[99.0], max_ms=m.max_ms)
 
 
-def soak_jumps(series: Sequence[dict[str, Any]], factor: float = JUMP_FACTOR) -> list[int]:
+def soak_jumps(series: Sequence[SoakRep], factor: float = JUMP_FACTOR) -> list[int]:
     """Repetitions (1-based) whose p95 or mean is ``factor`` x the median of the rate's
     repetitions, or whose steal exceeds the steal limit: the guide shows the table then."""
     if len(series) < 2:
         return []
-    p95 = statistics.median(float(s["p95_ms"]) for s in series)
-    mean = statistics.median(float(s["mean_ms"]) for s in series)
+    p95 = statistics.median(s.p95_ms or 0.0 for s in series)
+    mean = statistics.median(s.mean_ms or 0.0 for s in series)
     out = []
     for s in series:
-        steal = s.get("server_steal") or 0.0
         if (
-            float(s["p95_ms"]) > factor * p95
-            or float(s["mean_ms"]) > factor * mean
-            or steal > STEAL_LIMIT
+            (s.p95_ms or 0.0) > factor * p95
+            or (s.mean_ms or 0.0) > factor * mean
+            or (s.server_steal or 0.0) > STEAL_LIMIT
         ):
-            out.append(int(s["repetition"]))
+            out.append(s.repetition)
     return out
+
+
+@dataclass
+class RateCurve:
+    """A latency point's windows as they come: its samples, each rate's repetitions and
+    latency reports, the soak series, the rates where the generator lagged."""
+
+    runner: RateWindows
+    tool: str
+    duration: float
+    reps_per_rate: int
+    samples: list[tuple[int, Sample]] = field(default_factory=list)
+    reps: dict[float, list[LatencyPoint]] = field(default_factory=dict)
+    reports: dict[float, list[LatencyReport]] = field(default_factory=dict)
+    series: dict[float, list[SoakRep]] = field(default_factory=dict)
+    lagging: set[float] = field(default_factory=set)
+    problems: list[str] = field(default_factory=list)
+
+    def record(self, plan: list[tuple[int, float]], phase: str, first_warm: bool) -> None:
+        """Run ``plan`` (rate, duration per window); the first window is a warm-up when
+        ``first_warm`` (its failure is a problem, not the point's end)."""
+        for i, (win, (rate, _)) in enumerate(zip(self.runner.run(plan), plan, strict=True)):
+            warm = first_warm and i == 0
+            try:
+                lp, meta, window_reports = latency_point(rate, win)
+            except SizingError as exc:
+                self.problems.append(str(exc))
+                if not warm:
+                    raise
+                continue
+            rep = len(self.series.get(lp.rate, [])) + 1
+            self.samples.append((win.window.index, Sample("latency", lp.p95_ms, "ms", replace(
+                meta, phase="warmup" if warm else phase, warmup=warm,
+                repetition_at_rate=None if warm else rep, duration_s=self.duration))))
+            if warm:
+                continue
+            # vegeta's pacer falls behind only on the client side; oha's finished rate
+            # also falls when the server saturates, so it lags only on a saturated client.
+            if (meta.lag or 0.0) > vegeta.MAX_RATE_LAG and (self.tool == "vegeta" or any(
+                    b >= CLIENT_BUSY_LIMIT for b in win.client_busy.values())):
+                self.lagging.add(lp.rate)
+            self.reps.setdefault(lp.rate, []).append(lp)
+            self.reports.setdefault(lp.rate, []).extend(window_reports)
+            self.series.setdefault(lp.rate, []).append(SoakRep(
+                rep, lp.mean_ms, lp.p50_ms, lp.p95_ms, lp.p99_ms, lp.max_ms, lp.server_steal,
+                lp.server_busy, meta.lag))  # fmt: skip
+
+    def curve(self) -> list[LatencyPoint]:
+        """Each rate's figures over its repetitions, lowest rate first."""
+        out = []
+        for rate in sorted(self.reps):
+            lp = merged_point(self.reps[rate], self.reports[rate])
+            if rate in self.lagging:  # never "meets" an SLO: its latencies may be understated
+                lp = replace(lp, error_ratio=max(lp.error_ratio, 1.0))
+            out.append(lp)
+        return out
+
+    def at(self, rate: float) -> LatencyPoint:
+        return next(p for p in self.curve() if p.rate == float(int(rate)))
 
 
 class FixedRate:
@@ -323,6 +393,15 @@ class FixedRate:
 
     def measure(self, ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measurement:
         return measure(ctx, point, target)
+
+
+@dataclass(frozen=True)
+class _Ceiling:
+    """What the clients can offer at most: their cores x the generator's planning rate."""
+
+    rate: float
+    client_cores: int
+    per_core: int
 
 
 def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measurement:
@@ -339,102 +418,65 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
     # No list given: climb to the knee. A gateway's CPU curve keeps its profile's rates.
     climbing = (not ctx.settings.rates and slo is None
                 and point.profile.metric != "gateway_cpu_curve")
-    ceiling, client_cores, per_core = client_ceiling(point)
-    duration = schedule.rate_duration_s
-    warmup = schedule.rate_warmup_s
-    reps = schedule.reps_per_rate
+    ceiling = _Ceiling(*client_ceiling(point))
     url = url_for(point, target.address)
-    runner = RateWindows(ctx, point, target, url)
-    samples: list[tuple[int, Sample]] = []
-    curve: dict[float, list[LatencyPoint]] = {}
-    reports: dict[float, list[LatencyReport]] = {}
-    series: dict[float, list[dict[str, Any]]] = {}
-    lagging: set[float] = set()
-    problems: list[str] = []
-    climb_reason = ""
-
-    def record(plan: list[tuple[int, float]], phase: str, first_warm: bool) -> None:
-        results = runner.run(plan)
-        for i, (win, (rate, _)) in enumerate(zip(results, plan, strict=True)):
-            idx = int(win["window"]["index"])
-            warm = first_warm and i == 0
-            try:
-                lp, meta = latency_point(rate, win)
-            except SizingError as exc:
-                problems.append(str(exc))
-                if not warm:
-                    raise
-                continue
-            window_reports = meta.pop("latency_reports")
-            rep = len(series.get(lp.rate, [])) + 1
-            samples.append((idx, Sample("latency", lp.p95_ms, "ms", {
-                **meta, "phase": "warmup" if warm else phase, "warmup": warm,
-                "repetition_at_rate": None if warm else rep, "duration_s": duration,
-            })))
-            if warm:
-                continue
-            # vegeta's pacer falls behind only on the client side; oha's finished rate
-            # also falls when the server saturates, so it lags only on a saturated client.
-            if meta["lag"] > vegeta.MAX_RATE_LAG and (tool == "vegeta" or any(
-                    b >= CLIENT_BUSY_LIMIT for b in win["client_busy"].values())):
-                lagging.add(lp.rate)
-            curve.setdefault(lp.rate, []).append(lp)
-            reports.setdefault(lp.rate, []).extend(window_reports)
-            series.setdefault(lp.rate, []).append(
-                {"repetition": rep, **{k: meta[k] for k in (
-                    "mean_ms", "p50_ms", "p95_ms", "p99_ms", "max_ms", "server_steal",
-                    "server_busy", "lag")}}
-            )
-
-    def as_curve() -> list[LatencyPoint]:
-        out = []
-        for rate in sorted(curve):
-            lp = merged_point(curve[rate], reports[rate])
-            if rate in lagging:  # never "meets" an SLO: its latencies may be understated
-                lp = replace(lp, error_ratio=max(lp.error_ratio, 1.0))
-            out.append(lp)
-        return out
-
+    reps = schedule.reps_per_rate
+    acc = RateCurve(RateWindows(ctx, point, target, url), tool, schedule.rate_duration_s, reps)
     plan: list[tuple[int, float]] = []
-    if warmup > 0:
-        plan.append((rates[0], warmup))
+    if schedule.rate_warmup_s > 0:
+        plan.append((rates[0], schedule.rate_warmup_s))
     for rate in (rates[:1] if climbing else rates):
-        plan += [(rate, duration)] * reps
+        plan += [(rate, acc.duration)] * reps
     ctx.progress.step(f"measuring {key.label()}: " + (
         f"climbing to the knee from {rates[0]:,}/s" if climbing else f"{len(rates)} rates"))
+    climb_reason = ""
+    result: SearchResult | None = None
     try:
-        record(plan, "sweep", warmup > 0)
-        while climbing:
-            if lagging:
-                climb_reason = (
-                    f"the clients could not offer {min(lagging):,.0f} requests/s ({tool} "
-                    "fell behind on saturated client CPUs): the knee lies above the last "
-                    "good rate; add client cores")
-                break
-            nxt, climb_reason = climb_next(as_curve(), ceiling=ceiling)
-            if nxt is None:
-                break
-            ctx.progress.step(f"measuring {key.label()}: {nxt:,.0f}/s")
-            record([(int(nxt), duration)] * reps, "sweep", False)
-        result: SearchResult | None = None
+        acc.record(plan, "sweep", schedule.rate_warmup_s > 0)
+        if climbing:
+            climb_reason = _climb(ctx, key.label(), acc, reps, ceiling.rate)
         if slo is not None:
             def probe(rate: float) -> LatencyPoint:
                 ctx.progress.step(f"measuring {key.label()}: SLO search at {rate:,.0f}/s")
-                record([(int(rate), duration)] * reps, "search", False)
-                return next(p for p in as_curve() if p.rate == float(int(rate)))
+                acc.record([(int(rate), acc.duration)] * reps, "search", False)
+                return acc.at(rate)
 
             # Never above what the clients can offer by the planning figure: the rule the
             # pre-flight applies to --rates and the climb to its steps.
-            result = search(probe, slo, curve=as_curve(), start=float(rates[0]),
-                            floor=1.0, ceiling=min(float(max(rates)) * 64, ceiling))
+            result = search(probe, slo, curve=acc.curve(), start=float(rates[0]),
+                            floor=1.0, ceiling=min(float(max(rates)) * 64, ceiling.rate))
     except SizingError as exc:
-        reason = str(exc)
-        status = Status.FAILED
         died: tuple[str, ...] = (SERVER_DIED,) if isinstance(exc, ServerDied) else ()
-        return PointResult(key, status, reason, flags=died,
-                           metadata={"curve": _curve_meta(as_curve())}), samples
+        failed = PointMeta(latency=LatencyRecord(curve=tuple(acc.curve())))
+        return PointResult(key, Status.FAILED, str(exc), flags=died,
+                           metadata=failed), acc.samples  # fmt: skip
+    return judge_curve(ctx, point, target, acc, url=url, rates=rates, climbing=climbing,
+                       climb_reason=climb_reason, slo=slo, result=result,
+                       ceiling=ceiling)  # fmt: skip
 
-    pts = as_curve()
+
+def _climb(ctx: MeasureContext, label: str, acc: RateCurve, reps: int, ceiling: float) -> str:
+    """Climb to the knee, one rate at a time; returns why the climb stopped."""
+    while True:
+        if acc.lagging:
+            return (
+                f"the clients could not offer {min(acc.lagging):,.0f} requests/s ({acc.tool} "
+                "fell behind on saturated client CPUs): the knee lies above the last "
+                "good rate; add client cores")
+        nxt, reason = climb_next(acc.curve(), ceiling=ceiling)
+        if nxt is None:
+            return reason
+        ctx.progress.step(f"measuring {label}: {nxt:,.0f}/s")
+        acc.record([(int(nxt), acc.duration)] * reps, "sweep", False)
+
+
+def judge_curve(ctx: MeasureContext, point: PlannedPoint, target: Target, acc: RateCurve, *,
+                url: str, rates: Sequence[int], climbing: bool, climb_reason: str,
+                slo: Slo | None, result: SearchResult | None,
+                ceiling: _Ceiling) -> Measurement:  # fmt: skip
+    """The point from its curve: the knee or the SLO capacity, every flag, the record."""
+    pts = acc.curve()
+    lagging, problems, tool = acc.lagging, acc.problems, acc.tool
     good_pts = [p for p in pts if p.rate not in lagging] or pts
     k = knee(good_pts)
     interval = knee_interval(good_pts)
@@ -460,59 +502,40 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
         problems.append(f"the hypervisor stole up to {max(steal):.1f}% of the server's CPUs")
     if target.emulated:
         flags.append("emulated")
-    value: float | None
-    if slo is not None and result is not None:
-        value = result.capacity
-        if not result.converged:
-            flags.append("slo-not-converged")
-            if result.bracket[1] is None and (result.capacity or 0) >= ceiling:
-                problems.append(
-                    f"SLO search: {slo} was still met at the clients' ceiling, "
-                    f"{ceiling:,.0f} requests/s ({client_cores} client core(s) x {per_core:,}/s, "
-                    f"{tool}'s planning figure): the capacity is at least that; add client "
-                    "cores or clients to find it")
-            else:
-                problems.append(f"SLO search: {result.reason}")
-        if value is None:
-            problems.append(f"no rate met {slo}: {result.reason}")
-    elif k is not None:
-        value = k.rate
-    else:
-        value = max(p.rate for p in good_pts) if good_pts else None
-        flags.append("no-knee")
-        problems.append(climb_reason or "latency stayed flat over the whole sweep: the knee "
-                        "lies above it")
+    value = _figure(slo, result, k.rate if k else None, good_pts, ceiling, tool, flags,
+                    problems, climb_reason)  # fmt: skip
     invalid = value is None or (value in lagging) or "unstable" in flags
-    jumps = {f"{r:g}": soak_jumps(s) for r, s in series.items() if soak_jumps(s)}
     facts = ctx.facts.get(target.host) or ctx.facts.get(point.server.name)
-    meta = latency_metadata(point, target, url, facts.raw if facts else None)
-    meta.update({
-        "duration_s": duration, "repetitions_per_rate": reps, "soak_s": ctx.settings.soak_s,
-        "rates": sorted(curve) if climbing else list(rates),
-        "curve": _curve_meta(pts),
-        "knee_rate": k.rate if k else None,
-        "knee_interval": list(interval) if interval else None,
-        "knee_factor": KNEE_FACTOR,
-        "knee_limit_ms": knee_limit(good_pts),
-        "knee_busy": verdict or None,
-        "knee_reason": None if interval else (climb_reason or "no rate exceeded the knee limit"),
-        "climb": {"ceiling": ceiling, "client_cores": client_cores,
-                  "planning_rate_per_core": per_core} if climbing else None,
-        "slo": str(slo) if slo else None,
-        "slo_label": slo.label if slo else None,
-        "slo_search": None if result is None else {
-            "capacity": result.capacity, "bracket": list(result.bracket),
-            "probes": [p.rate for p in result.probes], "probe_count": result.probe_count,
-            "converged": result.converged, "reason": result.reason,
-            "sweep_capacity": capacity_from_curve(
-                [p for p in pts if p.rate in set(rates)], slo) if slo else None,
-        },
-        "soak_series": {f"{r:g}": s for r, s in series.items()} if reps > 1 else None,
-        "soak_jumps": jumps or None,
-    })
+    base = latency_metadata(point, target, url, facts.raw if facts else None)
+    reps = acc.reps_per_rate
+    jumps = {f"{r:g}": tuple(soak_jumps(s)) for r, s in acc.series.items() if soak_jumps(s)}
+    record = LatencyRecord(
+        repetitions_per_rate=reps,
+        soak_s=ctx.settings.soak_s,
+        rates=tuple(float(r) for r in (sorted(acc.reps) if climbing else rates)),
+        curve=tuple(pts),
+        knee_rate=k.rate if k else None,
+        knee_interval=tuple(interval) if interval else None,
+        knee_factor=KNEE_FACTOR,
+        knee_limit_ms=knee_limit(good_pts),
+        knee_busy=verdict or None,
+        knee_reason=None if interval else (climb_reason or "no rate exceeded the knee limit"),
+        climb=Climb(ceiling.rate, ceiling.client_cores, ceiling.per_core) if climbing else None,
+        slo=str(slo) if slo else None,
+        slo_label=slo.label if slo else None,
+        slo_search=None if result is None else SloSearch(
+            capacity=result.capacity, bracket=tuple(result.bracket),
+            probes=tuple(p.rate for p in result.probes), probe_count=result.probe_count,
+            converged=result.converged, reason=result.reason,
+            sweep_capacity=capacity_from_curve(
+                [p for p in pts if p.rate in set(rates)], slo) if slo else None),
+        soak_series={f"{r:g}": tuple(s) for r, s in acc.series.items()} if reps > 1 else None,
+        soak_jumps=jumps or None,
+    )  # fmt: skip
+    meta = replace(base, workload=replace(base.workload, duration_s=acc.duration), latency=record)
     return (
         PointResult(
-            key,
+            point.key,
             Status.INVALID if invalid else Status.MEASURED,
             "; ".join(problems),
             value=value,
@@ -521,8 +544,35 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
             flags=tuple(flags),
             metadata=meta,
         ),
-        samples,
+        acc.samples,
     )
+
+
+def _figure(slo: Slo | None, result: SearchResult | None, knee_rate: float | None,
+            good_pts: Sequence[LatencyPoint], ceiling: _Ceiling, tool: str, flags: list[str],
+            problems: list[str], climb_reason: str) -> float | None:  # fmt: skip
+    """The point's value: the SLO capacity, else the knee, else the highest rate (no knee);
+    the flags and problems that go with it are added to ``flags`` and ``problems``."""
+    if slo is not None and result is not None:
+        if not result.converged:
+            flags.append("slo-not-converged")
+            if result.bracket[1] is None and (result.capacity or 0) >= ceiling.rate:
+                problems.append(
+                    f"SLO search: {slo} was still met at the clients' ceiling, "
+                    f"{ceiling.rate:,.0f} requests/s ({ceiling.client_cores} client core(s) x "
+                    f"{ceiling.per_core:,}/s, {tool}'s planning figure): the capacity is at "
+                    "least that; add client cores or clients to find it")
+            else:
+                problems.append(f"SLO search: {result.reason}")
+        if result.capacity is None:
+            problems.append(f"no rate met {slo}: {result.reason}")
+        return result.capacity
+    if knee_rate is not None:
+        return knee_rate
+    flags.append("no-knee")
+    problems.append(climb_reason or "latency stayed flat over the whole sweep: the knee "
+                    "lies above it")
+    return max(p.rate for p in good_pts) if good_pts else None
 
 
 def client_saturated(pts: Sequence[LatencyPoint], rate: float | None) -> bool:
@@ -551,7 +601,3 @@ def busy_at(pts: Sequence[LatencyPoint], rate: float | None, tool: str) -> str:
                 "ties its spike to 100% CPU), so something else queued: the network, the "
                 "clients, the upstream or the hypervisor")
     return said
-
-
-def _curve_meta(pts: Sequence[LatencyPoint]) -> list[dict[str, Any]]:
-    return [asdict(p) for p in pts]

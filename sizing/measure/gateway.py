@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from sizing.errors import SizingError, ToolError
 from sizing.load import curl
+from sizing.loadproto import Command, LoadSpec, WindowSpec
 from sizing.measure.context import MeasureContext
 from sizing.measure.evaluate import Measurement
 from sizing.measure.throughput import Throughput
-from sizing.measure.windows import HostSpec, WindowRunner
+from sizing.measure.windows import WindowRunner
 from sizing.model import PointResult, Sample, Status
 from sizing.plan.jwt import bad_token
 from sizing.plan.loadspec import request_headers, url_for
@@ -44,6 +44,7 @@ from sizing.provision.upstream import (
     gateway_vars,
     upstream_url,
 )
+from sizing.records import GatewayChecks, JwtCheck, SampleMeta, dump
 
 __all__ = ["SINGLE_REQUESTS", "Gateway", "gateway_transfers", "judge_gateway", "single_requests"]
 
@@ -73,16 +74,12 @@ def gateway_transfers(
     return out
 
 
-def judge_gateway(profile: Profile, stdout: str, nonce: str) -> dict[str, Any]:
+def judge_gateway(profile: Profile, stdout: str, nonce: str) -> GatewayChecks:
     """Added latency and the JWT verdict from curl's output (pure)."""
     timings = curl.parse(stdout)
     direct = curl.summary(timings, "direct")
     proxied = curl.summary(timings, "proxy")
-    out: dict[str, Any] = {
-        "single_request_direct_ms": direct,
-        "single_request_proxy_ms": proxied,
-        "added_latency_ms": {k: proxied[k] - direct[k] for k in curl.TIMINGS},
-    }
+    jwt = None
     if profile.role == "api-jwt":
         codes = {t.label: t.code for t in timings}
         log_lines = stdout.split("sizing_curl label=good_jwt", 1)[-1]
@@ -90,20 +87,23 @@ def judge_gateway(profile: Profile, stdout: str, nonce: str) -> dict[str, Any]:
         good_seen = f"good-{nonce}" in log_lines
         ok = (codes.get("bad_jwt") == 401 and codes.get("no_jwt") == 401
               and codes.get("good_jwt") == 200 and good_seen and not bad_seen)
-        out["jwt_check"] = {
-            "bad_signature_status": codes.get("bad_jwt"),
-            "missing_token_status": codes.get("no_jwt"),
-            "good_token_status": codes.get("good_jwt"),
-            "rejected_reached_upstream": bad_seen,
-            "good_reached_upstream": good_seen,
-            "ok": ok,
-        }
-    return out
+        jwt = JwtCheck(
+            bad_signature_status=codes.get("bad_jwt"),
+            missing_token_status=codes.get("no_jwt"),
+            good_token_status=codes.get("good_jwt"),
+            rejected_reached_upstream=bad_seen,
+            good_reached_upstream=good_seen,
+            ok=ok,
+        )
+    return GatewayChecks(
+        single_request_direct_ms=direct,
+        single_request_proxy_ms=proxied,
+        added_latency_ms={k: proxied[k] - direct[k] for k in curl.TIMINGS},
+        jwt_check=jwt,
+    )
 
 
-def single_requests(
-    ctx: MeasureContext, point: PlannedPoint, target: Target
-) -> dict[str, Any]:
+def single_requests(ctx: MeasureContext, point: PlannedPoint, target: Target) -> GatewayChecks:
     """Run the curl requests from the first client through ``load.yml``; judge them."""
     client = point.clients[0]
     up = upstream_url(ctx.inventory, point, target)
@@ -112,17 +112,15 @@ def single_requests(
     transfers = gateway_transfers(point.profile, f"{up}/{name}", url_for(point, target.address),
                                   f"{up}/sizing-probe-log", ctx.token, nonce)
     argv = curl.build_argv(transfers)
-    spec: dict[str, HostSpec] = {client.name: {"sample_cpu": False,
-                          "windows": [{"index": 0, "offset": 0.0, "duration": 1.0,
-                                       "commands": [argv]}]}}
+    spec = {client.name: LoadSpec(windows=[WindowSpec(0, 0.0, 1.0, [Command(argv)])])}
     (out,) = WindowRunner(ctx).run(spec, lead_s=SINGLE_LEAD_S, mark_lost=False)
     if out.unreadable:
         raise ToolError(f"{client.name}: unreadable single-request output: {out.problem}")
     if out.windows is None:
         raise ToolError(f"{client.name}: single requests did not run: {out.problem}")
     try:
-        stdout = out.windows[0]["commands"][0]["stdout"]
-    except (KeyError, IndexError) as exc:
+        stdout = out.windows[0].commands[0].stdout
+    except IndexError as exc:
         raise ToolError(f"{client.name}: unreadable single-request output: {exc}") from exc
     return judge_gateway(point.profile, stdout, nonce)
 
@@ -141,17 +139,22 @@ class Gateway:
         result, samples = self.throughput.measure(ctx, point, target)
         pool = gateway_vars(ctx.inventory, point, target).get("sizing_upstreams") or [None]
         # the pool's first upstream: the one the single-request baseline went to
-        meta = {**result.metadata, **gw, "role": point.profile.role, "upstream": pool[0]}
+        meta = replace(
+            result.metadata,
+            gateway=gw,
+            workload=replace(result.metadata.workload, role=point.profile.role),
+            env=replace(result.metadata.env, upstream=pool[0]),
+        )
         flags = list(result.flags)
         reason = result.reason
         status = result.status
-        jwt = gw.get("jwt_check")
-        if jwt is not None and not jwt["ok"]:
+        jwt = gw.jwt_check
+        if jwt is not None and not jwt.ok:
             flags.append("jwt-check-failed")
-            reason = "; ".join(filter(None, [reason, f"JWT check failed: {jwt}"]))
+            reason = "; ".join(filter(None, [reason, f"JWT check failed: {dump(jwt)}"]))
             if status is Status.MEASURED:
                 status = Status.INVALID
-        samples.append((0, Sample("added_latency_ms", gw["added_latency_ms"]["total"], "ms",
-                                  {k: gw[k] for k in gw})))
+        added = (gw.added_latency_ms or {}).get("total", 0.0)
+        samples.append((0, Sample("added_latency_ms", added, "ms", SampleMeta(gateway=gw))))
         return replace(result, status=status, reason=reason, flags=tuple(flags),
                        metadata=meta), samples

@@ -1,5 +1,5 @@
-"""The metadata stamped on every point and sample: what produced the figure
-(PerfKitBenchmarker's one metadata provider)."""
+"""The record stamped on every point: what produced the figure (PerfKitBenchmarker's one
+metadata provider), as :mod:`sizing.records` types."""
 
 from __future__ import annotations
 
@@ -13,12 +13,20 @@ from sizing.measure.validity import StopRule
 from sizing.plan.loadspec import url_for
 from sizing.plan.points import PlannedPoint
 from sizing.provision.platforms.base import Target
+from sizing.records import (
+    Environment,
+    PlatformSettings,
+    PointMeta,
+    StopRuleRecord,
+    UpstreamPlacement,
+    Workload,
+)
 from sizing.topology import cpulist
 
 __all__ = [
     "ECDSA_SUITE",
-    "host_metadata",
-    "key_metadata",
+    "host_environment",
+    "key_environment",
     "latency_metadata",
     "throughput_metadata",
 ]
@@ -26,8 +34,8 @@ __all__ = [
 ECDSA_SUITE = "ECDHE-ECDSA-AES256-GCM-SHA384"  # the article's suite (nginx_vars sets it)
 
 
-def key_metadata(point: PlannedPoint) -> dict[str, Any]:
-    """The point's identity."""
+def key_environment(point: PlannedPoint) -> dict[str, Any]:
+    """The point's identity, as :class:`Environment` fields."""
     key = point.key
     return {
         "host": key.host,
@@ -38,8 +46,8 @@ def key_metadata(point: PlannedPoint) -> dict[str, Any]:
     }
 
 
-def host_metadata(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """The server's software and hardware, from its facts."""
+def host_environment(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The server's software and hardware, from its facts, as :class:`Environment` fields."""
     return {
         "nginx_version": raw.get("nginx_version"),
         "openssl_version": raw.get("nginx_openssl") or raw.get("openssl_version"),
@@ -49,12 +57,12 @@ def host_metadata(raw: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def upstream_metadata(point: PlannedPoint) -> list[dict[str, Any]]:
+def upstream_placements(point: PlannedPoint) -> tuple[UpstreamPlacement, ...]:
     """Where the point's upstream pool ran (the plan's placements)."""
-    return [
-        {"host": u.host, "cpus": cpulist(u.cpus) or "all", "shares_with": u.shares_with or None}
+    return tuple(
+        UpstreamPlacement(u.host, cpulist(u.cpus) or "all", u.shares_with or None)
         for u in point.upstreams
-    ]
+    )
 
 
 def irq_steering(point: PlannedPoint, target: Target) -> str:
@@ -76,66 +84,65 @@ def throughput_metadata(
     rule: StopRule,
     raw: Mapping[str, Any],
     tool_version: str | None,
-) -> dict[str, Any]:
-    """A closed-loop (wrk) point's metadata."""
+) -> PointMeta:
+    """A closed-loop (wrk) point's record, less its evidence (the evaluation adds it)."""
     prof = point.profile
     assert point.allocation is not None
-    return {
-        **key_metadata(point),
-        "file_size": prof.file_size,
-        "connections": connections,
-        "duration_s": duration,
-        "url": url_for(point, target.address),
-        "target": target.host,
-        "platform_settings": target.metadata,
-        "server_cpus": cpulist(point.allocation.server_cpus),
-        "worker_cpus": cpulist(target.workers),
-        "client_cpus": {c: cpulist(v) for c, v in point.client_cpus.items() if v},
-        "clients": [c.name for c in point.clients],
-        **host_metadata(raw),
-        "tool": "wrk",
-        "tool_version": tool_version,
-        "sizing_version": __version__,
-        "tls_key": prof.tls_key,
-        "keepalive": prof.keepalive,
-        "role": prof.role,
-        "upstreams": upstream_metadata(point),
-        "irq_steering": irq_steering(point, target),
-        "stop_rule": {
-            "fixed": rule.fixed,
-            "min": rule.min_reps,
-            "max": rule.max_reps,
-            "target_half_width": rule.target,
-        },
-    }
+    env = Environment(
+        **key_environment(point),
+        url=url_for(point, target.address),
+        target=target.host,
+        platform_settings=PlatformSettings.parse(target.metadata),
+        server_cpus=cpulist(point.allocation.server_cpus),
+        worker_cpus=cpulist(target.workers),
+        client_cpus={c: cpulist(v) for c, v in point.client_cpus.items() if v},
+        clients=tuple(c.name for c in point.clients),
+        **host_environment(raw),
+        tool="wrk",
+        tool_version=tool_version,
+        sizing_version=__version__,
+        upstreams=upstream_placements(point),
+        irq_steering=irq_steering(point, target),
+    )
+    workload = Workload(
+        file_size=prof.file_size,
+        connections=connections,
+        duration_s=duration,
+        tls_key=prof.tls_key,
+        keepalive=prof.keepalive,
+        role=prof.role,
+    )
+    rule_record = StopRuleRecord(rule.fixed, rule.min_reps, rule.max_reps, rule.target)
+    return PointMeta(env=env, workload=workload, stop_rule=rule_record)
 
 
 def latency_metadata(
     point: PlannedPoint, target: Target, url: str, raw: Mapping[str, Any] | None
-) -> dict[str, Any]:
-    """An open-loop (oha or vegeta) point's metadata, less its curve (the caller adds it)."""
+) -> PointMeta:
+    """An open-loop (oha or vegeta) point's record, less its curve (the caller adds it)."""
     prof = point.profile
-    meta: dict[str, Any] = {
-        **key_metadata(point),
-        "url": url,
-        "target": target.host,
-        "file_size": prof.file_size,
-        "scheme": prof.scheme,
-        "tls_key": prof.tls_key,
-        "tls_ciphers": ECDSA_SUITE if prof.tls_key == "ecdsa-p256" else None,
-        "role": prof.role,
-        "mode": prof.mode,
-        "cpu_curve": prof.is_cpu_curve,  # the gateway's CPU curve (api-jwt-cpu, proxy-cpu)
-        "generator": prof.generator,
-        "tool": prof.generator,
-        "tool_version": OHA_VERSION if prof.generator == "oha" else "v12.12.0",
-        "tool_build": OHA_BUILD if prof.generator == "oha" else None,
-        "sizing_version": __version__,
-        "server_cpus": cpulist(point.allocation.server_cpus) if point.allocation else None,
-        "worker_cpus": cpulist(target.workers),
-        "clients": [c.name for c in point.clients],
-        "platform_settings": target.metadata,
-    }
-    if raw is not None:
-        meta.update(host_metadata(raw))
-    return meta
+    env = Environment(
+        **key_environment(point),
+        url=url,
+        target=target.host,
+        tool=prof.generator,
+        generator=prof.generator,
+        tool_version=OHA_VERSION if prof.generator == "oha" else "v12.12.0",
+        tool_build=OHA_BUILD if prof.generator == "oha" else None,
+        sizing_version=__version__,
+        server_cpus=cpulist(point.allocation.server_cpus) if point.allocation else None,
+        worker_cpus=cpulist(target.workers),
+        clients=tuple(c.name for c in point.clients),
+        platform_settings=PlatformSettings.parse(target.metadata),
+        **host_environment(raw or {}),
+    )
+    workload = Workload(
+        file_size=prof.file_size,
+        scheme=prof.scheme,
+        tls_key=prof.tls_key,
+        tls_ciphers=ECDSA_SUITE if prof.tls_key == "ecdsa-p256" else None,
+        role=prof.role,
+        mode=prof.mode,
+        cpu_curve=prof.is_cpu_curve,  # the gateway's CPU curve (api-jwt-cpu, proxy-cpu)
+    )
+    return PointMeta(env=env, workload=workload)

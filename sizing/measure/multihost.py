@@ -9,16 +9,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sizing.load.latency import LatencyReport, merge_latency
 from sizing.load.wrk import WrkParseError, parse_report
+from sizing.loadproto import WindowOutput, WindowSpec
+from sizing.records import MergedLatency, PointEvidence, ServerNet
 
 __all__ = [
     "NETWORK_BOUND_SHARE",
     "Extras",
     "NetRate",
+    "WindowExtras",
     "busiest_interface",
     "link_bytes_per_s",
     "net_rates",
@@ -113,81 +116,89 @@ def network_verdict(
 
 
 @dataclass
+class WindowExtras:
+    """What one window gains from the server's network counters and the clients' reports."""
+
+    server_net: ServerNet | None = None
+    latency: MergedLatency = field(default_factory=MergedLatency)
+
+
+@dataclass
 class Extras:
-    """Metadata a point gains from the server's network counters and the clients' latency
-    reports: per window (``windows``), for the point (``point``), and its verdicts."""
+    """What a point gains from the server's network counters and the clients' latency
+    reports: per window (``windows``), for the point (``latency`` and the median window's
+    NIC figures in ``point``), and its verdicts."""
 
-    windows: dict[int, dict[str, Any]]
-    point: dict[str, Any]
-    flags: list[str]
-    reasons: list[str]
+    windows: dict[int, WindowExtras] = field(default_factory=dict)
+    point: PointEvidence = field(default_factory=PointEvidence)
+    flags: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
 
 
-def _window(output: Mapping[str, Any] | None, idx: int) -> Mapping[str, Any] | None:
-    for w in (output or {}).get("windows", []):
-        if w.get("index") == idx:
-            return w  # type: ignore[no-any-return]
-    return None
+def _window(output: Sequence[WindowOutput] | None, idx: int) -> WindowOutput | None:
+    return next((w for w in output or () if w.index == idx), None)
 
 
 def multihost_extras(
     clients: Sequence[str],
     server: str,
-    outputs: Mapping[str, Mapping[str, Any]],
-    windows: Sequence[Mapping[str, Any]],
+    outputs: Mapping[str, Sequence[WindowOutput]],
+    windows: Sequence[WindowSpec],
     server_facts: Mapping[str, Any],
     nic_gbps: float | None,
 ) -> Extras:
     """Server network rates, the network verdict and merged latency, from the window
-    outputs of ``playbooks/files/loadgen.py`` (``outputs[host]["windows"]``)."""
+    outputs of ``playbooks/files/loadgen.py`` (``outputs[host]``)."""
 
-    extras = Extras({}, {}, [], [])
+    extras = Extras()
     timed_reports: list[LatencyReport] = []
     peaks: list[tuple[float, NetRate, float | None]] = []
     speeds = server_facts.get("nic_speeds_mbps")
     for win in windows:
-        idx = int(win["index"])
-        meta: dict[str, Any] = {}
+        idx = win.index
+        meta = WindowExtras()
         sw = _window(outputs.get(server), idx)
-        if sw and sw.get("net_before") and sw.get("net_after"):
-            seconds = float(sw.get("end", 0)) - float(sw.get("start", 0))
-            rate = busiest_interface(net_rates(sw["net_before"], sw["net_after"], seconds))
+        if sw and sw.net_before and sw.net_after:
+            rate = busiest_interface(net_rates(sw.net_before, sw.net_after, sw.span_s))
             if rate is not None:
                 link = link_bytes_per_s(rate.interface, speeds, nic_gbps)
-                meta["server_net"] = {
-                    "interface": rate.interface,
-                    "rx_bytes_per_s": rate.rx_bytes_per_s,
-                    "tx_bytes_per_s": rate.tx_bytes_per_s,
-                    "link_bytes_per_s": link,
-                    "link_share": (rate.peak / link) if link else None,
-                }
+                meta.server_net = ServerNet(
+                    interface=rate.interface,
+                    rx_bytes_per_s=rate.rx_bytes_per_s,
+                    tx_bytes_per_s=rate.tx_bytes_per_s,
+                    link_bytes_per_s=link,
+                    link_share=(rate.peak / link) if link else None,
+                )
                 if idx > 0:
                     peaks.append((rate.peak, rate, link))
         reports: list[LatencyReport] = []
         for c in clients:
             cw = _window(outputs.get(c), idx)
-            if not cw or not cw.get("commands"):
+            if not cw or not cw.commands:
                 continue
             try:
-                reports.append(parse_report(str(cw["commands"][0].get("stdout", ""))))
+                reports.append(parse_report(cw.commands[0].stdout))
             except WrkParseError:
                 continue
         merged = merge_latency(reports)
         if merged is not None:
-            meta.update(merged.metadata())
+            meta.latency = merged.record()
         if idx > 0:
             timed_reports += reports
         extras.windows[idx] = meta
     merged_all = merge_latency(timed_reports)
     if merged_all is not None:
-        extras.point.update(merged_all.metadata())
+        extras.point = replace(extras.point, latency=merged_all.record())
     if peaks:
         peaks.sort(key=lambda t: t[0])
         _, rate, link = peaks[len(peaks) // 2]  # the median window: one burst decides nothing
-        extras.point["server_net_tx_bytes_per_s"] = rate.tx_bytes_per_s
-        extras.point["server_net_rx_bytes_per_s"] = rate.rx_bytes_per_s
-        extras.point["server_net_interface"] = rate.interface
-        extras.point["server_link_bytes_per_s"] = link
+        extras.point = replace(
+            extras.point,
+            server_net_tx_bytes_per_s=rate.tx_bytes_per_s,
+            server_net_rx_bytes_per_s=rate.rx_bytes_per_s,
+            server_net_interface=rate.interface,
+            server_link_bytes_per_s=link,
+        )
         reason = network_verdict(rate, link)
         if reason:
             extras.flags.append("network-bound")

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from sizing.errors import SizingError
 from sizing.intervals import PairedRatio
 from sizing.measure.context import MeasureContext
-from sizing.measure.evaluate import Measurement, window_rates
+from sizing.measure.evaluate import Measurement, Outputs, window_rates
 from sizing.measure.throughput import Throughput, stop_rule
 from sizing.measure.windows import WindowSpec, schedule_windows
 from sizing.model import SERVER_DIED, PointResult, Status
@@ -35,6 +34,7 @@ from sizing.plan.pairs import Pair, leg_order
 from sizing.plan.points import PlannedPoint
 from sizing.plan.settings import Schedule
 from sizing.provision.platforms.base import Target
+from sizing.records import PairLeg, PairRecord
 
 __all__ = ["measure_pair", "pair_record"]
 
@@ -45,7 +45,7 @@ Switch = Callable[[PlannedPoint], Target]  # make a leg the live one; returns it
 class _Leg:
     point: PlannedPoint
     target: Target | None = None
-    outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    outputs: Outputs = field(default_factory=dict)
     windows: list[WindowSpec] = field(default_factory=list)
     warmed: bool = False  # its first warm-up is kept with its samples
     failure: str | None = None
@@ -57,9 +57,8 @@ class _Leg:
 def _batch(schedule: Schedule, index: int, warm: bool) -> list[WindowSpec]:
     """One timed window numbered ``index``, after a warm-up (index 0) when ``warm``."""
     if warm and schedule.warmup_s > 0:
-        batch = schedule_windows([schedule.warmup_s, schedule.duration_s])
-        batch[1]["index"] = index
-        return batch
+        warm_up, timed = schedule_windows([schedule.warmup_s, schedule.duration_s])
+        return [warm_up, replace(timed, index=index)]
     return schedule_windows([schedule.duration_s], first_index=index)
 
 
@@ -74,14 +73,13 @@ def _window(
         leg.failure = str(exc)
         return
     batch = _batch(schedule, index, warm)
-    got: dict[str, dict[str, Any]] = {}
+    got: Outputs = {}
     leg.failure = Throughput.run_batch(ctx, leg.point, leg.target, batch, schedule.connections, got)
     keep_warmup = not leg.warmed
-    for host, out in got.items():
-        wins = [w for w in out.get("windows", []) if keep_warmup or w.get("index") != 0]
-        leg.outputs.setdefault(host, {"windows": []})["windows"].extend(wins)
-    leg.windows.extend(w for w in batch if keep_warmup or w["index"] != 0)
-    leg.warmed = leg.warmed or any(w["index"] == 0 for w in batch)
+    for host, wins in got.items():
+        leg.outputs.setdefault(host, []).extend(w for w in wins if keep_warmup or w.index != 0)
+    leg.windows.extend(w for w in batch if keep_warmup or w.index != 0)
+    leg.warmed = leg.warmed or any(w.index == 0 for w in batch)
 
 
 def measure_pair(
@@ -140,7 +138,7 @@ def measure_pair(
     out: list[Measurement] = []
     for name in ("a", "b"):
         res, samples = results[name]
-        meta = {**res.metadata, "pair": {**record, "role": name}}
+        meta = replace(res.metadata, pair=replace(record, role=name))
         out.append((replace(res, metadata=meta), samples))
     return out[0], out[1]
 
@@ -152,22 +150,22 @@ def pair_record(
     order: list[str],
     ratios: list[float],
     stopped: str,
-) -> dict[str, Any]:
-    """What both legs of a pair store (``metadata["pair"]``): the legs and their verdicts,
+) -> PairRecord:
+    """What both legs of a pair store (``metadata.pair``): the legs and their verdicts,
     the order the windows ran in, each pair's ratio and the ratio's interval."""
     pr = PairedRatio.of_ratios(ratios)
-    return {
-        "id": pair.id,
-        "kind": str(pair.kind),
-        "legs": {
-            "a": {"point": a.key.label(), "status": str(a.status), "reason": a.reason},
-            "b": {"point": b.key.label(), "status": str(b.status), "reason": b.reason},
+    return PairRecord(
+        id=pair.id,
+        kind=str(pair.kind),
+        legs={
+            "a": PairLeg(a.key.label(), str(a.status), a.reason),
+            "b": PairLeg(b.key.label(), str(b.status), b.reason),
         },
-        "order": "".join(order),
-        "ratios": ratios,
-        "ratio": None if pr is None else pr.ratio,
-        "ratio_low": None if pr is None else pr.low,
-        "ratio_high": None if pr is None else pr.high,
-        "coverage": None if pr is None else pr.coverage,
-        "stopped": stopped,  # why the alternation ended early ("" when the rule stopped it)
-    }
+        order="".join(order),
+        ratios=tuple(ratios),
+        ratio=None if pr is None else pr.ratio,
+        ratio_low=None if pr is None else pr.low,
+        ratio_high=None if pr is None else pr.high,
+        coverage=None if pr is None else pr.coverage,
+        stopped=stopped,  # why the alternation ended early ("" when the rule stopped it)
+    )

@@ -9,14 +9,14 @@ the outputs into the point's result.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
 
 from sizing.load import wrk
+from sizing.loadproto import Command, LoadSpec
 from sizing.measure.context import MeasureContext
-from sizing.measure.evaluate import Measurement, evaluate_windows, window_rates
+from sizing.measure.evaluate import Measurement, Outputs, evaluate_windows, window_rates
 from sizing.measure.validity import StopRule
 from sizing.measure.windows import (
-    HostSpec,
     WindowRunner,
     WindowSpec,
     point_lead,
@@ -42,41 +42,40 @@ def stop_rule(schedule: Schedule) -> StopRule:
 
 def host_specs(
     point: PlannedPoint, target: Target, windows: list[WindowSpec], connections: int
-) -> dict[str, HostSpec]:
+) -> dict[str, LoadSpec]:
     """Every host's spec of one batch: wrk on the clients, the samplers on the server."""
     prof = point.profile
     sz = point.server.sizing
     url = url_for(point, target.address)
-    specs: dict[str, HostSpec] = {}
+    specs: dict[str, LoadSpec] = {}
     for c in point.clients:
-        argvs = [
-            wrk.build_argv(client_wrk_spec(point, c, url, connections, float(win["duration"])))
-            for win in windows
-        ]
-        specs[c.name] = {
-            "windows": [
-                {**w, "commands": [a]} for w, a in zip(windows, argvs, strict=True)
+        specs[c.name] = LoadSpec(
+            windows=[
+                replace(w, commands=[Command(wrk.build_argv(
+                    client_wrk_spec(point, c, url, connections, w.duration)))])
+                for w in windows
             ],
-            "sample_cpu": True,
-        }
-    srv = specs.setdefault(target.host, {"windows": windows, "sample_cpu": True})
-    srv["pidfile"] = sz.pid_file or DEFAULT_PIDFILE
-    srv["sample_net"] = True  # /proc/net/dev: the network-bound verdict
-    srv["ports"] = [sz.https_port if prof.scheme == "https" else sz.http_port]
-    if prof.scheme == "https":
-        srv["tls_log"] = f"{sz.log_dir or DEFAULT_LOG_DIR}/tls.log"
+            sample_cpu=True,
+        )  # fmt: skip
+    srv = specs.get(target.host) or LoadSpec(windows=list(windows), sample_cpu=True)
+    specs[target.host] = replace(
+        srv,
+        pidfile=sz.pid_file or DEFAULT_PIDFILE,
+        sample_net=True,  # /proc/net/dev: the network-bound verdict
+        ports=[sz.https_port if prof.scheme == "https" else sz.http_port],
+        tls_log=f"{sz.log_dir or DEFAULT_LOG_DIR}/tls.log" if prof.scheme == "https" else None,
+    )
     add_upstream_specs(point, specs, windows)
     return specs
 
 
 def add_upstream_specs(
-    point: PlannedPoint, specs: dict[str, HostSpec], windows: list[WindowSpec]
+    point: PlannedPoint, specs: dict[str, LoadSpec], windows: list[WindowSpec]
 ) -> None:
     """The upstream hosts sample their CPUs and their nginx each window, like the clients."""
     for up in point.upstreams:
-        spec = specs.setdefault(up.host, {"windows": windows, "sample_cpu": True})
-        spec["sample_cpu"] = True
-        spec["upstream_pidfile"] = up.pid_file
+        spec = specs.get(up.host) or LoadSpec(windows=list(windows))
+        specs[up.host] = replace(spec, sample_cpu=True, upstream_pidfile=up.pid_file)
 
 
 class Throughput:
@@ -92,7 +91,7 @@ class Throughput:
             batch = schedule_windows([schedule.warmup_s, *durations])
         else:
             batch = schedule_windows(durations, first_index=1)
-        outputs: dict[str, dict[str, Any]] = {}
+        outputs: Outputs = {}
         all_windows: list[WindowSpec] = []
         while True:
             failure = self.run_batch(ctx, point, target, batch, schedule.connections, outputs)
@@ -112,7 +111,7 @@ class Throughput:
         ctx: MeasureContext,
         point: PlannedPoint,
         target: Target,
-        outputs: dict[str, dict[str, Any]],
+        outputs: Outputs,
         windows: list[WindowSpec],
         schedule: Schedule,
     ) -> Measurement:
@@ -139,7 +138,7 @@ class Throughput:
         target: Target,
         windows: list[WindowSpec],
         connections: int,
-        outputs: dict[str, dict[str, Any]],
+        outputs: Outputs,
     ) -> str | None:
         """Run one batch; merge its outputs into ``outputs``. Returns a failure, or None."""
         specs = host_specs(point, target, windows, connections)
@@ -154,9 +153,7 @@ class Throughput:
                 # that was lost (not a host whose output was merely left unread)
                 lost = lost or f"{out.host}: {out.problem}"
                 continue
-            outputs.setdefault(out.host, {"windows": []})["windows"].extend(out.windows)
-            if out.host == target.host and any(
-                w.get("server_alive") is False for w in out.windows
-            ):
+            outputs.setdefault(out.host, []).extend(out.windows)
+            if out.host == target.host and any(w.server_alive is False for w in out.windows):
                 died = True
         return "nginx died" if died else lost

@@ -20,9 +20,10 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sizing.intervals import median_interval, repetition_flags
+from sizing.records import Guards, RepetitionEvidence, Verdict
 
 CLIENT_BUSY_LIMIT = 90.0  # % busy on the client's CPUs: the load generator is saturated
 UPSTREAM_BUSY_LIMIT = 90.0  # % of the upstream nginx's CPUs: the upstream pool is saturated
@@ -96,39 +97,6 @@ class StopRule:
         if ci is None or ci.half_width > self.target:
             return False
         return not repetition_flags(values)[0]
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What a guard found. ``invalid`` verdicts keep the point out of sizing."""
-
-    flag: str
-    reason: str
-    invalid: bool = True
-
-
-@dataclass(frozen=True)
-class RepetitionEvidence:
-    """What was sampled during one timed repetition, summed over clients."""
-
-    value: float
-    requests: int
-    socket_errors: int
-    http_errors: int
-    server_busy: float | None  # mean % busy of the server's pinned CPUs
-    server_steal: float | None  # mean % steal of the server's pinned CPUs
-    client_busy: Mapping[str, float]  # client host -> mean % busy of its load CPUs
-    established: int | None = None  # server connections seen ESTABLISHED mid-window
-    tls_full: int = 0  # handshakes logged as full (session not reused)
-    tls_reused: int = 0  # handshakes logged as resumed
-    throttled: int = 0  # thermal / cgroup throttling events on the server during the window
-    # upstream host -> % busy of the CPUs its nginx may use (pinned CPUs, cgroup quota)
-    upstream_busy: Mapping[str, float] = field(default_factory=dict)
-    upstream_capacity: Mapping[str, float] = field(default_factory=dict)  # host -> CPUs
-    upstream_shares_client: bool = False  # the upstream runs on the load generator's CPUs
-    # nginx's own CPU time plus the softirq/irq time on its pinned CPUs, % of those CPUs:
-    # the server's work, without other processes that ran there (None: not sampled)
-    server_work: float | None = None
 
 
 def check_errors(reps: Sequence[RepetitionEvidence]) -> Verdict | None:
@@ -389,3 +357,18 @@ def judge(
         else None,
     ]
     return [v for v in out if v is not None]
+
+
+def recheck(guards: Guards) -> list[Verdict]:
+    """The guards run again on a stored point's own evidence: a reader checks a verdict
+    without the samples or the hosts (it equals the stored ``guards.verdicts``)."""
+    i = guards.inputs
+    return judge(
+        guards.repetitions,
+        requested_connections=i.requested_connections,
+        keepalive=i.keepalive,
+        handshake_profile=i.handshake_profile,
+        clients=i.clients,
+        max_rate=i.max_rate,
+        network_bound=i.network_bound,
+    )

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from dataclasses import dataclass, replace
 
+from sizing.loadproto import LoadSpec, ProtocolError, RunnerOutput, WindowOutput, WindowSpec
 from sizing.measure.context import MeasureContext
 from sizing.plan.points import PlannedPoint
 from sizing.plan.settings import START_LEAD_S, WINDOW_GAP_S
@@ -23,7 +23,7 @@ __all__ = [
     "START_LEAD_S",
     "WINDOW_GAP_S",
     "HostOutput",
-    "HostSpec",
+    "LoadSpec",
     "WindowOutput",
     "WindowRunner",
     "WindowSpec",
@@ -35,31 +35,6 @@ RUN_TASK = "Run the windows"  # playbooks/load.yml: the task whose stdout is the
 CLIENT_STAGGER_S = 0.25  # more start lead per client: Ansible reaches them one by one
 SLACK_S = 120  # the playbook's timeout beyond the windows themselves
 PER_HOST_S = 10  # ... and per host
-
-
-class WindowSpec(TypedDict):
-    """One window of a host's spec: when it starts (after the common start), how long."""
-
-    index: int
-    offset: float
-    duration: float
-    commands: NotRequired[list[Any]]  # argv lists, or {"argv", "stdin", "then"} dicts
-    rate: NotRequired[int]  # open loop: the offered rate (not sent to the host)
-
-
-class HostSpec(TypedDict):
-    """What one host's window runner does (``sizing_specs[host]``), less the start time."""
-
-    windows: list[WindowSpec]
-    sample_cpu: bool
-    pidfile: NotRequired[str]
-    sample_net: NotRequired[bool]
-    ports: NotRequired[list[int]]
-    tls_log: NotRequired[str]
-    upstream_pidfile: NotRequired[str]  # an upstream nginx on this host: sample it
-
-
-WindowOutput = dict[str, Any]  # one window as the host's window runner reports it
 
 
 @dataclass(frozen=True)
@@ -77,7 +52,7 @@ def schedule_windows(durations: Sequence[float], first_index: int = 0) -> list[W
     windows: list[WindowSpec] = []
     offset = 0.0
     for i, duration in enumerate(durations):
-        windows.append({"index": first_index + i, "offset": offset, "duration": duration})
+        windows.append(WindowSpec(first_index + i, offset, duration))
         offset += duration + WINDOW_GAP_S
     return windows
 
@@ -97,7 +72,7 @@ class WindowRunner:
         self.ctx = ctx
 
     def run(
-        self, specs: Mapping[str, HostSpec], *, lead_s: float, mark_lost: bool = True
+        self, specs: Mapping[str, LoadSpec], *, lead_s: float, mark_lost: bool = True
     ) -> list[HostOutput]:
         """Run ``specs`` (host -> spec) starting ``lead_s`` from now; outputs in host order.
 
@@ -106,14 +81,12 @@ class WindowRunner:
         """
         start_at = time.time() + lead_s
         full = {
-            host: {"start_at": start_at, "run": self.ctx.run_token, **spec}
+            host: replace(spec, start_at=start_at, run=self.ctx.run_token).to_json()
             for host, spec in specs.items()
         }
         hosts = sorted(full)
         span = max(
-            (float(w["offset"]) + float(w["duration"]) for s in specs.values()
-             for w in s["windows"]),
-            default=0.0,
+            (w.offset + w.duration for s in specs.values() for w in s.windows), default=0.0
         )
         called = time.time()
         res = self.ctx.playbooks.run(
@@ -127,16 +100,21 @@ class WindowRunner:
         for host in hosts:
             try:
                 doc = res.json(host, RUN_TASK)
+                got = None if doc is None else RunnerOutput.from_json(doc)
+            except ProtocolError as exc:
+                out.append(HostOutput(host, None, f"unreadable window output: {exc}",
+                                      unreadable=True))  # fmt: skip
+                continue
             except ValueError:
                 out.append(HostOutput(host, None, "unreadable window output", unreadable=True))
                 continue
-            if doc is None:
+            if got is None:
                 why = res.problems().get(host, f"no result ({res.status})")
                 if mark_lost:
                     self.ctx.hosts.mark_broken(host, why)
                 out.append(HostOutput(host, None, why))
                 continue
-            if isinstance(doc.get("began"), int | float):
-                self.ctx.hosts.observe_reach(host, float(doc["began"]) - called)
-            out.append(HostOutput(host, list(doc["windows"])))
+            if got.began:
+                self.ctx.hosts.observe_reach(host, got.began - called)
+            out.append(HostOutput(host, got.windows))
         return out

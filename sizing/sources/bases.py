@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from sizing import paths
 from sizing.ceilings import Bound, HostCeilings, crypto_bound, nic_bound
+from sizing.records import PointMeta
 
 if TYPE_CHECKING:
     from sizing.catalog import Reference
@@ -111,28 +112,16 @@ def _profile_field(name: str, attr: str, default: Any) -> Any:
         return default
 
 
-def _workload_of(profile: str, meta: Mapping[str, Any]) -> tuple[str, int, bool]:
-    """(role, file size, keepalive) of a point: metadata first, then the profile."""
-    role = meta.get("role")
-    if not role:
-        # rps/tps points stored before they load-balanced (issue 13) carry no role: nginx
-        # served the file itself then
-        role = "web" if profile in SIZING_PROFILES else _profile_field(profile, "role", "web")
-    size = meta.get("file_size") or _profile_field(profile, "file_size", 128)
-    keepalive = meta.get("keepalive")
+def _workload_of(profile: str, meta: PointMeta) -> tuple[str, int, bool]:
+    """(role, file size, keepalive) of a point (older records were completed by the store's
+    migration: :func:`sizing.store.workload_defaults`)."""
+    w = meta.workload
+    role = w.role or _profile_field(profile, "role", "web")
+    size = w.file_size or _profile_field(profile, "file_size", 128)
+    keepalive = w.keepalive
     if keepalive is None:
         keepalive = _profile_field(profile, "keepalive", SIZING_METRIC.get(profile) != "tps")
     return ROLES.get(str(role), str(role)), int(size), bool(keepalive)
-
-
-def physical_host(host: str, platform: str, meta: Mapping[str, Any]) -> str:
-    """The machine a point ran on: a guest's hypervisor host, else the host itself."""
-    settings = meta.get("platform_settings") or {}
-    if platform == "libvirt" and settings.get("hypervisor"):
-        return str(settings["hypervisor"])
-    if platform == "vsphere" and settings.get("esxi_host"):
-        return str(settings["esxi_host"])
-    return host
 
 
 def repetition_values(samples: Sequence[tuple[int, Sample]]) -> list[float]:
@@ -141,7 +130,7 @@ def repetition_values(samples: Sequence[tuple[int, Sample]]) -> list[float]:
     return [
         s.value
         for rep, s in samples
-        if rep >= 1 and not s.metric.endswith(".client") and not s.metadata.get("warmup")
+        if rep >= 1 and not s.metric.endswith(".client") and not s.metadata.warmup
     ]
 
 
@@ -168,12 +157,10 @@ def measured_figure(
 
     ci = median_ci(reps)
     extra, _ = repetition_flags(reps)
-    pair = r.metadata.get("pair") if isinstance(r.metadata, dict) else None
-    if not isinstance(pair, dict):
-        pair = {}
+    pair = r.metadata.pair
     return Figure(
-        pair=str(pair.get("id") or ""),
-        pair_ratios=tuple(float(x) for x in pair.get("ratios") or ()),
+        pair=pair.id if pair else "",
+        pair_ratios=pair.ratios if pair else (),
         platform=platform,
         cores=r.key.cores,
         ht=r.key.ht,
@@ -280,15 +267,15 @@ def measured_bases(
             meta = r.metadata
             host = r.key.host
             platform = basis_platform(r.key.platform, r.flags)
-            phys = physical_host(host, r.key.platform, meta)
+            phys = meta.env.physical_host(host, r.key.platform)
             facts = env.get(host) if isinstance(env.get(host), Mapping) else {}
             hw_facts = facts_of.get(phys) if phys != host and phys in facts_of else facts
             hardware = hardware_of(hw_facts, declared.get(phys) or declared.get(host))
             if phys != host and phys not in facts_of:
                 hardware = hardware_of({"cpu_model": (facts or {}).get("cpu_model")})
             software = software_label(
-                meta.get("nginx_version") or (facts or {}).get("nginx_version"),
-                meta.get("openssl_version")
+                meta.env.nginx_version or (facts or {}).get("nginx_version"),
+                meta.env.openssl_version
                 or (facts or {}).get("nginx_openssl")
                 or (facts or {}).get("openssl_version"),
             )
@@ -304,12 +291,13 @@ def measured_bases(
                 got = HostCeilings.from_env(facts)  # a guest's own ceiling is not measured
                 if got is not None:
                     g["ceilings"] = {"_run": run.record.id, "host": got}
-            g["metas"].setdefault((metric, r.key.ht), []).append({**meta, "_value": r.value})
+            g["metas"].setdefault((metric, r.key.ht), []).append((meta, r.value))
             if metric == "rps":
                 g["keepalive"] = keepalive
             else:
                 g["tls_keys"].add(
-                    str(meta.get("tls_key") or _profile_field(r.key.profile, "tls_key", None) or "")
+                    str(meta.workload.tls_key or _profile_field(r.key.profile, "tls_key", None)
+                        or "")
                 )
             slot = (metric, r.key.cores, r.key.ht)
             g["slots"].setdefault(slot, []).append((p, run))

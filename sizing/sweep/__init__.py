@@ -799,7 +799,7 @@ def against_ceiling(
         point.key.cores,
         point.key.ht,
     )
-    timed = [s.metadata for _, s in samples if "." not in s.metric and not s.metadata.get("warmup")]
+    timed = [s.metadata for _, s in samples if "." not in s.metric and not s.metadata.warmup]
     why = far_below(ceiling, result.value, cpu_split(timed))
     if why is None:
         return result

@@ -23,6 +23,7 @@ from sizing.ceilings import (
 )
 from sizing.cli import app
 from sizing.load.openssl_speed import SpeedParseError, parse_speed, speed_argv
+from sizing.records import PointMeta, SampleMeta
 from tests.unit.test_sources import ENV, fill, point
 
 runner = CliRunner()
@@ -97,20 +98,22 @@ def test_a_handshake_figure_is_shown_as_a_share_of_its_crypto_ceiling() -> None:
 
 
 def test_the_nic_ceiling_is_the_link_over_the_bytes_a_request_costs() -> None:
-    lo = nic_ceiling({"server_net_interface": "lo", "server_net_tx_bytes_per_s": 4.7e7,
-                      "server_net_rx_bytes_per_s": 4.7e7, "server_link_bytes_per_s": None},
+    lo = nic_ceiling(PointMeta.parse({
+        "server_net_interface": "lo", "server_net_tx_bytes_per_s": 4.7e7,
+        "server_net_rx_bytes_per_s": 4.7e7, "server_link_bytes_per_s": None}),
                      44568.0)  # fmt: skip
     assert lo is not None and lo.limit is None
     assert lo.words(44568.0) == "no NIC ceiling: loopback has no line rate"
     # 10 GbE, 500 B per request sent: 2.5 M requests/s
-    ten = nic_ceiling({"server_net_interface": "eth0", "server_net_tx_bytes_per_s": 2.5e7,
-                       "server_net_rx_bytes_per_s": 1e7, "server_link_bytes_per_s": 1.25e9},
+    ten = nic_ceiling(PointMeta.parse({
+        "server_net_interface": "eth0", "server_net_tx_bytes_per_s": 2.5e7,
+        "server_net_rx_bytes_per_s": 1e7, "server_link_bytes_per_s": 1.25e9}),
                       50000.0)  # fmt: skip
     assert ten is not None and ten.limit == pytest.approx(2.5e6)
     assert ten.words(50000.0, "requests/s") == (
         "50,000 req/s = 2% of 10 Gb/s on eth0 (500 B per request on the wire)"
     )
-    assert nic_ceiling({}, 100.0) is None
+    assert nic_ceiling(PointMeta(), 100.0) is None
 
 
 def test_a_saturated_handshake_figure_far_below_its_ceiling_is_flagged() -> None:
@@ -264,8 +267,10 @@ def test_the_sweep_flags_a_valid_handshake_figure_far_below_its_ceiling() -> Non
     (tps,) = build_plan(inv, {"localhost": topo}, (1,), (Ht.OFF,), (profiles.load("tps"),))
     split = {"per_cpu": {"0": {"user": 76.6, "system": 8.4, "softirq": 3.8}}}
     samples = [
-        (0, Sample("handshakes_per_second", 900.0, "handshakes/s", {"warmup": True})),
-        *((i, Sample("handshakes_per_second", v, "handshakes/s", {"server_cpu": split}))
+        (0, Sample("handshakes_per_second", 900.0, "handshakes/s",
+                   SampleMeta.parse({"warmup": True}))),
+        *((i, Sample("handshakes_per_second", v, "handshakes/s",
+                     SampleMeta.parse({"server_cpu": split})))
           for i, v in enumerate((1790.0, 1800.0, 1810.0), start=1)),
     ]  # fmt: skip
     env = {"ceilings": {"openssl": "OpenSSL 3.0.19", "crypto": [

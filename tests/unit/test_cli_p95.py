@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from sizing.cli import app
 from sizing.model import PointKey, PointResult, Status
+from sizing.records import PointMeta
 from sizing.store import Store
 
 runner = CliRunner()
@@ -19,9 +20,9 @@ def latency(profile: str, cores: int, curve: list[tuple[float, float]], **meta: 
     return PointResult(
         PointKey("lab1", "baremetal", cores, "off", profile), Status.MEASURED, value=1.0,
         unit="requests/s",
-        metadata={"mode": "fixed-rate", **meta,
+        metadata=PointMeta.parse({"mode": "fixed-rate", **meta,
                   "curve": [{"rate": r, "mean_ms": p / 2, "p50_ms": p / 3, "p95_ms": p,
-                             "p99_ms": p * 2, "max_ms": p * 3} for r, p in curve]})
+                             "p99_ms": p * 2, "max_ms": p * 3} for r, p in curve]}))
 
 
 @pytest.fixture()

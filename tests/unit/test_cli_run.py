@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from sizing.cli import app
 from sizing.model import PointKey, PointResult, Sample, Status
+from sizing.records import PointMeta, SampleMeta
 from sizing.store import Store
 
 DATA = Path(__file__).parent.parent / "data" / "inventories"
@@ -70,9 +71,9 @@ def test_results_lists_runs_points_and_metadata(tmp_path: Path) -> None:
                 unit="requests/s",
                 repetitions=3,
                 spread=0.02,
-                metadata=meta,
+                metadata=PointMeta.parse(meta),
             ),
-            [(1, Sample("requests_per_second", 70000.0, "requests/s", meta))],
+            [(1, Sample("requests_per_second", 70000.0, "requests/s", SampleMeta.parse(meta)))],
         )
         store.add_point(
             run_id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sizing.engine.slo import capacity, slo_figures, slo_profile_name
 from sizing.knee import Slo
 from sizing.model import PointKey, PointResult, Status
+from sizing.records import PointMeta
 
 
 def latency_point(cores: int, curve: list[tuple[float, float]], **meta: object) -> PointResult:
@@ -13,12 +14,12 @@ def latency_point(cores: int, curve: list[tuple[float, float]], **meta: object) 
         Status.MEASURED,
         value=1.0,
         unit="requests/s",
-        metadata={
+        metadata=PointMeta.parse({
             "mode": "fixed-rate",
             "curve": [{"rate": r, "mean_ms": p / 2, "p50_ms": p / 3, "p95_ms": p,
                        "p99_ms": p * 2, "max_ms": p * 3} for r, p in curve],
             **meta,
-        },
+        }),
     )
 
 

@@ -17,18 +17,27 @@ import pytest
 from sizing import profiles
 from sizing.facts import HostFacts
 from sizing.inventory import load_inventory
+from sizing.loadproto import WindowOutput, WindowSpec
 from sizing.measure.evaluate import Measurement, evaluate_windows, window_rates
-from sizing.measure.validity import StopRule
+from sizing.measure.validity import StopRule, recheck
 from sizing.model import SERVER_DIED, Ht, Status
 from sizing.paths import ROOT
 from sizing.plan import PlannedPoint, build_plan
 from sizing.provision.platforms.base import Target
+from sizing.records import StopRuleRecord, UpstreamPlacement
 
 DATA = Path(__file__).parent.parent / "data" / "windows"
 
 
 def load_case(name: str) -> tuple[dict[str, Any], PlannedPoint, Target, HostFacts]:
+    """A golden case, its outputs and windows read through the host protocol
+    (:mod:`sizing.loadproto`), as the window runner's JSON is."""
     doc = json.loads((DATA / f"{name}.json").read_text())
+    doc["outputs"] = {
+        host: [WindowOutput.from_json(w) for w in out["windows"]]
+        for host, out in doc["outputs"].items()
+    }
+    doc["windows"] = [WindowSpec.from_json(w) for w in doc["windows"]]
     facts = HostFacts.parse(json.dumps(doc["facts"]))
     inv = load_inventory(ROOT / "inventories" / "local.yml")
     p = doc["point"]
@@ -70,13 +79,18 @@ def test_clean_rps_point() -> None:
     assert len(samples) == 10
     assert [i for i, s in samples if s.metric == "requests_per_second"] == [0, 1, 2, 3, 4]
     warm = next(s for i, s in samples if i == 0 and s.metric == "requests_per_second")
-    assert warm.metadata["warmup"] is True
-    meta = result.metadata
-    assert meta["tool"] == "wrk" and meta["tool_version"] == "debian/4.1.0-3+b2"
-    assert meta["server_cpus"] == "0" and meta["worker_cpus"] == "0"
-    assert meta["url"] == "http://127.0.0.1:8080/128b"
-    assert meta["stop_rule"] == {"fixed": 4, "min": 3, "max": 4, "target_half_width": 0.02}
-    assert meta["server_busy_median"] == pytest.approx(99.0, abs=0.1)
+    assert warm.metadata.warmup is True
+    env = result.metadata.env
+    assert env.tool == "wrk" and env.tool_version == "debian/4.1.0-3+b2"
+    assert env.server_cpus == "0" and env.worker_cpus == "0"
+    assert env.url == "http://127.0.0.1:8080/128b"
+    assert result.metadata.stop_rule == StopRuleRecord(4, 3, 4, 0.02)
+    ev = result.metadata.evidence
+    assert ev.server_busy_median == pytest.approx(99.0, abs=0.1)
+    # the guards' evidence is stored with the point, and proves the verdict by itself
+    assert ev.guards is not None and ev.guards.saturated is True
+    assert ev.guards.limited_by == "the server's CPUs" and len(ev.guards.repetitions) == 4
+    assert recheck(ev.guards) == list(ev.guards.verdicts) == []
 
 
 def test_client_bound_point() -> None:
@@ -94,16 +108,18 @@ def test_errors_point() -> None:
     assert result.status is Status.INVALID and result.flags == ("errors",)
     assert result.reason.startswith("1046188 of 1046188 requests failed (100.00% > 0.1%)")
     timed = [s for i, s in samples if i > 0 and s.metric == "requests_per_second"]
-    assert all(s.metadata["http_errors"] == s.metadata["requests"] for s in timed)
+    assert all(s.metadata.http_errors == s.metadata.requests for s in timed)
 
 
 def test_tps_point_counts_full_handshakes() -> None:
     result, samples = evaluate("tps_clean")
     assert result.status is Status.MEASURED and result.flags == ()
     assert result.value == pytest.approx(548.24) and result.unit == "handshakes/s"
-    assert result.metadata["tls_suites"] == {"TLSv1.2 ECDHE-RSA-AES128-GCM-SHA256": 4994}
+    ev = result.metadata.evidence
+    assert ev.tls_suites == {"TLSv1.2 ECDHE-RSA-AES128-GCM-SHA256": 4994}
     timed = [s for i, s in samples if i > 0 and s.metric == "handshakes_per_second"]
-    assert [s.metadata["tls_reused"] for s in timed] == [0, 0, 0, 0]
+    assert [s.metadata.tls_reused for s in timed] == [0, 0, 0, 0]
+    assert ev.guards is not None and sum(r.tls_full for r in ev.guards.repetitions) == 4994
 
 
 def test_tps_point_with_resumed_sessions_is_invalid() -> None:
@@ -167,14 +183,21 @@ def test_squeezed_upstream_point_is_upstream_bound() -> None:
     )
     assert "give the upstreams about 1 more CPU" in result.reason
     assert "limited by the upstream (101% of its CPUs)" in result.reason
-    assert result.metadata["upstreams"] == [
-        {"host": "localhost", "cpus": "1", "shares_with": "client"}
-    ]
+    assert result.metadata.env.upstreams == (UpstreamPlacement("localhost", "1", "client"),)
     timed = [s for i, s in samples if i > 0 and s.metric == "requests_per_second"]
     for s in timed:
-        up = s.metadata["upstream_cpu"]["localhost"]
-        assert up["quota_cpus"] == 0.05 and up["capacity"] == 0.05 and up["throttled"] > 0
-        assert s.metadata["kernel_outside"]["cpus"] == [1]
+        assert s.metadata.upstream_cpu is not None and s.metadata.kernel_outside is not None
+        up = s.metadata.upstream_cpu["localhost"]
+        assert up.quota_cpus == 0.05 and up.capacity == 0.05 and (up.throttled or 0) > 0
+        assert s.metadata.kernel_outside.cpus == (1,)
+    # the upstream's share is stored with the point: a reader can check the verdict
+    guards = result.metadata.evidence.guards
+    assert guards is not None and guards.saturated is False
+    assert guards.limited_by == "the upstream's CPUs"
+    busy = result.metadata.evidence.upstream_busy_median or {}
+    assert busy["localhost"] == pytest.approx(101, abs=1)
+    assert [v.flag for v in recheck(guards)] == [v.flag for v in guards.verdicts] == [
+        "upstream-bound", "not-saturated"]
 
 
 def test_one_connection_point_is_not_saturated() -> None:
@@ -186,7 +209,7 @@ def test_one_connection_point_is_not_saturated() -> None:
         result.reason
     )
     assert "limited by the other processes on the pinned CPUs" in result.reason
-    assert result.metadata["irq_steering"].startswith("not steered: loopback")
-    assert result.metadata["softirq_outside_pct_median"] is not None
+    assert (result.metadata.env.irq_steering or "").startswith("not steered: loopback")
+    assert result.metadata.evidence.softirq_outside_pct_median is not None
     timed = [s for i, s in samples if i > 0 and s.metric == "requests_per_second"]
-    assert all(s.metadata["upstream_cpu"]["localhost"]["quota_cpus"] is None for s in timed)
+    assert all((s.metadata.upstream_cpu or {})["localhost"].quota_cpus is None for s in timed)

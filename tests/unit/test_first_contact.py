@@ -19,6 +19,7 @@ from sizing.inventory import load_inventory
 from sizing.model import PointKey, PointResult, Sample, Status
 from sizing.provision.ansible import ansible_config
 from sizing.provision.facts import declared_facts, declared_topology
+from sizing.records import PointMeta, SampleMeta
 from sizing.report.data.evidence import point_evidence
 from sizing.report.render.points import WIDTH, no_valid_figure, points_csv, points_table
 from sizing.store import Store
@@ -136,21 +137,22 @@ def _point(host: str, profile: str, status: Status = Status.MEASURED, **kw: obje
 
 
 SAMPLES = [
-    Sample("requests_per_second", 100.0, "requests/s", {"warmup": True, "errors": 99}),
+    Sample("requests_per_second", 100.0, "requests/s",
+           SampleMeta.parse({"warmup": True, "errors": 99})),
     *(
-        Sample("requests_per_second", v, "requests/s", {
+        Sample("requests_per_second", v, "requests/s", SampleMeta.parse({
             "errors": 1, "server_busy": b, "client_cpu_busy": {"c1": 50.0, "c2": c},
             "tls_full": 10, "tls_reused": 0,
-        })
+        }))
         for v, b, c in ((100.0, 98.0, 60.0), (102.0, 99.0, 70.0), (98.0, 97.0, 65.0))
     ),
-    Sample("requests_per_second.client", 50.0, "requests/s", {"errors": 1000}),
+    Sample("requests_per_second.client", 50.0, "requests/s", SampleMeta.parse({"errors": 1000})),
 ]  # fmt: skip
 
 
 def test_evidence_from_the_timed_repetitions() -> None:
     r = _point("web", "rps", value=100.0, unit="requests/s", ci_low=95.0, ci_high=105.0,
-               metadata={"latency_p99_ms": 4.5})  # fmt: skip
+               metadata=PointMeta.parse({"latency_p99_ms": 4.5}))  # fmt: skip
     ev = point_evidence(r, SAMPLES)
     assert ev["errors"] == 3 and ev["tls_full"] == 30 and ev["tls_reused"] == 0
     assert ev["server_cpu_pct"] == 98.0 and ev["client_cpu_pct"] == 65.0
@@ -243,7 +245,8 @@ def test_a_run_with_no_valid_figure_says_what_would_give_one() -> None:
                                                      "shares_with": "client"}]}  # fmt: skip
     pts = [
         _point("localhost", "rps", Status.INVALID, value=50197.0, unit="requests/s",
-               flags=("not-saturated", "noisy", "virtualized-host"), metadata=shared),
+               flags=("not-saturated", "noisy", "virtualized-host"),
+               metadata=PointMeta.parse(shared)),
         _point("localhost", "tps", Status.SKIPPED, reason="needs 2 server cores"),
     ]  # fmt: skip
     ev = {pts[0].key: {"server_cpu_pct": 87.4, "client_cpu_pct": 98.9}}
@@ -258,7 +261,7 @@ def test_a_run_with_no_valid_figure_says_what_would_give_one() -> None:
 
     assert profiles.load("static-rps").role == "web" and profiles.load("static-tps")
     # without a shared upstream, no claim about a small host; with a valid figure, nothing
-    alone = [_point("h", "rps", Status.INVALID, flags=("client-bound",), metadata={})]
+    alone = [_point("h", "rps", Status.INVALID, flags=("client-bound",), metadata=PointMeta())]
     assert "share the client's core" not in " ".join(no_valid_figure(alone, {}))
     valid = [*pts, _point("localhost", "static-rps", value=9.0e4, unit="requests/s")]
     assert no_valid_figure(valid, ev) == []

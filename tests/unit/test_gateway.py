@@ -69,15 +69,16 @@ def test_judge_gateway_added_latency_and_jwt_verdict() -> None:
     good = _line("good_jwt", 200, 0.0009)
     log = _line("probe_log", 200, 0.0001)
     verdict = gateway.judge_gateway(prof, out + good + "good-n1 200\n" + log, "n1")
-    assert verdict["added_latency_ms"]["total"] == pytest.approx(0.3)
-    assert verdict["jwt_check"]["ok"]
+    assert (verdict.added_latency_ms or {})["total"] == pytest.approx(0.3)
+    assert verdict.jwt_check is not None and verdict.jwt_check.ok
     leaked = gateway.judge_gateway(
         prof, out + good + "good-n1 200\nbad-n1 401\n" + _line("probe_log", 200, 0.0001), "n1")
-    assert not leaked["jwt_check"]["ok"] and leaked["jwt_check"]["rejected_reached_upstream"]
+    assert leaked.jwt_check is not None
+    assert not leaked.jwt_check.ok and leaked.jwt_check.rejected_reached_upstream
     accepted = out.replace("label=bad_jwt code=401", "label=bad_jwt code=200")
     judged = gateway.judge_gateway(prof, accepted + good + "good-n1 200\n", "n1")
-    assert not judged["jwt_check"]["ok"]
-    assert "jwt_check" not in gateway.judge_gateway(load("proxy"), out, "n1")
+    assert judged.jwt_check is not None and not judged.jwt_check.ok
+    assert gateway.judge_gateway(load("proxy"), out, "n1").jwt_check is None
 
 
 def test_gateway_transfers_for_api_jwt() -> None:

@@ -17,6 +17,7 @@ from sizing import paths
 from sizing.catalog import load_catalog, load_reference
 from sizing.cli import app
 from sizing.model import PointKey, PointResult, Sample, Status
+from sizing.records import PointMeta, SampleMeta
 from sizing.report.build import prepare
 from sizing.report.data import (
     Guide,
@@ -100,8 +101,9 @@ def _samples(value: float, profile: str, busy: float) -> list[tuple[int, Sample]
         meta: dict[str, Any] = {"server_cpu": {"busy": busy, "steal": 0.0}, "repetition": rep}
         if profile == "tps":
             meta.update(tls_full=1000, tls_reused=0)
-        out.append((rep, Sample(metric, value * factor, "x/s", meta)))
-        out.append((rep, Sample(metric + ".client", value * factor, "x/s", {"client": "gen1"})))
+        out.append((rep, Sample(metric, value * factor, "x/s", SampleMeta.parse(meta))))
+        client = SampleMeta.parse({"client": "gen1"})
+        out.append((rep, Sample(metric + ".client", value * factor, "x/s", client)))
     return out
 
 
@@ -125,7 +127,7 @@ def fill_store(store: Store, inventory: str = "/lab/inventories/lab.yml") -> int
                 repetitions=3,
                 ci_low=lo,
                 ci_high=hi,
-                metadata=_meta(platform, cores, profile),
+                metadata=PointMeta.parse(_meta(platform, cores, profile)),
             ),
             _samples(value, profile, 97.0 + cores / 4),
         )
@@ -139,7 +141,7 @@ def fill_store(store: Store, inventory: str = "/lab/inventories/lab.yml") -> int
             unit="requests/s",
             repetitions=3,
             flags=("client-bound",),
-            metadata=_meta("baremetal", 8, "rps"),
+            metadata=PointMeta.parse(_meta("baremetal", 8, "rps")),
         ),
         _samples(210_000.0, "rps", 61.0),
     )
@@ -161,7 +163,7 @@ def fill_store(store: Store, inventory: str = "/lab/inventories/lab.yml") -> int
             unit="requests/s",
             repetitions=3,
             flags=("emulated",),
-            metadata=_meta("libvirt", 8, "rps"),
+            metadata=PointMeta.parse(_meta("libvirt", 8, "rps")),
         ),
         [],
     )

@@ -19,6 +19,7 @@ import pytest
 from sizing.knee import LatencyPoint, knee, parse_slo
 from sizing.measure.fixedrate import mean_point, soak_jumps
 from sizing.model import PointKey, PointResult, Sample, Status
+from sizing.records import PointMeta, SampleMeta, SoakRep
 from sizing.report.build import prepare
 from sizing.report.data import Guide, GuideRequest, latency_ms
 from sizing.report.render.charts import render_charts
@@ -94,7 +95,7 @@ def latency_result(
     swept = list(swept or sorted(reps_by_rate))
     reps = max(len(v) for v in reps_by_rate.values())
     samples: list[tuple[int, Sample]] = []
-    series: dict[float, list[dict[str, Any]]] = {}
+    series: dict[float, list[SoakRep]] = {}
     index = 1  # window 0 was the warm-up
     for rate, rep_list in reps_by_rate.items():
         for n, rep in enumerate(rep_list, start=1):
@@ -106,16 +107,14 @@ def latency_result(
                 "server_cpu": {"busy": rep[5], "steal": rep[6]}, "clients": 1, "problems": [],
             }  # fmt: skip
             phase = "sweep" if rate in swept else "search"
-            samples.append((index, Sample("latency", lp.p95_ms, "ms", {
+            samples.append((index, Sample("latency", lp.p95_ms, "ms", SampleMeta.parse({
                 **meta, "phase": phase, "warmup": False, "repetition_at_rate": n,
                 "duration_s": 10.0,
-            })))  # fmt: skip
+            }))))  # fmt: skip
             index += 1
-            series.setdefault(lp.rate, []).append(
-                {"repetition": n, **{k: meta[k] for k in (
-                    "mean_ms", "p50_ms", "p95_ms", "p99_ms", "max_ms", "server_steal",
-                    "server_busy", "lag")}}
-            )  # fmt: skip
+            series.setdefault(lp.rate, []).append(SoakRep(
+                n, lp.mean_ms, lp.p50_ms, lp.p95_ms, lp.p99_ms, lp.max_ms, lp.server_steal,
+                lp.server_busy, 0.001))  # fmt: skip
     pts = [mean_point([_lp(r, x) for x in reps_by_rate[r]]) for r in sorted(reps_by_rate)]
     k = knee(pts)
     flags = ["emulated"] if emulated else []
@@ -142,7 +141,8 @@ def latency_result(
             "probe_count": len(probes), "converged": True, "reason": "",
             "sweep_capacity": 4000.0,
         },
-        "soak_series": {f"{r:g}": s for r, s in series.items()} if reps > 1 else None,
+        "soak_series": ({f"{r:g}": [asdict(x) for x in s] for r, s in series.items()}
+                        if reps > 1 else None),
         "soak_jumps": jumps or None,
         "nginx_version": "1.22.1", "kernel": "6.1.0-test", "cpu_model": "Test CPU Model 9000",
         "hypervisor": None, "openssl_version": "3.0.11",
@@ -156,7 +156,7 @@ def latency_result(
         unit="requests/s",
         repetitions=reps,
         flags=tuple(flags),
-        metadata=metadata,
+        metadata=PointMeta.parse(metadata),
     )  # fmt: skip
     return result, samples
 
@@ -322,8 +322,8 @@ def test_chart_data_carries_the_curve_knee_and_slo() -> None:
     p = latency_point(2, CURVE, knee_rate=3000.0, slo="p95=10ms",
                       slo_search={"capacity": 3420.0}, soak_jumps={"3000": [17]})
     (series,) = latency_chart_data([(4, p)])
-    assert series["rates"] == [1000.0, 2000.0, 3000.0, 4000.0]
-    assert series["p95_ms"][-1] == 40.0 and series["mean_ms"][0] == 1.0
-    assert series["knee_rate"] == 3000.0 and series["slo_capacity"] == 3420.0
-    assert series["platform"] == "baremetal" and series["cores"] == 2
-    assert series["soak_jumps"] == {"3000": [17]}
+    assert series.rates == (1000.0, 2000.0, 3000.0, 4000.0)
+    assert series.p95_ms[-1] == 40.0 and series.mean_ms[0] == 1.0
+    assert series.knee_rate == 3000.0 and series.slo_capacity == 3420.0
+    assert series.platform == "baremetal" and series.cores == 2
+    assert series.soak_jumps == {"3000": (17,)}

@@ -21,6 +21,7 @@ from sizing.knee import (
     search,
 )
 from sizing.measure.fixedrate import soak_jumps
+from sizing.records import SoakRep
 
 SLO = Slo("p95", 10.0)
 Curve = Callable[[float], LatencyPoint]
@@ -171,10 +172,9 @@ def test_soak_jumps_find_the_credit_exhaustion() -> None:
     # the article's Avi SE table at 2,500 RPS: run 17 onwards jumps (p95 in ms)
     p95 = [3.2, 10.3, 3.4, 3.2, 3.4, 10.2, 3.3, 3.3, 3.3, 10.4, 3.4, 3.4, 3.2, 3.2, 10.5, 3.3,
            35350, 50500, 47500, 47800]
-    series = [{"repetition": i + 1, "p95_ms": v, "mean_ms": v / 2} for i, v in enumerate(p95)]
+    series = [SoakRep(i + 1, p95_ms=v, mean_ms=v / 2) for i, v in enumerate(p95)]
     assert soak_jumps(series) == [2, 6, 10, 15, 17, 18, 19, 20]
-    steady = [{"repetition": i, "p95_ms": 3.0, "mean_ms": 1.0, "server_steal": 0.1}
-              for i in (1, 2, 3)]
+    steady = [SoakRep(i, p95_ms=3.0, mean_ms=1.0, server_steal=0.1) for i in (1, 2, 3)]
     assert soak_jumps(steady) == []
-    steady[1]["server_steal"] = 12.0
+    steady[1] = SoakRep(2, p95_ms=3.0, mean_ms=1.0, server_steal=12.0)
     assert soak_jumps(steady) == [2]

@@ -10,6 +10,7 @@ from sizing.engine.slo import slo_figures
 from sizing.knee import KNEE_FLOOR_MS, LatencyPoint, knee, knee_interval, knee_limit, parse_slo
 from sizing.measure.fixedrate import busy_at, client_saturated
 from sizing.model import PointKey, PointResult, Status
+from sizing.records import PointMeta
 
 
 def lp(rate: float, p95: float, server: float | None, client: float | None) -> LatencyPoint:
@@ -49,7 +50,8 @@ def _point(flags: tuple[str, ...]) -> PointResult:
     key = PointKey("localhost", "baremetal", 1, "off", "latency")
     curve = [asdict(p) for p in SUB_MS]
     return PointResult(key, Status.MEASURED, "", value=11314.0, unit="requests/s",
-                       flags=flags, metadata={"mode": "fixed-rate", "curve": curve})  # fmt: skip
+                       flags=flags, metadata=PointMeta.parse(
+                           {"mode": "fixed-rate", "curve": curve}))  # fmt: skip
 
 
 def test_a_client_bound_point_gives_only_a_lower_bound() -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from sizing.records import PointMeta
 from sizing.report.render.text import latency_curve_json, latency_curve_text
 
-META = {
+META = PointMeta.parse({
     "generator": "oha",
     "knee_interval": [40000.0, 80000.0],
     "knee_rate": 40000.0,
@@ -19,7 +22,7 @@ META = {
                                 (40000.0, 39990.0, 0.3, 0.9, 40.0),
                                 (80000.0, 71000.0, 80.0, 400.0, 100.0)]
     ],
-}
+})
 
 
 def test_the_curve_marks_the_knee_and_its_interval() -> None:
@@ -39,7 +42,8 @@ def test_json_carries_the_same_curve_and_says_why_there_is_no_knee() -> None:
     doc = latency_curve_json(META)
     assert [r["mark"] for r in doc["curve"]] == ["", "knee", "first-bad"]
     assert doc["curve"][2]["p95_ms"] == 400.0 and doc["knee_interval"] == [40000.0, 80000.0]
-    flat = {**META, "knee_interval": None, "knee_rate": None, "knee_busy": None,
-            "knee_reason": "no knee up to 60,000 requests/s, the most the clients can offer"}
+    flat = replace(META, latency=replace(
+        META.latency, knee_interval=None, knee_rate=None, knee_busy=None,
+        knee_reason="no knee up to 60,000 requests/s, the most the clients can offer"))
     assert latency_curve_text("x", flat).splitlines()[-1] == (
         "no knee: no knee up to 60,000 requests/s, the most the clients can offer")

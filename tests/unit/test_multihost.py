@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from sizing.cli import app
 from sizing.load.latency import merge_latency
 from sizing.load.wrk import LatencyReport, WrkParseError, WrkSpec, build_argv, parse_report
+from sizing.loadproto import CommandOutput, WindowOutput, WindowSpec
 from sizing.measure.multihost import (
     NetRate,
     busiest_interface,
@@ -146,35 +147,36 @@ def test_network_verdict_at_ninety_percent_of_the_link() -> None:
     assert network_verdict(None, link) is None
 
 
-def _window(idx: int, stdout: str = "", net: tuple[int, int] | None = None) -> dict[str, object]:
-    w: dict[str, object] = {"index": idx, "start": 100.0, "end": 102.0, "commands": []}
-    if stdout:
-        w["commands"] = [{"argv": [], "rc": 0, "stdout": stdout, "stderr": ""}]
-    if net:
-        w["net_before"] = {"eth0": [0, 0]}
-        w["net_after"] = {"eth0": list(net)}
-    return w
+def _window(idx: int, stdout: str = "", net: tuple[int, int] | None = None) -> WindowOutput:
+    return WindowOutput(
+        idx, 100.0, 102.0,
+        commands=[CommandOutput([], 0, stdout)] if stdout else [],
+        net_before={"eth0": [0, 0]} if net else None,
+        net_after={"eth0": list(net)} if net else None,
+    )  # fmt: skip
 
 
 def test_multihost_extras_merge_and_flag() -> None:
     report = (DATA / "wrk" / "report_script_keepalive.txt").read_text()
-    windows = [{"index": i} for i in (0, 1, 2)]
+    windows = [WindowSpec(i, 0.0, 2.0) for i in (0, 1, 2)]
     link = 1e9 / 8
     outputs = {
-        "srv": {"windows": [_window(i, net=(1000, int(2 * 0.97 * link))) for i in (0, 1, 2)]},
-        "c1": {"windows": [_window(i, report) for i in (0, 1, 2)]},
-        "c2": {"windows": [_window(i, report) for i in (0, 1, 2)]},
+        "srv": [_window(i, net=(1000, int(2 * 0.97 * link))) for i in (0, 1, 2)],
+        "c1": [_window(i, report) for i in (0, 1, 2)],
+        "c2": [_window(i, report) for i in (0, 1, 2)],
     }
     ex = multihost_extras(
         ["c1", "c2"], "srv", outputs, windows, {"nic_speeds_mbps": {"eth0": 1000}}, None
     )
     assert ex.flags == ["network-bound"]
     assert "97%" in ex.reasons[0]
-    assert ex.windows[1]["server_net"]["interface"] == "eth0"
-    assert ex.windows[1]["latency_count"] == 2 * 55000
-    assert ex.point["latency_count"] == 4 * 55000  # the two timed windows, not the warm-up
-    assert ex.point["latency_p50_ms"] == pytest.approx(0.166)
-    assert ex.point["server_net_tx_bytes_per_s"] == pytest.approx(0.97 * link, rel=1e-6)
+    net = ex.windows[1].server_net
+    assert net is not None and net.interface == "eth0"
+    assert ex.windows[1].latency.latency_count == 2 * 55000
+    # the two timed windows, not the warm-up
+    assert ex.point.latency.latency_count == 4 * 55000
+    assert ex.point.latency.latency_p50_ms == pytest.approx(0.166)
+    assert ex.point.server_net_tx_bytes_per_s == pytest.approx(0.97 * link, rel=1e-6)
     # The same traffic on a 10 Gb/s link is far from network-bound.
     ex10 = multihost_extras(
         ["c1"], "srv", outputs, windows, {"nic_speeds_mbps": {"eth0": 10000}}, None

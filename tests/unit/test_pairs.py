@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import statistics
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,10 +17,12 @@ import pytest
 from sizing import profiles
 from sizing.intervals import PairedRatio, median_coverage
 from sizing.inventory import load_inventory
+from sizing.loadproto import CommandOutput, WindowOutput
 from sizing.model import Ht, PointKey, PointResult, Status
 from sizing.plan import build_plan
 from sizing.plan.dryrun import pairs_text
 from sizing.plan.pairs import PairKind, find_pairs, leg_order
+from sizing.records import PointMeta
 from sizing.topology import Topology
 
 DATA = Path(__file__).parent.parent / "data" / "lscpu"
@@ -184,7 +187,7 @@ def test_engine_uses_the_pair_only_when_both_legs_carry_it() -> None:
         return PointResult(
             PointKey("h", platform, 1, "off", "rps"), status, why, value=value,
             unit="requests/s", repetitions=3, ci_low=value * 0.95, ci_high=value * 1.05,
-            metadata={"pair": pair} if pair else {},
+            metadata=PointMeta.parse({"pair": pair} if pair else {}),
         )  # fmt: skip
 
     bare = leg("baremetal", 100.0, record, Status.MEASURED)
@@ -288,20 +291,18 @@ def test_measure_pair_alternates_warms_up_at_each_switch_and_stops_on_the_ratio(
     rates = {"kvm1-metal": [100.0, 101.0, 99.0, 100.5, 100.0, 99.5], "vm1": [80.0] * 6}
 
     def run_batch(ctx, point, target, windows, connections, outputs):  # type: ignore[no-untyped-def]
-        ran.append((point.key.host, [w["index"] for w in windows]))
+        ran.append((point.key.host, [w.index for w in windows]))
         for w in windows:
             rate = rates[point.key.host][len([r for r in ran if r[0] == point.key.host]) - 1]
-            out = {
-                "index": w["index"],
-                "start": 0.0,
-                "commands": [{"stdout": WRK.replace("RATE", f"{rate:.2f}")}],
-            }
-            outputs.setdefault("load1", {"windows": []})["windows"].append(out)
+            out = WindowOutput(w.index, 0.0, 3.0, commands=[
+                CommandOutput([], 0, WRK.replace("RATE", f"{rate:.2f}"))])
+            outputs.setdefault("load1", []).append(out)
         return None
 
     def evaluate(ctx, point, target, outputs, windows, schedule):  # type: ignore[no-untyped-def]
-        idx = [w["index"] for w in windows]
-        return PointResult(point.key, Status.MEASURED, metadata={"windows": idx}), []
+        # the windows the leg is evaluated on, kept in the record's unknown keys
+        meta = PointMeta.parse({"windows": [w.index for w in windows]})
+        return PointResult(point.key, Status.MEASURED, metadata=meta), []
 
     monkeypatch.setattr(Throughput, "run_batch", staticmethod(run_batch))
     monkeypatch.setattr(Throughput, "evaluate", staticmethod(evaluate))
@@ -322,14 +323,15 @@ def test_measure_pair_alternates_warms_up_at_each_switch_and_stops_on_the_ratio(
         ("vm1", [2]), ("kvm1-metal", [0, 2]),
         ("kvm1-metal", [3]), ("vm1", [0, 3]),
     ]  # fmt: skip
-    rec = ra.metadata["pair"]
-    assert rec == {**rb.metadata["pair"], "role": "a"} and rb.metadata["pair"]["role"] == "b"
-    assert rec["order"].startswith("abbaab")
-    n = len(rec["ratios"])
+    rec, recb = ra.metadata.pair, rb.metadata.pair
+    assert rec is not None and recb is not None
+    assert rec == replace(recb, role="a") and recb.role == "b"
+    assert rec.order.startswith("abbaab")
+    n = len(rec.ratios)
     assert 3 <= n < 6  # stopped on the ratio's interval: the legs' values scatter more
-    assert rec["ratios"][0] == pytest.approx(0.8)
+    assert rec.ratios[0] == pytest.approx(0.8)
     # only the first warm-up is kept with each leg's windows
-    assert ra.metadata["windows"] == [0, *range(1, n + 1)]
+    assert ra.metadata.extra["windows"] == [0, *range(1, n + 1)]
     assert switched.count("vm1") == n + (n % 2 == 0)  # once per window of the leg
 
 

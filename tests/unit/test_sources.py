@@ -12,6 +12,7 @@ import pytest
 from sizing.catalog import load_reference
 from sizing.engine.basis import choose
 from sizing.model import PointKey, PointResult, Sample, Status
+from sizing.records import PointMeta, SampleMeta
 from sizing.sources import (
     Declared,
     Sources,
@@ -91,10 +92,11 @@ def point(
     metric = "requests_per_second" if profile == "rps" else "handshakes_per_second"
     ordered = sorted(reps)
     median = ordered[len(ordered) // 2]
-    samples = [(0, Sample(metric, reps[0] * 0.9, unit, {"warmup": True}))]
+    samples = [(0, Sample(metric, reps[0] * 0.9, unit, SampleMeta.parse({"warmup": True})))]
     for i, v in enumerate(reps, start=1):
-        samples.append((i, Sample(metric, v, unit, {"repetition": i, "warmup": False})))
-        samples.append((i, Sample(f"{metric}.client", v, unit, {"client": "c1"})))
+        timed = SampleMeta.parse({"repetition": i, "warmup": False})
+        samples.append((i, Sample(metric, v, unit, timed)))
+        samples.append((i, Sample(f"{metric}.client", v, unit, SampleMeta.parse({"client": "c1"}))))
     result = PointResult(
         key=PointKey(host, platform, cores, "off", profile),
         status=status,
@@ -104,7 +106,7 @@ def point(
         ci_low=median * 0.5,  # the mean's interval, as old runs stored: not used
         ci_high=median * 1.5,
         flags=flags,
-        metadata=meta(host, profile, **extra),
+        metadata=PointMeta.parse(meta(host, profile, **extra)),
     )
     return result, samples
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from sizing.loadproto import LoadSpec, WindowSpec
 from sizing.measure.context import (
     MIN_LEAD_S,
     REACH_FACTOR,
@@ -72,7 +73,7 @@ def test_the_window_runner_learns_the_reach_of_each_host(monkeypatch: pytest.Mon
     object.__setattr__(ctx, "playbooks", Playbooks(Path("inv.yml")))
     object.__setattr__(ctx, "hosts", health)
     object.__setattr__(ctx, "run_token", "t")
-    spec: Any = {"windows": [{"index": 0, "offset": 0.0, "duration": 1.0}], "sample_cpu": True}
+    spec = LoadSpec([WindowSpec(0, 0.0, 1.0)], sample_cpu=True)
 
     WindowRunner(ctx).run({"web": spec, "load": spec}, lead_s=4.0)
     assert set(health.reach) == {"web", "load"}

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from sizing.cli import app
 from sizing.errors import ExitStatus
 from sizing.model import PointKey, PointResult, Sample, Status
+from sizing.records import PointMeta, SampleMeta
 from sizing.store import (
     Store,
     StoreError,
@@ -30,9 +31,10 @@ runner = CliRunner()
 KEY = PointKey("localhost", "baremetal", 1, "off", "rps")
 RESULT = PointResult(KEY, Status.MEASURED, value=41_234.5, unit="req/s", repetitions=3,
                      spread=0.01, ci_low=41_000.0, ci_high=41_500.0, flags=("x",),
-                     metadata={"server_cpu": 0.97})  # fmt: skip
-SAMPLES = [(1, Sample("requests_per_second", 41_234.5, "req/s", {"client": "localhost"})),
-           (2, Sample("requests_per_second", 41_000.0, "req/s", {}))]  # fmt: skip
+                     metadata=PointMeta.parse({"server_cpu": 0.97}))  # fmt: skip
+SAMPLES = [(1, Sample("requests_per_second", 41_234.5, "req/s",
+                      SampleMeta.parse({"client": "localhost"}))),
+           (2, Sample("requests_per_second", 41_000.0, "req/s", SampleMeta()))]  # fmt: skip
 
 
 def new_run(db: Path) -> tuple[Store, int]:

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from sizing.cli import app
 from sizing.model import PointKey, PointResult, Sample, Status
+from sizing.records import SampleMeta
 from sizing.store import APPLICATION_ID, SCHEMA_VERSION, Store, StoreError
 
 SCHEMAS = Path(__file__).parent.parent / "data" / "store"
@@ -75,8 +76,9 @@ def test_migrating_from_the_first_schema_keeps_every_row(tmp_path: Path) -> None
         (point,) = store.points(run.id)
         assert point.result.key == PointKey("local", "baremetal", 1, "off", "rps")
         assert point.result.value == 130000.0
-        assert point.result.metadata == {"nginx": "1.22"}
-        assert store.samples(point.id) == [(1, Sample("rps", 130000.0, "req/s", {}))]
+        # an rps point stored before it load-balanced: nginx served the file itself
+        assert point.result.metadata.to_json() == {"nginx": "1.22", "role": "web"}
+        assert store.samples(point.id) == [(1, Sample("rps", 130000.0, "req/s", SampleMeta()))]
         # and it is writable in the new schema
         run2 = store.start_run(inventory="i", argv=[], tool_version="t", options={})
         assert run2 == 2
@@ -85,6 +87,9 @@ def test_migrating_from_the_first_schema_keeps_every_row(tmp_path: Path) -> None
         "SELECT name FROM sqlite_master WHERE type='index' AND name='points_key'"
     )
     assert index.fetchone() is not None
+    # the migration wrote the record in this sizing's shape
+    (raw,) = sqlite3.connect(db).execute("SELECT metadata FROM points").fetchone()
+    assert json.loads(raw) == {"nginx": "1.22", "role": "web"}
 
 
 @pytest.mark.parametrize("version", range(1, SCHEMA_VERSION))
@@ -118,6 +123,9 @@ def test_readonly_reads_an_old_database_without_touching_it(tmp_path: Path) -> N
     with Store.open_readonly(db) as store:
         assert [r.id for r in store.runs()] == [1]
         assert len(list(store.iter_valid())) == 1
+        # never migrated, read the same: the store upgrades the record as it reads it
+        (point,) = store.points(1)
+        assert point.result.metadata.workload.role == "web"
     assert digest(db) == before
     assert pragma(db, "user_version") == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.sqlite"]  # no -journal/-wal

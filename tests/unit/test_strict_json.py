@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sizing.cli.app import emit_json, strict_json
+from sizing.records import PointMeta, SampleMeta
 
 
 def strict_loads(text: str) -> Any:
@@ -84,9 +85,9 @@ def test_results_json_with_infinite_figures(tmp_path: Any) -> None:
                 Status.MEASURED,
                 value=math.inf,
                 spread=-math.inf,
-                metadata={"x": math.inf},
+                metadata=PointMeta.parse({"x": math.inf}),
             ),
-            [(1, Sample("rps", math.inf, "req/s", {"y": -math.inf}))],
+            [(1, Sample("rps", math.inf, "req/s", SampleMeta.parse({"y": -math.inf})))],
         )
     result = CliRunner().invoke(app, ["results", "--db", str(db), "--json"])
     assert result.exit_code == 0, result.output

@@ -19,10 +19,10 @@ from sizing.intervals import (
 )
 from sizing.measure.cpu import cpu_split
 from sizing.model import PointResult, Sample
+from sizing.records.window import LATENCY_KEYS
 
 __all__ = ["LATENCY_KEYS", "point_evidence"]
 
-LATENCY_KEYS = ("mean", "p50", "p90", "p95", "p99", "p99_9", "max")
 
 
 def _median(values: Sequence[float]) -> float | None:
@@ -36,7 +36,7 @@ def _num(value: Any) -> float | None:
 def _timed(samples: Sequence[Sample]) -> list[Sample]:
     """The sample of each timed repetition (warm-up left out), one per repetition: the
     primary sample, not the per-client ``<metric>.client`` ones."""
-    return [s for s in samples if "." not in s.metric and not s.metadata.get("warmup")]
+    return [s for s in samples if "." not in s.metric and not s.metadata.warmup]
 
 
 def point_evidence(
@@ -58,18 +58,12 @@ def point_evidence(
     """
     timed_samples = _timed(samples)
     timed = [s.metadata for s in timed_samples]
-    server = [v for m in timed if (v := _num(m.get("server_busy"))) is not None]
-    clients = []
-    for m in timed:
-        busy = m.get("client_cpu_busy")
-        if isinstance(busy, Mapping) and busy:
-            vals = [v for v in (_num(x) for x in busy.values()) if v is not None]
-            if vals:
-                clients.append(max(vals))
+    server = [m.server_busy for m in timed if m.server_busy is not None]
+    clients = [max(m.client_cpu_busy.values()) for m in timed if m.client_cpu_busy]
 
-    def total(key: str) -> int | None:
-        vals = [v for m in timed if (v := _num(m.get(key))) is not None]
-        return int(sum(vals)) if vals else None
+    def total(values: Sequence[int | None]) -> int | None:
+        got = [v for v in values if v is not None]
+        return int(sum(got)) if got else None
 
     meta = result.metadata
     interval = None
@@ -79,22 +73,18 @@ def point_evidence(
         interval = 100 * (got[1] - got[0]) / 2 / result.value
     elif result.ci_low is not None and result.ci_high is not None and result.value:
         interval = 100 * (result.ci_high - result.ci_low) / 2 / result.value
-    latency = {
-        k: _num(meta.get(f"latency_{k}_ms"))
-        for k in LATENCY_KEYS
-        if meta.get(f"latency_{k}_ms") is not None
-    }
+    latency = meta.evidence.latency.ms()
     server_cpu = _median(server)
     if server_cpu is None:
-        server_cpu = _num(meta.get("server_busy_median"))
+        server_cpu = meta.evidence.server_busy_median
     return {
         "server_cpu_pct": server_cpu,
         "client_cpu_pct": _median(clients),
-        "errors": total("errors"),
-        "socket_errors": total("socket_errors"),
-        "http_errors": total("http_errors"),
-        "tls_full": total("tls_full"),
-        "tls_reused": total("tls_reused"),
+        "errors": total([m.errors for m in timed]),
+        "socket_errors": total([m.socket_errors for m in timed]),
+        "http_errors": total([m.http_errors for m in timed]),
+        "tls_full": total([m.tls_full for m in timed]),
+        "tls_reused": total([m.tls_reused for m in timed]),
         "interval_pct": interval,
         "interval_coverage": median_coverage(len(reps)) if len(reps) >= 2 else None,
         "ci_low": None if got is None else got[0],
@@ -107,7 +97,7 @@ def point_evidence(
         "ceilings": [
             c.to_dict(result.value)
             for c in point_ceilings(
-                tls_key=str(meta.get("tls_key") or ""),
+                tls_key=meta.workload.tls_key or "",
                 full_handshakes=result.unit == "handshakes/s",
                 cores=result.key.cores,
                 ht=result.key.ht,

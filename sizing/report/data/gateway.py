@@ -8,10 +8,10 @@ stored curves into the guide's series and one table per point (pure, no I/O).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from sizing.model import PointResult, Status
+from sizing.records import PointMeta
 from sizing.report.data.format import MISSING, PLATFORM_LABELS, latency_ms, number, percent
 from sizing.report.data.model import GatewaySection, GatewaySeries, TableBlock, TCell
 from sizing.sources import RunData
@@ -21,21 +21,17 @@ __all__ = ["GatewaySection", "GatewaySeries", "gateway_section", "is_cpu_curve"]
 ROLE_TEXT = {"api-jwt": "API gateway with HS256 JWT (njs)", "proxy": "reverse proxy"}
 
 
-def is_cpu_curve(meta: Mapping[str, Any]) -> bool:
-    """A point of a gateway CPU-curve profile (``cpu_curve`` in its metadata)."""
-    return bool(meta.get("cpu_curve"))
-
-
-def _opt(value: Any) -> float | None:
-    return None if value is None else float(value)
+def is_cpu_curve(meta: PointMeta) -> bool:
+    """A point of a gateway CPU-curve profile (``cpu_curve`` in its record)."""
+    return bool(meta.workload.cpu_curve)
 
 
 def _series(run_id: int, r: PointResult) -> GatewaySeries | None:
     meta = r.metadata
-    curve = meta.get("curve") or []
+    curve = meta.latency.curve
     if not is_cpu_curve(meta) or not curve:
         return None
-    role = str(meta.get("role") or "")
+    role = meta.workload.role or ""
     cores = r.key.cores
     label = (
         f"{ROLE_TEXT.get(role, role)}, {PLATFORM_LABELS.get(r.key.platform, r.key.platform)}, "
@@ -50,14 +46,14 @@ def _series(run_id: int, r: PointResult) -> GatewaySeries | None:
         cores=cores,
         run_id=run_id,
         host=r.key.host,
-        rates=tuple(float(p["rate"]) for p in curve),
-        achieved=tuple(_opt(p.get("achieved")) for p in curve),
-        server_busy=tuple(_opt(p.get("server_busy")) for p in curve),
-        p95_ms=tuple(_opt(p.get("p95_ms")) for p in curve),
+        rates=tuple(p.rate for p in curve),
+        achieved=tuple(p.achieved for p in curve),
+        server_busy=tuple(p.server_busy for p in curve),
+        p95_ms=tuple(p.p95_ms for p in curve),
     )
 
 
-def _table(s: GatewaySeries, meta: Mapping[str, Any]) -> TableBlock:
+def _table(s: GatewaySeries, meta: PointMeta) -> TableBlock:
     rows = []
     for rate, got, busy, p95 in zip(s.rates, s.achieved, s.server_busy, s.p95_ms, strict=True):
         rows.append(
@@ -75,8 +71,8 @@ def _table(s: GatewaySeries, meta: Mapping[str, Any]) -> TableBlock:
         ),
         rows=tuple(rows),
         notes=(
-            f"Profile {s.profile}: {meta.get('url', '')}, offered open loop (vegeta) for "
-            f"{meta.get('duration_s', MISSING)} s per rate; CPU busy is the mean over the "
+            f"Profile {s.profile}: {meta.env.url or ''}, offered open loop (vegeta) for "
+            f"{meta.workload.duration_s or MISSING} s per rate; CPU busy is the mean over the "
             "server's pinned CPUs.",
         ),
     )
@@ -84,7 +80,7 @@ def _table(s: GatewaySeries, meta: Mapping[str, Any]) -> TableBlock:
 
 def gateway_section(runs: Sequence[RunData]) -> GatewaySection | None:
     """The newest CPU curve per (platform, cores, HT, profile) of ``runs``; None if none."""
-    newest: dict[tuple[str, int, str, str], tuple[GatewaySeries, Mapping[str, Any]]] = {}
+    newest: dict[tuple[str, int, str, str], tuple[GatewaySeries, PointMeta]] = {}
     for run in runs:
         for p in run.points:
             if p.result.status not in (Status.MEASURED, Status.INVALID):

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from sizing.engine.figures import series_order
 from sizing.knee import KNEE_FACTOR, KNEE_FLOOR_MS
 from sizing.model import Platform, PointResult, Status
+from sizing.records import LatencyRecord, PointMeta, SoakRep
 from sizing.report.data.format import (
     MISSING,
     PLATFORM_LABELS,
@@ -22,17 +23,17 @@ from sizing.sources import RunData
 LATENCY_STATUSES = (Status.MEASURED, Status.INVALID)
 
 
-def _latency_label(item: Mapping[str, Any], multi_ht: bool, multi_profile: bool) -> str:
-    cores = int(item["cores"])
-    label = f"{PLATFORM_LABELS.get(item['platform'], item['platform'])}, {cores} core"
+def _latency_label(item: LatencyChartItem, multi_ht: bool, multi_profile: bool) -> str:
+    cores = item.cores
+    label = f"{PLATFORM_LABELS.get(item.platform, item.platform)}, {cores} core"
     label += "s" if cores != 1 else ""
     if multi_ht:
-        label += f", HT {item['ht']}"
+        label += f", HT {item.ht}"
     if multi_profile:
-        label += f", {item['profile']}"
-    if "emulated" in item["flags"]:
+        label += f", {item.profile}"
+    if "emulated" in item.flags:
         label += ", emulated"
-    if item["status"] != str(Status.MEASURED):
+    if item.status != str(Status.MEASURED):
         label += " (invalid)"
     return label
 
@@ -60,13 +61,13 @@ def _rate_span(rates: Sequence[float]) -> str:
 def latency_section(runs: Sequence[RunData]) -> LatencySection | None:
     """The latency points of ``runs`` (measured or invalid, the newest per platform, cores,
     HT and profile) as chart series and tables; None when the runs hold none."""
-    newest: dict[tuple[str, int, str, str], tuple[dict[str, Any], Mapping[str, Any]]] = {}
+    newest: dict[tuple[str, int, str, str], tuple[LatencyChartItem, PointMeta]] = {}
     for run in runs:
         for p in run.points:
-            if p.result.status not in LATENCY_STATUSES or p.result.metadata.get("cpu_curve"):
+            if p.result.status not in LATENCY_STATUSES or p.result.metadata.workload.cpu_curve:
                 continue  # a gateway CPU curve has its own section (report.data.gateway)
             for item in latency_chart_data([(run.record.id, p.result)]):
-                key = (item["platform"], item["cores"], item["ht"], item["profile"])
+                key = (item.platform, item.cores, item.ht, item.profile)
                 newest[key] = (item, p.result.metadata)
     if not newest:
         return None
@@ -83,36 +84,34 @@ def latency_section(runs: Sequence[RunData]) -> LatencySection | None:
     for key in order:
         item, meta = newest[key]
         label = _latency_label(item, multi_ht, multi_profile)
-        stat, limit = _slo_parts(item["slo"])
-        capacity = item["slo_capacity"]
-        knee_rate = item["knee_rate"]
-        src = cell_source("measured", "emulated" in item["flags"])
+        stat, limit = _slo_parts(item.slo)
+        src = cell_source("measured", "emulated" in item.flags)
         s = LatencySeries(
             label=label,
-            platform=item["platform"],
-            cores=int(item["cores"]),
-            ht=item["ht"],
-            profile=item["profile"],
-            run_id=int(item["run_id"]),
-            host=item["host"],
-            status=item["status"],
-            emulated="emulated" in item["flags"],
-            rates=tuple(item["rates"]),
-            mean_ms=tuple(item["mean_ms"]),
-            p95_ms=tuple(item["p95_ms"]),
-            server_busy=tuple(None if b is None else float(b) for b in item["server_busy"]),
-            knee_rate=None if knee_rate is None else float(knee_rate),
-            slo=item["slo"],
+            platform=item.platform,
+            cores=item.cores,
+            ht=item.ht,
+            profile=item.profile,
+            run_id=item.run_id,
+            host=item.host,
+            status=item.status,
+            emulated="emulated" in item.flags,
+            rates=item.rates,
+            mean_ms=item.mean_ms,
+            p95_ms=item.p95_ms,
+            server_busy=item.server_busy,
+            knee_rate=item.knee_rate,
+            slo=item.slo,
             slo_stat=stat,
             slo_limit_ms=limit,
-            slo_capacity=None if capacity is None else float(capacity),
+            slo_capacity=item.slo_capacity,
         )
         series.append(s)
-        if s.knee_rate is not None and "client-bound" in item["flags"]:
+        if s.knee_rate is not None and "client-bound" in item.flags:
             knee_text = TCell(f"≥{number(s.knee_rate)} (client-bound)", src)
         elif s.knee_rate is not None:
             knee_text = TCell(number(s.knee_rate), src)
-        elif "no-knee" in item["flags"]:
+        elif "no-knee" in item.flags:
             knee_text = TCell(f"above {number(max(s.rates))}")
         else:
             knee_text = TCell(MISSING)
@@ -127,13 +126,13 @@ def latency_section(runs: Sequence[RunData]) -> LatencySection | None:
             (
                 TCell(label, numeric=False),
                 TCell(f"{s.run_id}, {s.host}", numeric=False),
-                TCell(_rate_span(sorted(set(meta.get("rates") or s.rates)))),
+                TCell(_rate_span(sorted(set(meta.latency.rates or s.rates)))),
                 knee_text,
                 TCell(objective, numeric=False),
                 cap_text,
             )
         )
-        rate_tables.append(_rates_table(s, meta, src))
+        rate_tables.append(_rates_table(s, meta.latency, meta.env.tool, src))
         soak = _soak_table(s, item, src)
         if soak is not None:
             soak_tables.append(soak)
@@ -162,32 +161,32 @@ def latency_section(runs: Sequence[RunData]) -> LatencySection | None:
     )
 
 
-def _rates_table(s: LatencySeries, meta: Mapping[str, Any], src: str) -> TableBlock:
+def _rates_table(s: LatencySeries, meta: LatencyRecord, tool: str | None,
+                 src: str) -> TableBlock:  # fmt: skip
     rows: list[tuple[TCell, ...]] = []
-    for p in sorted(meta.get("curve") or [], key=lambda p: float(p["rate"])):
-        rate = float(p["rate"])
+    for p in sorted(meta.curve, key=lambda p: p.rate):
+        rate = p.rate
         notes = []
         if s.knee_rate is not None and rate == s.knee_rate:
             notes.append("knee")
         if s.slo_capacity is not None and rate == s.slo_capacity:
             notes.append("SLO capacity")
-        busy = p.get("server_busy")
         rows.append(
             (
                 TCell(number(rate)),
-                TCell(number(p.get("achieved"))),
-                TCell(latency_ms(p.get("mean_ms")), src),
-                TCell(latency_ms(p.get("p50_ms")), src),
-                TCell(latency_ms(p.get("p95_ms")), src),
-                TCell(latency_ms(p.get("p99_ms")), src),
-                TCell(latency_ms(p.get("max_ms")), src),
-                TCell(percent(None if busy is None else float(busy))),
+                TCell(number(p.achieved)),
+                TCell(latency_ms(p.mean_ms), src),
+                TCell(latency_ms(p.p50_ms), src),
+                TCell(latency_ms(p.p95_ms), src),
+                TCell(latency_ms(p.p99_ms), src),
+                TCell(latency_ms(p.max_ms), src),
+                TCell(percent(p.server_busy)),
                 TCell(", ".join(notes) or MISSING, numeric=False),
             )
         )
-    reps = int(meta.get("repetitions_per_rate") or 1)
+    reps = meta.repetitions_per_rate or 1
     notes = [
-        f"Offered open loop by {meta.get('tool') or 'the load generator'}; latencies in "
+        f"Offered open loop by {tool or 'the load generator'}; latencies in "
         "milliseconds, merged over the load generators weighted by request count."
     ]
     if reps > 1:
@@ -196,8 +195,7 @@ def _rates_table(s: LatencySeries, meta: Mapping[str, Any], src: str) -> TableBl
             "the repetitions (max: the highest)."
         )
     if s.slo is not None:
-        searched = meta.get("slo_search") or {}
-        probes = searched.get("probes") or []
+        probes = meta.probes
         if probes:
             notes.append(
                 f"Rates probed by the search for the SLO capacity ({s.slo}): "
@@ -229,10 +227,9 @@ def _rates_table(s: LatencySeries, meta: Mapping[str, Any], src: str) -> TableBl
     )
 
 
-def _soak_table(s: LatencySeries, item: Mapping[str, Any], src: str) -> TableBlock | None:
+def _soak_table(s: LatencySeries, item: LatencyChartItem, src: str) -> TableBlock | None:
     """The repetitions of the rates whose latency or steal jumped, or None without jumps."""
-    jumps: Mapping[str, Sequence[int]] = item.get("soak_jumps") or {}
-    reps_by_rate: Mapping[str, Sequence[Mapping[str, Any]]] = item.get("soak_series") or {}
+    jumps, reps_by_rate = item.soak_jumps, item.soak_series
     if not jumps or not reps_by_rate:
         return None
     from sizing.measure.validity import STEAL_LIMIT
@@ -241,22 +238,21 @@ def _soak_table(s: LatencySeries, item: Mapping[str, Any], src: str) -> TableBlo
     for rate_key in sorted(jumps, key=float):
         jumped = set(jumps[rate_key])
         for rep in reps_by_rate.get(rate_key, ()):
-            n = int(rep["repetition"])
-            steal = rep.get("server_steal")
-            busy = rep.get("server_busy")
+            n = rep.repetition
+            steal = rep.server_steal
             why = ""
             if n in jumped:
-                why = "steal" if steal is not None and float(steal) > STEAL_LIMIT else "latency"
+                why = "steal" if steal is not None and steal > STEAL_LIMIT else "latency"
             rows.append(
                 (
                     TCell(number(float(rate_key))),
                     TCell(str(n)),
-                    TCell(latency_ms(rep.get("mean_ms")), src),
-                    TCell(latency_ms(rep.get("p95_ms")), src),
-                    TCell(latency_ms(rep.get("p99_ms")), src),
-                    TCell(latency_ms(rep.get("max_ms")), src),
-                    TCell(percent(None if busy is None else float(busy))),
-                    TCell(percent(None if steal is None else float(steal))),
+                    TCell(latency_ms(rep.mean_ms), src),
+                    TCell(latency_ms(rep.p95_ms), src),
+                    TCell(latency_ms(rep.p99_ms), src),
+                    TCell(latency_ms(rep.max_ms), src),
+                    TCell(percent(rep.server_busy)),
+                    TCell(percent(steal)),
                     TCell(why or MISSING, numeric=False),
                 )
             )
@@ -299,37 +295,59 @@ def _family(platform: str) -> str:
         return platform
 
 
-def latency_chart_data(points: Iterable[tuple[int, PointResult]]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class LatencyChartItem:
+    """One latency point's series for the guide's charts and tables."""
+
+    run_id: int
+    host: str
+    platform: str
+    cores: int
+    ht: str
+    profile: str
+    status: str
+    flags: tuple[str, ...]
+    rates: tuple[float, ...]
+    mean_ms: tuple[float, ...]
+    p95_ms: tuple[float, ...]
+    server_busy: tuple[float | None, ...]
+    knee_rate: float | None
+    slo: str | None
+    slo_capacity: float | None
+    soak_series: Mapping[str, Sequence[SoakRep]]
+    soak_jumps: Mapping[str, Sequence[int]]
+
+
+def latency_chart_data(points: Iterable[tuple[int, PointResult]]) -> list[LatencyChartItem]:
     """For the guide's charts: one series per latency point (platform, cores, HT,
     profile), newest run last. Each holds the offered rates and, per rate, mean and p95
     latency (ms) and the server's CPU busy % (the CPU-against-offered-rate curve), the
     knee rate to mark, the SLO capacity when one was searched, and the per-repetition
     soak table with the repetitions where latency or steal jumped (the guide shows the
     table only when there are such jumps)."""
-    out: list[dict[str, Any]] = []
+    out: list[LatencyChartItem] = []
     for run_id, r in points:
-        meta = r.metadata
-        curve = meta.get("curve") or []
-        if meta.get("mode") != "fixed-rate" or not curve:
+        lat = r.metadata.latency
+        if not r.metadata.is_latency:
             continue
-        search = meta.get("slo_search") or {}
-        out.append({
-            "run_id": run_id,
-            "host": r.key.host,
-            "platform": _family(r.key.platform),
-            "cores": r.key.cores,
-            "ht": r.key.ht,
-            "profile": r.key.profile,
-            "status": str(r.status),
-            "flags": list(r.flags),
-            "rates": [float(p["rate"]) for p in curve],
-            "mean_ms": [float(p["mean_ms"]) for p in curve],
-            "p95_ms": [float(p["p95_ms"]) for p in curve],
-            "server_busy": [p.get("server_busy") for p in curve],
-            "knee_rate": meta.get("knee_rate"),
-            "slo": meta.get("slo"),
-            "slo_capacity": search.get("capacity"),
-            "soak_series": meta.get("soak_series"),
-            "soak_jumps": meta.get("soak_jumps"),
-        })
+        curve = lat.curve
+        out.append(LatencyChartItem(
+            run_id=run_id,
+            host=r.key.host,
+            platform=_family(r.key.platform),
+            cores=r.key.cores,
+            ht=r.key.ht,
+            profile=r.key.profile,
+            status=str(r.status),
+            flags=r.flags,
+            rates=tuple(p.rate for p in curve),
+            mean_ms=tuple(p.mean_ms for p in curve),
+            p95_ms=tuple(p.p95_ms for p in curve),
+            server_busy=tuple(p.server_busy for p in curve),
+            knee_rate=lat.knee_rate,
+            slo=lat.slo,
+            slo_capacity=lat.slo_capacity,
+            soak_series=lat.soak_series or {},
+            soak_jumps=lat.jumps,
+        ))  # fmt: skip
     return out

@@ -47,7 +47,7 @@ def limits_section(runs: Sequence[RunData], reference_used: bool) -> Limits:
             if r.value is None or r.status not in (Status.MEASURED, Status.INVALID):
                 continue
             cs = point_ceilings(
-                tls_key=str(r.metadata.get("tls_key") or ""),
+                tls_key=r.metadata.workload.tls_key or "",
                 full_handshakes=r.unit == "handshakes/s",
                 cores=r.key.cores,
                 ht=r.key.ht,

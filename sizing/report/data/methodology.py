@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from sizing.engine import CostCatalog
 from sizing.engine.table import SizingTable
 from sizing.model import Status
+from sizing.records import StopRuleRecord
 from sizing.report.data.format import MISSING, PROFILE_LABELS, money, series_label
 from sizing.report.data.model import Fact, HostView, Methodology, TableBlock, TCell
 from sizing.sources import RunData
@@ -111,19 +112,19 @@ def _workloads(points: Sequence[tuple[RunData, StoredPoint]]) -> TableBlock | No
     rows: list[tuple[TCell, ...]] = []
     for profile in sorted(by_profile, key=lambda p: (p not in PROFILE_LABELS, p)):
         items = by_profile[profile]
-        metas = [p.result.metadata for _, p in items]
+        loads = [p.result.metadata.workload for _, p in items]
         reps = [p.result.repetitions for _, p in items if p.result.repetitions]
         keepalive = distinct(
-            "yes" if m.get("keepalive") else "no" for m in metas if "keepalive" in m
+            "yes" if w.keepalive else "no" for w in loads if w.keepalive is not None
         )
         rows.append(
             (
                 TCell(PROFILE_LABELS.get(profile, profile), numeric=False),
-                TCell(_join(f"{m['file_size']:,} B" for m in metas if m.get("file_size"))),
+                TCell(_join(f"{w.file_size:,} B" for w in loads if w.file_size)),
                 TCell(", ".join(keepalive) if keepalive else "not recorded", numeric=False),
-                TCell(_join((m.get("tls_key") for m in metas), MISSING), numeric=False),
-                TCell(_join(m.get("connections") for m in metas)),
-                TCell(_join(f"{float(m['duration_s']):g} s" for m in metas if m.get("duration_s"))),
+                TCell(_join((w.tls_key for w in loads), MISSING), numeric=False),
+                TCell(_join(w.connections for w in loads)),
+                TCell(_join(f"{w.duration_s:g} s" for w in loads if w.duration_s)),
                 TCell(
                     (f"{min(reps)}–{max(reps)}" if min(reps) != max(reps) else str(reps[0]))
                     if reps
@@ -163,11 +164,10 @@ def methodology(
         if p.result.status in (Status.MEASURED, Status.INVALID)
     ]
     metas = [p.result.metadata for _, p in used]
+    envs = [m.env for m in metas]
     hosts: list[HostView] = []
-    servers = {p.result.key.host for _, p in used} | {
-        str(m.get("target")) for m in metas if m.get("target")
-    }
-    clients = {str(c) for m in metas for c in (m.get("clients") or [])}
+    servers = {p.result.key.host for _, p in used} | {e.target for e in envs if e.target}
+    clients = {c for e in envs for c in (e.clients or ())}
     for run in runs:
         for name, raw in sorted(run.record.environment.items()):
             if not isinstance(raw, dict):
@@ -181,14 +181,12 @@ def methodology(
     settings: list[Fact] = []
     per_point: list[Fact] = []
     if used:
-        tools = distinct(
-            f"{m.get('tool')} {m.get('tool_version') or ''}".strip() for m in metas if m.get("tool")
-        )
+        tools = distinct(f"{e.tool} {e.tool_version or ''}".strip() for e in envs if e.tool)
         settings.append(Fact("Load generator", ", ".join(tools) or "not recorded"))
-        settings.append(Fact("nginx", _join(m.get("nginx_version") for m in metas)))
-        settings.append(Fact("OpenSSL (nginx's)", _join(m.get("openssl_version") for m in metas)))
-        settings.append(Fact("Kernel", _join(m.get("kernel") for m in metas)))
-        settings.append(Fact("CPU model", _join(m.get("cpu_model") for m in metas)))
+        settings.append(Fact("nginx", _join(e.nginx_version for e in envs)))
+        settings.append(Fact("OpenSSL (nginx's)", _join(e.openssl_version for e in envs)))
+        settings.append(Fact("Kernel", _join(e.kernel for e in envs)))
+        settings.append(Fact("CPU model", _join(e.cpu_model for e in envs)))
         warmups = distinct(
             f"{float(run.record.options['warmup_s']):g} s"
             for run in runs
@@ -200,7 +198,7 @@ def methodology(
                 ", ".join(warmups) if warmups else "the workload profile's default (not stored)",
             )
         )
-        rules = distinct(_stop_rule_text(m.get("stop_rule")) for m in metas if m.get("stop_rule"))
+        rules = distinct(_stop_rule_text(m.stop_rule) for m in metas if m.stop_rule)
         settings.append(Fact("Repetitions", "; ".join(rules) if rules else "not recorded"))
         settings.append(
             Fact(
@@ -213,8 +211,8 @@ def methodology(
         )
         suites: dict[str, int] = {}
         for m in metas:
-            for k, v in (m.get("tls_suites") or {}).items():
-                suites[k] = suites.get(k, 0) + int(v)
+            for suite, n in (m.evidence.tls_suites or {}).items():
+                suites[suite] = suites.get(suite, 0) + n
         if suites:
             settings.append(
                 Fact(
@@ -229,18 +227,18 @@ def methodology(
         for run, p in used:
             for rep, s in run.samples.get(p.id, ()):
                 if rep and not s.metric.endswith(".client"):
-                    full += int(s.metadata.get("tls_full") or 0)
-                    reused += int(s.metadata.get("tls_reused") or 0)
+                    full += s.metadata.tls_full or 0
+                    reused += s.metadata.tls_reused or 0
         if full or reused:
             settings.append(
                 Fact("TLS handshakes logged by nginx", f"{full:,} full, {reused:,} resumed")
             )
         pins = distinct(
             f"{p.result.key.cores} core{'s' if p.result.key.cores != 1 else ''}: nginx on CPU "
-            f"{p.result.metadata.get('server_cpus')}, load generator on CPU "
-            + ", ".join(str(v) for v in (p.result.metadata.get("client_cpus") or {}).values())
+            f"{p.result.metadata.env.server_cpus}, load generator on CPU "
+            + ", ".join((p.result.metadata.env.client_cpus or {}).values())
             for _, p in used
-            if p.result.metadata.get("server_cpus") is not None
+            if p.result.metadata.env.server_cpus is not None
         )
         if pins:
             per_point.append(Fact("CPU pinning", "; ".join(pins)))
@@ -250,7 +248,7 @@ def methodology(
                 "one worker per measured core, pinned with worker_cpu_affinity",
             )
         )
-        keys = distinct(m.get("tls_key") for m in metas)
+        keys = distinct(m.workload.tls_key for m in metas)
         if keys:
             per_point.append(Fact("ssl_certificate", "key type " + ", ".join(keys)))
     ref_facts: list[Fact] = []
@@ -285,15 +283,13 @@ def methodology(
     )
 
 
-def _stop_rule_text(rule: Any) -> str:
-    if not isinstance(rule, dict):
-        return str(rule)
-    if rule.get("fixed"):
-        return f"exactly {rule['fixed']} per point"
-    target = rule.get("target_half_width")
+def _stop_rule_text(rule: StopRuleRecord) -> str:
+    if rule.fixed:
+        return f"exactly {rule.fixed} per point"
+    target = rule.target_half_width
     return (
-        f"adaptive: {rule.get('min')} to {rule.get('max')} per point, until the interval "
-        f"of the median is within ±{float(target) * 100:g}%"
+        f"adaptive: {rule.min} to {rule.max} per point, until the interval "
+        f"of the median is within ±{target * 100:g}%"
         if target is not None
-        else f"{rule.get('min')} to {rule.get('max')} per point"
+        else f"{rule.min} to {rule.max} per point"
     )

@@ -76,14 +76,14 @@ def cpu_points(runs: Sequence[RunData]) -> list[CpuPoint]:
             r = p.result
             if r.status not in (Status.MEASURED, Status.INVALID):
                 continue
-            if r.metadata.get("mode") == "fixed-rate":
+            if r.metadata.workload.mode == "fixed-rate":
                 continue  # latency windows (value: p95 ms), charted against the offered rate
             family = "baremetal" if r.key.platform == "baremetal" else "hypervisor"
             for rep, s in run.samples.get(p.id, ()):
                 if rep == 0 or s.metric.endswith(".client"):
                     continue
-                cpu = s.metadata.get("server_cpu") or {}
-                busy = cpu.get("busy") if isinstance(cpu, dict) else None
+                cpu = s.metadata.server_cpu
+                busy = cpu.busy if cpu else None
                 if busy is None:
                     continue
                 out.append(

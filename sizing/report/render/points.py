@@ -62,20 +62,19 @@ def pair_summary(r: PointResult) -> dict[str, Any] | None:
     """A paired leg's pair: its kind, this leg's role (``a`` or ``b``), the other leg,
     the order the windows ran in, and the pair's figure (overhead or HT gain, in percent)
     with the interval of the median of the per-pair ratios; None for an unpaired point."""
-    rec = r.metadata.get("pair")
-    if not isinstance(rec, dict) or not rec.get("ratios"):
+    rec = r.metadata.pair
+    if rec is None or not rec.ratios:
         return None
-    ratio = PairedRatio.of_ratios([float(x) for x in rec["ratios"]])
+    ratio = PairedRatio.of_ratios(list(rec.ratios))
     assert ratio is not None
-    loss = rec.get("kind") == "virtualization"
+    loss = rec.kind == "virtualization"
     value, lo, hi = ratio.as_loss_pct() if loss else ratio.as_gain_pct()
-    legs = rec.get("legs") or {}
-    other = "b" if rec.get("role") == "a" else "a"
+    partner = rec.legs.get("b" if rec.role == "a" else "a")
     return {
-        "kind": rec.get("kind"),
-        "role": rec.get("role"),
-        "partner": (legs.get(other) or {}).get("point"),
-        "order": rec.get("order"),
+        "kind": rec.kind,
+        "role": rec.role,
+        "partner": partner.point if partner else None,
+        "order": rec.order,
         "figure": "overhead" if loss else "ht_gain",
         "pct": value,
         "low_pct": lo,
@@ -318,10 +317,7 @@ def no_valid_figure(
     shared = [
         p
         for p in tried
-        if any(
-            isinstance(u, Mapping) and u.get("shares_with")
-            for u in (p.metadata.get("upstreams") or ())
-        )
+        if any(u.shares_with for u in (p.metadata.env.upstreams or ()))
     ]  # the upstream web servers ran on the client's CPUs (a host too small to part them)
     if shared:
         text.append(

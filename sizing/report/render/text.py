@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sizing.model import PointResult, Status
+from sizing.records import PointMeta
 from sizing.report.data.format import MISSING, cell_source, mark, money, number, percent
 from sizing.report.render.grid import grid
 from sizing.report.render.points import UNITS, point_json
@@ -642,49 +643,45 @@ def comparison_text(
     return "\n".join(out)
 
 
-def latency_curve_rows(meta: Mapping[str, Any]) -> list[dict[str, Any]]:
+def latency_curve_rows(meta: PointMeta) -> list[dict[str, Any]]:
     """A latency point's curve for ``run --json``: one row per offered rate, with the
     achieved rate, mean/p50/p95/p99 (ms), error ratio, server and busiest client CPU and
     where the knee is
     (``mark``: ``knee`` on the last good rate, ``first-bad`` on the next)."""
-    interval = meta.get("knee_interval") or [None, None]
+    lat = meta.latency
+    interval = lat.knee_interval or (None, None)
     rows = []
-    for c in meta.get("curve") or []:
-        mark = (
-            "knee"
-            if c.get("rate") == interval[0]
-            else "first-bad"
-            if c.get("rate") == interval[1]
-            else ""
-        )
+    for c in lat.curve:
+        mark = "knee" if c.rate == interval[0] else "first-bad" if c.rate == interval[1] else ""
         rows.append(
             {
-                "offered": c.get("rate"),
-                "achieved": c.get("achieved"),
-                "mean_ms": c.get("mean_ms"),
-                "p50_ms": c.get("p50_ms"),
-                "p95_ms": c.get("p95_ms"),
-                "p99_ms": c.get("p99_ms"),
-                "error_ratio": c.get("error_ratio"),
-                "server_cpu_pct": c.get("server_busy"),
-                "client_cpu_pct": c.get("client_busy"),
+                "offered": c.rate,
+                "achieved": c.achieved,
+                "mean_ms": c.mean_ms,
+                "p50_ms": c.p50_ms,
+                "p95_ms": c.p95_ms,
+                "p99_ms": c.p99_ms,
+                "error_ratio": c.error_ratio,
+                "server_cpu_pct": c.server_busy,
+                "client_cpu_pct": c.client_busy,
                 "mark": mark,
             }
         )
     return rows
 
 
-def latency_curve_json(meta: Mapping[str, Any]) -> dict[str, Any]:
+def latency_curve_json(meta: PointMeta) -> dict[str, Any]:
     """The curve, the knee, its interval and why there is none (``run --json``)."""
+    lat = meta.latency
     return {
-        "generator": meta.get("generator"),
+        "generator": meta.env.generator,
         "curve": latency_curve_rows(meta),
-        "knee_rate": meta.get("knee_rate"),
-        "knee_interval": meta.get("knee_interval"),
-        "knee_factor": meta.get("knee_factor"),
-        "knee_limit_ms": meta.get("knee_limit_ms"),
-        "knee_reason": meta.get("knee_reason"),
-        "knee_busy": meta.get("knee_busy"),
+        "knee_rate": lat.knee_rate,
+        "knee_interval": None if lat.knee_interval is None else list(lat.knee_interval),
+        "knee_factor": lat.knee_factor,
+        "knee_limit_ms": lat.knee_limit_ms,
+        "knee_reason": lat.knee_reason,
+        "knee_busy": lat.knee_busy,
     }
 
 
@@ -694,7 +691,7 @@ def _ms(v: Any) -> str:
     return f"{v:.2f}" if v < 10 else f"{v:,.1f}" if v < 1000 else f"{v:,.0f}"
 
 
-def latency_curve_text(title: str, meta: Mapping[str, Any]) -> str:
+def latency_curve_text(title: str, meta: PointMeta) -> str:
     """The terminal table of a latency run: one row per offered rate, the knee marked."""
     rows = latency_curve_rows(meta)
     if not rows:
@@ -703,7 +700,7 @@ def latency_curve_text(title: str, meta: Mapping[str, Any]) -> str:
         f"{'offered/s':>10} {'achieved/s':>10} {'mean ms':>8} {'p50 ms':>8} {'p95 ms':>8} "
         f"{'p99 ms':>8} {'errors':>7} {'srv CPU':>7} {'cli CPU':>7}"
     )
-    lines = [f"{title}: latency against offered rate ({meta.get('generator')}, open loop)", head]
+    lines = [f"{title}: latency against offered rate ({meta.env.generator}, open loop)", head]
     for r in rows:
         err = r["error_ratio"]
         mark = {"knee": "  <- knee", "first-bad": "  <- first bad"}.get(r["mark"], "")
@@ -715,9 +712,10 @@ def latency_curve_text(title: str, meta: Mapping[str, Any]) -> str:
         )
     from sizing.knee import KNEE_FLOOR_MS  # here: recommend's start-up never needs the knee
 
-    interval = meta.get("knee_interval")
-    factor = meta.get("knee_factor") or 3
-    limit = meta.get("knee_limit_ms")
+    lat = meta.latency
+    interval = lat.knee_interval
+    factor = lat.knee_factor or 3
+    limit = lat.knee_limit_ms
     beyond = (
         f"p95 above {_ms(limit)} ms ({factor:g}x its low-load value, at least {KNEE_FLOOR_MS:g} ms)"
         if limit
@@ -729,9 +727,9 @@ def latency_curve_text(title: str, meta: Mapping[str, Any]) -> str:
             f"({beyond}, or errors, from {number(interval[1])}/s)"
         )
     else:
-        lines.append(f"no knee: {meta.get('knee_reason') or 'latency stayed flat'}")
-    if meta.get("knee_busy"):
-        lines.append(meta["knee_busy"][0].upper() + meta["knee_busy"][1:] + ".")
+        lines.append(f"no knee: {lat.knee_reason or 'latency stayed flat'}")
+    if lat.knee_busy:
+        lines.append(lat.knee_busy[0].upper() + lat.knee_busy[1:] + ".")
     return "\n".join(textwrap.fill(line, 100) if len(line) > 100 else line for line in lines)
 
 

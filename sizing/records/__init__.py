@@ -1,0 +1,63 @@
+"""The records a point and its samples store: frozen dataclasses, one JSON shape each.
+
+The store (:mod:`sizing.store`) writes and reads them and migrates older rows; every other
+module reads them by attribute. :mod:`sizing.records.codec` is the one place their keys
+are spelled.
+"""
+
+from sizing.records.codec import dump, load
+from sizing.records.gateway import GatewayChecks, JwtCheck
+from sizing.records.guards import GuardInputs, Guards, RepetitionEvidence, Verdict
+from sizing.records.latency import Climb, LatencyPoint, LatencyRecord, SloSearch, SoakRep
+from sizing.records.point import (
+    Environment,
+    PairLeg,
+    PairRecord,
+    PlatformSettings,
+    PointEvidence,
+    PointMeta,
+    StopRuleRecord,
+    UpstreamPlacement,
+    Workload,
+)
+from sizing.records.window import (
+    CpuShare,
+    CpuWindow,
+    KernelOutside,
+    MergedLatency,
+    SampleMeta,
+    ServerNet,
+    UpstreamWindow,
+)
+
+__all__ = [
+    "Climb",
+    "CpuShare",
+    "CpuWindow",
+    "Environment",
+    "GatewayChecks",
+    "GuardInputs",
+    "Guards",
+    "JwtCheck",
+    "KernelOutside",
+    "LatencyPoint",
+    "LatencyRecord",
+    "MergedLatency",
+    "PairLeg",
+    "PairRecord",
+    "PlatformSettings",
+    "PointEvidence",
+    "PointMeta",
+    "RepetitionEvidence",
+    "SampleMeta",
+    "ServerNet",
+    "SloSearch",
+    "SoakRep",
+    "StopRuleRecord",
+    "UpstreamPlacement",
+    "UpstreamWindow",
+    "Verdict",
+    "Workload",
+    "dump",
+    "load",
+]

@@ -1,0 +1,194 @@
+"""A point's record: what produced its figure, the evidence its guards judged, and what
+its kind of measurement adds (a latency curve, the gateway's checks, a pair). Stored as one
+flat JSON object per point (:mod:`sizing.records.codec`); every reader uses attributes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sizing.records.codec import dump, flat, load
+from sizing.records.gateway import GatewayChecks
+from sizing.records.guards import Guards
+from sizing.records.latency import LatencyRecord
+from sizing.records.window import MergedLatency
+
+__all__ = [
+    "Environment",
+    "PairLeg",
+    "PairRecord",
+    "PlatformSettings",
+    "PointEvidence",
+    "PointMeta",
+    "StopRuleRecord",
+    "UpstreamPlacement",
+    "Workload",
+]
+
+
+@dataclass(frozen=True)
+class PlatformSettings:
+    """What the platform backend set up and read back (a guest's domain or VM); the
+    backend's other details are kept in ``extra``."""
+
+    hypervisor: str | None = None  # libvirt: the hypervisor host; vSphere: "vsphere"
+    esxi_host: str | None = None
+    domain: str | None = None
+    domain_type: str | None = None  # kvm, or qemu (emulated)
+    emulated: bool | None = None
+    vcpus: int | None = None
+    vm: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any] | None) -> PlatformSettings:
+        """What a platform backend reported (its ``Target.metadata``)."""
+        return load(cls, data or {})
+
+
+@dataclass(frozen=True)
+class UpstreamPlacement:
+    """Where one of the point's upstream web servers ran."""
+
+    host: str = ""
+    cpus: str = ""
+    shares_with: str | None = None
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The point's identity, its software and hardware, and where everything ran."""
+
+    host: str | None = None
+    platform: str | None = None
+    cores: int | None = None
+    ht: str | None = None
+    profile: str | None = None
+    nginx_version: str | None = None
+    openssl_version: str | None = None
+    kernel: str | None = None
+    cpu_model: str | None = None
+    hypervisor: str | None = None  # the "bare metal" host is itself a guest or container
+    tool: str | None = None
+    tool_version: str | None = None
+    tool_build: str | None = None
+    generator: str | None = None
+    sizing_version: str | None = None
+    url: str | None = None
+    target: str | None = None
+    platform_settings: PlatformSettings | None = None
+    server_cpus: str | None = None
+    worker_cpus: str | None = None
+    client_cpus: dict[str, str] | None = None
+    clients: tuple[str, ...] | None = None
+    irq_steering: str | None = None
+    upstreams: tuple[UpstreamPlacement, ...] | None = None
+    upstream: str | None = None  # a gateway's first upstream (its single requests' baseline)
+
+    def physical_host(self, host: str, platform: str) -> str:
+        """The machine a point ran on: a guest's hypervisor host, else the host itself."""
+        s = self.platform_settings
+        if platform == "libvirt" and s is not None and s.hypervisor:
+            return s.hypervisor
+        if platform == "vsphere" and s is not None and s.esxi_host:
+            return s.esxi_host
+        return host
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What load the point measured under."""
+
+    file_size: int | None = None
+    connections: int | None = None
+    duration_s: float | None = None
+    tls_key: str | None = None
+    tls_ciphers: str | None = None
+    keepalive: bool | None = None
+    role: str | None = None  # web, proxy, api-jwt
+    scheme: str | None = None
+    mode: str | None = None  # fixed-rate for the latency profiles
+    cpu_curve: bool | None = None  # a gateway CPU curve (api-jwt-cpu, proxy-cpu)
+
+
+@dataclass(frozen=True)
+class StopRuleRecord:
+    """The adaptive repetition rule the point ran under."""
+
+    fixed: int | None = None
+    min: int | None = None
+    max: int | None = None
+    target_half_width: float | None = None
+
+
+@dataclass(frozen=True)
+class PointEvidence:
+    """The point-level evidence beside its guards: TLS suites, the kernel's network work
+    outside the pinned CPUs, the medians of the server's and each upstream's CPU, the
+    merged latency and the server's NIC."""
+
+    tls_suites: dict[str, int] | None = None
+    softirq_outside_pct_median: float | None = None
+    server_busy_median: float | None = None
+    upstream_busy_median: dict[str, float] | None = None  # upstream host -> % of its CPUs
+    latency: MergedLatency = flat(MergedLatency)
+    server_net_interface: str | None = None
+    server_net_tx_bytes_per_s: float | None = None
+    server_net_rx_bytes_per_s: float | None = None
+    server_link_bytes_per_s: float | None = None
+    guards: Guards | None = None
+
+
+@dataclass(frozen=True)
+class PairLeg:
+    point: str = ""
+    status: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class PairRecord:
+    """What both legs of a pair store: the legs and their verdicts, the order the windows
+    ran in, each pair's ratio and the ratio's interval; ``role`` is this leg's (a or b)."""
+
+    id: str = ""
+    kind: str = ""
+    legs: dict[str, PairLeg] = field(default_factory=dict)
+    order: str = ""
+    ratios: tuple[float, ...] = ()
+    ratio: float | None = None
+    ratio_low: float | None = None
+    ratio_high: float | None = None
+    coverage: float | None = None
+    stopped: str = ""  # why the alternation ended early ("" when the rule stopped it)
+    role: str = ""
+
+
+@dataclass(frozen=True)
+class PointMeta:
+    """Everything a point records besides its figure (see the module)."""
+
+    env: Environment = flat(Environment)
+    workload: Workload = flat(Workload)
+    stop_rule: StopRuleRecord | None = None
+    evidence: PointEvidence = flat(PointEvidence)
+    latency: LatencyRecord = flat(LatencyRecord)
+    gateway: GatewayChecks = flat(GatewayChecks)
+    pair: PairRecord | None = None
+    recovery_id: str | None = None  # the recovery file a point was imported from
+    extra: dict[str, Any] = field(default_factory=dict)  # keys this sizing does not know
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any] | None) -> PointMeta:
+        """A stored point record (JSON object), leniently (:func:`load`)."""
+        return load(cls, data or {})
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = dump(self)
+        return out
+
+    @property
+    def is_latency(self) -> bool:
+        """A latency point with a curve (the open-loop method)."""
+        return self.workload.mode == "fixed-rate" and bool(self.latency.curve)
