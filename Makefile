@@ -17,7 +17,7 @@ run: setup
 	.venv/bin/sizing run --cores 1,2,4,8 $(SIZING_RUN_ARGS)
 
 lint: setup-dev
-	.venv/bin/ruff check sizing tests benchmarks/*
+	.venv/bin/ruff check sizing tests benchmarks/* playbooks/files
 	.venv/bin/mypy
 	.venv/bin/ansible-lint playbooks/
 	.venv/bin/lint-imports

@@ -8,6 +8,8 @@ document: the `openssl version` of the binary measured and each job's output, wh
 parses (sizing/load/openssl_speed.py). No openssl binary is said, not guessed around.
 """
 
+from __future__ import annotations
+
 import json
 import shutil
 import subprocess
@@ -15,11 +17,12 @@ import sys
 import time
 
 
-def main():
+def main() -> None:
     jobs = [j.split(":") for j in (sys.argv[1] if len(sys.argv) > 1 else "").split()]
     openssl = shutil.which("openssl")
     taskset = shutil.which("taskset")
-    out = {"openssl": None, "jobs": [], "missing": ""}
+    done_jobs: list[dict[str, object]] = []
+    out: dict[str, object] = {"openssl": None, "jobs": done_jobs, "missing": ""}
     if openssl is None:
         out["missing"] = "no openssl binary on the host's PATH"
     elif taskset is None:
@@ -37,7 +40,7 @@ def main():
                 rc, stdout, stderr = done.returncode, done.stdout, done.stderr
             except subprocess.TimeoutExpired:
                 rc, stdout, stderr = -1, "", "openssl speed ran over 60 s"
-            out["jobs"].append({
+            done_jobs.append({
                 "alg": alg, "cpus": cpus, "threads": int(threads), "rc": rc,
                 "stdout": stdout[-4000:], "stderr": stderr[-1000:],
                 "seconds": round(time.monotonic() - t0, 3),

@@ -7,6 +7,8 @@ governor, the SMT state, the kernel, the hypervisor, the nginx/OpenSSL/wrk build
 limits a load test needs (file descriptors, somaxconn, ephemeral ports), and the clock.
 """
 
+from __future__ import annotations
+
 import glob
 import json
 import os
@@ -16,9 +18,10 @@ import resource
 import shutil
 import subprocess
 import time
+from typing import Any
 
 
-def read(path, default=""):
+def read(path: str, default: str = "") -> str:
     try:
         with open(path, encoding="utf-8") as fh:
             return fh.read().strip()
@@ -26,7 +29,7 @@ def read(path, default=""):
         return default
 
 
-def run(argv):
+def run(argv: list[str]) -> str | None:
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired):
@@ -34,10 +37,14 @@ def run(argv):
     return (out.stdout + out.stderr).strip()
 
 
-def topology():
+def _cpu_number(path: str) -> int:
+    return int(re.sub(r"\D", "", os.path.basename(path)))
+
+
+def topology() -> tuple[str, str]:
     lines = ["# CPU,Core,Socket,Node"]
     online = read("/sys/devices/system/cpu/online")
-    for cpu_dir in sorted(glob.glob("/sys/devices/system/cpu/cpu[0-9]*"), key=lambda p: int(re.sub(r"\D", "", os.path.basename(p)))):
+    for cpu_dir in sorted(glob.glob("/sys/devices/system/cpu/cpu[0-9]*"), key=_cpu_number):
         cpu = int(os.path.basename(cpu_dir)[3:])
         if read(cpu_dir + "/online", "1") == "0":
             continue
@@ -49,7 +56,7 @@ def topology():
     return "\n".join(lines) + "\n", online
 
 
-def cpuinfo():
+def cpuinfo() -> tuple[str, str, bool]:
     model, microcode, flags = "", "", ""
     for line in read("/proc/cpuinfo").splitlines():
         key, _, val = line.partition(":")
@@ -63,11 +70,11 @@ def cpuinfo():
     return model, microcode, "hypervisor" in flags.split()
 
 
-def hypervisor(flag):
+def hypervisor(flag: bool) -> str | None:
     vendor = read("/sys/hypervisor/type")
     if not vendor and shutil.which("systemd-detect-virt"):
         out = run(["systemd-detect-virt"])
-        vendor = "" if out in (None, "none") else out
+        vendor = "" if out is None or out == "none" else out
     if not vendor:
         dmi = read("/sys/class/dmi/id/sys_vendor") + " " + read("/sys/class/dmi/id/product_name")
         for needle, name in (("VMware", "vmware"), ("QEMU", "kvm"), ("KVM", "kvm"),
@@ -80,9 +87,9 @@ def hypervisor(flag):
     return vendor or None
 
 
-def nic_speeds():
+def nic_speeds() -> dict[str, int | None]:
     """Link speed in Mb/s of every network interface but lo (None when the driver has none)."""
-    out = {}
+    out: dict[str, int | None] = {}
     for path in sorted(glob.glob("/sys/class/net/*")):
         name = os.path.basename(path)
         if name == "lo":
@@ -95,8 +102,9 @@ def nic_speeds():
     return out
 
 
-def limits():
-    """Open-files limits of this context (Ansible's user, after become), and whether it may raise them."""
+def limits() -> dict[str, Any]:
+    """Open-files limits of this context (Ansible's user, after become), and whether it may
+    raise them."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     cap_eff = 0
     for line in read("/proc/self/status").splitlines():
@@ -110,7 +118,7 @@ def limits():
     }
 
 
-def net_namespace():
+def net_namespace() -> str | None:
     """This process's network namespace (``net:[inode]``), or None where unreadable."""
     try:
         return os.readlink("/proc/self/ns/net")
@@ -118,7 +126,7 @@ def net_namespace():
         return None
 
 
-def version_of(argv, pattern):
+def version_of(argv: list[str], pattern: str) -> str | None:
     if not shutil.which(argv[0]):
         return None
     out = run(argv) or ""
@@ -126,18 +134,31 @@ def version_of(argv, pattern):
     return m.group(1) if m else out.splitlines()[0] if out else None
 
 
-def main():
+def nginx_builds(nginx_v: str | None) -> tuple[str | None, str | None]:
+    """nginx's version and the OpenSSL it was built with, from ``nginx -V``."""
+    version = re.search(r"nginx/(\S+)", nginx_v or "")
+    openssl = re.search(r"built with OpenSSL (\S+)", nginx_v or "")
+    return (version.group(1) if version else None, openssl.group(1) if openssl else None)
+
+
+def os_name() -> str:
+    debian = read("/etc/debian_version")
+    return "Debian " + debian if debian else platform.platform()
+
+
+def main() -> None:
     lscpu, online = topology()
     model, microcode, hv_flag = cpuinfo()
-    nginx_v = run(["nginx", "-V"]) if shutil.which("nginx") else None
-    facts = {
+    nginx_version, nginx_openssl = nginx_builds(run(["nginx", "-V"]) if shutil.which("nginx")
+                                                else None)  # fmt: skip
+    facts: dict[str, Any] = {
         "hostname": platform.node(),
         # Which machine this is, whatever the inventory calls it: two inventory names with
         # the same machine-id (in the same network namespace) are one host (pre-flight).
         "machine_id": read("/etc/machine-id") or None,
         "net_ns": net_namespace(),
         "kernel": platform.release(),
-        "os": read("/etc/debian_version") and "Debian " + read("/etc/debian_version") or platform.platform(),
+        "os": os_name(),
         "arch": platform.machine(),
         "cpu_model": model,
         "microcode": microcode or None,
@@ -146,8 +167,8 @@ def main():
         "lscpu": lscpu,
         "online": online,
         "hypervisor": hypervisor(hv_flag),
-        "nginx_version": re.search(r"nginx/(\S+)", nginx_v).group(1) if nginx_v and "nginx/" in nginx_v else None,
-        "nginx_openssl": (re.search(r"built with OpenSSL (\S+)", nginx_v or "") or [None, None])[1],
+        "nginx_version": nginx_version,
+        "nginx_openssl": nginx_openssl,
         "openssl_version": version_of(["openssl", "version"], r"OpenSSL (\S+)"),
         "wrk_version": version_of(["wrk", "-v"], r"wrk (\S+)"),
         **limits(),

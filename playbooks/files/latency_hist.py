@@ -14,6 +14,8 @@ oha's ``duration`` column is the latency-corrected one (from the request's sched
 time under ``-q ... --latency-correction``).
 """
 
+from __future__ import annotations
+
 import json
 import math
 import os
@@ -23,7 +25,7 @@ import sys
 GROWTH = 1.01
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     keep = "--keep" in argv
     paths = [a for a in argv if a != "--keep"]
     if len(paths) != 1:
@@ -31,7 +33,7 @@ def main(argv):
         return 2
     path = paths[0]
     if not os.path.exists(path):
-        print("latency_hist: %s does not exist (oha stored no successful request)" % path,
+        print(f"latency_hist: {path} does not exist (oha stored no successful request)",
               file=sys.stderr)
         print(json.dumps({"count": 0, "sum_ms": 0.0, "min_ms": 0.0, "max_ms": 0.0,
                           "growth": GROWTH, "buckets": {}}))
@@ -43,7 +45,7 @@ def main(argv):
     finally:
         con.close()
     log_g = math.log(GROWTH)
-    buckets = {}
+    buckets: dict[int, int] = {}
     total = 0.0
     lo = math.inf
     hi = 0.0

@@ -6,12 +6,15 @@ Usage: qemu_threads.py DOMAIN. Output: {"domain", "pid", "threads": [{"tid", "co
 The pid comes from libvirt's pid file, else from the QEMU command line (-name guest=DOMAIN).
 """
 
+from __future__ import annotations
+
 import json
 import os
 import sys
+from typing import Any
 
 
-def read(path):
+def read(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             return fh.read()
@@ -19,7 +22,7 @@ def read(path):
         return None
 
 
-def qemu_pid(domain):
+def qemu_pid(domain: str) -> int | None:
     for run in ("/run/libvirt/qemu", "/var/run/libvirt/qemu"):
         text = read(os.path.join(run, domain + ".pid"))
         if text and text.strip().isdigit() and os.path.isdir("/proc/" + text.strip()):
@@ -28,7 +31,7 @@ def qemu_pid(domain):
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        cmd = (read("/proc/%s/cmdline" % entry) or "").split("\0")
+        cmd = (read(f"/proc/{entry}/cmdline") or "").split("\0")
         if cmd and "qemu" in os.path.basename(cmd[0]) and any(
             a.startswith(wanted[0]) or a == wanted[1] for a in cmd
         ):
@@ -36,27 +39,27 @@ def qemu_pid(domain):
     return None
 
 
-def collect(domain):
+def collect(domain: str) -> dict[str, Any] | None:
     """The document this script prints, or None when the domain has no QEMU process."""
     pid = qemu_pid(domain)
     if pid is None:
         return None
-    threads = []
-    for tid in sorted(os.listdir("/proc/%d/task" % pid), key=int):
-        status = read("/proc/%d/task/%s/status" % (pid, tid)) or ""
+    threads: list[dict[str, Any]] = []
+    for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
+        status = read(f"/proc/{pid}/task/{tid}/status") or ""
         cpus = ""
         for line in status.splitlines():
             if line.startswith("Cpus_allowed_list:"):
                 cpus = line.split(":", 1)[1].strip()
-        comm = (read("/proc/%d/task/%s/comm" % (pid, tid)) or "").strip()
+        comm = (read(f"/proc/{pid}/task/{tid}/comm") or "").strip()
         threads.append({"tid": int(tid), "comm": comm, "cpus": cpus})
     return {"domain": domain, "pid": pid, "threads": threads}
 
 
-def main():
+def main() -> int:
     doc = collect(sys.argv[1])
     if doc is None:
-        sys.stderr.write("no running QEMU process for domain %s\n" % sys.argv[1])
+        sys.stderr.write(f"no running QEMU process for domain {sys.argv[1]}\n")
         return 1
     print(json.dumps(doc))
     return 0

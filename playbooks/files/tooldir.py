@@ -24,19 +24,22 @@ Links are never followed: lstat, mkdir with the mode and then fchmod through a d
 opened with O_NOFOLLOW, and the files are read through O_NOFOLLOW descriptors.
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
 import os
 import pwd
 import stat
 import sys
+from typing import Any
 
 WRITABLE = stat.S_IWGRP | stat.S_IWOTH
 OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
-def lstat(path):
+def lstat(path: str) -> os.stat_result | None:
     """The path's own status (a link is not followed); None when it does not exist."""
     try:
         return os.lstat(path)
@@ -44,21 +47,22 @@ def lstat(path):
         return None
 
 
-def user(uid):
+def user(uid: int) -> str:
     try:
         return pwd.getpwuid(uid).pw_name
     except KeyError:
         return str(uid)
 
 
-def mode(st):
+def mode(st: os.stat_result) -> str:
     """The permission bits as the stat module gives them ('0700', '1777')."""
     return f"{stat.S_IMODE(st.st_mode):04o}"
 
 
-def refusals(path, parent, me, st, pst):
+def refusals(path: str, parent: str, me: int, st: os.stat_result | None,
+             pst: os.stat_result | None) -> list[str]:  # fmt: skip
     """Why another user could change what is in ``path`` (the playbook's wording)."""
-    out = []
+    out: list[str] = []
     if st is not None:
         if stat.S_ISLNK(st.st_mode):
             out.append("it is a symbolic link")
@@ -76,7 +80,7 @@ def refusals(path, parent, me, st, pst):
     return out
 
 
-def private(path, me, before):
+def private(path: str, me: int, before: os.stat_result | None) -> bool:
     """Set the directory at ``path`` (not a link) to 0700 when it is this user's and
     ``before`` (its lstat before, None when it was just made) is still what is there.
     Returns True when the mode changed."""
@@ -93,7 +97,7 @@ def private(path, me, before):
         os.close(fd)
 
 
-def make(path, me):
+def make(path: str, me: int) -> bool:
     """Make ``path`` and any missing parent of it, each mode 0700. Returns True when
     anything was made here (False when something appeared at ``path`` first)."""
     parent = os.path.dirname(path)
@@ -106,7 +110,7 @@ def make(path, me):
     return True
 
 
-def after(path):
+def after(path: str) -> dict[str, Any]:
     st = lstat(path)
     if st is None:
         return {"exists": False, "isdir": False, "islnk": False, "uid": -1, "mode": ""}
@@ -119,7 +123,7 @@ def after(path):
     }
 
 
-def describe(path):
+def describe(path: str) -> dict[str, Any]:
     """A file of the tool directory: its type, owner, mode and SHA-1 (links not followed)."""
     try:
         fd = os.open(path, OPEN_FILE)
@@ -139,33 +143,37 @@ def describe(path):
     return {"type": "file", "uid": st.st_uid, "mode": mode(st), "sha1": digest.hexdigest()}
 
 
-def main(argv):
+def main(argv: list[str]) -> None:
     path = argv[1].rstrip("/") or "/"
     parent = os.path.dirname(path)
     me = os.geteuid()
     st, pst = lstat(path), lstat(parent)
-    out = {
-        "uid": me,
-        "reasons": refusals(path, parent, me, st, pst),
-        "error": "",
-        "created": False,
-        "narrowed": False,
-    }
-    if not out["reasons"]:
+    reasons = refusals(path, parent, me, st, pst)
+    error = ""
+    created = narrowed = False
+    if not reasons:
         try:
             if st is None:
-                out["created"] = make(path, me)
+                created = make(path, me)
             else:
-                out["narrowed"] = private(path, me, st)
+                narrowed = private(path, me, st)
         except OSError as exc:
-            out["error"] = exc.strerror or str(exc)
+            error = exc.strerror or str(exc)
             if exc.filename:
-                out["error"] += f" ({exc.filename})"
-    out["changed"] = out["created"] or out["narrowed"]
-    out["after"] = after(path)
-    ok = out["after"]["isdir"] and out["after"]["uid"] == me and out["after"]["mode"] == "0700"
-    names = argv[2:] if ok and not out["reasons"] and not out["error"] else []
-    out["files"] = {name: describe(os.path.join(path, name)) for name in names}
+                error += f" ({exc.filename})"
+    now = after(path)
+    ok = now["isdir"] and now["uid"] == me and now["mode"] == "0700"
+    names = argv[2:] if ok and not reasons and not error else []
+    out = {
+        "uid": me,
+        "reasons": reasons,
+        "error": error,
+        "created": created,
+        "narrowed": narrowed,
+        "changed": created or narrowed,
+        "after": now,
+        "files": {name: describe(os.path.join(path, name)) for name in names},
+    }
     json.dump(out, sys.stdout, sort_keys=True)
     sys.stdout.write("\n")
 
