@@ -33,6 +33,76 @@ class Platform(StrEnum):
         return family_of(self)
 
 
+class BasisPlatform(StrEnum):
+    """What a basis' figures ran on, in the sizing table's order: a bare-metal server, a
+    container or VM that believes it is bare metal, a guest of either hypervisor (KVM,
+    ESXi; ``hypervisor`` names both), or a Kubernetes pod (reference data only)."""
+
+    BAREMETAL = "baremetal"
+    VIRTUALIZED_HOST = "virtualized-host"
+    HYPERVISOR = "hypervisor"
+    KVM = "kvm"
+    ESXI = "esxi"
+    KUBERNETES = "kubernetes"
+
+
+class HtChoice(StrEnum):
+    """``--ht``: one hyper-threading mode; ``both`` (``run``: measure each); ``any``
+    (sizing: whichever serves the demand better)."""
+
+    OFF = "off"
+    ON = "on"
+    BOTH = "both"
+    ANY = "any"
+
+    @property
+    def modes(self) -> tuple[Ht, ...]:
+        """The HT modes the choice stands for."""
+        if self in (HtChoice.OFF, HtChoice.ON):
+            return (Ht(self.value),)
+        return (Ht.OFF, Ht.ON)
+
+
+class Source(StrEnum):
+    """Where an answer's figures come from (``--source``, and what an answer used): the
+    results store, the bundled published reference data, or both."""
+
+    MEASURED = "measured"
+    REFERENCE = "reference"
+    BOTH = "both"
+
+    @classmethod
+    def of(cls, used: Iterable[str]) -> Source:
+        """What a set of bases' origins amounts to (``both`` when it holds the two)."""
+        got = set(used)
+        if {cls.MEASURED, cls.REFERENCE} <= got:
+            return cls.BOTH
+        return cls.MEASURED if cls.MEASURED in got else cls.REFERENCE
+
+
+class FigureKind(StrEnum):
+    """What a figure is (:attr:`Figure.source`): measured by sizing or published
+    (reference), or derived from them: interpolated between two observed core counts,
+    scaled with another basis' scaling shape, extrapolated by the fitted model, translated
+    to another CPU. ``emulated`` is a table cell's kind for a figure measured in a
+    software-emulated guest."""
+
+    MEASURED = "measured"
+    REFERENCE = "reference"
+    INTERPOLATED = "interpolated"
+    SHAPE = "shape"
+    EXTRAPOLATED = "extrapolated"
+    TRANSLATED = "translated"
+    EMULATED = "emulated"
+
+
+
+OBSERVED = (FigureKind.MEASURED, FigureKind.REFERENCE)
+# predicted for a core count not observed: by the fit, between two observed, by a shape
+PREDICTED = (FigureKind.INTERPOLATED, FigureKind.EXTRAPOLATED, FigureKind.SHAPE)
+DERIVED = (*PREDICTED, FigureKind.TRANSLATED)  # not observed as it stands
+
+
 def family_of(name: str) -> str:
     """The sizing-table column of a platform name: ``baremetal`` or ``hypervisor``."""
     return "baremetal" if name == Platform.BAREMETAL else "hypervisor"
@@ -175,9 +245,9 @@ def basis_platform(platform: str, flags: Iterable[str] = ()) -> str:
     bare-metal point flagged ``virtualized-host`` (a container or VM that believes it is
     bare metal) → ``virtualized-host``, which is never called bare metal."""
     if platform == Platform.LIBVIRT:
-        return "kvm"
+        return BasisPlatform.KVM
     if platform == Platform.VSPHERE:
-        return "esxi"
+        return BasisPlatform.ESXI
     if platform == Platform.BAREMETAL and "virtualized-host" in tuple(flags):
-        return "virtualized-host"
+        return BasisPlatform.VIRTUALIZED_HOST
     return platform

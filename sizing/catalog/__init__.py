@@ -22,7 +22,7 @@ from typing import Any
 from sizing import paths
 from sizing.engine.costs import CostCatalog, Licence, ServerOffer
 from sizing.errors import InputError
-from sizing.model import PROFILE_UNITS, Figure
+from sizing.model import PROFILE_UNITS, Figure, FigureKind
 from sizing.yamlfile import read_yaml
 
 DEFAULT_CATALOG = paths.PROFILES / "catalog.yml"
@@ -115,7 +115,7 @@ def reference_from_dict(data: Mapping[str, Any]) -> Reference:
                 profile=profile,
                 value=float(value),
                 unit=PROFILE_UNITS[profile],
-                source="reference",
+                source=FigureKind.REFERENCE,
                 origin=origin,
                 basis=REFERENCE_BASES[platform][1],
                 flags=("client-bound",) if lower else (),

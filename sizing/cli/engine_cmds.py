@@ -17,24 +17,25 @@ import typer
 
 from sizing.cli.app import emit_json, warn
 from sizing.cli.options import (
+    PLATFORM_METAVAR,
+    SIZING_HT,
     ArticlePricesOpt,
     BasisOpt,
     CatalogOpt,
     DbOpt,
     EmulatedOpt,
     ExtrapolationOpt,
-    HtChoice,
     JsonOpt,
-    PlatformChoice,
     RedundancyChoice,
-    SourceChoice,
     SourceOpt,
     VirtualizedOpt,
     basis_ids,
     choice,
     metavar,
+    platform_choice,
 )
 from sizing.errors import SizingError, UsageError
+from sizing.model import FigureKind, HtChoice, Source
 
 if TYPE_CHECKING:
     from sizing.engine import SizingTable
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 
 
 def load_inputs(
-    source: SourceChoice,
+    source: Source,
     catalog_path: Path | None,
     db: Path | None,
     *,
@@ -105,10 +106,10 @@ def recommend_cmd(
         ),
     ] = None,
     platform: Annotated[
-        str, typer.Option("--platform", metavar=metavar(PlatformChoice), help="Platform to size.")
+        str, typer.Option("--platform", metavar=PLATFORM_METAVAR, help="Platform to size.")
     ] = "any",
     ht: Annotated[
-        str, typer.Option("--ht", metavar=metavar(HtChoice), help="Hyper-threading mode.")
+        str, typer.Option("--ht", metavar=metavar(SIZING_HT), help="Hyper-threading mode.")
     ] = "any",
     redundancy: Annotated[
         str,
@@ -188,10 +189,10 @@ def recommend_cmd(
     )
     from sizing.sources.fitcache import cached_bootstrapper
 
-    platform_c = choice(PlatformChoice, platform, "--platform")
-    ht_c = choice(HtChoice, ht, "--ht")
+    platform_c = platform_choice(platform)
+    ht_c = choice(HtChoice, ht, "--ht", SIZING_HT)
     redundancy_c = choice(RedundancyChoice, redundancy, "--redundancy")
-    source_c = choice(SourceChoice, source, "--source")
+    source_c = choice(Source, source, "--source")
     demand = Demand(rps=rps, tps=tps, headroom=headroom / 100.0, redundancy=redundancy_c.value)
     demand.validate()  # before any file is read: a bad demand is a usage error
     if max_servers is not None and max_servers < 1:
@@ -204,14 +205,14 @@ def recommend_cmd(
                 "--p95 sizes --rps from a measured latency workload, which has no TPS figures, "
                 "and a recommendation never mixes bases: size --tps in a second command"
             )
-        if source_c is SourceChoice.REFERENCE:
+        if source_c is Source.REFERENCE:
             raise UsageError(
                 "--p95 sizes from measured latency points; the reference data has none "
                 "(drop --source reference)"
             )
         if rps is None:
             raise UsageError("--p95 sizes a request rate: give --rps too")
-    wanted = wanted_platforms(None if platform_c is PlatformChoice.ANY else [platform_c.value])
+    wanted = wanted_platforms(None if platform_c is None else [platform_c])
     inputs = load_inputs(
         source_c,
         catalog,
@@ -222,7 +223,7 @@ def recommend_cmd(
         article_prices=article_prices,
         serves=Want(
             platforms=None if wanted is None else frozenset(wanted),
-            ht=None if ht_c is HtChoice.ANY else ht_c.value,
+            ht=None if ht_c is HtChoice.ANY else ht_c,
             profiles=tuple(p for p in demand.profiles if not (p95 is not None and p == "rps")),
         ),
     )
@@ -246,8 +247,8 @@ def recommend_cmd(
         figures,
         inputs.catalog,
         demand,
-        platforms=None if platform_c is PlatformChoice.ANY else [platform_c.value],
-        ht_modes=None if ht_c is HtChoice.ANY else [ht_c.value],
+        platforms=None if platform_c is None else [platform_c],
+        ht_modes=None if ht_c is HtChoice.ANY else [ht_c],
         max_servers=max_servers,
         bases=inputs.bases,
         prices=inputs.prices,
@@ -292,7 +293,7 @@ def _translated(
             "(cpu_model, tls_key, sign_per_core, source; `sizing probe-ceiling` measures one "
             "on a host) and pass that catalog with --catalog"
         )
-    measured = [b for b in inputs.choice.bases if b.origin == "measured"]
+    measured = [b for b in inputs.choice.bases if b.origin == FigureKind.MEASURED]
     if not measured:
         raise UsageError(
             f"--cpu {cpu}: the figures chosen are reference data, which state no CPU and no "
@@ -386,7 +387,7 @@ def table_cmd(
     """
     from sizing.report.render.text import basis_json, basis_line, sizing_table_text
 
-    source_c = choice(SourceChoice, source, "--source")
+    source_c = choice(Source, source, "--source")
     inputs = load_inputs(
         source_c,
         catalog,

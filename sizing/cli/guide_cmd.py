@@ -17,6 +17,8 @@ from typing import Annotated
 import typer
 
 from sizing.cli.options import (
+    ANY,
+    PLATFORM_METAVAR,
     ArticlePricesOpt,
     BasisOpt,
     CatalogOpt,
@@ -25,15 +27,15 @@ from sizing.cli.options import (
     ExtrapolationOpt,
     FormatChoice,
     PaperChoice,
-    PlatformChoice,
-    SourceChoice,
     SourceOpt,
     VirtualizedOpt,
     basis_ids,
     choice,
     metavar,
+    platform_choice,
 )
 from sizing.errors import SizingError, UsageError
+from sizing.model import Source
 
 SUFFIXES = {".pdf": FormatChoice.PDF, ".html": FormatChoice.HTML, ".htm": FormatChoice.HTML,
             ".md": FormatChoice.MD, ".markdown": FormatChoice.MD}  # fmt: skip
@@ -119,7 +121,7 @@ def guide_cmd(
         str,
         typer.Option(
             "--platform",
-            metavar=metavar(PlatformChoice),
+            metavar=PLATFORM_METAVAR,
             help="Platform the recommendation may use.",
         ),
     ] = "any",
@@ -152,8 +154,8 @@ def guide_cmd(
     from sizing.sources import Sources
 
     fmt_c, path = output_format(out, fmt)
-    source_c = choice(SourceChoice, source, "--source")
-    platform_c = choice(PlatformChoice, platform, "--platform")
+    source_c = choice(Source, source, "--source")
+    platform_c = platform_choice(platform)
     paper_c = choice(PaperChoice, paper, "--paper")
     if rps is not None or tps is not None:
         Demand(rps=rps, tps=tps, headroom=headroom / 100.0).validate()
@@ -170,7 +172,7 @@ def guide_cmd(
         rps=rps,
         tps=tps,
         headroom=headroom / 100.0,
-        platform=platform_c.value,
+        platform=ANY if platform_c is None else platform_c.value,
         include_emulated=include_emulated,
         tool_version=__version__,
         bases=basis_ids(basis),

@@ -3,6 +3,7 @@ line for a bad value), :func:`metavar` and the ``Annotated`` options."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Annotated, TypeVar
@@ -10,26 +11,7 @@ from typing import Annotated, TypeVar
 import typer
 
 from sizing.errors import UsageError
-
-
-class PlatformChoice(StrEnum):
-    """``--platform``."""
-
-    BAREMETAL = "baremetal"
-    HYPERVISOR = "hypervisor"  # KVM and ESXi
-    KVM = "kvm"
-    ESXI = "esxi"
-    VIRTUALIZED_HOST = "virtualized-host"
-    KUBERNETES = "kubernetes"
-    ANY = "any"
-
-
-class HtChoice(StrEnum):
-    """``--ht``."""
-
-    OFF = "off"
-    ON = "on"
-    ANY = "any"
+from sizing.model import BasisPlatform, HtChoice, Source
 
 
 class RedundancyChoice(StrEnum):
@@ -37,14 +19,6 @@ class RedundancyChoice(StrEnum):
 
     NONE = "none"
     N_PLUS_1 = "n+1"
-
-
-class SourceChoice(StrEnum):
-    """``--source``."""
-
-    MEASURED = "measured"
-    REFERENCE = "reference"
-    BOTH = "both"
 
 
 E = TypeVar("E", bound=Enum)
@@ -57,25 +31,45 @@ def basis_ids(text: str | None) -> tuple[str, ...]:
     return tuple(t.strip() for t in text.split(",") if t.strip())
 
 
-def choice(enum: type[E], value: str, option: str) -> E:
-    """Parse a choice ourselves so a bad value is one clear line, not a usage block."""
-    try:
-        return enum(value.lower())
-    except ValueError:
-        allowed = ", ".join(str(m.value) for m in enum)
-        raise UsageError(f"{option}: unknown value {value!r} (expected {allowed})") from None
+def choice(enum: type[E], value: str, option: str, allowed: Sequence[E] = ()) -> E:
+    """Parse a choice ourselves so a bad value is one clear line, not a usage block;
+    ``allowed``: the members this option takes (all when empty)."""
+    members = list(allowed or enum)
+    for m in members:
+        if str(m.value) == value.lower():
+            return m
+    expected = ", ".join(str(m.value) for m in members)
+    raise UsageError(f"{option}: unknown value {value!r} (expected {expected})")
 
 
-def metavar(enum: type[Enum]) -> str:
+def metavar(enum: type[Enum] | Sequence[Enum]) -> str:
     """``a|b|c``: the choices, for --help."""
     return "|".join(str(m.value) for m in enum)
+
+
+ANY = "any"
+PLATFORM_METAVAR = "|".join([*BasisPlatform, ANY])
+RUN_HT = (HtChoice.OFF, HtChoice.ON, HtChoice.BOTH)  # run measures each of both
+SIZING_HT = (HtChoice.OFF, HtChoice.ON, HtChoice.ANY)  # sizing takes either
+
+
+def platform_choice(value: str, option: str = "--platform") -> BasisPlatform | None:
+    """``--platform``: one basis platform, or None for ``any``."""
+    if value.lower() == ANY:
+        return None
+    try:
+        return BasisPlatform(value.lower())
+    except ValueError:
+        raise UsageError(
+            f"{option}: unknown value {value!r} (expected {PLATFORM_METAVAR.replace('|', ', ')})"
+        ) from None
 
 
 SourceOpt = Annotated[
     str,
     typer.Option(
         "--source",
-        metavar=metavar(SourceChoice),
+        metavar=metavar(Source),
         help="Bases to choose from: measured only, the bundled reference data only, or both "
         "(the default: a qualifying measured basis, else the reference). --basis names one.",
     ),

@@ -7,7 +7,6 @@ import sys
 import time
 import unicodedata
 from collections.abc import Sequence
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,8 +14,8 @@ import typer
 
 from sizing import paths
 from sizing.cli.app import emit_json, state, warn
-from sizing.cli.options import DbOpt
-from sizing.model import PointResult
+from sizing.cli.options import RUN_HT, DbOpt, choice, metavar
+from sizing.model import HtChoice, PointResult
 from sizing.report.render.points import (
     ceiling_lines,
     left_out_by_default,
@@ -24,12 +23,6 @@ from sizing.report.render.points import (
     point_json,
     points_table,
 )
-
-
-class HtChoice(StrEnum):
-    off = "off"
-    on = "on"
-    both = "both"
 
 
 class _RichProgress:
@@ -129,8 +122,12 @@ def run(
         str, typer.Option(help="Core counts to measure, comma-separated (powers of two).")
     ] = "1,2,4,8",
     ht: Annotated[
-        HtChoice, typer.Option(help="Hyper-threading: off (one thread per core), on, or both.")
-    ] = HtChoice.off,
+        str,
+        typer.Option(
+            metavar=metavar(RUN_HT),
+            help="Hyper-threading: off (one thread per core), on, or both.",
+        ),
+    ] = HtChoice.OFF,
     profile: Annotated[
         str, typer.Option(help="Workload profiles from profiles/, comma-separated.")
     ] = "rps,tps",
@@ -317,7 +314,7 @@ def run(
     from sizing import profiles as profiles_mod
     from sizing.extravars import parse_extra_vars
     from sizing.knee import parse_duration_s, parse_rates, parse_slo
-    from sizing.plan import parse_cores, parse_ht
+    from sizing.plan import parse_cores
     from sizing.plan.settings import MeasureSettings
     from sizing.sweep import RunOptions, exit_status, run_sweep
 
@@ -339,7 +336,7 @@ def run(
         ),
         inventory=inventory,
         cores=parse_cores(cores),
-        hts=parse_ht(ht.value),
+        hts=choice(HtChoice, ht, "--ht", RUN_HT).modes,
         profiles=tuple(profiles_mod.parse_list(profile)),
         db=db or paths.default_db(),
         argv=tuple(sys.argv),

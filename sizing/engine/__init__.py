@@ -21,12 +21,10 @@ from sizing.engine.basis import (
 )
 from sizing.engine.costs import CostBreakdown, CostCatalog, Licence, ServerOffer
 from sizing.engine.figures import (
-    Selection,
     Series,
     build_series,
     latest,
     measured_figures,
-    select,
 )
 from sizing.engine.recommend import (
     DEFAULT_MAX_SERVERS,
@@ -74,7 +72,6 @@ __all__ = [
     "Recommendation",
     "Rejected",
     "ScalingFit",
-    "Selection",
     "Series",
     "ServerOffer",
     "SizingTable",
@@ -86,7 +83,6 @@ __all__ = [
     "measured_figures",
     "overhead_pct",
     "recommend",
-    "select",
     "servers_needed",
     "usl",
 ]

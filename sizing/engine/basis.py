@@ -30,7 +30,7 @@ from typing import Any
 from sizing.ceilings import Bound
 from sizing.engine.costs import CostCatalog, ServerOffer
 from sizing.errors import UsageError
-from sizing.model import Figure
+from sizing.model import Figure, FigureKind
 
 REFERENCE_DEFAULT = "reference/baremetal"
 
@@ -384,7 +384,7 @@ def choose(
         )
         if ok and serves is not None and not serves.met_by(b):
             ok, why_not = False, f"has no {serves.describe()} figures"
-        if b.origin != "measured":
+        if b.origin != FigureKind.MEASURED:
             continue
         if ok:
             qualifying.append(b)
@@ -418,7 +418,7 @@ def choose(
                     else f"{best.id} has more core counts or a newer run"
                 )
     else:
-        refs = [b for b in bases if b.origin == "reference"]
+        refs = [b for b in bases if b.origin == FigureKind.REFERENCE]
         fit_refs = [b for b in refs if serves is None or serves.met_by(b)] or refs
         anchor = next(
             (b for b in fit_refs if b.id == REFERENCE_DEFAULT), fit_refs[0] if fit_refs else None
@@ -434,7 +434,7 @@ def choose(
             why = "no basis to size from: nothing measured qualifies and no reference data"
     for b in bases:
         if b not in group and b.id not in reasons:
-            reasons[b.id] = "another group" if b.origin == "reference" else "not chosen"
+            reasons[b.id] = "another group" if b.origin == FigureKind.REFERENCE else "not chosen"
     ordered = tuple(sorted(group, key=_platform_order))
     passed = tuple((i, r) for i, r in reasons.items() if i not in {b.id for b in ordered})
     return Choice(ordered, why, passed)

@@ -59,12 +59,11 @@ from sizing.engine.predict import (
     quantile,
 )
 from sizing.engine.scaling import MIN_POINTS, ScalingFit, fit
-from sizing.errors import UsageError
-from sizing.model import Figure, Platform, PointResult, Status
+from sizing.model import BasisPlatform, Figure, FigureKind, Ht, Platform, PointResult, Status
 
 PROFILES = ("rps", "tps")
-PLATFORM_ORDER = ("baremetal", "virtualized-host", "hypervisor", "kvm", "esxi", "kubernetes")
-HT_ORDER = ("off", "on")
+PLATFORM_ORDER = tuple(BasisPlatform)  # the sizing table's columns, in order
+HT_ORDER = tuple(Ht)
 
 SeriesKey = tuple[str, str, str]  # platform, ht, profile
 BasisSeriesKey = tuple[str, str, str, str]  # basis id, platform, ht, profile
@@ -76,7 +75,7 @@ def measured_figures(
 ) -> list[Figure]:
     """The engine's figures from stored points given as (point id, run id, result):
     valid (measured) points only, the newest point per (platform family, cores, HT,
-    profile); emulated ones only when asked. Oldest first, as :func:`select` expects."""
+    profile); emulated ones only when asked. Oldest first, as :func:`latest` expects."""
     newest: dict[tuple[str, int, str, str], tuple[int, Figure]] = {}
     for point_id, run_id, r in points:
         if r.status is not Status.MEASURED or r.value is None:
@@ -95,7 +94,7 @@ def measured_figures(
             profile=r.key.profile,
             value=float(r.value),
             unit=r.unit,
-            source="measured",
+            source=FigureKind.MEASURED,
             origin=f"run {run_id}, {r.key.host}",
             emulated=emulated,
             ci_low=r.ci_low,
@@ -114,43 +113,6 @@ def latest(figures: Iterable[Figure]) -> list[Figure]:
     for f in figures:
         slots[(f.basis, f.platform, f.cores, f.ht, f.profile)] = f
     return list(slots.values())
-
-
-@dataclass(frozen=True)
-class Selection:
-    """The figures chosen to size from, and what they came from.
-
-    ``source`` is what was used: ``measured``, ``reference`` or ``both``.
-    """
-
-    figures: tuple[Figure, ...]
-    source: str
-    measured_series: tuple[SeriesKey, ...]
-    reference_series: tuple[SeriesKey, ...]
-
-
-def select(measured: Sequence[Figure], reference: Sequence[Figure], source: str) -> Selection:
-    """Choose figures by the ``source`` policy (see the module docstring)."""
-    usable = [f for f in latest(measured) if f.profile in PROFILES]
-    ref = [f for f in latest(reference) if f.profile in PROFILES]
-    if source == "reference":
-        chosen = ref
-    elif source == "measured":
-        if not usable:
-            raise UsageError(
-                "--source measured, but nothing usable is measured yet "
-                "(run `sizing run`, or use --source reference)"
-            )
-        chosen = usable
-    elif source == "both":
-        have = {(f.platform, f.ht, f.profile) for f in usable}
-        chosen = usable + [f for f in ref if (f.platform, f.ht, f.profile) not in have]
-    else:
-        raise UsageError(f"unknown source {source!r} (expected measured, reference or both)")
-    m_keys = sorted({_key(f) for f in chosen if f.source == "measured"}, key=series_order)
-    r_keys = sorted({_key(f) for f in chosen if f.source != "measured"}, key=series_order)
-    used = "both" if m_keys and r_keys else ("measured" if m_keys else "reference")
-    return Selection(tuple(chosen), used, tuple(m_keys), tuple(r_keys))
 
 
 def _key(f: Figure) -> SeriesKey:
@@ -359,7 +321,7 @@ class Series:
             a,
             cores,
             value,
-            "interpolated",
+            FigureKind.INTERPOLATED,
             f"{how} of {self.name}",
             (low, high),
             words,
@@ -389,7 +351,7 @@ class Series:
             anchor,
             cores,
             value,
-            "extrapolated",
+            FigureKind.EXTRAPOLATED,
             origin,
             (low, high),
             words,
@@ -431,7 +393,7 @@ class Series:
             anchor,
             cores,
             value,
-            "shape",
+            FigureKind.SHAPE,
             f"shape from {shape.basis} ({fitted})",
             (low, high),
             words,
@@ -498,7 +460,7 @@ class Series:
             )
         )
         value = max(0.0, min(value, cap))
-        if anchor.source == "translated":  # a prediction on translated figures says so
+        if anchor.source == FigureKind.TRANSLATED:  # a prediction on translated figures says so
             origin = f"{origin}, on figures {anchor.origin}"
         bound = self.binding(cores, value)
         if bound is not None:
@@ -605,7 +567,8 @@ def find_shape(
             pts = _series_points(figs)
             if len({n for n, _ in pts}) < MIN_POINTS:
                 continue
-            rank = (b.platform == own.platform, want_ht == ht, b.origin == "measured", len(pts))
+            measured = b.origin == FigureKind.MEASURED
+            rank = (b.platform == own.platform, want_ht == ht, measured, len(pts))
             if best is None or rank > best[0]:
                 best = (rank, Shape(b.id, _fit_of(figs)))
             break
@@ -635,7 +598,8 @@ def build_series(
     out: dict[BasisSeriesKey, Series] = {}
     for key in sorted(groups, key=lambda k: (k[0], series_order(k[1:]))):
         figs = tuple(sorted(groups[key], key=lambda f: f.cores))
-        origin = "measured" if any(f.source == "measured" for f in figs) else "reference"
+        origin = (FigureKind.MEASURED if any(f.source == FigureKind.MEASURED for f in figs)
+                  else FigureKind.REFERENCE)
         points = _series_points(figs)
         own = by_id.get(key[0])
         shape = None

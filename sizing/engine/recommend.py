@@ -50,7 +50,7 @@ from sizing.engine.fleet import Offer, cheapest, identical
 from sizing.engine.fleet import confidence as confidence_of
 from sizing.engine.predict import quantile
 from sizing.errors import UsageError
-from sizing.model import HYPERVISOR_PLATFORMS, Figure
+from sizing.model import DERIVED, HYPERVISOR_PLATFORMS, Figure, FigureKind, Source
 
 MAX_HEADROOM_PCT = 90.0
 MIN_DEMAND = 1.0  # a demand under one request (handshake) per second sizes nothing
@@ -370,7 +370,8 @@ def pricing(
     named = f"catalog {catalog.name}" if catalog.name else "the catalog"
     if price is not None:
         return price.catalog(catalog), price.source
-    if not basis_id or origin == "reference" or (b is not None and b.origin == "reference"):
+    ref = FigureKind.REFERENCE
+    if not basis_id or origin == ref or (b is not None and b.origin == ref):
         return catalog, named
     if article_prices:
         return catalog, f"{named} (asked for: --article-prices or --catalog)"
@@ -464,7 +465,9 @@ def recommend(
                     capacity_rps=None,
                     capacity_tps=None,
                     utilization=0.0,
-                    extrapolated=any(f.source in ("extrapolated", "shape") for f in picked),
+                    extrapolated=any(
+                        f.source in (FigureKind.EXTRAPOLATED, FigureKind.SHAPE) for f in picked
+                    ),
                     figures=tuple(picked),
                     basis=basis_id,
                     price_source=price_source,
@@ -657,9 +660,7 @@ def _platform_index(p: str) -> int:
 
 def _source_of(used: Sequence[Series]) -> str:
     bases = {s.basis for s in used}
-    if bases == {"measured", "reference"}:
-        return "both"
-    return bases.pop() if bases else "none"
+    return str(Source.of(bases)) if bases else "none"
 
 
 def _money(v: float, currency: str) -> str:
@@ -681,7 +682,7 @@ def describe_figure(f: Figure) -> str:
     and kin: every interval says what it is and what it covers."""
     unit = _unit(f.profile)
     notes = [f.source, *f.flags]
-    if f.source in ("shape", "extrapolated", "interpolated", "translated") and f.origin:
+    if f.source in DERIVED and f.origin:
         notes[0] = f"{f.source}: {f.origin}"
     if f.interval:
         notes.append(f.interval)

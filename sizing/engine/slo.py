@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sizing.knee import Slo, capacity_from_curve
-from sizing.model import PROFILE_UNITS, Figure, Platform, PointResult
+from sizing.model import PROFILE_UNITS, Figure, FigureKind, Platform, PointResult
 
 __all__ = ["latency_workload", "latency_workloads", "slo_figures", "slo_profile_name"]
 
@@ -105,7 +105,7 @@ def slo_figures(
             profile="rps",
             value=value,
             unit=PROFILE_UNITS["rps"],
-            source="measured",
+            source=FigureKind.MEASURED,
             origin=f"run {run_id}, {r.key.host}, {r.key.profile}: {slo_profile_name(slo)}",
             emulated=emulated,
             basis=latency_workload(r),

@@ -23,10 +23,11 @@ from sizing.engine.costs import CostCatalog
 from sizing.engine.figures import Series, build_series, series_order
 from sizing.engine.recommend import pricing
 from sizing.intervals import PairedRatio
-from sizing.model import HYPERVISOR_PLATFORMS, Figure
+from sizing.model import HYPERVISOR_PLATFORMS, Figure, FigureKind, Source
+from sizing.model import OBSERVED as MODEL_OBSERVED
 
 GUEST_PLATFORMS = ("hypervisor", *HYPERVISOR_PLATFORMS)
-OBSERVED = ("measured", "reference")
+OBSERVED = MODEL_OBSERVED
 
 COST_UNITS = {"rps": 1000.0, "tps": 100.0}
 COST_UNIT_LABELS = {"rps": "1k RPS", "tps": "100 TPS"}
@@ -303,7 +304,7 @@ def build_table(
     blocks = [
         _block(members, catalog, by_id, price_map, article_prices) for members in grouped.values()
     ]
-    blocks.sort(key=lambda blk: (blk.series[0].origin != "measured", blk.title))
+    blocks.sort(key=lambda blk: (blk.series[0].origin != FigureKind.MEASURED, blk.title))
     all_rows: list[TableRow] = []
     for cores in sorted({r.cores for blk in blocks for r in blk.rows}):
         cells = tuple(c for blk in blocks for r in blk.rows if r.cores == cores for c in r.cells)
@@ -444,9 +445,7 @@ def _cell(
 
 def _source_of(series: Iterable[Series]) -> str:
     bases = {s.origin for s in series}
-    if bases == {"measured", "reference"}:
-        return "both"
-    return bases.pop() if bases else "none"
+    return str(Source.of(bases)) if bases else "none"
 
 
 def _same_workload(a: Series, b: Series, by_id: Mapping[str, Basis]) -> bool:

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from sizing.ceilings import ALGORITHMS, Bound, StatedCeiling
 from sizing.engine.basis import Basis, Hardware
-from sizing.model import Figure
+from sizing.model import Figure, FigureKind
 
 __all__ = ["TRANSLATION_FLOOR", "translate"]
 
@@ -75,7 +75,7 @@ def translate(basis: Basis, target: StatedCeiling) -> Basis | str:
                     value=f.value * ratio,
                     ci_low=max(0.0, lo * ratio * (1.0 - widen)),
                     ci_high=hi * ratio * (1.0 + widen),
-                    source="translated",
+                    source=FigureKind.TRANSLATED,
                     origin=origin,
                     flags=(*f.flags, "translated"),
                     reps=tuple(v * ratio for v in f.reps),
@@ -93,7 +93,7 @@ def translate(basis: Basis, target: StatedCeiling) -> Basis | str:
     return replace(
         basis,
         id=new_id,
-        origin="measured",
+        origin=FigureKind.MEASURED,
         hardware=Hardware(cpu_model=target.cpu_model),
         figures=tuple(replace(f, basis=new_id) for f in figures),
         flags=tuple(dict.fromkeys((*basis.flags, "translated"))),

@@ -91,17 +91,6 @@ def parse_cores(text: str) -> tuple[int, ...]:
     return tuple(out)
 
 
-def parse_ht(text: str) -> tuple[Ht, ...]:
-    """Parse ``--ht off|on|both``."""
-    value = text.strip().lower()
-    if value == "both":
-        return (Ht.OFF, Ht.ON)
-    try:
-        return (Ht(value),)
-    except ValueError:
-        raise UsageError(f"--ht: {text!r} is not one of off, on, both") from None
-
-
 def _client_cpus(client: Host, topo: Topology) -> tuple[int, ...]:
     if client.sizing.client_cpus:
         return parse_cpulist(client.sizing.client_cpus)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from sizing import paths
 from sizing.errors import UsageError
+from sizing.model import FigureKind, Source
 from sizing.sources.bases import (
     BasisInputs,
     Declared,
@@ -170,7 +171,7 @@ def load_bases(
     where: Sources,
     *,
     requested: Sequence[str] | None = None,
-    source: str = "both",
+    source: str = Source.BOTH,
     include_virtualized: bool = False,
     include_emulated: bool = False,
     article_prices: bool = False,
@@ -195,7 +196,7 @@ def load_bases(
     reference = load_reference()
     runs: list[RunData] = []
     note = ""
-    if source != "reference":
+    if source != Source.REFERENCE:
         path = db_path(where.db)
         runs = read_runs(path, where.runs if with_runs else ())
         if not runs:
@@ -208,9 +209,9 @@ def load_bases(
     prices = basis_prices(measured, declared_of(runs) if runs else {}, catalog_data)
     measured = [replace(b, price=prices.get(b.id)) for b in measured]
     offered: list[Basis]
-    if source == "reference":
+    if source == Source.REFERENCE:
         offered = refs
-    elif source == "measured":
+    elif source == Source.MEASURED:
         offered = measured
     else:
         offered = measured + refs
@@ -228,16 +229,16 @@ def load_bases(
         every_reference=every_reference,
     )
     if (
-        source == "measured"
+        source == Source.MEASURED
         and not requested
-        and not any(b.origin == "measured" for b in choice.bases)
+        and not any(b.origin == FigureKind.MEASURED for b in choice.bases)
     ):
         why = "; ".join(f"{i}: {r}" for i, r in choice.passed_over) or "nothing measured"
         raise UsageError(
             f"--source measured, but no measured basis qualifies ({why}); name one with "
             "--basis, or pass --include-virtualized / --include-emulated"
         )
-    if note and not any(b.origin == "measured" for b in choice.bases):
+    if note and not any(b.origin == FigureKind.MEASURED for b in choice.bases):
         choice = replace(choice, why=f"{choice.why} ({note})")
     return BasisInputs(
         bases=tuple(measured + refs),

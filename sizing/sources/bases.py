@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from sizing import paths
 from sizing.ceilings import Bound, HostCeilings, crypto_bound, nic_bound
+from sizing.model import FigureKind
 from sizing.records import PointMeta
 
 if TYPE_CHECKING:
@@ -167,7 +168,7 @@ def measured_figure(
         profile=profile,
         value=float(r.value),
         unit=r.unit,
-        source="measured",
+        source=FigureKind.MEASURED,
         origin=origin,
         emulated="emulated" in r.flags,
         ci_low=None if ci is None else ci[0],
@@ -348,7 +349,7 @@ def measured_bases(
         out.append(
             Basis(
                 id=basis_id,
-                origin="measured",
+                origin=FigureKind.MEASURED,
                 platform=platform,
                 hardware=hardware,
                 workload=workload,
@@ -459,7 +460,7 @@ def reference_bases(reference: Reference) -> list[Basis]:
         out.append(
             Basis(
                 id=basis_id,
-                origin="reference",
+                origin=FigureKind.REFERENCE,
                 platform=platforms[table_platform],
                 hardware=hardware,
                 workload=Workload(
@@ -571,7 +572,7 @@ def basis_prices(
 
     out: dict[str, Price] = {}
     for b in bases:
-        if b.origin != "measured":
+        if b.origin != FigureKind.MEASURED:
             continue
         for host in (b.physical_host, *b.hosts):
             d = declared.get(host)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sizing.engine.predict import Bootstrap, Counts, bootstrap, data_key
+from sizing.model import FigureKind, Source
 
 MAX_ENTRIES = 500
 
@@ -74,9 +75,9 @@ def warm(db: Path) -> None:
     from sizing.sources import Sources, load_bases
 
     try:
-        inputs = load_bases(Sources(db=db), source="both", include_virtualized=True,
+        inputs = load_bases(Sources(db=db), source=Source.BOTH, include_virtualized=True,
                             include_emulated=True)  # fmt: skip
-        figures = [f for b in inputs.bases if b.origin == "measured" for f in b.figures]
+        figures = [f for b in inputs.bases if b.origin == FigureKind.MEASURED for f in b.figures]
         build_series(figures, bases=inputs.bases, bootstrapper=cached_bootstrapper(db))
     except (SizingError, OSError, ValueError):
         return

@@ -19,7 +19,6 @@ from sizing.engine import (
     fit,
     latest,
     recommend,
-    select,
     servers_needed,
     usl,
 )
@@ -196,36 +195,6 @@ def test_costs_licence_per_socket_once() -> None:
 def test_latest_figure_wins() -> None:
     figs = [fig("baremetal", 1, 1.0, origin="run 1"), fig("baremetal", 1, 2.0, origin="run 2")]
     assert [f.origin for f in latest(figs)] == ["run 2"]
-
-
-def test_select_both_prefers_measured_per_series() -> None:
-    measured = [fig("baremetal", 1, 70000)]
-    sel = select(measured, REFERENCE, "both")
-    assert sel.source == "both"
-    assert sel.measured_series == (("baremetal", "off", "rps"),)
-    bm_rps = [f for f in sel.figures if f.platform == "baremetal" and f.profile == "rps"]
-    assert [f.source for f in bm_rps] == ["measured"]  # no reference points mixed in
-    assert any(f.platform == "hypervisor" and f.source == "reference" for f in sel.figures)
-
-
-def test_select_reference_ignores_measured() -> None:
-    sel = select([fig("baremetal", 1, 70000)], REFERENCE, "reference")
-    assert sel.source == "reference" and not sel.measured_series
-
-
-def test_select_measured_needs_measurements() -> None:
-    with pytest.raises(UsageError, match="nothing usable is measured"):
-        select([], REFERENCE, "measured")
-    sel = select(
-        [fig("baremetal", 1, 70000), fig("baremetal", 1, 5.0, profile="latency")],
-        REFERENCE,
-        "measured",
-    )
-    assert sel.source == "measured" and len(sel.figures) == 1
-
-
-def test_select_both_without_measurements_is_reference() -> None:
-    assert select([], REFERENCE, "both").source == "reference"
 
 
 # -- demand ----------------------------------------------------------------------------

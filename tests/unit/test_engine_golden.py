@@ -26,8 +26,8 @@ from sizing.engine import (
     build_table,
     choose,
     fit,
+    latest,
     recommend,
-    select,
 )
 from sizing.engine.compare import pair_bases
 from sizing.model import Figure
@@ -94,6 +94,20 @@ def _basis(raw: dict[str, Any]) -> Basis:
     )
 
 
+def _mix(measured: list[Figure], reference: list[Figure], source: str) -> list[Figure]:
+    """A case's figures: the measured ones, with the reference series none of them has
+    (``both``), or the reference alone. (``sizing recommend`` chooses one basis instead:
+    :mod:`sizing.sources`; these cases exercise the fleet search on mixed series.)"""
+    ref = [f for f in latest(reference) if f.profile in ("rps", "tps")]
+    if source == "reference":
+        return ref
+    mixed = [f for f in latest(measured) if f.profile in ("rps", "tps")]
+    have = {(f.platform, f.ht, f.profile) for f in mixed}
+    if source == "both":
+        mixed += [f for f in ref if (f.platform, f.ht, f.profile) not in have]
+    return mixed
+
+
 def _inputs(case: dict[str, Any]) -> tuple[list[Figure], Any]:
     reference = load_reference().figures
     if "bases" in case:
@@ -110,14 +124,14 @@ def _inputs(case: dict[str, Any]) -> tuple[list[Figure], Any]:
     else:
         measured = [Figure(unit="requests/s", **f) for f in case["figures"]]
         source = case.get("source", "both")
-    selection = select(measured, reference, source)
+    figures = _mix(measured, reference, source)
     raw = case.get("catalog", "default")
     catalog = (
         load_catalog()
         if raw == "default"
         else catalog_from_dict(CatalogModel.model_validate(raw).model_dump())
     )
-    return list(selection.figures), catalog
+    return figures, catalog
 
 
 @pytest.mark.parametrize("case", _cases("recommend"))

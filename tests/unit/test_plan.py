@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from sizing import profiles
+from sizing.cli.options import RUN_HT, SIZING_HT, choice
 from sizing.errors import UsageError
 from sizing.inventory import load_inventory
-from sizing.model import Ht
-from sizing.plan import build_plan, parse_cores, parse_ht
+from sizing.model import Ht, HtChoice
+from sizing.plan import build_plan, parse_cores
 from sizing.topology import Topology
 
 DATA = Path(__file__).parent.parent / "data"
@@ -45,11 +46,15 @@ def test_parse_cores_rejects(text: str, message: str) -> None:
         parse_cores(text)
 
 
-def test_parse_ht() -> None:
-    assert parse_ht("both") == (Ht.OFF, Ht.ON)
-    assert parse_ht("on") == (Ht.ON,)
-    with pytest.raises(UsageError, match="off, on, both"):
-        parse_ht("maybe")
+def test_ht_choices_are_one_vocabulary() -> None:
+    """``run --ht`` takes off, on or both (measure each); sizing's ``--ht`` off, on or any."""
+    assert choice(HtChoice, "both", "--ht", RUN_HT).modes == (Ht.OFF, Ht.ON)
+    assert choice(HtChoice, "ON", "--ht", RUN_HT).modes == (Ht.ON,)
+    with pytest.raises(UsageError, match="--ht: unknown value 'maybe' .expected off, on, both."):
+        choice(HtChoice, "maybe", "--ht", RUN_HT)
+    with pytest.raises(UsageError, match="expected off, on, both"):
+        choice(HtChoice, "any", "--ht", RUN_HT)
+    assert choice(HtChoice, "any", "--ht", SIZING_HT).modes == (Ht.OFF, Ht.ON)
 
 
 def test_local_two_core_host_measures_one_core_and_explains_the_rest() -> None:

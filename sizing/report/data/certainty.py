@@ -8,10 +8,9 @@ from dataclasses import dataclass
 
 from sizing.engine.recommend import Recommendation
 from sizing.engine.table import Cell, SizingTable
+from sizing.model import PREDICTED, FigureKind
 from sizing.report.data.format import number
 from sizing.report.data.model import TableBlock, TCell
-
-PREDICTED = ("interpolated", "extrapolated", "shape")
 
 
 @dataclass(frozen=True)
@@ -30,7 +29,7 @@ def _cells(table: SizingTable) -> list[Cell]:
 def certainty_section(table: SizingTable, result: Recommendation | None) -> Certainty:
     """The section for this guide's table and recommendation."""
     cells = _cells(table)
-    measured = [c for c in cells if c.source == "measured"]
+    measured = [c for c in cells if c.source == FigureKind.MEASURED]
     paras: list[str] = []
     if measured:
         kinds = sorted({c.interval for c in measured if c.interval})
@@ -52,7 +51,7 @@ def certainty_section(table: SizingTable, result: Recommendation | None) -> Cert
             "intervals do not meet: the lowest is sized on)",
         }
         paras.append("Flagged figures: " + "; ".join(words[f] for f in flagged) + ".")
-    if any(c.source == "reference" for c in cells):
+    if any(c.source == FigureKind.REFERENCE for c in cells):
         paras.append(
             "The published reference figures are single numbers: no repetitions, so no interval. "
             "A figure predicted from them runs from \"no gain beyond the last published core "

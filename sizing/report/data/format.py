@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
+from sizing.model import FigureKind
+
 MISSING = "–"  # a figure that is not there
 PLATFORM_LABELS = {
     "baremetal": "Bare metal",
@@ -17,23 +19,24 @@ PLATFORM_LABELS = {
     "kubernetes": "Kubernetes",
 }
 PROFILE_LABELS = {"rps": "RPS", "tps": "SSL TPS"}
-MARKS = {
-    "measured": "m",
-    "reference": "r",
-    "interpolated": "i",
-    "shape": "x",
-    "extrapolated": "x",
-    "emulated": "e",
-    "translated": "t",
+MARKS: dict[str, str] = {
+    FigureKind.MEASURED: "m",
+    FigureKind.REFERENCE: "r",
+    FigureKind.INTERPOLATED: "i",
+    FigureKind.SHAPE: "x",
+    FigureKind.EXTRAPOLATED: "x",
+    FigureKind.EMULATED: "e",
+    FigureKind.TRANSLATED: "t",
 }
-PROVENANCE_TEXT = {
-    "measured": "measured with sizing on the inventory's hosts",
-    "reference": "published reference data",
-    "interpolated": "interpolated between two measured core counts of the same basis",
-    "shape": "scaled with another basis' scaling shape (same workload), wider interval",
-    "extrapolated": "extrapolated by the fitted scaling model",
-    "emulated": "measured in a software-emulated guest (not real hardware)",
-    "translated": "translated from another CPU by the ratio of their crypto ceilings (estimate)",
+PROVENANCE_TEXT: dict[str, str] = {
+    FigureKind.MEASURED: "measured with sizing on the inventory's hosts",
+    FigureKind.REFERENCE: "published reference data",
+    FigureKind.INTERPOLATED: "interpolated between two measured core counts of the same basis",
+    FigureKind.SHAPE: "scaled with another basis' scaling shape (same workload), wider interval",
+    FigureKind.EXTRAPOLATED: "extrapolated by the fitted scaling model",
+    FigureKind.EMULATED: "measured in a software-emulated guest (not real hardware)",
+    FigureKind.TRANSLATED: "translated from another CPU by the ratio of their crypto ceilings "
+    "(estimate)",
 }
 FLAG_TEXT = {
     "client-bound": "the load generator saturated before the server",
@@ -93,7 +96,7 @@ def series_label(platform: str, ht: str, profile: str, *, with_ht: bool = True) 
 
 def cell_source(source: str, emulated: bool) -> str:
     """The provenance shown for a figure: emulated beats measured."""
-    return "emulated" if emulated and source == "measured" else source
+    return FigureKind.EMULATED if emulated and source == FigureKind.MEASURED else source
 
 
 def inventory_name(path: str) -> str:

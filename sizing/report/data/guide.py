@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from sizing.engine import CostCatalog, recommend
 from sizing.engine.table import build_table
-from sizing.model import Figure
+from sizing.model import Figure, FigureKind
 from sizing.report.data.certainty import certainty_section
 from sizing.report.data.format import MARKS, PROVENANCE_TEXT, inventory_name
 from sizing.report.data.gateway import gateway_section
@@ -58,7 +58,7 @@ def build_guide(
     inventories = tuple(distinct(inventory_name(r.record.inventory) for r in runs))
     labels = "; ".join(b.label() for b in choice.bases)
     basis_text = f"Sized on {labels}. Chosen because: {choice.why}."
-    if basis == "reference":
+    if basis == FigureKind.REFERENCE:
         basis_text += (
             f" Published reference data ({citation}), not measurements of your hardware."
         )
@@ -81,7 +81,7 @@ def build_guide(
         )
         rec_view = recommendation_view(result, catalog.currency)
     sure = certainty_section(table, result)
-    limits = limits_section(runs, "reference" in table.sources_used)
+    limits = limits_section(runs, FigureKind.REFERENCE in table.sources_used)
     ov = overhead_points(table)
     legend = tuple(Fact(MARKS[k], f"{k}: {v}") for k, v in PROVENANCE_TEXT.items())
     return Guide(
@@ -94,7 +94,7 @@ def build_guide(
         run_ids=tuple(r.record.id for r in runs),
         basis=basis,
         basis_text=basis_text,
-        reference_only=basis == "reference",
+        reference_only=basis == FigureKind.REFERENCE,
         citation=citation,
         reference_url=reference.url,
         currency=catalog.currency,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from sizing.engine.figures import series_order
 from sizing.knee import KNEE_FACTOR, KNEE_FLOOR_MS
-from sizing.model import Platform, PointResult, Status
+from sizing.model import FigureKind, Platform, PointResult, Status
 from sizing.records import LatencyRecord, PointMeta, SoakRep
 from sizing.report.data.format import (
     MISSING,
@@ -85,7 +85,7 @@ def latency_section(runs: Sequence[RunData]) -> LatencySection | None:
         item, meta = newest[key]
         label = _latency_label(item, multi_ht, multi_profile)
         stat, limit = _slo_parts(item.slo)
-        src = cell_source("measured", "emulated" in item.flags)
+        src = cell_source(FigureKind.MEASURED, "emulated" in item.flags)
         s = LatencySeries(
             label=label,
             platform=item.platform,

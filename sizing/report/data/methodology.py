@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from sizing.engine import CostCatalog
 from sizing.engine.table import SizingTable
-from sizing.model import Status
+from sizing.model import FigureKind, Status
 from sizing.records import StopRuleRecord
 from sizing.report.data.format import MISSING, PROFILE_LABELS, money, series_label
 from sizing.report.data.model import Fact, HostView, Methodology, TableBlock, TCell
@@ -252,7 +252,7 @@ def methodology(
         if keys:
             per_point.append(Fact("ssl_certificate", "key type " + ", ".join(keys)))
     ref_facts: list[Fact] = []
-    if any(s.basis == "reference" for s in table.series):
+    if any(s.basis == FigureKind.REFERENCE for s in table.series):
         for arch, cond in reference.conditions.items():
             for k, v in cond.items():
                 ref_facts.append(Fact(f"{arch.capitalize()}: {k}", " ".join(str(v).split())))

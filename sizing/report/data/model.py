@@ -8,6 +8,7 @@ from typing import Any
 from sizing.engine import Demand, Recommendation
 from sizing.engine.basis import Choice
 from sizing.engine.table import SizingTable
+from sizing.model import Source
 from sizing.report.data.format import MARKS
 from sizing.sources import RunData
 
@@ -20,7 +21,7 @@ class GuideRequest:
     customer: str = ""
     date: str = ""
     paper: str = "a4"  # a4 | letter
-    source: str = "both"  # what --source asked for
+    source: str = Source.BOTH  # what --source asked for
     rps: float | None = None
     tps: float | None = None
     headroom: float = 0.2  # a fraction

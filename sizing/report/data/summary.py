@@ -5,7 +5,7 @@ from __future__ import annotations
 from sizing.engine import Configuration, Recommendation
 from sizing.engine.recommend import Fleet
 from sizing.engine.table import Cell, SizingTable
-from sizing.model import PROFILE_UNITS
+from sizing.model import PROFILE_UNITS, FigureKind
 from sizing.report.data.format import (
     PLATFORM_LABELS,
     PROFILE_LABELS,
@@ -18,7 +18,7 @@ from sizing.report.data.model import Fact, Headline, RecommendationView, TableBl
 
 # Figures a headline may quote: measured or published, never derived beyond what was
 # observed; and never a virtualized host's figure under a "bare metal" label.
-HEADLINE_SOURCES = ("measured", "reference", "interpolated")
+HEADLINE_SOURCES = (FigureKind.MEASURED, FigureKind.REFERENCE, FigureKind.INTERPOLATED)
 
 
 def _detail(c: Cell, text: str) -> str:
@@ -150,7 +150,7 @@ def recommendation_view(result: Recommendation, currency: str) -> Recommendation
             headers=("Configuration", "Total cost", "RPS capacity", "SSL TPS capacity", "CPU use"),
             rows=tuple(
                 (
-                    TCell(config_text(c), "extrapolated" if c.extrapolated else "", False),
+                    TCell(config_text(c), FigureKind.EXTRAPOLATED if c.extrapolated else "", False),
                     TCell(money(c.total_cost, currency)),
                     TCell(number(c.capacity_rps)),
                     TCell(number(c.capacity_tps)),

@@ -14,7 +14,7 @@ from dataclasses import replace
 from sizing.engine import CostCatalog
 from sizing.engine.figures import series_order
 from sizing.engine.table import Cell, SizingTable
-from sizing.model import Figure
+from sizing.model import Figure, FigureKind
 from sizing.report.data.format import (
     MISSING,
     PLATFORM_LABELS,
@@ -368,7 +368,7 @@ def provenance_table(table: SizingTable) -> TableBlock:
                     continue
                 src = cell_source(c.source, c.emulated)
                 origin = c.origin
-                if c.source in ("extrapolated", "shape"):
+                if c.source in (FigureKind.EXTRAPOLATED, FigureKind.SHAPE):
                     origin = f"{s.fit.describe()}; {c.origin}" if c.origin else s.fit.describe()
                 interval = MISSING
                 if c.ci_low is not None and c.ci_high is not None:
@@ -408,7 +408,7 @@ def emulated_table(figures: Sequence[Figure], included: bool) -> TableBlock | No
         (
             TCell(series_label(f.platform, f.ht, f.profile), numeric=False),
             TCell(str(f.cores)),
-            TCell(number(f.value), "emulated"),
+            TCell(number(f.value), FigureKind.EMULATED),
             TCell(f.unit, numeric=False),
             TCell(f.origin or MISSING, numeric=False),
         )

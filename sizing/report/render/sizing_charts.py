@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sizing.model import PROFILE_UNITS
+from sizing.model import PROFILE_UNITS, FigureKind
 from sizing.report.data.format import PLATFORM_LABELS, PROFILE_LABELS
 from sizing.report.data.model import Guide
 from sizing.report.render.chartkit import (
@@ -82,7 +82,7 @@ def throughput_chart(guide: Guide) -> Chart | None:
                     linestyle="none",
                     marker=style["marker"],
                     color=style["color"],
-                    markeredgecolor="white" if s.basis == "measured" else style["color"],
+                    markeredgecolor="white" if s.basis == FigureKind.MEASURED else style["color"],
                     markeredgewidth=0.6,
                     label=f"{name}, {s.basis} ({fitted})",
                 )
@@ -166,7 +166,7 @@ def cost_chart(guide: Guide) -> Chart | None:
                     label=f"{name} ({s.basis})",
                 )
                 for filled in (True, False):
-                    pts = [c for c in mine if (c.source != "extrapolated") is filled]
+                    pts = [c for c in mine if (c.source != FigureKind.EXTRAPOLATED) is filled]
                     if pts:
                         ax.plot(
                             [c.cores for c in pts],

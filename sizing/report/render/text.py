@@ -12,7 +12,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sizing.model import PointResult, Status
+from sizing.model import PREDICTED, FigureKind, PointResult, Status
 from sizing.records import PointMeta
 from sizing.report.data.format import MISSING, cell_source, mark, money, number, percent
 from sizing.report.render.grid import grid
@@ -81,7 +81,7 @@ def bases_rows(
         doc["price_source"] = (
             b.price.source
             if b.price is not None
-            else ("catalog (article 2021 prices)" if b.origin == "reference" else None)
+            else ("catalog (article 2021 prices)" if b.origin == FigureKind.REFERENCE else None)
         )
         doc["chosen"] = b.id in choice.ids
         doc["passed_over"] = dict(choice.passed_over).get(b.id, "")
@@ -400,11 +400,11 @@ def sizing_table_text(table: SizingTable, wide: bool = False) -> str:
                 for c in r.cells
                 if (c.platform, c.ht, c.profile) == (srs.platform, srs.ht, srs.profile)
             }
-            if kinds & {"extrapolated", "shape", "interpolated"}:
+            if kinds & set(PREDICTED):
                 notes.append(
                     f"{srs.platform} {srs.profile.upper()} HT {srs.ht}: {srs.fit.describe()}"
                 )
-        if any(srs.origin == "reference" for srs in series):
+        if any(srs.origin == FigureKind.REFERENCE for srs in series):
             notes.append("ceilings: not stated (the reference data names no CPU model)")
         for srs in series:
             notes += _ceiling_notes(block, srs)
@@ -443,7 +443,7 @@ def _ceiling_notes(block: Any, srs: Any) -> list[str]:
         line = f"{name} ceiling: {b.what}" + (f": {', '.join(shares)}" if shares else "")
         over = any(
             (c := r.cell(srs.platform, srs.ht, srs.profile)) is not None
-            and c.source == "measured"
+            and c.source == FigureKind.MEASURED
             and (lim := b.at(r.cores))
             and c.value > 1.05 * lim
             for r in block.rows
