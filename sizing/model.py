@@ -178,6 +178,18 @@ class PointResult:
     metadata: PointMeta = field(default_factory=PointMeta)
 
 
+@dataclass
+class RunSummary:
+    """What a run did, for rendering."""
+
+    run_id: int
+    status: RunStatus
+    points: list[PointResult] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    already: int = 0  # --resume: points the run had before this invocation
+    recovered: list[str] = field(default_factory=list)  # points kept in a recovery file
+
+
 @dataclass(frozen=True)
 class Figure:
     """One throughput figure the engine sizes from.

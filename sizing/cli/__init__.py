@@ -14,7 +14,8 @@ from typing import Any
 
 import typer
 
-from sizing.cli.app import app, guarded, state
+from sizing.app.env import Environment, use
+from sizing.cli.app import app, guarded
 from sizing.cli.ceiling_cmd import probe_ceiling
 from sizing.cli.engine_cmds import recommend_cmd, table_cmd
 from sizing.cli.guide_cmd import guide_cmd
@@ -36,27 +37,28 @@ inventory_app = typer.Typer(help="Inspect and validate inventories.", no_args_is
 inventory_app.command("check")(guarded(inventory_check))
 app.add_typer(inventory_app, name="inventory")
 
-__all__ = ["app", "main", "state"]
+__all__ = ["app", "main"]
 
 
 def main() -> None:
     """Console-script entry point. ``--debug`` is accepted anywhere on the line."""
     argv = sys.argv[1:]
+    env = use(Environment.from_process())
     if "--debug" in argv:
         argv = [a for a in argv if a != "--debug"]
-        state.debug = True
+        env.debug = True
     try:
-        code = app(args=argv, prog_name="sizing", standalone_mode=False)
+        code = app(args=argv, prog_name="sizing", standalone_mode=False, obj=env)
     except Exception as exc:  # noqa: BLE001 - Click's own errors, by kind (see below)
         # Click's classes, matched by name: typer vendors its own Click from 0.2x on
         kinds = {c.__name__ for c in type(exc).__mro__}
         if "NoArgsIsHelpError" in kinds:  # `sizing inventory` alone: its help
             exc.show()  # type: ignore[attr-defined]
-        elif "UsageError" in kinds and not state.debug:  # a bad option: one line
+        elif "UsageError" in kinds and not env.debug:  # a bad option: one line
             typer.echo(f"error: {usage_line(exc)}", err=True)
         elif "Abort" in kinds:  # Ctrl-C at a prompt
             sys.exit(ExitStatus.INTERRUPTED)
-        elif "ClickException" in kinds and not state.debug:
+        elif "ClickException" in kinds and not env.debug:
             exc.show()  # type: ignore[attr-defined]
         else:
             raise

@@ -1,4 +1,5 @@
-"""The Typer application object, shared state and the error guard."""
+"""The Typer application object, the environment every command runs in
+(:mod:`sizing.app.env`) and the error guard."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 
 from sizing import __version__
+from sizing.app.env import Environment, current, use
 from sizing.errors import ExitStatus, SizingError
 
 EXIT_CODES_HELP = "Exit codes: " + ", ".join(f"{int(s)} {s.name.lower()}" for s in ExitStatus) + "."
@@ -39,14 +40,6 @@ app = typer.Typer(
 )
 
 
-@dataclass
-class State:
-    debug: bool = False
-
-
-state = State()
-
-
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"sizing {__version__}")
@@ -55,6 +48,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     debug: Annotated[
         bool, typer.Option("--debug", help="Show tracebacks for errors (accepted anywhere).")
     ] = False,
@@ -63,8 +57,10 @@ def _root(
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
     ] = False,
 ) -> None:
-    if debug:
-        state.debug = True
+    # main() passes the process's environment; a test's runner gets a fresh one
+    env = ctx.obj if isinstance(ctx.obj, Environment) else Environment.from_process()
+    env.debug = env.debug or debug
+    ctx.obj = use(env)
 
 
 P = ParamSpec("P")
@@ -72,8 +68,8 @@ R = TypeVar("R")
 
 
 def error(message: str) -> None:
-    """One red line on stderr (plain when stderr is not a terminal)."""
-    if sys.stderr.isatty():
+    """One red line on stderr (plain without colour: not a terminal, or NO_COLOR)."""
+    if current().colour:
         typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
     else:
         typer.echo(f"error: {message}", err=True)
@@ -81,7 +77,7 @@ def error(message: str) -> None:
 
 def warn(message: str) -> None:
     """A warning on stderr."""
-    if sys.stderr.isatty():
+    if current().colour:
         typer.secho(f"warning: {message}", fg=typer.colors.YELLOW, err=True)
     else:
         typer.echo(f"warning: {message}", err=True)
@@ -95,7 +91,7 @@ def guarded(fn: Callable[P, R]) -> Callable[P, R]:
         try:
             return fn(*args, **kwargs)
         except SizingError as exc:
-            if state.debug:
+            if current().debug:
                 traceback.print_exc()
             error(str(exc))
             raise typer.Exit(int(exc.code)) from None
@@ -113,7 +109,7 @@ def guarded(fn: Callable[P, R]) -> Callable[P, R]:
                 pass
             raise typer.Exit(int(ExitStatus.OK)) from None
         except Exception as exc:  # an unexpected bug: still one line unless --debug
-            if state.debug:
+            if current().debug:
                 raise
             error(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)")
             raise typer.Exit(int(ExitStatus.ERROR)) from None

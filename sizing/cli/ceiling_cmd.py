@@ -9,7 +9,8 @@ from typing import Annotated, Any
 import typer
 
 from sizing import paths
-from sizing.cli.app import emit_json, state
+from sizing.app.env import current
+from sizing.cli.app import emit_json
 
 
 def probe_ceiling(
@@ -64,7 +65,7 @@ def probe_ceiling(
     servers = [h for h in inv.hosts.values() if "server" in h.roles]
     if not servers:
         raise UsageError(f"{inventory}: no host in the servers group to probe")
-    playbooks = Playbooks(inv.path, state.debug)
+    playbooks = Playbooks(inv.path, current().debug)
     facts, unreachable = gather_facts(playbooks, servers)
     if siblings:
         want = tuple(sorted(int(x) for x in jobs[-1].cpus.split(",")))

@@ -9,7 +9,9 @@ from typing import Annotated, Any
 import typer
 
 from sizing import paths
-from sizing.cli.app import emit_json, state, warn
+from sizing.app.env import current
+from sizing.app.status import Checked, exit_status
+from sizing.cli.app import emit_json, warn
 
 
 def _hypervisor_detail(h: Any, inv: Any, connect: bool) -> dict[str, Any]:
@@ -103,7 +105,7 @@ def inventory_check(
         )
     failed: dict[str, str] = {}
     if connect:
-        failed = _probe_hosts(inv, state.debug)
+        failed = _probe_hosts(inv, current().debug)
         for host in doc["hosts"]:
             hyp = host.get("hypervisor") or {}
             if hyp.get("error"):
@@ -136,9 +138,8 @@ def inventory_check(
 
 def _unreachable_exit(failed: dict[str, str]) -> None:
     """``--connect``: one line per host that could not be reached, then exit 4."""
-    from sizing.errors import ExitStatus
-
     for name, why in sorted(failed.items()):
         warn(f"{name}: {why}")
-    if failed:
-        raise typer.Exit(int(ExitStatus.HOST))
+    code = exit_status(Checked(failed))
+    if code:
+        raise typer.Exit(int(code))

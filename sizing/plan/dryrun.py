@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from sizing.errors import ExitStatus, SizingError
+from sizing.errors import SizingError
 from sizing.facts import HostFacts
 from sizing.inventory import Host, Inventory
 from sizing.load import oha, vegeta, wrk
@@ -31,7 +31,7 @@ from sizing.plan.points import PlannedPoint
 from sizing.plan.settings import MeasureSettings, Schedule
 from sizing.topology import affinity_masks, cpulist
 
-__all__ = ["exit_status", "plan_document", "plan_text", "vegeta_plan_argv"]
+__all__ = ["plan_document", "plan_text", "vegeta_plan_argv"]
 
 
 def _windows(schedule: Schedule) -> dict[str, Any]:
@@ -484,8 +484,3 @@ def _tail(doc: Mapping[str, Any], probed: bool) -> list[str]:
     else:
         lines.append("pre-flight: all checks pass")
     return lines
-
-
-def exit_status(doc: Mapping[str, Any]) -> ExitStatus:
-    """``--plan`` exits non-zero when a pre-flight check fails."""
-    return ExitStatus.HOST if doc["preflight"] else ExitStatus.OK

@@ -41,6 +41,7 @@ from sizing.model import (
     PointKey,
     PointResult,
     RunStatus,
+    RunSummary,
     Sample,
     Status,
     family_of,
@@ -75,9 +76,7 @@ from sizing.signals import SignalStop, StopSignals, shielded, signal_pending
 from sizing.store import Store, StoreError, keep_for_recovery
 from sizing.sweep.options import (
     RunOptions,
-    RunSummary,
     done_keys,
-    exit_status,
     resume_options,
     run_options_record,
 )
@@ -89,7 +88,6 @@ __all__ = [
     "RunOptions",
     "RunSummary",
     "Sweep",
-    "exit_status",
     "plan_sweep",
     "resume_options",
     "run_options_record",

@@ -19,15 +19,12 @@ from typing import Any
 
 from sizing import profiles as profiles_mod
 from sizing.errors import (
-    ExitStatus,
     SizingError,
     UsageError,
 )
 from sizing.model import (
     Ht,
     PointKey,
-    PointResult,
-    RunStatus,
     Status,
 )
 from sizing.plan.settings import MeasureSettings
@@ -161,18 +158,6 @@ class RunOptions:
     sample: int | None = stored(None, decode=_either)  # --sample N: N servers per hardware identity
 
 
-@dataclass
-class RunSummary:
-    """What a run did, for rendering."""
-
-    run_id: int
-    status: RunStatus
-    points: list[PointResult] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    already: int = 0  # --resume: points the run had before this invocation
-    recovered: list[str] = field(default_factory=list)  # points kept in a recovery file
-
-
 def done_keys(store: Store, run_id: int) -> set[PointKey]:
     """The points ``--resume`` leaves alone: all it stored, less failed points and points
     skipped for an unreachable host (the host may be back)."""
@@ -219,12 +204,3 @@ def resume_options(opts: RunOptions, run_id: int) -> RunOptions:
         for name, how in _stored_fields()
     }
     return replace(opts, **back, inventory=Path(run.inventory), resume_run=run_id)
-
-
-def exit_status(summary: RunSummary) -> ExitStatus:
-    """A run with a failed point, or one that did not complete, exits non-zero: what was
-    measured is stored, the exit code says a host or nginx failed."""
-    failed = any(p.status is Status.FAILED for p in summary.points)
-    if failed or summary.status is not RunStatus.COMPLETE:
-        return ExitStatus.HOST
-    return ExitStatus.OK

@@ -188,24 +188,23 @@ def test_resuming_a_run_that_is_still_measuring_is_refused_before_touching_it(
 def test_resuming_a_complete_run_with_a_failed_point_is_not_short_cut(tmp_path: Path) -> None:
     """A complete run that still has a failed point (a host lost mid-sweep) is resumed for
     real: the short cut is only for a run with nothing to retry."""
-    from sizing.cli.run_cmds import _complete
+    from sizing.app.run import resume
+    from sizing.sweep import RunOptions
+
+    def complete(db: Path, run_id: int) -> bool:
+        given = RunOptions(inventory=Path("x"), cores=(1,), hts=(), profiles=(), db=db)
+        return resume(given, run_id).complete
 
     db = tmp_path / "s.sqlite"
     run_id = fill(db, {"r640-01": ENV["r640-01"]}, [
         point("r640-01", "baremetal", 1, "rps", REPS),
         point("r640-01", "baremetal", 2, "rps", REPS, status=Status.FAILED),
     ])  # fmt: skip
-    assert _complete(db, run_id) is False
+    assert complete(db, run_id) is False
     done = tmp_path / "d.sqlite"
-    assert (
-        _complete(
-            done,
-            fill(
-                done, {"r640-01": ENV["r640-01"]}, [point("r640-01", "baremetal", 1, "rps", REPS)]
-            ),
-        )
-        is True
-    )
+    done_id = fill(done, {"r640-01": ENV["r640-01"]},
+                   [point("r640-01", "baremetal", 1, "rps", REPS)])  # fmt: skip
+    assert complete(done, done_id) is True
 
 
 def _fleet(tmp_path: Path, servers: int, clients: int) -> Path:

@@ -250,7 +250,7 @@ def test_the_sweep_keeps_a_point_it_cannot_store_and_says_how_to_import_it(
     names the import command, and the store's error still ends the run."""
     from sizing.model import RunStatus
     from sizing.sweep import Sweep
-    from sizing.sweep.options import RunSummary
+    from sizing.model import RunSummary
 
     db = tmp_path / "r.sqlite"
     store = Store(db, timeout=0.2, patience=0.5)

@@ -1,0 +1,89 @@
+"""``sizing run``: measure (:func:`measure`), plan (:func:`plan`) and resume (:func:`resume`).
+
+The request is :class:`sizing.sweep.RunOptions`; ``--resume`` restores it from the stored
+run (:func:`sizing.sweep.options.resume_options`), refusing the options it fixes when they
+were typed beside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sizing.app.status import Planned
+from sizing.errors import UsageError
+from sizing.measure.context import Progress
+from sizing.model import PointKey, RunSummary
+from sizing.report.data.evidence import point_evidence
+from sizing.sources.fitcache import warm
+from sizing.store import Store
+from sizing.sweep import RunOptions, plan_sweep, run_sweep
+from sizing.sweep.options import done_keys, resume_options, resume_refuses
+
+__all__ = ["Measured", "Resumed", "measure", "plan", "resume"]
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """``--resume``: the stored run's options; ``complete`` when the run is complete with
+    no failed point and none skipped for an unreachable host (nothing to measure: the run
+    is left as it is, not reopened, no host contacted); ``points``: how many it stored."""
+
+    opts: RunOptions
+    complete: bool
+    points: int
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What a run did, and each stored point's guards' evidence read back from the store
+    (as ``results`` shows it)."""
+
+    summary: RunSummary
+    evidence: dict[PointKey, dict[str, Any]]
+
+
+def resume(opts: RunOptions, run_id: int, typed: Iterable[str] = ()) -> Resumed:
+    """``--resume RUN_ID``: the stored run's options (``typed``: the ``run`` options given on
+    the command line; those the stored run fixes are refused) and whether it is complete."""
+    given = [f"--{o}" for o in resume_refuses() if o.replace("-", "_") in set(typed)]
+    if given:
+        raise UsageError(
+            f"--resume {run_id} measures with that run's own inventory and options;"
+            f" drop {', '.join(given)}"
+        )
+    restored = resume_options(opts, run_id)
+    with Store.open_readonly(restored.db) as store:
+        run = store.get_run(run_id)
+        keys = {p.result.key for p in store.points(run_id)}
+        left = keys - done_keys(store, run_id)  # failed, or skipped for an unreachable host
+    return Resumed(restored, run.status == "complete" and not left, len(keys))
+
+
+def plan(opts: RunOptions, progress: Progress, *, detail: bool) -> Planned:
+    """``--plan``: the dry-run document (``detail``: every point with every command)."""
+    return Planned(plan_sweep(opts, progress, detail=detail))
+
+
+def measure(opts: RunOptions, progress: Progress) -> Measured:
+    """Measure and store every point; read back each point's evidence; compute the
+    figures' bootstrap now (the figures changed), not in the next ``recommend``."""
+    summary = run_sweep(opts, progress)
+    evidence = stored_evidence(opts, summary.run_id)
+    warm(opts.db)
+    return Measured(summary, evidence)
+
+
+def stored_evidence(opts: RunOptions, run_id: int) -> dict[PointKey, dict[str, Any]]:
+    """Each stored point's guards' evidence, read back from the store (as ``results``)."""
+    if not Store.exists(opts.db):
+        return {}
+    with Store.open_readonly(opts.db) as store:
+        env = store.get_run(run_id).environment
+        return {
+            p.result.key: point_evidence(
+                p.result, [s for _, s in store.samples(p.id)], env.get(p.result.key.host)
+            )
+            for p in store.points(run_id)
+        }
