@@ -202,6 +202,17 @@ class RunRecord:
     environment: dict[str, Any]
     note: str
 
+    @property
+    def label(self) -> str:
+        """The run's ``--label`` ("" without one)."""
+        return str(self.options.get("label") or "")
+
+    @property
+    def owner(self) -> dict[str, Any] | None:
+        """Who ran it (machine, PID and its start time) while it was running."""
+        got = self.options.get("owner")
+        return got if isinstance(got, dict) else None
+
 
 @dataclass(frozen=True)
 class StoredPoint:

@@ -11,11 +11,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from sizing.app.results import points_with_evidence
 from sizing.app.status import Planned
 from sizing.errors import UsageError
 from sizing.measure.context import Progress
 from sizing.model import PointKey, RunSummary
-from sizing.report.data.evidence import point_evidence
 from sizing.sources.fitcache import warm
 from sizing.store import Store
 from sizing.sweep import RunOptions, plan_sweep, run_sweep
@@ -80,10 +80,4 @@ def stored_evidence(opts: RunOptions, run_id: int) -> dict[PointKey, dict[str, A
     if not Store.exists(opts.db):
         return {}
     with Store.open_readonly(opts.db) as store:
-        env = store.get_run(run_id).environment
-        return {
-            p.result.key: point_evidence(
-                p.result, [s for _, s in store.samples(p.id)], env.get(p.result.key.host)
-            )
-            for p in store.points(run_id)
-        }
+        return {p.key: ev for p, ev in points_with_evidence(store, run_id)}

@@ -10,7 +10,7 @@ from typing import Any
 from sizing.errors import ExitStatus
 from sizing.model import RunStatus, RunSummary, Status
 
-__all__ = ["Checked", "Planned", "exit_status"]
+__all__ = ["Answered", "Checked", "Planned", "exit_status"]
 
 
 @dataclass(frozen=True)
@@ -27,14 +27,21 @@ class Checked:
     unreachable: dict[str, str] = field(default_factory=dict)
 
 
-Outcome = RunSummary | Planned | Checked | None
+@dataclass(frozen=True)
+class Answered:
+    """``recommend``: whether an answer could be given (the explanation says why not)."""
+
+    answered: bool
+
+
+Outcome = RunSummary | Planned | Checked | Answered | None
 
 
 def exit_status(outcome: Outcome) -> ExitStatus:
     """``0`` unless the outcome says a host or nginx failed (``4``): a run with a failed
     point or that did not complete (what was measured is stored), a plan whose pre-flight
-    checks failed, an inventory check that could not reach a host. Nothing to do (None) is
-    ``0``."""
+    checks failed, an inventory check that could not reach a host; ``1`` for a demand no
+    configuration can carry. Nothing to do (None) is ``0``."""
     if isinstance(outcome, RunSummary):
         failed = any(p.status is Status.FAILED for p in outcome.points)
         if failed or outcome.status is not RunStatus.COMPLETE:
@@ -45,4 +52,6 @@ def exit_status(outcome: Outcome) -> ExitStatus:
     elif isinstance(outcome, Checked):
         if outcome.unreachable:
             return ExitStatus.HOST
+    elif isinstance(outcome, Answered) and not outcome.answered:
+        return ExitStatus.ERROR
     return ExitStatus.OK

@@ -1,0 +1,73 @@
+"""``sizing results``: the stored runs with each point's evidence, read the one way
+``run`` reads its own back (:func:`points_with_evidence`), and a run named by id or label.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sizing.errors import UsageError
+from sizing.model import PointResult
+from sizing.provision.hostsafety import process_gone
+from sizing.report.data.evidence import point_evidence
+from sizing.store import RunRecord, Store
+
+__all__ = ["StoredRun", "points_with_evidence", "read", "run_ref", "status"]
+
+Evidenced = list[tuple[PointResult, dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A stored run, its status as it stands (``abandoned`` when its process is gone) and
+    its points with their guards' evidence."""
+
+    record: RunRecord
+    status: str
+    points: Evidenced
+
+
+def status(run: RunRecord) -> str:
+    """The stored status, except that a run still marked running whose process is gone
+    (killed with SIGKILL, a crashed machine) is ``abandoned``."""
+    if run.status == "running" and run.owner is not None and process_gone(run.owner):
+        return "abandoned"
+    return str(run.status)
+
+
+def run_ref(store: Store, ref: str, option: str) -> int:
+    """A run named by its id or its ``--label`` (the latest run of that label)."""
+    runs = store.runs()
+    if ref.isdigit() and any(r.id == int(ref) for r in runs):
+        return int(ref)
+    labelled = [r.id for r in runs if r.label == ref]
+    if labelled:
+        return int(max(labelled))
+    if ref.isdigit():
+        raise UsageError(f"{option}: no run {ref} in {store.path}")
+    raise UsageError(f"{option}: no run {ref!r} (neither an id nor a label) in {store.path}")
+
+
+def points_with_evidence(store: Store, run_id: int) -> Evidenced:
+    """Each stored point of a run with its guards' evidence (:func:`point_evidence`)."""
+    env = store.get_run(run_id).environment
+    return [
+        (p.result, point_evidence(p.result, [s for _, s in store.samples(p.id)],
+                                  env.get(p.result.key.host)))
+        for p in store.points(run_id)
+    ]  # fmt: skip
+
+
+def read(db: Path, run: str | None = None) -> list[StoredRun]:
+    """Every stored run (or the one ``run`` names), oldest first; none without a database."""
+    if not Store.exists(db):
+        return []
+    with Store.open_readonly(db) as store:
+        wanted = None if run is None else run_ref(store, run, "--run")
+        return [
+            StoredRun(r, status(r), points_with_evidence(store, r.id))
+            for r in store.runs()
+            if wanted is None or r.id == wanted
+        ]

@@ -1,0 +1,262 @@
+"""``sizing recommend`` and ``sizing table``: the buyer's question, from one basis.
+
+:func:`recommend` and :func:`table` take a typed request and return the engine's answer
+with the inputs it was sized on; what the user must be told besides the answer (a basis of
+emulated figures, a latency workload chosen) comes back in ``notes``, never printed here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from sizing.ceilings import ALGORITHMS, StatedCeiling
+from sizing.engine import Demand, SizingTable, build_table
+from sizing.engine import recommend as engine_recommend
+from sizing.engine.basis import Choice, Want
+from sizing.engine.recommend import Recommendation, wanted_platforms
+from sizing.engine.translate import translate
+from sizing.errors import UsageError
+from sizing.knee import Slo, parse_limit_ms
+from sizing.model import BasisPlatform, Figure, FigureKind, HtChoice, Source
+from sizing.report.render.text import passed_over_line, slo_line
+from sizing.sources import BasisInputs, Sources, basis_prices, latency_figures, load_bases
+from sizing.sources.fitcache import cached_bootstrapper
+
+__all__ = ["Inputs", "RecommendRequest", "Recommended", "recommend", "table"]
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Where the figures come from (``--source``, ``--basis``, the catalog, the store)."""
+
+    source: Source = Source.BOTH
+    basis: tuple[str, ...] = ()
+    catalog: Path | None = None
+    db: Path | None = None
+    article_prices: bool = False
+    include_virtualized: bool = False
+    include_emulated: bool = False
+    allow_extrapolation: bool = False
+
+
+@dataclass(frozen=True)
+class RecommendRequest:
+    """``sizing recommend``: the demand, what may serve it and how sure the answer is."""
+
+    demand: Demand
+    inputs: Inputs = field(default_factory=Inputs)
+    platform: BasisPlatform | None = None  # None: any
+    ht: HtChoice = HtChoice.ANY
+    p95: str | None = None  # size --rps on the rate at which p95 stays within this
+    max_servers: int | None = None
+    confidence: float | None = None
+    cpu: str | None = None  # translate --tps figures to this CPU (with allow_translation)
+    allow_translation: bool = False
+
+
+@dataclass(frozen=True)
+class Recommended:
+    """The engine's answer, the inputs it was sized on and what to say beside it."""
+
+    result: Recommendation
+    inputs: BasisInputs
+    warnings: tuple[str, ...] = ()  # for stderr: what the basis chosen is not
+    notes: tuple[str, ...] = ()  # for stderr: the latency workload chosen
+    p95: bool = False  # sized on a latency workload (the explanation names the basis)
+
+
+def load(req: Inputs, *, serves: Want | None = None,
+         every_reference: bool = False) -> tuple[BasisInputs, list[str]]:  # fmt: skip
+    """Every basis, the chosen ones and the prices (:func:`sizing.sources.load_bases`),
+    and the warnings the choice calls for (said on stderr)."""
+    inputs = load_bases(
+        Sources(db=req.db, catalog=req.catalog),
+        requested=req.basis,
+        source=req.source,
+        include_virtualized=req.include_virtualized,
+        include_emulated=req.include_emulated,
+        article_prices=req.article_prices,
+        serves=serves,
+        every_reference=every_reference,
+    )
+    notes = []
+    chosen = inputs.choice.bases
+    if any("emulated" in b.flags for b in chosen):
+        notes.append(
+            "using figures from software-emulated guests: they do not represent real hardware"
+        )
+    if any(b.platform == BasisPlatform.VIRTUALIZED_HOST for b in chosen):
+        notes.append(
+            "using a virtualized host (a container or VM measured as bare metal): its figures "
+            "are not bare-metal figures"
+        )
+    return inputs, notes
+
+
+def _check(req: RecommendRequest) -> None:
+    """A bad request is a usage error, before any file is read."""
+    req.demand.validate()
+    if req.max_servers is not None and req.max_servers < 1:
+        raise UsageError(f"--max-servers must be at least 1, not {req.max_servers}")
+    if req.confidence is not None and not (0.5 <= req.confidence < 1.0):
+        raise UsageError(
+            f"--confidence must be at least 0.5 and below 1, not {req.confidence:g}"
+        )
+    if req.p95 is None:
+        return
+    if req.demand.tps is not None:
+        raise UsageError(
+            "--p95 sizes --rps from a measured latency workload, which has no TPS figures, "
+            "and a recommendation never mixes bases: size --tps in a second command"
+        )
+    if req.inputs.source is Source.REFERENCE:
+        raise UsageError(
+            "--p95 sizes from measured latency points; the reference data has none "
+            "(drop --source reference)"
+        )
+    if req.demand.rps is None:
+        raise UsageError("--p95 sizes a request rate: give --rps too")
+
+
+def recommend(req: RecommendRequest) -> Recommended:
+    """The cheapest configuration that carries the demand (see ``sizing recommend``)."""
+    _check(req)
+    wanted = wanted_platforms(None if req.platform is None else [req.platform])
+    profiles = tuple(p for p in req.demand.profiles if not (req.p95 and p == "rps"))
+    inputs, warnings = load(
+        # with --p95, --basis names the latency workload, not a throughput basis
+        replace(req.inputs, basis=()) if req.p95 is not None else req.inputs,
+        serves=Want(
+            platforms=None if wanted is None else frozenset(wanted),
+            ht=None if req.ht is HtChoice.ANY else req.ht,
+            profiles=profiles,
+        ),
+    )
+    figures: tuple[Figure, ...] = inputs.choice.figures
+    why = inputs.choice.why
+    if passed_over_line(inputs.choice):  # part of the answer, not a note on stderr
+        why += "; " + passed_over_line(inputs.choice)
+    if req.cpu is not None:
+        if req.demand.rps is not None or req.p95 is not None:
+            raise UsageError(
+                "--cpu translates TLS handshake (--tps) figures only: plain RPS is not bound "
+                "by one instruction mix and is never translated; size --rps on a basis "
+                "measured on that CPU"
+            )
+        inputs, why = _translated(inputs, req.cpu, req.inputs.catalog, req.allow_translation)
+        figures = inputs.choice.figures
+    capacity_of = "their CPU"
+    notes = []
+    if req.p95 is not None:  # size on "RPS at p95 <= X" of one latency workload only
+        workload = req.inputs.basis[0] if req.inputs.basis else None
+        figures, why, capacity_of, note = _latency_figures(req, workload)
+        notes.append(note)
+    result = engine_recommend(
+        figures,
+        inputs.catalog,
+        req.demand,
+        platforms=None if req.platform is None else [req.platform],
+        ht_modes=None if req.ht is HtChoice.ANY else [req.ht],
+        max_servers=req.max_servers,
+        bases=inputs.bases,
+        prices=inputs.prices,
+        article_prices=inputs.article_prices,
+        allow_extrapolation=req.inputs.allow_extrapolation,
+        why=why,
+        confidence=req.confidence,
+        capacity_of=capacity_of,
+        bootstrapper=cached_bootstrapper(req.inputs.db),
+    )
+    return Recommended(result, inputs, tuple(warnings), tuple(notes), p95=req.p95 is not None)
+
+
+def _translated(
+    inputs: BasisInputs, cpu: str, catalog: Path | None, allow: bool
+) -> tuple[BasisInputs, str]:
+    """``--cpu``: the chosen basis translated to ``cpu`` by the ratio of the crypto
+    ceilings (:mod:`sizing.engine.translate`), priced by the catalog's entries for that CPU;
+    refused in one line without ``--allow-translation``."""
+    from sizing.catalog import load_catalog_data
+
+    data = load_catalog_data(catalog)
+    stated = [StatedCeiling.from_dict(d) for d in data.get("ceilings") or ()]
+    target = next((c for c in stated if c.matches(cpu)), None)
+    where = str(catalog) if catalog else "the bundled catalog"
+    if target is None:
+        raise UsageError(
+            f"--cpu {cpu}: {where} states no crypto ceiling for it: add a `ceilings:` entry "
+            "(cpu_model, tls_key, sign_per_core, source; `sizing probe-ceiling` measures one "
+            "on a host) and pass that catalog with --catalog"
+        )
+    measured = [b for b in inputs.choice.bases if b.origin == FigureKind.MEASURED]
+    if not measured:
+        raise UsageError(
+            f"--cpu {cpu}: the figures chosen are reference data, which state no CPU and no "
+            "ceiling; translate a measured basis (--source measured, or --basis ID)"
+        )
+    basis = measured[0]
+    what = ALGORITHMS.get(target.tls_key, target.tls_key)
+    if not allow:
+        raise UsageError(
+            f"--cpu {target.cpu_model}: the figures would be translated from {basis.id} "
+            f"({basis.hardware.cpu_model or 'CPU not named'}) by the ratio of the two "
+            f"{what} ceilings, an estimate rather than a measurement: add "
+            "--allow-translation to use it"
+        )
+    got = translate(basis, target)
+    if isinstance(got, str):
+        raise UsageError(f"--cpu {target.cpu_model}: {got}")
+    prices = basis_prices([got], {}, data)
+    got = replace(got, price=prices.get(got.id))
+    why = (
+        f"{got.id}, translated from measured basis {basis.id} to {target.cpu_model} by the "
+        f"{what} ceiling ratio (an estimate: {target.source})"
+    )
+    choice = Choice(
+        bases=(got,),
+        why=why,
+        passed_over=tuple((b.id, "translated to --cpu") for b in inputs.choice.bases),
+    )
+    return (
+        replace(
+            inputs,
+            bases=(*inputs.bases, got),
+            choice=choice,
+            prices={**inputs.prices, **({got.id: got.price} if got.price else {})},
+        ),
+        why,
+    )
+
+
+def _latency_figures(
+    req: RecommendRequest, workload: str | None
+) -> tuple[tuple[Figure, ...], str, str, str]:
+    """``--p95``: the measured RPS-at-p95 figures of one latency workload (and nothing
+    else: a recommendation never mixes bases), the basis sentence, what a server's capacity
+    means there, and the line that says which workload was chosen."""
+    assert req.p95 is not None
+    slo = Slo("p95", parse_limit_ms(req.p95, "--p95"))
+    _, found, chosen = latency_figures((), slo, req.inputs.db, req.inputs.include_emulated,
+                                       workload)  # fmt: skip
+    why = (
+        f"latency workload {chosen}: the measured request rate at which p95 latency stays "
+        f"within {slo.limit_ms:g} ms, per core count"
+    )
+    capacity = f"the rate at which p95 stays within {slo.limit_ms:g} ms"
+    return tuple(found), why, capacity, slo_line(slo, found, chosen)
+
+
+def table(inputs: Inputs) -> tuple[SizingTable, BasisInputs, list[str]]:
+    """The cost-per-throughput table of the chosen bases (every reference group: the
+    article has a traditional and a Kubernetes table), priced as recommend prices them."""
+    got, notes = load(inputs, every_reference=True)
+    built = build_table(
+        got.choice.figures,
+        got.catalog,
+        bases=got.bases,
+        prices=got.prices,
+        article_prices=got.article_prices,
+        allow_extrapolation=inputs.allow_extrapolation,
+    )
+    return built, got, notes
