@@ -27,3 +27,9 @@ class HostFacts:
         """The facts script's JSON output; raises ValueError or KeyError when unreadable."""
         raw = json.loads(stdout)
         return cls(Topology.from_lscpu(raw["lscpu"]), raw, window)
+
+    @property
+    def cpu_model(self) -> str | None:
+        """The CPU's model name as /proc/cpuinfo gives it."""
+        got = self.raw.get("cpu_model")
+        return str(got) if got else None

@@ -84,62 +84,72 @@ def check_writable(out: Path) -> None:
         raise SizingError(f"{out}: cannot write the guide: {exc.strerror or exc}") from exc
 
 
+GuideOutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        "-o",
+        help="Output file; the format follows its suffix (.pdf, .html, .md). "
+        "'-' writes HTML or Markdown to stdout. Default: guide.pdf.",
+    ),
+]
+GuideFmtOpt = Annotated[
+    str | None,
+    typer.Option("--format", metavar=metavar(FormatChoice), help="Output format."),
+]
+GuideRunOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--run",
+        metavar="ID|latest",
+        help="Run(s) to cover, repeatable; 'latest' for the newest. Default: every run.",
+    ),
+]
+GuideRpsOpt = Annotated[
+    float | None, typer.Option("--rps", help="Target requests per second to size for.")
+]
+GuideTpsOpt = Annotated[
+    float | None, typer.Option("--tps", help="Target TLS handshakes per second.")
+]
+GuideHeadroomOpt = Annotated[
+    float, typer.Option("--headroom", metavar="PCT", help="Share of capacity kept free, 0-90.")
+]
+GuidePlatformOpt = Annotated[
+    str,
+    typer.Option(
+        "--platform",
+        metavar=PLATFORM_METAVAR,
+        help="Platform the recommendation may use.",
+    ),
+]
+GuidePaperOpt = Annotated[
+    str, typer.Option("--paper", metavar=metavar(PaperChoice), help="Paper size.")
+]
+GuideTitleOpt = Annotated[str, typer.Option("--title", help="Title on the cover.")]
+GuideCustomerOpt = Annotated[
+    str, typer.Option("--customer", help="Who the guide is prepared for (cover page).")
+]
+
+
 def guide_cmd(
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            "-o",
-            help="Output file; the format follows its suffix (.pdf, .html, .md). "
-            "'-' writes HTML or Markdown to stdout. Default: guide.pdf.",
-        ),
-    ] = None,
-    fmt: Annotated[
-        str | None,
-        typer.Option("--format", metavar=metavar(FormatChoice), help="Output format."),
-    ] = None,
-    run: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--run",
-            metavar="ID|latest",
-            help="Run(s) to cover, repeatable; 'latest' for the newest. Default: every run.",
-        ),
-    ] = None,
+    out: GuideOutOpt = None,
+    fmt: GuideFmtOpt = None,
+    run: GuideRunOpt = None,
     source: SourceOpt = "both",
     basis: BasisOpt = None,
-    rps: Annotated[
-        float | None, typer.Option("--rps", help="Target requests per second to size for.")
-    ] = None,
-    tps: Annotated[
-        float | None, typer.Option("--tps", help="Target TLS handshakes per second.")
-    ] = None,
-    headroom: Annotated[
-        float, typer.Option("--headroom", metavar="PCT", help="Share of capacity kept free, 0-90.")
-    ] = 20.0,
-    platform: Annotated[
-        str,
-        typer.Option(
-            "--platform",
-            metavar=PLATFORM_METAVAR,
-            help="Platform the recommendation may use.",
-        ),
-    ] = "any",
+    rps: GuideRpsOpt = None,
+    tps: GuideTpsOpt = None,
+    headroom: GuideHeadroomOpt = 20.0,
+    platform: GuidePlatformOpt = "any",
     catalog: CatalogOpt = None,
     article_prices: ArticlePricesOpt = False,
     allow_extrapolation: ExtrapolationOpt = False,
     db: DbOpt = None,
     include_virtualized: VirtualizedOpt = False,
     include_emulated: EmulatedOpt = False,
-    paper: Annotated[
-        str, typer.Option("--paper", metavar=metavar(PaperChoice), help="Paper size.")
-    ] = "a4",
-    title: Annotated[str, typer.Option("--title", help="Title on the cover.")] = (
-        "NGINX Sizing Guide"
-    ),
-    customer: Annotated[
-        str, typer.Option("--customer", help="Who the guide is prepared for (cover page).")
-    ] = "",
+    paper: GuidePaperOpt = "a4",
+    title: GuideTitleOpt = "NGINX Sizing Guide",
+    customer: GuideCustomerOpt = "",
 ) -> None:
     """The printable sizing guide: summary, sizing table, charts, methodology, validity.
 
@@ -148,27 +158,24 @@ def guide_cmd(
     --rps/--tps it opens with the recommendation for that target. Every figure is labelled
     measured, reference, interpolated, extrapolated or emulated, with its flags.
     """
+    from sizing import __version__
+    from sizing.app.guide import make  # the report and its renderers: 0.15 s at start-up
     from sizing.engine import Demand
-    from sizing.report.build import prepare
     from sizing.report.data.model import GuideRequest
     from sizing.sources import Sources
 
     fmt_c, path = output_format(out, fmt)
-    source_c = choice(Source, source, "--source")
     platform_c = platform_choice(platform)
-    paper_c = choice(PaperChoice, paper, "--paper")
     if rps is not None or tps is not None:
         Demand(rps=rps, tps=tps, headroom=headroom / 100.0).validate()
     if path is not None:
         check_writable(path)
-    from sizing import __version__
-
     request = GuideRequest(
         title=title,
         customer=customer,
         date=dt.date.today().isoformat(),
-        paper=paper_c.value,
-        source=source_c.value,
+        paper=choice(PaperChoice, paper, "--paper").value,
+        source=choice(Source, source, "--source").value,
         rps=rps,
         tps=tps,
         headroom=headroom / 100.0,
@@ -180,29 +187,11 @@ def guide_cmd(
         article_prices=article_prices,
         allow_extrapolation=allow_extrapolation,
     )
-    guide = prepare(request, Sources(db=db, catalog=catalog, runs=tuple(run or ())))
-    typer.echo(f"basis: {', '.join(guide.choice.ids)} — {guide.choice.why}", err=True)
-    text: str
-    if fmt_c is FormatChoice.MD:
-        from sizing.report.render.html import render_markdown
-
-        text = render_markdown(guide)
+    made = make(request, Sources(db=db, catalog=catalog, runs=tuple(run or ())), fmt_c.value, path)
+    typer.echo(f"basis: {made.basis}", err=True)
+    if made.path is None:
+        sys.stdout.write(made.text)
+    elif made.pages is not None:
+        typer.echo(f"wrote {made.path} ({made.pages} pages)", err=True)
     else:
-        from sizing.report.render.charts import render_charts
-        from sizing.report.render.html import render_html
-
-        text = render_html(guide, render_charts(guide))
-    if path is None:
-        sys.stdout.write(text)
-        return
-    if fmt_c is FormatChoice.PDF:
-        from sizing.report.render.pdf import html_to_pdf
-
-        pages = html_to_pdf(text, path)
-        typer.echo(f"wrote {path} ({pages} pages)", err=True)
-        return
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise SizingError(f"{path}: cannot write the guide: {exc.strerror or exc}") from exc
-    typer.echo(f"wrote {path}", err=True)
+        typer.echo(f"wrote {made.path}", err=True)

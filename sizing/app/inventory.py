@@ -1,0 +1,92 @@
+"""``sizing inventory check``: what sizing understood of an inventory, offline, or with
+``--connect`` whether every host and hypervisor can be reached."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sizing.app.env import Environment
+from sizing.extravars import parse_extra_vars
+from sizing.inventory import Host, Inventory, load_inventory
+from sizing.provision.ansible import Playbooks
+from sizing.provision.facts import gather_facts
+from sizing.provision.platforms import BackendOptions, describe_host
+
+__all__ = ["HostCheck", "InventoryCheck", "check"]
+
+
+@dataclass(frozen=True)
+class HostCheck:
+    """One host as the inventory declares it, and what its backend says about it."""
+
+    host: Host
+    connection: str
+    backend: dict[str, Any]  # a guest's endpoint and VM (with --connect its state); {} else
+    problem: str | None = None  # --connect: why it could not be reached
+
+    @property
+    def hypervisor(self) -> dict[str, Any] | None:
+        got = self.backend.get("hypervisor")
+        return got if isinstance(got, dict) else None
+
+    def to_json(self, connected: bool) -> dict[str, Any]:
+        h, cpu = self.host, self.host.sizing.cpu
+        doc = {
+            "name": h.name,
+            "roles": sorted(h.roles),
+            "platform": str(h.platform),
+            "address": h.address,
+            "connection": self.connection,
+            "cpu": None if cpu is None else cpu.model_dump(),
+            "price_usd": h.sizing.price_usd,
+            "cost_ref": h.sizing.cost_ref,
+            "groups": list(h.groups),
+            **self.backend,
+        }
+        if connected:
+            doc.update(reachable=self.problem is None, problem=self.problem)
+        return doc
+
+
+@dataclass(frozen=True)
+class InventoryCheck:
+    """The inventory, each host's check, and whether the hosts were contacted."""
+
+    file: Path
+    inventory: Inventory
+    hosts: list[HostCheck]
+    connected: bool
+    unreachable: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "inventory": str(self.file),
+            "hosts": [h.to_json(self.connected) for h in self.hosts],
+            "connected": self.connected,
+        }
+
+
+def check(env: Environment, file: Path, *, limit: str | None = None,
+          extra_vars: list[str] | None = None, connect: bool = False,
+          notify: Callable[[str], None] = print) -> InventoryCheck:  # fmt: skip
+    """Read ``file`` as sizing does; with ``connect`` reach every host (its facts, over
+    Ansible) and hypervisor (``notify``: the backends' warnings)."""
+    inv = load_inventory(file, limit=limit, extra_vars=parse_extra_vars(extra_vars or []))
+    options = BackendOptions(notify=notify, inventory=inv, connect=connect)
+    backends = {h.name: describe_host(h, inv, options) for h in inv.hosts.values()}
+    failed: dict[str, str] = {}
+    if connect:
+        _facts, failed = gather_facts(Playbooks(inv.path, env.debug), list(inv.hosts.values()))
+        for name, backend in backends.items():
+            hyp = backend.get("hypervisor")
+            if isinstance(hyp, dict) and hyp.get("error"):
+                failed.setdefault(name, f"hypervisor: {hyp['error']}")
+    hosts = [
+        HostCheck(h, str(h.variables.get("ansible_connection", "ssh")), backends[h.name],
+                  failed.get(h.name))  # fmt: skip
+        for h in inv.hosts.values()
+    ]
+    return InventoryCheck(file, inv, hosts, connect, failed)
