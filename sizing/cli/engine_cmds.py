@@ -154,6 +154,7 @@ def recommend_cmd(
     """
     from sizing.app import sizing as app_sizing  # the engine and the sources (start-up)
     from sizing.engine import Demand
+    from sizing.report.explain import explain
     from sizing.report.render.text import basis_json, basis_line, recommendation_text
 
     inputs = _inputs(source, basis, catalog, db, article_prices, include_virtualized,
@@ -168,13 +169,14 @@ def recommend_cmd(
     _say(got.warnings, got.notes)
     result = got.result
     if json_out:
-        emit_json({"basis": basis_json(got.inputs.choice, got.inputs.prices), **result.to_dict()})
+        emit_json({"basis": basis_json(got.inputs.choice, got.inputs.prices), **result.to_dict(),
+                   "explanation": list(explain(result))})  # fmt: skip
     else:
         if result.recommendation is None and not got.p95:  # else the explanation names it
             typer.echo(basis_line(got.inputs.choice))
         typer.echo(recommendation_text(result))
     if result.recommendation is None:
-        error(result.explanation[-1])
+        error(explain(result)[-1])
     code = exit_status(Answered(result.recommendation is not None))
     if code:
         raise typer.Exit(int(code))

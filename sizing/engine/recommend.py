@@ -50,7 +50,7 @@ from sizing.engine.fleet import Offer, cheapest, identical
 from sizing.engine.fleet import confidence as confidence_of
 from sizing.engine.predict import quantile
 from sizing.errors import UsageError
-from sizing.model import DERIVED, HYPERVISOR_PLATFORMS, Figure, FigureKind, Source
+from sizing.model import HYPERVISOR_PLATFORMS, Figure, FigureKind, Source
 
 MAX_HEADROOM_PCT = 90.0
 MIN_DEMAND = 1.0  # a demand under one request (handshake) per second sizes nothing
@@ -282,12 +282,14 @@ class Recommendation:
     alternatives: tuple[Configuration, ...]
     rejected: tuple[Rejected, ...]
     series: tuple[Series, ...]
-    explanation: tuple[str, ...]
     bases: tuple[Basis, ...] = ()
     why: str = ""
     allow_extrapolation: bool = False
     fleet: Fleet | None = None  # the cheapest fleet, identical or mixed
     confidence_asked: float | None = None
+    max_servers: int | None = None  # the cap asked for (said when it binds)
+    sized_on: Basis | None = None  # the basis of the cheapest configuration
+    capacity_of: str = "their CPU"  # what a server's capacity is of (the answer says it)
 
     @property
     def cheaper_mix(self) -> Fleet | None:
@@ -311,7 +313,6 @@ class Recommendation:
             "alternatives": [a.to_dict() for a in self.alternatives],
             "rejected": [r.to_dict() for r in self.rejected],
             "fits": [s.to_dict() for s in self.series],
-            "explanation": list(self.explanation),
         }
 
 
@@ -499,24 +500,14 @@ def recommend(
         alternatives=tuple(feasible[1:]),
         rejected=tuple(rejected),
         series=tuple(used),
-        explanation=explain(
-            demand,
-            best,
-            feasible[1:],
-            rejected,
-            catalog,
-            max_servers,
-            by_id=by_id,
-            why=why,
-            fleet=fleet,
-            confidence_asked=confidence,
-            capacity_of=capacity_of,
-        ),
         bases=used_bases,
         why=why,
         allow_extrapolation=allow_extrapolation,
         fleet=fleet,
         confidence_asked=confidence,
+        max_servers=max_servers,
+        sized_on=by_id.get(best.basis) if best is not None and best.basis else None,
+        capacity_of=capacity_of,
     )
 
 
@@ -661,187 +652,3 @@ def _platform_index(p: str) -> int:
 def _source_of(used: Sequence[Series]) -> str:
     bases = {s.basis for s in used}
     return str(Source.of(bases)) if bases else "none"
-
-
-def _money(v: float, currency: str) -> str:
-    sign = "$" if currency == "USD" else f"{currency} "
-    return f"{sign}{v:,.0f}" if abs(v - round(v)) < 0.005 else f"{sign}{v:,.2f}"
-
-
-def _money_cents(v: float, currency: str) -> str:
-    sign = "$" if currency == "USD" else f"{currency} "
-    return f"{sign}{v:,.2f}"
-
-
-def _unit(profile: str) -> str:
-    return "RPS" if profile == "rps" else "TPS"
-
-
-def describe_figure(f: Figure) -> str:
-    """``capacity 131,000–140,000 RPS (measured; range of 3 runs, 75%), sized on 131,000``
-    and kin: every interval says what it is and what it covers."""
-    unit = _unit(f.profile)
-    notes = [f.source, *f.flags]
-    if f.source in DERIVED and f.origin:
-        notes[0] = f"{f.source}: {f.origin}"
-    if f.interval:
-        notes.append(f.interval)
-    tail = f" ({'; '.join(notes)})"
-    if f.lower_bound:
-        return f"≥{f.value:,.0f} {unit}{tail}, sized on {f.value:,.0f}"
-    how = " (the quantile of its draws --confidence asked for)" if f.sized is not None else ""
-    if f.ci_low is not None and f.ci_high is not None:
-        return (
-            f"capacity {f.value:,.0f} [{f.ci_low:,.0f}–{f.ci_high:,.0f}] {unit}{tail}, "
-            f"sized on {f.conservative:,.0f}{how}"
-        )
-    return f"{f.value:,.0f} {unit}{tail}"
-
-
-def confidence_words(
-    conf: float | None, demand: Demand, basis: str, figures: Sequence[Figure] = ()
-) -> str:
-    """ "Carries 200,000 RPS at ≤ 80% of capacity in 97% of the plausible outcomes on
-    basis B", or why that cannot be said."""
-    limit = 100 - demand.headroom * 100
-    what = " + ".join(
-        f"{v:,.0f} {u}" for v, u in ((demand.rps, "RPS"), (demand.tps, "TPS")) if v is not None
-    )
-    if conf is None:
-        return (
-            f"How likely it carries {what} at ≤ {limit:g}% of capacity is not known: its "
-            "figures carry no repetitions to draw from (reference data, or single runs)."
-        )
-    fewest = min((len(f.reps) for f in figures if f.reps), default=0)
-    caveat = ""
-    if 0 < fewest < 6:
-        caveat = (
-            f"; with {fewest} repetitions a bootstrap cannot see past the values measured: "
-            "read a high share as 'no measured repetition says otherwise'"
-        )
-    return (
-        f"Carries {what} at ≤ {limit:g}% of capacity in {conf * 100:.0f}% of the plausible "
-        f"outcomes on basis {basis} (bootstrap over the measured repetitions{caveat})."
-    )
-
-
-def explain(
-    demand: Demand,
-    best: Configuration | None,
-    others: Sequence[Configuration],
-    rejected: Sequence[Rejected],
-    catalog: CostCatalog,
-    max_servers: int | None,
-    *,
-    by_id: Mapping[str, Basis] | None = None,
-    why: str = "",
-    fleet: Fleet | None = None,
-    confidence_asked: float | None = None,
-    capacity_of: str = "their CPU",
-) -> tuple[str, ...]:
-    """The choice in words and numbers: the basis and why, the figures with their
-    intervals and flags, the price that applied, the cheapest fleet and how sure it is."""
-    cur = catalog.currency
-    head = [f"Basis: {why}."] if why else []
-    within = "" if max_servers is None else f" within {max_servers} servers"
-    if best is None:
-        sized = [r for r in rejected if r.servers_needed is not None]
-        if sized:
-            r = min(sized, key=lambda r: (r.servers_needed or 0, r.cores_per_server or 0))
-            reason = (
-                f"the fewest would be {r.servers_needed:,} × {r.platform} "
-                f"{r.cores_per_server}-core (HT {r.ht}); raise --max-servers or add larger "
-                "servers to the catalog"
-            )
-        else:
-            reason = "; ".join(sorted({r.reason for r in rejected})) or "no figures to size from"
-        return (*head, f"No configuration carries {demand.describe()}{within}: {reason}.")
-    lines = list(head)
-    basis = (by_id or {}).get(best.basis)
-    if basis is not None:
-        lines.append(f"Sized on {basis.label()}.")
-    elif best.basis:
-        lines.append(f"Sized on basis {best.basis}.")
-    price = f"; price: {best.price_source}" if best.price_source else ""
-    on = (
-        f"each server sized on the {(1 - confidence_asked) * 100:.0f}th percentile of its "
-        "capacity's bootstrap draws"
-        if confidence_asked is not None
-        else "each server sized on the low end of its figures' intervals"
-    )
-    mix = cheaper_mix(fleet, best)
-    if mix is not None:
-        lines.append(
-            f"Cheapest fleet: {mix.label}, {_money(mix.total_cost, cur)} "
-            f"({_money(best.total_cost - mix.total_cost, cur)} less than the cheapest "
-            f"identical fleet; {catalog.basis}{price}; {on})."
-        )
-        lines.append(
-            f"Cheapest identical fleet: {best.label}, {_money(best.total_cost, cur)} "
-            f"({best.servers} × {_money(best.cost_per_server, cur)})."
-        )
-        if mix.gap > 0:
-            lines.append(
-                f"The mixed fleet's search stopped at its node budget: it is not proven the "
-                f"cheapest, and is at most {mix.gap * 100:.2f}% above the cheapest possible."
-            )
-    else:
-        lines.append(
-            f"Cheapest: {best.label}, {_money(best.total_cost, cur)} "
-            f"({best.servers} × {_money(best.cost_per_server, cur)}; {catalog.basis}{price}; "
-            f"{on}; no mix of server sizes is cheaper)."
-        )
-    per_server = "Per server" + ("" if mix is None else " of the identical fleet")
-    lines.append(f"{per_server}: " + ", ".join(describe_figure(f) for f in best.figures) + ".")
-    shares = []
-    for f in best.figures:
-        target = demand.rps if f.profile == "rps" else demand.tps
-        assert target is not None
-        cap = f.conservative * best.counted_servers
-        shares.append(
-            f"{target:,.0f} {_unit(f.profile)} uses {target / cap * 100:.1f}% of {cap:,.0f}"
-        )
-    counted = f"{best.counted_servers} server" + ("s" if best.counted_servers > 1 else "")
-    if demand.redundancy == "n+1":
-        counted += " (one of the " + f"{best.servers} down)"
-    lines.append(
-        f"Capacity on {counted}: "
-        + " + ".join(shares)
-        + f" = {best.utilization * 100:.1f}% of {capacity_of} at the target, "
-        f"limit {100 - demand.headroom * 100:g}% ({demand.headroom * 100:g}% headroom)."
-    )
-    conf = best.confidence if mix is None else mix.confidence
-    lines.append(confidence_words(conf, demand, best.basis or "the figures", best.figures))
-    if confidence_asked is not None and conf is not None and conf < confidence_asked:
-        lines.append(
-            f"Below the {confidence_asked * 100:.0f}% asked for: the servers' draws do not all "
-            "fall short together; add a server to be sure."
-        )
-    per = [
-        f"{_money_cents(v, cur)} per {u}"
-        for p, u in (("rps", "1k RPS"), ("tps", "100 TPS"))
-        if p in demand.profiles and (v := best.cost_per(p)) is not None
-    ]
-    if per:
-        lines.append("Cost per unit of capacity: " + ", ".join(per) + ".")
-    if best.extrapolated:
-        lines.append(
-            "Some figures are not measured at this core count: they are predicted by the "
-            "scaling fit or a borrowed shape, with the prediction interval shown."
-        )
-    if others:
-        nxt = others[0]
-        diff = nxt.total_cost - best.total_cost
-        delta = (
-            f"+{_money(diff, cur)}"
-            if diff >= 0
-            else f"{_money(-diff, cur)} less, but not measured at that core count"
-        )
-        lines.append(f"Next identical: {nxt.label}, {_money(nxt.total_cost, cur)} ({delta}).")
-    capped = [r for r in rejected if r.servers_needed is not None]
-    if capped and max_servers is not None:
-        lines.append(
-            f"--max-servers {max_servers} excluded {len(capped)} configuration(s) that need "
-            "more servers (see the rejected list)."
-        )
-    return tuple(lines)

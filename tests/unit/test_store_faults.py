@@ -248,9 +248,8 @@ def test_the_sweep_keeps_a_point_it_cannot_store_and_says_how_to_import_it(
     """The sweep's own path (Sweep._store_point) with a real store whose lock another
     process holds past a short patience: the point goes to the recovery file, the note
     names the import command, and the store's error still ends the run."""
-    from sizing.model import RunStatus
+    from sizing.model import RunStatus, RunSummary
     from sizing.sweep import Sweep
-    from sizing.model import RunSummary
 
     db = tmp_path / "r.sqlite"
     store = Store(db, timeout=0.2, patience=0.5)

@@ -11,6 +11,7 @@ from sizing.engine.table import Cell, SizingTable
 from sizing.model import PREDICTED, FigureKind
 from sizing.report.data.format import number
 from sizing.report.data.model import TableBlock, TCell
+from sizing.report.explain import explain
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ def certainty_section(table: SizingTable, result: Recommendation | None) -> Cert
         )
     said: list[str] = []
     if result is not None:
-        said = [x for x in result.explanation if x.startswith(("Carries ", "How likely"))]
+        said = [x for x in explain(result) if x.startswith(("Carries ", "How likely"))]
     return Certainty(tuple(paras), block, tuple(said))
 
 

@@ -73,12 +73,19 @@ def number(v: float | None) -> str:
     return f"{v:,.0f}"
 
 
-def money(v: float | None, currency: str = "USD") -> str:
-    """A price: whole units from 100 on, cents below (``$2,200``, ``$15.63``)."""
+def currency_sign(currency: str) -> str:
+    """What goes before an amount: ``$`` for USD, else the code and a space (``EUR ``)."""
+    return "$" if currency == "USD" else f"{currency} "
+
+
+def money(v: float | None, currency: str = "USD", *, cents: bool | None = None) -> str:
+    """A price: whole units from 100 on, cents below (``$2,200``, ``$15.63``); ``cents``
+    True or False forces the one or the other. The one place money is written."""
     if v is None:
         return MISSING
-    sign = "$" if currency == "USD" else f"{currency} "
-    return f"{sign}{v:,.0f}" if abs(v) >= 100 else f"{sign}{v:,.2f}"
+    if cents is None:
+        cents = abs(v) < 100
+    return f"{currency_sign(currency)}{v:,.2f}" if cents else f"{currency_sign(currency)}{v:,.0f}"
 
 
 def percent(v: float | None, digits: int = 1) -> str:

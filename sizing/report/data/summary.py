@@ -15,6 +15,7 @@ from sizing.report.data.format import (
     percent,
 )
 from sizing.report.data.model import Fact, Headline, RecommendationView, TableBlock, TCell
+from sizing.report.explain import explain
 
 # Figures a headline may quote: measured or published, never derived beyond what was
 # observed; and never a virtualized host's figure under a "bare metal" label.
@@ -100,7 +101,7 @@ def recommendation_view(result: Recommendation, currency: str) -> Recommendation
             headline="No configuration in the catalog carries this demand.",
             facts=(),
             figures=(),
-            explanation=result.explanation,
+            explanation=explain(result),
             alternatives=None,
             result=result,
         )
@@ -169,7 +170,7 @@ def recommendation_view(result: Recommendation, currency: str) -> Recommendation
         ),
         facts=tuple(facts),
         figures=figures,
-        explanation=result.explanation,
+        explanation=explain(result),
         alternatives=alternatives,
         result=result,
     )

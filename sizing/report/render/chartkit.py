@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sizing.report.data.format import money
 from sizing.report.data.model import Guide
 
 if TYPE_CHECKING:
@@ -138,9 +139,9 @@ def thousands_axis(ax: Axes, axis: str = "y", prefix: str = "") -> None:
 def money_axis(ax: Axes, currency: str) -> None:
     from matplotlib.ticker import FuncFormatter
 
-    sign = "$" if currency == "USD" else f"{currency} "
+    # an axis keeps cents below 10 (a cost per 1k RPS of $2.50), whole units above
     ax.yaxis.set_major_formatter(
-        FuncFormatter(lambda v, _p: f"{sign}{v:,.0f}" if v >= 10 else f"{sign}{v:,.2f}")
+        FuncFormatter(lambda v, _p: money(v, currency, cents=v < 10))
     )
 
 

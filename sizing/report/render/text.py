@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from sizing.model import PREDICTED, FigureKind, PointResult, Status
 from sizing.records import PointMeta
 from sizing.report.data.format import MISSING, cell_source, mark, money, number, percent
+from sizing.report.explain import explain
 from sizing.report.render.grid import grid
 from sizing.report.render.points import UNITS, point_json
 
@@ -159,7 +160,7 @@ def recommendation_text(result: Recommendation) -> str:
     out = [f"Demand: {result.demand.describe()}"]
     if best is None:
         return "\n".join(out)
-    for line in result.explanation:
+    for line in explain(result):
         out.extend(_wrap(line, TABLE_WIDTH))
     refused: dict[str, list[str]] = {}
     for r in result.rejected:
