@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sizing.engine.recommend import Demand, Recommendation, cheaper_mix
+from sizing.engine.recommend import Configuration, Demand, Recommendation
 from sizing.model import DERIVED, Figure
 from sizing.report.data.format import money
 
@@ -77,38 +77,48 @@ def confidence_words(
 def explain(result: Recommendation) -> tuple[str, ...]:
     """The choice in words and numbers: the basis and why, the figures with their
     intervals and flags, the price that applied, the cheapest fleet and how sure it is."""
-    demand, best, others = result.demand, result.recommendation, result.alternatives
-    rejected, max_servers, why = result.rejected, result.max_servers, result.why
-    fleet, confidence_asked = result.fleet, result.confidence_asked
-    cur = result.currency
-    head = [f"Basis: {why}."] if why else []
-    within = "" if max_servers is None else f" within {max_servers} servers"
+    head = [f"Basis: {result.why}."] if result.why else []
+    best = result.recommendation
     if best is None:
-        sized = [r for r in rejected if r.servers_needed is not None]
-        if sized:
-            r = min(sized, key=lambda r: (r.servers_needed or 0, r.cores_per_server or 0))
-            reason = (
-                f"the fewest would be {r.servers_needed:,} × {r.platform} "
-                f"{r.cores_per_server}-core (HT {r.ht}); raise --max-servers or add larger "
-                "servers to the catalog"
-            )
-        else:
-            reason = "; ".join(sorted({r.reason for r in rejected})) or "no figures to size from"
-        return (*head, f"No configuration carries {demand.describe()}{within}: {reason}.")
-    lines = list(head)
+        return (*head, _unanswered(result))
     basis = result.sized_on
     if basis is not None:
-        lines.append(f"Sized on {basis.label()}.")
+        head.append(f"Sized on {basis.label()}.")
     elif best.basis:
-        lines.append(f"Sized on basis {best.basis}.")
+        head.append(f"Sized on basis {best.basis}.")
+    return (*head, *_cheapest(result, best), *_capacity(result, best), *_after(result, best))
+
+
+def _unanswered(result: Recommendation) -> str:
+    """Why no configuration carries the demand."""
+    rejected, max_servers = result.rejected, result.max_servers
+    within = "" if max_servers is None else f" within {max_servers} servers"
+    sized = [r for r in rejected if r.servers_needed is not None]
+    if sized:
+        r = min(sized, key=lambda r: (r.servers_needed or 0, r.cores_per_server or 0))
+        reason = (
+            f"the fewest would be {r.servers_needed:,} × {r.platform} "
+            f"{r.cores_per_server}-core (HT {r.ht}); raise --max-servers or add larger "
+            "servers to the catalog"
+        )
+    else:
+        reason = "; ".join(sorted({r.reason for r in rejected})) or "no figures to size from"
+    return f"No configuration carries {result.demand.describe()}{within}: {reason}."
+
+
+def _cheapest(result: Recommendation, best: Configuration) -> list[str]:
+    """The cheapest fleet (mixed, when a mix is cheaper) and what it costs, and the figures
+    each server is sized on."""
+    cur, asked = result.currency, result.confidence_asked
     price = f"; price: {best.price_source}" if best.price_source else ""
     on = (
-        f"each server sized on the {(1 - confidence_asked) * 100:.0f}th percentile of its "
+        f"each server sized on the {(1 - asked) * 100:.0f}th percentile of its "
         "capacity's bootstrap draws"
-        if confidence_asked is not None
+        if asked is not None
         else "each server sized on the low end of its figures' intervals"
     )
-    mix = cheaper_mix(fleet, best)
+    mix = result.cheaper_mix
+    lines = []
     if mix is not None:
         lines.append(
             f"Cheapest fleet: {mix.label}, {_money(mix.total_cost, cur)} "
@@ -127,11 +137,17 @@ def explain(result: Recommendation) -> tuple[str, ...]:
     else:
         lines.append(
             f"Cheapest: {best.label}, {_money(best.total_cost, cur)} "
-            f"({best.servers} × {_money(best.cost_per_server, cur)}; {result.cost_basis}{price}; "
-            f"{on}; no mix of server sizes is cheaper)."
+            f"({best.servers} × {_money(best.cost_per_server, cur)}; {result.cost_basis}"
+            f"{price}; {on}; no mix of server sizes is cheaper)."
         )
     per_server = "Per server" + ("" if mix is None else " of the identical fleet")
     lines.append(f"{per_server}: " + ", ".join(describe_figure(f) for f in best.figures) + ".")
+    return lines
+
+
+def _capacity(result: Recommendation, best: Configuration) -> list[str]:
+    """The share of capacity the demand takes, and how likely the fleet carries it."""
+    demand, asked = result.demand, result.confidence_asked
     shares = []
     for f in best.figures:
         target = demand.rps if f.profile == "rps" else demand.tps
@@ -143,19 +159,27 @@ def explain(result: Recommendation) -> tuple[str, ...]:
     counted = f"{best.counted_servers} server" + ("s" if best.counted_servers > 1 else "")
     if demand.redundancy == "n+1":
         counted += " (one of the " + f"{best.servers} down)"
-    lines.append(
+    lines = [
         f"Capacity on {counted}: "
         + " + ".join(shares)
         + f" = {best.utilization * 100:.1f}% of {result.capacity_of} at the target, "
         f"limit {100 - demand.headroom * 100:g}% ({demand.headroom * 100:g}% headroom)."
-    )
+    ]
+    mix = result.cheaper_mix
     conf = best.confidence if mix is None else mix.confidence
     lines.append(confidence_words(conf, demand, best.basis or "the figures", best.figures))
-    if confidence_asked is not None and conf is not None and conf < confidence_asked:
+    if asked is not None and conf is not None and conf < asked:
         lines.append(
-            f"Below the {confidence_asked * 100:.0f}% asked for: the servers' draws do not all "
+            f"Below the {asked * 100:.0f}% asked for: the servers' draws do not all "
             "fall short together; add a server to be sure."
         )
+    return lines
+
+
+def _after(result: Recommendation, best: Configuration) -> list[str]:
+    """Cost per unit, predicted figures, the next configuration, and --max-servers."""
+    cur, demand, max_servers = result.currency, result.demand, result.max_servers
+    lines = []
     per = [
         f"{_money_cents(v, cur)} per {u}"
         for p, u in (("rps", "1k RPS"), ("tps", "100 TPS"))
@@ -168,8 +192,8 @@ def explain(result: Recommendation) -> tuple[str, ...]:
             "Some figures are not measured at this core count: they are predicted by the "
             "scaling fit or a borrowed shape, with the prediction interval shown."
         )
-    if others:
-        nxt = others[0]
+    if result.alternatives:
+        nxt = result.alternatives[0]
         diff = nxt.total_cost - best.total_cost
         delta = (
             f"+{_money(diff, cur)}"
@@ -177,10 +201,10 @@ def explain(result: Recommendation) -> tuple[str, ...]:
             else f"{_money(-diff, cur)} less, but not measured at that core count"
         )
         lines.append(f"Next identical: {nxt.label}, {_money(nxt.total_cost, cur)} ({delta}).")
-    capped = [r for r in rejected if r.servers_needed is not None]
+    capped = [r for r in result.rejected if r.servers_needed is not None]
     if capped and max_servers is not None:
         lines.append(
             f"--max-servers {max_servers} excluded {len(capped)} configuration(s) that need "
             "more servers (see the rejected list)."
         )
-    return tuple(lines)
+    return lines

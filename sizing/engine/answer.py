@@ -1,0 +1,287 @@
+"""A recommendation's parts: the demand, a configuration (identical servers), a fleet
+(mixed sizes), a configuration refused and why, and the answer that holds them
+(:class:`Recommendation`). :mod:`sizing.engine.recommend` searches for them;
+:mod:`sizing.report.explain` puts them in words."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from sizing.engine.basis import Basis
+from sizing.engine.figures import Series
+from sizing.errors import UsageError
+from sizing.model import Figure
+
+MAX_HEADROOM_PCT = 90.0
+MIN_DEMAND = 1.0  # a demand under one request (handshake) per second sizes nothing
+MAX_DEMAND = 1e12  # far beyond any fleet: a larger number is a typo, not a demand
+DEFAULT_MAX_SERVERS: int | None = None  # no hidden cap: a limit is asked for, and said
+
+
+@dataclass(frozen=True)
+class Demand:
+    """What must be carried: targets, headroom (a fraction, 0.2 = 20%) and redundancy."""
+
+    rps: float | None = None
+    tps: float | None = None
+    headroom: float = 0.2
+    redundancy: str = "none"  # "none" | "n+1"
+
+    def validate(self) -> None:
+        """Raise :class:`UsageError` with one clear line for a demand that makes no sense."""
+        if self.rps is None and self.tps is None:
+            raise UsageError("no demand: give --rps, --tps or both")
+        for name, v in (("--rps", self.rps), ("--tps", self.tps)):
+            if v is not None and not (v > 0 and math.isfinite(v)):
+                raise UsageError(f"{name} must be a positive number, not {v:g}")
+            if v is not None and not (MIN_DEMAND <= v <= MAX_DEMAND):
+                raise UsageError(
+                    f"{name} must be at least {MIN_DEMAND:g} and at most {MAX_DEMAND:g} per "
+                    f"second, not {v:g}"
+                )
+        if not (0.0 <= self.headroom <= MAX_HEADROOM_PCT / 100.0):
+            raise UsageError(
+                f"--headroom must be between 0 and {MAX_HEADROOM_PCT:g} percent, "
+                f"not {self.headroom * 100:g}"
+            )
+        if self.redundancy not in ("none", "n+1"):
+            raise UsageError(f"unknown redundancy {self.redundancy!r} (expected none or n+1)")
+
+    @property
+    def profiles(self) -> tuple[str, ...]:
+        return tuple(p for p, v in (("rps", self.rps), ("tps", self.tps)) if v is not None)
+
+    def describe(self) -> str:
+        parts = []
+        if self.rps is not None:
+            parts.append(f"{self.rps:,.0f} RPS")
+        if self.tps is not None:
+            parts.append(f"{self.tps:,.0f} TPS")
+        text = " + ".join(parts) + f" with {self.headroom * 100:g}% headroom"
+        if self.redundancy == "n+1":
+            text += ", N+1"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rps": self.rps,
+            "tps": self.tps,
+            "headroom": self.headroom,
+            "redundancy": self.redundancy,
+        }
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """A sized configuration: how many servers of which kind, what they carry and cost.
+
+    ``capacity_rps``/``capacity_tps`` are those of the servers counted on (one fewer under
+    N+1) and ``utilization`` is the CPU share the demand uses on them (0–1).
+    """
+
+    platform: str
+    ht: str
+    cores_per_server: int
+    servers: int
+    counted_servers: int
+    cost_per_server: float
+    total_cost: float
+    capacity_rps: float | None
+    capacity_tps: float | None
+    utilization: float
+    extrapolated: bool  # a figure is shape-borrowed or extrapolated beyond measured counts
+    figures: tuple[Figure, ...] = field(default=())
+    basis: str = ""
+    price_source: str = ""
+    confidence: float | None = None  # share of the bootstrap draws in which it carries
+    share_draws: tuple[float, ...] = ()  # draws of one server's share of the demand
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """The flags of the figures it is sized on, each once."""
+        return tuple(dict.fromkeys(g for f in self.figures for g in f.flags))
+
+    @property
+    def label(self) -> str:
+        return f"{self.servers} × {self.platform} {self.cores_per_server}-core (HT {self.ht})"
+
+    def cost_per(self, profile: str) -> float | None:
+        """Total cost per 1,000 RPS or per 100 TPS of counted capacity."""
+        cap = self.capacity_rps if profile == "rps" else self.capacity_tps
+        unit = 1000.0 if profile == "rps" else 100.0
+        return None if not cap else self.total_cost / (cap / unit)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "platform": self.platform,
+            "ht": self.ht,
+            "cores_per_server": self.cores_per_server,
+            "servers": self.servers,
+            "total_cost": round(self.total_cost, 2),
+            "capacity_rps": _round(self.capacity_rps),
+            "capacity_tps": _round(self.capacity_tps),
+            "utilization": round(self.utilization, 4),
+            "extrapolated": self.extrapolated,
+            "basis": self.basis,
+            "price_source": self.price_source,
+            "flags": list(self.flags),
+            "counted_servers": self.counted_servers,
+            "cost_per_server": round(self.cost_per_server, 2),
+            "cost_per_1k_rps": _round(self.cost_per("rps"), 2),
+            "cost_per_100_tps": _round(self.cost_per("tps"), 2),
+            "confidence": None if self.confidence is None else round(self.confidence, 4),
+            "figures": [figure_dict(f) for f in self.figures],
+        }
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """A fleet of one basis, platform and HT mode, possibly mixing core counts: the
+    exact cheapest (:mod:`sizing.engine.fleet`). ``parts`` are (server type, count), the
+    server types being :class:`Configuration` rows of one server each."""
+
+    parts: tuple[tuple[Configuration, int], ...]
+    total_cost: float
+    utilization: float  # of the counted capacity at the demand
+    confidence: float | None
+    gap: float = 0.0  # > 0: not proven optimal; at most this share above the cheapest
+
+    @property
+    def servers(self) -> int:
+        return sum(n for _, n in self.parts)
+
+    @property
+    def mixed(self) -> bool:
+        return len(self.parts) > 1
+
+    @property
+    def label(self) -> str:
+        first = self.parts[0][0]
+        body = " + ".join(f"{n} × {c.cores_per_server}-core" for c, n in self.parts)
+        return f"{body} {first.platform} (HT {first.ht})"
+
+    def to_dict(self) -> dict[str, Any]:
+        first = self.parts[0][0]
+        return {
+            "basis": first.basis,
+            "platform": first.platform,
+            "ht": first.ht,
+            "servers": [
+                {
+                    "cores": c.cores_per_server,
+                    "count": n,
+                    "cost_per_server": round(c.cost_per_server, 2),
+                }
+                for c, n in self.parts
+            ],
+            "total_cost": round(self.total_cost, 2),
+            "utilization": round(self.utilization, 4),
+            "confidence": None if self.confidence is None else round(self.confidence, 4),
+            "mixed": self.mixed,
+            "proven_optimal": self.gap == 0.0,
+            "gap": round(self.gap, 6),
+        }
+
+
+def figure_dict(f: Figure) -> dict[str, Any]:
+    """A figure as JSON: value, interval, the conservative end sized on, flags, bound."""
+    return {
+        "profile": f.profile,
+        "cores": f.cores,
+        "value": round(f.value, 1),
+        "ci_low": _round(f.ci_low),
+        "ci_high": _round(f.ci_high),
+        "sized_on": round(f.conservative, 1),
+        "bound": f.bound,
+        "source": f.source,
+        "interval": f.interval,
+        "coverage": f.coverage,
+        "origin": f.origin,
+        "emulated": f.emulated,
+        "basis": f.basis,
+        "flags": list(f.flags),
+    }
+
+
+def _round(v: float | None, digits: int = 1) -> float | None:
+    return None if v is None else round(v, digits)
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A platform × HT × core count that cannot carry the demand, and why."""
+
+    platform: str
+    ht: str
+    cores_per_server: int | None  # None: every core count
+    reason: str
+    servers_needed: int | None = None  # when the only problem is --max-servers
+    basis: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "basis": self.basis,
+            "platform": self.platform,
+            "ht": self.ht,
+            "cores_per_server": self.cores_per_server,
+            "reason": self.reason,
+            "servers_needed": self.servers_needed,
+        }
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The answer: the cheapest configuration (or none), the ranked rest and why."""
+
+    demand: Demand
+    source: str
+    cost_basis: str
+    currency: str
+    recommendation: Configuration | None
+    alternatives: tuple[Configuration, ...]
+    rejected: tuple[Rejected, ...]
+    series: tuple[Series, ...]
+    bases: tuple[Basis, ...] = ()
+    why: str = ""
+    allow_extrapolation: bool = False
+    fleet: Fleet | None = None  # the cheapest fleet, identical or mixed
+    confidence_asked: float | None = None
+    max_servers: int | None = None  # the cap asked for (said when it binds)
+    sized_on: Basis | None = None  # the basis of the cheapest configuration
+    capacity_of: str = "their CPU"  # what a server's capacity is of (the answer says it)
+
+    @property
+    def cheaper_mix(self) -> Fleet | None:
+        """The cheapest fleet when it mixes server sizes and beats the identical one."""
+        return cheaper_mix(self.fleet, self.recommendation)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cheapest_fleet": None if self.fleet is None else self.fleet.to_dict(),
+            "confidence_asked": self.confidence_asked,
+            "bases": [b.to_dict() for b in self.bases],
+            "why": self.why,
+            "allow_extrapolation": self.allow_extrapolation,
+            "demand": self.demand.to_dict(),
+            "source": self.source,
+            "cost_basis": self.cost_basis,
+            "currency": self.currency,
+            "recommendation": None
+            if self.recommendation is None
+            else self.recommendation.to_dict(),
+            "alternatives": [a.to_dict() for a in self.alternatives],
+            "rejected": [r.to_dict() for r in self.rejected],
+            "fits": [s.to_dict() for s in self.series],
+        }
+
+
+def cheaper_mix(fleet: Fleet | None, best: Configuration | None) -> Fleet | None:
+    """``fleet`` when it mixes server sizes and costs less than ``best``, the cheapest
+    identical fleet (by more than a rounding cent); else None."""
+    if fleet is None or best is None or not fleet.mixed:
+        return None
+    return fleet if fleet.total_cost < best.total_cost - 0.005 else None
+
+
