@@ -9,7 +9,7 @@ does the reading.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from sizing.engine.basis import Basis, Choice, Hardware, Price
     from sizing.model import Figure, Sample
     from sizing.sources.rundata import RunData
+    from sizing.store import StoredPoint
 
 
 SIZING_PROFILES = ("rps", "tps")
@@ -234,6 +235,27 @@ def combine(figs: Sequence[Figure], what: str) -> Figure:
     )
 
 
+GroupKey = tuple[str, str, "Hardware", str, str, str, int, bool]
+
+
+@dataclass
+class _Group:
+    """One measured basis' points as they are read: per (profile, cores, HT) the points of
+    every run, the TLS keys, the RPS points' keepalive, the newest crypto ceiling of its
+    host and the records of each series (their NIC bound)."""
+
+    keepalive: bool = True
+    tls_keys: set[str] = field(default_factory=set)
+    slots: dict[tuple[str, int, str], list[tuple[StoredPoint, RunData]]] = field(
+        default_factory=dict
+    )
+    ceiling: HostCeilings | None = None
+    ceiling_run: int = -1
+    metas: dict[tuple[str, str], list[tuple[PointMeta, float | None]]] = field(
+        default_factory=dict
+    )
+
+
 def measured_bases(
     runs: Sequence[RunData], declared: Mapping[str, Declared] | None = None
 ) -> list[Basis]:
@@ -244,30 +266,33 @@ def measured_bases(
     of the median from the point's stored repetitions. Guests take the hardware of their
     physical host when that host's facts are known.
     """
-    from sizing.engine.basis import Basis, Workload
+    groups = _groups(runs, declared or {})
+    out: list[Basis] = []
+    ids: set[str] = set()
+    for key, g in groups.items():
+        out.append(_basis(key, g, ids))
+    return sorted(pool_hosts(out), key=lambda b: b.id)
+
+
+def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[GroupKey, _Group]:
+    """The valid sizing points of the runs, grouped by basis."""
     from sizing.model import Status, basis_platform
 
-    declared = declared or {}
     facts_of: dict[str, Mapping[str, Any]] = {}
     for run in sorted(runs, key=lambda r: r.record.id):
         for host, facts in run.record.environment.items():
             if isinstance(facts, Mapping) and (facts.get("lscpu") or facts.get("cpu_model")):
                 facts_of[host] = facts
-
-    Key = tuple[str, str, "Hardware", str, str, str, int, bool]
-    groups: dict[Key, dict[str, Any]] = {}
+    groups: dict[GroupKey, _Group] = {}
     for run in runs:
         env = run.record.environment
         for p in run.points:
             r = p.result
             metric = SIZING_METRIC.get(r.key.profile)
-            if metric is None:
-                continue
-            if r.status is not Status.MEASURED or r.value is None:
+            if metric is None or r.status is not Status.MEASURED or r.value is None:
                 continue
             meta = r.metadata
             host = r.key.host
-            platform = basis_platform(r.key.platform, r.flags)
             phys = meta.env.physical_host(host, r.key.platform)
             facts = env.get(host) if isinstance(env.get(host), Mapping) else {}
             hw_facts = facts_of.get(phys) if phys != host and phys in facts_of else facts
@@ -281,88 +306,62 @@ def measured_bases(
                 or (facts or {}).get("openssl_version"),
             )
             role, size, keepalive = _workload_of(r.key.profile, meta)
-            emulated = "emulated" in r.flags
             # RPS figures carry keepalive; TPS ones never do: the basis keeps the RPS one.
-            key: Key = (host, platform, hardware, software, phys, role, size, emulated)
-            g = groups.setdefault(
-                key,
-                {"keepalive": True, "tls_keys": set(), "slots": {}, "ceilings": {}, "metas": {}},
-            )
-            if phys == host and run.record.id >= g["ceilings"].get("_run", -1):
+            key: GroupKey = (host, basis_platform(r.key.platform, r.flags), hardware, software,
+                             phys, role, size, "emulated" in r.flags)  # fmt: skip
+            g = groups.setdefault(key, _Group())
+            if phys == host and run.record.id >= g.ceiling_run:
                 got = HostCeilings.from_env(facts)  # a guest's own ceiling is not measured
                 if got is not None:
-                    g["ceilings"] = {"_run": run.record.id, "host": got}
-            g["metas"].setdefault((metric, r.key.ht), []).append((meta, r.value))
+                    g.ceiling, g.ceiling_run = got, run.record.id
+            g.metas.setdefault((metric, r.key.ht), []).append((meta, r.value))
             if metric == "rps":
-                g["keepalive"] = keepalive
+                g.keepalive = keepalive
             else:
-                g["tls_keys"].add(
-                    str(meta.workload.tls_key or _profile_field(r.key.profile, "tls_key", None)
-                        or "")
-                )
-            slot = (metric, r.key.cores, r.key.ht)
-            g["slots"].setdefault(slot, []).append((p, run))
+                g.tls_keys.add(str(meta.workload.tls_key
+                                   or _profile_field(r.key.profile, "tls_key", None) or ""))
+            g.slots.setdefault((metric, r.key.cores, r.key.ht), []).append((p, run))
+    return groups
 
-    out: list[Basis] = []
-    ids: set[str] = set()
-    for key, g in groups.items():
-        host, platform, hardware, software, phys, role, size, emulated = key
-        figures = []
-        for (profile, _cores, _ht), entries in sorted(g["slots"].items()):
-            per_run = [
-                measured_figure(
-                    p.result,
-                    repetition_values(run.samples.get(p.id, ())),
-                    platform,
-                    profile,
-                    f"run {p.run_id}, {host}",
-                )
-                for p, run in sorted(entries, key=lambda e: e[0].id)
-            ]
-            figures.append(combine(per_run, "run"))
-        keys = sorted(k for k in g["tls_keys"] if k)
-        workload = Workload(
-            role=role,
-            file_size=size,
-            tls_key=keys[0] if len(keys) == 1 else "/".join(keys),
-            keepalive=g["keepalive"],
-        )
-        slug = f"{role}-{size}b" if size < 1024 or size % 1024 else f"{role}-{size // 1024}k"
-        basis_id = f"{host}/{platform}/{slug}" + ("-emulated" if emulated else "")
-        runs_of = tuple(sorted({p.run_id for e in g["slots"].values() for p, _ in e}))
-        if basis_id in ids:  # same host and workload, other hardware or software
-            basis_id += f"@run{runs_of[0]}"
-        ids.add(basis_id)
-        figs = tuple(replace(f, basis=basis_id) for f in figures)
-        bounds: list[Bound] = []
-        for (metric, ht), metas in sorted(g["metas"].items()):
-            if metric == "tps" and len(keys) == 1:
-                c = crypto_bound(metric, ht, keys[0], g["ceilings"].get("host"))
-                if c is not None:
-                    bounds.append(c)
-            n = nic_bound(metric, ht, metas)
-            if n is not None:
-                bounds.append(n)
-        flags = [f for f in ("emulated", "virtualized-host") if all(f in x.flags for x in figs)]
-        if platform == "virtualized-host" and "virtualized-host" not in flags:
-            flags.append("virtualized-host")
-        out.append(
-            Basis(
-                id=basis_id,
-                origin=FigureKind.MEASURED,
-                platform=platform,
-                hardware=hardware,
-                workload=workload,
-                software=software,
-                physical_host=phys,
-                hosts=(host,),
-                runs=runs_of,
-                figures=figs,
-                flags=tuple(flags),
-                bounds=tuple(bounds),
-            )
-        )
-    return sorted(pool_hosts(out), key=lambda b: b.id)
+
+def _basis(key: GroupKey, g: _Group, ids: set[str]) -> Basis:
+    """One measured basis from its group (``ids``: those given so far, kept unique)."""
+    from sizing.engine.basis import Basis, Workload
+
+    host, platform, hardware, software, phys, role, size, emulated = key
+    figures = []
+    for (profile, _cores, _ht), entries in sorted(g.slots.items(), key=lambda kv: kv[0]):
+        per_run = [
+            measured_figure(p.result, repetition_values(run.samples.get(p.id, ())), platform,
+                            profile, f"run {p.run_id}, {host}")  # fmt: skip
+            for p, run in sorted(entries, key=lambda e: e[0].id)
+        ]
+        figures.append(combine(per_run, "run"))
+    keys = sorted(k for k in g.tls_keys if k)
+    workload = Workload(role=role, file_size=size, keepalive=g.keepalive,
+                        tls_key=keys[0] if len(keys) == 1 else "/".join(keys))  # fmt: skip
+    slug = f"{role}-{size}b" if size < 1024 or size % 1024 else f"{role}-{size // 1024}k"
+    basis_id = f"{host}/{platform}/{slug}" + ("-emulated" if emulated else "")
+    runs_of = tuple(sorted({p.run_id for e in g.slots.values() for p, _ in e}))
+    if basis_id in ids:  # same host and workload, other hardware or software
+        basis_id += f"@run{runs_of[0]}"
+    ids.add(basis_id)
+    figs = tuple(replace(f, basis=basis_id) for f in figures)
+    bounds: list[Bound] = []
+    for (metric, ht), metas in sorted(g.metas.items(), key=lambda kv: kv[0]):
+        if metric == "tps" and len(keys) == 1:
+            c = crypto_bound(metric, ht, keys[0], g.ceiling)
+            if c is not None:
+                bounds.append(c)
+        n = nic_bound(metric, ht, metas)
+        if n is not None:
+            bounds.append(n)
+    flags = [f for f in ("emulated", "virtualized-host") if all(f in x.flags for x in figs)]
+    if platform == "virtualized-host" and "virtualized-host" not in flags:
+        flags.append("virtualized-host")
+    return Basis(id=basis_id, origin=FigureKind.MEASURED, platform=platform, hardware=hardware,
+                 workload=workload, software=software, physical_host=phys, hosts=(host,),
+                 runs=runs_of, figures=figs, flags=tuple(flags), bounds=tuple(bounds))  # fmt: skip
 
 
 def _identity(b: Basis) -> tuple[Any, ...]:

@@ -163,11 +163,39 @@ def methodology(
         for p in run.points
         if p.result.status in (Status.MEASURED, Status.INVALID)
     ]
-    metas = [p.result.metadata for _, p in used]
-    envs = [m.env for m in metas]
-    hosts: list[HostView] = []
+    ref_facts: list[Fact] = []
+    if any(s.basis == FigureKind.REFERENCE for s in table.series):
+        for arch, cond in reference.conditions.items():
+            for k, v in cond.items():
+                ref_facts.append(Fact(f"{arch.capitalize()}: {k}", " ".join(str(v).split())))
+    cost = (
+        Fact("Cost basis", table.cost_basis or "hardware price"),
+        Fact("Catalog", catalog.name or "unnamed catalog"),
+        Fact("Prices", "; ".join(f"{o.cores} cores {money(o.price, catalog.currency)}"
+                                 for o in catalog.servers)),
+    )  # fmt: skip
+    return Methodology(
+        measured=bool(used),
+        hosts=tuple(_hosts(runs, used)),
+        workloads=_workloads(used),
+        settings=tuple(_settings(runs, used)) if used else (),
+        nginx_directives=tuple(nginx_fixed_directives(nginx_template)) if used else (),
+        nginx_per_point=tuple(_per_point(used)) if used else (),
+        reference=tuple(ref_facts),
+        models=tuple(Fact(series_label(*s.key), s.fit.describe()) for s in table.series),
+        cost=cost,
+    )
+
+
+Used = Sequence[tuple[RunData, "StoredPoint"]]
+
+
+def _hosts(runs: Sequence[RunData], used: Used) -> list[HostView]:
+    """Every host of the runs with its role and facts."""
+    envs = [p.result.metadata.env for _, p in used]
     servers = {p.result.key.host for _, p in used} | {e.target for e in envs if e.target}
     clients = {c for e in envs for c in (e.clients or ())}
+    hosts = []
     for run in runs:
         for name, raw in sorted(run.record.environment.items()):
             if not isinstance(raw, dict):
@@ -178,109 +206,85 @@ def methodology(
                 if name in s
             )
             hosts.append(HostView(name, role or "host", run.record.id, tuple(_host_facts(raw))))
-    settings: list[Fact] = []
-    per_point: list[Fact] = []
-    if used:
-        tools = distinct(f"{e.tool} {e.tool_version or ''}".strip() for e in envs if e.tool)
-        settings.append(Fact("Load generator", ", ".join(tools) or "not recorded"))
-        settings.append(Fact("nginx", _join(e.nginx_version for e in envs)))
-        settings.append(Fact("OpenSSL (nginx's)", _join(e.openssl_version for e in envs)))
-        settings.append(Fact("Kernel", _join(e.kernel for e in envs)))
-        settings.append(Fact("CPU model", _join(e.cpu_model for e in envs)))
-        warmups = distinct(
-            f"{float(run.record.options['warmup_s']):g} s"
-            for run in runs
-            if run.record.options.get("warmup_s") is not None
-        )
-        settings.append(
-            Fact(
-                "Warm-up before the timed repetitions",
-                ", ".join(warmups) if warmups else "the workload profile's default (not stored)",
-            )
-        )
-        rules = distinct(_stop_rule_text(m.stop_rule) for m in metas if m.stop_rule)
-        settings.append(Fact("Repetitions", "; ".join(rules) if rules else "not recorded"))
-        settings.append(
-            Fact(
-                "Figure of a point",
-                "the median of its timed repetitions, with the interval of the median that "
-                "assumes no distribution (with fewer than 6 repetitions their range, and the "
-                "share of the time it holds the true median: 75% for 3); points stored before "
-                "this rule kept a Student-t interval, and the guide recomputes theirs",
-            )
-        )
-        suites: dict[str, int] = {}
-        for m in metas:
-            for suite, n in (m.evidence.tls_suites or {}).items():
-                suites[suite] = suites.get(suite, 0) + n
-        if suites:
-            settings.append(
-                Fact(
-                    "TLS protocol and cipher negotiated",
-                    "; ".join(
-                        f"{k} ({v:,} handshakes)"
-                        for k, v in sorted(suites.items(), key=lambda kv: -kv[1])
-                    ),
-                )
-            )
-        full = reused = 0
-        for run, p in used:
-            for rep, s in run.samples.get(p.id, ()):
-                if rep and not s.metric.endswith(".client"):
-                    full += s.metadata.tls_full or 0
-                    reused += s.metadata.tls_reused or 0
-        if full or reused:
-            settings.append(
-                Fact("TLS handshakes logged by nginx", f"{full:,} full, {reused:,} resumed")
-            )
-        pins = distinct(
-            f"{p.result.key.cores} core{'s' if p.result.key.cores != 1 else ''}: nginx on CPU "
-            f"{p.result.metadata.env.server_cpus}, load generator on CPU "
-            + ", ".join((p.result.metadata.env.client_cpus or {}).values())
-            for _, p in used
-            if p.result.metadata.env.server_cpus is not None
-        )
-        if pins:
-            per_point.append(Fact("CPU pinning", "; ".join(pins)))
-        per_point.append(
-            Fact(
-                "worker_processes",
-                "one worker per measured core, pinned with worker_cpu_affinity",
-            )
-        )
-        keys = distinct(m.workload.tls_key for m in metas)
-        if keys:
-            per_point.append(Fact("ssl_certificate", "key type " + ", ".join(keys)))
-    ref_facts: list[Fact] = []
-    if any(s.basis == FigureKind.REFERENCE for s in table.series):
-        for arch, cond in reference.conditions.items():
-            for k, v in cond.items():
-                ref_facts.append(Fact(f"{arch.capitalize()}: {k}", " ".join(str(v).split())))
-    models = tuple(Fact(series_label(*s.key), s.fit.describe()) for s in table.series)
-    cost: list[Fact] = [
-        Fact("Cost basis", table.cost_basis or "hardware price"),
+    return hosts
+
+
+def _settings(runs: Sequence[RunData], used: Used) -> list[Fact]:
+    """How the points were measured: tools, builds, warm-up, repetitions, TLS."""
+    metas = [p.result.metadata for _, p in used]
+    envs = [m.env for m in metas]
+    tools = distinct(f"{e.tool} {e.tool_version or ''}".strip() for e in envs if e.tool)
+    warmups = distinct(
+        f"{float(run.record.options['warmup_s']):g} s"
+        for run in runs
+        if run.record.options.get("warmup_s") is not None
+    )
+    rules = distinct(_stop_rule_text(m.stop_rule) for m in metas if m.stop_rule)
+    settings = [
+        Fact("Load generator", ", ".join(tools) or "not recorded"),
+        Fact("nginx", _join(e.nginx_version for e in envs)),
+        Fact("OpenSSL (nginx's)", _join(e.openssl_version for e in envs)),
+        Fact("Kernel", _join(e.kernel for e in envs)),
+        Fact("CPU model", _join(e.cpu_model for e in envs)),
         Fact(
-            "Catalog",
-            catalog.name or "unnamed catalog",
+            "Warm-up before the timed repetitions",
+            ", ".join(warmups) if warmups else "the workload profile's default (not stored)",
         ),
+        Fact("Repetitions", "; ".join(rules) if rules else "not recorded"),
         Fact(
-            "Prices",
-            "; ".join(
-                f"{o.cores} cores {money(o.price, catalog.currency)}" for o in catalog.servers
-            ),
+            "Figure of a point",
+            "the median of its timed repetitions, with the interval of the median that "
+            "assumes no distribution (with fewer than 6 repetitions their range, and the "
+            "share of the time it holds the true median: 75% for 3); points stored before "
+            "this rule kept a Student-t interval, and the guide recomputes theirs",
         ),
     ]
-    return Methodology(
-        measured=bool(used),
-        hosts=tuple(hosts),
-        workloads=_workloads(used),
-        settings=tuple(settings),
-        nginx_directives=tuple(nginx_fixed_directives(nginx_template)) if used else (),
-        nginx_per_point=tuple(per_point),
-        reference=tuple(ref_facts),
-        models=models,
-        cost=tuple(cost),
+    return settings + _tls(used)
+
+
+def _tls(used: Used) -> list[Fact]:
+    """The TLS suites negotiated and the handshakes nginx logged, full and resumed."""
+    out = []
+    suites: dict[str, int] = {}
+    for _, p in used:
+        for suite, n in (p.result.metadata.evidence.tls_suites or {}).items():
+            suites[suite] = suites.get(suite, 0) + n
+    if suites:
+        out.append(Fact(
+            "TLS protocol and cipher negotiated",
+            "; ".join(f"{k} ({v:,} handshakes)"
+                      for k, v in sorted(suites.items(), key=lambda kv: -kv[1])),
+        ))  # fmt: skip
+    full = reused = 0
+    for run, p in used:
+        for rep, s in run.samples.get(p.id, ()):
+            if rep and not s.metric.endswith(".client"):
+                full += s.metadata.tls_full or 0
+                reused += s.metadata.tls_reused or 0
+    if full or reused:
+        out.append(Fact("TLS handshakes logged by nginx", f"{full:,} full, {reused:,} resumed"))
+    return out
+
+
+def _per_point(used: Used) -> list[Fact]:
+    """What nginx was told per point: its CPUs, its workers, its certificate."""
+    out = []
+    pins = distinct(
+        f"{p.result.key.cores} core{'s' if p.result.key.cores != 1 else ''}: nginx on CPU "
+        f"{p.result.metadata.env.server_cpus}, load generator on CPU "
+        + ", ".join((p.result.metadata.env.client_cpus or {}).values())
+        for _, p in used
+        if p.result.metadata.env.server_cpus is not None
     )
+    if pins:
+        out.append(Fact("CPU pinning", "; ".join(pins)))
+    out.append(
+        Fact("worker_processes", "one worker per measured core, pinned with worker_cpu_affinity")
+    )
+    keys = distinct(p.result.metadata.workload.tls_key for _, p in used)
+    if keys:
+        out.append(Fact("ssl_certificate", "key type " + ", ".join(keys)))
+    return out
 
 
 def _stop_rule_text(rule: StopRuleRecord) -> str:
