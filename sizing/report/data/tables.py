@@ -9,7 +9,7 @@ one implementation of the article-shaped table's cells: the guide and the termin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from sizing.engine import CostCatalog
 from sizing.engine.figures import series_order
@@ -110,135 +110,134 @@ def sizing_tables(table: SizingTable, catalog: CostCatalog) -> list[TableBlock]:
     return out
 
 
+@dataclass(frozen=True)
+class _Labels:
+    """The block's title suffix, its column names and the notes its tables share."""
+
+    where: str
+    bm: str
+    hv: str
+    cost_note: str
+
+    @classmethod
+    def of(cls, table: SizingTable) -> _Labels:
+        have = {s.platform for s in table.series}
+        bm_p, hv_p = column_platform(table, "baremetal"), column_platform(table, "hypervisor")
+        cost_note = (
+            f"Cost per unit = server cost ({table.cost_basis}) ÷ throughput of one server."
+            if table.cost_basis
+            else "Cost per unit = server cost ÷ throughput of one server."
+        )
+        return cls(
+            where=table.blocks[0].title if table.blocks else "",
+            bm=PLATFORM_LABELS.get(bm_p, bm_p) if bm_p in have else "Bare metal",
+            hv=PLATFORM_LABELS.get(hv_p, hv_p) if hv_p in have else "Hypervisor",
+            cost_note=cost_note,
+        )
+
+    def title(self, text: str) -> str:
+        return text + (f" — {self.where}" if self.where else "")
+
+
+OVERHEAD_NOTE = (
+    "Virtualization overhead = (bare metal − hypervisor) ÷ bare metal, shown only where "
+    "both figures come from the same source and neither is extrapolated."
+)
+
+
 def _sizing_tables(table: SizingTable, catalog: CostCatalog) -> list[TableBlock]:
-    cur = table.currency
+    lab = _Labels.of(table)
     blocks: list[TableBlock] = []
-    where = table.blocks[0].title if table.blocks else ""
-    have = {s.platform for s in table.series}
-    bm_p, hv_p = column_platform(table, "baremetal"), column_platform(table, "hypervisor")
-    bm = PLATFORM_LABELS.get(bm_p, bm_p) if bm_p in have else "Bare metal"
-    hv = PLATFORM_LABELS.get(hv_p, hv_p) if hv_p in have else "Hypervisor"
-    cost_note = (
-        f"Cost per unit = server cost ({table.cost_basis}) ÷ throughput of one server."
-        if table.cost_basis
-        else "Cost per unit = server cost ÷ throughput of one server."
-    )
-    overhead_note = (
-        "Virtualization overhead = (bare metal − hypervisor) ÷ bare metal, shown only where "
-        "both figures come from the same source and neither is extrapolated."
-    )
     for ht in traditional_modes(table):
-        rows = tuple(
-            (
-                TCell(money(r.hardware_cost, cur)),
-                TCell(str(r.cores)),
-                figure_cell(table, r.cores, "baremetal", ht, "rps"),
-                figure_cell(table, r.cores, "hypervisor", ht, "rps"),
-                figure_cell(table, r.cores, "baremetal", ht, "tps"),
-                figure_cell(table, r.cores, "hypervisor", ht, "tps"),
-            )
-            for r in table.rows
-        )
-        blocks.append(
-            TableBlock(
-                title=f"Throughput per server, hyper-threading {ht}"
-                + (f" — {where}" if where else ""),
-                caption=where,
-                headers=(
-                    "Hardware cost",
-                    "CPU cores",
-                    f"RPS – {bm}",
-                    f"RPS – {hv}",
-                    f"SSL TPS – {bm}",
-                    f"SSL TPS – {hv}",
-                ),
-                rows=rows,
-                notes=(
-                    "RPS: requests per second; SSL TPS: new TLS connections (full handshakes) "
-                    "per second. ≥: a lower bound (the source could not saturate the server); "
-                    "flags in brackets beside a figure.",
-                ),
-                groups=(
-                    ("Hardware cost", ()),
-                    ("CPU cores", ()),
-                    ("RPS", (bm, hv)),
-                    ("SSL TPS", (bm, hv)),
-                ),
-            )
-        )
-        cost_rows = tuple(
-            (
-                TCell(str(r.cores)),
-                cost_cell(table, r.cores, "baremetal", ht, "rps"),
-                cost_cell(table, r.cores, "hypervisor", ht, "rps"),
-                cost_cell(table, r.cores, "baremetal", ht, "tps"),
-                cost_cell(table, r.cores, "hypervisor", ht, "tps"),
-                overhead_cell(table, r.cores, ht, "rps"),
-                overhead_cell(table, r.cores, ht, "tps"),
-            )
-            for r in table.rows
-        )
-        blocks.append(
-            TableBlock(
-                title=f"Cost per throughput and virtualization overhead, hyper-threading {ht}"
-                + (f" — {where}" if where else ""),
-                caption=where,
-                headers=(
-                    "CPU cores",
-                    f"Cost per 1k RPS – {bm}",
-                    f"Cost per 1k RPS – {hv}",
-                    f"Cost per 100 SSL TPS – {bm}",
-                    f"Cost per 100 SSL TPS – {hv}",
-                    "Overhead RPS",
-                    "Overhead SSL TPS",
-                ),
-                rows=cost_rows,
-                notes=(cost_note, overhead_note),
-                groups=(
-                    ("CPU cores", ()),
-                    (f"Cost per 1k RPS ({cur})", (bm, hv)),
-                    (f"Cost per 100 SSL TPS ({cur})", (bm, hv)),
-                    ("Virtualization overhead", ("RPS", "SSL TPS")),
-                ),
-            )
-        )
+        blocks += [_throughput_block(table, lab, ht), _cost_block(table, lab, ht)]
     if has_kubernetes(table):
-        rows = tuple(
-            (
-                TCell(str(r.cores)),
-                figure_cell(table, r.cores, "kubernetes", "off", "rps"),
-                figure_cell(table, r.cores, "kubernetes", "off", "tps"),
-                figure_cell(table, r.cores, "kubernetes", "on", "tps"),
-                TCell(money(r.hardware_cost, cur)),
-                cost_cell(table, r.cores, "kubernetes", "off", "rps"),
-            )
-            for r in table.rows
-        )
-        blocks.append(
-            TableBlock(
-                title="Kubernetes architecture (NGINX Ingress Controller)"
-                + (f" — {where}" if where else ""),
-                caption=where,
-                headers=(
-                    "CPU cores",
-                    "RPS",
-                    "SSL TPS (RSA)",
-                    "SSL TPS (RSA) with hyper-threading",
-                    "Hardware cost",
-                    "Cost per 1k RPS",
-                ),
-                rows=rows,
-                notes=(cost_note,),
-                groups=(
-                    ("CPU cores", ()),
-                    ("RPS", ()),
-                    ("SSL TPS (RSA)", ("HT off", "HT on")),
-                    ("Hardware cost", ()),
-                    (f"Cost per 1k RPS ({cur})", ()),
-                ),
-            )
-        )
+        blocks.append(_kubernetes_block(table, lab))
     return blocks
+
+
+def _throughput_block(table: SizingTable, lab: _Labels, ht: str) -> TableBlock:
+    bm, hv = lab.bm, lab.hv
+    rows = tuple(
+        (
+            TCell(money(r.hardware_cost, table.currency)),
+            TCell(str(r.cores)),
+            figure_cell(table, r.cores, "baremetal", ht, "rps"),
+            figure_cell(table, r.cores, "hypervisor", ht, "rps"),
+            figure_cell(table, r.cores, "baremetal", ht, "tps"),
+            figure_cell(table, r.cores, "hypervisor", ht, "tps"),
+        )
+        for r in table.rows
+    )
+    return TableBlock(
+        title=lab.title(f"Throughput per server, hyper-threading {ht}"),
+        caption=lab.where,
+        headers=("Hardware cost", "CPU cores", f"RPS – {bm}", f"RPS – {hv}",
+                 f"SSL TPS – {bm}", f"SSL TPS – {hv}"),  # fmt: skip
+        rows=rows,
+        notes=(
+            "RPS: requests per second; SSL TPS: new TLS connections (full handshakes) "
+            "per second. ≥: a lower bound (the source could not saturate the server); "
+            "flags in brackets beside a figure.",
+        ),
+        groups=(("Hardware cost", ()), ("CPU cores", ()), ("RPS", (bm, hv)),
+                ("SSL TPS", (bm, hv))),  # fmt: skip
+    )
+
+
+def _cost_block(table: SizingTable, lab: _Labels, ht: str) -> TableBlock:
+    bm, hv, cur = lab.bm, lab.hv, table.currency
+    rows = tuple(
+        (
+            TCell(str(r.cores)),
+            cost_cell(table, r.cores, "baremetal", ht, "rps"),
+            cost_cell(table, r.cores, "hypervisor", ht, "rps"),
+            cost_cell(table, r.cores, "baremetal", ht, "tps"),
+            cost_cell(table, r.cores, "hypervisor", ht, "tps"),
+            overhead_cell(table, r.cores, ht, "rps"),
+            overhead_cell(table, r.cores, ht, "tps"),
+        )
+        for r in table.rows
+    )
+    return TableBlock(
+        title=lab.title(f"Cost per throughput and virtualization overhead, hyper-threading {ht}"),
+        caption=lab.where,
+        headers=("CPU cores", f"Cost per 1k RPS – {bm}", f"Cost per 1k RPS – {hv}",
+                 f"Cost per 100 SSL TPS – {bm}", f"Cost per 100 SSL TPS – {hv}",
+                 "Overhead RPS", "Overhead SSL TPS"),  # fmt: skip
+        rows=rows,
+        notes=(lab.cost_note, OVERHEAD_NOTE),
+        groups=(
+            ("CPU cores", ()),
+            (f"Cost per 1k RPS ({cur})", (bm, hv)),
+            (f"Cost per 100 SSL TPS ({cur})", (bm, hv)),
+            ("Virtualization overhead", ("RPS", "SSL TPS")),
+        ),
+    )
+
+
+def _kubernetes_block(table: SizingTable, lab: _Labels) -> TableBlock:
+    cur = table.currency
+    rows = tuple(
+        (
+            TCell(str(r.cores)),
+            figure_cell(table, r.cores, "kubernetes", "off", "rps"),
+            figure_cell(table, r.cores, "kubernetes", "off", "tps"),
+            figure_cell(table, r.cores, "kubernetes", "on", "tps"),
+            TCell(money(r.hardware_cost, cur)),
+            cost_cell(table, r.cores, "kubernetes", "off", "rps"),
+        )
+        for r in table.rows
+    )
+    return TableBlock(
+        title=lab.title("Kubernetes architecture (NGINX Ingress Controller)"),
+        caption=lab.where,
+        headers=("CPU cores", "RPS", "SSL TPS (RSA)", "SSL TPS (RSA) with hyper-threading",
+                 "Hardware cost", "Cost per 1k RPS"),  # fmt: skip
+        rows=rows,
+        notes=(lab.cost_note,),
+        groups=(("CPU cores", ()), ("RPS", ()), ("SSL TPS (RSA)", ("HT off", "HT on")),
+                ("Hardware cost", ()), (f"Cost per 1k RPS ({cur})", ())),  # fmt: skip
+    )
 
 
 def overhead_points(table: SizingTable) -> list[OverheadPoint]:

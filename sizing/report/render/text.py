@@ -310,106 +310,17 @@ def sizing_table_text(table: SizingTable, wide: bool = False) -> str:
     Fits :data:`TABLE_WIDTH` columns: a block whose series do not fit in one table is split
     into several, each repeating the core count and the server price, a platform's figures,
     cost and overhead kept together; notes are wrapped. ``wide``: one table per block."""
-    cur = table.currency
     width = None if wide else TABLE_WIDTH
     out: list[str] = []
     for block in table.blocks:
         if out:
             out.append("")
         out.extend(_wrap(f"[{block.title}]", width))
-        series = list(block.series)
-        keys = [(s.platform, s.ht, s.profile) for s in series]
-        rows = list(block.rows)
-        fixed = [
-            ("CPU cores", [str(r.cores) for r in rows]),
-            (
-                "server price",
-                [money(r.hardware_cost, cur) if r.hardware_cost else MISSING for r in rows],
-            ),
-        ]
-        groups: list[list[tuple[str, Sequence[str]]]] = []
-        for pl, ht, p in keys:
-            cells = [r.cell(pl, ht, p) for r in rows]
-            group: list[tuple[str, Sequence[str]]] = [
-                (
-                    f"{p.upper()} {pl} HT {ht}",
-                    [MISSING if c is None else cell_text(c) for c in cells],
-                )
-            ]
-            if p == "rps":
-                group.append(
-                    (
-                        f"$/1k RPS {pl}",
-                        [MISSING if c is None else money(c.cost_per_unit, cur) for c in cells],
-                    )
-                )
-            if pl in ("kvm", "esxi", "hypervisor"):
-                group.append((f"{p.upper()} overhead {pl}", [_overhead(c) for c in cells]))
-            if any(c is not None and c.ht_gain_pct is not None for c in cells):
-                group.append((f"{p.upper()} HT gain {pl}", [_ht_gain(c) for c in cells]))
-            groups.append(group)
-        for i, t in enumerate(_column_groups(fixed, groups, width)):
+        for i, t in enumerate(_block_tables(block, table.currency, width)):
             if i:
                 out.append("")
             out.append(t)
-        notes = [f"price of {basis_id}: {price}" for basis_id, price in block.price_sources]
-        notes += list(
-            dict.fromkeys(
-                f"not sized: {x.platform} {x.profile.upper()} HT {x.ht}: {x.reason}"
-                for x in block.refused
-            )
-        )
-        for srs in series:
-            shown = [
-                c
-                for r in block.rows
-                for c in r.cells
-                if (c.platform, c.ht, c.profile) == (srs.platform, srs.ht, srs.profile)
-                and c.ci_low is not None
-                and c.ci_high is not None
-            ]
-            if shown:
-                notes.append(
-                    f"{srs.platform} {srs.profile.upper()} HT {srs.ht} intervals: "
-                    + "; ".join(
-                        f"{c.cores}c {number(c.ci_low)}–{number(c.ci_high)}"
-                        + (f" ({c.interval})" if c.interval else "")
-                        for c in shown
-                    )
-                )
-        for srs in series:
-            compared = [
-                (c.cores, what, words)
-                for r in block.rows
-                for c in r.cells
-                if (c.platform, c.ht, c.profile) == (srs.platform, srs.ht, srs.profile)
-                for what, words, ci in (
-                    ("overhead", c.overhead_interval, c.overhead_ci),
-                    ("HT gain", c.ht_gain_interval, c.ht_gain_ci),
-                )
-                if words and ci is not None
-            ]
-            for what in dict.fromkeys(w for _, w, _ in compared):
-                notes.append(
-                    f"{srs.platform} {srs.profile.upper()} HT {srs.ht} {what} intervals: "
-                    + "; ".join(f"{n}c {words}" for n, w, words in compared if w == what)
-                )
-        for srs in series:
-            kinds = {
-                c.source
-                for r in block.rows
-                for c in r.cells
-                if (c.platform, c.ht, c.profile) == (srs.platform, srs.ht, srs.profile)
-            }
-            if kinds & set(PREDICTED):
-                notes.append(
-                    f"{srs.platform} {srs.profile.upper()} HT {srs.ht}: {srs.fit.describe()}"
-                )
-        if any(srs.origin == FigureKind.REFERENCE for srs in series):
-            notes.append("ceilings: not stated (the reference data names no CPU model)")
-        for srs in series:
-            notes += _ceiling_notes(block, srs)
-        for n in notes:
+        for n in _block_notes(block):
             out.extend(_wrap(n, width))
     out.append("")
     legend = (
@@ -425,6 +336,77 @@ def sizing_table_text(table: SizingTable, wide: bool = False) -> str:
     )
     out.extend(_wrap(legend, width))
     return "\n".join(out)
+
+
+def _block_tables(block: Any, cur: str, width: int | None) -> list[str]:
+    """A block's table, split to fit ``width``: the core count and price repeated, each
+    series' figures, cost, overhead and HT gain kept together."""
+    rows = list(block.rows)
+    fixed = [
+        ("CPU cores", [str(r.cores) for r in rows]),
+        ("server price", [money(r.hardware_cost, cur) if r.hardware_cost else MISSING
+                          for r in rows]),
+    ]  # fmt: skip
+    groups: list[list[tuple[str, Sequence[str]]]] = []
+    for s in block.series:
+        pl, ht, p = s.platform, s.ht, s.profile
+        cells = [r.cell(pl, ht, p) for r in rows]
+        group: list[tuple[str, Sequence[str]]] = [
+            (f"{p.upper()} {pl} HT {ht}", [MISSING if c is None else cell_text(c) for c in cells])
+        ]
+        if p == "rps":
+            group.append((f"$/1k RPS {pl}", [MISSING if c is None else money(c.cost_per_unit, cur)
+                                             for c in cells]))  # fmt: skip
+        if pl in ("kvm", "esxi", "hypervisor"):
+            group.append((f"{p.upper()} overhead {pl}", [_overhead(c) for c in cells]))
+        if any(c is not None and c.ht_gain_pct is not None for c in cells):
+            group.append((f"{p.upper()} HT gain {pl}", [_ht_gain(c) for c in cells]))
+        groups.append(group)
+    return list(_column_groups(fixed, groups, width))
+
+
+def _cells_of(block: Any, srs: Any) -> list[Any]:
+    return [c for r in block.rows for c in r.cells
+            if (c.platform, c.ht, c.profile) == (srs.platform, srs.ht, srs.profile)]  # fmt: skip
+
+
+def _block_notes(block: Any) -> list[str]:
+    """Under a block: prices, what was not sized, each series' intervals (figures,
+    overhead, HT gain), the fits of predicted figures, and the ceilings."""
+    notes = [f"price of {basis_id}: {price}" for basis_id, price in block.price_sources]
+    notes += list(dict.fromkeys(
+        f"not sized: {x.platform} {x.profile.upper()} HT {x.ht}: {x.reason}"
+        for x in block.refused))  # fmt: skip
+    for srs in block.series:
+        name = f"{srs.platform} {srs.profile.upper()} HT {srs.ht}"
+        shown = [c for c in _cells_of(block, srs) if c.ci_low is not None and c.ci_high is not None]
+        if shown:
+            notes.append(f"{name} intervals: " + "; ".join(
+                f"{c.cores}c {number(c.ci_low)}–{number(c.ci_high)}"
+                + (f" ({c.interval})" if c.interval else "") for c in shown))  # fmt: skip
+    for srs in block.series:
+        compared = [
+            (c.cores, what, words)
+            for c in _cells_of(block, srs)
+            for what, words, ci in (
+                ("overhead", c.overhead_interval, c.overhead_ci),
+                ("HT gain", c.ht_gain_interval, c.ht_gain_ci),
+            )
+            if words and ci is not None
+        ]
+        for what in dict.fromkeys(w for _, w, _ in compared):
+            notes.append(
+                f"{srs.platform} {srs.profile.upper()} HT {srs.ht} {what} intervals: "
+                + "; ".join(f"{n}c {words}" for n, w, words in compared if w == what)
+            )
+    for srs in block.series:
+        if {c.source for c in _cells_of(block, srs)} & set(PREDICTED):
+            notes.append(f"{srs.platform} {srs.profile.upper()} HT {srs.ht}: {srs.fit.describe()}")
+    if any(srs.origin == FigureKind.REFERENCE for srs in block.series):
+        notes.append("ceilings: not stated (the reference data names no CPU model)")
+    for srs in block.series:
+        notes += _ceiling_notes(block, srs)
+    return notes
 
 
 def _ceiling_notes(block: Any, srs: Any) -> list[str]:
