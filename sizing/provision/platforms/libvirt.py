@@ -48,6 +48,7 @@ from sizing.provision.platforms.libvirt_spec import (
     VmSpec,
     check_pinning,
     cpus_of_map,
+    guest_record,
     host_smt,
     hypervisor_of,
     pin_layout,
@@ -56,7 +57,6 @@ from sizing.provision.platforms.libvirt_spec import (
     vcpu_threads,
     vm_spec,
 )
-from sizing.topology import cpulist
 
 # -- the backend ------------------------------------------------------------------------
 
@@ -168,43 +168,15 @@ class Libvirt(Backend):
         conn = self.connect(hyp, hspec)
         where = f"domain {spec.domain} on {hyp.name}"
         try:
-            _n, cpumap, _online = conn.getCPUMap(0)
-            try:
-                max_vcpus = int(conn.getMaxVcpus(domain_type))
-            except lv.libvirtError:
-                max_vcpus = None
-            try:
-                layout = pin_layout(
-                    cpus,
-                    ht,
-                    cpus_of_map(cpumap),
-                    max_vcpus=max_vcpus,
-                    emulator_cpus=spec.emulator_cpus,
-                    hypervisor=hyp.name,
-                )
-            except SizingError as exc:
-                raise HostError(host.name, str(exc)) from None
-            dom = self._lookup(lv, conn, spec.domain)
-            uuid = None
-            if dom is not None:
-                if NAMESPACE not in dom.XMLDesc(0):
-                    raise HostError(
-                        host.name,
-                        f"{where} exists and was not defined by sizing; sizing redefines its "
-                        "guests for every point, so give it a domain name of its own",
-                    )
-                uuid = dom.UUIDString()
-                if dom.isActive():
-                    dom.destroy()  # a throw-away benchmark guest: no need to wait for it
-            xml = render_domain_xml(
-                spec, domain_type, layout, cores=cores, ht=ht, inventory_host=host.name, uuid=uuid
-            )
+            layout = self._layout(lv, conn, host, hyp, spec, domain_type, ht, cpus)
+            uuid = self._stop_earlier(lv, conn, host, spec, where)
+            xml = render_domain_xml(spec, domain_type, layout, cores=cores, ht=ht,
+                                    inventory_host=host.name, uuid=uuid)  # fmt: skip
             try:
                 dom = conn.defineXML(xml)
             except lv.libvirtError as exc:
-                raise HostError(
-                    host.name, f"libvirt rejected the XML of {where}: {_why(exc)}"
-                ) from None
+                raise HostError(host.name, f"libvirt rejected the XML of {where}: {_why(exc)}"
+                                ) from None  # fmt: skip
             t0 = time.monotonic()
             try:
                 dom.create()
@@ -217,52 +189,49 @@ class Libvirt(Backend):
                 self._stop(lv, dom, 0)  # never leave a half-prepared guest burning host CPUs
                 raise
             boot_s = time.monotonic() - t0
-            problems = check_pinning(
-                layout,
-                readback["libvirt_vcpus"],
-                readback["libvirt_emulator"],
-                readback["proc_vcpus"],
-            )
+            problems = check_pinning(layout, readback["libvirt_vcpus"],
+                                     readback["libvirt_emulator"], readback["proc_vcpus"])
             if problems:
                 self._stop(lv, dom, 0)
                 raise HostError(host.name, f"pinning did not take effect: {'; '.join(problems)}")
-            metadata = {
-                "hypervisor": hyp.name,
-                "uri": hspec.uri,
-                "domain": spec.domain,
-                "domain_type": domain_type,
-                "emulated": domain_type == "qemu",
-                "vcpus": layout.vcpus,
-                "guest_topology": {
-                    "sockets": 1,
-                    "cores": layout.vcpus // layout.threads,
-                    "threads": layout.threads,
-                },
-                "vcpupin": {str(i): str(c) for i, c in enumerate(layout.pins)},
-                "emulatorpin": cpulist(layout.emulator),
-                "vcpupin_libvirt": {
-                    str(i): cpulist(v) for i, v in sorted(readback["libvirt_vcpus"].items())
-                },
-                "emulatorpin_libvirt": cpulist(readback["libvirt_emulator"]),
-                "vcpupin_proc": {
-                    str(i): cpulist(v) for i, v in sorted(readback["proc_vcpus"].items())
-                },
-                "qemu_pid": readback["pid"],
-                "qemu_threads": readback["threads"],
-                "boot_s": round(boot_s, 1),
-                "memory_mib": spec.memory_mib,
-                "libvirt_version": conn.getLibVersion(),
-                "hypervisor_version": conn.getVersion(),
-            }
+            metadata = guest_record(hyp.name, hspec, spec, domain_type, layout, readback, boot_s,
+                                    (conn.getLibVersion(), conn.getVersion()))  # fmt: skip
         except lv.libvirtError as exc:
             raise HostError(host.name, f"libvirt failed on {where}: {_why(exc)}") from None
-        return Target(
-            host=host.name,
-            address=host.address,
-            workers=tuple(range(layout.vcpus)),
-            metadata=metadata,
-            emulated=domain_type == "qemu",
-        )
+        return Target(host=host.name, address=host.address, workers=tuple(range(layout.vcpus)),
+                      metadata=metadata, emulated=domain_type == "qemu")  # fmt: skip
+
+    @staticmethod
+    def _layout(lv: Any, conn: Any, host: Host, hyp: Host, spec: VmSpec, domain_type: str,
+                ht: Ht, cpus: tuple[int, ...]) -> PinLayout:  # fmt: skip
+        """Where the guest's vCPUs and emulator threads go on the hypervisor's CPUs."""
+        _n, cpumap, _online = conn.getCPUMap(0)
+        try:
+            max_vcpus = int(conn.getMaxVcpus(domain_type))
+        except lv.libvirtError:
+            max_vcpus = None
+        try:
+            return pin_layout(cpus, ht, cpus_of_map(cpumap), max_vcpus=max_vcpus,
+                              emulator_cpus=spec.emulator_cpus, hypervisor=hyp.name)  # fmt: skip
+        except SizingError as exc:
+            raise HostError(host.name, str(exc)) from None
+
+    def _stop_earlier(self, lv: Any, conn: Any, host: Host, spec: VmSpec, where: str
+                      ) -> str | None:  # fmt: skip
+        """The UUID of sizing's earlier definition of the domain (stopped), None when there
+        is none; a domain sizing did not define is refused."""
+        dom = self._lookup(lv, conn, spec.domain)
+        if dom is None:
+            return None
+        if NAMESPACE not in dom.XMLDesc(0):
+            raise HostError(
+                host.name,
+                f"{where} exists and was not defined by sizing; sizing redefines its "
+                "guests for every point, so give it a domain name of its own",
+            )
+        if dom.isActive():
+            dom.destroy()  # a throw-away benchmark guest: no need to wait for it
+        return str(dom.UUIDString())
 
     def teardown(self, host: Host) -> None:
         """Shut the guest down (bounded), then power it off; its definition stays."""

@@ -346,3 +346,36 @@ def check_pinning(
     if tuple(sorted(libvirt_emulator)) != tuple(sorted(layout.emulator)):
         problems.append(f"libvirt reports the emulator on {cpulist(libvirt_emulator) or '-'}")
     return problems
+
+
+def guest_record(hypervisor: str, hspec: HypervisorSpec, spec: VmSpec, domain_type: str,
+                 layout: PinLayout, readback: dict[str, Any], boot_s: float,
+                 versions: tuple[int, int]) -> dict[str, Any]:  # fmt: skip
+    """What a prepared guest reports for its points' records: the domain, its topology, its
+    pinning as asked and as libvirt and /proc read it back, its QEMU threads and boot time."""
+    return {
+        "hypervisor": hypervisor,
+        "uri": hspec.uri,
+        "domain": spec.domain,
+        "domain_type": domain_type,
+        "emulated": domain_type == "qemu",
+        "vcpus": layout.vcpus,
+        "guest_topology": {
+            "sockets": 1,
+            "cores": layout.vcpus // layout.threads,
+            "threads": layout.threads,
+        },
+        "vcpupin": {str(i): str(c) for i, c in enumerate(layout.pins)},
+        "emulatorpin": cpulist(layout.emulator),
+        "vcpupin_libvirt": {
+            str(i): cpulist(v) for i, v in sorted(readback["libvirt_vcpus"].items())
+        },
+        "emulatorpin_libvirt": cpulist(readback["libvirt_emulator"]),
+        "vcpupin_proc": {str(i): cpulist(v) for i, v in sorted(readback["proc_vcpus"].items())},
+        "qemu_pid": readback["pid"],
+        "qemu_threads": readback["threads"],
+        "boot_s": round(boot_s, 1),
+        "memory_mib": spec.memory_mib,
+        "libvirt_version": versions[0],
+        "hypervisor_version": versions[1],
+    }
