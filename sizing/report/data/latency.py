@@ -71,10 +71,7 @@ def latency_section(runs: Sequence[RunData]) -> LatencySection | None:
                 newest[key] = (item, p.result.metadata)
     if not newest:
         return None
-    order = sorted(
-        newest,
-        key=lambda k: (k[3], series_order((k[0], k[2], "rps")), k[1]),
-    )
+    order = sorted(newest, key=lambda k: (k[3], series_order((k[0], k[2], "rps")), k[1]))
     multi_ht = len({k[2] for k in order}) > 1
     multi_profile = len({k[3] for k in order}) > 1
     series: list[LatencySeries] = []
@@ -83,55 +80,10 @@ def latency_section(runs: Sequence[RunData]) -> LatencySection | None:
     soak_tables: list[TableBlock] = []
     for key in order:
         item, meta = newest[key]
-        label = _latency_label(item, multi_ht, multi_profile)
-        stat, limit = _slo_parts(item.slo)
         src = cell_source(FigureKind.MEASURED, "emulated" in item.flags)
-        s = LatencySeries(
-            label=label,
-            platform=item.platform,
-            cores=item.cores,
-            ht=item.ht,
-            profile=item.profile,
-            run_id=item.run_id,
-            host=item.host,
-            status=item.status,
-            emulated="emulated" in item.flags,
-            rates=item.rates,
-            mean_ms=item.mean_ms,
-            p95_ms=item.p95_ms,
-            server_busy=item.server_busy,
-            knee_rate=item.knee_rate,
-            slo=item.slo,
-            slo_stat=stat,
-            slo_limit_ms=limit,
-            slo_capacity=item.slo_capacity,
-        )
+        s = _series(item, _latency_label(item, multi_ht, multi_profile))
         series.append(s)
-        if s.knee_rate is not None and "client-bound" in item.flags:
-            knee_text = TCell(f"≥{number(s.knee_rate)} (client-bound)", src)
-        elif s.knee_rate is not None:
-            knee_text = TCell(number(s.knee_rate), src)
-        elif "no-knee" in item.flags:
-            knee_text = TCell(f"above {number(max(s.rates))}")
-        else:
-            knee_text = TCell(MISSING)
-        if s.slo is None:
-            cap_text = TCell(MISSING)
-        elif s.slo_capacity is None:
-            cap_text = TCell("no rate met it")
-        else:
-            cap_text = TCell(number(s.slo_capacity), src)
-        objective = f"{s.slo_stat} ≤ {s.slo_limit_ms:g} ms" if s.slo_stat else MISSING
-        summary.append(
-            (
-                TCell(label, numeric=False),
-                TCell(f"{s.run_id}, {s.host}", numeric=False),
-                TCell(_rate_span(sorted(set(meta.latency.rates or s.rates)))),
-                knee_text,
-                TCell(objective, numeric=False),
-                cap_text,
-            )
-        )
+        summary.append(_summary_row(s, item, meta, src))
         rate_tables.append(_rates_table(s, meta.latency, meta.env.tool, src))
         soak = _soak_table(s, item, src)
         if soak is not None:
@@ -158,6 +110,45 @@ def latency_section(runs: Sequence[RunData]) -> LatencySection | None:
         ),
         rates=tuple(rate_tables),
         soak=tuple(soak_tables),
+    )
+
+
+def _series(item: LatencyChartItem, label: str) -> LatencySeries:
+    stat, limit = _slo_parts(item.slo)
+    return LatencySeries(
+        label=label, platform=item.platform, cores=item.cores, ht=item.ht, profile=item.profile,
+        run_id=item.run_id, host=item.host, status=item.status,
+        emulated="emulated" in item.flags, rates=item.rates, mean_ms=item.mean_ms,
+        p95_ms=item.p95_ms, server_busy=item.server_busy, knee_rate=item.knee_rate,
+        slo=item.slo, slo_stat=stat, slo_limit_ms=limit, slo_capacity=item.slo_capacity,
+    )  # fmt: skip
+
+
+def _summary_row(s: LatencySeries, item: LatencyChartItem, meta: PointMeta,
+                 src: str) -> tuple[TCell, ...]:  # fmt: skip
+    """A configuration's knee and SLO capacity."""
+    if s.knee_rate is not None and "client-bound" in item.flags:
+        knee_text = TCell(f"≥{number(s.knee_rate)} (client-bound)", src)
+    elif s.knee_rate is not None:
+        knee_text = TCell(number(s.knee_rate), src)
+    elif "no-knee" in item.flags:
+        knee_text = TCell(f"above {number(max(s.rates))}")
+    else:
+        knee_text = TCell(MISSING)
+    if s.slo is None:
+        cap_text = TCell(MISSING)
+    elif s.slo_capacity is None:
+        cap_text = TCell("no rate met it")
+    else:
+        cap_text = TCell(number(s.slo_capacity), src)
+    objective = f"{s.slo_stat} ≤ {s.slo_limit_ms:g} ms" if s.slo_stat else MISSING
+    return (
+        TCell(s.label, numeric=False),
+        TCell(f"{s.run_id}, {s.host}", numeric=False),
+        TCell(_rate_span(sorted(set(meta.latency.rates or s.rates)))),
+        knee_text,
+        TCell(objective, numeric=False),
+        cap_text,
     )
 
 
