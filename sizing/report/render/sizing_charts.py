@@ -3,7 +3,7 @@ throughput against server CPU."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sizing.model import PROFILE_UNITS, FigureKind
 from sizing.report.data.format import PLATFORM_LABELS, PROFILE_LABELS
@@ -33,82 +33,17 @@ if TYPE_CHECKING:
 @register("throughput")
 def throughput_chart(guide: Guide) -> Chart | None:
     """Throughput vs cores per platform: observed points and the fitted curve."""
-    from sizing.engine.scaling import usl
-
     series = [s for s in guide.table.series if s.profile in ("rps", "tps")]
     if not series:
         return None
     profiles = [p for p in ("rps", "tps") if any(s.profile == p for s in series)]
     cores = [r.cores for r in guide.table.rows]
-    top = max(cores)
     multi_ht = several_ht_modes(guide)
     with chart_style():
         fig, axes = new_figure(len(profiles))
         for ax, profile in zip(axes, profiles, strict=True):
             for s in (s for s in series if s.profile == profile):
-                style = series_style(s.platform, s.ht)
-                name = PLATFORM_LABELS.get(s.platform, s.platform)
-                if multi_ht:
-                    name += f", HT {s.ht}"
-                observed = [f.cores for f in s.observed]
-                lo, hi = min(observed), max(observed)
-                if s.fit.model == "usl":
-                    assert s.fit.lam is not None and s.fit.sigma is not None
-                    assert s.fit.kappa is not None
-                    lam, sig, kap = s.fit.lam, s.fit.sigma, s.fit.kappa
-                    grid = [1.0 + i * (top - 1.0) / 120 for i in range(121)]
-                    ys = [usl(n, lam, sig, kap) for n in grid]
-                    xs = grid
-                else:
-                    xs = [float(n) for n in range(1, top + 1)]
-                    ys = [s.fit.predict(int(n)) for n in xs]
-                inside = [(x, y) for x, y in zip(xs, ys, strict=True) if lo <= x <= hi]
-                below = [(x, y) for x, y in zip(xs, ys, strict=True) if x <= lo]
-                above = [(x, y) for x, y in zip(xs, ys, strict=True) if x >= hi]
-                fitted = "USL fit" if s.fit.model == "usl" else "linear"
-                if len(inside) > 1:
-                    ax.plot(*zip(*inside, strict=True), color=style["color"], linestyle="-")
-                for part in (below, above):
-                    if len(part) > 1:
-                        ax.plot(
-                            *zip(*part, strict=True),
-                            color=style["color"],
-                            linestyle=(0, (1.2, 1.6)),
-                            linewidth=1.2,
-                        )
-                ax.plot(
-                    [f.cores for f in s.observed],
-                    [f.value for f in s.observed],
-                    linestyle="none",
-                    marker=style["marker"],
-                    color=style["color"],
-                    markeredgecolor="white" if s.basis == FigureKind.MEASURED else style["color"],
-                    markeredgewidth=0.6,
-                    label=f"{name}, {s.basis} ({fitted})",
-                )
-                derived = [(c, s.estimate(c)) for c in cores if c not in observed]
-                extra = [(c, f.value) for c, f in derived if not isinstance(f, str)]
-                if extra:
-                    ax.plot(
-                        [c for c, _ in extra],
-                        [v for _, v in extra],
-                        linestyle="none",
-                        marker=style["marker"],
-                        markerfacecolor="white",
-                        markeredgecolor=style["color"],
-                        markeredgewidth=1.0,
-                    )
-                for f in s.observed:
-                    if f.ci_low is not None and f.ci_high is not None:
-                        ax.errorbar(
-                            [f.cores],
-                            [f.value],
-                            yerr=[[max(0.0, f.value - f.ci_low)], [max(0.0, f.ci_high - f.value)]],
-                            fmt="none",
-                            ecolor=style["color"],
-                            elinewidth=0.8,
-                            capsize=2.5,
-                        )
+                _plot_series(ax, s, cores, multi_ht)
             cores_axis(ax, cores)
             thousands_axis(ax)
             ax.set_ylim(bottom=0)
@@ -130,6 +65,52 @@ def throughput_chart(guide: Guide) -> Chart | None:
     )
 
 
+def _fit_curve(s: Any, top: int) -> list[tuple[float, float]]:
+    """The series' fitted curve from 1 to ``top`` cores."""
+    from sizing.engine.scaling import usl
+
+    if s.fit.model == "usl":
+        assert s.fit.lam is not None and s.fit.sigma is not None
+        assert s.fit.kappa is not None
+        lam, sig, kap = s.fit.lam, s.fit.sigma, s.fit.kappa
+        grid = [1.0 + i * (top - 1.0) / 120 for i in range(121)]
+        return [(n, usl(n, lam, sig, kap)) for n in grid]
+    return [(float(n), s.fit.predict(n)) for n in range(1, top + 1)]
+
+
+def _plot_series(ax: Any, s: Any, cores: list[int], multi_ht: bool) -> None:
+    """One series: its fitted curve (solid over the observed core counts, dotted beyond),
+    its observed figures with their intervals, and hollow markers for derived ones."""
+    style = series_style(s.platform, s.ht)
+    name = PLATFORM_LABELS.get(s.platform, s.platform) + (f", HT {s.ht}" if multi_ht else "")
+    observed = [f.cores for f in s.observed]
+    lo, hi = min(observed), max(observed)
+    curve = _fit_curve(s, max(cores))
+    inside = [(x, y) for x, y in curve if lo <= x <= hi]
+    fitted = "USL fit" if s.fit.model == "usl" else "linear"
+    if len(inside) > 1:
+        ax.plot(*zip(*inside, strict=True), color=style["color"], linestyle="-")
+    for part in ([(x, y) for x, y in curve if x <= lo], [(x, y) for x, y in curve if x >= hi]):
+        if len(part) > 1:
+            ax.plot(*zip(*part, strict=True), color=style["color"], linestyle=(0, (1.2, 1.6)),
+                    linewidth=1.2)  # fmt: skip
+    ax.plot(
+        [f.cores for f in s.observed], [f.value for f in s.observed], linestyle="none",
+        marker=style["marker"], color=style["color"],
+        markeredgecolor="white" if s.basis == FigureKind.MEASURED else style["color"],
+        markeredgewidth=0.6, label=f"{name}, {s.basis} ({fitted})",
+    )  # fmt: skip
+    derived = [(c, s.estimate(c)) for c in cores if c not in observed]
+    extra = [(c, f.value) for c, f in derived if not isinstance(f, str)]
+    if extra:
+        ax.plot([c for c, _ in extra], [v for _, v in extra], linestyle="none",
+                marker=style["marker"], markerfacecolor="white",
+                markeredgecolor=style["color"], markeredgewidth=1.0)  # fmt: skip
+    for f in s.observed:
+        if f.ci_low is not None and f.ci_high is not None:
+            ax.errorbar([f.cores], [f.value],
+                        yerr=[[max(0.0, f.value - f.ci_low)], [max(0.0, f.ci_high - f.value)]],
+                        fmt="none", ecolor=style["color"], elinewidth=0.8, capsize=2.5)  # fmt: skip
 
 
 @register("cost")
