@@ -204,6 +204,52 @@ def _keep_artifacts(private: Path, keep: Path, playbook: str) -> None:
         shutil.copytree(src, dest, dirs_exist_ok=True)
 
 
+@dataclass
+class _EventSink:
+    """ansible-runner's event handler: each host's outcome, task by task (what each task
+    returned, when it started and ended, whether it failed or the host was unreachable)."""
+
+    hosts: dict[str, HostOutcome]
+
+    def __call__(self, event: dict[str, Any]) -> bool:
+        kind = event.get("event", "")
+        data = event.get("event_data", {})
+        host = data.get("host")
+        if not host or not kind.startswith("runner_on_"):
+            return True
+        outcome = self.hosts.setdefault(host, HostOutcome())
+        task = str(data.get("task", ""))
+        res = data.get("res", {}) or {}
+        when = event_time(event)
+        if kind == "runner_on_start":
+            if when is not None:
+                outcome.times[task] = (when, when)
+            return True
+        if when is not None and task in outcome.times:
+            outcome.times[task] = (outcome.times[task][0], when)
+        if kind == "runner_on_ok":
+            outcome.ok[task] = res
+            if res.get("changed"):
+                outcome.changed += 1
+        elif kind == "runner_on_failed" and not data.get("ignore_errors"):
+            outcome.failed = f"{task}: {_message(res)}"
+        elif kind == "runner_on_unreachable":
+            outcome.unreachable = _message(res)
+        return True
+
+
+def _envvars(playbook: str) -> dict[str, str]:
+    """The environment of one ansible-playbook run."""
+    envvars = dict(ANSIBLE_ENV)
+    if playbook not in LOAD_PLAYBOOKS:  # nothing is measured meanwhile: answer each task fast
+        envvars["ANSIBLE_INTERNAL_POLL_INTERVAL"] = "0.005"
+    envvars["ANSIBLE_ROLES_PATH"] = str(paths.PLAYBOOKS / "roles")
+    cfg = ansible_config()
+    if cfg is not None:
+        envvars["ANSIBLE_CONFIG"] = str(cfg)
+    return envvars
+
+
 def run_playbook(
     playbook: str,
     inventory: Path,
@@ -233,41 +279,10 @@ def run_playbook(
         raise ToolError("ansible-playbook is not on PATH; run the setup (make setup)")
 
     hosts: dict[str, HostOutcome] = {}
-
-    def on_event(event: dict[str, Any]) -> bool:
-        kind = event.get("event", "")
-        data = event.get("event_data", {})
-        host = data.get("host")
-        if not host or not kind.startswith("runner_on_"):
-            return True
-        outcome = hosts.setdefault(host, HostOutcome())
-        task = str(data.get("task", ""))
-        res = data.get("res", {}) or {}
-        when = event_time(event)
-        if kind == "runner_on_start":
-            if when is not None:
-                outcome.times[task] = (when, when)
-            return True
-        if when is not None and task in outcome.times:
-            outcome.times[task] = (outcome.times[task][0], when)
-        if kind == "runner_on_ok":
-            outcome.ok[task] = res
-            if res.get("changed"):
-                outcome.changed += 1
-        elif kind == "runner_on_failed" and not data.get("ignore_errors"):
-            outcome.failed = f"{task}: {_message(res)}"
-        elif kind == "runner_on_unreachable":
-            outcome.unreachable = _message(res)
-        return True
+    on_event = _EventSink(hosts)
 
     private = Path(tempfile.mkdtemp(prefix="sizing-runner-"))
-    envvars = dict(ANSIBLE_ENV)
-    if playbook not in LOAD_PLAYBOOKS:  # nothing is measured meanwhile: answer each task fast
-        envvars["ANSIBLE_INTERNAL_POLL_INTERVAL"] = "0.005"
-    envvars["ANSIBLE_ROLES_PATH"] = str(paths.PLAYBOOKS / "roles")
-    cfg = ansible_config()
-    if cfg is not None:
-        envvars["ANSIBLE_CONFIG"] = str(cfg)
+    envvars = _envvars(playbook)
     cancel = _CancelOnSignal()
     try:
         with cancel:
