@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from sizing.engine import CostCatalog, recommend
+from sizing.engine import CostCatalog, Recommendation, recommend
+from sizing.engine.basis import Choice
 from sizing.engine.table import build_table
 from sizing.model import Figure, FigureKind
 from sizing.report.data.certainty import certainty_section
@@ -30,6 +31,36 @@ from sizing.sources import RunData
 if TYPE_CHECKING:
     from sizing.catalog import Reference
     from sizing.sources import BasisInputs
+
+def _basis_text(choice: Choice, basis: str, citation: str, inventories: Sequence[str]) -> str:
+    """What the guide is sized on, and why."""
+    labels = "; ".join(b.label() for b in choice.bases)
+    text = f"Sized on {labels}. Chosen because: {choice.why}."
+    if basis == FigureKind.REFERENCE:
+        return text + f" Published reference data ({citation}), not measurements of your hardware."
+    if inventories:
+        text += " Measured with sizing on " + ", ".join(inventories) + "."
+    return text
+
+
+def _recommendation(request: GuideRequest, catalog: CostCatalog,
+                    inputs: BasisInputs) -> Recommendation | None:  # fmt: skip
+    """The recommendation for the request's demand, sized on the chosen bases (none
+    without a demand)."""
+    if request.demand is None:
+        return None
+    return recommend(
+        inputs.choice.figures,
+        catalog,
+        request.demand,
+        platforms=None if request.platform == "any" else [request.platform],
+        bases=inputs.bases,
+        prices=inputs.prices,
+        article_prices=inputs.article_prices,
+        allow_extrapolation=request.allow_extrapolation,
+        why=inputs.choice.why,
+    )
+
 
 def build_guide(
     request: GuideRequest,
@@ -56,30 +87,8 @@ def build_guide(
     basis = table.source
     citation = reference.citation()
     inventories = tuple(distinct(inventory_name(r.record.inventory) for r in runs))
-    labels = "; ".join(b.label() for b in choice.bases)
-    basis_text = f"Sized on {labels}. Chosen because: {choice.why}."
-    if basis == FigureKind.REFERENCE:
-        basis_text += (
-            f" Published reference data ({citation}), not measurements of your hardware."
-        )
-    elif inventories:
-        basis_text += " Measured with sizing on " + ", ".join(inventories) + "."
-    rec_view = None
-    result = None
-    demand = request.demand
-    if demand is not None:
-        result = recommend(
-            choice.figures,
-            catalog,
-            demand,
-            platforms=None if request.platform == "any" else [request.platform],
-            bases=inputs.bases,
-            prices=inputs.prices,
-            article_prices=inputs.article_prices,
-            allow_extrapolation=request.allow_extrapolation,
-            why=choice.why,
-        )
-        rec_view = recommendation_view(result, catalog.currency)
+    result = _recommendation(request, catalog, inputs)
+    rec_view = None if result is None else recommendation_view(result, catalog.currency)
     sure = certainty_section(table, result)
     limits = limits_section(runs, FigureKind.REFERENCE in table.sources_used)
     ov = overhead_points(table)
@@ -93,7 +102,7 @@ def build_guide(
         inventories=inventories,
         run_ids=tuple(r.record.id for r in runs),
         basis=basis,
-        basis_text=basis_text,
+        basis_text=_basis_text(choice, basis, citation, inventories),
         reference_only=basis == FigureKind.REFERENCE,
         citation=citation,
         reference_url=reference.url,
