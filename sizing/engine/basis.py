@@ -23,7 +23,7 @@ Pure: bases are built by :mod:`sizing.sources` and handed in.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -391,53 +391,70 @@ def choose(
         else:
             reasons[b.id] = why_not
     if qualifying:
-        best = max(qualifying, key=lambda b: (len(b.core_counts()), _newest(b)))
-        peers = [b for b in qualifying if b is not best and _same_identity(b, best)]
-        disagree = bool(best.disagrees) and bool(peers)
-        if disagree:  # hosts of one identity disagree: size on the conservative one
-            best = min([best, *peers], key=lambda b: _level(b, [best, *peers]))
-        key = group_key(best)
-        group = [best] + [b for b in qualifying if b is not best and group_key(b) == key]
-        n = len(best.core_counts())
-        why = (
-            f"measured basis {best.id} ({n} core count{'s' if n != 1 else ''}, valid"
-            + (f", run {_newest(best)}" if best.runs else "")
-            + ")"
-        )
-        if disagree:
-            why += (
-                f"; hosts of the same hardware, platform, workload and software disagree "
-                f"({'; '.join(best.disagrees)}): sized on the conservative {best.id}; name "
-                "another with --basis"
-            )
-        for b in qualifying:
-            if b not in group:
-                reasons[b.id] = (
-                    f"disagrees with {best.id} (the conservative one is sized)"
-                    if disagree and _same_identity(b, best)
-                    else f"{best.id} has more core counts or a newer run"
-                )
+        group, why = _measured_group(qualifying, reasons)
     else:
-        refs = [b for b in bases if b.origin == FigureKind.REFERENCE]
-        fit_refs = [b for b in refs if serves is None or serves.met_by(b)] or refs
-        anchor = next(
-            (b for b in fit_refs if b.id == REFERENCE_DEFAULT), fit_refs[0] if fit_refs else None
-        )
-        group = [] if anchor is None else [b for b in refs if group_key(b) == group_key(anchor)]
-        if every_reference:
-            group = list(refs)
-        not_ok = "; ".join(f"{i}: {r}" for i, r in reasons.items())
-        why = "reference: no measured basis qualifies" + (f" ({not_ok})" if not_ok else "")
-        if anchor is not None and anchor.id != REFERENCE_DEFAULT and serves is not None:
-            why += f"; {anchor.id} is the reference data with {serves.describe()} figures"
-        if anchor is None:
-            why = "no basis to size from: nothing measured qualifies and no reference data"
+        group, why = _reference_group(bases, reasons, serves, every_reference)
     for b in bases:
         if b not in group and b.id not in reasons:
             reasons[b.id] = "another group" if b.origin == FigureKind.REFERENCE else "not chosen"
     ordered = tuple(sorted(group, key=_platform_order))
     passed = tuple((i, r) for i, r in reasons.items() if i not in {b.id for b in ordered})
     return Choice(ordered, why, passed)
+
+
+def _measured_group(qualifying: Sequence[Basis],
+                    reasons: dict[str, str]) -> tuple[list[Basis], str]:  # fmt: skip
+    """The measured basis with the most core counts (the newest among equals; the
+    conservative one when hosts of its identity disagree) and its group; why the others
+    were passed over goes in ``reasons``."""
+    best = max(qualifying, key=lambda b: (len(b.core_counts()), _newest(b)))
+    peers = [b for b in qualifying if b is not best and _same_identity(b, best)]
+    disagree = bool(best.disagrees) and bool(peers)
+    if disagree:  # hosts of one identity disagree: size on the conservative one
+        best = min([best, *peers], key=lambda b: _level(b, [best, *peers]))
+    key = group_key(best)
+    group = [best] + [b for b in qualifying if b is not best and group_key(b) == key]
+    n = len(best.core_counts())
+    why = (
+        f"measured basis {best.id} ({n} core count{'s' if n != 1 else ''}, valid"
+        + (f", run {_newest(best)}" if best.runs else "")
+        + ")"
+    )
+    if disagree:
+        why += (
+            f"; hosts of the same hardware, platform, workload and software disagree "
+            f"({'; '.join(best.disagrees)}): sized on the conservative {best.id}; name "
+            "another with --basis"
+        )
+    for b in qualifying:
+        if b not in group:
+            reasons[b.id] = (
+                f"disagrees with {best.id} (the conservative one is sized)"
+                if disagree and _same_identity(b, best)
+                else f"{best.id} has more core counts or a newer run"
+            )
+    return group, why
+
+
+def _reference_group(bases: Sequence[Basis], reasons: Mapping[str, str], serves: Want | None,
+                     every_reference: bool) -> tuple[list[Basis], str]:  # fmt: skip
+    """No measured basis qualifies: the reference group that serves the request (every one
+    for ``table``), and why."""
+    refs = [b for b in bases if b.origin == FigureKind.REFERENCE]
+    fit_refs = [b for b in refs if serves is None or serves.met_by(b)] or refs
+    anchor = next(
+        (b for b in fit_refs if b.id == REFERENCE_DEFAULT), fit_refs[0] if fit_refs else None
+    )
+    group = [] if anchor is None else [b for b in refs if group_key(b) == group_key(anchor)]
+    if every_reference:
+        group = list(refs)
+    not_ok = "; ".join(f"{i}: {r}" for i, r in reasons.items())
+    why = "reference: no measured basis qualifies" + (f" ({not_ok})" if not_ok else "")
+    if anchor is not None and anchor.id != REFERENCE_DEFAULT and serves is not None:
+        why += f"; {anchor.id} is the reference data with {serves.describe()} figures"
+    if anchor is None:
+        why = "no basis to size from: nothing measured qualifies and no reference data"
+    return group, why
 
 
 def _same_identity(a: Basis, b: Basis) -> bool:
