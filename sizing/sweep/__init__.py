@@ -26,27 +26,23 @@ from sizing.errors import Interrupted, PreflightError, SizingError, UsageError
 from sizing.facts import HostFacts
 from sizing.measure.context import Progress
 from sizing.measure.cpu import cpu_split
-from sizing.measure.method import Measurement, method_for
-from sizing.measure.paired import measure_pair
 from sizing.model import SERVER_DIED, PointKey, PointResult, RunStatus, RunSummary, Sample, Status
 from sizing.plan.dryrun import estimate, span_words
 from sizing.plan.pairs import Pair
 from sizing.plan.points import PlannedPoint
 from sizing.provision.ceiling import ceiling_jobs, measure_ceilings
 from sizing.provision.hostsafety import owner_record, process_gone, took_over_text
-from sizing.provision.nginx import nginx_vars
-from sizing.provision.platforms import Target
-from sizing.provision.tools import build_generators, prepare_clients, ready_guest
-from sizing.provision.upstream import gateway_vars
+from sizing.provision.tools import build_generators, prepare_clients
 from sizing.signals import SignalStop, StopSignals, shielded, signal_pending
 from sizing.store import Store, StoreError, keep_for_recovery
+from sizing.sweep.measuring import PointMeasurer
 from sizing.sweep.options import (
     RunOptions,
     done_keys,
     resume_options,
     run_options_record,
 )
-from sizing.sweep.prepare import Conductor, Prepared
+from sizing.sweep.prepare import Prepared
 
 __all__ = [
     "Prepared",
@@ -65,7 +61,7 @@ __all__ = [
 FINISH_PATIENCE_S = 30.0
 
 
-class Sweep(Conductor):
+class Sweep(PointMeasurer):
     """One ``sizing run``: prepares (:class:`Conductor`), then measures every point in
     order."""
 
@@ -211,21 +207,41 @@ class Sweep(Conductor):
         raise failure
 
     def _run(self, store: Store, summary: RunSummary) -> None:
-        def keep_environment(facts: dict[str, HostFacts]) -> None:
-            env: dict[str, Any] = {h: dict(f.raw) for h, f in facts.items()}
-            declared = self.inventory.declared()
-            # every host, hosts without facts too (a guest's hypervisor: the basis' price),
-            # and an empty entry where nothing is declared: the record is then complete,
-            # and no read-only command ever re-reads the inventory (through Ansible)
-            for name in [*self.inventory.hosts, *declared]:
-                env.setdefault(name, {})["declared"] = declared.get(name, {})
-            if self.opts.sample is not None:  # which measured server stands for which
-                self._selected_servers()
-                for name, others in self.stands_for.items():
-                    env.setdefault(name, {})["stands_for"] = others
-            store.set_environment(summary.run_id, env)
+        prepared = self.prepare(
+            backends=True, on_facts=lambda facts: self._keep_environment(store, summary, facts)
+        )
+        plan, pairs = self._start(store, summary, prepared)
+        if not self._measure_plan(store, summary, plan, pairs):
+            return  # interrupted: what is measured stays, `--resume` may continue later
+        tried = [p for p in summary.points if p.status is not Status.SKIPPED]
+        if tried and all(p.status is Status.FAILED for p in tried):
+            # nothing measured: provisioning or every host failed; never "complete"
+            summary.status = RunStatus.FAILED
+            summary.problems.insert(0, f"every point failed: {tried[0].reason}")
+            return
+        summary.status = RunStatus.COMPLETE
 
-        prepared = self.prepare(backends=True, on_facts=keep_environment)
+    def _keep_environment(self, store: Store, summary: RunSummary,
+                          facts: dict[str, HostFacts]) -> None:  # fmt: skip
+        """Store the hosts' facts with the run, with what the inventory declares."""
+        env: dict[str, Any] = {h: dict(f.raw) for h, f in facts.items()}
+        declared = self.inventory.declared()
+        # every host, hosts without facts too (a guest's hypervisor: the basis' price),
+        # and an empty entry where nothing is declared: the record is then complete,
+        # and no read-only command ever re-reads the inventory (through Ansible)
+        for name in [*self.inventory.hosts, *declared]:
+            env.setdefault(name, {})["declared"] = declared.get(name, {})
+        if self.opts.sample is not None:  # which measured server stands for which
+            self._selected_servers()
+            for name, others in self.stands_for.items():
+                env.setdefault(name, {})["stands_for"] = others
+        store.set_environment(summary.run_id, env)
+
+    def _start(self, store: Store, summary: RunSummary,
+               prepared: Prepared) -> tuple[list[PlannedPoint], list[Pair]]:  # fmt: skip
+        """Take the hosts, say what was found, the pairs and the estimated time, build the
+        load generators, measure the crypto ceilings and prepare the clients; the points to
+        measure and the pairs."""
         servers = {
             self.placement.get(p.server.name, p.server.name) for p in prepared.todo if not p.skipped
         }
@@ -248,7 +264,6 @@ class Sweep(Conductor):
                 self.progress.note(f"pre-flight (ignored by --skip-preflight): {line}")
         todo = [p for p in plan if not p.skipped]
         pairs = self._pairs(prepared.plan, prepared.done)
-        partner = {k: p for p in pairs for k in (p.a.key, p.b.key)}
         if todo:
             e = estimate(self.opts.settings, todo, len({p.config for p in todo}), pairs)
             self.progress.info(
@@ -258,14 +273,21 @@ class Sweep(Conductor):
             self.progress.start(len(plan), (e["low_s"] + e["high_s"]) / 2)
         else:
             self.progress.start(len(plan))
-        if any(not p.skipped for p in plan):
-            needed = [(p.profile.generator, p.profile.name) for p in plan if not p.skipped]
+        if todo:
+            needed = [(p.profile.generator, p.profile.name) for p in todo]
             for gen, why in build_generators(needed, self.progress.step).items():
                 summary.problems.append(f"{why}: the points that need {gen} are not measured")
             self._ceilings(store, summary, plan)
             self.progress.step("preparing load generators")
             for host, why in prepare_clients(self.playbooks, plan, list(self.placement)).items():
                 self.health.mark_broken(host, why)
+        return plan, pairs
+
+    def _measure_plan(self, store: Store, summary: RunSummary, plan: list[PlannedPoint],
+                      pairs: list[Pair]) -> bool:  # fmt: skip
+        """Measure and store every point in order (a pair's legs together); False when a
+        dead server interrupted the run (the rest is stored as skipped)."""
+        partner = {k: p for p in pairs for k in (p.a.key, p.b.key)}
         finished: set[PointKey] = set()
         for point in plan:
             if point.key in finished:
@@ -284,20 +306,13 @@ class Sweep(Conductor):
                     summary.status = RunStatus.INTERRUPTED
                     summary.problems.append(result.reason)
             if died:
-                # Stop here: what is measured stays, `--resume` may continue later.
                 for rest in plan:
                     if rest.key not in finished:
                         summary.points.append(
                             PointResult(rest.key, Status.SKIPPED, "not measured: run interrupted")
                         )
-                return
-        tried = [p for p in summary.points if p.status is not Status.SKIPPED]
-        if tried and all(p.status is Status.FAILED for p in tried):
-            # nothing measured: provisioning or every host failed; never "complete"
-            summary.status = RunStatus.FAILED
-            summary.problems.insert(0, f"every point failed: {tried[0].reason}")
-            return
-        summary.status = RunStatus.COMPLETE
+                return False
+        return True
 
     def _ceilings(self, store: Store, summary: RunSummary, plan: list[PlannedPoint]) -> None:
         """Measure the crypto ceiling of the servers of full-handshake points, once per
@@ -333,87 +348,9 @@ class Sweep(Conductor):
 
     # -- paired legs ---------------------------------------------------------------------
 
-    def _pair(self, pair: Pair) -> list[tuple[PlannedPoint, PointResult, list[Any]]]:
-        """Both legs of ``pair`` provisioned, then measured in alternation; a leg that
-        cannot be provisioned fails, and the other is measured alone (unpaired)."""
-        legs = (pair.a, pair.b)
-        if any(h.name in self.health.broken for p in legs for h in (p.server, *p.clients)):
-            return [(p, *self._point(p)) for p in legs]
-        keep = (pair.a.config, pair.b.config)
-        failed: dict[PointKey, str] = {}
-        hosts = {h.name for p in legs for h in p.clients}
-        for leg in legs:
-            self.progress.step(f"provisioning nginx: {leg.key.label()} (paired)")
-            try:
-                hosts.add(self._provision(leg, keep=keep).host)
-            except SizingError as exc:
-                self.health.mark_broken(leg.server.name, str(exc))
-                self.progress.note(str(exc))
-                failed[leg.key] = str(exc)
-        if failed:
-            return [
-                (p, PointResult(p.key, Status.FAILED, failed[p.key]), [])
-                if p.key in failed
-                else (p, *self._point(p))
-                for p in legs
-            ]
-        self.hosts_taken.load.update(hosts)
-        (ra, sa), (rb, sb) = measure_pair(self.ctx, pair, lambda p: self._provision(p, keep=keep))
-        return [(pair.a, ra, sa), (pair.b, rb, sb)]
-
     # -- one point -----------------------------------------------------------------------
 
-    def _point(self, point: PlannedPoint) -> Measurement:
-        if point.skipped:
-            return PointResult(point.key, Status.SKIPPED, point.skip_reason), []
-        for host in [point.server, *point.clients]:
-            if host.name in self.health.broken:
-                return PointResult(
-                    point.key, Status.FAILED, f"{host.name}: {self.health.broken[host.name]}"
-                ), []
-        self.progress.step(f"provisioning nginx: {point.key.label()}")
-        try:
-            target = self._provision(point)
-        except SizingError as exc:
-            self.health.mark_broken(point.server.name, str(exc))
-            self.progress.note(str(exc))
-            return PointResult(point.key, Status.FAILED, str(exc)), []
-        self.progress.step(f"measuring {point.key.label()}")
-        self.hosts_taken.load.update([target.host, *(c.name for c in point.clients)])
-        return method_for(point.profile).measure(self.ctx, point, target)
 
-    def _provision(self, point: PlannedPoint, keep: Sequence[tuple[str, int, str]] = ()) -> Target:
-        """Prepare the platform for the point's config, then NGINX on the target. The
-        configs in ``keep`` stay prepared beside it (the other leg of a pair)."""
-        assert point.allocation is not None
-        server = point.server
-        target = self.targets.get(point.config)
-        if target is None:
-            self.prepared[server.name] = server
-            target = self._backend(server).prepare(
-                server, point.key.cores, point.ht, point.allocation.server_cpus
-            )
-            # one prepared config at a time, or the two legs of a pair
-            self.targets = {
-                **{c: t for c, t in self.targets.items() if c in keep},
-                point.config: target,
-            }
-            self.nginx.forget(target.host)
-            if server.name in self.placement:  # a freshly booted guest
-                facts, lead = ready_guest(self.playbooks, self.inventory, target.host)
-                self.health.set_lead(target.host, lead)
-                self.facts[target.host] = facts
-        tls_from = next(
-            (p for p in self.opts.profiles if p.scheme == "https" and p.role == "web"), None
-        )
-        extra = nginx_vars(point, target.workers, tls_from)
-        if point.profile.needs_upstream:  # load-balance/proxy/api-jwt: the upstreams first
-            self.hosts_taken.upstreams.update(up.host for up in point.upstreams)
-            self.upstream.apply(point)
-            extra.update(gateway_vars(self.inventory, point, target))
-        self.hosts_taken.servers.add(target.host)  # stopped when the run ends
-        self.nginx.apply(target, extra)
-        return target
 
 
 def run_sweep(opts: RunOptions, progress: Progress | None = None) -> RunSummary:
