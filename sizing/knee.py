@@ -346,25 +346,20 @@ def search(
     if lo is None or hi is None:
         return SearchResult(lo.rate if lo else None, (lo.rate if lo else None,
                             hi.rate if hi else None), probes, False, "probe budget spent")
+    return _narrow(lo, hi, slo, measure, probes, tolerance, max_probes)
+
+
+def _narrow(lo: LatencyPoint, hi: LatencyPoint, slo: Slo,
+            measure: Callable[[float], LatencyPoint], probes: list[LatencyPoint],
+            tolerance: float, max_probes: int) -> SearchResult:  # fmt: skip
+    """Narrow the bracket (lo met, hi missed) to ``tolerance``: interpolate, confirm one
+    tolerance beyond the side the last probe moved, then bisect."""
     step = 0
     while (hi.rate - lo.rate) / lo.rate > tolerance:
         if len(probes) >= max_probes:
             return SearchResult(lo.rate, (lo.rate, hi.rate), probes, False,
                                 f"probe budget ({max_probes}) spent")
-        width = hi.rate - lo.rate
-        mid = lo.rate + width / 2
-        phase = min(step, 2)
-        if phase == 0:  # interpolate, kept inside the middle 80% of the bracket
-            guess = _interpolate(lo, hi, slo)
-            guess = min(max(guess, lo.rate + 0.1 * width), hi.rate - 0.1 * width)
-        elif phase == 1:  # confirm: one tolerance beyond the side the last probe moved
-            last = probes[-1]
-            if last is lo:
-                guess = min(lo.rate * (1 + tolerance), mid)
-            else:
-                guess = max(hi.rate / (1 + tolerance), mid)
-        else:  # then bisect: never more than two probes beyond a plain binary search
-            guess = mid
+        guess = _guess(min(step, 2), lo, hi, slo, probes[-1] if probes else None, tolerance)
         step += 1
         rate = float(round(guess))
         if rate <= lo.rate or rate >= hi.rate:  # the bracket is a few requests wide
@@ -375,3 +370,18 @@ def search(
         else:
             hi = p
     return SearchResult(lo.rate, (lo.rate, hi.rate), probes, True, "")
+
+
+def _guess(phase: int, lo: LatencyPoint, hi: LatencyPoint, slo: Slo,
+           last: LatencyPoint | None, tolerance: float) -> float:  # fmt: skip
+    """The next rate to probe inside the bracket, by phase (see :func:`_narrow`)."""
+    width = hi.rate - lo.rate
+    mid = lo.rate + width / 2
+    if phase == 0:  # interpolate, kept inside the middle 80% of the bracket
+        guess = _interpolate(lo, hi, slo)
+        return min(max(guess, lo.rate + 0.1 * width), hi.rate - 0.1 * width)
+    if phase == 1:  # confirm: one tolerance beyond the side the last probe moved
+        if last is lo:
+            return min(lo.rate * (1 + tolerance), mid)
+        return max(hi.rate / (1 + tolerance), mid)
+    return mid  # then bisect: never more than two probes beyond a plain binary search

@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from sizing.engine.basis import Basis, Want
+    from sizing.engine.basis import Basis, Choice, Want
     from sizing.knee import Slo
     from sizing.model import Figure
 
@@ -189,7 +189,6 @@ def load_bases(
     ``--catalog`` counts as asking for its prices on measured bases (``article_prices``).
     """
     from sizing.catalog import load_catalog, load_catalog_data, load_reference
-    from sizing.engine.basis import choose
 
     catalog = load_catalog(where.catalog)
     catalog_data = load_catalog_data(where.catalog)
@@ -208,36 +207,9 @@ def load_bases(
     refs = reference_bases(reference)
     prices = basis_prices(measured, declared_of(runs) if runs else {}, catalog_data)
     measured = [replace(b, price=prices.get(b.id)) for b in measured]
-    offered: list[Basis]
-    if source == Source.REFERENCE:
-        offered = refs
-    elif source == Source.MEASURED:
-        offered = measured
-    else:
-        offered = measured + refs
-    if not offered:
-        raise UsageError(
-            "--source measured, but nothing usable is measured yet "
-            "(run `sizing run`, or use --source reference)"
-        )
-    choice = choose(
-        offered,
-        list(requested) if requested else None,
-        include_virtualized=include_virtualized,
-        include_emulated=include_emulated,
-        serves=serves,
-        every_reference=every_reference,
-    )
-    if (
-        source == Source.MEASURED
-        and not requested
-        and not any(b.origin == FigureKind.MEASURED for b in choice.bases)
-    ):
-        why = "; ".join(f"{i}: {r}" for i, r in choice.passed_over) or "nothing measured"
-        raise UsageError(
-            f"--source measured, but no measured basis qualifies ({why}); name one with "
-            "--basis, or pass --include-virtualized / --include-emulated"
-        )
+    choice = _choose(measured, refs, source, requested, include_virtualized=include_virtualized,
+                     include_emulated=include_emulated, serves=serves,
+                     every_reference=every_reference)  # fmt: skip
     if note and not any(b.origin == FigureKind.MEASURED for b in choice.bases):
         choice = replace(choice, why=f"{choice.why} ({note})")
     return BasisInputs(
@@ -250,6 +222,33 @@ def load_bases(
         runs=tuple(runs) if with_runs else (),
         note=note,
     )
+
+
+def _choose(measured: list[Basis], refs: list[Basis], source: str,
+            requested: Sequence[str] | None, **how: Any) -> Choice:
+    """The choice among the bases ``source`` offers (``how``: :func:`choose`'s options);
+    ``--source measured`` with no measured basis to offer or chosen is refused."""
+    from sizing.engine.basis import choose
+
+    offered = refs if source == Source.REFERENCE else measured if source == Source.MEASURED \
+        else measured + refs  # fmt: skip
+    if not offered:
+        raise UsageError(
+            "--source measured, but nothing usable is measured yet "
+            "(run `sizing run`, or use --source reference)"
+        )
+    choice = choose(offered, list(requested) if requested else None, **how)
+    if (
+        source == Source.MEASURED
+        and not requested
+        and not any(b.origin == FigureKind.MEASURED for b in choice.bases)
+    ):
+        why = "; ".join(f"{i}: {r}" for i, r in choice.passed_over) or "nothing measured"
+        raise UsageError(
+            f"--source measured, but no measured basis qualifies ({why}); name one with "
+            "--basis, or pass --include-virtualized / --include-emulated"
+        )
+    return choice
 
 
 def latency_figures(

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sizing.engine import Configuration, Recommendation
 from sizing.engine.recommend import Fleet
 from sizing.engine.table import Cell, SizingTable
-from sizing.model import PROFILE_UNITS, FigureKind
+from sizing.model import PROFILE_UNITS, Figure, FigureKind
 from sizing.report.data.format import (
     PLATFORM_LABELS,
     PROFILE_LABELS,
@@ -106,16 +108,33 @@ def recommendation_view(result: Recommendation, currency: str) -> Recommendation
             result=result,
         )
     fleet = result.cheaper_mix
-    facts = []
+    return RecommendationView(
+        demand=demand,
+        feasible=True,
+        headline=(
+            f"{fleet_text(fleet)} for {money(fleet.total_cost, currency)}"
+            if fleet is not None
+            else f"{config_text(best)} for {money(best.total_cost, currency)}"
+        ),
+        facts=tuple(_facts(best, fleet, currency)),
+        figures=tuple(_figure_fact(f) for f in best.figures),
+        explanation=explain(result),
+        alternatives=_alternatives(result.alternatives[:5], currency),
+        result=result,
+    )
+
+
+def _facts(best: Configuration, fleet: Fleet | None, currency: str) -> list[Fact]:
+    """The configuration (or the cheaper mixed fleet), its cost, capacity and use."""
     if fleet is not None:
-        facts += [
+        facts = [
             Fact("Cheapest fleet", fleet_text(fleet)),
             Fact("Its total cost", money(fleet.total_cost, currency)),
             Fact("Cheapest identical fleet", f"{config_text(best)}, "
                  f"{money(best.total_cost, currency)}"),  # fmt: skip
         ]
     else:
-        facts += [
+        facts = [
             Fact("Configuration", config_text(best)),
             Fact("Total cost", money(best.total_cost, currency)),
             Fact("Cost per server", money(best.cost_per_server, currency)),
@@ -131,48 +150,38 @@ def recommendation_view(result: Recommendation, currency: str) -> Recommendation
     facts.append(Fact("CPU utilisation at the target", percent(best.utilization * 100.0)))
     if best.counted_servers != best.servers:
         facts.append(Fact("Servers counted on", f"{best.counted_servers} (one spare)"))
-    figures = tuple(
-        Fact(
-            f"{PROFILE_LABELS.get(f.profile, f.profile)} at {f.cores} cores",
-            ("≥" if f.lower_bound else "")
-            + f"{number(f.value)}"
-            + (f" ({', '.join(f.flags)})" if f.flags else "")
-            + f" [{cell_source(f.source, f.emulated)}"
-            + (f": {f.origin}" if f.origin else "")
-            + "]",
-        )
-        for f in best.figures
+    return facts
+
+
+def _figure_fact(f: Figure) -> Fact:
+    return Fact(
+        f"{PROFILE_LABELS.get(f.profile, f.profile)} at {f.cores} cores",
+        ("≥" if f.lower_bound else "")
+        + f"{number(f.value)}"
+        + (f" ({', '.join(f.flags)})" if f.flags else "")
+        + f" [{cell_source(f.source, f.emulated)}"
+        + (f": {f.origin}" if f.origin else "")
+        + "]",
     )
-    alts = result.alternatives[:5]
-    alternatives = None
-    if alts:
-        alternatives = TableBlock(
-            title="Next cheapest configurations",
-            headers=("Configuration", "Total cost", "RPS capacity", "SSL TPS capacity", "CPU use"),
-            rows=tuple(
-                (
-                    TCell(config_text(c), FigureKind.EXTRAPOLATED if c.extrapolated else "", False),
-                    TCell(money(c.total_cost, currency)),
-                    TCell(number(c.capacity_rps)),
-                    TCell(number(c.capacity_tps)),
-                    TCell(percent(c.utilization * 100.0)),
-                )
-                for c in alts
-            ),
-        )
-    return RecommendationView(
-        demand=demand,
-        feasible=True,
-        headline=(
-            f"{fleet_text(fleet)} for {money(fleet.total_cost, currency)}"
-            if fleet is not None
-            else f"{config_text(best)} for {money(best.total_cost, currency)}"
+
+
+def _alternatives(alts: Sequence[Configuration], currency: str) -> TableBlock | None:
+    """The next cheapest configurations (None when there is none)."""
+    if not alts:
+        return None
+    return TableBlock(
+        title="Next cheapest configurations",
+        headers=("Configuration", "Total cost", "RPS capacity", "SSL TPS capacity", "CPU use"),
+        rows=tuple(
+            (
+                TCell(config_text(c), FigureKind.EXTRAPOLATED if c.extrapolated else "", False),
+                TCell(money(c.total_cost, currency)),
+                TCell(number(c.capacity_rps)),
+                TCell(number(c.capacity_tps)),
+                TCell(percent(c.utilization * 100.0)),
+            )
+            for c in alts
         ),
-        facts=tuple(facts),
-        figures=figures,
-        explanation=explain(result),
-        alternatives=alternatives,
-        result=result,
     )
 
 
