@@ -1,0 +1,294 @@
+"""The results store: SQLite, append-only, versioned.
+
+A run holds points; a point holds its repetitions' samples. Nothing is overwritten: a new
+``sizing run`` is a new run, and a resumed run appends the points it measures. Every
+point is written (committed) the moment it is finished, so an interrupted sweep keeps
+every point already measured.
+
+The schema carries its version in ``PRAGMA user_version`` and sizing's mark in
+``PRAGMA application_id``. Opening for writing (``Store(path)``) creates a new database or
+brings an older one up to date with the ordered :data:`MIGRATIONS`, each in its own
+transaction. Read-only commands use :meth:`Store.open_readonly`: the file is opened with
+SQLite's ``mode=ro`` and never written, never created, never migrated. Either way, a file
+that is not a sizing database (another application's, damaged, empty) or one written by a
+newer sizing is refused with one :class:`StoreError` line naming the file, and left as it
+was.
+
+A writer's first write puts the database in WAL mode, where it stays, so that a reader
+(``sizing results``, a BI tool, ``sqlite3`` left open before or during a run) never blocks
+the run that writes. (A database written by a sizing before WAL is switched at its first
+write; a reader holding it at that moment makes that write wait for it.) Another *writer*
+can still hold the lock: every write retries with back-off for ``patience`` seconds (a
+run's store waits for hours, :data:`RUN_PATIENCE_S`), saying so through ``on_wait``, and
+gives up early when ``stop()`` says a stop signal came. A point that still cannot be
+stored is kept in a recovery file beside the database (:func:`keep_for_recovery`) and
+imported later with ``sizing import`` (:meth:`Store.import_points`). A file deleted or
+replaced under a writer is refused, not written to an orphaned WAL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from sizing.errors import SizingError
+from sizing.model import PointKey, PointResult, Sample, Status
+from sizing.store.connection import BUSY_TIMEOUT_S, RUN_ATTEMPT_S, RUN_PATIENCE_S, Connection
+from sizing.store.recovery import (
+    RECOVERY_KIND,
+    RECOVERY_SUFFIX,
+    _from_record,
+    keep_for_recovery,
+    point_record,
+    read_recovery,
+    recovery_path,
+)
+from sizing.store.rows import RunRecord, StoredPoint, StoreError, _point, _run, _sample
+from sizing.store.schema import (
+    APPLICATION_ID,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    upgrade_point_record,
+)
+
+__all__ = [
+    "APPLICATION_ID",
+    "BUSY_TIMEOUT_S",
+    "MIGRATIONS",
+    "RECOVERY_KIND",
+    "RECOVERY_SUFFIX",
+    "RUN_ATTEMPT_S",
+    "RUN_PATIENCE_S",
+    "SCHEMA_VERSION",
+    "RunRecord",
+    "Store",
+    "StoreError",
+    "StoredPoint",
+    "keep_for_recovery",
+    "point_record",
+    "read_recovery",
+    "recovery_path",
+    "upgrade_point_record",
+]
+
+
+class Store(Connection):
+    """A results database.
+
+    ``Store(path)`` opens for writing: it creates the database when ``path`` does not
+    exist and migrates an older one; its writes put it in WAL mode. ``Store.open_readonly(path)``
+    (or ``readonly=True``) only reads: SQLite's ``mode=ro``, nothing created or migrated.
+    ``Store.exists`` opens nothing.
+
+    ``timeout`` is one attempt's wait for a lock; a write retries for ``patience`` seconds
+    in all (``timeout`` when not given), calling ``on_wait(seconds waited)`` before each
+    retry and stopping early when ``stop()`` is true.
+    """
+
+    def start_run(
+        self,
+        *,
+        inventory: str,
+        argv: Sequence[str],
+        tool_version: str,
+        options: dict[str, Any],
+    ) -> int:
+        def insert() -> int:
+            cur = self._db.execute(
+                "INSERT INTO runs (started_at, status, inventory, argv, tool_version, options)"
+                " VALUES (?, 'running', ?, ?, ?, ?)",
+                (
+                    time.time(),
+                    inventory,
+                    json.dumps(list(argv)),
+                    tool_version,
+                    json.dumps(options, default=str),
+                ),
+            )
+            self._db.commit()
+            assert cur.lastrowid is not None
+            return cur.lastrowid
+
+        return self._write(insert)
+
+    def set_owner(self, run_id: int, owner: dict[str, Any]) -> None:
+        """Record which process measures the run (``options["owner"]``: controller, pid,
+        its start time), so that a run whose process is gone can be named abandoned."""
+        run = self.get_run(run_id)
+        self._update(
+            "UPDATE runs SET options = ? WHERE id = ?",
+            (json.dumps({**run.options, "owner": owner}, default=str), run_id),
+        )
+
+    def reopen_run(self, run_id: int) -> None:
+        """Mark an earlier run as running again (``--resume``)."""
+        self.get_run(run_id)
+        self._update(
+            "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?", (run_id,)
+        )
+
+    def set_environment(self, run_id: int, environment: dict[str, Any]) -> None:
+        run = self.get_run(run_id)
+        merged = {**run.environment, **environment}
+        self._update(
+            "UPDATE runs SET environment = ? WHERE id = ?",
+            (json.dumps(merged, default=str), run_id),
+        )
+
+    def finish_run(self, run_id: int, status: str, note: str = "") -> None:
+        """Mark a run ended. On a full disk the update is retried with the rollback
+        journal in memory: rewriting the run's row in place needs no new space, so even a
+        run stopped by a full disk ends ``failed`` with its reason."""
+        update = (
+            "UPDATE runs SET status = ?, finished_at = ?, note = ? WHERE id = ?",
+            (status, time.time(), note, run_id),
+        )
+        try:
+            self._update(*update)
+        except StoreError as exc:
+            if not isinstance(exc.__cause__, sqlite3.OperationalError) or "full" not in str(
+                exc.__cause__
+            ):
+                raise
+            with self._guard():
+                self._db.rollback()
+                self._db.execute("PRAGMA journal_mode = MEMORY")
+                self._db.execute(*update)
+                self._db.commit()
+
+    def get_run(self, run_id: int) -> RunRecord:
+        with self._guard():
+            row = self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise SizingError(f"{self.path}: no run {run_id}")
+        return self._decode(_run, row, "runs")
+
+    def runs(self) -> list[RunRecord]:
+        with self._guard():
+            rows = self._db.execute("SELECT * FROM runs ORDER BY id").fetchall()
+        return [self._decode(_run, r, "runs") for r in rows]
+
+    def latest_run_id(self) -> int | None:
+        with self._guard():
+            row = self._db.execute("SELECT max(id) AS id FROM runs").fetchone()
+        return None if row is None or row["id"] is None else int(row["id"])
+
+    def add_point(
+        self, run_id: int, result: PointResult, samples: Sequence[tuple[int, Sample]]
+    ) -> int:
+        """Store a finished point and its samples, committed at once (retried while
+        another process holds the lock, see :meth:`_write`)."""
+
+        def insert() -> int:
+            with self._db:
+                return self._insert_point(run_id, result, samples)
+
+        point_id = self._write(insert)
+        with contextlib.suppress(sqlite3.Error):  # the main file current: a copy of it alone
+            self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")  # holds every point
+        return point_id
+
+    def _insert_point(
+        self,
+        run_id: int,
+        result: PointResult,
+        samples: Sequence[tuple[int, Sample]],
+        created_at: float | None = None,
+    ) -> int:
+        k = result.key
+        cur = self._db.execute(
+            "INSERT INTO points (run_id, created_at, host, platform, cores, ht, profile,"
+            " status, reason, value, unit, repetitions, spread, ci_low, ci_high, flags,"
+            " metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                run_id,
+                time.time() if created_at is None else created_at,
+                k.host,
+                k.platform,
+                k.cores,
+                k.ht,
+                k.profile,
+                str(result.status),
+                result.reason,
+                result.value,
+                result.unit,
+                result.repetitions,
+                result.spread,
+                result.ci_low,
+                result.ci_high,
+                json.dumps(list(result.flags)),
+                json.dumps(result.metadata.to_json(), default=str),
+            ),
+        )
+        point_id = cur.lastrowid
+        assert point_id is not None
+        self._db.executemany(
+            "INSERT INTO samples (point_id, repetition, metric, value, unit, metadata)"
+            " VALUES (?,?,?,?,?,?)",
+            [
+                (point_id, rep, s.metric, s.value, s.unit,
+                 json.dumps(s.metadata.to_json(), default=str))  # fmt: skip
+                for rep, s in samples
+            ],
+        )
+        return point_id
+
+    def import_points(self, records: Sequence[dict[str, Any]]) -> tuple[int, int]:
+        """Add recovered points (:func:`read_recovery`) to their runs, in one transaction:
+        (added, already there). A record whose ``recovery_id`` a point of its run carries
+        is skipped, so importing a file twice adds nothing."""
+        for rec in records:
+            self.get_run(int(rec["run_id"]))  # "no run N" before anything is written
+
+        def insert() -> tuple[int, int]:
+            added = skipped = 0
+            with self._db:
+                for rec in records:
+                    run_id, result, samples = _from_record(rec)
+                    there = self._db.execute(
+                        "SELECT 1 FROM points WHERE run_id = ? AND "
+                        "json_extract(metadata, '$.recovery_id') = ?",
+                        (run_id, rec["recovery_id"]),
+                    ).fetchone()
+                    if there:
+                        skipped += 1
+                        continue
+                    self._insert_point(run_id, result, samples, float(rec["created_at"]))
+                    added += 1
+            return added, skipped
+
+        return self._write(insert)
+
+    def points(self, run_id: int | None = None) -> list[StoredPoint]:
+        with self._guard():
+            if run_id is None:
+                rows = self._db.execute("SELECT * FROM points ORDER BY id").fetchall()
+            else:
+                rows = self._db.execute(
+                    "SELECT * FROM points WHERE run_id = ? ORDER BY id", (run_id,)
+                ).fetchall()
+        return [self._decode(_point, r, "points") for r in rows]
+
+    def samples(self, point_id: int) -> list[tuple[int, Sample]]:
+        with self._guard():
+            rows = self._db.execute(
+                "SELECT * FROM samples WHERE point_id = ? ORDER BY id", (point_id,)
+            ).fetchall()
+        return [self._decode(_sample, r, "samples") for r in rows]
+
+    def done_keys(self, run_id: int) -> set[PointKey]:
+        """Keys of a run's points that need no new attempt (measured, invalid or skipped)."""
+        return {
+            p.result.key
+            for p in self.points(run_id)
+            if p.result.status in (Status.MEASURED, Status.INVALID, Status.SKIPPED)
+        }
+
+    def iter_valid(self) -> Iterator[StoredPoint]:
+        for p in self.points():
+            if p.result.status is Status.MEASURED and p.result.value is not None:
+                yield p

@@ -1,0 +1,128 @@
+"""A results database's rows as sizing reads them: runs, points with their typed records,
+samples; the error a database that cannot be used raises."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sizing.errors import ExitStatus, SizingError
+from sizing.model import PointKey, PointResult, Sample, Status
+from sizing.records import PointMeta, SampleMeta
+from sizing.store.schema import _json, upgrade_point_record
+
+
+class StoreError(SizingError):
+    """The results database cannot be used: not sizing's, damaged, newer, locked, full."""
+
+    code = ExitStatus.INPUT
+
+    def __init__(
+        self,
+        path: Path | str,
+        message: str,
+        *,
+        code: ExitStatus | None = None,
+        stopped: bool = False,
+    ) -> None:
+        self.path = str(path)
+        self.stopped = stopped  # a stop signal ended the wait for a lock
+        super().__init__(f"{path}: {message}", code=code)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One row of ``runs``."""
+
+    id: int
+    started_at: float
+    finished_at: float | None
+    status: str
+    inventory: str
+    argv: str
+    tool_version: str
+    options: dict[str, Any]
+    environment: dict[str, Any]
+    note: str
+
+    @property
+    def label(self) -> str:
+        """The run's ``--label`` ("" without one)."""
+        return str(self.options.get("label") or "")
+
+    @property
+    def owner(self) -> dict[str, Any] | None:
+        """Who ran it (machine, PID and its start time) while it was running."""
+        got = self.options.get("owner")
+        return got if isinstance(got, dict) else None
+
+
+@dataclass(frozen=True)
+class StoredPoint:
+    """A point as read back from the store."""
+
+    id: int
+    run_id: int
+    created_at: float
+    result: PointResult
+
+
+def _run(row: sqlite3.Row) -> RunRecord:
+    return RunRecord(
+        id=int(row["id"]),
+        started_at=float(row["started_at"]),
+        finished_at=None if row["finished_at"] is None else float(row["finished_at"]),
+        status=str(row["status"]),
+        inventory=str(row["inventory"]),
+        argv=str(row["argv"]),
+        tool_version=str(row["tool_version"]),
+        options=_json(row["options"], dict),
+        environment=_json(row["environment"], dict),
+        note=str(row["note"]),
+    )
+
+
+def _opt_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _point(row: sqlite3.Row) -> StoredPoint:
+    key = PointKey(
+        str(row["host"]), str(row["platform"]), int(row["cores"]), str(row["ht"]),
+        str(row["profile"]),
+    )  # fmt: skip
+    return StoredPoint(
+        id=int(row["id"]),
+        run_id=int(row["run_id"]),
+        created_at=float(row["created_at"]),
+        result=_result(key, row, _json(row["flags"], list), _json(row["metadata"], dict)),
+    )
+
+
+def _result(key: PointKey, m: Any, flags: list[Any], metadata: Mapping[str, Any]) -> PointResult:
+    """A point's result from its stored columns: a row of ``points`` or a recovery
+    record (both keyed by the column names)."""
+    return PointResult(
+        key=key,
+        status=Status(m["status"]),
+        reason=str(m["reason"]),
+        value=_opt_float(m["value"]),
+        unit=str(m["unit"]),
+        repetitions=int(m["repetitions"]),
+        spread=_opt_float(m["spread"]),
+        ci_low=_opt_float(m["ci_low"]),
+        ci_high=_opt_float(m["ci_high"]),
+        flags=tuple(str(f) for f in flags),
+        metadata=PointMeta.parse(upgrade_point_record(key.profile, metadata)),
+    )
+
+
+def _sample(row: sqlite3.Row) -> tuple[int, Sample]:
+    return (
+        int(row["repetition"]),
+        Sample(str(row["metric"]), float(row["value"]), str(row["unit"]),
+               SampleMeta.parse(_json(row["metadata"], dict))),
+    )  # fmt: skip

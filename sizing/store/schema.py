@@ -1,0 +1,136 @@
+"""The results database's schema and its ``user_version`` migrations; a point record in
+this sizing's shape (:func:`upgrade_point_record`)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Mapping
+from typing import Any
+
+# PRAGMA application_id: "SIZg". A database that carries another id belongs to another
+# application; one without (0) is sizing's only when it has sizing's tables.
+APPLICATION_ID = 0x53495A67
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+# Version 1: the first schema (commit d6f0b9c), which databases written before the
+# schema was versioned carry with user_version 0.
+SCHEMA_V1 = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    status TEXT NOT NULL,            -- running | complete | interrupted | failed
+    inventory TEXT NOT NULL,
+    argv TEXT NOT NULL,
+    tool_version TEXT NOT NULL,
+    options TEXT NOT NULL DEFAULT '{}',     -- JSON: the run's options (cores, ht, profiles, ...)
+    environment TEXT NOT NULL DEFAULT '{}', -- JSON: per-host fingerprint
+    note TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS points (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    created_at REAL NOT NULL,
+    host TEXT NOT NULL,
+    platform TEXT NOT NULL,
+    cores INTEGER NOT NULL,
+    ht TEXT NOT NULL,
+    profile TEXT NOT NULL,
+    status TEXT NOT NULL,            -- measured | invalid | skipped | failed
+    reason TEXT NOT NULL DEFAULT '',
+    value REAL,
+    unit TEXT NOT NULL DEFAULT '',
+    repetitions INTEGER NOT NULL DEFAULT 0,
+    spread REAL,
+    ci_low REAL,
+    ci_high REAL,
+    flags TEXT NOT NULL DEFAULT '[]',     -- JSON list
+    metadata TEXT NOT NULL DEFAULT '{}'   -- JSON
+);
+CREATE INDEX IF NOT EXISTS points_run ON points(run_id);
+CREATE TABLE IF NOT EXISTS samples (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    point_id INTEGER NOT NULL REFERENCES points(id),
+    repetition INTEGER NOT NULL,     -- 0 is the warm-up
+    metric TEXT NOT NULL,
+    value REAL NOT NULL,
+    unit TEXT NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS samples_point ON samples(point_id);
+"""
+
+
+def _migrate_1(db: sqlite3.Connection) -> None:
+    """The first schema (a no-op on a database that already has it)."""
+    for statement in SCHEMA_V1.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def _migrate_2(db: sqlite3.Connection) -> None:
+    """Mark the database as sizing's and index points by configuration (``--resume``
+    and the engine look points up by their key)."""
+    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS points_key ON points(host, platform, cores, ht, profile)"
+    )
+
+
+def upgrade_point_record(profile: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    """A point record (its metadata JSON) as this sizing writes it. The one shape change so
+    far: ``rps``/``tps`` points stored before they load-balanced (issue 13) carry no
+    ``role``: nginx served the file itself then (``web``). Applied to every point read, so
+    that a database opened read-only (never migrated) reads the same as a migrated one."""
+    out = dict(data)
+    if profile in ("rps", "tps") and not out.get("role"):
+        out["role"] = "web"
+    return out
+
+
+def _migrate_3(db: sqlite3.Connection) -> None:
+    """Point records in this sizing's shape (:func:`upgrade_point_record`)."""
+    rows = db.execute("SELECT id, profile, metadata FROM points").fetchall()
+    for pid, profile, raw in rows:
+        try:
+            data = _json(raw, dict)
+        except (TypeError, ValueError):
+            continue  # a damaged record is left as it is (read as unrecorded)
+        new = upgrade_point_record(str(profile), data)
+        if new != data:
+            db.execute("UPDATE points SET metadata = ? WHERE id = ?",
+                       (json.dumps(new, default=str), pid))  # fmt: skip
+
+
+# Ordered: MIGRATIONS[n - 1] takes a database from user_version n - 1 to n. A new schema
+# change is a new function appended here, never an edit of an earlier one.
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    _migrate_1,
+    _migrate_2,
+    _migrate_3,
+)
+
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+# The tables and columns sizing reads; a database without them is not sizing's.
+REQUIRED_COLUMNS = {
+    "runs": {"id", "started_at", "finished_at", "status", "inventory", "argv",
+             "tool_version", "options", "environment", "note"},
+    "points": {"id", "run_id", "created_at", "host", "platform", "cores", "ht", "profile",
+               "status", "reason", "value", "unit", "repetitions", "spread", "ci_low",
+               "ci_high", "flags", "metadata"},
+    "samples": {"id", "point_id", "repetition", "metric", "value", "unit", "metadata"},
+}  # fmt: skip
+
+
+def _json(text: Any, kind: type) -> Any:
+    value = json.loads(text)
+    if not isinstance(value, kind):
+        raise ValueError(f"expected a JSON {kind.__name__}, got {type(value).__name__}")
+    return value
