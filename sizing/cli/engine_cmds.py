@@ -243,7 +243,8 @@ def table_cmd(
     price repeated); --wide gives one table per block.
     """
     from sizing.app import sizing as app_sizing  # the engine and the sources (start-up)
-    from sizing.report.render.text import basis_json, basis_line, sizing_table_text
+    from sizing.report.render.table_text import sizing_table_text
+    from sizing.report.render.text import basis_json, basis_line
 
     inputs = _inputs(source, basis, catalog, db, article_prices, include_virtualized,
                      include_emulated, allow_extrapolation)  # fmt: skip

@@ -19,7 +19,7 @@ from sizing.report.render.points import (
     point_json,
     points_table,
 )
-from sizing.report.render.text import pairs_table
+from sizing.report.render.run_text import pairs_table
 from sizing.store import Store
 
 if TYPE_CHECKING:
@@ -198,7 +198,11 @@ def _compare(path: Path, refs: list[str], json_out: bool) -> None:
     """``results --compare``: every run against the first (environment and figures)."""
     from sizing.app.results import run_ref
     from sizing.engine.compare import environment_diff, figure_diff
-    from sizing.report.render.text import comparison_json, comparison_text, comparisons_text
+    from sizing.report.render.run_text import (
+        comparison_json,
+        comparison_text,
+        comparisons_text,
+    )
 
     if not Store.exists(path):
         raise UsageError(f"--compare: {path} does not exist; nothing measured yet")

@@ -27,7 +27,7 @@ from sizing.report.render.points import (
     point_json,
     points_table,
 )
-from sizing.report.render.text import latency_curve_json, latency_curve_text, pairs_table
+from sizing.report.render.run_text import latency_curve_json, latency_curve_text, pairs_table
 
 if TYPE_CHECKING:
     from sizing.app.run import Measured

@@ -7,5 +7,5 @@ inputs through :mod:`sizing.sources` and builds it. :mod:`sizing.report.render` 
 into output: :mod:`~sizing.report.render.charts` draws the charts (matplotlib, imported
 lazily), :mod:`~sizing.report.render.html` fills the Jinja2 templates of ``templates/``,
 :mod:`~sizing.report.render.pdf` prints the HTML with WeasyPrint (imported lazily) and
-:mod:`~sizing.report.render.text` lays out the terminal's tables.
+:mod:`~sizing.report.render.text`, `table_text` and `run_text` lay out the terminal's tables.
 """

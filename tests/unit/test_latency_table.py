@@ -1,11 +1,11 @@
-"""The latency curve a run prints and carries in --json (sizing.report.render.text)."""
+"""The latency curve a run prints and carries in --json (sizing.report.render.run_text)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from sizing.records import PointMeta
-from sizing.report.render.text import latency_curve_json, latency_curve_text
+from sizing.report.render.run_text import latency_curve_json, latency_curve_text
 
 META = PointMeta.parse({
     "generator": "oha",

@@ -3,7 +3,7 @@ provenance and emulated figures, as printable :class:`TableBlock` values.
 
 The cell functions (:func:`figure_cell`, :func:`cost_cell`, :func:`overhead_cell`) are the
 one implementation of the article-shaped table's cells: the guide and the terminal
-(:mod:`sizing.report.render.text`) both lay the table out from them.
+(:mod:`sizing.report.render.table_text`) both lay the table out from them.
 """
 
 from __future__ import annotations

@@ -1,0 +1,296 @@
+"""A run on a terminal: its pairs (overhead, HT gain), the comparison of runs, and a
+latency point's curve with its knee."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from sizing.model import PointResult, Status
+from sizing.records import PointMeta
+from sizing.report.data.format import MISSING, number, percent
+from sizing.report.render.grid import grid
+from sizing.report.render.points import UNITS, point_json
+
+if TYPE_CHECKING:
+    from sizing.engine.compare import EnvDiff, FigureDiff
+
+
+def value_text(value: float | None, unit: str) -> str:
+    """A point's figure with its unit (``70,123 requests/s``)."""
+    return MISSING if value is None else f"{number(value)} {unit}"
+
+
+def _ratio_cells(ratio: Any, pct: tuple[float, float | None, float | None] | None) -> list[str]:
+    """A comparison's figure with its interval, and whether its legs were paired."""
+    if ratio is None or pct is None:
+        return [MISSING, ""]
+    value, lo, hi = pct
+    text = percent(value)
+    if lo is not None and hi is not None:
+        text += f" [{lo:.1f}, {hi:.1f}]"
+    if not ratio.paired:
+        each = f" (legs {ratio.leg_coverage * 100:.3g}%)" if ratio.leg_coverage is not None else ""
+        return [text, f"unpaired{each}"]
+    cov = f" ({ratio.coverage * 100:.3g}%)" if ratio.coverage is not None else ""
+    return [text, f"paired×{ratio.pairs}{cov}"]
+
+
+def _short(value: float | None, unit: str) -> str:
+    return MISSING if value is None else f"{number(value)} {UNITS.get(unit, unit)}"
+
+
+def pairs_table(points: Sequence[PointResult]) -> str:
+    """Bare metal beside hypervisor with the virtualization overhead, and HT off beside
+    HT on with the HT gain, each with its interval and whether its legs were measured
+    as a pair (the median of the per-pair ratios) or apart; the leg that failed its
+    guards and the flags below; empty when there is none."""
+    from tabulate import tabulate
+
+    from sizing.engine.compare import ht_pairs, paired
+
+    out: list[str] = []
+    sections = [
+        (
+            "bare metal vs hypervisor (overhead = 1 - guest / bare metal: paired legs give the\n"
+            "median of the per-pair ratios and its interval, unpaired ones both legs' intervals)",
+            ["point", "bare metal", "hypervisor", "overhead [interval]", "legs"],
+            [
+                (f"{p.cores}c ht={p.ht} {p.profile}", p.baremetal, p.hypervisor,
+                 p.ratio, True, p.failed)
+                for p in paired(points)
+            ],
+        ),
+        (
+            "HT off vs HT on (gain = HT on / HT off - 1)",
+            ["point", "HT off", "HT on", "HT gain [interval]", "legs"],
+            [
+                (f"{h.off.key.host} {h.off.key.cores}c {h.off.key.profile}", h.off, h.on,
+                 h.ratio, False, h.failed)
+                for h in ht_pairs(points)
+            ],
+        ),
+    ]  # fmt: skip
+    for title, headers, items in sections:
+        if not items:
+            continue
+        rows, notes = [], []
+        for name, a, b, ratio, loss, failed in items:
+            pct = None if ratio is None else (ratio.as_loss_pct() if loss else ratio.as_gain_pct())
+            rows.append(
+                [name, _short(a.value, a.unit), _short(b.value, b.unit), *_ratio_cells(ratio, pct)]
+            )
+            flags = ", ".join(sorted(set(a.flags) | set(b.flags)))
+            said = "; ".join(x for x in (failed, flags) if x)
+            if said:
+                notes.append(
+                    textwrap.fill(
+                        f"{name}: {said}",
+                        width=100,
+                        initial_indent="  ",
+                        subsequent_indent="    ",
+                        break_on_hyphens=False,
+                    )
+                )
+        out += ["", title, tabulate(rows, headers=headers, disable_numparse=True), *notes]
+        if loss and any("emulated" in n for n in notes):
+            out.append(
+                "emulated: the guest ran under software emulation (QEMU TCG); its loss is "
+                "emulation's,\nnot a virtualization overhead of KVM or ESXi"
+            )
+    return "\n".join(out)
+
+
+def comparison_json(
+    run_a: int, run_b: int, env: Sequence[EnvDiff], figs: Sequence[FigureDiff]
+) -> dict[str, Any]:
+    """``results --compare --json``."""
+    return {
+        "run_a": run_a,
+        "run_b": run_b,
+        "environment": [{"host": d.host, "field": d.key, "a": d.a, "b": d.b} for d in env],
+        "figures": [
+            {
+                "point": f.point,
+                "a": None if f.a is None else point_json(f.a),
+                "b": None if f.b is None else point_json(f.b),
+                "change": f.change,
+                "intervals_overlap": f.overlapping,
+            }
+            for f in figs
+        ],
+    }
+
+
+def comparisons_text(
+    base: int, pairs: Sequence[tuple[int, Sequence[EnvDiff], Sequence[FigureDiff]]]
+) -> str:
+    """Three or more runs: each one's environment against ``base``, then one figures
+    table with a column per run (change against ``base``, ``*`` where the intervals
+    do not overlap)."""
+    out: list[str] = []
+    for other, env, _figs in pairs:
+        out.append(f"environment: run {base} vs run {other}")
+        out.extend(f"  {d.host} {d.key}: {d.a} -> {d.b}"[:100] for d in env)
+        if not env:
+            out.append("  no difference in the recorded fingerprints")
+    points = sorted({f.point for _o, _e, figs in pairs for f in figs})
+    by = {(other, f.point): f for other, _e, figs in pairs for f in figs}
+    rows = []
+    for point in points:
+        first = next((by[(o, point)].a for o, _e, _f in pairs if (o, point) in by), None)
+        row = [point, MISSING if first is None or first.value is None else number(first.value)]
+        for other, _e, _f in pairs:
+            f = by.get((other, point))
+            if f is None or f.b is None or f.b.value is None:
+                row.append(MISSING)
+                continue
+            change = "" if f.change is None else f" ({100 * f.change:+.1f}%)"
+            mark_ = "*" if f.overlapping is False else ""
+            row.append(f"{number(f.b.value)}{change}{mark_}")
+        rows.append(row)
+    out.append("")
+    out.append(f"figures against run {base} (* the intervals of the median do not overlap)")
+    out.append(grid(["point", f"run {base}", *(f"run {o}" for o, _e, _f in pairs)], rows, {0}))
+    return "\n".join(out)
+
+
+def comparison_text(
+    run_a: int, run_b: int, env: Sequence[EnvDiff], figs: Sequence[FigureDiff]
+) -> str:
+    """What differs between two runs: host fingerprints, then figures."""
+    from tabulate import tabulate
+
+    def show(v: Any) -> str:
+        text = str(v)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    out = [f"environment: run {run_a} vs run {run_b}"]
+    if env:
+        out.append(
+            tabulate(
+                [[d.host, d.key, show(d.a), show(d.b)] for d in env],
+                headers=["host", "field", f"run {run_a}", f"run {run_b}"],
+                disable_numparse=True,
+            )
+        )
+    else:
+        out.append("  no difference in the recorded fingerprints")
+    out.append("")
+    out.append(f"figures: run {run_a} vs run {run_b}")
+
+    def cell(r: PointResult | None) -> str:
+        if r is None:
+            return MISSING
+        if r.value is None:
+            return str(r.status)
+        return number(r.value) + ("" if r.status is Status.MEASURED else f" ({r.status})")
+
+    rows = []
+    for f in figs:
+        change = MISSING if f.change is None else f"{100 * f.change:+.1f}%"
+        overlap = {None: "", True: "within noise", False: "significant"}[f.overlapping]
+        rows.append([f.point, cell(f.a), cell(f.b), change, overlap])
+    out.append(
+        tabulate(
+            rows,
+            headers=["point", f"run {run_a}", f"run {run_b}", "change", "intervals"],
+            disable_numparse=True,
+        )
+    )
+    return "\n".join(out)
+
+
+def latency_curve_rows(meta: PointMeta) -> list[dict[str, Any]]:
+    """A latency point's curve for ``run --json``: one row per offered rate, with the
+    achieved rate, mean/p50/p95/p99 (ms), error ratio, server and busiest client CPU and
+    where the knee is
+    (``mark``: ``knee`` on the last good rate, ``first-bad`` on the next)."""
+    lat = meta.latency
+    interval = lat.knee_interval or (None, None)
+    rows = []
+    for c in lat.curve:
+        mark = "knee" if c.rate == interval[0] else "first-bad" if c.rate == interval[1] else ""
+        rows.append(
+            {
+                "offered": c.rate,
+                "achieved": c.achieved,
+                "mean_ms": c.mean_ms,
+                "p50_ms": c.p50_ms,
+                "p95_ms": c.p95_ms,
+                "p99_ms": c.p99_ms,
+                "error_ratio": c.error_ratio,
+                "server_cpu_pct": c.server_busy,
+                "client_cpu_pct": c.client_busy,
+                "mark": mark,
+            }
+        )
+    return rows
+
+
+def latency_curve_json(meta: PointMeta) -> dict[str, Any]:
+    """The curve, the knee, its interval and why there is none (``run --json``)."""
+    lat = meta.latency
+    return {
+        "generator": meta.env.generator,
+        "curve": latency_curve_rows(meta),
+        "knee_rate": lat.knee_rate,
+        "knee_interval": None if lat.knee_interval is None else list(lat.knee_interval),
+        "knee_factor": lat.knee_factor,
+        "knee_limit_ms": lat.knee_limit_ms,
+        "knee_reason": lat.knee_reason,
+        "knee_busy": lat.knee_busy,
+    }
+
+
+def _ms(v: Any) -> str:
+    if v is None:
+        return MISSING
+    return f"{v:.2f}" if v < 10 else f"{v:,.1f}" if v < 1000 else f"{v:,.0f}"
+
+
+def latency_curve_text(title: str, meta: PointMeta) -> str:
+    """The terminal table of a latency run: one row per offered rate, the knee marked."""
+    rows = latency_curve_rows(meta)
+    if not rows:
+        return ""
+    head = (
+        f"{'offered/s':>10} {'achieved/s':>10} {'mean ms':>8} {'p50 ms':>8} {'p95 ms':>8} "
+        f"{'p99 ms':>8} {'errors':>7} {'srv CPU':>7} {'cli CPU':>7}"
+    )
+    lines = [f"{title}: latency against offered rate ({meta.env.generator}, open loop)", head]
+    for r in rows:
+        err = r["error_ratio"]
+        mark = {"knee": "  <- knee", "first-bad": "  <- first bad"}.get(r["mark"], "")
+        lines.append(
+            f"{number(r['offered']):>10} {number(r['achieved']) if r['achieved'] else MISSING:>10}"
+            f" {_ms(r['mean_ms']):>8} {_ms(r['p50_ms']):>8} {_ms(r['p95_ms']):>8}"
+            f" {_ms(r['p99_ms']):>8} {(MISSING if err is None else f'{100 * err:.2f}%'):>7}"
+            f" {_pct(r['server_cpu_pct']):>7} {_pct(r['client_cpu_pct']):>7}{mark}"
+        )
+    from sizing.knee import KNEE_FLOOR_MS  # here: recommend's start-up never needs the knee
+
+    lat = meta.latency
+    interval = lat.knee_interval
+    factor = lat.knee_factor or 3
+    limit = lat.knee_limit_ms
+    beyond = (
+        f"p95 above {_ms(limit)} ms ({factor:g}x its low-load value, at least {KNEE_FLOOR_MS:g} ms)"
+        if limit
+        else f"p95 above {factor:g}x its low-load value"
+    )
+    if interval:
+        lines.append(
+            f"knee: between {number(interval[0])} and {number(interval[1])} requests/s "
+            f"({beyond}, or errors, from {number(interval[1])}/s)"
+        )
+    else:
+        lines.append(f"no knee: {lat.knee_reason or 'latency stayed flat'}")
+    if lat.knee_busy:
+        lines.append(lat.knee_busy[0].upper() + lat.knee_busy[1:] + ".")
+    return "\n".join(textwrap.fill(line, 100) if len(line) > 100 else line for line in lines)
+
+
+def _pct(v: Any) -> str:
+    return MISSING if v is None else f"{v:.0f}%"

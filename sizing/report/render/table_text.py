@@ -1,0 +1,221 @@
+"""The sizing table on a terminal: one titled block per group of bases, split to fit 100
+columns, with each series' intervals, fits and ceilings listed under its block."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from sizing.model import PREDICTED, FigureKind
+from sizing.report.data.format import MISSING, cell_source, mark, money, number, percent
+from sizing.report.render.grid import grid
+
+if TYPE_CHECKING:
+    from sizing.engine import SizingTable
+    from sizing.engine.table import Cell
+
+
+def _compared(pct: float | None, ci: tuple[float, float] | None, pairs: int) -> str:
+    """An overhead or HT gain cell: the percentage, its interval, paired or not."""
+    if pct is None:
+        return MISSING
+    text = percent(pct)
+    if ci is not None:
+        text += f" [{ci[0]:.1f}, {ci[1]:.1f}]"
+        text += f" paired×{pairs}" if pairs else " unpaired"
+    return text
+
+
+def _overhead(c: Cell | None) -> str:
+    return MISSING if c is None else _compared(c.overhead_pct, c.overhead_ci, c.overhead_pairs)
+
+
+def _ht_gain(c: Cell | None) -> str:
+    return MISSING if c is None else _compared(c.ht_gain_pct, c.ht_gain_ci, c.ht_gain_pairs)
+
+
+def cell_text(c: Cell) -> str:
+    """A table figure for the terminal: ``≥300,000 r (client-bound)``: the value (lower
+    bounds with ≥), its provenance mark and its flags."""
+    text = c.display
+    m = mark(cell_source(c.source, c.emulated))
+    if m:
+        text += f" {m}"
+    flags = [f for f in c.flags if f != "emulated"]
+    if flags:
+        text += f" ({', '.join(flags)})"
+    return text
+
+
+TABLE_WIDTH = 100  # the default text table fits this many columns (--wide: one table)
+
+
+def _column_groups(
+    fixed: Sequence[tuple[str, Sequence[str]]],
+    groups: Sequence[Sequence[tuple[str, Sequence[str]]]],
+    width: int | None,
+) -> list[str]:
+    """Render ``fixed`` columns plus as many whole ``groups`` of columns as fit ``width``
+    per table (every table repeats the fixed ones); ``width`` None: one table."""
+
+    def render(cols: Sequence[tuple[str, Sequence[str]]]) -> str:
+        headers = [h for h, _ in cols]
+        n = len(cols[0][1])
+        rows = [[c[1][i] for c in cols] for i in range(n)]
+        return grid(headers, rows)
+
+    if width is None:
+        return [render([*fixed, *(c for g in groups for c in g)])]
+    tables: list[str] = []
+    current: list[tuple[str, Sequence[str]]] = []
+    for g in groups:
+        trial = render([*fixed, *current, *g])
+        if current and max(len(x) for x in trial.splitlines()) > width:
+            tables.append(render([*fixed, *current]))
+            current = list(g)
+        else:
+            current.extend(g)
+    if current or not tables:
+        tables.append(render([*fixed, *current]))
+    return tables
+
+
+def wrap(text: str, width: int | None) -> list[str]:
+    """A note wrapped to ``width`` (continuation lines indented); as is when None."""
+    if width is None or len(text) <= width:
+        return [text]
+    return textwrap.wrap(text, width=width, subsequent_indent="  ", break_on_hyphens=False)
+
+
+def sizing_table_text(table: SizingTable, wide: bool = False) -> str:
+    """The article-shaped table, one titled block per group of bases (a host and its
+    guests, or the reference testbed): per core count each platform's RPS and SSL TPS with
+    provenance marks and flags, cost per 1k RPS, and the overhead within the block only.
+
+    Fits :data:`TABLE_WIDTH` columns: a block whose series do not fit in one table is split
+    into several, each repeating the core count and the server price, a platform's figures,
+    cost and overhead kept together; notes are wrapped. ``wide``: one table per block."""
+    width = None if wide else TABLE_WIDTH
+    out: list[str] = []
+    for block in table.blocks:
+        if out:
+            out.append("")
+        out.extend(wrap(f"[{block.title}]", width))
+        for i, t in enumerate(_block_tables(block, table.currency, width)):
+            if i:
+                out.append("")
+            out.append(t)
+        for n in _block_notes(block):
+            out.extend(wrap(n, width))
+    out.append("")
+    legend = (
+        f"{mark('reference')} reference, {mark('measured')} measured, "
+        f"{mark('interpolated')} interpolated, {mark('extrapolated')} extrapolated or "
+        f"shape-borrowed, {mark('emulated')} emulated, {mark('translated')} translated to "
+        "another CPU; "
+        "≥ a lower bound (the source could not saturate the server); (flags) beside a "
+        f"figure; cost per unit on {table.cost_basis}, sized on the low end of each figure's "
+        "interval (range of n runs with its coverage, or a 95% prediction interval); "
+        "overhead = (bare metal - guest) / bare metal within one block only, "
+        "[interval from both figures' intervals] where both are measured"
+    )
+    out.extend(wrap(legend, width))
+    return "\n".join(out)
+
+
+def _block_tables(block: Any, cur: str, width: int | None) -> list[str]:
+    """A block's table, split to fit ``width``: the core count and price repeated, each
+    series' figures, cost, overhead and HT gain kept together."""
+    rows = list(block.rows)
+    fixed = [
+        ("CPU cores", [str(r.cores) for r in rows]),
+        ("server price", [money(r.hardware_cost, cur) if r.hardware_cost else MISSING
+                          for r in rows]),
+    ]  # fmt: skip
+    groups: list[list[tuple[str, Sequence[str]]]] = []
+    for s in block.series:
+        pl, ht, p = s.platform, s.ht, s.profile
+        cells = [r.cell(pl, ht, p) for r in rows]
+        group: list[tuple[str, Sequence[str]]] = [
+            (f"{p.upper()} {pl} HT {ht}", [MISSING if c is None else cell_text(c) for c in cells])
+        ]
+        if p == "rps":
+            group.append((f"$/1k RPS {pl}", [MISSING if c is None else money(c.cost_per_unit, cur)
+                                             for c in cells]))  # fmt: skip
+        if pl in ("kvm", "esxi", "hypervisor"):
+            group.append((f"{p.upper()} overhead {pl}", [_overhead(c) for c in cells]))
+        if any(c is not None and c.ht_gain_pct is not None for c in cells):
+            group.append((f"{p.upper()} HT gain {pl}", [_ht_gain(c) for c in cells]))
+        groups.append(group)
+    return list(_column_groups(fixed, groups, width))
+
+
+def _cells_of(block: Any, srs: Any) -> list[Any]:
+    return [c for r in block.rows for c in r.cells
+            if (c.platform, c.ht, c.profile) == (srs.platform, srs.ht, srs.profile)]  # fmt: skip
+
+
+def _block_notes(block: Any) -> list[str]:
+    """Under a block: prices, what was not sized, each series' intervals (figures,
+    overhead, HT gain), the fits of predicted figures, and the ceilings."""
+    notes = [f"price of {basis_id}: {price}" for basis_id, price in block.price_sources]
+    notes += list(dict.fromkeys(
+        f"not sized: {x.platform} {x.profile.upper()} HT {x.ht}: {x.reason}"
+        for x in block.refused))  # fmt: skip
+    for srs in block.series:
+        name = f"{srs.platform} {srs.profile.upper()} HT {srs.ht}"
+        shown = [c for c in _cells_of(block, srs) if c.ci_low is not None and c.ci_high is not None]
+        if shown:
+            notes.append(f"{name} intervals: " + "; ".join(
+                f"{c.cores}c {number(c.ci_low)}–{number(c.ci_high)}"
+                + (f" ({c.interval})" if c.interval else "") for c in shown))  # fmt: skip
+    for srs in block.series:
+        compared = [
+            (c.cores, what, words)
+            for c in _cells_of(block, srs)
+            for what, words, ci in (
+                ("overhead", c.overhead_interval, c.overhead_ci),
+                ("HT gain", c.ht_gain_interval, c.ht_gain_ci),
+            )
+            if words and ci is not None
+        ]
+        for what in dict.fromkeys(w for _, w, _ in compared):
+            notes.append(
+                f"{srs.platform} {srs.profile.upper()} HT {srs.ht} {what} intervals: "
+                + "; ".join(f"{n}c {words}" for n, w, words in compared if w == what)
+            )
+    for srs in block.series:
+        if {c.source for c in _cells_of(block, srs)} & set(PREDICTED):
+            notes.append(f"{srs.platform} {srs.profile.upper()} HT {srs.ht}: {srs.fit.describe()}")
+    if any(srs.origin == FigureKind.REFERENCE for srs in block.series):
+        notes.append("ceilings: not stated (the reference data names no CPU model)")
+    for srs in block.series:
+        notes += _ceiling_notes(block, srs)
+    return notes
+
+
+def _ceiling_notes(block: Any, srs: Any) -> list[str]:
+    """A series' physical ceilings and each figure's share of them ("ceiling: ... 1c 46%,
+    2c 44%"); none for reference data (its block says "not stated")."""
+    from sizing.ceilings import ABOVE
+
+    name = f"{srs.platform} {srs.profile.upper()} HT {srs.ht}"
+    out = []
+    for b in srs.bounds:
+        shares = []
+        for r in block.rows:
+            c = r.cell(srs.platform, srs.ht, srs.profile)
+            limit = b.at(r.cores)
+            if c is not None and limit:
+                shares.append(f"{r.cores}c {100 * c.value / limit:.0f}%")
+        line = f"{name} ceiling: {b.what}" + (f": {', '.join(shares)}" if shares else "")
+        over = any(
+            (c := r.cell(srs.platform, srs.ht, srs.profile)) is not None
+            and c.source == FigureKind.MEASURED
+            and (lim := b.at(r.cores))
+            and c.value > 1.05 * lim
+            for r in block.rows
+        )
+        out.append(line + (ABOVE if over else ""))
+    return out
