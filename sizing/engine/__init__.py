@@ -20,12 +20,7 @@ from sizing.engine.basis import (
     group_key,
 )
 from sizing.engine.costs import CostBreakdown, CostCatalog, Licence, ServerOffer
-from sizing.engine.figures import (
-    Series,
-    build_series,
-    latest,
-    measured_figures,
-)
+from sizing.engine.figures import build_series, latest, measured_figures
 from sizing.engine.recommend import (
     DEFAULT_MAX_SERVERS,
     Configuration,
@@ -36,6 +31,7 @@ from sizing.engine.recommend import (
     servers_needed,
 )
 from sizing.engine.scaling import MIN_POINTS, R2_THRESHOLD, ScalingFit, fit, usl
+from sizing.engine.series import Series
 
 if TYPE_CHECKING:
     from sizing.engine.table import Cell, SizingTable, TableRow, build_table, overhead_pct

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sizing.engine.basis import Basis
-from sizing.engine.figures import Series
+from sizing.engine.series import Series
 from sizing.errors import UsageError
 from sizing.model import Figure
 

@@ -76,10 +76,11 @@ from sizing.engine.answer import (
 )
 from sizing.engine.basis import Basis, Price
 from sizing.engine.costs import CostCatalog
-from sizing.engine.figures import HT_ORDER, PLATFORM_ORDER, Series, build_series
+from sizing.engine.figures import HT_ORDER, PLATFORM_ORDER, build_series
 from sizing.engine.fleet import Offer, cheapest, identical
 from sizing.engine.fleet import confidence as confidence_of
 from sizing.engine.predict import quantile
+from sizing.engine.series import Series
 from sizing.errors import UsageError
 from sizing.model import HYPERVISOR_PLATFORMS, Figure, FigureKind, Source
 

@@ -20,8 +20,9 @@ from typing import Any
 
 from sizing.engine.basis import Basis, Price, group_key
 from sizing.engine.costs import CostCatalog
-from sizing.engine.figures import Series, build_series, series_order
+from sizing.engine.figures import build_series, series_order
 from sizing.engine.recommend import pricing
+from sizing.engine.series import Series
 from sizing.intervals import PairedRatio
 from sizing.model import HYPERVISOR_PLATFORMS, Figure, FigureKind, Source
 from sizing.model import OBSERVED as MODEL_OBSERVED

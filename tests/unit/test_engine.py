@@ -22,8 +22,8 @@ from sizing.engine import (
     servers_needed,
     usl,
 )
-from sizing.engine.figures import Unsized
 from sizing.engine.scaling import nnls2
+from sizing.engine.series import Unsized
 from sizing.errors import UsageError
 from sizing.model import Figure
 
