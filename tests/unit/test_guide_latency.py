@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from sizing.knee import LatencyPoint, knee, parse_slo
-from sizing.measure.fixedrate import mean_point, soak_jumps
+from sizing.measure.rates import mean_point, soak_jumps
 from sizing.model import PointKey, PointResult, Sample, Status
 from sizing.records import PointMeta, SampleMeta, SoakRep
 from sizing.report.build import prepare

@@ -20,7 +20,7 @@ from sizing.knee import (
     parse_slo,
     search,
 )
-from sizing.measure.fixedrate import soak_jumps
+from sizing.measure.rates import soak_jumps
 from sizing.records import SoakRep
 
 SLO = Slo("p95", 10.0)
