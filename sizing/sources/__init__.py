@@ -20,16 +20,14 @@ from sizing.model import FigureKind, Source
 from sizing.sources.bases import (
     BasisInputs,
     Declared,
-    basis_prices,
-    declared_of,
     hardware_of,
     measured_bases,
     median_ci,
-    record_declared,
     reference_bases,
     repetition_values,
     software_label,
 )
+from sizing.sources.declared import basis_prices, declared_of, record_declared
 from sizing.sources.rundata import RunData
 
 __all__ = [

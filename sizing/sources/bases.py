@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sizing import paths
 from sizing.ceilings import Bound, HostCeilings, crypto_bound, nic_bound
 from sizing.model import FigureKind
 from sizing.records import PointMeta
+from sizing.sources.pooling import combine, pool_hosts
 
 if TYPE_CHECKING:
     from sizing.catalog import Reference
@@ -116,7 +115,7 @@ def _profile_field(name: str, attr: str, default: Any) -> Any:
 
 def _workload_of(profile: str, meta: PointMeta) -> tuple[str, int, bool]:
     """(role, file size, keepalive) of a point (older records were completed by the store's
-    migration: :func:`sizing.store.workload_defaults`)."""
+    migration: :func:`sizing.store.upgrade_point_record`)."""
     w = meta.workload
     role = w.role or _profile_field(profile, "role", "web")
     size = w.file_size or _profile_field(profile, "file_size", 128)
@@ -178,60 +177,6 @@ def measured_figure(
         reps=tuple(float(v) for v in reps),
         coverage=median_coverage(len(reps)) if len(reps) >= 2 else None,
         interval=interval_words(len(reps)),
-    )
-
-
-def agree(a: Figure, b: Figure) -> bool:
-    """Whether two figures of one configuration agree: their intervals overlap (a figure
-    without an interval is its value)."""
-    lo_a, hi_a = (a.ci_low, a.ci_high) if a.ci_low is not None else (a.value, a.value)
-    lo_b, hi_b = (b.ci_low, b.ci_high) if b.ci_low is not None else (b.value, b.value)
-    assert lo_a is not None and hi_a is not None and lo_b is not None and hi_b is not None
-    return lo_a <= hi_b and lo_b <= hi_a
-
-
-def combine(figs: Sequence[Figure], what: str) -> Figure:
-    """One figure from several measurements of one configuration (runs of one host, or
-    hosts of one basis identity): never the newest alone.
-
-    They **agree** (every pair of intervals overlaps): pooled, the median of all their
-    repetitions, with the interval of that median widened to take in every measurement's
-    own median (the spread between runs or hosts adds to the repetitions' own), origin
-    "pooled ...". They **disagree**: the conservative (lowest) one is sized, flagged
-    ``disagree``, and its origin names the others and their figures."""
-    from sizing.intervals import interval_words, median, median_coverage, median_interval
-
-    if len(figs) == 1:
-        return figs[0]
-    if all(agree(a, b) for i, a in enumerate(figs) for b in figs[i + 1 :]):
-        reps = tuple(v for f in figs for v in (f.reps or (f.value,)))
-        n = len(reps)
-        value = median(reps)
-        ci = median_interval(reps) if n >= 2 else None
-        medians = [f.value for f in figs]
-        low = min([*(ci or (value, value))[:1], *medians])
-        high = max([*(ci or (value, value))[1:], *medians])
-        flags = tuple(dict.fromkeys(g for f in figs for g in f.flags))
-        origins = "; ".join(f.origin for f in figs)
-        return replace(
-            figs[-1],
-            value=value,
-            ci_low=low,
-            ci_high=high,
-            reps=reps,
-            flags=flags,
-            coverage=median_coverage(n) if n >= 2 else None,
-            interval=f"{interval_words(n)}, pooled over {len(figs)} {what}s and widened to "
-            f"take in each {what}'s median",
-            origin=f"pooled {len(figs)} {what}s that agree ({origins})",
-        )
-    lowest = min(figs, key=lambda f: f.value)
-    others = ", ".join(f"{f.origin}: {f.value:,.0f}" for f in figs if f is not lowest)
-    return replace(
-        lowest,
-        flags=tuple(dict.fromkeys((*lowest.flags, "disagree"))),
-        origin=f"{lowest.origin}; {what}s disagree beyond their intervals ({others}): sized on "
-        "the lowest",
     )
 
 
@@ -364,77 +309,6 @@ def _basis(key: GroupKey, g: _Group, ids: set[str]) -> Basis:
                  runs=runs_of, figures=figs, flags=tuple(flags), bounds=tuple(bounds))  # fmt: skip
 
 
-def _identity(b: Basis) -> tuple[Any, ...]:
-    """What makes two hosts' figures one basis: hardware, platform, workload, software,
-    and whether they were emulated (the host's name is not part of it)."""
-    return (b.platform, b.hardware, b.workload, b.software, "emulated" in b.flags)
-
-
-def _lowest_bounds(bounds: Sequence[Bound]) -> tuple[Bound, ...]:
-    """Per series and kind, the lowest of several hosts' ceilings (the pool's bound)."""
-    low: dict[tuple[str, str, str], Bound] = {}
-    for b in bounds:
-        k = (b.profile, b.ht, b.kind)
-        if k not in low or (b.at(1) or 0.0) < (low[k].at(1) or 0.0):
-            low[k] = b
-    return tuple(low[k] for k in sorted(low))
-
-
-def pool_hosts(bases: Sequence[Basis]) -> list[Basis]:
-    """Bases of one identity measured on several hosts (:func:`_identity`): when their
-    figures agree at every configuration both measured, one pooled basis
-    ``host-a+host-b/<platform>/<workload>`` (:func:`combine` per configuration) is added and
-    the single-host bases point to it (:attr:`Basis.pooled_into`: the default choice takes
-    the pool); when they disagree, each says with whom and where
-    (:attr:`Basis.disagrees`), and the default choice sizes on the conservative one."""
-    groups: dict[tuple[Any, ...], list[Basis]] = {}
-    for b in bases:
-        groups.setdefault(_identity(b), []).append(b)
-    out: list[Basis] = []
-    for members in groups.values():
-        if len(members) < 2:
-            out.extend(members)
-            continue
-        slots: dict[tuple[str, int, str], list[Figure]] = {}
-        for b in members:
-            for f in b.figures:
-                slots.setdefault((f.profile, f.cores, f.ht), []).append(f)
-        apart = []
-        for (profile, cores, ht), figs in sorted(slots.items()):
-            for i, a in enumerate(figs):
-                for c in figs[i + 1 :]:
-                    if not agree(a, c):
-                        apart.append(
-                            f"{profile.upper()} at {cores} core{'s' if cores != 1 else ''} HT "
-                            f"{ht}: {a.basis} {a.value:,.0f} "
-                            f"vs {c.basis} {c.value:,.0f}, intervals apart"
-                        )
-        if apart:
-            for b in members:
-                mine = tuple(x for x in apart if b.id in x)
-                out.append(replace(b, disagrees=mine))
-            continue
-        hosts = tuple(dict.fromkeys(h for b in members for h in b.hosts))
-        first = members[0]
-        slug = first.id.split("/", 2)[2]
-        pool_id = f"{'+'.join(hosts)}/{first.platform}/{slug}"
-        figures = tuple(
-            replace(combine(figs, "host"), basis=pool_id) for _, figs in sorted(slots.items())
-        )
-        pooled = replace(
-            first,
-            id=pool_id,
-            hosts=hosts,
-            runs=tuple(sorted({r for b in members for r in b.runs})),
-            figures=figures,
-            physical_host="+".join(dict.fromkeys(b.physical_host for b in members)),
-            bounds=_lowest_bounds([x for b in members for x in b.bounds]),
-        )
-        out.append(pooled)
-        out.extend(replace(b, pooled_into=pool_id) for b in members)
-    return out
-
-
 def reference_bases(reference: Reference) -> list[Basis]:
     """The bundled reference data as bases: ``reference/baremetal`` and ``reference/esxi``
     (one group: the same testbed) and ``reference/kubernetes``."""
@@ -478,120 +352,3 @@ def reference_bases(reference: Reference) -> list[Basis]:
     return out
 
 
-def declared_of(runs: Sequence[RunData]) -> dict[str, Declared]:
-    """What the inventories declared per host: the run record's ``declared`` entry
-    (``environment[host]["declared"]``, written by the sweep, or once by
-    :func:`record_declared` for a run recorded before it did). Newest run wins."""
-    out: dict[str, Declared] = {}
-    for run in sorted(runs, key=lambda r: r.record.id):
-        rec = run.record
-        for h, d in _recorded(rec.environment).items():
-            if not d:
-                continue
-            out[h] = Declared(
-                price_usd=d.get("sizing_price_usd"),
-                cpu=d.get("sizing_cpu"),
-                cost_ref=d.get("sizing_cost_ref"),
-                where=f"run {rec.id}" if d.get("_from") is None else str(d["_from"]),
-            )
-    return out
-
-
-def _recorded(environment: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    return {
-        h: f["declared"]
-        for h, f in environment.items()
-        if isinstance(f, Mapping) and isinstance(f.get("declared"), Mapping)
-    }
-
-
-def record_declared(runs: Sequence[RunData]) -> dict[int, dict[str, Any]]:
-    """The ``declared`` entries of runs recorded before the sweep kept them, read once from
-    each run's inventory file when it still exists (offline, never connected to; this is
-    the one read-only path that imports Ansible's inventory parser): run id -> the
-    environment patch (every host's entry, with ``declared`` added, empty when nothing is
-    declared or the file is gone). The records in ``runs`` are patched in place; the caller
-    writes the patches back, so that no later command reads the inventory again."""
-    patches: dict[int, dict[str, Any]] = {}
-    for run in runs:
-        env = run.record.environment
-        if _recorded(env):
-            continue
-        declared = _declared_from_inventory(run.record.inventory)
-        patch: dict[str, Any] = {}
-        for h in sorted({*env, *declared}):
-            entry = env.get(h)
-            base = dict(entry) if isinstance(entry, Mapping) else {}
-            patch[h] = {**base, "declared": declared.get(h, {})}
-        if not patch:  # a run with no host at all: one marker entry
-            patch["_declared"] = {"declared": {}}
-        env.update(patch)
-        patches[run.record.id] = patch
-    return patches
-
-
-def _declared_from_inventory(inventory: str) -> dict[str, dict[str, Any]]:
-    """host -> its declared ``sizing_*`` variables, for runs recorded before the sweep kept
-    them (``_from`` names the file they came from)."""
-    if not inventory:
-        return {}
-    path = Path(inventory)
-    if not path.is_file() and not path.is_absolute():
-        path = paths.INVENTORIES / path.name
-    if not path.is_file():
-        return {}
-    from sizing.errors import SizingError
-
-    try:
-        from sizing.inventory import load_inventory
-
-        inv = load_inventory(path)
-    except (SizingError, OSError, ValueError):
-        return {}
-    declared = inv.declared()
-    return {
-        h: {**declared[h], "_from": f"inventory {inventory}"} if h in declared else {}
-        for h in inv.hosts
-    }
-
-
-def basis_prices(
-    bases: Sequence[Basis],
-    declared: Mapping[str, Declared],
-    catalog_data: Mapping[str, Any] | None,
-    catalog_name: str = "",
-) -> dict[str, Price]:
-    """The price of each measured basis that has one of its own: the inventory's
-    ``sizing_price_usd`` of its physical host (one server at its physical core count),
-    else the catalog entries whose ``cpu_model`` matches its CPU. Reference bases and
-    unpriced measured ones are left to the engine (the catalog, or --article-prices)."""
-    from sizing.catalog import cpu_offers
-    from sizing.engine.basis import Price
-    from sizing.engine.costs import ServerOffer
-
-    out: dict[str, Price] = {}
-    for b in bases:
-        if b.origin != FigureKind.MEASURED:
-            continue
-        for host in (b.physical_host, *b.hosts):
-            d = declared.get(host)
-            if d is None or d.price_usd is None:
-                continue
-            cores = b.hardware.physical_cores
-            if cores is None and d.cpu:
-                cores = int(d.cpu.get("sockets", 1)) * int(d.cpu["cores_per_socket"])
-            if cores is None:
-                continue
-            sockets = b.hardware.sockets or 1
-            out[b.id] = Price(
-                f"inventory sizing_price_usd of {host} ({d.where})",
-                (ServerOffer(cores=cores, price=float(d.price_usd), sockets=sockets, name=host),),
-            )
-            break
-        if b.id in out or catalog_data is None:
-            continue
-        offers = cpu_offers(catalog_data, b.hardware.cpu_model)
-        if offers:
-            name = catalog_name or str(catalog_data.get("name") or "catalog")
-            out[b.id] = Price(f"catalog {name} matched to {b.hardware.cpu_model}", offers)
-    return out

@@ -25,7 +25,7 @@ from sizing.sources import (
     reference_bases,
     software_label,
 )
-from sizing.sources.bases import record_declared
+from sizing.sources.declared import record_declared
 from sizing.store import Store
 
 XEON = "Intel(R) Xeon(R) Silver 4110 CPU @ 2.10GHz"

@@ -1,0 +1,135 @@
+"""What the inventory declares about each host (CPU, price, what a guest stands for), as
+the run recorded it, and the prices of the measured bases from it and the catalog."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sizing import paths
+from sizing.model import FigureKind
+from sizing.sources.bases import Declared
+
+if TYPE_CHECKING:
+    from sizing.engine.basis import Basis, Price
+    from sizing.sources.rundata import RunData
+
+
+def declared_of(runs: Sequence[RunData]) -> dict[str, Declared]:
+    """What the inventories declared per host: the run record's ``declared`` entry
+    (``environment[host]["declared"]``, written by the sweep, or once by
+    :func:`record_declared` for a run recorded before it did). Newest run wins."""
+    out: dict[str, Declared] = {}
+    for run in sorted(runs, key=lambda r: r.record.id):
+        rec = run.record
+        for h, d in _recorded(rec.environment).items():
+            if not d:
+                continue
+            out[h] = Declared(
+                price_usd=d.get("sizing_price_usd"),
+                cpu=d.get("sizing_cpu"),
+                cost_ref=d.get("sizing_cost_ref"),
+                where=f"run {rec.id}" if d.get("_from") is None else str(d["_from"]),
+            )
+    return out
+
+
+def _recorded(environment: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {
+        h: f["declared"]
+        for h, f in environment.items()
+        if isinstance(f, Mapping) and isinstance(f.get("declared"), Mapping)
+    }
+
+
+def record_declared(runs: Sequence[RunData]) -> dict[int, dict[str, Any]]:
+    """The ``declared`` entries of runs recorded before the sweep kept them, read once from
+    each run's inventory file when it still exists (offline, never connected to; this is
+    the one read-only path that imports Ansible's inventory parser): run id -> the
+    environment patch (every host's entry, with ``declared`` added, empty when nothing is
+    declared or the file is gone). The records in ``runs`` are patched in place; the caller
+    writes the patches back, so that no later command reads the inventory again."""
+    patches: dict[int, dict[str, Any]] = {}
+    for run in runs:
+        env = run.record.environment
+        if _recorded(env):
+            continue
+        declared = _declared_from_inventory(run.record.inventory)
+        patch: dict[str, Any] = {}
+        for h in sorted({*env, *declared}):
+            entry = env.get(h)
+            base = dict(entry) if isinstance(entry, Mapping) else {}
+            patch[h] = {**base, "declared": declared.get(h, {})}
+        if not patch:  # a run with no host at all: one marker entry
+            patch["_declared"] = {"declared": {}}
+        env.update(patch)
+        patches[run.record.id] = patch
+    return patches
+
+
+def _declared_from_inventory(inventory: str) -> dict[str, dict[str, Any]]:
+    """host -> its declared ``sizing_*`` variables, for runs recorded before the sweep kept
+    them (``_from`` names the file they came from)."""
+    if not inventory:
+        return {}
+    path = Path(inventory)
+    if not path.is_file() and not path.is_absolute():
+        path = paths.INVENTORIES / path.name
+    if not path.is_file():
+        return {}
+    from sizing.errors import SizingError
+
+    try:
+        from sizing.inventory import load_inventory
+
+        inv = load_inventory(path)
+    except (SizingError, OSError, ValueError):
+        return {}
+    declared = inv.declared()
+    return {
+        h: {**declared[h], "_from": f"inventory {inventory}"} if h in declared else {}
+        for h in inv.hosts
+    }
+
+
+def basis_prices(
+    bases: Sequence[Basis],
+    declared: Mapping[str, Declared],
+    catalog_data: Mapping[str, Any] | None,
+    catalog_name: str = "",
+) -> dict[str, Price]:
+    """The price of each measured basis that has one of its own: the inventory's
+    ``sizing_price_usd`` of its physical host (one server at its physical core count),
+    else the catalog entries whose ``cpu_model`` matches its CPU. Reference bases and
+    unpriced measured ones are left to the engine (the catalog, or --article-prices)."""
+    from sizing.catalog import cpu_offers
+    from sizing.engine.basis import Price
+    from sizing.engine.costs import ServerOffer
+
+    out: dict[str, Price] = {}
+    for b in bases:
+        if b.origin != FigureKind.MEASURED:
+            continue
+        for host in (b.physical_host, *b.hosts):
+            d = declared.get(host)
+            if d is None or d.price_usd is None:
+                continue
+            cores = b.hardware.physical_cores
+            if cores is None and d.cpu:
+                cores = int(d.cpu.get("sockets", 1)) * int(d.cpu["cores_per_socket"])
+            if cores is None:
+                continue
+            sockets = b.hardware.sockets or 1
+            out[b.id] = Price(
+                f"inventory sizing_price_usd of {host} ({d.where})",
+                (ServerOffer(cores=cores, price=float(d.price_usd), sockets=sockets, name=host),),
+            )
+            break
+        if b.id in out or catalog_data is None:
+            continue
+        offers = cpu_offers(catalog_data, b.hardware.cpu_model)
+        if offers:
+            name = catalog_name or str(catalog_data.get("name") or "catalog")
+            out[b.id] = Price(f"catalog {name} matched to {b.hardware.cpu_model}", offers)
+    return out
