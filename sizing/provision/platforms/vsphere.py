@@ -50,11 +50,7 @@ which does not decrypt. Neither the user nor the password is ever stored with re
 
 from __future__ import annotations
 
-import atexit
-import socket
-import ssl
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +62,7 @@ from sizing.provision.platforms.base import (
     BackendOptions,
     Target,
 )
+from sizing.provision.platforms.vsphere_session import ansible_address, open_session, tcp_open
 from sizing.provision.platforms.vsphere_settings import (
     POLL_S,
     HtState,
@@ -112,77 +109,14 @@ class VSphere(Backend):
         key = (settings.url, user)
         if key in self._sessions:
             return self._sessions[key]
-        from pyVim import connect as pyvim_connect
-        from pyVmomi import vim, vmodl
-
-        smart_connect: Callable[..., Any] = pyvim_connect.SmartConnect
-
-        verify = settings.verify_tls and not self.options.insecure
-        if verify:
-            try:
-                ctx = ssl.create_default_context(cafile=settings.ca_file)
-            except (OSError, ssl.SSLError) as exc:
-                raise SizingError(
-                    f"{settings.url}: sizing_hypervisor.ca_file {settings.ca_file}: cannot"
-                    f" load it: {getattr(exc, 'strerror', None) or exc}"
-                ) from None
-        else:
-            ctx = ssl.create_default_context()
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-            if settings.url not in self._warned:
-                self._warned.add(settings.url)
-                why = "--insecure" if self.options.insecure else "sizing_hypervisor.verify_tls"
-                self.options.notify(
-                    f"{settings.url}: TLS certificate verification is off ({why}); anyone on"
-                    " the path can read the vSphere credentials"
-                )
-        try:
-            si = smart_connect(
-                host=settings.host,
-                port=settings.port,
-                path=settings.path,
-                user=user,
-                pwd=password,
-                sslContext=ctx,
-                httpConnectionTimeout=settings.timeout_s,
-                connectionPoolTimeout=-1,
-            )
-        except vim.fault.InvalidLogin:
-            raise HostError(
-                settings.url,
-                f"login failed: vSphere refused the user and password from"
-                f" {settings.credentials_source}",
-            ) from None
-        except ssl.SSLCertVerificationError as exc:
-            raise HostError(
-                settings.url,
-                f"TLS certificate does not verify ({exc.verify_message or exc.reason});"
-                " give its CA with sizing_hypervisor.ca_file, or use --insecure",
-            ) from None
-        except ssl.SSLError as exc:
-            raise HostError(settings.url, f"TLS failed: {exc.reason or exc}") from None
-        except vmodl.MethodFault as exc:
-            raise HostError(settings.url, fault_text(exc)) from None
-        except OSError as exc:
-            cause = exc.__cause__ or exc.__context__
-            if isinstance(cause, ssl.SSLCertVerificationError):
-                raise HostError(
-                    settings.url,
-                    f"TLS certificate does not verify ({cause.verify_message});"
-                    " give its CA with sizing_hypervisor.ca_file, or use --insecure",
-                ) from None
-            why = exc.strerror or str(exc) or type(exc).__name__
-            raise HostError(settings.url, f"vSphere endpoint unreachable: {why}") from None
-        except Exception as exc:  # pyVmomi raises http.client / parser errors as they come
-            raise HostError(settings.url, f"not a vSphere endpoint? {fault_text(exc)}") from None
-        atexit.register(_disconnect_quietly, pyvim_connect.Disconnect, si)
+        si = open_session(settings, user, password, insecure=self.options.insecure,
+                          notify=self.options.notify, warned=self._warned)  # fmt: skip
         self._sessions[key] = si
         return si
 
     def _vm(self, host: Host) -> tuple[HypervisorSettings, VmSettings, Any, Any]:
         """Settings, the VM and the ESXi host (HostSystem) it runs on."""
-        from pyVmomi import vim, vmodl
+        from pyVmomi import vim, vmodl  # optional (the vSphere extra): only when used
 
         hyp, vms = load_settings(host)
         si = self.connect(hyp)
@@ -263,7 +197,7 @@ class VSphere(Backend):
 
     def set_hyperthreading(self, esxi: Any, enabled: bool) -> None:
         """Ask the host's CPU scheduler to switch HT at the next reboot (one-line errors)."""
-        from pyVmomi import vmodl
+        from pyVmomi import vmodl  # optional (the vSphere extra): only when used
 
         verb = "on" if enabled else "off"
         try:
@@ -285,7 +219,7 @@ class VSphere(Backend):
 
     def _reboot(self, esxi: Any, vm: Any, hyp: HypervisorSettings) -> None:
         """Power the guest off, reboot the host, wait (bounded) until it is back."""
-        from pyVmomi import vmodl
+        from pyVmomi import vmodl  # optional (the vSphere extra): only when used
 
         name = esxi.name
         self._power(vm, on=False, timeout_s=300.0, what=f"VM {vm.name}")
@@ -314,7 +248,7 @@ class VSphere(Backend):
 
     def prepare(self, host: Host, cores: int, ht: Ht, cpus: tuple[int, ...]) -> Target:
         """Steps 1-7 of the module docstring; returns the guest and the read-back."""
-        from pyVmomi import vmodl
+        from pyVmomi import vmodl  # optional (the vSphere extra): only when used
 
         hyp, vms, vm, esxi = self._vm(host)
         where = host.name
@@ -369,7 +303,7 @@ class VSphere(Backend):
         wrong = compare_readback(values, got)
         if wrong:
             raise HostError(where, "vSphere did not apply " + "; ".join(wrong))
-        address = host.sizing.address or guest_ip or _ansible_address(host)
+        address = host.sizing.address or guest_ip or ansible_address(host)
         metadata = {
             "hypervisor": "vsphere",
             "endpoint": hyp.url,
@@ -393,7 +327,7 @@ class VSphere(Backend):
 
     def teardown(self, host: Host) -> None:
         """Give the VM back its settings from before the run (and its power state)."""
-        from pyVmomi import vmodl
+        from pyVmomi import vmodl  # optional (the vSphere extra): only when used
 
         hyp, vms, vm, _esxi = self._vm(host)
         original = self._originals.pop(vm._moId, None)
@@ -436,7 +370,7 @@ class VSphere(Backend):
             "verify_tls": hyp.verify_tls and not self.options.insecure,
             "vm": vms.name or host.name,
             "esxi_host": vms.esxi_host,
-            "ansible": f"{_ansible_address(host)}:{host.variables.get('ansible_port', 22)}",
+            "ansible": f"{ansible_address(host)}:{host.variables.get('ansible_port', 22)}",
         }
         if not self.options.connect:
             out["summary"] = (
@@ -489,13 +423,13 @@ class VSphere(Backend):
 
     def _wait_for_guest(self, host: Host, vm: Any, timeout_s: float) -> str | None:
         """Wait until SSH answers on the address Ansible uses; the IP Tools report."""
-        addr = _ansible_address(host)
+        addr = ansible_address(host)
         port = int(host.variables.get("ansible_port", 22))
         deadline = time.monotonic() + timeout_s
         ip: str | None = None
         while True:
             ip = str(getattr(vm.guest, "ipAddress", "") or "") or ip
-            if _tcp_open(addr, port, timeout=min(2.0, max(0.1, deadline - time.monotonic()))):
+            if tcp_open(addr, port, timeout=min(2.0, max(0.1, deadline - time.monotonic()))):
                 return ip
             if time.monotonic() > deadline:
                 seen = f"VMware Tools report {ip}" if ip else "VMware Tools report no IP"
@@ -505,24 +439,3 @@ class VSphere(Backend):
                     f" {timeout_s:.0f} s ({seen})",
                 )
             time.sleep(POLL_S)
-
-
-
-
-def _ansible_address(host: Host) -> str:
-    return str(host.variables.get("ansible_host", host.name))
-
-
-def _tcp_open(addr: str, port: int, *, timeout: float) -> bool:
-    try:
-        with socket.create_connection((addr, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
-def _disconnect_quietly(disconnect: Callable[[Any], None], si: Any) -> None:
-    try:
-        disconnect(si)
-    except Exception:  # the endpoint may be gone at exit; nothing to do about it
-        pass
