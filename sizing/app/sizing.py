@@ -13,7 +13,7 @@ from pathlib import Path
 from sizing.ceilings import ALGORITHMS, StatedCeiling
 from sizing.engine import Demand, SizingTable, build_table
 from sizing.engine import recommend as engine_recommend
-from sizing.engine.basis import Choice, Want
+from sizing.engine.choice import Choice, Want
 from sizing.engine.recommend import Recommendation, wanted_platforms
 from sizing.engine.translate import translate
 from sizing.errors import UsageError

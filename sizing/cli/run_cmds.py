@@ -271,7 +271,7 @@ def run(
     # 0.25 s, the plan and the profiles' pydantic models 0.1 s: imports that every other
     # command's start-up (recommend's above all) would pay at module level
     from sizing.app import run as app_run
-    from sizing.plan.dryrun import plan_text
+    from sizing.plan.dryrun_text import plan_text
 
     opts = _options(locals())
     if resume is not None:

@@ -7,20 +7,11 @@ Pure: no I/O, no CLI. The results store and the bundled reference dataset supply
 and :mod:`sizing.engine.recommend`.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-from sizing.engine.basis import (
-    Basis,
-    Choice,
-    Hardware,
-    Price,
-    Workload,
-    choose,
-    group_key,
-)
+from sizing.engine.basis import Basis, Hardware, Price, Workload, group_key
+from sizing.engine.choice import Choice, choose
 from sizing.engine.costs import CostBreakdown, CostCatalog, Licence, ServerOffer
 from sizing.engine.figures import build_series, latest, measured_figures
+from sizing.engine.overhead import overhead_pct
 from sizing.engine.recommend import (
     DEFAULT_MAX_SERVERS,
     Configuration,
@@ -32,21 +23,7 @@ from sizing.engine.recommend import (
 )
 from sizing.engine.scaling import MIN_POINTS, R2_THRESHOLD, ScalingFit, fit, usl
 from sizing.engine.series import Series
-
-if TYPE_CHECKING:
-    from sizing.engine.table import Cell, SizingTable, TableRow, build_table, overhead_pct
-
-# The table names resolve on first use (PEP 562): `recommend` does not import the table code.
-# (Only names unlike their module's: importing a submodule sets it as a package attribute.)
-_LAZY = dict.fromkeys(("Cell", "SizingTable", "TableRow", "build_table", "overhead_pct"), "table")
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sizing.engine' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"sizing.engine.{module}"), name)
-
+from sizing.engine.table import Cell, SizingTable, TableRow, build_table
 
 __all__ = [
     "Basis",

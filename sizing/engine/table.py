@@ -21,9 +21,9 @@ from typing import Any
 from sizing.engine.basis import Basis, Price, group_key
 from sizing.engine.costs import CostCatalog
 from sizing.engine.figures import build_series, series_order
+from sizing.engine.overhead import ends, ht_gain, leg_ratio, overhead_pct, same_workload
 from sizing.engine.recommend import pricing
 from sizing.engine.series import Series
-from sizing.intervals import PairedRatio
 from sizing.model import HYPERVISOR_PLATFORMS, Figure, FigureKind, Source
 from sizing.model import OBSERVED as MODEL_OBSERVED
 
@@ -198,85 +198,6 @@ class SizingTable:
         }
 
 
-def overhead_pct(baremetal: Figure, hypervisor: Figure) -> float | None:
-    """Virtualization overhead in percent, for a pair both observed from the same source
-    and basis group (the caller pairs only within one block) and neither a lower bound."""
-    if (
-        baremetal.source != hypervisor.source
-        or baremetal.source not in OBSERVED
-        or baremetal.lower_bound
-        or hypervisor.lower_bound
-    ):
-        return None
-    return (baremetal.value - hypervisor.value) / baremetal.value * 100.0
-
-
-def overhead_interval(baremetal: Figure, hypervisor: Figure) -> tuple[float, float] | None:
-    """Bounds of the overhead (%) from the two figures' intervals (conservative:
-    the overhead is largest with the fastest bare metal and the slowest guest)."""
-    if overhead_pct(baremetal, hypervisor) is None:
-        return None
-    return overhead_bounds(
-        baremetal.ci_low, baremetal.ci_high, hypervisor.ci_low, hypervisor.ci_high
-    )
-
-
-def _ends(pct: tuple[float, float | None, float | None]) -> tuple[float, float] | None:
-    _, lo, hi = pct
-    return None if lo is None or hi is None else (lo, hi)
-
-
-def _ht_gain(
-    s: Series, f: Figure, cores: int, block: Sequence[Series], by_id: Mapping[str, Basis]
-) -> PairedRatio | None:
-    """HT on against HT off of the same platform and profile at ``cores`` (an HT-on
-    cell only): paired when the two figures are the legs of one pair, else from both
-    figures' intervals; None unless both are observed from one source, exact figures."""
-    if s.ht != "on":
-        return None
-    off = next((b for b in block if b.key == (s.platform, "off", s.profile)), None)
-    if off is None or not _same_workload(off, s, by_id):
-        return None
-    got = off.estimate(cores)
-    if (
-        not isinstance(got, Figure)
-        or got.source != f.source
-        or got.source not in OBSERVED
-        or got.lower_bound
-        or f.lower_bound
-    ):
-        return None
-    return leg_ratio(got, f)
-
-
-def leg_ratio(a: Figure, b: Figure) -> PairedRatio | None:
-    """B against A: paired when both figures are the legs of one pair measured in
-    alternation (:func:`paired_ratio`), else from both figures' intervals (unpaired)."""
-    return paired_ratio(a, b) or PairedRatio.unpaired(
-        a.value, b.value, (a.ci_low, a.ci_high), (b.ci_low, b.ci_high),
-        min(len(a.reps), len(b.reps)),
-    )  # fmt: skip
-
-
-def paired_ratio(a: Figure, b: Figure) -> PairedRatio | None:
-    """B against A as the median of their per-pair ratios, when both figures are the
-    legs of one pair measured in alternation (:mod:`sizing.measure.paired`)."""
-    if not a.pair or a.pair != b.pair or not a.pair_ratios:
-        return None
-    return PairedRatio.of_ratios(a.pair_ratios)
-
-
-def overhead_bounds(
-    b_lo: float | None, b_hi: float | None, h_lo: float | None, h_hi: float | None
-) -> tuple[float, float] | None:
-    """Overhead bounds (%) from a bare-metal and a guest interval: the lowest pairs the
-    bare-metal low end with the guest's high end, the highest the other way round. None
-    when an end is missing or the bare-metal interval does not stay above zero."""
-    if b_lo is None or b_hi is None or h_lo is None or h_hi is None or b_lo <= 0:
-        return None
-    return ((1 - h_hi / b_lo) * 100.0, (1 - h_lo / b_hi) * 100.0)
-
-
 def build_table(
     figures: Sequence[Figure],
     catalog: CostCatalog,
@@ -399,7 +320,7 @@ def _cell(
     pairs, words = 0, ""
     if s.platform in GUEST_PLATFORMS:
         bare = next((b for b in block if b.key == ("baremetal", s.ht, s.profile)), None)
-        if bare is not None and not _same_workload(bare, s, by_id):
+        if bare is not None and not same_workload(bare, s, by_id):
             bare = None  # e.g. an ECDSA guest beside an RSA host: no overhead between them
         got = None if bare is None else bare.estimate(cores)
         # a software-emulated guest loses to emulation, not to virtualization: its loss is
@@ -408,9 +329,9 @@ def _cell(
             ratio = leg_ratio(got, f) if overhead_pct(got, f) is not None else None
             if ratio is not None:
                 overhead, pairs, words = ratio.as_loss_pct()[0], ratio.pairs, ratio.words()
-                overhead_ci = _ends(ratio.as_loss_pct())
+                overhead_ci = ends(ratio.as_loss_pct())
                 pairs = pairs if ratio.paired else 0
-    gain = _ht_gain(s, f, cores, block, by_id)
+    gain = ht_gain(s, f, cores, block, by_id)
     return Cell(
         platform=s.platform,
         ht=s.ht,
@@ -432,7 +353,7 @@ def _cell(
         overhead_pairs=pairs,
         overhead_interval=words,
         ht_gain_pct=None if gain is None else gain.as_gain_pct()[0],
-        ht_gain_ci=_ends(gain.as_gain_pct()) if gain is not None else None,
+        ht_gain_ci=ends(gain.as_gain_pct()) if gain is not None else None,
         ht_gain_pairs=gain.pairs if gain is not None and gain.paired else 0,
         ht_gain_interval="" if gain is None else gain.words(),
         basis_id=s.basis_id,
@@ -449,10 +370,3 @@ def _source_of(series: Iterable[Series]) -> str:
     return str(Source.of(bases)) if bases else "none"
 
 
-def _same_workload(a: Series, b: Series, by_id: Mapping[str, Basis]) -> bool:
-    """Whether two series of one profile measured the same workload (figures without a
-    known basis: the block's grouping is all there is to go by)."""
-    ba, bb = by_id.get(a.basis_id), by_id.get(b.basis_id)
-    if ba is None or bb is None:
-        return True
-    return ba.workload.same_as(bb.workload, a.profile)

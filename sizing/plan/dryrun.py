@@ -31,7 +31,7 @@ from sizing.plan.points import PlannedPoint
 from sizing.plan.settings import MeasureSettings, Schedule
 from sizing.topology import affinity_masks, cpulist
 
-__all__ = ["plan_document", "plan_text", "vegeta_plan_argv"]
+__all__ = ["estimate", "plan_document", "span_words", "vegeta_plan_argv"]
 
 
 def _windows(schedule: Schedule) -> dict[str, Any]:
@@ -218,34 +218,6 @@ def _pair(settings: MeasureSettings, pair: Pair) -> dict[str, Any]:
     }
 
 
-def pairs_text(doc: Mapping[str, Any]) -> list[str]:
-    """The plan's pairs and the legs left unpaired, for people (100 columns)."""
-    import textwrap
-
-    def wrap(text: str) -> list[str]:
-        return textwrap.wrap(
-            text, width=100, initial_indent="  ", subsequent_indent="      ",
-            break_on_hyphens=False,
-        )  # fmt: skip
-
-    if doc.get("pairs") is None:
-        return []
-    lines: list[str] = []
-    if doc["pairs"]:
-        lines.append("pairs (measured in alternation, one window each, a warm-up at each switch;")
-        lines.append("  the figure is the median of the per-pair ratios, with its interval):")
-        for p in doc["pairs"]:
-            lines += wrap(
-                f"{p['figure']}: A {p['a']}  /  B {p['b']}; order {p['order']} "
-                f"({p['pairs']} pairs)"
-            )
-    if doc.get("unpaired"):
-        lines.append("not paired:")
-        for n in doc["unpaired"]:
-            lines += wrap(f"{n['point']}: {n['reason']}")
-    return lines
-
-
 # What a point costs besides its windows, for the estimate: load.yml's Ansible round trip
 # per point, and nginx.yml once per configuration (a server x core count x HT mode).
 # Assumed, not measured per run (the plan says so): on this 2-core VM a first run's
@@ -352,135 +324,8 @@ def _servers(
     ]
 
 
-def _names(names: Sequence[str]) -> str:
+def names_text(names: Sequence[str]) -> str:
     """``load000, load001, ... load099 (100 hosts)`` for long lists."""
     if len(names) <= 4:
         return ", ".join(names)
     return f"{names[0]}, {names[1]}, ... {names[-1]} ({len(names)} hosts)"
-
-
-def summary_text(doc: Mapping[str, Any]) -> list[str]:
-    """The default ``--plan`` text: per server its points and CPU sets, its clients once,
-    then the estimate."""
-    lines = ["servers (--plan --verbose lists every point with every client's command):"]
-    for s in doc["servers"]:
-        parts = [f"{s['planned']} point(s) to measure"]
-        if s["stored"]:
-            parts.append(f"{s['stored']} stored")
-        if s["skipped"]:
-            parts.append(f"{s['skipped']} skipped")
-        lines.append(f"  {s['host']}: {', '.join(parts)}")
-        if s.get("stands_for"):
-            lines.append(
-                f"    stands for {len(s['stands_for'])} identical server(s) (--sample): "
-                f"{_names(s['stands_for']).replace(' hosts)', ' servers)')}"
-            )
-        if s["configs"]:
-            lines.append(
-                "    nginx on CPUs: "
-                + "; ".join(f"{k} {v}" for k, v in s["configs"].items())
-            )
-        if s["clients"]:
-            cpus = sorted(set(s["clients"].values()))
-            on = f" (CPUs {cpus[0]})" if len(cpus) == 1 else ""
-            lines.append(f"    clients: {_names(list(s['clients']))}{on}")
-        for r in s["skip_reasons"]:
-            lines.append(f"    skipped: {r['points']} point(s): {r['reason']}")
-    e = doc["estimate"]
-    if e["points"]:
-        lines.append(
-            f"estimated time: {span_words(e['low_s'], e['high_s'])} "
-            f"({e['points']} point(s) in {e['configs']} configuration(s); fewest to most "
-            f"repetitions, {duration_words(e['overhead_s'])} of it assumed for provisioning and "
-            "Ansible)"
-        )
-    import textwrap
-
-    out: list[str] = []
-    for line in lines:  # 100 columns, continuation lines indented under their item
-        lead = len(line) - len(line.lstrip())
-        out += textwrap.wrap(line, width=100, subsequent_indent=" " * (lead + 4),
-                             break_on_hyphens=False, break_long_words=False) or [""]  # fmt: skip
-    return out
-
-
-def plan_text(doc: Mapping[str, Any]) -> str:
-    """The dry run for people: hosts, then each point with its CPU sets and commands."""
-    import shlex
-
-    lines = [
-        f"plan for {doc['inventory']}"
-        + (f" (resuming run {doc['resume_run']})" if doc.get("resume_run") is not None else "")
-    ]
-    probed = doc.get("probed", True)
-    lines.append(
-        "hosts (facts read from the hosts):"
-        if probed
-        else "hosts (offline: declared facts, nothing contacted; --probe reads the hosts):"
-    )
-    for h in doc["hosts"]:
-        if not probed:
-            state = (
-                f"{h['facts']} {h['topology']}" if h["facts"] else f"NOT PLANNED: {h['problem']}"
-            )
-        elif h["reachable"]:
-            state = "reachable"
-        else:
-            state = f"UNREACHABLE: {h['problem']}"
-        cpus = f", {h['cpus']} CPUs" if h["cpus"] and probed else ""
-        lines.append(f"  {h['name']} ({','.join(h['roles'])}) {h['address']}{cpus}: {state}")
-    if doc.get("points") is None:
-        lines += summary_text(doc)
-        return "\n".join([*lines, *pairs_text(doc), *_tail(doc, probed)])
-    lines.append("points:")
-    for p in doc["points"]:
-        label = f"{p['host']} {p['platform']} {p['cores']}c ht={p['ht']} {p['profile']}"
-        if p["status"] != "planned":
-            lines.append(f"  {label}: {p['status']} ({p['reason']})")
-            continue
-        w = p["windows"]
-        lines.append(
-            f"  {label}: nginx {p['nginx_workers']} worker(s) on CPUs {p['server_cpus']} "
-            f"(worker_cpu_affinity {p['worker_cpu_affinity']}); "
-            f"{w['repetitions']} x {w['duration_s']} s after {w['warmup_s']} s warm-up"
-        )
-        for c in p["clients"]:
-            argv = c["argv"] if isinstance(c["argv"], str) else shlex.join(c["argv"])
-            lines.append(f"    {c['host']} (CPUs {c['cpus']}): {argv}")
-        for u in p.get("upstreams", ()):
-            lines.append(f"    upstream nginx: {u['where']}")
-        o = p.get("offered")
-        if o:
-            what = (f"climbs from {o['climb_from']:,}/s to the knee" if o["climb_from"]
-                    else f"offers {len(o['rates'])} rate(s) up to {max(o['rates']):,}/s")
-            lines.append(
-                f"    {what}; the clients offer at most {o['client_ceiling']:,.0f}/s "
-                f"({o['client_cores']} client core(s) x {o['planning_rate_per_core']:,}/s, "
-                f"{o['generator']}'s planning figure from benchmarks/generators)")
-    e = doc.get("estimate")  # a document written before estimates has none
-    if e and e["points"]:
-        lines.append(f"estimated time: {span_words(e['low_s'], e['high_s'])}")
-    return "\n".join([*lines, *pairs_text(doc), *_tail(doc, probed)])
-
-
-def _tail(doc: Mapping[str, Any], probed: bool) -> list[str]:
-    """The playbook runs and the pre-flight verdict."""
-    lines: list[str] = []
-    runs = ", ".join(
-        f"{pb['playbook']} x{pb['runs']}"
-        + ("+" if pb.get("note", "").startswith("at least") else "")
-        for pb in doc["playbooks"]
-    )
-    lines.append(f"playbooks: {runs}")
-    if not probed and doc["preflight"]:
-        lines.append("inventory problems (checked offline; the run would stop before any load):")
-        lines += [f"  - {p}" for p in doc["preflight"]]
-        lines.append("pre-flight on the hosts: not run offline (--probe reads them and runs it)")
-    elif not probed:
-        lines.append("pre-flight: not run offline (--probe reads the hosts and runs it)")
-    elif doc["preflight"]:
-        lines.append("pre-flight problems (the run would stop before any load):")
-        lines += [f"  - {p}" for p in doc["preflight"]]
-    else:
-        lines.append("pre-flight: all checks pass")
-    return lines

@@ -52,7 +52,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from sizing.engine.basis import Basis, Choice, Want
+    from sizing.engine.basis import Basis
+    from sizing.engine.choice import Choice, Want
     from sizing.knee import Slo
     from sizing.model import Figure
 
@@ -226,7 +227,7 @@ def _choose(measured: list[Basis], refs: list[Basis], source: str,
             requested: Sequence[str] | None, **how: Any) -> Choice:
     """The choice among the bases ``source`` offers (``how``: :func:`choose`'s options);
     ``--source measured`` with no measured basis to offer or chosen is refused."""
-    from sizing.engine.basis import choose
+    from sizing.engine.choice import choose
 
     offered = refs if source == Source.REFERENCE else measured if source == Source.MEASURED \
         else measured + refs  # fmt: skip

@@ -20,7 +20,8 @@ from sizing.sources.pooling import combine, pool_hosts
 if TYPE_CHECKING:
     from sizing.catalog import Reference
     from sizing.engine import CostCatalog
-    from sizing.engine.basis import Basis, Choice, Hardware, Price
+    from sizing.engine.basis import Basis, Hardware, Price
+    from sizing.engine.choice import Choice
     from sizing.model import Figure, Sample
     from sizing.sources.rundata import RunData
     from sizing.store import StoredPoint

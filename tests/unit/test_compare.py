@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from sizing.cli import app
 from sizing.engine.compare import environment_diff, figure_diff, paired
-from sizing.engine.table import overhead_interval
+from sizing.engine.overhead import overhead_interval
 from sizing.model import Figure, PointKey, PointResult, Status
 from sizing.store import Store
 

@@ -212,7 +212,7 @@ def test_resume_of_a_missing_run_is_one_line(tmp_path: Path) -> None:
 
 def test_plan_document_is_json() -> None:
     # The dry run's renderer on a hand-made document (the facts need real hosts).
-    from sizing.plan.dryrun import plan_text
+    from sizing.plan.dryrun_text import plan_text
 
     doc = {
         "inventory": "lab.yml",

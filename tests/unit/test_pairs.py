@@ -20,7 +20,7 @@ from sizing.inventory import load_inventory
 from sizing.loadproto import CommandOutput, WindowOutput
 from sizing.model import Ht, PointKey, PointResult, Status
 from sizing.plan import build_plan
-from sizing.plan.dryrun import pairs_text
+from sizing.plan.dryrun_text import pairs_text
 from sizing.plan.pairs import PairKind, find_pairs, leg_order
 from sizing.records import PointMeta
 from sizing.topology import Topology

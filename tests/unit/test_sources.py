@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sizing.catalog import load_reference
-from sizing.engine.basis import choose
+from sizing.engine.choice import choose
 from sizing.model import PointKey, PointResult, Sample, Status
 from sizing.records import PointMeta, SampleMeta
 from sizing.sources import (

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sizing.engine import CostCatalog, Recommendation, recommend
-from sizing.engine.basis import Choice
+from sizing.engine.choice import Choice
 from sizing.engine.table import build_table
 from sizing.model import Figure, FigureKind
 from sizing.report.data.certainty import certainty_section

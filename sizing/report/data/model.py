@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sizing.engine import Demand, Recommendation
-from sizing.engine.basis import Choice
+from sizing.engine.choice import Choice
 from sizing.engine.table import SizingTable
 from sizing.model import Source
 from sizing.report.data.format import MARKS

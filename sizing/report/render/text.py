@@ -19,7 +19,8 @@ from sizing.report.render.table_text import TABLE_WIDTH, wrap
 
 if TYPE_CHECKING:
     from sizing.engine import Recommendation
-    from sizing.engine.basis import Basis, Choice, Price
+    from sizing.engine.basis import Basis, Price
+    from sizing.engine.choice import Choice
     from sizing.knee import Slo
     from sizing.model import Figure
 
