@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from sizing.catalog import load_catalog_data
 from sizing.ceilings import ALGORITHMS, StatedCeiling
 from sizing.engine import Demand, SizingTable, build_table
 from sizing.engine import recommend as engine_recommend
@@ -177,8 +178,6 @@ def _translated(
     """``--cpu``: the chosen basis translated to ``cpu`` by the ratio of the crypto
     ceilings (:mod:`sizing.engine.translate`), priced by the catalog's entries for that CPU;
     refused in one line without ``--allow-translation``."""
-    from sizing.catalog import load_catalog_data
-
     data = load_catalog_data(catalog)
     stated = [StatedCeiling.from_dict(d) for d in data.get("ceilings") or ()]
     target = next((c for c in stated if c.matches(cpu)), None)

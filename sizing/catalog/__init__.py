@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sizing import paths
+from sizing.catalog.models import CatalogModel, ReferenceModel, problems_of
 from sizing.engine.costs import CostCatalog, Licence, ServerOffer
 from sizing.errors import InputError
 from sizing.model import PROFILE_UNITS, Figure, FigureKind
@@ -204,7 +205,6 @@ def _is_bundled(path: Path, bundled: Path) -> bool:
 def _validated_catalog(path: Path, data: Any) -> CostCatalog:
     from pydantic import ValidationError
 
-    from sizing.catalog.models import CatalogModel, problems_of
 
     try:
         model = CatalogModel.model_validate(data)
@@ -216,7 +216,6 @@ def _validated_catalog(path: Path, data: Any) -> CostCatalog:
 def _validated_reference(path: Path, data: Any) -> Reference:
     from pydantic import ValidationError
 
-    from sizing.catalog.models import ReferenceModel, problems_of
 
     try:
         model = ReferenceModel.model_validate(data)
@@ -248,7 +247,6 @@ def load_catalog_data(path: Path | str | None = None) -> dict[str, Any]:
         return dict(data)
     from pydantic import ValidationError
 
-    from sizing.catalog.models import CatalogModel, problems_of
 
     try:
         dumped: dict[str, Any] = CatalogModel.model_validate(data).model_dump()

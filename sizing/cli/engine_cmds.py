@@ -152,7 +152,9 @@ def recommend_cmd(
     counts of one basis where that is cheaper, and the answer says how likely it is to
     carry the demand.
     """
-    from sizing.app import sizing as app_sizing  # the engine and the sources (start-up)
+    # deferred (measured with -X importtime): the use case, the engine, the sources and the
+    # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
+    from sizing.app import sizing as app_sizing
     from sizing.engine import Demand
     from sizing.report.explain import explain
     from sizing.report.render.text import basis_json, basis_line, recommendation_text
@@ -186,7 +188,7 @@ def _inputs(source: str, basis: str | None, catalog: Path | None, db: Path | Non
             article_prices: bool, include_virtualized: bool, include_emulated: bool,
             allow_extrapolation: bool) -> Inputs:  # fmt: skip
     """Where the figures come from, as the options say."""
-    from sizing.app.sizing import Inputs
+    from sizing.app.sizing import Inputs  # deferred, as in recommend_cmd
 
     return Inputs(
         source=choice(Source, source, "--source"),
@@ -242,7 +244,9 @@ def table_cmd(
     listed under its block. Fits 100 columns (a wide block is split, the core count and
     price repeated); --wide gives one table per block.
     """
-    from sizing.app import sizing as app_sizing  # the engine and the sources (start-up)
+    # deferred (measured with -X importtime): the use case, the engine, the sources and the
+    # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
+    from sizing.app import sizing as app_sizing
     from sizing.report.render.table_text import sizing_table_text
     from sizing.report.render.text import basis_json, basis_line
 

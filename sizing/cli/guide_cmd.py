@@ -158,8 +158,10 @@ def guide_cmd(
     --rps/--tps it opens with the recommendation for that target. Every figure is labelled
     measured, reference, interpolated, extrapolated or emulated, with its flags.
     """
+    # deferred (measured with -X importtime): the use case, the engine, the sources and the
+    # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
     from sizing import __version__
-    from sizing.app.guide import make  # the report and its renderers: 0.15 s at start-up
+    from sizing.app.guide import make
     from sizing.engine import Demand
     from sizing.report.data.model import GuideRequest
     from sizing.sources import Sources

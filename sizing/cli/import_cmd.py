@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
+from sizing.app.env import current
 from sizing.cli.options import DbOpt
-from sizing.sources import db_path
 from sizing.store import Store, read_recovery
 
 
@@ -28,7 +28,8 @@ def import_cmd(
     """Import points a run kept in a recovery file into their run. Importing the same
     file twice adds nothing."""
     records = read_recovery(file)
-    path = db_path(db)
+    path = current().database(db)
+    Store.exists(path)  # refuses a directory, or one this user may not look into
     with Store(path) as store:
         added, there = store.import_points(records)
     runs = ", ".join(str(r) for r in sorted({int(r["run_id"]) for r in records}))

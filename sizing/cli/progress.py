@@ -64,6 +64,7 @@ class RichProgress:
             left = self.estimate
         else:
             left = None
+        # deferred: the plan (its pydantic models) costs every command's start-up 0.1 s
         from sizing.plan.dryrun import duration_words
 
         return f"about {duration_words(left)} left" if left else ""

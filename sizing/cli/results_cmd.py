@@ -12,7 +12,7 @@ import typer
 from sizing.app.env import current
 from sizing.cli.app import emit_json, warn
 from sizing.cli.options import DbOpt, EmulatedOpt, VirtualizedOpt
-from sizing.errors import UsageError
+from sizing.errors import SizingError, UsageError
 from sizing.report.render.points import (
     ceiling_lines,
     comparisons_json,
@@ -156,8 +156,7 @@ def _run_text(r: StoredRun, verbose: bool) -> str:
 
 
 def _write_csv(rows: list[Any], out: Path | None) -> None:
-    from sizing.errors import SizingError
-    from sizing.report.render.points import points_csv
+    from sizing.report.render.points import points_csv  # deferred, as in results
 
     text = points_csv(rows)
     if out is None:
@@ -174,6 +173,8 @@ def _bases(
     path: Path, json_out: bool, include_virtualized: bool, include_emulated: bool, verbose: bool
 ) -> None:
     """``results --bases``: every basis, and the one the engine commands would choose."""
+    # deferred (measured with -X importtime): the use case, the engine, the sources and the
+    # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
     from sizing.report.render.text import bases_rows, bases_text, basis_json
     from sizing.sources import Sources, load_bases
 
@@ -196,6 +197,8 @@ def _bases(
 
 def _compare(path: Path, refs: list[str], json_out: bool) -> None:
     """``results --compare``: every run against the first (environment and figures)."""
+    # deferred (measured with -X importtime): the use case, the engine, the sources and the
+    # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
     from sizing.app.results import run_ref
     from sizing.engine.compare import environment_diff, figure_diff
     from sizing.report.render.run_text import (

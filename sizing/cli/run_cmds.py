@@ -314,7 +314,8 @@ def _exit(outcome: RunSummary | Planned) -> None:
 
 def _options(given: dict[str, Any]) -> RunOptions:
     """The request of ``sizing run`` from its parsed options (``locals()`` of :func:`run`)."""
-    from sizing import profiles as profiles_mod  # these: as in run (start-up)
+    # deferred, as in run: the profiles' and the plan's pydantic models, the sweep
+    from sizing import profiles as profiles_mod
     from sizing.extravars import parse_extra_vars
     from sizing.knee import parse_duration_s, parse_rates, parse_slo
     from sizing.plan import parse_cores
@@ -427,8 +428,6 @@ def _printable(text: str) -> str:
 
 
 def _parse_platforms(text: str | None) -> tuple[str, ...]:
-    from sizing.errors import UsageError
-
     if not text:
         return ()
     known = {"baremetal", "hypervisor", "libvirt", "vsphere"}

@@ -15,7 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sizing import paths
-from sizing.errors import UsageError
+from sizing.catalog import load_catalog, load_catalog_data, load_reference
+from sizing.engine import measured_figures
+from sizing.engine.choice import choose
+from sizing.engine.slo import latency_workloads, slo_figures
+from sizing.errors import SizingError, UsageError
 from sizing.model import FigureKind, Source
 from sizing.sources.bases import (
     BasisInputs,
@@ -29,6 +33,7 @@ from sizing.sources.bases import (
 )
 from sizing.sources.declared import basis_prices, declared_of, record_declared
 from sizing.sources.rundata import RunData
+from sizing.store import Store
 
 __all__ = [
     "BasisInputs",
@@ -69,8 +74,6 @@ class Sources:
 
 def db_path(db: Path | None) -> Path:
     """The results database: ``db`` when given, else the default; a directory is refused."""
-    from sizing.store import Store
-
     path = db if db is not None else paths.default_db()
     Store.exists(path)  # refuses a directory, or one this user may not look into
     return path
@@ -86,8 +89,6 @@ def _migrate_declared(db: Path, runs: Sequence[RunData]) -> None:
         return
     import sqlite3
 
-    from sizing.errors import SizingError
-    from sizing.store import Store
 
     try:
         with Store(db, timeout=1.0) as store:
@@ -107,7 +108,6 @@ def read_runs(db: Path, selectors: Sequence[str]) -> list[RunData]:
         if selectors:
             raise UsageError(f"--run {selectors[0]}: no results database at {db}")
         return []
-    from sizing.store import Store
 
     with Store.open_readonly(db) as store:
         known = {r.id: r for r in store.runs()}
@@ -140,8 +140,6 @@ def read_runs(db: Path, selectors: Sequence[str]) -> list[RunData]:
 def figures_of_runs(runs: Sequence[RunData], include_emulated: bool) -> list[Figure]:
     """Valid measured figures of the given runs, newest point per configuration
     (:func:`sizing.engine.measured_figures` over the runs' points)."""
-    from sizing.engine import measured_figures
-
     return measured_figures(
         ((p.id, p.run_id, p.result) for run in runs for p in run.points), include_emulated
     )
@@ -187,8 +185,6 @@ def load_bases(
     the bases come from them; otherwise from every run of the store. An explicit
     ``--catalog`` counts as asking for its prices on measured bases (``article_prices``).
     """
-    from sizing.catalog import load_catalog, load_catalog_data, load_reference
-
     catalog = load_catalog(where.catalog)
     catalog_data = load_catalog_data(where.catalog)
     reference = load_reference()
@@ -227,8 +223,6 @@ def _choose(measured: list[Basis], refs: list[Basis], source: str,
             requested: Sequence[str] | None, **how: Any) -> Choice:
     """The choice among the bases ``source`` offers (``how``: :func:`choose`'s options);
     ``--source measured`` with no measured basis to offer or chosen is refused."""
-    from sizing.engine.choice import choose
-
     offered = refs if source == Source.REFERENCE else measured if source == Source.MEASURED \
         else measured + refs  # fmt: skip
     if not offered:
@@ -264,9 +258,6 @@ def latency_figures(
     ``workload`` is an id (``latency/proxy/https/1024B``) or a unique prefix of one; None
     takes the only one stored. Several without a choice, an unknown id, or no valid
     latency point is a :class:`UsageError` naming the ids there are."""
-    from sizing.engine.slo import latency_workloads, slo_figures
-    from sizing.store import Store
-
     path = db_path(db)
     points: list[tuple[int, Any]] = []
     if path.is_file():

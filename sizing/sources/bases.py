@@ -12,10 +12,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from sizing import profiles
+from sizing.catalog import REFERENCE_BASES
 from sizing.ceilings import Bound, HostCeilings, crypto_bound, nic_bound
-from sizing.model import FigureKind
+from sizing.engine.basis import Basis, Hardware, Workload
+from sizing.errors import SizingError, ToolError
+from sizing.intervals import interval_words, median_coverage, median_interval, repetition_flags
+from sizing.model import Figure, FigureKind, Status, basis_platform
 from sizing.records import PointMeta
 from sizing.sources.pooling import combine, pool_hosts
+from sizing.topology import Topology
 
 if TYPE_CHECKING:
     from sizing.catalog import Reference
@@ -77,10 +83,6 @@ def software_label(nginx: Any, openssl: Any) -> str:
 def hardware_of(facts: Mapping[str, Any] | None, declared: Declared | None = None) -> Hardware:
     """A host's hardware from its facts (``cpu_model``, ``lscpu``); the inventory's
     ``sizing_cpu`` fills what the facts lack."""
-    from sizing.engine.basis import Hardware
-    from sizing.errors import ToolError
-    from sizing.topology import Topology
-
     facts = facts or {}
     model = str(facts.get("cpu_model") or "")
     sockets = cores = threads = None
@@ -105,9 +107,6 @@ def hardware_of(facts: Mapping[str, Any] | None, declared: Declared | None = Non
 
 def _profile_field(name: str, attr: str, default: Any) -> Any:
     """A bundled profile's field (the profile YAML where a point's metadata lacks it)."""
-    from sizing import profiles
-    from sizing.errors import SizingError
-
     try:
         return getattr(profiles.load(name), attr)
     except (SizingError, OSError):
@@ -142,7 +141,6 @@ def median_ci(values: Sequence[float]) -> tuple[float, float] | None:
     None with fewer than two values."""
     if len(values) < 2:
         return None
-    from sizing.intervals import median_interval
 
     found: tuple[float, float] | None = median_interval(list(values), 0.95)
     return found
@@ -154,9 +152,6 @@ def measured_figure(
     """The engine's figure of one stored point: its median, the distribution-free interval
     of the median with its true coverage (:mod:`sizing.intervals`), its repetitions,
     and ``drift``/``erratic`` flags when the repetitions are not alike enough."""
-    from sizing.intervals import interval_words, median_coverage, repetition_flags
-    from sizing.model import Figure
-
     ci = median_ci(reps)
     extra, _ = repetition_flags(reps)
     pair = r.metadata.pair
@@ -222,8 +217,6 @@ def measured_bases(
 
 def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[GroupKey, _Group]:
     """The valid sizing points of the runs, grouped by basis."""
-    from sizing.model import Status, basis_platform
-
     facts_of: dict[str, Mapping[str, Any]] = {}
     for run in sorted(runs, key=lambda r: r.record.id):
         for host, facts in run.record.environment.items():
@@ -272,8 +265,6 @@ def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[G
 
 def _basis(key: GroupKey, g: _Group, ids: set[str]) -> Basis:
     """One measured basis from its group (``ids``: those given so far, kept unique)."""
-    from sizing.engine.basis import Basis, Workload
-
     host, platform, hardware, software, phys, role, size, emulated = key
     figures = []
     for (profile, _cores, _ht), entries in sorted(g.slots.items(), key=lambda kv: kv[0]):
@@ -313,9 +304,6 @@ def _basis(key: GroupKey, g: _Group, ids: set[str]) -> Basis:
 def reference_bases(reference: Reference) -> list[Basis]:
     """The bundled reference data as bases: ``reference/baremetal`` and ``reference/esxi``
     (one group: the same testbed) and ``reference/kubernetes``."""
-    from sizing.catalog import REFERENCE_BASES
-    from sizing.engine.basis import Basis, Hardware, Workload
-
     cpu = reference.hardware.get("cpu_model", "")
     system = reference.hardware.get("system", "")
     # The source names its servers, not their CPU: the label says so.

@@ -8,6 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sizing import paths
+from sizing.catalog import cpu_offers
+from sizing.engine.basis import Price
+from sizing.engine.costs import ServerOffer
+from sizing.errors import SizingError
+from sizing.inventory import load_inventory
 from sizing.model import FigureKind
 from sizing.sources.bases import Declared
 
@@ -78,10 +83,8 @@ def _declared_from_inventory(inventory: str) -> dict[str, dict[str, Any]]:
         path = paths.INVENTORIES / path.name
     if not path.is_file():
         return {}
-    from sizing.errors import SizingError
 
     try:
-        from sizing.inventory import load_inventory
 
         inv = load_inventory(path)
     except (SizingError, OSError, ValueError):
@@ -103,10 +106,6 @@ def basis_prices(
     ``sizing_price_usd`` of its physical host (one server at its physical core count),
     else the catalog entries whose ``cpu_model`` matches its CPU. Reference bases and
     unpriced measured ones are left to the engine (the catalog, or --article-prices)."""
-    from sizing.catalog import cpu_offers
-    from sizing.engine.basis import Price
-    from sizing.engine.costs import ServerOffer
-
     out: dict[str, Price] = {}
     for b in bases:
         if b.origin != FigureKind.MEASURED:

@@ -15,8 +15,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sizing.engine.figures import build_series
 from sizing.engine.predict import Bootstrap, Counts, bootstrap, data_key
+from sizing.errors import SizingError
 from sizing.model import FigureKind, Source
+from sizing.sources import Sources, db_path, load_bases
 
 MAX_ENTRIES = 500
 
@@ -28,8 +31,6 @@ def cache_path(db: Path) -> Path:
 def cached_bootstrapper(db: Path | None) -> Callable[[Counts], Bootstrap]:
     """A bootstrapper for :func:`sizing.engine.figures.build_series` that reads and
     fills the cache beside ``db`` (the default database when None)."""
-    from sizing.sources import db_path
-
     path = cache_path(db_path(db))
     entries: dict[str, Any] | None = None
 
@@ -70,10 +71,6 @@ def cached_bootstrapper(db: Path | None) -> Callable[[Counts], Bootstrap]:
 def warm(db: Path) -> None:
     """Compute and cache the bootstrap of every measured series in ``db`` (the end of a
     run: where figures change). Never fails the caller: a cache is only a cache."""
-    from sizing.engine.figures import build_series
-    from sizing.errors import SizingError
-    from sizing.sources import Sources, load_bases
-
     try:
         inputs = load_bases(Sources(db=db), source=Source.BOTH, include_virtualized=True,
                             include_emulated=True)  # fmt: skip

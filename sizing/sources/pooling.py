@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from sizing.ceilings import Bound
+from sizing.intervals import interval_words, median, median_coverage, median_interval
 
 if TYPE_CHECKING:
     from sizing.engine.basis import Basis
@@ -32,8 +33,6 @@ def combine(figs: Sequence[Figure], what: str) -> Figure:
     own median (the spread between runs or hosts adds to the repetitions' own), origin
     "pooled ...". They **disagree**: the conservative (lowest) one is sized, flagged
     ``disagree``, and its origin names the others and their figures."""
-    from sizing.intervals import interval_words, median, median_coverage, median_interval
-
     if len(figs) == 1:
         return figs[0]
     if all(agree(a, b) for i, a in enumerate(figs) for b in figs[i + 1 :]):

@@ -14,6 +14,7 @@ from typing import Any
 from sizing.errors import InputError, SizingError
 from sizing.inventory import Host, Inventory
 from sizing.model import Platform
+from sizing.provision.platforms.baremetal import BareMetal
 from sizing.provision.platforms.base import (
     INVENTORY_PLACEHOLDER,
     Backend,
@@ -34,11 +35,9 @@ __all__ = [
 def backend_for(platform: Platform, options: BackendOptions | None = None) -> Backend:
     """The backend of a platform (imports its SDK only now)."""
     if platform is Platform.BAREMETAL:
-        from sizing.provision.platforms.baremetal import BareMetal
-
         return BareMetal()
     if platform is Platform.LIBVIRT:
-        try:
+        try:  # libvirt-python and pyVmomi: optional, and only a guest's run needs them
             from sizing.provision.platforms.libvirt import Libvirt
         except ImportError as exc:
             raise SizingError(f"the libvirt platform is not available: {exc}") from exc

@@ -38,6 +38,7 @@ from sizing import paths
 from sizing.errors import HostError, SizingError
 from sizing.inventory import Host, Inventory
 from sizing.model import Ht
+from sizing.provision.ansible import run_playbook
 from sizing.provision.platforms.base import Backend, BackendOptions, Target
 from sizing.provision.platforms.libvirt_spec import (
     DEFAULT_CONSOLE_LOG,
@@ -357,8 +358,6 @@ class Libvirt(Backend):
         self, lv: Any, dom: Any, hyp: Host, spec: VmSpec, layout: PinLayout
     ) -> dict[str, Any]:
         """The pinning as libvirt and as /proc/<qemu pid>/task/*/status report it."""
-        from sizing.provision.ansible import run_playbook
-
         live = lv.VIR_DOMAIN_AFFECT_LIVE
         libvirt_vcpus = {i: cpus_of_map(m) for i, m in enumerate(dom.vcpuPinInfo(live))}
         libvirt_emulator = cpus_of_map(dom.emulatorPinInfo(live))

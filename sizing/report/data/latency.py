@@ -6,7 +6,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sizing.engine.figures import series_order
-from sizing.knee import KNEE_FACTOR, KNEE_FLOOR_MS
+from sizing.errors import SizingError
+from sizing.knee import KNEE_FACTOR, KNEE_FLOOR_MS, parse_slo
+from sizing.measure.validity import STEAL_LIMIT
 from sizing.model import FigureKind, Platform, PointResult, Status
 from sizing.records import LatencyRecord, PointMeta, SoakRep
 from sizing.report.data.format import (
@@ -39,8 +41,6 @@ def _latency_label(item: LatencyChartItem, multi_ht: bool, multi_profile: bool) 
 
 
 def _slo_parts(text: str | None) -> tuple[str | None, float | None]:
-    from sizing.errors import SizingError
-    from sizing.knee import parse_slo
 
     if not text:
         return None, None
@@ -223,7 +223,6 @@ def _soak_table(s: LatencySeries, item: LatencyChartItem, src: str) -> TableBloc
     jumps, reps_by_rate = item.soak_jumps, item.soak_series
     if not jumps or not reps_by_rate:
         return None
-    from sizing.measure.validity import STEAL_LIMIT
 
     rows: list[tuple[TCell, ...]] = []
     for rate_key in sorted(jumps, key=float):

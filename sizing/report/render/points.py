@@ -11,7 +11,9 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sizing.intervals import PairedRatio
+from sizing.ceilings import Ceiling
+from sizing.engine.compare import ht_pairs, paired
+from sizing.intervals import PairedRatio, median_coverage
 from sizing.model import PointKey, PointResult, Status
 from sizing.report.data.format import MISSING, number
 from sizing.report.render.grid import grid
@@ -89,8 +91,6 @@ def comparisons_json(points: Sequence[PointResult]) -> list[dict[str, Any]]:
     """Every overhead (bare metal / guest of that host) and HT gain (HT off / on) the
     points give, paired (median of the per-pair ratios) or unpaired (from both legs'
     intervals), with the leg that failed its guards when one did."""
-    from sizing.engine.compare import ht_pairs, paired
-
     out: list[dict[str, Any]] = []
     for kind, a, b, ratio, failed in [
         *(("virtualization", p.baremetal, p.hypervisor, p.ratio, p.failed) for p in paired(points)),
@@ -141,8 +141,6 @@ def _figure(r: PointResult) -> str:
 def _cover(n: int, ev: Mapping[str, Any]) -> str:
     """`` (75%)``: the true coverage of the interval of the median (of the stored
     repetitions the evidence recomputed it from, else of ``n`` runs)."""
-    from sizing.intervals import median_coverage
-
     cov = ev.get("interval_coverage")
     if cov is None and n >= 2:
         cov = median_coverage(n)
@@ -378,7 +376,6 @@ def ceiling_lines(
     wrapped to :data:`WIDTH`. Empty when no point has a ceiling to speak of."""
     import textwrap
 
-    from sizing.ceilings import Ceiling
 
     out: list[str] = []
     for p in points:

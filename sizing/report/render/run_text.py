@@ -7,6 +7,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from sizing.engine.compare import ht_pairs, paired
 from sizing.model import PointResult, Status
 from sizing.records import PointMeta
 from sizing.report.data.format import MISSING, number, percent
@@ -48,7 +49,6 @@ def pairs_table(points: Sequence[PointResult]) -> str:
     guards and the flags below; empty when there is none."""
     from tabulate import tabulate
 
-    from sizing.engine.compare import ht_pairs, paired
 
     out: list[str] = []
     sections = [

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sizing.ceilings import FAR_BELOW
+from sizing.engine.scaling import usl
 from sizing.model import PROFILE_UNITS, FigureKind
 from sizing.report.data.format import PLATFORM_LABELS, PROFILE_LABELS
 from sizing.report.data.model import Guide
@@ -67,8 +69,6 @@ def throughput_chart(guide: Guide) -> Chart | None:
 
 def _fit_curve(s: Any, top: int) -> list[tuple[float, float]]:
     """The series' fitted curve from 1 to ``top`` cores."""
-    from sizing.engine.scaling import usl
-
     if s.fit.model == "usl":
         assert s.fit.lam is not None and s.fit.sigma is not None
         assert s.fit.kappa is not None
@@ -328,8 +328,6 @@ def limits_chart(guide: Guide) -> Chart | None:
     """Each measured figure's share of its closest known ceiling, as horizontal bars with
     the far-below line; figures whose ceiling is unknown are left out (the table says
     why)."""
-    from sizing.ceilings import FAR_BELOW
-
     known = [x for x in guide.limit_points if x.share is not None]
     if not known:
         return None

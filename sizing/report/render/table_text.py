@@ -7,6 +7,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from sizing.ceilings import ABOVE
 from sizing.model import PREDICTED, FigureKind
 from sizing.report.data.format import MISSING, cell_source, mark, money, number, percent
 from sizing.report.render.grid import grid
@@ -58,7 +59,6 @@ def _column_groups(
 ) -> list[str]:
     """Render ``fixed`` columns plus as many whole ``groups`` of columns as fit ``width``
     per table (every table repeats the fixed ones); ``width`` None: one table."""
-
     def render(cols: Sequence[tuple[str, Sequence[str]]]) -> str:
         headers = [h for h, _ in cols]
         n = len(cols[0][1])
@@ -198,8 +198,6 @@ def _block_notes(block: Any) -> list[str]:
 def _ceiling_notes(block: Any, srs: Any) -> list[str]:
     """A series' physical ceilings and each figure's share of them ("ceiling: ... 1c 46%,
     2c 44%"); none for reference data (its block says "not stated")."""
-    from sizing.ceilings import ABOVE
-
     name = f"{srs.platform} {srs.profile.upper()} HT {srs.ht}"
     out = []
     for b in srs.bounds:

@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from sizing.engine.slo import slo_profile_name
 from sizing.model import FigureKind
 from sizing.report.data.format import MISSING, money, number, percent
 from sizing.report.explain import explain
 from sizing.report.render.grid import grid
+from sizing.report.render.points import WIDTH
 from sizing.report.render.table_text import TABLE_WIDTH, wrap
 
 if TYPE_CHECKING:
@@ -92,8 +94,6 @@ def bases_text(rows: Sequence[Mapping[str, Any]], choice: Choice, *, verbose: bo
     """``results --bases``: one line per basis, then the default choice and why. Fits 100
     columns (the last column cut with …); ``verbose`` adds software, runs and price, in
     full."""
-    from sizing.report.render.points import WIDTH
-
     table = []
     for r in rows:
         cores = "; ".join(
@@ -136,8 +136,6 @@ def slo_line(slo: Slo, found: Sequence[Figure], workload: str = "") -> str:
     """``--p95``: the RPS-under-objective figures the recommendation sizes from, of one
     latency workload; a figure whose objective held at the highest rate measured is a
     lower bound (no knee reached)."""
-    from sizing.engine.slo import slo_profile_name
-
     of = f" of latency workload {workload}" if workload else ""
     return f"sizing RPS as {slo_profile_name(slo)}{of}: " + "; ".join(
         f"{f.platform} {f.cores}c HT {f.ht} {'>= ' if f.lower_bound else ''}{f.value:,.0f}/s"
