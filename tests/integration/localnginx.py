@@ -108,24 +108,39 @@ def check_local_sweep(db: Path, run_id: int, repeat: int) -> None:
         assert "add a client host to the inventory" in r.reason
     main = [(rep, s) for rep, s in samples if s.metric == "requests_per_second"]
     assert [rep for rep, _ in main] == list(range(repeat + 1))  # warm-up, then the timed ones
-    meta = main[1][1].metadata
-    for field in ("host", "platform", "cores", "ht", "profile", "file_size", "connections",
-                  "duration_s", "repetition", "nginx_version", "openssl_version", "kernel",
-                  "cpu_model", "tool", "tool_version", "server_cpus", "client_cpus"):  # fmt: skip
-        assert meta.get(field) not in (None, ""), field
-    assert meta["server_cpus"] == "0" and meta["client_cpus"] == {"localhost": "1"}
-    assert meta["file_size"] == 128
+    # the point carries its environment; each window its guards' evidence
+    point_meta = stored[(1, "rps")].result.metadata
+    env, work, window = point_meta.env, point_meta.workload, main[1][1].metadata
+    for name, value in (("host", env.host), ("platform", env.platform), ("cores", env.cores),
+                        ("ht", env.ht), ("profile", env.profile), ("file_size", work.file_size),
+                        ("connections", work.connections), ("duration_s", work.duration_s),
+                        ("repetition", window.repetition), ("nginx", env.nginx_version),
+                        ("openssl", env.openssl_version), ("kernel", env.kernel),
+                        ("cpu_model", env.cpu_model), ("tool", env.tool),
+                        ("tool_version", env.tool_version), ("server_cpus", env.server_cpus),
+                        ("client_cpus", env.client_cpus)):  # fmt: skip
+        assert value not in (None, ""), name
+    assert env.server_cpus == "0" and env.client_cpus == {"localhost": "1"}
+    assert work.file_size == 128
     # every guard's evidence: server, client and upstream CPU, kernel work outside core 0
-    assert meta["role"] == "load-balance"
-    assert meta["upstreams"] == [{"host": "localhost", "cpus": "1", "shares_with": "client"}]
-    assert meta["server_busy"] is not None and meta["client_cpu_busy"]["localhost"] is not None
-    assert meta["upstream_cpu"]["localhost"]["own"] > 0  # the upstream served the requests
-    assert meta["kernel_outside"]["cpus"] == [1] and meta["kernel_outside"]["net_rx_total"] > 0
-    assert meta["irq_steering"].startswith("not steered: loopback")
+    assert work.role == "load-balance"
+    assert env.upstreams is not None
+    assert [(u.host, u.cpus, u.shares_with) for u in env.upstreams] == [
+        ("localhost", "1", "client")]
+    assert window.server_busy is not None and window.client_cpu_busy is not None
+    assert window.client_cpu_busy["localhost"] is not None
+    assert window.upstream_cpu is not None
+    own = window.upstream_cpu["localhost"].own
+    assert own is not None and own > 0  # the upstream served the requests
+    outside = window.kernel_outside
+    assert outside is not None and list(outside.cpus) == [1]
+    assert outside.net_rx_total is not None and outside.net_rx_total > 0
+    assert env.irq_steering is not None and env.irq_steering.startswith("not steered: loopback")
     with Store(db) as store:
         tls = [s for rep, s in store.samples(stored[(1, "tps")].id)
                if rep > 0 and s.metric == "handshakes_per_second"]  # fmt: skip
-    assert tls and all(s.metadata["tls_full"] > 0 and s.metadata["tls_reused"] == 0 for s in tls)
+    assert tls and all((s.metadata.tls_full or 0) > 0 and s.metadata.tls_reused == 0
+                       for s in tls)
     # The median of the timed repetitions is the point's figure.
     values = [s.value for rep, s in main if rep > 0]
     assert rps.value == statistics.median(values)

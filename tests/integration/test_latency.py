@@ -293,22 +293,25 @@ def test_latency_sweep_and_slo_search(workdir: Path, vegeta_bin: str, tools: Non
     r = point.result
     assert r.status.value in ("measured", "invalid"), r.reason
     meta = r.metadata
-    assert meta["generator"] == "oha" and meta["slo"] == "p95=5ms"
-    search = meta["slo_search"]
+    lat_rec = meta.latency
+    assert meta.env.generator == "oha" and lat_rec.slo == "p95=5ms"
+    search = lat_rec.slo_search
+    assert search is not None
     print(f"\nSLO search: {search}; curve p95 "
-          f"{[(c['rate'], round(c['p95_ms'], 2)) for c in meta['curve']]}")
-    assert search["probe_count"] >= 1
-    rates = [c["rate"] for c in meta["curve"]]
+          f"{[(c.rate, round(c.p95_ms, 2)) for c in lat_rec.curve]}")
+    assert search.probe_count is not None and search.probe_count >= 1
+    rates = [c.rate for c in lat_rec.curve]
     assert {100.0, 4000.0} <= set(rates) and rates == sorted(rates)
-    for c in meta["curve"]:  # every rate: the article's statistics and the server CPU
+    for c in lat_rec.curve:  # every rate: the article's statistics and the server CPU
         for k in ("mean_ms", "p50_ms", "p95_ms", "p99_ms", "max_ms", "server_busy"):
-            assert c[k] is not None, k
+            assert getattr(c, k) is not None, k
     lat = [s for _, s in samples if s.metric == "latency"]
-    phases = [s.metadata["phase"] for s in lat]
+    phases = [s.metadata.phase for s in lat]
     assert phases[0] == "warmup" and phases.count("sweep") == 2
-    assert phases.count("search") == search["probe_count"]
-    if search["converged"] and r.value is not None:
-        lo, hi = search["bracket"]
+    assert phases.count("search") == search.probe_count
+    if search.converged and r.value is not None:
+        lo, hi = search.bracket
+        assert lo is not None
         assert r.value == lo and (hi is None or (hi - lo) / lo <= 0.02)
 
 
@@ -324,19 +327,23 @@ def test_proxy_and_api_jwt(workdir: Path, tools: None) -> None:
         point, samples = points[profile]
         r = point.result
         meta = r.metadata
+        gw = meta.gateway
         print(f"\n{profile}: {r.status} {r.value} {r.unit} ({r.reason}); added latency "
-              f"{meta.get('added_latency_ms')}; jwt {meta.get('jwt_check')}")
+              f"{gw.added_latency_ms}; jwt {gw.jwt_check}")
         assert r.value and r.value > 0, r.reason
-        assert meta["role"] == profile and meta["upstream"].startswith("127.0.0.1:")
+        assert meta.workload.role == profile
+        assert meta.env.upstream is not None and meta.env.upstream.startswith("127.0.0.1:")
+        assert gw.single_request_proxy_ms is not None and gw.added_latency_ms is not None
         for k in ("connect", "starttransfer", "total"):
-            assert meta["single_request_proxy_ms"][k] > 0
-            assert k in meta["added_latency_ms"]
+            assert gw.single_request_proxy_ms[k] > 0
+            assert k in gw.added_latency_ms
         assert any(s.metric == "added_latency_ms" for _, s in samples)
         if profile == "api-jwt":
-            jwt = meta["jwt_check"]
-            assert jwt["bad_signature_status"] == 401 and jwt["missing_token_status"] == 401
-            assert jwt["good_token_status"] == 200 and jwt["good_reached_upstream"]
-            assert jwt["rejected_reached_upstream"] is False and jwt["ok"]
+            jwt = gw.jwt_check
+            assert jwt is not None
+            assert jwt.bad_signature_status == 401 and jwt.missing_token_status == 401
+            assert jwt.good_token_status == 200 and jwt.good_reached_upstream
+            assert jwt.rejected_reached_upstream is False and jwt.ok
             assert "jwt-check-failed" not in r.flags
             # the upstream's probe log: the good nonce only
             log = (workdir / "ulog" / "probe.log").read_text()

@@ -108,7 +108,7 @@ def test_two_clients_start_together_and_their_rates_sum(first_run: dict[str, Any
     per_client: dict[int, dict[str, float]] = {}
     for rep, s in timed:
         if s.metric == "requests_per_second.client":
-            per_client.setdefault(rep, {})[s.metadata["client"]] = s.value
+            per_client.setdefault(rep, {})[str(s.metadata.client)] = s.value
     assert sorted(totals) == sorted(per_client)
     for rep, total in totals.items():
         # Both clients measured every repetition, and the point's rate is their sum.
@@ -116,19 +116,25 @@ def test_two_clients_start_together_and_their_rates_sum(first_run: dict[str, Any
         assert all(v > 0 for v in per_client[rep].values())
         assert total.value == pytest.approx(sum(per_client[rep].values()), rel=1e-9)
         # They started together: one common start time, skew measured and small.
-        assert 0.0 <= total.metadata["start_skew_s"] < 1.0, total.metadata["start_skew_s"]
+        skew = total.metadata.start_skew_s
+        assert skew is not None and 0.0 <= skew < 1.0, skew
         # The server's network rates were sampled on its veth.
-        net = total.metadata["server_net"]
-        assert net["interface"] == "eth0" and net["tx_bytes_per_s"] > 0
-        assert net["link_bytes_per_s"] == pytest.approx(10e9 / 8)  # veth: 10000 Mb/s
+        net = total.metadata.server_net
+        assert net is not None and net.interface == "eth0"
+        assert net.tx_bytes_per_s is not None and net.tx_bytes_per_s > 0
+        assert net.link_bytes_per_s == pytest.approx(10e9 / 8)  # veth: 10000 Mb/s
         # The clients' latency distributions were merged, weighted by requests.
-        assert total.metadata["latency_count"] > 0
+        assert (total.metadata.latency.latency_count or 0) > 0
     # The point's merged latency covers every timed request of both clients.
-    assert meta["clients"] == ["sz-c1", "sz-c2"]
-    assert meta["latency_count"] == sum(s.metadata["latency_count"] for s in totals.values())
-    assert 0 < meta["latency_p50_ms"] <= meta["latency_p90_ms"] <= meta["latency_p99_ms"]
-    assert meta["latency_p99_ms"] <= meta["latency_max_ms"]
-    assert meta["server_net_interface"] == "eth0"
+    assert list(meta.env.clients or ()) == ["sz-c1", "sz-c2"]
+    merged = meta.evidence.latency
+    assert merged.latency_count == sum(s.metadata.latency.latency_count or 0
+                                       for s in totals.values())
+    assert merged.latency_p50_ms is not None and merged.latency_p90_ms is not None
+    assert merged.latency_p99_ms is not None and merged.latency_max_ms is not None
+    assert 0 < merged.latency_p50_ms <= merged.latency_p90_ms <= merged.latency_p99_ms
+    assert merged.latency_p99_ms <= merged.latency_max_ms
+    assert meta.evidence.server_net_interface == "eth0"
 
 
 def test_plan_prints_points_hosts_and_commands_without_running(
