@@ -1,4 +1,6 @@
-"""Fill the guide's Jinja2 templates (``templates/guide.html.j2``, ``templates/guide.md.j2``).
+"""Fill the guide's Jinja2 templates (``templates/guide.html.j2``, ``templates/guide.md.j2``)
+with the same chapters (:mod:`sizing.report.data.chapters`): each template renders every
+kind of block once, and no chapter is written twice.
 
 The HTML is self-contained: the print stylesheet (``templates/guide.css``) is inlined and
 the charts are inline SVG, so the same file opens in a browser and prints with WeasyPrint.
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sizing import __version__, paths
+from sizing.report.data.chapters import chapters
 from sizing.report.data.format import MARKS, PROVENANCE_TEXT
 from sizing.report.data.model import Guide
 
@@ -67,6 +70,7 @@ def _md_cell(text: Any) -> str:
 def _context(guide: Guide, charts: Sequence[Chart]) -> dict[str, Any]:
     return {
         "g": guide,
+        "chapters": chapters(guide, [c.id for c in charts]),
         "charts": list(charts),
         "marks": MARKS,
         "provenance_text": PROVENANCE_TEXT,

@@ -1,0 +1,274 @@
+"""The guide's chapters as one sequence of blocks, rendered to HTML and to Markdown alike
+(``templates/guide.html.j2`` and ``templates/guide.md.j2`` each hold one macro per kind of
+block, and no chapter's text): every sentence of a chapter is written here, once.
+
+A block is a paragraph (text runs, some of them code or a URL), a heading, facts, a table,
+preformatted lines, the recommendation, the headline figures, a host's facts, the marks'
+legend or the charts (HTML only). :func:`chapters` builds them from a :class:`Guide`; the
+charts given (none for Markdown) decide whether the charts chapter exists and how the
+chapters are numbered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from sizing.model import FigureKind
+from sizing.report.data.model import Fact, Guide, Headline, HostView, RecommendationView, TableBlock
+
+__all__ = ["Chapter", "chapters"]
+
+
+@dataclass(frozen=True)
+class Run:
+    """A piece of a paragraph: plain text, code, or a URL."""
+
+    text: str
+    code: bool = False
+    url: bool = False
+
+
+@dataclass(frozen=True)
+class Block:
+    kind: str
+
+
+@dataclass(frozen=True)
+class Para(Block):
+    runs: tuple[Run, ...] = ()
+    cls: str = ""  # lead, note
+
+
+@dataclass(frozen=True)
+class Heading(Block):
+    text: str = ""
+    id: str = ""
+
+
+@dataclass(frozen=True)
+class Facts(Block):
+    items: tuple[Fact, ...] = ()
+    cls: str = ""
+    title: str = ""  # a small title above them
+
+
+@dataclass(frozen=True)
+class Table(Block):
+    table: TableBlock | None = None
+    cls: str = ""
+    show_title: bool = True
+
+
+@dataclass(frozen=True)
+class Pre(Block):
+    lines: tuple[str, ...] = ()
+    lang: str = ""
+
+
+@dataclass(frozen=True)
+class Recommendation(Block):
+    view: RecommendationView | None = None
+
+
+@dataclass(frozen=True)
+class Headlines(Block):
+    items: tuple[Headline, ...] = ()
+
+
+@dataclass(frozen=True)
+class Host(Block):
+    host: HostView | None = None
+
+
+@dataclass(frozen=True)
+class Charts(Block):
+    pass
+
+
+@dataclass(frozen=True)
+class Legend(Block):
+    """The provenance marks' legend, then ``runs`` (where the reference figures are from)."""
+
+    runs: tuple[Run, ...] = ()
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter: its anchor, title, number (``A`` for an appendix) and blocks."""
+
+    id: str
+    title: str
+    num: str
+    blocks: tuple[Block, ...] = field(default=())
+    appendix: bool = False
+
+
+def p(*parts: str | Run, cls: str = "") -> Para:
+    return Para("para", tuple(x if isinstance(x, Run) else Run(x) for x in parts), cls)
+
+
+def code(text: str) -> Run:
+    return Run(text, code=True)
+
+
+def h3(text: str, id: str = "") -> Heading:
+    return Heading("heading", text, id)
+
+
+def table(t: TableBlock | None, cls: str = "", show_title: bool = True) -> list[Block]:
+    return [] if t is None else [Table("table", t, cls, show_title)]
+
+
+def facts(items: Sequence[Fact], cls: str = "", title: str = "") -> Facts:
+    return Facts("facts", tuple(items), cls, title)
+
+
+def chapters(g: Guide, chart_ids: Sequence[str]) -> list[Chapter]:
+    """The guide's chapters (see the module); ``chart_ids``: the charts drawn (none for
+    Markdown)."""
+    out = [Chapter("summary", "Executive summary", "1", tuple(_summary(g))),
+           Chapter("table", "Sizing table", "2", tuple(_table(g)))]  # fmt: skip
+    if chart_ids:
+        out.append(Chapter("charts", "Charts", "3", (Charts("charts"),)))
+    if g.latency is not None:
+        out.append(Chapter("latency", "Latency under steady load", str(len(out) + 1),
+                           tuple(_latency(g, chart_ids))))  # fmt: skip
+    if g.gateway is not None:
+        out.append(Chapter("gateway", "API gateway: CPU against calls per second",
+                           str(len(out) + 1), tuple(_gateway(g, chart_ids))))  # fmt: skip
+    out.append(Chapter("methodology", "Methodology", str(len(out) + 1), tuple(_methodology(g))))
+    out.append(Chapter("validity", "Validity of the measurements", "A", tuple(_validity(g)),
+                       appendix=True))  # fmt: skip
+    out.append(Chapter(
+        "provenance", "Provenance of every figure", "B", appendix=True, blocks=(
+            p("Every throughput of the sizing table, where it comes from, and its interval: "
+              "for a measured figure the interval of its median, with the share of the time "
+              "it holds the true median."),
+            *table(g.provenance, "provenance", show_title=False)),
+    ))  # fmt: skip
+    return out
+
+
+def _summary(g: Guide) -> list[Block]:
+    lead = g.basis_text + (" The figures describe the published test hardware, not yours."
+                           if g.reference_only else "")  # fmt: skip
+    blocks: list[Block] = [p(lead, cls="lead")]
+    if g.recommendation is not None:
+        blocks.append(Recommendation("recommendation", g.recommendation))
+        blocks += table(g.recommendation.alternatives, "alternatives")
+    if g.headlines:
+        blocks.append(Headlines("headlines", g.headlines))
+    ref: list[Run] = []
+    if FigureKind.REFERENCE in g.table.sources_used:
+        ref = [Run(" Reference figures: "), Run(g.citation)]
+        ref += [Run(", "), Run(g.reference_url, url=True)] if g.reference_url else []
+        ref.append(Run("."))
+    blocks.append(Legend("legend", tuple(ref)))
+    return blocks
+
+
+def _table(g: Guide) -> list[Block]:
+    blocks: list[Block] = [p(
+        "Throughput of one server per CPU core count, in the shape of the published NGINX "
+        "sizing guide, with the hardware price of the catalog, the cost per unit of "
+        "throughput and the overhead of running NGINX in a hypervisor guest. Costs are in "
+        f"{g.currency}, on a {g.cost_basis} basis.")]  # fmt: skip
+    for t in g.tables:
+        blocks += table(t, "sizing")
+    blocks += table(g.overhead_table, "overhead")
+    blocks += table(g.ht_gain_table, "ht-gain")
+    blocks += table(g.emulated_table, "emulated")
+    if g.certainty:
+        blocks.append(h3("How sure are these figures", "how-sure"))
+        blocks += [p(x) for x in g.certainty]
+        blocks += table(g.predicted, "predicted")
+        blocks += [p(x) for x in g.certainty_closing]
+    if g.limits_text:
+        blocks.append(h3("How close to the limit", "how-close"))
+        blocks += [p(x) for x in g.limits_text]
+        blocks += table(g.limits_table, "limits")
+    return blocks
+
+
+def _latency(g: Guide, chart_ids: Sequence[str]) -> list[Block]:
+    lat = g.latency
+    assert lat is not None
+    blocks: list[Block] = [p(
+        "The latency profiles offer constant request rates, open loop, and record the latency "
+        "of every request at each rate: how fast one server answers below its capacity, "
+        "where latency explodes (the knee) and, when a latency objective was given, the "
+        "highest rate that meets it (the SLO capacity)."
+        + (" The curves are in the charts above." if "latency" in chart_ids else ""))]
+    blocks += table(lat.summary, "latency-summary")
+    for t in lat.rates:
+        blocks += table(t, "latency-rates")
+    if lat.soak:
+        blocks += [h3("Soak repetitions"), p(
+            "Each rate was repeated back to back. In these rates one repetition jumped; "
+            "every repetition is listed.")]  # fmt: skip
+        for t in lat.soak:
+            blocks += table(t, "soak")
+    return blocks
+
+
+def _gateway(g: Guide, chart_ids: Sequence[str]) -> list[Block]:
+    assert g.gateway is not None
+    blocks: list[Block] = [p(
+        "As in the API-gateway article's CPU figure, the gateway (a reverse proxy, or a "
+        "JWT-validating API gateway) was offered constant rates of API calls, open loop, and "
+        "the busy share of its pinned CPUs was sampled at each rate: how much CPU a given "
+        "call volume costs, and where the core is fully loaded."
+        + (" The curve is in the charts above." if "gateway-cpu" in chart_ids else ""))]
+    for t in g.gateway.tables:
+        blocks += table(t, "gateway-cpu")
+    return blocks
+
+
+def _methodology(g: Guide) -> list[Block]:
+    m = g.methodology
+    blocks: list[Block] = []
+    if m.measured:
+        blocks += [p(
+            "Measured figures were produced by ", code("sizing run"), ": nginx from the "
+            "distribution, pinned to the cores under test, loaded by a load generator on cores "
+            "of its own, each point repeated until its confidence interval was narrow enough. "
+            "Everything below is read from the metadata stored with the figures."),
+            h3("Hardware and software")]  # fmt: skip
+        blocks += [Host("host", h) for h in m.hosts]
+        blocks.append(h3("Load and measurement"))
+        blocks += table(m.workloads, "workloads")
+        blocks += [facts(m.settings), h3("nginx configuration"),
+                   p("sizing renders ", code("templates/nginx.conf.j2"), " for every point. "
+                     "Per point:"), facts(m.nginx_per_point)]  # fmt: skip
+        if m.nginx_directives:
+            blocks += [p("Directives common to every point:"),
+                       Pre("pre", m.nginx_directives, "nginx")]  # fmt: skip
+    if m.reference:
+        where = [Run(" ("), Run(g.reference_url, url=True), Run(")")] if g.reference_url else []
+        blocks += [h3("Reference data"),
+                   p("Reference figures are copied from ", g.citation, *where,
+                     ". Their test conditions, as published:"),
+                   facts(m.reference, "reference")]  # fmt: skip
+    blocks += [h3("How the table is computed"), p(
+        "Each platform, hyper-threading mode and metric forms a series. A core count the "
+        "series does not hold is predicted: with three or more core counts measured, by the "
+        "Universal Scalability Law fitted to every run, with a bootstrap prediction interval; "
+        "with fewer, by the scaling shape of a basis with the same workload (never an "
+        "emulated one), or not at all, with the reason. No prediction exceeds linear scaling "
+        "from the best measured figure per core. Such figures are marked interpolated or "
+        "extrapolated; \"How sure are these figures\" lists them."),
+        facts(m.models, "models"), facts(m.cost, title="Cost")]  # fmt: skip
+    return blocks
+
+
+def _validity(g: Guide) -> list[Block]:
+    if g.validity is not None:
+        return [p("A figure is used for sizing only when it measured the server and nothing "
+                  "else. These points were skipped, failed, judged invalid (kept, never used), "
+                  "or used with a warning."),
+                *table(g.validity, "validity", show_title=False)]  # fmt: skip
+    if g.runs:
+        return [p("Every point of the runs covered by this guide was measured and passed every "
+                  "validity check.")]  # fmt: skip
+    return [p("No measurement is covered by this guide: it rests on reference data only.")]
