@@ -25,7 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sizing.records import PointMeta
+from sizing.records import HostRecord, PointMeta
+from sizing.records.codec import load
 
 __all__ = [
     "ALGORITHMS",
@@ -79,16 +80,6 @@ class CryptoRate:
             "verify_per_s": self.verify_per_s,
         }
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> CryptoRate:
-        verify = d.get("verify_per_s")
-        return cls(
-            alg=str(d["alg"]),
-            cpus=str(d.get("cpus", "")),
-            threads=int(d.get("threads", 1)),
-            sign_per_s=float(d["sign_per_s"]),
-            verify_per_s=None if verify is None else float(verify),
-        )
 
 
 @dataclass(frozen=True)
@@ -96,39 +87,44 @@ class HostCeilings:
     """What a run measured of one host's ceilings (``environment[host]["ceilings"]``)."""
 
     openssl: str = ""  # `openssl version` of the binary measured
-    rates: tuple[CryptoRate, ...] = ()
+    crypto: tuple[CryptoRate, ...] = ()
     missing: str = ""  # why nothing could be measured (no openssl binary, ...)
     took_s: float | None = None
 
     def rate(self, alg: str, threads: int) -> CryptoRate | None:
-        return next((r for r in self.rates if r.alg == alg and r.threads == threads), None)
+        return next((r for r in self.crypto if r.alg == alg and r.threads == threads), None)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "openssl": self.openssl,
-            "crypto": [r.to_dict() for r in self.rates],
+            "crypto": [r.to_dict() for r in self.crypto],
             "missing": self.missing,
             "took_s": self.took_s,
         }
 
     @classmethod
-    def from_env(cls, host_env: Mapping[str, Any] | None) -> HostCeilings | None:
-        raw = (host_env or {}).get("ceilings")
-        if not isinstance(raw, Mapping):
+    def of(cls, host: HostRecord | None) -> HostCeilings | None:
+        """What the run's record of a host kept of its ceilings (None: not measured)."""
+        if host is None or host.ceilings is None:
             return None
-        rates = []
-        for d in raw.get("crypto") or ():
-            try:
-                rates.append(CryptoRate.from_dict(d))
-            except (KeyError, TypeError, ValueError):
+        stored = load(_StoredCeilings, host.ceilings)
+        crypto = []
+        for d in stored.crypto:
+            try:  # one unreadable measurement leaves the others
+                crypto.append(load(CryptoRate, d))
+            except ValueError:
                 continue
-        took = raw.get("took_s")
-        return cls(
-            openssl=str(raw.get("openssl") or ""),
-            rates=tuple(rates),
-            missing=str(raw.get("missing") or ""),
-            took_s=None if took is None else float(took),
-        )
+        return cls(stored.openssl, tuple(crypto), stored.missing, stored.took_s)
+
+
+@dataclass(frozen=True)
+class _StoredCeilings:
+    """:meth:`HostCeilings.to_dict` as stored, its measurements read one by one."""
+
+    openssl: str = ""
+    crypto: tuple[dict[str, Any], ...] = ()
+    missing: str = ""
+    took_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -155,17 +151,6 @@ class Ceiling:
             return self.note or f"{self.what}: not known"
         shown = f"{value:,.0f}{' ' + _short(unit) if unit else ''}"
         return f"{shown} = {share * 100:.0f}% of {self.what}" + (ABOVE if share > 1.05 else "")
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Ceiling:
-        limit, per = d.get("limit"), d.get("per_core")
-        return cls(
-            kind=str(d.get("kind", "")),
-            limit=None if limit is None else float(limit),
-            what=str(d.get("what", "")),
-            note=str(d.get("note", "")),
-            per_core=None if per is None else float(per),
-        )
 
     def to_dict(self, value: float | None = None) -> dict[str, Any]:
         share = self.share(value)
@@ -258,13 +243,13 @@ def point_ceilings(
     ht: str,
     value: float | None,
     meta: PointMeta,
-    host_env: Mapping[str, Any] | None,
+    host: HostRecord | None,
 ) -> list[Ceiling]:
     """Every ceiling of one point: the crypto one for a handshake figure, the NIC one for
     any figure with interface counters."""
     out: list[Ceiling] = []
     if full_handshakes:
-        c = crypto_ceiling(HostCeilings.from_env(host_env), tls_key, cores, ht)
+        c = crypto_ceiling(HostCeilings.of(host), tls_key, cores, ht)
         if c is not None:
             out.append(c)
     n = nic_ceiling(meta, value)

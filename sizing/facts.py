@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
+from sizing.records.host import HostRecord
 from sizing.topology import Topology
 
 __all__ = ["HostFacts"]
@@ -14,7 +16,8 @@ __all__ = ["HostFacts"]
 
 @dataclass(frozen=True)
 class HostFacts:
-    """What ``playbooks/facts.yml`` found on a host."""
+    """What ``playbooks/facts.yml`` found on a host: its CPU topology, the facts typed
+    (``record``) and as reported (``raw``, what the run stores)."""
 
     topology: Topology
     raw: dict[str, Any]
@@ -28,8 +31,12 @@ class HostFacts:
         raw = json.loads(stdout)
         return cls(Topology.from_lscpu(raw["lscpu"]), raw, window)
 
+    @cached_property
+    def record(self) -> HostRecord:
+        """The facts, typed."""
+        return HostRecord.parse(self.raw)
+
     @property
     def cpu_model(self) -> str | None:
         """The CPU's model name as /proc/cpuinfo gives it."""
-        got = self.raw.get("cpu_model")
-        return str(got) if got else None
+        return self.record.cpu_model or None

@@ -6,17 +6,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from sizing.errors import UsageError
 from sizing.model import PointResult
 from sizing.provision.hostsafety import process_gone
-from sizing.report.data.evidence import point_evidence
+from sizing.report.data.evidence import Evidence, point_evidence
 from sizing.store import RunRecord, Store
 
 __all__ = ["StoredRun", "points_with_evidence", "read", "run_ref", "status"]
 
-Evidenced = list[tuple[PointResult, dict[str, Any]]]
+Evidenced = list[tuple[PointResult, Evidence]]
 
 
 @dataclass(frozen=True)
@@ -52,10 +51,10 @@ def run_ref(store: Store, ref: str, option: str) -> int:
 
 def points_with_evidence(store: Store, run_id: int) -> Evidenced:
     """Each stored point of a run with its guards' evidence (:func:`point_evidence`)."""
-    env = store.get_run(run_id).environment
+    hosts = store.get_run(run_id).hosts
     return [
         (p.result, point_evidence(p.result, [s for _, s in store.samples(p.id)],
-                                  env.get(p.result.key.host)))
+                                  hosts.get(p.result.key.host)))
         for p in store.points(run_id)
     ]  # fmt: skip
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from sizing.app.results import points_with_evidence
 from sizing.app.status import Planned
 from sizing.errors import UsageError
 from sizing.measure.context import Progress
 from sizing.model import PointKey, RunSummary
+from sizing.report.data.evidence import Evidence
 from sizing.sources.fitcache import warm
 from sizing.store import Store
 from sizing.sweep import RunOptions, plan_sweep, run_sweep
@@ -41,7 +41,7 @@ class Measured:
     (as ``results`` shows it)."""
 
     summary: RunSummary
-    evidence: dict[PointKey, dict[str, Any]]
+    evidence: dict[PointKey, Evidence]
 
 
 def resume(opts: RunOptions, run_id: int, typed: Iterable[str] = ()) -> Resumed:
@@ -75,7 +75,7 @@ def measure(opts: RunOptions, progress: Progress) -> Measured:
     return Measured(summary, evidence)
 
 
-def stored_evidence(opts: RunOptions, run_id: int) -> dict[PointKey, dict[str, Any]]:
+def stored_evidence(opts: RunOptions, run_id: int) -> dict[PointKey, Evidence]:
     """Each stored point's guards' evidence, read back from the store (as ``results``)."""
     if not Store.exists(opts.db):
         return {}

@@ -20,6 +20,7 @@ from sizing.cli.options import RUN_HT, DbOpt, choice, metavar
 from sizing.cli.progress import RichProgress
 from sizing.errors import UsageError
 from sizing.model import HtChoice, PointResult
+from sizing.report.data.evidence import NO_EVIDENCE
 from sizing.report.render.points import (
     ceiling_lines,
     left_out_by_default,
@@ -376,7 +377,7 @@ def _render(measured: Measured, label: str, db: Path, *, json_out: bool,
                 "status": summary.status,
                 "points": [
                     {
-                        **point_json(p, evidence.get(p.key, {})),
+                        **point_json(p, evidence.get(p.key, NO_EVIDENCE)),
                         **_latency_json(p),
                         "metadata": p.metadata.to_json(),
                     }

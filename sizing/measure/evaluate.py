@@ -42,6 +42,7 @@ from sizing.records import (
     SampleMeta,
     UpstreamWindow,
 )
+from sizing.records.host import HostRecord
 
 __all__ = [
     "Measurement",
@@ -313,12 +314,13 @@ def evaluate_windows(
         if host not in outputs:
             why = (broken or {}).get(host, "no result")
             return PointResult(key, Status.FAILED, f"{host}: {why}"), []
-    raw = facts.raw if facts else {}
+    server_facts = facts.record if facts else HostRecord()
     base = throughput_metadata(point, target, connections=connections, duration=duration,
-                               rule=rule, raw=raw, tool_version=client_tool_version)  # fmt: skip
+                               rule=rule, facts=server_facts,
+                               tool_version=client_tool_version)  # fmt: skip
     # multi-host: server network rates and merged client latency, per window and point
     extras = multihost_extras([c.name for c in point.clients], target.host, outputs, windows,
-                              raw, point.server.sizing.nic_gbps)  # fmt: skip
+                              server_facts, point.server.sizing.nic_gbps)  # fmt: skip
     acc = PointWindows(point, target, outputs, extras)
     for win in windows:
         died = acc.add(win.index)
@@ -329,7 +331,7 @@ def evaluate_windows(
         reason = "; ".join(acc.problems) or "no repetition finished"
         return PointResult(key, Status.FAILED, reason, repetitions=len(acc.values),
                            metadata=base), acc.samples  # fmt: skip
-    return _judged(point, target, acc, base, rule, connections, bool(raw.get("hypervisor")))
+    return _judged(point, target, acc, base, rule, connections, bool(server_facts.hypervisor))
 
 
 def _judged(point: PlannedPoint, target: Target, acc: PointWindows, base: PointMeta,

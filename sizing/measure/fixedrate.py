@@ -252,7 +252,7 @@ def judge_curve(ctx: MeasureContext, point: PlannedPoint, target: Target, acc: R
                     problems, climb_reason)  # fmt: skip
     invalid = value is None or (value in lagging) or "unstable" in flags
     facts = ctx.facts.get(target.host) or ctx.facts.get(point.server.name)
-    base = latency_metadata(point, target, url, facts.raw if facts else None)
+    base = latency_metadata(point, target, url, facts.record if facts else None)
     reps = acc.reps_per_rate
     jumps = {f"{r:g}": tuple(soak_jumps(s)) for r, s in acc.series.items() if soak_jumps(s)}
     record = LatencyRecord(

@@ -3,7 +3,6 @@ metadata provider), as :mod:`sizing.records` types."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from sizing import __version__
@@ -21,6 +20,7 @@ from sizing.records import (
     UpstreamPlacement,
     Workload,
 )
+from sizing.records.host import HostRecord
 from sizing.topology import cpulist
 
 __all__ = [
@@ -46,14 +46,14 @@ def key_environment(point: PlannedPoint) -> dict[str, Any]:
     }
 
 
-def host_environment(raw: Mapping[str, Any]) -> dict[str, Any]:
+def host_environment(facts: HostRecord) -> dict[str, Any]:
     """The server's software and hardware, from its facts, as :class:`Environment` fields."""
     return {
-        "nginx_version": raw.get("nginx_version"),
-        "openssl_version": raw.get("nginx_openssl") or raw.get("openssl_version"),
-        "kernel": raw.get("kernel"),
-        "cpu_model": raw.get("cpu_model"),
-        "hypervisor": raw.get("hypervisor"),
+        "nginx_version": facts.nginx_version,
+        "openssl_version": facts.nginx_build_openssl,
+        "kernel": facts.kernel,
+        "cpu_model": facts.cpu_model,
+        "hypervisor": facts.hypervisor,
     }
 
 
@@ -82,7 +82,7 @@ def throughput_metadata(
     connections: int,
     duration: float,
     rule: StopRule,
-    raw: Mapping[str, Any],
+    facts: HostRecord,
     tool_version: str | None,
 ) -> PointMeta:
     """A closed-loop (wrk) point's record, less its evidence (the evaluation adds it)."""
@@ -97,7 +97,7 @@ def throughput_metadata(
         worker_cpus=cpulist(target.workers),
         client_cpus={c: cpulist(v) for c, v in point.client_cpus.items() if v},
         clients=tuple(c.name for c in point.clients),
-        **host_environment(raw),
+        **host_environment(facts),
         tool="wrk",
         tool_version=tool_version,
         sizing_version=__version__,
@@ -117,7 +117,7 @@ def throughput_metadata(
 
 
 def latency_metadata(
-    point: PlannedPoint, target: Target, url: str, raw: Mapping[str, Any] | None
+    point: PlannedPoint, target: Target, url: str, facts: HostRecord | None
 ) -> PointMeta:
     """An open-loop (oha or vegeta) point's record, less its curve (the caller adds it)."""
     prof = point.profile
@@ -134,7 +134,7 @@ def latency_metadata(
         worker_cpus=cpulist(target.workers),
         clients=tuple(c.name for c in point.clients),
         platform_settings=PlatformSettings.parse(target.metadata),
-        **host_environment(raw or {}),
+        **host_environment(facts or HostRecord()),
     )
     workload = Workload(
         file_size=prof.file_size,

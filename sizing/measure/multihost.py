@@ -16,6 +16,7 @@ from sizing.load.latency import LatencyReport, merge_latency
 from sizing.load.wrk import WrkParseError, parse_report
 from sizing.loadproto import WindowOutput, WindowSpec
 from sizing.records import MergedLatency, PointEvidence, ServerNet
+from sizing.records.host import HostRecord
 
 __all__ = [
     "NETWORK_BOUND_SHARE",
@@ -144,7 +145,7 @@ def multihost_extras(
     server: str,
     outputs: Mapping[str, Sequence[WindowOutput]],
     windows: Sequence[WindowSpec],
-    server_facts: Mapping[str, Any],
+    server_facts: HostRecord,
     nic_gbps: float | None,
 ) -> Extras:
     """Server network rates, the network verdict and merged latency, from the window
@@ -153,7 +154,7 @@ def multihost_extras(
     extras = Extras()
     timed_reports: list[LatencyReport] = []
     peaks: list[tuple[float, NetRate, float | None]] = []
-    speeds = server_facts.get("nic_speeds_mbps")
+    speeds = server_facts.nic_speeds_mbps
     for win in windows:
         idx = win.index
         meta = WindowExtras()

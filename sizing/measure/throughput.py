@@ -127,7 +127,7 @@ class Throughput:
             duration=schedule.duration_s,
             rule=stop_rule(schedule),
             facts=facts,
-            client_tool_version=first_client.raw.get("wrk_version") if first_client else None,
+            client_tool_version=first_client.record.wrk_version if first_client else None,
             broken=ctx.hosts.broken,
         )
 

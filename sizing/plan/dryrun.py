@@ -157,12 +157,12 @@ def plan_document(
                 "name": h.name,
                 "roles": sorted(h.roles),
                 "address": h.address,
-                "facts": (str(f.raw.get("facts", "probed")) if f else None),
+                "facts": (f.record.facts or "probed") if f else None,
                 "reachable": (f is not None) if probed else None,
                 "problem": unreachable.get(h.name),
                 "cpus": len(f.topology.cpus) if f else None,
                 "topology": f.topology.describe() if f else None,
-                "cpu_model": f.raw.get("cpu_model") if f else None,
+                "cpu_model": f.record.cpu_model if f else None,
             }
         )
     measured = [p for p in plan if not p.skipped and p.key not in done]

@@ -32,6 +32,7 @@ from sizing.load import wrk
 from sizing.plan.loadspec import client_ceiling, client_wrk_spec, url_for
 from sizing.plan.points import PlannedPoint
 from sizing.profiles import Profile
+from sizing.records.host import HostRecord
 from sizing.topology import Topology, affinity_masks, cpulist, parse_cpulist
 
 __all__ = [
@@ -133,17 +134,17 @@ def check_clock(
     ]
 
 
-def _nginx_nofile(raw: Mapping[str, Any], wanted: int) -> tuple[int, str]:
+def _nginx_nofile(facts: HostRecord, wanted: int) -> tuple[int, str]:
     """The open-files limit nginx will get (as playbooks/nginx.yml sets it) and why."""
-    hard = raw.get("nofile_hard")
-    if raw.get("cap_sys_resource") or hard is None or int(hard) >= wanted:
+    hard = facts.nofile_hard
+    if facts.cap_sys_resource or hard is None or int(hard) >= wanted:
         return wanted, f"worker_rlimit_nofile {wanted}"
     return int(hard), f"hard limit {hard} (cannot raise it to {wanted})"
 
 
 def check_server_limits(
     host: Host,
-    raw: Mapping[str, Any],
+    facts: HostRecord,
     total_connections: int,
     workers: int,
 ) -> list[str]:
@@ -153,7 +154,7 @@ def check_server_limits(
     out: list[str] = []
     name = host.name
     wanted = host.sizing.nginx_rlimit_nofile or NGINX_DEFAULT_RLIMIT_NOFILE
-    nofile, why = _nginx_nofile(raw, wanted)
+    nofile, why = _nginx_nofile(facts, wanted)
     # With reuseport the kernel spreads connections over the workers, unevenly: count on
     # a worker getting up to twice its share, and never more than all of them.
     per_worker = min(total_connections, math.ceil(2 * total_connections / max(workers, 1)))
@@ -170,7 +171,7 @@ def check_server_limits(
             f"worker may hold ({total_connections} in all over {workers} worker(s)); "
             f"raise sizing_nginx_worker_connections or lower --connections"
         )
-    somaxconn = int(raw.get("somaxconn") or 0)
+    somaxconn = facts.somaxconn or 0
     needed = min(total_connections, NGINX_BACKLOG)
     if somaxconn and somaxconn < needed:
         out.append(
@@ -189,23 +190,23 @@ def _port_range(text: Any) -> int | None:
     return max(0, hi - lo + 1)
 
 
-def check_client_limits(host: Host, raw: Mapping[str, Any], connections: int) -> list[str]:
+def check_client_limits(host: Host, facts: HostRecord, connections: int) -> list[str]:
     """wrk's open files and the ephemeral ports on a client."""
     if connections <= 0:
         return []
     out: list[str] = []
     name = host.name
-    soft = raw.get("nofile_soft")
+    soft = facts.nofile_soft
     if soft is not None and int(soft) < connections + SPARE_FDS_CLIENT:
         out.append(
             f"{name}: open-files limit {soft} is below the {connections} connections wrk "
             f"opens plus {SPARE_FDS_CLIENT}; raise it (ulimit -n, limits.conf) for "
             f"{host.variables.get('ansible_user', 'the Ansible user')} or lower --connections"
         )
-    ports = _port_range(raw.get("ip_local_port_range"))
+    ports = _port_range(facts.ip_local_port_range)
     if ports is not None and ports < connections:
         out.append(
-            f"{name}: the ephemeral port range ({' '.join(str(raw['ip_local_port_range']).split())}"
+            f"{name}: the ephemeral port range ({' '.join(str(facts.ip_local_port_range).split())}"
             f", {ports} ports) is smaller than the {connections} connections wrk opens; "
             f"widen net.ipv4.ip_local_port_range"
         )
@@ -346,7 +347,7 @@ def check_offered_rates(point: PlannedPoint, rates: Sequence[int]) -> list[str]:
 
 def check_plan(
     plan: Sequence[PlannedPoint],
-    facts: Mapping[str, Mapping[str, Any]],
+    facts: Mapping[str, HostRecord],
     *,
     connections: Callable[[Profile], int],
     duration_s: Callable[[Profile], float] = lambda p: p.duration_s,
@@ -363,10 +364,9 @@ def check_plan(
     lines: list[str] = []
     lines += check_reachable(hosts, unreachable or {})
     for name in sorted(facts):
-        raw = facts[name]
         lines += check_clock(
             name,
-            raw.get("time") if isinstance(raw.get("time"), int | float) else None,
+            facts[name].time,
             (clock or {}).get(name),
             clock_bound_s,
         )
@@ -405,7 +405,7 @@ def check_plan(
 
 def preflight(
     plan: Sequence[PlannedPoint],
-    facts: Mapping[str, Mapping[str, Any]],
+    facts: Mapping[str, HostRecord],
     **kwargs: Any,
 ) -> None:
     """Raise :class:`PreflightError` listing every failing check; return when all pass."""

@@ -93,7 +93,7 @@ def _host(doc: Mapping[str, object], took: float) -> HostCeilings:
             why.append(str(exc))
     return HostCeilings(
         openssl=str(doc.get("openssl") or ""),
-        rates=tuple(rates),
+        crypto=tuple(rates),
         missing="" if rates or not why else "; ".join(why),
         took_s=took,
     )

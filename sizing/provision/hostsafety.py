@@ -175,9 +175,9 @@ def same_machines(facts: Mapping[str, HostFacts]) -> list[str]:
     but not a network)."""
     seen: dict[tuple[str, str], list[str]] = {}
     for name, f in sorted(facts.items()):
-        mid = f.raw.get("machine_id")
+        mid = f.record.machine_id
         if mid:
-            seen.setdefault((str(mid), str(f.raw.get("net_ns") or "")), []).append(name)
+            seen.setdefault((mid, f.record.net_ns or ""), []).append(name)
     return [
         f"{' and '.join(names)} are the same machine (machine-id {mid[:12]}…): name it "
         "once in the inventory, or its server and client would share its CPUs unplanned"

@@ -8,6 +8,7 @@ are spelled.
 from sizing.records.codec import dump, load
 from sizing.records.gateway import GatewayChecks, JwtCheck
 from sizing.records.guards import GuardInputs, Guards, RepetitionEvidence, Verdict
+from sizing.records.host import DeclaredRecord, HostRecord, hosts_of
 from sizing.records.latency import Climb, LatencyPoint, LatencyRecord, SloSearch, SoakRep
 from sizing.records.point import (
     Environment,
@@ -32,6 +33,9 @@ from sizing.records.window import (
 
 __all__ = [
     "Climb",
+    "DeclaredRecord",
+    "HostRecord",
+    "hosts_of",
     "CpuShare",
     "CpuWindow",
     "Environment",

@@ -19,7 +19,7 @@ from sizing.engine.basis import Basis, Hardware, Workload
 from sizing.errors import SizingError, ToolError
 from sizing.intervals import interval_words, median_coverage, median_interval, repetition_flags
 from sizing.model import Figure, FigureKind, Status, basis_platform
-from sizing.records import PointMeta
+from sizing.records import HostRecord, PointMeta
 from sizing.sources.pooling import combine, pool_hosts
 from sizing.topology import Topology
 
@@ -80,15 +80,15 @@ def software_label(nginx: Any, openssl: Any) -> str:
     return ", ".join(parts)
 
 
-def hardware_of(facts: Mapping[str, Any] | None, declared: Declared | None = None) -> Hardware:
+def hardware_of(facts: HostRecord | None, declared: Declared | None = None) -> Hardware:
     """A host's hardware from its facts (``cpu_model``, ``lscpu``); the inventory's
     ``sizing_cpu`` fills what the facts lack."""
-    facts = facts or {}
-    model = str(facts.get("cpu_model") or "")
+    facts = facts or HostRecord()
+    model = facts.cpu_model or ""
     sockets = cores = threads = None
-    if facts.get("lscpu"):
+    if facts.lscpu:
         try:
-            topo = Topology.from_lscpu(str(facts["lscpu"]))
+            topo = Topology.from_lscpu(facts.lscpu)
         except ToolError:
             topo = None
         if topo is not None:
@@ -217,14 +217,14 @@ def measured_bases(
 
 def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[GroupKey, _Group]:
     """The valid sizing points of the runs, grouped by basis."""
-    facts_of: dict[str, Mapping[str, Any]] = {}
+    facts_of: dict[str, HostRecord] = {}
     for run in sorted(runs, key=lambda r: r.record.id):
-        for host, facts in run.record.environment.items():
-            if isinstance(facts, Mapping) and (facts.get("lscpu") or facts.get("cpu_model")):
+        for host, facts in run.record.hosts.items():
+            if facts.lscpu or facts.cpu_model:
                 facts_of[host] = facts
     groups: dict[GroupKey, _Group] = {}
     for run in runs:
-        env = run.record.environment
+        env = run.record.hosts
         for p in run.points:
             r = p.result
             metric = SIZING_METRIC.get(r.key.profile)
@@ -233,16 +233,14 @@ def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[G
             meta = r.metadata
             host = r.key.host
             phys = meta.env.physical_host(host, r.key.platform)
-            facts = env.get(host) if isinstance(env.get(host), Mapping) else {}
+            facts = env.get(host) or HostRecord()
             hw_facts = facts_of.get(phys) if phys != host and phys in facts_of else facts
             hardware = hardware_of(hw_facts, declared.get(phys) or declared.get(host))
             if phys != host and phys not in facts_of:
-                hardware = hardware_of({"cpu_model": (facts or {}).get("cpu_model")})
+                hardware = hardware_of(HostRecord(cpu_model=facts.cpu_model))
             software = software_label(
-                meta.env.nginx_version or (facts or {}).get("nginx_version"),
-                meta.env.openssl_version
-                or (facts or {}).get("nginx_openssl")
-                or (facts or {}).get("openssl_version"),
+                meta.env.nginx_version or facts.nginx_version,
+                meta.env.openssl_version or facts.nginx_build_openssl,
             )
             role, size, keepalive = _workload_of(r.key.profile, meta)
             # RPS figures carry keepalive; TPS ones never do: the basis keeps the RPS one.
@@ -250,7 +248,7 @@ def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[G
                              phys, role, size, "emulated" in r.flags)  # fmt: skip
             g = groups.setdefault(key, _Group())
             if phys == host and run.record.id >= g.ceiling_run:
-                got = HostCeilings.from_env(facts)  # a guest's own ceiling is not measured
+                got = HostCeilings.of(facts)  # a guest's own ceiling is not measured
                 if got is not None:
                     g.ceiling, g.ceiling_run = got, run.record.id
             g.metas.setdefault((metric, r.key.ht), []).append((meta, r.value))

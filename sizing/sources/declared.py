@@ -14,6 +14,7 @@ from sizing.engine.costs import ServerOffer
 from sizing.errors import SizingError
 from sizing.inventory import load_inventory
 from sizing.model import FigureKind
+from sizing.records.host import DeclaredRecord, hosts_of
 from sizing.sources.bases import Declared
 
 if TYPE_CHECKING:
@@ -29,23 +30,20 @@ def declared_of(runs: Sequence[RunData]) -> dict[str, Declared]:
     for run in sorted(runs, key=lambda r: r.record.id):
         rec = run.record
         for h, d in _recorded(rec.environment).items():
-            if not d:
+            if d.empty and d.source is None:
                 continue
             out[h] = Declared(
-                price_usd=d.get("sizing_price_usd"),
-                cpu=d.get("sizing_cpu"),
-                cost_ref=d.get("sizing_cost_ref"),
-                where=f"run {rec.id}" if d.get("_from") is None else str(d["_from"]),
+                price_usd=d.sizing_price_usd,
+                cpu=d.sizing_cpu,
+                cost_ref=d.sizing_cost_ref,
+                where=f"run {rec.id}" if d.source is None else d.source,
             )
     return out
 
 
-def _recorded(environment: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    return {
-        h: f["declared"]
-        for h, f in environment.items()
-        if isinstance(f, Mapping) and isinstance(f.get("declared"), Mapping)
-    }
+def _recorded(environment: Mapping[str, Any]) -> dict[str, DeclaredRecord]:
+    """Each host's ``declared`` entry, for the hosts that have one."""
+    return {h: f.declared for h, f in hosts_of(environment).items() if f.declared is not None}
 
 
 def record_declared(runs: Sequence[RunData]) -> dict[int, dict[str, Any]]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from sizing.errors import ExitStatus, SizingError
 from sizing.model import PointKey, PointResult, Sample, Status
-from sizing.records import PointMeta, SampleMeta
+from sizing.records import HostRecord, PointMeta, SampleMeta, hosts_of
 from sizing.store.schema import _json, upgrade_point_record
 
 
@@ -47,6 +47,12 @@ class RunRecord:
     options: dict[str, Any]
     environment: dict[str, Any]
     note: str
+
+    @property
+    def hosts(self) -> dict[str, HostRecord]:
+        """The environment record, host by host: each host's facts and what the run kept
+        beside them."""
+        return hosts_of(self.environment)
 
     @property
     def label(self) -> str:

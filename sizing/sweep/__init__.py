@@ -330,7 +330,7 @@ class Sweep(PointMeasurer):
         for h, c in got.items():
             entry = env.get(h)
             patch[h] = {**(entry if isinstance(entry, dict) else {}), "ceilings": c.to_dict()}
-            self.ceilings[h] = {"ceilings": c.to_dict()}  # what each point is checked against
+            self.ceilings[h] = c  # what each point is checked against
         store.set_environment(summary.run_id, patch)
         for h, c in got.items():
             if c.missing:
@@ -370,15 +370,18 @@ def plan_sweep(
 
 
 def against_ceiling(
-    host_env: Any, point: PlannedPoint, result: PointResult, samples: Sequence[tuple[int, Sample]]
+    ceilings: HostCeilings | None,
+    point: PlannedPoint,
+    result: PointResult,
+    samples: Sequence[tuple[int, Sample]],
 ) -> PointResult:
     """A valid handshake figure far below the crypto ceiling its run measured on the
-    server (``host_env``: the run's record of it) gets the ``far-below-ceiling`` warning
+    server (``ceilings``) gets the ``far-below-ceiling`` warning
     flag, with what the server's CPU did instead; any other point is returned as it is."""
     if result.status is not Status.MEASURED or result.unit != "handshakes/s":
         return result
     ceiling = crypto_ceiling(
-        HostCeilings.from_env(host_env if isinstance(host_env, dict) else None),
+        ceilings,
         point.profile.tls_key or "",
         point.key.cores,
         point.key.ht,

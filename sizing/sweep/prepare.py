@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from sizing.ceilings import HostCeilings
 from sizing.errors import (
     HostError,
     InputError,
@@ -98,7 +99,7 @@ class Conductor:
         self.reported: set[str] = set()  # broken hosts already reported (once per run)
         self.done: set[PointKey] = set()  # --resume: keys the run already has
         self.stands_for: dict[str, list[str]] = {}  # --sample: measured server -> the others
-        self.ceilings: dict[str, dict[str, Any]] = {}  # server -> its record's ceilings entry
+        self.ceilings: dict[str, HostCeilings] = {}  # server -> what the run measured
         self.said_waiting = False  # the store's wait for a lock was said once
         self.hosts_taken = RunHosts(self.playbooks)  # locks, nginx and load to give back
         self.ctx = MeasureContext(
@@ -165,7 +166,7 @@ class Conductor:
         settings = self.opts.settings
         checks = check_plan(
             todo,
-            {h: f.raw for h, f in self.facts.items()},
+            {h: f.record for h, f in self.facts.items()},
             connections=lambda p: Schedule.of(settings, p).connections,
             duration_s=lambda p: float(Schedule.of(settings, p).duration_s),
             rates=lambda p: settings.rates or (),
@@ -384,7 +385,7 @@ def sample_servers(
         if f is None:
             kept.append(h)
             continue
-        ident = (str(h.platform), str(f.raw.get("cpu_model") or ""), f.topology.describe())
+        ident = (str(h.platform), f.cpu_model or "", f.topology.describe())
         groups.setdefault(ident, []).append(h)
     stands: dict[str, list[str]] = {}
     for members in groups.values():

@@ -23,7 +23,7 @@ from sizing.ceilings import (
 )
 from sizing.cli import app
 from sizing.load.openssl_speed import SpeedParseError, parse_speed, speed_argv
-from sizing.records import PointMeta, SampleMeta
+from sizing.records import HostRecord, PointMeta, SampleMeta
 from tests.unit.test_sources import ENV, fill, point
 
 runner = CliRunner()
@@ -69,7 +69,7 @@ def _host(per_core: float, pair: float | None = None) -> HostCeilings:
     }
     if pair is not None:
         raw["crypto"].append({"alg": "rsa2048", "cpus": "0,8", "threads": 2, "sign_per_s": pair})
-    got = HostCeilings.from_env({"ceilings": raw})
+    got = HostCeilings.of(HostRecord.parse({"ceilings": raw}))
     assert got is not None
     return got
 
@@ -273,8 +273,8 @@ def test_the_sweep_flags_a_valid_handshake_figure_far_below_its_ceiling() -> Non
                      SampleMeta.parse({"server_cpu": split})))
           for i, v in enumerate((1790.0, 1800.0, 1810.0), start=1)),
     ]  # fmt: skip
-    env = {"ceilings": {"openssl": "OpenSSL 3.0.19", "crypto": [
-        {"alg": "rsa2048", "cpus": "0", "threads": 1, "sign_per_s": 4100.0}]}}  # fmt: skip
+    env = HostCeilings.of(HostRecord.parse({"ceilings": {"openssl": "OpenSSL 3.0.19", "crypto": [
+        {"alg": "rsa2048", "cpus": "0", "threads": 1, "sign_per_s": 4100.0}]}}))  # fmt: skip
     valid = PointResult(tps.key, Status.MEASURED, value=1800.0, unit="handshakes/s")
     got = against_ceiling(env, tps, valid, samples)
     assert got.flags == ("far-below-ceiling",)
@@ -284,4 +284,4 @@ def test_the_sweep_flags_a_valid_handshake_figure_far_below_its_ceiling() -> Non
     assert against_ceiling(env, tps, near, samples) is near
     invalid = replace(valid, status=Status.INVALID)
     assert against_ceiling(env, tps, invalid, samples) is invalid
-    assert against_ceiling({}, tps, valid, samples) is valid  # no ceiling measured: no guess
+    assert against_ceiling(None, tps, valid, samples) is valid  # no ceiling measured: no guess

@@ -20,7 +20,7 @@ from sizing.model import PointKey, PointResult, Sample, Status
 from sizing.provision.ansible import ansible_config
 from sizing.provision.facts import declared_facts, declared_topology
 from sizing.records import PointMeta, SampleMeta
-from sizing.report.data.evidence import point_evidence
+from sizing.report.data.evidence import Evidence, point_evidence
 from sizing.report.render.points import WIDTH, no_valid_figure, points_csv, points_table
 from sizing.store import Store
 from tests.offline import check_offline
@@ -154,12 +154,15 @@ def test_evidence_from_the_timed_repetitions() -> None:
     r = _point("web", "rps", value=100.0, unit="requests/s", ci_low=95.0, ci_high=105.0,
                metadata=PointMeta.parse({"latency_p99_ms": 4.5}))  # fmt: skip
     ev = point_evidence(r, SAMPLES)
-    assert ev["errors"] == 3 and ev["tls_full"] == 30 and ev["tls_reused"] == 0
-    assert ev["server_cpu_pct"] == 98.0 and ev["client_cpu_pct"] == 65.0
+    assert ev.errors == 3 and ev.tls_full == 30 and ev.tls_reused == 0
+    assert ev.server_cpu_pct == 98.0 and ev.client_cpu_pct == 65.0
     # the interval of the median, from the stored repetitions (98, 100, 102: their range,
     # 75%), not the interval stored with the point: one interval in every output
-    assert ev["interval_pct"] == pytest.approx(2.0) and ev["latency_ms"] == {"p99": 4.5}
-    assert ev["interval_coverage"] == 0.75 and ev["interval"] == "range of 3 runs, 75%"
+    assert ev.interval_pct == pytest.approx(2.0) and ev.latency_ms == {"p99": 4.5}
+    assert ev.interval_coverage == 0.75 and ev.interval == "range of 3 runs, 75%"
+    # --json shows the same figures under the same names
+    doc = ev.to_json()
+    assert (doc["errors"], doc["server_cpu_pct"], doc["interval"]) == (3, 98.0, ev.interval)
 
 
 def test_points_table_fits_100_columns_and_verbose_gives_reasons_in_full() -> None:
@@ -181,7 +184,7 @@ def test_points_table_fits_100_columns_and_verbose_gives_reasons_in_full() -> No
 
 def test_csv_one_row_per_point() -> None:
     r = _point("web", "rps", value=100.0, unit="requests/s", flags=("noisy", "x"))
-    rows = list(csv.DictReader(io.StringIO(points_csv([(3, "before", r, {"errors": 0})]))))
+    rows = list(csv.DictReader(io.StringIO(points_csv([(3, "before", r, Evidence(errors=0))]))))
     assert len(rows) == 1
     assert rows[0]["run_id"] == "3" and rows[0]["label"] == "before"
     assert rows[0]["flags"] == "noisy;x" and rows[0]["errors"] == "0"
@@ -249,7 +252,7 @@ def test_a_run_with_no_valid_figure_says_what_would_give_one() -> None:
                metadata=PointMeta.parse(shared)),
         _point("localhost", "tps", Status.SKIPPED, reason="needs 2 server cores"),
     ]  # fmt: skip
-    ev = {pts[0].key: {"server_cpu_pct": 87.4, "client_cpu_pct": 98.9}}
+    ev = {pts[0].key: Evidence(server_cpu_pct=87.4, client_cpu_pct=98.9)}
     lines = no_valid_figure(pts, ev)
     text = " ".join(lines)
     assert all(len(x) <= WIDTH for x in lines)

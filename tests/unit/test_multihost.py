@@ -20,6 +20,7 @@ from sizing.measure.multihost import (
     net_rates,
     network_verdict,
 )
+from sizing.records import HostRecord
 from sizing.store import Store
 
 DATA = Path(__file__).parent.parent / "data"
@@ -166,7 +167,7 @@ def test_multihost_extras_merge_and_flag() -> None:
         "c2": [_window(i, report) for i in (0, 1, 2)],
     }
     ex = multihost_extras(
-        ["c1", "c2"], "srv", outputs, windows, {"nic_speeds_mbps": {"eth0": 1000}}, None
+        ["c1", "c2"], "srv", outputs, windows, HostRecord(nic_speeds_mbps={"eth0": 1000}), None
     )
     assert ex.flags == ["network-bound"]
     assert "97%" in ex.reasons[0]
@@ -179,7 +180,7 @@ def test_multihost_extras_merge_and_flag() -> None:
     assert ex.point.server_net_tx_bytes_per_s == pytest.approx(0.97 * link, rel=1e-6)
     # The same traffic on a 10 Gb/s link is far from network-bound.
     ex10 = multihost_extras(
-        ["c1"], "srv", outputs, windows, {"nic_speeds_mbps": {"eth0": 10000}}, None
+        ["c1"], "srv", outputs, windows, HostRecord(nic_speeds_mbps={"eth0": 10000}), None
     )
     assert ex10.flags == [] and ex10.reasons == []
 

@@ -25,6 +25,7 @@ from sizing.plan.preflight import (
     preflight,
     requirements,
 )
+from sizing.records import HostRecord
 from sizing.topology import Topology
 
 DATA = Path(__file__).parent.parent / "data"
@@ -35,7 +36,7 @@ def topo(name: str) -> Topology:
     return Topology.from_lscpu((DATA / "lscpu" / name).read_text())
 
 
-def good_facts(**over: Any) -> dict[str, Any]:
+def good_facts(**over: Any) -> HostRecord:
     facts: dict[str, Any] = {
         "nofile_soft": 65536,
         "nofile_hard": 1048576,
@@ -45,7 +46,7 @@ def good_facts(**over: Any) -> dict[str, Any]:
         "time": 1000.5,
     }
     facts.update(over)
-    return facts
+    return HostRecord.parse(facts)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from sizing.catalog import load_reference
 from sizing.engine.choice import choose
 from sizing.model import PointKey, PointResult, Sample, Status
-from sizing.records import PointMeta, SampleMeta
+from sizing.records import HostRecord, PointMeta, SampleMeta
 from sizing.sources import (
     Declared,
     Sources,
@@ -375,9 +375,9 @@ def test_declared_falls_back_to_the_runs_inventory_file(tmp_path: Path) -> None:
 
 
 def test_hardware_and_software_labels() -> None:
-    hw = hardware_of({}, Declared(cpu={"model": "Xeon", "sockets": 2, "cores_per_socket": 8}))
+    hw = hardware_of(None, Declared(cpu={"model": "Xeon", "sockets": 2, "cores_per_socket": 8}))
     assert (hw.cpu_model, hw.physical_cores, hw.threads_per_core) == ("Xeon", 16, 1)
-    assert hardware_of({"lscpu": "garbage"}).sockets is None
+    assert hardware_of(HostRecord(lscpu="garbage")).sockets is None
     assert software_label("1.24.0", None) == "nginx 1.24"
     assert software_label(None, None) == ""
 

@@ -2,15 +2,16 @@
 and the clients' CPU, errors, TLS handshakes full and reused, the interval of the median
 with its coverage (the same one ``recommend``, ``table`` and the guide use) and the latency
 percentiles. ``run --json``, ``results --json``, ``--csv`` and the terminal table
-all show a point through :func:`point_evidence`."""
+all show a point through :func:`point_evidence` and its :class:`Evidence`."""
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from sizing.ceilings import point_ceilings
+from sizing.ceilings import Ceiling, binding, point_ceilings
 from sizing.intervals import (
     interval_words,
     median_coverage,
@@ -19,9 +20,66 @@ from sizing.intervals import (
 )
 from sizing.measure.cpu import cpu_split
 from sizing.model import PointResult, Sample
+from sizing.records.host import HostRecord
 from sizing.records.window import LATENCY_KEYS
 
-__all__ = ["LATENCY_KEYS", "point_evidence"]
+__all__ = ["LATENCY_KEYS", "Evidence", "point_evidence"]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the guards saw at one point (:func:`point_evidence` says how each is
+    computed); ``value`` is the figure the ceilings' shares are of. ``to_json`` is the
+    ``evidence`` object of ``--json``."""
+
+    server_cpu_pct: float | None = None
+    client_cpu_pct: float | None = None
+    errors: int | None = None
+    socket_errors: int | None = None
+    http_errors: int | None = None
+    tls_full: int | None = None
+    tls_reused: int | None = None
+    interval_pct: float | None = None
+    interval_coverage: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    repetition_flags: tuple[str, ...] = ()
+    interval: str | None = None
+    latency_ms: Mapping[str, float] = field(default_factory=dict)  # "p50" -> ms
+    server_cpu_split: Mapping[str, float] | None = None
+    ceilings: tuple[Ceiling, ...] = ()
+    value: float | None = None
+
+    def latency(self, percentile: str) -> float | None:
+        """The merged latency at ``percentile`` ("p50", "p90", "p99"), ms."""
+        return self.latency_ms.get(percentile)
+
+    def closest_ceiling(self) -> Ceiling | None:
+        """The known ceiling the figure came closest to (the highest share)."""
+        return binding(self.ceilings, self.value)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "server_cpu_pct": self.server_cpu_pct,
+            "client_cpu_pct": self.client_cpu_pct,
+            "errors": self.errors,
+            "socket_errors": self.socket_errors,
+            "http_errors": self.http_errors,
+            "tls_full": self.tls_full,
+            "tls_reused": self.tls_reused,
+            "interval_pct": self.interval_pct,
+            "interval_coverage": self.interval_coverage,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "repetition_flags": list(self.repetition_flags),
+            "interval": self.interval,
+            "latency_ms": dict(self.latency_ms),
+            "server_cpu_split": self.server_cpu_split,
+            "ceilings": [c.to_dict(self.value) for c in self.ceilings],
+        }
+
+
+NO_EVIDENCE = Evidence()  # a point whose samples were not read
 
 
 
@@ -42,9 +100,9 @@ def _timed(samples: Sequence[Sample]) -> list[Sample]:
 def point_evidence(
     result: PointResult,
     samples: Sequence[Sample],
-    host_env: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The guards' evidence and the figures around the median, JSON-ready.
+    host: HostRecord | None = None,
+) -> Evidence:
+    """The guards' evidence and the figures around the median.
 
     ``server_cpu_pct``: median over the timed repetitions of the server's pinned CPUs'
     busy share; ``client_cpu_pct``: median of the busiest client's CPU; ``errors``,
@@ -54,7 +112,7 @@ def point_evidence(
     and ``interval`` in words; ``latency_ms``: the point's merged percentiles;
     ``server_cpu_split``: the median user, system and softirq shares of the server's pinned
     CPUs; ``ceilings``: what the hardware allows the figure at most (:mod:`sizing.ceilings`;
-    ``host_env`` is the run's record of the server host, where the crypto ceiling is kept).
+    ``host`` is the run's record of the server host, where the crypto ceiling is kept).
     """
     timed_samples = _timed(samples)
     timed = [s.metadata for s in timed_samples]
@@ -77,33 +135,33 @@ def point_evidence(
     server_cpu = _median(server)
     if server_cpu is None:
         server_cpu = meta.evidence.server_busy_median
-    return {
-        "server_cpu_pct": server_cpu,
-        "client_cpu_pct": _median(clients),
-        "errors": total([m.errors for m in timed]),
-        "socket_errors": total([m.socket_errors for m in timed]),
-        "http_errors": total([m.http_errors for m in timed]),
-        "tls_full": total([m.tls_full for m in timed]),
-        "tls_reused": total([m.tls_reused for m in timed]),
-        "interval_pct": interval,
-        "interval_coverage": median_coverage(len(reps)) if len(reps) >= 2 else None,
-        "ci_low": None if got is None else got[0],
-        "ci_high": None if got is None else got[1],
+    return Evidence(
+        server_cpu_pct=server_cpu,
+        client_cpu_pct=_median(clients),
+        errors=total([m.errors for m in timed]),
+        socket_errors=total([m.socket_errors for m in timed]),
+        http_errors=total([m.http_errors for m in timed]),
+        tls_full=total([m.tls_full for m in timed]),
+        tls_reused=total([m.tls_reused for m in timed]),
+        interval_pct=interval,
+        interval_coverage=median_coverage(len(reps)) if len(reps) >= 2 else None,
+        ci_low=None if got is None else got[0],
+        ci_high=None if got is None else got[1],
         # drift / erratic from the stored runs (points stored before these flags existed)
-        "repetition_flags": list(repetition_flags(reps)[0]),
-        "interval": interval_words(len(reps)) if reps else None,
-        "latency_ms": latency,
-        "server_cpu_split": cpu_split(timed),
-        "ceilings": [
-            c.to_dict(result.value)
-            for c in point_ceilings(
+        repetition_flags=tuple(repetition_flags(reps)[0]),
+        interval=interval_words(len(reps)) if reps else None,
+        latency_ms=latency,
+        server_cpu_split=cpu_split(timed),
+        ceilings=tuple(
+            point_ceilings(
                 tls_key=meta.workload.tls_key or "",
                 full_handshakes=result.unit == "handshakes/s",
                 cores=result.key.cores,
                 ht=result.key.ht,
                 value=result.value,
                 meta=meta,
-                host_env=host_env,
+                host=host,
             )
-        ],
-    }
+        ),
+        value=result.value,
+    )

@@ -41,7 +41,7 @@ def limits_section(runs: Sequence[RunData], reference_used: bool) -> Limits:
     """The section for the guide's runs (the measured points with a figure)."""
     rows: list[Limit] = []
     for run in runs:
-        env = run.record.environment
+        hosts = run.record.hosts
         for p in run.points:
             r = p.result
             if r.value is None or r.status not in (Status.MEASURED, Status.INVALID):
@@ -53,7 +53,7 @@ def limits_section(runs: Sequence[RunData], reference_used: bool) -> Limits:
                 ht=r.key.ht,
                 value=r.value,
                 meta=r.metadata,
-                host_env=env.get(r.key.host),
+                host=hosts.get(r.key.host),
             )
             if not cs:
                 continue

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sizing.engine import CostCatalog
 from sizing.engine.table import SizingTable
 from sizing.model import FigureKind, Status
-from sizing.records import StopRuleRecord
+from sizing.records import HostRecord, StopRuleRecord
 from sizing.report.data.format import MISSING, PROFILE_LABELS, money, series_label
 from sizing.report.data.model import Fact, HostView, Methodology, TableBlock, TCell
 from sizing.sources import RunData
@@ -64,12 +64,12 @@ def _join(values: Iterable[Any], empty: str = "not recorded") -> str:
     return ", ".join(d) if d else empty
 
 
-def _host_facts(raw: Mapping[str, Any]) -> list[Fact]:
-    lscpu = str(raw.get("lscpu") or "")
+def _host_facts(host: HostRecord) -> list[Fact]:
+    lscpu = host.lscpu or ""
     cpus = [ln for ln in lscpu.splitlines() if ln and not ln.startswith("#")]
     cores = {tuple(ln.split(",")[1:3]) for ln in cpus if ln.count(",") >= 2}
     facts = [
-        Fact("CPU", str(raw.get("cpu_model") or "not recorded")),
+        Fact("CPU", host.cpu_model or "not recorded"),
         Fact(
             "CPUs",
             f"{len(cpus)} logical, {len(cores)} physical core{'s' if len(cores) != 1 else ''}"
@@ -77,31 +77,24 @@ def _host_facts(raw: Mapping[str, Any]) -> list[Fact]:
             else "not recorded",
         ),
     ]
-    mem = raw.get("mem_total_kb")
-    if mem:
-        facts.append(Fact("Memory", f"{int(mem) / 1024 / 1024:.1f} GiB"))
-    facts.append(Fact("Operating system", str(raw.get("os") or "not recorded")))
-    facts.append(
-        Fact("Kernel", f"{raw.get('kernel') or 'not recorded'} ({raw.get('arch') or '?'})")
-    )
-    hv = raw.get("hypervisor")
-    facts.append(Fact("Virtualization", str(hv) if hv else "none detected"))
-    if raw.get("governor"):
-        facts.append(Fact("CPU frequency governor", str(raw["governor"])))
-    if raw.get("smt_control"):
-        facts.append(Fact("SMT (hyper-threading) control", str(raw["smt_control"])))
-    if raw.get("nginx_version"):
-        built = raw.get("nginx_openssl")
+    if host.mem_total_kb:
+        facts.append(Fact("Memory", f"{host.mem_total_kb / 1024 / 1024:.1f} GiB"))
+    facts.append(Fact("Operating system", host.os or "not recorded"))
+    facts.append(Fact("Kernel", f"{host.kernel or 'not recorded'} ({host.arch or '?'})"))
+    facts.append(Fact("Virtualization", host.hypervisor or "none detected"))
+    if host.governor:
+        facts.append(Fact("CPU frequency governor", host.governor))
+    if host.smt_control:
+        facts.append(Fact("SMT (hyper-threading) control", host.smt_control))
+    if host.nginx_version:
+        built = host.nginx_openssl
         facts.append(
-            Fact(
-                "nginx",
-                str(raw["nginx_version"]) + (f", built with OpenSSL {built}" if built else ""),
-            )
+            Fact("nginx", host.nginx_version + (f", built with OpenSSL {built}" if built else ""))
         )
-    if raw.get("openssl_version"):
-        facts.append(Fact("OpenSSL", str(raw["openssl_version"])))
-    if raw.get("wrk_version"):
-        facts.append(Fact("wrk", str(raw["wrk_version"])))
+    if host.openssl_version:
+        facts.append(Fact("OpenSSL", host.openssl_version))
+    if host.wrk_version:
+        facts.append(Fact("wrk", host.wrk_version))
     return facts
 
 
@@ -200,12 +193,13 @@ def _hosts(runs: Sequence[RunData], used: Used) -> list[HostView]:
         for name, raw in sorted(run.record.environment.items()):
             if not isinstance(raw, dict):
                 continue
+            host = HostRecord.parse(raw)
             role = " and ".join(
                 r
                 for r, s in (("server (nginx)", servers), ("load generator", clients))
                 if name in s
             )
-            hosts.append(HostView(name, role or "host", run.record.id, tuple(_host_facts(raw))))
+            hosts.append(HostView(name, role or "host", run.record.id, tuple(_host_facts(host))))
     return hosts
 
 

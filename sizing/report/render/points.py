@@ -11,10 +11,10 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sizing.ceilings import Ceiling
 from sizing.engine.compare import ht_pairs, paired
 from sizing.intervals import PairedRatio, median_coverage
 from sizing.model import PointKey, PointResult, Status
+from sizing.report.data.evidence import NO_EVIDENCE, Evidence
 from sizing.report.data.format import MISSING, number
 from sizing.report.render.grid import grid
 
@@ -33,7 +33,7 @@ CSV_FIELDS = [
 ]  # fmt: skip
 
 
-def point_json(r: PointResult, evidence: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def point_json(r: PointResult, evidence: Evidence | None = None) -> dict[str, Any]:
     """A point for ``--json``: its figure, interval and flags, and (when known) the
     guards' evidence (``server_cpu_pct``, ``client_cpu_pct``, ``errors``, ``tls_full``,
     ``tls_reused``, ``interval_pct``, ``latency_ms``)."""
@@ -54,7 +54,7 @@ def point_json(r: PointResult, evidence: Mapping[str, Any] | None = None) -> dic
         "flags": list(r.flags),
     }
     if evidence is not None:
-        doc["evidence"] = dict(evidence)
+        doc["evidence"] = evidence.to_json()
         _one_interval(doc, evidence)
     doc["pair"] = pair_summary(r)
     return doc
@@ -120,14 +120,14 @@ def comparisons_json(points: Sequence[PointResult]) -> list[dict[str, Any]]:
     return out
 
 
-def _one_interval(doc: dict[str, Any], ev: Mapping[str, Any]) -> None:
+def _one_interval(doc: dict[str, Any], ev: Evidence) -> None:
     """The interval of the median recomputed from the stored runs (what ``recommend``,
     ``table`` and the guide use) replaces the stored one, which points from before issue 22
     kept as a Student-t interval of the mean; its coverage and words come with it."""
-    if ev.get("ci_low") is not None and ev.get("ci_high") is not None:
-        doc["ci_low"], doc["ci_high"] = ev["ci_low"], ev["ci_high"]
-    doc["interval_coverage"] = ev.get("interval_coverage")
-    doc["interval"] = ev.get("interval")
+    if ev.ci_low is not None and ev.ci_high is not None:
+        doc["ci_low"], doc["ci_high"] = ev.ci_low, ev.ci_high
+    doc["interval_coverage"] = ev.interval_coverage
+    doc["interval"] = ev.interval
 
 
 def _pct(value: Any) -> str:
@@ -138,10 +138,10 @@ def _figure(r: PointResult) -> str:
     return MISSING if r.value is None else f"{number(r.value)} {UNITS.get(r.unit, r.unit)}"
 
 
-def _cover(n: int, ev: Mapping[str, Any]) -> str:
+def _cover(n: int, ev: Evidence) -> str:
     """`` (75%)``: the true coverage of the interval of the median (of the stored
     repetitions the evidence recomputed it from, else of ``n`` runs)."""
-    cov = ev.get("interval_coverage")
+    cov = ev.interval_coverage
     if cov is None and n >= 2:
         cov = median_coverage(n)
     return "" if cov is None else f" ({cov * 100:.3g}%)"
@@ -153,7 +153,7 @@ def _fit(line: str, width: int) -> str:
 
 def points_table(
     points: Sequence[PointResult],
-    evidence: Mapping[PointKey, Mapping[str, Any]] | None = None,
+    evidence: Mapping[PointKey, Evidence] | None = None,
     *,
     verbose: bool = False,
 ) -> str:
@@ -172,40 +172,40 @@ def points_table(
     rows = []
     reasons: list[str] = []
     for r in points:
-        ev = evidence.get(r.key, {})
+        ev = evidence.get(r.key, NO_EVIDENCE)
         k = r.key
         name = (
             f"{k.host} {k.platform} {k.cores}c ht={k.ht} {k.profile}"
             if verbose
             else f"{k.host} {k.cores}c {k.ht} {k.profile}"
         )
-        interval = ev.get("interval_pct")
+        interval = ev.interval_pct
         if interval is None and r.ci_low is not None and r.ci_high is not None and r.value:
             interval = 100 * (r.ci_high - r.ci_low) / 2 / r.value
         status = ", ".join(
-            dict.fromkeys((*r.flags, *(ev.get("repetition_flags") or ())))
+            dict.fromkeys((*r.flags, *ev.repetition_flags))
         )
         if r.status is not Status.MEASURED:
             status = str(r.status) + (f" ({status})" if status else "")
             if r.reason and not verbose:
                 status += f": {r.reason}"
-        errors = ev.get("errors")
+        errors = ev.errors
         row = [
             name,
             _figure(r),
             MISSING if interval is None else f"±{interval:.1f}%{_cover(r.repetitions, ev)}",
             MISSING if errors is None else f"{errors:,}",
-            _pct(ev.get("server_cpu_pct")),
-            _pct(ev.get("client_cpu_pct")),
+            _pct(ev.server_cpu_pct),
+            _pct(ev.client_cpu_pct),
             status,
         ]
         if verbose:
-            lat = ev.get("latency_ms") or {}
+            p50, p99 = ev.latency("p50"), ev.latency("p99")
             spread = MISSING if r.spread is None else f"{100 * r.spread:.1f}%"
             row[3:3] = [spread, str(r.repetitions or MISSING)]
             row[-1:-1] = [
-                MISSING if lat.get("p50") is None else f"{lat['p50']:.2f}",
-                MISSING if lat.get("p99") is None else f"{lat['p99']:.2f}",
+                MISSING if p50 is None else f"{p50:.2f}",
+                MISSING if p99 is None else f"{p99:.2f}",
             ]
             if r.reason:
                 reasons.append(f"{name}: {r.reason}")
@@ -221,28 +221,27 @@ def points_table(
 
 
 def points_csv(
-    rows: Sequence[tuple[int, str, PointResult, Mapping[str, Any]]],
+    rows: Sequence[tuple[int, str, PointResult, Evidence]],
 ) -> str:
     """``results --csv``: one row per point (run id, label, point, evidence)."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, lineterminator="\n")
     writer.writeheader()
     for run_id, label, r, ev in rows:
-        lat = ev.get("latency_ms") or {}
         writer.writerow(
             {
                 "run_id": run_id,
                 "label": label,
                 **{k: v for k, v in point_json(r, ev).items() if k in CSV_FIELDS and k != "flags"},
-                "interval_pct": ev.get("interval_pct"),
-                "errors": ev.get("errors"),
-                "server_cpu_pct": ev.get("server_cpu_pct"),
-                "client_cpu_pct": ev.get("client_cpu_pct"),
-                "tls_full": ev.get("tls_full"),
-                "tls_reused": ev.get("tls_reused"),
-                "latency_p50_ms": lat.get("p50"),
-                "latency_p90_ms": lat.get("p90"),
-                "latency_p99_ms": lat.get("p99"),
+                "interval_pct": ev.interval_pct,
+                "errors": ev.errors,
+                "server_cpu_pct": ev.server_cpu_pct,
+                "client_cpu_pct": ev.client_cpu_pct,
+                "tls_full": ev.tls_full,
+                "tls_reused": ev.tls_reused,
+                "latency_p50_ms": ev.latency("p50"),
+                "latency_p90_ms": ev.latency("p90"),
+                "latency_p99_ms": ev.latency("p99"),
                 **_csv_ceiling(ev),
                 **_csv_pair(r),
                 "flags": ";".join(r.flags),
@@ -268,16 +267,15 @@ def _csv_pair(r: PointResult) -> dict[str, Any]:
     }
 
 
-def _csv_ceiling(ev: Mapping[str, Any]) -> dict[str, Any]:
+def _csv_ceiling(ev: Evidence) -> dict[str, Any]:
     """The closest known ceiling of a point (highest share): its limit, what it is, the
     share; else the first one's reason for not being known."""
-    cs = list(ev.get("ceilings") or ())
-    known = [c for c in cs if c.get("share") is not None]
-    if known:
-        c = max(known, key=lambda c: c["share"])
+    closest = ev.closest_ceiling()
+    if closest is not None:
+        c = closest.to_dict(ev.value)
         return {"ceiling": c["limit"], "ceiling_of": c["what"], "ceiling_share": c["share"]}
-    if cs:
-        return {"ceiling": None, "ceiling_of": cs[0].get("note", ""), "ceiling_share": None}
+    if ev.ceilings:
+        return {"ceiling": None, "ceiling_of": ev.ceilings[0].note, "ceiling_share": None}
     return {"ceiling": None, "ceiling_of": "", "ceiling_share": None}
 
 
@@ -285,7 +283,7 @@ _NOT_LIMITS = ("noisy", "virtualized-host", "emulated", "drift")
 
 
 def no_valid_figure(
-    points: Sequence[PointResult], evidence: Mapping[PointKey, Mapping[str, Any]]
+    points: Sequence[PointResult], evidence: Mapping[PointKey, Evidence]
 ) -> list[str]:
     """When a run measured points but none is valid for sizing, one paragraph (wrapped to
     :data:`WIDTH`): what limited each point, with the server's and the client's CPU; why a
@@ -299,13 +297,13 @@ def no_valid_figure(
         return []
     limits = []
     for p in tried:
-        ev = evidence.get(p.key, {})
+        ev = evidence.get(p.key, NO_EVIDENCE)
         why = [f for f in p.flags if f not in _NOT_LIMITS] or ["invalid"]
         cpu = []
-        if ev.get("server_cpu_pct") is not None:
-            cpu.append(f"server {ev['server_cpu_pct']:.0f}% busy")
-        if ev.get("client_cpu_pct") is not None:
-            cpu.append(f"client {ev['client_cpu_pct']:.0f}%")
+        if ev.server_cpu_pct is not None:
+            cpu.append(f"server {ev.server_cpu_pct:.0f}% busy")
+        if ev.client_cpu_pct is not None:
+            cpu.append(f"client {ev.client_cpu_pct:.0f}%")
         limits.append(
             f"{p.key.profile} at {p.key.cores} core{'s' if p.key.cores != 1 else ''}: "
             + ", ".join(why)
@@ -369,7 +367,7 @@ def left_out_by_default(points: Sequence[PointResult]) -> list[str]:
 
 
 def ceiling_lines(
-    points: Sequence[PointResult], evidence: Mapping[PointKey, Mapping[str, Any]]
+    points: Sequence[PointResult], evidence: Mapping[PointKey, Evidence]
 ) -> list[str]:
     """How close each measured figure came to what the hardware allows (the crypto ceiling
     of a handshake figure, the NIC's of any figure), or why that ceiling is not known;
@@ -381,7 +379,7 @@ def ceiling_lines(
     for p in points:
         if p.value is None:
             continue
-        cs = [Ceiling.from_dict(d) for d in (evidence.get(p.key, {}).get("ceilings") or ())]
+        cs = evidence.get(p.key, NO_EVIDENCE).ceilings
         if not cs:
             continue
         name = f"{p.key.host} {p.key.cores}c {p.key.ht} {p.key.profile}"

@@ -1,0 +1,90 @@
+"""A host's record: what ``playbooks/files/hostfacts.py`` found on it (its JSON object,
+typed), and what a run keeps beside the facts in its environment record: what the
+inventory declares for pricing, which servers a sampled one stands for, and the crypto
+ceilings measured on it. Stored as one JSON object per host in ``runs.environment``
+(:mod:`sizing.records.codec`); every reader uses attributes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sizing.records.codec import load
+
+__all__ = ["DeclaredRecord", "HostRecord", "hosts_of"]
+
+
+@dataclass(frozen=True)
+class DeclaredRecord:
+    """What the inventory declares of a host for pricing and hardware; ``_from`` names
+    where an older run's entry was read from (its inventory file), when not the run."""
+
+    sizing_price_usd: float | None = None
+    sizing_cpu: dict[str, Any] | None = None
+    sizing_cost_ref: str | None = None
+    _from: str | None = None
+
+    @property
+    def source(self) -> str | None:
+        return self._from
+
+    @property
+    def empty(self) -> bool:
+        return (
+            self.sizing_price_usd is None and self.sizing_cpu is None and not self.sizing_cost_ref
+        )
+
+
+@dataclass(frozen=True)
+class HostRecord:
+    """One host: its facts (see the module), then what the run adds."""
+
+    facts: str | None = None  # "declared" or "local" when not probed (the dry run)
+    hostname: str | None = None
+    machine_id: str | None = None  # two inventory names, one machine: the same id
+    net_ns: str | None = None
+    kernel: str | None = None
+    os: str | None = None
+    arch: str | None = None
+    cpu_model: str | None = None
+    microcode: str | None = None
+    governor: str | None = None
+    smt_control: str | None = None
+    lscpu: str | None = None  # ``lscpu -p`` of the online CPUs
+    online: str | None = None
+    hypervisor: str | None = None  # a guest's hypervisor vendor; None on bare metal
+    nginx_version: str | None = None
+    nginx_openssl: str | None = None  # the OpenSSL nginx was built with
+    openssl_version: str | None = None
+    wrk_version: str | None = None
+    nofile_soft: int | None = None
+    nofile_hard: int | None = None
+    cap_sys_resource: bool | None = None  # may raise the hard open-files limit
+    euid: int | None = None
+    nic_speeds_mbps: dict[str, int | None] | None = None
+    somaxconn: int | None = None
+    ip_local_port_range: str | None = None
+    mem_total_kb: int | None = None
+    time: float | None = None  # the host's clock when it read its facts (epoch s)
+    # what the run keeps beside the facts
+    declared: DeclaredRecord | None = None
+    stands_for: tuple[str, ...] | None = None
+    ceilings: dict[str, Any] | None = None  # :class:`sizing.ceilings.HostCeilings`
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, data: Any) -> HostRecord:
+        """A host's stored or reported JSON object, leniently (:func:`load`); anything
+        else reads as a host of which nothing is known."""
+        return load(cls, data) if isinstance(data, Mapping) else cls()
+
+    @property
+    def nginx_build_openssl(self) -> str | None:
+        """The OpenSSL nginx runs with: the one it was built with, else the system's."""
+        return self.nginx_openssl or self.openssl_version
+
+
+def hosts_of(environment: Mapping[str, Any]) -> dict[str, HostRecord]:
+    """A run's environment record, host by host."""
+    return {str(h): HostRecord.parse(d) for h, d in environment.items()}
