@@ -14,6 +14,7 @@ from sizing.facts import HostFacts
 from sizing.load.openssl_speed import OPENSSL_ALG, SpeedParseError, parse_speed
 from sizing.plan.points import PlannedPoint
 from sizing.provision.ansible import Playbooks
+from sizing.records.codec import load
 
 __all__ = ["CEILING_TASK", "CeilingJob", "ceiling_jobs", "measure_ceilings"]
 
@@ -72,27 +73,50 @@ def measure_ceilings(
     return out, problems
 
 
+@dataclass(frozen=True)
+class SpeedJob:
+    """One job's output, as ``playbooks/files/ceiling.py`` reports it."""
+
+    alg: str = ""  # openssl's name (rsa2048, ecdsap256)
+    cpus: str = ""
+    threads: int = 1
+    rc: int | None = None
+    stdout: str = ""
+    stderr: str = ""
+    seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class SpeedReport:
+    """What ``playbooks/files/ceiling.py`` prints: the binary measured, each job's output,
+    or why nothing could be measured."""
+
+    openssl: str | None = None
+    jobs: tuple[SpeedJob, ...] = ()
+    missing: str = ""
+
+
 def _host(doc: Mapping[str, object], took: float) -> HostCeilings:
-    if doc.get("missing"):
-        return HostCeilings(missing=str(doc["missing"]), took_s=took)
+    report = load(SpeedReport, doc)
+    if report.missing:
+        return HostCeilings(missing=report.missing, took_s=took)
     rates: list[CryptoRate] = []
     why: list[str] = []
     tls_key = {v: k for k, v in OPENSSL_ALG.items()}
-    for j in doc.get("jobs") or ():  # type: ignore[attr-defined]
+    for j in report.jobs:
         try:
-            if j.get("rc") != 0:
+            if j.rc != 0:
                 raise SpeedParseError(
-                    f"openssl speed {j.get('alg')} failed (rc {j.get('rc')}): "
-                    + (str(j.get("stderr") or "").strip().splitlines() or ["no message"])[-1]
+                    f"openssl speed {j.alg} failed (rc {j.rc}): "
+                    + (j.stderr.strip().splitlines() or ["no message"])[-1]
                 )
             rates.append(
-                parse_speed(str(j.get("stdout", "")), tls_key.get(str(j.get("alg")), ""),
-                            cpus=str(j.get("cpus")), threads=int(j.get("threads", 1)))
-            )  # fmt: skip
+                parse_speed(j.stdout, tls_key.get(j.alg, ""), cpus=j.cpus, threads=j.threads)
+            )
         except SpeedParseError as exc:
             why.append(str(exc))
     return HostCeilings(
-        openssl=str(doc.get("openssl") or ""),
+        openssl=report.openssl or "",
         crypto=tuple(rates),
         missing="" if rates or not why else "; ".join(why),
         took_s=took,

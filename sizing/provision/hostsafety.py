@@ -21,6 +21,7 @@ from typing import Any
 from sizing.errors import HostError
 from sizing.facts import HostFacts
 from sizing.provision.ansible import Playbooks
+from sizing.records.host import LockOwner, LockReply
 
 __all__ = [
     "HostLocks",
@@ -56,50 +57,45 @@ def _controller_id() -> str:
         return socket.gethostname()
 
 
-def owner_record() -> dict[str, Any]:
+def owner_record() -> LockOwner:
     """Who takes a lock: this controller and this process (for stale-lock detection)."""
     pid = os.getpid()
-    return {
-        "controller": _controller_id(),
-        "controller_host": socket.gethostname(),
-        "pid": pid,
-        "pid_start": _start_ticks(pid),
-    }
+    return LockOwner(_controller_id(), socket.gethostname(), pid, _start_ticks(pid))
 
 
-def process_gone(owner: Mapping[str, Any]) -> bool:
+def process_gone(owner: LockOwner) -> bool:
     """Whether the process an owner record names has ended (known only on the controller
     that started it: the same machine-id; a reused pid has another start time)."""
-    if owner.get("controller") != _controller_id():
+    if owner.controller != _controller_id():
         return False
-    pid = owner.get("pid")
-    return not isinstance(pid, int) or _start_ticks(pid) != owner.get("pid_start")
+    return owner.pid is None or _start_ticks(owner.pid) != owner.pid_start
 
 
-def took_over_text(host: str, holder: Mapping[str, Any]) -> str:
+def _or_unknown(value: object) -> str:
+    return "?" if value is None else str(value)
+
+
+def took_over_text(host: str, holder: LockOwner) -> str:
     """The line a run says when it took over a stale lock."""
-    run = holder.get("run_id")
-    of = f"run {run}" if run is not None else "an earlier run"
+    of = f"run {holder.run_id}" if holder.run_id is not None else "an earlier run"
     return (
-        f"{host}: took over the run lock of {of} (pid {holder.get('pid', '?')} on "
-        f"{holder.get('controller_host', '?')}): its process is gone"
+        f"{host}: took over the run lock of {of} (pid {_or_unknown(holder.pid)} on "
+        f"{_or_unknown(holder.controller_host)}): its process is gone"
     )
 
 
-def _stale(holder: Mapping[str, Any]) -> bool:
+def _stale(holder: LockOwner) -> bool:
     """A lock is stale when its run's process is gone: known only for a lock taken from
     this controller (the same machine-id), or one whose owner record is unreadable."""
-    if holder.get("unreadable"):
-        return True
-    return process_gone(holder)
+    return holder.unreadable or process_gone(holder)
 
 
-def _holder_text(holder: Mapping[str, Any]) -> str:
-    since = holder.get("since")
+def _holder_text(holder: LockOwner) -> str:
+    since = holder.since
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(since)) if since else "?"
     return (
-        f"another sizing run holds it (pid {holder.get('pid', '?')} on "
-        f"{holder.get('controller_host', '?')}, since {when}); wait for it, or remove "
+        f"another sizing run holds it (pid {_or_unknown(holder.pid)} on "
+        f"{_or_unknown(holder.controller_host)}, since {when}); wait for it, or remove "
         "/run/sizing.lock on the host if that run is gone"
     )
 
@@ -112,7 +108,7 @@ class HostLocks:
     token: str
     held: list[str] = field(default_factory=list)
     run_id: int | None = None  # named in the lock, for the run that may take it over
-    took_over: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    took_over: list[tuple[str, LockOwner]] = field(default_factory=list)
 
     def _run(self, action: str, hosts: Sequence[str], stale: str = "-") -> Any:
         return self.playbooks.run(
@@ -122,7 +118,7 @@ class HostLocks:
                 "sizing_hosts": ",".join(hosts),
                 "sizing_lock_action": action,
                 "sizing_run_token": self.token,
-                "sizing_lock_owner": {**owner_record(), "run_id": self.run_id},
+                "sizing_lock_owner": {**owner_record().to_json(), "run_id": self.run_id},
                 "sizing_lock_stale": stale,
             },
         )
@@ -134,19 +130,20 @@ class HostLocks:
         if not names:
             return
         res = self._run("acquire", names)
-        refused: list[tuple[str, dict[str, Any]]] = []
+        refused: list[tuple[str, LockOwner]] = []
         for host in names:
             out = res.json(host, LOCK_TASK)
             if out is None:
                 self.release()
                 raise HostError(host, f"the run lock cannot be taken: {res.why(host)}")
-            if out.get("acquired"):
+            reply = LockReply.parse(out)
+            if reply.acquired:
                 self.held.append(host)
                 continue
-            holder = dict(out.get("holder") or {})
+            holder = reply.holder or LockOwner()
             if _stale(holder):
-                again = self._run("acquire", [host], str(holder.get("token") or "?"))
-                if (again.json(host, LOCK_TASK) or {}).get("acquired"):
+                again = self._run("acquire", [host], holder.token or "?")
+                if LockReply.parse(again.json(host, LOCK_TASK)).acquired:
                     self.held.append(host)
                     self.took_over.append((host, holder))
                     continue

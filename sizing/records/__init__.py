@@ -8,7 +8,7 @@ are spelled.
 from sizing.records.codec import dump, load
 from sizing.records.gateway import GatewayChecks, JwtCheck
 from sizing.records.guards import GuardInputs, Guards, RepetitionEvidence, Verdict
-from sizing.records.host import DeclaredRecord, HostRecord, hosts_of
+from sizing.records.host import DeclaredRecord, HostRecord, LockOwner, LockReply, hosts_of
 from sizing.records.latency import Climb, LatencyPoint, LatencyRecord, SloSearch, SoakRep
 from sizing.records.point import (
     Environment,
@@ -35,6 +35,8 @@ __all__ = [
     "Climb",
     "DeclaredRecord",
     "HostRecord",
+    "LockOwner",
+    "LockReply",
     "hosts_of",
     "CpuShare",
     "CpuWindow",

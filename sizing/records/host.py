@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sizing.records.codec import load
+from sizing.records.codec import dump, load
 
-__all__ = ["DeclaredRecord", "HostRecord", "hosts_of"]
+__all__ = ["DeclaredRecord", "HostRecord", "LockOwner", "LockReply", "hosts_of"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,44 @@ class HostRecord:
     def nginx_build_openssl(self) -> str | None:
         """The OpenSSL nginx runs with: the one it was built with, else the system's."""
         return self.nginx_openssl or self.openssl_version
+
+
+@dataclass(frozen=True)
+class LockOwner:
+    """Who measures a run: the controller (its machine-id) and the process (pid and its
+    start time, so that a reused pid is not taken for it). The run record keeps it
+    (``options["owner"]``); a host's run lock (``playbooks/files/hostlock.py``) keeps it
+    with the run's ``token`` and the time it was taken (``since``)."""
+
+    controller: str | None = None
+    controller_host: str | None = None
+    pid: int | None = None
+    pid_start: int | None = None
+    run_id: int | None = None
+    token: str | None = None
+    since: float | None = None
+    unreadable: bool = False  # the lock's owner file could not be read
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, data: Any) -> LockOwner:
+        return load(cls, data) if isinstance(data, Mapping) else cls()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = dump(self)
+        return out
+
+
+@dataclass(frozen=True)
+class LockReply:
+    """What ``hostlock.py acquire`` answers: taken, or who holds the lock."""
+
+    acquired: bool = False
+    holder: LockOwner | None = None
+
+    @classmethod
+    def parse(cls, data: Any) -> LockReply:
+        return load(cls, data) if isinstance(data, Mapping) else cls()
 
 
 def hosts_of(environment: Mapping[str, Any]) -> dict[str, HostRecord]:

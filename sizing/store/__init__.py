@@ -37,6 +37,7 @@ from typing import Any
 
 from sizing.errors import SizingError
 from sizing.model import PointKey, PointResult, Sample, Status
+from sizing.records import LockOwner
 from sizing.store.connection import BUSY_TIMEOUT_S, RUN_ATTEMPT_S, RUN_PATIENCE_S, Connection
 from sizing.store.recovery import (
     RECOVERY_KIND,
@@ -115,13 +116,13 @@ class Store(Connection):
 
         return self._write(insert)
 
-    def set_owner(self, run_id: int, owner: dict[str, Any]) -> None:
+    def set_owner(self, run_id: int, owner: LockOwner) -> None:
         """Record which process measures the run (``options["owner"]``: controller, pid,
         its start time), so that a run whose process is gone can be named abandoned."""
         run = self.get_run(run_id)
         self._update(
             "UPDATE runs SET options = ? WHERE id = ?",
-            (json.dumps({**run.options, "owner": owner}, default=str), run_id),
+            (json.dumps({**run.options, "owner": owner.to_json()}, default=str), run_id),
         )
 
     def reopen_run(self, run_id: int) -> None:

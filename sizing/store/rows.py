@@ -11,7 +11,7 @@ from typing import Any
 
 from sizing.errors import ExitStatus, SizingError
 from sizing.model import PointKey, PointResult, Sample, Status
-from sizing.records import HostRecord, PointMeta, SampleMeta, hosts_of
+from sizing.records import HostRecord, LockOwner, PointMeta, SampleMeta, hosts_of
 from sizing.store.schema import _json, upgrade_point_record
 
 
@@ -60,10 +60,10 @@ class RunRecord:
         return str(self.options.get("label") or "")
 
     @property
-    def owner(self) -> dict[str, Any] | None:
+    def owner(self) -> LockOwner | None:
         """Who ran it (machine, PID and its start time) while it was running."""
         got = self.options.get("owner")
-        return got if isinstance(got, dict) else None
+        return LockOwner.parse(got) if isinstance(got, dict) else None
 
 
 @dataclass(frozen=True)

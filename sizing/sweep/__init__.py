@@ -398,14 +398,14 @@ def _refuse_live(store: Store, run_id: int) -> None:
     """``--resume`` of a run whose process still measures it is refused before the run is
     touched (reopening it would let this process mark it failed or interrupted)."""
     run = store.get_run(run_id)
-    owner = (run.options or {}).get("owner")
-    if run.status != RunStatus.RUNNING or not isinstance(owner, dict) or process_gone(owner):
+    owner = run.owner
+    if run.status != RunStatus.RUNNING or owner is None or process_gone(owner):
         return
-    if owner.get("pid") == os.getpid():
+    if owner.pid == os.getpid():
         return
     raise UsageError(
-        f"--resume {run_id}: run {run_id} is still measuring (pid {owner.get('pid')} on "
-        f"{owner.get('controller_host', 'this machine')}); wait for it to end, or stop it "
+        f"--resume {run_id}: run {run_id} is still measuring (pid {owner.pid} on "
+        f"{owner.controller_host or 'this machine'}); wait for it to end, or stop it "
         "(Ctrl-C, or kill that pid), then resume"
     )
 

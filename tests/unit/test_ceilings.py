@@ -285,3 +285,23 @@ def test_the_sweep_flags_a_valid_handshake_figure_far_below_its_ceiling() -> Non
     invalid = replace(valid, status=Status.INVALID)
     assert against_ceiling(env, tps, invalid, samples) is invalid
     assert against_ceiling(None, tps, valid, samples) is valid  # no ceiling measured: no guess
+
+
+def test_the_host_scripts_report_reads_into_a_hosts_ceilings() -> None:
+    """playbooks/files/ceiling.py, run here for real (one job, 1 s of RSA-2048 on CPU 0):
+    its report reads into the host's ceilings through the typed report; a failed job says
+    its rc and stderr's last line; a host with no openssl says so."""
+    from sizing.provision.ceiling import _host
+
+    script = Path(__file__).parents[2] / "playbooks" / "files" / "ceiling.py"
+    out = subprocess.run(["python3", str(script), "rsa2048:0:1"], capture_output=True,
+                         text=True, timeout=60, check=True)  # fmt: skip
+    doc = json.loads(out.stdout)
+    got = _host(doc, took=1.5)
+    rate = got.rate("rsa2048", 1)
+    assert rate is not None and rate.sign_per_s > 0 and rate.cpus == "0"
+    assert got.openssl.startswith("OpenSSL") and got.missing == "" and got.took_s == 1.5
+    failed = {**doc, "jobs": [{**doc["jobs"][0], "rc": 1, "stderr": "x\nno such alg\n"}]}
+    assert _host(failed, took=1.0).missing == "openssl speed rsa2048 failed (rc 1): no such alg"
+    none = _host({"openssl": None, "jobs": [], "missing": "no openssl binary"}, took=0.1)
+    assert (none.missing, none.crypto) == ("no openssl binary", ())

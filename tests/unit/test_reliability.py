@@ -3,6 +3,7 @@ whose process is gone named as such."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -62,16 +63,16 @@ def test_a_run_whose_process_is_gone_is_shown_abandoned(tmp_path: Path) -> None:
 
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
-        alive = {**owner_record(), "pid": child.pid}
         from sizing.provision import hostsafety
 
-        alive["pid_start"] = hostsafety._start_ticks(child.pid)
+        alive = replace(owner_record(), pid=child.pid,
+                        pid_start=hostsafety._start_ticks(child.pid))  # fmt: skip
         assert not process_gone(alive)
     finally:
         child.kill()
         child.wait()
     assert process_gone(alive)
-    assert not process_gone({**alive, "controller": "another-machine"})  # cannot know there
+    assert not process_gone(replace(alive, controller="another-machine"))  # cannot know there
 
     db = tmp_path / "s.sqlite"
     with Store(db) as store:
@@ -80,7 +81,7 @@ def test_a_run_whose_process_is_gone_is_shown_abandoned(tmp_path: Path) -> None:
         store.set_owner(dead, alive)
         live = store.start_run(inventory="lab", argv=["sizing", "run"], tool_version="0",
                                options={})  # fmt: skip
-        store.set_owner(live, {**owner_record(), "pid": os.getpid()})
+        store.set_owner(live, replace(owner_record(), pid=os.getpid()))
     res = runner.invoke(app, ["results", "--db", str(db)])
     assert res.exit_code == 0, res.output
     assert f"run {dead} " in res.stdout and (
@@ -90,7 +91,7 @@ def test_a_run_whose_process_is_gone_is_shown_abandoned(tmp_path: Path) -> None:
     doc = json.loads(runner.invoke(app, ["results", "--db", str(db), "--json"]).stdout)
     status = {r["run_id"]: (r["status"], r["stored_status"]) for r in doc["runs"]}
     assert status == {dead: ("abandoned", "running"), live: ("running", "running")}
-    assert took_over_text("localhost", {**alive, "run_id": dead, "controller_host": "vm"}) == (
+    assert took_over_text("localhost", replace(alive, run_id=dead, controller_host="vm")) == (
         f"localhost: took over the run lock of run {dead} (pid {child.pid} on vm): its "
         "process is gone"
     )
@@ -167,8 +168,8 @@ def test_resuming_a_run_that_is_still_measuring_is_refused_before_touching_it(
         with Store(db) as store:
             run_id = store.start_run(inventory=str(DEFAULT_INVENTORY), argv=["sizing"],
                                      tool_version="0", options={"cores": [1]})  # fmt: skip
-            owner = {**hostsafety.owner_record(), "pid": child.pid,
-                     "pid_start": hostsafety._start_ticks(child.pid)}  # fmt: skip
+            owner = replace(hostsafety.owner_record(), pid=child.pid,
+                            pid_start=hostsafety._start_ticks(child.pid))  # fmt: skip
             store.set_owner(run_id, owner)
         res = runner.invoke(app, ["run", "--resume", str(run_id), "--db", str(db)])
     finally:
@@ -177,7 +178,7 @@ def test_resuming_a_run_that_is_still_measuring_is_refused_before_touching_it(
     assert res.exit_code == ExitStatus.USAGE, res.output
     assert res.stderr.strip() == (
         f"error: --resume {run_id}: run {run_id} is still measuring (pid {child.pid} on "
-        f"{owner['controller_host']}); wait for it to end, or stop it (Ctrl-C, or kill that "
+        f"{owner.controller_host}); wait for it to end, or stop it (Ctrl-C, or kill that "
         "pid), then resume"
     )
     with Store.open_readonly(db) as store:
