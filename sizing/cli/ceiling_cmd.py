@@ -12,6 +12,7 @@ from sizing import paths
 from sizing.app.env import current
 from sizing.ceilings import ALGORITHMS, openssl_build
 from sizing.cli.app import emit_json
+from sizing.cli.options import JsonOpt
 from sizing.errors import HostError
 
 if TYPE_CHECKING:
@@ -40,9 +41,6 @@ ProbeSiblingsOpt = Annotated[
         help="Also measure one core's HT siblings together (e.g. 0,16).",
     ),
 ]
-ProbeJsonOutOpt = Annotated[
-    bool, typer.Option("--json", help="Print one JSON document on stdout.")
-]
 
 
 def probe_ceiling(
@@ -51,7 +49,7 @@ def probe_ceiling(
     tls_key: ProbeTlsKeyOpt = "rsa2048",
     cpu: ProbeCpuOpt = 0,
     siblings: ProbeSiblingsOpt = None,
-    json_out: ProbeJsonOutOpt = False,
+    json_out: JsonOpt = False,
 ) -> None:
     """Measure the crypto ceiling of the inventory's servers (openssl speed of the
     certificate's signing operation, pinned; about 2 s per measurement, no nginx), and

@@ -13,14 +13,12 @@ from sizing import paths
 from sizing.app.env import current
 from sizing.app.status import Checked, exit_status
 from sizing.cli.app import emit_json, warn
+from sizing.cli.options import JsonOpt
 
 if TYPE_CHECKING:
     from sizing.app.inventory import HostCheck
 
 CheckFileOpt = Annotated[Path, typer.Argument(help="Inventory YAML file.")]
-CheckJsonOutOpt = Annotated[
-    bool, typer.Option("--json", help="Print one JSON document on stdout.")
-]
 CheckConnectOpt = Annotated[
     bool,
     typer.Option(
@@ -43,7 +41,7 @@ CheckExtraVarsOpt = Annotated[
 
 def inventory_check(
     file: CheckFileOpt = paths.DEFAULT_INVENTORY,
-    json_out: CheckJsonOutOpt = False,
+    json_out: JsonOpt = False,
     connect: CheckConnectOpt = False,
     limit: CheckLimitOpt = None,
     extra_vars: CheckExtraVarsOpt = None,

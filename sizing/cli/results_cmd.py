@@ -11,7 +11,7 @@ import typer
 
 from sizing.app.env import current
 from sizing.cli.app import emit_json, warn
-from sizing.cli.options import DbOpt, EmulatedOpt, VirtualizedOpt
+from sizing.cli.options import DbOpt, EmulatedOpt, JsonOpt, VirtualizedOpt
 from sizing.errors import SizingError, UsageError
 from sizing.report.render.points import (
     ceiling_lines,
@@ -37,9 +37,6 @@ RunsGivenOpt = Annotated[
 RunIdOpt = Annotated[
     str | None,
     typer.Option("--run", help="Show only this run, by id or label (default: all runs)."),
-]
-JsonOutOpt = Annotated[
-    bool, typer.Option("--json", help="Print one JSON document on stdout.")
 ]
 CsvOutOpt = Annotated[
     bool, typer.Option("--csv", help="Print one CSV row per point (see --out).")
@@ -76,7 +73,7 @@ def results(
     runs_given: RunsGivenOpt = None,
     run_id: RunIdOpt = None,
     db: DbOpt = None,
-    json_out: JsonOutOpt = False,
+    json_out: JsonOpt = False,
     csv_out: CsvOutOpt = False,
     out: OutOpt = None,
     compare: CompareOpt = False,

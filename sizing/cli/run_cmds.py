@@ -16,7 +16,7 @@ from sizing import paths
 from sizing.app.env import current
 from sizing.app.status import Planned, exit_status
 from sizing.cli.app import emit_json, warn
-from sizing.cli.options import RUN_HT, DbOpt, choice, metavar
+from sizing.cli.options import RUN_HT, DbOpt, JsonOpt, choice, metavar
 from sizing.cli.progress import RichProgress
 from sizing.errors import UsageError
 from sizing.model import HtChoice, PointResult
@@ -83,9 +83,6 @@ WarmupOpt = Annotated[
 ConnectionsOpt = Annotated[
     int | None,
     typer.Option(min=1, max=1_000_000, help="Connections per client (default: the profile's)."),
-]
-JsonOutOpt = Annotated[
-    bool, typer.Option("--json", help="Print one JSON document on stdout.")
 ]
 AllowHostRebootOpt = Annotated[
     bool,
@@ -247,7 +244,7 @@ def run(
     warmup: WarmupOpt = None,
     connections: ConnectionsOpt = None,
     db: DbOpt = None,
-    json_out: JsonOutOpt = False,
+    json_out: JsonOpt = False,
     allow_host_reboot: AllowHostRebootOpt = False,
     insecure: InsecureOpt = False,
     resume: ResumeOpt = None,
