@@ -78,17 +78,8 @@ __all__ = [
 
 
 class Store(Connection):
-    """A results database.
-
-    ``Store(path)`` opens for writing: it creates the database when ``path`` does not
-    exist and migrates an older one; its writes put it in WAL mode. ``Store.open_readonly(path)``
-    (or ``readonly=True``) only reads: SQLite's ``mode=ro``, nothing created or migrated.
-    ``Store.exists`` opens nothing.
-
-    ``timeout`` is one attempt's wait for a lock; a write retries for ``patience`` seconds
-    in all (``timeout`` when not given), calling ``on_wait(seconds waited)`` before each
-    retry and stopping early when ``stop()`` is true.
-    """
+    """A results database: its runs, their points and samples. Opening, migrating,
+    read-only use and the retries of a locked write are :class:`Connection`'s."""
 
     def start_run(
         self,

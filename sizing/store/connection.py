@@ -36,9 +36,8 @@ RUN_PATIENCE_S = 6 * 3600.0
 RUN_ATTEMPT_S = 2.0  # one attempt's busy wait in a patient store: a Ctrl-C is seen soon
 
 
-
 class Connection:
-    """A results database.
+    """The connection to a results database.
 
     ``Store(path)`` opens for writing: it creates the database when ``path`` does not
     exist and migrates an older one; its writes put it in WAL mode. ``Store.open_readonly(path)``
