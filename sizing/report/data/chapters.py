@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from sizing.model import FigureKind
 from sizing.report.data.model import Fact, Guide, Headline, HostView, RecommendationView, TableBlock
@@ -31,23 +32,26 @@ class Run:
 
 @dataclass(frozen=True)
 class Block:
-    kind: str
+    kind: ClassVar[str]  # the template's macro for it
 
 
 @dataclass(frozen=True)
 class Para(Block):
+    kind: ClassVar[str] = "para"
     runs: tuple[Run, ...] = ()
     cls: str = ""  # lead, note
 
 
 @dataclass(frozen=True)
 class Heading(Block):
+    kind: ClassVar[str] = "heading"
     text: str = ""
     id: str = ""
 
 
 @dataclass(frozen=True)
 class Facts(Block):
+    kind: ClassVar[str] = "facts"
     items: tuple[Fact, ...] = ()
     cls: str = ""
     title: str = ""  # a small title above them
@@ -55,6 +59,7 @@ class Facts(Block):
 
 @dataclass(frozen=True)
 class Table(Block):
+    kind: ClassVar[str] = "table"
     table: TableBlock | None = None
     cls: str = ""
     show_title: bool = True
@@ -62,34 +67,39 @@ class Table(Block):
 
 @dataclass(frozen=True)
 class Pre(Block):
+    kind: ClassVar[str] = "pre"
     lines: tuple[str, ...] = ()
     lang: str = ""
 
 
 @dataclass(frozen=True)
 class Recommendation(Block):
+    kind: ClassVar[str] = "recommendation"
     view: RecommendationView | None = None
 
 
 @dataclass(frozen=True)
 class Headlines(Block):
+    kind: ClassVar[str] = "headlines"
     items: tuple[Headline, ...] = ()
 
 
 @dataclass(frozen=True)
 class Host(Block):
+    kind: ClassVar[str] = "host"
     host: HostView | None = None
 
 
 @dataclass(frozen=True)
 class Charts(Block):
-    pass
+    kind: ClassVar[str] = "charts"
 
 
 @dataclass(frozen=True)
 class Legend(Block):
     """The provenance marks' legend, then ``runs`` (where the reference figures are from)."""
 
+    kind: ClassVar[str] = "legend"
     runs: tuple[Run, ...] = ()
 
 
@@ -105,7 +115,7 @@ class Chapter:
 
 
 def p(*parts: str | Run, cls: str = "") -> Para:
-    return Para("para", tuple(x if isinstance(x, Run) else Run(x) for x in parts), cls)
+    return Para(tuple(x if isinstance(x, Run) else Run(x) for x in parts), cls)
 
 
 def code(text: str) -> Run:
@@ -113,15 +123,15 @@ def code(text: str) -> Run:
 
 
 def h3(text: str, id: str = "") -> Heading:
-    return Heading("heading", text, id)
+    return Heading(text, id)
 
 
 def table(t: TableBlock | None, cls: str = "", show_title: bool = True) -> list[Block]:
-    return [] if t is None else [Table("table", t, cls, show_title)]
+    return [] if t is None else [Table(t, cls, show_title)]
 
 
 def facts(items: Sequence[Fact], cls: str = "", title: str = "") -> Facts:
-    return Facts("facts", tuple(items), cls, title)
+    return Facts(tuple(items), cls, title)
 
 
 def chapters(g: Guide, chart_ids: Sequence[str]) -> list[Chapter]:
@@ -130,7 +140,7 @@ def chapters(g: Guide, chart_ids: Sequence[str]) -> list[Chapter]:
     out = [Chapter("summary", "Executive summary", "1", tuple(_summary(g))),
            Chapter("table", "Sizing table", "2", tuple(_table(g)))]  # fmt: skip
     if chart_ids:
-        out.append(Chapter("charts", "Charts", "3", (Charts("charts"),)))
+        out.append(Chapter("charts", "Charts", "3", (Charts(),)))
     if g.latency is not None:
         out.append(Chapter("latency", "Latency under steady load", str(len(out) + 1),
                            tuple(_latency(g, chart_ids))))  # fmt: skip
@@ -155,16 +165,16 @@ def _summary(g: Guide) -> list[Block]:
                            if g.reference_only else "")  # fmt: skip
     blocks: list[Block] = [p(lead, cls="lead")]
     if g.recommendation is not None:
-        blocks.append(Recommendation("recommendation", g.recommendation))
+        blocks.append(Recommendation(g.recommendation))
         blocks += table(g.recommendation.alternatives, "alternatives")
     if g.headlines:
-        blocks.append(Headlines("headlines", g.headlines))
+        blocks.append(Headlines(g.headlines))
     ref: list[Run] = []
     if FigureKind.REFERENCE in g.table.sources_used:
         ref = [Run(" Reference figures: "), Run(g.citation)]
         ref += [Run(", "), Run(g.reference_url, url=True)] if g.reference_url else []
         ref.append(Run("."))
-    blocks.append(Legend("legend", tuple(ref)))
+    blocks.append(Legend(tuple(ref)))
     return blocks
 
 
@@ -235,7 +245,7 @@ def _methodology(g: Guide) -> list[Block]:
             "of its own, each point repeated until its confidence interval was narrow enough. "
             "Everything below is read from the metadata stored with the figures."),
             h3("Hardware and software")]  # fmt: skip
-        blocks += [Host("host", h) for h in m.hosts]
+        blocks += [Host(h) for h in m.hosts]
         blocks.append(h3("Load and measurement"))
         blocks += table(m.workloads, "workloads")
         blocks += [facts(m.settings), h3("nginx configuration"),
@@ -243,7 +253,7 @@ def _methodology(g: Guide) -> list[Block]:
                      "Per point:"), facts(m.nginx_per_point)]  # fmt: skip
         if m.nginx_directives:
             blocks += [p("Directives common to every point:"),
-                       Pre("pre", m.nginx_directives, "nginx")]  # fmt: skip
+                       Pre(m.nginx_directives, "nginx")]  # fmt: skip
     if m.reference:
         where = [Run(" ("), Run(g.reference_url, url=True), Run(")")] if g.reference_url else []
         blocks += [h3("Reference data"),
