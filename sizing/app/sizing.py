@@ -7,9 +7,10 @@ emulated figures, a latency workload chosen) comes back in ``notes``, never prin
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from sizing.app.asked import refuse_confidence, what_exists
 from sizing.catalog import load_catalog_data
 from sizing.ceilings import ALGORITHMS, StatedCeiling
 from sizing.engine import Demand, SizingTable, build_table
@@ -23,37 +24,23 @@ from sizing.model import BasisPlatform, Figure, FigureKind, HtChoice, Source
 from sizing.report.render.text import passed_over_line, slo_line
 from sizing.sources import BasisInputs, Sources, basis_prices, latency_figures, load_bases
 from sizing.sources.fitcache import cached_bootstrapper
+from sizing.sources.request import Inputs, SizingRequest
 
-__all__ = ["Inputs", "RecommendRequest", "Recommended", "recommend", "table"]
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """Where the figures come from (``--source``, ``--basis``, the catalog, the store)."""
-
-    source: Source = Source.BOTH
-    basis: tuple[str, ...] = ()
-    catalog: Path | None = None
-    db: Path | None = None
-    article_prices: bool = False
-    include_virtualized: bool = False
-    include_emulated: bool = False
-    allow_extrapolation: bool = False
+__all__ = [
+    "Inputs",
+    "RecommendRequest",
+    "Recommended",
+    "SizingRequest",
+    "check",
+    "load",
+    "recommend",
+    "table",
+]
 
 
-@dataclass(frozen=True)
-class RecommendRequest:
-    """``sizing recommend``: the demand, what may serve it and how sure the answer is."""
-
-    demand: Demand
-    inputs: Inputs = field(default_factory=Inputs)
-    platform: BasisPlatform | None = None  # None: any
-    ht: HtChoice = HtChoice.ANY
-    p95: str | None = None  # size --rps on the rate at which p95 stays within this
-    max_servers: int | None = None
-    confidence: float | None = None
-    cpu: str | None = None  # translate --tps figures to this CPU (with allow_translation)
-    allow_translation: bool = False
+# The one request type of recommend, table and guide (an alias kept for the callers that
+# say what they ask for: a recommendation).
+RecommendRequest = SizingRequest
 
 
 @dataclass(frozen=True)
@@ -65,14 +52,16 @@ class Recommended:
     warnings: tuple[str, ...] = ()  # for stderr: what the basis chosen is not
     notes: tuple[str, ...] = ()  # for stderr: the latency workload chosen
     p95: bool = False  # sized on a latency workload (the explanation names the basis)
+    hint: str = ""  # no answer: what exists instead, and the command that asks for it
 
 
-def load(req: Inputs, *, serves: Want | None = None,
-         every_reference: bool = False) -> tuple[BasisInputs, list[str]]:  # fmt: skip
+def load(req: Inputs, *, serves: Want | None = None, every_reference: bool = False,
+         with_runs: bool = False) -> tuple[BasisInputs, list[str]]:  # fmt: skip
     """Every basis, the chosen ones and the prices (:func:`sizing.sources.load_bases`),
-    and the warnings the choice calls for (said on stderr)."""
+    and the warnings the choice calls for (said on stderr). ``with_runs`` (the guide):
+    the runs ``req.runs`` selects are read and returned, and the bases come from them."""
     inputs = load_bases(
-        Sources(db=req.db, catalog=req.catalog),
+        Sources(db=req.db, catalog=req.catalog, runs=req.runs),
         requested=req.basis,
         source=req.source,
         include_virtualized=req.include_virtualized,
@@ -80,6 +69,7 @@ def load(req: Inputs, *, serves: Want | None = None,
         article_prices=req.article_prices,
         serves=serves,
         every_reference=every_reference,
+        with_runs=with_runs,
     )
     notes = []
     chosen = inputs.choice.bases
@@ -95,9 +85,12 @@ def load(req: Inputs, *, serves: Want | None = None,
     return inputs, notes
 
 
-def _check(req: RecommendRequest) -> None:
-    """A bad request is a usage error, before any file is read."""
-    req.demand.validate()
+def check(req: SizingRequest) -> Demand:
+    """A bad request is a usage error, before any file is read; the demand it sizes."""
+    if req.demand is None:
+        raise UsageError("no demand: give --rps, --tps or both")
+    demand = req.demand
+    demand.validate()
     if req.max_servers is not None and req.max_servers < 1:
         raise UsageError(f"--max-servers must be at least 1, not {req.max_servers}")
     if req.confidence is not None and not (0.5 <= req.confidence < 1.0):
@@ -105,8 +98,8 @@ def _check(req: RecommendRequest) -> None:
             f"--confidence must be at least 0.5 and below 1, not {req.confidence:g}"
         )
     if req.p95 is None:
-        return
-    if req.demand.tps is not None:
+        return demand
+    if demand.tps is not None:
         raise UsageError(
             "--p95 sizes --rps from a measured latency workload, which has no TPS figures, "
             "and a recommendation never mixes bases: size --tps in a second command"
@@ -116,15 +109,17 @@ def _check(req: RecommendRequest) -> None:
             "--p95 sizes from measured latency points; the reference data has none "
             "(drop --source reference)"
         )
-    if req.demand.rps is None:
+    if demand.rps is None:
         raise UsageError("--p95 sizes a request rate: give --rps too")
+    return demand
 
 
-def recommend(req: RecommendRequest) -> Recommended:
-    """The cheapest configuration that carries the demand (see ``sizing recommend``)."""
-    _check(req)
+def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
+    """The cheapest configuration that carries the demand (see ``sizing recommend``); the
+    guide's recommendation is this one (``with_runs``: the guide's runs are read too)."""
+    demand = check(req)
     wanted = wanted_platforms(None if req.platform is None else [req.platform])
-    profiles = tuple(p for p in req.demand.profiles if not (req.p95 and p == "rps"))
+    profiles = tuple(p for p in demand.profiles if not (req.p95 and p == "rps"))
     inputs, warnings = load(
         # with --p95, --basis names the latency workload, not a throughput basis
         replace(req.inputs, basis=()) if req.p95 is not None else req.inputs,
@@ -133,13 +128,16 @@ def recommend(req: RecommendRequest) -> Recommended:
             ht=None if req.ht is HtChoice.ANY else req.ht,
             profiles=profiles,
         ),
+        with_runs=with_runs,
     )
+    if req.confidence is not None and req.p95 is None:
+        refuse_confidence(inputs.choice)
     figures: tuple[Figure, ...] = inputs.choice.figures
     why = inputs.choice.why
     if passed_over_line(inputs.choice):  # part of the answer, not a note on stderr
         why += "; " + passed_over_line(inputs.choice)
     if req.cpu is not None:
-        if req.demand.rps is not None or req.p95 is not None:
+        if demand.rps is not None or req.p95 is not None:
             raise UsageError(
                 "--cpu translates TLS handshake (--tps) figures only: plain RPS is not bound "
                 "by one instruction mix and is never translated; size --rps on a basis "
@@ -156,7 +154,7 @@ def recommend(req: RecommendRequest) -> Recommended:
     result = engine_recommend(
         figures,
         inputs.catalog,
-        req.demand,
+        demand,
         platforms=None if req.platform is None else [req.platform],
         ht_modes=None if req.ht is HtChoice.ANY else [req.ht],
         max_servers=req.max_servers,
@@ -169,7 +167,9 @@ def recommend(req: RecommendRequest) -> Recommended:
         capacity_of=capacity_of,
         bootstrapper=cached_bootstrapper(req.inputs.db),
     )
-    return Recommended(result, inputs, tuple(warnings), tuple(notes), p95=req.p95 is not None)
+    hint = "" if result.recommendation is not None else what_exists(req, demand, inputs)
+    return Recommended(result, inputs, tuple(warnings), tuple(notes), p95=req.p95 is not None,
+                       hint=hint)  # fmt: skip
 
 
 def _translated(

@@ -11,16 +11,13 @@ YAML and SQLite cost ``sizing --help`` and every other command's start-up otherw
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from sizing.app.status import Answered, exit_status
 from sizing.cli.app import emit_json, error, warn
 from sizing.cli.options import (
-    PLATFORM_METAVAR,
-    SIZING_HT,
     ArticlePricesOpt,
     BasisOpt,
     CatalogOpt,
@@ -28,95 +25,26 @@ from sizing.cli.options import (
     EmulatedOpt,
     ExtrapolationOpt,
     JsonOpt,
-    RedundancyChoice,
     SourceOpt,
     VirtualizedOpt,
-    basis_ids,
-    choice,
-    metavar,
-    platform_choice,
 )
-from sizing.model import HtChoice, Source
-
-if TYPE_CHECKING:
-    from sizing.app.sizing import Inputs
-
+from sizing.cli.sizing_opts import (
+    AllowTranslationOpt,
+    ConfidenceOpt,
+    CpuOpt,
+    HeadroomOpt,
+    HtOpt,
+    MaxServersOpt,
+    P95Opt,
+    PlatformOpt,
+    RedundancyOpt,
+    RpsOpt,
+    TpsOpt,
+    inputs_of,
+    sizing_request,
+)
 
 # -- recommend -------------------------------------------------------------------------
-
-
-RpsOpt = Annotated[float | None, typer.Option("--rps", help="Target requests per second.")]
-TpsOpt = Annotated[
-    float | None,
-    typer.Option("--tps", help="Target TLS handshakes (new connections) per second."),
-]
-HeadroomOpt = Annotated[
-    float, typer.Option("--headroom", metavar="PCT", help="Share of capacity kept free, 0-90.")
-]
-P95Opt = Annotated[
-    str | None,
-    typer.Option(
-        "--p95",
-        metavar="LATENCY",
-        help="Size --rps by the measured RPS at which p95 latency stays within this"
-        " (e.g. 10ms), from latency-profile runs (sizing run --profile latency) of ONE"
-        " latency workload: --basis names it (profile/role/scheme/sizeB, e.g."
-        " latency/proxy/https/1024B, or a unique prefix); needed when several were"
-        " measured.",
-    ),
-]
-PlatformOpt = Annotated[
-    str, typer.Option("--platform", metavar=PLATFORM_METAVAR, help="Platform to size.")
-]
-HtOpt = Annotated[
-    str, typer.Option("--ht", metavar=metavar(SIZING_HT), help="Hyper-threading mode.")
-]
-RedundancyOpt = Annotated[
-    str,
-    typer.Option(
-        "--redundancy",
-        metavar=metavar(RedundancyChoice),
-        help="n+1: the demand must still be carried with one server down.",
-    ),
-]
-MaxServersOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--max-servers",
-        help="Most servers to scale out to (no limit unless given; said when it binds).",
-    ),
-]
-ConfidenceOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--confidence",
-        metavar="P",
-        help="Size so the fleet carries the demand in this share of the plausible"
-        " outcomes (e.g. 0.95): each server on the 1-P quantile of its capacity's"
-        " bootstrap draws over the measured repetitions. Default: the low end of each"
-        " figure's interval, with the confidence reported.",
-    ),
-]
-CpuOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--cpu",
-        metavar="MODEL",
-        help="Size --tps on another CPU: the chosen basis' handshake figures translated by"
-        " the ratio of the two CPUs' crypto ceilings (the basis' measured one, MODEL's"
-        " stated in the catalog's `ceilings:`, e.g. from `sizing probe-ceiling`). An"
-        " estimate with a wider interval: needs --allow-translation. RPS is never"
-        " translated.",
-    ),
-]
-AllowTranslationOpt = Annotated[
-    bool,
-    typer.Option(
-        "--allow-translation",
-        help="Allow --cpu's translated figures (labelled 'translated', never mixed with"
-        " measured ones).",
-    ),
-]
 
 
 def recommend_cmd(
@@ -155,51 +83,35 @@ def recommend_cmd(
     # deferred (measured with -X importtime): the use case, the engine, the sources and the
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
     from sizing.app import sizing as app_sizing
-    from sizing.engine import Demand
     from sizing.report.explain import explain
     from sizing.report.render.text import basis_json, basis_line, recommendation_text
 
-    inputs = _inputs(source, basis, catalog, db, article_prices, include_virtualized,
-                     include_emulated, allow_extrapolation)  # fmt: skip
-    demand = Demand(rps=rps, tps=tps, headroom=headroom / 100.0,
-                    redundancy=choice(RedundancyChoice, redundancy, "--redundancy").value)
-    got = app_sizing.recommend(app_sizing.RecommendRequest(
-        demand=demand, inputs=inputs, platform=platform_choice(platform),
-        ht=choice(HtChoice, ht, "--ht", SIZING_HT), p95=p95, max_servers=max_servers,
-        confidence=confidence, cpu=cpu, allow_translation=allow_translation,
+    got = app_sizing.recommend(sizing_request(
+        rps=rps, tps=tps, headroom=headroom, p95=p95, platform=platform, ht=ht,
+        redundancy=redundancy, max_servers=max_servers, confidence=confidence, cpu=cpu,
+        allow_translation=allow_translation,
+        inputs=inputs_of(source, basis, catalog, db, article_prices, include_virtualized,
+                         include_emulated, allow_extrapolation),
     ))  # fmt: skip
     _say(got.warnings, got.notes)
     result = got.result
     if json_out:
         emit_json({"basis": basis_json(got.inputs.choice, got.inputs.prices), **result.to_dict(),
-                   "explanation": list(explain(result))})  # fmt: skip
+                   "explanation": list(explain(result)), "hint": got.hint})  # fmt: skip
     else:
         if result.recommendation is None and not got.p95:  # else the explanation names it
             typer.echo(basis_line(got.inputs.choice))
         typer.echo(recommendation_text(result))
     if result.recommendation is None:
-        error(explain(result)[-1])
+        error(explain(result)[-1] + hint_sentence(got.hint))
     code = exit_status(Answered(result.recommendation is not None))
     if code:
         raise typer.Exit(int(code))
 
 
-def _inputs(source: str, basis: str | None, catalog: Path | None, db: Path | None,
-            article_prices: bool, include_virtualized: bool, include_emulated: bool,
-            allow_extrapolation: bool) -> Inputs:  # fmt: skip
-    """Where the figures come from, as the options say."""
-    from sizing.app.sizing import Inputs  # deferred, as in recommend_cmd
-
-    return Inputs(
-        source=choice(Source, source, "--source"),
-        basis=basis_ids(basis),
-        catalog=catalog,
-        db=db,
-        article_prices=article_prices,
-        include_virtualized=include_virtualized,
-        include_emulated=include_emulated,
-        allow_extrapolation=allow_extrapolation,
-    )
+def hint_sentence(hint: str) -> str:
+    """The hint that follows a refusal, as a sentence of its own (empty without one)."""
+    return f" {hint[0].upper()}{hint[1:]}." if hint else ""
 
 
 def _say(warnings: Sequence[str], notes: Sequence[str] = ()) -> None:
@@ -250,8 +162,8 @@ def table_cmd(
     from sizing.report.render.table_text import sizing_table_text
     from sizing.report.render.text import basis_json, basis_line
 
-    inputs = _inputs(source, basis, catalog, db, article_prices, include_virtualized,
-                     include_emulated, allow_extrapolation)  # fmt: skip
+    inputs = inputs_of(source, basis, catalog, db, article_prices, include_virtualized,
+                       include_emulated, allow_extrapolation)  # fmt: skip
     table, got, warnings = app_sizing.table(inputs)
     _say(warnings)
     if json_out:

@@ -1,7 +1,7 @@
 """``sizing guide``: the printable sizing guide, as PDF, HTML or Markdown.
 
 The command checks its options and the output path, calls
-:func:`sizing.report.build.prepare` (store, catalog, reference data, engine), draws the
+:func:`sizing.app.guide.make` (the same sizing use case as ``recommend``), draws the
 charts, fills the template and writes the file. matplotlib and WeasyPrint are imported
 only here, inside the command, so ``sizing --help`` stays fast.
 """
@@ -16,9 +16,9 @@ from typing import Annotated
 
 import typer
 
+from sizing.cli.app import warn
+from sizing.cli.engine_cmds import hint_sentence
 from sizing.cli.options import (
-    ANY,
-    PLATFORM_METAVAR,
     ArticlePricesOpt,
     BasisOpt,
     CatalogOpt,
@@ -29,13 +29,25 @@ from sizing.cli.options import (
     PaperChoice,
     SourceOpt,
     VirtualizedOpt,
-    basis_ids,
     choice,
     metavar,
-    platform_choice,
+)
+from sizing.cli.sizing_opts import (
+    AllowTranslationOpt,
+    ConfidenceOpt,
+    CpuOpt,
+    HeadroomOpt,
+    HtOpt,
+    MaxServersOpt,
+    P95Opt,
+    PlatformOpt,
+    RedundancyOpt,
+    RpsOpt,
+    TpsOpt,
+    inputs_of,
+    sizing_request,
 )
 from sizing.errors import SizingError, UsageError
-from sizing.model import Source
 
 SUFFIXES = {".pdf": FormatChoice.PDF, ".html": FormatChoice.HTML, ".htm": FormatChoice.HTML,
             ".md": FormatChoice.MD, ".markdown": FormatChoice.MD}  # fmt: skip
@@ -105,23 +117,6 @@ GuideRunOpt = Annotated[
         help="Run(s) to cover, repeatable; 'latest' for the newest. Default: every run.",
     ),
 ]
-GuideRpsOpt = Annotated[
-    float | None, typer.Option("--rps", help="Target requests per second to size for.")
-]
-GuideTpsOpt = Annotated[
-    float | None, typer.Option("--tps", help="Target TLS handshakes per second.")
-]
-GuideHeadroomOpt = Annotated[
-    float, typer.Option("--headroom", metavar="PCT", help="Share of capacity kept free, 0-90.")
-]
-GuidePlatformOpt = Annotated[
-    str,
-    typer.Option(
-        "--platform",
-        metavar=PLATFORM_METAVAR,
-        help="Platform the recommendation may use.",
-    ),
-]
 GuidePaperOpt = Annotated[
     str, typer.Option("--paper", metavar=metavar(PaperChoice), help="Paper size.")
 ]
@@ -135,15 +130,22 @@ def guide_cmd(
     out: GuideOutOpt = None,
     fmt: GuideFmtOpt = None,
     run: GuideRunOpt = None,
+    rps: RpsOpt = None,
+    tps: TpsOpt = None,
+    headroom: HeadroomOpt = 20.0,
+    p95: P95Opt = None,
+    platform: PlatformOpt = "any",
+    ht: HtOpt = "any",
+    redundancy: RedundancyOpt = "none",
     source: SourceOpt = "both",
     basis: BasisOpt = None,
-    rps: GuideRpsOpt = None,
-    tps: GuideTpsOpt = None,
-    headroom: GuideHeadroomOpt = 20.0,
-    platform: GuidePlatformOpt = "any",
     catalog: CatalogOpt = None,
     article_prices: ArticlePricesOpt = False,
     allow_extrapolation: ExtrapolationOpt = False,
+    max_servers: MaxServersOpt = None,
+    confidence: ConfidenceOpt = None,
+    cpu: CpuOpt = None,
+    allow_translation: AllowTranslationOpt = False,
     db: DbOpt = None,
     include_virtualized: VirtualizedOpt = False,
     include_emulated: EmulatedOpt = False,
@@ -154,22 +156,25 @@ def guide_cmd(
     """The printable sizing guide: summary, sizing table, charts, methodology, validity.
 
     Built from one basis (and its group), chosen as recommend chooses it (--basis,
-    --source, --include-virtualized); the cover and the summary name it and why. With
-    --rps/--tps it opens with the recommendation for that target. Every figure is labelled
+    --source, --include-virtualized); the cover and the summary name it and why. It takes
+    every option `recommend` takes: with --rps/--tps it opens with recommend's answer to
+    the same request (the same basis, fleets and numbers). Every figure is labelled
     measured, reference, interpolated, extrapolated or emulated, with its flags.
     """
     # deferred (measured with -X importtime): the use case, the engine, the sources and the
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
     from sizing import __version__
     from sizing.app.guide import make
-    from sizing.engine import Demand
     from sizing.report.data.model import GuideRequest
-    from sizing.sources import Sources
 
     fmt_c, path = output_format(out, fmt)
-    platform_c = platform_choice(platform)
-    if rps is not None or tps is not None:
-        Demand(rps=rps, tps=tps, headroom=headroom / 100.0).validate()
+    sizing = sizing_request(
+        rps=rps, tps=tps, headroom=headroom, p95=p95, platform=platform, ht=ht,
+        redundancy=redundancy, max_servers=max_servers, confidence=confidence, cpu=cpu,
+        allow_translation=allow_translation,
+        inputs=inputs_of(source, basis, catalog, db, article_prices, include_virtualized,
+                         include_emulated, allow_extrapolation, tuple(run or ())),
+    )  # fmt: skip
     if path is not None:
         check_writable(path)
     request = GuideRequest(
@@ -177,19 +182,16 @@ def guide_cmd(
         customer=customer,
         date=dt.date.today().isoformat(),
         paper=choice(PaperChoice, paper, "--paper").value,
-        source=choice(Source, source, "--source").value,
-        rps=rps,
-        tps=tps,
-        headroom=headroom / 100.0,
-        platform=ANY if platform_c is None else platform_c.value,
-        include_emulated=include_emulated,
         tool_version=__version__,
-        bases=basis_ids(basis),
-        include_virtualized=include_virtualized,
-        article_prices=article_prices,
-        allow_extrapolation=allow_extrapolation,
+        sizing=sizing,
     )
-    made = make(request, Sources(db=db, catalog=catalog, runs=tuple(run or ())), fmt_c.value, path)
+    made = make(request, fmt_c.value, path)
+    for w in made.warnings:
+        warn(w)
+    for n in made.notes:
+        typer.echo(n, err=True)
+    if made.hint:
+        warn("no recommendation in the guide:" + hint_sentence(made.hint))
     typer.echo(f"basis: {made.basis}", err=True)
     if made.path is None:
         sys.stdout.write(made.text)

@@ -96,11 +96,12 @@ def choose(
 ) -> Choice:
     """The bases to size from (see the module docstring for the rule).
 
-    ``serves`` (what the command asks: platforms, HT mode, profiles) narrows the default
-    choice to bases that can answer it, so ``--platform kubernetes`` or ``--tps … --ht on``
-    reach the reference data that has them. ``every_reference`` (``table``): when the
-    choice falls back to the reference data, every reference group is taken (the article
-    has two tables)."""
+    ``serves`` (what the command asks: platforms, HT mode, profiles) narrows the measured
+    bases to those that can answer it; among the reference groups only the platform asked
+    for (``--platform kubernetes``) leaves the default group: an HT mode the default group
+    lacks is said by the answer, never answered from another workload.
+    ``every_reference`` (``table``): when the choice falls back to the reference data,
+    every reference group is taken (the article has two tables)."""
     if requested:
         chosen = resolve(bases, requested)
         asked = ", ".join(b.id for b in chosen)
@@ -179,7 +180,11 @@ def _reference_group(bases: Sequence[Basis], reasons: Mapping[str, str], serves:
     """No measured basis qualifies: the reference group that serves the request (every one
     for ``table``), and why."""
     refs = [b for b in bases if b.origin == FigureKind.REFERENCE]
-    fit_refs = [b for b in refs if serves is None or serves.met_by(b)] or refs
+    # Ask, do not switch: only the platform asked for (--platform kubernetes) leaves the
+    # default group; an HT mode or a profile the default group lacks is said, not answered
+    # from another workload.
+    fit_refs = [b for b in refs if serves is None or serves.platforms is None
+                or b.platform in serves.platforms] or refs  # fmt: skip
     anchor = next(
         (b for b in fit_refs if b.id == REFERENCE_DEFAULT), fit_refs[0] if fit_refs else None
     )
@@ -189,7 +194,8 @@ def _reference_group(bases: Sequence[Basis], reasons: Mapping[str, str], serves:
     not_ok = "; ".join(f"{i}: {r}" for i, r in reasons.items())
     why = "reference: no measured basis qualifies" + (f" ({not_ok})" if not_ok else "")
     if anchor is not None and anchor.id != REFERENCE_DEFAULT and serves is not None:
-        why += f"; {anchor.id} is the reference data with {serves.describe()} figures"
+        asked = "/".join(sorted(serves.platforms or ()))
+        why += f"; {anchor.id} is the reference data for --platform {asked}"
     if anchor is None:
         why = "no basis to size from: nothing measured qualifies and no reference data"
     return group, why

@@ -8,14 +8,12 @@ from collections.abc import Sequence
 
 from sizing.engine.recommend import Configuration, Demand, Recommendation
 from sizing.model import DERIVED, Figure
-from sizing.report.data.format import money
+from sizing.report.data.format import amount, money
 
 __all__ = ["confidence_words", "describe_figure", "explain"]
 
 
-def _money(v: float, currency: str) -> str:
-    """Whole units when the amount is whole, cents otherwise (``$3,000``, ``$15.63``)."""
-    return money(v, currency, cents=abs(v - round(v)) >= 0.005)
+_money = amount  # whole units when the amount is whole, cents otherwise
 
 
 def _money_cents(v: float, currency: str) -> str:

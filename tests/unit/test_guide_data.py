@@ -14,11 +14,12 @@ import pytest
 from typer.testing import CliRunner
 
 from sizing import paths
+from sizing.app.guide import prepare
 from sizing.catalog import load_catalog, load_reference
 from sizing.cli import app
-from sizing.model import PointKey, PointResult, Sample, Status
+from sizing.engine import Demand
+from sizing.model import PointKey, PointResult, Sample, Source, Status
 from sizing.records import PointMeta, SampleMeta
-from sizing.report.build import prepare
 from sizing.report.data import (
     Guide,
     GuideRequest,
@@ -31,6 +32,7 @@ from sizing.report.data import (
 from sizing.report.render import charts as charts_mod
 from sizing.report.render.html import render_markdown
 from sizing.sources import Sources, load_bases, read_runs
+from sizing.sources.request import Inputs, SizingRequest
 from sizing.store import Store
 
 runner = CliRunner()
@@ -179,9 +181,21 @@ def db(tmp_path: Path) -> Path:
     return path
 
 
+def guide_request(db: Path | None, **kw: Any) -> GuideRequest:
+    """The guide's request as `sizing guide` builds it: the demand (rps, tps, headroom)
+    and where the figures come from (Inputs' fields; ``bases``: --basis)."""
+    d = {k: kw.pop(k) for k in ("rps", "tps", "headroom") if k in kw}
+    if "bases" in kw:
+        kw["basis"] = kw.pop("bases")
+    if "source" in kw:
+        kw["source"] = Source(kw["source"])
+    demand = Demand(**d) if ("rps" in d or "tps" in d) else None
+    inputs = Inputs(db=db if db is not None else Path("/nonexistent/db"), **kw)
+    return GuideRequest(date="2024-01-02", sizing=SizingRequest(demand=demand, inputs=inputs))
+
+
 def _guide(db: Path | None, **kw: Any) -> Guide:
-    request = GuideRequest(date="2024-01-02", **kw)
-    return prepare(request, Sources(db=db if db is not None else Path("/nonexistent/db")))
+    return prepare(guide_request(db, **kw)).guide
 
 
 def _row(block: Any, cores: int) -> list[str]:

@@ -16,15 +16,15 @@ from typing import Any
 
 import pytest
 
+from sizing.app.guide import prepare
 from sizing.knee import LatencyPoint, knee, parse_slo
 from sizing.measure.rates import mean_point, soak_jumps
 from sizing.model import PointKey, PointResult, Sample, Status
 from sizing.records import PointMeta, SampleMeta, SoakRep
-from sizing.report.build import prepare
 from sizing.report.data import Guide, GuideRequest, latency_ms
 from sizing.report.render.charts import render_charts
 from sizing.report.render.html import render_html, render_markdown
-from sizing.sources import Sources
+from sizing.sources.request import Inputs, SizingRequest
 from sizing.store import Store
 from tests.unit.test_guide_data import fill_store
 
@@ -193,7 +193,8 @@ def db(tmp_path: Path) -> Path:
 
 
 def _guide(db: Path) -> Guide:
-    return prepare(GuideRequest(date="2024-01-02"), Sources(db=db))
+    request = GuideRequest(date="2024-01-02", sizing=SizingRequest(inputs=Inputs(db=db)))
+    return prepare(request).guide
 
 
 # -- data preparation --------------------------------------------------------------------

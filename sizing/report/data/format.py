@@ -88,6 +88,13 @@ def money(v: float | None, currency: str = "USD", *, cents: bool | None = None) 
     return f"{currency_sign(currency)}{v:,.2f}" if cents else f"{currency_sign(currency)}{v:,.0f}"
 
 
+def amount(v: float, currency: str = "USD") -> str:
+    """A total as the buyer checks it: whole units when the amount is whole, cents
+    otherwise (``$3,000``, ``$3,230.72``): the one rule for every fleet's cost in the
+    terminal, the JSON's text and the guide."""
+    return money(v, currency, cents=abs(v - round(v)) >= 0.005)
+
+
 def percent(v: float | None, digits: int = 1) -> str:
     """A percentage (``12.5%``)."""
     if v is None:

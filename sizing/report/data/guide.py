@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from sizing.engine import CostCatalog, Recommendation, recommend
+from sizing.engine import CostCatalog, Recommendation
 from sizing.engine.choice import Choice
 from sizing.engine.table import build_table
 from sizing.model import Figure, FigureKind
@@ -43,25 +43,6 @@ def _basis_text(choice: Choice, basis: str, citation: str, inventories: Sequence
     return text
 
 
-def _recommendation(request: GuideRequest, catalog: CostCatalog,
-                    inputs: BasisInputs) -> Recommendation | None:  # fmt: skip
-    """The recommendation for the request's demand, sized on the chosen bases (none
-    without a demand)."""
-    if request.demand is None:
-        return None
-    return recommend(
-        inputs.choice.figures,
-        catalog,
-        request.demand,
-        platforms=None if request.platform == "any" else [request.platform],
-        bases=inputs.bases,
-        prices=inputs.prices,
-        article_prices=inputs.article_prices,
-        allow_extrapolation=request.allow_extrapolation,
-        why=inputs.choice.why,
-    )
-
-
 def build_guide(
     request: GuideRequest,
     catalog: CostCatalog,
@@ -71,10 +52,12 @@ def build_guide(
     *,
     emulated: Sequence[Figure] = (),
     nginx_template: str = "",
+    result: Recommendation | None = None,
 ) -> Guide:
     """Prepare the whole guide (see the module docstring). ``inputs`` are the bases and
-    the choice (:func:`sizing.sources.load_bases`): every table and the recommendation
-    come from the chosen bases only."""
+    the choice (:func:`sizing.sources.load_bases`): every table comes from the chosen bases
+    only. ``result`` is the recommendation for the request's demand, made by the same use
+    case as ``sizing recommend`` (:func:`sizing.app.sizing.recommend`), never here."""
     choice = inputs.choice
     table = build_table(
         choice.figures,
@@ -82,12 +65,11 @@ def build_guide(
         bases=inputs.bases,
         prices=inputs.prices,
         article_prices=inputs.article_prices,
-        allow_extrapolation=request.allow_extrapolation,
+        allow_extrapolation=request.inputs.allow_extrapolation,
     )
     basis = table.source
     citation = reference.citation()
     inventories = tuple(distinct(inventory_name(r.record.inventory) for r in runs))
-    result = _recommendation(request, catalog, inputs)
     rec_view = None if result is None else recommendation_view(result, catalog.currency)
     sure = certainty_section(table, result)
     limits = limits_section(runs, FigureKind.REFERENCE in table.sources_used)
@@ -116,7 +98,7 @@ def build_guide(
         overhead=tuple(ov),
         overhead_table=overhead_table(ov),
         ht_gain_table=ht_gain_table(table),
-        emulated_table=emulated_table(emulated, request.include_emulated),
+        emulated_table=emulated_table(emulated, request.inputs.include_emulated),
         cpu_points=tuple(cpu_points(runs)),
         methodology=methodology(runs, reference, table, catalog, nginx_template),
         validity=validity_table(runs),

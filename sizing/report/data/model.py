@@ -2,42 +2,36 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sizing.engine import Demand, Recommendation
 from sizing.engine.choice import Choice
 from sizing.engine.table import SizingTable
-from sizing.model import Source
 from sizing.report.data.format import MARKS
 from sizing.sources import RunData
+from sizing.sources.request import Inputs, SizingRequest
 
 
 @dataclass(frozen=True)
 class GuideRequest:
-    """What the guide was asked for (``sizing guide`` options)."""
+    """What the guide was asked for (``sizing guide`` options): how it looks, and the one
+    sizing request (:class:`SizingRequest`) that ``recommend`` and ``table`` answer too."""
 
     title: str = "NGINX Sizing Guide"
     customer: str = ""
     date: str = ""
     paper: str = "a4"  # a4 | letter
-    source: str = Source.BOTH  # what --source asked for
-    rps: float | None = None
-    tps: float | None = None
-    headroom: float = 0.2  # a fraction
-    platform: str = "any"
-    include_emulated: bool = False
     tool_version: str = ""
-    bases: tuple[str, ...] = ()  # --basis: ids asked for (empty: the default choice)
-    include_virtualized: bool = False
-    article_prices: bool = False
-    allow_extrapolation: bool = False
+    sizing: SizingRequest = field(default_factory=SizingRequest)
 
     @property
     def demand(self) -> Demand | None:
-        if self.rps is None and self.tps is None:
-            return None
-        return Demand(rps=self.rps, tps=self.tps, headroom=self.headroom)
+        return self.sizing.demand
+
+    @property
+    def inputs(self) -> Inputs:
+        return self.sizing.inputs
 
 
 # -- outputs ----------------------------------------------------------------------------

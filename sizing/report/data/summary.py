@@ -11,6 +11,7 @@ from sizing.model import PROFILE_UNITS, Figure, FigureKind
 from sizing.report.data.format import (
     PLATFORM_LABELS,
     PROFILE_LABELS,
+    amount,
     cell_source,
     money,
     number,
@@ -112,9 +113,9 @@ def recommendation_view(result: Recommendation, currency: str) -> Recommendation
         demand=demand,
         feasible=True,
         headline=(
-            f"{fleet_text(fleet)} for {money(fleet.total_cost, currency)}"
+            f"{fleet_text(fleet)} for {amount(fleet.total_cost, currency)}"
             if fleet is not None
-            else f"{config_text(best)} for {money(best.total_cost, currency)}"
+            else f"{config_text(best)} for {amount(best.total_cost, currency)}"
         ),
         facts=tuple(_facts(best, fleet, currency)),
         figures=tuple(_figure_fact(f) for f in best.figures),
@@ -129,15 +130,15 @@ def _facts(best: Configuration, fleet: Fleet | None, currency: str) -> list[Fact
     if fleet is not None:
         facts = [
             Fact("Cheapest fleet", fleet_text(fleet)),
-            Fact("Its total cost", money(fleet.total_cost, currency)),
+            Fact("Its total cost", amount(fleet.total_cost, currency)),
             Fact("Cheapest identical fleet", f"{config_text(best)}, "
-                 f"{money(best.total_cost, currency)}"),  # fmt: skip
+                 f"{amount(best.total_cost, currency)}"),  # fmt: skip
         ]
     else:
         facts = [
             Fact("Configuration", config_text(best)),
-            Fact("Total cost", money(best.total_cost, currency)),
-            Fact("Cost per server", money(best.cost_per_server, currency)),
+            Fact("Total cost", amount(best.total_cost, currency)),
+            Fact("Cost per server", amount(best.cost_per_server, currency)),
         ]
     lower = {f.profile for f in best.figures if f.lower_bound}
     of = " of the identical fleet" if fleet is not None else ""

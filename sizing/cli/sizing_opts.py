@@ -1,0 +1,161 @@
+"""The options of the one sizing request that ``recommend`` and ``guide`` share (and
+``table`` the part about where the figures come from), and the function that turns their
+values into that request (:class:`sizing.sources.request.SizingRequest`): the two
+commands take the same options and ask the same question."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from sizing.cli.options import (
+    PLATFORM_METAVAR,
+    SIZING_HT,
+    RedundancyChoice,
+    basis_ids,
+    choice,
+    metavar,
+    platform_choice,
+)
+from sizing.model import HtChoice, Source
+
+if TYPE_CHECKING:
+    from sizing.sources.request import Inputs, SizingRequest
+
+__all__ = [
+    "AllowTranslationOpt",
+    "ConfidenceOpt",
+    "CpuOpt",
+    "HeadroomOpt",
+    "HtOpt",
+    "MaxServersOpt",
+    "P95Opt",
+    "PlatformOpt",
+    "RedundancyOpt",
+    "RpsOpt",
+    "TpsOpt",
+    "inputs_of",
+    "sizing_request",
+]
+
+
+RpsOpt = Annotated[float | None, typer.Option("--rps", help="Target requests per second.")]
+TpsOpt = Annotated[
+    float | None,
+    typer.Option("--tps", help="Target TLS handshakes (new connections) per second."),
+]
+HeadroomOpt = Annotated[
+    float, typer.Option("--headroom", metavar="PCT", help="Share of capacity kept free, 0-90.")
+]
+P95Opt = Annotated[
+    str | None,
+    typer.Option(
+        "--p95",
+        metavar="LATENCY",
+        help="Size --rps by the measured RPS at which p95 latency stays within this"
+        " (e.g. 10ms), from latency-profile runs (sizing run --profile latency) of ONE"
+        " latency workload: --basis names it (profile/role/scheme/sizeB, e.g."
+        " latency/proxy/https/1024B, or a unique prefix); needed when several were"
+        " measured.",
+    ),
+]
+PlatformOpt = Annotated[
+    str, typer.Option("--platform", metavar=PLATFORM_METAVAR, help="Platform to size.")
+]
+HtOpt = Annotated[
+    str, typer.Option("--ht", metavar=metavar(SIZING_HT), help="Hyper-threading mode.")
+]
+RedundancyOpt = Annotated[
+    str,
+    typer.Option(
+        "--redundancy",
+        metavar=metavar(RedundancyChoice),
+        help="n+1: the demand must still be carried with one server down.",
+    ),
+]
+MaxServersOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-servers",
+        help="Most servers to scale out to (no limit unless given; said when it binds).",
+    ),
+]
+ConfidenceOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--confidence",
+        metavar="P",
+        help="Size so the fleet carries the demand in this share of the plausible"
+        " outcomes (e.g. 0.95): each server on the 1-P quantile of its capacity's"
+        " bootstrap draws over the measured repetitions. Default: the low end of each"
+        " figure's interval, with the confidence reported.",
+    ),
+]
+CpuOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cpu",
+        metavar="MODEL",
+        help="Size --tps on another CPU: the chosen basis' handshake figures translated by"
+        " the ratio of the two CPUs' crypto ceilings (the basis' measured one, MODEL's"
+        " stated in the catalog's `ceilings:`, e.g. from `sizing probe-ceiling`). An"
+        " estimate with a wider interval: needs --allow-translation. RPS is never"
+        " translated.",
+    ),
+]
+AllowTranslationOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-translation",
+        help="Allow --cpu's translated figures (labelled 'translated', never mixed with"
+        " measured ones).",
+    ),
+]
+
+
+def inputs_of(source: str, basis: str | None, catalog: Path | None, db: Path | None,
+           article_prices: bool, include_virtualized: bool, include_emulated: bool,
+           allow_extrapolation: bool, runs: tuple[str, ...] = ()) -> Inputs:  # fmt: skip
+    """Where the figures come from, as the options say."""
+    from sizing.sources.request import Inputs  # deferred: the engine's import chain
+
+    return Inputs(
+        source=choice(Source, source, "--source"),
+        basis=basis_ids(basis),
+        catalog=catalog,
+        db=db,
+        article_prices=article_prices,
+        include_virtualized=include_virtualized,
+        include_emulated=include_emulated,
+        allow_extrapolation=allow_extrapolation,
+        runs=runs,
+    )
+
+
+def sizing_request(*, rps: float | None, tps: float | None, headroom: float,
+                   p95: str | None, platform: str, ht: str, redundancy: str,
+                   max_servers: int | None, confidence: float | None, cpu: str | None,
+                   allow_translation: bool, inputs: Inputs) -> SizingRequest:  # fmt: skip
+    """The request the options ask (no demand without --rps or --tps: the guide's tables
+    only); a bad value is one clear usage line."""
+    from sizing.engine import Demand  # deferred: the engine's import chain
+    from sizing.sources.request import SizingRequest
+
+    demand = None
+    if rps is not None or tps is not None:
+        rule = choice(RedundancyChoice, redundancy, "--redundancy").value
+        demand = Demand(rps=rps, tps=tps, headroom=headroom / 100.0, redundancy=rule)
+        demand.validate()
+    return SizingRequest(
+        demand=demand,
+        inputs=inputs,
+        platform=platform_choice(platform),
+        ht=choice(HtChoice, ht, "--ht", SIZING_HT),
+        p95=p95,
+        max_servers=max_servers,
+        confidence=confidence,
+        cpu=cpu,
+        allow_translation=allow_translation,
+    )
