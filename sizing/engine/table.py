@@ -120,6 +120,8 @@ class TableRow:
     cores: int
     hardware_cost: float
     cells: tuple[Cell, ...]
+    sold: bool = True  # the catalog sells a server of this core count (else: not priced)
+    observed: bool = False  # a figure was measured (or published) at this core count
 
     def cell(self, platform: str, ht: str, profile: str) -> Cell | None:
         for c in self.cells:
@@ -130,7 +132,9 @@ class TableRow:
     def to_dict(self) -> dict[str, Any]:
         return {
             "cores": self.cores,
-            "hardware_cost": self.hardware_cost,
+            "hardware_cost": self.hardware_cost if self.sold else None,
+            "in_catalog": self.sold,
+            "observed": self.observed,
             "cells": [c.to_dict() for c in self.cells],
         }
 
@@ -232,7 +236,10 @@ def build_table(
         cells = tuple(c for blk in blocks for r in blk.rows if r.cores == cores for c in r.cells)
         offer = catalog.offer(cores)
         price = offer.price if offer is not None else 0.0
-        all_rows.append(TableRow(cores=cores, hardware_cost=price, cells=cells))
+        in_blocks = [r for blk in blocks for r in blk.rows if r.cores == cores]
+        all_rows.append(TableRow(cores=cores, hardware_cost=price, cells=cells,
+                                 sold=any(r.sold for r in in_blocks),
+                                 observed=any(r.observed for r in in_blocks)))  # fmt: skip
     used = sorted({c.source for r in all_rows for c in r.cells})
     return SizingTable(
         rows=tuple(all_rows),
@@ -266,10 +273,14 @@ def _block(
         )
         for i in ids
     }
-    counts = set(catalog.core_counts())
+    sold = set(catalog.core_counts())
     for priced, _ in pricing_of.values():
         if priced is not None:
-            counts |= set(priced.core_counts())
+            sold |= set(priced.core_counts())
+    # The lab's figures survive a customer's catalog: every observed core count has its row
+    # (unpriced where the catalog sells no such server) beside the catalog's.
+    observed = {f.cores for s in members for f in s.observed}
+    counts = sold | observed
     if known:
         b0 = known[0]
         title = " + ".join(ids) + (
@@ -291,7 +302,8 @@ def _block(
             cells.append(_cell(s, got, cores, pricing_of[s.basis_id][0], members, by_id))
         offer = catalog.offer(cores)
         rows.append(
-            TableRow(cores=cores, hardware_cost=offer.price if offer else 0.0, cells=tuple(cells))
+            TableRow(cores=cores, hardware_cost=offer.price if offer else 0.0, cells=tuple(cells),
+                     sold=cores in sold, observed=cores in observed)  # fmt: skip
         )
     return TableBlock(
         title=title,

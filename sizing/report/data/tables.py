@@ -159,7 +159,7 @@ def _throughput_block(table: SizingTable, lab: _Labels, ht: str) -> TableBlock:
     bm, hv = lab.bm, lab.hv
     rows = tuple(
         (
-            TCell(money(r.hardware_cost, table.currency)),
+            TCell(money(r.hardware_cost, table.currency) if r.sold else "not sold"),
             TCell(str(r.cores)),
             figure_cell(table, r.cores, "baremetal", ht, "rps"),
             figure_cell(table, r.cores, "hypervisor", ht, "rps"),
@@ -223,7 +223,7 @@ def _kubernetes_block(table: SizingTable, lab: _Labels) -> TableBlock:
             figure_cell(table, r.cores, "kubernetes", "off", "rps"),
             figure_cell(table, r.cores, "kubernetes", "off", "tps"),
             figure_cell(table, r.cores, "kubernetes", "on", "tps"),
-            TCell(money(r.hardware_cost, cur)),
+            TCell(money(r.hardware_cost, cur) if r.sold else "not sold"),
             cost_cell(table, r.cores, "kubernetes", "off", "rps"),
         )
         for r in table.rows

@@ -160,6 +160,12 @@ def _block_notes(block: Any) -> list[str]:
     """Under a block: prices, what was not sized, each series' intervals (figures,
     overhead, HT gain), the fits of predicted figures, and the ceilings."""
     notes = [f"price of {basis_id}: {price}" for basis_id, price in block.price_sources]
+    unsold = [r.cores for r in block.rows if not r.sold]
+    if unsold:
+        notes.append(
+            "core counts with figures but not sold in the catalog (no price): "
+            + ", ".join(str(n) for n in unsold)
+        )
     notes += list(dict.fromkeys(
         f"not sized: {x.platform} {x.profile.upper()} HT {x.ht}: {x.reason}"
         for x in block.refused))  # fmt: skip
