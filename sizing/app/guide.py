@@ -52,11 +52,11 @@ def prepare(request: GuideRequest) -> Prepared:
     through ``recommend``'s use case, and build the guide's data."""
     if request.demand is not None:
         got = recommend(request.sizing, with_runs=True)
-        inputs, result = got.inputs, got.result
+        inputs, result, versus = got.inputs, got.result, got.versus
         warnings, notes, hint = got.warnings, got.notes, got.hint
     else:
         inputs, said = load(request.inputs, with_runs=True)
-        result, warnings, notes, hint = None, tuple(said), (), ""
+        result, versus, warnings, notes, hint = None, None, tuple(said), (), ""
     emulated = [f for f in figures_of_runs(inputs.runs, include_emulated=True) if f.emulated]
     guide = build_guide(
         request,
@@ -67,6 +67,7 @@ def prepare(request: GuideRequest) -> Prepared:
         emulated=emulated,
         nginx_template=nginx_template(),
         result=result,
+        versus=versus,
     )
     return Prepared(guide, tuple(warnings), tuple(notes), hint)
 

@@ -7,8 +7,10 @@ emulated figures, a latency workload chosen) comes back in ``notes``, never prin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from sizing.app.asked import refuse_confidence, what_exists
 from sizing.catalog import load_catalog_data
@@ -18,6 +20,7 @@ from sizing.engine import recommend as engine_recommend
 from sizing.engine.choice import Choice, Want
 from sizing.engine.recommend import Recommendation, wanted_platforms
 from sizing.engine.translate import translate
+from sizing.engine.versus import PlatformComparison, Side, guest_platform, overheads
 from sizing.errors import UsageError
 from sizing.knee import Slo, parse_limit_ms
 from sizing.model import BasisPlatform, Figure, FigureKind, HtChoice, Source
@@ -53,6 +56,7 @@ class Recommended:
     notes: tuple[str, ...] = ()  # for stderr: the latency workload chosen
     p95: bool = False  # sized on a latency workload (the explanation names the basis)
     hint: str = ""  # no answer: what exists instead, and the command that asks for it
+    versus: PlatformComparison | None = None  # bare metal against the hypervisor's guests
 
 
 def load(req: Inputs, *, serves: Want | None = None, every_reference: bool = False,
@@ -151,25 +155,42 @@ def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
         workload = req.inputs.basis[0] if req.inputs.basis else None
         figures, why, capacity_of, note = _latency_figures(req, workload)
         notes.append(note)
-    result = engine_recommend(
-        figures,
-        inputs.catalog,
-        demand,
-        platforms=None if req.platform is None else [req.platform],
-        ht_modes=None if req.ht is HtChoice.ANY else [req.ht],
-        max_servers=req.max_servers,
-        bases=inputs.bases,
-        prices=inputs.prices,
-        article_prices=inputs.article_prices,
-        allow_extrapolation=req.inputs.allow_extrapolation,
-        why=why,
-        confidence=req.confidence,
-        capacity_of=capacity_of,
-        bootstrapper=cached_bootstrapper(req.inputs.db),
-    )
+    how: dict[str, Any] = {
+        "ht_modes": None if req.ht is HtChoice.ANY else [req.ht],
+        "max_servers": req.max_servers,
+        "bases": inputs.bases,
+        "prices": inputs.prices,
+        "article_prices": inputs.article_prices,
+        "allow_extrapolation": req.inputs.allow_extrapolation,
+        "why": why,
+        "confidence": req.confidence,
+        "capacity_of": capacity_of,
+        "bootstrapper": cached_bootstrapper(req.inputs.db),
+    }
+    asked = None if req.platform is None else [req.platform]
+    result = engine_recommend(figures, inputs.catalog, demand, platforms=asked, **how)
     hint = "" if result.recommendation is not None else what_exists(req, demand, inputs)
+    versus = None
+    if req.compare_platforms or (req.compare_platforms is None and req.platform is None):
+        versus = _versus(figures, inputs, demand, how)
     return Recommended(result, inputs, tuple(warnings), tuple(notes), p95=req.p95 is not None,
-                       hint=hint)  # fmt: skip
+                       hint=hint, versus=versus)  # fmt: skip
+
+
+def _versus(figures: Sequence[Figure], inputs: BasisInputs, demand: Demand,
+            how: dict[str, Any]) -> PlatformComparison | None:  # fmt: skip
+    """Bare metal against the hypervisor's guests for the demand, when the chosen figures
+    hold both: each sized alone, and the observed overheads between them."""
+    guest = guest_platform(figures)
+    if guest is None:
+        return None
+    sides = [Side(p, engine_recommend(figures, inputs.catalog, demand, platforms=[p], **how))
+             for p in ("baremetal", guest)]  # fmt: skip
+    table = build_table(figures, inputs.catalog, bases=inputs.bases, prices=inputs.prices,
+                        article_prices=inputs.article_prices,
+                        allow_extrapolation=how["allow_extrapolation"])  # fmt: skip
+    return PlatformComparison(demand, sides[0], sides[1], overheads(table, guest),
+                              inputs.catalog.currency, inputs.catalog.basis)  # fmt: skip
 
 
 def _translated(

@@ -30,6 +30,7 @@ from sizing.cli.options import (
 )
 from sizing.cli.sizing_opts import (
     AllowTranslationOpt,
+    ComparePlatformsOpt,
     ConfidenceOpt,
     CpuOpt,
     HeadroomOpt,
@@ -64,6 +65,7 @@ def recommend_cmd(
     confidence: ConfidenceOpt = None,
     cpu: CpuOpt = None,
     allow_translation: AllowTranslationOpt = False,
+    compare_platforms: ComparePlatformsOpt = None,
     db: DbOpt = None,
     include_virtualized: VirtualizedOpt = False,
     include_emulated: EmulatedOpt = False,
@@ -84,24 +86,33 @@ def recommend_cmd(
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
     from sizing.app import sizing as app_sizing
     from sizing.report.explain import explain
-    from sizing.report.render.text import basis_json, basis_line, recommendation_text
+    from sizing.report.render.text import (
+        basis_json,
+        basis_line,
+        recommendation_text,
+        versus_text,
+    )
 
     got = app_sizing.recommend(sizing_request(
         rps=rps, tps=tps, headroom=headroom, p95=p95, platform=platform, ht=ht,
         redundancy=redundancy, max_servers=max_servers, confidence=confidence, cpu=cpu,
-        allow_translation=allow_translation,
+        allow_translation=allow_translation, compare_platforms=compare_platforms,
         inputs=inputs_of(source, basis, catalog, db, article_prices, include_virtualized,
                          include_emulated, allow_extrapolation),
     ))  # fmt: skip
     _say(got.warnings, got.notes)
     result = got.result
+    versus = None if got.versus is None else got.versus.to_dict()
     if json_out:
         emit_json({"basis": basis_json(got.inputs.choice, got.inputs.prices), **result.to_dict(),
-                   "explanation": list(explain(result)), "hint": got.hint})  # fmt: skip
+                   "explanation": list(explain(result)), "hint": got.hint,
+                   "platforms": versus})  # fmt: skip
     else:
         if result.recommendation is None and not got.p95:  # else the explanation names it
             typer.echo(basis_line(got.inputs.choice))
         typer.echo(recommendation_text(result))
+        if got.versus is not None:
+            typer.echo("\n" + versus_text(got.versus))
     if result.recommendation is None:
         error(explain(result)[-1] + hint_sentence(got.hint))
     code = exit_status(Answered(result.recommendation is not None))

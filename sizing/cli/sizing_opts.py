@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AllowTranslationOpt",
+    "ComparePlatformsOpt",
     "ConfidenceOpt",
     "CpuOpt",
     "HeadroomOpt",
@@ -113,6 +114,15 @@ AllowTranslationOpt = Annotated[
         " measured ones).",
     ),
 ]
+ComparePlatformsOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--compare-platforms/--no-compare-platforms",
+        help="Size the demand on bare metal and on the hypervisor's guests side by side, "
+        "with the overhead that explains the difference (default: when both were measured "
+        "or published and --platform does not narrow the answer).",
+    ),
+]
 
 
 def inputs_of(source: str, basis: str | None, catalog: Path | None, db: Path | None,
@@ -137,7 +147,8 @@ def inputs_of(source: str, basis: str | None, catalog: Path | None, db: Path | N
 def sizing_request(*, rps: float | None, tps: float | None, headroom: float,
                    p95: str | None, platform: str, ht: str, redundancy: str,
                    max_servers: int | None, confidence: float | None, cpu: str | None,
-                   allow_translation: bool, inputs: Inputs) -> SizingRequest:  # fmt: skip
+                   allow_translation: bool, inputs: Inputs,
+                   compare_platforms: bool | None = None) -> SizingRequest:  # fmt: skip
     """The request the options ask (no demand without --rps or --tps: the guide's tables
     only); a bad value is one clear usage line."""
     from sizing.engine import Demand  # deferred: the engine's import chain
@@ -158,4 +169,5 @@ def sizing_request(*, rps: float | None, tps: float | None, headroom: float,
         confidence=confidence,
         cpu=cpu,
         allow_translation=allow_translation,
+        compare_platforms=compare_platforms,
     )

@@ -48,3 +48,6 @@ class SizingRequest:
     confidence: float | None = None
     cpu: str | None = None  # translate --tps figures to this CPU (with allow_translation)
     allow_translation: bool = False
+    # bare metal against the hypervisor for the demand: None: when both were measured (or
+    # published) and no --platform narrows the answer; True/False: as asked
+    compare_platforms: bool | None = None

@@ -142,6 +142,11 @@ def test_recommend_json_and_guide_give_one_answer(
     mine = json.loads(json.dumps(view.result.to_dict(), default=str))
     assert _fleet_facts(mine) == _fleet_facts(doc)
     assert got.hint == doc["hint"]
+    # bare metal against the hypervisor: the same comparison in the JSON and the guide
+    versus = got.guide.versus
+    assert (None if versus is None else json.loads(json.dumps(versus.comparison.to_dict()))) == (
+        doc["platforms"]
+    )
 
     md = runner.invoke(app, ["guide", *argv, "--format", "md", "--out", "-"])
     assert md.exit_code == 0, md.stderr

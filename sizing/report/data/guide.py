@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from sizing.engine import CostCatalog, Recommendation
 from sizing.engine.choice import Choice
 from sizing.engine.table import build_table
+from sizing.engine.versus import PlatformComparison
 from sizing.model import Figure, FigureKind
 from sizing.report.data.certainty import certainty_section
 from sizing.report.data.format import MARKS, PROVENANCE_TEXT, inventory_name
@@ -26,6 +27,7 @@ from sizing.report.data.tables import (
     provenance_table,
     sizing_tables,
 )
+from sizing.report.data.versus import versus_view
 from sizing.sources import RunData
 
 if TYPE_CHECKING:
@@ -53,6 +55,7 @@ def build_guide(
     emulated: Sequence[Figure] = (),
     nginx_template: str = "",
     result: Recommendation | None = None,
+    versus: PlatformComparison | None = None,
 ) -> Guide:
     """Prepare the whole guide (see the module docstring). ``inputs`` are the bases and
     the choice (:func:`sizing.sources.load_bases`): every table comes from the chosen bases
@@ -113,4 +116,5 @@ def build_guide(
         limits_text=limits.paragraphs,
         limits_table=limits.table,
         limit_points=limits.points,
+        versus=None if versus is None else versus_view(versus),
     )

@@ -264,6 +264,7 @@ class Guide:
     limits_text: tuple[str, ...] = ()  # "How close to the limit" (data/limits.py)
     limits_table: TableBlock | None = None
     limit_points: tuple[Any, ...] = ()  # data.limits.Limit, for the chart
+    versus: Any = None  # data.versus.VersusView: bare metal or the hypervisor for the demand
 
     def to_dict(self) -> dict[str, Any]:
         """The guide's data as one JSON-able document (for tests and debugging)."""
@@ -283,6 +284,9 @@ class Guide:
             "certainty": list(self.certainty),
             "predicted": None if self.predicted is None else self.predicted.to_dict(),
             "limits": list(self.limits_text),
+            "versus": None
+            if self.versus is None
+            else {"sentence": self.versus.sentence, **self.versus.comparison.to_dict()},
             "limits_table": None if self.limits_table is None else self.limits_table.to_dict(),
             "latency": None
             if self.latency is None

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from sizing.engine import Recommendation
     from sizing.engine.basis import Basis, Price
     from sizing.engine.choice import Choice
+    from sizing.engine.versus import PlatformComparison
     from sizing.knee import Slo
     from sizing.model import Figure
 
@@ -231,3 +232,10 @@ def _sources(figures: Sequence[Figure]) -> str:
 # -- two runs compared ---------------------------------------------------------------------
 
 
+
+
+def versus_text(cmp: PlatformComparison) -> str:
+    """Bare metal or the hypervisor for the demand, under the answer (wrapped)."""
+    from sizing.report.data.versus import versus_lines
+
+    return "\n".join(x for line in versus_lines(cmp) for x in wrap(line, TABLE_WIDTH))

@@ -1,0 +1,149 @@
+"""Bare metal against the hypervisor for one demand: the comparison the tool exists for.
+
+The same demand is sized twice on the same chosen bases, once on bare metal only and once
+on the hypervisor's guests only (the same catalog, headroom, redundancy and HT choice),
+and the overhead that explains the difference is read from the table of those bases: per
+core count, what a guest carries of bare metal's figure, with its interval (paired where
+the two legs were measured in interleaved pairs). Pure: words are the report's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sizing.engine.answer import Demand, Fleet, Recommendation
+from sizing.engine.table import SizingTable
+from sizing.model import HYPERVISOR_PLATFORMS, OBSERVED, Figure
+
+__all__ = ["Overhead", "PlatformComparison", "Side", "guest_platform", "overheads"]
+
+
+@dataclass(frozen=True)
+class Side:
+    """The demand sized on one platform only."""
+
+    platform: str
+    result: Recommendation
+
+    @property
+    def fleet(self) -> Fleet | None:
+        """The cheapest fleet on this platform (identical or mixed), None if none carries."""
+        return self.result.fleet
+
+    @property
+    def cost(self) -> float | None:
+        f = self.fleet
+        if f is not None:
+            return f.total_cost
+        best = self.result.recommendation
+        return None if best is None else best.total_cost
+
+    @property
+    def servers(self) -> int | None:
+        f = self.fleet
+        if f is not None:
+            return f.servers
+        best = self.result.recommendation
+        return None if best is None else best.servers
+
+    def to_dict(self) -> dict[str, Any]:
+        best = self.result.recommendation
+        return {
+            "platform": self.platform,
+            "servers": self.servers,
+            "total_cost": None if self.cost is None else round(self.cost, 2),
+            "fleet": None if self.fleet is None else self.fleet.to_dict(),
+            "identical": None if best is None else best.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class Overhead:
+    """What a guest carries of bare metal's figure at one core count, HT mode and profile
+    (``share`` = 1 − overhead), with the interval of that share and whether it is paired."""
+
+    profile: str
+    ht: str
+    cores: int
+    share: float
+    low: float | None
+    high: float | None
+    paired: bool
+    source: str  # measured | reference (observed figures only)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "ht": self.ht,
+            "cores": self.cores,
+            "guest_share": round(self.share, 4),
+            "guest_share_interval": None
+            if self.low is None or self.high is None
+            else [round(self.low, 4), round(self.high, 4)],
+            "paired": self.paired,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class PlatformComparison:
+    """Bare metal and a hypervisor's guests, each sized for the same demand, and the
+    observed overheads between them."""
+
+    demand: Demand
+    baremetal: Side
+    guest: Side
+    overheads: tuple[Overhead, ...]
+    currency: str
+    cost_basis: str
+
+    @property
+    def extra_cost(self) -> float | None:
+        """What the guests cost more than bare metal for the demand (negative: less)."""
+        a, b = self.baremetal.cost, self.guest.cost
+        return None if a is None or b is None else b - a
+
+    def share_at(self, profile: str, cores: int, ht: str) -> Overhead | None:
+        """The observed overhead at ``cores`` (else the nearest observed core count)."""
+        mine = [o for o in self.overheads if o.profile == profile and o.ht == ht]
+        if not mine:
+            return None
+        return min(mine, key=lambda o: (abs(o.cores - cores), -o.cores))
+
+    def to_dict(self) -> dict[str, Any]:
+        extra = self.extra_cost
+        return {
+            "demand": self.demand.to_dict(),
+            "baremetal": self.baremetal.to_dict(),
+            "guest": self.guest.to_dict(),
+            "extra_cost": None if extra is None else round(extra, 2),
+            "currency": self.currency,
+            "cost_basis": self.cost_basis,
+            "overheads": [o.to_dict() for o in self.overheads],
+        }
+
+
+def guest_platform(figures: Sequence[Figure]) -> str | None:
+    """The hypervisor platform to compare with bare metal: the figures must hold bare
+    metal and one hypervisor's guests (ESXi before KVM)."""
+    platforms = {f.platform for f in figures}
+    if "baremetal" not in platforms:
+        return None
+    return next((p for p in ("esxi", *HYPERVISOR_PLATFORMS) if p in platforms), None)
+
+
+def overheads(table: SizingTable, guest: str) -> tuple[Overhead, ...]:
+    """Every observed overhead of ``guest`` against bare metal in ``table``."""
+    out = []
+    for row in table.rows:
+        for c in row.cells:
+            if c.platform != guest or c.overhead_pct is None or c.source not in OBSERVED:
+                continue
+            lo = hi = None
+            if c.overhead_ci is not None:  # a loss interval becomes a share interval
+                lo, hi = 1 - max(c.overhead_ci) / 100.0, 1 - min(c.overhead_ci) / 100.0
+            out.append(Overhead(c.profile, c.ht, c.cores, 1 - c.overhead_pct / 100.0, lo, hi,
+                                c.overhead_pairs > 0, c.source))  # fmt: skip
+    return tuple(sorted(out, key=lambda o: (o.profile, o.ht, o.cores)))

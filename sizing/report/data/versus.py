@@ -1,0 +1,144 @@
+"""Bare metal or the hypervisor for the customer's demand, in words: the lines under
+``sizing recommend``'s answer and the guide's comparison box say the same thing
+(:class:`sizing.engine.versus.PlatformComparison`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sizing.engine.answer import Fleet
+from sizing.engine.versus import Overhead, PlatformComparison, Side
+from sizing.report.data.format import PLATFORM_LABELS, amount
+from sizing.report.data.model import TableBlock, TCell
+
+__all__ = ["VersusView", "versus_lines", "versus_sentence", "versus_view"]
+
+_UNITS = {"rps": ("RPS", "requests"), "tps": ("TLS handshakes", "handshakes")}
+
+
+def _name(platform: str) -> str:
+    return PLATFORM_LABELS.get(platform, platform)
+
+
+def _fleet(f: Fleet) -> str:
+    body = " + ".join(f"{n} × {c.cores_per_server}-core" for c, n in f.parts)
+    return f"{body} (HT {f.parts[0][0].ht})"
+
+
+def _side(s: Side) -> str:
+    if s.fleet is None:
+        return "no fleet in the catalog carries the demand"
+    n = s.servers or 0
+    return f"{n} server{'s' if n != 1 else ''}: {_fleet(s.fleet)}"
+
+
+def _share(o: Overhead) -> str:
+    text = f"{o.share * 100:.0f}%"
+    if o.low is not None and o.high is not None:
+        text += f" [{o.low * 100:.0f}–{o.high * 100:.0f}%]"
+    return text
+
+
+def _how(o: Overhead) -> str:
+    if o.source == "reference":
+        return "published"
+    return "paired measurement" if o.paired else "measured in separate runs, unpaired"
+
+
+def versus_sentence(cmp: PlatformComparison) -> str:
+    """One plain sentence a buyer can say back: how many servers each platform needs for
+    the demand, what the difference costs, and the measured share that explains it."""
+    bm, guest = cmp.baremetal, cmp.guest
+    g = _name(guest.platform)
+    if bm.cost is None or guest.cost is None or bm.fleet is None or guest.fleet is None:
+        missing = bm if bm.fleet is None else guest
+        return f"On {_name(missing.platform).lower()} no fleet in the catalog carries the demand."
+    extra = cmp.extra_cost or 0.0
+    if abs(extra) < 0.005:
+        money = "costs the same"
+    else:
+        money = f"costs {amount(abs(extra), cmp.currency)} {'more' if extra > 0 else 'less'}"
+    what = "" if cmp.cost_basis == "hardware only" else f" ({cmp.cost_basis})"
+    servers = (
+        f"needs {guest.servers} servers instead of {bm.servers}"
+        if guest.servers != bm.servers
+        else f"needs the same {bm.servers} server{'s' if bm.servers != 1 else ''}"
+    )
+    cores = guest.fleet.parts[-1][0].cores_per_server
+    ht = guest.fleet.parts[0][0].ht
+    shares = []
+    for p in cmp.demand.profiles:
+        o = cmp.share_at(p, cores, ht)
+        if o is not None:
+            shares.append(f"{o.share * 100:.0f}% of bare metal's {_UNITS[p][0]}"
+                          f" at {o.cores} core{'s' if o.cores != 1 else ''}")  # fmt: skip
+    because = ""
+    if shares:
+        word = "because" if extra > 0 else "although" if extra < 0 else "and"
+        because = f", {word} on the same server a guest carries " + " and ".join(shares)
+    return f"On {g} the same demand {servers} and {money}{what}{because}."
+
+
+def versus_lines(cmp: PlatformComparison) -> list[str]:
+    """The comparison under ``recommend``'s answer (text)."""
+    g = _name(cmp.guest.platform)
+    out = [f"Bare metal or {g} for {cmp.demand.describe()} ({cmp.cost_basis}):"]
+    for side in (cmp.baremetal, cmp.guest):
+        cost = "" if side.cost is None else f", {amount(side.cost, cmp.currency)}"
+        out.append(f"  {_name(side.platform)}: {_side(side)}{cost}")
+    for p in cmp.demand.profiles:
+        mine = [o for o in cmp.overheads if o.profile == p]
+        if mine:
+            out.append(
+                f"  a guest carries of bare metal's {_UNITS[p][0]}: "
+                + "; ".join(f"{_share(o)} at {o.cores}c HT {o.ht}" for o in mine)
+                + f" ({_how(mine[0])})"
+            )
+    out.append("  " + versus_sentence(cmp))
+    return out
+
+
+@dataclass(frozen=True)
+class VersusView:
+    """The guide's comparison box: the sentence, the two fleets, the shares per core
+    count."""
+
+    title: str
+    sentence: str
+    fleets: TableBlock
+    shares: TableBlock
+    comparison: PlatformComparison
+
+
+def versus_view(cmp: PlatformComparison) -> VersusView:
+    """The comparison as the guide prints it."""
+    g = _name(cmp.guest.platform)
+    fleets = TableBlock(
+        title=f"Bare metal or {g} for {cmp.demand.describe()}",
+        headers=("Platform", "Servers", "Fleet", f"Total cost ({cmp.cost_basis})"),
+        rows=tuple(
+            (
+                TCell(_name(s.platform), "", False),
+                TCell("–" if s.servers is None else str(s.servers)),
+                TCell("–" if s.fleet is None else _fleet(s.fleet), "", False),
+                TCell("–" if s.cost is None else amount(s.cost, cmp.currency)),
+            )
+            for s in (cmp.baremetal, cmp.guest)
+        ),
+    )
+    shares = TableBlock(
+        title=f"What a {g} guest carries of bare metal's figure on the same server",
+        headers=("Cores", "HT", "Figure", "Guest share", "How it was obtained"),
+        rows=tuple(
+            (
+                TCell(str(o.cores)),
+                TCell(o.ht, "", False),
+                TCell(_UNITS[o.profile][0], "", False),
+                TCell(_share(o)),
+                TCell(_how(o), "", False),
+            )
+            for o in cmp.overheads
+            if o.profile in cmp.demand.profiles
+        ),
+    )
+    return VersusView(f"Bare metal or {g}", versus_sentence(cmp), fleets, shares, cmp)
