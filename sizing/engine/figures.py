@@ -151,6 +151,15 @@ def find_shape(
     return None if best is None else best[1]
 
 
+def socket_of(b: Basis) -> int | None:
+    """The cores of one socket of a basis' host when it has more than one socket (a
+    prediction beyond them crosses the socket boundary); None when one or unknown."""
+    hw = b.hardware
+    if hw.sockets is None or hw.sockets < 2 or not hw.cores_per_socket:
+        return None
+    return hw.cores_per_socket
+
+
 def build_series(
     figures: Sequence[Figure],
     *,
@@ -195,5 +204,6 @@ def build_series(
             allow_extrapolation=allow_extrapolation,
             boot=boot,
             bounds=() if own is None else own.bounds_of(key[3], key[2]),
+            socket_cores=None if own is None else socket_of(own),
         )
     return out

@@ -81,6 +81,7 @@ from sizing.engine.fleet import Offer, cheapest, identical
 from sizing.engine.fleet import confidence as confidence_of
 from sizing.engine.predict import quantile
 from sizing.engine.series import Series
+from sizing.engine.socket import BEYOND_SOCKET
 from sizing.errors import UsageError
 from sizing.model import HYPERVISOR_PLATFORMS, Figure, FigureKind, Source
 
@@ -309,7 +310,8 @@ def _server(
     for s in chosen:
         assert s is not None
         d = s.draws(cores)
-        if d is None or _observed_lower(s, cores):
+        # beyond one socket (not measured) no stated confidence rests on a figure
+        if d is None or _observed_lower(s, cores) or any(BEYOND_SOCKET in f.flags for f in picked):
             per_draw = []
             break
         per_draw.append(list(d))

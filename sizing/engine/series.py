@@ -20,6 +20,8 @@ from sizing.engine.predict import (
     quantile,
 )
 from sizing.engine.scaling import MIN_POINTS, ScalingFit, fit
+from sizing.engine.shape import Shape
+from sizing.engine.socket import beyond_socket, crosses
 from sizing.model import Figure, FigureKind
 
 SHAPE_FLOOR = 0.10  # added to a borrowed shape's relative half-width
@@ -32,47 +34,6 @@ _MEMO: dict[str, Bootstrap] = {}
 
 class Unsized(ValueError):
     """A figure the engine refuses to make up; the message says why and what to do."""
-
-
-@dataclass(frozen=True)
-class Shape:
-    """The scaling shape borrowed from another basis (same workload, ≥ 3 core counts,
-    never an emulated one for a basis that is not)."""
-
-    basis: str
-    fit: ScalingFit
-
-    def x(self, cores: int) -> float | None:
-        """X_ref(cores): the fit, else a line between its observed points (inside them)."""
-        if self.fit.usable:
-            return self.fit.predict(cores)
-        ns = [n for n, _ in self.fit.points]
-        return self.fit.predict(cores) if ns and min(ns) <= cores <= max(ns) else None
-
-    def ratio(self, n0: int, n: int) -> float | None:
-        a, b = self.x(n0), self.x(n)
-        return None if a is None or b is None or a <= 0.0 else b / a
-
-    @property
-    def top(self) -> int:
-        """The largest core count the shape's basis measured."""
-        return max((n for n, _ in self.fit.points), default=0)
-
-    def misfit(self, own: Sequence[Figure], n0: int) -> float | None:
-        """How badly the shape fits the borrowing series' own measured counts: the largest
-        |own ratio / shape ratio − 1| from ``n0`` to each other count (None: no other
-        measured count to compare with)."""
-        base = next((f for f in own if f.cores == n0), None)
-        worst: float | None = None
-        for f in own:
-            if base is None or f.cores == n0 or base.value <= 0.0:
-                continue
-            r = self.ratio(n0, f.cores)
-            if r is None or r <= 0.0:
-                continue
-            err = abs((f.value / base.value) / r - 1.0)
-            worst = err if worst is None else max(worst, err)
-        return worst
 
 
 def _rel(f: Figure) -> tuple[float, float]:
@@ -109,6 +70,7 @@ class Series:
     allow_extrapolation: bool = False
     boot: Bootstrap | None = None
     bounds: tuple[Bound, ...] = ()  # physical ceilings (sizing.ceilings): crypto, NIC
+    socket_cores: int | None = None  # cores of one socket of a multi-socket host (else None)
 
     @property
     def basis(self) -> str:
@@ -159,7 +121,18 @@ class Series:
 
     def estimate(self, cores: int) -> Figure | str:
         """The figure at ``cores``, observed or predicted (module docstring), or the
-        reason it is refused."""
+        reason it is refused; beyond one socket of data measured within one socket, the
+        socket rule (:mod:`sizing.engine.socket`) labels, widens or refuses it."""
+        got = self._estimate(cores)
+        top = max((f.cores for f in self.exact), default=0)
+        if not crosses(self.socket_cores, top, cores):
+            return got
+        assert self.socket_cores is not None
+        return beyond_socket(got, cores=cores, socket_cores=self.socket_cores,
+                             measured_top=top, at_socket=self._estimate(self.socket_cores),
+                             allow=self.allow_extrapolation, name=self.name)  # fmt: skip
+
+    def _estimate(self, cores: int) -> Figure | str:
         for f in self.observed:
             if f.cores == cores:
                 if "erratic" in f.flags and not f.lower_bound:
