@@ -43,8 +43,10 @@ count as "≥ value" and are never fitted or used as an anchor.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
 from sizing.engine.basis import Basis
+from sizing.engine.htjoint import ht_gain_of
 from sizing.engine.predict import Bootstrap, Counts
 from sizing.engine.scaling import MIN_POINTS
 from sizing.engine.series import (
@@ -206,4 +208,23 @@ def build_series(
             bounds=() if own is None else own.bounds_of(key[3], key[2]),
             socket_cores=None if own is None else socket_of(own),
         )
+    return join_ht(out)
+
+
+def join_ht(out: dict[BasisSeriesKey, Series]) -> dict[BasisSeriesKey, Series]:
+    """One model for HT (:mod:`sizing.engine.htjoint`): of the two HT modes of one basis,
+    platform and profile, the one with fewer measured core counts (HT on on a tie)
+    predicts as the other times the gain measured at their common counts."""
+    for (basis, platform, ht, profile), s in list(out.items()):
+        if ht != "on":
+            continue
+        off = out.get((basis, platform, "off", profile))
+        if off is None:
+            continue
+        on_n, off_n = len({f.cores for f in s.exact}), len({f.cores for f in off.exact})
+        mine, other = (s, off) if on_n <= off_n else (off, s)
+        gain = ht_gain_of(mine.exact, other.exact, other.ht)
+        if gain is not None:
+            key = (basis, platform, mine.ht, profile)
+            out[key] = replace(mine, partner=other, gain=gain)
     return out

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sizing.ceilings import Bound
+from sizing.engine.htjoint import HtGain, scaled
 from sizing.engine.predict import (
     DRAWS,
     HIGH_Q,
@@ -71,6 +72,10 @@ class Series:
     boot: Bootstrap | None = None
     bounds: tuple[Bound, ...] = ()  # physical ceilings (sizing.ceilings): crypto, NIC
     socket_cores: int | None = None  # cores of one socket of a multi-socket host (else None)
+    # one model for HT (sizing.engine.htjoint): the other HT mode's series and this one's
+    # measured gain over it; predictions are its predictions times the gain
+    partner: Series | None = None
+    gain: HtGain | None = None
 
     @property
     def basis(self) -> str:
@@ -124,6 +129,8 @@ class Series:
         reason it is refused; beyond one socket of data measured within one socket, the
         socket rule (:mod:`sizing.engine.socket`) labels, widens or refuses it."""
         got = self._estimate(cores)
+        if self.partner is not None and self.gain is not None:
+            got = scaled(got, cores, self.gain, self.partner.estimate, self.cap(cores))
         top = max((f.cores for f in self.exact), default=0)
         if not crosses(self.socket_cores, top, cores):
             return got
