@@ -1,0 +1,134 @@
+"""A realistic lab results database, built through the Store API as a sweep stores it.
+
+The lab of the issue "after a lab run": per host, a PowerEdge bare-metal server ``r640-0N``
+(Intel Xeon Gold 6248, 2 × 20 cores × 2 threads) and an ESXi guest ``nginx-esxiN`` on it;
+``rps`` and ``tps`` at 1/2/4/8 cores, HT off and on; every point's timed repetitions drawn
+from a known curve with lognormal noise. A guest carries ``guest_rps`` of bare metal's RPS
+and ``guest_tps`` of its handshakes; HT on adds ``ht_gain``. The figures are simulated
+for tests and benchmarks, never shown as measurements of real hardware.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sizing.model import PointKey, PointResult, Sample
+from sizing.records import PointMeta, SampleMeta
+from sizing.store import Store
+
+GOLD = "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz"
+CORES = (1, 2, 4, 8)
+
+
+def lscpu(sockets: int, cores: int, threads: int) -> str:
+    """``lscpu -p=CPU,Core,Socket,Node`` of a host of that topology."""
+    lines = ["# CPU,Core,Socket,Node"]
+    cpu = 0
+    for _ in range(threads):
+        for s in range(sockets):
+            for c in range(cores):
+                lines.append(f"{cpu},{s * cores + c},{s},{s}")
+                cpu += 1
+    return "\n".join(lines) + "\n"
+
+
+def _usl(n: int, lam: float, sigma: float) -> float:
+    return lam * n / (1 + sigma * (n - 1))
+
+
+TRUTH = {"rps": (48_000.0, 0.03), "tps": (1_150.0, 0.01)}  # per-core λ, σ of bare metal
+
+
+def truth(profile: str, cores: int, *, guest: float = 1.0, ht: str = "off",
+          ht_gain: float = 1.05) -> float:  # fmt: skip
+    """The simulated true median of a point."""
+    lam, sigma = TRUTH[profile]
+    return _usl(cores, lam, sigma) * guest * (ht_gain if ht == "on" else 1.0)
+
+
+def _point(host: str, platform: str, cores: int, ht: str, profile: str, reps: Sequence[float],
+           settings: dict[str, Any] | None) -> tuple[PointResult, list[tuple[int, Sample]]]:  # fmt: skip
+    unit = "requests/s" if profile == "rps" else "handshakes/s"
+    metric = "requests_per_second" if profile == "rps" else "handshakes_per_second"
+    ordered = sorted(reps)
+    median = ordered[len(ordered) // 2]
+    samples = [(0, Sample(metric, reps[0] * 0.9, unit, SampleMeta.parse({"warmup": True})))]
+    for i, v in enumerate(reps, start=1):
+        samples.append((i, Sample(metric, v, unit,
+                                  SampleMeta.parse({"repetition": i, "warmup": False}))))  # fmt: skip
+    meta = {
+        "host": host,
+        "file_size": 128,
+        "keepalive": profile == "rps",
+        "tls_key": "rsa2048" if profile == "tps" else None,
+        "nginx_version": "1.22.1",
+        "openssl_version": "3.0.11",
+        "cpu_model": GOLD,
+        "platform_settings": settings or {},
+    }
+    result = PointResult(
+        key=PointKey(host, platform, cores, ht, profile),
+        status="measured",  # type: ignore[arg-type]
+        value=median,
+        unit=unit,
+        repetitions=len(reps),
+        metadata=PointMeta.parse(meta),
+    )
+    return result, samples
+
+
+def lab_points(*, hosts: int = 1, ht: Sequence[str] = ("off", "on"), reps: int = 10,
+               noise: float = 0.02, guest_rps: float = 0.82, guest_tps: float = 0.93,
+               seed: int = 1, cores: Sequence[int] = CORES,
+               guests: bool = True) -> list[tuple[PointResult, list[tuple[int, Sample]]]]:  # fmt: skip
+    """Every point of the lab (bare metal, then its guest), with their repetitions."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(1, hosts + 1):
+        metal, guest = f"r640-{i:02d}", f"nginx-esxi{i}"
+        legs = [(metal, "baremetal", 1.0, 1.0, None)]
+        if guests:
+            legs.append((guest, "vsphere", guest_rps, guest_tps, metal))
+        for host, platform, g_rps, g_tps, esxi in legs:
+            for mode in ht:
+                for n in cores:
+                    for profile, g in (("rps", g_rps), ("tps", g_tps)):
+                        t = truth(profile, n, guest=g, ht=mode)
+                        values = [t * rng.lognormvariate(0.0, noise) for _ in range(reps)]
+                        settings = None if esxi is None else {
+                            "hypervisor": "vsphere", "esxi_host": esxi, "vm": host,
+                            "vcpus": n * (2 if mode == "on" else 1),
+                            "extra": {"esxi_version": "8.0.2", "latency_sensitivity": "high",
+                                      "cpu_reservation_mhz": n * 2500,
+                                      "memory_reservation_mb": 8192,
+                                      "affinity": list(range(n))},
+                        }  # fmt: skip
+                        out.append(_point(host, platform, n, mode, profile, values, settings))
+    return out
+
+
+def environment(hosts: int = 1) -> dict[str, Any]:
+    """What a run stores of its hosts (facts), for ``hosts`` servers and their guests."""
+    env: dict[str, Any] = {}
+    for i in range(1, hosts + 1):
+        env[f"r640-{i:02d}"] = {"cpu_model": GOLD, "lscpu": lscpu(2, 20, 2),
+                                "nginx_version": "1.22.1", "nginx_openssl": "3.0.11"}  # fmt: skip
+        env[f"nginx-esxi{i}"] = {"cpu_model": GOLD, "lscpu": lscpu(1, 8, 1),
+                                 "nginx_version": "1.22.1", "nginx_openssl": "3.0.11",
+                                 "hypervisor": "vmware"}  # fmt: skip
+    return env
+
+
+def build_lab(db: Path, *, hosts: int = 1, inventory: str = "lab", **kw: Any) -> int:
+    """Store one complete run of the lab in ``db``; its run id."""
+    with Store(db) as store:
+        run_id = store.start_run(inventory=inventory, argv=["sizing", "run"],
+                                 tool_version="0", options={})  # fmt: skip
+        store.set_environment(run_id, environment(hosts))
+        for result, samples in lab_points(hosts=hosts, **kw):
+            store.add_point(run_id, result, samples)
+        store.finish_run(run_id, "complete")
+    return run_id
