@@ -42,23 +42,32 @@ def _usl(n: int, lam: float, sigma: float) -> float:
 TRUTH = {"rps": (48_000.0, 0.03), "tps": (1_150.0, 0.01)}  # per-core λ, σ of bare metal
 
 
-def truth(profile: str, cores: int, *, guest: float = 1.0, ht: str = "off",
-          ht_gain: float = 1.05) -> float:  # fmt: skip
+def truth(
+    profile: str, cores: int, *, guest: float = 1.0, ht: str = "off", ht_gain: float = 1.05
+) -> float:
     """The simulated true median of a point."""
     lam, sigma = TRUTH[profile]
     return _usl(cores, lam, sigma) * guest * (ht_gain if ht == "on" else 1.0)
 
 
-def _point(host: str, platform: str, cores: int, ht: str, profile: str, reps: Sequence[float],
-           settings: dict[str, Any] | None) -> tuple[PointResult, list[tuple[int, Sample]]]:  # fmt: skip
+def _point(
+    host: str,
+    platform: str,
+    cores: int,
+    ht: str,
+    profile: str,
+    reps: Sequence[float],
+    settings: dict[str, Any] | None,
+) -> tuple[PointResult, list[tuple[int, Sample]]]:
     unit = "requests/s" if profile == "rps" else "handshakes/s"
     metric = "requests_per_second" if profile == "rps" else "handshakes_per_second"
     ordered = sorted(reps)
     median = ordered[len(ordered) // 2]
     samples = [(0, Sample(metric, reps[0] * 0.9, unit, SampleMeta.parse({"warmup": True})))]
     for i, v in enumerate(reps, start=1):
-        samples.append((i, Sample(metric, v, unit,
-                                  SampleMeta.parse({"repetition": i, "warmup": False}))))  # fmt: skip
+        samples.append(
+            (i, Sample(metric, v, unit, SampleMeta.parse({"repetition": i, "warmup": False})))
+        )
     meta = {
         "host": host,
         "file_size": 128,
@@ -80,10 +89,18 @@ def _point(host: str, platform: str, cores: int, ht: str, profile: str, reps: Se
     return result, samples
 
 
-def lab_points(*, hosts: int = 1, ht: Sequence[str] = ("off", "on"), reps: int = 10,
-               noise: float = 0.02, guest_rps: float = 0.82, guest_tps: float = 0.93,
-               seed: int = 1, cores: Sequence[int] = CORES,
-               guests: bool = True) -> list[tuple[PointResult, list[tuple[int, Sample]]]]:  # fmt: skip
+def lab_points(
+    *,
+    hosts: int = 1,
+    ht: Sequence[str] = ("off", "on"),
+    reps: int = 10,
+    noise: float = 0.02,
+    guest_rps: float = 0.82,
+    guest_tps: float = 0.93,
+    seed: int = 1,
+    cores: Sequence[int] = CORES,
+    guests: bool = True,
+) -> list[tuple[PointResult, list[tuple[int, Sample]]]]:
     """Every point of the lab (bare metal, then its guest), with their repetitions."""
     rng = random.Random(seed)
     out = []
@@ -98,14 +115,23 @@ def lab_points(*, hosts: int = 1, ht: Sequence[str] = ("off", "on"), reps: int =
                     for profile, g in (("rps", g_rps), ("tps", g_tps)):
                         t = truth(profile, n, guest=g, ht=mode)
                         values = [t * rng.lognormvariate(0.0, noise) for _ in range(reps)]
-                        settings = None if esxi is None else {
-                            "hypervisor": "vsphere", "esxi_host": esxi, "vm": host,
-                            "vcpus": n * (2 if mode == "on" else 1),
-                            "extra": {"esxi_version": "8.0.2", "latency_sensitivity": "high",
-                                      "cpu_reservation_mhz": n * 2500,
-                                      "memory_reservation_mb": 8192,
-                                      "affinity": list(range(n))},
-                        }  # fmt: skip
+                        settings = (
+                            None
+                            if esxi is None
+                            else {
+                                "hypervisor": "vsphere",
+                                "esxi_host": esxi,
+                                "vm": host,
+                                "vcpus": n * (2 if mode == "on" else 1),
+                                "extra": {
+                                    "esxi_version": "8.0.2",
+                                    "latency_sensitivity": "high",
+                                    "cpu_reservation_mhz": n * 2500,
+                                    "memory_reservation_mb": 8192,
+                                    "affinity": list(range(n)),
+                                },
+                            }
+                        )
                         out.append(_point(host, platform, n, mode, profile, values, settings))
     return out
 
@@ -114,19 +140,28 @@ def environment(hosts: int = 1) -> dict[str, Any]:
     """What a run stores of its hosts (facts), for ``hosts`` servers and their guests."""
     env: dict[str, Any] = {}
     for i in range(1, hosts + 1):
-        env[f"r640-{i:02d}"] = {"cpu_model": GOLD, "lscpu": lscpu(2, 20, 2),
-                                "nginx_version": "1.22.1", "nginx_openssl": "3.0.11"}  # fmt: skip
-        env[f"nginx-esxi{i}"] = {"cpu_model": GOLD, "lscpu": lscpu(1, 8, 1),
-                                 "nginx_version": "1.22.1", "nginx_openssl": "3.0.11",
-                                 "hypervisor": "vmware"}  # fmt: skip
+        env[f"r640-{i:02d}"] = {
+            "cpu_model": GOLD,
+            "lscpu": lscpu(2, 20, 2),
+            "nginx_version": "1.22.1",
+            "nginx_openssl": "3.0.11",
+        }
+        env[f"nginx-esxi{i}"] = {
+            "cpu_model": GOLD,
+            "lscpu": lscpu(1, 8, 1),
+            "nginx_version": "1.22.1",
+            "nginx_openssl": "3.0.11",
+            "hypervisor": "vmware",
+        }
     return env
 
 
 def build_lab(db: Path, *, hosts: int = 1, inventory: str = "lab", **kw: Any) -> int:
     """Store one complete run of the lab in ``db``; its run id."""
     with Store(db) as store:
-        run_id = store.start_run(inventory=inventory, argv=["sizing", "run"],
-                                 tool_version="0", options={})  # fmt: skip
+        run_id = store.start_run(
+            inventory=inventory, argv=["sizing", "run"], tool_version="0", options={}
+        )
         store.set_environment(run_id, environment(hosts))
         for result, samples in lab_points(hosts=hosts, **kw):
             store.add_point(run_id, result, samples)
