@@ -3,6 +3,7 @@ write it, or give the text for stdout."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,18 +29,34 @@ class Made:
     pages: int | None = None
 
 
-def make(request: GuideRequest, sources: Sources, fmt: str, path: Path | None) -> Made:
+def _quiet(_: str) -> None:
+    """No word of the steps."""
+
+
+def make(
+    request: GuideRequest,
+    sources: Sources,
+    fmt: str,
+    path: Path | None,
+    say: Callable[[str], None] = _quiet,
+) -> Made:
     """Build, render as ``fmt`` (``pdf``, ``html`` or ``md``) and write to ``path`` (None:
-    the text comes back for stdout)."""
+    the text comes back for stdout); ``say`` hears how far it is (the whole takes 10-15 s
+    for a PDF): once the results are read, since a bad option or file is found then and
+    is the one line said; then as the charts and the PDF begin."""
     guide = prepare(request, sources)
+    say("results read and sized")
     basis = f"{', '.join(guide.choice.ids)} — {guide.choice.why}"
     if fmt == "md":
         text = render_markdown(guide)
     else:
-        text = render_html(guide, render_charts(guide))
+        say("drawing the charts")
+        charts = render_charts(guide)
+        text = render_html(guide, charts)
     if path is None:
         return Made(basis, None, text)
     if fmt == "pdf":
+        say(f"laying out the PDF ({request.paper})")
         return Made(basis, path, pages=html_to_pdf(text, path))
     try:
         path.write_text(text, encoding="utf-8")
