@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from sizing.app.status import Answered, exit_status
-from sizing.cli.app import emit_json, error, warn
+from sizing.cli.app import columns, emit_json, error, warn
 from sizing.cli.options import (
     PLATFORM_METAVAR,
     SIZING_HT,
@@ -27,12 +27,17 @@ from sizing.cli.options import (
     DbOpt,
     EmulatedOpt,
     ExtrapolationOpt,
+    HeadroomOpt,
     JsonOpt,
     RedundancyChoice,
+    RpsOpt,
     SourceOpt,
+    TpsOpt,
     VirtualizedOpt,
     basis_ids,
     choice,
+    completer,
+    demand_figures,
     metavar,
     platform_choice,
 )
@@ -45,14 +50,6 @@ if TYPE_CHECKING:
 # -- recommend -------------------------------------------------------------------------
 
 
-RpsOpt = Annotated[float | None, typer.Option("--rps", help="Target requests per second.")]
-TpsOpt = Annotated[
-    float | None,
-    typer.Option("--tps", help="Target TLS handshakes (new connections) per second."),
-]
-HeadroomOpt = Annotated[
-    float, typer.Option("--headroom", metavar="PCT", help="Share of capacity kept free, 0-90.")
-]
 P95Opt = Annotated[
     str | None,
     typer.Option(
@@ -66,16 +63,29 @@ P95Opt = Annotated[
     ),
 ]
 PlatformOpt = Annotated[
-    str, typer.Option("--platform", metavar=PLATFORM_METAVAR, help="Platform to size.")
+    str,
+    typer.Option(
+        "--platform",
+        metavar=PLATFORM_METAVAR,
+        autocompletion=completer(PLATFORM_METAVAR.split("|")),
+        help="Platform to size (esxi: the article's hypervisor).",
+    ),
 ]
 HtOpt = Annotated[
-    str, typer.Option("--ht", metavar=metavar(SIZING_HT), help="Hyper-threading mode.")
+    str,
+    typer.Option(
+        "--ht",
+        metavar=metavar(SIZING_HT),
+        autocompletion=completer(SIZING_HT),
+        help="Hyper-threading mode.",
+    ),
 ]
 RedundancyOpt = Annotated[
     str,
     typer.Option(
         "--redundancy",
         metavar=metavar(RedundancyChoice),
+        autocompletion=completer(RedundancyChoice),
         help="n+1: the demand must still be carried with one server down.",
     ),
 ]
@@ -122,7 +132,7 @@ AllowTranslationOpt = Annotated[
 def recommend_cmd(
     rps: RpsOpt = None,
     tps: TpsOpt = None,
-    headroom: HeadroomOpt = 20.0,
+    headroom: HeadroomOpt = "20",
     p95: P95Opt = None,
     platform: PlatformOpt = "any",
     ht: HtOpt = "any",
@@ -161,7 +171,8 @@ def recommend_cmd(
 
     inputs = _inputs(source, basis, catalog, db, article_prices, include_virtualized,
                      include_emulated, allow_extrapolation)  # fmt: skip
-    demand = Demand(rps=rps, tps=tps, headroom=headroom / 100.0,
+    rps_n, tps_n, headroom_pct = demand_figures(rps, tps, headroom)
+    demand = Demand(rps=rps_n, tps=tps_n, headroom=headroom_pct / 100.0,
                     redundancy=choice(RedundancyChoice, redundancy, "--redundancy").value)
     got = app_sizing.recommend(app_sizing.RecommendRequest(
         demand=demand, inputs=inputs, platform=platform_choice(platform),
@@ -175,8 +186,8 @@ def recommend_cmd(
                    "explanation": list(explain(result))})  # fmt: skip
     else:
         if result.recommendation is None and not got.p95:  # else the explanation names it
-            typer.echo(basis_line(got.inputs.choice))
-        typer.echo(recommendation_text(result))
+            typer.echo(basis_line(got.inputs.choice, columns()))
+        typer.echo(recommendation_text(result, columns()))
     if result.recommendation is None:
         error(explain(result)[-1])
     code = exit_status(Answered(result.recommendation is not None))
@@ -216,8 +227,8 @@ WideOpt = Annotated[
     bool,
     typer.Option(
         "--wide",
-        help="One wide table per block (default: split to fit 100 columns, the core "
-        "count and price repeated in each part).",
+        help="One wide table per block (default: split to fit the terminal, at most 100 "
+        "columns, the core count and price repeated in each part).",
     ),
 ]
 
@@ -241,8 +252,8 @@ def table_cmd(
     cost per 1,000 RPS and the virtualization overhead within the block. Every figure is
     marked r (reference), m (measured), i (interpolated), x (extrapolated) or e (emulated);
     lower bounds read "≥", flags stand beside the figure, and each series' intervals are
-    listed under its block. Fits 100 columns (a wide block is split, the core count and
-    price repeated); --wide gives one table per block.
+    listed under its block. Fits the terminal, at most 100 columns (a wide block is split,
+    the core count and price repeated); --wide gives one table per block.
     """
     # deferred (measured with -X importtime): the use case, the engine, the sources and the
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
@@ -257,5 +268,5 @@ def table_cmd(
     if json_out:
         emit_json({"basis": basis_json(got.choice, got.prices), **table.to_dict()})
     else:
-        typer.echo(basis_line(got.choice))
-        typer.echo(sizing_table_text(table, wide=wide))
+        typer.echo(basis_line(got.choice, columns()))
+        typer.echo(sizing_table_text(table, wide=wide, width=columns()))

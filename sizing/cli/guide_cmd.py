@@ -26,11 +26,16 @@ from sizing.cli.options import (
     EmulatedOpt,
     ExtrapolationOpt,
     FormatChoice,
+    HeadroomOpt,
     PaperChoice,
+    RpsOpt,
     SourceOpt,
+    TpsOpt,
     VirtualizedOpt,
     basis_ids,
     choice,
+    completer,
+    demand_figures,
     metavar,
     platform_choice,
 )
@@ -95,7 +100,12 @@ GuideOutOpt = Annotated[
 ]
 GuideFmtOpt = Annotated[
     str | None,
-    typer.Option("--format", metavar=metavar(FormatChoice), help="Output format."),
+    typer.Option(
+        "--format",
+        metavar=metavar(FormatChoice),
+        autocompletion=completer(FormatChoice),
+        help="Output format.",
+    ),
 ]
 GuideRunOpt = Annotated[
     list[str] | None,
@@ -105,25 +115,23 @@ GuideRunOpt = Annotated[
         help="Run(s) to cover, repeatable; 'latest' for the newest. Default: every run.",
     ),
 ]
-GuideRpsOpt = Annotated[
-    float | None, typer.Option("--rps", help="Target requests per second to size for.")
-]
-GuideTpsOpt = Annotated[
-    float | None, typer.Option("--tps", help="Target TLS handshakes per second.")
-]
-GuideHeadroomOpt = Annotated[
-    float, typer.Option("--headroom", metavar="PCT", help="Share of capacity kept free, 0-90.")
-]
 GuidePlatformOpt = Annotated[
     str,
     typer.Option(
         "--platform",
         metavar=PLATFORM_METAVAR,
+        autocompletion=completer(PLATFORM_METAVAR.split("|")),
         help="Platform the recommendation may use.",
     ),
 ]
 GuidePaperOpt = Annotated[
-    str, typer.Option("--paper", metavar=metavar(PaperChoice), help="Paper size.")
+    str,
+    typer.Option(
+        "--paper",
+        metavar=metavar(PaperChoice),
+        autocompletion=completer(PaperChoice),
+        help="Paper size.",
+    ),
 ]
 GuideTitleOpt = Annotated[str, typer.Option("--title", help="Title on the cover.")]
 GuideCustomerOpt = Annotated[
@@ -137,9 +145,9 @@ def guide_cmd(
     run: GuideRunOpt = None,
     source: SourceOpt = "both",
     basis: BasisOpt = None,
-    rps: GuideRpsOpt = None,
-    tps: GuideTpsOpt = None,
-    headroom: GuideHeadroomOpt = 20.0,
+    rps: RpsOpt = None,
+    tps: TpsOpt = None,
+    headroom: HeadroomOpt = "20",
     platform: GuidePlatformOpt = "any",
     catalog: CatalogOpt = None,
     article_prices: ArticlePricesOpt = False,
@@ -168,8 +176,9 @@ def guide_cmd(
 
     fmt_c, path = output_format(out, fmt)
     platform_c = platform_choice(platform)
-    if rps is not None or tps is not None:
-        Demand(rps=rps, tps=tps, headroom=headroom / 100.0).validate()
+    rps_n, tps_n, headroom_pct = demand_figures(rps, tps, headroom)
+    if rps_n is not None or tps_n is not None:
+        Demand(rps=rps_n, tps=tps_n, headroom=headroom_pct / 100.0).validate()
     if path is not None:
         check_writable(path)
     request = GuideRequest(
@@ -178,9 +187,9 @@ def guide_cmd(
         date=dt.date.today().isoformat(),
         paper=choice(PaperChoice, paper, "--paper").value,
         source=choice(Source, source, "--source").value,
-        rps=rps,
-        tps=tps,
-        headroom=headroom / 100.0,
+        rps=rps_n,
+        tps=tps_n,
+        headroom=headroom_pct / 100.0,
         platform=ANY if platform_c is None else platform_c.value,
         include_emulated=include_emulated,
         tool_version=__version__,
@@ -189,11 +198,15 @@ def guide_cmd(
         article_prices=article_prices,
         allow_extrapolation=allow_extrapolation,
     )
-    made = make(request, Sources(db=db, catalog=catalog, runs=tuple(run or ())), fmt_c.value, path)
+    from sizing.cli.progress import Steps
+
+    say = Steps("guide")
+    sources = Sources(db=db, catalog=catalog, runs=tuple(run or ()))
+    made = make(request, sources, fmt_c.value, path, say)
     typer.echo(f"basis: {made.basis}", err=True)
     if made.path is None:
         sys.stdout.write(made.text)
     elif made.pages is not None:
-        typer.echo(f"wrote {made.path} ({made.pages} pages)", err=True)
+        typer.echo(f"wrote {made.path} ({made.pages} pages) {say.elapsed()}", err=True)
     else:
-        typer.echo(f"wrote {made.path}", err=True)
+        typer.echo(f"wrote {made.path} {say.elapsed()}", err=True)
