@@ -39,6 +39,7 @@ from sizing.cli.options import (
     metavar,
     platform_choice,
 )
+from sizing.cli.progress import Steps
 from sizing.errors import SizingError, UsageError
 from sizing.model import Source
 
@@ -166,6 +167,7 @@ def guide_cmd(
     --rps/--tps it opens with the recommendation for that target. Every figure is labelled
     measured, reference, interpolated, extrapolated or emulated, with its flags.
     """
+    say = Steps("guide")  # its seconds count from here: the imports below take a second
     # deferred (measured with -X importtime): the use case, the engine, the sources and the
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
     from sizing import __version__
@@ -198,9 +200,6 @@ def guide_cmd(
         article_prices=article_prices,
         allow_extrapolation=allow_extrapolation,
     )
-    from sizing.cli.progress import Steps
-
-    say = Steps("guide")
     sources = Sources(db=db, catalog=catalog, runs=tuple(run or ()))
     made = make(request, sources, fmt_c.value, path, say)
     typer.echo(f"basis: {made.basis}", err=True)

@@ -16,7 +16,7 @@ from sizing.model import PointResult
 
 __all__ = ["RichProgress", "Steps", "stamped"]
 
-REPEAT_S = 30.0  # a step said again (the same words, other numbers) within this is not
+REPEAT_S = 30.0  # a log repeats a step (same words, another duration) at most this often
 
 
 def stamped(message: str, now: float | None = None) -> str:
@@ -128,7 +128,6 @@ class RichProgress:
             self.console.log(escape(message))
         else:
             self._plain(message)
-
 
 
 class Steps:
