@@ -8,6 +8,7 @@ the same fleets and the same numbers; the guide adds the runs it covers and rend
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,11 +73,20 @@ def prepare(request: GuideRequest) -> Prepared:
     return Prepared(guide, tuple(warnings), tuple(notes), hint)
 
 
-def make(request: GuideRequest, fmt: str, path: Path | None) -> Made:
+def _quiet(_: str) -> None:
+    """No word of the steps."""
+
+
+def make(
+    request: GuideRequest, fmt: str, path: Path | None, say: Callable[[str], None] = _quiet
+) -> Made:
     """Build, render as ``fmt`` (``pdf``, ``html`` or ``md``) and write to ``path`` (None:
-    the text comes back for stdout)."""
+    the text comes back for stdout); ``say`` hears how far it is (the whole takes 10-15 s
+    for a PDF): once the results are read, since a bad option or file is found then and
+    is the one line said; then as the charts and the PDF begin."""
     got = prepare(request)
     guide = got.guide
+    say("results read and sized")
     basis = f"{', '.join(guide.choice.ids)} — {guide.choice.why}"
 
     def made(path: Path | None, text: str = "", pages: int | None = None) -> Made:
@@ -85,10 +95,13 @@ def make(request: GuideRequest, fmt: str, path: Path | None) -> Made:
     if fmt == "md":
         text = render_markdown(guide)
     else:
-        text = render_html(guide, render_charts(guide))
+        say("drawing the charts")
+        charts = render_charts(guide)
+        text = render_html(guide, charts)
     if path is None:
         return made(None, text)
     if fmt == "pdf":
+        say(f"laying out the PDF ({request.paper})")
         return made(path, pages=html_to_pdf(text, path))
     try:
         path.write_text(text, encoding="utf-8")

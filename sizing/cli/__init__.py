@@ -21,6 +21,7 @@ from sizing.cli.engine_cmds import recommend_cmd, table_cmd
 from sizing.cli.guide_cmd import guide_cmd
 from sizing.cli.import_cmd import import_cmd
 from sizing.cli.inventory_cmd import inventory_check
+from sizing.cli.options import nearest
 from sizing.cli.results_cmd import results
 from sizing.cli.run_cmds import run
 from sizing.errors import ExitStatus
@@ -68,12 +69,17 @@ def main() -> None:
 
 def usage_line(exc: Any) -> str:
     """Click's usage error as one line naming the option: ``--duration: inf is not in the
-    range 1<=x<=3600 (sizing run --help)``."""
+    range 1<=x<=3600 (sizing run --help)``; a mistyped option says which ones it is near:
+    ``No such option: --rsp; did you mean --rps? (sizing recommend --help)``."""
     hint = getattr(exc, "param_hint", None)
     hint = hint if isinstance(hint, str) else ""
     param, ctx = getattr(exc, "param", None), getattr(exc, "ctx", None)
     if not hint and param is not None:
         hint = param.get_error_hint(ctx) if ctx is not None else str(param.name or "")
     text = " ".join(str(getattr(exc, "message", exc)).split())
+    # a mistyped option: Click lists up to three neighbours, we name the nearest
+    near = nearest(str(getattr(exc, "option_name", "")), getattr(exc, "possibilities", None) or ())
+    if near:
+        text = text.rstrip(".") + f"; did you mean {near}?"
     where = f" ({ctx.command_path} --help)" if ctx is not None else ""
     return (f"{hint.replace(chr(39), '')}: {text}" if hint else text) + where

@@ -35,7 +35,7 @@ app = typer.Typer(
     ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    add_completion=True,
     rich_markup_mode=None,
 )
 
@@ -131,6 +131,27 @@ def strict_json(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [strict_json(v) for v in value]
     return value
+
+
+MAX_COLUMNS = 100  # text is never wider than this, however wide the terminal
+MIN_COLUMNS = 40  # narrower than this, wrapping makes tables worse, not readable
+
+
+def columns() -> int:
+    """How wide the text on stdout may be: ``$COLUMNS`` when set, else the width of the
+    terminal stdout is, else (a pipe, a file) 100; never more than 100 columns, and never
+    under 40 (tables cannot fold further)."""
+    env = current()
+    width: int | None = None
+    given = os.environ.get("COLUMNS", "").strip()
+    if given.isdigit() and int(given) > 0:
+        width = int(given)
+    elif env.stdout_isatty:
+        try:
+            width = os.get_terminal_size(env.stdout.fileno()).columns or None
+        except (OSError, ValueError):  # not a real terminal after all (a test's stream)
+            width = None
+    return MAX_COLUMNS if width is None else max(MIN_COLUMNS, min(MAX_COLUMNS, width))
 
 
 def emit_json(doc: Any) -> None:

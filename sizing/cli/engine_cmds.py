@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 
 from sizing.app.status import Answered, exit_status
-from sizing.cli.app import emit_json, error, warn
+from sizing.cli.app import columns, emit_json, error, warn
 from sizing.cli.options import (
     ArticlePricesOpt,
     BasisOpt,
@@ -51,7 +51,7 @@ from sizing.cli.sizing_opts import (
 def recommend_cmd(
     rps: RpsOpt = None,
     tps: TpsOpt = None,
-    headroom: HeadroomOpt = 20.0,
+    headroom: HeadroomOpt = "20",
     p95: P95Opt = None,
     platform: PlatformOpt = "any",
     ht: HtOpt = "any",
@@ -109,10 +109,10 @@ def recommend_cmd(
                    "platforms": versus})  # fmt: skip
     else:
         if result.recommendation is None and not got.p95:  # else the explanation names it
-            typer.echo(basis_line(got.inputs.choice))
-        typer.echo(recommendation_text(result))
+            typer.echo(basis_line(got.inputs.choice, columns()))
+        typer.echo(recommendation_text(result, columns()))
         if got.versus is not None:
-            typer.echo("\n" + versus_text(got.versus))
+            typer.echo("\n" + versus_text(got.versus, columns()))
     if result.recommendation is None:
         error(explain(result)[-1] + hint_sentence(got.hint))
     code = exit_status(Answered(result.recommendation is not None))
@@ -139,8 +139,8 @@ WideOpt = Annotated[
     bool,
     typer.Option(
         "--wide",
-        help="One wide table per block (default: split to fit 100 columns, the core "
-        "count and price repeated in each part).",
+        help="One wide table per block (default: split to fit the terminal, at most 100 "
+        "columns, the core count and price repeated in each part).",
     ),
 ]
 
@@ -164,8 +164,8 @@ def table_cmd(
     cost per 1,000 RPS and the virtualization overhead within the block. Every figure is
     marked r (reference), m (measured), i (interpolated), x (extrapolated) or e (emulated);
     lower bounds read "≥", flags stand beside the figure, and each series' intervals are
-    listed under its block. Fits 100 columns (a wide block is split, the core count and
-    price repeated); --wide gives one table per block.
+    listed under its block. Fits the terminal, at most 100 columns (a wide block is split,
+    the core count and price repeated); --wide gives one table per block.
     """
     # deferred (measured with -X importtime): the use case, the engine, the sources and the
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
@@ -180,5 +180,5 @@ def table_cmd(
     if json_out:
         emit_json({"basis": basis_json(got.choice, got.prices), **table.to_dict()})
     else:
-        typer.echo(basis_line(got.choice))
-        typer.echo(sizing_table_text(table, wide=wide))
+        typer.echo(basis_line(got.choice, columns()))
+        typer.echo(sizing_table_text(table, wide=wide, width=columns()))

@@ -30,8 +30,10 @@ from sizing.cli.options import (
     SourceOpt,
     VirtualizedOpt,
     choice,
+    completer,
     metavar,
 )
+from sizing.cli.progress import Steps
 from sizing.cli.sizing_opts import (
     AllowTranslationOpt,
     ConfidenceOpt,
@@ -107,7 +109,12 @@ GuideOutOpt = Annotated[
 ]
 GuideFmtOpt = Annotated[
     str | None,
-    typer.Option("--format", metavar=metavar(FormatChoice), help="Output format."),
+    typer.Option(
+        "--format",
+        metavar=metavar(FormatChoice),
+        autocompletion=completer(FormatChoice),
+        help="Output format.",
+    ),
 ]
 GuideRunOpt = Annotated[
     list[str] | None,
@@ -118,7 +125,13 @@ GuideRunOpt = Annotated[
     ),
 ]
 GuidePaperOpt = Annotated[
-    str, typer.Option("--paper", metavar=metavar(PaperChoice), help="Paper size.")
+    str,
+    typer.Option(
+        "--paper",
+        metavar=metavar(PaperChoice),
+        autocompletion=completer(PaperChoice),
+        help="Paper size.",
+    ),
 ]
 GuideTitleOpt = Annotated[str, typer.Option("--title", help="Title on the cover.")]
 GuideCustomerOpt = Annotated[
@@ -132,7 +145,7 @@ def guide_cmd(
     run: GuideRunOpt = None,
     rps: RpsOpt = None,
     tps: TpsOpt = None,
-    headroom: HeadroomOpt = 20.0,
+    headroom: HeadroomOpt = "20",
     p95: P95Opt = None,
     platform: PlatformOpt = "any",
     ht: HtOpt = "any",
@@ -161,6 +174,7 @@ def guide_cmd(
     the same request (the same basis, fleets and numbers). Every figure is labelled
     measured, reference, interpolated, extrapolated or emulated, with its flags.
     """
+    say = Steps("guide")  # its seconds count from here: the imports below take a second
     # deferred (measured with -X importtime): the use case, the engine, the sources and the
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
     from sizing import __version__
@@ -185,7 +199,7 @@ def guide_cmd(
         tool_version=__version__,
         sizing=sizing,
     )
-    made = make(request, fmt_c.value, path)
+    made = make(request, fmt_c.value, path, say)
     for w in made.warnings:
         warn(w)
     for n in made.notes:
@@ -196,6 +210,6 @@ def guide_cmd(
     if made.path is None:
         sys.stdout.write(made.text)
     elif made.pages is not None:
-        typer.echo(f"wrote {made.path} ({made.pages} pages)", err=True)
+        typer.echo(f"wrote {made.path} ({made.pages} pages) {say.elapsed()}", err=True)
     else:
-        typer.echo(f"wrote {made.path}", err=True)
+        typer.echo(f"wrote {made.path} {say.elapsed()}", err=True)

@@ -1,29 +1,42 @@
-"""The run's progress on stderr: a transient rich bar with the time left on a terminal,
-plain lines otherwise (:class:`RichProgress`, the sweep's ``Progress``)."""
+"""Progress on stderr: the run's (:class:`RichProgress`, the sweep's ``Progress``), a
+transient rich bar with the time left on a terminal and plain timestamped lines otherwise
+(a log file, CI, cron, nohup), and the steps of a long command (:class:`Steps`)."""
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
 import typer
 
+from sizing.app.env import current
 from sizing.cli.app import warn
 from sizing.model import PointResult
 
-__all__ = ["RichProgress"]
+__all__ = ["RichProgress", "Steps", "stamped"]
+
+REPEAT_S = 30.0  # a log repeats a step (same words, another duration) at most this often
+
+
+def stamped(message: str, now: float | None = None) -> str:
+    """``2026-11-26 13:20:05 message``: a progress line for a log, in local time."""
+    return time.strftime("%Y-%m-%d %H:%M:%S ", time.localtime(now)) + message
 
 
 class RichProgress:
-    """A transient rich progress bar on stderr, with the time left; silent when stderr is
-    not a terminal (notes and warnings are then plain lines)."""
+    """A transient rich progress bar on stderr, with the time left, on a terminal; else
+    one timestamped line per step and per point, with the count and the time left, so a
+    run logged to a file (``2>run.log``, CI, cron, nohup) shows how far it is.
+    ``terminal``: whether stderr is one (default: ask rich)."""
 
-    def __init__(self) -> None:
+    def __init__(self, terminal: bool | None = None) -> None:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         self.console = Console(stderr=True)
-        self.enabled = self.console.is_terminal
+        self.enabled = self.console.is_terminal if terminal is None else terminal
+        self.last_step = ("", 0.0)  # the plain lines' last step (durations masked) and when
         self.bar = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -53,6 +66,12 @@ class RichProgress:
         self.total, self.estimate, self.began = total, seconds, time.monotonic()
         if self.enabled:
             self.bar.update(self.task, total=total, left=self._left())
+        else:
+            left = self._left()
+            self._plain(f"{total} point(s) to measure" + (f", {left}" if left else ""))
+
+    def _plain(self, message: str) -> None:
+        typer.echo(stamped(message), err=True)
 
     def _left(self) -> str:
         """The time left: the plan's estimate until a point is done, then the pace so far."""
@@ -72,15 +91,26 @@ class RichProgress:
     def step(self, label: str) -> None:
         if self.enabled:
             self.bar.update(self.task, description=label, left=self._left())
+            return
+        # a log gets each step once: "waiting (5 s so far)", repeated each second with
+        # another duration, is said every 30 s
+        key, now = re.sub(r"\d+(?:\.\d+)? s\b", "# s", label), time.monotonic()
+        if key != self.last_step[0] or now - self.last_step[1] >= REPEAT_S:
+            self.last_step = (key, now)
+            self._plain(label)
 
     def advance(self, result: PointResult) -> None:
         self.done += 1
+        line = f"{result.key.label()}: {result.status}"
+        if result.value is not None:
+            line += f" {result.value:,.0f} {result.unit}"
         if self.enabled:
             self.bar.update(self.task, advance=1, left=self._left())
-            line = f"{result.key.label()}: {result.status}"
-            if result.value is not None:
-                line += f" {result.value:,.0f} {result.unit}"
             self.console.log(line)
+        else:
+            left = self._left()
+            count = f"[{self.done}/{self.total}{', ' + left if left else ''}]"
+            self._plain(f"{count} {line}")
 
     def note(self, message: str) -> None:
         self.said.add(message)
@@ -97,5 +127,24 @@ class RichProgress:
 
             self.console.log(escape(message))
         else:
-            typer.echo(message, err=True)
+            self._plain(message)
 
+
+class Steps:
+    """How far a command that works for a while is (``sizing guide``): one line a step on
+    stderr with the seconds so far (``guide: 4 s: drawing the charts``), timestamped
+    when stderr is not a terminal."""
+
+    def __init__(self, command: str, terminal: bool | None = None) -> None:
+        self.command = command
+        self.terminal = current().stderr_isatty if terminal is None else terminal
+        self.began = time.monotonic()
+
+    def __call__(self, message: str) -> None:
+        """Say ``message`` (``drawing the charts``: begun now, or a step done)."""
+        line = f"{self.command}: {time.monotonic() - self.began:.0f} s: {message}"
+        typer.echo(line if self.terminal else stamped(line), err=True)
+
+    def elapsed(self) -> str:
+        """``in 12 s``: since the steps began."""
+        return f"in {time.monotonic() - self.began:.0f} s"

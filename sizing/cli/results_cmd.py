@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from sizing.app.env import current
-from sizing.cli.app import emit_json, warn
+from sizing.cli.app import columns, emit_json, warn
 from sizing.cli.options import DbOpt, EmulatedOpt, JsonOpt, VirtualizedOpt
 from sizing.errors import SizingError, UsageError
 from sizing.report.render.points import (
@@ -142,11 +142,12 @@ def _run_text(r: StoredRun, verbose: bool) -> str:
     if r.points:
         points = [p for p, _ in r.points]
         evidence = {p.key: ev for p, ev in r.points}
-        out.append(points_table(points, evidence, verbose=verbose))
-        limits = ceiling_lines(points, evidence)
+        width = columns()
+        out.append(points_table(points, evidence, verbose=verbose, width=width))
+        limits = ceiling_lines(points, evidence, width)
         if limits:
             out.append("\n" + "\n".join(limits))
-        pairs = pairs_table(points)
+        pairs = pairs_table(points, width)
         if pairs:
             out.append(pairs)
     return "\n".join(out) + "\n"
@@ -189,7 +190,7 @@ def _bases(
     if json_out:
         emit_json({"db": str(path), "bases": rows, "basis": basis_json(inputs.choice)})
     else:
-        typer.echo(bases_text(rows, inputs.choice, verbose=verbose))
+        typer.echo(bases_text(rows, inputs.choice, verbose=verbose, width=columns()))
 
 
 def _compare(path: Path, refs: list[str], json_out: bool) -> None:
@@ -228,4 +229,4 @@ def _compare(path: Path, refs: list[str], json_out: bool) -> None:
         b, env, figs = pairs[0]
         typer.echo(comparison_text(base.id, b, env, figs))
     else:
-        typer.echo(comparisons_text(base.id, pairs))
+        typer.echo(comparisons_text(base.id, pairs, columns()))

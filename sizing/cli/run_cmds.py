@@ -15,8 +15,8 @@ import typer
 from sizing import paths
 from sizing.app.env import current
 from sizing.app.status import Planned, exit_status
-from sizing.cli.app import emit_json, warn
-from sizing.cli.options import RUN_HT, DbOpt, JsonOpt, choice, metavar
+from sizing.cli.app import columns, emit_json, warn
+from sizing.cli.options import RUN_HT, DbOpt, JsonOpt, choice, metavar, run_platforms
 from sizing.cli.progress import RichProgress
 from sizing.errors import UsageError
 from sizing.model import HtChoice, PointResult
@@ -351,7 +351,7 @@ def _options(given: dict[str, Any]) -> RunOptions:
         skip_preflight=g.skip_preflight,
         keep_running=g.keep_running,
         unpaired=g.unpaired,
-        platforms=_parse_platforms(g.platform),
+        platforms=run_platforms(g.platform),
         probe=g.probe,
         limit=g.limit,
         extra_vars=parse_extra_vars(g.extra_vars or []),
@@ -388,15 +388,18 @@ def _render(measured: Measured, label: str, db: Path, *, json_out: bool,
     kept = f", {summary.already} point(s) kept from before" if summary.already else ""
     named = f" {label!r}" if label else ""
     typer.echo(f"run {summary.run_id}{named} ({summary.status}){kept}, results in {db}")
-    typer.echo(points_table(summary.points, evidence, verbose=verbose))
-    limits = ceiling_lines(summary.points, evidence)
+    width = columns()
+    typer.echo(points_table(summary.points, evidence, verbose=verbose, width=width))
+    limits = ceiling_lines(summary.points, evidence, width)
     if limits:
         typer.echo("\n" + "\n".join(limits))
-    pairs = pairs_table(summary.points)
+    pairs = pairs_table(summary.points, width)
     if pairs:
         typer.echo(pairs)
     _latency_tables(summary.points)
-    advice = no_valid_figure(summary.points, evidence) or left_out_by_default(summary.points)
+    advice = no_valid_figure(summary.points, evidence, width) or left_out_by_default(
+        summary.points, width
+    )
     if advice:
         typer.echo("\n" + "\n".join(advice))
 
@@ -416,7 +419,7 @@ def _latency_tables(points: Sequence[PointResult]) -> None:
         if p.metadata.latency.curve:
             title = f"{p.key.host} {p.key.cores} core(s) HT {p.key.ht} {p.key.profile}"
             typer.echo("")
-            typer.echo(latency_curve_text(title, p.metadata))
+            typer.echo(latency_curve_text(title, p.metadata, columns()))
 
 
 def _printable(text: str) -> str:
@@ -424,13 +427,3 @@ def _printable(text: str) -> str:
     carriage returns, newlines) become spaces."""
     return "".join(" " if unicodedata.category(c) == "Cc" else c for c in text).strip()
 
-
-def _parse_platforms(text: str | None) -> tuple[str, ...]:
-    if not text:
-        return ()
-    known = {"baremetal", "hypervisor", "libvirt", "vsphere"}
-    items = tuple(t.strip() for t in text.split(",") if t.strip())
-    for item in items:
-        if item not in known:
-            raise UsageError(f"--platform: {item!r} is not one of {', '.join(sorted(known))}")
-    return items

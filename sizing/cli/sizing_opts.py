@@ -13,9 +13,14 @@ import typer
 from sizing.cli.options import (
     PLATFORM_METAVAR,
     SIZING_HT,
+    HeadroomOpt,
     RedundancyChoice,
+    RpsOpt,
+    TpsOpt,
     basis_ids,
     choice,
+    completer,
+    demand_figures,
     metavar,
     platform_choice,
 )
@@ -42,14 +47,6 @@ __all__ = [
 ]
 
 
-RpsOpt = Annotated[float | None, typer.Option("--rps", help="Target requests per second.")]
-TpsOpt = Annotated[
-    float | None,
-    typer.Option("--tps", help="Target TLS handshakes (new connections) per second."),
-]
-HeadroomOpt = Annotated[
-    float, typer.Option("--headroom", metavar="PCT", help="Share of capacity kept free, 0-90.")
-]
 P95Opt = Annotated[
     str | None,
     typer.Option(
@@ -63,16 +60,29 @@ P95Opt = Annotated[
     ),
 ]
 PlatformOpt = Annotated[
-    str, typer.Option("--platform", metavar=PLATFORM_METAVAR, help="Platform to size.")
+    str,
+    typer.Option(
+        "--platform",
+        metavar=PLATFORM_METAVAR,
+        autocompletion=completer(PLATFORM_METAVAR.split("|")),
+        help="Platform to size (esxi: the article's hypervisor).",
+    ),
 ]
 HtOpt = Annotated[
-    str, typer.Option("--ht", metavar=metavar(SIZING_HT), help="Hyper-threading mode.")
+    str,
+    typer.Option(
+        "--ht",
+        metavar=metavar(SIZING_HT),
+        autocompletion=completer(SIZING_HT),
+        help="Hyper-threading mode.",
+    ),
 ]
 RedundancyOpt = Annotated[
     str,
     typer.Option(
         "--redundancy",
         metavar=metavar(RedundancyChoice),
+        autocompletion=completer(RedundancyChoice),
         help="n+1: the demand must still be carried with one server down.",
     ),
 ]
@@ -144,7 +154,7 @@ def inputs_of(source: str, basis: str | None, catalog: Path | None, db: Path | N
     )
 
 
-def sizing_request(*, rps: float | None, tps: float | None, headroom: float,
+def sizing_request(*, rps: str | None, tps: str | None, headroom: str,
                    p95: str | None, platform: str, ht: str, redundancy: str,
                    max_servers: int | None, confidence: float | None, cpu: str | None,
                    allow_translation: bool, inputs: Inputs,
@@ -155,9 +165,10 @@ def sizing_request(*, rps: float | None, tps: float | None, headroom: float,
     from sizing.sources.request import SizingRequest
 
     demand = None
-    if rps is not None or tps is not None:
+    rps_n, tps_n, headroom_pct = demand_figures(rps, tps, headroom)
+    if rps_n is not None or tps_n is not None:
         rule = choice(RedundancyChoice, redundancy, "--redundancy").value
-        demand = Demand(rps=rps, tps=tps, headroom=headroom / 100.0, redundancy=rule)
+        demand = Demand(rps=rps_n, tps=tps_n, headroom=headroom_pct / 100.0, redundancy=rule)
         demand.validate()
     return SizingRequest(
         demand=demand,

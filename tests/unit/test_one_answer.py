@@ -89,15 +89,13 @@ def _argv(args: str, customer: bool, where: dict[str, Path]) -> list[str]:
 
 def _guide_request(argv: list[str]) -> GuideRequest:
     """The guide's request from the same arguments, through the CLI's own builder."""
-    opts: dict[str, Any] = {"headroom": 20.0, "platform": "any", "ht": "any",
+    opts: dict[str, Any] = {"headroom": "20", "platform": "any", "ht": "any",
                             "redundancy": "none", "rps": None, "tps": None}  # fmt: skip
     paths: dict[str, Path | None] = {"db": None, "catalog": None}
     i = 0
     while i < len(argv):
         name, value = argv[i].lstrip("-"), argv[i + 1]
-        if name in ("rps", "tps", "headroom"):
-            opts[name] = float(value)
-        elif name in paths:
+        if name in paths:
             paths[name] = Path(value)
         else:
             opts[name] = value

@@ -1,7 +1,7 @@
-"""A run's points for the terminal (a table that fits 100 columns), for ``--json`` and for
-``--csv``: the figure with the interval of its median and that interval's coverage, the
-flags, errors, server and client CPU; spread, latency and reasons in full under
-``--verbose``. The guards' evidence comes from
+"""A run's points for the terminal (a table that fits it, 100 columns at most), for
+``--json`` and for ``--csv``: the figure with the interval of its median and that
+interval's coverage, the flags, errors, server and client CPU; spread, latency and reasons
+in full under ``--verbose``. The guards' evidence comes from
 :func:`sizing.report.data.evidence.point_evidence`."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from sizing.report.render.grid import grid
 
 __all__ = ["WIDTH", "comparisons_json", "point_json", "points_csv", "points_table"]
 
-WIDTH = 100  # the terminal table fits this many columns (without --verbose)
+WIDTH = 100  # the terminal's text fits at most this many columns (without --verbose)
 UNITS = {"requests/s": "req/s", "handshakes/s": "hs/s"}
 CSV_FIELDS = [
     "run_id", "label", "host", "platform", "cores", "ht", "profile", "status", "value", "unit",
@@ -156,11 +156,12 @@ def points_table(
     evidence: Mapping[PointKey, Evidence] | None = None,
     *,
     verbose: bool = False,
+    width: int = WIDTH,
 ) -> str:
     """One line per point: the median, ± half the interval of the median with that
     interval's true coverage ("±4.5% (75%)": the range of 3 runs), errors, the server's and
     the busiest client's CPU, status and flags (or the reason of a point not measured).
-    Fits :data:`WIDTH` columns; ``verbose`` adds the platform, repetitions, spread and
+    Fits ``width`` columns; ``verbose`` adds the platform, repetitions, spread and
     latency, and gives every reason in full on its own line."""
     evidence = evidence or {}
     headers = ["point", "median", "± (cover)", "errors", "srv CPU", "cli CPU", "flags / reason"]
@@ -214,9 +215,10 @@ def points_table(
     if verbose:
         return "\n".join([table, *(["", "reasons:", *reasons] if reasons else [])])
     lines = table.splitlines()
-    if any(len(line) > WIDTH for line in lines):
-        lines = [_fit(line, WIDTH) for line in lines]
-        lines.append("(… cut at 100 columns: --verbose gives flags and reasons in full)")
+    if any(len(line) > width for line in lines):
+        lines = [_fit(line, width) for line in lines]
+        lines.append(_fit(f"(… cut at {width} columns: --verbose gives flags and reasons in full)",
+                          width))  # fmt: skip
     return "\n".join(lines)
 
 
@@ -283,10 +285,10 @@ _NOT_LIMITS = ("noisy", "virtualized-host", "emulated", "drift")
 
 
 def no_valid_figure(
-    points: Sequence[PointResult], evidence: Mapping[PointKey, Evidence]
+    points: Sequence[PointResult], evidence: Mapping[PointKey, Evidence], width: int = WIDTH
 ) -> list[str]:
     """When a run measured points but none is valid for sizing, one paragraph (wrapped to
-    :data:`WIDTH`): what limited each point, with the server's and the client's CPU; why a
+    ``width``): what limited each point, with the server's and the client's CPU; why a
     small host cannot saturate the article's load-balancing workload; and what would give
     a valid figure, including the command for this host. Empty when a figure is valid or
     nothing was measured."""
@@ -332,13 +334,13 @@ def no_valid_figure(
     )
     out: list[str] = []
     for t in text:
-        out.extend(textwrap.wrap(t, width=WIDTH, break_on_hyphens=False, break_long_words=False))
+        out.extend(textwrap.wrap(t, width=width, break_on_hyphens=False, break_long_words=False))
     return out
 
 
-def left_out_by_default(points: Sequence[PointResult]) -> list[str]:
+def left_out_by_default(points: Sequence[PointResult], width: int = WIDTH) -> list[str]:
     """When every valid figure of a run is from a virtualized host (a container or VM
-    measured as bare metal) or an emulated guest, one paragraph (wrapped to :data:`WIDTH`):
+    measured as bare metal) or an emulated guest, one paragraph (wrapped to ``width``):
     that ``recommend`` leaves them out unless asked, and the command that sizes on them,
     labelled. Empty otherwise."""
     import textwrap
@@ -363,15 +365,15 @@ def left_out_by_default(points: Sequence[PointResult]) -> list[str]:
         f"inventory declares no sizing_price_usd): sizing recommend --rps 200000 {options} "
         "--article-prices"
     )
-    return textwrap.wrap(text, width=WIDTH, break_on_hyphens=False, break_long_words=False)
+    return textwrap.wrap(text, width=width, break_on_hyphens=False, break_long_words=False)
 
 
 def ceiling_lines(
-    points: Sequence[PointResult], evidence: Mapping[PointKey, Evidence]
+    points: Sequence[PointResult], evidence: Mapping[PointKey, Evidence], width: int = WIDTH
 ) -> list[str]:
     """How close each measured figure came to what the hardware allows (the crypto ceiling
     of a handshake figure, the NIC's of any figure), or why that ceiling is not known;
-    wrapped to :data:`WIDTH`. Empty when no point has a ceiling to speak of."""
+    wrapped to ``width``. Empty when no point has a ceiling to speak of."""
     import textwrap
 
 
@@ -384,7 +386,7 @@ def ceiling_lines(
             continue
         name = f"{p.key.host} {p.key.cores}c {p.key.ht} {p.key.profile}"
         said = "; ".join(c.words(p.value, p.unit) for c in cs)
-        out += textwrap.wrap(f"{name}: {said}", width=WIDTH, subsequent_indent="    ",
+        out += textwrap.wrap(f"{name}: {said}", width=width, subsequent_indent="    ",
                              break_on_hyphens=False)  # fmt: skip
     if not out:
         return []

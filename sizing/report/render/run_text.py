@@ -12,7 +12,7 @@ from sizing.model import PointResult, Status
 from sizing.records import PointMeta
 from sizing.report.data.format import MISSING, number, percent
 from sizing.report.render.grid import grid
-from sizing.report.render.points import UNITS, point_json
+from sizing.report.render.points import UNITS, WIDTH, point_json
 
 if TYPE_CHECKING:
     from sizing.engine.compare import EnvDiff, FigureDiff
@@ -42,7 +42,7 @@ def _short(value: float | None, unit: str) -> str:
     return MISSING if value is None else f"{number(value)} {UNITS.get(unit, unit)}"
 
 
-def pairs_table(points: Sequence[PointResult]) -> str:
+def pairs_table(points: Sequence[PointResult], width: int = WIDTH) -> str:
     """Bare metal beside hypervisor with the virtualization overhead, and HT off beside
     HT on with the HT gain, each with its interval and whether its legs were measured
     as a pair (the median of the per-pair ratios) or apart; the leg that failed its
@@ -53,7 +53,7 @@ def pairs_table(points: Sequence[PointResult]) -> str:
     out: list[str] = []
     sections = [
         (
-            "bare metal vs hypervisor (overhead = 1 - guest / bare metal: paired legs give the\n"
+            "bare metal vs hypervisor (overhead = 1 - guest / bare metal: paired legs give the "
             "median of the per-pair ratios and its interval, unpaired ones both legs' intervals)",
             ["point", "bare metal", "hypervisor", "overhead [interval]", "legs"],
             [
@@ -87,17 +87,22 @@ def pairs_table(points: Sequence[PointResult]) -> str:
                 notes.append(
                     textwrap.fill(
                         f"{name}: {said}",
-                        width=100,
+                        width=width,
                         initial_indent="  ",
                         subsequent_indent="    ",
                         break_on_hyphens=False,
                     )
                 )
-        out += ["", title, tabulate(rows, headers=headers, disable_numparse=True), *notes]
+        table = tabulate(rows, headers=headers, disable_numparse=True).splitlines()
+        if any(len(x) > width for x in table):  # cut, as the points table is cut
+            table = [x if len(x) <= width else x[: width - 1] + "…" for x in table]
+            table += textwrap.wrap(f"(… cut at {width} columns: --json gives every column)", width)
+        out += ["", *textwrap.wrap(title, width), *table, *notes]
         if loss and any("emulated" in n for n in notes):
-            out.append(
+            out += textwrap.wrap(
                 "emulated: the guest ran under software emulation (QEMU TCG); its loss is "
-                "emulation's,\nnot a virtualization overhead of KVM or ESXi"
+                "emulation's, not a virtualization overhead of KVM or ESXi",
+                width,
             )
     return "\n".join(out)
 
@@ -124,7 +129,9 @@ def comparison_json(
 
 
 def comparisons_text(
-    base: int, pairs: Sequence[tuple[int, Sequence[EnvDiff], Sequence[FigureDiff]]]
+    base: int,
+    pairs: Sequence[tuple[int, Sequence[EnvDiff], Sequence[FigureDiff]]],
+    width: int = WIDTH,
 ) -> str:
     """Three or more runs: each one's environment against ``base``, then one figures
     table with a column per run (change against ``base``, ``*`` where the intervals
@@ -132,7 +139,7 @@ def comparisons_text(
     out: list[str] = []
     for other, env, _figs in pairs:
         out.append(f"environment: run {base} vs run {other}")
-        out.extend(f"  {d.host} {d.key}: {d.a} -> {d.b}"[:100] for d in env)
+        out.extend(f"  {d.host} {d.key}: {d.a} -> {d.b}"[:width] for d in env)
         if not env:
             out.append("  no difference in the recorded fingerprints")
     points = sorted({f.point for _o, _e, figs in pairs for f in figs})
@@ -250,7 +257,7 @@ def _ms(v: Any) -> str:
     return f"{v:.2f}" if v < 10 else f"{v:,.1f}" if v < 1000 else f"{v:,.0f}"
 
 
-def latency_curve_text(title: str, meta: PointMeta) -> str:
+def latency_curve_text(title: str, meta: PointMeta, width: int = WIDTH) -> str:
     """The terminal table of a latency run: one row per offered rate, the knee marked."""
     rows = latency_curve_rows(meta)
     if not rows:
@@ -289,7 +296,7 @@ def latency_curve_text(title: str, meta: PointMeta) -> str:
         lines.append(f"no knee: {lat.knee_reason or 'latency stayed flat'}")
     if lat.knee_busy:
         lines.append(lat.knee_busy[0].upper() + lat.knee_busy[1:] + ".")
-    return "\n".join(textwrap.fill(line, 100) if len(line) > 100 else line for line in lines)
+    return "\n".join(textwrap.fill(line, width) if len(line) > width else line for line in lines)
 
 
 def _pct(v: Any) -> str:

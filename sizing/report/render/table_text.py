@@ -1,5 +1,6 @@
-"""The sizing table on a terminal: one titled block per group of bases, split to fit 100
-columns, with each series' intervals, fits and ceilings listed under its block."""
+"""The sizing table on a terminal: one titled block per group of bases, split to fit the
+terminal (at most 100 columns), with each series' intervals, fits and ceilings listed under
+its block."""
 
 from __future__ import annotations
 
@@ -67,11 +68,17 @@ def _column_groups(
 
     if width is None:
         return [render([*fixed, *(c for g in groups for c in g)])]
+
+    def fits(cols: Sequence[tuple[str, Sequence[str]]]) -> bool:
+        return max(len(x) for x in render(cols).splitlines()) <= width
+
+    # a group too wide alone (a platform's figures beside its overhead interval at 80
+    # columns) is parted column by column rather than overflow the terminal
+    parts = [part for g in groups for part in ([g] if fits([*fixed, *g]) else [[c] for c in g])]
     tables: list[str] = []
     current: list[tuple[str, Sequence[str]]] = []
-    for g in groups:
-        trial = render([*fixed, *current, *g])
-        if current and max(len(x) for x in trial.splitlines()) > width:
+    for g in parts:
+        if current and not fits([*fixed, *current, *g]):
             tables.append(render([*fixed, *current]))
             current = list(g)
         else:
@@ -88,26 +95,27 @@ def wrap(text: str, width: int | None) -> list[str]:
     return textwrap.wrap(text, width=width, subsequent_indent="  ", break_on_hyphens=False)
 
 
-def sizing_table_text(table: SizingTable, wide: bool = False) -> str:
+def sizing_table_text(table: SizingTable, wide: bool = False, width: int = TABLE_WIDTH) -> str:
     """The article-shaped table, one titled block per group of bases (a host and its
     guests, or the reference testbed): per core count each platform's RPS and SSL TPS with
     provenance marks and flags, cost per 1k RPS, and the overhead within the block only.
 
-    Fits :data:`TABLE_WIDTH` columns: a block whose series do not fit in one table is split
-    into several, each repeating the core count and the server price, a platform's figures,
-    cost and overhead kept together; notes are wrapped. ``wide``: one table per block."""
-    width = None if wide else TABLE_WIDTH
+    Fits ``width`` columns (:data:`TABLE_WIDTH` unless the terminal is narrower): a block
+    whose series do not fit in one table is split into several, each repeating the core
+    count and the server price, a platform's figures, cost and overhead kept together;
+    notes are wrapped. ``wide``: one table per block."""
+    fit: int | None = None if wide else width
     out: list[str] = []
     for block in table.blocks:
         if out:
             out.append("")
-        out.extend(wrap(f"[{block.title}]", width))
-        for i, t in enumerate(_block_tables(block, table.currency, width)):
+        out.extend(wrap(f"[{block.title}]", fit))
+        for i, t in enumerate(_block_tables(block, table.currency, fit)):
             if i:
                 out.append("")
             out.append(t)
         for n in _block_notes(block):
-            out.extend(wrap(n, width))
+            out.extend(wrap(n, fit))
     out.append("")
     legend = (
         f"{mark('reference')} reference, {mark('measured')} measured, "
@@ -120,7 +128,7 @@ def sizing_table_text(table: SizingTable, wide: bool = False) -> str:
         "overhead = (bare metal - guest) / bare metal within one block only, "
         "[interval from both figures' intervals] where both are measured"
     )
-    out.extend(wrap(legend, width))
+    out.extend(wrap(legend, fit))
     return "\n".join(out)
 
 

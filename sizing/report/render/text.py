@@ -31,13 +31,13 @@ if TYPE_CHECKING:
 # -- bases -----------------------------------------------------------------------------
 
 
-def basis_line(choice: Choice) -> str:
+def basis_line(choice: Choice, width: int = WIDTH) -> str:
     """``basis: <ids> — <why>``, then ``passed over: <id> (<why>); ...`` when a basis was
     left out: what a command sizes from, why, and what it did not use (on stdout, part of
-    the answer), wrapped to 100 columns."""
-    lines = wrap(f"basis: {', '.join(choice.ids) or 'none'} — {choice.why}", 100)
+    the answer), wrapped to ``width`` columns."""
+    lines = wrap(f"basis: {', '.join(choice.ids) or 'none'} — {choice.why}", width)
     if passed_over_line(choice):
-        lines += wrap(passed_over_line(choice), 100)
+        lines += wrap(passed_over_line(choice), width)
     return "\n".join(lines)
 
 
@@ -91,10 +91,12 @@ def bases_rows(
     return out
 
 
-def bases_text(rows: Sequence[Mapping[str, Any]], choice: Choice, *, verbose: bool = False) -> str:
-    """``results --bases``: one line per basis, then the default choice and why. Fits 100
-    columns (the last column cut with …); ``verbose`` adds software, runs and price, in
-    full."""
+def bases_text(
+    rows: Sequence[Mapping[str, Any]], choice: Choice, *, verbose: bool = False, width: int = WIDTH
+) -> str:
+    """``results --bases``: one line per basis, then the default choice and why. Fits
+    ``width`` columns (the last column cut with …); ``verbose`` adds software, runs and
+    price, in full."""
     table = []
     for r in rows:
         cores = "; ".join(
@@ -128,9 +130,9 @@ def bases_text(rows: Sequence[Mapping[str, Any]], choice: Choice, *, verbose: bo
             ident, hardware, workload, cores, flags, use = row
             lines.append(f"{ident}  [{cores}]  {use}")
             lines.append(f"    {hardware}; {workload}; flags: {flags}")
-        lines = [x if len(x) <= WIDTH else x[: WIDTH - 1] + "…" for x in lines]
-        lines.append("(--verbose: one wide table with software, runs and price, in full)")
-    return "\n".join([*lines, "", basis_line(choice)])
+        lines = [x if len(x) <= width else x[: width - 1] + "…" for x in lines]
+        lines += wrap("(--verbose: one wide table with software, runs and price, in full)", width)
+    return "\n".join([*lines, "", basis_line(choice, width)])
 
 
 def slo_line(slo: Slo, found: Sequence[Figure], workload: str = "") -> str:
@@ -148,22 +150,22 @@ def slo_line(slo: Slo, found: Sequence[Figure], workload: str = "") -> str:
 # -- recommend ---------------------------------------------------------------------------
 
 
-def recommendation_text(result: Recommendation) -> str:
+def recommendation_text(result: Recommendation, width: int = TABLE_WIDTH) -> str:
     """The demand, the recommendation's explanation (which names the basis, the capacity
     interval it sized on and the flags) and the cheapest alternatives, each with its basis
-    and flags."""
+    and flags; wrapped (the table cut) to ``width`` columns."""
     best = result.recommendation
     out = [f"Demand: {result.demand.describe()}"]
     if best is None:
         return "\n".join(out)
     for line in explain(result):
-        out.extend(wrap(line, TABLE_WIDTH))
+        out.extend(wrap(line, width))
     refused: dict[str, list[str]] = {}
     for r in result.rejected:
         if r.cores_per_server is not None and r.servers_needed is None:
             refused.setdefault(r.reason, []).append(f"{r.platform} {r.cores_per_server}-core")
     for reason, what in refused.items():
-        out.extend(wrap(f"Not sized: {', '.join(dict.fromkeys(what))}: {reason}.", TABLE_WIDTH))
+        out.extend(wrap(f"Not sized: {', '.join(dict.fromkeys(what))}: {reason}.", width))
     if not result.alternatives:
         return "\n".join(out)
     shown = result.alternatives[:8]
@@ -203,14 +205,14 @@ def recommendation_text(result: Recommendation) -> str:
         wrap(
             "Identical fleets (cheapest first; capacity on the low end of each figure's "
             "interval, whose coverage is stated with the figure):",
-            TABLE_WIDTH,
+            width,
         )
     )
     n = len(headers)
     lines = grid(headers, rows, left={1, n - 2, n - 1}).splitlines()
-    if any(len(x) > TABLE_WIDTH for x in lines):
-        lines = [x if len(x) <= TABLE_WIDTH else x[: TABLE_WIDTH - 1] + "…" for x in lines]
-        lines.append("(… cut at 100 columns: --json gives every column)")
+    if any(len(x) > width for x in lines):
+        lines = [x if len(x) <= width else x[: width - 1] + "…" for x in lines]
+        lines += wrap(f"(… cut at {width} columns: --json gives every column)", width)
     out.extend(lines)
     more = len(result.alternatives) - len(shown)
     if more > 0:
@@ -234,8 +236,9 @@ def _sources(figures: Sequence[Figure]) -> str:
 
 
 
-def versus_text(cmp: PlatformComparison) -> str:
-    """Bare metal or the hypervisor for the demand, under the answer (wrapped)."""
+def versus_text(cmp: PlatformComparison, width: int = TABLE_WIDTH) -> str:
+    """Bare metal or the hypervisor for the demand, under the answer (wrapped to
+    ``width`` columns)."""
     from sizing.report.data.versus import versus_lines
 
-    return "\n".join(x for line in versus_lines(cmp) for x in wrap(line, TABLE_WIDTH))
+    return "\n".join(x for line in versus_lines(cmp) for x in wrap(line, width))
