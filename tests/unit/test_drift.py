@@ -134,3 +134,15 @@ def test_benchmark_keeps_the_per_lab_false_alarm_rate_near_five_percent() -> Non
     # simulation's own sampling error (≈ ±2.5% at 300 labs) around the true ≤ 5%
     assert new.per_lab <= 0.075
     assert new.power_many > 0.6  # a host that slid for a quarter of the run is caught
+
+
+def test_the_guide_says_why_and_appendix_a_lists_the_drifting_point(tmp_path: Path) -> None:
+    db = tmp_path / "s.sqlite"
+    fill(db, {"r640-01": ENV["r640-01"]}, lab_points(sliding_at=4))
+    out = tmp_path / "g.md"
+    res = CliRunner().invoke(app, ["guide", "--db", str(db), "--format", "md", "--out", str(out)])
+    assert res.exit_code == 0, res.stderr
+    md = " ".join(out.read_text().split())
+    assert "passed every validity check" not in md  # a flagged point did not
+    assert "| measured, used with a warning | " in md and "| drift | drift: values fell" in md
+    assert "the host changed under the run" not in md
