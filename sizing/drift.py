@@ -43,6 +43,7 @@ __all__ = [
     "mann_kendall_p",
     "run_drift",
     "trend",
+    "words",
 ]
 
 FDR = 0.05  # the false-discovery rate over one run's points

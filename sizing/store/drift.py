@@ -33,7 +33,8 @@ _NEW_WHY = re.compile(r"(; )?drift: values [^;]*")
 
 def timed_values(samples: Sequence[tuple[int, Sample]]) -> list[float]:
     """The timed repetitions' aggregate figures of a point, in order (not the warm-up,
-    not the per-client samples)."""
+    not the per-client samples). :meth:`sizing.store.Store.points` reads the same values
+    in SQL."""
     return [
         s.value
         for rep, s in samples

@@ -19,7 +19,7 @@ from scipy.stats import kendalltau
 from typer.testing import CliRunner
 
 from sizing.cli import app
-from sizing.drift import benjamini_hochberg, mann_kendall_p, run_drift, trend
+from sizing.drift import benjamini_hochberg, mann_kendall_p, run_drift, trend, words
 from sizing.store import Store
 from tests.unit.test_sources import ENV, fill, point
 
@@ -98,6 +98,12 @@ def test_the_store_decides_drift_across_the_run(tmp_path: Path) -> None:
     flagged = [p for p in points if "drift" in p.result.flags]
     assert [p.id for p in flagged] == [points[5].id]
     assert "significant across the run's 32 tested points at FDR 5%" in flagged[0].result.reason
+    # tested on the timed repetitions only: not the warm-up, not the per-client samples
+    _, samples = lab_points(sliding_at=5)[5]  # type: ignore[misc]
+    timed = [s.value for rep, s in samples
+             if rep >= 1 and not s.metric.endswith(".client")]  # fmt: skip
+    t = trend(timed)
+    assert t is not None and words(t, 32) in flagged[0].result.reason
 
 
 def test_an_old_per_point_drift_flag_reads_back_under_the_run_rule(tmp_path: Path) -> None:
