@@ -91,92 +91,25 @@ def interval_words(n: int, level: float = 0.95) -> str:
     return f"interval of the median of {n} runs, {cov * 100:.1f}%"
 
 
-def _ranks(values: Sequence[float]) -> list[float]:
-    """Ranks 1..n, ties given their mean rank."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for t in range(i, j + 1):
-            ranks[order[t]] = (i + j) / 2.0 + 1.0
-        i = j + 1
-    return ranks
-
-
-def spearman(values: Sequence[float]) -> float:
-    """Spearman's rank correlation of ``values`` against their order (repetition index)."""
-    n = len(values)
-    if n < 3:
-        return 0.0
-    r = _ranks(values)
-    idx = [float(i + 1) for i in range(n)]
-    mr = sum(r) / n
-    mi = (n + 1) / 2.0
-    cov = sum((a - mr) * (b - mi) for a, b in zip(r, idx, strict=True))
-    vr = sum((a - mr) ** 2 for a in r)
-    vi = sum((b - mi) ** 2 for b in idx)
-    return 0.0 if vr == 0.0 or vi == 0.0 else cov / math.sqrt(vr * vi)
-
-
-def drift_p(values: Sequence[float]) -> float:
-    """Two-sided p-value of "no monotone trend across the repetitions": the share of the
-    n! orders of the values whose |Spearman ρ| is at least the observed one (exact up to
-    8 values, the normal approximation ρ·sqrt(n − 1) beyond). 1.0 below 4 values: three
-    runs cannot show a trend (a perfect order happens by chance one time in three)."""
-    n = len(values)
-    if n < 4:
-        return 1.0
-    rho = abs(spearman(values))
-    if n <= 8:
-        import itertools
-
-        xs = list(values)
-        hits = total = 0
-        for perm in itertools.permutations(range(n)):
-            total += 1
-            if abs(spearman([xs[i] for i in perm])) >= rho - 1e-12:
-                hits += 1
-        return hits / total
-    z = rho * math.sqrt(n - 1)
-    return math.erfc(z / math.sqrt(2.0))
-
-
-DRIFT_P = 0.05
 ERRATIC_FACTOR = 2.0  # a repetition below half (or above twice) the median
 
 
 def repetition_flags(values: Sequence[float]) -> tuple[tuple[str, ...], str]:
-    """Flags and one sentence when the repetitions are not alike enough to be one figure:
-    ``drift`` (a monotone trend across them: the host changed under the run) and
-    ``erratic`` (a repetition below half or above twice the median: one window measured
-    something else). ``((), "")`` when neither."""
+    """The flag ``erratic`` and one sentence when a repetition lies below half or above
+    twice the median (one window measured something else); ``((), "")`` otherwise. A
+    trend across the repetitions (``drift``) is decided across a run's points, not here
+    (:mod:`sizing.drift`)."""
     vals = [float(v) for v in values]
-    flags: list[str] = []
-    why: list[str] = []
-    if len(vals) >= 2:
-        med = median(vals)
-        odd = [
-            v for v in vals if med > 0 and (v < med / ERRATIC_FACTOR or v > med * ERRATIC_FACTOR)
-        ]
-        if odd:
-            flags.append("erratic")
-            why.append(
-                f"repetitions {', '.join(f'{v:,.0f}' for v in odd)} against a median of "
-                f"{med:,.0f}: re-measure this point"
-            )
-    p = drift_p(vals)
-    if p < DRIFT_P:
-        rho = spearman(vals)
-        flags.append("drift")
-        why.append(
-            f"the repetitions {'rise' if rho > 0 else 'fall'} in order "
-            f"({vals[0]:,.0f} to {vals[-1]:,.0f}, Spearman ρ={rho:+.2f}, p={p:.3f}): the host "
-            "changed under the run"
-        )
-    return tuple(flags), "; ".join(why)
+    if len(vals) < 2:
+        return (), ""
+    med = median(vals)
+    odd = [v for v in vals if med > 0 and (v < med / ERRATIC_FACTOR or v > med * ERRATIC_FACTOR)]
+    if not odd:
+        return (), ""
+    return ("erratic",), (
+        f"repetitions {', '.join(f'{v:,.0f}' for v in odd)} against a median of "
+        f"{med:,.0f}: re-measure this point"
+    )
 
 
 # -- paired legs -------------------------------------------------------------------------

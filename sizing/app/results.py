@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from sizing.engine.compare import Pair, pair_across_runs
 from sizing.errors import UsageError
 from sizing.model import PointResult
 from sizing.provision.hostsafety import process_gone
@@ -26,6 +27,7 @@ class StoredRun:
     record: RunRecord
     status: str
     points: Evidenced
+    across: tuple[Pair, ...] = ()  # its guests beside their host's bare metal of another run
 
 
 def status(run: RunRecord) -> str:
@@ -65,8 +67,13 @@ def read(db: Path, run: str | None = None) -> list[StoredRun]:
         return []
     with Store.open_readonly(db) as store:
         wanted = None if run is None else run_ref(store, run, "--run")
+        every: dict[int, list[PointResult]] = {}
+        for p in store.points():
+            every.setdefault(p.run_id, []).append(p.result)
+        across = pair_across_runs(every)
         return [
-            StoredRun(r, status(r), points_with_evidence(store, r.id))
+            StoredRun(r, status(r), points_with_evidence(store, r.id),
+                      tuple(a for a in across if a.runs and a.runs[1] == r.id))
             for r in store.runs()
             if wanted is None or r.id == wanted
-        ]
+        ]  # fmt: skip

@@ -125,7 +125,7 @@ def _run_json(r: StoredRun) -> dict[str, Any]:
         "tool_version": rec.tool_version,
         "options": rec.options,
         "points": [{**point_json(p, ev), "metadata": p.metadata.to_json()} for p, ev in r.points],
-        "comparisons": comparisons_json([p for p, _ in r.points]),
+        "comparisons": comparisons_json([p for p, _ in r.points], r.across),
     }
 
 
@@ -147,7 +147,7 @@ def _run_text(r: StoredRun, verbose: bool) -> str:
         limits = ceiling_lines(points, evidence, width)
         if limits:
             out.append("\n" + "\n".join(limits))
-        pairs = pairs_table(points, width)
+        pairs = pairs_table(points, r.across, width)
         if pairs:
             out.append(pairs)
     return "\n".join(out) + "\n"
@@ -198,11 +198,13 @@ def _compare(path: Path, refs: list[str], json_out: bool) -> None:
     # deferred (measured with -X importtime): the use case, the engine, the sources and the
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
     from sizing.app.results import run_ref
-    from sizing.engine.compare import environment_diff, figure_diff
+    from sizing.engine.compare import environment_diff, figure_diff, pair_across_runs
+    from sizing.report.render.points import comparisons_json
     from sizing.report.render.run_text import (
         comparison_json,
         comparison_text,
         comparisons_text,
+        pairs_table,
     )
 
     if not Store.exists(path):
@@ -210,23 +212,28 @@ def _compare(path: Path, refs: list[str], json_out: bool) -> None:
     with Store.open_readonly(path) as store:
         runs = [store.get_run(run_ref(store, r, "--compare")) for r in refs]
         base = runs[0]
-        base_points = [p.result for p in store.points(base.id)]
+        points = {r.id: [p.result for p in store.points(r.id)] for r in runs}
         pairs = []
         for other in runs[1:]:
             env = environment_diff(base.environment, other.environment)
-            figs = figure_diff(base_points, [p.result for p in store.points(other.id)])
+            figs = figure_diff(points[base.id], points[other.id])
             pairs.append((other.id, env, figs))
+    # a guest of one run beside its host's bare metal of another (unpaired, runs named)
+    across = pair_across_runs(points)
+    overhead = pairs_table([], across)
+    overhead = "\n" + overhead if overhead else ""
     if json_out:
         doc: dict[str, Any] = {
             "runs": [{"run_id": r.id, "label": r.label} for r in runs],
             "baseline": base.id,
             "comparisons": [comparison_json(base.id, b, env, figs) for b, env, figs in pairs],
+            "overhead_across_runs": comparisons_json([], across),
         }
         if len(pairs) == 1:  # two runs: the comparison's keys at the top, as before
             doc.update(doc["comparisons"][0])
         emit_json(doc)
     elif len(pairs) == 1:
         b, env, figs = pairs[0]
-        typer.echo(comparison_text(base.id, b, env, figs))
+        typer.echo(comparison_text(base.id, b, env, figs) + overhead)
     else:
-        typer.echo(comparisons_text(base.id, pairs, columns()))
+        typer.echo(comparisons_text(base.id, pairs, columns()) + overhead)

@@ -5,6 +5,12 @@ pair only when the guest ran on that bare-metal host (a KVM guest's
 ``platform_settings.hypervisor``, an ESXi guest's ``platform_settings.esxi_host``); a guest
 of another machine is refused with a reason and no overhead is computed
 (:func:`pair_points`, :func:`pair_bases`).
+
+**Across runs.** A guest measured in another run than its host's bare metal (the host was
+reinstalled between them, or the legs were simply measured on different days) still gives
+an overhead (:func:`pair_across_runs`), always unpaired: the ratio of the two medians with
+the interval from the two intervals' ends, which holds whatever the runs' conditions had in
+common or not, and the runs are named beside it.
 """
 
 from __future__ import annotations
@@ -136,6 +142,8 @@ class Pair:
     profile: str
     baremetal: PointResult
     hypervisor: PointResult
+    runs: tuple[int, int] | None = None  # (bare metal's run, guest's run) when they differ
+    note: str = ""  # what else differs between legs of different runs (their software)
 
     @property
     def ratio(self) -> PairedRatio | None:
@@ -281,3 +289,61 @@ def pair_bases(bases: Sequence[Basis]) -> tuple[list[tuple[Basis, Basis]], list[
                 continue
             refused.append(PairRefusal(g.id, b.id, why))
     return pairs, refused
+
+
+def _same_workload(a: PointResult, b: PointResult) -> bool:
+    """The same CPU model and load: file size, keep-alive, TLS key, role and scheme."""
+    wa, wb = a.metadata.workload, b.metadata.workload
+    return a.metadata.env.cpu_model == b.metadata.env.cpu_model and (
+        wa.file_size, wa.keepalive, wa.tls_key, wa.role, wa.scheme
+    ) == (wb.file_size, wb.keepalive, wb.tls_key, wb.role, wb.scheme)
+
+
+def _software_note(a: PointResult, b: PointResult) -> str:
+    """The software the legs of different runs differ in ("" when none recorded differs)."""
+    ea, eb = a.metadata.env, b.metadata.env
+    diffs = [
+        f"{name} {x} / {y}"
+        for name, x, y in (
+            ("nginx", ea.nginx_version, eb.nginx_version),
+            ("OpenSSL", ea.openssl_version, eb.openssl_version),
+            ("kernel", ea.kernel, eb.kernel),
+        )
+        if x and y and x != y
+    ]
+    return "different software: " + ", ".join(diffs) if diffs else ""
+
+
+def pair_across_runs(runs: Mapping[int, Sequence[PointResult]]) -> list[Pair]:
+    """Guest points whose run holds no bare metal of their host at that slot, beside that
+    host's bare metal from the newest other run with the same CPU model and workload
+    (figures present): unpaired pairs naming both runs (``Pair.runs``)."""
+    bare: dict[tuple[str, int, str, str], list[tuple[int, PointResult]]] = {}
+    for run_id, points in runs.items():
+        for p in points:
+            if p.value is not None and _family(p) == "baremetal":
+                bare.setdefault((p.key.host, p.key.cores, p.key.ht, p.key.profile), []).append(
+                    (run_id, p)
+                )
+    out: list[Pair] = []
+    for run_id, points in sorted(runs.items()):
+        for g in sorted(points, key=lambda p: (p.key.cores, p.key.ht, p.key.profile, p.key.host)):
+            if g.value is None or _family(g) in ("", "baremetal"):
+                continue
+            slot = (g.key.cores, g.key.ht, g.key.profile)
+            legs = bare.get((physical_host(g), *slot), [])
+            if any(r == run_id for r, _ in legs):
+                continue  # its own run measured that bare metal: pair_points pairs them
+            fits = [(r, b) for r, b in legs if _same_workload(b, g)]
+            if fits:
+                b_run, b = max(fits, key=lambda rb: rb[0])
+                out.append(Pair(*slot, b, g, runs=(b_run, run_id), note=_software_note(b, g)))
+    return out
+
+
+def _family(p: PointResult) -> str:
+    """The point's platform family ("" for a platform this sizing does not know)."""
+    try:
+        return str(Platform(p.key.platform).family)
+    except ValueError:
+        return ""

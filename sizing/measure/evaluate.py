@@ -350,10 +350,12 @@ def _judged(point: PlannedPoint, target: Target, acc: PointWindows, base: PointM
     flags = [v.flag for v in verdicts]
     problems = acc.problems + [v.reason for v in verdicts]
     invalid = any(v.invalid for v in verdicts)
-    drift, drift_why = repetition_flags(values)
-    if drift:  # the host changed under the run, or one window measured something else
-        flags.extend(drift)
-        problems.append(drift_why)
+    # erratic: one window measured something else (drift is decided across the run's points
+    # when the store reads them back: sizing.store.drift)
+    odd, odd_why = repetition_flags(values)
+    if odd:
+        flags.extend(odd)
+        problems.append(odd_why)
     ci = median_ci(values)
     if rule.fixed is None and not rule.converged(values) and ci is not None:
         if ci.half_width > rule.target:

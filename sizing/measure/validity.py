@@ -22,6 +22,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from sizing.drift import mann_kendall_p
 from sizing.intervals import median_interval, repetition_flags
 from sizing.records import Guards, RepetitionEvidence, Verdict
 
@@ -36,6 +37,7 @@ SERVER_BUSY_FLOOR = 85.0  # % busy on the server's pinned CPUs below which it ha
 MAX_ERROR_RATIO = 0.001  # errors + non-2xx/3xx above 0.1% of requests invalidate a point
 MIN_CONNECTION_SHARE = 0.95  # keepalive: established connections must reach 95% of asked
 STEAL_LIMIT = 2.0  # % steal on the server's pinned CPUs marks a point unstable
+TREND_P = 0.05  # a point whose own trend test says p < 5% keeps measuring: the host may settle
 DROP_LIMIT = 0.20  # a 20% drop between consecutive repetitions with steal or throttling
 TARGET_HALF_WIDTH = 0.02  # ±2%
 CONFIDENCE = 0.95
@@ -91,12 +93,13 @@ class StopRule:
 
     def converged(self, values: Sequence[float]) -> bool:
         """The interval of the median every later output shows (:func:`median_ci`) is
-        within the target; the repetitions drift or scatter erratically (never converged:
-        more repetitions may show the host settle)."""
+        within the target; the repetitions trend (this point's own test at 5%: not a flag,
+        which is decided across the run) or scatter erratically (never converged: more
+        repetitions may show the host settle)."""
         ci = median_ci(values)
         if ci is None or ci.half_width > self.target:
             return False
-        return not repetition_flags(values)[0]
+        return not repetition_flags(values)[0] and mann_kendall_p(values) >= TREND_P
 
 
 def check_errors(reps: Sequence[RepetitionEvidence]) -> Verdict | None:

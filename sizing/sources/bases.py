@@ -21,6 +21,7 @@ from sizing.intervals import interval_words, median_coverage, median_interval, r
 from sizing.model import Figure, FigureKind, Status, basis_platform
 from sizing.records import HostRecord, PointMeta
 from sizing.sources.pooling import combine, pool_hosts
+from sizing.store.drift import timed_values
 from sizing.topology import Topology
 
 if TYPE_CHECKING:
@@ -127,12 +128,8 @@ def _workload_of(profile: str, meta: PointMeta) -> tuple[str, int, bool]:
 
 def repetition_values(samples: Sequence[tuple[int, Sample]]) -> list[float]:
     """The timed repetitions' aggregate figures of a throughput point (not the warm-up,
-    not the per-client samples)."""
-    return [
-        s.value
-        for rep, s in samples
-        if rep >= 1 and not s.metric.endswith(".client") and not s.metadata.warmup
-    ]
+    not the per-client samples): the values the store tests for drift."""
+    return timed_values(samples)
 
 
 def median_ci(values: Sequence[float]) -> tuple[float, float] | None:
@@ -151,7 +148,8 @@ def measured_figure(
 ) -> Figure:
     """The engine's figure of one stored point: its median, the distribution-free interval
     of the median with its true coverage (:mod:`sizing.intervals`), its repetitions,
-    and ``drift``/``erratic`` flags when the repetitions are not alike enough."""
+    its ``drift`` flag as the store decided it across the run, and ``erratic`` when a
+    repetition is far from the others (stored before that flag existed)."""
     ci = median_ci(reps)
     extra, _ = repetition_flags(reps)
     pair = r.metadata.pair

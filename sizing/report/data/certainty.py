@@ -46,7 +46,9 @@ def certainty_section(table: SizingTable, result: Recommendation | None) -> Cert
     flagged = sorted({f for c in measured for f in c.flags if f in noted})
     if flagged:
         words = {
-            "drift": "drift (the runs rose or fell in order: the host changed during the test)",
+            "drift": "drift (the runs rose or fell in order by more than chance explains "
+            "across the run's points, at a 5% false-discovery rate: the host may have changed "
+            "during the test; Appendix A gives each trend's size)",
             "erratic": "erratic (a run far from the others: the point is not sized on)",
             "disagree": "disagree (runs or hosts of the same hardware measured figures whose "
             "intervals do not meet: the lowest is sized on)",

@@ -147,8 +147,9 @@ def point_evidence(
         interval_coverage=median_coverage(len(reps)) if len(reps) >= 2 else None,
         ci_low=None if got is None else got[0],
         ci_high=None if got is None else got[1],
-        # drift / erratic from the stored runs (points stored before these flags existed)
-        repetition_flags=tuple(repetition_flags(reps)[0]),
+        # erratic from the stored runs (points stored before the flag existed); drift as the
+        # store decided it across the run
+        repetition_flags=(*repetition_flags(reps)[0], *(f for f in result.flags if f == "drift")),
         interval=interval_words(len(reps)) if reps else None,
         latency_ms=latency,
         server_cpu_split=cpu_split(timed),

@@ -57,6 +57,9 @@ FLAG_TEXT = {
     "than the private-key operation dominates",
     "ceiling-bound": "a prediction held down by a physical ceiling (crypto or NIC)",
     "translated": "carried from another CPU by the ratio of their crypto ceilings (an estimate)",
+    "drift": "the repetitions rose or fell in order, more than chance explains across the run's "
+    "points (at a 5% false-discovery rate): the host may have changed during the test",
+    "erratic": "a repetition far from the others (below half or above twice the median)",
 }
 STATUS_TEXT = {
     "measured": "measured",

@@ -6,11 +6,14 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from sizing.drift import FDR, MIN_CHANGE, MIN_REPS
 from sizing.engine import CostCatalog
 from sizing.engine.table import SizingTable
-from sizing.model import FigureKind, Status
+from sizing.intervals import interval_words
+from sizing.model import FigureKind, PointResult, Status
 from sizing.records import HostRecord, StopRuleRecord
 from sizing.report.data.format import MISSING, PROFILE_LABELS, money, series_label
+from sizing.report.data.guests import guest_facts, host_cpus, point_label
 from sizing.report.data.model import Fact, HostView, Methodology, TableBlock, TCell
 from sizing.sources import RunData
 
@@ -157,7 +160,10 @@ def methodology(
         if p.result.status in (Status.MEASURED, Status.INVALID)
     ]
     ref_facts: list[Fact] = []
-    if any(s.basis == FigureKind.REFERENCE for s in table.series):
+    reference_used = FigureKind.REFERENCE in table.sources_used or any(
+        s.basis == FigureKind.REFERENCE for s in table.series
+    )
+    if reference_used:
         for arch, cond in reference.conditions.items():
             for k, v in cond.items():
                 ref_facts.append(Fact(f"{arch.capitalize()}: {k}", " ".join(str(v).split())))
@@ -167,6 +173,10 @@ def methodology(
         Fact("Prices", "; ".join(f"{o.cores} cores {money(o.price, catalog.currency)}"
                                  for o in catalog.servers)),
     )  # fmt: skip
+    sources = [
+        *(["the results store"] if used else []),
+        *(["the bundled reference data"] if reference_used else []),
+    ]
     return Methodology(
         measured=bool(used),
         hosts=tuple(_hosts(runs, used)),
@@ -177,6 +187,7 @@ def methodology(
         reference=tuple(ref_facts),
         models=tuple(Fact(series_label(*s.key), s.fit.describe()) for s in table.series),
         cost=cost,
+        sources=" and ".join(sources) or "the results store",
     )
 
 
@@ -199,8 +210,24 @@ def _hosts(runs: Sequence[RunData], used: Used) -> list[HostView]:
                 for r, s in (("server (nginx)", servers), ("load generator", clients))
                 if name in s
             )
-            hosts.append(HostView(name, role or "host", run.record.id, tuple(_host_facts(host))))
+            facts = _host_facts(host)
+            mine = [p.result for r, p in used if r is run and p.result.key.host == name]
+            guest = guest_facts(mine)
+            if guest:
+                facts = [_as_guest(f) for f in facts] + guest
+            hosts.append(HostView(name, role or "host", run.record.id, tuple(facts)))
     return hosts
+
+
+def _as_guest(fact: Fact) -> Fact:
+    """A guest's CPU facts were read once, at the run's start: its vCPUs change per point."""
+    if fact.label == "CPUs":
+        return Fact("CPUs", f"{fact.value} when the run began; the vCPUs change per point "
+                            "(vCPUs per point, below)")  # fmt: skip
+    if fact.label == "SMT (hyper-threading) control":
+        return Fact(fact.label, f"{fact.value} inside the guest; hyper-threading is the host's: "
+                    "an HT-on point gives the guest two vCPUs per core")
+    return fact
 
 
 def _settings(runs: Sequence[RunData], used: Used) -> list[Fact]:
@@ -225,15 +252,31 @@ def _settings(runs: Sequence[RunData], used: Used) -> list[Fact]:
             ", ".join(warmups) if warmups else "the workload profile's default (not stored)",
         ),
         Fact("Repetitions", "; ".join(rules) if rules else "not recorded"),
-        Fact(
-            "Figure of a point",
-            "the median of its timed repetitions, with the interval of the median that "
-            "assumes no distribution (with fewer than 6 repetitions their range, and the "
-            "share of the time it holds the true median: 75% for 3); points stored before "
-            "this rule kept a Student-t interval, and the guide recomputes theirs",
-        ),
+        Fact("Figure of a point", _figure_text(used)),
+        Fact("Drift (a trend across a point's repetitions)", _drift_text(used)),
     ]
     return settings + _tls(used)
+
+
+def _figure_text(used: Used) -> str:
+    """The one interval every point carries, as used in these runs (from the repetitions)."""
+    kinds = distinct(interval_words(p.result.repetitions) for _, p in used)
+    return (
+        "the median of its timed repetitions, with the interval of the median that assumes "
+        "no distribution (the order statistics around the median; the share is the time it "
+        "holds the true median): " + "; ".join(kinds)
+    )
+
+
+def _drift_text(used: Used) -> str:
+    """How drift is tested, and how many points it flagged."""
+    flagged = sum("drift" in p.result.flags for _, p in used)
+    return (
+        f"the Mann-Kendall trend test on each point with at least {MIN_REPS} repetitions; a "
+        f"point is flagged when its trend is significant across its run's points at a "
+        f"{FDR:.0%} false-discovery rate (Benjamini-Hochberg) and moves its figure by at "
+        f"least {MIN_CHANGE:.0%}: {flagged} of {len(used)} points flagged"
+    )
 
 
 def _tls(used: Used) -> list[Fact]:
@@ -261,15 +304,12 @@ def _tls(used: Used) -> list[Fact]:
 
 
 def _per_point(used: Used) -> list[Fact]:
-    """What nginx was told per point: its CPUs, its workers, its certificate."""
+    """What nginx was told per point: its CPUs (a guest's vCPUs with the host CPUs under
+    them), HT on or off, its workers, its certificate."""
     out = []
-    pins = distinct(
-        f"{p.result.key.cores} core{'s' if p.result.key.cores != 1 else ''}: nginx on CPU "
-        f"{p.result.metadata.env.server_cpus}, load generator on CPU "
-        + ", ".join((p.result.metadata.env.client_cpus or {}).values())
-        for _, p in used
-        if p.result.metadata.env.server_cpus is not None
-    )
+    several = len({p.result.key.host for _, p in used}) > 1
+    pins = distinct(_pin_line(p.result, several) for _, p in used
+                    if p.result.metadata.env.server_cpus is not None)  # fmt: skip
     if pins:
         out.append(Fact("CPU pinning", "; ".join(pins)))
     out.append(
@@ -291,3 +331,13 @@ def _stop_rule_text(rule: StopRuleRecord) -> str:
         if target is not None
         else f"{rule.min} to {rule.max} per point"
     )
+
+
+def _pin_line(r: PointResult, several_hosts: bool) -> str:
+    """``r640-01, 1 core, HT on: nginx on CPU 0,40, load generator on CPU 20-39``."""
+    env = r.metadata.env
+    line = (f"{r.key.host}, " if several_hosts else "") + f"{point_label(r)}: nginx on "
+    under = host_cpus(r)
+    line += f"vCPU {env.server_cpus} (host CPU {under})" if under else f"CPU {env.server_cpus}"
+    clients = ", ".join((env.client_cpus or {}).values())
+    return line + (f", load generator on CPU {clients}" if clients else "")

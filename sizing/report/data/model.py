@@ -130,6 +130,9 @@ class Methodology:
     reference: tuple[Fact, ...]
     models: tuple[Fact, ...]
     cost: tuple[Fact, ...]
+    # what the guide's figures came from, for its cover ("the results store and the bundled
+    # reference data", or one of them): only what was used
+    sources: str = "the results store and the bundled reference data"
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sizing.engine.compare import ht_pairs, paired
+from sizing.engine.compare import Pair, ht_pairs, paired
 from sizing.intervals import PairedRatio, median_coverage
 from sizing.model import PointKey, PointResult, Status
 from sizing.report.data.evidence import NO_EVIDENCE, Evidence
@@ -87,17 +87,22 @@ def pair_summary(r: PointResult) -> dict[str, Any] | None:
     }
 
 
-def comparisons_json(points: Sequence[PointResult]) -> list[dict[str, Any]]:
+def comparisons_json(
+    points: Sequence[PointResult], across: Sequence[Pair] = ()
+) -> list[dict[str, Any]]:
     """Every overhead (bare metal / guest of that host) and HT gain (HT off / on) the
     points give, paired (median of the per-pair ratios) or unpaired (from both legs'
-    intervals), with the leg that failed its guards when one did."""
+    intervals), with the leg that failed its guards when one did; ``across``: overheads
+    whose bare metal was measured in another run (``runs``: bare metal's, guest's)."""
     out: list[dict[str, Any]] = []
-    for kind, a, b, ratio, failed in [
-        *(("virtualization", p.baremetal, p.hypervisor, p.ratio, p.failed) for p in paired(points)),
-        *(("ht", h.off, h.on, h.ratio, h.failed) for h in ht_pairs(points)),
-    ]:
+    for kind, a, b, ratio, failed, pair in [
+        *(("virtualization", p.baremetal, p.hypervisor, p.ratio, p.failed, p)
+          for p in (*paired(points), *across)),
+        *(("ht", h.off, h.on, h.ratio, h.failed, None) for h in ht_pairs(points)),
+    ]:  # fmt: skip
         if ratio is None:
             continue
+        runs = None if pair is None or pair.runs is None else list(pair.runs)
         value, lo, hi = ratio.as_loss_pct() if kind == "virtualization" else ratio.as_gain_pct()
         out.append(
             {
@@ -115,6 +120,8 @@ def comparisons_json(points: Sequence[PointResult]) -> list[dict[str, Any]]:
                 "interval": ratio.words(),
                 "failed_leg": failed or None,
                 "flags": sorted(set(a.flags) | set(b.flags)),
+                "runs": runs,  # the legs' runs when they differ (always unpaired then)
+                "note": (pair.note or None) if pair is not None else None,
             }
         )
     return out

@@ -7,7 +7,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sizing.engine.compare import ht_pairs, paired
+from sizing.engine.compare import Pair, ht_pairs, paired
 from sizing.model import PointResult, Status
 from sizing.records import PointMeta
 from sizing.report.data.format import MISSING, number, percent
@@ -42,24 +42,40 @@ def _short(value: float | None, unit: str) -> str:
     return MISSING if value is None else f"{number(value)} {UNITS.get(unit, unit)}"
 
 
-def pairs_table(points: Sequence[PointResult], width: int = WIDTH) -> str:
+def pairs_table(
+    points: Sequence[PointResult], across: Sequence[Pair] = (), width: int = WIDTH
+) -> str:
     """Bare metal beside hypervisor with the virtualization overhead, and HT off beside
     HT on with the HT gain, each with its interval and whether its legs were measured
-    as a pair (the median of the per-pair ratios) or apart; the leg that failed its
-    guards and the flags below; empty when there is none."""
+    as a pair (the median of the per-pair ratios) or apart; ``across``: this run's guests
+    beside their host's bare metal of another run (unpaired, the runs named); the leg
+    that failed its guards, the flags and a software difference below; empty when there
+    is none."""
     from tabulate import tabulate
 
 
     out: list[str] = []
-    sections = [
+    # (name, leg a, leg b, ratio, a loss?, failed leg and notes, the legs' runs if different)
+    Item = tuple[str, PointResult, PointResult, Any, bool, str, "tuple[int, int] | None"]
+    sections: list[tuple[str, list[str], list[Item]]] = [
         (
             "bare metal vs hypervisor (overhead = 1 - guest / bare metal: paired legs give the "
             "median of the per-pair ratios and its interval, unpaired ones both legs' intervals)",
             ["point", "bare metal", "hypervisor", "overhead [interval]", "legs"],
             [
                 (f"{p.cores}c ht={p.ht} {p.profile}", p.baremetal, p.hypervisor,
-                 p.ratio, True, p.failed)
+                 p.ratio, True, p.failed, None)
                 for p in paired(points)
+            ],
+        ),
+        (
+            "bare metal vs hypervisor across runs (unpaired: the legs ran in different runs, so\n"
+            "the interval is the ratio of the medians with the ends of both legs' intervals)",
+            ["point", "bare metal", "hypervisor", "overhead [interval]", "legs"],
+            [
+                (f"{p.cores}c ht={p.ht} {p.profile}", p.baremetal, p.hypervisor,
+                 p.ratio, True, "; ".join(x for x in (p.failed, p.note) if x), p.runs)
+                for p in across
             ],
         ),
         (
@@ -67,7 +83,7 @@ def pairs_table(points: Sequence[PointResult], width: int = WIDTH) -> str:
             ["point", "HT off", "HT on", "HT gain [interval]", "legs"],
             [
                 (f"{h.off.key.host} {h.off.key.cores}c {h.off.key.profile}", h.off, h.on,
-                 h.ratio, False, h.failed)
+                 h.ratio, False, h.failed, None)
                 for h in ht_pairs(points)
             ],
         ),
@@ -76,11 +92,12 @@ def pairs_table(points: Sequence[PointResult], width: int = WIDTH) -> str:
         if not items:
             continue
         rows, notes = [], []
-        for name, a, b, ratio, loss, failed in items:
+        for name, a, b, ratio, loss, failed, runs in items:
             pct = None if ratio is None else (ratio.as_loss_pct() if loss else ratio.as_gain_pct())
-            rows.append(
-                [name, _short(a.value, a.unit), _short(b.value, b.unit), *_ratio_cells(ratio, pct)]
-            )
+            cells = _ratio_cells(ratio, pct)
+            if runs is not None:
+                cells[-1] = f"{cells[-1]}, runs {runs[0]}/{runs[1]}"
+            rows.append([name, _short(a.value, a.unit), _short(b.value, b.unit), *cells])
             flags = ", ".join(sorted(set(a.flags) | set(b.flags)))
             said = "; ".join(x for x in (failed, flags) if x)
             if said:
