@@ -30,6 +30,9 @@ def _unit(profile: str) -> str:
 def cost_words(cost: CostBreakdown, currency: str, catalog: CostCatalog | None = None) -> str:
     """``hardware $1,300 + licence (hypervisor, per socket, once) $1,000 + power $315.36 =
     $2,615.36; left out: support not priced``: every part priced, then what is not."""
+    if cost.total == cost.hardware and not cost.licence_key:
+        text = f"hardware only, {_money(cost.hardware, currency)}"
+        return text + ("; left out: " + ", ".join(cost.left_out) if cost.left_out else "")
     parts = [f"hardware {_money(cost.hardware, currency)}"]
     if cost.licence_key:
         lic = None if catalog is None else catalog.licences.get(cost.licence_key)

@@ -63,7 +63,7 @@ def _column_groups(
         headers = [h for h, _ in cols]
         n = len(cols[0][1])
         rows = [[c[1][i] for c in cols] for i in range(n)]
-        return grid(headers, rows)
+        return grid(headers, rows, left={i for i, h in enumerate(headers) if h == "server"})
 
     if width is None:
         return [render([*fixed, *(c for g in groups for c in g)])]
