@@ -4,11 +4,15 @@ catalog (model names, source, date) in every answer."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from sizing import paths
 from sizing.catalog import load_catalog, load_reference
+from sizing.cli import app
 from sizing.engine import Demand, latest, recommend
 from sizing.engine.costs import CostCatalog, Licence, ServerOffer, Support
 from sizing.errors import InputError
@@ -193,3 +197,65 @@ def test_a_fleet_cost_adds_up_part_by_part(tmp_path: Path) -> None:
 def load_reference_figures() -> list[Figure]:
     """The reference figures as the engine golden cases take them."""
     return [f for f in latest(load_reference().figures) if f.profile in ("rps", "tps")]
+
+
+def test_the_example_catalog_prices_every_part() -> None:
+    cat = load_catalog(paths.PROFILES / "catalog-tco-example.yml")
+    esxi, kvm = cat.server_cost("esxi", 4), cat.server_cost("kvm", 4)
+    assert (esxi.licence_key, esxi.licence) == ("esxi", 1000)  # the platform's own entry
+    assert (kvm.licence_key, kvm.licence) == ("hypervisor", 50 * 16 * 3)  # 16-core minimum
+    assert esxi.left_out == () and esxi.support > 0 and esxi.power > 0
+    assert cat.date and cat.source and all(s.name for s in cat.servers)
+
+
+def _cli(tmp_path: Path, catalog: str, *args: str) -> str:
+    path = tmp_path / "catalog.yml"
+    path.write_text(catalog, encoding="utf-8")
+    db = tmp_path / "sizing.sqlite"
+    got = CliRunner().invoke(app, [*args, "--catalog", str(path), "--db", str(db)])
+    assert got.exit_code == 0, got.stderr
+    return " ".join(got.stdout.split())
+
+
+TCO = (
+    "name: TCO example\nsource: Acme quote 2026-11\ndate: 2026-11-03\n"
+    "amortisation_months: 36\npower: {price_per_kwh: 0.10}\n"
+    "licences: {hypervisor: {per: socket, price: 1000}}\nservers:\n"
+    "  - {cores: 1, price: 750, watts: 60}\n  - {cores: 2, price: 750, watts: 80}\n"
+    "  - {cores: 4, price: 1300, watts: 120, name: PowerEdge R650xs}\n"
+    "  - {cores: 8, price: 2200, watts: 200, name: PowerEdge R660}\n"
+)
+
+
+def test_recommend_prints_the_cost_part_by_part_and_the_catalog(tmp_path: Path) -> None:
+    out = _cli(
+        tmp_path, TCO, "recommend", "--rps", "100000", "--headroom", "0",
+        "--platform", "hypervisor",
+    )  # fmt: skip
+    assert "Cheapest: 1 × PowerEdge R650xs (4 cores, esxi, HT off), $2,615.36" in out
+    assert (
+        "Cost over 36 months: hardware $1,300 + licence (hypervisor, per socket, once) $1,000 "
+        "+ power $315.36 = $2,615.36; left out: support not priced." in out
+    )
+    assert "price: catalog TCO example: Acme quote 2026-11, 2026-11-03" in out
+    assert "Servers: 4 cores: PowerEdge R650xs; 8 cores: PowerEdge R660." in out
+
+
+def test_table_prints_models_costs_and_what_is_left_out(tmp_path: Path) -> None:
+    out = _cli(tmp_path, TCO, "table", "--source", "reference")
+    assert "PowerEdge R660" in out and "PowerEdge R650xs" in out
+    assert "cost of one esxi server:" in out
+    assert "4c hardware $1,300 + licence $1,000 + power $315.36 = $2,615.36" in out
+    assert "prices: catalog TCO example: Acme quote 2026-11, 2026-11-03" in out
+    assert "left out of the costs: no licence priced for baremetal, support not priced" in out
+    doc = json.loads(
+        CliRunner()
+        .invoke(app, ["table", "--source", "reference", "--catalog", str(tmp_path / "catalog.yml"),
+                      "--db", str(tmp_path / "sizing.sqlite"), "--json"])  # fmt: skip
+        .stdout
+    )
+    assert doc["catalog"]["date"] == "2026-11-03"
+    cell = next(c for r in doc["rows"] for c in r["cells"] if c["platform"] == "esxi"
+                and c["cores"] == 4 and c["profile"] == "rps")  # fmt: skip
+    assert cell["cost"]["licence"] == 1000 and cell["server_name"] == "PowerEdge R650xs"
+    assert cell["cost"]["total"] == pytest.approx(2615.36)
