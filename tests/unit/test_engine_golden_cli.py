@@ -1,8 +1,9 @@
 """Every golden engine case (tests/data/engine/*.yml) once more, through the CLI as a user
 types it: the case's catalog written to a file, its figures in a results database (through
-the Store API) or the bundled reference data (``--source reference``), then ``sizing
-recommend`` / ``sizing table --json`` in process (Typer's CliRunner), and the case's numbers
-compared with the JSON answer.
+the Store API: a case's bases as runs with their host's facts, a figure's interval as the
+range of three repetitions) or the bundled reference data (``--source reference``), then
+``sizing recommend`` / ``sizing table --json`` in process (Typer's CliRunner), and the
+case's numbers compared with the JSON answer.
 
 :mod:`tests.unit.test_engine_golden` builds its inputs in process, where a platform name
 may differ from the one the CLI sizes (the reference data's ``hypervisor`` column is the
@@ -20,9 +21,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from sizing.catalog import REFERENCE_BASES
+from sizing.catalog import REFERENCE_BASES, load_reference
 from sizing.cli import app
-from sizing.model import PointKey, PointResult, Status
+from sizing.model import PointKey, PointResult, Sample, Status
+from sizing.records import PointMeta, SampleMeta
 from sizing.store import Store
 from tests.unit.test_engine_golden import _cases, _match
 
@@ -31,20 +33,25 @@ runner = CliRunner()
 # The platform each reference column is sized as by the CLI (its basis' platform).
 CLI_PLATFORM = {name: basis.split("/")[1] for name, (_, basis) in REFERENCE_BASES.items()}
 
-# Cases the CLI cannot express, and why (the engine test still runs them).
-NOT_THROUGH_CLI = {
-    "bases": (
-        "the case hands the engine bases built by hand (ids, hardware, intervals given as "
-        "numbers); through the CLI a basis and its interval are derived from the run's "
-        "recorded host facts and repetitions, which the case does not state"
-    ),
-}
+# The inventory platform a measured basis platform is recorded under.
+RECORDED_AS = {"baremetal": "baremetal", "virtualized-host": "baremetal", "kvm": "libvirt"}
 
 
 def _cli_case(case: dict[str, Any]) -> str:
     """Why a case cannot go through the CLI, or ``""``."""
-    if "bases" in case:
-        return NOT_THROUGH_CLI["bases"]
+    bundled = {(f.basis, f.cores, f.ht, f.profile): f.value for f in load_reference().figures}
+    for b in case.get("bases", []):
+        if b.get("origin") == "reference":
+            for f in b["figures"]:
+                slot = (b["id"], f["cores"], f.get("ht", "off"), f.get("profile", "rps"))
+                if bundled.get(slot) != f["value"]:
+                    return (
+                        f"its reference basis {b['id']} holds figures of its own ({slot}: "
+                        f"{f['value']}), not the bundled dataset's: the CLI reads only the "
+                        "bundled reference data"
+                    )
+        elif b["platform"] not in RECORDED_AS:
+            return f"no inventory platform records a {b['platform']} basis"
     return ""
 
 
@@ -77,9 +84,76 @@ def _store_figures(case: dict[str, Any], db: Path) -> None:
             store.finish_run(run_id, "complete")
 
 
+def _reps(f: dict[str, Any]) -> list[float]:
+    """Repetitions whose median and interval are a case figure's: its value alone, or
+    [ci_low, value, ci_high], whose median is the value and whose interval of the median
+    (3 runs: their range) is the case's."""
+    if f.get("ci_low") is None:
+        return [float(f["value"])]
+    return [float(f["ci_low"]), float(f["value"]), float(f["ci_high"])]
+
+
+def _point(host: str, b: dict[str, Any], f: dict[str, Any]) -> Any:
+    """One stored point of a case's basis figure, shaped like the sweep's, and its samples."""
+    profile = f.get("profile", "rps")
+    unit = "requests/s" if profile == "rps" else "handshakes/s"
+    metric = "requests_per_second" if profile == "rps" else "handshakes_per_second"
+    reps = _reps(f)
+    samples = [
+        (i, Sample(metric, v, unit, SampleMeta.parse({"repetition": i, "warmup": False})))
+        for i, v in enumerate(reps, start=1)
+    ]
+    settings = {"hypervisor": b.get("physical_host", host)} if b["platform"] == "kvm" else {}
+    meta = {"host": host, "file_size": 128, "keepalive": profile == "rps",
+            "tls_key": "rsa2048" if profile == "tps" else None, "nginx_version": "1.22.1",
+            "openssl_version": "3.0.11", "cpu_model": _cpu(b), "platform_settings": settings}
+    result = PointResult(
+        key=PointKey(host, RECORDED_AS[b["platform"]], f["cores"], f.get("ht", "off"), profile),
+        status=Status.MEASURED, value=sorted(reps)[len(reps) // 2], unit=unit,
+        repetitions=len(reps), flags=tuple(f.get("flags", ())), metadata=PointMeta.parse(meta),
+    )  # fmt: skip
+    return result, samples
+
+
+def _cpu(b: dict[str, Any]) -> str:
+    return str(b.get("hardware", {}).get("cpu_model", "Xeon"))
+
+
+def _store_bases(case: dict[str, Any], db: Path) -> None:
+    """A case's measured bases as runs of the sweep: one run per basis, the host's facts
+    (CPU model, a one-socket topology as large as the largest figure; a container host for
+    a virtualized host) and what the inventory declared (a basis' own price)."""
+    for b in case["bases"]:
+        if b.get("origin") == "reference":
+            continue  # the bundled reference data (checked by _cli_case)
+        host = b["id"].split("/")[0]
+        cores = max(f["cores"] for f in b["figures"])
+        if b.get("price"):
+            cores = max(o["cores"] for o in b["price"]["offers"])
+        topo = "# CPU,Core,Socket,Node\n" + "".join(f"{c},{c},0,0\n" for c in range(cores))
+        facts: dict[str, Any] = {"cpu_model": _cpu(b), "lscpu": topo,
+                                 "nginx_version": "1.22.1", "nginx_openssl": "3.0.11"}
+        if b["platform"] == "virtualized-host":
+            facts["hypervisor"] = "docker"
+        if b.get("price"):
+            facts["declared"] = {"sizing_price_usd": b["price"]["offers"][0]["price"]}
+        with Store(db) as store:
+            run_id = store.start_run(inventory="lab", argv=["sizing", "run"], tool_version="0",
+                                     options={})  # fmt: skip
+            store.set_environment(run_id, {host: facts})
+            for f in b["figures"]:
+                store.add_point(run_id, *_point(host, b, f))
+            store.finish_run(run_id, "complete")
+
+
 def _args(case: dict[str, Any], tmp_path: Path, db: Path) -> list[str]:
     """What the user types for a case's inputs (without the command and the demand)."""
     args = [*_write_catalog(case, tmp_path), "--db", str(db), "--json"]
+    if "bases" in case:
+        _store_bases(case, db)
+        if case.get("basis"):
+            args += ["--basis", ",".join(case["basis"])]
+        return [*args, *(["--article-prices"] if case.get("article_prices") else [])]
     if case["figures"] == "reference":
         return [*args, "--source", "reference"]
     _store_figures(case, db)
@@ -139,7 +213,10 @@ def test_recommend_golden_through_the_cli(case: dict[str, Any], tmp_path: Path) 
         assert doc["recommendation"] is None
     else:
         rec = doc["recommendation"]
-        _match(rec, _as_cli(expect["recommendation"]), "recommendation")
+        want = _as_cli(expect["recommendation"])
+        # the CLI names where an inventory price was recorded: "... of r640-01 (run 1)"
+        assert rec.get("price_source", "").startswith(want.pop("price_source", ""))
+        _match(rec, want, "recommendation")
         # the answer's cost is its parts: nothing priced is missing from the total
         assert rec["cost"]["total"] == pytest.approx(rec["total_cost"], abs=0.01)
     for i, alt in enumerate(expect.get("alternatives", [])):
