@@ -251,6 +251,26 @@ class Figure:
 # The basis platforms that `--platform hypervisor` means.
 HYPERVISOR_PLATFORMS = ("kvm", "esxi")
 
+# The cost family of every platform name an answer may carry (inventory, basis and
+# reference names): a catalog prices a licence per family (``hypervisor`` for every guest
+# platform) or per platform. A virtualized host (a container or VM that believes it is
+# bare metal) belongs to no family: what it runs on is not known, so no family's licence
+# is assumed for it.
+COST_FAMILIES: dict[str, str] = {
+    "baremetal": "baremetal",
+    "hypervisor": "hypervisor",
+    **dict.fromkeys(HYPERVISOR_PLATFORMS, "hypervisor"),
+    Platform.LIBVIRT: "hypervisor",
+    Platform.VSPHERE: "hypervisor",
+    "kubernetes": "kubernetes",
+}
+
+
+def cost_family(name: str) -> str:
+    """The cost family of a platform name (``baremetal``, ``hypervisor``, ``kubernetes``),
+    ``""`` for one that belongs to none (``virtualized-host``)."""
+    return COST_FAMILIES.get(name, "")
+
 
 def basis_platform(platform: str, flags: Iterable[str] = ()) -> str:
     """The basis platform of a point: ``libvirt`` → ``kvm``, ``vsphere`` → ``esxi``, and a

@@ -14,14 +14,15 @@ agree on them. Any file given by the user is validated in full
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from sizing import paths
-from sizing.catalog.models import CatalogModel, ReferenceModel, problems_of
-from sizing.engine.costs import CostCatalog, Licence, ServerOffer
+from sizing.catalog.models import LICENCE_ALIASES, CatalogModel, ReferenceModel, problems_of
+from sizing.engine.costs import CostCatalog, Licence, ServerOffer, Support
 from sizing.errors import InputError
 from sizing.model import PROFILE_UNITS, Figure, FigureKind
 from sizing.yamlfile import read_yaml
@@ -142,22 +143,35 @@ def catalog_from_dict(data: Mapping[str, Any]) -> CostCatalog:
 
     Entries with a ``cpu_model`` price only the hardware they name
     (:func:`cpu_offers`); the catalog's general offers are the others (all of them, first
-    per core count, when every entry names a CPU).
+    per core count, when every entry names a CPU). Licence keys ``libvirt`` and ``vsphere``
+    (the inventory's platform names) become the basis platforms ``kvm`` and ``esxi``.
     """
     power = data.get("power")
+    support = data.get("support")
     general = [s for s in data["servers"] if not s.get("cpu_model")]
     if not general:
         general = list({int(s["cores"]): s for s in reversed(data["servers"])}.values())
+    date = data.get("date") or ""
     return CostCatalog(
         servers=tuple(_offer(s) for s in general),
-        name=str(data.get("name", "")),
+        name=str(data.get("name") or ""),
         currency=str(data.get("currency", "USD")),
         licences={
-            str(k): Licence(per=v["per"], price=float(v["price"]), term=v.get("term", "once"))
+            LICENCE_ALIASES.get(str(k), str(k)): Licence(
+                per=v["per"],
+                price=float(v["price"]),
+                term=v.get("term", "once"),
+                min_cores_per_socket=int(v.get("min_cores_per_socket") or 0),
+            )
             for k, v in (data.get("licences") or {}).items()
         },
         price_per_kwh=None if power is None else float(power["price_per_kwh"]),
         amortisation_months=data.get("amortisation_months"),
+        source=str(data.get("source") or ""),
+        date=date.isoformat() if isinstance(date, dt.date) else str(date),
+        support=None
+        if support is None
+        else Support(share_of_hardware_per_year=float(support["share_of_hardware_per_year"])),
     )
 
 
@@ -167,7 +181,8 @@ def _offer(s: Mapping[str, Any]) -> ServerOffer:
         price=float(s["price"]),
         sockets=int(s.get("sockets", 1)),
         watts=None if s.get("watts") is None else float(s["watts"]),
-        name=str(s.get("name", "")),
+        name=str(s.get("name") or ""),
+        cpu_model=str(s.get("cpu_model") or ""),
     )
 
 

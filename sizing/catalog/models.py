@@ -7,11 +7,31 @@ milliseconds, which ``sizing recommend`` on the bundled data does not pay.
 
 from __future__ import annotations
 
-from typing import Literal
+import datetime as dt
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-PlatformName = Literal["baremetal", "hypervisor", "kubernetes"]
+# A licence is priced per cost family (sizing.model.cost_family) or per platform, which
+# overrides its family; libvirt and vsphere (the inventory's names) are kvm and esxi.
+LicenceKey = Literal[
+    "baremetal",
+    "hypervisor",
+    "kubernetes",
+    "esxi",
+    "kvm",
+    "libvirt",
+    "vsphere",
+    "virtualized-host",
+]
+LICENCE_ALIASES = {"libvirt": "kvm", "vsphere": "esxi"}
 
 
 # The most any one price may be (a server, a licence): far above any real one, and low
@@ -31,11 +51,16 @@ class ServerModel(_Model):
 
     cores: int = Field(ge=1, le=1024, description="Physical CPU cores of the server.")
     price: float = Field(
-        ge=0, le=MAX_PRICE, description="Hardware price in the catalog's currency."
+        gt=0,
+        le=MAX_PRICE,
+        description="Hardware price in the catalog's currency (a server costs something: "
+        "0 is refused).",
     )
     sockets: int = Field(default=1, ge=1, le=16, description="CPU sockets (for licences).")
     watts: float | None = Field(default=None, gt=0, le=100_000, description="Power draw at load.")
-    name: str = ""
+    name: str = Field(
+        default="", max_length=80, description="The server model, printed with every answer."
+    )
     cpu_model: str = Field(
         default="",
         description="CPU model this price is for: a measured basis whose CPU model contains "
@@ -62,14 +87,30 @@ class LicenceModel(_Model):
     """A platform licence: per socket or per core, once or every year."""
 
     per: Literal["socket", "core"]
-    price: float = Field(ge=0, le=MAX_PRICE)
+    price: float = Field(
+        gt=0, le=MAX_PRICE, description="Per unit; a licence that costs nothing is left out."
+    )
     term: Literal["once", "yearly"] = "once"
+    min_cores_per_socket: int = Field(
+        default=0,
+        ge=0,
+        le=1024,
+        description="Per-core licences: the fewest cores paid for on each socket.",
+    )
+
+
+class SupportModel(_Model):
+    """Hardware support: a share of each server's price, every year of the period."""
+
+    share_of_hardware_per_year: float = Field(
+        gt=0, le=1, description="0.1: 10% of the hardware price a year."
+    )
 
 
 class PowerModel(_Model):
     """The price of electricity."""
 
-    price_per_kwh: float = Field(ge=0, le=1_000)
+    price_per_kwh: float = Field(gt=0, le=1_000)
 
 
 class CatalogModel(_Model):
@@ -79,11 +120,19 @@ class CatalogModel(_Model):
     name: str = ""
     currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$")
     source: str = ""
+    date: str = Field(default="", description="When the prices were given (a quote's date).")
     servers: list[ServerModel] = Field(min_length=1)
-    licences: dict[PlatformName, LicenceModel] = Field(default_factory=dict)
+    licences: dict[LicenceKey, LicenceModel] = Field(default_factory=dict)
+    support: SupportModel | None = None
     power: PowerModel | None = None
     amortisation_months: int | None = Field(default=None, ge=1, le=240)
     ceilings: list[CeilingModel] = Field(default_factory=list)
+
+    @field_validator("date", mode="before")
+    @classmethod
+    def _date_as_written(cls, v: Any) -> Any:
+        # YAML reads an unquoted 2026-11-03 as a date: keep it as the ISO text it was
+        return v.isoformat() if isinstance(v, dt.date) else v
 
     @model_validator(mode="after")
     def _consistent(self) -> CatalogModel:
@@ -108,6 +157,15 @@ class CatalogModel(_Model):
                 problems.append(
                     f"amortisation_months: required by the yearly licence of {platform}"
                 )
+            if lic.min_cores_per_socket and lic.per != "core":
+                problems.append(
+                    f"licences.{platform}.min_cores_per_socket: only a per-core licence has one"
+                )
+        for alias, name in LICENCE_ALIASES.items():
+            if alias in self.licences and name in self.licences:
+                problems.append(f"licences.{alias}: the same platform as licences.{name}")
+        if self.support is not None and self.amortisation_months is None:
+            problems.append("amortisation_months: required when support is priced")
         if problems:
             raise ValueError("\n".join(problems))
         return self
@@ -183,6 +241,16 @@ class ReferenceModel(_Model):
     kubernetes: list[KubernetesRow] = Field(default_factory=list)
 
 
+# Why a price of 0 (or below) is refused, by the section it is in: a zero is never taken
+# as "free", and a part that is not priced is left out (and said so in every answer).
+_NOT_POSITIVE = {
+    "servers": "must be above 0: a server has a price (write the one quoted)",
+    "licences": "must be above 0: a licence that costs nothing is left out of the catalog",
+    "power": "must be above 0: leave power out when it is not priced",
+    "support": "must be above 0: leave support out when it is not priced",
+}
+
+
 def problems_of(exc: ValidationError) -> list[str]:
     """One ``field.path: message`` line per problem of a pydantic validation error."""
     out: list[str] = []
@@ -194,6 +262,9 @@ def problems_of(exc: ValidationError) -> list[str]:
             out.extend(line for line in msg.splitlines() if line)
             continue
         msg = "unknown field" if e["type"] == "extra_forbidden" else e["msg"]
+        first = str(e["loc"][0]) if e["loc"] else ""
+        if e["type"] == "greater_than" and first in _NOT_POSITIVE:
+            msg = f"{_NOT_POSITIVE[first]}, not {e.get('input')!r}"
         if e["type"] == "literal_error" and "input" in e:
             msg = f"{e['input']!r} is not allowed; {e['msg'].lower()}"
         out.append(f"{loc or '(top)'}: {msg}")

@@ -6,10 +6,11 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sizing.engine.basis import Basis
+from sizing.engine.costs import CostBreakdown, CostCatalog, ServerOffer
 from sizing.engine.series import Series
 from sizing.errors import UsageError
 from sizing.model import Figure
@@ -97,6 +98,10 @@ class Configuration:
     price_source: str = ""
     confidence: float | None = None  # share of the bootstrap draws in which it carries
     share_draws: tuple[float, ...] = ()  # draws of one server's share of the demand
+    # what one server costs, part by part, and what its price leaves out (None: built
+    # without a catalog, e.g. by a test)
+    unit_cost: CostBreakdown | None = None
+    offer: ServerOffer | None = None  # the catalog entry: model name, CPU model, sockets
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -104,8 +109,27 @@ class Configuration:
         return tuple(dict.fromkeys(g for f in self.figures for g in f.flags))
 
     @property
+    def server_name(self) -> str:
+        """The server model the catalog names (``PowerEdge R660``), or ``""``."""
+        return "" if self.offer is None else self.offer.name
+
+    @property
     def label(self) -> str:
+        """``2 × esxi 4-core (HT off)``, or with a named model ``2 × PowerEdge R660
+        (8 cores, esxi, HT off)``."""
+        if self.server_name:
+            return (
+                f"{self.servers} × {self.server_name} ({self.cores_per_server} cores, "
+                f"{self.platform}, HT {self.ht})"
+            )
         return f"{self.servers} × {self.platform} {self.cores_per_server}-core (HT {self.ht})"
+
+    @property
+    def breakdown(self) -> CostBreakdown:
+        """What the whole configuration costs, part by part (hardware only when built
+        without a catalog)."""
+        unit = self.unit_cost or CostBreakdown(hardware=self.cost_per_server)
+        return unit.times(self.servers)
 
     def cost_per(self, profile: str) -> float | None:
         """Total cost per 1,000 RPS or per 100 TPS of counted capacity."""
@@ -132,6 +156,12 @@ class Configuration:
             "cost_per_1k_rps": _round(self.cost_per("rps"), 2),
             "cost_per_100_tps": _round(self.cost_per("tps"), 2),
             "confidence": None if self.confidence is None else round(self.confidence, 4),
+            "server_name": self.server_name,
+            "cpu_model": "" if self.offer is None else self.offer.cpu_model,
+            "cost_per_server_breakdown": None
+            if self.unit_cost is None
+            else self.unit_cost.to_dict(),
+            "cost": self.breakdown.to_dict(),
             "figures": [figure_dict(f) for f in self.figures],
         }
 
@@ -158,9 +188,24 @@ class Fleet:
 
     @property
     def label(self) -> str:
+        """``2 × 4-core + 1 × 8-core esxi (HT off)``, with model names when the catalog
+        gives them (``1 × PowerEdge R660 (8 cores)``)."""
         first = self.parts[0][0]
-        body = " + ".join(f"{n} × {c.cores_per_server}-core" for c, n in self.parts)
+        body = " + ".join(
+            f"{n} × {c.offer.label() if c.offer is not None else f'{c.cores_per_server}-core'}"
+            for c, n in self.parts
+        )
         return f"{body} {first.platform} (HT {first.ht})"
+
+    @property
+    def breakdown(self) -> CostBreakdown:
+        """What the fleet costs, part by part, and what its prices leave out."""
+        total: CostBreakdown | None = None
+        for c, n in self.parts:
+            part = c.breakdown if c.servers == n else replace(c, servers=n).breakdown
+            total = part if total is None else total.plus(part)
+        assert total is not None  # a fleet has at least one part
+        return total
 
     def to_dict(self) -> dict[str, Any]:
         first = self.parts[0][0]
@@ -173,10 +218,12 @@ class Fleet:
                     "cores": c.cores_per_server,
                     "count": n,
                     "cost_per_server": round(c.cost_per_server, 2),
+                    "server_name": c.server_name,
                 }
                 for c, n in self.parts
             ],
             "total_cost": round(self.total_cost, 2),
+            "cost": self.breakdown.to_dict(),
             "utilization": round(self.utilization, 4),
             "confidence": None if self.confidence is None else round(self.confidence, 4),
             "mixed": self.mixed,
@@ -251,6 +298,16 @@ class Recommendation:
     max_servers: int | None = None  # the cap asked for (said when it binds)
     sized_on: Basis | None = None  # the basis of the cheapest configuration
     capacity_of: str = "their CPU"  # what a server's capacity is of (the answer says it)
+    catalog: CostCatalog | None = None  # the customer's catalog: name, source, date
+
+    @property
+    def left_out(self) -> tuple[str, ...]:
+        """What the answer's price leaves out, in words (of the cheapest fleet)."""
+        best = self.recommendation
+        mix = self.cheaper_mix
+        if mix is not None:
+            return mix.breakdown.left_out
+        return () if best is None else best.breakdown.left_out
 
     @property
     def cheaper_mix(self) -> Fleet | None:
@@ -268,6 +325,8 @@ class Recommendation:
             "source": self.source,
             "cost_basis": self.cost_basis,
             "currency": self.currency,
+            "catalog": None if self.catalog is None else _catalog_dict(self.catalog),
+            "left_out": list(self.left_out),
             "recommendation": None
             if self.recommendation is None
             else self.recommendation.to_dict(),
@@ -275,6 +334,11 @@ class Recommendation:
             "rejected": [r.to_dict() for r in self.rejected],
             "fits": [s.to_dict() for s in self.series],
         }
+
+
+def _catalog_dict(c: CostCatalog) -> dict[str, Any]:
+    """Where an answer's prices come from: the catalog's name, source and date."""
+    return {"name": c.name, "source": c.source, "date": c.date, "label": c.label}
 
 
 def cheaper_mix(fleet: Fleet | None, best: Configuration | None) -> Fleet | None:

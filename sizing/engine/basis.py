@@ -167,13 +167,20 @@ class Price:
             licences=base.licences,
             price_per_kwh=base.price_per_kwh,
             amortisation_months=base.amortisation_months,
+            support=base.support,
         )
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "source": self.source,
             "offers": [
-                {"cores": o.cores, "price": o.price, "sockets": o.sockets, "name": o.name}
+                {
+                    "cores": o.cores,
+                    "price": o.price,
+                    "sockets": o.sockets,
+                    "name": o.name,
+                    "cpu_model": o.cpu_model,
+                }
                 for o in sorted(self.offers, key=lambda o: o.cores)
             ],
         }

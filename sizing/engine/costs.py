@@ -1,13 +1,23 @@
-"""What a server costs: hardware, an optional per-platform licence and optional power.
+"""What a server costs: hardware, and optionally a licence, support and power.
 
 A cost catalog maps a core count to a server price. With nothing else given the cost of a
 server is its hardware price. With ``amortisation_months`` the catalog prices a server over
 that period, a total cost of ownership:
 
-    total = hardware + licence (for the platform) + power over the period
+    total = hardware + licence (for the platform) + support + power over the period
 
-where power is ``watts at load / 1000 * hours in the period * price per kWh`` (a month is
-730 hours) and a licence priced ``yearly`` counts ``amortisation_months / 12`` times.
+- a **licence** is priced per platform family (``baremetal``, ``hypervisor``,
+  ``kubernetes``: :func:`sizing.model.cost_family`) or per platform (``esxi``, ``kvm``,
+  which overrides its family); per socket or per core (at least ``min_cores_per_socket``
+  cores on each socket, as per-core subscriptions are sold), once or every year
+  (``amortisation_months / 12`` times);
+- **support** is a share of the hardware price per year, over the period;
+- **power** is ``watts at load / 1000 * hours in the period * price per kWh`` (a month is
+  730 hours).
+
+What a catalog does not price is said, never taken as free: every
+:class:`CostBreakdown` carries the parts left out, in words (``no licence priced for
+esxi``, ``power not priced``).
 """
 
 from __future__ import annotations
@@ -16,59 +26,127 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sizing.model import cost_family
+
 HOURS_PER_MONTH = 730.0  # 8,760 hours a year / 12
 
 
 @dataclass(frozen=True)
 class Licence:
-    """A platform licence, priced per socket or per core, once or every year."""
+    """A platform licence, priced per socket or per core, once or every year; a per-core
+    licence counts at least ``min_cores_per_socket`` cores on each socket (0: no
+    minimum)."""
 
     per: str  # "socket" | "core"
     price: float
     term: str = "once"  # "once" | "yearly"
+    min_cores_per_socket: int = 0
+
+    def units(self, *, cores: int, sockets: int) -> int:
+        """The sockets or cores paid for on one server."""
+        if self.per == "socket":
+            return sockets
+        return max(cores, sockets * self.min_cores_per_socket)
 
     def cost(self, *, cores: int, sockets: int, months: int | None) -> float:
         """The licence cost of one server over the amortisation period."""
-        units = sockets if self.per == "socket" else cores
         terms = 1.0 if self.term == "once" else (months or 12) / 12.0
-        return self.price * units * terms
+        return self.price * self.units(cores=cores, sockets=sockets) * terms
+
+    def describe(self) -> str:
+        """How it is sold, in words: ``per core, at least 16 a socket, once``."""
+        minimum = (
+            f", at least {self.min_cores_per_socket} a socket"
+            if self.per == "core" and self.min_cores_per_socket
+            else ""
+        )
+        return f"per {self.per}{minimum}, {self.term}"
+
+
+@dataclass(frozen=True)
+class Support:
+    """Hardware support priced as a share of the hardware price per year (0.1: 10% of
+    the server's price every year of the amortisation period)."""
+
+    share_of_hardware_per_year: float
+
+    def cost(self, hardware: float, months: int) -> float:
+        """The support cost of one server over ``months``."""
+        return hardware * self.share_of_hardware_per_year * months / 12.0
 
 
 @dataclass(frozen=True)
 class ServerOffer:
-    """One server the catalog sells: its core count, price, sockets and power draw."""
+    """One server the catalog sells: its core count, price, sockets, power draw and, when
+    the catalog names them, its model (``PowerEdge R660``) and CPU model."""
 
     cores: int
     price: float
     sockets: int = 1
     watts: float | None = None  # at load
     name: str = ""
+    cpu_model: str = ""
+
+    def label(self) -> str:
+        """``PowerEdge R660 (8 cores)`` when named, else ``8-core``."""
+        return f"{self.name} ({self.cores} cores)" if self.name else f"{self.cores}-core"
 
 
 @dataclass(frozen=True)
 class CostBreakdown:
-    """The cost of one server over the catalog's period."""
+    """The cost of one server (or a fleet) over the catalog's period, part by part, and
+    what the catalog does not price (``left_out``, in words)."""
 
     hardware: float
     licence: float = 0.0
     power: float = 0.0
+    support: float = 0.0
+    left_out: tuple[str, ...] = ()
+    licence_key: str = ""  # the catalog's licence entry that applied ("hypervisor", "esxi")
 
     @property
     def total(self) -> float:
-        return self.hardware + self.licence + self.power
+        return self.hardware + self.licence + self.support + self.power
 
-    def to_dict(self) -> dict[str, float]:
+    def times(self, n: int) -> CostBreakdown:
+        """The cost of ``n`` such servers."""
+        return CostBreakdown(
+            hardware=self.hardware * n,
+            licence=self.licence * n,
+            power=self.power * n,
+            support=self.support * n,
+            left_out=self.left_out,
+            licence_key=self.licence_key,
+        )
+
+    def plus(self, other: CostBreakdown) -> CostBreakdown:
+        """Two costs together (a mixed fleet): the parts added, what is left out of either."""
+        key = self.licence_key if self.licence_key == other.licence_key else ""
+        return CostBreakdown(
+            hardware=self.hardware + other.hardware,
+            licence=self.licence + other.licence,
+            power=self.power + other.power,
+            support=self.support + other.support,
+            left_out=tuple(dict.fromkeys((*self.left_out, *other.left_out))),
+            licence_key=key or self.licence_key or other.licence_key,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
         return {
-            "hardware": self.hardware,
-            "licence": self.licence,
-            "power": self.power,
-            "total": self.total,
+            "hardware": round(self.hardware, 2),
+            "licence": round(self.licence, 2),
+            "support": round(self.support, 2),
+            "power": round(self.power, 2),
+            "total": round(self.total, 2),
+            "licence_key": self.licence_key or None,
+            "left_out": list(self.left_out),
         }
 
 
 @dataclass(frozen=True)
 class CostCatalog:
-    """Server prices by core count, with optional licences, power and amortisation."""
+    """Server prices by core count, with optional licences, support, power and
+    amortisation, and where the prices come from (``name``, ``source``, ``date``)."""
 
     servers: tuple[ServerOffer, ...]
     name: str = ""
@@ -76,6 +154,9 @@ class CostCatalog:
     licences: Mapping[str, Licence] = field(default_factory=dict)
     price_per_kwh: float | None = None
     amortisation_months: int | None = None
+    source: str = ""
+    date: str = ""
+    support: Support | None = None
 
     def core_counts(self) -> tuple[int, ...]:
         """The core counts on offer, ascending."""
@@ -88,26 +169,63 @@ class CostCatalog:
                 return s
         return None
 
+    def licence_for(self, platform: str) -> tuple[str, Licence] | None:
+        """The licence entry that prices ``platform`` and its key: the platform's own
+        (``esxi``) before its family's (``hypervisor``); None when neither is priced."""
+        for key in (platform, cost_family(platform)):
+            if key and key in self.licences:
+                return key, self.licences[key]
+        return None
+
     def server_cost(self, platform: str, cores: int) -> CostBreakdown:
         """What one ``cores``-core server costs on ``platform`` (KeyError if not sold)."""
         offer = self.offer(cores)
         if offer is None:
             raise KeyError(cores)
-        licence = self.licences.get(platform)
-        licence_cost = (
-            licence.cost(cores=cores, sockets=offer.sockets, months=self.amortisation_months)
-            if licence is not None
-            else 0.0
-        )
+        months = self.amortisation_months
+        left: list[str] = []
+        licence_cost, key = 0.0, ""
+        found = self.licence_for(platform)
+        if found is not None:
+            key, licence = found
+            licence_cost = licence.cost(cores=cores, sockets=offer.sockets, months=months)
+        else:
+            left.append(f"no licence priced for {platform}")
+        support_cost = 0.0
+        if self.support is not None and months is not None:
+            support_cost = self.support.cost(offer.price, months)
+        else:
+            left.append("support not priced")
         power_cost = 0.0
-        if (
-            self.price_per_kwh is not None
-            and self.amortisation_months is not None
-            and offer.watts is not None
-        ):
-            hours = self.amortisation_months * HOURS_PER_MONTH
+        if self.price_per_kwh is None or months is None:
+            left.append("power not priced")
+        elif offer.watts is None:
+            # a price from elsewhere (an inventory's sizing_price_usd) states no power draw
+            left.append(f"power not priced for the {offer.label()} server (no watts stated)")
+        else:
+            hours = months * HOURS_PER_MONTH
             power_cost = offer.watts / 1000.0 * hours * self.price_per_kwh
-        return CostBreakdown(hardware=offer.price, licence=licence_cost, power=power_cost)
+        return CostBreakdown(
+            hardware=offer.price,
+            licence=licence_cost,
+            power=power_cost,
+            support=support_cost,
+            left_out=tuple(left),
+            licence_key=key,
+        )
+
+    @property
+    def citation(self) -> str:
+        """Where the prices come from: ``Acme quote 2026-11, 2026-11-03`` (empty when the
+        catalog does not say)."""
+        return ", ".join(p for p in (self.source, self.date) if p)
+
+    @property
+    def label(self) -> str:
+        """The catalog in words for a price line: ``catalog Acme servers: Acme quote
+        2026-11, 2026-11-03``, or ``the catalog`` when it names nothing."""
+        named = f"catalog {self.name}" if self.name else "the catalog"
+        return f"{named}: {self.citation}" if self.citation else named
 
     @property
     def basis(self) -> str:
@@ -115,6 +233,8 @@ class CostCatalog:
         parts = ["hardware"]
         if self.licences:
             parts.append("licence (" + ", ".join(sorted(self.licences)) + ")")
+        if self.support is not None and self.amortisation_months is not None:
+            parts.append("support")
         if self.price_per_kwh is not None and self.amortisation_months is not None:
             parts.append("power")
         if len(parts) == 1:
@@ -126,16 +246,33 @@ class CostCatalog:
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
+            "source": self.source,
+            "date": self.date,
             "currency": self.currency,
             "basis": self.basis,
             "amortisation_months": self.amortisation_months,
             "price_per_kwh": self.price_per_kwh,
+            "support": None
+            if self.support is None
+            else {"share_of_hardware_per_year": self.support.share_of_hardware_per_year},
             "servers": [
-                {"cores": s.cores, "price": s.price, "sockets": s.sockets, "watts": s.watts}
+                {
+                    "cores": s.cores,
+                    "price": s.price,
+                    "sockets": s.sockets,
+                    "watts": s.watts,
+                    "name": s.name,
+                    "cpu_model": s.cpu_model,
+                }
                 for s in sorted(self.servers, key=lambda s: s.cores)
             ],
             "licences": {
-                k: {"per": v.per, "price": v.price, "term": v.term}
+                k: {
+                    "per": v.per,
+                    "price": v.price,
+                    "term": v.term,
+                    "min_cores_per_socket": v.min_cores_per_socket,
+                }
                 for k, v in sorted(self.licences.items())
             },
         }

@@ -132,7 +132,7 @@ def pricing(
     """The catalog that prices a basis and the price source in words, or (None, reason)."""
     b = by_id.get(basis_id)
     price = prices.get(basis_id) or (b.price if b is not None else None)
-    named = f"catalog {catalog.name}" if catalog.name else "the catalog"
+    named = catalog.label
     if price is not None:
         return price.catalog(catalog), price.source
     ref = FigureKind.REFERENCE
@@ -222,6 +222,7 @@ def recommend(
         max_servers=max_servers,
         sized_on=by_id.get(best.basis) if best is not None and best.basis else None,
         capacity_of=capacity_of,
+        catalog=catalog,
     )
 
 
@@ -258,7 +259,8 @@ class _Search:
                 self.rejected.append(Rejected(platform, ht, cores, got, basis=basis_id))
                 continue
             picked, share, draws = got
-            cost = priced.server_cost(platform, cores).total
+            unit = priced.server_cost(platform, cores)
+            cost = unit.total
             one = Configuration(
                 platform=platform, ht=ht, cores_per_server=cores, servers=1, counted_servers=1,
                 cost_per_server=cost, total_cost=cost, capacity_rps=None, capacity_tps=None,
@@ -267,7 +269,7 @@ class _Search:
                     f.source in (FigureKind.EXTRAPOLATED, FigureKind.SHAPE) for f in picked
                 ),
                 figures=tuple(picked), basis=basis_id, price_source=price_source,
-                share_draws=draws,
+                share_draws=draws, unit_cost=unit, offer=priced.offer(cores),
             )  # fmt: skip
             types.append(one)
             n = identical(Offer(cost, share), need, n_plus_1=bool(n_plus_1))

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sizing.engine.basis import Basis, Price, group_key
-from sizing.engine.costs import CostCatalog
+from sizing.engine.costs import CostBreakdown, CostCatalog
 from sizing.engine.figures import build_series, series_order
 from sizing.engine.overhead import ends, ht_gain, leg_ratio, overhead_pct, same_workload
 from sizing.engine.recommend import pricing
@@ -70,6 +70,8 @@ class Cell:
     ci_low: float | None = None
     ci_high: float | None = None
     interval: str = ""  # what the interval is and covers, in words
+    cost: CostBreakdown | None = None  # server_cost part by part, and what it leaves out
+    server_name: str = ""  # the priced server's model, when its catalog names it
 
     @property
     def display(self) -> str:
@@ -99,6 +101,8 @@ class Cell:
             "per_core": self.per_core,
             "efficiency": self.efficiency,
             "server_cost": self.server_cost,
+            "server_name": self.server_name,
+            "cost": None if self.cost is None else self.cost.to_dict(),
             "cost_per_unit": self.cost_per_unit,
             "cost_unit": self.cost_unit,
             "overhead_pct": self.overhead_pct,
@@ -122,6 +126,7 @@ class TableRow:
     cells: tuple[Cell, ...]
     sold: bool = True  # the catalog sells a server of this core count (else: not priced)
     observed: bool = False  # a figure was measured (or published) at this core count
+    server_name: str = ""  # the catalog's model at this core count, when it names one
 
     def cell(self, platform: str, ht: str, profile: str) -> Cell | None:
         for c in self.cells:
@@ -135,6 +140,7 @@ class TableRow:
             "hardware_cost": self.hardware_cost if self.sold else None,
             "in_catalog": self.sold,
             "observed": self.observed,
+            "server_name": self.server_name,
             "cells": [c.to_dict() for c in self.cells],
         }
 
@@ -189,9 +195,24 @@ class SizingTable:
     cost_basis: str
     currency: str
     blocks: tuple[TableBlock, ...] = field(default=())
+    catalog: CostCatalog | None = None  # the customer's catalog: name, source, date
+
+    @property
+    def left_out(self) -> tuple[str, ...]:
+        """What the table's server costs leave out, in words, each once."""
+        return tuple(
+            dict.fromkeys(
+                x for r in self.rows for c in r.cells if c.cost is not None for x in c.cost.left_out
+            )
+        )
 
     def to_dict(self) -> dict[str, Any]:
+        cat = self.catalog
         return {
+            "catalog": None
+            if cat is None
+            else {"name": cat.name, "source": cat.source, "date": cat.date, "label": cat.label},
+            "left_out": list(self.left_out),
             "blocks": [b.to_dict() for b in self.blocks],
             "source": self.source,
             "sources_used": list(self.sources_used),
@@ -236,10 +257,12 @@ def build_table(
         cells = tuple(c for blk in blocks for r in blk.rows if r.cores == cores for c in r.cells)
         offer = catalog.offer(cores)
         price = offer.price if offer is not None else 0.0
+        name = offer.name if offer is not None else ""
         in_blocks = [r for blk in blocks for r in blk.rows if r.cores == cores]
         all_rows.append(TableRow(cores=cores, hardware_cost=price, cells=cells,
                                  sold=any(r.sold for r in in_blocks),
-                                 observed=any(r.observed for r in in_blocks)))  # fmt: skip
+                                 observed=any(r.observed for r in in_blocks),
+                                 server_name=name))  # fmt: skip
     used = sorted({c.source for r in all_rows for c in r.cells})
     return SizingTable(
         rows=tuple(all_rows),
@@ -249,6 +272,7 @@ def build_table(
         cost_basis=catalog.basis,
         currency=catalog.currency,
         blocks=tuple(blocks),
+        catalog=catalog,
     )
 
 
@@ -302,8 +326,14 @@ def _block(
             cells.append(_cell(s, got, cores, pricing_of[s.basis_id][0], members, by_id))
         offer = catalog.offer(cores)
         rows.append(
-            TableRow(cores=cores, hardware_cost=offer.price if offer else 0.0, cells=tuple(cells),
-                     sold=cores in sold, observed=cores in observed)  # fmt: skip
+            TableRow(
+                cores=cores,
+                hardware_cost=offer.price if offer else 0.0,
+                cells=tuple(cells),
+                sold=cores in sold,
+                observed=cores in observed,
+                server_name=offer.name if offer else "",
+            )
         )
     return TableBlock(
         title=title,
@@ -325,9 +355,10 @@ def _cell(
     by_id: Mapping[str, Basis],
 ) -> Cell:
     one = s.estimate(1)
-    cost = None
-    if priced is not None and priced.offer(cores) is not None:
-        cost = priced.server_cost(s.platform, cores).total
+    cost = breakdown = offer = None
+    if priced is not None and (offer := priced.offer(cores)) is not None:
+        breakdown = priced.server_cost(s.platform, cores)
+        cost = breakdown.total
     overhead = overhead_ci = None
     pairs, words = 0, ""
     if s.platform in GUEST_PLATFORMS:
@@ -374,6 +405,8 @@ def _cell(
         ci_low=f.ci_low,
         ci_high=f.ci_high,
         interval=f.interval,
+        cost=breakdown,
+        server_name="" if offer is None else offer.name,
     )
 
 

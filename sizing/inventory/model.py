@@ -159,7 +159,9 @@ class HostVars(BaseModel):
         description="Address the clients load; default ansible_host, or 127.0.0.1 locally.",
     )
     cpu: CpuSpec | None = None
-    price_usd: float | None = Field(default=None, ge=0, le=1e9)
+    price_usd: float | None = Field(
+        default=None, gt=0, le=1e9, description="The server's price (0 is refused)."
+    )
     cost_ref: Text | None = None
     nic_gbps: float | None = Field(default=None, gt=0)
     steer_irqs: bool | None = Field(

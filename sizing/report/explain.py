@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sizing.engine.costs import CostBreakdown, CostCatalog
 from sizing.engine.recommend import Configuration, Demand, Recommendation
 from sizing.model import DERIVED, Figure
 from sizing.report.data.format import amount, money
 
-__all__ = ["confidence_words", "describe_figure", "explain"]
+__all__ = ["confidence_words", "cost_words", "describe_figure", "explain"]
 
 
 _money = amount  # whole units when the amount is whole, cents otherwise
@@ -22,6 +23,27 @@ def _money_cents(v: float, currency: str) -> str:
 
 def _unit(profile: str) -> str:
     return "RPS" if profile == "rps" else "TPS"
+
+
+def cost_words(cost: CostBreakdown, currency: str, catalog: CostCatalog | None = None) -> str:
+    """``hardware $1,300 + licence (hypervisor, per socket, once) $1,000 + power $315.36 =
+    $2,615.36; left out: support not priced``: every part priced, then what is not."""
+    if cost.total == cost.hardware and not cost.licence_key:
+        text = f"hardware only, {_money(cost.hardware, currency)}"
+        return text + ("; left out: " + ", ".join(cost.left_out) if cost.left_out else "")
+    parts = [f"hardware {_money(cost.hardware, currency)}"]
+    if cost.licence_key:
+        lic = None if catalog is None else catalog.licences.get(cost.licence_key)
+        how = "" if lic is None else f", {lic.describe()}"
+        parts.append(f"licence ({cost.licence_key}{how}) {_money(cost.licence, currency)}")
+    if cost.support:
+        parts.append(f"support {_money(cost.support, currency)}")
+    if cost.power:
+        parts.append(f"power {_money(cost.power, currency)}")
+    text = " + ".join(parts) + f" = {_money(cost.total, currency)}"
+    if cost.left_out:
+        text += "; left out: " + ", ".join(cost.left_out)
+    return text
 
 
 def describe_figure(f: Figure) -> str:
@@ -138,6 +160,10 @@ def _cheapest(result: Recommendation, best: Configuration) -> list[str]:
             f"({best.servers} × {_money(best.cost_per_server, cur)}; {result.cost_basis}"
             f"{price}; {on}; no mix of server sizes is cheaper)."
         )
+    fleet_cost = best.breakdown if mix is None else mix.breakdown
+    months = None if result.catalog is None else result.catalog.amortisation_months
+    period = f" over {months} months" if months and fleet_cost.total != fleet_cost.hardware else ""
+    lines.append(f"Cost{period}: {cost_words(fleet_cost, cur, result.catalog)}.")
     per_server = "Per server" + ("" if mix is None else " of the identical fleet")
     lines.append(f"{per_server}: " + ", ".join(describe_figure(f) for f in best.figures) + ".")
     return lines

@@ -128,5 +128,13 @@ def basis_prices(
         offers = cpu_offers(catalog_data, b.hardware.cpu_model)
         if offers:
             name = catalog_name or str(catalog_data.get("name") or "catalog")
-            out[b.id] = Price(f"catalog {name} matched to {b.hardware.cpu_model}", offers)
+            # the catalog's source and date go with every price taken from it
+            cited = ", ".join(
+                str(catalog_data[k]) for k in ("source", "date") if catalog_data.get(k)
+            )
+            out[b.id] = Price(
+                f"catalog {name} matched to {b.hardware.cpu_model}"
+                + (f": {cited}" if cited else ""),
+                offers,
+            )
     return out

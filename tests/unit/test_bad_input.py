@@ -61,6 +61,7 @@ BAD_VARS = [
     ("sizing_http_port: 99999999999999999999999", "sizing_http_port: Input should be less than"),
     ("sizing_price_usd: .inf", "sizing_price_usd: must be a finite number"),
     ("sizing_price_usd: .nan", "sizing_price_usd: must be a finite number"),
+    ("sizing_price_usd: 0", "sizing_price_usd: Input should be greater than 0"),
     ("sizing_nic_gbps: -.inf", "sizing_nic_gbps: "),
     ('sizing_client_cpus: "0-999999999"', "sizing_client_cpus: '0-999999999' is not a CPU list"),
     ('sizing_client_cpus: "3-1"', "sizing_client_cpus: descending range '3-1'"),

@@ -68,12 +68,12 @@ licences:
 """,
     )
     assert problems(path) == [
-        "servers.0.price: Input should be greater than or equal to 0",
+        "servers.0.price: must be above 0: a server has a price (write the one quoted), not -5",
         "servers.1.colour: unknown field",
         "servers.2.cores: Input should be a valid integer, unable to parse string as an integer",
         "licences.hypervisor.per: 'vm' is not allowed; input should be 'socket' or 'core'",
-        "licences.xen: 'xen' is not allowed; input should be 'baremetal', 'hypervisor' or "
-        "'kubernetes'",
+        "licences.xen: 'xen' is not allowed; input should be 'baremetal', 'hypervisor', "
+        "'kubernetes', 'esxi', 'kvm', 'libvirt', 'vsphere' or 'virtualized-host'",
     ]
 
 
@@ -125,7 +125,8 @@ def test_error_message_is_bulleted(tmp_path: Path) -> None:
     assert str(info.value).splitlines() == [
         f"{path}:",
         "  - servers.0.cores: Input should be greater than or equal to 1",
-        "  - servers.0.price: Input should be greater than or equal to 0",
+        "  - servers.0.price: must be above 0: a server has a price (write the one quoted), "
+        "not -1",
     ]
 
 

@@ -64,7 +64,7 @@ def _column_groups(
         headers = [h for h, _ in cols]
         n = len(cols[0][1])
         rows = [[c[1][i] for c in cols] for i in range(n)]
-        return grid(headers, rows)
+        return grid(headers, rows, left={i for i, h in enumerate(headers) if h == "server"})
 
     if width is None:
         return [render([*fixed, *(c for g in groups for c in g)])]
@@ -114,7 +114,7 @@ def sizing_table_text(table: SizingTable, wide: bool = False, width: int = TABLE
             if i:
                 out.append("")
             out.append(t)
-        for n in _block_notes(block):
+        for n in _block_notes(block, table.currency):
             out.extend(wrap(n, fit))
     out.append("")
     legend = (
@@ -129,6 +129,11 @@ def sizing_table_text(table: SizingTable, wide: bool = False, width: int = TABLE
         "[interval from both figures' intervals] where both are measured"
     )
     out.extend(wrap(legend, fit))
+    cat = table.catalog
+    if cat is not None:
+        out.extend(wrap(f"prices: {cat.label}; {table.cost_basis}", fit))
+    if table.left_out:
+        out.extend(wrap("left out of the costs: " + ", ".join(table.left_out), fit))
     return "\n".join(out)
 
 
@@ -136,8 +141,10 @@ def _block_tables(block: Any, cur: str, width: int | None) -> list[str]:
     """A block's table, split to fit ``width``: the core count and price repeated, each
     series' figures, cost, overhead and HT gain kept together."""
     rows = list(block.rows)
+    names = [_server_name(r) for r in rows]
     fixed = [
         ("CPU cores", [str(r.cores) for r in rows]),
+        *([("server", [n or MISSING for n in names])] if any(names) else []),
         ("server price", [money(r.hardware_cost, cur) if r.hardware_cost else MISSING
                           for r in rows]),
     ]  # fmt: skip
@@ -159,12 +166,40 @@ def _block_tables(block: Any, cur: str, width: int | None) -> list[str]:
     return list(_column_groups(fixed, groups, width))
 
 
+def _server_name(row: Any) -> str:
+    """The model priced at a row's core count: the catalog's, else a basis price's."""
+    return str(row.server_name or next((c.server_name for c in row.cells if c.server_name), ""))
+
+
+def _cost_notes(block: Any, cur: str) -> list[str]:
+    """One line per platform whose server cost is more than its hardware price: what one
+    server costs, part by part (``cost of one esxi server: 4c hardware $1,300 + licence
+    $1,000 + power $315.36 = $2,615.36``)."""
+    notes = []
+    for platform in dict.fromkeys(s.platform for s in block.series):
+        costs: dict[int, Any] = {}
+        for r in block.rows:
+            for c in r.cells:
+                if c.platform == platform and c.cost is not None:
+                    costs.setdefault(r.cores, c.cost)
+        if not any(x.total != x.hardware for x in costs.values()):
+            continue
+        notes.append(f"cost of one {platform} server: " + "; ".join(
+            f"{n}c " + " + ".join(
+                f"{what} {money(v, cur, cents=abs(v - round(v)) >= 0.005)}"
+                for what, v in (("hardware", x.hardware), ("licence", x.licence),
+                                ("support", x.support), ("power", x.power)) if v
+            ) + f" = {money(x.total, cur, cents=abs(x.total - round(x.total)) >= 0.005)}"
+            for n, x in sorted(costs.items())))  # fmt: skip
+    return notes
+
+
 def _cells_of(block: Any, srs: Any) -> list[Any]:
     return [c for r in block.rows for c in r.cells
             if (c.platform, c.ht, c.profile) == (srs.platform, srs.ht, srs.profile)]  # fmt: skip
 
 
-def _block_notes(block: Any) -> list[str]:
+def _block_notes(block: Any, cur: str) -> list[str]:
     """Under a block: prices, what was not sized, each series' intervals (figures,
     overhead, HT gain), the fits of predicted figures, and the ceilings."""
     notes = [f"price of {basis_id}: {price}" for basis_id, price in block.price_sources]
@@ -174,6 +209,7 @@ def _block_notes(block: Any) -> list[str]:
             "core counts with figures but not sold in the catalog (no price): "
             + ", ".join(str(n) for n in unsold)
         )
+    notes += _cost_notes(block, cur)
     notes += list(dict.fromkeys(
         f"not sized: {x.platform} {x.profile.upper()} HT {x.ht}: {x.reason}"
         for x in block.refused))  # fmt: skip

@@ -217,6 +217,10 @@ def recommendation_text(result: Recommendation, width: int = TABLE_WIDTH) -> str
     more = len(result.alternatives) - len(shown)
     if more > 0:
         out.append(f"... and {more} more (see --json)")
+    models = {c.cores_per_server: c.server_name for c in (best, *shown) if c.server_name}
+    if models:
+        out.extend(wrap("Servers: " + "; ".join(
+            f"{n} cores: {name}" for n, name in sorted(models.items())) + ".", TABLE_WIDTH))
     return "\n".join(out)
 
 
