@@ -10,6 +10,7 @@ from sizing.engine.answer import Fleet
 from sizing.engine.versus import Overhead, PlatformComparison, Side
 from sizing.report.data.format import PLATFORM_LABELS, amount
 from sizing.report.data.model import TableBlock, TCell
+from sizing.report.explain import cost_words
 
 __all__ = ["VersusView", "versus_lines", "versus_sentence", "versus_view"]
 
@@ -21,8 +22,20 @@ def _name(platform: str) -> str:
 
 
 def _fleet(f: Fleet) -> str:
-    body = " + ".join(f"{n} × {c.cores_per_server}-core" for c, n in f.parts)
+    """``2 × PowerEdge R460 (8 cores) + 1 × 4-core (HT on)``: the catalog's model names."""
+    body = " + ".join(
+        f"{n} × {c.server_name} ({c.cores_per_server} cores)" if c.server_name
+        else f"{n} × {c.cores_per_server}-core"
+        for c, n in f.parts
+    )  # fmt: skip
     return f"{body} (HT {f.parts[0][0].ht})"
+
+
+def _cost(s: Side, currency: str) -> str:
+    """The fleet's total and its parts (hardware, licence, support, power)."""
+    if s.fleet is None:
+        return ""
+    return cost_words(s.fleet.breakdown, currency)
 
 
 def _side(s: Side) -> str:
@@ -84,7 +97,7 @@ def versus_lines(cmp: PlatformComparison) -> list[str]:
     g = _name(cmp.guest.platform)
     out = [f"Bare metal or {g} for {cmp.demand.describe()} ({cmp.cost_basis}):"]
     for side in (cmp.baremetal, cmp.guest):
-        cost = "" if side.cost is None else f", {amount(side.cost, cmp.currency)}"
+        cost = "" if side.fleet is None else f"; {_cost(side, cmp.currency)}"
         out.append(f"  {_name(side.platform)}: {_side(side)}{cost}")
     for p in cmp.demand.profiles:
         mine = [o for o in cmp.overheads if o.profile == p]
@@ -115,13 +128,14 @@ def versus_view(cmp: PlatformComparison) -> VersusView:
     g = _name(cmp.guest.platform)
     fleets = TableBlock(
         title=f"Bare metal or {g} for {cmp.demand.describe()}",
-        headers=("Platform", "Servers", "Fleet", f"Total cost ({cmp.cost_basis})"),
+        headers=("Platform", "Servers", "Fleet", "Total cost", "What it is made of"),
         rows=tuple(
             (
                 TCell(_name(s.platform), "", False),
                 TCell("–" if s.servers is None else str(s.servers)),
                 TCell("–" if s.fleet is None else _fleet(s.fleet), "", False),
                 TCell("–" if s.cost is None else amount(s.cost, cmp.currency)),
+                TCell(_cost(s, cmp.currency), "", False),
             )
             for s in (cmp.baremetal, cmp.guest)
         ),
