@@ -311,6 +311,7 @@ def _block(
             f": {b0.hardware.label()}; {b0.workload.label()}"
             + (f"; {b0.software}" if b0.software else "")
             + f"; on {b0.physical_host}"
+            + _across_runs(known)
         )
     else:
         title = f"{members[0].origin} figures"
@@ -415,3 +416,18 @@ def _source_of(series: Iterable[Series]) -> str:
     return str(Source.of(bases)) if bases else "none"
 
 
+
+
+def _across_runs(bases: Sequence[Basis]) -> str:
+    """``; bare metal from run 1, guests from run 2: overheads across runs, unpaired`` when
+    no run measured both (the overhead compares legs of different runs); "" otherwise."""
+    bare = sorted({r for b in bases if b.platform == "baremetal" for r in b.runs})
+    guests = sorted({r for b in bases if b.platform in GUEST_PLATFORMS for r in b.runs})
+    if not bare or not guests or set(bare) & set(guests):
+        return ""
+
+    def runs(ids: Sequence[int]) -> str:
+        return f"run{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))}"
+
+    return f"; bare metal from {runs(bare)}, guests from {runs(guests)}: overheads across " \
+        "runs, unpaired"

@@ -126,6 +126,11 @@ def _result(key: PointKey, m: Any, flags: list[Any], metadata: Mapping[str, Any]
     )
 
 
+def _warmup(row: sqlite3.Row) -> bool:
+    """Whether a sample row is a warm-up window's (its record says so)."""
+    return bool(_json(row["metadata"], dict).get("warmup"))
+
+
 def _sample(row: sqlite3.Row) -> tuple[int, Sample]:
     return (
         int(row["repetition"]),

@@ -57,7 +57,7 @@ def test_only_its_own_host_same_cpu_and_never_when_its_own_run_has_the_bare_meta
     assert pair.runs == (3, 2)  # the newest run that measured that bare metal
 
 
-def lab(db: Path) -> None:
+def lab(db: Path, split: bool = True) -> None:
     """The issue's lab in two runs: r640-01 bare metal, then its ESXi guest (vm1 here, the
     shared fixtures' guest of the same CPU)."""
     rng = random.Random(40)
@@ -69,9 +69,15 @@ def lab(db: Path) -> None:
                       **extra)
                 for cores in (1, 2, 4, 8)]  # fmt: skip
 
-    fill(db, env, legs("r640-01", "baremetal", 1.0))
+    bare = legs("r640-01", "baremetal", 1.0)
     guest = {"platform_settings": {"hypervisor": "vsphere", "esxi_host": "r640-01"}}
-    fill(db, {"vm1": {**ENV["vm1"], "hypervisor": "vmware"}}, legs("vm1", "vsphere", 0.92, **guest))
+    vm = legs("vm1", "vsphere", 0.92, **guest)
+    vm_env = {"vm1": {**ENV["vm1"], "hypervisor": "vmware"}}
+    if split:
+        fill(db, env, bare)
+        fill(db, vm_env, vm)
+    else:
+        fill(db, {**env, **vm_env}, bare + vm)
 
 
 def test_results_and_compare_show_the_overhead_across_runs(tmp_path: Path) -> None:
@@ -92,3 +98,18 @@ def test_results_and_compare_show_the_overhead_across_runs(tmp_path: Path) -> No
         runner.invoke(app, ["results", "--db", str(db), "--compare", "1", "2", "--json"]).stdout
     )
     assert [c["runs"] for c in cmp_doc["overhead_across_runs"]] == [[1, 2]] * 4
+
+
+def test_table_says_when_its_overheads_compare_runs(tmp_path: Path) -> None:
+    db = tmp_path / "s.sqlite"
+    lab(db)
+    res = runner.invoke(app, ["table", "--db", str(db)])
+    assert res.exit_code == 0, res.stderr
+    flat = " ".join(res.stdout.split())
+    assert "bare metal from run 1, guests from run 2: overheads across runs, unpaired" in flat
+    assert "overhead" in flat and "unpaired" in flat
+    one = tmp_path / "one.sqlite"
+    lab(one, split=False)
+    res = runner.invoke(app, ["table", "--db", str(one)])
+    assert res.exit_code == 0, res.stderr
+    assert "overhead" in res.stdout and "across runs" not in res.stdout
