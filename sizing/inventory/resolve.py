@@ -136,6 +136,12 @@ def resolve(
             manager.subset(limit)
         return _read_hosts(loader, manager.get_hosts(), variables, extra_vars or {})
     except AnsibleError as exc:
+        if "vault password" in first_line(exc).lower():
+            files = ", ".join(str(f) for f in _vault_files(path)) or "a vars file"
+            raise InputError(
+                shown, [f"cannot decrypt the vault-encrypted {files} (no vault password); "
+                        f"{VAULT_HINT}"],
+            ) from exc  # fmt: skip
         raise InputError(shown, [first_line(exc)]) from exc
     except RecursionError as exc:
         raise InputError(shown, ["groups or values nested too deep for Ansible"]) from exc
@@ -145,6 +151,20 @@ def resolve(
         raise InputError(
             shown, [f"Ansible cannot read this inventory: {type(exc).__name__}: {exc}"]
         ) from exc
+
+
+def _vault_files(path: Path) -> list[Path]:
+    """The whole-file vaults of the ``group_vars/`` and ``host_vars/`` Ansible reads."""
+    base = path if path.is_dir() else path.parent
+    found = []
+    for sub in ("group_vars", "host_vars"):
+        for f in sorted((base / sub).rglob("*")) if (base / sub).is_dir() else []:
+            try:
+                if f.is_file() and f.read_bytes()[:14] == b"$ANSIBLE_VAULT":
+                    found.append(f)
+            except OSError:
+                continue
+    return found
 
 
 def _read_hosts(
