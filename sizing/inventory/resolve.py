@@ -202,14 +202,35 @@ def _template_host(loader: DataLoader, name: str, full: dict[str, Any], out: Res
     from ansible.errors import AnsibleError
     from ansible.template import Templar
 
-    templar = Templar(loader=loader, variables=full)
+    templar: Templar | None = None  # built only for a host that has something to resolve
     shown = out.hosts[name][1]
     for key in [k for k in shown if k in CONNECTION_VARS or k.startswith("sizing_")]:
+        if not _needs_templar(full[key]):
+            continue
+        templar = templar or Templar(loader=loader, variables=full)
         try:
             shown[key] = _native(templar.template(full[key]), reveal=True)
         except AnsibleError as exc:
             out.problems.setdefault(name, []).append(f"{key}: {_why(exc)}")
             shown.pop(key)
+
+
+def _needs_templar(value: Any) -> bool:
+    """A value with a template or a vault value in it (most have neither: reading them as
+    they are keeps a 3,000-host inventory fast)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if type(v).__name__ == "EncryptedString":
+            return True
+        if isinstance(v, str):
+            if "{{" in v or "{%" in v or "{#" in v:
+                return True
+        elif isinstance(v, Mapping):
+            stack.extend(v.values())
+        elif isinstance(v, list | tuple):
+            stack.extend(v)
+    return False
 
 
 def _why(exc: BaseException) -> str:
