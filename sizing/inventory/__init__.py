@@ -213,10 +213,11 @@ def _inventory_problems(hosts: Mapping[str, Host]) -> list[str]:
     lines = []
     seen: dict[tuple[str, int], str] = {}
     for h in hosts.values():
-        if "server" not in h.roles:
+        # loopback servers: said by --plan and the pre-flight with the other problems
+        # (sizing.plan.preflight.same_address, check_reach)
+        if "server" not in h.roles or is_loopback(h.address):
             continue
-        addr = "loopback" if is_loopback(h.address) else h.address.lower()
-        ident = (addr, h.sizing.http_port)
+        ident = (h.address.lower(), h.sizing.http_port)
         if ident in seen:
             lines.append(
                 f"host {h.name}: duplicate host: clients would load it at {h.address} port "

@@ -281,8 +281,9 @@ def same_address(servers: Sequence[Host]) -> list[str]:
             addr = "this machine (loopback)"
         by.setdefault((addr, h.sizing.http_port), []).append(h.name)
     return [
-        f"{' and '.join(sorted(names))} are the same machine ({addr}, port {port}): name it "
-        "once in the inventory, or two servers would share its CPUs and its ports"
+        f"{' and '.join(sorted(names))} are the same machine ({addr}), loaded at port "
+        f"{port}: name it once in the inventory, or two servers would share its CPUs and "
+        "its ports"
         for (addr, port), names in sorted(by.items())
         if len(names) > 1
     ]

@@ -281,8 +281,8 @@ def test_servers_are_one_machine_by_load_address_and_port() -> None:
     a = _host("web1", {"server"}, ansible_ssh_host="127.0.0.1", ansible_ssh_port=2222)
     b = _host("web2", {"server"}, ansible_ssh_host="127.0.0.1", ansible_ssh_port=2200)
     assert same_address([a, b]) == [
-        "web1 and web2 are the same machine (this machine (loopback), port 8080): name it "
-        "once in the inventory, or two servers would share its CPUs and its ports"
+        "web1 and web2 are the same machine (this machine (loopback)), loaded at port 8080: "
+        "name it once in the inventory, or two servers would share its CPUs and its ports"
     ]
     c = _host("web3", {"server"}, ansible_host="192.0.2.1", sizing_address="192.0.2.31")
     d = _host("web4", {"server"}, ansible_host="192.0.2.1", sizing_address="192.0.2.32")

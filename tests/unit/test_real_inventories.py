@@ -194,15 +194,24 @@ def test_a_vaulted_address_is_validated_after_decryption(tmp_path: Path) -> None
 
 
 def test_vagrant_servers_behind_port_forwards_are_one_address(tmp_path: Path) -> None:
-    """As Vagrant writes it: two servers at 127.0.0.1 (SSH ports 2222 and 2200) are
-    clients' one loopback, not two machines, until each gets a sizing_address."""
+    """As Vagrant writes it: two servers at 127.0.0.1 (SSH ports 2222 and 2200) are the
+    clients' one loopback, not two machines, until each gets a sizing_address: ``--plan``
+    says so and exits 4. Two servers at one non-loopback address and port are refused as
+    the inventory is read."""
     src = (REAL / "vagrant" / "vagrant_ansible_inventory").read_text()
     inv = tmp_path / "vagrant_ansible_inventory"
     inv.write_text(src.replace(" sizing_address=192.168.56.11", "").replace(
         " sizing_address=192.168.56.12", ""))  # fmt: skip
+    code, _, out = check_offline(_PLAN, str(inv), str(tmp_path / "x.sqlite")).partition("\n")
+    assert code == "4"
+    assert json.loads(out)["preflight"] == [
+        "web1 and web2 are the same machine (this machine (loopback)), loaded at port 8080: "
+        "name it once in the inventory, or two servers would share its CPUs and its ports"
+    ]
+    inv.write_text(src.replace("192.168.56.12", "192.168.56.11"))
     assert _refusal(inv) == (
-        f"{inv}: host web2: duplicate host: clients would load it at 127.0.0.1 port 8080, as "
-        "web1; give each server the address its clients reach it at (sizing_address)"
+        f"{inv}: host web2: duplicate host: clients would load it at 192.168.56.11 port 8080, "
+        "as web1; give each server the address its clients reach it at (sizing_address)"
     )
 
 
