@@ -65,8 +65,38 @@ class InventoryCheck:
         return {
             "inventory": str(self.file),
             "hosts": [h.to_json(self.connected) for h in self.hosts],
+            "ignored": [
+                {"name": n, "groups": list(g)} for n, g in sorted(self.inventory.ignored.items())
+            ],
             "connected": self.connected,
         }
+
+    def summary(self) -> list[str]:
+        """Which hosts sizing would measure, load from, run upstreams on, and which it
+        ignores (with their groups): a ``servers`` group an inventory already had (a
+        Proxmox host, a NAS) is seen before anything is measured."""
+        inv = self.inventory
+        lines = [
+            f"{what} ({group}): {', '.join(h.name for h in hosts)}"
+            for what, group, hosts in (
+                ("measured", "servers", inv.servers),
+                ("load generators", "clients", inv.clients),
+                ("upstreams", "upstreams", inv.upstreams),
+            )
+            if hosts
+        ]
+        others = [n for n in inv.hosts if not inv.hosts[n].roles]
+        if others:
+            lines.append(f"used as hypervisors: {', '.join(others)}")
+        if inv.ignored:
+            shown = [
+                f"{n} ({', '.join(g for g in groups if g != 'all') or 'ungrouped'})"
+                for n, groups in sorted(inv.ignored.items())
+            ]
+            lines.append(
+                f"ignored, in none of servers, clients, upstreams: {', '.join(shown)}"
+            )
+        return lines
 
 
 def check(env: Environment, file: Path, *, limit: str | None = None,
@@ -85,8 +115,7 @@ def check(env: Environment, file: Path, *, limit: str | None = None,
             if isinstance(hyp, dict) and hyp.get("error"):
                 failed.setdefault(name, f"hypervisor: {hyp['error']}")
     hosts = [
-        HostCheck(h, str(h.variables.get("ansible_connection", "ssh")), backends[h.name],
-                  failed.get(h.name))  # fmt: skip
+        HostCheck(h, h.connection, backends[h.name], failed.get(h.name))
         for h in inv.hosts.values()
     ]
     return InventoryCheck(file, inv, hosts, connect, failed)

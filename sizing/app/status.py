@@ -41,7 +41,8 @@ def exit_status(outcome: Outcome) -> ExitStatus:
     """``0`` unless the outcome says a host or nginx failed (``4``): a run with a failed
     point or that did not complete (what was measured is stored), a plan whose pre-flight
     checks failed, an inventory check that could not reach a host; ``1`` for a demand no
-    configuration can carry. Nothing to do (None) is ``0``."""
+    configuration can carry or a plan that measures nothing. Nothing to do (None) is
+    ``0``."""
     if isinstance(outcome, RunSummary):
         failed = any(p.status is Status.FAILED for p in outcome.points)
         if failed or outcome.status is not RunStatus.COMPLETE:
@@ -49,6 +50,8 @@ def exit_status(outcome: Outcome) -> ExitStatus:
     elif isinstance(outcome, Planned):
         if outcome.doc["preflight"]:
             return ExitStatus.HOST
+        if outcome.doc.get("nothing_to_measure"):
+            return ExitStatus.ERROR
     elif isinstance(outcome, Checked):
         if outcome.unreachable:
             return ExitStatus.HOST

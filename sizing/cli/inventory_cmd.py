@@ -18,7 +18,9 @@ from sizing.cli.options import JsonOpt
 if TYPE_CHECKING:
     from sizing.app.inventory import HostCheck
 
-CheckFileOpt = Annotated[Path, typer.Argument(help="Inventory YAML file.")]
+CheckFileOpt = Annotated[
+    Path, typer.Argument(help="Inventory: a YAML or INI file, or a directory of them.")
+]
 CheckConnectOpt = Annotated[
     bool,
     typer.Option(
@@ -61,6 +63,8 @@ def inventory_check(
                             headers=["host", "roles", "platform", "address", "connection",
                                      "cpu", "cost"],
                             tablefmt="simple", disable_numparse=True))  # fmt: skip
+        for line in got.summary():
+            typer.echo(line)
         for h in got.hosts:
             if h.hypervisor is not None:
                 typer.echo(f"{h.host.name}: {h.hypervisor.get('summary', h.hypervisor)}")

@@ -290,6 +290,8 @@ def run(
             emit_json(planned.doc)
         else:
             typer.echo(plan_text(planned.doc))
+        if planned.doc.get("nothing_to_measure"):
+            typer.echo(f"error: nothing to measure: {planned.doc['nothing_to_measure']}", err=True)
         _exit(planned)
         return
     if probe:

@@ -1,16 +1,17 @@
-"""Inventories: Ansible inventories (YAML or INI) with ``sizing_*`` variables.
+"""Inventories: Ansible inventories with ``sizing_*`` variables.
 
-Ansible reads them: ansible-core's ``InventoryManager`` and ``VariableManager`` give the
-hosts (ranges such as ``web[01:02]`` expanded), the groups and the merged variables,
-``group_vars/`` and ``host_vars/`` beside the file included, ansible-vault values decrypted
+Ansible reads them (:mod:`sizing.inventory.resolve`): its InventoryManager takes a file
+(YAML, with or without a suffix, or INI) or a directory of them, expands host ranges
+(``web[01:02]``), reads ``group_vars/`` and ``host_vars/``, decrypts ansible-vault values
 with Ansible's own vault secrets (``ANSIBLE_VAULT_PASSWORD_FILE`` or ``vault_password_file``
-in ansible.cfg, a password file or an executable script). The variables are the ones
-``ansible-inventory --list`` shows. Before Ansible sees a YAML file, sizing's strict reader
-checks it (duplicate keys with their lines, unknown keys in a group); an INI file is
-checked by Ansible's INI parser. The ``sizing_*`` variables Ansible resolves are then
-validated with pydantic; every problem becomes one ``file: host X: field: message`` line.
-ansible-core is imported only here, when an inventory is read, so commands that read none
-start fast.
+in ansible.cfg) and templates the variables sizing reads (``ansible_host: '{{ ... }}'``).
+The variables are the ones ``ansible-inventory --list`` shows, those templated. Before
+Ansible sees a file, sizing's strict reader checks it (duplicate keys with their lines,
+unknown keys in a group; ``!unsafe``, ``!vault`` and merge keys read as Ansible reads
+them); an INI file is checked by Ansible's INI parser. The hosts sizing uses are then
+validated with pydantic, each problem one ``file: host X: field: message`` line; a host
+outside its groups is listed as ignored, never a reason to refuse. ansible-core is imported
+only when an inventory is read, so commands that read none start fast.
 
 Roles come from group membership: hosts in ``servers`` are measured, hosts in ``clients``
 generate load, hosts in ``upstreams`` serve behind a proxy.
@@ -20,26 +21,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
 from sizing.errors import InputError
-
-if TYPE_CHECKING:
-    from ansible.parsing.dataloader import DataLoader
-
 from sizing.inventory.model import (
     CONTROL,
     ROLE_GROUPS,
-    YAML_SUFFIXES,
     CpuSpec,
     Host,
     HostVars,
     Inventory,
     check_address,
+    is_loopback,
 )
-from sizing.inventory.shape import check_text, check_vars_dirs, check_yaml_inventory
+from sizing.inventory.shape import check_sources
 
 __all__ = [
     "CpuSpec",
@@ -59,165 +56,27 @@ def load_inventory(
 ) -> Inventory:
     """Read an inventory with Ansible and validate it, or raise :class:`InputError`.
 
-    Nothing is contacted: Ansible only parses the file, ``group_vars/`` and ``host_vars/``
-    beside it, and decrypts vault values with the secrets its configuration names.
+    ``path``: a file (YAML with or without a suffix, INI) or a directory of them, as
+    ``ansible -i`` takes it. Nothing is contacted: Ansible only parses the files,
+    ``group_vars/`` and ``host_vars/`` beside them, decrypts vault values with the secrets
+    its configuration names and templates the variables sizing reads.
     ``limit``: Ansible host patterns (``--limit``), resolved by Ansible's InventoryManager;
     only the hosts they match are kept. ``extra_vars`` (``-e``) override every host's
     variables, as in ansible-playbook, before the ``sizing_*`` ones are validated.
     """
+    from sizing.inventory.resolve import resolve
+
     path = Path(path)
     shown = str(path)
     if not path.exists():
         raise InputError(shown, ["no such inventory file"])
-    if path.is_dir():
-        raise InputError(shown, ["is a directory; give an inventory file (YAML or INI)"])
-    if path.suffix.lower() in YAML_SUFFIXES:
-        check_yaml_inventory(path)
-    else:
-        check_text(path)
-    check_vars_dirs(path.parent)
-    resolved = _resolve(path, limit, extra_vars or {})
-    if limit and not resolved:
+    ini_files = check_sources(path)
+    resolved = resolve(path, ini_files, limit, extra_vars or {})
+    if limit and not resolved.hosts:
         raise InputError(shown, [f"--limit {limit}: matches no host of this inventory"])
-    return build_inventory(path, resolved)
-
-
-# -- strict checks before Ansible reads the files -------------------------------------
-
-
-def _setup_vault(loader: DataLoader) -> None:
-    """Ansible's own vault secrets, as ``ansible-inventory`` sets them up.
-
-    The password file (or executable script) comes from ``ANSIBLE_VAULT_PASSWORD_FILE`` or
-    ansible.cfg's ``vault_password_file``, the identities from ``vault_identity_list``.
-    Never prompts. Read afresh on every call: the environment may have changed since
-    ansible's constants were computed at import.
-    """
-    from ansible import constants as C
-    from ansible.cli import CLI
-    from ansible.errors import AnsibleError
-    from ansible.parsing.vault import VaultSecretsContext
-
-    password_file = C.config.get_config_value("DEFAULT_VAULT_PASSWORD_FILE")
-    files = (
-        [password_file] if password_file and password_file != C.DEFAULT_VAULT_PASSWORD_FILE else []
+    return build_inventory(
+        path, resolved.hosts, problems=resolved.problems, extra_vars=extra_vars or {}
     )
-    ids = list(C.config.get_config_value("DEFAULT_VAULT_IDENTITY_LIST") or [])
-    try:
-        secrets = CLI.setup_vault_secrets(
-            loader,
-            vault_ids=ids,
-            vault_password_files=files,
-            ask_vault_pass=False,
-            auto_prompt=False,
-            initialize_context=False,
-        )
-    except AnsibleError as exc:
-        where = password_file or "vault password"
-        raise InputError(str(where), [f"vault password: {_first_line(exc)}"]) from exc
-    # EncryptedString values decrypt through this process-wide context when read.
-    current = VaultSecretsContext.current(optional=True)
-    if current is None:
-        VaultSecretsContext.initialize(VaultSecretsContext(secrets))
-    else:
-        current.secrets = secrets
-
-
-def _first_line(exc: Exception) -> str:
-    text = str(getattr(exc, "message", None) or exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-def _check_ini(loader: DataLoader, source: str, shown: str) -> None:
-    """Parse an INI inventory with Ansible's INI plugin alone, for one clear error line.
-
-    InventoryManager would only warn and go on with an empty inventory.
-    """
-    from ansible.errors import AnsibleError
-    from ansible.inventory.data import InventoryData
-    from ansible.plugins.loader import inventory_loader
-
-    plugin = inventory_loader.get("ini")
-    try:
-        plugin.parse(InventoryData(), loader, source, cache=False)
-    except AnsibleError as exc:
-        cause = exc.__cause__ if isinstance(exc.__cause__, AnsibleError) else exc
-        message = _first_line(cause).removeprefix("Failed to parse inventory: ")
-        raise InputError(shown, [f"INI syntax: {message}"]) from exc
-
-
-def _resolve(
-    path: Path, limit: str | None = None, extra_vars: Mapping[str, Any] | None = None
-) -> dict[str, tuple[set[str], dict[str, Any]]]:
-    """Each host's groups and variables, as ``ansible-inventory -i PATH --list`` has them
-    (``--limit`` and ``-e`` applied as ansible-playbook applies them)."""
-    from ansible import constants as C
-    from ansible.errors import AnsibleError
-    from ansible.inventory.manager import InventoryManager
-    from ansible.parsing.dataloader import DataLoader
-    from ansible.vars.manager import VariableManager
-
-    shown = str(path)
-    source = str(path.resolve())
-    loader = DataLoader()
-    _setup_vault(loader)
-    if path.suffix.lower() not in YAML_SUFFIXES and path.suffix.lower() != ".toml":
-        _check_ini(loader, source, shown)
-    out: dict[str, tuple[set[str], dict[str, Any]]] = {}
-    try:
-        manager = InventoryManager(loader=loader, sources=[source])
-        variables = VariableManager(loader=loader, inventory=manager)
-        if limit:
-            manager.subset(limit)
-        for host in manager.get_hosts():
-            hostvars = variables.get_vars(host=host, include_hostvars=False, stage="all")
-            for internal in C.INTERNAL_STATIC_VARS:
-                hostvars.pop(internal, None)
-            groups = {g.name for g in host.get_groups()} | {"all"}
-            hostvars.update(extra_vars or {})  # extra vars win over everything, as in Ansible
-            out[host.name] = (groups, {str(k): _native(v) for k, v in hostvars.items()})
-    except AnsibleError as exc:
-        raise InputError(shown, [_first_line(exc)]) from exc
-    except RecursionError as exc:
-        raise InputError(shown, ["groups or values nested too deep for Ansible"]) from exc
-    except (TypeError, ValueError, KeyError, AttributeError, UnicodeError) as exc:
-        # Ansible's own parsing failing on an input it does not expect: still the file's
-        # problem, named in one line rather than a traceback
-        raise InputError(
-            shown, [f"Ansible cannot read this inventory: {type(exc).__name__}: {exc}"]
-        ) from exc
-    return out
-
-
-def _native(value: Any) -> Any:
-    """Plain Python values instead of Ansible's tagged ones; vault values stay encrypted
-    (they decrypt when read as text; ``sizing_*`` ones are decrypted at validation)."""
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, Mapping):
-        return {_native(k): _native(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_native(v) for v in value]
-    return value
-
-
-def _reveal(value: Any) -> Any:
-    """A ``sizing_*`` value with every vault-encrypted string decrypted."""
-    from ansible.parsing.vault import EncryptedString
-
-    if isinstance(value, EncryptedString):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _reveal(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_reveal(v) for v in value]
-    return value
 
 
 def _shown(name: str) -> str:
@@ -225,70 +84,110 @@ def _shown(name: str) -> str:
     return name if not CONTROL.search(name) else repr(name)
 
 
-def _connection_problems(variables: Mapping[str, Any]) -> list[str]:
-    """``ansible_host`` and ``ansible_port``: the address becomes the URL clients load and
-    an upstream's address in nginx.conf."""
+# The connections that reach a device's API, not a shell: nginx cannot be installed there
+# and no load generator can run there.
+API_CONNECTIONS = ("network_cli", "httpapi", "netconf")
+
+
+def _connection_problems(variables: Mapping[str, Any], roles: frozenset[str]) -> list[str]:
+    """``ansible_host`` (or its older alias ``ansible_ssh_host``) and the ports: the address
+    becomes the URL clients load and an upstream's address in nginx.conf. A network
+    device's API connection cannot be a server or a client."""
     problems = []
-    addr = variables.get("ansible_host")
-    if isinstance(addr, str):
-        try:
-            check_address(addr)
-        except ValueError as exc:
-            problems.append(f"ansible_host: {exc}")
-    elif addr is not None and type(addr).__name__ != "EncryptedString":
-        problems.append(f"ansible_host: expected an address, got {type(addr).__name__}")
-    port = variables.get("ansible_port")
-    if port is not None and not (
-        (isinstance(port, int) and not isinstance(port, bool) and 1 <= port <= 65535)
-        or (isinstance(port, str) and port.isdigit() and 1 <= int(port) <= 65535)
-    ):
-        problems.append(f"ansible_port: {port!r} is not a port (1-65535)")
+    for key in ("ansible_host", "ansible_ssh_host"):
+        addr = variables.get(key)
+        if isinstance(addr, str):
+            try:
+                check_address(addr)
+            except ValueError as exc:
+                problems.append(f"{key}: {exc}")
+        elif addr is not None:
+            problems.append(f"{key}: expected an address, got {type(addr).__name__}")
+    for key in ("ansible_port", "ansible_ssh_port"):
+        port = variables.get(key)
+        if port is not None and not (
+            (isinstance(port, int) and not isinstance(port, bool) and 1 <= port <= 65535)
+            or (isinstance(port, str) and port.isdigit() and 1 <= int(port) <= 65535)
+        ):
+            problems.append(f"{key}: {port!r} is not a port (1-65535)")
+    conn = variables.get("ansible_connection")
+    if conn in API_CONNECTIONS and roles & {"server", "client"}:
+        role = "server" if "server" in roles else "client"
+        problems.append(
+            f"ansible_connection {conn}: a network device reached through its API cannot be "
+            f"a {role} (sizing installs nginx and runs load generators over a shell); "
+            f"remove it from the {role}s group"
+        )
     return problems
 
 
-def build_inventory(path: Path, resolved: dict[str, tuple[set[str], dict[str, Any]]]) -> Inventory:
-    from ansible.errors import AnsibleError
+def _sizing_problems(
+    hname: str, exc: ValidationError, extra_vars: Mapping[str, Any]
+) -> list[str]:
+    """One line per pydantic error; an error in a ``-e`` value is about ``-e``, not the
+    host (the caller keeps one such line for every host it repeats on)."""
+    out = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown variable"
+        elif err["type"] == "enum":
+            got = err.get("input")
+            msg = f"unknown platform {got!r} (expected baremetal, libvirt, vsphere)"
+        elif err["type"] == "finite_number":
+            msg = "must be a finite number (not .inf or .nan)"
+        top = f"sizing_{err['loc'][0]}" if err["loc"] else ""
+        if top in extra_vars:
+            out.append(f"-e sizing_{loc}: {msg}")
+        elif loc:
+            out.append(f"host {hname}: sizing_{loc}: {msg}")
+        else:  # a model-level problem (equal ports) names its fields in its message
+            out.append(f"host {hname}: {msg}")
+    return out
 
+
+def _used(resolved: Mapping[str, tuple[set[str], dict[str, Any]]]) -> set[str]:
+    """The hosts sizing uses: in a role group, or the hypervisor a used guest names."""
+    used = {n for n, (groups, _) in resolved.items() if groups & ROLE_GROUPS.keys()}
+    named = {
+        str(vm.get("hypervisor"))
+        for n in used
+        if isinstance(vm := resolved[n][1].get("sizing_vm"), dict)
+    }
+    return used | (named & resolved.keys())
+
+
+def build_inventory(
+    path: Path,
+    resolved: dict[str, tuple[set[str], dict[str, Any]]],
+    *,
+    problems: Mapping[str, list[str]] | None = None,
+    extra_vars: Mapping[str, Any] | None = None,
+) -> Inventory:
+    """Validate the hosts sizing uses (their ``sizing_*`` and connection variables, as
+    Ansible resolved them) into an :class:`Inventory`; every other host is listed as
+    ignored, never validated. ``problems``: per host, the variables that could not be
+    resolved."""
     shown = str(path)
-    problems: list[str] = []
+    lines: list[str] = []
     hosts: dict[str, Host] = {}
-    for hname in sorted(resolved):
+    used = _used(resolved)
+    ignored = {n: tuple(sorted(g)) for n, (g, _) in resolved.items() if n not in used}
+    for hname in sorted(used):
         member, merged = resolved[hname]
         if CONTROL.search(hname):
-            problems.append(f"host {_shown(hname)}: control characters in the host name")
+            lines.append(f"host {_shown(hname)}: control characters in the host name")
             continue
-        sizing_raw: dict[str, Any] = {}
-        for key, value in merged.items():
-            if not key.startswith("sizing_"):
-                continue
-            try:
-                merged[key] = sizing_raw[key[len("sizing_") :]] = _reveal(value)
-            except AnsibleError as exc:
-                problems.append(
-                    f"host {hname}: {key}: cannot decrypt the ansible-vault value "
-                    f"({_first_line(exc)}); give the vault password with "
-                    "ANSIBLE_VAULT_PASSWORD_FILE or vault_password_file in ansible.cfg"
-                )
+        lines += [f"host {_shown(hname)}: {p}" for p in (problems or {}).get(hname, [])]
+        sizing_raw = {k[len("sizing_") :]: v for k, v in merged.items() if k.startswith("sizing_")}
         try:
             host_sizing = HostVars.model_validate(sizing_raw)
         except ValidationError as exc:
-            for err in exc.errors():
-                loc = ".".join(str(p) for p in err["loc"])
-                msg = str(err["msg"]).removeprefix("Value error, ")
-                if err["type"] == "extra_forbidden":
-                    msg = "unknown variable"
-                elif err["type"] == "enum":
-                    got = err.get("input")
-                    msg = f"unknown platform {got!r} (expected baremetal, libvirt, vsphere)"
-                elif err["type"] == "finite_number":
-                    msg = "must be a finite number (not .inf or .nan)"
-                # a model-level problem (equal ports) names its fields in its message
-                problems.append(
-                    f"host {hname}: sizing_{loc}: {msg}" if loc else f"host {hname}: {msg}"
-                )
+            lines += [p for p in _sizing_problems(hname, exc, extra_vars or {}) if p not in lines]
             continue
-        problems.extend(f"host {_shown(hname)}: {p}" for p in _connection_problems(merged))
         roles = frozenset(ROLE_GROUPS[g] for g in member if g in ROLE_GROUPS)
+        lines += [f"host {_shown(hname)}: {p}" for p in _connection_problems(merged, roles)]
         hosts[hname] = Host(
             name=hname,
             roles=roles,
@@ -296,21 +195,34 @@ def build_inventory(path: Path, resolved: dict[str, tuple[set[str], dict[str, An
             sizing=host_sizing,
             variables=merged,
         )
-    if not problems:
-        if not any("server" in h.roles for h in hosts.values()):
-            problems.append("no server host: put at least one host in the 'servers' group")
-        elif not any("client" in h.roles for h in hosts.values()):
-            problems.append("no client host: put at least one host in the 'clients' group")
-        seen: dict[tuple[str, Any], str] = {}
-        for h in hosts.values():
-            if "server" not in h.roles or h.is_local:
-                continue
-            ident = (h.address, h.variables.get("ansible_port", 22))
-            if ident in seen:
-                problems.append(
-                    f"host {h.name}: duplicate host: same address {h.address} as {seen[ident]}"
-                )
-            seen[ident] = h.name
-    if problems:
-        raise InputError(shown, problems)
-    return Inventory(path=path, hosts=hosts)
+    if not lines:
+        lines = _inventory_problems(hosts)
+    if lines:
+        raise InputError(shown, lines)
+    return Inventory(path=path, hosts=hosts, ignored=ignored)
+
+
+def _inventory_problems(hosts: Mapping[str, Host]) -> list[str]:
+    """A server and a client at least, and no machine named twice as a server: two
+    servers are one machine when clients load them at the same address and port (their
+    SSH endpoints may differ, as Vagrant's port forwards do)."""
+    if not any("server" in h.roles for h in hosts.values()):
+        return ["no server host: put at least one host in the 'servers' group"]
+    if not any("client" in h.roles for h in hosts.values()):
+        return ["no client host: put at least one host in the 'clients' group"]
+    lines = []
+    seen: dict[tuple[str, int], str] = {}
+    for h in hosts.values():
+        # loopback servers: said by --plan and the pre-flight with the other problems
+        # (sizing.plan.preflight.same_address, check_reach)
+        if "server" not in h.roles or is_loopback(h.address):
+            continue
+        ident = (h.address.lower(), h.sizing.http_port)
+        if ident in seen:
+            lines.append(
+                f"host {h.name}: duplicate host: clients would load it at {h.address} port "
+                f"{h.sizing.http_port}, as {seen[ident]}; give each server the address its "
+                "clients reach it at (sizing_address)"
+            )
+        seen[ident] = h.name
+    return lines

@@ -52,6 +52,21 @@ def no_control(value: str) -> str:
     return value
 
 
+LOOPBACK_NAMES = ("localhost", "ip6-localhost", "ip6-loopback", "localhost.localdomain")
+
+
+def is_loopback(address: str) -> bool:
+    """Whether ``address`` is this machine's loopback (127.0.0.0/8, ::1, localhost): a
+    client on another machine loading it would load itself."""
+    addr = address.strip().lower().rstrip(".")
+    if addr in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(addr.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def is_hostname(value: str) -> bool:
     """A DNS host name (labels of letters, digits, '-', '_'; not all-numeric at the end,
     which would be a malformed IPv4 address)."""
@@ -245,13 +260,26 @@ class Host:
         return self.variables.get("ansible_connection") == "local"
 
     @property
+    def ansible_address(self) -> str:
+        """Where Ansible reaches the host: ``ansible_ssh_host`` (the older alias, which
+        Ansible's ssh connection prefers when both are set), ``ansible_host``, its name."""
+        v = self.variables
+        return str(v.get("ansible_ssh_host") or v.get("ansible_host") or self.name)
+
+    @property
     def address(self) -> str:
-        """Where clients send load for this host."""
+        """Where clients send load for this host: ``sizing_address``; this machine's
+        loopback for a local connection; else the address Ansible reaches it at."""
         if self.sizing.address:
             return self.sizing.address
         if self.is_local:
             return "127.0.0.1"
-        return str(self.variables.get("ansible_host", self.name))
+        return self.ansible_address
+
+    @property
+    def connection(self) -> str:
+        """How Ansible reaches the host (``ssh`` unless the inventory says otherwise)."""
+        return str(self.variables.get("ansible_connection") or "ssh")
 
 
 @dataclass(frozen=True)
@@ -260,6 +288,9 @@ class Inventory:
 
     path: Path
     hosts: dict[str, Host]
+    # hosts the inventory has but sizing does not use (in none of its groups), with their
+    # groups: listed by `inventory check`, never validated
+    ignored: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def servers(self) -> list[Host]:

@@ -21,7 +21,8 @@ from sizing.inventory.model import CONTROL, YAML_SUFFIXES
 
 
 class _InventoryLoader(StrictLoader):
-    """The strict loader, plus Ansible's ``!vault`` tag (for the pre-check only)."""
+    """The strict loader, reading what Ansible's YAML reads (for the pre-check only):
+    ``!vault`` and ``!unsafe`` values, and merge keys (``<<: *defaults``)."""
 
 
 def _construct_vault(loader: Any, node: yaml.Node) -> str:
@@ -30,7 +31,91 @@ def _construct_vault(loader: Any, node: yaml.Node) -> str:
     return "<vault-encrypted>"
 
 
+def _construct_unsafe(loader: Any, node: yaml.Node) -> Any:
+    """An ``!unsafe`` value (never templated by Ansible): the plain value underneath."""
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node, deep=True)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_scalar(node)
+
+
+def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) -> Any:
+    """Duplicate keys refused with both lines; merge keys (``<<``) are not keys but the
+    mappings merged in, where a later key overrides a merged one, as in YAML."""
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r} (first at line {seen[key] + 1})",
+                key_node.start_mark,
+            )  # fmt: skip
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping(node, deep=deep)
+
+
 _InventoryLoader.add_constructor("!vault", _construct_vault)
+_InventoryLoader.add_constructor("!unsafe", _construct_unsafe)
+_InventoryLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+# What Ansible skips in an inventory directory (INVENTORY_IGNORE_EXTS, INVENTORY_IGNORE).
+_IGNORED_SUFFIXES = (
+    ".pyc", ".pyo", ".swp", ".bak", "~", ".rpm", ".md", ".txt", ".rst", ".orig", ".ini~",
+    ".cfg", ".retry",
+)  # fmt: skip
+_IGNORED_NAMES = ("group_vars", "host_vars", "vars_plugins")
+
+
+def check_sources(path: Path) -> list[Path]:
+    """The strict checks of an inventory file, or of every file of an inventory directory
+    (what ``ansible.cfg``'s ``inventory =`` often names), and of the ``group_vars/`` and
+    ``host_vars/`` beside them. Returns the files Ansible will read as INI."""
+    if path.is_dir():
+        files = sorted(
+            f for f in path.iterdir()
+            if f.is_file() and not f.name.startswith(".") and f.name not in _IGNORED_NAMES
+            and not f.name.endswith(_IGNORED_SUFFIXES)
+        )  # fmt: skip
+        if not files:
+            raise InputError(str(path), ["an inventory directory without inventory files"])
+        base = path
+    else:
+        files, base = [path], path.parent
+    ini = [f for f in files if _check_file(f)]
+    check_vars_dirs(base)
+    return ini
+
+
+def _check_file(path: Path) -> bool:
+    """Check one inventory file as what Ansible will read it as; True for INI. A file
+    without a suffix (Ansible's default name is ``hosts``) is YAML when it reads as a
+    YAML mapping, as Ansible's YAML plugin tries it before the INI one."""
+    suffix = path.suffix.lower()
+    if suffix in YAML_SUFFIXES:
+        check_yaml_inventory(path)
+        return False
+    if suffix == ".toml" or (suffix in (".py", ".sh") and path.stat().st_mode & 0o111):
+        return False  # Ansible's toml and script plugins; nothing of sizing's to check
+    check_text(path)
+    if suffix == "" and _looks_yaml(path):
+        check_yaml_inventory(path)
+        return False
+    return True
+
+
+def _looks_yaml(path: Path) -> bool:
+    """An extensionless file that starts as a YAML document or reads as a YAML mapping."""
+    text = path.read_text(encoding="utf-8")
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    if lines and (lines[0].startswith("---") or lines[0].rstrip().endswith(":")):
+        return True
+    try:
+        return isinstance(yaml.load(text, Loader=_InventoryLoader), dict)  # noqa: S506
+    except yaml.YAMLError:
+        return False
 
 
 def check_yaml_inventory(path: Path) -> None:

@@ -31,7 +31,7 @@ from sizing.plan.points import PlannedPoint
 from sizing.plan.settings import MeasureSettings, Schedule
 from sizing.topology import affinity_masks, cpulist
 
-__all__ = ["estimate", "plan_document", "span_words", "vegeta_plan_argv"]
+__all__ = ["estimate", "nothing_to_measure", "plan_document", "span_words", "vegeta_plan_argv"]
 
 
 def _windows(schedule: Schedule) -> dict[str, Any]:
@@ -168,6 +168,7 @@ def plan_document(
     measured = [p for p in plan if not p.skipped and p.key not in done]
     configs = sorted({p.config for p in measured})
     return {
+        "nothing_to_measure": None if measured else nothing_to_measure(plan, done),
         "inventory": str(inventory.path),
         "resume_run": resume_run,
         "probed": probed,
@@ -187,6 +188,21 @@ def plan_document(
             {"point": n.point, "reason": n.reason} for n in pairs[1]
         ],
     }
+
+
+def nothing_to_measure(plan: Sequence[PlannedPoint], done: Collection[PointKey]) -> str:
+    """Why a plan measures nothing, in one line: every point stored, or skipped (with the
+    distinct reasons), or no point at all."""
+    if not plan:
+        return "no point planned: no server in the inventory or --limit has the asked cores"
+    if all(p.key in done for p in plan):
+        return f"all {len(plan)} point(s) are already stored in the resumed run"
+    reasons: list[str] = []
+    for p in plan:
+        if p.key not in done and p.skip_reason and p.skip_reason not in reasons:
+            reasons.append(p.skip_reason)
+    shown = "; ".join(reasons[:3]) + (f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else "")
+    return f"every point is skipped: {shown}"
 
 
 def _load_runs(

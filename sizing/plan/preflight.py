@@ -28,6 +28,7 @@ from typing import Any
 
 from sizing.errors import PreflightError, SizingError
 from sizing.inventory import Host
+from sizing.inventory.model import is_loopback
 from sizing.load import wrk
 from sizing.plan.loadspec import client_ceiling, client_wrk_spec, url_for
 from sizing.plan.points import PlannedPoint
@@ -43,6 +44,7 @@ __all__ = [
     "check_client_limits",
     "check_cpu_masks",
     "check_plan",
+    "check_reach",
     "check_reachable",
     "check_server_limits",
     "check_wrk_argv",
@@ -268,24 +270,56 @@ def check_client_cpus(host: Host, cpus: Iterable[int], topology: Topology | None
     return []
 
 
-LOOPBACK = {"localhost", "127.0.0.1", "::1", "ip6-localhost"}
-
-
 def same_address(servers: Sequence[Host]) -> list[str]:
-    """One line per address that two servers of the inventory share: one machine named
-    twice (``--probe`` also compares machine-ids). Loopback names count as one address."""
-    by: dict[str, list[str]] = {}
+    """One line per load address and port that two servers of the inventory share: one
+    machine named twice (``--probe`` also compares machine-ids). Loopback addresses count
+    as one; SSH endpoints do not count (Vagrant forwards one port per guest to 127.0.0.1)."""
+    by: dict[tuple[str, int], list[str]] = {}
     for h in servers:
         addr = h.address.strip().lower()
-        if addr in LOOPBACK or addr.startswith("127."):
+        if is_loopback(addr):
             addr = "this machine (loopback)"
-        by.setdefault(addr, []).append(h.name)
+        by.setdefault((addr, h.sizing.http_port), []).append(h.name)
     return [
-        f"{' and '.join(sorted(names))} are the same machine ({addr}): name it once in the "
-        "inventory, or two servers would share its CPUs and its ports"
-        for addr, names in sorted(by.items())
+        f"{' and '.join(sorted(names))} are the same machine ({addr}), loaded at port "
+        f"{port}: name it once in the inventory, or two servers would share its CPUs and "
+        "its ports"
+        for (addr, port), names in sorted(by.items())
         if len(names) > 1
     ]
+
+
+def _same_machine(server: Host, client: Host) -> bool:
+    """Whether ``client`` runs on the machine whose loopback ``server`` is loaded at."""
+    return client.name == server.name or (server.is_local and client.is_local)
+
+
+def check_reach(plan: Sequence[PlannedPoint]) -> list[str]:
+    """A server loaded at a loopback address (or over ``ansible_connection: local``
+    without ``sizing_address``) can only be loaded by a client on the same machine: any
+    other client would load its own loopback, whatever listens there."""
+    lines: list[str] = []
+    for p in plan:
+        if p.skipped or not is_loopback(p.server.address):
+            continue
+        s = p.server
+        why = (
+            "ansible_connection: local"
+            if s.is_local and not s.sizing.address
+            else f"{'sizing_address' if s.sizing.address else 'ansible_host'} {s.address}"
+        )
+        for c in p.clients:
+            if _same_machine(s, c):
+                continue
+            line = (
+                f"{s.name}: clients load it at {s.address} ({why}), but client {c.name} "
+                f"(over {c.connection}, at {c.ansible_address}) would load its own loopback; "
+                f"give {s.name} an address the clients reach (sizing_address), or load it "
+                "from a client on the same machine"
+            )
+            if line not in lines:
+                lines.append(line)
+    return lines
 
 
 def offline_checks(
@@ -293,7 +327,7 @@ def offline_checks(
 ) -> list[str]:
     """What ``--plan`` can check without contacting a host: the CPUs each client is pinned
     to exist in its declared (or, for this machine, its own) topology, and no machine is
-    named twice as a server."""
+    named twice as a server, and no client is aimed at its own loopback."""
     lines: list[str] = []
     seen: set[str] = set()
     for p in plan:
@@ -304,7 +338,7 @@ def offline_checks(
                 continue
             seen.add(c.name)
             lines += check_client_cpus(c, p.client_cpus.get(c.name, ()), topologies.get(c.name))
-    return lines + same_address(servers)
+    return check_reach(plan) + lines + same_address(servers)
 
 
 def check_wrk_argv(
@@ -363,6 +397,7 @@ def check_plan(
     which stops at the clients' ceiling by itself)."""
     lines: list[str] = []
     lines += check_reachable(hosts, unreachable or {})
+    lines += check_reach(plan)
     for name in sorted(facts):
         lines += check_clock(
             name,

@@ -60,9 +60,15 @@ def test_offline_plan_of_a_host_without_sizing_cpu_says_so(tmp_path: Path) -> No
     )
     res = runner.invoke(app, ["run", "-i", str(inv), "--cores", "1", "--profile", "rps",
                               "--plan", "--json"])  # fmt: skip
-    assert res.exit_code == 0, res.output
+    # nothing to measure: exit 1, with one line saying why (the document is still printed)
+    assert res.exit_code == 1, res.output
+    assert res.stderr.strip() == (
+        "error: nothing to measure: every point is skipped: "
+        "web: no sizing_cpu: declare sizing_cpu or use --probe"
+    )
     doc = json.loads(res.stdout)
     assert doc["probed"] is False
+    assert doc["nothing_to_measure"].startswith("every point is skipped")
     (point,) = doc["points"]
     assert point["status"] == "skipped"
     assert point["reason"] == "web: no sizing_cpu: declare sizing_cpu or use --probe"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -231,3 +232,58 @@ def test_a_rate_list_the_clients_cannot_offer_is_refused(inv: Inventory) -> None
     assert "planning figure" in line
     # closed-loop profiles and climbs (no list) are never refused here
     assert check_offered_rates(point, []) == []
+
+
+# -- where a client reaches a server -------------------------------------------------------
+
+
+def _host(name: str, roles: set[str], **variables: Any) -> Any:
+    from sizing.inventory import Host, HostVars
+
+    sizing = {k[len("sizing_"):]: v for k, v in variables.items() if k.startswith("sizing_")}
+    return Host(name=name, roles=frozenset(roles), groups=("all",),
+                sizing=HostVars.model_validate(sizing), variables=variables)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("address", "loopback"),
+    [("127.0.0.1", True), ("127.1.2.3", True), ("::1", True), ("[::1]", True),
+     ("localhost", True), ("LOCALHOST.", True), ("10.0.0.1", False), ("::2", False),
+     ("web1.example.com", False), ("2001:db8::1", False)],
+)  # fmt: skip
+def test_loopback_addresses(address: str, loopback: bool) -> None:
+    from sizing.inventory.model import is_loopback
+
+    assert is_loopback(address) is loopback
+
+
+def test_a_local_server_and_a_local_client_are_one_machine(inv: Inventory) -> None:
+    from sizing.plan.preflight import check_reach
+
+    server = _host("localhost", {"server"}, ansible_connection="local")
+    client = _host("me", {"client"}, ansible_connection="local")
+    remote = _host("load1", {"client"}, ansible_host="192.0.2.20")
+    (point,) = lab_plan(inv, (1,))[:1]
+    same = dataclasses.replace(point, server=server, clients=(client,))
+    assert check_reach([same]) == []
+    other = dataclasses.replace(point, server=server, clients=(client, remote))
+    (line,) = check_reach([other])
+    assert line.startswith("localhost: clients load it at 127.0.0.1 (ansible_connection: local)")
+    assert "client load1 (over ssh, at 192.0.2.20)" in line
+    given = _host("localhost", {"server"}, ansible_connection="local",
+                  sizing_address="192.0.2.10")  # fmt: skip
+    assert check_reach([dataclasses.replace(point, server=given, clients=(remote,))]) == []
+
+
+def test_servers_are_one_machine_by_load_address_and_port() -> None:
+    from sizing.plan.preflight import same_address
+
+    a = _host("web1", {"server"}, ansible_ssh_host="127.0.0.1", ansible_ssh_port=2222)
+    b = _host("web2", {"server"}, ansible_ssh_host="127.0.0.1", ansible_ssh_port=2200)
+    assert same_address([a, b]) == [
+        "web1 and web2 are the same machine (this machine (loopback)), loaded at port 8080: "
+        "name it once in the inventory, or two servers would share its CPUs and its ports"
+    ]
+    c = _host("web3", {"server"}, ansible_host="192.0.2.1", sizing_address="192.0.2.31")
+    d = _host("web4", {"server"}, ansible_host="192.0.2.1", sizing_address="192.0.2.32")
+    assert same_address([c, d]) == []  # one SSH jump host, two load addresses

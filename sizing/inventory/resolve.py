@@ -1,0 +1,265 @@
+"""Reading an inventory through Ansible: its loaders pick the format (a directory, INI, YAML
+with or without a suffix), its vault secrets decrypt, and its templating resolves the
+variables sizing uses, host by host, as a play would see them.
+
+Only the hosts sizing uses (the ``servers``, ``clients`` and ``upstreams`` groups, and the
+hypervisors their guests name) are templated: a host outside them is never a reason to
+refuse an inventory. ansible-core is imported here only when an inventory is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sizing.errors import InputError
+from sizing.inventory.model import ROLE_GROUPS
+
+if TYPE_CHECKING:
+    from ansible.parsing.dataloader import DataLoader
+
+__all__ = ["Resolved", "VAULT_HINT", "first_line", "resolve"]
+
+# The connection variables sizing reads, with the older ssh aliases Vagrant still writes.
+CONNECTION_VARS = (
+    "ansible_host",
+    "ansible_ssh_host",
+    "ansible_port",
+    "ansible_ssh_port",
+    "ansible_connection",
+    "ansible_user",
+    "ansible_ssh_user",
+)
+VAULT_HINT = (
+    "give the vault password with ANSIBLE_VAULT_PASSWORD_FILE or vault_password_file in "
+    "ansible.cfg"
+)
+
+
+@dataclass
+class Resolved:
+    """Each host's groups and variables (the used ones templated), and per host the
+    variables that could not be resolved, one line each."""
+
+    hosts: dict[str, tuple[set[str], dict[str, Any]]] = field(default_factory=dict)
+    problems: dict[str, list[str]] = field(default_factory=dict)
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (Ansible's carry context after it)."""
+    text = str(getattr(exc, "message", None) or exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def setup_vault(loader: DataLoader) -> None:
+    """Ansible's own vault secrets, as ``ansible-inventory`` sets them up.
+
+    The password file (or executable script) comes from ``ANSIBLE_VAULT_PASSWORD_FILE`` or
+    ansible.cfg's ``vault_password_file``, the identities from ``vault_identity_list``.
+    Never prompts. Read afresh on every call: the environment may have changed since
+    ansible's constants were computed at import.
+    """
+    from ansible import constants as C
+    from ansible.cli import CLI
+    from ansible.errors import AnsibleError
+    from ansible.parsing.vault import VaultSecretsContext
+
+    password_file = C.config.get_config_value("DEFAULT_VAULT_PASSWORD_FILE")
+    files = (
+        [password_file] if password_file and password_file != C.DEFAULT_VAULT_PASSWORD_FILE else []
+    )
+    ids = list(C.config.get_config_value("DEFAULT_VAULT_IDENTITY_LIST") or [])
+    try:
+        secrets = CLI.setup_vault_secrets(
+            loader,
+            vault_ids=ids,
+            vault_password_files=files,
+            ask_vault_pass=False,
+            auto_prompt=False,
+            initialize_context=False,
+        )
+    except AnsibleError as exc:
+        where = password_file or "vault password"
+        raise InputError(str(where), [f"vault password: {first_line(exc)}"]) from exc
+    # EncryptedString values decrypt through this process-wide context when read.
+    current = VaultSecretsContext.current(optional=True)
+    if current is None:
+        VaultSecretsContext.initialize(VaultSecretsContext(secrets))
+    else:
+        current.secrets = secrets
+
+
+def check_ini(loader: DataLoader, source: str, shown: str) -> None:
+    """Parse an INI inventory with Ansible's INI plugin alone, for one clear error line.
+
+    InventoryManager would only warn and go on with an empty inventory.
+    """
+    from ansible.errors import AnsibleError
+    from ansible.inventory.data import InventoryData
+    from ansible.plugins.loader import inventory_loader
+
+    plugin = inventory_loader.get("ini")
+    try:
+        plugin.parse(InventoryData(), loader, source, cache=False)
+    except AnsibleError as exc:
+        cause = exc.__cause__ if isinstance(exc.__cause__, AnsibleError) else exc
+        message = first_line(cause).removeprefix("Failed to parse inventory: ")
+        raise InputError(shown, [f"INI syntax: {message}"]) from exc
+
+
+def resolve(
+    path: Path,
+    ini_files: list[Path],
+    limit: str | None = None,
+    extra_vars: Mapping[str, Any] | None = None,
+) -> Resolved:
+    """Each host's groups and variables, as ``ansible-inventory -i PATH --list`` has them
+    (``--limit`` and ``-e`` applied as ansible-playbook applies them), with the variables
+    sizing reads templated for the hosts it uses. ``ini_files``: the sources Ansible will
+    read as INI, parsed first for one clear error line."""
+    from ansible.errors import AnsibleError
+    from ansible.inventory.manager import InventoryManager
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.vars.manager import VariableManager
+
+    shown = str(path)
+    loader = DataLoader()
+    setup_vault(loader)
+    for ini in ini_files:
+        check_ini(loader, str(ini.resolve()), str(ini))
+    try:
+        manager = InventoryManager(loader=loader, sources=[str(path.resolve())])
+        variables = VariableManager(loader=loader, inventory=manager)
+        if limit:
+            manager.subset(limit)
+        return _read_hosts(loader, manager.get_hosts(), variables, extra_vars or {})
+    except AnsibleError as exc:
+        if "vault password" in first_line(exc).lower():
+            files = ", ".join(str(f) for f in _vault_files(path)) or "a vars file"
+            raise InputError(
+                shown, [f"cannot decrypt the vault-encrypted {files} (no vault password); "
+                        f"{VAULT_HINT}"],
+            ) from exc  # fmt: skip
+        raise InputError(shown, [first_line(exc)]) from exc
+    except RecursionError as exc:
+        raise InputError(shown, ["groups or values nested too deep for Ansible"]) from exc
+    except (TypeError, ValueError, KeyError, AttributeError, UnicodeError) as exc:
+        # Ansible's own parsing failing on an input it does not expect: still the file's
+        # problem, named in one line rather than a traceback
+        raise InputError(
+            shown, [f"Ansible cannot read this inventory: {type(exc).__name__}: {exc}"]
+        ) from exc
+
+
+def _vault_files(path: Path) -> list[Path]:
+    """The whole-file vaults of the ``group_vars/`` and ``host_vars/`` Ansible reads."""
+    base = path if path.is_dir() else path.parent
+    found = []
+    for sub in ("group_vars", "host_vars"):
+        for f in sorted((base / sub).rglob("*")) if (base / sub).is_dir() else []:
+            try:
+                if f.is_file() and f.read_bytes()[:14] == b"$ANSIBLE_VAULT":
+                    found.append(f)
+            except OSError:
+                continue
+    return found
+
+
+def _read_hosts(
+    loader: DataLoader, hosts: list[Any], variables: Any, extra_vars: Mapping[str, Any]
+) -> Resolved:
+    """Groups and variables of every host; the used hosts' variables templated."""
+    from ansible import constants as C
+
+    out = Resolved()
+    every: dict[str, dict[str, Any]] = {}  # the play's view, magic variables included
+    for host in hosts:
+        full = variables.get_vars(host=host, include_hostvars=False, stage="all")
+        full.update(extra_vars)  # extra vars win over everything, as in Ansible
+        every[host.name] = full
+        shown = {k: v for k, v in full.items() if k not in C.INTERNAL_STATIC_VARS}
+        groups = {g.name for g in host.get_groups()} | {"all"}
+        out.hosts[host.name] = (groups, {str(k): _native(v) for k, v in shown.items()})
+    used = [n for n, (g, _) in out.hosts.items() if g & ROLE_GROUPS.keys()]
+    for name in used:
+        _template_host(loader, name, every[name], out)
+    # the hypervisors the used guests live on are used too (libvirt's sizing_vm)
+    named = {
+        str(vm.get("hypervisor"))
+        for n in used
+        if isinstance(vm := out.hosts[n][1].get("sizing_vm"), dict)
+    }
+    for name in sorted(named & every.keys() - set(used)):
+        _template_host(loader, name, every[name], out)
+    return out
+
+
+def _template_host(loader: DataLoader, name: str, full: dict[str, Any], out: Resolved) -> None:
+    """Template the connection and ``sizing_*`` variables of one host in place; a value
+    that cannot be resolved (undefined, or vaulted without the password) is one line."""
+    from ansible.errors import AnsibleError
+    from ansible.template import Templar
+
+    templar: Templar | None = None  # built only for a host that has something to resolve
+    shown = out.hosts[name][1]
+    for key in [k for k in shown if k in CONNECTION_VARS or k.startswith("sizing_")]:
+        if not _needs_templar(full[key]):
+            continue
+        templar = templar or Templar(loader=loader, variables=full)
+        try:
+            shown[key] = _native(templar.template(full[key]), reveal=True)
+        except AnsibleError as exc:
+            out.problems.setdefault(name, []).append(f"{key}: {_why(exc)}")
+            shown.pop(key)
+
+
+def _needs_templar(value: Any) -> bool:
+    """A value with a template or a vault value in it (most have neither: reading them as
+    they are keeps a 3,000-host inventory fast)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if type(v).__name__ == "EncryptedString":
+            return True
+        if isinstance(v, str):
+            if "{{" in v or "{%" in v or "{#" in v:
+                return True
+        elif isinstance(v, Mapping):
+            stack.extend(v.values())
+        elif isinstance(v, list | tuple):
+            stack.extend(v)
+    return False
+
+
+def _why(exc: BaseException) -> str:
+    """Why a value could not be resolved, in one line: a missing vault password says how
+    to give it."""
+    chain: list[BaseException] = [exc]
+    while chain[-1].__cause__ is not None and len(chain) < 10:
+        chain.append(chain[-1].__cause__)
+    text = " ".join(first_line(e) for e in chain)
+    if "vault" in text.lower() or "decrypt" in text.lower():
+        return f"cannot decrypt the ansible-vault value (no vault password); {VAULT_HINT}"
+    return f"cannot be resolved: {first_line(exc).removeprefix('Error rendering template: ')}"
+
+
+def _native(value: Any, *, reveal: bool = False) -> Any:
+    """Plain Python values instead of Ansible's tagged ones. Vault values stay encrypted
+    unless ``reveal`` (a templated value: Ansible has already decrypted what it used)."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if type(value).__name__ == "EncryptedString" and not reveal:
+        return value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {_native(k): _native(v, reveal=reveal) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_native(v, reveal=reveal) for v in value]
+    return value
