@@ -299,6 +299,7 @@ def _servers(
     """Per server: its points (planned, stored, skipped), the CPU sets of its
     configurations, and the clients that load it, each named once."""
     out: dict[str, dict[str, Any]] = {}
+    lists: dict[tuple[int, ...], str] = {}  # a CPU set shared by many points is written once
     for p in plan:
         s = out.setdefault(
             p.key.host,
@@ -316,8 +317,13 @@ def _servers(
             s["planned"] += 1
         if p.allocation is not None:
             s["configs"][f"{p.key.cores}c HT {p.key.ht}"] = cpulist(p.allocation.server_cpus)
+            if s["clients"]:
+                continue  # a server's points share its clients: the first planned one names them
             for c in p.clients:
-                s["clients"].setdefault(c.name, cpulist(p.client_cpus.get(c.name, ())) or "any")
+                cpus = p.client_cpus.get(c.name, ())
+                if cpus not in lists:
+                    lists[cpus] = cpulist(cpus) or "any"
+                s["clients"][c.name] = lists[cpus]
     return [
         {**s, "skip_reasons": [{"reason": r, "points": n} for r, n in s["skip_reasons"].items()]}
         for s in out.values()
