@@ -62,5 +62,10 @@ def test_a_bundled_inventory_plans_offline(path: Path, tmp_path: Path) -> None:
         for server in doc["servers"]:
             assert server["planned"] > 0, server
         if path.name == "kvm-lab.yml":  # the guest with its hypervisor, as the file says
-            kinds = {(p["kind"], p["a"].split()[0], p["b"].split()[0]) for p in doc["pairs"]}
-            assert ("virtualization", "kvm1-metal", "nginx-kvm1") in kinds, doc["pairs"]
+            # --ht both: three legs, the host's HT off and on and the HT-off guest
+            legs = {
+                (p["a"].split()[0], p["b"].split()[0], (p.get("c") or "-").split()[0])
+                for p in doc["pairs"]
+            }
+            assert legs == {("kvm1-metal", "kvm1-metal", "nginx-kvm1")}, doc["pairs"]
+            assert len(doc["pairs"]) == 8  # 1, 2, 4 and 8 cores, rps and tps
