@@ -234,6 +234,8 @@ class Figure:
     sized: float | None = None  # set by --confidence: the quantile of its draws sized on
     pair: str = ""  # measured as a leg of this pair (sizing.plan.pairs.Pair.id)
     pair_ratios: tuple[float, ...] = ()  # the pair's per-repetition ratios (B / A)
+    pair_role: str = ""  # this figure's leg: a, b (or c, the third leg)
+    pair_c_ratios: tuple[float, ...] = ()  # three legs: the per-repetition C / A
 
     @property
     def conservative(self) -> float:

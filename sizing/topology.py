@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from sizing.errors import ToolError, UsageError
@@ -87,6 +88,20 @@ class Topology:
             groups.setdefault((cpu.socket, cpu.core), []).append(cpu)
         return groups
 
+    @cached_property
+    def _core_order(self) -> tuple[tuple[int, ...], ...]:
+        """The logical CPU ids of each physical core, in the order :func:`allocate` takes
+        cores: by socket, then NUMA node, then core id. Computed once per topology, as a
+        plan allocates each host's configurations from it many times."""
+        groups = self._groups()
+        node_of = {key: min(c.node for c in group) for key, group in groups.items()}
+        order = sorted(groups, key=lambda key: (key[0], node_of[key], key[1]))
+        return tuple(tuple(c.id for c in groups[key]) for key in order)
+
+    @cached_property
+    def _smt(self) -> bool:
+        return any(len(g) > 1 for g in self._groups().values())
+
     def physical_cores(self) -> list[tuple[int, ...]]:
         """Sibling groups of logical CPU ids, each sorted, ordered by (socket, core)."""
         groups = self._groups()
@@ -95,7 +110,7 @@ class Topology:
     @property
     def smt(self) -> bool:
         """True when some physical core has more than one logical CPU."""
-        return any(len(g) > 1 for g in self._groups().values())
+        return self._smt
 
     @property
     def sockets(self) -> int:
@@ -277,9 +292,7 @@ def allocate(
     if ht is Ht.ON and not topo.smt:
         raise CannotAllocate("hyper-threading is not available on this host (one thread per core)")
 
-    groups = topo._groups()
-    node_of = {key: min(c.node for c in group) for key, group in groups.items()}
-    order = sorted(groups, key=lambda key: (key[0], node_of[key], key[1]))
+    order = topo._core_order
     n = len(order)
 
     if shared_client:
@@ -292,14 +305,14 @@ def allocate(
     elif cores > n:
         raise CannotAllocate(f"needs {_plural(cores, 'physical core')}; this host has {n}")
 
-    server_groups = [[c.id for c in groups[key]] for key in order[:cores]]
+    server_groups = order[:cores]
     if ht is Ht.ON:
         server = tuple(cpu for group in server_groups for cpu in group)
     else:
         server = tuple(group[0] for group in server_groups)
     client: tuple[int, ...] = ()
     if shared_client:
-        client = tuple(c.id for key in order[cores:] for c in groups[key])
+        client = tuple(cpu for group in order[cores:] for cpu in group)
     return Allocation(server_cpus=server, client_cpus=client)
 
 

@@ -113,8 +113,9 @@ def leg_ratio(a: PointResult, b: PointResult) -> PairedRatio | None:
     points were measured as one pair (both carry the same ``pair`` record), else the
     unpaired ratio of their medians with the interval of both legs' intervals."""
     ra, rb = a.metadata.pair, b.metadata.pair
-    if ra is not None and rb is not None and ra.id and ra.id == rb.id and ra.ratios:
-        return PairedRatio.of_ratios(list(ra.ratios))
+    ratios = ra.ratios_of(rb) if ra is not None and rb is not None else ()
+    if ratios:
+        return PairedRatio.of_ratios(list(ratios))
     if not a.value or b.value is None:
         return None
     return PairedRatio.unpaired(

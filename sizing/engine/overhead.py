@@ -75,9 +75,10 @@ def leg_ratio(a: Figure, b: Figure) -> PairedRatio | None:
 def paired_ratio(a: Figure, b: Figure) -> PairedRatio | None:
     """B against A as the median of their per-pair ratios, when both figures are the
     legs of one pair measured in alternation (:mod:`sizing.measure.paired`)."""
-    if not a.pair or a.pair != b.pair or not a.pair_ratios:
+    if not a.pair or a.pair != b.pair or a.pair_role not in ("a", ""):
         return None
-    return PairedRatio.of_ratios(a.pair_ratios)
+    ratios = a.pair_c_ratios if b.pair_role == "c" else a.pair_ratios
+    return PairedRatio.of_ratios(ratios) if ratios else None
 
 
 def overhead_bounds(

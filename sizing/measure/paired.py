@@ -2,14 +2,14 @@
 
 Both legs are provisioned before the first repetition. Then the legs take turns, one
 closed-loop window each, in the order :func:`sizing.plan.pairs.leg_order` gives (A B, B A,
-A B, ...): a leg that takes over from the other first warms up (the warm-up window is kept
-with the leg's samples the first time only). The leg not being measured stays provisioned
-and *unloaded*: its nginx keeps running with no client sending it anything, so its workers
-sleep in ``epoll_wait`` and the CPUs are the measured leg's (a stopped nginx would have to
-be started again, and its first window would measure a cold start instead of the leg). An
-HT pair is the exception: both legs are the same nginx on one host with another worker
-set, so its switch re-applies that leg's configuration (an nginx reload) before the
-warm-up.
+A B, ...; three legs A B C, C B A, ...): a leg that takes over from another first warms up
+(the warm-up window is kept with the leg's samples the first time only). The leg not being
+measured stays provisioned and *unloaded*: its nginx keeps running with no client sending
+it anything, so its workers sleep in ``epoll_wait`` and the CPUs are the measured leg's (a
+stopped nginx would have to be started again, and its first window would measure a cold
+start instead of the leg). An HT pair is the exception: both legs are the same nginx on
+one host with another worker set, so its switch re-applies that leg's configuration (an
+nginx reload) before the warm-up.
 
 After every pair of windows the per-pair ratio ``b / a`` is known; the stop rule
 (:class:`sizing.measure.validity.StopRule`) stops on the interval of the *ratios'* median,
@@ -82,21 +82,20 @@ def _window(
     leg.warmed = leg.warmed or any(w.index == 0 for w in batch)
 
 
-def measure_pair(
-    ctx: MeasureContext, pair: Pair, switch: Switch
-) -> tuple[Measurement, Measurement]:
-    """Measure both legs of ``pair`` in alternation (see the module); never raises for a
-    leg's own failure. ``switch`` provisions a leg (a no-op when it is live already)."""
+def measure_pair(ctx: MeasureContext, pair: Pair, switch: Switch) -> list[Measurement]:
+    """Measure the legs of ``pair`` in alternation (see the module); never raises for a
+    leg's own failure. ``switch`` provisions a leg (a no-op when it is live already).
+    Returns one measurement per leg, in the order of ``pair.legs``."""
     schedule = Schedule.of(ctx.settings, pair.a.profile)
     rule = stop_rule(schedule)
-    legs = {"a": _Leg(pair.a), "b": _Leg(pair.b)}
+    legs = {name: _Leg(point) for name, point in zip(pair.roles, pair.legs, strict=True)}
     order: list[str] = []
-    ratios: list[float] = []
+    ratios: dict[str, list[float]] = {name: [] for name in pair.roles[1:]}  # per leg vs a
     last = ""
     stopped = ""
     while not stopped:
-        n = len(ratios)
-        for name in leg_order(n):
+        n = len(ratios["b"])
+        for name in leg_order(n, len(legs)):
             leg = legs[name]
             ctx.progress.step(f"measuring {pair.label()}: pair {n + 1}, {leg.point.key.label()}")
             _window(ctx, leg, schedule, n + 1, warm=last != name, switch=switch)
@@ -107,62 +106,65 @@ def measure_pair(
                 break
         if stopped:
             break
-        a, b = legs["a"].values(), legs["b"].values()
-        if len(a) <= n or len(b) <= n or a[n] <= 0:
+        a = legs["a"].values()
+        others = {name: legs[name].values() for name in ratios}
+        if len(a) <= n or a[n] <= 0 or any(len(v) <= n for v in others.values()):
             stopped = "a window gave no figure"
             break
-        ratios.append(b[n] / a[n])
-        if rule.done(ratios):
+        for name, values in others.items():
+            ratios[name].append(values[n] / a[n])
+        if all(rule.done(r) for r in ratios.values()):
             break
-    results: dict[str, Measurement] = {}
-    for name, leg in legs.items():
-        if leg.target is None:  # never provisioned: the switch failed at once
-            results[name] = (
-                PointResult(leg.point.key, Status.FAILED, leg.failure or "not provisioned"),
-                [],
-            )
-            continue
-        res, samples = Throughput.evaluate(
-            ctx, leg.point, leg.target, leg.outputs, leg.windows, schedule
-        )
-        if leg.failure == "nginx died" and SERVER_DIED not in res.flags:
-            # it died in a later warm-up, whose output is not kept: say so all the same
-            res = replace(
-                res,
-                status=Status.FAILED,
-                reason=f"nginx died on {leg.target.host} during a warm-up",
-                flags=(*res.flags, SERVER_DIED),
-            )
-        results[name] = (res, samples)
-    record = pair_record(pair, results["a"][0], results["b"][0], order, ratios, stopped)
+    results = {name: _result(ctx, leg, schedule) for name, leg in legs.items()}
+    record = pair_record(
+        pair, {name: res for name, (res, _) in results.items()}, order, ratios, stopped
+    )
     out: list[Measurement] = []
-    for name in ("a", "b"):
+    for name in pair.roles:
         res, samples = results[name]
         meta = replace(res.metadata, pair=replace(record, role=name))
         out.append((replace(res, metadata=meta), samples))
-    return out[0], out[1]
+    return out
+
+
+def _result(ctx: MeasureContext, leg: _Leg, schedule: Schedule) -> Measurement:
+    """A leg evaluated on its own windows with every guard, as an unpaired point."""
+    if leg.target is None:  # never provisioned: the switch failed at once
+        return PointResult(leg.point.key, Status.FAILED, leg.failure or "not provisioned"), []
+    res, samples = Throughput.evaluate(
+        ctx, leg.point, leg.target, leg.outputs, leg.windows, schedule
+    )
+    if leg.failure == "nginx died" and SERVER_DIED not in res.flags:
+        # it died in a later warm-up, whose output is not kept: say so all the same
+        res = replace(
+            res,
+            status=Status.FAILED,
+            reason=f"nginx died on {leg.target.host} during a warm-up",
+            flags=(*res.flags, SERVER_DIED),
+        )
+    return res, samples
 
 
 def pair_record(
     pair: Pair,
-    a: PointResult,
-    b: PointResult,
+    results: dict[str, PointResult],
     order: list[str],
-    ratios: list[float],
+    ratios: dict[str, list[float]],
     stopped: str,
 ) -> PairRecord:
-    """What both legs of a pair store (``metadata.pair``): the legs and their verdicts,
-    the order the windows ran in, each pair's ratio and the ratio's interval."""
-    pr = PairedRatio.of_ratios(ratios)
+    """What every leg of a pair stores (``metadata.pair``): the legs and their verdicts,
+    the order the windows ran in, each round's ratio (b / a, and c / a for a third leg)
+    and the b / a ratio's interval."""
+    pr = PairedRatio.of_ratios(ratios["b"])
     return PairRecord(
         id=pair.id,
         kind=str(pair.kind),
         legs={
-            "a": PairLeg(a.key.label(), str(a.status), a.reason),
-            "b": PairLeg(b.key.label(), str(b.status), b.reason),
+            name: PairLeg(r.key.label(), str(r.status), r.reason) for name, r in results.items()
         },
         order="".join(order),
-        ratios=tuple(ratios),
+        ratios=tuple(ratios["b"]),
+        c_ratios=tuple(ratios.get("c", ())),
         ratio=None if pr is None else pr.ratio,
         ratio_low=None if pr is None else pr.low,
         ratio_high=None if pr is None else pr.high,

@@ -209,9 +209,12 @@ def _load_runs(
     settings: MeasureSettings, measured: Sequence[PlannedPoint], pairs: Sequence[Pair]
 ) -> dict[str, Any]:
     """load.yml once per point, and once per window of a pair's legs (at the fewest)."""
-    scheds = [Schedule.of(settings, p.a.profile) for p in pairs]
-    windows = sum(2 * (s.fixed_reps or s.min_reps) for s in scheds)
-    doc: dict[str, Any] = {"playbook": "load.yml", "runs": len(measured) - 2 * len(pairs) + windows}
+    windows = sum(
+        len(p.legs) * (s.fixed_reps or s.min_reps)
+        for p, s in ((p, Schedule.of(settings, p.a.profile)) for p in pairs)
+    )
+    legs = sum(len(p.legs) for p in pairs)
+    doc: dict[str, Any] = {"playbook": "load.yml", "runs": len(measured) - legs + windows}
     if pairs:
         doc["note"] = "at least: a pair's legs run one window per load.yml"
     return doc
@@ -221,12 +224,13 @@ def _pair(settings: MeasureSettings, pair: Pair) -> dict[str, Any]:
     """One pair of the plan: its legs and the order their windows alternate in."""
     sch = Schedule.of(settings, pair.a.profile)
     first = sch.fixed_reps or sch.min_reps
-    order = " ".join("".join(leg_order(i)).upper() for i in range(min(first, 4)))
+    order = " ".join("".join(leg_order(i, len(pair.legs))).upper() for i in range(min(first, 4)))
     return {
         "kind": str(pair.kind),
-        "figure": pair.kind.figure,
+        "figure": pair.kind.figure if pair.c is None else "HT gain (b / a) and overhead (c / a)",
         "a": pair.a.key.label(),
         "b": pair.b.key.label(),
+        "c": None if pair.c is None else pair.c.key.label(),
         "order": order + (" ..." if (sch.fixed_reps or sch.max_reps) > 4 else ""),
         "pairs": (
             f"{sch.fixed_reps}" if sch.fixed_reps else f"{sch.min_reps} to {sch.max_reps}"
@@ -255,16 +259,18 @@ def estimate(
     legs of a pair (``pairs``) run one window per load.yml, with a warm-up at each switch
     (about one per pair of windows)."""
     low = high = 0.0
-    legs = {p.a.key for p in pairs} | {p.b.key for p in pairs}
+    legs = {leg.key for p in pairs for leg in p.legs}
     paired_extra = 0.0  # the pairs' load.yml runs at their fewest repetitions
     for pair in pairs:
         sch = Schedule.of(settings, pair.a.profile)
         lo_reps = sch.fixed_reps or sch.min_reps
         hi_reps = sch.fixed_reps or sch.max_reps
-        paired_extra += 2 * lo_reps * POINT_OVERHEAD_S
-        low += 2 * lo_reps * sch.duration_s + (lo_reps + 1) * sch.warmup_s
-        high += 2 * hi_reps * (sch.duration_s + POINT_OVERHEAD_S) + (hi_reps + 1) * sch.warmup_s
-        high -= 2 * lo_reps * POINT_OVERHEAD_S  # counted in paired_extra
+        n = len(pair.legs)  # about n - 1 switches (warm-ups) per round, and the first one
+        paired_extra += n * lo_reps * POINT_OVERHEAD_S
+        low += n * lo_reps * sch.duration_s + ((n - 1) * lo_reps + 1) * sch.warmup_s
+        high += n * hi_reps * (sch.duration_s + POINT_OVERHEAD_S)
+        high += ((n - 1) * hi_reps + 1) * sch.warmup_s
+        high -= n * lo_reps * POINT_OVERHEAD_S  # counted in paired_extra
     for p in measured:
         if p.key in legs:
             continue
@@ -315,6 +321,7 @@ def _servers(
     """Per server: its points (planned, stored, skipped), the CPU sets of its
     configurations, and the clients that load it, each named once."""
     out: dict[str, dict[str, Any]] = {}
+    lists: dict[tuple[int, ...], str] = {}  # a CPU set shared by many points is written once
     for p in plan:
         s = out.setdefault(
             p.key.host,
@@ -332,8 +339,13 @@ def _servers(
             s["planned"] += 1
         if p.allocation is not None:
             s["configs"][f"{p.key.cores}c HT {p.key.ht}"] = cpulist(p.allocation.server_cpus)
+            if s["clients"]:
+                continue  # a server's points share its clients: the first planned one names them
             for c in p.clients:
-                s["clients"].setdefault(c.name, cpulist(p.client_cpus.get(c.name, ())) or "any")
+                cpus = p.client_cpus.get(c.name, ())
+                if cpus not in lists:
+                    lists[cpus] = cpulist(cpus) or "any"
+                s["clients"][c.name] = lists[cpus]
     return [
         {**s, "skip_reasons": [{"reason": r, "points": n} for r, n in s["skip_reasons"].items()]}
         for s in out.values()

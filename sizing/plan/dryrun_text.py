@@ -26,8 +26,9 @@ def pairs_text(doc: Mapping[str, Any]) -> list[str]:
         lines.append("pairs (measured in alternation, one window each, a warm-up at each switch;")
         lines.append("  the figure is the median of the per-pair ratios, with its interval):")
         for p in doc["pairs"]:
+            third = f"  /  C {p['c']}" if p.get("c") else ""
             lines += wrap(
-                f"{p['figure']}: A {p['a']}  /  B {p['b']}; order {p['order']} "
+                f"{p['figure']}: A {p['a']}  /  B {p['b']}{third}; order {p['order']} "
                 f"({p['pairs']} pairs)"
             )
     if doc.get("unpaired"):

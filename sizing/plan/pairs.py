@@ -17,7 +17,7 @@ host without SMT has no HT-on leg, a method that does not interleave.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from sizing.inventory import Inventory
@@ -41,19 +41,38 @@ class PairKind(StrEnum):
 
 @dataclass(frozen=True)
 class Pair:
-    """Two legs measured in alternation: ``b`` is compared with ``a``."""
+    """Two legs measured in alternation: ``b`` is compared with ``a``. With ``c``, three: a
+    bare-metal server's HT off (``a``) and HT on (``b``) and the HT-off guest on the same
+    host CPUs (``c``), so that the HT gain (b / a) and the overhead (c / a) are both paired
+    (``kind`` is then :attr:`PairKind.HT`, the kind of b against a)."""
 
     kind: PairKind
     a: PlannedPoint
     b: PlannedPoint
+    c: PlannedPoint | None = None
+
+    @property
+    def legs(self) -> tuple[PlannedPoint, ...]:
+        """The legs in role order: a, b (and c)."""
+        return (self.a, self.b) if self.c is None else (self.a, self.b, self.c)
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """The legs' roles, in the order of :attr:`legs`."""
+        return ("a", "b", "c")[: len(self.legs)]
 
     @property
     def id(self) -> str:
-        """The pair's name, stored with both legs: ``A label | B label``."""
-        return f"{self.a.key.label()} | {self.b.key.label()}"
+        """The pair's name, stored with every leg: ``A label | B label`` (``| C label``)."""
+        return " | ".join(leg.key.label() for leg in self.legs)
 
     def label(self) -> str:
         k = self.a.key
+        if self.c is not None:
+            return (
+                f"{k.host} {k.platform} {k.cores}c {k.profile}: HT off / HT on / "
+                f"{self.c.key.host} guest"
+            )
         if self.kind is PairKind.VIRTUALIZATION:
             return (
                 f"{k.cores}c ht={k.ht} {k.profile}: {self.a.key.host} bare metal / "
@@ -80,13 +99,16 @@ def pairable(point: PlannedPoint) -> str:
     return ""
 
 
-def leg_order(pairs_done: int) -> tuple[str, str]:
+def leg_order(pairs_done: int, legs: int = 2) -> tuple[str, ...]:
     """The order of the legs in repetition ``pairs_done + 1``: A B, then B A, then A B ...
 
     Alternating the first leg (A B B A A B ...) cancels a linear trend over the pairs in
     every two of them; each leg still runs right after the other, so drift between the
-    two windows of one pair is one window long."""
-    return ("a", "b") if pairs_done % 2 == 0 else ("b", "a")
+    two windows of one pair is one window long. Three legs (``legs=3``) go A B C, then
+    C B A: B runs one window after A, then one before it, and C two after, then two
+    before, so a linear trend cancels in both ratios (b / a and c / a) every two rounds."""
+    roles = ("a", "b", "c")[:legs]
+    return roles if pairs_done % 2 == 0 else roles[::-1]
 
 
 def _same_machine(inventory: Inventory, bare: str, phys: str) -> bool:
@@ -126,9 +148,12 @@ def find_pairs(
     A point belongs to one pair at most."""
     todo = [p for p in plan if p.key not in done]
     pairs, notes = _virtualization_pairs(plan, inventory, placement, done)
-    taken = {k for pair in pairs for k in (pair.a.key, pair.b.key)}
     if {p.key.ht for p in todo} >= {str(Ht.OFF), str(Ht.ON)}:
-        more, more_notes = _ht_pairs(todo, taken)
+        pairs, more_notes = _triples(pairs)
+        notes += more_notes
+        taken = {leg.key for pair in pairs for leg in pair.legs}
+        together = {frozenset((p.a.key, p.b.key)) for p in pairs if p.c is not None}
+        more, more_notes = _ht_pairs(todo, taken, together)
         pairs += more
         notes += more_notes
     if unpaired:
@@ -182,6 +207,40 @@ def _virtualization_pairs(
     return pairs, notes
 
 
+def _triples(pairs: Sequence[Pair]) -> tuple[list[Pair], list[PairNote]]:
+    """With ``--ht both``, a guest's HT-off pair with its host's bare metal takes that bare
+    metal's HT-on leg as its third leg (the HT gain and the overhead both paired). The
+    bare-metal HT-on leg's own pair with the HT-on guest gives way: that guest is measured
+    unpaired (a guest's HT off and on are two definitions of one domain, never both up)."""
+    by_leg = {p.a.key: p for p in pairs if p.kind is PairKind.VIRTUALIZATION}
+    out: list[Pair] = []
+    notes: list[PairNote] = []
+    gone: set[str] = set()
+    for p in pairs:
+        k = p.a.key
+        on = next(
+            (q for q in by_leg.values()
+             if k.ht == str(Ht.OFF) and q.a.key == replace(k, ht=str(Ht.ON))),
+            None,
+        )  # fmt: skip
+        if p.kind is not PairKind.VIRTUALIZATION or on is None or pairable(on.a):
+            if p.id not in gone:
+                out.append(p)
+            continue
+        gone.add(on.id)
+        out = [q for q in out if q.id != on.id]
+        out.append(Pair(PairKind.HT, p.a, on.a, c=p.b))
+        notes.append(
+            PairNote(
+                on.b.key.label(),
+                f"unpaired: its bare-metal leg ({on.a.key.label()}) is measured in three "
+                f"legs with HT off and the HT-off guest; a guest's HT off and on are two "
+                "definitions of one domain, and only one can run at a time",
+            )
+        )
+    return out, notes
+
+
 def _other_cpus(b: PlannedPoint, g: PlannedPoint) -> str:
     """Why two legs cannot share their CPUs: they were planned on different ones."""
     if b.allocation is None or g.allocation is None:
@@ -195,9 +254,10 @@ def _other_cpus(b: PlannedPoint, g: PlannedPoint) -> str:
 
 
 def _ht_pairs(
-    todo: Sequence[PlannedPoint], taken: set[PointKey]
+    todo: Sequence[PlannedPoint], taken: set[PointKey], together: set[frozenset[PointKey]]
 ) -> tuple[list[Pair], list[PairNote]]:
-    """HT off and HT on of one bare-metal server, cores and profile (see find_pairs)."""
+    """HT off and HT on of one bare-metal server, cores and profile (see find_pairs);
+    ``together``: the HT legs already paired within three legs (nothing to say of them)."""
     by_slot: dict[tuple[str, int, str], dict[str, PlannedPoint]] = {}
     for p in todo:
         by_slot.setdefault((p.server.name, p.key.cores, p.key.profile), {})[p.key.ht] = p
@@ -206,7 +266,7 @@ def _ht_pairs(
     said: set[tuple[str, str]] = set()
     for legs in by_slot.values():
         off, on = legs.get(str(Ht.OFF)), legs.get(str(Ht.ON))
-        if off is None or on is None:
+        if off is None or on is None or frozenset((off.key, on.key)) in together:
             continue
         skipped = next((p for p in (off, on) if p.skipped), None)
         if skipped is not None and off.key not in taken and on.key not in taken:
@@ -231,12 +291,12 @@ def _ht_pairs(
 
 def _ht_unpairable(leg: PlannedPoint, taken: set[PointKey]) -> str:
     """Why an HT leg cannot be paired ("" when it can)."""
-    if leg.key in taken:
-        return "no HT pair: a leg is already in a virtualization pair"
     if leg.server.platform is not Platform.BAREMETAL:
         return (
             "unpaired: a guest's HT off and on are two definitions of one domain, and only "
             "one can run at a time"
         )
+    if leg.key in taken:
+        return "no HT pair: a leg is already in a virtualization pair"
     why = pairable(leg)
     return f"unpaired: {why}" if why else ""

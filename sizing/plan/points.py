@@ -97,6 +97,34 @@ def _client_cpus(client: Host, topo: Topology) -> tuple[int, ...]:
     return tuple(c.id for c in topo.cpus)
 
 
+@dataclass
+class _ClientSets:
+    """Each client's CPU set, computed once per client and shared by every point that does
+    not load its own host: a plan's cost then grows with points and hosts, not with points
+    x clients x client CPUs (an 80-thread load generator costs what an 8-thread one does)."""
+
+    topologies: Mapping[str, Topology]
+    cpus: dict[str, tuple[int, ...]]
+    by_clients: dict[tuple[str, ...], tuple[dict[str, tuple[int, ...]], str]]
+
+    def of(self, clients: Sequence[Host]) -> tuple[dict[str, tuple[int, ...]], str]:
+        """The reachable ``clients``' CPU sets (one dict, shared: never mutated), and the
+        skip reason of the last unreachable one ("" when all are reachable)."""
+        key = tuple(c.name for c in clients)
+        if key not in self.by_clients:
+            sets: dict[str, tuple[int, ...]] = {}
+            reason = ""
+            for c in clients:
+                if c.name not in self.topologies:
+                    reason = f"client {c.name} is unreachable"
+                    continue
+                if c.name not in self.cpus:
+                    self.cpus[c.name] = _client_cpus(c, self.topologies[c.name])
+                sets[c.name] = self.cpus[c.name]
+            self.by_clients[key] = (sets, reason)
+        return self.by_clients[key]
+
+
 def _pid_file(host: Host) -> str:
     return host.sizing.upstream_pid_file or UpstreamPlacement.pid_file
 
@@ -108,6 +136,8 @@ def place_upstreams(
     phys: str,
     alloc: Allocation,
     client_cpus: Mapping[str, tuple[int, ...]],
+    *,
+    upstream_hosts: Sequence[Host] | None = None,
 ) -> tuple[tuple[UpstreamPlacement, ...], str]:
     """Where a point's upstream pool runs, or why it cannot run (a skip reason).
 
@@ -115,14 +145,14 @@ def place_upstreams(
     Otherwise one nginx on the server host's CPUs outside the measured cores and their HT
     siblings: the client's CPUs when the host loads itself (shared), else the cores the
     point leaves free; a server with no core left puts it on the first client's CPUs.
+    ``upstream_hosts``: the inventory's ``upstreams`` group when the caller read it already.
     """
-    if inventory.upstreams:
-        down = [h.name for h in inventory.upstreams if h.name not in topologies]
+    ups = inventory.upstreams if upstream_hosts is None else upstream_hosts
+    if ups:
+        down = [h.name for h in ups if h.name not in topologies]
         if down:
             return (), f"upstream {', '.join(down)} is unreachable"
-        return tuple(
-            UpstreamPlacement(h.name, pid_file=_pid_file(h)) for h in inventory.upstreams
-        ), ""
+        return tuple(UpstreamPlacement(h.name, pid_file=_pid_file(h)) for h in ups), ""
     if phys == server.name:
         own = client_cpus.get(server.name)
         if own:
@@ -170,6 +200,7 @@ def build_plan(
     hts = tuple(hts)
     plan: list[PlannedPoint] = []
     all_clients = list(clients if clients is not None else inventory.clients)
+    config = _Configs(inventory, topologies, _ClientSets(topologies, {}, {}), inventory.upstreams)
     for server in servers if servers is not None else inventory.servers:
         # A server listed as a client too loads itself only when no other client exists.
         others = [c for c in all_clients if c.name != server.name]
@@ -179,49 +210,83 @@ def build_plan(
         # -- hypervisor guests (libvirt): plan on the hypervisor's CPUs -----------------
         phys = (placement or {}).get(server.name, server.name)
         shared = not others or any(c.name == phys for c in others)
-        topo = topologies.get(phys)
         for n in cores:
             for ht in hts:
-                reason = ""
-                alloc: Allocation | None = None
-                client_cpus: dict[str, tuple[int, ...]] = {}
-                if topo is None:
-                    reason = (
-                        f"host {server.name} is unreachable"
-                        if phys == server.name
-                        else f"hypervisor {phys} of {server.name} is unreachable"
-                    )
-                else:
-                    try:
-                        alloc = allocate(topo, n, ht, shared_client=shared)
-                    except CannotAllocate as exc:
-                        reason = str(exc)
-                if alloc is not None:
-                    for c in point_clients:
-                        if shared and c.name in (server.name, phys):
-                            client_cpus[c.name] = alloc.client_cpus
-                        elif c.name in topologies:
-                            client_cpus[c.name] = _client_cpus(c, topologies[c.name])
-                        else:
-                            reason = f"client {c.name} is unreachable"
-                for prof in profiles:
-                    upstreams: tuple[UpstreamPlacement, ...] = ()
-                    why = reason
-                    if prof.needs_upstream and alloc is not None and not reason:
-                        upstreams, why = place_upstreams(
-                            inventory, topologies, server, phys, alloc, client_cpus
-                        )
-                    plan.append(
-                        PlannedPoint(
-                            key=PointKey(server.name, str(server.platform), n, str(ht), prof.name),
-                            server=server,
-                            clients=point_clients,
-                            profile=prof,
-                            ht=ht,
-                            allocation=alloc if not why else None,
-                            client_cpus=client_cpus if not why else {},
-                            skip_reason=why,
-                            upstreams=upstreams,
-                        )
-                    )
+                plan += config.points(server, phys, point_clients, shared, n, ht, profiles)
     return plan
+
+
+@dataclass
+class _Configs:
+    """The points of one configuration (server x core count x HT mode): the CPUs are
+    allocated and the upstream pool placed once per configuration, not once per profile."""
+
+    inventory: Inventory
+    topologies: Mapping[str, Topology]
+    client_sets: _ClientSets
+    upstream_hosts: Sequence[Host]  # the inventory's upstreams group, read once per plan
+
+    def points(
+        self,
+        server: Host,
+        phys: str,
+        point_clients: tuple[Host, ...],
+        shared: bool,
+        n: int,
+        ht: Ht,
+        profiles: Sequence[Profile],
+    ) -> list[PlannedPoint]:
+        """The configuration's points, one per profile, in ``profiles`` order. ``shared``:
+        the server's host loads itself (a client is that host)."""
+        alloc, client_cpus, reason = self._allocate(server, phys, point_clients, shared, n, ht)
+        placed: tuple[tuple[UpstreamPlacement, ...], str] | None = None
+        out: list[PlannedPoint] = []
+        for prof in profiles:
+            upstreams: tuple[UpstreamPlacement, ...] = ()
+            why = reason
+            if prof.needs_upstream and alloc is not None and not reason:
+                if placed is None:
+                    placed = place_upstreams(
+                        self.inventory, self.topologies, server, phys, alloc, client_cpus,
+                        upstream_hosts=self.upstream_hosts,
+                    )  # fmt: skip
+                upstreams, why = placed
+            out.append(
+                PlannedPoint(
+                    key=PointKey(server.name, str(server.platform), n, str(ht), prof.name),
+                    server=server,
+                    clients=point_clients,
+                    profile=prof,
+                    ht=ht,
+                    allocation=alloc if not why else None,
+                    client_cpus=client_cpus if not why else {},
+                    skip_reason=why,
+                    upstreams=upstreams,
+                )
+            )
+        return out
+
+    def _allocate(
+        self, server: Host, phys: str, point_clients: tuple[Host, ...], shared: bool, n: int,
+        ht: Ht,
+    ) -> tuple[Allocation | None, dict[str, tuple[int, ...]], str]:
+        """The configuration's CPUs (server and clients), or why it is skipped."""
+        topo = self.topologies.get(phys)
+        if topo is None:
+            if phys == server.name:
+                return None, {}, f"host {server.name} is unreachable"
+            return None, {}, f"hypervisor {phys} of {server.name} is unreachable"
+        own = {server.name, phys} if shared else set()
+        try:
+            alloc = allocate(topo, n, ht, shared_client=shared)
+        except CannotAllocate as exc:
+            return None, {}, str(exc)
+        others, unreachable = self.client_sets.of([c for c in point_clients if c.name not in own])
+        if not own:
+            return alloc, others, unreachable
+        # the host loads itself: its client CPUs are this point's own
+        return alloc, {
+            c.name: alloc.client_cpus if c.name in own else others[c.name]
+            for c in point_clients
+            if c.name in own or c.name in others
+        }, unreachable

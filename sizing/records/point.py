@@ -157,12 +157,21 @@ class PairRecord:
     legs: dict[str, PairLeg] = field(default_factory=dict)
     order: str = ""
     ratios: tuple[float, ...] = ()
+    c_ratios: tuple[float, ...] = ()  # three legs: c / a per round (the overhead's)
     ratio: float | None = None
     ratio_low: float | None = None
     ratio_high: float | None = None
     coverage: float | None = None
     stopped: str = ""  # why the alternation ended early ("" when the rule stopped it)
     role: str = ""
+
+    def ratios_of(self, other: PairRecord) -> tuple[float, ...]:
+        """``other``'s per-round ratios against this leg, when both ran in this one
+        alternation and this leg is its ``a`` (the reference); () otherwise. A record
+        without roles is read as the a and b of a pair."""
+        if not self.id or self.id != other.id or self.role not in ("a", ""):
+            return ()
+        return {"b": self.ratios, "": self.ratios, "c": self.c_ratios}.get(other.role, ())
 
 
 @dataclass(frozen=True)

@@ -156,6 +156,8 @@ def measured_figure(
     return Figure(
         pair=pair.id if pair else "",
         pair_ratios=pair.ratios if pair else (),
+        pair_role=pair.role if pair else "",
+        pair_c_ratios=pair.c_ratios if pair else (),
         platform=platform,
         cores=r.key.cores,
         ht=r.key.ht,

@@ -44,8 +44,8 @@ from sizing.store.drift import with_run_drift
 from sizing.store.recovery import (
     RECOVERY_KIND,
     RECOVERY_SUFFIX,
-    _from_record,
     keep_for_recovery,
+    point_from_record,
     point_record,
     read_recovery,
     recovery_path,
@@ -54,10 +54,10 @@ from sizing.store.rows import (
     RunRecord,
     StoredPoint,
     StoreError,
-    _point,
-    _run,
-    _sample,
-    _warmup,
+    is_warmup,
+    point_from_row,
+    run_from_row,
+    sample_from_row,
 )
 from sizing.store.schema import (
     APPLICATION_ID,
@@ -167,12 +167,12 @@ class Store(Connection):
             row = self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             raise SizingError(f"{self.path}: no run {run_id}")
-        return self._decode(_run, row, "runs")
+        return self._decode(run_from_row, row, "runs")
 
     def runs(self) -> list[RunRecord]:
         with self._guard():
             rows = self._db.execute("SELECT * FROM runs ORDER BY id").fetchall()
-        return [self._decode(_run, r, "runs") for r in rows]
+        return [self._decode(run_from_row, r, "runs") for r in rows]
 
     def latest_run_id(self) -> int | None:
         with self._guard():
@@ -250,7 +250,7 @@ class Store(Connection):
             added = skipped = 0
             with self._db:
                 for rec in records:
-                    run_id, result, samples = _from_record(rec)
+                    run_id, result, samples = point_from_record(rec)
                     there = self._db.execute(
                         "SELECT 1 FROM points WHERE run_id = ? AND "
                         "json_extract(metadata, '$.recovery_id') = ?",
@@ -282,9 +282,9 @@ class Store(Connection):
             ).fetchall()
         by_point: dict[int, list[float]] = defaultdict(list)
         for r in reps:
-            if not self._decode(_warmup, r, "samples"):
+            if not self._decode(is_warmup, r, "samples"):
                 by_point[int(r["point_id"])].append(float(r["value"]))
-        points = [self._decode(_point, r, "points") for r in rows]
+        points = [self._decode(point_from_row, r, "points") for r in rows]
         return with_run_drift(points, by_point)
 
     def samples(self, point_id: int) -> list[tuple[int, Sample]]:
@@ -292,7 +292,7 @@ class Store(Connection):
             rows = self._db.execute(
                 "SELECT * FROM samples WHERE point_id = ? ORDER BY id", (point_id,)
             ).fetchall()
-        return [self._decode(_sample, r, "samples") for r in rows]
+        return [self._decode(sample_from_row, r, "samples") for r in rows]
 
     def done_keys(self, run_id: int) -> set[PointKey]:
         """Keys of a run's points that need no new attempt (measured, invalid or skipped)."""

@@ -16,7 +16,7 @@ from typing import Any
 from sizing.errors import InputError
 from sizing.model import PointKey, PointResult, Sample
 from sizing.records import SampleMeta
-from sizing.store.rows import _result
+from sizing.store.rows import result_from_columns
 
 RECOVERY_SUFFIX = ".recovery.jsonl"
 
@@ -59,11 +59,14 @@ def point_record(
     }  # fmt: skip
 
 
-def _from_record(rec: dict[str, Any]) -> tuple[int, PointResult, list[tuple[int, Sample]]]:
+def point_from_record(
+    rec: dict[str, Any],
+) -> tuple[int, PointResult, list[tuple[int, Sample]]]:
+    """A recovery record's run id, point result and samples (:func:`point_record` wrote it)."""
     k = rec["key"]
     key = PointKey(str(k["host"]), str(k["platform"]), int(k["cores"]), str(k["ht"]),
                    str(k["profile"]))  # fmt: skip
-    result = _result(key, rec, list(rec["flags"]), dict(rec["metadata"]))
+    result = result_from_columns(key, rec, list(rec["flags"]), dict(rec["metadata"]))
     samples = [(int(r), Sample(str(m), float(v), str(u), SampleMeta.parse(md)))
                for r, m, v, u, md in rec["samples"]]  # fmt: skip
     return int(rec["run_id"]), result, samples
@@ -111,7 +114,7 @@ def read_recovery(path: Path) -> list[dict[str, Any]]:
             rec = json.loads(line)
             if not isinstance(rec, dict) or rec.get("kind") != RECOVERY_KIND:
                 raise ValueError("not a sizing point record")
-            _from_record(rec)
+            point_from_record(rec)
             str(rec["recovery_id"])
             float(rec["created_at"])
         except (ValueError, TypeError, KeyError) as exc:

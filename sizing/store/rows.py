@@ -12,7 +12,7 @@ from typing import Any
 from sizing.errors import ExitStatus, SizingError
 from sizing.model import PointKey, PointResult, Sample, Status
 from sizing.records import HostRecord, LockOwner, PointMeta, SampleMeta, hosts_of
-from sizing.store.schema import _json, upgrade_point_record
+from sizing.store.schema import json_column, upgrade_point_record
 
 
 class StoreError(SizingError):
@@ -76,7 +76,8 @@ class StoredPoint:
     result: PointResult
 
 
-def _run(row: sqlite3.Row) -> RunRecord:
+def run_from_row(row: sqlite3.Row) -> RunRecord:
+    """A run as read back from a row of ``runs``."""
     return RunRecord(
         id=int(row["id"]),
         started_at=float(row["started_at"]),
@@ -85,8 +86,8 @@ def _run(row: sqlite3.Row) -> RunRecord:
         inventory=str(row["inventory"]),
         argv=str(row["argv"]),
         tool_version=str(row["tool_version"]),
-        options=_json(row["options"], dict),
-        environment=_json(row["environment"], dict),
+        options=json_column(row["options"], dict),
+        environment=json_column(row["environment"], dict),
         note=str(row["note"]),
     )
 
@@ -95,7 +96,8 @@ def _opt_float(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def _point(row: sqlite3.Row) -> StoredPoint:
+def point_from_row(row: sqlite3.Row) -> StoredPoint:
+    """A point as read back from a row of ``points``."""
     key = PointKey(
         str(row["host"]), str(row["platform"]), int(row["cores"]), str(row["ht"]),
         str(row["profile"]),
@@ -104,11 +106,15 @@ def _point(row: sqlite3.Row) -> StoredPoint:
         id=int(row["id"]),
         run_id=int(row["run_id"]),
         created_at=float(row["created_at"]),
-        result=_result(key, row, _json(row["flags"], list), _json(row["metadata"], dict)),
+        result=result_from_columns(
+            key, row, json_column(row["flags"], list), json_column(row["metadata"], dict)
+        ),
     )
 
 
-def _result(key: PointKey, m: Any, flags: list[Any], metadata: Mapping[str, Any]) -> PointResult:
+def result_from_columns(
+    key: PointKey, m: Any, flags: list[Any], metadata: Mapping[str, Any]
+) -> PointResult:
     """A point's result from its stored columns: a row of ``points`` or a recovery
     record (both keyed by the column names)."""
     return PointResult(
@@ -126,14 +132,15 @@ def _result(key: PointKey, m: Any, flags: list[Any], metadata: Mapping[str, Any]
     )
 
 
-def _warmup(row: sqlite3.Row) -> bool:
+def is_warmup(row: sqlite3.Row) -> bool:
     """Whether a sample row is a warm-up window's (its record says so)."""
-    return bool(_json(row["metadata"], dict).get("warmup"))
+    return bool(json_column(row["metadata"], dict).get("warmup"))
 
 
-def _sample(row: sqlite3.Row) -> tuple[int, Sample]:
+def sample_from_row(row: sqlite3.Row) -> tuple[int, Sample]:
+    """A sample and its repetition as read back from a row of ``samples``."""
     return (
         int(row["repetition"]),
         Sample(str(row["metric"]), float(row["value"]), str(row["unit"]),
-               SampleMeta.parse(_json(row["metadata"], dict))),
+               SampleMeta.parse(json_column(row["metadata"], dict))),
     )  # fmt: skip

@@ -97,7 +97,7 @@ def _migrate_3(db: sqlite3.Connection) -> None:
     rows = db.execute("SELECT id, profile, metadata FROM points").fetchall()
     for pid, profile, raw in rows:
         try:
-            data = _json(raw, dict)
+            data = json_column(raw, dict)
         except (TypeError, ValueError):
             continue  # a damaged record is left as it is (read as unrecorded)
         new = upgrade_point_record(str(profile), data)
@@ -129,7 +129,8 @@ REQUIRED_COLUMNS = {
 }  # fmt: skip
 
 
-def _json(text: Any, kind: type) -> Any:
+def json_column(text: Any, kind: type) -> Any:
+    """A JSON column's value, which must be a ``kind`` (dict, list); raises ValueError."""
     value = json.loads(text)
     if not isinstance(value, kind):
         raise ValueError(f"expected a JSON {kind.__name__}, got {type(value).__name__}")

@@ -287,7 +287,7 @@ class Sweep(PointMeasurer):
                       pairs: list[Pair]) -> bool:  # fmt: skip
         """Measure and store every point in order (a pair's legs together); False when a
         dead server interrupted the run (the rest is stored as skipped)."""
-        partner = {k: p for p in pairs for k in (p.a.key, p.b.key)}
+        partner = {leg.key: p for p in pairs for leg in p.legs}
         finished: set[PointKey] = set()
         for point in plan:
             if point.key in finished:

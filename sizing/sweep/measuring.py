@@ -25,10 +25,10 @@ class PointMeasurer(Conductor):
     def _pair(self, pair: Pair) -> list[tuple[PlannedPoint, PointResult, list[Any]]]:
         """Both legs of ``pair`` provisioned, then measured in alternation; a leg that
         cannot be provisioned fails, and the other is measured alone (unpaired)."""
-        legs = (pair.a, pair.b)
+        legs = pair.legs
         if any(h.name in self.health.broken for p in legs for h in (p.server, *p.clients)):
             return [(p, *self._point(p)) for p in legs]
-        keep = (pair.a.config, pair.b.config)
+        keep = tuple(p.config for p in legs)
         failed: dict[PointKey, str] = {}
         hosts = {h.name for p in legs for h in p.clients}
         for leg in legs:
@@ -47,8 +47,8 @@ class PointMeasurer(Conductor):
                 for p in legs
             ]
         self.hosts_taken.load.update(hosts)
-        (ra, sa), (rb, sb) = measure_pair(self.ctx, pair, lambda p: self._provision(p, keep=keep))
-        return [(pair.a, ra, sa), (pair.b, rb, sb)]
+        measured = measure_pair(self.ctx, pair, lambda p: self._provision(p, keep=keep))
+        return [(leg, res, samples) for leg, (res, samples) in zip(legs, measured, strict=True)]
 
     def _point(self, point: PlannedPoint) -> Measurement:
         if point.skipped:

@@ -72,29 +72,41 @@ def test_a_guest_pairs_with_its_own_hosts_bare_metal_and_ht_pairs_form_from_the_
         placement=placement,
     )
     pairs, notes = find_pairs(plan, inv, placement)  # type: ignore[arg-type]
-    virt = [p for p in pairs if p.kind is PairKind.VIRTUALIZATION]
-    ht = [p for p in pairs if p.kind is PairKind.HT]
+    triples = [p for p in pairs if p.c is not None]
+    ht = [p for p in pairs if p.kind is PairKind.HT and p.c is None]
+    assert not [p for p in pairs if p.kind is PairKind.VIRTUALIZATION]
     # the guest with kvm1-metal (the same address as its hypervisor kvm1), never with
-    # other-metal; every (cores, HT) slot once
-    assert {(p.a.key.host, p.b.key.host) for p in virt} == {("kvm1-metal", "vm1")}
-    assert {(p.a.key.cores, p.a.key.ht) for p in virt} == {
-        (1, "off"),
-        (1, "on"),
-        (2, "off"),
-        (2, "on"),
+    # other-metal: HT off (a), HT on (b) and the HT-off guest (c), once per core count
+    assert {(p.a.key.host, p.b.key.host, p.c.key.host) for p in triples if p.c} == {
+        ("kvm1-metal", "kvm1-metal", "vm1")
     }
-    for p in virt:  # both legs on the same host CPUs
-        assert p.a.allocation is not None and p.b.allocation is not None
-        assert p.a.allocation.server_cpus == p.b.allocation.server_cpus
-    # HT pairs: other-metal's (kvm1-metal's legs are taken by the guest's pairs)
+    assert {(p.a.key.cores, p.a.key.ht, p.b.key.ht, p.c.key.ht) for p in triples if p.c} == {
+        (1, "off", "on", "off"),
+        (2, "off", "on", "off"),
+    }
+    for p in triples:  # the overhead's legs on the same host CPUs
+        assert p.c is not None and p.a.allocation is not None and p.c.allocation is not None
+        assert p.a.allocation.server_cpus == p.c.allocation.server_cpus
+        assert p.id == f"{p.a.key.label()} | {p.b.key.label()} | {p.c.key.label()}"
+    # HT pairs of two legs: other-metal's
     assert {(p.a.key.host, p.a.key.cores, p.a.key.ht, p.b.key.ht) for p in ht} == {
         ("other-metal", 1, "off", "on"),
         ("other-metal", 2, "off", "on"),
     }
     on = next(p for p in ht if p.a.key.cores == 2).b
     assert on.allocation is not None and len(on.allocation.server_cpus) == 4  # 2 cores x 2
-    reasons = {n.reason for n in notes}
-    assert "no HT pair: a leg is already in a virtualization pair" in reasons
+    by = {n.point: n.reason for n in notes}
+    # the HT-on guest gives its bare-metal partner to the three legs, and says so
+    assert "measured in three legs" in by["vm1 libvirt 1c ht=on rps"]
+    assert not any("already in a virtualization pair" in r for r in by.values())
+    # HT off only: the guest pairs with its host's bare metal, two legs
+    plan = build_plan(
+        inv, topologies, (1,), (Ht.OFF,), [profiles.load("rps")], placement=placement  # type: ignore[arg-type]
+    )
+    (virt,), _ = find_pairs(plan, inv, placement)  # type: ignore[arg-type]
+    assert (virt.kind, virt.a.key.host, virt.b.key.host, virt.c) == (
+        PairKind.VIRTUALIZATION, "kvm1-metal", "vm1", None
+    )
 
 
 def test_no_smt_says_why_no_ht_pair_is_formed(tmp_path: Path) -> None:
@@ -140,6 +152,31 @@ def test_latency_and_vsphere_legs_stay_unpaired_with_a_reason(tmp_path: Path) ->
 
 def test_leg_order_alternates_so_a_trend_cancels() -> None:
     assert [leg_order(i) for i in range(4)] == [("a", "b"), ("b", "a"), ("a", "b"), ("b", "a")]
+
+
+def test_three_legs_alternate_so_a_trend_cancels_in_both_ratios() -> None:
+    """A B C, C B A, ...: over two rounds each of b and c runs as often before a as after it,
+    by the same distance, so a host that slows linearly leaves both ratios unbiased."""
+    rounds = [leg_order(i, 3) for i in range(4)]
+    assert rounds == [("a", "b", "c"), ("c", "b", "a")] * 2
+    for other in ("b", "c"):
+        gaps = []
+        for i in range(len(rounds)):
+            where = {leg: 3 * i + j for j, leg in enumerate(rounds[i])}
+            gaps.append(where[other] - where["a"])
+        assert sum(gaps) == 0 and len(set(map(abs, gaps))) == 1, (other, gaps)
+    # a host that slows 2% per window: the alternated rounds' mean ratio stays within a
+    # fraction of the error the same windows make in a fixed order (A B C every round)
+    def error(order: list[tuple[str, ...]], other: str, share: float) -> float:
+        ratios = []
+        for i, legs in enumerate(order):
+            where = {leg: 3 * i + j for j, leg in enumerate(legs)}
+            ratios.append(share * (1 - 0.02 * where[other]) / (1 - 0.02 * where["a"]))
+        return abs(sum(ratios) / len(ratios) / share - 1)
+
+    fixed = [("a", "b", "c")] * len(rounds)
+    for other, share in (("b", 1.25), ("c", 0.8)):
+        assert error(rounds, other, share) < error(fixed, other, share) / 5, other
 
 
 def test_the_plan_text_shows_each_pair_and_its_order(tmp_path: Path) -> None:

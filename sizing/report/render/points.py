@@ -67,13 +67,16 @@ def pair_summary(r: PointResult) -> dict[str, Any] | None:
     rec = r.metadata.pair
     if rec is None or not rec.ratios:
         return None
-    ratio = PairedRatio.of_ratios(list(rec.ratios))
-    assert ratio is not None
-    loss = rec.kind == "virtualization"
+    # the third leg of three (a guest beside its host's HT off and on) is the overhead's
+    kind, ratios = ("virtualization", rec.c_ratios) if rec.role == "c" else (rec.kind, rec.ratios)
+    ratio = PairedRatio.of_ratios(list(ratios))
+    if ratio is None:
+        return None
+    loss = kind == "virtualization"
     value, lo, hi = ratio.as_loss_pct() if loss else ratio.as_gain_pct()
     partner = rec.legs.get("b" if rec.role == "a" else "a")
     return {
-        "kind": rec.kind,
+        "kind": kind,
         "role": rec.role,
         "partner": partner.point if partner else None,
         "order": rec.order,

@@ -1,0 +1,92 @@
+"""What a plan costs: each client's CPU set is computed and written once, so the plan's time
+and memory grow with points and hosts and not with how many CPUs a load generator has."""
+
+from __future__ import annotations
+
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from sizing import profiles
+from sizing.inventory import Inventory, load_inventory
+from sizing.model import Ht
+from sizing.plan import build_plan, dryrun, points
+from sizing.plan.points import PlannedPoint
+from sizing.topology import Cpu, Topology
+
+CORES = (1, 2, 4, 8)
+HTS = (Ht.OFF, Ht.ON)
+
+
+def machine(sockets: int, cores: int, threads: int) -> Topology:
+    """A topology numbered like Linux: the first thread of every core, then the second."""
+    per = sockets * cores
+    return Topology(
+        tuple(
+            Cpu(id=t * per + s * cores + c, core=c, socket=s, node=s)
+            for t in range(threads)
+            for s in range(sockets)
+            for c in range(cores)
+        )
+    )
+
+
+def lab(tmp_path: Path, servers: int, clients: int) -> Inventory:
+    path = tmp_path / f"lab-{servers}x{clients}.yml"
+    lines = ["all:", "  children:", "    servers:", "      hosts:"]
+    lines += [f"        srv{i}: {{ansible_host: 192.0.2.{i + 1}}}" for i in range(servers)]
+    lines += ["    clients:", "      hosts:"]
+    lines += [f"        load{j}: {{ansible_host: 198.51.100.{j + 1}}}" for j in range(clients)]
+    path.write_text("\n".join(lines) + "\n")
+    return load_inventory(path)
+
+
+def plan_of(inv: Inventory, client: Topology) -> list[PlannedPoint]:
+    server = machine(2, 16, 2)
+    topologies = {h.name: server for h in inv.servers} | {h.name: client for h in inv.clients}
+    return build_plan(inv, topologies, CORES, HTS, [profiles.load("rps"), profiles.load("tps")])
+
+
+def test_a_clients_cpu_set_is_computed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inv = lab(tmp_path, 3, 2)
+    calls: list[str] = []
+    real = points._client_cpus
+    monkeypatch.setattr(points, "_client_cpus", lambda c, t: calls.append(c.name) or real(c, t))
+    plan = plan_of(inv, machine(2, 20, 2))
+    assert len(plan) == 3 * 4 * 2 * 2 and not any(p.skipped for p in plan)
+    assert sorted(calls) == ["load0", "load1"]
+    first = plan[0].client_cpus["load0"]
+    assert len(first) == 80
+    assert all(p.client_cpus["load0"] is first for p in plan)
+
+
+def test_the_plan_text_writes_a_cpu_set_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = plan_of(lab(tmp_path, 3, 2), machine(2, 20, 2))
+    written: list[int] = []
+    real = dryrun.cpulist
+    monkeypatch.setattr(dryrun, "cpulist", lambda cpus: written.append(len(cpus)) or real(cpus))
+    servers = dryrun._servers(plan, set(), {})
+    assert [s["clients"] for s in servers] == [{"load0": "0-79", "load1": "0-79"}] * 3
+    assert written.count(80) == 1  # both clients have the same set: written once in all
+
+
+def test_memory_does_not_grow_with_the_clients_cpus(tmp_path: Path) -> None:
+    """80-thread clients plan in the memory 8-thread ones take (a CPU tuple kept per point
+    and client made the plan's memory grow with points x clients x client CPUs)."""
+    inv = lab(tmp_path, 20, 20)
+    small, big = machine(1, 8, 1), machine(2, 20, 2)
+    peaks = []
+    for client in (small, big, small, big):
+        tracemalloc.start()
+        plan = plan_of(inv, client)
+        dryrun._servers(plan, set(), {})
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        del plan
+    # 20 clients of 80 CPUs hold 20 tuples of 72 more ids each: about 12 KB more at most.
+    assert min(peaks[1], peaks[3]) - max(peaks[0], peaks[2]) < 64 * 1024
