@@ -72,7 +72,7 @@ def measured_on(runs: Sequence[RunData]) -> tuple[str, ...]:
             label = PLATFORM_LABELS.get(name, name)
             if name in ("kvm", "esxi"):
                 label += " guest"
-            elif name == "baremetal":
+            elif name in ("baremetal", "virtualized-host"):
                 label = label.lower()
             host = run.record.hosts.get(key.host)
             cpu = host.cpu_model if host is not None and host.cpu_model else ""
