@@ -360,6 +360,12 @@ def _how(pairs: int, interval: str, has_interval: bool) -> str:
     return f"in alternation ({words})" if pairs else words
 
 
+def _breakable(basis_id: str) -> str:
+    """A basis id that may wrap after its ``/`` and ``+`` (a zero-width space), so that a
+    pooled basis' long id does not squeeze the table's other columns."""
+    return basis_id.replace("/", "/\u200b").replace("+", "+\u200b")
+
+
 def provenance_table(table: SizingTable) -> TableBlock:
     """Every figure of the sizing table: its basis, provenance, flags and interval."""
     rows: list[tuple[TCell, ...]] = []
@@ -372,7 +378,9 @@ def provenance_table(table: SizingTable) -> TableBlock:
                 src = cell_source(c.source, c.emulated)
                 origin = c.origin
                 if c.source in (FigureKind.EXTRAPOLATED, FigureKind.SHAPE):
-                    origin = f"{s.fit.describe()}; {c.origin}" if c.origin else s.fit.describe()
+                    # the model's parameters are in the engineers' appendix
+                    model = "predicted by the fitted scaling model (engineers' appendix)"
+                    origin = f"{model}; {c.origin}" if c.origin else model
                 interval = MISSING
                 if c.ci_low is not None and c.ci_high is not None:
                     interval = f"{number(c.ci_low)} to {number(c.ci_high)}"
@@ -380,7 +388,7 @@ def provenance_table(table: SizingTable) -> TableBlock:
                         interval += f" ({c.interval})"
                 rows.append(
                     (
-                        TCell(c.basis_id or s.basis_id, numeric=False),
+                        TCell(_breakable(c.basis_id or s.basis_id), numeric=False),
                         TCell(series_label(s.platform, s.ht, s.profile), numeric=False),
                         TCell(str(c.cores)),
                         TCell(figure_text(c), src),

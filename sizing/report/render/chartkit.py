@@ -110,7 +110,7 @@ def chart_style() -> Iterator[None]:
         yield
 
 
-def new_figure(ncols: int, height: float = 3.3) -> tuple[MplFigure, list[Axes]]:
+def new_figure(ncols: int, height: float = 3.0) -> tuple[MplFigure, list[Axes]]:
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(WIDTH_IN, height), layout="constrained")

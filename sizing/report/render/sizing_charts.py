@@ -103,9 +103,11 @@ def _plot_series(ax: Any, s: Any, cores: list[int], multi_ht: bool) -> set[str]:
     bounds = [f for f in s.observed if f.lower_bound]
     observed = [f.cores for f in s.observed]
     lo, hi = min(f.cores for f in full or s.observed), max(f.cores for f in full or s.observed)
-    # the curve never runs past a lower bound's core count: what it would say there is
-    # a guess the bound cannot check
-    top = max(cores) if not bounds else max([hi] + [c for c in cores if c not in observed])
+    derived = [(c, s.estimate(c)) for c in cores if c not in observed]
+    extra = [(c, f.value) for c, f in derived if not isinstance(f, str)]
+    # the curve runs only as far as the table predicts: not past a lower bound, nor to a
+    # core count the table leaves empty
+    top = max([hi] + [c for c, _ in extra])
     curve = _fit_curve(s, top)
     inside = [(x, y) for x, y in curve if lo <= x <= hi]
     fitted = "USL fit" if s.fit.model == "usl" else "linear"
@@ -131,8 +133,6 @@ def _plot_series(ax: Any, s: Any, cores: list[int], multi_ht: bool) -> set[str]:
         ax.annotate(f"≥{f.value / 1000:,.0f}k" if f.value >= 1000 else f"≥{f.value:,.0f}",
                     (f.cores, f.value), xytext=(-6, 0), textcoords="offset points",
                     ha="right", va="center", fontsize=6.5, color=style["color"])
-    derived = [(c, s.estimate(c)) for c in cores if c not in observed]
-    extra = [(c, f.value) for c, f in derived if not isinstance(f, str)]
     if extra:
         drawn.add("extrapolated")
         ax.plot([c for c, _ in extra], [v for _, v in extra], linestyle="none",
