@@ -34,6 +34,7 @@ MM = 72 / 25.4  # PDF points per millimetre
 RIGHT_MARGIN_MM = 15.0  # the page's right margin is 18 mm (the cover's text 20 mm)
 FOOTER = re.compile(r"^(NGINX capacity sizing|Page \d+ of \d+)$")
 # How each chart's caption begins (sizing/report/render/*_charts.py)
+HEADING_PT = 12.0  # a line taller than this is a heading (body text: 10 pt lines, h3: 12.2)
 CAPTIONS = ("Filled markers", "Server cost", "(bare metal", "One marker", "Each bar")
 
 
@@ -97,6 +98,10 @@ def test_every_page_holds_its_text(lab: str, tmp_path: Path) -> None:
         assert ln.x_max <= width - RIGHT_MARGIN_MM * MM, f"right edge, page {ln.page}: {ln}"
         if not FOOTER.match(ln.text):
             assert ln.y_max < footer_top[ln.page], f"under the footer, page {ln.page}: {ln}"
+    for n in range(1, len(sizes) + 1):  # a heading (h2, h3: taller lines) never ends a page
+        body = [ln for ln in lines if ln.page == n and not FOOTER.match(ln.text)]
+        if body:
+            assert body[-1].y_max - body[-1].y_min <= HEADING_PT, f"alone on page {n}: {body[-1]}"
     titles = [i for i, ln in enumerate(lines) if re.match(r"Figure \d+\. ", ln.text)]
     assert len(titles) >= 4
     for i in titles:
