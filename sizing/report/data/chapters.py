@@ -171,7 +171,7 @@ def _engineers(g: Guide) -> list[Block]:
     return [
         p("A basis is one hardware, one platform, one workload and one software stack: "
           "figures of different bases are never mixed. The guide is sized on these, by "
-          "their identifiers (as `sizing results --bases` lists them):"),
+          "their identifiers (as ", code("sizing results --bases"), " lists them):"),
         facts(g.bases, "bases"),
         p("Each series' scaling model, fitted to its observed core counts:"),
         facts(g.methodology.models, "models"),
