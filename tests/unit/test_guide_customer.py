@@ -19,6 +19,7 @@ from sizing.ceilings import FAR_BELOW
 from sizing.cli import app
 from sizing.report.build import prepare
 from sizing.report.data import MARKS, Guide, GuideRequest, number, percent
+from sizing.report.data.chapters import Para, chapters
 from sizing.report.render import charts as charts_mod
 from sizing.report.render.sizing_charts import BARS_PER_FIGURE
 from sizing.sources import Sources
@@ -59,6 +60,12 @@ def test_the_box_describes_the_mixed_fleet_it_recommends() -> None:
     # the figures are those of the fleet's servers, not the identical fleet's
     parts = sorted(c.cores_per_server for c, _ in fleet.parts)
     assert [f.label for f in rec.figures] == [f"RPS of one {n}-core server" for n in parts]
+    assert facts["How likely it carries the target"].startswith("not known")
+    # the engine's step-by-step reasoning (much of it on the identical fleet) is in the
+    # engineers' appendix, not under the box's headline
+    (eng,) = [c for c in chapters(g, ()) if c.id == "engineers"]
+    steps = [r.text for b in eng.blocks if isinstance(b, Para) for r in b.runs]
+    assert any("identical fleet" in t for t in steps)
 
 
 def test_one_mark_one_meaning() -> None:

@@ -175,7 +175,18 @@ def _engineers(g: Guide) -> list[Block]:
         facts(g.bases, "bases"),
         p("Each series' scaling model, fitted to its observed core counts:"),
         facts(g.methodology.models, "models"),
+        *_steps(g),
     ]  # fmt: skip
+
+
+def _steps(g: Guide) -> list[Block]:
+    """The recommendation's reasoning, line by line as the engine gives it (the summary's
+    box states the result)."""
+    r = g.recommendation
+    if r is None or not r.feasible:
+        return []
+    return [p("How the recommendation was reached, step by step:"),
+            *(p(line, cls="note") for line in r.explanation)]  # fmt: skip
 
 
 def _summary(g: Guide) -> list[Block]:

@@ -140,6 +140,7 @@ def _facts(
         facts.append(Fact("CPU utilisation at the target", percent(best.utilization * 100.0)))
         if best.counted_servers != best.servers:
             facts.append(Fact("Servers counted on", f"{best.counted_servers} (one spare)"))
+        facts.append(_how_sure(best.confidence))
         return facts
     facts = [
         Fact("Fleet", fleet_text(fleet)),
@@ -147,9 +148,7 @@ def _facts(
         *_fleet_capacity(fleet, result),
         Fact("CPU utilisation at the target", percent(fleet.utilization * 100.0)),
     ]
-    if fleet.confidence is not None:
-        facts.append(Fact("Carries the target in", f"{percent(fleet.confidence * 100.0, 0)} "
-                          "of the plausible outcomes"))  # fmt: skip
+    facts.append(_how_sure(fleet.confidence))
     lower = {f.profile for f in best.figures if f.lower_bound}
     alone = [_capacity_words(best.capacity_rps, "RPS", "rps" in lower),
              _capacity_words(best.capacity_tps, "SSL TPS", "tps" in lower),
@@ -160,6 +159,16 @@ def _facts(
         + ", ".join(x for x in alone if x),
     ))  # fmt: skip
     return facts
+
+
+def _how_sure(confidence: float | None) -> Fact:
+    """How likely the fleet carries the target within its headroom, or why it is not
+    known."""
+    if confidence is None:
+        return Fact("How likely it carries the target", "not known: its figures carry no "
+                    "repetitions to draw from (reference data, or single runs)")  # fmt: skip
+    return Fact("How likely it carries the target",
+                f"{percent(confidence * 100.0, 0)} of the plausible outcomes")  # fmt: skip
 
 
 def _capacity_facts(parts: Sequence[tuple[Configuration, int]]) -> list[Fact]:
