@@ -186,7 +186,7 @@ def _steps(g: Guide) -> list[Block]:
     if r is None or not r.feasible:
         return []
     return [p("How the recommendation was reached, step by step:"),
-            *(p(line, cls="note") for line in r.explanation)]  # fmt: skip
+            *(p(line, cls="step") for line in r.explanation)]  # fmt: skip
 
 
 def _summary(g: Guide) -> list[Block]:
