@@ -137,6 +137,11 @@ GuideTitleOpt = Annotated[str, typer.Option("--title", help="Title on the cover.
 GuideCustomerOpt = Annotated[
     str, typer.Option("--customer", help="Who the guide is prepared for (cover page).")
 ]
+GuidePreparedByOpt = Annotated[
+    str,
+    typer.Option("--prepared-by", metavar="NAME",
+                 help="Who prepared the guide (cover and summary page)."),
+]  # fmt: skip
 
 
 def guide_cmd(
@@ -165,6 +170,7 @@ def guide_cmd(
     paper: GuidePaperOpt = "a4",
     title: GuideTitleOpt = "NGINX Sizing Guide",
     customer: GuideCustomerOpt = "",
+    prepared_by: GuidePreparedByOpt = "",
 ) -> None:
     """The printable sizing guide: summary, sizing table, charts, methodology, validity.
 
@@ -194,6 +200,7 @@ def guide_cmd(
     request = GuideRequest(
         title=title,
         customer=customer,
+        prepared_by=prepared_by,
         date=dt.date.today().isoformat(),
         paper=choice(PaperChoice, paper, "--paper").value,
         tool_version=__version__,

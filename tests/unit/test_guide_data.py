@@ -220,9 +220,12 @@ def test_number_money_percent() -> None:
 def test_reference_only_guide_is_labelled_and_in_the_articles_shape() -> None:
     g = _guide(None, source="both")
     assert g.reference_only and g.basis == "reference"
-    assert "not measurements of your hardware" in g.basis_text
-    assert g.basis_text.startswith("Sized on reference/baremetal (baremetal; PowerEdge")
-    assert "reference: no measured basis qualifies" in g.basis_text
+    # the buyer's words on the cover and the summary; the ids and why in an appendix
+    assert g.basis_text.startswith("Sized on the published reference data (NGINX blog")
+    assert "not on measurements of your hardware: Bare metal, ESXi; PowerEdge" in g.basis_text
+    assert "reference/" not in g.basis_text and "qualifies" not in g.basis_text
+    assert [f.label for f in g.bases][:2] == ["reference/baremetal", "reference/esxi"]
+    assert any("reference: no measured basis qualifies" in f.value for f in g.bases)
     first = g.tables[0]
     assert [h for h, _ in first.groups] == ["Hardware cost", "CPU cores", "RPS", "SSL TPS"]
     assert _row(first, 4) == ["$1,300", "4", "192,000", "132,000", "3,200", "2,900"]
@@ -264,7 +267,13 @@ def test_measured_figures_win_and_are_labelled(db: Path) -> None:
     g = _guide(db, article_prices=True)
     assert g.basis == "measured"  # one basis group: srv1's bare metal and its KVM guest
     assert g.choice.ids == ("srv1/baremetal/static-128b", "srv1/kvm/static-128b")
-    assert g.basis_text.startswith("Sized on srv1/baremetal/static-128b (baremetal; Test CPU")
+    assert g.basis_text.startswith("Sized on figures measured with sizing on srv1: Bare metal,")
+    assert g.bases[0].label == "srv1/baremetal/static-128b"
+    assert g.bases[0].value.startswith("baremetal; Test CPU")
+    assert g.measured_on == ("srv1 (bare metal, Test CPU Model 9000)",
+                             "srv1 (KVM guest, Test CPU Model 9000)")  # fmt: skip
+    # the emulated guest is not in the body, and the summary says where it is
+    assert [(x.host, x.option) for x in g.left_out] == [("tcg1", "--include-emulated")]
     assert g.inventories == ("lab",)
     first = g.tables[0]
     assert "srv1/baremetal/static-128b + srv1/kvm/static-128b" in first.title
@@ -335,10 +344,12 @@ def test_a_paired_overhead_is_marked_paired_in_the_guide(db: Path) -> None:
     assert two.pairs == 0
     assert g.overhead_table is not None
     legs = {(r[0].text, r[2].text): r[5].text for r in g.overhead_table.rows}
-    assert legs[("RPS", "1")] == "paired (4 pairs, range of 4, 87.5%)"
-    assert legs[("RPS", "2")] == "unpaired (from both legs' intervals, each 75%)"
+    # the buyer's words: measured in alternation, or apart; never "legs"
+    assert legs[("RPS", "1")] == "in alternation (4 pairs, range of 4, 87.5%)"
+    assert legs[("RPS", "2")] == "apart (from both figures' intervals, each 75%)"
+    assert g.overhead_table.headers[5] == "How measured"
     md = render_markdown(g)
-    assert "paired (4 pairs, range of 4, 87.5%)" in md
+    assert "in alternation (4 pairs, range of 4, 87.5%)" in md
 
 
 def test_validity_appendix_lists_invalid_skipped_and_emulated(db: Path) -> None:

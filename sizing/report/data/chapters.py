@@ -157,13 +157,47 @@ def chapters(g: Guide, chart_ids: Sequence[str]) -> list[Chapter]:
               "it holds the true median."),
             *table(g.provenance, "provenance", show_title=False)),
     ))  # fmt: skip
+    if g.limits_all is not None:
+        out.append(Chapter("limits-all", "How close to the limit: every figure", "C",
+                           appendix=True, blocks=tuple(table(g.limits_all, "limits"))))  # fmt: skip
+    out.append(Chapter("engineers", "For engineers: bases and scaling models",
+                       chr(ord("A") + sum(c.appendix for c in out)), appendix=True,
+                       blocks=tuple(_engineers(g))))  # fmt: skip
     return out
+
+
+def _engineers(g: Guide) -> list[Block]:
+    """The identifiers and the model parameters the body leaves out."""
+    return [
+        p("A basis is one hardware, one platform, one workload and one software stack: "
+          "figures of different bases are never mixed. The guide is sized on these, by "
+          "their identifiers (as ", code("sizing results --bases"), " lists them):"),
+        facts(g.bases, "bases"),
+        p("Each series' scaling model, fitted to its observed core counts:"),
+        facts(g.methodology.models, "models"),
+        *_steps(g),
+    ]  # fmt: skip
+
+
+def _steps(g: Guide) -> list[Block]:
+    """The recommendation's reasoning, line by line as the engine gives it (the summary's
+    box states the result)."""
+    r = g.recommendation
+    if r is None or not r.feasible:
+        return []
+    return [p("How the recommendation was reached, step by step:"),
+            *(p(line, cls="step") for line in r.explanation)]  # fmt: skip
 
 
 def _summary(g: Guide) -> list[Block]:
     lead = g.basis_text + (" The figures describe the published test hardware, not yours."
                            if g.reference_only else "")  # fmt: skip
     blocks: list[Block] = [p(lead, cls="lead")]
+    if g.left_out:
+        blocks.append(p("Not in this guide's figures: " + " ".join(x.sentence() for x in
+                                                                 g.left_out)))  # fmt: skip
+    if g.about:
+        blocks.append(facts(g.about, "about", title="About this guide"))
     if g.recommendation is not None:
         blocks.append(Recommendation(g.recommendation))
         blocks += table(g.recommendation.alternatives, "alternatives")
@@ -267,12 +301,20 @@ def _methodology(g: Guide) -> list[Block]:
         "with fewer, by the scaling shape of a basis with the same workload (never an "
         "emulated one), or not at all, with the reason. No prediction exceeds linear scaling "
         "from the best measured figure per core. Such figures are marked interpolated or "
-        "extrapolated; \"How sure are these figures\" lists them."),
-        facts(m.models, "models"), facts(m.cost, title="Cost")]  # fmt: skip
+        "extrapolated; \"How sure are these figures\" lists them. The fitted models' "
+        "parameters are in the engineers' appendix."),
+        facts(m.cost, title="Cost")]  # fmt: skip
     return blocks
 
 
 def _validity(g: Guide) -> list[Block]:
+    aside = [p(x.sentence()) for x in g.left_out]
+    if aside:
+        aside.insert(0, p("Hosts whose points this guide's figures leave out, and why:"))
+    return aside + _validity_points(g)
+
+
+def _validity_points(g: Guide) -> list[Block]:
     if g.validity is not None:
         return [p("A figure is used for sizing only when it measured the server and nothing "
                   "else. These points were skipped, failed, judged invalid (kept, never used), "

@@ -23,7 +23,7 @@ MARKS: dict[str, str] = {
     FigureKind.MEASURED: "m",
     FigureKind.REFERENCE: "r",
     FigureKind.INTERPOLATED: "i",
-    FigureKind.SHAPE: "x",
+    FigureKind.SHAPE: "s",
     FigureKind.EXTRAPOLATED: "x",
     FigureKind.EMULATED: "e",
     FigureKind.TRANSLATED: "t",

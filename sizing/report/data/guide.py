@@ -10,14 +10,16 @@ from sizing.engine.choice import Choice
 from sizing.engine.table import build_table
 from sizing.engine.versus import PlatformComparison
 from sizing.model import Figure, FigureKind
+from sizing.report.data.about import about_facts, measured_on
 from sizing.report.data.certainty import certainty_section
-from sizing.report.data.format import MARKS, PROVENANCE_TEXT, inventory_name
+from sizing.report.data.format import MARKS, PLATFORM_LABELS, PROVENANCE_TEXT, inventory_name
 from sizing.report.data.gateway import gateway_section
 from sizing.report.data.latency import latency_section
 from sizing.report.data.limits import limits_section
 from sizing.report.data.methodology import distinct, methodology
 from sizing.report.data.model import Fact, Guide, GuideRequest
 from sizing.report.data.runs import cpu_points, validity_table
+from sizing.report.data.scope import scope
 from sizing.report.data.summary import headlines, recommendation_view
 from sizing.report.data.tables import (
     emulated_table,
@@ -34,15 +36,28 @@ if TYPE_CHECKING:
     from sizing.catalog import Reference
     from sizing.sources import BasisInputs
 
-def _basis_text(choice: Choice, basis: str, citation: str, inventories: Sequence[str]) -> str:
-    """What the guide is sized on, and why."""
-    labels = "; ".join(b.label() for b in choice.bases)
-    text = f"Sized on {labels}. Chosen because: {choice.why}."
+def _basis_text(choice: Choice, basis: str, citation: str) -> str:
+    """What the guide is sized on, in the words a buyer reads (the bases' ids and why they
+    were chosen are in the methodology, :func:`basis_facts`)."""
+    platforms = ", ".join(dict.fromkeys(
+        PLATFORM_LABELS.get(b.platform, b.platform) for b in choice.bases))  # fmt: skip
+    hardware = "; ".join(dict.fromkeys(b.hardware.label() for b in choice.bases))
+    workload = "; ".join(dict.fromkeys(b.workload.label() for b in choice.bases))
     if basis == FigureKind.REFERENCE:
-        return text + f" Published reference data ({citation}), not measurements of your hardware."
-    if inventories:
-        text += " Measured with sizing on " + ", ".join(inventories) + "."
-    return text
+        return (f"Sized on the published reference data ({citation}), not on measurements of "
+                f"your hardware: {platforms}; {hardware}; NGINX {workload}.")  # fmt: skip
+    hosts = ", ".join(dict.fromkeys(h for b in choice.bases for h in b.hosts))
+    return f"Sized on figures measured with sizing on {hosts}: {platforms}; NGINX {workload}."
+
+
+def basis_facts(choice: Choice) -> tuple[Fact, ...]:
+    """The bases by id, with what each is, and why they were chosen (for engineers)."""
+    facts = [Fact(b.id, "; ".join([b.platform, b.hardware.label(), b.workload.label()]
+                                  + ([b.software] if b.software else [])))
+             for b in choice.bases]  # fmt: skip
+    facts.append(Fact("Why these", choice.why))
+    facts += [Fact(i, "passed over: " + why) for i, why in choice.passed_over]
+    return tuple(facts)
 
 
 def build_guide(
@@ -62,20 +77,19 @@ def build_guide(
     only. ``result`` is the recommendation for the request's demand, made by the same use
     case as ``sizing recommend`` (:func:`sizing.app.sizing.recommend`), never here."""
     choice = inputs.choice
-    table = build_table(
-        choice.figures,
-        catalog,
-        bases=inputs.bases,
-        prices=inputs.prices,
-        article_prices=inputs.article_prices,
-        allow_extrapolation=request.inputs.allow_extrapolation,
-    )
+    table = build_table(choice.figures, catalog, bases=inputs.bases, prices=inputs.prices,
+                        article_prices=inputs.article_prices,
+                        allow_extrapolation=request.inputs.allow_extrapolation)  # fmt: skip
     basis = table.source
     citation = reference.citation()
     inventories = tuple(distinct(inventory_name(r.record.inventory) for r in runs))
     rec_view = None if result is None else recommendation_view(result, catalog.currency)
     sure = certainty_section(table, result)
-    limits = limits_section(runs, FigureKind.REFERENCE in table.sources_used)
+    # the body shows the hosts it is sized on; the others are in Appendix A (scope.py)
+    body, left_out = scope(runs, choice, include_virtualized=request.inputs.include_virtualized,
+                           include_emulated=request.inputs.include_emulated)
+    hosts = measured_on(body)
+    limits = limits_section(body, FigureKind.REFERENCE in table.sources_used)
     ov = overhead_points(table)
     legend = tuple(Fact(MARKS[k], f"{k}: {v}") for k, v in PROVENANCE_TEXT.items())
     return Guide(
@@ -87,7 +101,7 @@ def build_guide(
         inventories=inventories,
         run_ids=tuple(r.record.id for r in runs),
         basis=basis,
-        basis_text=_basis_text(choice, basis, citation, inventories),
+        basis_text=_basis_text(choice, basis, citation),
         reference_only=basis == FigureKind.REFERENCE,
         citation=citation,
         reference_url=reference.url,
@@ -102,14 +116,14 @@ def build_guide(
         overhead_table=overhead_table(ov),
         ht_gain_table=ht_gain_table(table),
         emulated_table=emulated_table(emulated, request.inputs.include_emulated),
-        cpu_points=tuple(cpu_points(runs)),
-        methodology=methodology(runs, reference, table, catalog, nginx_template),
+        cpu_points=tuple(cpu_points(body)),
+        methodology=methodology(body, reference, table, catalog, nginx_template),
         validity=validity_table(runs),
         provenance=provenance_table(table),
         runs=tuple(runs),
         legend=legend,
-        latency=latency_section(runs),
-        gateway=gateway_section(runs),
+        latency=latency_section(body),
+        gateway=gateway_section(body),
         certainty=sure.paragraphs,
         predicted=sure.predicted,
         certainty_closing=sure.closing,
@@ -117,4 +131,9 @@ def build_guide(
         limits_table=limits.table,
         limit_points=limits.points,
         versus=None if versus is None else versus_view(versus),
+        limits_all=limits.all_table,
+        about=about_facts(request, catalog),
+        measured_on=hosts,
+        bases=basis_facts(choice),
+        left_out=left_out,
     )

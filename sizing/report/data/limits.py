@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from sizing.ceilings import FAR_BELOW, binding, point_ceilings
 from sizing.model import Status
-from sizing.report.data.format import number
+from sizing.report.data.format import PROFILE_LABELS, number
 from sizing.report.data.model import TableBlock, TCell
 from sizing.sources import RunData
 
@@ -32,13 +32,24 @@ class Limit:
 
 @dataclass(frozen=True)
 class Limits:
+    """The section: its paragraphs, the body's table (the figures close to a ceiling), the
+    appendix's (every figure), and the figures for the chart."""
+
     paragraphs: tuple[str, ...]
     table: TableBlock | None
     points: tuple[Limit, ...]
+    all_table: TableBlock | None = None
 
 
-def limits_section(runs: Sequence[RunData], reference_used: bool) -> Limits:
-    """The section for the guide's runs (the measured points with a figure)."""
+def point_label(host: str, cores: int, ht: str, profile: str, invalid: bool) -> str:
+    """``r640-01, 4 cores, HT on, SSL TPS`` (``(invalid)`` after a point judged invalid)."""
+    label = f"{host}, {cores} core{'s' if cores != 1 else ''}, HT {ht}, "
+    label += PROFILE_LABELS.get(profile, profile)
+    return label + (" (invalid)" if invalid else "")
+
+
+def _rows(runs: Sequence[RunData]) -> list[Limit]:
+    """Every measured figure with a known or stated ceiling."""
     rows: list[Limit] = []
     for run in runs:
         hosts = run.record.hosts
@@ -58,9 +69,8 @@ def limits_section(runs: Sequence[RunData], reference_used: bool) -> Limits:
             if not cs:
                 continue
             best = binding(cs, r.value)
-            label = f"{r.key.host} {r.key.cores}c HT {r.key.ht} {r.key.profile}"
-            if r.status is Status.INVALID:
-                label += " (invalid)"
+            label = point_label(r.key.host, r.key.cores, r.key.ht, r.key.profile,
+                                r.status is Status.INVALID)  # fmt: skip
             if best is None:
                 rows.append(Limit(label, r.key.profile, r.value, r.unit, None, None,
                                   "; ".join(c.note for c in cs if c.note)))  # fmt: skip
@@ -68,26 +78,13 @@ def limits_section(runs: Sequence[RunData], reference_used: bool) -> Limits:
                 share = best.share(r.value)
                 rows.append(Limit(label, r.key.profile, r.value, r.unit, best.limit, share,
                                   best.what))  # fmt: skip
-    paras = [
-        "A full TLS handshake costs the server one private-key operation of its certificate. "
-        "openssl speed of that operation, pinned to one of the point's cores before the run, "
-        "is the most full handshakes a core could do if nothing else cost anything; a link's "
-        "line rate over the bytes one request costs on the wire is the most requests it "
-        "carries. Near its crypto ceiling a figure is sound and more cores, not tuning, are "
-        f"the way up; below {FAR_BELOW * 100:.0f}% of it something else dominates (the key "
-        "exchange, the TCP connections, the proxied request, the kernel). No prediction in "
-        "this guide exceeds a ceiling."
-    ]
-    if reference_used:
-        paras.append(
-            "Reference figures: ceiling not stated (the article names no CPU model, so what "
-            "its hardware allowed is unknown)."
-        )
-    if not rows:
-        return Limits(tuple(paras), None, ())
-    table = TableBlock(
-        title="How close to the limit",
-        headers=("point", "measured", "ceiling", "share", "ceiling of"),
+    return rows
+
+
+def _table(rows: Sequence[Limit], title: str) -> TableBlock:
+    return TableBlock(
+        title=title,
+        headers=("Figure", "Measured", "Ceiling", "Share", "Ceiling of"),
         rows=tuple(
             (
                 TCell(x.label, numeric=False),
@@ -99,4 +96,42 @@ def limits_section(runs: Sequence[RunData], reference_used: bool) -> Limits:
             for x in rows
         ),
     )
-    return Limits(tuple(paras), table, tuple(rows))
+
+
+def limits_section(runs: Sequence[RunData], reference_used: bool) -> Limits:
+    """The section for the guide's runs (the measured points with a figure): in the body
+    the figures at or above :data:`FAR_BELOW` of their ceiling, every one in an appendix."""
+    rows = _rows(runs)
+    paras = [
+        "A full TLS handshake costs the server one private-key operation of its certificate. "
+        "openssl speed of that operation, on one of the cores the server was given, measured "
+        "before the test, is the most full handshakes a core could do if nothing else cost "
+        "anything; a network link's speed over the bytes one request costs on the wire is "
+        "the most requests it carries. Near its crypto ceiling a figure is sound and more "
+        "cores, not tuning, are the way up; below "
+        f"{FAR_BELOW * 100:.0f}% of it something else dominates (the key exchange, the TCP "
+        "connections, the proxied request, the kernel). No prediction in this guide exceeds "
+        "a ceiling."
+    ]
+    if reference_used:
+        paras.append(
+            "Reference figures: ceiling not stated (the article names no CPU model, so what "
+            "its hardware allowed is unknown)."
+        )
+    if not rows:
+        return Limits(tuple(paras), None, ())
+    near = [x for x in rows if x.share is not None and x.share >= FAR_BELOW]
+    rest = len(rows) - len(near)
+    if rest:
+        low = [x.share for x in rows if x.share is not None and x.share < FAR_BELOW]
+        top = f" (the highest {max(low) * 100:.0f}%)" if low else ""
+        paras.append(
+            f"{len(near) or 'No'} figure{'s' if len(near) != 1 else ''} reached "
+            f"{FAR_BELOW * 100:.0f}% of a ceiling or more"
+            + (" and are listed here" if near else "")
+            + f"; the other {rest} stayed further from every ceiling known for them{top}, "
+            "or have none known: Appendix C lists every figure."
+        )
+    table = _table(near, "Figures close to a ceiling") if near else None
+    every = _table(rows, "Every figure and its ceiling") if rest else None
+    return Limits(tuple(paras), table, tuple(rows), every)

@@ -185,10 +185,32 @@ def methodology(
         nginx_directives=tuple(nginx_fixed_directives(nginx_template)) if used else (),
         nginx_per_point=tuple(_per_point(used)) if used else (),
         reference=tuple(ref_facts),
-        models=tuple(Fact(series_label(*s.key), s.fit.describe()) for s in table.series),
+        models=tuple(Fact(series_label(*s.key), model_words(s)) for s in table.series),
         cost=cost,
         sources=" and ".join(sources) or "the results store",
     )
+
+
+def model_words(s: Any) -> str:
+    """A series' fitted scaling model for the engineers' appendix: the law, its parameters,
+    where its curve would stop growing, and where its uncertainty comes from (the
+    repetitions for a measured series; nothing for single published figures)."""
+    fit = s.fit
+    if fit.model != "usl" or fit.lam is None or fit.sigma is None or fit.kappa is None:
+        return str(fit.describe())
+    text = (f"Universal Scalability Law, λ = {fit.lam:,.0f} per core, σ = {fit.sigma:.4f} "
+            f"(contention), κ = {fit.kappa:.5f} (coherence)")  # fmt: skip
+    peak = fit.peak
+    if peak is not None and peak < 1e4:
+        text += f"; the curve stops growing at about {peak:.0f} cores"
+    n = len(fit.points)
+    if fit.r2 is not None:
+        text += f"; R² = {fit.r2:.3f} on {n} core counts"
+    else:
+        text += f"; passes through its {n} core counts exactly (no residual)"
+    if s.basis == FigureKind.REFERENCE:
+        return text + "; the published figures are single numbers, so it carries no interval"
+    return text + "; its interval comes from the repetitions of the measured figures"
 
 
 Used = Sequence[tuple[RunData, "StoredPoint"]]

@@ -20,6 +20,7 @@ class GuideRequest:
 
     title: str = "NGINX Sizing Guide"
     customer: str = ""
+    prepared_by: str = ""  # who prepared it (--prepared-by)
     date: str = ""
     paper: str = "a4"  # a4 | letter
     tool_version: str = ""
@@ -268,6 +269,11 @@ class Guide:
     limits_table: TableBlock | None = None
     limit_points: tuple[Any, ...] = ()  # data.limits.Limit, for the chart
     versus: Any = None  # data.versus.VersusView: bare metal or the hypervisor for the demand
+    limits_all: TableBlock | None = None  # every figure against its ceiling (an appendix)
+    about: tuple[Fact, ...] = ()  # who, when, the prices and what a cost includes (about.py)
+    measured_on: tuple[str, ...] = ()  # the body's hosts, each as what it is
+    left_out: tuple[Any, ...] = ()  # data.scope.LeftOut: hosts the body leaves to Appendix A
+    bases: tuple[Fact, ...] = ()  # the bases by id and why they were chosen (methodology)
 
     def to_dict(self) -> dict[str, Any]:
         """The guide's data as one JSON-able document (for tests and debugging)."""

@@ -5,8 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sizing.model import Status
-from sizing.report.data.format import FLAG_TEXT, MISSING, PROFILE_LABELS, STATUS_TEXT, number
+from sizing.model import Status, basis_platform
+from sizing.report.data.format import (
+    FLAG_TEXT,
+    MISSING,
+    PLATFORM_LABELS,
+    PROFILE_LABELS,
+    STATUS_TEXT,
+    number,
+)
 from sizing.report.data.model import CpuPoint, TableBlock, TCell
 from sizing.sources import RunData
 
@@ -23,6 +30,8 @@ def validity_table(runs: Sequence[RunData]) -> TableBlock | None:
             reason = r.reason or "; ".join(FLAG_TEXT.get(f, f) for f in r.flags)
             if r.status is Status.MEASURED and "emulated" in r.flags:
                 status = "measured, emulated (not used for sizing by default)"
+            elif r.status is Status.MEASURED and "virtualized-host" in r.flags:
+                status = "measured on a virtualized host (not used for sizing by default)"
             elif r.status is Status.MEASURED:
                 status = "measured, used with a warning"
             else:
@@ -31,7 +40,7 @@ def validity_table(runs: Sequence[RunData]) -> TableBlock | None:
                 (
                     TCell(str(run.record.id)),
                     TCell(r.key.host, numeric=False),
-                    TCell(r.key.platform, numeric=False),
+                    TCell(platform_label(r.key.platform, r.flags), numeric=False),
                     TCell(str(r.key.cores)),
                     TCell(r.key.ht, numeric=False),
                     TCell(PROFILE_LABELS.get(r.key.profile, r.key.profile), numeric=False),
@@ -66,6 +75,11 @@ def validity_table(runs: Sequence[RunData]) -> TableBlock | None:
 
 
 
+def platform_label(platform: str, flags: Sequence[str]) -> str:
+    """A point's platform for print: ``Bare metal``, ``Virtualized host`` (a container or
+    VM measured as bare metal: never called bare metal), ``KVM``, ``ESXi``."""
+    name = basis_platform(platform, flags)
+    return PLATFORM_LABELS.get(name, name)
 
 
 def cpu_points(runs: Sequence[RunData]) -> list[CpuPoint]:
@@ -78,7 +92,9 @@ def cpu_points(runs: Sequence[RunData]) -> list[CpuPoint]:
                 continue
             if r.metadata.workload.mode == "fixed-rate":
                 continue  # latency windows (value: p95 ms), charted against the offered rate
-            family = "baremetal" if r.key.platform == "baremetal" else "hypervisor"
+            # a container or VM that believes it is bare metal is never charted as such
+            platform = basis_platform(r.key.platform, r.flags)
+            family = platform if platform in ("baremetal", "virtualized-host") else "hypervisor"
             for rep, s in run.samples.get(p.id, ()):
                 if rep == 0 or s.metric.endswith(".client"):
                     continue

@@ -117,46 +117,109 @@ def recommendation_view(result: Recommendation, currency: str) -> Recommendation
             if fleet is not None
             else f"{config_text(best)} for {amount(best.total_cost, currency)}"
         ),
-        facts=tuple(_facts(best, fleet, currency)),
-        figures=tuple(_figure_fact(f) for f in best.figures),
+        facts=tuple(_facts(best, fleet, currency, result)),
+        figures=tuple(_figure_fact(f) for f in fleet_figures(best, fleet)),
         explanation=explain(result),
         alternatives=_alternatives(result.alternatives[:5], currency),
         result=result,
     )
 
 
-def _facts(best: Configuration, fleet: Fleet | None, currency: str) -> list[Fact]:
-    """The configuration (or the cheaper mixed fleet), its cost, capacity and use."""
-    if fleet is not None:
-        facts = [
-            Fact("Cheapest fleet", fleet_text(fleet)),
-            Fact("Its total cost", amount(fleet.total_cost, currency)),
-            Fact("Cheapest identical fleet", f"{config_text(best)}, "
-                 f"{amount(best.total_cost, currency)}"),  # fmt: skip
-        ]
-    else:
+def _facts(
+    best: Configuration, fleet: Fleet | None, currency: str, result: Recommendation
+) -> list[Fact]:
+    """The fleet the headline recommends (the cheaper mixed fleet when there is one): what
+    it is, its cost, capacity and use; then the cheapest identical fleet on a line of its
+    own."""
+    if fleet is None:
         facts = [
             Fact("Configuration", config_text(best)),
             Fact("Total cost", amount(best.total_cost, currency)),
             Fact("Cost per server", amount(best.cost_per_server, currency)),
         ]
+        facts += _capacity_facts([(best, 1)])
+        facts.append(Fact("CPU utilisation at the target", percent(best.utilization * 100.0)))
+        if best.counted_servers != best.servers:
+            facts.append(Fact("Servers counted on", f"{best.counted_servers} (one spare)"))
+        facts.append(_how_sure(best.confidence))
+        return facts
+    facts = [
+        Fact("Fleet", fleet_text(fleet)),
+        Fact("Total cost", amount(fleet.total_cost, currency)),
+        *_fleet_capacity(fleet, result),
+        Fact("CPU utilisation at the target", percent(fleet.utilization * 100.0)),
+    ]
+    facts.append(_how_sure(fleet.confidence))
     lower = {f.profile for f in best.figures if f.lower_bound}
-    of = " of the identical fleet" if fleet is not None else ""
-    if best.capacity_rps is not None:
-        rps = _capacity(best.capacity_rps, "requests/s", "rps" in lower)
-        facts.append(Fact("RPS capacity" + of, rps))
-    if best.capacity_tps is not None:
-        tps = _capacity(best.capacity_tps, "handshakes/s", "tps" in lower)
-        facts.append(Fact("SSL TPS capacity" + of, tps))
-    facts.append(Fact("CPU utilisation at the target", percent(best.utilization * 100.0)))
-    if best.counted_servers != best.servers:
-        facts.append(Fact("Servers counted on", f"{best.counted_servers} (one spare)"))
+    alone = [_capacity_words(best.capacity_rps, "RPS", "rps" in lower),
+             _capacity_words(best.capacity_tps, "SSL TPS", "tps" in lower),
+             f"{percent(best.utilization * 100.0)} CPU at the target"]  # fmt: skip
+    facts.append(Fact(
+        "Instead, all servers alike",
+        f"{config_text(best)}: {amount(best.total_cost, currency)}, "
+        + ", ".join(x for x in alone if x),
+    ))  # fmt: skip
     return facts
+
+
+def _how_sure(confidence: float | None) -> Fact:
+    """How likely the fleet carries the target within its headroom, or why it is not
+    known."""
+    if confidence is None:
+        return Fact("How likely it carries the target", "not known: its figures carry no "
+                    "repetitions to draw from (reference data, or single runs)")  # fmt: skip
+    return Fact("How likely it carries the target",
+                f"{percent(confidence * 100.0, 0)} of the plausible outcomes")  # fmt: skip
+
+
+def _capacity_facts(parts: Sequence[tuple[Configuration, int]]) -> list[Fact]:
+    """The summed RPS and SSL TPS capacity of ``parts`` (server type, count), a lower bound
+    when any server's figure is one."""
+    out: list[Fact] = []
+    for profile, unit, label in (("rps", "requests/s", "RPS"), ("tps", "handshakes/s",
+                                                                "SSL TPS")):  # fmt: skip
+        caps = [(c.capacity_rps if profile == "rps" else c.capacity_tps, n) for c, n in parts]
+        if any(v is None for v, _ in caps):
+            continue
+        total = sum((v or 0.0) * n for v, n in caps)
+        lower = any(f.lower_bound and f.profile == profile for c, _ in parts for f in c.figures)
+        out.append(Fact(f"{label} capacity", _capacity(total, unit, lower)))
+    return out
+
+
+def _capacity_words(value: float | None, label: str, lower: bool) -> str:
+    return "" if value is None else f"{'≥' if lower else ''}{number(value)} {label}"
+
+
+def _fleet_capacity(fleet: Fleet, result: Recommendation) -> list[Fact]:
+    """A mixed fleet's capacity: the demand over the share of its capacity it uses, for a
+    demand of one kind (RPS or SSL TPS); for both at once the share alone says it."""
+    d = result.demand
+    if fleet.utilization <= 0.0 or (d.rps is None) == (d.tps is None):
+        return []
+    profile = "rps" if d.rps is not None else "tps"
+    demand = d.rps if d.rps is not None else d.tps
+    assert demand is not None
+    lower = any(f.lower_bound and f.profile == profile for c, _ in fleet.parts
+                for f in c.figures)  # fmt: skip
+    label = PROFILE_LABELS[profile]
+    unit = "requests/s" if profile == "rps" else "handshakes/s"
+    return [Fact(f"{label} capacity", _capacity(demand / fleet.utilization, unit, lower))]
+
+
+def fleet_figures(best: Configuration, fleet: Fleet | None) -> list[Figure]:
+    """The figures the recommended fleet rests on, each once (every part's, in order)."""
+    configs = [best] if fleet is None else [c for c, _ in fleet.parts]
+    seen: dict[tuple[str, int, str, str], Figure] = {}
+    for c in configs:
+        for f in c.figures:
+            seen.setdefault((f.profile, f.cores, f.platform, f.ht), f)
+    return list(seen.values())
 
 
 def _figure_fact(f: Figure) -> Fact:
     return Fact(
-        f"{PROFILE_LABELS.get(f.profile, f.profile)} at {f.cores} cores",
+        f"{PROFILE_LABELS.get(f.profile, f.profile)} of one {f.cores}-core server",
         ("≥" if f.lower_bound else "")
         + f"{number(f.value)}"
         + (f" ({', '.join(f.flags)})" if f.flags else "")
@@ -176,7 +239,7 @@ def _alternatives(alts: Sequence[Configuration], currency: str) -> TableBlock | 
         rows=tuple(
             (
                 TCell(config_text(c), FigureKind.EXTRAPOLATED if c.extrapolated else "", False),
-                TCell(money(c.total_cost, currency)),
+                TCell(amount(c.total_cost, currency)),
                 TCell(number(c.capacity_rps)),
                 TCell(number(c.capacity_tps)),
                 TCell(percent(c.utilization * 100.0)),

@@ -289,26 +289,23 @@ def overhead_table(points: Sequence[OverheadPoint]) -> TableBlock | None:
                 if p.low is None or p.high is None
                 else f"{percent(p.low)} to {percent(p.high)}"
             ),
-            TCell(
-                f"paired ({p.interval})" if p.pairs else p.interval if p.low is not None
-                else MISSING,
-                numeric=False,
-            ),
+            TCell(_how(p.pairs, p.interval, p.low is not None), numeric=False),
         )
         for p in sorted(points, key=lambda p: (p.ht, p.profile, p.cores))
     )
     return TableBlock(
         title="Virtualization overhead per core count",
-        headers=("Metric", "HT", "CPU cores", "Overhead", "Interval", "Legs"),
+        headers=("Metric", "HT", "CPU cores", "Overhead", "Interval", "How measured"),
         rows=rows,
         notes=(
-            "Paired: the bare-metal and the guest leg ran on the same host CPUs in "
-            "alternation (A B, B A, ...), and the overhead is 1 minus the median of the "
+            "In alternation: the bare-metal and the guest figure ran on the same host CPUs "
+            "in alternation (A B, B A, ...), and the overhead is 1 minus the median of the "
             "per-pair ratios, with the distribution-free interval of that median: drift "
-            "that lands on both windows of a pair cancels. Unpaired: the legs were measured "
-            "apart, and the interval combines both legs' intervals (lowest: bare-metal low "
-            "against guest high; highest: the other way round); each leg's interval holds "
-            "its median as often as its coverage says (75% for 3 runs), so the pair's holds "
+            "that lands on both windows of a pair cancels. Apart: the two figures were "
+            "measured at different times, and the interval combines both figures' intervals "
+            "(lowest: bare-metal low against guest high; highest: the other way round); each "
+            "figure's interval holds its median as often as its coverage says (75% for 3 "
+            "runs), so the two together hold "
             "less often than either. Reference figures carry no interval.",
         ),
     )
@@ -330,30 +327,43 @@ def ht_gain_table(table: SizingTable) -> TableBlock | None:
                 rows.append(
                     (
                         TCell(PROFILE_LABELS.get(c.profile, c.profile), numeric=False),
-                        TCell(c.platform, numeric=False),
+                        TCell(PLATFORM_LABELS.get(c.platform, c.platform), numeric=False),
                         TCell(str(c.cores)),
                         TCell(percent(c.ht_gain_pct), cell_source(c.source, c.emulated)),
                         TCell(span),
-                        TCell(
-                            f"paired ({c.ht_gain_interval})" if c.ht_gain_pairs
-                            else c.ht_gain_interval if lo is not None else MISSING,
-                            numeric=False,
-                        ),
+                        TCell(_how(c.ht_gain_pairs, c.ht_gain_interval, lo is not None),
+                              numeric=False),  # fmt: skip
                     )
                 )
     if not rows:
         return None
     return TableBlock(
         title="Hyper-threading gain per core count",
-        headers=("Metric", "Platform", "CPU cores", "HT gain", "Interval", "Legs"),
+        headers=("Metric", "Platform", "CPU cores", "HT gain", "Interval", "How measured"),
         rows=tuple(rows),
         notes=(
-            "HT gain = HT on ÷ HT off − 1 at the same physical cores. Paired: HT off and on "
-            "ran on one host in alternation, and the gain is the median of the per-pair "
-            "ratios with the distribution-free interval of that median. Unpaired: measured "
+            "HT gain = HT on ÷ HT off − 1 at the same physical cores. In alternation: HT off "
+            "and on ran on one host in alternation, and the gain is the median of the per-pair "
+            "ratios with the distribution-free interval of that median. Apart: measured "
             "apart; the interval combines both figures' intervals.",
         ),
     )
+
+
+def _how(pairs: int, interval: str, has_interval: bool) -> str:
+    """How the two figures of a ratio were measured, in words (the engine says "paired" and
+    "legs"): ``in alternation (...)`` or ``apart (from both figures' intervals, ...)``."""
+    if not has_interval and not pairs:
+        return MISSING
+    words = interval.replace("legs'", "figures'").replace("legs", "figures")
+    words = words.replace("unpaired", "apart")
+    return f"in alternation ({words})" if pairs else words
+
+
+def _breakable(basis_id: str) -> str:
+    """A basis id that may wrap after its ``/`` and ``+`` (a zero-width space), so that a
+    pooled basis' long id does not squeeze the table's other columns."""
+    return basis_id.replace("/", "/\u200b").replace("+", "+\u200b")
 
 
 def provenance_table(table: SizingTable) -> TableBlock:
@@ -368,7 +378,9 @@ def provenance_table(table: SizingTable) -> TableBlock:
                 src = cell_source(c.source, c.emulated)
                 origin = c.origin
                 if c.source in (FigureKind.EXTRAPOLATED, FigureKind.SHAPE):
-                    origin = f"{s.fit.describe()}; {c.origin}" if c.origin else s.fit.describe()
+                    # the model's parameters are in the engineers' appendix
+                    model = "predicted by the fitted scaling model (engineers' appendix)"
+                    origin = f"{model}; {c.origin}" if c.origin else model
                 interval = MISSING
                 if c.ci_low is not None and c.ci_high is not None:
                     interval = f"{number(c.ci_low)} to {number(c.ci_high)}"
@@ -376,7 +388,7 @@ def provenance_table(table: SizingTable) -> TableBlock:
                         interval += f" ({c.interval})"
                 rows.append(
                     (
-                        TCell(c.basis_id or s.basis_id, numeric=False),
+                        TCell(_breakable(c.basis_id or s.basis_id), numeric=False),
                         TCell(series_label(s.platform, s.ht, s.profile), numeric=False),
                         TCell(str(c.cores)),
                         TCell(figure_text(c), src),

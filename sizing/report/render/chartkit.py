@@ -52,7 +52,8 @@ class Chart:
     svg: str
 
 
-ChartBuilder = Callable[[Guide], "Chart | None"]
+# A builder returns one chart, several (a long chart split over pages), or None (no data).
+ChartBuilder = Callable[[Guide], "Chart | Sequence[Chart] | None"]
 CHARTS: dict[str, ChartBuilder] = {}
 
 
@@ -109,7 +110,7 @@ def chart_style() -> Iterator[None]:
         yield
 
 
-def new_figure(ncols: int, height: float = 3.3) -> tuple[MplFigure, list[Axes]]:
+def new_figure(ncols: int, height: float = 3.0) -> tuple[MplFigure, list[Axes]]:
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(WIDTH_IN, height), layout="constrained")
@@ -137,12 +138,16 @@ def thousands_axis(ax: Axes, axis: str = "y", prefix: str = "") -> None:
 
 
 def money_axis(ax: Axes, currency: str) -> None:
+    """Amounts on the y axis, exact: every tick with cents when any tick has cents ($12.50
+    never printed as "$12"), whole units when none has."""
     from matplotlib.ticker import FuncFormatter
 
-    # an axis keeps cents below 10 (a cost per 1k RPS of $2.50), whole units above
-    ax.yaxis.set_major_formatter(
-        FuncFormatter(lambda v, _p: money(v, currency, cents=v < 10))
-    )
+    def fmt(v: float, _pos: int) -> str:
+        locs = ax.yaxis.get_majorticklocs()
+        cents = any(abs(x * 100 - round(x * 100)) < 1e-6 and round(x * 100) % 100 for x in locs)
+        return money(v, currency, cents=cents)
+
+    ax.yaxis.set_major_formatter(FuncFormatter(fmt))
 
 
 def series_style(platform: str, ht: str) -> dict[str, Any]:
@@ -165,8 +170,11 @@ def several_ht_modes(guide: Guide) -> bool:
 # -- the charts ------------------------------------------------------------------------
 
 
-def shared_legend(fig: MplFigure, axes: Sequence[Axes], extrapolated: bool = True) -> None:
-    """One legend below the panels: every series once, plus the extrapolation style."""
+def shared_legend(
+    fig: MplFigure, axes: Sequence[Axes], extrapolated: bool = True, lower_bound: bool = False
+) -> None:
+    """One legend below the panels: every series once, then the styles of what else was
+    drawn (a predicted figure, a lower bound), only when it was drawn."""
     from matplotlib.lines import Line2D
 
     handles: list[Any] = []
@@ -176,17 +184,13 @@ def shared_legend(fig: MplFigure, axes: Sequence[Axes], extrapolated: bool = Tru
             if label not in labels:
                 handles.append(h)
                 labels.append(label)
+    grey: dict[str, Any] = {
+        "color": "#555555", "markerfacecolor": "white", "markeredgecolor": "#555555"
+    }
     if extrapolated:
-        handles.append(
-            Line2D(
-                [],
-                [],
-                color="#555555",
-                linestyle=(0, (1.2, 1.6)),
-                marker="o",
-                markerfacecolor="white",
-                markeredgecolor="#555555",
-            )
-        )
-        labels.append("extrapolated")
+        handles.append(Line2D([], [], linestyle=(0, (1.2, 1.6)), marker="o", **grey))
+        labels.append("predicted by the fitted model")
+    if lower_bound:
+        handles.append(Line2D([], [], linestyle="none", marker=r"$\geq$", color="#555555"))
+        labels.append("≥ lower bound (client-bound)")
     fig.legend(handles, labels, loc="outside lower center", ncol=min(3, len(labels)))

@@ -40,6 +40,8 @@ def render_charts(guide: Guide, only: Sequence[str] | None = None) -> list[Chart
         if only is not None and chart_id not in only:
             continue
         chart = builder(guide)
-        if chart is not None:
+        if isinstance(chart, Chart):
             out.append(chart)
+        elif chart is not None:
+            out.extend(chart)
     return out

@@ -41,30 +41,43 @@ def throughput_chart(guide: Guide) -> Chart | None:
     profiles = [p for p in ("rps", "tps") if any(s.profile == p for s in series)]
     cores = [r.cores for r in guide.table.rows]
     multi_ht = several_ht_modes(guide)
+    drawn: set[str] = set()
     with chart_style():
         fig, axes = new_figure(len(profiles))
         for ax, profile in zip(axes, profiles, strict=True):
             for s in (s for s in series if s.profile == profile):
-                _plot_series(ax, s, cores, multi_ht)
+                drawn |= _plot_series(ax, s, cores, multi_ht)
             cores_axis(ax, cores)
             thousands_axis(ax)
-            ax.set_ylim(bottom=0)
+            # an arrow does not widen the axis: make room for it above a lower bound
+            bounds = [f.value * 1.18 for s in series if s.profile == profile
+                      for f in s.observed if f.lower_bound]  # fmt: skip
+            ax.set_ylim(0, max([ax.get_ylim()[1], *bounds]))
             unit = PROFILE_UNITS[profile]
             ax.set_ylabel(f"{PROFILE_LABELS[profile]} ({unit})")
             ax.set_title(f"{PROFILE_LABELS[profile]} per server")
-        shared_legend(fig, axes)
+        shared_legend(fig, axes, extrapolated="extrapolated" in drawn,
+                      lower_bound="lower-bound" in drawn)  # fmt: skip
         svg = to_svg(fig)
-    return Chart(
-        id="throughput",
-        title="Throughput against CPU cores",
-        caption=(
-            "Filled markers: observed figures (measured or reference); solid line: the "
-            "fitted scaling model over the observed core counts; dotted line and hollow "
-            "markers: extrapolated beyond them. Error bars: 95% confidence interval of "
-            "measured points."
-        ),
-        svg=svg,
-    )
+    return Chart(id="throughput", title="Throughput against CPU cores",
+                 caption=_throughput_caption(drawn), svg=svg)  # fmt: skip
+
+
+def _throughput_caption(drawn: set[str]) -> str:
+    """The caption of Figure 1: what was drawn, and nothing else."""
+    parts = ["Filled markers: observed figures (measured or reference); solid line: the "
+             "fitted scaling model over the core counts observed in full."]  # fmt: skip
+    if "lower-bound" in drawn:
+        parts.append("Open marker with an upward arrow (≥): a lower bound, the most the "
+                     "source's load generators could drive; the server's true figure is "
+                     "higher, by an amount nobody measured.")  # fmt: skip
+    if "extrapolated" in drawn:
+        parts.append("Dotted line and hollow markers: predicted beyond the observed core "
+                     "counts by the fitted model.")  # fmt: skip
+    if "errorbars" in drawn:
+        parts.append("Error bars: the interval of each measured figure's median (the range "
+                     "of its repetitions).")  # fmt: skip
+    return " ".join(parts)
 
 
 def _fit_curve(s: Any, top: int) -> list[tuple[float, float]]:
@@ -78,39 +91,60 @@ def _fit_curve(s: Any, top: int) -> list[tuple[float, float]]:
     return [(float(n), s.fit.predict(n)) for n in range(1, top + 1)]
 
 
-def _plot_series(ax: Any, s: Any, cores: list[int], multi_ht: bool) -> None:
-    """One series: its fitted curve (solid over the observed core counts, dotted beyond),
-    its observed figures with their intervals, and hollow markers for derived ones."""
+def _plot_series(ax: Any, s: Any, cores: list[int], multi_ht: bool) -> set[str]:
+    """One series: its fitted curve (solid over the core counts observed in full, dotted
+    beyond), its observed figures with their intervals, an open marker and an arrow for a
+    lower bound, hollow markers for predicted ones. Returns what it drew beyond the
+    observed figures (``extrapolated``, ``lower-bound``, ``errorbars``)."""
+    drawn: set[str] = set()
     style = series_style(s.platform, s.ht)
     name = PLATFORM_LABELS.get(s.platform, s.platform) + (f", HT {s.ht}" if multi_ht else "")
+    full = [f for f in s.observed if not f.lower_bound]
+    bounds = [f for f in s.observed if f.lower_bound]
     observed = [f.cores for f in s.observed]
-    lo, hi = min(observed), max(observed)
-    curve = _fit_curve(s, max(cores))
+    lo, hi = min(f.cores for f in full or s.observed), max(f.cores for f in full or s.observed)
+    derived = [(c, s.estimate(c)) for c in cores if c not in observed]
+    extra = [(c, f.value) for c, f in derived if not isinstance(f, str)]
+    # the curve runs only as far as the table predicts: not past a lower bound, nor to a
+    # core count the table leaves empty
+    top = max([hi] + [c for c, _ in extra])
+    curve = _fit_curve(s, top)
     inside = [(x, y) for x, y in curve if lo <= x <= hi]
     fitted = "USL fit" if s.fit.model == "usl" else "linear"
     if len(inside) > 1:
         ax.plot(*zip(*inside, strict=True), color=style["color"], linestyle="-")
     for part in ([(x, y) for x, y in curve if x <= lo], [(x, y) for x, y in curve if x >= hi]):
         if len(part) > 1:
+            drawn.add("extrapolated")
             ax.plot(*zip(*part, strict=True), color=style["color"], linestyle=(0, (1.2, 1.6)),
                     linewidth=1.2)  # fmt: skip
     ax.plot(
-        [f.cores for f in s.observed], [f.value for f in s.observed], linestyle="none",
+        [f.cores for f in full], [f.value for f in full], linestyle="none",
         marker=style["marker"], color=style["color"],
         markeredgecolor="white" if s.basis == FigureKind.MEASURED else style["color"],
         markeredgewidth=0.6, label=f"{name}, {s.basis} ({fitted})",
     )  # fmt: skip
-    derived = [(c, s.estimate(c)) for c in cores if c not in observed]
-    extra = [(c, f.value) for c, f in derived if not isinstance(f, str)]
+    for f in bounds:
+        drawn.add("lower-bound")
+        ax.plot([f.cores], [f.value], linestyle="none", marker=style["marker"],
+                markerfacecolor="white", markeredgecolor=style["color"], markeredgewidth=1.2)
+        ax.annotate("", xy=(f.cores, f.value * 1.12), xytext=(f.cores, f.value),
+                    arrowprops={"arrowstyle": "->", "color": style["color"], "lw": 1.0})
+        ax.annotate(f"≥{f.value / 1000:,.0f}k" if f.value >= 1000 else f"≥{f.value:,.0f}",
+                    (f.cores, f.value), xytext=(-6, 0), textcoords="offset points",
+                    ha="right", va="center", fontsize=6.5, color=style["color"])
     if extra:
+        drawn.add("extrapolated")
         ax.plot([c for c, _ in extra], [v for _, v in extra], linestyle="none",
                 marker=style["marker"], markerfacecolor="white",
                 markeredgecolor=style["color"], markeredgewidth=1.0)  # fmt: skip
-    for f in s.observed:
-        if f.ci_low is not None and f.ci_high is not None:
+    for f in full:
+        if f.ci_low is not None and f.ci_high is not None and f.ci_high > f.ci_low:
+            drawn.add("errorbars")
             ax.errorbar([f.cores], [f.value],
                         yerr=[[max(0.0, f.value - f.ci_low)], [max(0.0, f.ci_high - f.value)]],
                         fmt="none", ecolor=style["color"], elinewidth=0.8, capsize=2.5)  # fmt: skip
+    return drawn
 
 
 @register("cost")
@@ -165,14 +199,19 @@ def cost_chart(guide: Guide) -> Chart | None:
             per = "1k RPS" if profile == "rps" else "100 SSL TPS"
             ax.set_ylabel(f"Cost per {per} ({guide.currency})")
             ax.set_title(f"Cost per {per}")
-        shared_legend(fig, axes)
+        predicted = any(
+            c.source == FigureKind.EXTRAPOLATED and c.cost_per_unit is not None for c in cells
+        )
+        shared_legend(fig, axes, extrapolated=predicted)
         svg = to_svg(fig)
     return Chart(
         id="cost",
         title="Cost per throughput against CPU cores",
         caption=(
             f"Server cost ({guide.cost_basis}) divided by the throughput of one server. "
-            "Lower is better. Hollow markers: the throughput is extrapolated."
+            "Lower is better."
+            + (" Hollow markers: the throughput is predicted by the fitted model." if predicted
+               else "")  # fmt: skip
         ),
         svg=svg,
     )
@@ -238,15 +277,16 @@ def overhead_chart(guide: Guide) -> Chart | None:
         ax.grid(axis="x", visible=False)
         svg = to_svg(fig)
     sources = sorted({p.source for p in points})
+    whiskers = any(p.low is not None and p.high is not None for p in points)
     return Chart(
         id="overhead",
         title="Virtualization overhead per core count",
         caption=(
             "(bare metal − hypervisor) ÷ bare metal, from "
-            + " and ".join(sources)
-            + " figures. Error bars, where shown: P, paired legs (measured in alternation; "
-            "the interval of the median of the per-pair ratios); U, unpaired legs (the "
-            "interval combines both figures' intervals, and is wider)."
+            + " and ".join(sources) + " figures."
+            + (" Error bars: P, the two figures measured in alternation (the interval of the "
+               "median of the per-pair ratios); U, measured apart (the interval combines both "
+               "figures' intervals, and is wider)." if whiskers else "")  # fmt: skip
         ),
         svg=svg,
     )
@@ -323,41 +363,57 @@ def cpu_chart(guide: Guide) -> Chart | None:
 # -- latency under steady load (the latency profiles) ------------------------------------
 
 
+# A bar chart taller than this many bars does not fit under its title on one page: it is
+# split into several figures of at most this many bars each.
+BARS_PER_FIGURE = 16
+
+
 @register("limits")
-def limits_chart(guide: Guide) -> Chart | None:
-    """Each measured figure's share of its closest known ceiling, as horizontal bars with
-    the far-below line; figures whose ceiling is unknown are left out (the table says
-    why)."""
-    known = [x for x in guide.limit_points if x.share is not None]
+def limits_chart(guide: Guide) -> list[Chart] | None:
+    """Each figure's share of its closest known ceiling, for the figures at or above the
+    far-below line (the others are in an appendix table), as horizontal bars: one figure
+    per :data:`BARS_PER_FIGURE` bars."""
+    known = [x for x in guide.limit_points if x.share is not None and x.share >= FAR_BELOW]
     if not known:
         return None
-    with chart_style():
-        fig, (ax,) = new_figure(1, height=max(1.6, 0.45 * len(known) + 0.9))
-        labels = [x.label for x in known]
-        shares = [100 * x.share for x in known]
-        ys = list(range(len(known)))
-        colours = ["#1f4e79" if x.unit == "handshakes/s" else "#9dc3e6" for x in known]
-        ax.barh(ys, shares, color=colours, edgecolor="black", linewidth=0.5, height=0.6)
-        for y, s in zip(ys, shares, strict=True):
-            ax.text(s + 1, y, f"{s:.0f}%", va="center", fontsize=7)
-        ax.axvline(100, color="black", linewidth=1.0)
-        ax.axvline(100 * FAR_BELOW, color="#7f7f7f", linewidth=0.8, linestyle="--")
-        ax.set_yticks(ys)
-        ax.set_yticklabels(labels, fontsize=7)
-        ax.invert_yaxis()
-        ax.set_xlim(0, max(110.0, max(shares) + 12))
-        ax.set_xlabel("Share of the ceiling (%)")
-        ax.set_title("How close to the limit")
-        svg = to_svg(fig)
-    return Chart(
-        id="limits",
-        title="Measured figures against their physical ceilings",
-        caption=(
-            "Each bar is a measured figure's share of the closest ceiling known for it: a "
-            "handshake figure's crypto ceiling (openssl speed of its certificate's signing on "
-            "the pinned cores), or the request rate its network link allows. Solid line: the "
-            f"ceiling; dashed: {FAR_BELOW * 100:.0f}%, below which something other than the "
-            "private-key operation dominates a handshake figure."
-        ),
-        svg=svg,
+    chunks = [known[i : i + BARS_PER_FIGURE] for i in range(0, len(known), BARS_PER_FIGURE)]
+    top = max(110.0, max(100 * x.share for x in known) + 12)
+    out: list[Chart] = []
+    for n, chunk in enumerate(chunks, start=1):
+        with chart_style():
+            fig, (ax,) = new_figure(1, height=0.3 * len(chunk) + 1.0)
+            shares = [100 * x.share for x in chunk]
+            ys = list(range(len(chunk)))
+            colours = ["#1f4e79" if x.unit == "handshakes/s" else "#9dc3e6" for x in chunk]
+            ax.barh(ys, shares, color=colours, edgecolor="black", linewidth=0.5, height=0.6)
+            for y, s in zip(ys, shares, strict=True):
+                ax.text(s + 1, y, f"{s:.0f}%", va="center", fontsize=7)
+            ax.axvline(100, color="black", linewidth=1.0)
+            ax.axvline(100 * FAR_BELOW, color="#7f7f7f", linewidth=0.8, linestyle="--")
+            ax.set_yticks(ys)
+            ax.set_yticklabels([x.label for x in chunk], fontsize=7)
+            ax.invert_yaxis()
+            ax.set_xlim(0, top)
+            ax.set_xlabel("Share of the ceiling (%)")
+            svg = to_svg(fig)
+        part = f" ({n} of {len(chunks)})" if len(chunks) > 1 else ""
+        out.append(Chart(
+            id="limits" if n == 1 else f"limits-{n}",
+            title="Measured figures close to their physical ceilings" + part,
+            caption=_limits_caption(len(known), len(guide.limit_points)),
+            svg=svg,
+        ))  # fmt: skip
+    return out
+
+
+def _limits_caption(shown: int, total: int) -> str:
+    rest = total - shown
+    return (
+        "Each bar is a measured figure's share of the closest ceiling known for it: a "
+        "handshake figure's crypto ceiling (openssl speed of its certificate's signing on "
+        "the cores under test), or the request rate its network link allows. Solid line: the "
+        f"ceiling; dashed: {FAR_BELOW * 100:.0f}%, below which something other than the "
+        "private-key operation dominates a handshake figure."
+        + (f" The {rest} figures further from every ceiling are listed in Appendix C."
+           if rest else "")  # fmt: skip
     )

@@ -119,9 +119,9 @@ def sizing_table_text(table: SizingTable, wide: bool = False, width: int = TABLE
     out.append("")
     legend = (
         f"{mark('reference')} reference, {mark('measured')} measured, "
-        f"{mark('interpolated')} interpolated, {mark('extrapolated')} extrapolated or "
-        f"shape-borrowed, {mark('emulated')} emulated, {mark('translated')} translated to "
-        "another CPU; "
+        f"{mark('interpolated')} interpolated, {mark('extrapolated')} extrapolated, "
+        f"{mark('shape')} shape-borrowed, {mark('emulated')} emulated, "
+        f"{mark('translated')} translated to another CPU; "
         "≥ a lower bound (the source could not saturate the server); (flags) beside a "
         f"figure; cost per unit on {table.cost_basis}, sized on the low end of each figure's "
         "interval (range of n runs with its coverage, or a 95% prediction interval); "
