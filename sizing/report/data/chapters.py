@@ -196,6 +196,10 @@ def _summary(g: Guide) -> list[Block]:
     if g.left_out:
         blocks.append(p("Not in this guide's figures: " + " ".join(x.sentence() for x in
                                                                  g.left_out)))  # fmt: skip
+    if g.versus is not None:  # the comparison the tool exists for leads the summary
+        v = g.versus
+        blocks += [h3(v.title, "versus"), p(v.sentence, cls="lead"),
+                   *table(v.fleets, "versus"), *table(v.shares, "versus")]  # fmt: skip
     if g.about:
         blocks.append(facts(g.about, "about", title="About this guide"))
     if g.recommendation is not None:

@@ -141,7 +141,8 @@ def versus_view(cmp: PlatformComparison) -> VersusView:
         ),
     )
     shares = TableBlock(
-        title=f"What a {g} guest carries of bare metal's figure on the same server",
+        title=f"What {'an' if g[0] in 'AEIOU' else 'a'} {g} guest carries of bare metal's "
+        "figure on the same server",
         headers=("Cores", "HT", "Figure", "Guest share", "How it was obtained"),
         rows=tuple(
             (
