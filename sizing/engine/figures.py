@@ -17,9 +17,14 @@ sells never changes a figure). A figure the series does not hold comes from
 
 - **Linear scaling is an upper bound, never a fallback.** No prediction exceeds
   N × the best measured per-core figure; every bound is ≥ 0.
-- **Between measured counts** (``interpolated``): the USL fit (≥ 3 counts), else the
-  straight line between the neighbours; interval: the bootstrap's 95% prediction interval
-  (:mod:`sizing.engine.predict`).
+- **Between measured counts** (``interpolated``), by one rule on every platform: the USL
+  fit (≥ 3 counts), else the straight line between the neighbours; interval: the
+  bootstrap's 95% prediction interval (:mod:`sizing.engine.predict`), or without
+  repetitions from the straight line to the fit. The upper neighbour may be a lower bound
+  (client-bound): a count between the last exact figure and it is interpolated too, the
+  straight line to the bound is the least it can be (a concave curve stays above it; the
+  figure is raised to it if the fit is lower), so the bound is used the same way on every
+  platform and the figures stay monotone in cores.
 - **Beyond them, with ≥ 3 counts** (``extrapolated``): the fit, even where it is
   retrograde (the data bend: the answer follows them); interval: the bootstrap's, which
   widens with distance. Beyond twice the largest measured count (or below half the
@@ -31,13 +36,15 @@ sells never changes a figure). A figure the series does not hold comes from
   series' own other counts.
 - **Otherwise refused**, with what to measure.
 - Without repetitions (the reference data) there is nothing to bootstrap: the interval runs
-  from "no gain beyond the last measured count" to the fit, and says so.
+  from "no gain beyond the last measured count" (a lower bound on the way included) to the
+  fit, and says so.
 - An extrapolated or interpolated interval is never relatively narrower than the nearest
   measured figure's. An ``erratic`` figure (a repetition below half or above twice its
   median) is shown, never fitted, and refused for sizing with a request to re-measure.
 
 Lower-bound figures (``bound == "lower"``, e.g. client-bound) are shown at their own core
-count as "≥ value" and are never fitted or used as an anchor.
+count as "≥ value" and are never fitted or used as an anchor; they enter only as the least
+the truth can be (above: between counts, and "no gain beyond" it).
 """
 
 from __future__ import annotations

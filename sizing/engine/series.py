@@ -4,7 +4,7 @@ scaled with a borrowed shape, extrapolated), each with what its interval covers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -19,10 +19,21 @@ from sizing.engine.predict import (
     data_key,
     quantile,
 )
-from sizing.engine.scaling import MIN_POINTS, ScalingFit, fit
+from sizing.engine.scaling import MIN_POINTS, ScalingFit
+from sizing.engine.shape import (
+    Shape,
+    counts_of,
+    fit_of,
+    rel_interval,
+    series_points,
+    usable_point,
+)
 from sizing.model import Figure, FigureKind
 
 SHAPE_FLOOR = 0.10  # added to a borrowed shape's relative half-width
+
+__all__ = ["Series", "Shape", "Unsized", "counts_of", "fit_of", "memo_bootstrap",
+           "series_points", "usable_point"]
 
 SeriesKey = tuple[str, str, str]  # platform, ht, profile
 
@@ -32,54 +43,6 @@ _MEMO: dict[str, Bootstrap] = {}
 
 class Unsized(ValueError):
     """A figure the engine refuses to make up; the message says why and what to do."""
-
-
-@dataclass(frozen=True)
-class Shape:
-    """The scaling shape borrowed from another basis (same workload, ≥ 3 core counts,
-    never an emulated one for a basis that is not)."""
-
-    basis: str
-    fit: ScalingFit
-
-    def x(self, cores: int) -> float | None:
-        """X_ref(cores): the fit, else a line between its observed points (inside them)."""
-        if self.fit.usable:
-            return self.fit.predict(cores)
-        ns = [n for n, _ in self.fit.points]
-        return self.fit.predict(cores) if ns and min(ns) <= cores <= max(ns) else None
-
-    def ratio(self, n0: int, n: int) -> float | None:
-        a, b = self.x(n0), self.x(n)
-        return None if a is None or b is None or a <= 0.0 else b / a
-
-    @property
-    def top(self) -> int:
-        """The largest core count the shape's basis measured."""
-        return max((n for n, _ in self.fit.points), default=0)
-
-    def misfit(self, own: Sequence[Figure], n0: int) -> float | None:
-        """How badly the shape fits the borrowing series' own measured counts: the largest
-        |own ratio / shape ratio − 1| from ``n0`` to each other count (None: no other
-        measured count to compare with)."""
-        base = next((f for f in own if f.cores == n0), None)
-        worst: float | None = None
-        for f in own:
-            if base is None or f.cores == n0 or base.value <= 0.0:
-                continue
-            r = self.ratio(n0, f.cores)
-            if r is None or r <= 0.0:
-                continue
-            err = abs((f.value / base.value) / r - 1.0)
-            worst = err if worst is None else max(worst, err)
-        return worst
-
-
-def _rel(f: Figure) -> tuple[float, float]:
-    """A figure's interval relative to its value: (low, high) fractions below/above."""
-    if f.ci_low is None or f.ci_high is None or f.value <= 0.0:
-        return 0.0, 0.0
-    return max(0.0, 1.0 - f.ci_low / f.value), max(0.0, f.ci_high / f.value - 1.0)
 
 
 def _q(draws: Sequence[float]) -> tuple[float, float]:
@@ -173,8 +136,9 @@ class Series:
             return f"only lower bounds or erratic points measured on {self.name}"
         lo, hi = exact[0], exact[-1]
         cap = self.cap(cores)
-        if lo.cores <= cores <= hi.cores:
-            return self._interpolate(exact, cores, cap)
+        if lo.cores <= cores <= hi.cores or self._upper_bound_above(cores) is not None:
+            a, b = self._neighbours(exact, cores)
+            return self._interpolate(a, b, cores, cap)
         anchor = hi if cores > hi.cores else lo
         counts = sorted({f.cores for f in exact})
         far = cores > 2 * hi.cores or 2 * cores < lo.cores
@@ -201,13 +165,36 @@ class Series:
             f"{MIN_POINTS} or more core counts (e.g. `sizing run --cores 1,2,4,8`)"
         )
 
-    def _interpolate(self, exact: Sequence[Figure], cores: int, cap: float) -> Figure:
-        a, b = _neighbours(exact, cores)
-        t = (cores - a.cores) / (b.cores - a.cores)
-        line = a.value + (b.value - a.value) * t
+    def _upper_bound_above(self, cores: int) -> Figure | None:
+        """The nearest lower-bound figure (e.g. client-bound) above ``cores`` with no
+        exact figure between: the upper neighbour an interpolation takes as a floor."""
+        above = [f for f in self.observed if f.cores > cores and "erratic" not in f.flags]
+        if not above or not min(above, key=lambda f: f.cores).lower_bound:
+            return None
+        return min(above, key=lambda f: f.cores)
+
+    def _neighbours(self, exact: Sequence[Figure], cores: int) -> tuple[Figure, Figure]:
+        """The interpolation's neighbours: the exact figure at or below ``cores`` and the
+        nearest figure above it, exact or a lower bound (lower bounds below ``cores`` are
+        never an anchor)."""
+        a = max((f for f in exact if f.cores <= cores), key=lambda f: f.cores)
+        if a.cores == cores:
+            return a, a
+        b = self._upper_bound_above(cores)
+        return (a, b) if b is not None else _neighbours(exact, cores)
+
+    def _interpolate(self, a: Figure, b: Figure, cores: int, cap: float) -> Figure:
+        t = 0.0 if b.cores == a.cores else (cores - a.cores) / (b.cores - a.cores)
+        line = min(a.value + (b.value - a.value) * t, cap)
         value = min(self.fit.predict(cores) if self.fit.usable else line, cap)
+        if b.lower_bound:
+            # the line to a lower bound is a lower bound of the line to the truth, which a
+            # concave curve stays above: a fit below it is contradicted by the bound
+            value = max(value, line)
         draws = self.draws(cores)
         how = "USL fit" if self.fit.usable else "line between the measured core counts"
+        to = f"the straight line to the {b.cores}-core lower bound" if b.lower_bound else (
+            "the straight line")
         low: float | None
         high: float | None
         if draws:
@@ -215,7 +202,7 @@ class Series:
             words = BOOT_WORDS
         elif self.fit.usable:
             low, high = min(line, value), max(line, value)
-            words = "no repetitions: between the straight line and the fit"
+            words = f"no repetitions: between {to} and the fit"
         else:
             low = high = None
             words = "no repetitions: no interval"
@@ -229,7 +216,7 @@ class Series:
             words,
             cap,
             nearest=(a, b),
-            other=b,
+            other=None if b.lower_bound else b,
         )
 
     def _extrapolate(self, anchor: Figure, cores: int, cap: float) -> Figure:
@@ -241,8 +228,13 @@ class Series:
         elif cores > anchor.cores:
             # no repetitions (reference data): from "no gain beyond the last measured
             # count" to the fit
-            low, high = min(anchor.value, value), value
-            words = f"no repetitions: from no gain beyond {anchor.cores} cores to the fit"
+            # a lower bound measured on the way (client-bound) is the least "no gain" keeps
+            last = max((f for f in self.observed if f.lower_bound and "erratic" not in f.flags
+                        and anchor.cores < f.cores <= cores),
+                       key=lambda f: f.cores, default=anchor)
+            floor = max(anchor.value, last.value)
+            low, high = min(floor, value), value
+            words = f"no repetitions: from no gain beyond {last.cores} cores to the fit"
         else:
             low, high = min(value, anchor.value * cores / anchor.cores), value
             words = f"no repetitions: from linear down from {anchor.cores} cores to the fit"
@@ -279,7 +271,7 @@ class Series:
         value = min(anchor.value * ratio, cap)
         misfit = shape.misfit(exact, anchor.cores)
         widen = SHAPE_FLOOR + (misfit or 0.0)
-        r = _rel(anchor)
+        r = rel_interval(anchor)
         low = value * max(0.0, 1.0 - r[0] - widen)
         high = value * (1.0 + r[1] + widen)
         fitted = (
@@ -318,17 +310,26 @@ class Series:
         exact = sorted(self.exact, key=lambda f: f.cores)
         if not exact:
             return None
+        lo, hi = exact[0], exact[-1]
+        inside = lo.cores <= cores <= hi.cores or self._upper_bound_above(cores) is not None
+        line: tuple[float, ...] | None = None
+        if inside:
+            a, b = self._neighbours(exact, cores)
+            da = boot.point_draws(a.cores)
+            # a lower bound has no draws: its value is the least the truth can be
+            db = (tuple(b.value for _ in da or ()) if b.lower_bound
+                  else boot.point_draws(b.cores))
+            if da is not None and db is not None:
+                t = (cores - a.cores) / (b.cores - a.cores)
+                line = tuple(min(cap, x + (y - x) * t) for x, y in zip(da, db, strict=True))
+            if b.lower_bound and line is not None and self.fit.usable and boot.params:
+                law = boot.curve_draws(cores) or ()
+                return tuple(max(min(v, cap), w) for v, w in zip(law, line, strict=False))
         if self.fit.usable and boot.params:
             curve = boot.curve_draws(cores)
             return None if curve is None else tuple(min(v, cap) for v in curve)
-        lo, hi = exact[0], exact[-1]
-        if lo.cores <= cores <= hi.cores:
-            a, b = _neighbours(exact, cores)
-            da, db = boot.point_draws(a.cores), boot.point_draws(b.cores)
-            if da is None or db is None:
-                return None
-            t = (cores - a.cores) / (b.cores - a.cores)
-            return tuple(min(cap, x + (y - x) * t) for x, y in zip(da, db, strict=True))
+        if inside:
+            return line
         if self.shape is not None:
             anchor = hi if cores > hi.cores else lo
             ratio = self.shape.ratio(anchor.cores, cores)
@@ -370,8 +371,8 @@ class Series:
             origin = f"{origin}; bound by {bound.words(cores)}"
         low, high = bounds
         if low is not None and high is not None:
-            widen_lo = max((_rel(f)[0] for f in nearest), default=0.0)
-            widen_hi = max((_rel(f)[1] for f in nearest), default=0.0)
+            widen_lo = max((rel_interval(f)[0] for f in nearest), default=0.0)
+            widen_hi = max((rel_interval(f)[1] for f in nearest), default=0.0)
             low = max(0.0, min(low, value, value * (1.0 - widen_lo)))
             high = min(cap, max(high, value, value * (1.0 + widen_hi)))
         bootstrapped = words == BOOT_WORDS
@@ -413,30 +414,6 @@ def _neighbours(exact: Sequence[Figure], cores: int) -> tuple[Figure, Figure]:
     a = max((f for f in exact if f.cores <= cores), key=lambda f: f.cores)
     b = min((f for f in exact if f.cores >= cores), key=lambda f: f.cores)
     return a, b
-
-
-def usable_point(f: Figure) -> bool:
-    """Whether a figure may be fitted or anchor a prediction: not a lower bound, not
-    erratic (its repetitions disagree by more than a factor of two)."""
-    return not f.lower_bound and "erratic" not in f.flags
-
-
-def series_points(figs: Iterable[Figure]) -> list[tuple[int, float]]:
-    return [(f.cores, f.value) for f in figs if usable_point(f)]
-
-
-def counts_of(figs: Iterable[Figure]) -> list[tuple[int, tuple[float, ...]]]:
-    """A series' repetitions per core count for the fit and the bootstrap."""
-    return [(f.cores, f.reps or (f.value,)) for f in figs if usable_point(f)]
-
-
-def fit_of(figs: Sequence[Figure]) -> ScalingFit:
-    counts = counts_of(figs)
-    if not counts:
-        return ScalingFit(model="linear", points=(), note="only lower bounds measured")
-    # the least-squares fit to every repetition, each count weighted once, is the fit to
-    # the per-count means (sizing.engine.predict)
-    return fit([(n, sum(vs) / len(vs)) for n, vs in counts])
 
 
 def memo_bootstrap(counts: Counts) -> Bootstrap:
