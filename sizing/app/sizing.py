@@ -147,6 +147,10 @@ def recommend(req: RecommendRequest) -> Recommended:
             )
         inputs, why = _translated(inputs, req.cpu, req.inputs.catalog, req.allow_translation)
         figures = inputs.choice.figures
+    if req.confidence is not None and figures and all(
+        f.source == FigureKind.REFERENCE for f in figures
+    ):
+        raise UsageError("reference data have no repetitions: --confidence needs measured runs")
     capacity_of = "their CPU"
     notes = []
     if req.p95 is not None:  # size on "RPS at p95 <= X" of one latency workload only

@@ -70,6 +70,7 @@ class Cell:
     ci_low: float | None = None
     ci_high: float | None = None
     interval: str = ""  # what the interval is and covers, in words
+    coverage: float | None = None  # the share of the truth the interval states it covers
 
     @property
     def display(self) -> str:
@@ -85,6 +86,7 @@ class Cell:
             "ci_low": self.ci_low,
             "ci_high": self.ci_high,
             "interval": self.interval,
+            "coverage": self.coverage,
             "overhead_ci_pct": None if self.overhead_ci is None else list(self.overhead_ci),
             "platform": self.platform,
             "ht": self.ht,
@@ -362,6 +364,7 @@ def _cell(
         ci_low=f.ci_low,
         ci_high=f.ci_high,
         interval=f.interval,
+        coverage=f.coverage,
     )
 
 
