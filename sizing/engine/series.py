@@ -4,6 +4,7 @@ scaled with a borrowed shape, extrapolated), each with what its interval covers.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -49,7 +50,8 @@ def _q(draws: Sequence[float]) -> tuple[float, float]:
     return quantile(draws, LOW_Q), quantile(draws, HIGH_Q)
 
 
-BOOT_WORDS = f"95% bootstrap prediction interval ({DRAWS} draws over the repetitions)"
+BOOT_WORDS = (f"95% prediction interval ({DRAWS} draws: the runs' noise and its uncertainty, "
+              "the law's misfit, the distance from the measured counts)")
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,12 @@ class Series:
         per-core figure, and every physical ceiling of the series (crypto, NIC)."""
         limits = [b.at(cores) for b in self.bounds]
         return min([cores * self.linear_cap_per_core, *(x for x in limits if x is not None)])
+
+    def limit(self, cores: int) -> float:
+        """What the truth at ``cores`` cannot exceed: the physical ceilings (crypto, NIC)
+        only. Linear scaling from the measured medians bounds the estimate, not the truth
+        (a median may be below it): the draws carry their own linear bound."""
+        return min((x for b in self.bounds if (x := b.at(cores)) is not None), default=math.inf)
 
     def binding(self, cores: int, value: float) -> Bound | None:
         """The physical ceiling a prediction of ``value`` was held down by (None: none was,
@@ -299,11 +307,12 @@ class Series:
         """The bootstrap draws of this series' capacity at ``cores`` (None: no
         repetitions to draw from): a measured count's median, the law's X(N), a line
         between two measured counts' medians, or the anchor's median times a borrowed
-        shape; each capped by linear scaling from the best measured per-core figure."""
+        shape; each held to the physical ceilings, and a law's draw to its own linear bound
+        (:mod:`sizing.engine.predict`)."""
         boot = self.boot
         if boot is None or boot.empty:
             return None
-        cap = self.cap(cores)
+        cap = self.limit(cores)
         got = boot.point_draws(cores)
         if got is not None:
             return got
@@ -374,7 +383,7 @@ class Series:
             widen_lo = max((rel_interval(f)[0] for f in nearest), default=0.0)
             widen_hi = max((rel_interval(f)[1] for f in nearest), default=0.0)
             low = max(0.0, min(low, value, value * (1.0 - widen_lo)))
-            high = min(cap, max(high, value, value * (1.0 + widen_hi)))
+            high = min(self.limit(cores), max(high, value, value * (1.0 + widen_hi)))
         bootstrapped = words == BOOT_WORDS
         return replace(
             anchor,

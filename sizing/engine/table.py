@@ -14,7 +14,7 @@ and listed with their reason in the block's ``refused``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +22,7 @@ from sizing.engine.basis import Basis, Price, group_key
 from sizing.engine.costs import CostCatalog
 from sizing.engine.figures import build_series, series_order
 from sizing.engine.overhead import ends, ht_gain, leg_ratio, overhead_pct, same_workload
+from sizing.engine.predict import Bootstrap, Counts
 from sizing.engine.recommend import pricing
 from sizing.engine.series import Series
 from sizing.model import HYPERVISOR_PLATFORMS, Figure, FigureKind, Source
@@ -208,11 +209,13 @@ def build_table(
     prices: Mapping[str, Price] | None = None,
     article_prices: bool = False,
     allow_extrapolation: bool = False,
+    bootstrapper: Callable[[Counts], Bootstrap] | None = None,
 ) -> SizingTable:
     """The table of ``figures`` in blocks per basis group (module docstring).
 
     ``bases`` are every known basis (labels, prices, shapes); figures without a known basis
-    form one block per origin. Prices as in :func:`sizing.engine.recommend.recommend`.
+    form one block per origin. Prices as in :func:`sizing.engine.recommend.recommend`;
+    ``bootstrapper`` as in :func:`sizing.engine.figures.build_series` (the fit cache).
     """
     by_id = {b.id: b for b in bases}
     price_map = dict(prices or {})
@@ -220,6 +223,7 @@ def build_table(
         figures,
         bases=bases,
         allow_extrapolation=allow_extrapolation,
+        bootstrapper=bootstrapper,
     )
     grouped: dict[Any, list[Series]] = {}
     for s in series.values():

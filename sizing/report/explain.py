@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sizing.engine.predict import DRAWS, MIN_CLAIM_RUNS
 from sizing.engine.recommend import Configuration, Demand, Recommendation
 from sizing.model import DERIVED, Figure
 from sizing.report.data.format import money
@@ -62,15 +63,19 @@ def confidence_words(
             "figures carry no repetitions to draw from (reference data, or single runs)."
         )
     fewest = min((len(f.reps) for f in figures if f.reps), default=0)
-    caveat = ""
-    if 0 < fewest < 6:
-        caveat = (
-            f"; with {fewest} repetitions a bootstrap cannot see past the values measured: "
-            "read a high share as 'no measured repetition says otherwise'"
+    if 0 < fewest < MIN_CLAIM_RUNS:
+        return (
+            f"How likely it carries {what} at ≤ {limit:g}% of capacity is not claimed: "
+            f"{fewest} repetitions of a point cannot say how much runs vary; measure "
+            f"{MIN_CLAIM_RUNS} or more per core count."
         )
+    top = 1.0 - 1.0 / (DRAWS + 1)  # what all of DRAWS draws can say
+    share = (f"more than {top * 100:.1f}%" if conf >= 1.0
+             else f"{min(conf, top) * 100:.0f}%")
     return (
-        f"Carries {what} at ≤ {limit:g}% of capacity in {conf * 100:.0f}% of the plausible "
-        f"outcomes on basis {basis} (bootstrap over the measured repetitions{caveat})."
+        f"Carries {what} at ≤ {limit:g}% of capacity in {share} of the plausible "
+        f"outcomes on basis {basis} ({DRAWS} draws of its capacity: the runs' noise and its "
+        "uncertainty, the law's misfit, the distance from the measured core counts)."
     )
 
 
