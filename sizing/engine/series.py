@@ -289,7 +289,8 @@ class Series:
         )
         words = (
             f"borrowed shape: the anchor's interval widened by {widen * 100:.0f} points "
-            f"({SHAPE_FLOOR * 100:.0f} for other hardware, {fitted})"
+            f"({SHAPE_FLOOR * 100:.0f} for other hardware, {fitted}); its coverage is not "
+            f"known: measure {MIN_POINTS} or more core counts for a stated one"
         )
         return self._derived(
             anchor,
