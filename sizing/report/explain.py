@@ -111,14 +111,20 @@ def _unanswered(result: Recommendation) -> str:
     return f"No configuration carries {result.demand.describe()}{within}: {reason}."
 
 
+def _ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 5th, 11th, 21st."""
+    tail = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{tail}"
+
+
 def _cheapest(result: Recommendation, best: Configuration) -> list[str]:
     """The cheapest fleet (mixed, when a mix is cheaper) and what it costs, and the figures
     each server is sized on."""
     cur, asked = result.currency, result.confidence_asked
     price = f"; price: {best.price_source}" if best.price_source else ""
     on = (
-        f"each server sized on the {(1 - asked) * 100:.0f}th percentile of its "
-        "capacity's bootstrap draws"
+        f"each server sized on the {_ordinal(round((1 - asked) * 100))} percentile of its "
+        "capacity's draws"
         if asked is not None
         else "each server sized on the low end of its figures' intervals"
     )
