@@ -12,8 +12,9 @@ checks it against known curves):
   each count's true log-median from N(mean log, v/m_i). Three runs a count do not pin
   their spread down: this is what makes the interval a Student-t one rather than a replay
   of the values seen (the percentile bootstrap it replaces held 83% for a stated 95%).
-- **The model's misfit.** With four or more counts the law's residual in logs beyond what
-  the noise explains is a variance of its own, added to every count's draw.
+- **The model's misfit.** The law's residual in logs beyond what the noise explains (with
+  three counts: only where σ, κ ≥ 0 cannot pass through them) is a variance of its own,
+  added to every count's draw and to the widening with distance.
 - **Distance from the data.** The law is refitted to each draw (λ, σ, κ, σ and κ ≥ 0);
   beyond the measured counts a draw's prediction is widened by a lognormal factor whose
   log-sd is (the draw's noise sd + the misfit) per doubling of distance from the nearest
@@ -230,9 +231,10 @@ def _pooled(data: Sequence[tuple[int, tuple[float, ...]]]) -> tuple[float, int]:
 
 
 def _misfit(data: Sequence[tuple[int, tuple[float, ...]]], noise: float) -> float:
-    """The law's log residual variance beyond the noise (0 with three counts: no residual
-    to see it in)."""
-    if len(data) <= MIN_POINTS:
+    """The law's log residual variance beyond the noise. Three counts leave the law no
+    residual, except where σ, κ ≥ 0 cannot pass through them (a step faster than linear):
+    that residual counts as one degree of freedom's worth."""
+    if len(data) < MIN_POINTS:
         return 0.0
     means = [(n, math.exp(sum(math.log(v) for v in vs) / len(vs))) for n, vs in data]
     f = fit(means)
@@ -240,7 +242,7 @@ def _misfit(data: Sequence[tuple[int, tuple[float, ...]]], noise: float) -> floa
         return 0.0
     rss = sum(math.log(x / max(f.predict(n), 1e-12)) ** 2 for n, x in means)
     seen = noise * sum(1.0 / len(vs) for _, vs in data) / len(data)
-    return max(0.0, rss / (len(data) - MIN_POINTS) - seen)
+    return max(0.0, rss / max(1, len(data) - MIN_POINTS) - seen)
 
 
 def bootstrap(counts: Counts, draws: int = DRAWS) -> Bootstrap:
