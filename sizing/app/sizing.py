@@ -278,5 +278,6 @@ def table(inputs: Inputs) -> tuple[SizingTable, BasisInputs, list[str]]:
         prices=got.prices,
         article_prices=got.article_prices,
         allow_extrapolation=inputs.allow_extrapolation,
+        bootstrapper=cached_bootstrapper(inputs.db),
     )
     return built, got, notes

@@ -16,28 +16,39 @@ sells never changes a figure). A figure the series does not hold comes from
 :meth:`Series.estimate`, by these rules:
 
 - **Linear scaling is an upper bound, never a fallback.** No prediction exceeds
-  N × the best measured per-core figure; every bound is ≥ 0.
-- **Between measured counts** (``interpolated``): the USL fit (≥ 3 counts), else the
-  straight line between the neighbours; interval: the bootstrap's 95% prediction interval
-  (:mod:`sizing.engine.predict`).
+  N × the best measured per-core figure; an interval is bounded only by linear scaling
+  from a per-core figure the truth may have (each draw's own, :mod:`sizing.engine.predict`),
+  never by a measured median below the truth; every bound is ≥ 0.
+- **Between measured counts** (``interpolated``), by one rule on every platform: the USL
+  fit (≥ 3 counts), else the straight line between the neighbours; interval: the 95%
+  prediction interval of the series' draws (:mod:`sizing.engine.predict`), or without
+  repetitions from the straight line to the fit. The upper neighbour may be a lower bound
+  (client-bound): a count between the last exact figure and it is interpolated too, the
+  straight line to the bound is the least it can be (a concave curve stays above it; the
+  figure is raised to it if the fit is lower), so the bound is used the same way on every
+  platform and the figures stay monotone in cores.
 - **Beyond them, with ≥ 3 counts** (``extrapolated``): the fit, even where it is
-  retrograde (the data bend: the answer follows them); interval: the bootstrap's, which
-  widens with distance. Beyond twice the largest measured count (or below half the
+  retrograde (the data bend: the answer follows them); interval: the draws', which
+  widen with distance. Beyond twice the largest measured count (or below half the
   smallest) it is refused unless ``allow_extrapolation``.
 - **Beyond them with fewer than 3 counts** (``shape``): the scaling shape of a basis with
   the same workload and ≥ 3 counts, never an emulated one for a real basis, from the
   nearest measured count n0: value(N) = value(n0) · X_ref(N) / X_ref(n0); interval: the
   anchor's, widened by 10 points (other hardware) plus the shape's misfit on the borrowing
-  series' own other counts.
+  series' own other counts; its coverage is not known, and it says so (and what to
+  measure).
 - **Otherwise refused**, with what to measure.
 - Without repetitions (the reference data) there is nothing to bootstrap: the interval runs
-  from "no gain beyond the last measured count" to the fit, and says so.
+  from "no gain beyond the last measured count" (a lower bound on the way included) to the
+  fit, and says so.
 - An extrapolated or interpolated interval is never relatively narrower than the nearest
-  measured figure's. An ``erratic`` figure (a repetition below half or above twice its
-  median) is shown, never fitted, and refused for sizing with a request to re-measure.
+  measured figure's, on either side. An ``erratic`` figure (a repetition below half or
+  above twice its median) is shown, never fitted, and refused for sizing with a request to
+  re-measure.
 
 Lower-bound figures (``bound == "lower"``, e.g. client-bound) are shown at their own core
-count as "≥ value" and are never fitted or used as an anchor.
+count as "≥ value" and are never fitted or used as an anchor; they enter only as the least
+the truth can be (above: between counts, and "no gain beyond" it).
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ scaled with a borrowed shape, extrapolated), each with what its interval covers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -20,12 +21,22 @@ from sizing.engine.predict import (
     data_key,
     quantile,
 )
-from sizing.engine.scaling import MIN_POINTS, ScalingFit, fit
-from sizing.engine.shape import Shape
-from sizing.engine.socket import beyond_socket, crosses
+from sizing.engine.scaling import MIN_POINTS, ScalingFit
+from sizing.engine.shape import (
+    Shape,
+    counts_of,
+    fit_of,
+    rel_interval,
+    series_points,
+    usable_point,
+)
+from sizing.engine.socket import beyond_socket
 from sizing.model import Figure, FigureKind
 
 SHAPE_FLOOR = 0.10  # added to a borrowed shape's relative half-width
+
+__all__ = ["Series", "Shape", "Unsized", "counts_of", "fit_of", "memo_bootstrap",
+           "series_points", "usable_point"]
 
 SeriesKey = tuple[str, str, str]  # platform, ht, profile
 
@@ -37,18 +48,12 @@ class Unsized(ValueError):
     """A figure the engine refuses to make up; the message says why and what to do."""
 
 
-def _rel(f: Figure) -> tuple[float, float]:
-    """A figure's interval relative to its value: (low, high) fractions below/above."""
-    if f.ci_low is None or f.ci_high is None or f.value <= 0.0:
-        return 0.0, 0.0
-    return max(0.0, 1.0 - f.ci_low / f.value), max(0.0, f.ci_high / f.value - 1.0)
-
-
 def _q(draws: Sequence[float]) -> tuple[float, float]:
     return quantile(draws, LOW_Q), quantile(draws, HIGH_Q)
 
 
-BOOT_WORDS = f"95% bootstrap prediction interval ({DRAWS} draws over the repetitions)"
+BOOT_WORDS = (f"95% prediction interval ({DRAWS} draws: the runs' noise and its uncertainty, "
+              "the law's misfit, the distance from the measured counts)")
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,12 @@ class Series:
         limits = [b.at(cores) for b in self.bounds]
         return min([cores * self.linear_cap_per_core, *(x for x in limits if x is not None)])
 
+    def limit(self, cores: int) -> float:
+        """What the truth at ``cores`` cannot exceed: the physical ceilings (crypto, NIC)
+        only. Linear scaling from the measured medians bounds the estimate, not the truth
+        (a median may be below it): the draws carry their own linear bound."""
+        return min((x for b in self.bounds if (x := b.at(cores)) is not None), default=math.inf)
+
     def binding(self, cores: int, value: float) -> Bound | None:
         """The physical ceiling a prediction of ``value`` was held down by (None: none was,
         or linear scaling bound first)."""
@@ -125,18 +136,13 @@ class Series:
         return got
 
     def estimate(self, cores: int) -> Figure | str:
-        """The figure at ``cores``, observed or predicted (module docstring), or the
-        reason it is refused; beyond one socket of data measured within one socket, the
-        socket rule (:mod:`sizing.engine.socket`) labels, widens or refuses it."""
+        """The figure at ``cores``, observed or predicted (module docstring), or why it is
+        refused; then the HT and socket rules (:mod:`~sizing.engine.htjoint`, `socket`)."""
         got = self._estimate(cores)
         if self.partner is not None and self.gain is not None:
             got = scaled(got, cores, self.gain, self.partner.estimate, self.cap(cores))
-        top = max((f.cores for f in self.exact), default=0)
-        if not crosses(self.socket_cores, top, cores):
-            return got
-        assert self.socket_cores is not None
-        return beyond_socket(got, cores=cores, socket_cores=self.socket_cores,
-                             measured_top=top, at_socket=self._estimate(self.socket_cores),
+        return beyond_socket(got, cores=cores, socket_cores=self.socket_cores, at=self._estimate,
+                             measured_top=max((f.cores for f in self.exact), default=0),
                              allow=self.allow_extrapolation, name=self.name)  # fmt: skip
 
     def _estimate(self, cores: int) -> Figure | str:
@@ -153,8 +159,9 @@ class Series:
             return f"only lower bounds or erratic points measured on {self.name}"
         lo, hi = exact[0], exact[-1]
         cap = self.cap(cores)
-        if lo.cores <= cores <= hi.cores:
-            return self._interpolate(exact, cores, cap)
+        if lo.cores <= cores <= hi.cores or self._upper_bound_above(cores) is not None:
+            a, b = self._neighbours(exact, cores)
+            return self._interpolate(a, b, cores, cap)
         anchor = hi if cores > hi.cores else lo
         counts = sorted({f.cores for f in exact})
         far = cores > 2 * hi.cores or 2 * cores < lo.cores
@@ -181,13 +188,36 @@ class Series:
             f"{MIN_POINTS} or more core counts (e.g. `sizing run --cores 1,2,4,8`)"
         )
 
-    def _interpolate(self, exact: Sequence[Figure], cores: int, cap: float) -> Figure:
-        a, b = _neighbours(exact, cores)
-        t = (cores - a.cores) / (b.cores - a.cores)
-        line = a.value + (b.value - a.value) * t
+    def _upper_bound_above(self, cores: int) -> Figure | None:
+        """The nearest lower-bound figure (e.g. client-bound) above ``cores`` with no
+        exact figure between: the upper neighbour an interpolation takes as a floor."""
+        above = [f for f in self.observed if f.cores > cores and "erratic" not in f.flags]
+        if not above or not min(above, key=lambda f: f.cores).lower_bound:
+            return None
+        return min(above, key=lambda f: f.cores)
+
+    def _neighbours(self, exact: Sequence[Figure], cores: int) -> tuple[Figure, Figure]:
+        """The interpolation's neighbours: the exact figure at or below ``cores`` and the
+        nearest figure above it, exact or a lower bound (lower bounds below ``cores`` are
+        never an anchor)."""
+        a = max((f for f in exact if f.cores <= cores), key=lambda f: f.cores)
+        if a.cores == cores:
+            return a, a
+        b = self._upper_bound_above(cores)
+        return (a, b) if b is not None else _neighbours(exact, cores)
+
+    def _interpolate(self, a: Figure, b: Figure, cores: int, cap: float) -> Figure:
+        t = 0.0 if b.cores == a.cores else (cores - a.cores) / (b.cores - a.cores)
+        line = min(a.value + (b.value - a.value) * t, cap)
         value = min(self.fit.predict(cores) if self.fit.usable else line, cap)
+        if b.lower_bound:
+            # the line to a lower bound is a lower bound of the line to the truth, which a
+            # concave curve stays above: a fit below it is contradicted by the bound
+            value = max(value, line)
         draws = self.draws(cores)
         how = "USL fit" if self.fit.usable else "line between the measured core counts"
+        to = f"the straight line to the {b.cores}-core lower bound" if b.lower_bound else (
+            "the straight line")
         low: float | None
         high: float | None
         if draws:
@@ -195,7 +225,7 @@ class Series:
             words = BOOT_WORDS
         elif self.fit.usable:
             low, high = min(line, value), max(line, value)
-            words = "no repetitions: between the straight line and the fit"
+            words = f"no repetitions: between {to} and the fit"
         else:
             low = high = None
             words = "no repetitions: no interval"
@@ -209,7 +239,7 @@ class Series:
             words,
             cap,
             nearest=(a, b),
-            other=b,
+            other=None if b.lower_bound else b,
         )
 
     def _extrapolate(self, anchor: Figure, cores: int, cap: float) -> Figure:
@@ -221,8 +251,13 @@ class Series:
         elif cores > anchor.cores:
             # no repetitions (reference data): from "no gain beyond the last measured
             # count" to the fit
-            low, high = min(anchor.value, value), value
-            words = f"no repetitions: from no gain beyond {anchor.cores} cores to the fit"
+            # a lower bound measured on the way (client-bound) is the least "no gain" keeps
+            last = max((f for f in self.observed if f.lower_bound and "erratic" not in f.flags
+                        and anchor.cores < f.cores <= cores),
+                       key=lambda f: f.cores, default=anchor)
+            floor = max(anchor.value, last.value)
+            low, high = min(floor, value), value
+            words = f"no repetitions: from no gain beyond {last.cores} cores to the fit"
         else:
             low, high = min(value, anchor.value * cores / anchor.cores), value
             words = f"no repetitions: from linear down from {anchor.cores} cores to the fit"
@@ -259,7 +294,7 @@ class Series:
         value = min(anchor.value * ratio, cap)
         misfit = shape.misfit(exact, anchor.cores)
         widen = SHAPE_FLOOR + (misfit or 0.0)
-        r = _rel(anchor)
+        r = rel_interval(anchor)
         low = value * max(0.0, 1.0 - r[0] - widen)
         high = value * (1.0 + r[1] + widen)
         fitted = (
@@ -269,7 +304,8 @@ class Series:
         )
         words = (
             f"borrowed shape: the anchor's interval widened by {widen * 100:.0f} points "
-            f"({SHAPE_FLOOR * 100:.0f} for other hardware, {fitted})"
+            f"({SHAPE_FLOOR * 100:.0f} for other hardware, {fitted}); its coverage is not "
+            f"known: measure {MIN_POINTS} or more core counts for a stated one"
         )
         return self._derived(
             anchor,
@@ -287,28 +323,38 @@ class Series:
         """The bootstrap draws of this series' capacity at ``cores`` (None: no
         repetitions to draw from): a measured count's median, the law's X(N), a line
         between two measured counts' medians, or the anchor's median times a borrowed
-        shape; each capped by linear scaling from the best measured per-core figure."""
+        shape; each held to the physical ceilings, and a law's draw to its own linear bound
+        (:mod:`sizing.engine.predict`)."""
         boot = self.boot
         if boot is None or boot.empty:
             return None
-        cap = self.cap(cores)
+        cap = self.limit(cores)
         got = boot.point_draws(cores)
         if got is not None:
             return got
         exact = sorted(self.exact, key=lambda f: f.cores)
         if not exact:
             return None
+        lo, hi = exact[0], exact[-1]
+        inside = lo.cores <= cores <= hi.cores or self._upper_bound_above(cores) is not None
+        line: tuple[float, ...] | None = None
+        if inside:
+            a, b = self._neighbours(exact, cores)
+            da = boot.point_draws(a.cores)
+            # a lower bound has no draws: its value is the least the truth can be
+            db = (tuple(b.value for _ in da or ()) if b.lower_bound
+                  else boot.point_draws(b.cores))
+            if da is not None and db is not None:
+                t = (cores - a.cores) / (b.cores - a.cores)
+                line = tuple(min(cap, x + (y - x) * t) for x, y in zip(da, db, strict=True))
+            if b.lower_bound and line is not None and self.fit.usable and boot.params:
+                law = boot.curve_draws(cores) or ()
+                return tuple(max(min(v, cap), w) for v, w in zip(law, line, strict=False))
         if self.fit.usable and boot.params:
             curve = boot.curve_draws(cores)
             return None if curve is None else tuple(min(v, cap) for v in curve)
-        lo, hi = exact[0], exact[-1]
-        if lo.cores <= cores <= hi.cores:
-            a, b = _neighbours(exact, cores)
-            da, db = boot.point_draws(a.cores), boot.point_draws(b.cores)
-            if da is None or db is None:
-                return None
-            t = (cores - a.cores) / (b.cores - a.cores)
-            return tuple(min(cap, x + (y - x) * t) for x, y in zip(da, db, strict=True))
+        if inside:
+            return line
         if self.shape is not None:
             anchor = hi if cores > hi.cores else lo
             ratio = self.shape.ratio(anchor.cores, cores)
@@ -350,10 +396,10 @@ class Series:
             origin = f"{origin}; bound by {bound.words(cores)}"
         low, high = bounds
         if low is not None and high is not None:
-            widen_lo = max((_rel(f)[0] for f in nearest), default=0.0)
-            widen_hi = max((_rel(f)[1] for f in nearest), default=0.0)
+            widen_lo = max((rel_interval(f)[0] for f in nearest), default=0.0)
+            widen_hi = max((rel_interval(f)[1] for f in nearest), default=0.0)
             low = max(0.0, min(low, value, value * (1.0 - widen_lo)))
-            high = min(cap, max(high, value, value * (1.0 + widen_hi)))
+            high = min(self.limit(cores), max(high, value, value * (1.0 + widen_hi)))
         bootstrapped = words == BOOT_WORDS
         return replace(
             anchor,
@@ -393,30 +439,6 @@ def _neighbours(exact: Sequence[Figure], cores: int) -> tuple[Figure, Figure]:
     a = max((f for f in exact if f.cores <= cores), key=lambda f: f.cores)
     b = min((f for f in exact if f.cores >= cores), key=lambda f: f.cores)
     return a, b
-
-
-def usable_point(f: Figure) -> bool:
-    """Whether a figure may be fitted or anchor a prediction: not a lower bound, not
-    erratic (its repetitions disagree by more than a factor of two)."""
-    return not f.lower_bound and "erratic" not in f.flags
-
-
-def series_points(figs: Iterable[Figure]) -> list[tuple[int, float]]:
-    return [(f.cores, f.value) for f in figs if usable_point(f)]
-
-
-def counts_of(figs: Iterable[Figure]) -> list[tuple[int, tuple[float, ...]]]:
-    """A series' repetitions per core count for the fit and the bootstrap."""
-    return [(f.cores, f.reps or (f.value,)) for f in figs if usable_point(f)]
-
-
-def fit_of(figs: Sequence[Figure]) -> ScalingFit:
-    counts = counts_of(figs)
-    if not counts:
-        return ScalingFit(model="linear", points=(), note="only lower bounds measured")
-    # the least-squares fit to every repetition, each count weighted once, is the fit to
-    # the per-count means (sizing.engine.predict)
-    return fit([(n, sum(vs) / len(vs)) for n, vs in counts])
 
 
 def memo_bootstrap(counts: Counts) -> Bootstrap:

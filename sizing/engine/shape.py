@@ -1,15 +1,14 @@
-"""The scaling shape a series with too few core counts borrows from another basis of the
-same workload (:meth:`sizing.engine.series.Series.estimate`)."""
+"""What a series fits on and borrows: which observed figures are usable, their
+repetitions per core count, the scaling fit of a series, and the shape a series with
+fewer than three core counts borrows from another basis."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sizing.engine.scaling import ScalingFit
+from sizing.engine.scaling import ScalingFit, fit
 from sizing.model import Figure
-
-__all__ = ["Shape"]
 
 
 @dataclass(frozen=True)
@@ -51,3 +50,34 @@ class Shape:
             err = abs((f.value / base.value) / r - 1.0)
             worst = err if worst is None else max(worst, err)
         return worst
+
+
+def rel_interval(f: Figure) -> tuple[float, float]:
+    """A figure's interval relative to its value: (low, high) fractions below/above."""
+    if f.ci_low is None or f.ci_high is None or f.value <= 0.0:
+        return 0.0, 0.0
+    return max(0.0, 1.0 - f.ci_low / f.value), max(0.0, f.ci_high / f.value - 1.0)
+
+
+def usable_point(f: Figure) -> bool:
+    """Whether a figure may be fitted or anchor a prediction: not a lower bound, not
+    erratic (its repetitions disagree by more than a factor of two)."""
+    return not f.lower_bound and "erratic" not in f.flags
+
+
+def series_points(figs: Iterable[Figure]) -> list[tuple[int, float]]:
+    return [(f.cores, f.value) for f in figs if usable_point(f)]
+
+
+def counts_of(figs: Iterable[Figure]) -> list[tuple[int, tuple[float, ...]]]:
+    """A series' repetitions per core count for the fit and the bootstrap."""
+    return [(f.cores, f.reps or (f.value,)) for f in figs if usable_point(f)]
+
+
+def fit_of(figs: Sequence[Figure]) -> ScalingFit:
+    counts = counts_of(figs)
+    if not counts:
+        return ScalingFit(model="linear", points=(), note="only lower bounds measured")
+    # the least-squares fit to every repetition, each count weighted once, is the fit to
+    # the per-count means (sizing.engine.predict)
+    return fit([(n, sum(vs) / len(vs)) for n, vs in counts])

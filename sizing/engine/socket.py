@@ -10,6 +10,7 @@ cores on a 2 × 8 host) removes the label.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from sizing.model import PREDICTED, Figure
@@ -31,18 +32,17 @@ def beyond_socket(
     cores: int,
     socket_cores: int | None,
     measured_top: int,
-    at_socket: Figure | str,
+    at: Callable[[int], Figure | str],
     allow: bool,
     name: str,
 ) -> Figure | str:
     """The socket rule applied to a prediction ``got`` at ``cores`` (module docstring);
-    ``at_socket`` is the series' figure at ``socket_cores`` (the widened interval's low
-    end: no gain beyond one socket)."""
+    ``at`` gives the series' figure at ``socket_cores`` (the widened interval's low end:
+    no gain beyond one socket)."""
     if isinstance(got, str) or got.source not in PREDICTED:
         return got
-    if not crosses(socket_cores, measured_top, cores):
+    if socket_cores is None or not crosses(socket_cores, measured_top, cores):
         return got
-    assert socket_cores is not None
     if not allow:
         return (
             f"no figure at {cores} cores on {name}: beyond one socket ({socket_cores} cores) "
@@ -51,6 +51,7 @@ def beyond_socket(
             f"{2 * socket_cores} on this {socket_cores}-core-per-socket host), or pass "
             "--allow-extrapolation to predict it, labelled and widened"
         )
+    at_socket = at(socket_cores)
     floor = at_socket.conservative if isinstance(at_socket, Figure) else None
     low = got.ci_low if got.ci_low is not None else got.value
     if floor is not None:

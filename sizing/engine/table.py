@@ -14,7 +14,7 @@ and listed with their reason in the block's ``refused``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +22,7 @@ from sizing.engine.basis import Basis, Price, group_key
 from sizing.engine.costs import CostBreakdown, CostCatalog
 from sizing.engine.figures import build_series, series_order
 from sizing.engine.overhead import ends, ht_gain, leg_ratio, overhead_pct, same_workload
+from sizing.engine.predict import Bootstrap, Counts
 from sizing.engine.recommend import pricing
 from sizing.engine.series import Series
 from sizing.model import HYPERVISOR_PLATFORMS, Figure, FigureKind, Source
@@ -72,6 +73,7 @@ class Cell:
     interval: str = ""  # what the interval is and covers, in words
     cost: CostBreakdown | None = None  # server_cost part by part, and what it leaves out
     server_name: str = ""  # the priced server's model, when its catalog names it
+    coverage: float | None = None  # the share of the truth the interval states it covers
 
     @property
     def display(self) -> str:
@@ -87,6 +89,7 @@ class Cell:
             "ci_low": self.ci_low,
             "ci_high": self.ci_high,
             "interval": self.interval,
+            "coverage": self.coverage,
             "overhead_ci_pct": None if self.overhead_ci is None else list(self.overhead_ci),
             "platform": self.platform,
             "ht": self.ht,
@@ -231,11 +234,13 @@ def build_table(
     prices: Mapping[str, Price] | None = None,
     article_prices: bool = False,
     allow_extrapolation: bool = False,
+    bootstrapper: Callable[[Counts], Bootstrap] | None = None,
 ) -> SizingTable:
     """The table of ``figures`` in blocks per basis group (module docstring).
 
     ``bases`` are every known basis (labels, prices, shapes); figures without a known basis
-    form one block per origin. Prices as in :func:`sizing.engine.recommend.recommend`.
+    form one block per origin. Prices as in :func:`sizing.engine.recommend.recommend`;
+    ``bootstrapper`` as in :func:`sizing.engine.figures.build_series` (the fit cache).
     """
     by_id = {b.id: b for b in bases}
     price_map = dict(prices or {})
@@ -243,6 +248,7 @@ def build_table(
         figures,
         bases=bases,
         allow_extrapolation=allow_extrapolation,
+        bootstrapper=bootstrapper,
     )
     grouped: dict[Any, list[Series]] = {}
     for s in series.values():
@@ -408,6 +414,7 @@ def _cell(
         interval=f.interval,
         cost=breakdown,
         server_name="" if offer is None else offer.name,
+        coverage=f.coverage,
     )
 
 

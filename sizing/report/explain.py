@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sizing.engine.costs import CostBreakdown, CostCatalog
+from sizing.engine.predict import DRAWS, MIN_CLAIM_RUNS
 from sizing.engine.recommend import Configuration, Demand, Recommendation
 from sizing.model import DERIVED, Figure
 from sizing.report.data.format import amount, money
@@ -82,15 +83,19 @@ def confidence_words(
             "figures carry no repetitions to draw from (reference data, or single runs)."
         )
     fewest = min((len(f.reps) for f in figures if f.reps), default=0)
-    caveat = ""
-    if 0 < fewest < 6:
-        caveat = (
-            f"; with {fewest} repetitions a bootstrap cannot see past the values measured: "
-            "read a high share as 'no measured repetition says otherwise'"
+    if 0 < fewest < MIN_CLAIM_RUNS:
+        return (
+            f"How likely it carries {what} at ≤ {limit:g}% of capacity is not claimed: "
+            f"{fewest} repetitions of a point cannot say how much runs vary; measure "
+            f"{MIN_CLAIM_RUNS} or more per core count."
         )
+    top = 1.0 - 1.0 / (DRAWS + 1)  # what all of DRAWS draws can say
+    share = (f"more than {top * 100:.1f}%" if conf >= 1.0
+             else f"{min(conf, top) * 100:.0f}%")
     return (
-        f"Carries {what} at ≤ {limit:g}% of capacity in {conf * 100:.0f}% of the plausible "
-        f"outcomes on basis {basis} (bootstrap over the measured repetitions{caveat})."
+        f"Carries {what} at ≤ {limit:g}% of capacity in {share} of the plausible "
+        f"outcomes on basis {basis} ({DRAWS} draws of its capacity: the runs' noise and its "
+        "uncertainty, the law's misfit, the distance from the measured core counts)."
     )
 
 
@@ -126,14 +131,20 @@ def _unanswered(result: Recommendation) -> str:
     return f"No configuration carries {result.demand.describe()}{within}: {reason}."
 
 
+def _ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 5th, 11th, 21st."""
+    tail = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{tail}"
+
+
 def _cheapest(result: Recommendation, best: Configuration) -> list[str]:
     """The cheapest fleet (mixed, when a mix is cheaper) and what it costs, and the figures
     each server is sized on."""
     cur, asked = result.currency, result.confidence_asked
     price = f"; price: {best.price_source}" if best.price_source else ""
     on = (
-        f"each server sized on the {(1 - asked) * 100:.0f}th percentile of its "
-        "capacity's bootstrap draws"
+        f"each server sized on the {_ordinal(round((1 - asked) * 100))} percentile of its "
+        "capacity's draws"
         if asked is not None
         else "each server sized on the low end of its figures' intervals"
     )

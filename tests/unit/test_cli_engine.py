@@ -187,9 +187,10 @@ def test_custom_catalog_is_used(db: Path, tmp_path: Path) -> None:
     assert code == 0
     rec = json.loads(out)["recommendation"]
     # sized on the low end of its prediction interval: reference data carry no repetitions,
-    # so that is "no gain beyond the 4 cores measured" (192,000): two servers, not one
+    # so that is "no gain beyond the 8-core client-bound lower bound" (300,000, not the
+    # 192,000 measured at 4): two servers, not one
     assert (rec["cores_per_server"], rec["servers"], rec["extrapolated"]) == (16, 2, True)
-    assert rec["figures"][0]["ci_low"] == 192000
+    assert rec["figures"][0]["ci_low"] == 300000
 
 
 def test_runs_that_disagree_are_sized_on_the_lowest_never_the_newest(db: Path) -> None:
