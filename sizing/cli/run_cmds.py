@@ -395,7 +395,7 @@ def _render(measured: Measured, label: str, db: Path, *, json_out: bool,
     limits = ceiling_lines(summary.points, evidence, width)
     if limits:
         typer.echo("\n" + "\n".join(limits))
-    pairs = pairs_table(summary.points, width)
+    pairs = pairs_table(summary.points, width=width)
     if pairs:
         typer.echo(pairs)
     _latency_tables(summary.points)
