@@ -146,7 +146,9 @@ def _measured_group(qualifying: Sequence[Basis],
     """The measured basis with the most core counts (the newest among equals; the
     conservative one when hosts of its identity disagree) and its group; why the others
     were passed over goes in ``reasons``."""
-    best = max(qualifying, key=lambda b: (len(b.core_counts()), _newest(b)))
+    # on a tie, bare metal names the group (its guests are sized against it)
+    best = max(qualifying, key=lambda b: (len(b.core_counts()), _newest(b),
+                                          b.platform == "baremetal"))  # fmt: skip
     peers = [b for b in qualifying if b is not best and _same_identity(b, best)]
     disagree = bool(best.disagrees) and bool(peers)
     if disagree:  # hosts of one identity disagree: size on the conservative one

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -190,6 +191,13 @@ def hold_lock(lock: Path, holder: subprocess.Popen[bytes]) -> None:
     )
 
 
+def said(stderr: str) -> list[str]:
+    """What a run said on stderr besides its progress: off a terminal (as here) progress
+    is plain timestamped lines, which a log keeps; the rest must be the one error line."""
+    stamp = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d ")
+    return [ln for ln in stderr.strip().splitlines() if not stamp.match(ln)]
+
+
 def test_keep_running_leaves_nginx_up_and_the_lock_refuses_a_second_run(
     tmp_path: Path, tools: None
 ) -> None:
@@ -242,7 +250,7 @@ def test_keep_running_leaves_nginx_up_and_the_lock_refuses_a_second_run(
     assert nginx_up  # --keep-running
     assert released  # the stale lock was taken over, then released at the end
     assert refused.exit_code == 4, refused.stderr
-    lines = refused.stderr.strip().splitlines()
+    lines = said(refused.stderr)
     assert len(lines) == 1 and lines[0].startswith("error: localhost: another sizing run holds it")
     assert owner["pid"] == live.pid  # the refused run left the other run's lock alone
     assert alive(tmp_path / "nginx.pid")  # ... and the nginx it did not start
@@ -305,7 +313,7 @@ def test_a_full_store_ends_the_run_failed(
         monkeypatch.undo()
         assert result.exit_code == 6, result.output  # a full disk: ExitStatus.STORE
         assert "Traceback" not in result.output
-        [line] = result.stderr.strip().splitlines()
+        [line] = said(result.stderr)
         assert line == f"error: {db}: the disk is full: cannot write the results database"
         with Store.open_readonly(db) as store:
             [run] = store.runs()

@@ -73,7 +73,8 @@ def test_the_guide_leads_with_the_same_comparison(lab: tuple[Path, Path]) -> Non
     assert guide.versus is not None
     sentence = guide.versus.sentence
     assert sentence.startswith("On ESXi the same demand needs")
-    assert "licence" in sentence and "because on the same server a guest carries" in sentence
+    assert "the hypervisor's licence comes to $10,800" in sentence  # 3 × 8 cores × $150 × 3
+    assert "core for core a guest carries" in sentence
     cli = json.loads(runner.invoke(app, ["recommend", "--rps", "500000", "--db", str(db),
                                          "--catalog", str(cat), "--json"]).stdout)  # fmt: skip
     assert json.loads(json.dumps(guide.versus.comparison.to_dict())) == cli["platforms"]

@@ -22,8 +22,11 @@ def validity_table(runs: Sequence[RunData]) -> TableBlock | None:
     """Every point that was not used as measured, or was used with a warning flag."""
     rows: list[tuple[TCell, ...]] = []
     for run in runs:
+        # a host any point of which found itself virtualized is one, skipped points too
+        virtual = {p.result.key.host for p in run.points if "virtualized-host" in p.result.flags}
         for p in run.points:
             r = p.result
+            shown = (*r.flags, "virtualized-host") if r.key.host in virtual else r.flags
             if r.status is Status.MEASURED and not r.flags:
                 continue
             flags = ", ".join(r.flags)
@@ -40,7 +43,7 @@ def validity_table(runs: Sequence[RunData]) -> TableBlock | None:
                 (
                     TCell(str(run.record.id)),
                     TCell(r.key.host, numeric=False),
-                    TCell(platform_label(r.key.platform, r.flags), numeric=False),
+                    TCell(platform_label(r.key.platform, shown), numeric=False),
                     TCell(str(r.key.cores)),
                     TCell(r.key.ht, numeric=False),
                     TCell(PROFILE_LABELS.get(r.key.profile, r.key.profile), numeric=False),

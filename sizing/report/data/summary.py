@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sizing.engine import Configuration, Recommendation
+from sizing.engine.predict import DRAWS
 from sizing.engine.recommend import Fleet
 from sizing.engine.table import Cell, SizingTable
 from sizing.model import PROFILE_UNITS, Figure, FigureKind
@@ -79,13 +80,16 @@ def headlines(table: SizingTable) -> list[Headline]:
         if ov:
             pcts = [c.overhead_pct for c in ov if c.overhead_pct is not None]
             value = percent(pcts[0]) if len(pcts) == 1 else f"{min(pcts):.0f}–{max(pcts):.0f}%"
+            counts = len({c.cores for c in ov})  # core counts, not core counts × HT modes
+            modes = len({c.ht for c in ov})
             src = {cell_source(c.source, c.emulated) for c in ov}
             ids = ", ".join(dict.fromkeys(c.basis_id for c in ov))
             out.append(
                 Headline(
                     f"Virtualization overhead, {PROFILE_LABELS[profile]}",
                     value,
-                    f"range over {len(pcts)} core count{'s' if len(pcts) > 1 else ''}; "
+                    f"range over {counts} core count{'s' if counts > 1 else ''}"
+                    + (f" and {modes} HT modes" if modes > 1 else "") + "; "
                     f"{ids}, against its own host's bare metal",
                     src.pop() if len(src) == 1 else "",
                 )
@@ -168,8 +172,11 @@ def _how_sure(confidence: float | None) -> Fact:
     if confidence is None:
         return Fact("How likely it carries the target", "not known: its figures carry no "
                     "repetitions to draw from (reference data, or single runs)")  # fmt: skip
-    return Fact("How likely it carries the target",
-                f"{percent(confidence * 100.0, 0)} of the plausible outcomes")  # fmt: skip
+    # as the terminal says it: every draw carrying it is "more than 99.5%", never "100%"
+    top = 1.0 - 1.0 / (DRAWS + 1)
+    share = (f"more than {top * 100:.1f}%" if confidence >= 1.0
+             else f"{min(confidence, top) * 100:.0f}%")  # fmt: skip
+    return Fact("How likely it carries the target", f"{share} of the plausible outcomes")
 
 
 def _capacity_facts(parts: Sequence[tuple[Configuration, int]]) -> list[Fact]:
@@ -234,7 +241,7 @@ def _alternatives(alts: Sequence[Configuration], currency: str) -> TableBlock | 
     if not alts:
         return None
     return TableBlock(
-        title="Next cheapest configurations",
+        title="Next configurations (within the measured core counts first, then by cost)",
         headers=("Configuration", "Total cost", "RPS capacity", "SSL TPS capacity", "CPU use"),
         rows=tuple(
             (

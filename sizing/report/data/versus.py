@@ -58,9 +58,14 @@ def _how(o: Overhead) -> str:
     return "paired measurement" if o.paired else "measured in separate runs, unpaired"
 
 
+def _servers(n: int | None) -> str:
+    return f"{n} server{'s' if n != 1 else ''}"
+
+
 def versus_sentence(cmp: PlatformComparison) -> str:
     """One plain sentence a buyer can say back: how many servers each platform needs for
-    the demand, what the difference costs, and the measured share that explains it."""
+    the demand, what the difference costs (and how much of it is the hypervisor's
+    licence), and the measured share a guest carries of bare metal's figure."""
     bm, guest = cmp.baremetal, cmp.guest
     g = _name(guest.platform)
     if bm.cost is None or guest.cost is None or bm.fleet is None or guest.fleet is None:
@@ -73,10 +78,14 @@ def versus_sentence(cmp: PlatformComparison) -> str:
         money = f"costs {amount(abs(extra), cmp.currency)} {'more' if extra > 0 else 'less'}"
     what = "" if cmp.cost_basis == "hardware only" else f" ({cmp.cost_basis})"
     servers = (
-        f"needs {guest.servers} servers instead of {bm.servers}"
+        f"needs {_servers(guest.servers)} instead of {bm.servers}"
         if guest.servers != bm.servers
-        else f"needs the same {bm.servers} server{'s' if bm.servers != 1 else ''}"
+        else f"needs the same {_servers(bm.servers)}"
     )
+    why = []
+    licence = guest.fleet.breakdown.licence - bm.fleet.breakdown.licence
+    if licence > 0.005:
+        why.append(f"the hypervisor's licence comes to {amount(licence, cmp.currency)}")
     cores = guest.fleet.parts[-1][0].cores_per_server
     ht = guest.fleet.parts[0][0].ht
     shares = []
@@ -85,11 +94,10 @@ def versus_sentence(cmp: PlatformComparison) -> str:
         if o is not None:
             shares.append(f"{o.share * 100:.0f}% of bare metal's {_UNITS[p][0]}"
                           f" at {o.cores} core{'s' if o.cores != 1 else ''}")  # fmt: skip
-    because = ""
     if shares:
-        word = "because" if extra > 0 else "although" if extra < 0 else "and"
-        because = f", {word} on the same server a guest carries " + " and ".join(shares)
-    return f"On {g} the same demand {servers} and {money}{what}{because}."
+        why.append("core for core a guest carries " + " and ".join(shares))
+    tail = f": {'; '.join(why)}" if why else ""
+    return f"On {g} the same demand {servers} and {money}{what}{tail}."
 
 
 def versus_lines(cmp: PlatformComparison) -> list[str]:
