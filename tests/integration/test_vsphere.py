@@ -503,8 +503,16 @@ def test_full_run_vcsim_control_real_nginx_load(lab: Path, tmp_path: Path) -> No
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     points = {(p["cores"], p["ht"]): p for p in doc["points"]}
-    assert points[(1, "off")]["status"] == "measured", json.dumps(points[(1, "off")])
-    assert points[(1, "off")]["value"] > 0
+    one = points[(1, "off")]
+    if one["status"] == "invalid":
+        # This machine is itself a VM: its own hypervisor may steal the pinned core for a
+        # moment, and the steal guard then rightly invalidates the point. That verdict is
+        # supported by the stored evidence; any other is a failure.
+        verdicts = one["metadata"]["guards"]["verdicts"]
+        assert verdicts and all("stole" in v["reason"] for v in verdicts), json.dumps(one)
+    else:
+        assert one["status"] == "measured", json.dumps(one)
+    assert one["value"] > 0
     # 4 cores: more than the ESXi host has; ht=on: vcsim's host has no HT. Skipped, kept.
     assert points[(4, "off")]["status"] == "skipped"
     assert "needs 4 physical cores; this host has 2" in points[(4, "off")]["reason"]
@@ -516,7 +524,7 @@ def test_full_run_vcsim_control_real_nginx_load(lab: Path, tmp_path: Path) -> No
     shown = CliRunner().invoke(app, ["results", "--db", str(db), "--json"])
     assert shown.exit_code == 0, shown.output
     [run] = json.loads(shown.stdout)["runs"]
-    [point] = [p for p in run["points"] if p["status"] == "measured"]
+    [point] = [p for p in run["points"] if p["status"] in ("measured", "invalid")]
     settings = point["metadata"]["platform_settings"]
     assert settings["vm"] == "DC0_H0_VM0" and settings["esxi_host"] == "DC0_H0"
     assert settings["guest_ip"] == GUEST_IP
