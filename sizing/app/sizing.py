@@ -31,7 +31,6 @@ from sizing.sources.request import Inputs, SizingRequest
 
 __all__ = [
     "Inputs",
-    "RecommendRequest",
     "Recommended",
     "SizingRequest",
     "check",
@@ -39,11 +38,6 @@ __all__ = [
     "recommend",
     "table",
 ]
-
-
-# The one request type of recommend, table and guide (an alias kept for the callers that
-# say what they ask for: a recommendation).
-RecommendRequest = SizingRequest
 
 
 @dataclass(frozen=True)
@@ -250,7 +244,7 @@ def _translated(
 
 
 def _latency_figures(
-    req: RecommendRequest, workload: str | None
+    req: SizingRequest, workload: str | None
 ) -> tuple[tuple[Figure, ...], str, str, str]:
     """``--p95``: the measured RPS-at-p95 figures of one latency workload (and nothing
     else: a recommendation never mixes bases), the basis sentence, what a server's capacity

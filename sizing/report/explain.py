@@ -12,7 +12,7 @@ from sizing.engine.recommend import Configuration, Demand, Recommendation
 from sizing.model import DERIVED, Figure
 from sizing.report.data.format import amount, money
 
-__all__ = ["confidence_words", "cost_words", "describe_figure", "explain"]
+__all__ = ["confidence_share", "confidence_words", "cost_words", "describe_figure", "explain"]
 
 
 _money = amount  # whole units when the amount is whole, cents otherwise
@@ -68,6 +68,13 @@ def describe_figure(f: Figure) -> str:
     return f"{f.value:,.0f} {unit}{tail}"
 
 
+def confidence_share(conf: float) -> str:
+    """``97%``, or ``more than 99.5%`` when every draw carries it: never "100%" (what all of
+    DRAWS draws can say); the terminal and the guide say it the same way."""
+    top = 1.0 - 1.0 / (DRAWS + 1)
+    return f"more than {top * 100:.1f}%" if conf >= 1.0 else f"{min(conf, top) * 100:.0f}%"
+
+
 def confidence_words(
     conf: float | None, demand: Demand, basis: str, figures: Sequence[Figure] = ()
 ) -> str:
@@ -89,11 +96,8 @@ def confidence_words(
             f"{fewest} repetitions of a point cannot say how much runs vary; measure "
             f"{MIN_CLAIM_RUNS} or more per core count."
         )
-    top = 1.0 - 1.0 / (DRAWS + 1)  # what all of DRAWS draws can say
-    share = (f"more than {top * 100:.1f}%" if conf >= 1.0
-             else f"{min(conf, top) * 100:.0f}%")
     return (
-        f"Carries {what} at ≤ {limit:g}% of capacity in {share} of the plausible "
+        f"Carries {what} at ≤ {limit:g}% of capacity in {confidence_share(conf)} of the plausible "
         f"outcomes on basis {basis} ({DRAWS} draws of its capacity: the runs' noise and its "
         "uncertainty, the law's misfit, the distance from the measured core counts)."
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sizing.engine import Configuration, Recommendation
-from sizing.engine.predict import DRAWS
 from sizing.engine.recommend import Fleet
 from sizing.engine.table import Cell, SizingTable
 from sizing.model import PROFILE_UNITS, Figure, FigureKind
@@ -19,7 +18,7 @@ from sizing.report.data.format import (
     percent,
 )
 from sizing.report.data.model import Fact, Headline, RecommendationView, TableBlock, TCell
-from sizing.report.explain import explain
+from sizing.report.explain import confidence_share, explain
 
 # Figures a headline may quote: measured or published, never derived beyond what was
 # observed; and never a virtualized host's figure under a "bare metal" label.
@@ -172,10 +171,7 @@ def _how_sure(confidence: float | None) -> Fact:
     if confidence is None:
         return Fact("How likely it carries the target", "not known: its figures carry no "
                     "repetitions to draw from (reference data, or single runs)")  # fmt: skip
-    # as the terminal says it: every draw carrying it is "more than 99.5%", never "100%"
-    top = 1.0 - 1.0 / (DRAWS + 1)
-    share = (f"more than {top * 100:.1f}%" if confidence >= 1.0
-             else f"{min(confidence, top) * 100:.0f}%")  # fmt: skip
+    share = confidence_share(confidence)  # as the terminal says it, never "100%"
     return Fact("How likely it carries the target", f"{share} of the plausible outcomes")
 
 
