@@ -23,18 +23,20 @@ lint: setup-dev
 	.venv/bin/lint-imports
 
 unit: setup-dev
-	.venv/bin/pytest tests/unit -q
+	.venv/bin/pytest tests/unit -q -n 2
 
 integration: setup-dev
-	.venv/bin/pytest tests/integration -q -m "integration and noload"
+	.venv/bin/pytest tests/integration -q -m "integration and noload" -n 2 --dist loadfile
 	scripts/bg wait oha guest-image
 	.venv/bin/pytest tests/integration -q -m "integration and not noload"
 
 # The linters, the unit tests and the integration tests marked noload (they drive no load and
 # read no CPU figure) run while oha compiles and the guest image builds (scripts/setup --dev
-# starts them with scripts/bg); the integration tests that measure start after.
+# starts them with scripts/bg), on both CPUs (pytest-xdist; a noload module's tests stay in
+# one worker, which keeps its fixtures); the integration tests that measure start after, one
+# at a time on a machine nothing else uses.
 test: setup-dev lint
-	.venv/bin/pytest tests/unit -q --durations=10
-	.venv/bin/pytest tests/integration -q -m noload --durations=5
+	.venv/bin/pytest tests/unit -q -n 2 --durations=10
+	.venv/bin/pytest tests/integration -q -m noload -n 2 --dist loadfile --durations=5
 	scripts/bg wait oha guest-image
 	.venv/bin/pytest tests/integration -q -m "not noload" --durations=25

@@ -390,3 +390,27 @@ def test_server_sorting_first_dies_mid_point_flagged_server_died(
     assert rps["status"] == "failed" and "server-died" in rps["flags"], rps
     assert rps["reason"].startswith("nginx died on a-web"), rps["reason"]
     assert tps["status"] == "skipped"  # the sweep stopped
+
+
+def test_a_busy_machine_is_named_not_a_bare_assertion() -> None:
+    """A CPU-bound loop on one core, started here: the quiet-machine reading sees it, and a
+    test that needs a quiet machine fails naming the busy machine and its readings."""
+    from tests.integration import quiet
+
+    hog = subprocess.Popen(
+        ["timeout", "60", "taskset", "-c", "1", "sh", "-c", "while :; do :; done"],
+        start_new_session=True,
+    )
+    try:
+        reading = quiet.read(1.0)
+        assert reading.busy >= 0.4 and not reading.quiet, reading  # one of two CPUs spins
+        busy = {"status": "invalid", "flags": ["client-bound"], "reason": "x", "metadata": {}}
+        with pytest.raises(pytest.fail.Exception, match="this machine stayed busy") as failed:
+            quiet.measure_on_a_quiet_machine(lambda: busy, attempts=1, limit_s=2)
+        assert "% busy" in str(failed.value)
+        other = {"status": "invalid", "flags": ["errors"], "reason": "503s", "metadata": {}}
+        with pytest.raises(pytest.fail.Exception, match="does not explain"):
+            quiet.measure_on_a_quiet_machine(lambda: other, attempts=1, limit_s=2)
+    finally:
+        os.killpg(hog.pid, signal.SIGKILL)
+        hog.wait(timeout=10)

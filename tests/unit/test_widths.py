@@ -57,7 +57,8 @@ def test_default_text_output_fits_100_columns(db: Path, argv: list[str]) -> None
     if not res.stdout:
         return
     assert res.stdout.endswith("\n")
-    wide = [line for line in res.stdout.splitlines() if len(line) > WIDTH]
+    # the database's path is one unbreakable word, as long as the user's (or pytest's) folders
+    wide = [line for line in res.stdout.splitlines() if len(line.replace(str(db), "~")) > WIDTH]
     assert not wide, "\n".join(wide)
 
 
