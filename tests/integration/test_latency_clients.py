@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +33,7 @@ from sizing.provision.tools import OHA_BINARY
 
 sys.path.insert(0, str(Path(__file__).parent))
 import netns  # noqa: E402
+import quiet  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -100,13 +102,13 @@ def nearest_rank(xs: list[float], p: float) -> float:
     return xs[max(1, math.ceil(p / 100 * len(xs))) - 1]
 
 
-def test_two_clients_merge_to_the_union_of_their_latencies(
-    lab: netns.NetnsLab, server: str, tmp_path: Path
-) -> None:
+def _two_clients(lab: netns.NetnsLab, server: str, tmp_path: Path) -> list[tuple[Any, list[float]]]:
+    """Both clients at once: each one's parsed result and its raw latencies (ms)."""
     runs = []
     for host, path, rate in ((lab.clients[0], "/fast", 400), (lab.clients[1], "/slow", 40)):
         spec = oha.OhaSpec(url=server + path, rate=rate, duration_s=RUN_S, connections=20,
                            cpus=(1,), db_file=str(tmp_path / f"{host.ns}.db"))
+        Path(spec.db_file).unlink(missing_ok=True)
         argv = ["ip", "netns", "exec", host.ns, *oha.argv(spec, oha=str(OHA_BINARY))]
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
@@ -126,7 +128,33 @@ def test_two_clients_merge_to_the_union_of_their_latencies(
                 proc.send_signal(signal.SIGTERM)
                 time.sleep(0.5)
                 proc.kill()
-    (fast, fast_raw), (slow, slow_raw) = results
+    return results
+
+
+def _apart(fast: Any, slow: Any, union: list[float]) -> bool:
+    """Averaging the clients' p95 and p99 is visibly wrong (the check can tell them apart)."""
+    return all(
+        abs((fast.latency_percentiles_ms[p] + slow.latency_percentiles_ms[p]) / 2
+            - nearest_rank(union, p)) > 0.2 * nearest_rank(union, p)
+        for p in (95.0, 99.0)
+    )  # fmt: skip
+
+
+def test_two_clients_merge_to_the_union_of_their_latencies(
+    lab: netns.NetnsLab, server: str, tmp_path: Path
+) -> None:
+    seen = []
+    for _ in range(3):  # bounded: a busy machine slows the fast file until the two look alike
+        before = quiet.wait_for_quiet()
+        (fast, fast_raw), (slow, slow_raw) = _two_clients(lab, server, tmp_path)
+        union = sorted(fast_raw + slow_raw)
+        if _apart(fast, slow, union):
+            break
+        seen.append(f"fast p99 {nearest_rank(fast_raw, 99):.1f} ms, slow p50 "
+                    f"{nearest_rank(slow_raw, 50):.1f} ms (machine before: {before})")  # fmt: skip
+    else:
+        pytest.fail("the fast and the slow client's latencies came out too close to tell a "
+                    f"merge from an average, three times (a busy machine): {'; '.join(seen)}")
     assert fast.failed == 0 and slow.failed == 0
     assert fast.histogram and fast.histogram.count == len(fast_raw) > 0.9 * 400 * RUN_S
     assert slow.histogram and slow.histogram.count == len(slow_raw) > 0.9 * 40 * RUN_S
@@ -134,7 +162,6 @@ def test_two_clients_merge_to_the_union_of_their_latencies(
                            percentiles=(50.0, 95.0, 99.0))
     assert merged is not None and merged.histogram is not None
     assert merged.count == len(fast_raw) + len(slow_raw) and merged.clients == 2
-    union = sorted(fast_raw + slow_raw)
     print(f"\nfast: {len(fast_raw)} requests, p95 {nearest_rank(fast_raw, 95):.2f} ms; "
           f"slow: {len(slow_raw)}, p95 {nearest_rank(slow_raw, 95):.2f} ms")
     for p in (50.0, 95.0, 99.0):
@@ -145,8 +172,4 @@ def test_two_clients_merge_to_the_union_of_their_latencies(
               f"averaged per-client {averaged:.3f} ms")
         # the histogram's bucket edge: never below the exact value, at most 1% above
         assert exact * 0.9999 <= got <= exact * HIST_GROWTH * 1.0001, (p, exact, got)
-    # the clients differ enough that averaging their percentiles is visibly wrong
-    for p in (95.0, 99.0):
-        averaged = (fast.latency_percentiles_ms[p] + slow.latency_percentiles_ms[p]) / 2
-        assert abs(averaged - nearest_rank(union, p)) > 0.2 * nearest_rank(union, p)
     assert merged.mean_ms == pytest.approx(sum(union) / len(union), rel=1e-6)
