@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from sizing.engine.predict import bootstrap, free_fit, quantile
-from sizing.engine.scaling import usl
+from sizing.engine.predict import _misfit, _pooled, bootstrap, f1_crit, free_fit, log_rss, quantile
+from sizing.engine.scaling import fit, usl
 
 
 @pytest.mark.parametrize("sigma,kappa", [(0.03, 0.0), (0.08, 0.002), (-0.02, 0.001),
@@ -49,3 +49,41 @@ def test_a_measured_counts_draws_are_a_pooled_student_t_interval() -> None:
     # Monte Carlo error of 4,000 draws: a few percent of the half-width
     assert math.log(lo) == pytest.approx(means[4] - half, abs=0.08 * half)
     assert math.log(hi) == pytest.approx(means[4] + half, abs=0.08 * half)
+
+
+def test_log_rss_is_the_constrained_least_squares_in_logs() -> None:
+    # a USL series with σ, κ > 0 has no residual; a step faster than linear has one no
+    # σ, κ ≥ 0 can remove, and it is no larger than the absolute-error fit's in logs
+    exact = [(n, usl(n, 30000.0, 0.05, 0.002)) for n in (1, 2, 4, 8)]
+    assert log_rss(exact) < 1e-12
+    step = [(1, 30000.0), (2, 52000.0), (4, 120000.0), (8, 200000.0)]
+    got = log_rss(step)
+    assert got > 1e-3
+    f = fit(step)
+    assert got <= sum(math.log(x / f.predict(n)) ** 2 for n, x in step) + 1e-12
+
+
+def test_f1_crit_is_the_squared_student_t_quantile() -> None:
+    # t(6) 97.5% = 2.4469, t(27) = 2.0518 (tables)
+    assert math.isclose(f1_crit(6, 1.96), 2.4469**2, rel_tol=0.01)
+    assert math.isclose(f1_crit(27, 1.96), 2.0518**2, rel_tol=0.005)
+    assert f1_crit(0, 1.96) == math.inf
+
+
+def test_the_misfit_counts_only_beyond_what_the_noise_makes() -> None:
+    # 3 runs at ±3% on a USL curve: the test at 95% calls the noise's residual a misfit
+    # about 1 time in 20; a step faster than linear (2 -> 4 cores x2.3) is far beyond it
+    import random
+
+    rng = random.Random(7)
+    found = 0
+    for _ in range(60):
+        law = [(n, tuple(usl(n, 30000.0, 0.03, 0.001) * math.exp(rng.gauss(0, 0.03))
+                         for _ in range(3))) for n in (1, 2, 4, 8)]
+        noise, _ = _pooled(law)
+        found += _misfit(law, noise) > 0.0
+    assert found <= 7  # 3 expected at 95%
+    step = [(n, tuple(x * math.exp(rng.gauss(0, 0.01)) for _ in range(3)))
+            for n, x in [(1, 30000.0), (2, 52000.0), (4, 120000.0), (8, 200000.0)]]
+    noise, _ = _pooled(step)
+    assert _misfit(step, noise) > 10 * noise
