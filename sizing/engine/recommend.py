@@ -426,5 +426,5 @@ def _platform_index(p: str) -> int:
 
 
 def _source_of(used: Sequence[Series]) -> str:
-    bases = {s.basis for s in used}
+    bases = {s.origin for s in used}
     return str(Source.of(bases)) if bases else "none"

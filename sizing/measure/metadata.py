@@ -13,12 +13,12 @@ from sizing.plan.loadspec import url_for
 from sizing.plan.points import PlannedPoint
 from sizing.provision.platforms.base import Target
 from sizing.records import (
-    Environment,
     PlatformSettings,
+    PointEnvironment,
     PointMeta,
+    PointWorkload,
     StopRuleRecord,
-    UpstreamPlacement,
-    Workload,
+    UpstreamRecord,
 )
 from sizing.records.host import HostRecord
 from sizing.topology import cpulist
@@ -35,7 +35,7 @@ ECDSA_SUITE = "ECDHE-ECDSA-AES256-GCM-SHA384"  # the article's suite (nginx_vars
 
 
 def key_environment(point: PlannedPoint) -> dict[str, Any]:
-    """The point's identity, as :class:`Environment` fields."""
+    """The point's identity, as :class:`PointEnvironment` fields."""
     key = point.key
     return {
         "host": key.host,
@@ -47,7 +47,7 @@ def key_environment(point: PlannedPoint) -> dict[str, Any]:
 
 
 def host_environment(facts: HostRecord) -> dict[str, Any]:
-    """The server's software and hardware, from its facts, as :class:`Environment` fields."""
+    """The server's software and hardware, from its facts, as :class:`PointEnvironment` fields."""
     return {
         "nginx_version": facts.nginx_version,
         "openssl_version": facts.nginx_build_openssl,
@@ -57,10 +57,10 @@ def host_environment(facts: HostRecord) -> dict[str, Any]:
     }
 
 
-def upstream_placements(point: PlannedPoint) -> tuple[UpstreamPlacement, ...]:
+def upstream_placements(point: PlannedPoint) -> tuple[UpstreamRecord, ...]:
     """Where the point's upstream pool ran (the plan's placements)."""
     return tuple(
-        UpstreamPlacement(u.host, cpulist(u.cpus) or "all", u.shares_with or None)
+        UpstreamRecord(u.host, cpulist(u.cpus) or "all", u.shares_with or None)
         for u in point.upstreams
     )
 
@@ -88,7 +88,7 @@ def throughput_metadata(
     """A closed-loop (wrk) point's record, less its evidence (the evaluation adds it)."""
     prof = point.profile
     assert point.allocation is not None
-    env = Environment(
+    env = PointEnvironment(
         **key_environment(point),
         url=url_for(point, target.address),
         target=target.host,
@@ -104,7 +104,7 @@ def throughput_metadata(
         upstreams=upstream_placements(point),
         irq_steering=irq_steering(point, target),
     )
-    workload = Workload(
+    workload = PointWorkload(
         file_size=prof.file_size,
         connections=connections,
         duration_s=duration,
@@ -121,7 +121,7 @@ def latency_metadata(
 ) -> PointMeta:
     """An open-loop (oha or vegeta) point's record, less its curve (the caller adds it)."""
     prof = point.profile
-    env = Environment(
+    env = PointEnvironment(
         **key_environment(point),
         url=url,
         target=target.host,
@@ -136,7 +136,7 @@ def latency_metadata(
         platform_settings=PlatformSettings.parse(target.metadata),
         **host_environment(facts or HostRecord()),
     )
-    workload = Workload(
+    workload = PointWorkload(
         file_size=prof.file_size,
         scheme=prof.scheme,
         tls_key=prof.tls_key,

@@ -132,17 +132,6 @@ def repetition_values(samples: Sequence[tuple[int, Sample]]) -> list[float]:
     return timed_values(samples)
 
 
-def median_ci(values: Sequence[float]) -> tuple[float, float] | None:
-    """The interval of the median of ``values`` at 95% or, with fewer than 6 values, the
-    range with its lower true coverage (:func:`sizing.intervals.median_interval`);
-    None with fewer than two values."""
-    if len(values) < 2:
-        return None
-
-    found: tuple[float, float] | None = median_interval(list(values), 0.95)
-    return found
-
-
 def measured_figure(
     r: Any, reps: Sequence[float], platform: str, profile: str, origin: str
 ) -> Figure:
@@ -150,7 +139,7 @@ def measured_figure(
     of the median with its true coverage (:mod:`sizing.intervals`), its repetitions,
     its ``drift`` flag as the store decided it across the run, and ``erratic`` when a
     repetition is far from the others (stored before that flag existed)."""
-    ci = median_ci(reps)
+    ci = median_interval(reps)
     extra, _ = repetition_flags(reps)
     pair = r.metadata.pair
     return Figure(

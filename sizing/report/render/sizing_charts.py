@@ -121,8 +121,8 @@ def _plot_series(ax: Any, s: Any, cores: list[int], multi_ht: bool) -> set[str]:
     ax.plot(
         [f.cores for f in full], [f.value for f in full], linestyle="none",
         marker=style["marker"], color=style["color"],
-        markeredgecolor="white" if s.basis == FigureKind.MEASURED else style["color"],
-        markeredgewidth=0.6, label=f"{name}, {s.basis} ({fitted})",
+        markeredgecolor="white" if s.origin == FigureKind.MEASURED else style["color"],
+        markeredgewidth=0.6, label=f"{name}, {s.origin} ({fitted})",
     )  # fmt: skip
     for f in bounds:
         drawn.add("lower-bound")
@@ -178,7 +178,7 @@ def cost_chart(guide: Guide) -> Chart | None:
                     color=style["color"],
                     linestyle=PLATFORM_LINES.get(s.platform, ":"),
                     linewidth=1.2,
-                    label=f"{name} ({s.basis})",
+                    label=f"{name} ({s.origin})",
                 )
                 for filled in (True, False):
                     pts = [c for c in mine if (c.source != FigureKind.EXTRAPOLATED) is filled]
