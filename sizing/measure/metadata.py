@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from sizing import __version__
-from sizing.load.oha import BUILD as OHA_BUILD
-from sizing.load.oha import VERSION as OHA_VERSION
+from sizing.load.tools import open_loop_tool
 from sizing.measure.validity import StopRule
 from sizing.plan.loadspec import url_for
 from sizing.plan.points import PlannedPoint
@@ -121,14 +120,15 @@ def latency_metadata(
 ) -> PointMeta:
     """An open-loop (oha or vegeta) point's record, less its curve (the caller adds it)."""
     prof = point.profile
+    tool = open_loop_tool(prof.generator)
     env = PointEnvironment(
         **key_environment(point),
         url=url,
         target=target.host,
         tool=prof.generator,
         generator=prof.generator,
-        tool_version=OHA_VERSION if prof.generator == "oha" else "v12.12.0",
-        tool_build=OHA_BUILD if prof.generator == "oha" else None,
+        tool_version=tool.version,
+        tool_build=tool.build,
         sizing_version=__version__,
         server_cpus=cpulist(point.allocation.server_cpus) if point.allocation else None,
         worker_cpus=cpulist(target.workers),
