@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from sizing.ceilings import FAR_BELOW
 from sizing.engine.scaling import usl
-from sizing.model import PROFILE_UNITS, FigureKind
+from sizing.model import PROFILE_UNITS, FigureKind, SizingMetric
 from sizing.report.data.format import PLATFORM_LABELS, PROFILE_LABELS
 from sizing.report.data.model import Guide
 from sizing.report.render.chartkit import (
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 @register("throughput")
 def throughput_chart(guide: Guide) -> Chart | None:
     """Throughput vs cores per platform: observed points and the fitted curve."""
-    series = [s for s in guide.table.series if s.profile in ("rps", "tps")]
+    series = [s for s in guide.table.series if s.profile in tuple(SizingMetric)]
     if not series:
         return None
     profiles = [p for p in ("rps", "tps") if any(s.profile == p for s in series)]
@@ -196,7 +196,7 @@ def cost_chart(guide: Guide) -> Chart | None:
             cores_axis(ax, cores)
             money_axis(ax, guide.currency)
             ax.set_ylim(bottom=0)
-            per = "1k RPS" if profile == "rps" else "100 SSL TPS"
+            per = "1k RPS" if profile == SizingMetric.RPS else "100 SSL TPS"
             ax.set_ylabel(f"Cost per {per} ({guide.currency})")
             ax.set_title(f"Cost per {per}")
         predicted = any(
@@ -224,7 +224,8 @@ def overhead_chart(guide: Guide) -> Chart | None:
     if not points:
         return None
     cores = sorted({p.cores for p in points})
-    groups = sorted({(p.ht, p.profile) for p in points}, key=lambda k: (k[0], k[1] != "rps"))
+    groups = sorted({(p.ht, p.profile) for p in points},
+                    key=lambda k: (k[0], k[1] != SizingMetric.RPS))  # fmt: skip
     width = 0.8 / len(groups)
     fills = ["#1c3553", "#9fb8c9", "#3d8c86", "#d5e5e3"]
     hatches = ["", "///", "..", "xx"]
