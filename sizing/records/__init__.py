@@ -21,6 +21,7 @@ from sizing.records.point import (
     StopRuleRecord,
     UpstreamRecord,
 )
+from sizing.records.run import RunOptionsRecord
 from sizing.records.window import (
     CpuShare,
     CpuWindow,
@@ -64,6 +65,7 @@ __all__ = [
     "UpstreamWindow",
     "Verdict",
     "PointWorkload",
+    "RunOptionsRecord",
     "dump",
     "load",
 ]

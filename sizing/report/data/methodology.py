@@ -258,9 +258,9 @@ def _settings(runs: Sequence[RunData], used: Used) -> list[Fact]:
     envs = [m.env for m in metas]
     tools = distinct(f"{e.tool} {e.tool_version or ''}".strip() for e in envs if e.tool)
     warmups = distinct(
-        f"{float(run.record.options['warmup_s']):g} s"
+        f"{warmup:g} s"
         for run in runs
-        if run.record.options.get("warmup_s") is not None
+        if (warmup := run.record.stored_options.warmup_s) is not None
     )
     rules = distinct(_stop_rule_text(m.stop_rule) for m in metas if m.stop_rule)
     settings = [
