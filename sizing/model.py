@@ -108,8 +108,18 @@ def family_of(name: str) -> str:
     return "baremetal" if name == Platform.BAREMETAL else "hypervisor"
 
 
+class SizingMetric(StrEnum):
+    """What a sizing figure counts, the engine's ``profile`` of a figure and a series:
+    requests per second (``rps``) or new TLS handshakes per second (``tps``), the article's
+    two tables. A workload profile says which through its ``metric:``
+    (:attr:`sizing.profiles.Profile.sizing_metric`)."""
+
+    RPS = "rps"
+    TPS = "tps"
+
+
 # The unit of each sizing profile's figure (the article's two tables).
-PROFILE_UNITS = {"rps": "requests/s", "tps": "handshakes/s"}
+PROFILE_UNITS: dict[str, str] = {SizingMetric.RPS: "requests/s", SizingMetric.TPS: "handshakes/s"}
 
 SERVER_DIED = "server-died"  # the point's nginx stopped while it was being measured
 

@@ -10,9 +10,15 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from sizing import paths
 from sizing.errors import InputError, SizingError, UsageError
+from sizing.model import SizingMetric
 from sizing.yamlfile import read_yaml
 
 FILE_SIZES = {128: "/128b", 1024: "/1k", 10240: "/10k", 102400: "/100k"}
+# A profile's ``metric:`` that sizes (``recommend``, ``table``, ``guide``), as the metric.
+SIZING_METRICS = {
+    "requests_per_second": SizingMetric.RPS,
+    "handshakes_per_second": SizingMetric.TPS,
+}
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _URL_PATH = re.compile(r"/[A-Za-z0-9._~/%-]*\Z")
@@ -89,6 +95,16 @@ class Profile(BaseModel):
     def needs_upstream(self) -> bool:
         """NGINX forwards every request to the upstream pool (load-balance, proxy, api-jwt)."""
         return self.role != "web"
+
+    @property
+    def sizing_metric(self) -> SizingMetric | None:
+        """How this profile's figures size, from its ``metric:`` (:data:`SIZING_METRICS`);
+        None for a profile that sizes nothing. A gateway's (proxy, api-jwt) requests per
+        second are its own figures (``results``, the guide's gateway chapter), not the
+        web tier's the sizing tables count: they never size."""
+        if self.is_gateway:
+            return None
+        return SIZING_METRICS.get(self.metric)
 
     @property
     def is_cpu_curve(self) -> bool:

@@ -21,11 +21,11 @@ from sizing.report.render.html import render_html, render_markdown
 from sizing.report.render.pdf import html_to_pdf
 from sizing.sources import figures_of_runs, nginx_template
 
-__all__ = ["Made", "Prepared", "make", "prepare"]
+__all__ = ["Made", "PreparedGuide", "make", "prepare"]
 
 
 @dataclass(frozen=True)
-class Prepared:
+class PreparedGuide:
     """The guide's data and what to say beside it on stderr."""
 
     guide: Guide
@@ -48,7 +48,7 @@ class Made:
     hint: str = ""
 
 
-def prepare(request: GuideRequest) -> Prepared:
+def prepare(request: GuideRequest) -> PreparedGuide:
     """Read everything, choose the bases as ``recommend`` does, size the demand (if any)
     through ``recommend``'s use case, and build the guide's data."""
     if request.demand is not None:
@@ -70,7 +70,7 @@ def prepare(request: GuideRequest) -> Prepared:
         result=result,
         versus=versus,
     )
-    return Prepared(guide, tuple(warnings), tuple(notes), hint)
+    return PreparedGuide(guide, tuple(warnings), tuple(notes), hint)
 
 
 def _quiet(_: str) -> None:

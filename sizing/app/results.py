@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from sizing.engine.compare import Pair, pair_across_runs
+from sizing.engine.compare import OverheadPair, pair_across_runs
 from sizing.errors import UsageError
 from sizing.model import PointResult
 from sizing.provision.hostsafety import process_gone
@@ -27,7 +27,8 @@ class StoredRun:
     record: RunRecord
     status: str
     points: Evidenced
-    across: tuple[Pair, ...] = ()  # its guests beside their host's bare metal of another run
+    # its guests beside their host's bare metal of another run
+    across: tuple[OverheadPair, ...] = ()
 
 
 def status(run: RunRecord) -> str:

@@ -23,7 +23,7 @@ from sizing.engine.translate import translate
 from sizing.engine.versus import PlatformComparison, Side, guest_platform, overheads
 from sizing.errors import UsageError
 from sizing.knee import Slo, parse_limit_ms
-from sizing.model import BasisPlatform, Figure, FigureKind, HtChoice, Source
+from sizing.model import BasisPlatform, Figure, FigureKind, HtChoice, SizingMetric, Source
 from sizing.report.render.text import passed_over_line, slo_line
 from sizing.sources import BasisInputs, Sources, basis_prices, latency_figures, load_bases
 from sizing.sources.fitcache import cached_bootstrapper
@@ -117,7 +117,7 @@ def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
     guide's recommendation is this one (``with_runs``: the guide's runs are read too)."""
     demand = check(req)
     wanted = wanted_platforms(None if req.platform is None else [req.platform])
-    profiles = tuple(p for p in demand.profiles if not (req.p95 and p == "rps"))
+    profiles = tuple(p for p in demand.profiles if not (req.p95 and p == SizingMetric.RPS))
     inputs, warnings = load(
         # with --p95, --basis names the latency workload, not a throughput basis
         replace(req.inputs, basis=()) if req.p95 is not None else req.inputs,

@@ -5,33 +5,22 @@ from __future__ import annotations
 import math
 import sys
 import unicodedata
-from collections.abc import Sequence
 from pathlib import Path
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from sizing import paths
 from sizing.app.env import current
 from sizing.app.status import Planned, exit_status
-from sizing.cli.app import columns, emit_json, warn
+from sizing.cli.app import emit_json, warn
 from sizing.cli.options import RUN_HT, DbOpt, JsonOpt, choice, metavar, run_platforms
 from sizing.cli.progress import RichProgress
+from sizing.cli.run_render import render_run
 from sizing.errors import UsageError
-from sizing.model import HtChoice, PointResult
-from sizing.report.data.evidence import NO_EVIDENCE
-from sizing.report.render.points import (
-    ceiling_lines,
-    left_out_by_default,
-    no_valid_figure,
-    point_json,
-    points_table,
-)
-from sizing.report.render.run_text import latency_curve_json, latency_curve_text, pairs_table
+from sizing.model import HtChoice
 
 if TYPE_CHECKING:
-    from sizing.app.run import Measured
     from sizing.sweep import RunOptions, RunSummary
 
 
@@ -271,7 +260,14 @@ def run(
     from sizing.app import run as app_run
     from sizing.plan.dryrun_text import plan_text
 
-    opts = _options(locals())
+    opts = _options(
+        inventory=inventory, cores=cores, ht=ht, profile=profile, duration=duration,
+        repeat=repeat, max_repeat=max_repeat, warmup=warmup, connections=connections, db=db,
+        allow_host_reboot=allow_host_reboot, insecure=insecure, rates=rates, slo=slo, soak=soak,
+        probe=probe, limit=limit, extra_vars=extra_vars, keep_artifacts=keep_artifacts,
+        label=label, sample=sample, platform=platform, skip_preflight=skip_preflight,
+        keep_running=keep_running, unpaired=unpaired,
+    )
     if resume is not None:
         typed = [n for n in ctx.params if (s := ctx.get_parameter_source(n)) is not None
                  and s.name == "COMMANDLINE"]  # fmt: skip
@@ -298,7 +294,7 @@ def run(
         raise UsageError("--probe reads the hosts for --plan; give --plan too")
     with RichProgress() as progress:
         measured = app_run.measure(opts, progress)
-    _render(measured, opts.label, opts.db, json_out=json_out, verbose=verbose)
+    render_run(measured, opts.label, opts.db, json_out=json_out, verbose=verbose)
     for line in measured.summary.problems:
         if line not in progress.said:  # said when it happened
             warn(line)
@@ -312,8 +308,35 @@ def _exit(outcome: RunSummary | Planned) -> None:
         raise typer.Exit(int(code))
 
 
-def _options(given: dict[str, Any]) -> RunOptions:
-    """The request of ``sizing run`` from its parsed options (``locals()`` of :func:`run`)."""
+def _options(
+    *,
+    inventory: InventoryOpt,
+    cores: CoresOpt,
+    ht: HtOpt,
+    profile: ProfileOpt,
+    duration: DurationOpt,
+    repeat: RepeatOpt,
+    max_repeat: MaxRepeatOpt,
+    warmup: WarmupOpt,
+    connections: ConnectionsOpt,
+    db: DbOpt,
+    allow_host_reboot: AllowHostRebootOpt,
+    insecure: InsecureOpt,
+    rates: RatesOpt,
+    slo: SloOpt,
+    soak: SoakOpt,
+    probe: ProbeOpt,
+    limit: LimitOpt,
+    extra_vars: ExtraVarsOpt,
+    keep_artifacts: KeepArtifactsOpt,
+    label: LabelOpt,
+    sample: SampleOpt,
+    platform: PlatformOpt,
+    skip_preflight: SkipPreflightOpt,
+    keep_running: KeepRunningOpt,
+    unpaired: UnpairedOpt,
+) -> RunOptions:
+    """The request of ``sizing run`` from its parsed options, typed as Typer gave them."""
     # deferred, as in run: the profiles' and the plan's pydantic models, the sweep
     from sizing import profiles as profiles_mod
     from sizing.extravars import parse_extra_vars
@@ -322,106 +345,44 @@ def _options(given: dict[str, Any]) -> RunOptions:
     from sizing.plan.settings import MeasureSettings
     from sizing.sweep import RunOptions
 
-    g = SimpleNamespace(**given)
-    for name, v in (("--duration", g.duration), ("--warmup", g.warmup)):
+    for name, v in (("--duration", duration), ("--warmup", warmup)):
         if v is not None and not math.isfinite(v):  # nan passes a range check
             raise UsageError(f"{name} must be a number of seconds, not {v}")
-    if g.sample is not None and g.sample < 1:
+    if sample is not None and sample < 1:
         raise UsageError(
-            f"--sample must be at least 1 server per hardware identity, not {g.sample}"
+            f"--sample must be at least 1 server per hardware identity, not {sample}"
         )
     return RunOptions(
         settings=MeasureSettings(
-            rates=parse_rates(g.rates) if g.rates else None,
-            slo=str(parse_slo(g.slo)) if g.slo else None,
-            soak_s=parse_duration_s(g.soak, "--soak") if g.soak else None,
-            duration_s=g.duration,
-            repeat=g.repeat,
-            max_repeat=g.max_repeat,
-            warmup_s=g.warmup,
-            connections=g.connections,
+            rates=parse_rates(rates) if rates else None,
+            slo=str(parse_slo(slo)) if slo else None,
+            soak_s=parse_duration_s(soak, "--soak") if soak else None,
+            duration_s=duration,
+            repeat=repeat,
+            max_repeat=max_repeat,
+            warmup_s=warmup,
+            connections=connections,
         ),
-        inventory=g.inventory,
-        cores=parse_cores(g.cores),
-        hts=choice(HtChoice, g.ht, "--ht", RUN_HT).modes,
-        profiles=tuple(profiles_mod.parse_list(g.profile)),
-        db=current().database(g.db),
+        inventory=inventory,
+        cores=parse_cores(cores),
+        hts=choice(HtChoice, ht, "--ht", RUN_HT).modes,
+        profiles=tuple(profiles_mod.parse_list(profile)),
+        db=current().database(db),
         argv=tuple(sys.argv),
         debug=current().debug,
-        allow_host_reboot=g.allow_host_reboot,
-        insecure=g.insecure,
-        skip_preflight=g.skip_preflight,
-        keep_running=g.keep_running,
-        unpaired=g.unpaired,
-        platforms=run_platforms(g.platform),
-        probe=g.probe,
-        limit=g.limit,
-        extra_vars=parse_extra_vars(g.extra_vars or []),
-        keep_artifacts=g.keep_artifacts,
-        label=_printable(g.label),
-        sample=g.sample,
+        allow_host_reboot=allow_host_reboot,
+        insecure=insecure,
+        skip_preflight=skip_preflight,
+        keep_running=keep_running,
+        unpaired=unpaired,
+        platforms=run_platforms(platform),
+        probe=probe,
+        limit=limit,
+        extra_vars=parse_extra_vars(extra_vars or []),
+        keep_artifacts=keep_artifacts,
+        label=_printable(label),
+        sample=sample,
     )
-
-
-def _render(measured: Measured, label: str, db: Path, *, json_out: bool,
-            verbose: bool) -> None:  # fmt: skip
-    """A run's outcome: its points with their evidence, limits, pairs, latency curves and
-    what would give a valid figure (``--json``: one document)."""
-    summary, evidence = measured.summary, measured.evidence
-    if json_out:
-        emit_json(
-            {
-                "run_id": summary.run_id,
-                "label": label,
-                "status": summary.status,
-                "points": [
-                    {
-                        **point_json(p, evidence.get(p.key, NO_EVIDENCE)),
-                        **_latency_json(p),
-                        "metadata": p.metadata.to_json(),
-                    }
-                    for p in summary.points
-                ],
-                "no_valid_figure": no_valid_figure(summary.points, evidence),
-                "left_out_by_default": left_out_by_default(summary.points),
-            }
-        )
-        return
-    kept = f", {summary.already} point(s) kept from before" if summary.already else ""
-    named = f" {label!r}" if label else ""
-    typer.echo(f"run {summary.run_id}{named} ({summary.status}){kept}, results in {db}")
-    width = columns()
-    typer.echo(points_table(summary.points, evidence, verbose=verbose, width=width))
-    limits = ceiling_lines(summary.points, evidence, width)
-    if limits:
-        typer.echo("\n" + "\n".join(limits))
-    pairs = pairs_table(summary.points, width=width)
-    if pairs:
-        typer.echo(pairs)
-    _latency_tables(summary.points)
-    advice = no_valid_figure(summary.points, evidence, width) or left_out_by_default(
-        summary.points, width
-    )
-    if advice:
-        typer.echo("\n" + "\n".join(advice))
-
-
-def _latency_json(p: PointResult) -> dict[str, Any]:
-    """A latency point's curve and knee (``run --json``), as the terminal table shows."""
-    if not p.metadata.latency.curve:
-        return {}
-
-    return {"latency": latency_curve_json(p.metadata)}
-
-
-def _latency_tables(points: Sequence[PointResult]) -> None:
-    """After a latency run: one table per point, a row per offered rate, the knee marked."""
-
-    for p in points:
-        if p.metadata.latency.curve:
-            title = f"{p.key.host} {p.key.cores} core(s) HT {p.key.ht} {p.key.profile}"
-            typer.echo("")
-            typer.echo(latency_curve_text(title, p.metadata, columns()))
 
 
 def _printable(text: str) -> str:

@@ -13,7 +13,7 @@ from sizing.engine.basis import Basis
 from sizing.engine.costs import CostBreakdown, CostCatalog, ServerOffer
 from sizing.engine.series import Series
 from sizing.errors import UsageError
-from sizing.model import Figure
+from sizing.model import Figure, SizingMetric
 
 MAX_HEADROOM_PCT = 90.0
 MIN_DEMAND = 1.0  # a demand under one request (handshake) per second sizes nothing
@@ -133,8 +133,8 @@ class Configuration:
 
     def cost_per(self, profile: str) -> float | None:
         """Total cost per 1,000 RPS or per 100 TPS of counted capacity."""
-        cap = self.capacity_rps if profile == "rps" else self.capacity_tps
-        unit = 1000.0 if profile == "rps" else 100.0
+        cap = self.capacity_rps if profile == SizingMetric.RPS else self.capacity_tps
+        unit = 1000.0 if profile == SizingMetric.RPS else 100.0
         return None if not cap else self.total_cost / (cap / unit)
 
     def to_dict(self) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from typing import Any
 
 from sizing.ceilings import Bound
 from sizing.engine.costs import CostCatalog, ServerOffer
-from sizing.model import Figure
+from sizing.model import Figure, SizingMetric
 
 REFERENCE_DEFAULT = "reference/baremetal"
 
@@ -114,14 +114,14 @@ class Workload:
     def same_as(self, other: Workload, profile: str | None = None) -> bool:
         """Whether figures of the two workloads measure the same thing. For ``rps`` figures
         the TLS key and handshake mode do not matter (the RPS profile has no handshake)."""
-        if profile == "rps":
+        if profile == SizingMetric.RPS:
             return (self.role, self.file_size, self.protocol, self.keepalive) == (
                 other.role,
                 other.file_size,
                 other.protocol,
                 other.keepalive,
             )
-        if profile == "tps":
+        if profile == SizingMetric.TPS:
             return (self.role, self.tls_key, self.handshake) == (
                 other.role,
                 other.tls_key,

@@ -108,8 +108,9 @@ def figure_diff(a: Sequence[PointResult], b: Sequence[PointResult]) -> list[Figu
     return [FigureDiff(k, ia.get(k), ib.get(k)) for k in sorted(set(ia) | set(ib))]
 
 
-def leg_ratio(a: PointResult, b: PointResult) -> PairedRatio | None:
-    """B against A: the median of the per-pair ratios with its interval when the two
+def point_ratio(a: PointResult, b: PointResult) -> PairedRatio | None:
+    """B against A for two stored points (:func:`sizing.engine.overhead.leg_ratio` is the
+    same for two figures): the median of the per-pair ratios with its interval when the two
     points were measured as one pair (both carry the same ``pair`` record), else the
     unpaired ratio of their medians with the interval of both legs' intervals."""
     ra, rb = a.metadata.pair, b.metadata.pair
@@ -135,7 +136,7 @@ def failed_leg(a: PointResult, b: PointResult) -> str:
 
 
 @dataclass(frozen=True)
-class Pair:
+class OverheadPair:
     """A bare-metal and a hypervisor figure at the same cores, HT and profile."""
 
     cores: int
@@ -148,8 +149,8 @@ class Pair:
 
     @property
     def ratio(self) -> PairedRatio | None:
-        """The guest's share of bare metal (:func:`leg_ratio`)."""
-        return leg_ratio(self.baremetal, self.hypervisor)
+        """The guest's share of bare metal (:func:`point_ratio`)."""
+        return point_ratio(self.baremetal, self.hypervisor)
 
     @property
     def paired(self) -> bool:
@@ -183,7 +184,7 @@ class HtPair:
 
     @property
     def ratio(self) -> PairedRatio | None:
-        return leg_ratio(self.off, self.on)
+        return point_ratio(self.off, self.on)
 
     @property
     def failed(self) -> str:
@@ -220,7 +221,7 @@ def physical_host(p: PointResult) -> str:
     return p.metadata.env.physical_host(p.key.host, p.key.platform)
 
 
-def pair_points(points: Sequence[PointResult]) -> tuple[list[Pair], list[PairRefusal]]:
+def pair_points(points: Sequence[PointResult]) -> tuple[list[OverheadPair], list[PairRefusal]]:
     """Bare-metal and guest points side by side (figures present) when the guest ran on
     that bare-metal host; guests with only another host's bare metal are refused."""
     bare: dict[tuple[int, str, str], list[PointResult]] = {}
@@ -237,14 +238,14 @@ def pair_points(points: Sequence[PointResult]) -> tuple[list[Pair], list[PairRef
             bare.setdefault((p.key.cores, p.key.ht, p.key.profile), []).append(p)
         else:
             guests.append(p)
-    pairs: list[Pair] = []
+    pairs: list[OverheadPair] = []
     refused: list[PairRefusal] = []
     for g in sorted(guests, key=lambda p: (p.key.cores, p.key.ht, p.key.profile, p.key.host)):
         slot = (g.key.cores, g.key.ht, g.key.profile)
         home = physical_host(g)
         own = [b for b in bare.get(slot, []) if b.key.host == home]
         if own:
-            pairs.append(Pair(*slot, own[0], g))
+            pairs.append(OverheadPair(*slot, own[0], g))
             continue
         for b in bare.get(slot, []):
             refused.append(
@@ -257,7 +258,7 @@ def pair_points(points: Sequence[PointResult]) -> tuple[list[Pair], list[PairRef
     return pairs, refused
 
 
-def paired(points: Sequence[PointResult]) -> list[Pair]:
+def paired(points: Sequence[PointResult]) -> list[OverheadPair]:
     """The pairs of :func:`pair_points` (a guest only with its own host's bare metal)."""
     return pair_points(points)[0]
 
@@ -315,10 +316,10 @@ def _software_note(a: PointResult, b: PointResult) -> str:
     return "different software: " + ", ".join(diffs) if diffs else ""
 
 
-def pair_across_runs(runs: Mapping[int, Sequence[PointResult]]) -> list[Pair]:
+def pair_across_runs(runs: Mapping[int, Sequence[PointResult]]) -> list[OverheadPair]:
     """Guest points whose run holds no bare metal of their host at that slot, beside that
     host's bare metal from the newest other run with the same CPU model and workload
-    (figures present): unpaired pairs naming both runs (``Pair.runs``)."""
+    (figures present): unpaired pairs naming both runs (``OverheadPair.runs``)."""
     bare: dict[tuple[str, int, str, str], list[tuple[int, PointResult]]] = {}
     for run_id, points in runs.items():
         for p in points:
@@ -326,7 +327,7 @@ def pair_across_runs(runs: Mapping[int, Sequence[PointResult]]) -> list[Pair]:
                 bare.setdefault((p.key.host, p.key.cores, p.key.ht, p.key.profile), []).append(
                     (run_id, p)
                 )
-    out: list[Pair] = []
+    out: list[OverheadPair] = []
     for run_id, points in sorted(runs.items()):
         for g in sorted(points, key=lambda p: (p.key.cores, p.key.ht, p.key.profile, p.key.host)):
             if g.value is None or _family(g) in ("", "baremetal"):
@@ -338,7 +339,8 @@ def pair_across_runs(runs: Mapping[int, Sequence[PointResult]]) -> list[Pair]:
             fits = [(r, b) for r, b in legs if _same_workload(b, g)]
             if fits:
                 b_run, b = max(fits, key=lambda rb: rb[0])
-                out.append(Pair(*slot, b, g, runs=(b_run, run_id), note=_software_note(b, g)))
+                note = _software_note(b, g)
+                out.append(OverheadPair(*slot, b, g, runs=(b_run, run_id), note=note))
     return out
 
 

@@ -83,7 +83,7 @@ from sizing.engine.predict import quantile
 from sizing.engine.series import Series
 from sizing.engine.socket import BEYOND_SOCKET
 from sizing.errors import UsageError
-from sizing.model import HYPERVISOR_PLATFORMS, Figure, FigureKind, Source
+from sizing.model import HYPERVISOR_PLATFORMS, Figure, FigureKind, SizingMetric, Source
 
 _EPS = 1e-9  # a demand exactly at capacity fits; float noise must not add a server
 
@@ -351,7 +351,7 @@ def _observed_lower(s: Series, cores: int) -> bool:
 
 
 def _target(demand: Demand, profile: str) -> float:
-    v = demand.rps if profile == "rps" else demand.tps
+    v = demand.rps if profile == SizingMetric.RPS else demand.tps
     return v or 0.0
 
 
@@ -426,5 +426,5 @@ def _platform_index(p: str) -> int:
 
 
 def _source_of(used: Sequence[Series]) -> str:
-    bases = {s.basis for s in used}
+    bases = {s.origin for s in used}
     return str(Source.of(bases)) if bases else "none"

@@ -60,7 +60,8 @@ BOOT_WORDS = (f"95% prediction interval ({DRAWS} draws: the runs' noise and its 
 class Series:
     """The observed figures of one basis × platform × HT × profile and their scaling fit.
 
-    ``origin`` is ``measured`` or ``reference`` (``basis`` is kept as its old name);
+    ``origin`` is ``measured`` or ``reference`` (:meth:`to_dict` also writes it as ``basis``,
+    the key's old name, which JSON readers of ``table --json`` may still read);
     ``basis_id`` the :class:`~sizing.engine.basis.Basis` id (``""`` for figures without one);
     ``boot`` the bootstrap over its repetitions (:mod:`sizing.engine.predict`).
     """
@@ -81,11 +82,6 @@ class Series:
     # measured gain over it; predictions are its predictions times the gain
     partner: Series | None = None
     gain: HtGain | None = None
-
-    @property
-    def basis(self) -> str:
-        """The series' origin, ``measured`` or ``reference`` (the old name)."""
-        return self.origin
 
     @property
     def key(self) -> SeriesKey:
@@ -422,7 +418,7 @@ class Series:
             "platform": self.platform,
             "ht": self.ht,
             "profile": self.profile,
-            "basis": self.origin,
+            "basis": self.origin,  # the old name of "origin", kept in the JSON for its readers
             "origin": self.origin,
             "observed_cores": [f.cores for f in self.observed],
             "lower_bound_cores": [f.cores for f in self.observed if f.lower_bound],

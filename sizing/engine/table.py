@@ -164,7 +164,7 @@ class Refused:
 
 
 @dataclass(frozen=True)
-class TableBlock:
+class TableGroup:
     """The rows of one group of bases, titled; overheads are computed only in here."""
 
     title: str
@@ -197,7 +197,7 @@ class SizingTable:
     sources_used: tuple[str, ...]
     cost_basis: str
     currency: str
-    blocks: tuple[TableBlock, ...] = field(default=())
+    blocks: tuple[TableGroup, ...] = field(default=())
     catalog: CostCatalog | None = None  # the customer's catalog: name, source, date
 
     @property
@@ -288,7 +288,7 @@ def _block(
     by_id: Mapping[str, Basis],
     prices: Mapping[str, Price],
     article_prices: bool,
-) -> TableBlock:
+) -> TableGroup:
     members = sorted(members, key=lambda s: series_order(s.key))
     ids = tuple(dict.fromkeys(s.basis_id for s in members))
     known = [by_id[i] for i in ids if i in by_id]
@@ -342,7 +342,7 @@ def _block(
                 server_name=offer.name if offer else "",
             )
         )
-    return TableBlock(
+    return TableGroup(
         title=title,
         bases=ids,
         labels=tuple(b.label() for b in known),

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from sizing.ceilings import ALGORITHMS, Bound, StatedCeiling
 from sizing.engine.basis import Basis, Hardware
-from sizing.model import Figure, FigureKind
+from sizing.model import Figure, FigureKind, SizingMetric
 
 __all__ = ["TRANSLATION_FLOOR", "translate"]
 
@@ -30,7 +30,7 @@ TRANSLATION_FLOOR = 0.10
 def translate(basis: Basis, target: StatedCeiling) -> Basis | str:
     """``basis``'s handshake figures carried to ``target``'s CPU, as a basis of its own
     (``<basis id>~<cpu slug>``), or why it cannot be done."""
-    tps = [f for f in basis.figures if f.profile == "tps"]
+    tps = [f for f in basis.figures if f.profile == SizingMetric.TPS]
     if not tps:
         return f"{basis.id} has no TLS handshake (TPS) figure to translate"
     if basis.workload.tls_key != target.tls_key:

@@ -151,9 +151,9 @@ class MergedLatency:
     clients: int
     histogram: Histogram | None = None  # when every merged report carried one
 
-    def record(self) -> records.MergedLatency:
+    def record(self) -> records.MergedLatencyRecord:
         """The stored record of this distribution (``latency_p99_ms`` ...)."""
-        return records.MergedLatency.of(
+        return records.MergedLatencyRecord.of(
             self.percentiles_ms,
             latency_count=self.count,
             latency_min_ms=self.min_ms,

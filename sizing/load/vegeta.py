@@ -45,7 +45,9 @@ from sizing.load.latency import LatencyReport
 from sizing.topology import cpulist
 
 __all__ = [
+    "MAX_RATE_LAG",
     "PLANNING_RATE_PER_CORE",
+    "VERSION",
     "VegetaParseError",
     "VegetaResult",
     "VegetaSpec",
@@ -56,6 +58,7 @@ __all__ = [
     "targets",
 ]
 
+VERSION = "v12.12.0"  # scripts/install-vegeta
 MAX_RATE_LAG = 0.02  # sent rate more than 2% below the offered rate: the client fell behind
 # The planning figure for sizing clients (requests/s one client core offers on schedule):
 # from benchmarks/generators on the 2-core development machine (7,500 sustained, collapsing

@@ -36,7 +36,7 @@ from sizing.provision.platforms.base import Target
 from sizing.records import (
     GuardInputs,
     Guards,
-    MergedLatency,
+    MergedLatencyRecord,
     PointMeta,
     RepetitionEvidence,
     SampleMeta,
@@ -149,7 +149,7 @@ def client_window(
         requests=parsed.requests,
         errors=parsed.total_errors,
         non_2xx_3xx=parsed.non_2xx_3xx,
-        latency=MergedLatency(
+        latency=MergedLatencyRecord(
             latency_mean_ms=parsed.latency_mean_ms,
             latency_p99_ms=parsed.latency_percentiles_ms.get(99.0),
         ),
@@ -240,7 +240,7 @@ class PointWindows:
             upstream_cpu=upstream_windows(self.point, self.outputs, idx) or None,
             kernel_outside=kernel_outside(sw, workers),
             server_net=extra.server_net if extra else None,  # multi-host: the NIC
-            latency=extra.latency if extra else MergedLatency(),  # merged over clients
+            latency=extra.latency if extra else MergedLatencyRecord(),  # merged over clients
         )
 
     def _repetition(self, m: SampleMeta, totals: WindowTotals) -> RepetitionEvidence:

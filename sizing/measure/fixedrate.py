@@ -58,8 +58,8 @@ from sizing.knee import (
     knee_limit,
     search,
 )
-from sizing.load import vegeta
 from sizing.load.latency import LatencyReport
+from sizing.load.tools import OpenLoopTool, open_loop_tool
 from sizing.measure.context import MeasureContext
 from sizing.measure.evaluate import Measurement
 from sizing.measure.metadata import latency_metadata
@@ -81,7 +81,7 @@ class RateCurve:
     latency reports, the soak series, the rates where the generator lagged."""
 
     runner: RateWindows
-    tool: str
+    tool: OpenLoopTool
     duration: float
     reps_per_rate: int
     samples: list[tuple[int, Sample]] = field(default_factory=list)
@@ -111,7 +111,8 @@ class RateCurve:
                 continue
             # vegeta's pacer falls behind only on the client side; oha's finished rate
             # also falls when the server saturates, so it lags only on a saturated client.
-            if (meta.lag or 0.0) > vegeta.MAX_RATE_LAG and (self.tool == "vegeta" or any(
+            if (meta.lag or 0.0) > self.tool.max_rate_lag and (
+                    self.tool.capabilities.lag_means_client_behind or any(
                     b >= CLIENT_BUSY_LIMIT for b in win.client_busy.values())):
                 self.lagging.add(lp.rate)
             self.reps.setdefault(lp.rate, []).append(lp)
@@ -160,7 +161,7 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
         ctx.tools.ensure_generator(point.profile.generator, point.clients)
     except SizingError as exc:
         return PointResult(key, Status.FAILED, str(exc)), []
-    tool = "oha" if point.profile.generator == "oha" else "vegeta"
+    tool = open_loop_tool(point.profile.generator)
     # No list given: climb to the knee. A gateway's CPU curve keeps its profile's rates.
     climbing = (not ctx.settings.rates and slo is None
                 and point.profile.metric != "gateway_cpu_curve")
@@ -206,7 +207,7 @@ def _climb(ctx: MeasureContext, label: str, acc: RateCurve, reps: int, ceiling: 
     while True:
         if acc.lagging:
             return (
-                f"the clients could not offer {min(acc.lagging):,.0f} requests/s ({acc.tool} "
+                f"the clients could not offer {min(acc.lagging):,.0f} requests/s ({acc.tool.name} "
                 "fell behind on saturated client CPUs): the knee lies above the last "
                 "good rate; add client cores")
         nxt, reason = climb_next(acc.curve(), ceiling=ceiling)
@@ -222,7 +223,7 @@ def judge_curve(ctx: MeasureContext, point: PlannedPoint, target: Target, acc: R
                 ceiling: _Ceiling) -> Measurement:  # fmt: skip
     """The point from its curve: the knee or the SLO capacity, every flag, the record."""
     pts = acc.curve()
-    lagging, problems, tool = acc.lagging, acc.problems, acc.tool
+    lagging, problems, tool = acc.lagging, acc.problems, acc.tool.name
     good_pts = [p for p in pts if p.rate not in lagging] or pts
     k = knee(good_pts)
     interval = knee_interval(good_pts)

@@ -6,19 +6,18 @@ from __future__ import annotations
 from typing import Any
 
 from sizing import __version__
-from sizing.load.oha import BUILD as OHA_BUILD
-from sizing.load.oha import VERSION as OHA_VERSION
+from sizing.load.tools import open_loop_tool
 from sizing.measure.validity import StopRule
 from sizing.plan.loadspec import url_for
 from sizing.plan.points import PlannedPoint
 from sizing.provision.platforms.base import Target
 from sizing.records import (
-    Environment,
     PlatformSettings,
+    PointEnvironment,
     PointMeta,
+    PointWorkload,
     StopRuleRecord,
-    UpstreamPlacement,
-    Workload,
+    UpstreamRecord,
 )
 from sizing.records.host import HostRecord
 from sizing.topology import cpulist
@@ -35,7 +34,7 @@ ECDSA_SUITE = "ECDHE-ECDSA-AES256-GCM-SHA384"  # the article's suite (nginx_vars
 
 
 def key_environment(point: PlannedPoint) -> dict[str, Any]:
-    """The point's identity, as :class:`Environment` fields."""
+    """The point's identity, as :class:`PointEnvironment` fields."""
     key = point.key
     return {
         "host": key.host,
@@ -47,7 +46,7 @@ def key_environment(point: PlannedPoint) -> dict[str, Any]:
 
 
 def host_environment(facts: HostRecord) -> dict[str, Any]:
-    """The server's software and hardware, from its facts, as :class:`Environment` fields."""
+    """The server's software and hardware, from its facts, as :class:`PointEnvironment` fields."""
     return {
         "nginx_version": facts.nginx_version,
         "openssl_version": facts.nginx_build_openssl,
@@ -57,10 +56,10 @@ def host_environment(facts: HostRecord) -> dict[str, Any]:
     }
 
 
-def upstream_placements(point: PlannedPoint) -> tuple[UpstreamPlacement, ...]:
+def upstream_placements(point: PlannedPoint) -> tuple[UpstreamRecord, ...]:
     """Where the point's upstream pool ran (the plan's placements)."""
     return tuple(
-        UpstreamPlacement(u.host, cpulist(u.cpus) or "all", u.shares_with or None)
+        UpstreamRecord(u.host, cpulist(u.cpus) or "all", u.shares_with or None)
         for u in point.upstreams
     )
 
@@ -88,7 +87,7 @@ def throughput_metadata(
     """A closed-loop (wrk) point's record, less its evidence (the evaluation adds it)."""
     prof = point.profile
     assert point.allocation is not None
-    env = Environment(
+    env = PointEnvironment(
         **key_environment(point),
         url=url_for(point, target.address),
         target=target.host,
@@ -104,7 +103,7 @@ def throughput_metadata(
         upstreams=upstream_placements(point),
         irq_steering=irq_steering(point, target),
     )
-    workload = Workload(
+    workload = PointWorkload(
         file_size=prof.file_size,
         connections=connections,
         duration_s=duration,
@@ -121,14 +120,15 @@ def latency_metadata(
 ) -> PointMeta:
     """An open-loop (oha or vegeta) point's record, less its curve (the caller adds it)."""
     prof = point.profile
-    env = Environment(
+    tool = open_loop_tool(prof.generator)
+    env = PointEnvironment(
         **key_environment(point),
         url=url,
         target=target.host,
         tool=prof.generator,
         generator=prof.generator,
-        tool_version=OHA_VERSION if prof.generator == "oha" else "v12.12.0",
-        tool_build=OHA_BUILD if prof.generator == "oha" else None,
+        tool_version=tool.version,
+        tool_build=tool.build,
         sizing_version=__version__,
         server_cpus=cpulist(point.allocation.server_cpus) if point.allocation else None,
         worker_cpus=cpulist(target.workers),
@@ -136,7 +136,7 @@ def latency_metadata(
         platform_settings=PlatformSettings.parse(target.metadata),
         **host_environment(facts or HostRecord()),
     )
-    workload = Workload(
+    workload = PointWorkload(
         file_size=prof.file_size,
         scheme=prof.scheme,
         tls_key=prof.tls_key,

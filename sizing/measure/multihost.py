@@ -15,7 +15,7 @@ from typing import Any
 from sizing.load.latency import LatencyReport, merge_latency
 from sizing.load.wrk import WrkParseError, parse_report
 from sizing.loadproto import WindowOutput, WindowSpec
-from sizing.records import MergedLatency, PointEvidence, ServerNet
+from sizing.records import MergedLatencyRecord, PointEvidence, ServerNet
 from sizing.records.host import HostRecord
 
 __all__ = [
@@ -121,7 +121,7 @@ class WindowExtras:
     """What one window gains from the server's network counters and the clients' reports."""
 
     server_net: ServerNet | None = None
-    latency: MergedLatency = field(default_factory=MergedLatency)
+    latency: MergedLatencyRecord = field(default_factory=MergedLatencyRecord)
 
 
 @dataclass

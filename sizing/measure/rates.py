@@ -10,26 +10,20 @@ from dataclasses import asdict, dataclass, replace
 
 from sizing.errors import ServerDied, SizingError, ToolError
 from sizing.knee import LatencyPoint
-from sizing.load import oha, vegeta
 from sizing.load.latency import LatencyReport, merge_latency
+from sizing.load.tools import RateResult, open_loop_tool
 from sizing.loadproto import Command, LoadSpec, WindowOutput, WindowSpec
 from sizing.measure.context import MeasureContext
 from sizing.measure.cpu import client_cpus, window_cpu
 from sizing.measure.throughput import DEFAULT_PIDFILE
 from sizing.measure.validity import STEAL_LIMIT
 from sizing.measure.windows import WindowRunner, point_lead, schedule_windows
-from sizing.plan.loadspec import (
-    client_oha_spec,
-    client_vegeta_spec,
-    hist_script,
-    oha_path,
-    vegeta_path,
-)
+from sizing.plan.loadspec import client_request
 from sizing.plan.points import PlannedPoint
 from sizing.provision.platforms.base import Target
 from sizing.records import CpuWindow, SampleMeta, SoakRep
 
-Result = oha.OhaResult | vegeta.VegetaResult
+Result = RateResult
 
 
 JUMP_FACTOR = 2.0  # a repetition whose p95 is 2x the median of the rate's others: a jump
@@ -53,19 +47,13 @@ class RateWindows:
         self, ctx: MeasureContext, point: PlannedPoint, target: Target, url: str
     ) -> None:
         self.ctx, self.point, self.target, self.url = ctx, point, target, url
+        self.tool = open_loop_tool(point.profile.generator)
         self.next_index = 0
 
     def _command(self, c_name: str, rate: int, duration: float) -> Command:
         point = self.point
         c = next(c for c in point.clients if c.name == c_name)
-        if point.profile.generator == "oha":
-            os_ = client_oha_spec(point, c, self.url, rate, duration)
-            return Command(oha.argv(os_, oha=oha_path(c)),
-                           then=[oha.hist_argv(os_, hist_script(c))])  # fmt: skip
-        vs = client_vegeta_spec(point, c, self.url, rate, duration)
-        binary = vegeta_path(c)
-        return Command(vegeta.attack_argv(vs, vegeta=binary), stdin=vegeta.targets(vs),
-                       then=vegeta.report_argvs(vs, vegeta=binary))  # fmt: skip
+        return self.tool.command(client_request(point, c, self.url, rate, duration))
 
     def run(self, plan: Sequence[tuple[int, float]]) -> list[RateWindow]:
         """Run one window per (rate, duration); returns, per window, the parsed results."""
@@ -109,7 +97,6 @@ class RateWindows:
     def _window(self, w: WindowSpec, outputs: dict[str, dict[int, WindowOutput]]) -> RateWindow:
         point, target = self.point, self.target
         parsed: list[Result] = []
-        tool = point.profile.generator if point.profile.generator == "oha" else "vegeta"
         problems: list[str] = []
         client_busy: dict[str, float] = {}
         for c in point.clients:
@@ -118,19 +105,13 @@ class RateWindows:
                 problems.append(f"{c.name}: window {w.index} did not run")
                 continue
             cmd = cw.commands[0]
-            then = cmd.then or []
             try:
-                if tool == "oha":
-                    if not then:
-                        raise oha.OhaParseError("latency_hist.py did not run")
-                    parsed.append(oha.parse(cmd.stdout, then[0].stdout))
-                else:
-                    if len(then) < 2:
-                        raise vegeta.VegetaParseError("vegeta's reports did not run")
-                    parsed.append(vegeta.parse(then[0].stdout, then[1].stdout))
+                parsed.append(self.tool.parse(cmd))
             except SizingError as exc:
                 err = (cmd.stderr.strip().splitlines() or [str(exc)])[-1]
-                problems.append(f"{c.name}: {tool} failed at {w.rate}/s (rc {cmd.rc}): {err}")
+                problems.append(
+                    f"{c.name}: {self.tool.name} failed at {w.rate}/s (rc {cmd.rc}): {err}"
+                )
                 continue
             if cw.sampled_cpu:
                 busy = window_cpu(cw, client_cpus(cw, point.client_cpus.get(c.name, ())))

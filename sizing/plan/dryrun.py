@@ -15,23 +15,21 @@ from typing import Any
 from sizing.errors import SizingError
 from sizing.facts import HostFacts
 from sizing.inventory import Host, Inventory
-from sizing.load import oha, vegeta, wrk
+from sizing.load import wrk
+from sizing.load.tools import open_loop_tool
 from sizing.model import PointKey
 from sizing.plan.loadspec import (
     client_ceiling,
-    client_oha_spec,
-    client_vegeta_spec,
+    client_request,
     client_wrk_spec,
-    oha_path,
     url_for,
-    vegeta_path,
 )
 from sizing.plan.pairs import Pair, PairNote, leg_order
 from sizing.plan.points import PlannedPoint
 from sizing.plan.settings import MeasureSettings, Schedule
 from sizing.topology import affinity_masks, cpulist
 
-__all__ = ["estimate", "nothing_to_measure", "plan_document", "span_words", "vegeta_plan_argv"]
+__all__ = ["estimate", "nothing_to_measure", "open_loop_plan_argv", "plan_document", "span_words"]
 
 
 def _windows(schedule: Schedule) -> dict[str, Any]:
@@ -42,23 +40,16 @@ def _windows(schedule: Schedule) -> dict[str, Any]:
     }
 
 
-def vegeta_plan_argv(
+def open_loop_plan_argv(
     schedule: Schedule, point: PlannedPoint, client: Host, url: str, duration: float
 ) -> list[str] | str:
-    """A latency point's dry run: the oha run or vegeta attack of the first offered rate on
-    ``client``."""
+    """A latency point's dry run: its open-loop tool's argv (oha's run or vegeta's attack)
+    for the first offered rate on ``client``."""
     try:
-        if point.profile.generator == "oha":
-            ospec = client_oha_spec(point, client, url, schedule.rates()[0], duration,
-                                    window=False)
-            return oha.argv(ospec, oha=oha_path(client))
-        spec = client_vegeta_spec(
-            point, client, url, schedule.rates()[0], duration, window=False
-        )
-        argv: list[str] = vegeta.attack_argv(spec, vegeta=vegeta_path(client))
+        req = client_request(point, client, url, schedule.rates()[0], duration, window=False)
+        return open_loop_tool(point.profile.generator).command(req).argv
     except SizingError as exc:
         return f"cannot build: {exc}"
-    return argv
 
 
 def _point(
@@ -88,7 +79,7 @@ def _point(
         except Exception as exc:  # noqa: BLE001 - shown, and the pre-flight says it too
             argv = f"cannot build: {exc}"
         if point.profile.mode == "fixed-rate":  # latency profiles: vegeta, one attack per rate
-            argv = vegeta_plan_argv(schedule, point, c, url, float(windows["duration_s"]))
+            argv = open_loop_plan_argv(schedule, point, c, url, float(windows["duration_s"]))
         clients.append(
             {
                 "host": c.name,

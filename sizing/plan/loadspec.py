@@ -1,5 +1,5 @@
-"""What a point asks of each client: the URL, headers and the exact wrk or vegeta argv
-(pure functions).
+"""What a point asks of each client: the URL, headers and the request its load generator
+builds its exact argv from (:mod:`sizing.load.tools`; pure functions).
 
 Shared by the sweep's measurement methods, the pre-flight checks and ``sizing run --plan``,
 so the dry run prints the very argv the sweep would run.
@@ -7,10 +7,9 @@ so the dry run prints the very argv the sweep would run.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from sizing.inventory import Host
-from sizing.load import oha, vegeta, wrk
+from sizing.load import wrk
+from sizing.load.tools import WRK, LoadRequest, open_loop_tool
 from sizing.paths import TOOL_DIR as DEFAULT_TOOL_DIR
 from sizing.plan.jwt import make_token
 from sizing.plan.points import PlannedPoint
@@ -19,20 +18,12 @@ from sizing.profiles import Profile
 __all__ = [
     "DEFAULT_TOOL_DIR",
     "client_ceiling",
-    "client_oha_spec",
-    "client_threads",
-    "client_vegeta_spec",
+    "client_request",
     "client_wrk_spec",
-    "report_script",
     "request_headers",
-    "hist_script",
-    "oha_path",
     "tool_dir",
     "url_for",
-    "vegeta_path",
 ]
-
-REPORT_SCRIPT = "wrk_report.lua"
 
 
 def url_for(point: PlannedPoint, address: str) -> str:
@@ -56,49 +47,26 @@ def tool_dir(client: Host) -> str:
     return str(client.variables.get("sizing_tool_dir") or DEFAULT_TOOL_DIR).rstrip("/")
 
 
-def report_script(client: Host) -> str:
-    """Where ``playbooks/clients.yml`` put ``wrk_report.lua`` on ``client``."""
-    return f"{tool_dir(client)}/{REPORT_SCRIPT}"
-
-
-def vegeta_path(client: Host) -> str:
-    """Where ``playbooks/vegeta.yml`` put vegeta on ``client``."""
-    return f"{tool_dir(client)}/vegeta"
-
-
-def oha_path(client: Host) -> str:
-    """Where ``playbooks/oha.yml`` put oha on ``client``."""
-    return f"{tool_dir(client)}/oha"
-
-
-def hist_script(client: Host) -> str:
-    """Where ``playbooks/oha.yml`` put ``latency_hist.py`` on ``client``."""
-    return f"{tool_dir(client)}/latency_hist.py"
-
-
-def client_threads(point: PlannedPoint, client: str, connections: int) -> int:
-    """wrk threads on ``client``: one per CPU it may use, never more than connections."""
-    cpus = point.client_cpus.get(client, ())
-    return max(1, min(len(cpus) or 1, connections))
-
-
 def client_wrk_spec(
     point: PlannedPoint, client: Host, url: str, connections: int, duration_s: float
 ) -> wrk.WrkSpec:
-    """The wrk invocation ``client`` runs for one window of ``point``."""
+    """The wrk invocation ``client`` runs for one window of ``point`` (``connections``:
+    this client's), as the registry's wrk builds it (:data:`sizing.load.tools.WRK`)."""
     prof = point.profile
-    return wrk.WrkSpec(
-        url=url,
-        threads=client_threads(point, client.name, connections),
-        connections=connections,
-        duration_s=float(duration_s),
-        headers=(() if prof.keepalive else ("Connection: close",)) + request_headers(prof),
-        cpus=tuple(point.client_cpus.get(client.name, ())),
-        script=report_script(client),
+    return WRK.spec(
+        LoadRequest(
+            url=url,
+            duration_s=float(duration_s),
+            connections=connections,
+            tool_dir=tool_dir(client),
+            headers=request_headers(prof),
+            keepalive=prof.keepalive,
+            cpus=tuple(point.client_cpus.get(client.name, ())),
+        )
     )
 
 
-def client_vegeta_spec(
+def client_request(
     point: PlannedPoint,
     client: Host,
     url: str,
@@ -106,58 +74,29 @@ def client_vegeta_spec(
     duration_s: float,
     *,
     window: bool = True,
-) -> vegeta.VegetaSpec:
-    """The vegeta attack ``client`` runs for one window of ``point`` at ``rate`` in all
-    (every client offers its share). ``window=False``: without what only a real window
-    sets (request timeout, keep-alive), as the dry run prints it."""
-    spec = vegeta.VegetaSpec(
-        url=url,
-        rate=max(1, round(rate / len(point.clients))),
-        duration_s=duration_s,
-        results_file=f"{tool_dir(client)}/vegeta-results.bin",
-        headers=request_headers(point.profile),
-        cpus=tuple(point.client_cpus.get(client.name, ())),
-    )
-    if not window:
-        return spec
-    return replace(
-        spec, timeout_s=max(5.0, min(30.0, duration_s)), keepalive=point.profile.keepalive
-    )
-
-
-def client_oha_spec(
-    point: PlannedPoint,
-    client: Host,
-    url: str,
-    rate: int,
-    duration_s: float,
-    *,
-    window: bool = True,
-) -> oha.OhaSpec:
-    """The oha run ``client`` makes for one window of ``point`` at ``rate`` in all (every
-    client offers its share, on the profile's connections split between the clients).
-    ``window=False``: without what only a real window sets (timeout, raw latencies)."""
+) -> LoadRequest:
+    """``client``'s share of one open-loop window of ``point`` at ``rate`` in all: every
+    client offers its share of the rate, on its share of the profile's connections. The
+    tool (:func:`sizing.load.tools.open_loop_tool`) builds its own argv from it;
+    ``window=False``: without what only a real window sets, as the dry run prints it."""
     n = len(point.clients)
-    spec = oha.OhaSpec(
+    return LoadRequest(
         url=url,
         rate=max(1, round(rate / n)),
         duration_s=duration_s,
         connections=max(1, round(point.profile.connections / n)),
+        tool_dir=tool_dir(client),
         headers=request_headers(point.profile),
         keepalive=point.profile.keepalive,
         cpus=tuple(point.client_cpus.get(client.name, ())),
+        window=window,
     )
-    if not window:
-        return spec
-    return replace(spec, timeout_s=max(5.0, min(30.0, duration_s)),
-                   db_file=f"{tool_dir(client)}/oha-results.db")
 
 
 def client_ceiling(point: PlannedPoint) -> tuple[float, int, int]:
     """What a fixed-rate point's clients can offer: (requests/s, client cores, planning
     rate per core). Their pinned cores (1 when unpinned) times the generator's planning
     figure per core (``PLANNING_RATE_PER_CORE``, from ``benchmarks/generators``)."""
-    per_core = (oha.PLANNING_RATE_PER_CORE if point.profile.generator == "oha"
-                else vegeta.PLANNING_RATE_PER_CORE)
+    per_core = open_loop_tool(point.profile.generator).planning_rate_per_core
     cores = sum(max(1, len(point.client_cpus.get(c.name, ()))) for c in point.clients)
     return float(cores * per_core), cores, per_core

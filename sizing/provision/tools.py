@@ -13,6 +13,7 @@ from pathlib import Path
 from sizing.errors import HostError, ToolError
 from sizing.facts import HostFacts
 from sizing.inventory import Host, Inventory
+from sizing.load.tools import OHA, VEGETA, open_loop_tool
 from sizing.paths import ROOT
 from sizing.plan.points import PlannedPoint
 from sizing.provision.ansible import Playbooks
@@ -157,10 +158,8 @@ class ClientTools:
 
     def ensure_generator(self, generator: str, clients: Sequence[Host]) -> None:
         """Copy a fixed-rate profile's open-loop generator to its clients once per run."""
-        if generator == "oha":
-            self.ensure_oha(clients)
-        else:
-            self.ensure_vegeta(clients)
+        install = {OHA.name: self.ensure_oha, VEGETA.name: self.ensure_vegeta}
+        install[open_loop_tool(generator).name](clients)
 
     def ensure_oha(self, clients: Sequence[Host]) -> None:
         """Copy the pinned oha and ``latency_hist.py`` to every client once per run

@@ -11,21 +11,22 @@ from sizing.records.guards import GuardInputs, Guards, RepetitionEvidence, Verdi
 from sizing.records.host import DeclaredRecord, HostRecord, LockOwner, LockReply, hosts_of
 from sizing.records.latency import Climb, LatencyPoint, LatencyRecord, SloSearch, SoakRep
 from sizing.records.point import (
-    Environment,
     PairLeg,
     PairRecord,
     PlatformSettings,
+    PointEnvironment,
     PointEvidence,
     PointMeta,
+    PointWorkload,
     StopRuleRecord,
-    UpstreamPlacement,
-    Workload,
+    UpstreamRecord,
 )
+from sizing.records.run import RunOptionsRecord
 from sizing.records.window import (
     CpuShare,
     CpuWindow,
     KernelOutside,
-    MergedLatency,
+    MergedLatencyRecord,
     SampleMeta,
     ServerNet,
     UpstreamWindow,
@@ -40,7 +41,7 @@ __all__ = [
     "hosts_of",
     "CpuShare",
     "CpuWindow",
-    "Environment",
+    "PointEnvironment",
     "GatewayChecks",
     "GuardInputs",
     "Guards",
@@ -48,7 +49,7 @@ __all__ = [
     "KernelOutside",
     "LatencyPoint",
     "LatencyRecord",
-    "MergedLatency",
+    "MergedLatencyRecord",
     "PairLeg",
     "PairRecord",
     "PlatformSettings",
@@ -60,10 +61,11 @@ __all__ = [
     "SloSearch",
     "SoakRep",
     "StopRuleRecord",
-    "UpstreamPlacement",
+    "UpstreamRecord",
     "UpstreamWindow",
     "Verdict",
-    "Workload",
+    "PointWorkload",
+    "RunOptionsRecord",
     "dump",
     "load",
 ]

@@ -88,9 +88,10 @@ class HostRecord:
 @dataclass(frozen=True)
 class LockOwner:
     """Who measures a run: the controller (its machine-id) and the process (pid and its
-    start time, so that a reused pid is not taken for it). The run record keeps it
-    (``options["owner"]``); a host's run lock (``playbooks/files/hostlock.py``) keeps it
-    with the run's ``token`` and the time it was taken (``since``)."""
+    start time, so that a reused pid is not taken for it). The run record keeps it (its
+    options record's ``owner``: :class:`~sizing.records.run.RunOptionsRecord`); a host's run
+    lock (``playbooks/files/hostlock.py``) keeps it with the run's ``token`` and the time it
+    was taken (``since``)."""
 
     controller: str | None = None
     controller_host: str | None = None

@@ -12,18 +12,18 @@ from sizing.records.codec import dump, flat, load
 from sizing.records.gateway import GatewayChecks
 from sizing.records.guards import Guards
 from sizing.records.latency import LatencyRecord
-from sizing.records.window import MergedLatency
+from sizing.records.window import MergedLatencyRecord
 
 __all__ = [
-    "Environment",
+    "PointEnvironment",
     "PairLeg",
     "PairRecord",
     "PlatformSettings",
     "PointEvidence",
     "PointMeta",
     "StopRuleRecord",
-    "UpstreamPlacement",
-    "Workload",
+    "UpstreamRecord",
+    "PointWorkload",
 ]
 
 
@@ -48,7 +48,7 @@ class PlatformSettings:
 
 
 @dataclass(frozen=True)
-class UpstreamPlacement:
+class UpstreamRecord:
     """Where one of the point's upstream web servers ran."""
 
     host: str = ""
@@ -57,7 +57,7 @@ class UpstreamPlacement:
 
 
 @dataclass(frozen=True)
-class Environment:
+class PointEnvironment:
     """The point's identity, its software and hardware, and where everything ran."""
 
     host: str | None = None
@@ -83,7 +83,7 @@ class Environment:
     client_cpus: dict[str, str] | None = None
     clients: tuple[str, ...] | None = None
     irq_steering: str | None = None
-    upstreams: tuple[UpstreamPlacement, ...] | None = None
+    upstreams: tuple[UpstreamRecord, ...] | None = None
     upstream: str | None = None  # a gateway's first upstream (its single requests' baseline)
 
     def physical_host(self, host: str, platform: str) -> str:
@@ -97,7 +97,7 @@ class Environment:
 
 
 @dataclass(frozen=True)
-class Workload:
+class PointWorkload:
     """What load the point measured under."""
 
     file_size: int | None = None
@@ -132,7 +132,7 @@ class PointEvidence:
     softirq_outside_pct_median: float | None = None
     server_busy_median: float | None = None
     upstream_busy_median: dict[str, float] | None = None  # upstream host -> % of its CPUs
-    latency: MergedLatency = flat(MergedLatency)
+    latency: MergedLatencyRecord = flat(MergedLatencyRecord)
     server_net_interface: str | None = None
     server_net_tx_bytes_per_s: float | None = None
     server_net_rx_bytes_per_s: float | None = None
@@ -178,8 +178,8 @@ class PairRecord:
 class PointMeta:
     """Everything a point records besides its figure (see the module)."""
 
-    env: Environment = flat(Environment)
-    workload: Workload = flat(Workload)
+    env: PointEnvironment = flat(PointEnvironment)
+    workload: PointWorkload = flat(PointWorkload)
     stop_rule: StopRuleRecord | None = None
     evidence: PointEvidence = flat(PointEvidence)
     latency: LatencyRecord = flat(LatencyRecord)

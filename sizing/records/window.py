@@ -15,7 +15,7 @@ __all__ = [
     "CpuShare",
     "CpuWindow",
     "KernelOutside",
-    "MergedLatency",
+    "MergedLatencyRecord",
     "SampleMeta",
     "ServerNet",
     "UpstreamWindow",
@@ -83,7 +83,7 @@ LATENCY_KEYS = ("mean", "p50", "p90", "p95", "p99", "p99_9", "max")
 
 
 @dataclass(frozen=True)
-class MergedLatency:
+class MergedLatencyRecord:
     """Latency merged over the load generators' reports (ms), stored flat."""
 
     latency_count: int | None = None
@@ -104,7 +104,7 @@ class MergedLatency:
         return {k: float(v) for k, v in got.items() if v is not None}
 
     @classmethod
-    def of(cls, percentiles_ms: Mapping[float, float], **figures: Any) -> MergedLatency:
+    def of(cls, percentiles_ms: Mapping[float, float], **figures: Any) -> MergedLatencyRecord:
         """From percentiles keyed by number (99.9 -> ``latency_p99_9_ms``)."""
         named = {f"latency_p{p:g}_ms".replace(".", "_"): v for p, v in percentiles_ms.items()}
         known = set(cls.__dataclass_fields__)
@@ -139,7 +139,7 @@ class SampleMeta:
     upstream_cpu: dict[str, UpstreamWindow] | None = None
     kernel_outside: KernelOutside | None = None
     server_net: ServerNet | None = None
-    latency: MergedLatency = flat(MergedLatency)
+    latency: MergedLatencyRecord = flat(MergedLatencyRecord)
     # one client's share of a closed-loop window (``<metric>.client``)
     client: str | None = None
     non_2xx_3xx: int | None = None

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from sizing.engine.costs import CostBreakdown, CostCatalog
 from sizing.engine.predict import DRAWS, MIN_CLAIM_RUNS
 from sizing.engine.recommend import Configuration, Demand, Recommendation
-from sizing.model import DERIVED, Figure
+from sizing.model import DERIVED, Figure, SizingMetric
 from sizing.report.data.format import amount, money
 
 __all__ = ["confidence_share", "confidence_words", "cost_words", "describe_figure", "explain"]
@@ -23,7 +23,7 @@ def _money_cents(v: float, currency: str) -> str:
 
 
 def _unit(profile: str) -> str:
-    return "RPS" if profile == "rps" else "TPS"
+    return "RPS" if profile == SizingMetric.RPS else "TPS"
 
 
 def cost_words(cost: CostBreakdown, currency: str, catalog: CostCatalog | None = None) -> str:
@@ -189,7 +189,7 @@ def _capacity(result: Recommendation, best: Configuration) -> list[str]:
     demand, asked = result.demand, result.confidence_asked
     shares = []
     for f in best.figures:
-        target = demand.rps if f.profile == "rps" else demand.tps
+        target = demand.rps if f.profile == SizingMetric.RPS else demand.tps
         assert target is not None
         cap = f.conservative * best.counted_servers
         shares.append(

@@ -20,13 +20,12 @@ from sizing.engine import measured_figures
 from sizing.engine.choice import choose
 from sizing.engine.slo import latency_workloads, slo_figures
 from sizing.errors import SizingError, UsageError
-from sizing.model import FigureKind, Source
+from sizing.model import FigureKind, SizingMetric, Source
 from sizing.sources.bases import (
     BasisInputs,
     Declared,
     hardware_of,
     measured_bases,
-    median_ci,
     reference_bases,
     repetition_values,
     software_label,
@@ -48,7 +47,6 @@ __all__ = [
     "latency_figures",
     "load_bases",
     "measured_bases",
-    "median_ci",
     "nginx_template",
     "read_runs",
     "reference_bases",
@@ -290,7 +288,7 @@ def latency_figures(
             f"--p95: no rate of {chosen} in {path} met p95 <= {slo.limit_ms:g} ms "
             "(or its points are emulated: --include-emulated)"
         )
-    return tuple(f for f in figures if f.profile != "rps") + tuple(found), found, chosen
+    return tuple(f for f in figures if f.profile != SizingMetric.RPS) + tuple(found), found, chosen
 
 
 def nginx_template() -> str:

@@ -8,17 +8,19 @@ does the reading.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sizing import profiles
+from sizing import paths, profiles
 from sizing.catalog import REFERENCE_BASES
 from sizing.ceilings import Bound, HostCeilings, crypto_bound, nic_bound
 from sizing.engine.basis import Basis, Hardware, Workload
 from sizing.errors import SizingError, ToolError
 from sizing.intervals import interval_words, median_coverage, median_interval, repetition_flags
-from sizing.model import Figure, FigureKind, Status, basis_platform
+from sizing.model import Figure, FigureKind, SizingMetric, Status, basis_platform
 from sizing.records import HostRecord, PointMeta
 from sizing.sources.pooling import combine, pool_hosts
 from sizing.store.drift import timed_values
@@ -34,10 +36,6 @@ if TYPE_CHECKING:
     from sizing.store import StoredPoint
 
 
-SIZING_PROFILES = ("rps", "tps")
-# The profiles whose figures size (issue 13): the article's load-balancing rps/tps and the
-# static-file variants, each as the engine's "rps" or "tps" (their role keeps them apart).
-SIZING_METRIC = {"rps": "rps", "tps": "tps", "static-rps": "rps", "static-tps": "tps"}
 # A profile's role as a basis workload role: "web" means nginx serves the file itself.
 ROLES = {"web": "static", "load-balance": "load-balance", "proxy": "proxy", "api-jwt": "api-jwt"}
 
@@ -106,6 +104,25 @@ def hardware_of(facts: HostRecord | None, declared: Declared | None = None) -> H
     return Hardware(model, sockets, cores, threads)
 
 
+def sizing_metric(profile: str) -> SizingMetric | None:
+    """How a stored point's profile sizes: the bundled profile's ``metric:``
+    (:attr:`sizing.profiles.Profile.sizing_metric`: the load-balancing rps/tps and the
+    static-file variants, their role keeping them apart); None when it sizes nothing or
+    is not a bundled profile."""
+    return _bundled_metric(paths.PROFILES, profile)
+
+
+@functools.cache
+def _bundled_metric(root: Path, profile: str) -> SizingMetric | None:
+    # once per profiles folder and name: every stored point asks, the YAML does not change
+    if not (root / f"{profile}.yml").is_file():
+        return None
+    try:
+        return profiles.load(profile).sizing_metric
+    except (SizingError, OSError):
+        return None
+
+
 def _profile_field(name: str, attr: str, default: Any) -> Any:
     """A bundled profile's field (the profile YAML where a point's metadata lacks it)."""
     try:
@@ -122,7 +139,8 @@ def _workload_of(profile: str, meta: PointMeta) -> tuple[str, int, bool]:
     size = w.file_size or _profile_field(profile, "file_size", 128)
     keepalive = w.keepalive
     if keepalive is None:
-        keepalive = _profile_field(profile, "keepalive", SIZING_METRIC.get(profile) != "tps")
+        tps = sizing_metric(profile) is SizingMetric.TPS
+        keepalive = _profile_field(profile, "keepalive", not tps)
     return ROLES.get(str(role), str(role)), int(size), bool(keepalive)
 
 
@@ -132,17 +150,6 @@ def repetition_values(samples: Sequence[tuple[int, Sample]]) -> list[float]:
     return timed_values(samples)
 
 
-def median_ci(values: Sequence[float]) -> tuple[float, float] | None:
-    """The interval of the median of ``values`` at 95% or, with fewer than 6 values, the
-    range with its lower true coverage (:func:`sizing.intervals.median_interval`);
-    None with fewer than two values."""
-    if len(values) < 2:
-        return None
-
-    found: tuple[float, float] | None = median_interval(list(values), 0.95)
-    return found
-
-
 def measured_figure(
     r: Any, reps: Sequence[float], platform: str, profile: str, origin: str
 ) -> Figure:
@@ -150,7 +157,7 @@ def measured_figure(
     of the median with its true coverage (:mod:`sizing.intervals`), its repetitions,
     its ``drift`` flag as the store decided it across the run, and ``erratic`` when a
     repetition is far from the others (stored before that flag existed)."""
-    ci = median_ci(reps)
+    ci = median_interval(reps)
     extra, _ = repetition_flags(reps)
     pair = r.metadata.pair
     return Figure(
@@ -227,9 +234,10 @@ def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[G
         env = run.record.hosts
         for p in run.points:
             r = p.result
-            metric = SIZING_METRIC.get(r.key.profile)
-            if metric is None or r.status is not Status.MEASURED or r.value is None:
+            sized = sizing_metric(r.key.profile)
+            if sized is None or r.status is not Status.MEASURED or r.value is None:
                 continue
+            metric = sized.value  # the engine's profile of the figure
             meta = r.metadata
             host = r.key.host
             phys = meta.env.physical_host(host, r.key.platform)
@@ -252,7 +260,7 @@ def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[G
                 if got is not None:
                     g.ceiling, g.ceiling_run = got, run.record.id
             g.metas.setdefault((metric, r.key.ht), []).append((meta, r.value))
-            if metric == "rps":
+            if sized is SizingMetric.RPS:
                 g.keepalive = keepalive
             else:
                 g.tls_keys.add(str(meta.workload.tls_key
@@ -284,7 +292,7 @@ def _basis(key: GroupKey, g: _Group, ids: set[str]) -> Basis:
     figs = tuple(replace(f, basis=basis_id) for f in figures)
     bounds: list[Bound] = []
     for (metric, ht), metas in sorted(g.metas.items(), key=lambda kv: kv[0]):
-        if metric == "tps" and len(keys) == 1:
+        if metric == SizingMetric.TPS and len(keys) == 1:
             c = crypto_bound(metric, ht, keys[0], g.ceiling)
             if c is not None:
                 bounds.append(c)

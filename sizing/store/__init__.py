@@ -118,7 +118,7 @@ class Store(Connection):
         return self._write(insert)
 
     def set_owner(self, run_id: int, owner: LockOwner) -> None:
-        """Record which process measures the run (``options["owner"]``: controller, pid,
+        """Record which process measures the run (the options record's ``owner``: controller, pid,
         its start time), so that a run whose process is gone can be named abandoned."""
         run = self.get_run(run_id)
         self._update(

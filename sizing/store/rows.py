@@ -11,7 +11,14 @@ from typing import Any
 
 from sizing.errors import ExitStatus, SizingError
 from sizing.model import PointKey, PointResult, Sample, Status
-from sizing.records import HostRecord, LockOwner, PointMeta, SampleMeta, hosts_of
+from sizing.records import (
+    HostRecord,
+    LockOwner,
+    PointMeta,
+    RunOptionsRecord,
+    SampleMeta,
+    hosts_of,
+)
 from sizing.store.schema import json_column, upgrade_point_record
 
 
@@ -55,15 +62,19 @@ class RunRecord:
         return hosts_of(self.environment)
 
     @property
+    def stored_options(self) -> RunOptionsRecord:
+        """The options record read back typed (``options`` is the record as stored)."""
+        return RunOptionsRecord.parse(self.options)
+
+    @property
     def label(self) -> str:
         """The run's ``--label`` ("" without one)."""
-        return str(self.options.get("label") or "")
+        return self.stored_options.label or ""
 
     @property
     def owner(self) -> LockOwner | None:
         """Who ran it (machine, PID and its start time) while it was running."""
-        got = self.options.get("owner")
-        return LockOwner.parse(got) if isinstance(got, dict) else None
+        return self.stored_options.owner
 
 
 @dataclass(frozen=True)

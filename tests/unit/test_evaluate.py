@@ -24,7 +24,7 @@ from sizing.model import SERVER_DIED, Ht, Status
 from sizing.paths import ROOT
 from sizing.plan import PlannedPoint, build_plan
 from sizing.provision.platforms.base import Target
-from sizing.records import StopRuleRecord, UpstreamPlacement
+from sizing.records import StopRuleRecord, UpstreamRecord
 
 DATA = Path(__file__).parent.parent / "data" / "windows"
 
@@ -183,7 +183,7 @@ def test_squeezed_upstream_point_is_upstream_bound() -> None:
     )
     assert "give the upstreams about 1 more CPU" in result.reason
     assert "limited by the upstream (101% of its CPUs)" in result.reason
-    assert result.metadata.env.upstreams == (UpstreamPlacement("localhost", "1", "client"),)
+    assert result.metadata.env.upstreams == (UpstreamRecord("localhost", "1", "client"),)
     timed = [s for i, s in samples if i > 0 and s.metric == "requests_per_second"]
     for s in timed:
         assert s.metadata.upstream_cpu is not None and s.metadata.kernel_outside is not None

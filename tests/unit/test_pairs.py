@@ -213,7 +213,7 @@ def test_paired_ratio_is_the_median_of_the_per_pair_ratios_with_its_interval() -
 
 
 def test_engine_uses_the_pair_only_when_both_legs_carry_it() -> None:
-    from sizing.engine.compare import leg_ratio, paired
+    from sizing.engine.compare import paired, point_ratio
 
     record = {"id": "A | B", "ratios": [0.8, 0.82, 0.79]}
 
@@ -229,12 +229,12 @@ def test_engine_uses_the_pair_only_when_both_legs_carry_it() -> None:
 
     bare = leg("baremetal", 100.0, record, Status.MEASURED)
     guest = leg("libvirt", 80.0, record, Status.INVALID)
-    r = leg_ratio(bare, guest)
+    r = point_ratio(bare, guest)
     assert r is not None and r.paired and r.ratio == pytest.approx(0.8) and r.pairs == 3
     (p,) = paired([bare, guest])
     assert p.paired and p.overhead_pct == pytest.approx(20.0)
     assert p.failed == "h leg invalid (not-saturated)"  # shown with the leg, not hidden
-    apart = leg_ratio(leg("baremetal", 100.0, None, Status.MEASURED), guest)
+    apart = point_ratio(leg("baremetal", 100.0, None, Status.MEASURED), guest)
     assert apart is not None and not apart.paired
     assert (apart.low, apart.high) == pytest.approx((76 / 105, 84 / 95))
 

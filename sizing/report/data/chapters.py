@@ -73,7 +73,7 @@ class Pre(Block):
 
 
 @dataclass(frozen=True)
-class Recommendation(Block):
+class RecommendationBlock(Block):
     kind: ClassVar[str] = "recommendation"
     view: RecommendationView | None = None
 
@@ -85,7 +85,7 @@ class Headlines(Block):
 
 
 @dataclass(frozen=True)
-class Host(Block):
+class HostBlock(Block):
     kind: ClassVar[str] = "host"
     host: HostView | None = None
 
@@ -203,7 +203,7 @@ def _summary(g: Guide) -> list[Block]:
     if g.about:
         blocks.append(facts(g.about, "about", title="About this guide"))
     if g.recommendation is not None:
-        blocks.append(Recommendation(g.recommendation))
+        blocks.append(RecommendationBlock(g.recommendation))
         blocks += table(g.recommendation.alternatives, "alternatives")
     if g.headlines:
         blocks.append(Headlines(g.headlines))
@@ -283,7 +283,7 @@ def _methodology(g: Guide) -> list[Block]:
             "of its own, each point repeated until its confidence interval was narrow enough. "
             "Everything below is read from the metadata stored with the figures."),
             h3("Hardware and software")]  # fmt: skip
-        blocks += [Host(h) for h in m.hosts]
+        blocks += [HostBlock(h) for h in m.hosts]
         blocks.append(h3("Load and measurement"))
         blocks += table(m.workloads, "workloads")
         blocks += [facts(m.settings), h3("nginx configuration"),

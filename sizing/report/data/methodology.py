@@ -161,7 +161,7 @@ def methodology(
     ]
     ref_facts: list[Fact] = []
     reference_used = FigureKind.REFERENCE in table.sources_used or any(
-        s.basis == FigureKind.REFERENCE for s in table.series
+        s.origin == FigureKind.REFERENCE for s in table.series
     )
     if reference_used:
         for arch, cond in reference.conditions.items():
@@ -208,7 +208,7 @@ def model_words(s: Any) -> str:
         text += f"; R² = {fit.r2:.3f} on {n} core counts"
     else:
         text += f"; passes through its {n} core counts exactly (no residual)"
-    if s.basis == FigureKind.REFERENCE:
+    if s.origin == FigureKind.REFERENCE:
         return text + "; the published figures are single numbers, so it carries no interval"
     return text + "; its interval comes from the repetitions of the measured figures"
 
@@ -258,9 +258,9 @@ def _settings(runs: Sequence[RunData], used: Used) -> list[Fact]:
     envs = [m.env for m in metas]
     tools = distinct(f"{e.tool} {e.tool_version or ''}".strip() for e in envs if e.tool)
     warmups = distinct(
-        f"{float(run.record.options['warmup_s']):g} s"
+        f"{warmup:g} s"
         for run in runs
-        if run.record.options.get("warmup_s") is not None
+        if (warmup := run.record.stored_options.warmup_s) is not None
     )
     rules = distinct(_stop_rule_text(m.stop_rule) for m in metas if m.stop_rule)
     settings = [

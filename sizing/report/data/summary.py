@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from sizing.engine import Configuration, Recommendation
 from sizing.engine.recommend import Fleet
 from sizing.engine.table import Cell, SizingTable
-from sizing.model import PROFILE_UNITS, Figure, FigureKind
+from sizing.model import PROFILE_UNITS, Figure, FigureKind, SizingMetric
 from sizing.report.data.format import (
     PLATFORM_LABELS,
     PROFILE_LABELS,
@@ -43,7 +43,7 @@ def headlines(table: SizingTable) -> list[Headline]:
         if c.source in HEADLINE_SOURCES and c.cost_per_unit is not None
     ]
     out: list[Headline] = []
-    rps = [c for c in cells if c.profile == "rps" and c.platform != "kubernetes"]
+    rps = [c for c in cells if c.profile == SizingMetric.RPS and c.platform != "kubernetes"]
     if rps:
         best = min(rps, key=lambda c: (c.cost_per_unit or 0.0, c.cores))
         label = PLATFORM_LABELS.get(best.platform, best.platform)
@@ -181,7 +181,8 @@ def _capacity_facts(parts: Sequence[tuple[Configuration, int]]) -> list[Fact]:
     out: list[Fact] = []
     for profile, unit, label in (("rps", "requests/s", "RPS"), ("tps", "handshakes/s",
                                                                 "SSL TPS")):  # fmt: skip
-        caps = [(c.capacity_rps if profile == "rps" else c.capacity_tps, n) for c, n in parts]
+        rps = profile == SizingMetric.RPS
+        caps = [(c.capacity_rps if rps else c.capacity_tps, n) for c, n in parts]
         if any(v is None for v, _ in caps):
             continue
         total = sum((v or 0.0) * n for v, n in caps)
@@ -206,7 +207,7 @@ def _fleet_capacity(fleet: Fleet, result: Recommendation) -> list[Fact]:
     lower = any(f.lower_bound and f.profile == profile for c, _ in fleet.parts
                 for f in c.figures)  # fmt: skip
     label = PROFILE_LABELS[profile]
-    unit = "requests/s" if profile == "rps" else "handshakes/s"
+    unit = "requests/s" if profile == SizingMetric.RPS else "handshakes/s"
     return [Fact(f"{label} capacity", _capacity(demand / fleet.utilization, unit, lower))]
 
 

@@ -11,7 +11,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sizing.engine.compare import Pair, ht_pairs, paired
+from sizing.engine.compare import OverheadPair, ht_pairs, paired
 from sizing.intervals import PairedRatio, median_coverage
 from sizing.model import PointKey, PointResult, Status
 from sizing.report.data.evidence import NO_EVIDENCE, Evidence
@@ -91,7 +91,7 @@ def pair_summary(r: PointResult) -> dict[str, Any] | None:
 
 
 def comparisons_json(
-    points: Sequence[PointResult], across: Sequence[Pair] = ()
+    points: Sequence[PointResult], across: Sequence[OverheadPair] = ()
 ) -> list[dict[str, Any]]:
     """Every overhead (bare metal / guest of that host) and HT gain (HT off / on) the
     points give, paired (median of the per-pair ratios) or unpaired (from both legs'

@@ -7,7 +7,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sizing.engine.compare import Pair, ht_pairs, paired
+from sizing.engine.compare import OverheadPair, ht_pairs, paired
 from sizing.model import PointResult, Status
 from sizing.records import PointMeta
 from sizing.report.data.format import MISSING, number, percent
@@ -43,7 +43,7 @@ def _short(value: float | None, unit: str) -> str:
 
 
 def pairs_table(
-    points: Sequence[PointResult], across: Sequence[Pair] = (), width: int = WIDTH
+    points: Sequence[PointResult], across: Sequence[OverheadPair] = (), width: int = WIDTH
 ) -> str:
     """Bare metal beside hypervisor with the virtualization overhead, and HT off beside
     HT on with the HT gain, each with its interval and whether its legs were measured

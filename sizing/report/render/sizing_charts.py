@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from sizing.ceilings import FAR_BELOW
 from sizing.engine.scaling import usl
-from sizing.model import PROFILE_UNITS, FigureKind
+from sizing.model import PROFILE_UNITS, FigureKind, SizingMetric
 from sizing.report.data.format import PLATFORM_LABELS, PROFILE_LABELS
 from sizing.report.data.model import Guide
 from sizing.report.render.chartkit import (
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 @register("throughput")
 def throughput_chart(guide: Guide) -> Chart | None:
     """Throughput vs cores per platform: observed points and the fitted curve."""
-    series = [s for s in guide.table.series if s.profile in ("rps", "tps")]
+    series = [s for s in guide.table.series if s.profile in tuple(SizingMetric)]
     if not series:
         return None
     profiles = [p for p in ("rps", "tps") if any(s.profile == p for s in series)]
@@ -121,8 +121,8 @@ def _plot_series(ax: Any, s: Any, cores: list[int], multi_ht: bool) -> set[str]:
     ax.plot(
         [f.cores for f in full], [f.value for f in full], linestyle="none",
         marker=style["marker"], color=style["color"],
-        markeredgecolor="white" if s.basis == FigureKind.MEASURED else style["color"],
-        markeredgewidth=0.6, label=f"{name}, {s.basis} ({fitted})",
+        markeredgecolor="white" if s.origin == FigureKind.MEASURED else style["color"],
+        markeredgewidth=0.6, label=f"{name}, {s.origin} ({fitted})",
     )  # fmt: skip
     for f in bounds:
         drawn.add("lower-bound")
@@ -178,7 +178,7 @@ def cost_chart(guide: Guide) -> Chart | None:
                     color=style["color"],
                     linestyle=PLATFORM_LINES.get(s.platform, ":"),
                     linewidth=1.2,
-                    label=f"{name} ({s.basis})",
+                    label=f"{name} ({s.origin})",
                 )
                 for filled in (True, False):
                     pts = [c for c in mine if (c.source != FigureKind.EXTRAPOLATED) is filled]
@@ -196,7 +196,7 @@ def cost_chart(guide: Guide) -> Chart | None:
             cores_axis(ax, cores)
             money_axis(ax, guide.currency)
             ax.set_ylim(bottom=0)
-            per = "1k RPS" if profile == "rps" else "100 SSL TPS"
+            per = "1k RPS" if profile == SizingMetric.RPS else "100 SSL TPS"
             ax.set_ylabel(f"Cost per {per} ({guide.currency})")
             ax.set_title(f"Cost per {per}")
         predicted = any(
@@ -224,7 +224,8 @@ def overhead_chart(guide: Guide) -> Chart | None:
     if not points:
         return None
     cores = sorted({p.cores for p in points})
-    groups = sorted({(p.ht, p.profile) for p in points}, key=lambda k: (k[0], k[1] != "rps"))
+    groups = sorted({(p.ht, p.profile) for p in points},
+                    key=lambda k: (k[0], k[1] != SizingMetric.RPS))  # fmt: skip
     width = 0.8 / len(groups)
     fills = ["#1c3553", "#9fb8c9", "#3d8c86", "#d5e5e3"]
     hatches = ["", "///", "..", "xx"]

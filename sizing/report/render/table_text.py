@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from sizing.ceilings import ABOVE
-from sizing.model import PREDICTED, FigureKind
+from sizing.model import PREDICTED, FigureKind, SizingMetric
 from sizing.report.data.format import MISSING, cell_source, mark, money, number, percent
 from sizing.report.render.grid import grid
 
@@ -155,7 +155,7 @@ def _block_tables(block: Any, cur: str, width: int | None) -> list[str]:
         group: list[tuple[str, Sequence[str]]] = [
             (f"{p.upper()} {pl} HT {ht}", [MISSING if c is None else cell_text(c) for c in cells])
         ]
-        if p == "rps":
+        if p == SizingMetric.RPS:
             group.append((f"$/1k RPS {pl}", [MISSING if c is None else money(c.cost_per_unit, cur)
                                              for c in cells]))  # fmt: skip
         if pl in ("kvm", "esxi", "hypervisor"):

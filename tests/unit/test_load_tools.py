@@ -1,0 +1,150 @@
+"""The load generators' registry (:mod:`sizing.load.tools`): every generator a profile may
+name is registered, a fixed-rate profile's tool is chosen by capability, the tools build the
+window commands from a tool-neutral request and parse their outputs, and no module outside
+the registry compares a generator's name."""
+
+from __future__ import annotations
+
+import re
+import typing
+from pathlib import Path
+
+import pytest
+
+from sizing import profiles
+from sizing.inventory import Inventory, load_inventory
+from sizing.load import oha, vegeta
+from sizing.load.tools import OHA, OPEN_LOOP, TOOLS, VEGETA, WRK, open_loop_tool, tool
+from sizing.loadproto import CommandOutput
+from sizing.model import Ht
+from sizing.plan import PlannedPoint, build_plan
+from sizing.plan.dryrun import open_loop_plan_argv
+from sizing.plan.loadspec import client_request, client_wrk_spec
+from sizing.plan.settings import MeasureSettings, Schedule
+from sizing.topology import Topology
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+REGISTRY = ROOT / "sizing" / "load" / "tools.py"
+NAMES = "|".join(sorted(TOOLS))
+# `x == "oha"`, `"wrk" != x`, `x in ("oha", ...)`, `x not in {"vegeta"}`
+NAME_CHECK = re.compile(
+    rf"""(==|!=)\s*["']({NAMES})["']|["']({NAMES})["']\s*(==|!=)"""
+    rf"""|\bin\s*[(\[{{]\s*["']({NAMES})["']"""
+)
+
+
+def name_checks(text: str) -> list[str]:
+    """The lines of ``text`` that compare a generator's name."""
+    return [line.strip() for line in text.splitlines() if NAME_CHECK.search(line)]
+
+
+def test_the_check_sees_a_name_check() -> None:
+    bad = (
+        'if point.profile.generator == "oha":\n'
+        "    x = 1\n"
+        "tool = 'vegeta' if 'wrk' != gen else gen\n"
+        'if generator in ("oha", "vegeta"):\n'
+        'BUILD_TIME = {"oha": "about 4 to 6 minutes"}\n'
+    )
+    assert name_checks(bad) == [
+        'if point.profile.generator == "oha":',
+        "tool = 'vegeta' if 'wrk' != gen else gen",
+        'if generator in ("oha", "vegeta"):',
+    ]
+
+
+def test_no_generator_name_check_outside_the_registry() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}: {line}"
+        for path in sorted((ROOT / "sizing").rglob("*.py"))
+        if path != REGISTRY
+        for line in name_checks(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+
+
+def test_every_generator_a_profile_may_name_is_registered() -> None:
+    named = set(typing.get_args(profiles.Profile.model_fields["generator"].annotation))
+    assert named == set(TOOLS) == {"wrk", "oha", "vegeta"}
+    assert set(OPEN_LOOP) == {n for n, t in TOOLS.items() if t.capabilities.open_loop}
+    assert not WRK.capabilities.open_loop
+    assert all(t.capabilities.full_handshakes for t in TOOLS.values())
+    # only oha's per-client histograms merge exactly
+    assert [n for n, t in TOOLS.items() if t.capabilities.latency_histogram] == ["oha"]
+
+
+def test_a_fixed_rate_profile_naming_wrk_is_offered_its_rates_by_vegeta() -> None:
+    assert open_loop_tool("oha") is OHA
+    assert open_loop_tool("vegeta") is VEGETA
+    assert open_loop_tool("wrk") is VEGETA
+    with pytest.raises(Exception, match="unknown load generator 'ab'"):
+        tool("ab")
+
+
+@pytest.fixture
+def inv() -> Inventory:
+    return load_inventory(DATA / "inventories" / "multihost_lab.yml")
+
+
+def _point(inv: Inventory, name: str, generator: str) -> PlannedPoint:
+    def topo(f: str) -> Topology:
+        return Topology.from_lscpu((DATA / "lscpu" / f).read_text())
+
+    topos = {
+        "web1": topo("poweredge_r640_2x8c_ht.txt"),
+        "load1": topo("epyc_7502p_1x32c_ht.txt"),
+        "load2": topo("default_columns_i7_4c8t.txt"),
+    }
+    prof = profiles.load(name).model_copy(update={"generator": generator})
+    return next(p for p in build_plan(inv, topos, (1,), (Ht.OFF,), [prof]) if not p.skipped)
+
+
+def test_oha_window_writes_raw_latencies_and_buckets_them(inv: Inventory) -> None:
+    point = _point(inv, "latency-http", "oha")
+    client = point.clients[0]
+    req = client_request(point, client, "http://web1:8080/x", 1000 * len(point.clients), 40.0)
+    assert req.rate == 1000 and req.connections >= 1
+    cmd = OHA.command(req)
+    assert cmd.argv[cmd.argv.index("-t") + 1] == "30000ms"  # the window's timeout, capped
+    assert cmd.argv[cmd.argv.index("--db-url") + 1] == f"{req.tool_dir}/oha-results.db"
+    assert cmd.then == [["python3", f"{req.tool_dir}/latency_hist.py",
+                         f"{req.tool_dir}/oha-results.db"]]  # fmt: skip
+    settings = MeasureSettings()
+    dry = open_loop_plan_argv(Schedule.of(settings, point.profile), point, client, req.url, 40.0)
+    assert isinstance(dry, list) and "--db-url" not in dry and f"{req.tool_dir}/oha" in dry
+
+
+def test_vegeta_window_reads_its_targets_and_reports_twice(inv: Inventory) -> None:
+    point = _point(inv, "proxy-cpu", "vegeta")
+    client = point.clients[0]
+    cmd = VEGETA.command(client_request(point, client, "http://web1:8080/x", 500, 10.0))
+    assert "attack" in cmd.argv and cmd.stdin is not None and "http://web1:8080/x" in cmd.stdin
+    assert len(cmd.then) == 2 and all("report" in argv for argv in cmd.then)
+
+
+def test_the_wrk_spec_is_the_registry_s(inv: Inventory) -> None:
+    point = _point(inv, "tps", "wrk")
+    client = point.clients[0]
+    spec = client_wrk_spec(point, client, "https://web1:8443/x", 3, 10.0)
+    assert spec.headers[:1] == ("Connection: close",)  # tps: a full handshake per request
+    assert spec.threads == min(3, max(1, len(point.client_cpus.get(client.name, ()))))
+    assert spec.script is not None and spec.script.endswith("/wrk_report.lua")
+
+
+def test_the_tools_parse_their_outputs_or_say_what_did_not_run() -> None:
+    with pytest.raises(oha.OhaParseError, match="latency_hist.py did not run"):
+        OHA.parse(CommandOutput(argv=["oha"], rc=0, stdout="{}"))
+    with pytest.raises(vegeta.VegetaParseError, match="reports did not run"):
+        VEGETA.parse(CommandOutput(argv=["vegeta"], rc=0, then=[]))
+    stem = DATA / "oha" / "steady_2000rps_2s"
+    got = OHA.parse(
+        CommandOutput(
+            argv=["oha"], rc=0, stdout=(stem.with_suffix(".json")).read_text(),
+            then=[CommandOutput(argv=["python3"], rc=0,
+                                stdout=Path(f"{stem}.hist.json").read_text())],
+        )
+    )  # fmt: skip
+    assert got == oha.parse(
+        stem.with_suffix(".json").read_text(), Path(f"{stem}.hist.json").read_text()
+    )
