@@ -91,11 +91,14 @@ def declared_facts(hosts: Sequence[Host]) -> tuple[dict[str, HostFacts], dict[st
     other host gets one line saying what to do."""
     facts: dict[str, HostFacts] = {}
     missing: dict[str, str] = {}
+    # the hosts that declare one CPU share one (immutable) HostFacts, typed once
+    shared: dict[tuple[int, str, str | None], HostFacts] = {}
     for host in hosts:
         found = _declared(host)
         if found is None:
             missing[host.name] = f"no sizing_cpu: {DECLARE_HINT}"
             continue
         topo, raw = found
-        facts[host.name] = HostFacts(topo, raw)
+        key = (id(topo), raw["facts"], raw["cpu_model"])
+        facts[host.name] = shared.setdefault(key, HostFacts(topo, raw))
     return facts, missing

@@ -133,12 +133,25 @@ def test_a_server_that_is_a_client_too_is_planned_apart(tmp_path: Path) -> None:
     assert loaders == {"a": ["c"], "b": ["a", "c"]}
 
 
-def test_hosts_that_declare_one_cpu_share_one_topology() -> None:
-    """A declared topology is built once per shape: a thousand 80-thread clients cost what
-    one does (and its description is written once)."""
-    from sizing.provision.facts import declared_topology
+def test_hosts_that_declare_one_cpu_share_one_topology(tmp_path: Path) -> None:
+    """A declared topology is built once per shape, and its facts typed once per shape and
+    model: a thousand 80-thread clients cost what one does."""
+    from sizing.provision.facts import declared_facts, declared_topology
 
     big = declared_topology(2, 20, 2)
     assert declared_topology(2, 20, 2) is big and len(big.cpus) == 80
     assert big.describe() == "2 sockets x 20 cores x 2 threads = 80 logical CPUs"
     assert declared_topology(1, 8, 1) is not big
+    path = tmp_path / "declared.yml"
+    cpu = "sizing_cpu: {sockets: 2, cores_per_socket: 20, threads_per_core: 2"
+    path.write_text(
+        "all:\n  children:\n    servers:\n      hosts:\n"
+        f"        web: {{ansible_host: 192.0.2.1, {cpu}, model: X}}}}\n"
+        "    clients:\n      hosts:\n"
+        f"        l1: {{ansible_host: 198.51.100.1, {cpu}}}}}\n"
+        f"        l2: {{ansible_host: 198.51.100.2, {cpu}}}}}\n"
+    )
+    facts, missing = declared_facts(list(load_inventory(path).hosts.values()))
+    assert not missing and facts["l1"] is facts["l2"] and facts["l1"].topology is big
+    assert facts["web"] is not facts["l1"] and facts["web"].topology is big
+    assert (facts["web"].cpu_model, facts["l1"].cpu_model) == ("X", None)
