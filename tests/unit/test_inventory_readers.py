@@ -23,6 +23,9 @@ CASES = [
     REAL / "vagrant/vagrant_ansible_inventory",
     REAL / "ranges/hosts.ini",
     REAL / "inventory-dir",
+    REAL / "ansible-examples-yaml/hosts.yaml",
+    REAL / "openshift-ansible/40_basic_inventory.ini",
+    REAL / "lamp-infrastructure/inventory",
     DATA / "vars_dirs/hosts.yml",
 ]
 
