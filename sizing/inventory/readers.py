@@ -41,11 +41,9 @@ def ansible_readers() -> tuple[type[DataLoader], type[InventoryManager]]:
 
     class Loader(DataLoader):  # type: ignore[misc]  # ansible-core has no types
         def load_from_file(
-            self, file_name: str, cache: str = "all", unsafe: bool = False, **kw: Any
+            self, file_name: str, cache: str = "all", unsafe: bool = False, *a: Any, **kw: Any
         ) -> Any:
-            return super().load_from_file(
-                file_name, cache=cache, unsafe=unsafe or cache == "none", **kw
-            )
+            return super().load_from_file(file_name, cache, unsafe or cache == "none", *a, **kw)
 
     class Manager(InventoryManager):  # type: ignore[misc]
         def _fetch_inventory_plugins(self) -> list[Any]:
