@@ -128,6 +128,11 @@ class Topology:
         The core count is per socket. Hosts whose sockets or cores are not alike (hybrid
         CPUs, partly offlined sockets) are described by totals instead.
         """
+        return self._description
+
+    @cached_property
+    def _description(self) -> str:
+        # once per topology: the hosts that declare one shape share one topology
         groups = self._groups()
         n = len(self.cpus)
         per_socket: dict[int, int] = {}

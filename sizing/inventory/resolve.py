@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from sizing.errors import InputError
 from sizing.inventory.model import ROLE_GROUPS
+from sizing.inventory.readers import ansible_readers, quick_vars
 
 if TYPE_CHECKING:
     from ansible.parsing.dataloader import DataLoader
@@ -120,11 +121,10 @@ def resolve(
     sizing reads templated for the hosts it uses. ``ini_files``: the sources Ansible will
     read as INI, parsed first for one clear error line."""
     from ansible.errors import AnsibleError
-    from ansible.inventory.manager import InventoryManager
-    from ansible.parsing.dataloader import DataLoader
     from ansible.vars.manager import VariableManager
 
     shown = str(path)
+    DataLoader, InventoryManager = ansible_readers()
     loader = DataLoader()
     setup_vault(loader)
     for ini in ini_files:
@@ -134,7 +134,8 @@ def resolve(
         variables = VariableManager(loader=loader, inventory=manager)
         if limit:
             manager.subset(limit)
-        return _read_hosts(loader, manager.get_hosts(), variables, extra_vars or {})
+        with quick_vars():
+            return _read_hosts(loader, manager.get_hosts(), variables, extra_vars or {})
     except AnsibleError as exc:
         if "vault password" in first_line(exc).lower():
             files = ", ".join(str(f) for f in _vault_files(path)) or "a vars file"

@@ -313,6 +313,7 @@ def _servers(
     configurations, and the clients that load it, each named once."""
     out: dict[str, dict[str, Any]] = {}
     lists: dict[tuple[int, ...], str] = {}  # a CPU set shared by many points is written once
+    named: dict[tuple[int, int], dict[str, str]] = {}  # one map for servers sharing clients
     for p in plan:
         s = out.setdefault(
             p.key.host,
@@ -332,15 +333,32 @@ def _servers(
             s["configs"][f"{p.key.cores}c HT {p.key.ht}"] = cpulist(p.allocation.server_cpus)
             if s["clients"]:
                 continue  # a server's points share its clients: the first planned one names them
-            for c in p.clients:
-                cpus = p.client_cpus.get(c.name, ())
-                if cpus not in lists:
-                    lists[cpus] = cpulist(cpus) or "any"
-                s["clients"][c.name] = lists[cpus]
+            s["clients"] = _client_map(p, lists, named)
     return [
         {**s, "skip_reasons": [{"reason": r, "points": n} for r, n in s["skip_reasons"].items()]}
         for s in out.values()
     ]
+
+
+def _client_map(
+    p: PlannedPoint, lists: dict[tuple[int, ...], str], named: dict[tuple[int, int], dict[str, str]]
+) -> dict[str, str]:
+    """Each client of a point with its CPU list; one map (never mutated) for the servers
+    whose points share the same clients tuple and CPU sets, so a plan's document costs
+    servers + clients, not servers x clients."""
+    key = (id(p.clients), id(p.client_cpus))  # the plan keeps both alive: ids stay theirs
+    if key not in named:
+        by_set: dict[int, str] = {}  # by the CPU set's identity: hashing 80 CPUs per client
+        out: dict[str, str] = {}
+        for c in p.clients:
+            cpus = p.client_cpus.get(c.name, ())
+            if id(cpus) not in by_set:
+                if cpus not in lists:
+                    lists[cpus] = cpulist(cpus) or "any"
+                by_set[id(cpus)] = lists[cpus]
+            out[c.name] = by_set[id(cpus)]
+        named[key] = out
+    return named[key]
 
 
 def names_text(names: Sequence[str]) -> str:

@@ -8,7 +8,7 @@ is planned as skipped with the reason, never measured badly.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sizing.errors import UsageError
 from sizing.inventory import Host, Inventory
@@ -106,10 +106,17 @@ class _ClientSets:
     topologies: Mapping[str, Topology]
     cpus: dict[str, tuple[int, ...]]
     by_clients: dict[tuple[str, ...], tuple[dict[str, tuple[int, ...]], str]]
+    # by the identity of a clients tuple (kept alive here, so the id stays its own)
+    by_tuple: dict[
+        int, tuple[tuple[Host, ...], tuple[dict[str, tuple[int, ...]], str]]
+    ] = field(default_factory=dict)
 
-    def of(self, clients: Sequence[Host]) -> tuple[dict[str, tuple[int, ...]], str]:
+    def of(self, clients: tuple[Host, ...]) -> tuple[dict[str, tuple[int, ...]], str]:
         """The reachable ``clients``' CPU sets (one dict, shared: never mutated), and the
         skip reason of the last unreachable one ("" when all are reachable)."""
+        last = self.by_tuple.get(id(clients))
+        if last is not None and last[0] is clients:  # the servers that share one tuple
+            return last[1]
         key = tuple(c.name for c in clients)
         if key not in self.by_clients:
             sets: dict[str, tuple[int, ...]] = {}
@@ -122,6 +129,7 @@ class _ClientSets:
                     self.cpus[c.name] = _client_cpus(c, self.topologies[c.name])
                 sets[c.name] = self.cpus[c.name]
             self.by_clients[key] = (sets, reason)
+        self.by_tuple[id(clients)] = (clients, self.by_clients[key])
         return self.by_clients[key]
 
 
@@ -199,17 +207,20 @@ def build_plan(
     """
     hts = tuple(hts)
     plan: list[PlannedPoint] = []
-    all_clients = list(clients if clients is not None else inventory.clients)
+    all_clients = tuple(clients if clients is not None else inventory.clients)
+    client_names = {c.name for c in all_clients}
     config = _Configs(inventory, topologies, _ClientSets(topologies, {}, {}), inventory.upstreams)
     for server in servers if servers is not None else inventory.servers:
         # A server listed as a client too loads itself only when no other client exists.
-        others = [c for c in all_clients if c.name != server.name]
-        point_clients = (
-            tuple(others) if others else tuple(c for c in all_clients if c.name == server.name)
-        )
+        # A server that is no client shares the one tuple of all clients (no copy per server).
+        others = (
+            all_clients if server.name not in client_names
+            else tuple(c for c in all_clients if c.name != server.name)
+        )  # fmt: skip
+        point_clients = others or tuple(c for c in all_clients if c.name == server.name)
         # -- hypervisor guests (libvirt): plan on the hypervisor's CPUs -----------------
         phys = (placement or {}).get(server.name, server.name)
-        shared = not others or any(c.name == phys for c in others)
+        shared = not others or (phys != server.name and phys in client_names)
         for n in cores:
             for ht in hts:
                 plan += config.points(server, phys, point_clients, shared, n, ht, profiles)
@@ -225,6 +236,11 @@ class _Configs:
     topologies: Mapping[str, Topology]
     client_sets: _ClientSets
     upstream_hosts: Sequence[Host]  # the inventory's upstreams group, read once per plan
+    # per (server, host, loads itself): its clients and their CPU sets
+    _per_server: dict[
+        tuple[str, str, bool],
+        tuple[tuple[Host, ...], tuple[dict[str, tuple[int, ...]], str]],
+    ] = field(default_factory=dict)
 
     def points(
         self,
@@ -266,6 +282,20 @@ class _Configs:
             )
         return out
 
+    def _others(
+        self, server: Host, phys: str, point_clients: tuple[Host, ...], own: set[str]
+    ) -> tuple[dict[str, tuple[int, ...]], str]:
+        """The CPU sets of the clients other than the server's own host, once per server
+        (the same for each of its configurations: a server's configurations then cost
+        nothing per client)."""
+        key = (server.name, phys, bool(own))
+        if self._per_server.get(key, (None,))[0] is not point_clients:
+            clients = (
+                point_clients if not own else tuple(c for c in point_clients if c.name not in own)
+            )
+            self._per_server[key] = (point_clients, self.client_sets.of(clients))
+        return self._per_server[key][1]
+
     def _allocate(
         self, server: Host, phys: str, point_clients: tuple[Host, ...], shared: bool, n: int,
         ht: Ht,
@@ -281,7 +311,7 @@ class _Configs:
             alloc = allocate(topo, n, ht, shared_client=shared)
         except CannotAllocate as exc:
             return None, {}, str(exc)
-        others, unreachable = self.client_sets.of([c for c in point_clients if c.name not in own])
+        others, unreachable = self._others(server, phys, point_clients, own)
         if not own:
             return alloc, others, unreachable
         # the host loads itself: its client CPUs are this point's own

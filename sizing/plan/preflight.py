@@ -330,12 +330,12 @@ def offline_checks(
     named twice as a server, and no client is aimed at its own loopback."""
     lines: list[str] = []
     seen: set[str] = set()
+    read: set[int] = set()  # the clients tuples read (the servers' points share one)
     for p in plan:
-        if p.skipped:
+        if p.skipped or id(p.clients) in read:
             continue
-        for c in p.clients:
-            if c.name in seen:
-                continue
+        read.add(id(p.clients))
+        for c in (c for c in p.clients if c.name not in seen):
             seen.add(c.name)
             lines += check_client_cpus(c, p.client_cpus.get(c.name, ()), topologies.get(c.name))
     return check_reach(plan) + lines + same_address(servers)

@@ -9,6 +9,7 @@ with :func:`gather_facts`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from sizing.facts import HostFacts
@@ -48,10 +49,14 @@ def gather_facts(
     return facts, problems
 
 
+@lru_cache(maxsize=64)
 def declared_topology(sockets: int, cores_per_socket: int, threads_per_core: int) -> Topology:
     """The logical CPUs a declared ``sizing_cpu`` implies, numbered as Linux usually
     numbers them on x86: the first thread of every core (socket by socket), then the
-    second threads, and so on. The real numbering is read by ``--probe``."""
+    second threads, and so on. The real numbering is read by ``--probe``.
+
+    One (immutable) topology per shape, shared by the hosts that declare it: a thousand
+    80-thread clients cost what one does."""
     cores = sockets * cores_per_socket
     cpus = [
         Cpu(id=t * cores + s * cores_per_socket + c, core=c, socket=s, node=s)
@@ -86,11 +91,14 @@ def declared_facts(hosts: Sequence[Host]) -> tuple[dict[str, HostFacts], dict[st
     other host gets one line saying what to do."""
     facts: dict[str, HostFacts] = {}
     missing: dict[str, str] = {}
+    # the hosts that declare one CPU share one (immutable) HostFacts, typed once
+    shared: dict[tuple[int, str, str | None], HostFacts] = {}
     for host in hosts:
         found = _declared(host)
         if found is None:
             missing[host.name] = f"no sizing_cpu: {DECLARE_HINT}"
             continue
         topo, raw = found
-        facts[host.name] = HostFacts(topo, raw)
+        key = (id(topo), raw["facts"], raw["cpu_model"])
+        facts[host.name] = shared.setdefault(key, HostFacts(topo, raw))
     return facts, missing

@@ -90,3 +90,68 @@ def test_memory_does_not_grow_with_the_clients_cpus(tmp_path: Path) -> None:
         del plan
     # 20 clients of 80 CPUs hold 20 tuples of 72 more ids each: about 12 KB more at most.
     assert min(peaks[1], peaks[3]) - max(peaks[0], peaks[2]) < 64 * 1024
+
+
+def test_a_servers_configurations_cost_nothing_per_client(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The servers that are not clients share one tuple of clients and one CPU-set map:
+    the plan, its summary and its offline checks read each client once, not once per
+    server and configuration (300 servers x 3,000 clients x 8 configurations was 7 million
+    steps before a word was printed)."""
+    from sizing.plan import preflight
+
+    inv = lab(tmp_path, 4, 3)
+    plan = plan_of(inv, machine(2, 20, 2))
+    assert all(p.clients is plan[0].clients for p in plan)
+    assert all(p.client_cpus is plan[0].client_cpus for p in plan)
+    servers = dryrun._servers(plan, set(), {})
+    assert len(servers) == 4 and all(s["clients"] is servers[0]["clients"] for s in servers)
+    assert servers[0]["clients"] == {"load0": "0-79", "load1": "0-79", "load2": "0-79"}
+    checked: list[str] = []
+    real = preflight.check_client_cpus
+    monkeypatch.setattr(
+        preflight, "check_client_cpus", lambda c, *a: checked.append(c.name) or real(c, *a)
+    )
+    topologies = {h.name: machine(2, 20, 2) for h in inv.hosts.values()}
+    assert preflight.offline_checks(plan, inv.servers, topologies) == []
+    assert sorted(checked) == ["load0", "load1", "load2"]
+
+
+def test_a_server_that_is_a_client_too_is_planned_apart(tmp_path: Path) -> None:
+    """The one tuple of clients is not shared with a server that is a client itself: its
+    points are loaded by the others (and the others' points by it)."""
+    path = tmp_path / "both.yml"
+    path.write_text(
+        "all:\n  children:\n    servers:\n      hosts:\n"
+        "        a: {ansible_host: 192.0.2.1}\n        b: {ansible_host: 192.0.2.2}\n"
+        "    clients:\n      hosts:\n"
+        "        a: {}\n        c: {ansible_host: 198.51.100.1}\n"
+    )
+    plan = plan_of(load_inventory(path), machine(1, 16, 2))
+    loaders = {p.server.name: sorted(c.name for c in p.clients) for p in plan}
+    assert loaders == {"a": ["c"], "b": ["a", "c"]}
+
+
+def test_hosts_that_declare_one_cpu_share_one_topology(tmp_path: Path) -> None:
+    """A declared topology is built once per shape, and its facts typed once per shape and
+    model: a thousand 80-thread clients cost what one does."""
+    from sizing.provision.facts import declared_facts, declared_topology
+
+    big = declared_topology(2, 20, 2)
+    assert declared_topology(2, 20, 2) is big and len(big.cpus) == 80
+    assert big.describe() == "2 sockets x 20 cores x 2 threads = 80 logical CPUs"
+    assert declared_topology(1, 8, 1) is not big
+    path = tmp_path / "declared.yml"
+    cpu = "sizing_cpu: {sockets: 2, cores_per_socket: 20, threads_per_core: 2"
+    path.write_text(
+        "all:\n  children:\n    servers:\n      hosts:\n"
+        f"        web: {{ansible_host: 192.0.2.1, {cpu}, model: X}}}}\n"
+        "    clients:\n      hosts:\n"
+        f"        l1: {{ansible_host: 198.51.100.1, {cpu}}}}}\n"
+        f"        l2: {{ansible_host: 198.51.100.2, {cpu}}}}}\n"
+    )
+    facts, missing = declared_facts(list(load_inventory(path).hosts.values()))
+    assert not missing and facts["l1"] is facts["l2"] and facts["l1"].topology is big
+    assert facts["web"] is not facts["l1"] and facts["web"].topology is big
+    assert (facts["web"].cpu_model, facts["l1"].cpu_model) == ("X", None)

@@ -31,6 +31,9 @@ CASES = [
     "vagrant/vagrant_ansible_inventory",
     "ranges/hosts.ini",
     "inventory-dir",
+    "ansible-examples-yaml/hosts.yaml",
+    "openshift-ansible/40_basic_inventory.ini",
+    "lamp-infrastructure/inventory",
 ]
 ROLE_GROUPS = {"servers": "server", "clients": "client", "upstreams": "upstream"}
 
@@ -130,6 +133,46 @@ def test_the_templated_and_vaulted_addresses_are_resolved() -> None:
         check_offline(_SIZING_VIEW, str(REAL / "vagrant/vagrant_ansible_inventory"))
     )
     assert vagrant["hosts"]["load1"]["address"] == "127.0.0.1"  # ansible_ssh_host
+
+
+_VARIABLES = """
+import json, sys
+from sizing.inventory import load_inventory
+inv = load_inventory(sys.argv[1])
+print(json.dumps({
+    "hosts": {h.name: {k: v for k, v in h.variables.items() if type(v) in (str, int, bool)}
+              for h in inv.hosts.values()},
+    "ignored": sorted(inv.ignored),
+}))
+"""
+
+
+def test_the_public_inventories_bring_their_variables() -> None:
+    """What the public files add is read as Ansible reads it: YAML ranges and a child
+    group's parent vars, INI ``:vars`` with quotes and booleans, a ``group_vars/all/``
+    directory beside an INI file."""
+    def seen(case: str) -> dict[str, Any]:
+        return dict(json.loads(check_offline(_VARIABLES, str(REAL / case))))
+
+    yaml = seen("ansible-examples-yaml/hosts.yaml")
+    assert sorted(yaml["hosts"]) == [
+        "192.168.1.100", "192.168.1.110", "alpha.example.org", "beta.example.org",
+        "www001.example.com", "www002.example.com",
+    ]  # fmt: skip
+    assert yaml["ignored"][-4:] == [f"www00{i}.example.com" for i in range(3, 7)]
+    assert "green.example.com" in yaml["ignored"]  # its ansible_ssh_host is never read
+    assert yaml["hosts"]["alpha.example.org"]["testing1"] == "value1"  # webservers < testing
+    assert {h["commontoall"] for h in yaml["hosts"].values()} == {"thisvar"}
+    worker = seen("openshift-ansible/40_basic_inventory.ini")["hosts"][
+        "mycluster-worker-0.example.com"
+    ]
+    assert worker["ansible_become"] is True and worker["ansible_ssh_user"] == "centos"
+    assert worker["openshift_install_config_path"] == "~/install-config-ansible.yml"
+    lamp = seen("lamp-infrastructure/inventory")
+    assert lamp["hosts"]["192.168.2.3"]["ansible_ssh_user"] == "vagrant"
+    assert lamp["ignored"] == ["192.168.2.5", "192.168.2.6", "192.168.2.7"]
+    kubespray = seen("kubespray/inventory.ini")["hosts"]
+    assert {h["loadbalancer_apiserver_port"] for h in kubespray.values()} == {6443}
 
 
 # -- what a user is told, each case offline ---------------------------------------------
