@@ -136,8 +136,10 @@ def lab_points(
     return out
 
 
-def environment(hosts: int = 1) -> dict[str, Any]:
-    """What a run stores of its hosts (facts), for ``hosts`` servers and their guests."""
+def environment(hosts: int = 1, price_usd: float | None = None) -> dict[str, Any]:
+    """What a run stores of its hosts (facts), for ``hosts`` servers and their guests; with
+    ``price_usd``, each host's inventory declares that price (``sizing_price_usd``), as a
+    lab's inventory does so that its bases can be priced."""
     env: dict[str, Any] = {}
     for i in range(1, hosts + 1):
         env[f"r640-{i:02d}"] = {
@@ -153,16 +155,28 @@ def environment(hosts: int = 1) -> dict[str, Any]:
             "nginx_openssl": "3.0.11",
             "hypervisor": "vmware",
         }
+    if price_usd is not None:
+        declared = {"sizing_price_usd": price_usd, "sizing_cpu": None, "sizing_cost_ref": None}
+        for facts in env.values():
+            facts["declared"] = dict(declared)
     return env
 
 
-def build_lab(db: Path, *, hosts: int = 1, inventory: str = "lab", **kw: Any) -> int:
-    """Store one complete run of the lab in ``db``; its run id."""
+def build_lab(
+    db: Path,
+    *,
+    hosts: int = 1,
+    inventory: str = "lab",
+    price_usd: float | None = None,
+    **kw: Any,
+) -> int:
+    """Store one complete run of the lab in ``db``; its run id. ``price_usd``: see
+    :func:`environment`."""
     with Store(db) as store:
         run_id = store.start_run(
             inventory=inventory, argv=["sizing", "run"], tool_version="0", options={}
         )
-        store.set_environment(run_id, environment(hosts))
+        store.set_environment(run_id, environment(hosts, price_usd))
         for result, samples in lab_points(hosts=hosts, **kw):
             store.add_point(run_id, result, samples)
         store.finish_run(run_id, "complete")
