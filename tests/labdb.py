@@ -11,7 +11,7 @@ for tests and benchmarks, never shown as measurements of real hardware.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from sizing.store import Store
 
 GOLD = "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz"
 CORES = (1, 2, 4, 8)
+Stored = tuple[PointResult, list[tuple[int, Sample]]]  # a point and its samples, as stored
 
 
 def lscpu(sockets: int, cores: int, threads: int) -> str:
@@ -35,7 +36,8 @@ def lscpu(sockets: int, cores: int, threads: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _usl(n: int, lam: float, sigma: float) -> float:
+def usl(n: int, lam: float, sigma: float) -> float:
+    """The Universal Scalability Law with no coherency term: ``lam`` per core at 1 core."""
     return lam * n / (1 + sigma * (n - 1))
 
 
@@ -47,7 +49,7 @@ def truth(
 ) -> float:
     """The simulated true median of a point."""
     lam, sigma = TRUTH[profile]
-    return _usl(cores, lam, sigma) * guest * (ht_gain if ht == "on" else 1.0)
+    return usl(cores, lam, sigma) * guest * (ht_gain if ht == "on" else 1.0)
 
 
 def _point(
@@ -58,7 +60,7 @@ def _point(
     profile: str,
     reps: Sequence[float],
     settings: dict[str, Any] | None,
-) -> tuple[PointResult, list[tuple[int, Sample]]]:
+) -> Stored:
     unit = "requests/s" if profile == "rps" else "handshakes/s"
     metric = "requests_per_second" if profile == "rps" else "handshakes_per_second"
     ordered = sorted(reps)
@@ -136,8 +138,10 @@ def lab_points(
     return out
 
 
-def environment(hosts: int = 1) -> dict[str, Any]:
-    """What a run stores of its hosts (facts), for ``hosts`` servers and their guests."""
+def environment(hosts: int = 1, price_usd: float | None = None) -> dict[str, Any]:
+    """What a run stores of its hosts (facts), for ``hosts`` servers and their guests; with
+    ``price_usd``, each host's inventory declares that price (``sizing_price_usd``), as a
+    lab's inventory does so that its bases can be priced."""
     env: dict[str, Any] = {}
     for i in range(1, hosts + 1):
         env[f"r640-{i:02d}"] = {
@@ -153,17 +157,52 @@ def environment(hosts: int = 1) -> dict[str, Any]:
             "nginx_openssl": "3.0.11",
             "hypervisor": "vmware",
         }
+    if price_usd is not None:
+        declared = {"sizing_price_usd": price_usd, "sizing_cpu": None, "sizing_cost_ref": None}
+        for facts in env.values():
+            facts["declared"] = dict(declared)
     return env
 
 
-def build_lab(db: Path, *, hosts: int = 1, inventory: str = "lab", **kw: Any) -> int:
-    """Store one complete run of the lab in ``db``; its run id."""
-    with Store(db) as store:
-        run_id = store.start_run(
-            inventory=inventory, argv=["sizing", "run"], tool_version="0", options={}
-        )
-        store.set_environment(run_id, environment(hosts))
-        for result, samples in lab_points(hosts=hosts, **kw):
-            store.add_point(run_id, result, samples)
-        store.finish_run(run_id, "complete")
+def store_run(
+    store: Store,
+    points: Iterable[Stored],
+    environment: dict[str, Any],
+    *,
+    inventory: str,
+    argv: list[str],
+    tool_version: str,
+    options: dict[str, Any],
+) -> int:
+    """One complete run as a sweep stores it: started, its hosts' facts, every point with
+    its samples, finished; its run id. ``points`` is consumed after the run is started."""
+    run_id = store.start_run(
+        inventory=inventory, argv=argv, tool_version=tool_version, options=options
+    )
+    store.set_environment(run_id, environment)
+    for result, samples in points:
+        store.add_point(run_id, result, samples)
+    store.finish_run(run_id, "complete")
     return run_id
+
+
+def build_lab(
+    db: Path,
+    *,
+    hosts: int = 1,
+    inventory: str = "lab",
+    price_usd: float | None = None,
+    **kw: Any,
+) -> int:
+    """Store one complete run of the lab in ``db``; its run id. ``price_usd``: see
+    :func:`environment`."""
+    with Store(db) as store:
+        return store_run(
+            store,
+            lab_points(hosts=hosts, **kw),
+            environment(hosts, price_usd),
+            inventory=inventory,
+            argv=["sizing", "run"],
+            tool_version="0",
+            options={},
+        )

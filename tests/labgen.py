@@ -13,6 +13,10 @@ hosts × (2 with guests) × cores × HT modes × profiles: 1 host, HT off, no gu
 
 ``store_container_run`` writes what ``make run`` leaves in a container: ``localhost``,
 1 core, rps and tps, both invalid and flagged ``virtualized-host``.
+
+The same PowerEdge lab as :mod:`tests.labdb` (its CPU, topology, scaling law and run
+writer), with the evidence a full sweep records and its own invented constants; the
+guide's layout tests read that evidence.
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ from typing import Any
 from sizing.model import PointKey, PointResult, Sample, Status
 from sizing.records import PointMeta, SampleMeta
 from sizing.store import Store
+from tests.labdb import GOLD, Stored, lscpu, store_run, usl
 
-CPU = "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz"
+CPU = GOLD
 # The invented scaling law: per-core rate at 1 core, contention sigma, HT gain, VM factor.
 PER_CORE = {"rps": 46_000.0, "tps": 930.0}
 SIGMA = {"rps": 0.025, "tps": 0.01}
@@ -36,15 +41,6 @@ SIGN_PER_CORE = 1_560.0  # invented openssl-speed RSA-2048 signs/s of one core
 SIGN_PER_CORE_HT = 1_980.0  # of one core's two siblings together
 LINK_BYTES = 25e9 / 8  # 25 Gb/s
 WIRE_BYTES = {"rps": 410.0, "tps": 4_600.0}  # bytes per request on the wire, busier side
-
-
-def _lscpu() -> str:
-    """``lscpu -p`` of 2 sockets × 20 cores × 2 threads (sibling of cpu c is c + 40)."""
-    rows = ["# CPU,Core,Socket,Node"]
-    for cpu in range(80):
-        core = cpu % 40
-        rows.append(f"{cpu},{core},{core // 20},{core // 20}")
-    return "\n".join(rows) + "\n"
 
 
 def _host_facts(name: str, hypervisor: str | None) -> dict[str, Any]:
@@ -58,7 +54,7 @@ def _host_facts(name: str, hypervisor: str | None) -> dict[str, Any]:
         "os": "Debian GNU/Linux 12 (bookworm)",
         "arch": "x86_64",
         "cpu_model": CPU,
-        "lscpu": _lscpu(),
+        "lscpu": lscpu(2, 20, 2),
         "hypervisor": hypervisor,
         "nginx_version": "1.22.1",
         "nginx_openssl": "3.0.15",
@@ -73,7 +69,7 @@ def _host_facts(name: str, hypervisor: str | None) -> dict[str, Any]:
 
 def _rate(profile: str, cores: int, ht: str, platform: str) -> float:
     """The invented truth: USL with kappa 0, HT and VM factors."""
-    x = PER_CORE[profile] * cores / (1.0 + SIGMA[profile] * (cores - 1))
+    x = usl(cores, PER_CORE[profile], SIGMA[profile])
     x *= HT_GAIN if ht == "on" else 1.0
     return x * (ESXI[profile] if platform == "vsphere" else 1.0)
 
@@ -144,12 +140,6 @@ def store_lab(
 ) -> int:
     """One complete run of the generated lab (see the module); returns its id."""
     rnd = random.Random(seed)
-    run_id = store.start_run(
-        inventory="/lab/inventories/lab.yml",
-        argv=["sizing", "run", "-i", "inventories/lab.yml", "--ht", ",".join(hts)],
-        tool_version="0.1.0",
-        options={"cores": list(cores), "warmup_s": 5.0},
-    )
     machines: list[tuple[str, str, str]] = []  # (inventory name, platform, its bare host)
     env: dict[str, Any] = {"loadgen-01": {"cpu_model": CPU, "hostname": "loadgen-01"}}
     for n in range(1, hosts + 1):
@@ -160,7 +150,7 @@ def store_lab(
             vm = f"nginx-esxi{n}"
             machines.append((vm, "vsphere", bare))
             env[vm] = _host_facts(vm, "VMware")
-    store.set_environment(run_id, env)
+    points: list[Stored] = []
     for host, platform, bare in machines:
         for ht in hts:
             for c in cores:
@@ -169,59 +159,61 @@ def store_lab(
                     # in the order they ran: sorted, they would read as a drift
                     values = [truth * rnd.gauss(1.0, 0.02) for _ in range(reps)]
                     median = statistics.median(values)
-                    store.add_point(
-                        run_id,
-                        PointResult(
-                            key=PointKey(host, platform, c, ht, profile),
-                            status=Status.MEASURED,
-                            value=median,
-                            unit="requests/s" if profile == "rps" else "handshakes/s",
-                            repetitions=reps,
-                            ci_low=min(values),
-                            ci_high=max(values),
-                            metadata=_meta(host, platform, c, ht, profile, median, bare),
-                        ),
-                        _samples(values, profile),
+                    result = PointResult(
+                        key=PointKey(host, platform, c, ht, profile),
+                        status=Status.MEASURED,
+                        value=median,
+                        unit="requests/s" if profile == "rps" else "handshakes/s",
+                        repetitions=reps,
+                        ci_low=min(values),
+                        ci_high=max(values),
+                        metadata=_meta(host, platform, c, ht, profile, median, bare),
                     )
-    store.finish_run(run_id, "complete")
-    return run_id
+                    points.append((result, _samples(values, profile)))
+    return store_run(
+        store,
+        points,
+        env,
+        inventory="/lab/inventories/lab.yml",
+        argv=["sizing", "run", "-i", "inventories/lab.yml", "--ht", ",".join(hts)],
+        tool_version="0.1.0",
+        options={"cores": list(cores), "warmup_s": 5.0},
+    )
 
 
 def store_container_run(store: Store, *, valid: bool = False) -> int:
     """What ``make run`` leaves on a 2-core container: localhost at 1 core, rps and tps,
     both invalid (the client saturated first) and flagged ``virtualized-host``; with
     ``valid``, both valid (still a virtualized host)."""
-    run_id = store.start_run(
-        inventory="inventories/local.yml",
-        argv=["sizing", "run", "--cores", "1"],
-        tool_version="0.1.0",
-        options={"cores": [1], "warmup_s": 3.0},
-    )
     facts = _host_facts("localhost", "KVM")
     facts.update(cpu_model="AMD EPYC 7B13", lscpu="# CPU,Core,Socket,Node\n0,0,0,0\n1,1,0,0\n",
                  nic_speeds_mbps={}, ceilings=None)  # fmt: skip
-    store.set_environment(run_id, {"localhost": facts})
+    points: list[Stored] = []
     for profile, value in (("rps", 52_000.0), ("tps", 610.0)):
         base = _meta("localhost", "baremetal", 1, "off", profile, value, "localhost").to_json()
         base.update(server_net_interface="lo", server_link_bytes_per_s=None,
                     cpu_model="AMD EPYC 7B13", hypervisor="KVM", client_cpus={"localhost": "1"},
                     clients=["localhost"], target="127.0.0.1")  # fmt: skip
         values = [value * f for f in (0.98, 1.0, 1.01)]
-        store.add_point(
-            run_id,
-            PointResult(
-                key=PointKey("localhost", "baremetal", 1, "off", profile),
-                status=Status.MEASURED if valid else Status.INVALID,
-                reason="" if valid else "client-bound: the load generator's CPU was 99% busy",
-                value=value,
-                unit="requests/s" if profile == "rps" else "handshakes/s",
-                repetitions=3,
-                ci_low=values[0],
-                ci_high=values[-1],
-                flags=("virtualized-host",) if valid else ("client-bound", "virtualized-host"),
-                metadata=PointMeta.parse(base),
-            ),
-            _samples(values, profile),
+        result = PointResult(
+            key=PointKey("localhost", "baremetal", 1, "off", profile),
+            status=Status.MEASURED if valid else Status.INVALID,
+            reason="" if valid else "client-bound: the load generator's CPU was 99% busy",
+            value=value,
+            unit="requests/s" if profile == "rps" else "handshakes/s",
+            repetitions=3,
+            ci_low=values[0],
+            ci_high=values[-1],
+            flags=("virtualized-host",) if valid else ("client-bound", "virtualized-host"),
+            metadata=PointMeta.parse(base),
         )
-    store.finish_run(run_id, "complete")
-    return run_id
+        points.append((result, _samples(values, profile)))
+    return store_run(
+        store,
+        points,
+        {"localhost": facts},
+        inventory="inventories/local.yml",
+        argv=["sizing", "run", "--cores", "1"],
+        tool_version="0.1.0",
+        options={"cores": [1], "warmup_s": 3.0},
+    )

@@ -9,7 +9,14 @@ and :mod:`sizing.engine.recommend`.
 
 from sizing.engine.basis import Basis, Hardware, Price, Workload, group_key
 from sizing.engine.choice import Choice, choose
-from sizing.engine.costs import CostBreakdown, CostCatalog, Licence, ServerOffer
+from sizing.engine.costs import (
+    NEVER_PRICED,
+    CostBreakdown,
+    CostCatalog,
+    CostScope,
+    Licence,
+    ServerOffer,
+)
 from sizing.engine.figures import build_series, latest, measured_figures
 from sizing.engine.overhead import overhead_pct
 from sizing.engine.recommend import (
@@ -26,6 +33,7 @@ from sizing.engine.series import Series
 from sizing.engine.table import Cell, SizingTable, TableRow, build_table
 
 __all__ = [
+    "NEVER_PRICED",
     "Basis",
     "Choice",
     "Hardware",
@@ -40,6 +48,7 @@ __all__ = [
     "Configuration",
     "CostBreakdown",
     "CostCatalog",
+    "CostScope",
     "Demand",
     "Licence",
     "Recommendation",

@@ -17,7 +17,10 @@ that period, a total cost of ownership:
 
 What a catalog does not price is said, never taken as free: every
 :class:`CostBreakdown` carries the parts left out, in words (``no licence priced for
-esxi``, ``power not priced``).
+esxi``, ``power not priced``). :meth:`CostCatalog.scope` is the one place those words are
+made, for one server (``recommend``, ``table``) or for the whole catalog (the guide's
+"Costs include" and "Left out of the costs"), with :data:`NEVER_PRICED`, what no catalog
+prices.
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ from typing import Any
 from sizing.model import cost_family
 
 HOURS_PER_MONTH = 730.0  # 8,760 hours a year / 12
+# What no catalog prices: said once where a catalog's scope is stated (the guide), not on
+# every server's cost, where it would repeat the same words on every line.
+NEVER_PRICED = "rack space, cooling and network"
 
 
 @dataclass(frozen=True)
@@ -144,6 +150,15 @@ class CostBreakdown:
 
 
 @dataclass(frozen=True)
+class CostScope:
+    """What a catalog prices and what it leaves out, in words, for one server or for all
+    of them (:meth:`CostCatalog.scope`)."""
+
+    priced: tuple[str, ...]
+    left_out: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class CostCatalog:
     """Server prices by core count, with optional licences, support, power and
     amortisation, and where the prices come from (``name``, ``source``, ``date``)."""
@@ -183,26 +198,16 @@ class CostCatalog:
         if offer is None:
             raise KeyError(cores)
         months = self.amortisation_months
-        left: list[str] = []
         licence_cost, key = 0.0, ""
         found = self.licence_for(platform)
         if found is not None:
             key, licence = found
             licence_cost = licence.cost(cores=cores, sockets=offer.sockets, months=months)
-        else:
-            left.append(f"no licence priced for {platform}")
         support_cost = 0.0
         if self.support is not None and months is not None:
             support_cost = self.support.cost(offer.price, months)
-        else:
-            left.append("support not priced")
         power_cost = 0.0
-        if self.price_per_kwh is None or months is None:
-            left.append("power not priced")
-        elif offer.watts is None:
-            # a price from elsewhere (an inventory's sizing_price_usd) states no power draw
-            left.append(f"power not priced for the {offer.label()} server (no watts stated)")
-        else:
+        if self.price_per_kwh is not None and months is not None and offer.watts is not None:
             hours = months * HOURS_PER_MONTH
             power_cost = offer.watts / 1000.0 * hours * self.price_per_kwh
         return CostBreakdown(
@@ -210,9 +215,44 @@ class CostCatalog:
             licence=licence_cost,
             power=power_cost,
             support=support_cost,
-            left_out=tuple(left),
+            left_out=self.scope(platform, offer).left_out,
             licence_key=key,
         )
+
+    def scope(self, platform: str | None = None, offer: ServerOffer | None = None) -> CostScope:
+        """What a cost includes and leaves out, in words: of one ``offer`` on ``platform``
+        (the words of :attr:`CostBreakdown.left_out`), or, given neither, of any server of
+        the catalog (its licences, and the servers whose power draw it does not state)."""
+        months = self.amortisation_months
+        priced = ["hardware (the catalog's server price)"]
+        left: list[str] = []
+        if platform is not None:
+            found = self.licence_for(platform)
+            keys = [] if found is None else [found[0]]
+        else:
+            keys = sorted(self.licences)
+        if keys:
+            priced.append("platform licence (" + ", ".join(keys) + ")")
+        else:
+            left.append("no licence priced" + ("" if platform is None else f" for {platform}"))
+        if self.support is not None and months is not None:
+            share = self.support.share_of_hardware_per_year * 100
+            priced.append(f"support at {share:g}% of the hardware a year")
+        else:
+            left.append("support not priced")
+        if self.price_per_kwh is None or months is None:
+            left.append("power not priced")
+            return CostScope(tuple(priced), tuple(left))
+        offers = self.servers if offer is None else (offer,)
+        unstated = [o.label() for o in sorted(offers, key=lambda o: o.cores) if o.watts is None]
+        if len(unstated) < len(offers) or not offers:
+            priced.append(f"power over {months} months at {self.price_per_kwh:g} "
+                          f"{self.currency}/kWh")  # fmt: skip
+        if unstated:
+            # a price from elsewhere (an inventory's sizing_price_usd) states no power draw
+            left.append(f"power not priced for the {', '.join(unstated)} server"
+                        f"{'s' if len(unstated) > 1 else ''} (no watts stated)")  # fmt: skip
+        return CostScope(tuple(priced), tuple(left))
 
     @property
     def citation(self) -> str:

@@ -111,6 +111,49 @@ def test_every_unpriced_part_is_named() -> None:
     )
 
 
+def test_the_catalogs_scope_is_what_every_server_cost_says() -> None:
+    """The guide's "Costs include" and "Left out of the costs" and every answer's "left
+    out" are the same words: a catalog's scope, of one server or of them all."""
+    cat = CostCatalog(
+        servers=(ServerOffer(4, 1300.0, watts=120.0), ServerOffer(8, 2300.0, name="R460")),
+        licences={"hypervisor": Licence("core", 150.0, term="yearly")},
+        price_per_kwh=0.12,
+        amortisation_months=36,
+    )
+    for platform in ("baremetal", "esxi", "kubernetes"):
+        for offer in cat.servers:
+            said = cat.server_cost(platform, offer.cores).left_out
+            assert cat.scope(platform, offer).left_out == said, (platform, offer)
+    assert cat.scope("esxi", cat.servers[0]).priced == (
+        "hardware (the catalog's server price)",
+        "platform licence (hypervisor)",
+        "power over 36 months at 0.12 USD/kWh",
+    )
+    whole = cat.scope()
+    assert "platform licence (hypervisor)" in whole.priced
+    assert "power over 36 months at 0.12 USD/kWh" in whole.priced  # the 4-core states watts
+    assert whole.left_out == (
+        "support not priced",
+        "power not priced for the R460 (8 cores) server (no watts stated)",
+    )
+    plain = CostCatalog(servers=(ServerOffer(4, 1300.0, watts=120.0),))
+    assert plain.scope().priced == ("hardware (the catalog's server price)",)
+    assert plain.scope().left_out == ("no licence priced", "support not priced", "power not priced")
+
+
+def test_the_guide_says_the_catalogs_scope_and_what_no_catalog_prices() -> None:
+    from sizing.engine import NEVER_PRICED
+    from sizing.report.data.about import cost_includes
+
+    cat = CostCatalog(servers=(ServerOffer(4, 1300.0),), support=Support(0.1),
+                      amortisation_months=36)  # fmt: skip
+    yes, no = cost_includes(cat)
+    assert yes == "hardware (the catalog's server price), support at 10% of the hardware a year"
+    assert no == f"no licence priced, power not priced, {NEVER_PRICED}"
+    assert set(cat.server_cost("baremetal", 4).left_out) - {"no licence priced for baremetal"} \
+        <= set(no.split(", "))  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("text", "problem"),
     [

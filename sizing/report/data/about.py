@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sizing.engine import CostCatalog
+from sizing.engine import NEVER_PRICED, CostCatalog
 from sizing.model import basis_platform
 from sizing.report.data.format import PLATFORM_LABELS
 from sizing.report.data.model import Fact, GuideRequest
@@ -27,25 +27,11 @@ def _catalog_text(catalog: CostCatalog) -> str:
 
 
 def cost_includes(catalog: CostCatalog) -> tuple[str, str]:
-    """What a server's cost includes, and what it leaves out, in words."""
-    yes = ["hardware (the catalog's server price)"]
-    no: list[str] = []
-    if catalog.licences:
-        yes.append("platform licence (" + ", ".join(sorted(catalog.licences)) + ")")
-    else:
-        no.append("software and hypervisor licences")
-    if catalog.price_per_kwh is not None and catalog.amortisation_months is not None:
-        yes.append(f"power over {catalog.amortisation_months} months at "
-                   f"{catalog.price_per_kwh:g} {catalog.currency}/kWh")  # fmt: skip
-    else:
-        no.append("power")
-    if catalog.support is not None and catalog.amortisation_months is not None:
-        yes.append(f"support at {catalog.support.share_of_hardware_per_year * 100:g}% of the "
-                   "hardware a year")  # fmt: skip
-    else:
-        no.append("support contracts")
-    no.append("rack space, cooling and network")
-    return ", ".join(yes), ", ".join(no)
+    """What a server's cost includes, and what it leaves out, in words: the engine's words
+    (:meth:`CostCatalog.scope`, those of every answer's "left out"), and what no catalog
+    prices."""
+    scope = catalog.scope()
+    return ", ".join(scope.priced), ", ".join((*scope.left_out, NEVER_PRICED))
 
 
 def about_facts(request: GuideRequest, catalog: CostCatalog) -> tuple[Fact, ...]:
@@ -58,7 +44,7 @@ def about_facts(request: GuideRequest, catalog: CostCatalog) -> tuple[Fact, ...]
         Fact("Date", request.date),
         Fact("Prices", f"{_catalog_text(catalog)}; in {catalog.currency}"),
         Fact("Costs include", yes),
-        Fact("Costs do not include", no),
+        Fact("Left out of the costs", no),
     ]
     return tuple(facts)
 
