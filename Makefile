@@ -33,10 +33,14 @@ integration: setup-dev
 # The linters, the unit tests and the integration tests marked noload (they drive no load and
 # read no CPU figure) run while oha compiles and the guest image builds (scripts/setup --dev
 # starts them with scripts/bg), on both CPUs (pytest-xdist; a noload module's tests stay in
-# one worker, which keeps its fixtures); the integration tests that measure start after, one
-# at a time on a machine nothing else uses.
+# one worker, which keeps its fixtures). The libvirt tests (marked emulated: a TCG guest's
+# figures, no speed asserted) run in the background beside the noload tests once the image
+# is built. The integration tests that measure start after, one at a time, on a machine
+# nothing else uses.
 test: setup-dev lint
 	.venv/bin/pytest tests/unit -q -n 2 --durations=10
-	.venv/bin/pytest tests/integration -q -m noload -n 2 --dist loadfile --durations=5
-	scripts/bg wait oha guest-image
-	.venv/bin/pytest tests/integration -q -m "not noload" --durations=25
+	scripts/bg wait guest-image
+	scripts/bg start emulated .venv/bin/pytest tests/integration -q -m emulated -p no:cacheprovider --durations=5
+	.venv/bin/pytest tests/integration -q -m "noload and not emulated" -n 2 --dist loadfile --durations=5
+	scripts/bg wait emulated oha
+	.venv/bin/pytest tests/integration -q -m "not noload and not emulated" --durations=25

@@ -20,6 +20,7 @@ from sizing.report.render.charts import render_charts
 from sizing.report.render.html import render_html, render_markdown
 from sizing.report.render.pdf import html_to_pdf
 from sizing.sources import figures_of_runs, nginx_template
+from sizing.sources.fitcache import cached_bootstrapper
 
 __all__ = ["Made", "PreparedGuide", "make", "prepare"]
 
@@ -69,6 +70,7 @@ def prepare(request: GuideRequest) -> PreparedGuide:
         nginx_template=nginx_template(),
         result=result,
         versus=versus,
+        bootstrapper=cached_bootstrapper(request.inputs.db),
     )
     return PreparedGuide(guide, tuple(warnings), tuple(notes), hint)
 

@@ -182,7 +182,8 @@ def _versus(figures: Sequence[Figure], inputs: BasisInputs, demand: Demand,
              for p in ("baremetal", guest)]  # fmt: skip
     table = build_table(figures, inputs.catalog, bases=inputs.bases, prices=inputs.prices,
                         article_prices=inputs.article_prices,
-                        allow_extrapolation=how["allow_extrapolation"])  # fmt: skip
+                        allow_extrapolation=how["allow_extrapolation"],
+                        bootstrapper=how["bootstrapper"])  # fmt: skip
     return PlatformComparison(demand, sides[0], sides[1], overheads(table, guest),
                               inputs.catalog.currency, inputs.catalog.basis)  # fmt: skip
 

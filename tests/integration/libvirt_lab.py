@@ -263,7 +263,8 @@ def vm_settings(image: dict[str, Path], **overrides: Any) -> dict[str, Any]:
         "disk": str(image["disk"]),
         "bridge": BRIDGE,
         "mac": GUEST_MAC,
-        "boot_timeout_s": 120,
+        # bounded; generous because `make test` boots it beside the noload tests' CPU work
+        "boot_timeout_s": 300,
         "shutdown_timeout_s": 0,  # no ACPI handler without systemd: power off at once
     }
     vm.update(overrides)

@@ -24,7 +24,9 @@ from sizing.cli import app
 sys.path.insert(0, str(Path(__file__).parent))
 import libvirt_lab as lab  # noqa: E402
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+# emulated: nothing here asserts a speed (the figures are a TCG guest's, flagged so), so
+# `make test` runs this module beside the noload tests instead of among the measuring ones
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.emulated]
 runner = CliRunner()
 # One short window, no warm-up: the emulated guest serves a few thousand requests in it, and
 # nothing here asserts a speed (each window second costs a second of the whole run).

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from sizing.engine import CostCatalog, Recommendation
 from sizing.engine.choice import Choice
+from sizing.engine.predict import Bootstrap, Counts
 from sizing.engine.table import build_table
 from sizing.engine.versus import PlatformComparison
 from sizing.model import Figure, FigureKind
@@ -71,15 +72,18 @@ def build_guide(
     nginx_template: str = "",
     result: Recommendation | None = None,
     versus: PlatformComparison | None = None,
+    bootstrapper: Callable[[Counts], Bootstrap] | None = None,
 ) -> Guide:
     """Prepare the whole guide (see the module docstring). ``inputs`` are the bases and
     the choice (:func:`sizing.sources.load_bases`): every table comes from the chosen bases
     only. ``result`` is the recommendation for the request's demand, made by the same use
-    case as ``sizing recommend`` (:func:`sizing.app.sizing.recommend`), never here."""
+    case as ``sizing recommend`` (:func:`sizing.app.sizing.recommend`), never here;
+    ``bootstrapper`` reads the fit cache ``sizing table`` and ``recommend`` read."""
     choice = inputs.choice
     table = build_table(choice.figures, catalog, bases=inputs.bases, prices=inputs.prices,
                         article_prices=inputs.article_prices,
-                        allow_extrapolation=request.inputs.allow_extrapolation)  # fmt: skip
+                        allow_extrapolation=request.inputs.allow_extrapolation,
+                        bootstrapper=bootstrapper)  # fmt: skip
     basis = table.source
     citation = reference.citation()
     inventories = tuple(distinct(inventory_name(r.record.inventory) for r in runs))
