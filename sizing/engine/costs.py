@@ -269,10 +269,17 @@ class CostCatalog:
 
     @property
     def basis(self) -> str:
-        """In words, what a cost includes."""
+        """In words, what a cost includes (any platform's: every licence the catalog prices)."""
+        return self.basis_for(None)
+
+    def basis_for(self, platform: str | None) -> str:
+        """In words, what a cost on ``platform`` includes: its licence only if one prices it
+        (a bare-metal answer never says "licence (hypervisor)"); None: every licence."""
         parts = ["hardware"]
-        if self.licences:
+        if platform is None and self.licences:
             parts.append("licence (" + ", ".join(sorted(self.licences)) + ")")
+        elif platform is not None and (found := self.licence_for(platform)) is not None:
+            parts.append(f"licence ({found[0]})")
         if self.support is not None and self.amortisation_months is not None:
             parts.append("support")
         if self.price_per_kwh is not None and self.amortisation_months is not None:

@@ -153,12 +153,15 @@ def _cheapest(result: Recommendation, best: Configuration) -> list[str]:
         else "each server sized on the low end of its figures' intervals"
     )
     mix = result.cheaper_mix
+    # what this fleet's cost includes: its own platform's licence, never another's
+    catalog = result.catalog
+    includes = result.cost_basis if catalog is None else catalog.basis_for(best.platform)
     lines = []
     if mix is not None:
         lines.append(
             f"Cheapest fleet: {mix.label}, {_money(mix.total_cost, cur)} "
             f"({_money(best.total_cost - mix.total_cost, cur)} less than the cheapest "
-            f"identical fleet; {result.cost_basis}{price}; {on})."
+            f"identical fleet; {includes}{price}; {on})."
         )
         lines.append(
             f"Cheapest identical fleet: {best.label}, {_money(best.total_cost, cur)} "
@@ -172,7 +175,7 @@ def _cheapest(result: Recommendation, best: Configuration) -> list[str]:
     else:
         lines.append(
             f"Cheapest: {best.label}, {_money(best.total_cost, cur)} "
-            f"({best.servers} × {_money(best.cost_per_server, cur)}; {result.cost_basis}"
+            f"({best.servers} × {_money(best.cost_per_server, cur)}; {includes}"
             f"{price}; {on}; no mix of server sizes is cheaper)."
         )
     fleet_cost = best.breakdown if mix is None else mix.breakdown

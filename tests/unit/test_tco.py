@@ -284,6 +284,17 @@ def test_recommend_prints_the_cost_part_by_part_and_the_catalog(tmp_path: Path) 
     assert "Servers: 4 cores: PowerEdge R650xs; 8 cores: PowerEdge R660." in out
 
 
+def test_an_answer_says_only_the_licence_its_own_platform_pays(tmp_path: Path) -> None:
+    """The catalog prices a hypervisor licence: a bare-metal fleet's cost never claims it
+    (its cost line says none applies), a hypervisor fleet's names it."""
+    bare = _cli(tmp_path, TCO, "recommend", "--rps", "100000", "--platform", "baremetal")
+    assert "total cost of ownership over 36 months: hardware + power;" in bare, bare
+    assert "licence (hypervisor)" not in bare and "no licence priced for baremetal" in bare
+    esxi = _cli(tmp_path, TCO, "recommend", "--rps", "100000", "--platform", "esxi")
+    whole = "total cost of ownership over 36 months: hardware + licence (hypervisor) + power;"
+    assert whole in esxi, esxi
+
+
 def test_table_prints_models_costs_and_what_is_left_out(tmp_path: Path) -> None:
     out = _cli(tmp_path, TCO, "table", "--source", "reference")
     assert "PowerEdge R660" in out and "PowerEdge R650xs" in out
