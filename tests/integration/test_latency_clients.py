@@ -143,16 +143,20 @@ def _apart(fast: Any, slow: Any, union: list[float]) -> bool:
 def test_two_clients_merge_to_the_union_of_their_latencies(
     lab: netns.NetnsLab, server: str, tmp_path: Path
 ) -> None:
-    seen = []
+    seen, quiet_tries = [], 0
     for _ in range(3):  # bounded: a busy machine slows the fast file until the two look alike
         before = quiet.wait_for_quiet()
         (fast, fast_raw), (slow, slow_raw) = _two_clients(lab, server, tmp_path)
         union = sorted(fast_raw + slow_raw)
         if _apart(fast, slow, union):
             break
+        quiet_tries += before.quiet
         seen.append(f"fast p99 {nearest_rank(fast_raw, 99):.1f} ms, slow p50 "
                     f"{nearest_rank(slow_raw, 50):.1f} ms (machine before: {before})")  # fmt: skip
     else:
+        if not quiet_tries:  # the precondition, a quiet machine, never held: say so
+            pytest.skip("this machine stayed busy: the fast and the slow client's latencies "
+                        f"came out too close to tell a merge from an average: {'; '.join(seen)}")
         pytest.fail("the fast and the slow client's latencies came out too close to tell a "
                     f"merge from an average, three times (a busy machine): {'; '.join(seen)}")
     assert fast.failed == 0 and slow.failed == 0
