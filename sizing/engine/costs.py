@@ -192,6 +192,13 @@ class CostCatalog:
                 return key, self.licences[key]
         return None
 
+    def licence_keys(self, platform: str | None) -> list[str]:
+        """The licence entries a cost on ``platform`` pays (None: every one the catalog prices)."""
+        if platform is None:
+            return sorted(self.licences)
+        found = self.licence_for(platform)
+        return [] if found is None else [found[0]]
+
     def server_cost(self, platform: str, cores: int) -> CostBreakdown:
         """What one ``cores``-core server costs on ``platform`` (KeyError if not sold)."""
         offer = self.offer(cores)
@@ -226,12 +233,7 @@ class CostCatalog:
         months = self.amortisation_months
         priced = ["hardware (the catalog's server price)"]
         left: list[str] = []
-        if platform is not None:
-            found = self.licence_for(platform)
-            keys = [] if found is None else [found[0]]
-        else:
-            keys = sorted(self.licences)
-        if keys:
+        if keys := self.licence_keys(platform):
             priced.append("platform licence (" + ", ".join(keys) + ")")
         else:
             left.append("no licence priced" + ("" if platform is None else f" for {platform}"))
@@ -276,10 +278,8 @@ class CostCatalog:
         """In words, what a cost on ``platform`` includes: its licence only if one prices it
         (a bare-metal answer never says "licence (hypervisor)"); None: every licence."""
         parts = ["hardware"]
-        if platform is None and self.licences:
-            parts.append("licence (" + ", ".join(sorted(self.licences)) + ")")
-        elif platform is not None and (found := self.licence_for(platform)) is not None:
-            parts.append(f"licence ({found[0]})")
+        if keys := self.licence_keys(platform):
+            parts.append("licence (" + ", ".join(keys) + ")")
         if self.support is not None and self.amortisation_months is not None:
             parts.append("support")
         if self.price_per_kwh is not None and self.amortisation_months is not None:
