@@ -3,7 +3,8 @@
 host locks and restores the platforms (teardown), and restores the signal handlers.
 
 Only the process boundary is replaced: ansible-runner (every playbook "runs" and is
-recorded) and the measurement itself (``Sweep._run``, which raises what is tested). The
+recorded) and the run's stages (``sizing.sweep.STAGES``: one stage that raises what is
+tested). The
 signals are real: the test sends SIGTERM and SIGHUP to its own process.
 """
 
@@ -18,13 +19,14 @@ from typing import Any
 import pytest
 
 import sizing.provision.ansible as ansible_mod
+import sizing.sweep as sweep_mod
 from sizing import profiles
 from sizing.errors import Interrupted, SizingError, ToolError
 from sizing.model import PointKey, PointResult, Status
 from sizing.provision.ansible import PlaybookResult
 from sizing.signals import SignalStop, StopSignals, shielded
 from sizing.store import Store, StoreError
-from sizing.sweep import RunOptions, Sweep
+from sizing.sweep import OpenRun, RunContext, RunOptions
 
 INVENTORY = """
 all:
@@ -55,33 +57,41 @@ def played(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
     return calls
 
 
-def sweep(tmp_path: Path, keep_running: bool = False) -> tuple[Sweep, FakeBackend]:
+def sweep(tmp_path: Path, keep_running: bool = False) -> tuple[RunContext, FakeBackend]:
     inv = tmp_path / "inv.yml"
     inv.write_text(INVENTORY)
     opts = RunOptions(
         inventory=inv, cores=(1,), hts=(), profiles=(profiles.load("rps"),),
         db=tmp_path / "r.sqlite", keep_running=keep_running,
     )
-    s = Sweep(opts)
+    ctx = RunContext.bind(opts)
     backend = FakeBackend()
-    s.backends["baremetal"] = backend  # type: ignore[assignment]
-    return s, backend
+    ctx.backends.made["baremetal"] = backend  # type: ignore[assignment]
+    return ctx, backend
 
 
-def failing(s: Sweep, exc: Callable[[], BaseException]) -> None:
-    """``Sweep._run`` that prepares a server, provisions nginx, stores a point, fails."""
+def failing(
+    monkeypatch: pytest.MonkeyPatch, exc: Callable[[], BaseException], *, completes: bool = False
+) -> None:
+    """The run's stages replaced by one that prepares a server, provisions nginx, stores a
+    point and fails (``completes``: a ``SystemExit`` there is the run completing)."""
 
-    def run(store: Store, summary: Any) -> None:
-        web = s.inventory.hosts["web"]
-        s.prepared["web"] = web
-        s.hosts_taken.servers.add("web")
-        s.hosts_taken.load.update(["web", "load"])
+    def stage(ctx: RunContext, run: OpenRun) -> None:
+        web = ctx.inventory.hosts["web"]
+        ctx.state.provisioned["web"] = web
+        ctx.hosts_taken.servers.add("web")
+        ctx.hosts_taken.load.update(["web", "load"])
         result = PointResult(PointKey("web", "baremetal", 1, "off", "rps"), Status.SKIPPED, "x")
-        store.add_point(summary.run_id, result, [])
-        summary.points.append(result)
-        raise exc()
+        run.store.add_point(run.run_id, result, [])
+        run.summary.points.append(result)
+        try:
+            raise exc()
+        except SystemExit:
+            if not completes:
+                raise
+            run.summary.status = "complete"  # type: ignore[assignment]
 
-    s._run = run  # type: ignore[method-assign]
+    monkeypatch.setattr(sweep_mod, "STAGES", (("fails", stage),))
 
 
 def run_status(db: Path) -> tuple[str, str, int]:
@@ -113,14 +123,14 @@ CASES = [
 @pytest.mark.parametrize(("exc", "raised", "status", "note"), [c[1:] for c in CASES],
                          ids=[c[0] for c in CASES])
 def test_every_exit_path_ends_the_run_and_restores_the_platform(
-    tmp_path: Path, played: list[tuple[str, dict[str, Any]]],
+    tmp_path: Path, played: list[tuple[str, dict[str, Any]]], monkeypatch: pytest.MonkeyPatch,
     exc: Callable[[], BaseException], raised: type[BaseException], status: str, note: str,
 ) -> None:
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
     s, backend = sweep(tmp_path)
-    failing(s, exc)
+    failing(monkeypatch, exc)
     with pytest.raises(raised):
-        s.run()
+        sweep_mod.run(s)
     assert run_status(tmp_path / "r.sqlite") == (status, note, 1)  # the point is kept
     assert backend.torn_down == ["web"]  # the platform got its settings back
     [(playbook, end)] = played  # one Ansible run ends it
@@ -131,15 +141,14 @@ def test_every_exit_path_ends_the_run_and_restores_the_platform(
 
 
 def test_a_complete_run_stops_nginx_but_not_the_load_and_keep_running_keeps_it(
-    tmp_path: Path, played: list[tuple[str, dict[str, Any]]]
+    tmp_path: Path, played: list[tuple[str, dict[str, Any]]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for keep in (False, True):
         played.clear()
         (tmp_path / str(keep)).mkdir()
         s, backend = sweep(tmp_path / str(keep), keep_running=keep)
-        failing(s, lambda: SystemExit(0))
-        s._run = _completing(s._run)  # type: ignore[method-assign]
-        s.run()
+        failing(monkeypatch, lambda: SystemExit(0), completes=True)
+        sweep_mod.run(s)
         if keep:
             assert played == []  # nothing to give back: no Ansible run at all
         else:
@@ -147,16 +156,6 @@ def test_a_complete_run_stops_nginx_but_not_the_load_and_keep_running_keeps_it(
             assert playbook == "run-end.yml" and end["sizing_load_hosts"] == []
             assert end["sizing_nginx_hosts"] == ["web"]
         assert backend.torn_down == ["web"]
-
-
-def _completing(run: Callable[..., None]) -> Callable[..., None]:
-    def complete(store: Store, summary: Any) -> None:
-        try:
-            run(store, summary)
-        except SystemExit:
-            summary.status = "complete"
-
-    return complete
 
 
 def test_a_signal_during_a_store_write_waits_for_it() -> None:

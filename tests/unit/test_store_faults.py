@@ -245,11 +245,12 @@ def test_a_recovered_point_of_a_run_the_database_lacks_is_refused(tmp_path: Path
 def test_the_sweep_keeps_a_point_it_cannot_store_and_says_how_to_import_it(
     tmp_path: Path,
 ) -> None:
-    """The sweep's own path (Sweep._store_point) with a real store whose lock another
+    """The sweep's own path (``store_point`` of its stages) with a real store whose lock another
     process holds past a short patience: the point goes to the recovery file, the note
     names the import command, and the store's error still ends the run."""
     from sizing.model import RunStatus, RunSummary
-    from sizing.sweep import Sweep
+    from sizing.sweep import OpenRun
+    from sizing.sweep.stages import store_point
 
     db = tmp_path / "r.sqlite"
     store = Store(db, timeout=0.2, patience=0.5)
@@ -260,13 +261,14 @@ def test_the_sweep_keeps_a_point_it_cannot_store_and_says_how_to_import_it(
         def note(self, message: str) -> None:
             notes.append(message)
 
-    sweep = Sweep.__new__(Sweep)  # the method needs only its progress
-    sweep.progress = Notes()  # type: ignore[assignment]
+    class Context:  # the stage reads only the context's progress
+        progress = Notes()
+
     summary = RunSummary(run_id=run_id, status=RunStatus.RUNNING)
     writer = hold(db, "write", 30)
     try:
         with pytest.raises(StoreError):
-            sweep._store_point(store, summary, RESULT, SAMPLES)
+            store_point(Context(), OpenRun(store, summary), RESULT, SAMPLES)  # type: ignore[arg-type]
     finally:
         writer.kill()
         writer.wait(timeout=10)

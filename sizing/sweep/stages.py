@@ -1,0 +1,268 @@
+"""The stages of a run, in order (:data:`STAGES`): each a plain function of the run's
+context (:class:`RunContext`) and the open run it stores into (:class:`OpenRun`).
+
+prepare -> take the hosts -> start the generators, ceilings and clients -> measure each
+point -> conclude. The end (give back the hosts, tear the platforms down, mark the run)
+follows whatever way the stages stop: :func:`sizing.sweep.run`.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from sizing.ceilings import HostCeilings, crypto_ceiling, far_below
+from sizing.errors import PreflightError
+from sizing.facts import HostFacts
+from sizing.measure.cpu import cpu_split
+from sizing.model import SERVER_DIED, PointKey, PointResult, RunStatus, Sample, Status
+from sizing.plan.dryrun import estimate, span_words
+from sizing.plan.points import PlannedPoint
+from sizing.provision.ceiling import ceiling_jobs, measure_ceilings
+from sizing.provision.hostsafety import took_over_text
+from sizing.provision.tools import build_generators, prepare_clients
+from sizing.signals import SignalStop, shielded
+from sizing.store import StoreError, keep_for_recovery
+from sizing.sweep.context import OpenRun, Prepared, RunContext
+from sizing.sweep.measuring import measure_legs, measure_point
+from sizing.sweep.prepare import prepare, run_pairs, selected_servers
+
+Stage = Callable[[RunContext, OpenRun], None]
+
+
+def facts_and_plan(ctx: RunContext, run: OpenRun) -> None:
+    """Read the hosts' facts (kept with the run at once), plan, run the pre-flight."""
+    ctx.state.prepared = prepare(
+        ctx, backends=True, on_facts=lambda facts: keep_environment(ctx, run, facts)
+    )
+
+
+def take_hosts(ctx: RunContext, run: OpenRun) -> None:
+    """Take the servers' run locks, say what was found, refuse a run the pre-flight
+    refused, find the pairs and say the estimated time."""
+    state, summary = ctx.state, run.summary
+    prepared = _prepared(ctx)
+    servers = {
+        state.placement.get(p.server.name, p.server.name) for p in prepared.todo if not p.skipped
+    }
+    locks = ctx.hosts_taken.locks
+    locks.acquire(servers)
+    for host, holder in locks.took_over:
+        # the dead run's nginx and upstream there are this run's to stop when it ends,
+        # whether or not it needs them itself (an rps run killed, a static-rps run next)
+        ctx.hosts_taken.servers.add(host)
+        ctx.hosts_taken.upstreams.add(host)
+        line = took_over_text(host, holder)
+        summary.problems.append(line)
+        ctx.progress.note(line)
+    summary.problems += prepared.problems  # unreachable hosts, hypervisors: said once
+    state.plan = prepared.todo
+    summary.already = len(prepared.plan) - len(state.plan)
+    if prepared.checks:
+        if not ctx.opts.skip_preflight:
+            raise PreflightError(prepared.checks)
+        for line in prepared.checks:
+            ctx.progress.note(f"pre-flight (ignored by --skip-preflight): {line}")
+    todo = [p for p in state.plan if not p.skipped]
+    state.pairs = run_pairs(ctx, prepared.plan, prepared.done)
+    if not todo:
+        ctx.progress.start(len(state.plan))
+        return
+    e = estimate(ctx.opts.settings, todo, len({p.config for p in todo}), state.pairs)
+    ctx.progress.info(
+        f"estimated time: {span_words(e['low_s'], e['high_s'])} for {e['points']} "
+        "point(s) (fewest to most repetitions)"
+    )
+    ctx.progress.start(len(state.plan), (e["low_s"] + e["high_s"]) / 2)
+
+
+def start_tools(ctx: RunContext, run: OpenRun) -> None:
+    """Build the load generators the points need, measure the crypto ceilings and prepare
+    the clients (the window runner, wrk)."""
+    plan = ctx.state.plan
+    todo = [p for p in plan if not p.skipped]
+    if not todo:
+        return
+    needed = [(p.profile.generator, p.profile.name) for p in todo]
+    for gen, why in build_generators(needed, ctx.progress.step).items():
+        run.summary.problems.append(f"{why}: the points that need {gen} are not measured")
+    _ceilings(ctx, run, plan)
+    ctx.progress.step("preparing load generators")
+    guests = list(ctx.state.placement)
+    for host, why in prepare_clients(ctx.playbooks, plan, guests).items():
+        ctx.health.mark_broken(host, why)
+
+
+def measure_points(ctx: RunContext, run: OpenRun) -> None:
+    """Measure and store every point in order (a pair's legs together). A dead server
+    ends the run early: the rest is stored as skipped."""
+    plan, summary = ctx.state.plan, run.summary
+    partner = {leg.key: p for p in ctx.state.pairs for leg in p.legs}
+    finished: set[PointKey] = set()
+    for point in plan:
+        if point.key in finished:
+            continue  # the second leg of a pair, measured with its first
+        pair = partner.get(point.key)
+        measured = (
+            measure_legs(ctx, pair) if pair is not None else [(point, *measure_point(ctx, point))]
+        )
+        died = False
+        for leg, result, samples in measured:
+            finished.add(leg.key)
+            ceiling = ctx.state.ceilings.get(leg.server.name)
+            result = against_ceiling(ceiling, leg, result, samples)
+            store_point(ctx, run, result, samples)
+            ctx.progress.advance(result)
+            _report_broken(ctx, run)
+            if SERVER_DIED in result.flags and not died:
+                died = True
+                summary.status = RunStatus.INTERRUPTED
+                summary.problems.append(result.reason)
+        if died:
+            for rest in plan:
+                if rest.key not in finished:
+                    summary.points.append(
+                        PointResult(rest.key, Status.SKIPPED, "not measured: run interrupted")
+                    )
+            ctx.state.ended_early = True
+            return
+
+
+def conclude(ctx: RunContext, run: OpenRun) -> None:
+    """The run's status: complete, or failed when every point tried failed (provisioning
+    or every host failed: never "complete"); a run a dead server ended stays interrupted
+    (``--resume`` may continue it)."""
+    summary = run.summary
+    if ctx.state.ended_early:
+        return
+    tried = [p for p in summary.points if p.status is not Status.SKIPPED]
+    if tried and all(p.status is Status.FAILED for p in tried):
+        summary.status = RunStatus.FAILED
+        summary.problems.insert(0, f"every point failed: {tried[0].reason}")
+        return
+    summary.status = RunStatus.COMPLETE
+
+
+# The run, top to bottom. The end follows whatever way these stop (sizing.sweep.run).
+STAGES: tuple[tuple[str, Stage], ...] = (
+    ("read the facts, plan and check", facts_and_plan),
+    ("take the hosts", take_hosts),
+    ("start the generators, ceilings and clients", start_tools),
+    ("measure each point", measure_points),
+    ("conclude", conclude),
+)
+
+
+def keep_environment(ctx: RunContext, run: OpenRun, facts: dict[str, HostFacts]) -> None:
+    """Store the hosts' facts with the run, with what the inventory declares."""
+    env: dict[str, Any] = {h: dict(f.raw) for h, f in facts.items()}
+    declared = ctx.inventory.declared()
+    # every host, hosts without facts too (a guest's hypervisor: the basis' price),
+    # and an empty entry where nothing is declared: the record is then complete,
+    # and no read-only command ever re-reads the inventory (through Ansible)
+    for name in [*ctx.inventory.hosts, *declared]:
+        env.setdefault(name, {})["declared"] = declared.get(name, {})
+    if ctx.opts.sample is not None:  # which measured server stands for which
+        selected_servers(ctx)
+        for name, others in ctx.state.stands_for.items():
+            env.setdefault(name, {})["stands_for"] = others
+    run.store.set_environment(run.run_id, env)
+
+
+def store_point(ctx: RunContext, run: OpenRun, result: PointResult, samples: list[Any]) -> None:
+    """Store a finished point; one that cannot be stored is kept in the recovery file,
+    said with the command that imports it, and the run stops (interrupted when a
+    signal ended the wait)."""
+    store, summary = run.store, run.summary
+    try:
+        with shielded():  # a signal now stops the run once this point is stored
+            store.add_point(summary.run_id, result, samples)
+            summary.points.append(result)
+        return
+    except StoreError as exc:
+        failure = exc
+    summary.points.append(result)
+    where, line = keep_for_recovery(store.path, summary.run_id, result, samples)
+    summary.recovered.append(result.key.label())
+    if where is not None:
+        ctx.progress.note(
+            f"{result.key.label()}: {result.status} but not stored ({failure}); it is kept "
+            f"in {where}: import it with `sizing import {where} --db {store.path}`"
+        )
+    else:
+        ctx.progress.note(
+            f"{result.key.label()}: {result.status} but neither stored nor written to a "
+            f"recovery file; save this line to a file and import it with "
+            f"`sizing import FILE --db {store.path}`:\n{line}"
+        )
+    if failure.stopped:
+        raise SignalStop(signal.SIGINT)
+    raise failure
+
+
+def against_ceiling(
+    ceilings: HostCeilings | None,
+    point: PlannedPoint,
+    result: PointResult,
+    samples: Sequence[tuple[int, Sample]],
+) -> PointResult:
+    """A valid handshake figure far below the crypto ceiling its run measured on the
+    server (``ceilings``) gets the ``far-below-ceiling`` warning
+    flag, with what the server's CPU did instead; any other point is returned as it is."""
+    if result.status is not Status.MEASURED or result.unit != "handshakes/s":
+        return result
+    ceiling = crypto_ceiling(
+        ceilings,
+        point.profile.tls_key or "",
+        point.key.cores,
+        point.key.ht,
+    )
+    timed = [s.metadata for _, s in samples if "." not in s.metric and not s.metadata.warmup]
+    why = far_below(ceiling, result.value, cpu_split(timed))
+    if why is None:
+        return result
+    reason = f"{result.reason}; {why}" if result.reason else why
+    return replace(result, flags=(*result.flags, "far-below-ceiling"), reason=reason)
+
+
+def _prepared(ctx: RunContext) -> Prepared:
+    prepared = ctx.state.prepared
+    if prepared is None:  # pragma: no cover - the stages' order says it cannot be
+        raise RuntimeError("the hosts are taken before the run is prepared")
+    return prepared
+
+
+def _ceilings(ctx: RunContext, run: OpenRun, plan: list[PlannedPoint]) -> None:
+    """Measure the crypto ceiling of the servers of full-handshake points, once per
+    run and before any nginx runs there, and keep it with the hosts' facts."""
+    jobs = ceiling_jobs(plan, ctx.state.facts, guests=list(ctx.state.placement))
+    if not jobs:
+        return
+    what = "; ".join(
+        f"{h}: {', '.join(f'{j.alg} on cpus {j.cpus}' for j in js)}" for h, js in jobs.items()
+    )
+    ctx.progress.step(f"measuring the crypto ceiling (openssl speed, {what})")
+    got, _ = measure_ceilings(ctx.playbooks, jobs)
+    env = run.store.get_run(run.run_id).environment
+    patch: dict[str, Any] = {}
+    for h, c in got.items():
+        entry = env.get(h)
+        patch[h] = {**(entry if isinstance(entry, dict) else {}), "ceilings": c.to_dict()}
+        ctx.state.ceilings[h] = c  # what each point is checked against
+    run.store.set_environment(run.run_id, patch)
+    for h, c in got.items():
+        if c.missing:
+            run.summary.problems.append(f"{h}: crypto ceiling not measured: {c.missing}")
+
+
+def _report_broken(ctx: RunContext, run: OpenRun) -> None:
+    """Report each host that failed mid-sweep once; its later points fail fast."""
+    for host, why in ctx.health.broken.items():
+        if host in ctx.state.reported:
+            continue
+        ctx.state.reported.add(host)
+        line = f"{host}: {why}; the points that need it are not measured"
+        run.summary.problems.append(line)  # shown once, when the run ends
+        ctx.progress.step(line)
