@@ -1,7 +1,7 @@
 # The two commands of the README:
 #   make run    install what is needed, then measure NGINX on the local default inventory
 #   make test   install what is needed, then run the linters and the whole test suite
-.PHONY: setup setup-dev run test lint unit integration
+.PHONY: setup setup-dev run test lint lint-checks unit integration
 
 setup:
 	scripts/setup
@@ -16,7 +16,10 @@ SIZING_RUN_ARGS ?=
 run: setup
 	.venv/bin/sizing run --cores 1,2,4,8 $(SIZING_RUN_ARGS)
 
-lint: setup-dev
+lint: setup-dev lint-checks
+
+# The linters alone (the set-up done): `make test` runs them after starting the libvirt tests.
+lint-checks:
 	.venv/bin/ruff check sizing tests benchmarks/* playbooks/files
 	.venv/bin/mypy
 	.venv/bin/ansible-lint playbooks/
@@ -34,13 +37,13 @@ integration: setup-dev
 # read no CPU figure) run while oha compiles and the guest image builds (scripts/setup --dev
 # starts them with scripts/bg), on both CPUs (pytest-xdist; a noload module's tests stay in
 # one worker, which keeps its fixtures). The libvirt tests (marked emulated: a TCG guest's
-# figures, no speed asserted) run in the background beside the noload tests once the image
-# is built. The integration tests that measure start after, one at a time, on a machine
-# nothing else uses.
-test: setup-dev lint
+# figures, no speed asserted) start in the background first and run as soon as the guest
+# image is built (scripts/test-emulated). The integration tests that measure start after
+# everything else has ended, one at a time, on a machine nothing else uses.
+test: setup-dev
+	scripts/bg start emulated scripts/test-emulated
+	$(MAKE) --no-print-directory lint-checks
 	.venv/bin/pytest tests/unit -q -n 2 --durations=10
-	scripts/bg wait guest-image
-	scripts/bg start emulated .venv/bin/pytest tests/integration -q -m emulated -p no:cacheprovider --durations=5
 	.venv/bin/pytest tests/integration -q -m "noload and not emulated" -n 2 --dist loadfile --durations=5
-	scripts/bg wait emulated oha
+	scripts/bg wait guest-image emulated oha
 	.venv/bin/pytest tests/integration -q -m "not noload and not emulated" --durations=25
