@@ -22,7 +22,7 @@ from sizing.cli import app
 from sizing.report.data import MARKS, Guide, number, percent
 from sizing.report.data.chapters import Para, chapters
 from sizing.report.render import charts as charts_mod
-from sizing.report.render.sizing_charts import BARS_PER_FIGURE
+from sizing.report.render.host_charts import BARS_PER_FIGURE
 from sizing.store import Store
 from tests.labgen import store_container_run, store_lab
 from tests.unit.test_guide_data import guide_request

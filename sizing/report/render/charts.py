@@ -26,6 +26,7 @@ from sizing.report.render.chartkit import CHARTS, Chart, ChartBuilder, register
 # The chart modules register their builders on import: this order is the guide's order.
 # isort: off
 from sizing.report.render import sizing_charts  # noqa: F401, E402
+from sizing.report.render import host_charts  # noqa: F401, E402
 from sizing.report.render import latency_charts  # noqa: F401, E402
 from sizing.report.render import gateway_charts  # noqa: F401, E402
 # isort: on
