@@ -110,26 +110,35 @@ class HostLocks:
     run_id: int | None = None  # named in the lock, for the run that may take it over
     took_over: list[tuple[str, LockOwner]] = field(default_factory=list)
 
+    def request(self, action: str, stale: str = "-") -> dict[str, Any]:
+        """The lock script's variables (``playbooks/host-lock.yml``, or the lock task that
+        ``playbooks/facts.yml`` runs on its ``sizing_lock_hosts``)."""
+        return {
+            "sizing_lock_action": action,
+            "sizing_run_token": self.token,
+            "sizing_lock_owner": {**owner_record().to_json(), "run_id": self.run_id},
+            "sizing_lock_stale": stale,
+        }
+
     def _run(self, action: str, hosts: Sequence[str], stale: str = "-") -> Any:
         return self.playbooks.run(
             "host-lock.yml",
             hosts,
-            extravars={
-                "sizing_hosts": ",".join(hosts),
-                "sizing_lock_action": action,
-                "sizing_run_token": self.token,
-                "sizing_lock_owner": {**owner_record().to_json(), "run_id": self.run_id},
-                "sizing_lock_stale": stale,
-            },
+            extravars={"sizing_hosts": ",".join(hosts), **self.request(action, stale)},
         )
 
     def acquire(self, hosts: Iterable[str]) -> None:
         """Lock every host, or raise HostError naming the first host another run holds
         (the hosts locked so far are released). A stale lock is taken over."""
         names = sorted(set(hosts))
-        if not names:
-            return
-        res = self._run("acquire", names)
+        if names:
+            self.settle(self._run("acquire", names), names)
+
+    def settle(self, res: Any, hosts: Iterable[str]) -> None:
+        """Read the lock script's replies of an acquire run (``res``) for ``hosts``: keep
+        each lock taken, take over each stale one, or raise HostError naming the first host
+        another run holds (the hosts locked so far are released)."""
+        names = sorted(set(hosts))
         refused: list[tuple[str, LockOwner]] = []
         for host in names:
             out = res.json(host, LOCK_TASK)

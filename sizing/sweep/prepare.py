@@ -44,7 +44,15 @@ def prepare(
     if not probe:
         return _prepare_offline(ctx, hosts)
     ctx.progress.step("reading host facts")
-    facts, unreachable = gather_facts(ctx.playbooks, hosts)
+    locks = ctx.hosts_taken.locks
+    facts, unreachable = gather_facts(
+        ctx.playbooks,
+        hosts,
+        # a run takes its servers' run locks in the same Ansible run (the dry run does not)
+        lock=locks.settle if backends else None,
+        lock_vars=locks.request("acquire"),
+        lock_hosts=_lock_hosts(ctx) if backends else (),
+    )
     state.facts.update(facts)
     problems = [f"{h}: {why}" for h, why in sorted(unreachable.items())]
     own = {h: f.topology for h, f in state.facts.items()}  # what the hosts themselves see
@@ -88,6 +96,11 @@ def prepare(
     checks += same_machines({h.name: state.facts[h.name] for h in hosts if h.name in state.facts})
     checks += [c for c in same_address(selected_servers(ctx)) if c not in checks]
     return Prepared(hosts, state.facts, plan, unreachable, set(state.done), checks, problems)
+
+
+def _lock_hosts(ctx: RunContext) -> list[str]:
+    """The hosts whose run lock a run takes: its servers', a guest's hypervisor host's."""
+    return sorted({ctx.state.placement.get(s.name, s.name) for s in selected_servers(ctx)})
 
 
 def _prepare_offline(ctx: RunContext, hosts: list[Host]) -> Prepared:

@@ -33,23 +33,20 @@ Stage = Callable[[RunContext, OpenRun], None]
 
 
 def facts_and_plan(ctx: RunContext, run: OpenRun) -> None:
-    """Read the hosts' facts (kept with the run at once), plan, run the pre-flight."""
+    """Read the hosts' facts (kept with the run at once) and take the servers' run locks,
+    in one Ansible run; plan; run the pre-flight."""
     ctx.state.prepared = prepare(
         ctx, backends=True, on_facts=lambda facts: keep_environment(ctx, run, facts)
     )
 
 
 def take_hosts(ctx: RunContext, run: OpenRun) -> None:
-    """Take the servers' run locks, say what was found, refuse a run the pre-flight
-    refused, find the pairs and say the estimated time."""
+    """Say what was found (the servers' run locks were taken with their facts: stale ones
+    taken over), refuse a run the pre-flight refused, find the pairs and say the estimated
+    time."""
     state, summary = ctx.state, run.summary
     prepared = _prepared(ctx)
-    servers = {
-        state.placement.get(p.server.name, p.server.name) for p in prepared.todo if not p.skipped
-    }
-    locks = ctx.hosts_taken.locks
-    locks.acquire(servers)
-    for host, holder in locks.took_over:
+    for host, holder in ctx.hosts_taken.locks.took_over:
         # the dead run's nginx and upstream there are this run's to stop when it ends,
         # whether or not it needs them itself (an rps run killed, a static-rps run next)
         ctx.hosts_taken.servers.add(host)
