@@ -1,8 +1,9 @@
 """What a run takes on its hosts and gives back: the per-host run lock, the load it
 started, the nginx instances it started; and the same machine under two inventory names.
 
-Everything on a host goes through a playbook: ``host-lock.yml`` (``files/hostlock.py``, a
-lock directory under /run holding the run's token and owner) when the run starts, and
+Everything on a host goes through a playbook: the lock task of ``facts.yml`` when the run
+starts (``files/hostlock.py``, a lock directory under /run holding the run's token and
+owner; ``host-lock.yml`` runs the same script alone, to take over a stale lock), and
 ``run-end.yml`` when it ends (the window runners' process groups, the sizing nginx and
 upstream, the lock), in one Ansible run.
 """
