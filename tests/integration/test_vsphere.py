@@ -39,7 +39,9 @@ from sizing.inventory import Host, HostVars  # noqa: E402
 from sizing.model import Ht  # noqa: E402
 from sizing.provision.platforms import BackendOptions  # noqa: E402
 from sizing.provision.platforms.vsphere import VSphere  # noqa: E402
+from sizing.provision.platforms.vsphere_session import wait_task  # noqa: E402
 from sizing.provision.platforms.vsphere_settings import readback  # noqa: E402
+from tests.integration import quiet  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 VCSIM = ROOT / ".cache" / "bin" / "vcsim"
@@ -453,7 +455,7 @@ def lab(vcsim: dict[str, Any], guest: dict[str, Any]) -> Iterator[Path]:
     spec = vim.vm.ConfigSpec(
         extraConfig=[vim.option.OptionValue(key="SET.guest.ipAddress", value=GUEST_IP)]
     )
-    backend._wait_task(vm.ReconfigVM_Task(spec=spec), 30, "setting the guest IP")
+    wait_task(vm.ReconfigVM_Task(spec=spec), 30, "setting the guest IP")
     assert vm.guest.ipAddress == GUEST_IP
     try:
         yield path
@@ -505,11 +507,14 @@ def test_full_run_vcsim_control_real_nginx_load(lab: Path, tmp_path: Path) -> No
     points = {(p["cores"], p["ht"]): p for p in doc["points"]}
     one = points[(1, "off")]
     if one["status"] == "invalid":
-        # This machine is itself a VM: its own hypervisor may steal the pinned core for a
-        # moment, and the steal guard then rightly invalidates the point. That verdict is
-        # supported by the stored evidence; any other is a failure.
+        # What is tested here is vcsim's control of the VM, not the figure. This machine is
+        # itself a VM on a shared host: its hypervisor may steal the pinned core, or another
+        # process may share it, and the guards then rightly invalidate the point. Those
+        # verdicts (what a busy or stolen machine explains) are supported by the stored
+        # evidence; any other is a failure.
         verdicts = one["metadata"]["guards"]["verdicts"]
-        assert verdicts and all("stole" in v["reason"] for v in verdicts), json.dumps(one)
+        flags = {v["flag"] for v in verdicts}
+        assert verdicts and flags <= quiet.MACHINE_VERDICTS, json.dumps(one)
     else:
         assert one["status"] == "measured", json.dumps(one)
     assert one["value"] > 0

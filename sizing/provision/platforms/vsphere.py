@@ -62,7 +62,13 @@ from sizing.provision.platforms.base import (
     BackendOptions,
     Target,
 )
-from sizing.provision.platforms.vsphere_session import ansible_address, open_session, tcp_open
+from sizing.provision.platforms.vsphere_session import (
+    ansible_address,
+    open_session,
+    power,
+    wait_for_guest,
+    wait_task,
+)
 from sizing.provision.platforms.vsphere_settings import (
     POLL_S,
     HtState,
@@ -222,10 +228,10 @@ class VSphere(Backend):
         from pyVmomi import vmodl  # optional (the vSphere extra): only when used
 
         name = esxi.name
-        self._power(vm, on=False, timeout_s=300.0, what=f"VM {vm.name}")
+        power(vm, on=False, timeout_s=300.0, what=f"VM {vm.name}")
         before = esxi.runtime.bootTime
         try:
-            self._wait_task(esxi.RebootHost_Task(force=False), 300.0, f"ESXi host {name}")
+            wait_task(esxi.RebootHost_Task(force=False), 300.0, f"ESXi host {name}")
         except vmodl.MethodFault as exc:
             raise HostError(f"ESXi host {name}", f"reboot refused: {fault_text(exc)}") from None
         deadline = time.monotonic() + hyp.reboot_timeout_s
@@ -285,14 +291,14 @@ class VSphere(Backend):
                     readback(vm.config), vm.runtime.powerState == "poweredOn"
                 )
             what = f"VM {vm.name}"
-            self._power(vm, on=False, timeout_s=vms.task_timeout_s, what=what)
-            self._wait_task(
+            power(vm, on=False, timeout_s=vms.task_timeout_s, what=what)
+            wait_task(
                 vm.ReconfigVM_Task(spec=build_config_spec(values)),
                 vms.task_timeout_s,
                 f"{what}: reconfiguring to {len(cpus)} vCPUs",
             )
-            self._power(vm, on=True, timeout_s=vms.task_timeout_s, what=what)
-            guest_ip = self._wait_for_guest(host, vm, vms.boot_timeout_s)
+            power(vm, on=True, timeout_s=vms.task_timeout_s, what=what)
+            guest_ip = wait_for_guest(host, vm, vms.boot_timeout_s)
             got = readback(vm.config)
         except vmodl.MethodFault as exc:
             raise HostError(where, f"{hyp.url}: {fault_text(exc)}") from None
@@ -345,14 +351,14 @@ class VSphere(Backend):
         }
         what = f"VM {vm.name}"
         try:
-            self._power(vm, on=False, timeout_s=vms.task_timeout_s, what=what)
-            self._wait_task(
+            power(vm, on=False, timeout_s=vms.task_timeout_s, what=what)
+            wait_task(
                 vm.ReconfigVM_Task(spec=build_config_spec(values)),
                 vms.task_timeout_s,
                 f"{what}: restoring its settings",
             )
             if original.powered_on:
-                self._power(vm, on=True, timeout_s=vms.task_timeout_s, what=what)
+                power(vm, on=True, timeout_s=vms.task_timeout_s, what=what)
         except vmodl.MethodFault as exc:
             raise HostError(host.name, f"{hyp.url}: {fault_text(exc)}") from None
 
@@ -399,43 +405,3 @@ class VSphere(Backend):
             out["error"] = str(exc)
             out["summary"] = f"VM {out['vm']} via {hyp.url}: {exc}"
         return out
-
-    # -- waits (all bounded) -------------------------------------------------------------
-
-    def _wait_task(self, task: Any, timeout_s: float, what: str) -> Any:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            info = task.info
-            if info.state == "success":
-                return info.result
-            if info.state == "error":
-                raise SizingError(f"{what}: {fault_text(info.error)}")
-            if time.monotonic() > deadline:
-                raise SizingError(f"{what}: vSphere task not done after {timeout_s:.0f} s")
-            time.sleep(POLL_S / 5 if info.state == "queued" else POLL_S)
-
-    def _power(self, vm: Any, *, on: bool, timeout_s: float, what: str) -> None:
-        want = "poweredOn" if on else "poweredOff"
-        if vm.runtime.powerState == want:
-            return
-        task = vm.PowerOnVM_Task() if on else vm.PowerOffVM_Task()
-        self._wait_task(task, timeout_s, f"{what}: powering {'on' if on else 'off'}")
-
-    def _wait_for_guest(self, host: Host, vm: Any, timeout_s: float) -> str | None:
-        """Wait until SSH answers on the address Ansible uses; the IP Tools report."""
-        addr = ansible_address(host)
-        port = int(host.variables.get("ansible_port", 22))
-        deadline = time.monotonic() + timeout_s
-        ip: str | None = None
-        while True:
-            ip = str(getattr(vm.guest, "ipAddress", "") or "") or ip
-            if tcp_open(addr, port, timeout=min(2.0, max(0.1, deadline - time.monotonic()))):
-                return ip
-            if time.monotonic() > deadline:
-                seen = f"VMware Tools report {ip}" if ip else "VMware Tools report no IP"
-                raise HostError(
-                    host.name,
-                    f"VM {vm.name} did not come up: no SSH on {addr}:{port} within"
-                    f" {timeout_s:.0f} s ({seen})",
-                )
-            time.sleep(POLL_S)

@@ -1,20 +1,29 @@
 """A logged-in vSphere session (pyVmomi's ServiceInstance): TLS verified against the system
 store or the inventory's CA file (or not, said once), and every failure to log in, verify or
-reach the endpoint said in one line."""
+reach the endpoint said in one line; and the bounded waits on it (a task, a VM's power, its
+guest's SSH)."""
 
 from __future__ import annotations
 
 import atexit
 import socket
 import ssl
+import time
 from collections.abc import Callable
 from typing import Any
 
 from sizing.errors import HostError, SizingError
 from sizing.inventory import Host
-from sizing.provision.platforms.vsphere_settings import HypervisorSettings, fault_text
+from sizing.provision.platforms.vsphere_settings import POLL_S, HypervisorSettings, fault_text
 
-__all__ = ["ansible_address", "open_session", "tcp_open"]
+__all__ = [
+    "ansible_address",
+    "open_session",
+    "power",
+    "tcp_open",
+    "wait_for_guest",
+    "wait_task",
+]
 
 
 def open_session(settings: HypervisorSettings, user: str, password: str, *, insecure: bool,
@@ -108,3 +117,44 @@ def tcp_open(addr: str, port: int, *, timeout: float) -> bool:
             return True
     except OSError:
         return False
+
+
+def wait_task(task: Any, timeout_s: float, what: str) -> Any:
+    """The result of a vSphere task, waited for at most ``timeout_s`` (one-line errors)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        info = task.info
+        if info.state == "success":
+            return info.result
+        if info.state == "error":
+            raise SizingError(f"{what}: {fault_text(info.error)}")
+        if time.monotonic() > deadline:
+            raise SizingError(f"{what}: vSphere task not done after {timeout_s:.0f} s")
+        time.sleep(POLL_S / 5 if info.state == "queued" else POLL_S)
+
+def power(vm: Any, *, on: bool, timeout_s: float, what: str) -> None:
+    """Power the VM on or off (bounded); nothing to do when it already is."""
+    want = "poweredOn" if on else "poweredOff"
+    if vm.runtime.powerState == want:
+        return
+    task = vm.PowerOnVM_Task() if on else vm.PowerOffVM_Task()
+    wait_task(task, timeout_s, f"{what}: powering {'on' if on else 'off'}")
+
+def wait_for_guest(host: Host, vm: Any, timeout_s: float) -> str | None:
+    """Wait until SSH answers on the address Ansible uses; the IP Tools report."""
+    addr = ansible_address(host)
+    port = int(host.variables.get("ansible_port", 22))
+    deadline = time.monotonic() + timeout_s
+    ip: str | None = None
+    while True:
+        ip = str(getattr(vm.guest, "ipAddress", "") or "") or ip
+        if tcp_open(addr, port, timeout=min(2.0, max(0.1, deadline - time.monotonic()))):
+            return ip
+        if time.monotonic() > deadline:
+            seen = f"VMware Tools report {ip}" if ip else "VMware Tools report no IP"
+            raise HostError(
+                host.name,
+                f"VM {vm.name} did not come up: no SSH on {addr}:{port} within"
+                f" {timeout_s:.0f} s ({seen})",
+            )
+        time.sleep(POLL_S)
