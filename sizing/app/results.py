@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sizing.engine.compare import OverheadPair, pair_across_runs
 from sizing.errors import UsageError
 from sizing.model import PointResult
 from sizing.provision.hostsafety import process_gone
+from sizing.records import dump
 from sizing.report.data.evidence import Evidence, point_evidence
 from sizing.store import RunRecord, Store
 
@@ -29,6 +31,15 @@ class StoredRun:
     points: Evidenced
     # its guests beside their host's bare metal of another run
     across: tuple[OverheadPair, ...] = ()
+
+    @property
+    def options_json(self) -> dict[str, Any]:
+        """The run's options as ``results --json`` shows them: as stored, with who measured
+        it (``owner``, its own column since schema 4, shown where it always was)."""
+        out = self.record.options.to_json()
+        if self.record.owner is not None:
+            out["owner"] = dump(self.record.owner)
+        return out
 
 
 def status(run: RunRecord) -> str:
@@ -54,7 +65,7 @@ def run_ref(store: Store, ref: str, option: str) -> int:
 
 def points_with_evidence(store: Store, run_id: int) -> Evidenced:
     """Each stored point of a run with its guards' evidence (:func:`point_evidence`)."""
-    hosts = store.get_run(run_id).hosts
+    hosts = store.get_run(run_id).environment
     return [
         (p.result, point_evidence(p.result, [s for _, s in store.samples(p.id)],
                                   hosts.get(p.result.key.host)))

@@ -123,7 +123,7 @@ def _run_json(r: StoredRun) -> dict[str, Any]:
         "stored_status": rec.status,
         "inventory": rec.inventory,
         "tool_version": rec.tool_version,
-        "options": rec.options,
+        "options": r.options_json,
         "points": [{**point_json(p, ev), "metadata": p.metadata.to_json()} for p, ev in r.points],
         "comparisons": comparisons_json([p for p, _ in r.points], r.across),
     }

@@ -283,11 +283,11 @@ def run(
         with RichProgress() as progress:
             planned = app_run.plan(opts, progress, detail=json_out or verbose)
         if json_out:
-            emit_json(planned.doc)
+            emit_json(planned.doc.to_json())
         else:
             typer.echo(plan_text(planned.doc))
-        if planned.doc.get("nothing_to_measure"):
-            typer.echo(f"error: nothing to measure: {planned.doc['nothing_to_measure']}", err=True)
+        if planned.doc.nothing_to_measure:
+            typer.echo(f"error: nothing to measure: {planned.doc.nothing_to_measure}", err=True)
         _exit(planned)
         return
     if probe:

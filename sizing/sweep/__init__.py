@@ -27,12 +27,14 @@ from sizing.facts import HostFacts
 from sizing.measure.context import Progress
 from sizing.measure.cpu import cpu_split
 from sizing.model import SERVER_DIED, PointKey, PointResult, RunStatus, RunSummary, Sample, Status
+from sizing.plan.document import PlanDocument
 from sizing.plan.dryrun import estimate, span_words
 from sizing.plan.pairs import Pair
 from sizing.plan.points import PlannedPoint
 from sizing.provision.ceiling import ceiling_jobs, measure_ceilings
 from sizing.provision.hostsafety import owner_record, process_gone, took_over_text
 from sizing.provision.tools import build_generators, prepare_clients
+from sizing.records import DeclaredRecord, HostRecord
 from sizing.signals import SignalStop, StopSignals, shielded, signal_pending
 from sizing.store import Store, StoreError, keep_for_recovery
 from sizing.sweep.measuring import PointMeasurer
@@ -224,17 +226,18 @@ class Sweep(PointMeasurer):
     def _keep_environment(self, store: Store, summary: RunSummary,
                           facts: dict[str, HostFacts]) -> None:  # fmt: skip
         """Store the hosts' facts with the run, with what the inventory declares."""
-        env: dict[str, Any] = {h: dict(f.raw) for h, f in facts.items()}
+        env = {h: HostRecord.parse(f.raw) for h, f in facts.items()}
         declared = self.inventory.declared()
         # every host, hosts without facts too (a guest's hypervisor: the basis' price),
         # and an empty entry where nothing is declared: the record is then complete,
         # and no read-only command ever re-reads the inventory (through Ansible)
         for name in [*self.inventory.hosts, *declared]:
-            env.setdefault(name, {})["declared"] = declared.get(name, {})
+            env[name] = replace(env.get(name, HostRecord()),
+                                declared=DeclaredRecord.parse(declared.get(name, {})))  # fmt: skip
         if self.opts.sample is not None:  # which measured server stands for which
             self._selected_servers()
             for name, others in self.stands_for.items():
-                env.setdefault(name, {})["stands_for"] = others
+                env[name] = replace(env.get(name, HostRecord()), stands_for=tuple(others))
         store.set_environment(summary.run_id, env)
 
     def _start(self, store: Store, summary: RunSummary,
@@ -267,10 +270,10 @@ class Sweep(PointMeasurer):
         if todo:
             e = estimate(self.opts.settings, todo, len({p.config for p in todo}), pairs)
             self.progress.info(
-                f"estimated time: {span_words(e['low_s'], e['high_s'])} for {e['points']} "
+                f"estimated time: {span_words(e.low_s, e.high_s)} for {e.points} "
                 "point(s) (fewest to most repetitions)"
             )
-            self.progress.start(len(plan), (e["low_s"] + e["high_s"]) / 2)
+            self.progress.start(len(plan), (e.low_s + e.high_s) / 2)
         else:
             self.progress.start(len(plan))
         if todo:
@@ -326,10 +329,9 @@ class Sweep(PointMeasurer):
         self.progress.step(f"measuring the crypto ceiling (openssl speed, {what})")
         got, _ = measure_ceilings(self.playbooks, jobs)
         env = store.get_run(summary.run_id).environment
-        patch: dict[str, Any] = {}
+        patch: dict[str, HostRecord] = {}
         for h, c in got.items():
-            entry = env.get(h)
-            patch[h] = {**(entry if isinstance(entry, dict) else {}), "ceilings": c.to_dict()}
+            patch[h] = replace(env.get(h, HostRecord()), ceilings=c.to_dict())
             self.ceilings[h] = c  # what each point is checked against
         store.set_environment(summary.run_id, patch)
         for h, c in got.items():
@@ -362,7 +364,7 @@ def run_sweep(opts: RunOptions, progress: Progress | None = None) -> RunSummary:
 
 def plan_sweep(
     opts: RunOptions, progress: Progress | None = None, *, detail: bool = True
-) -> dict[str, Any]:
+) -> PlanDocument:
     """``sizing run --plan``: the dry-run document (see :meth:`Sweep.dry_run`)."""
     if not opts.profiles:
         raise SizingError("no profile to run")

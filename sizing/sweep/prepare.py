@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from sizing.ceilings import HostCeilings
 from sizing.errors import (
@@ -23,6 +22,7 @@ from sizing.model import (
     PointKey,
     family_of,
 )
+from sizing.plan.document import PlanDocument
 from sizing.plan.dryrun import plan_document
 from sizing.plan.jwt import make_token
 from sizing.plan.pairs import Pair, find_pairs
@@ -316,7 +316,7 @@ class Conductor:
             return point
         return replace(point, skip_reason=why, allocation=None, client_cpus={})
 
-    def dry_run(self, *, detail: bool = True) -> dict[str, Any]:
+    def dry_run(self, *, detail: bool = True) -> PlanDocument:
         """``sizing run --plan``: facts, plan and pre-flight, and the exact commands of every
         point, without provisioning or loading anything and without writing the store."""
         if self.opts.resume_run is not None:

@@ -12,7 +12,7 @@ import pytest
 from sizing.catalog import load_reference
 from sizing.engine.choice import choose
 from sizing.model import PointKey, PointResult, Sample, Status
-from sizing.records import HostRecord, PointMeta, SampleMeta
+from sizing.records import DeclaredRecord, HostRecord, PointMeta, SampleMeta
 from sizing.sources import (
     Declared,
     Sources,
@@ -367,8 +367,8 @@ def test_declared_falls_back_to_the_runs_inventory_file(tmp_path: Path) -> None:
     runs = read_runs(db, ())
     assert declared_of(runs) == {}  # nothing recorded: the run predates the entry
     (patch,) = record_declared(runs).values()  # read from the file, once (then stored)
-    assert patch["r640-01"]["cpu_model"] == ENV["r640-01"]["cpu_model"]
-    assert patch["c1"] == {"declared": {}}
+    assert patch["r640-01"].cpu_model == ENV["r640-01"]["cpu_model"]
+    assert patch["c1"] == HostRecord(declared=DeclaredRecord())
     d = declared_of(runs)["r640-01"]
     assert d.price_usd == 4100 and d.where == f"inventory {inv}"
     assert d.cpu is not None and d.cpu["cores_per_socket"] == 8
