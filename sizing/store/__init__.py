@@ -34,6 +34,7 @@ import sqlite3
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from sizing.errors import SizingError
@@ -130,6 +131,23 @@ class Store(Connection):
         self._update(
             "UPDATE runs SET owner = ? WHERE id = ?", (json.dumps(dump(owner)), run_id)
         )
+
+    @classmethod
+    def backfill_environment(
+        cls, path: Path, patches: Mapping[int, Mapping[str, HostRecord]]
+    ) -> None:
+        """Write what a read found missing from older runs' environment records (run id ->
+        hosts' records), once, so that no later command derives it again. Best effort: a
+        store that cannot be written now (a read-only file, locked) is left as it is, and
+        the reader keeps the records for this command only."""
+        if not patches:
+            return
+        try:
+            with cls(path, timeout=1.0) as store:
+                for run_id, patch in patches.items():
+                    store.set_environment(run_id, patch)
+        except (SizingError, OSError, sqlite3.Error):
+            pass
 
     def reopen_run(self, run_id: int) -> None:
         """Mark an earlier run as running again (``--resume``)."""
