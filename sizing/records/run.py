@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from functools import cache
 from typing import Any
 
 from sizing.records.codec import dump, flat, load
@@ -76,7 +77,20 @@ class RunOptionsRecord:
         out.update({k: v for k, v in self.extra.items() if k not in out})
         return out
 
+    def value(self, name: str) -> Any:
+        """A stored option by its field name: a declared one typed, one this record does
+        not declare (an option added to ``RunOptions`` without a field here) as stored;
+        None when not recorded."""
+        if name in _declared():
+            return getattr(self, name)
+        return self.extra.get(name)
+
     @property
     def warmup_s(self) -> float | None:
         """The warm-up the run's points had (None: each profile's own)."""
         return self.settings.warmup_s
+
+
+@cache
+def _declared() -> frozenset[str]:
+    return frozenset(f.name for f in fields(RunOptionsRecord) if f.name != "extra")

@@ -29,7 +29,7 @@ from sizing.model import (
 )
 from sizing.plan.settings import MeasureSettings
 from sizing.profiles import Profile
-from sizing.records import RunOptionsRecord
+from sizing.records import RunOptionsRecord, dump
 from sizing.records.run import StoredSettings
 from sizing.store import Store
 
@@ -69,12 +69,12 @@ def _plain(name: str, value: Any) -> Fields:
 
 
 def _restored(name: str, record: RunOptionsRecord, now: Any) -> Any:
-    got = getattr(record, name)
+    got = record.value(name)
     return now if got is None else got
 
 
 def _either(name: str, record: RunOptionsRecord, now: Any) -> Any:
-    return getattr(record, name) or now
+    return record.value(name) or now
 
 
 def stored(default: Any = MISSING, *, cli: str = "", refused: bool = True,
@@ -118,7 +118,7 @@ def _names(name: str, value: dict[str, Any]) -> Fields:
 
 
 def _flag_back(name: str, record: RunOptionsRecord, now: bool) -> bool:
-    got = getattr(record, name)
+    got = record.value(name)
     return now if got is None else bool(got)
 
 
@@ -194,7 +194,11 @@ def run_options_record(opts: RunOptions) -> RunOptionsRecord:
     record: Fields = {}
     for name, how in _stored_fields():
         record.update(how.encode(name, getattr(opts, name)))
-    return RunOptionsRecord(**record)
+    # an option the record does not declare (yet) is kept in its extra, as stored: stored,
+    # restored by --resume and shown by results --json with no change here or there
+    declared = {f.name for f in fields(RunOptionsRecord)}
+    extra = {k: dump(v) for k, v in record.items() if k not in declared}
+    return RunOptionsRecord(**{k: v for k, v in record.items() if k in declared}, extra=extra)
 
 
 def resume_refuses() -> tuple[str, ...]:

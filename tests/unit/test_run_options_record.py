@@ -112,3 +112,11 @@ def test_resume_refuses_exactly_the_derived_options(tmp_path: Path) -> None:
         else:
             assert app_run.resume(opts, run_id, [name]).opts.cores == (1,), name
     assert refused <= set(params), refused - set(params)
+
+
+def test_an_option_the_record_does_not_declare_is_kept_as_stored() -> None:
+    """A ``run`` option added to ``RunOptions`` alone is stored in the record's extra,
+    read back by ``--resume`` by its name and shown by ``results --json`` as stored."""
+    rec = RunOptionsRecord.parse({"label": "a", "operator": "kim"})
+    assert (rec.value("operator"), rec.value("label"), rec.value("sample")) == ("kim", "a", None)
+    assert rec.to_json()["operator"] == "kim"
