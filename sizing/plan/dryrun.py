@@ -16,7 +16,6 @@ from typing import Any
 from sizing.errors import SizingError
 from sizing.facts import HostFacts
 from sizing.inventory import Host, Inventory
-from sizing.load import wrk
 from sizing.load.tools import open_loop_tool
 from sizing.model import PointKey
 from sizing.plan.document import (
@@ -37,6 +36,7 @@ from sizing.plan.document import (
 )
 from sizing.plan.loadspec import (
     client_ceiling,
+    client_command,
     client_request,
     client_wrk_spec,
     url_for,
@@ -88,7 +88,8 @@ def _point(
     for c in point.clients:
         spec = client_wrk_spec(point, c, url, connections, float(windows.duration_s))
         try:
-            argv: list[str] | str = wrk.build_argv(spec)
+            argv: list[str] | str = client_command(
+                point, c, url, connections, float(windows.duration_s)).argv
         except Exception as exc:  # noqa: BLE001 - shown, and the pre-flight says it too
             argv = f"cannot build: {exc}"
         if point.profile.mode == "fixed-rate":  # latency profiles: vegeta, one attack per rate
