@@ -61,3 +61,9 @@ def default_db() -> Path:
     if env:
         return Path(env).expanduser()
     return data_dir() / DB_NAME
+
+
+def results_db(given: Path | None) -> Path:
+    """The results database a command uses: ``--db`` when given, else :func:`default_db`
+    (the one place the default is resolved: the CLI's environment and the reads ask it)."""
+    return given if given is not None else default_db()

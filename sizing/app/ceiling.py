@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sizing.app.env import Environment
-from sizing.ceilings import ALGORITHMS
+from sizing.ceilings import ALGORITHMS, openssl_build
 from sizing.errors import UsageError
 from sizing.inventory import load_inventory
 from sizing.provision.ansible import Playbooks
@@ -35,6 +35,16 @@ class Probed:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def algorithm(self) -> str:
+        """The signing operation measured, in words (``RSA 2048``)."""
+        return ALGORITHMS[self.tls_key]
+
+    @property
+    def build(self) -> str:
+        """The OpenSSL that measured it, in words."""
+        return openssl_build(self.openssl)
 
 
 def _jobs(tls_key: str, cpu: int, siblings: str | None) -> list[CeilingJob]:

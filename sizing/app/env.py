@@ -1,7 +1,8 @@
 """The environment a command runs in, in the manner of httpie's ``Environment``: its
-streams, whether they are terminals, colour, the results database and ``--debug``. The
-root command makes one (:meth:`Environment.from_process`) and every command receives it;
-tests make their own."""
+output stream, whether its streams are terminals, colour and ``--debug``; the results
+database it uses (:meth:`Environment.database`). The root command makes one
+(:meth:`Environment.from_process`) and every command reads it (:func:`current`); tests make
+their own."""
 
 from __future__ import annotations
 
@@ -21,13 +22,10 @@ __all__ = ["Environment", "current", "use"]
 class Environment:
     """Where a command reads and writes, and how."""
 
-    stdin: TextIO
-    stdout: TextIO
-    stderr: TextIO
+    stdout: TextIO  # the terminal's width is read from it
     stdout_isatty: bool = False
-    stderr_isatty: bool = False
+    stderr_isatty: bool = False  # progress bars on a terminal, one line per step in a log
     colour: bool = False  # colour on stderr: a terminal, and NO_COLOR not set
-    db: Path | None = None  # $SIZING_DB or the user data directory's, when asked for
     debug: bool = False  # --debug: tracebacks for errors
 
     @classmethod
@@ -35,17 +33,16 @@ class Environment:
         """This process's streams and settings."""
         err_tty = sys.stderr.isatty()
         return cls(
-            stdin=sys.stdin,
             stdout=sys.stdout,
-            stderr=sys.stderr,
             stdout_isatty=sys.stdout.isatty(),
             stderr_isatty=err_tty,
             colour=err_tty and "NO_COLOR" not in os.environ,
         )
 
     def database(self, given: Path | None) -> Path:
-        """The results database: ``--db`` when given, else the environment's default."""
-        return given or self.db or paths.default_db()
+        """The results database: ``--db`` when given, else the default
+        (:func:`sizing.paths.results_db`)."""
+        return paths.results_db(given)
 
 
 _CURRENT: ContextVar[Environment | None] = ContextVar("sizing_environment", default=None)

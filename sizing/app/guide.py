@@ -22,7 +22,7 @@ from sizing.report.render.pdf import html_to_pdf
 from sizing.sources import figures_of_runs, nginx_template
 from sizing.sources.fitcache import cached_bootstrapper
 
-__all__ = ["Made", "PreparedGuide", "make", "prepare"]
+__all__ = ["GuideRequest", "Made", "PreparedGuide", "make", "prepare"]
 
 
 @dataclass(frozen=True)

@@ -1,20 +1,45 @@
 """``sizing results``: the stored runs with each point's evidence, read the one way
-``run`` reads its own back (:func:`points_with_evidence`), and a run named by id or label.
+``run`` reads its own back (:func:`points_with_evidence`), and a run named by id or label;
+the runs compared (:func:`compare`), the bases (:func:`bases`); ``sizing import``'s points
+kept in a recovery file, stored (:func:`import_recovery`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from sizing.engine.compare import OverheadPair, pair_across_runs
+from sizing.engine.compare import (
+    EnvDiff,
+    FigureDiff,
+    OverheadPair,
+    environment_diff,
+    figure_diff,
+    pair_across_runs,
+)
 from sizing.errors import UsageError
 from sizing.model import PointResult
 from sizing.provision.hostsafety import process_gone
+from sizing.records import dump
 from sizing.report.data.evidence import Evidence, point_evidence
-from sizing.store import RunRecord, Store
+from sizing.sources import BasisInputs, load_bases
+from sizing.sources.request import Inputs
+from sizing.store import RunRecord, Store, read_recovery
 
-__all__ = ["StoredRun", "points_with_evidence", "read", "run_ref", "status"]
+__all__ = [
+    "Compared",
+    "Imported",
+    "StoredRun",
+    "bases",
+    "compare",
+    "exists",
+    "import_recovery",
+    "points_with_evidence",
+    "read",
+    "run_ref",
+    "status",
+]
 
 Evidenced = list[tuple[PointResult, Evidence]]
 
@@ -29,6 +54,15 @@ class StoredRun:
     points: Evidenced
     # its guests beside their host's bare metal of another run
     across: tuple[OverheadPair, ...] = ()
+
+    @property
+    def options_json(self) -> dict[str, Any]:
+        """The run's options as ``results --json`` shows them: as stored, with who measured
+        it (``owner``, its own column since schema 4, shown where it always was)."""
+        out = self.record.options.to_json()
+        if self.record.owner is not None:
+            out["owner"] = dump(self.record.owner)
+        return out
 
 
 def status(run: RunRecord) -> str:
@@ -54,7 +88,7 @@ def run_ref(store: Store, ref: str, option: str) -> int:
 
 def points_with_evidence(store: Store, run_id: int) -> Evidenced:
     """Each stored point of a run with its guards' evidence (:func:`point_evidence`)."""
-    hosts = store.get_run(run_id).hosts
+    hosts = store.get_run(run_id).environment
     return [
         (p.result, point_evidence(p.result, [s for _, s in store.samples(p.id)],
                                   hosts.get(p.result.key.host)))
@@ -78,3 +112,64 @@ def read(db: Path, run: str | None = None) -> list[StoredRun]:
             for r in store.runs()
             if wanted is None or r.id == wanted
         ]  # fmt: skip
+
+
+def exists(db: Path) -> bool:
+    """Whether the results database exists (a directory, or one this user may not look
+    into, is refused)."""
+    return Store.exists(db)
+
+
+def bases(db: Path, *, include_virtualized: bool, include_emulated: bool) -> BasisInputs:
+    """``results --bases``: every basis, and the one the engine commands would choose."""
+    return load_bases(Inputs(db=db, include_virtualized=include_virtualized,
+                             include_emulated=include_emulated))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Compared:
+    """``results --compare``: the runs, each after the first against it (its environment
+    and figures), and the guests of one run beside their host's bare metal of another."""
+
+    runs: list[RunRecord]
+    against: list[tuple[int, list[EnvDiff], list[FigureDiff]]]
+    across: list[OverheadPair]
+
+    @property
+    def base(self) -> RunRecord:
+        return self.runs[0]
+
+
+def compare(db: Path, refs: list[str]) -> Compared:
+    """Every run ``refs`` names (by id or label) against the first."""
+    if not Store.exists(db):
+        raise UsageError(f"--compare: {db} does not exist; nothing measured yet")
+    with Store.open_readonly(db) as store:
+        runs = [store.get_run(run_ref(store, r, "--compare")) for r in refs]
+        points = {r.id: [p.result for p in store.points(r.id)] for r in runs}
+    base = runs[0]
+    against = [
+        (other.id, environment_diff(base.environment, other.environment),
+         figure_diff(points[base.id], points[other.id]))
+        for other in runs[1:]
+    ]  # fmt: skip
+    return Compared(runs, against, list(pair_across_runs(points)))
+
+
+@dataclass(frozen=True)
+class Imported:
+    """``sizing import``: the points stored, those already there, and their runs."""
+
+    added: int
+    there: int
+    runs: tuple[int, ...]
+
+
+def import_recovery(file: Path, db: Path) -> Imported:
+    """Store the points a run kept in the recovery file ``file`` (those already stored are
+    left: importing twice adds nothing)."""
+    records = read_recovery(file)
+    Store.exists(db)  # refuses a directory, or one this user may not look into
+    with Store(db) as store:
+        added, there = store.import_points(records)
+    return Imported(added, there, tuple(sorted({int(r["run_id"]) for r in records})))

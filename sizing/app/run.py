@@ -1,8 +1,10 @@
 """``sizing run``: measure (:func:`measure`), plan (:func:`plan`) and resume (:func:`resume`).
 
-The request is :class:`sizing.sweep.RunOptions`; ``--resume`` restores it from the stored
-run (:func:`sizing.sweep.options.resume_options`), refusing the options it fixes when they
-were typed beside it.
+The request is :class:`sizing.sweep.RunOptions` (with its :class:`MeasureSettings`, and the
+parsers of the option values it is built from, here for the CLI); ``--resume`` restores it
+from the stored run (:func:`sizing.sweep.options.resume_options`), refusing the options it
+fixes when they were typed beside it. The plan comes back typed
+(:class:`~sizing.plan.document.PlanDocument`, rendered by :func:`plan_text`).
 """
 
 from __future__ import annotations
@@ -13,15 +15,38 @@ from dataclasses import dataclass
 from sizing.app.results import points_with_evidence
 from sizing.app.status import Planned
 from sizing.errors import UsageError
+from sizing.extravars import parse_extra_vars
+from sizing.knee import parse_duration_s, parse_rates, parse_slo
 from sizing.measure.context import Progress
 from sizing.model import PointKey, RunSummary
-from sizing.report.data.evidence import Evidence
+from sizing.plan import parse_cores
+from sizing.plan.dryrun import duration_words
+from sizing.plan.dryrun_text import plan_text
+from sizing.plan.settings import MeasureSettings
+from sizing.profiles import parse_list as parse_profiles
+from sizing.report.data.evidence import NO_EVIDENCE, Evidence
 from sizing.sources.fitcache import warm
 from sizing.store import Store
 from sizing.sweep import RunOptions, plan_sweep, run_sweep
 from sizing.sweep.options import done_keys, resume_options, resume_refuses
 
-__all__ = ["Measured", "Resumed", "measure", "plan", "resume"]
+__all__ = [
+    "MeasureSettings",
+    "Measured",
+    "Resumed",
+    "RunOptions",
+    "duration_words",
+    "measure",
+    "parse_cores",
+    "parse_duration_s",
+    "parse_extra_vars",
+    "parse_profiles",
+    "parse_rates",
+    "parse_slo",
+    "plan",
+    "plan_text",
+    "resume",
+]
 
 
 @dataclass(frozen=True)
@@ -42,6 +67,10 @@ class Measured:
 
     summary: RunSummary
     evidence: dict[PointKey, Evidence]
+
+    def evidence_of(self, key: PointKey) -> Evidence:
+        """A point's evidence (none stored: :data:`NO_EVIDENCE`)."""
+        return self.evidence.get(key, NO_EVIDENCE)
 
 
 def resume(opts: RunOptions, run_id: int, typed: Iterable[str] = ()) -> Resumed:

@@ -24,12 +24,14 @@ from sizing.engine.versus import PlatformComparison, Side, guest_platform, overh
 from sizing.errors import UsageError
 from sizing.knee import Slo, parse_limit_ms
 from sizing.model import BasisPlatform, Figure, FigureKind, HtChoice, SizingMetric, Source
+from sizing.report.explain import explain
 from sizing.report.render.text import passed_over_line, slo_line
-from sizing.sources import BasisInputs, Sources, basis_prices, latency_figures, load_bases
+from sizing.sources import BasisInputs, basis_prices, latency_figures, load_bases
 from sizing.sources.fitcache import cached_bootstrapper
 from sizing.sources.request import Inputs, SizingRequest
 
 __all__ = [
+    "Demand",
     "Inputs",
     "Recommended",
     "SizingRequest",
@@ -52,23 +54,18 @@ class Recommended:
     hint: str = ""  # no answer: what exists instead, and the command that asks for it
     versus: PlatformComparison | None = None  # bare metal against the hypervisor's guests
 
+    @property
+    def explanation(self) -> tuple[str, ...]:
+        """The choice in words and numbers (:func:`sizing.report.explain.explain`)."""
+        return explain(self.result)
+
 
 def load(req: Inputs, *, serves: Want | None = None, every_reference: bool = False,
          with_runs: bool = False) -> tuple[BasisInputs, list[str]]:  # fmt: skip
     """Every basis, the chosen ones and the prices (:func:`sizing.sources.load_bases`),
     and the warnings the choice calls for (said on stderr). ``with_runs`` (the guide):
     the runs ``req.runs`` selects are read and returned, and the bases come from them."""
-    inputs = load_bases(
-        Sources(db=req.db, catalog=req.catalog, runs=req.runs),
-        requested=req.basis,
-        source=req.source,
-        include_virtualized=req.include_virtualized,
-        include_emulated=req.include_emulated,
-        article_prices=req.article_prices,
-        serves=serves,
-        every_reference=every_reference,
-        with_runs=with_runs,
-    )
+    inputs = load_bases(req, serves=serves, every_reference=every_reference, with_runs=with_runs)
     notes = []
     chosen = inputs.choice.bases
     if any("emulated" in b.flags for b in chosen):

@@ -5,10 +5,10 @@ raised as :class:`sizing.errors.SizingError` carry their own, which the CLI's gu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from sizing.errors import ExitStatus
 from sizing.model import RunStatus, RunSummary, Status
+from sizing.plan.document import PlanDocument
 
 __all__ = ["Answered", "Checked", "Planned", "exit_status"]
 
@@ -17,7 +17,7 @@ __all__ = ["Answered", "Checked", "Planned", "exit_status"]
 class Planned:
     """``run --plan``: the dry-run document (:func:`sizing.sweep.plan_sweep`)."""
 
-    doc: dict[str, Any]
+    doc: PlanDocument
 
 
 @dataclass(frozen=True)
@@ -48,9 +48,9 @@ def exit_status(outcome: Outcome) -> ExitStatus:
         if failed or outcome.status is not RunStatus.COMPLETE:
             return ExitStatus.HOST
     elif isinstance(outcome, Planned):
-        if outcome.doc["preflight"]:
+        if outcome.doc.preflight:
             return ExitStatus.HOST
-        if outcome.doc.get("nothing_to_measure"):
+        if outcome.doc.nothing_to_measure:
             return ExitStatus.ERROR
     elif isinstance(outcome, Checked):
         if outcome.unreachable:

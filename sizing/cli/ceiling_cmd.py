@@ -10,7 +10,6 @@ import typer
 
 from sizing import paths
 from sizing.app.env import current
-from sizing.ceilings import ALGORITHMS, openssl_build
 from sizing.cli.app import emit_json
 from sizing.cli.options import JsonOpt
 from sizing.errors import HostError
@@ -73,7 +72,6 @@ def probe_ceiling(
 def _text(rows: list[Probed], tls_key: str) -> str:
     """Each host's ceiling, then the catalog entry that lets `recommend --cpu MODEL
     --allow-translation` translate a measured TLS basis to that CPU."""
-    what = ALGORITHMS[tls_key]
     out = []
     for r in rows:
         if r.sign_per_core is None:
@@ -82,9 +80,8 @@ def _text(rows: list[Probed], tls_key: str) -> str:
         ht = (f"; HT siblings together {r.sign_per_core_ht:,.0f}/s"
               if r.sign_per_core_ht is not None else "")  # fmt: skip
         out.append(
-            f"{r.host}: {r.cpu_model or 'CPU model unknown'}: {what} "
-            f"{r.sign_per_core:,.0f}/s on cpu {r.cpus}{ht} "
-            f"({openssl_build(r.openssl)}; {r.took_s} s)"
+            f"{r.host}: {r.cpu_model or 'CPU model unknown'}: {r.algorithm} "
+            f"{r.sign_per_core:,.0f}/s on cpu {r.cpus}{ht} ({r.build}; {r.took_s} s)"
         )
     good = [r for r in rows if r.sign_per_core is not None and r.cpu_model]
     if good:
@@ -96,6 +93,6 @@ def _text(rows: list[Probed], tls_key: str) -> str:
             out.append(
                 f"  - {{cpu_model: {r.cpu_model!r}, tls_key: {tls_key}, "
                 f"sign_per_core: {r.sign_per_core}{extra}, source: 'sizing "
-                f"probe-ceiling on {r.host} ({openssl_build(r.openssl)})'}}"
+                f"probe-ceiling on {r.host} ({r.build})'}}"
             )
     return "\n".join(out)

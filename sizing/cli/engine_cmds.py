@@ -85,7 +85,6 @@ def recommend_cmd(
     # deferred (measured with -X importtime): the use case, the engine, the sources and the
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
     from sizing.app import sizing as app_sizing
-    from sizing.report.explain import explain
     from sizing.report.render.text import (
         basis_json,
         basis_line,
@@ -105,7 +104,7 @@ def recommend_cmd(
     versus = None if got.versus is None else got.versus.to_dict()
     if json_out:
         emit_json({"basis": basis_json(got.inputs.choice, got.inputs.prices), **result.to_dict(),
-                   "explanation": list(explain(result)), "hint": got.hint,
+                   "explanation": list(got.explanation), "hint": got.hint,
                    "platforms": versus})  # fmt: skip
     else:
         if result.recommendation is None and not got.p95:  # else the explanation names it
@@ -114,7 +113,7 @@ def recommend_cmd(
         if got.versus is not None:
             typer.echo("\n" + versus_text(got.versus, columns()))
     if result.recommendation is None:
-        error(explain(result)[-1] + hint_sentence(got.hint))
+        error(got.explanation[-1] + hint_sentence(got.hint))
     code = exit_status(Answered(result.recommendation is not None))
     if code:
         raise typer.Exit(int(code))

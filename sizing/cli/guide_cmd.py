@@ -184,8 +184,7 @@ def guide_cmd(
     # deferred (measured with -X importtime): the use case, the engine, the sources and the
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
     from sizing import __version__
-    from sizing.app.guide import make
-    from sizing.report.data.model import GuideRequest
+    from sizing.app.guide import GuideRequest, make
 
     fmt_c, path = output_format(out, fmt)
     sizing = sizing_request(

@@ -10,7 +10,6 @@ import typer
 
 from sizing.app.env import current
 from sizing.cli.options import DbOpt
-from sizing.store import Store, read_recovery
 
 
 def import_cmd(
@@ -27,13 +26,13 @@ def import_cmd(
 ) -> None:
     """Import points a run kept in a recovery file into their run. Importing the same
     file twice adds nothing."""
-    records = read_recovery(file)
+    # deferred, as in results: the store and its use case
+    from sizing.app.results import import_recovery
+
     path = current().database(db)
-    Store.exists(path)  # refuses a directory, or one this user may not look into
-    with Store(path) as store:
-        added, there = store.import_points(records)
-    runs = ", ".join(str(r) for r in sorted({int(r["run_id"]) for r in records}))
+    got = import_recovery(file, path)
+    runs = ", ".join(str(r) for r in got.runs)
     typer.echo(
-        f"imported {added} point(s) into run {runs} of {path}"
-        + (f"; {there} already there" if there else "")
+        f"imported {got.added} point(s) into run {runs} of {path}"
+        + (f"; {got.there} already there" if got.there else "")
     )

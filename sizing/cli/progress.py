@@ -83,8 +83,9 @@ class RichProgress:
             left = self.estimate
         else:
             left = None
-        # deferred: the plan (its pydantic models) costs every command's start-up 0.1 s
-        from sizing.plan.dryrun import duration_words
+        # deferred: the run's use case (the sweep) costs every command's start-up 0.3 s;
+        # a run's progress has imported it already
+        from sizing.app.run import duration_words
 
         return f"about {duration_words(left)} left" if left else ""
 

@@ -20,7 +20,6 @@ from sizing.report.render.points import (
     points_table,
 )
 from sizing.report.render.run_text import pairs_table
-from sizing.store import Store
 
 if TYPE_CHECKING:
     from sizing.app.results import StoredRun
@@ -98,7 +97,7 @@ def results(
     if compare:
         _compare(path, runs_given or [], json_out)
         return
-    if not Store.exists(path) and not (json_out or csv_out):
+    if not app_results.exists(path) and not (json_out or csv_out):
         typer.echo(f"nothing measured yet; try: sizing run\n({path} does not exist)")
         return
     shown = app_results.read(path, run_id)
@@ -123,7 +122,7 @@ def _run_json(r: StoredRun) -> dict[str, Any]:
         "stored_status": rec.status,
         "inventory": rec.inventory,
         "tool_version": rec.tool_version,
-        "options": rec.options,
+        "options": r.options_json,
         "points": [{**point_json(p, ev), "metadata": p.metadata.to_json()} for p, ev in r.points],
         "comparisons": comparisons_json([p for p, _ in r.points], r.across),
     }
@@ -173,14 +172,11 @@ def _bases(
     """``results --bases``: every basis, and the one the engine commands would choose."""
     # deferred (measured with -X importtime): the use case, the engine, the sources and the
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
+    from sizing.app.results import bases
     from sizing.report.render.text import bases_rows, bases_text, basis_json
-    from sizing.sources import Sources, load_bases
 
-    inputs = load_bases(
-        Sources(db=path),
-        include_virtualized=include_virtualized,
-        include_emulated=include_emulated,
-    )
+    inputs = bases(path, include_virtualized=include_virtualized,
+                   include_emulated=include_emulated)  # fmt: skip
     rows = bases_rows(
         inputs.bases,
         inputs.choice,
@@ -197,8 +193,7 @@ def _compare(path: Path, refs: list[str], json_out: bool) -> None:
     """``results --compare``: every run against the first (environment and figures)."""
     # deferred (measured with -X importtime): the use case, the engine, the sources and the
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
-    from sizing.app.results import run_ref
-    from sizing.engine.compare import environment_diff, figure_diff, pair_across_runs
+    from sizing.app.results import compare
     from sizing.report.render.points import comparisons_json
     from sizing.report.render.run_text import (
         comparison_json,
@@ -207,19 +202,9 @@ def _compare(path: Path, refs: list[str], json_out: bool) -> None:
         pairs_table,
     )
 
-    if not Store.exists(path):
-        raise UsageError(f"--compare: {path} does not exist; nothing measured yet")
-    with Store.open_readonly(path) as store:
-        runs = [store.get_run(run_ref(store, r, "--compare")) for r in refs]
-        base = runs[0]
-        points = {r.id: [p.result for p in store.points(r.id)] for r in runs}
-        pairs = []
-        for other in runs[1:]:
-            env = environment_diff(base.environment, other.environment)
-            figs = figure_diff(points[base.id], points[other.id])
-            pairs.append((other.id, env, figs))
+    got = compare(path, refs)
+    runs, base, pairs, across = got.runs, got.base, got.against, got.across
     # a guest of one run beside its host's bare metal of another (unpaired, runs named)
-    across = pair_across_runs(points)
     overhead = pairs_table([], across)
     overhead = "\n" + overhead if overhead else ""
     if json_out:

@@ -21,7 +21,8 @@ from sizing.errors import UsageError
 from sizing.model import HtChoice
 
 if TYPE_CHECKING:
-    from sizing.sweep import RunOptions, RunSummary
+    from sizing.app.run import RunOptions
+    from sizing.model import RunSummary
 
 
 # -- the options of `sizing run` (adding one: here, and its RunOptions field) --------
@@ -258,7 +259,6 @@ def run(
     # 0.25 s, the plan and the profiles' pydantic models 0.1 s: imports that every other
     # command's start-up (recommend's above all) would pay at module level
     from sizing.app import run as app_run
-    from sizing.plan.dryrun_text import plan_text
 
     opts = _options(
         inventory=inventory, cores=cores, ht=ht, profile=profile, duration=duration,
@@ -283,11 +283,11 @@ def run(
         with RichProgress() as progress:
             planned = app_run.plan(opts, progress, detail=json_out or verbose)
         if json_out:
-            emit_json(planned.doc)
+            emit_json(planned.doc.to_json())
         else:
-            typer.echo(plan_text(planned.doc))
-        if planned.doc.get("nothing_to_measure"):
-            typer.echo(f"error: nothing to measure: {planned.doc['nothing_to_measure']}", err=True)
+            typer.echo(app_run.plan_text(planned.doc))
+        if planned.doc.nothing_to_measure:
+            typer.echo(f"error: nothing to measure: {planned.doc.nothing_to_measure}", err=True)
         _exit(planned)
         return
     if probe:
@@ -338,12 +338,16 @@ def _options(
 ) -> RunOptions:
     """The request of ``sizing run`` from its parsed options, typed as Typer gave them."""
     # deferred, as in run: the profiles' and the plan's pydantic models, the sweep
-    from sizing import profiles as profiles_mod
-    from sizing.extravars import parse_extra_vars
-    from sizing.knee import parse_duration_s, parse_rates, parse_slo
-    from sizing.plan import parse_cores
-    from sizing.plan.settings import MeasureSettings
-    from sizing.sweep import RunOptions
+    from sizing.app.run import (
+        MeasureSettings,
+        RunOptions,
+        parse_cores,
+        parse_duration_s,
+        parse_extra_vars,
+        parse_profiles,
+        parse_rates,
+        parse_slo,
+    )
 
     for name, v in (("--duration", duration), ("--warmup", warmup)):
         if v is not None and not math.isfinite(v):  # nan passes a range check
@@ -366,7 +370,7 @@ def _options(
         inventory=inventory,
         cores=parse_cores(cores),
         hts=choice(HtChoice, ht, "--ht", RUN_HT).modes,
-        profiles=tuple(profiles_mod.parse_list(profile)),
+        profiles=tuple(parse_profiles(profile)),
         db=current().database(db),
         argv=tuple(sys.argv),
         debug=current().debug,

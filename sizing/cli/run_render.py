@@ -11,7 +11,6 @@ import typer
 
 from sizing.cli.app import columns, emit_json
 from sizing.model import PointResult
-from sizing.report.data.evidence import NO_EVIDENCE
 from sizing.report.render.points import (
     ceiling_lines,
     left_out_by_default,
@@ -40,7 +39,7 @@ def render_run(measured: Measured, label: str, db: Path, *, json_out: bool,
                 "status": summary.status,
                 "points": [
                     {
-                        **point_json(p, evidence.get(p.key, NO_EVIDENCE)),
+                        **point_json(p, measured.evidence_of(p.key)),
                         **_latency_json(p),
                         "metadata": p.metadata.to_json(),
                     }

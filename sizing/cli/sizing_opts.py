@@ -27,7 +27,7 @@ from sizing.cli.options import (
 from sizing.model import HtChoice, Source
 
 if TYPE_CHECKING:
-    from sizing.sources.request import Inputs, SizingRequest
+    from sizing.app.sizing import Inputs, SizingRequest
 
 __all__ = [
     "AllowTranslationOpt",
@@ -139,7 +139,7 @@ def inputs_of(source: str, basis: str | None, catalog: Path | None, db: Path | N
            article_prices: bool, include_virtualized: bool, include_emulated: bool,
            allow_extrapolation: bool, runs: tuple[str, ...] = ()) -> Inputs:  # fmt: skip
     """Where the figures come from, as the options say."""
-    from sizing.sources.request import Inputs  # deferred: the engine's import chain
+    from sizing.app.sizing import Inputs  # deferred: the engine's import chain
 
     return Inputs(
         source=choice(Source, source, "--source"),
@@ -161,8 +161,7 @@ def sizing_request(*, rps: str | None, tps: str | None, headroom: str,
                    compare_platforms: bool | None = None) -> SizingRequest:  # fmt: skip
     """The request the options ask (no demand without --rps or --tps: the guide's tables
     only); a bad value is one clear usage line."""
-    from sizing.engine import Demand  # deferred: the engine's import chain
-    from sizing.sources.request import SizingRequest
+    from sizing.app.sizing import Demand, SizingRequest  # deferred: the engine's imports
 
     demand = None
     rps_n, tps_n, headroom_pct = demand_figures(rps, tps, headroom)

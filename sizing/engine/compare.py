@@ -23,6 +23,7 @@ from sizing.engine.basis import Basis
 from sizing.engine.table import GUEST_PLATFORMS
 from sizing.intervals import PairedRatio
 from sizing.model import Platform, PointResult, Status
+from sizing.records import HostRecord
 
 # Fingerprint keys worth comparing (the rest, such as the clock, always differ).
 FINGERPRINT = (
@@ -78,9 +79,7 @@ class FigureDiff:
         return a.ci_low <= b.ci_high and b.ci_low <= a.ci_high
 
 
-def environment_diff(
-    a: Mapping[str, Mapping[str, Any]], b: Mapping[str, Mapping[str, Any]]
-) -> list[EnvDiff]:
+def environment_diff(a: Mapping[str, HostRecord], b: Mapping[str, HostRecord]) -> list[EnvDiff]:
     """Per host, the fingerprint fields whose values differ (a host in one run only too)."""
     out: list[EnvDiff] = []
     for host in sorted(set(a) | set(b)):
@@ -96,8 +95,9 @@ def environment_diff(
             )
             continue
         for key in FINGERPRINT:
-            if ea.get(key) != eb.get(key):
-                out.append(EnvDiff(host, key, ea.get(key), eb.get(key)))
+            va, vb = getattr(ea, key), getattr(eb, key)
+            if va != vb:
+                out.append(EnvDiff(host, key, va, vb))
     return out
 
 

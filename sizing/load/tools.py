@@ -3,7 +3,9 @@
 A profile's ``generator:`` is looked up here (:func:`tool`, :func:`open_loop_tool`) and
 nowhere else is a generator's name compared: what differs between wrk, oha and vegeta is
 said once, as a tool's :class:`Capabilities`, its argv builder (:meth:`LoadTool.command`,
-from a tool-neutral :class:`LoadRequest`) and its parser (:meth:`LoadTool.parse`).
+from a tool-neutral :class:`LoadRequest`) and its parser (:meth:`LoadTool.parse`); a
+closed-loop window's command and output go through the profile's tool too
+(:func:`closed_loop_parse`: wrk's figures).
 ``tests/unit/test_load_tools.py`` fails on a generator name check outside this module.
 
 Adding a generator is its driver module (``sizing/load/TOOL.py``: spec, argv, parser),
@@ -33,6 +35,7 @@ __all__ = [
     "OpenLoopTool",
     "RateResult",
     "ToolResult",
+    "closed_loop_parse",
     "open_loop_tool",
     "tool",
 ]
@@ -241,6 +244,14 @@ def tool(name: str) -> LoadTool:
     if found is None:
         raise UsageError(f"unknown load generator {name!r} (known: {', '.join(sorted(TOOLS))})")
     return found
+
+
+def closed_loop_parse(generator: str, stdout: str) -> wrk.WrkResult:
+    """A closed-loop window's output, parsed by its profile's generator (wrk's figures)."""
+    got = tool(generator).parse(CommandOutput(argv=[], rc=0, stdout=stdout))
+    if not isinstance(got, wrk.WrkResult):
+        raise UsageError(f"{generator} does not measure closed-loop windows")
+    return got
 
 
 def open_loop_tool(generator: str) -> OpenLoopTool:

@@ -17,7 +17,7 @@ from sizing.errors import SizingError
 from sizing.facts import HostFacts
 from sizing.intervals import interval_words, repetition_flags
 from sizing.inventory import Host
-from sizing.load import wrk
+from sizing.load.tools import closed_loop_parse
 from sizing.loadproto import WindowOutput, WindowSpec
 from sizing.measure.cpu import (
     client_cpus,
@@ -73,7 +73,8 @@ def window_rates(point: PlannedPoint, outputs: Mapping[str, Sequence[WindowOutpu
             if w.index == 0 or not w.commands:
                 continue
             try:
-                per[w.index] = per.get(w.index, 0.0) + wrk.parse(w.commands[0].stdout).rps
+                rps = closed_loop_parse(point.profile.generator, w.commands[0].stdout).rps
+                per[w.index] = per.get(w.index, 0.0) + rps
             except SizingError:
                 per.setdefault(w.index, 0.0)
     return [per[i] for i in sorted(per)]
@@ -127,11 +128,11 @@ def client_window(
     cmd = cw.commands[0]
     totals.starts.append(cw.start)
     try:
-        parsed = wrk.parse(cmd.stdout)
+        parsed = closed_loop_parse(prof.generator, cmd.stdout)
     except SizingError as exc:
         err_lines = cmd.stderr.strip().splitlines()
         problems.append(
-            f"{client.name}: wrk failed in window {idx} (rc {cmd.rc}): "
+            f"{client.name}: {prof.generator} failed in window {idx} (rc {cmd.rc}): "
             f"{err_lines[-1] if err_lines else exc}"
         )
         return

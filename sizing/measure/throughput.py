@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sizing.load import wrk
-from sizing.loadproto import Command, LoadSpec
+from sizing.loadproto import LoadSpec
 from sizing.measure.context import MeasureContext
 from sizing.measure.evaluate import Measurement, Outputs, evaluate_windows, window_rates
 from sizing.measure.validity import StopRule
@@ -22,7 +21,7 @@ from sizing.measure.windows import (
     point_lead,
     schedule_windows,
 )
-from sizing.plan.loadspec import client_wrk_spec, url_for
+from sizing.plan.loadspec import client_command, url_for
 from sizing.plan.points import PlannedPoint
 from sizing.plan.settings import Schedule
 from sizing.provision.platforms.base import Target
@@ -51,8 +50,7 @@ def host_specs(
     for c in point.clients:
         specs[c.name] = LoadSpec(
             windows=[
-                replace(w, commands=[Command(wrk.build_argv(
-                    client_wrk_spec(point, c, url, connections, w.duration)))])
+                replace(w, commands=[client_command(point, c, url, connections, w.duration)])
                 for w in windows
             ],
             sample_cpu=True,

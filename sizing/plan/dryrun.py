@@ -10,16 +10,33 @@ large lab can be checked before it is used.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from sizing.errors import SizingError
 from sizing.facts import HostFacts
 from sizing.inventory import Host, Inventory
-from sizing.load import wrk
 from sizing.load.tools import open_loop_tool
 from sizing.model import PointKey
+from sizing.plan.document import (
+    PlanClient,
+    PlanDocument,
+    PlanEstimate,
+    PlanHost,
+    PlanOffered,
+    PlanPair,
+    PlanPlaybook,
+    PlanPoint,
+    PlanPointRun,
+    PlanServer,
+    PlanSkip,
+    PlanUnpaired,
+    PlanUpstream,
+    PlanWindows,
+)
 from sizing.plan.loadspec import (
     client_ceiling,
+    client_command,
     client_request,
     client_wrk_spec,
     url_for,
@@ -32,12 +49,8 @@ from sizing.topology import affinity_masks, cpulist
 __all__ = ["estimate", "nothing_to_measure", "open_loop_plan_argv", "plan_document", "span_words"]
 
 
-def _windows(schedule: Schedule) -> dict[str, Any]:
-    return {
-        "warmup_s": schedule.warmup_s,
-        "duration_s": schedule.duration_s,
-        "repetitions": schedule.first_reps,
-    }
+def _windows(schedule: Schedule) -> PlanWindows:
+    return PlanWindows(schedule.warmup_s, schedule.duration_s, schedule.first_reps)
 
 
 def open_loop_plan_argv(
@@ -54,17 +67,17 @@ def open_loop_plan_argv(
 
 def _point(
     settings: MeasureSettings, point: PlannedPoint, done: Collection[PointKey]
-) -> dict[str, Any]:
+) -> PlanPoint:
     k = point.key
-    doc: dict[str, Any] = {
-        "host": k.host,
-        "platform": k.platform,
-        "cores": k.cores,
-        "ht": k.ht,
-        "profile": k.profile,
-        "status": ("stored" if k in done else "skipped" if point.skipped else "planned"),
-        "reason": point.skip_reason or ("already in the resumed run" if k in done else ""),
-    }
+    doc = PlanPoint(
+        host=k.host,
+        platform=k.platform,
+        cores=k.cores,
+        ht=k.ht,
+        profile=k.profile,
+        status=("stored" if k in done else "skipped" if point.skipped else "planned"),
+        reason=point.skip_reason or ("already in the resumed run" if k in done else ""),
+    )
     if point.skipped or point.allocation is None:
         return doc
     schedule = Schedule.of(settings, point.profile)
@@ -73,50 +86,44 @@ def _point(
     windows = _windows(schedule)
     clients = []
     for c in point.clients:
-        spec = client_wrk_spec(point, c, url, connections, float(windows["duration_s"]))
+        spec = client_wrk_spec(point, c, url, connections, float(windows.duration_s))
         try:
-            argv: list[str] | str = wrk.build_argv(spec)
+            argv: list[str] | str = client_command(
+                point, c, url, connections, float(windows.duration_s)).argv
         except Exception as exc:  # noqa: BLE001 - shown, and the pre-flight says it too
             argv = f"cannot build: {exc}"
         if point.profile.mode == "fixed-rate":  # latency profiles: vegeta, one attack per rate
-            argv = open_loop_plan_argv(schedule, point, c, url, float(windows["duration_s"]))
+            argv = open_loop_plan_argv(schedule, point, c, url, float(windows.duration_s))
         clients.append(
-            {
-                "host": c.name,
-                "cpus": cpulist(point.client_cpus.get(c.name, ())) or "any",
-                "threads": spec.threads,
-                "connections": connections,
-                "argv": argv,
-            }
+            PlanClient(c.name, cpulist(point.client_cpus.get(c.name, ())) or "any",
+                       spec.threads, connections, argv)  # fmt: skip
         )
-    doc.update(
-        {
-            "server_cpus": cpulist(point.allocation.server_cpus),
-            "nginx_workers": len(point.allocation.server_cpus),
-            "worker_cpu_affinity": affinity_masks(point.allocation.server_cpus),
-            "url": url,
-            "windows": windows,
-            "clients": clients,
-        }
+    run = PlanPointRun(
+        server_cpus=cpulist(point.allocation.server_cpus),
+        nginx_workers=len(point.allocation.server_cpus),
+        worker_cpu_affinity=affinity_masks(point.allocation.server_cpus),
+        url=url,
+        windows=windows,
+        clients=clients,
     )
+    offered = None
     if point.profile.mode == "fixed-rate":  # what the clients can offer (sizing.knee climb)
         ceiling, cores, per_core = client_ceiling(point)
         fixed = (bool(settings.rates) or schedule.slo() is not None
                  or point.profile.metric == "gateway_cpu_curve")
-        doc["offered"] = {
-            "rates": list(schedule.rates()) if fixed else None,
-            "climb_from": None if fixed else schedule.rates()[0],
-            "client_ceiling": ceiling,
-            "client_cores": cores,
-            "planning_rate_per_core": per_core,
-            "generator": point.profile.generator,
-        }
-    if point.upstreams:  # where the upstream nginx pool runs (never on the measured cores)
-        doc["upstreams"] = [
-            {"host": u.host, "cpus": cpulist(u.cpus) or "all", "where": u.describe()}
-            for u in point.upstreams
-        ]
-    return doc
+        offered = PlanOffered(
+            rates=list(schedule.rates()) if fixed else None,
+            climb_from=None if fixed else schedule.rates()[0],
+            client_ceiling=ceiling,
+            client_cores=cores,
+            planning_rate_per_core=per_core,
+            generator=point.profile.generator,
+        )
+    # where the upstream nginx pool runs (never on the measured cores)
+    upstreams = [
+        PlanUpstream(u.host, cpulist(u.cpus) or "all", u.describe()) for u in point.upstreams
+    ]
+    return replace(doc, run=run, offered=offered, upstreams=upstreams or None)
 
 
 def plan_document(
@@ -134,8 +141,8 @@ def plan_document(
     detail: bool = True,
     stands_for: Mapping[str, Sequence[str]] | None = None,
     pairs: tuple[Sequence[Pair], Sequence[PairNote]] | None = None,
-) -> dict[str, Any]:
-    """The dry run as one JSON-ready document. ``probed``: the facts were read from the
+) -> PlanDocument:
+    """The dry run as one typed document. ``probed``: the facts were read from the
     hosts (``--probe``) rather than declared, and the pre-flight checks ran. ``detail``:
     every point with every client's command (``--plan --verbose``, ``--json``); without
     it (the default text) ``points`` is None and the per-server summary and the estimate
@@ -144,41 +151,39 @@ def plan_document(
     for h in hosts:
         f = facts.get(h.name)
         host_docs.append(
-            {
-                "name": h.name,
-                "roles": sorted(h.roles),
-                "address": h.address,
-                "facts": (f.record.facts or "probed") if f else None,
-                "reachable": (f is not None) if probed else None,
-                "problem": unreachable.get(h.name),
-                "cpus": len(f.topology.cpus) if f else None,
-                "topology": f.topology.describe() if f else None,
-                "cpu_model": f.record.cpu_model if f else None,
-            }
+            PlanHost(
+                name=h.name,
+                roles=sorted(h.roles),
+                address=h.address,
+                facts=(f.record.facts or "probed") if f else None,
+                reachable=(f is not None) if probed else None,
+                problem=unreachable.get(h.name),
+                cpus=len(f.topology.cpus) if f else None,
+                topology=f.topology.describe() if f else None,
+                cpu_model=f.record.cpu_model if f else None,
+            )
         )
     measured = [p for p in plan if not p.skipped and p.key not in done]
     configs = sorted({p.config for p in measured})
-    return {
-        "nothing_to_measure": None if measured else nothing_to_measure(plan, done),
-        "inventory": str(inventory.path),
-        "resume_run": resume_run,
-        "probed": probed,
-        "hosts": host_docs,
-        "points": [_point(settings, p, done) for p in plan] if detail else None,
-        "servers": _servers(plan, done, stands_for or {}),
-        "estimate": estimate(settings, measured, len(configs), pairs[0] if pairs else ()),
-        "playbooks": [
-            {"playbook": "facts.yml", "runs": 1 if probed else 0, "done": probed},
-            {"playbook": "clients.yml", "runs": 1 if measured else 0},
-            {"playbook": "nginx.yml", "runs": len(configs), "note": "at most, once per config"},
+    return PlanDocument(
+        nothing_to_measure=None if measured else nothing_to_measure(plan, done),
+        inventory=str(inventory.path),
+        resume_run=resume_run,
+        probed=probed,
+        hosts=host_docs,
+        points=[_point(settings, p, done) for p in plan] if detail else None,
+        servers=_servers(plan, done, stands_for or {}),
+        estimate=estimate(settings, measured, len(configs), pairs[0] if pairs else ()),
+        playbooks=[
+            PlanPlaybook("facts.yml", 1 if probed else 0, done=probed),
+            PlanPlaybook("clients.yml", 1 if measured else 0),
+            PlanPlaybook("nginx.yml", len(configs), note="at most, once per config"),
             _load_runs(settings, measured, pairs[0] if pairs else ()),
         ],
-        "preflight": list(checks),
-        "pairs": None if pairs is None else [_pair(settings, p) for p in pairs[0]],
-        "unpaired": None if pairs is None else [
-            {"point": n.point, "reason": n.reason} for n in pairs[1]
-        ],
-    }
+        preflight=list(checks),
+        pairs=None if pairs is None else [_pair(settings, p) for p in pairs[0]],
+        unpaired=None if pairs is None else [PlanUnpaired(n.point, n.reason) for n in pairs[1]],
+    )
 
 
 def nothing_to_measure(plan: Sequence[PlannedPoint], done: Collection[PointKey]) -> str:
@@ -198,35 +203,31 @@ def nothing_to_measure(plan: Sequence[PlannedPoint], done: Collection[PointKey])
 
 def _load_runs(
     settings: MeasureSettings, measured: Sequence[PlannedPoint], pairs: Sequence[Pair]
-) -> dict[str, Any]:
+) -> PlanPlaybook:
     """load.yml once per point, and once per window of a pair's legs (at the fewest)."""
     windows = sum(
         len(p.legs) * (s.fixed_reps or s.min_reps)
         for p, s in ((p, Schedule.of(settings, p.a.profile)) for p in pairs)
     )
     legs = sum(len(p.legs) for p in pairs)
-    doc: dict[str, Any] = {"playbook": "load.yml", "runs": len(measured) - legs + windows}
-    if pairs:
-        doc["note"] = "at least: a pair's legs run one window per load.yml"
-    return doc
+    note = "at least: a pair's legs run one window per load.yml" if pairs else None
+    return PlanPlaybook("load.yml", len(measured) - legs + windows, note=note)
 
 
-def _pair(settings: MeasureSettings, pair: Pair) -> dict[str, Any]:
+def _pair(settings: MeasureSettings, pair: Pair) -> PlanPair:
     """One pair of the plan: its legs and the order their windows alternate in."""
     sch = Schedule.of(settings, pair.a.profile)
     first = sch.fixed_reps or sch.min_reps
     order = " ".join("".join(leg_order(i, len(pair.legs))).upper() for i in range(min(first, 4)))
-    return {
-        "kind": str(pair.kind),
-        "figure": pair.kind.figure if pair.c is None else "HT gain (b / a) and overhead (c / a)",
-        "a": pair.a.key.label(),
-        "b": pair.b.key.label(),
-        "c": None if pair.c is None else pair.c.key.label(),
-        "order": order + (" ..." if (sch.fixed_reps or sch.max_reps) > 4 else ""),
-        "pairs": (
-            f"{sch.fixed_reps}" if sch.fixed_reps else f"{sch.min_reps} to {sch.max_reps}"
-        ),
-    }
+    return PlanPair(
+        kind=str(pair.kind),
+        figure=pair.kind.figure if pair.c is None else "HT gain (b / a) and overhead (c / a)",
+        a=pair.a.key.label(),
+        b=pair.b.key.label(),
+        c=None if pair.c is None else pair.c.key.label(),
+        order=order + (" ..." if (sch.fixed_reps or sch.max_reps) > 4 else ""),
+        pairs=f"{sch.fixed_reps}" if sch.fixed_reps else f"{sch.min_reps} to {sch.max_reps}",
+    )
 
 
 # What a point costs besides its windows, for the estimate: load.yml's Ansible round trip
@@ -242,7 +243,7 @@ def estimate(
     measured: Sequence[PlannedPoint],
     configs: int,
     pairs: Sequence[Pair] = (),
-) -> dict[str, Any]:
+) -> PlanEstimate:
     """How long the points left to measure take: each point's warm-up and timed windows
     at its fewest and its most repetitions (the adaptive rule stops in between), plus
     load.yml per point and nginx.yml per configuration (:data:`POINT_OVERHEAD_S`,
@@ -279,13 +280,13 @@ def estimate(
     extra = (
         (len(measured) - len(legs)) * POINT_OVERHEAD_S + configs * CONFIG_OVERHEAD_S + paired_extra
     )
-    return {
-        "points": len(measured),
-        "configs": configs,
-        "low_s": round(low + extra),
-        "high_s": round(high + extra),
-        "overhead_s": round(extra),
-    }
+    return PlanEstimate(
+        points=len(measured),
+        configs=configs,
+        low_s=round(low + extra),
+        high_s=round(high + extra),
+        overhead_s=round(extra),
+    )
 
 
 def span_words(low_s: float, high_s: float) -> str:
@@ -308,7 +309,7 @@ def _servers(
     plan: Sequence[PlannedPoint],
     done: Collection[PointKey],
     stands_for: Mapping[str, Sequence[str]],
-) -> list[dict[str, Any]]:
+) -> list[PlanServer]:
     """Per server: its points (planned, stored, skipped), the CPU sets of its
     configurations, and the clients that load it, each named once."""
     out: dict[str, dict[str, Any]] = {}
@@ -335,7 +336,7 @@ def _servers(
                 continue  # a server's points share its clients: the first planned one names them
             s["clients"] = _client_map(p, lists, named)
     return [
-        {**s, "skip_reasons": [{"reason": r, "points": n} for r, n in s["skip_reasons"].items()]}
+        PlanServer(**{**s, "skip_reasons": [PlanSkip(r, n) for r, n in s["skip_reasons"].items()]})
         for s in out.values()
     ]
 

@@ -3,13 +3,11 @@ and the legs left unpaired, the estimated time and the pre-flight verdicts (100 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from sizing.plan.document import PlanDocument
 from sizing.plan.dryrun import duration_words, names_text, span_words
 
 
-def pairs_text(doc: Mapping[str, Any]) -> list[str]:
+def pairs_text(doc: PlanDocument) -> list[str]:
     """The plan's pairs and the legs left unpaired, for people (100 columns)."""
     import textwrap
 
@@ -19,58 +17,56 @@ def pairs_text(doc: Mapping[str, Any]) -> list[str]:
             break_on_hyphens=False,
         )  # fmt: skip
 
-    if doc.get("pairs") is None:
+    if doc.pairs is None:
         return []
     lines: list[str] = []
-    if doc["pairs"]:
+    if doc.pairs:
         lines.append("pairs (measured in alternation, one window each, a warm-up at each switch;")
         lines.append("  the figure is the median of the per-pair ratios, with its interval):")
-        for p in doc["pairs"]:
-            third = f"  /  C {p['c']}" if p.get("c") else ""
+        for p in doc.pairs:
+            third = f"  /  C {p.c}" if p.c else ""
             lines += wrap(
-                f"{p['figure']}: A {p['a']}  /  B {p['b']}{third}; order {p['order']} "
-                f"({p['pairs']} pairs)"
+                f"{p.figure}: A {p.a}  /  B {p.b}{third}; order {p.order} ({p.pairs} pairs)"
             )
-    if doc.get("unpaired"):
+    if doc.unpaired:
         lines.append("not paired:")
-        for n in doc["unpaired"]:
-            lines += wrap(f"{n['point']}: {n['reason']}")
+        for n in doc.unpaired:
+            lines += wrap(f"{n.point}: {n.reason}")
     return lines
 
 
-def summary_text(doc: Mapping[str, Any]) -> list[str]:
+def summary_text(doc: PlanDocument) -> list[str]:
     """The default ``--plan`` text: per server its points and CPU sets, its clients once,
     then the estimate."""
     lines = ["servers (--plan --verbose lists every point with every client's command):"]
-    for s in doc["servers"]:
-        parts = [f"{s['planned']} point(s) to measure"]
-        if s["stored"]:
-            parts.append(f"{s['stored']} stored")
-        if s["skipped"]:
-            parts.append(f"{s['skipped']} skipped")
-        lines.append(f"  {s['host']}: {', '.join(parts)}")
-        if s.get("stands_for"):
+    for s in doc.servers:
+        parts = [f"{s.planned} point(s) to measure"]
+        if s.stored:
+            parts.append(f"{s.stored} stored")
+        if s.skipped:
+            parts.append(f"{s.skipped} skipped")
+        lines.append(f"  {s.host}: {', '.join(parts)}")
+        if s.stands_for:
             lines.append(
-                f"    stands for {len(s['stands_for'])} identical server(s) (--sample): "
-                f"{names_text(s['stands_for']).replace(' hosts)', ' servers)')}"
+                f"    stands for {len(s.stands_for)} identical server(s) (--sample): "
+                f"{names_text(s.stands_for).replace(' hosts)', ' servers)')}"
             )
-        if s["configs"]:
+        if s.configs:
             lines.append(
-                "    nginx on CPUs: "
-                + "; ".join(f"{k} {v}" for k, v in s["configs"].items())
+                "    nginx on CPUs: " + "; ".join(f"{k} {v}" for k, v in s.configs.items())
             )
-        if s["clients"]:
-            cpus = sorted(set(s["clients"].values()))
+        if s.clients:
+            cpus = sorted(set(s.clients.values()))
             on = f" (CPUs {cpus[0]})" if len(cpus) == 1 else ""
-            lines.append(f"    clients: {names_text(list(s['clients']))}{on}")
-        for r in s["skip_reasons"]:
-            lines.append(f"    skipped: {r['points']} point(s): {r['reason']}")
-    e = doc["estimate"]
-    if e["points"]:
+            lines.append(f"    clients: {names_text(list(s.clients))}{on}")
+        for r in s.skip_reasons:
+            lines.append(f"    skipped: {r.points} point(s): {r.reason}")
+    e = doc.estimate
+    if e.points:
         lines.append(
-            f"estimated time: {span_words(e['low_s'], e['high_s'])} "
-            f"({e['points']} point(s) in {e['configs']} configuration(s); fewest to most "
-            f"repetitions, {duration_words(e['overhead_s'])} of it assumed for provisioning and "
+            f"estimated time: {span_words(e.low_s, e.high_s)} "
+            f"({e.points} point(s) in {e.configs} configuration(s); fewest to most "
+            f"repetitions, {duration_words(e.overhead_s)} of it assumed for provisioning and "
             "Ansible)"
         )
     import textwrap
@@ -83,83 +79,77 @@ def summary_text(doc: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def plan_text(doc: Mapping[str, Any]) -> str:
+def plan_text(doc: PlanDocument) -> str:
     """The dry run for people: hosts, then each point with its CPU sets and commands."""
     import shlex
 
     lines = [
-        f"plan for {doc['inventory']}"
-        + (f" (resuming run {doc['resume_run']})" if doc.get("resume_run") is not None else "")
+        f"plan for {doc.inventory}"
+        + (f" (resuming run {doc.resume_run})" if doc.resume_run is not None else "")
     ]
-    probed = doc.get("probed", True)
+    probed = doc.probed
     lines.append(
         "hosts (facts read from the hosts):"
         if probed
         else "hosts (offline: declared facts, nothing contacted; --probe reads the hosts):"
     )
-    for h in doc["hosts"]:
+    for h in doc.hosts:
         if not probed:
-            state = (
-                f"{h['facts']} {h['topology']}" if h["facts"] else f"NOT PLANNED: {h['problem']}"
-            )
-        elif h["reachable"]:
+            state = f"{h.facts} {h.topology}" if h.facts else f"NOT PLANNED: {h.problem}"
+        elif h.reachable:
             state = "reachable"
         else:
-            state = f"UNREACHABLE: {h['problem']}"
-        cpus = f", {h['cpus']} CPUs" if h["cpus"] and probed else ""
-        lines.append(f"  {h['name']} ({','.join(h['roles'])}) {h['address']}{cpus}: {state}")
-    if doc.get("points") is None:
+            state = f"UNREACHABLE: {h.problem}"
+        cpus = f", {h.cpus} CPUs" if h.cpus and probed else ""
+        lines.append(f"  {h.name} ({','.join(h.roles)}) {h.address}{cpus}: {state}")
+    if doc.points is None:
         lines += summary_text(doc)
         return "\n".join([*lines, *pairs_text(doc), *_tail(doc, probed)])
     lines.append("points:")
-    for p in doc["points"]:
-        label = f"{p['host']} {p['platform']} {p['cores']}c ht={p['ht']} {p['profile']}"
-        if p["status"] != "planned":
-            lines.append(f"  {label}: {p['status']} ({p['reason']})")
+    for p in doc.points:
+        if p.status != "planned" or p.run is None:
+            lines.append(f"  {p.label}: {p.status} ({p.reason})")
             continue
-        w = p["windows"]
+        r, w = p.run, p.run.windows
         lines.append(
-            f"  {label}: nginx {p['nginx_workers']} worker(s) on CPUs {p['server_cpus']} "
-            f"(worker_cpu_affinity {p['worker_cpu_affinity']}); "
-            f"{w['repetitions']} x {w['duration_s']} s after {w['warmup_s']} s warm-up"
+            f"  {p.label}: nginx {r.nginx_workers} worker(s) on CPUs {r.server_cpus} "
+            f"(worker_cpu_affinity {r.worker_cpu_affinity}); "
+            f"{w.repetitions} x {w.duration_s} s after {w.warmup_s} s warm-up"
         )
-        for c in p["clients"]:
-            argv = c["argv"] if isinstance(c["argv"], str) else shlex.join(c["argv"])
-            lines.append(f"    {c['host']} (CPUs {c['cpus']}): {argv}")
-        for u in p.get("upstreams", ()):
-            lines.append(f"    upstream nginx: {u['where']}")
-        o = p.get("offered")
-        if o:
-            what = (f"climbs from {o['climb_from']:,}/s to the knee" if o["climb_from"]
-                    else f"offers {len(o['rates'])} rate(s) up to {max(o['rates']):,}/s")
+        for c in r.clients:
+            argv = c.argv if isinstance(c.argv, str) else shlex.join(c.argv)
+            lines.append(f"    {c.host} (CPUs {c.cpus}): {argv}")
+        for u in p.upstreams or ():
+            lines.append(f"    upstream nginx: {u.where}")
+        if o := p.offered:
+            what = (f"climbs from {o.climb_from:,}/s to the knee" if o.climb_from
+                    else f"offers {len(o.rates or ())} rate(s) up to {max(o.rates or (0,)):,}/s")
             lines.append(
-                f"    {what}; the clients offer at most {o['client_ceiling']:,.0f}/s "
-                f"({o['client_cores']} client core(s) x {o['planning_rate_per_core']:,}/s, "
-                f"{o['generator']}'s planning figure from benchmarks/generators)")
-    e = doc.get("estimate")  # a document written before estimates has none
-    if e and e["points"]:
-        lines.append(f"estimated time: {span_words(e['low_s'], e['high_s'])}")
+                f"    {what}; the clients offer at most {o.client_ceiling:,.0f}/s "
+                f"({o.client_cores} client core(s) x {o.planning_rate_per_core:,}/s, "
+                f"{o.generator}'s planning figure from benchmarks/generators)")
+    if doc.estimate.points:
+        lines.append(f"estimated time: {span_words(doc.estimate.low_s, doc.estimate.high_s)}")
     return "\n".join([*lines, *pairs_text(doc), *_tail(doc, probed)])
 
 
-def _tail(doc: Mapping[str, Any], probed: bool) -> list[str]:
+def _tail(doc: PlanDocument, probed: bool) -> list[str]:
     """The playbook runs and the pre-flight verdict."""
     lines: list[str] = []
     runs = ", ".join(
-        f"{pb['playbook']} x{pb['runs']}"
-        + ("+" if pb.get("note", "").startswith("at least") else "")
-        for pb in doc["playbooks"]
+        f"{pb.playbook} x{pb.runs}" + ("+" if (pb.note or "").startswith("at least") else "")
+        for pb in doc.playbooks
     )
     lines.append(f"playbooks: {runs}")
-    if not probed and doc["preflight"]:
+    if not probed and doc.preflight:
         lines.append("inventory problems (checked offline; the run would stop before any load):")
-        lines += [f"  - {p}" for p in doc["preflight"]]
+        lines += [f"  - {p}" for p in doc.preflight]
         lines.append("pre-flight on the hosts: not run offline (--probe reads them and runs it)")
     elif not probed:
         lines.append("pre-flight: not run offline (--probe reads the hosts and runs it)")
-    elif doc["preflight"]:
+    elif doc.preflight:
         lines.append("pre-flight problems (the run would stop before any load):")
-        lines += [f"  - {p}" for p in doc["preflight"]]
+        lines += [f"  - {p}" for p in doc.preflight]
     else:
         lines.append("pre-flight: all checks pass")
     return lines

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from sizing.inventory import Host
 from sizing.load import wrk
-from sizing.load.tools import WRK, LoadRequest, open_loop_tool
+from sizing.load.tools import WRK, LoadRequest, open_loop_tool, tool
+from sizing.loadproto import Command
 from sizing.paths import TOOL_DIR as DEFAULT_TOOL_DIR
 from sizing.plan.jwt import make_token
 from sizing.plan.points import PlannedPoint
@@ -18,6 +19,7 @@ from sizing.profiles import Profile
 __all__ = [
     "DEFAULT_TOOL_DIR",
     "client_ceiling",
+    "client_command",
     "client_request",
     "client_wrk_spec",
     "request_headers",
@@ -52,18 +54,31 @@ def client_wrk_spec(
 ) -> wrk.WrkSpec:
     """The wrk invocation ``client`` runs for one window of ``point`` (``connections``:
     this client's), as the registry's wrk builds it (:data:`sizing.load.tools.WRK`)."""
+    return WRK.spec(_closed_request(point, client, url, connections, duration_s))
+
+
+def _closed_request(
+    point: PlannedPoint, client: Host, url: str, connections: int, duration_s: float
+) -> LoadRequest:
     prof = point.profile
-    return WRK.spec(
-        LoadRequest(
-            url=url,
-            duration_s=float(duration_s),
-            connections=connections,
-            tool_dir=tool_dir(client),
-            headers=request_headers(prof),
-            keepalive=prof.keepalive,
-            cpus=tuple(point.client_cpus.get(client.name, ())),
-        )
+    return LoadRequest(
+        url=url,
+        duration_s=float(duration_s),
+        connections=connections,
+        tool_dir=tool_dir(client),
+        headers=request_headers(prof),
+        keepalive=prof.keepalive,
+        cpus=tuple(point.client_cpus.get(client.name, ())),
     )
+
+
+def client_command(
+    point: PlannedPoint, client: Host, url: str, connections: int, duration_s: float
+) -> Command:
+    """The command ``client`` runs for one closed-loop window of ``point``, built by the
+    profile's generator from the same request as :func:`client_wrk_spec`'s."""
+    req = _closed_request(point, client, url, connections, duration_s)
+    return tool(point.profile.generator).command(req)
 
 
 def client_request(

@@ -25,6 +25,11 @@ class DeclaredRecord:
     sizing_cost_ref: str | None = None
     _from: str | None = None
 
+    @classmethod
+    def parse(cls, data: Any) -> DeclaredRecord:
+        """What an inventory declares of a host (its ``sizing_*`` variables), leniently."""
+        return load(cls, data) if isinstance(data, Mapping) else cls()
+
     @property
     def source(self) -> str | None:
         return self._from
@@ -88,10 +93,9 @@ class HostRecord:
 @dataclass(frozen=True)
 class LockOwner:
     """Who measures a run: the controller (its machine-id) and the process (pid and its
-    start time, so that a reused pid is not taken for it). The run record keeps it (its
-    options record's ``owner``: :class:`~sizing.records.run.RunOptionsRecord`); a host's run
-    lock (``playbooks/files/hostlock.py``) keeps it with the run's ``token`` and the time it
-    was taken (``since``)."""
+    start time, so that a reused pid is not taken for it). The run record keeps it (the
+    run's ``owner`` column); a host's run lock (``playbooks/files/hostlock.py``) keeps it
+    with the run's ``token`` and the time it was taken (``since``)."""
 
     controller: str | None = None
     controller_host: str | None = None

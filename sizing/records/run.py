@@ -1,34 +1,96 @@
-"""What a stored run's options record says, read back typed.
+"""What a stored run's options record says, typed: the one shape ``runs.options`` has.
 
-The record is written from :class:`sizing.sweep.RunOptions` (``run_options_record``: one
-key per stored option) with the measuring process beside it (``owner``); ``--resume``
-decodes it field by field from those declarations. Everything else reads it through
-:class:`RunOptionsRecord`, by attribute.
+The record is written from :class:`sizing.sweep.RunOptions` (``run_options_record``: each
+stored option's fields, from the option's declaration) and read back by ``--resume``
+(``resume_options``) and every report by attribute. A field that is None (an empty list
+when the option has no value) was not recorded: an older sizing did not store it. Who
+measures the run is not an option: it is the run's ``owner``
+(:class:`~sizing.records.host.LockOwner`, its own column).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from functools import cache
 from typing import Any
 
-from sizing.records.codec import load
-from sizing.records.host import LockOwner
+from sizing.records.codec import dump, flat, load
 
-__all__ = ["RunOptionsRecord"]
+__all__ = ["RunOptionsRecord", "StoredSettings"]
+
+
+@dataclass(frozen=True)
+class StoredSettings:
+    """What the run asked of every point (``sizing.plan.settings.MeasureSettings``, field
+    for field; stored at the record's level)."""
+
+    duration_s: float | None = None
+    warmup_s: float | None = None
+    repeat: int | None = None
+    max_repeat: int | None = None
+    connections: int | None = None
+    rates: tuple[int, ...] | None = None
+    slo: str | None = None
+    soak_s: float | None = None
 
 
 @dataclass(frozen=True)
 class RunOptionsRecord:
-    """The stored options a report shows: the run's ``--label``, the warm-up its points
-    had (``warmup_s``, None: the profile's own) and who measured it (``owner``, while it
-    ran); the other options in ``extra``, as stored."""
+    """The options a run was measured with (see the module); ``extra`` keeps what another
+    sizing stored beside them, as stored."""
 
+    cores: tuple[int, ...] | None = None
+    ht: tuple[str, ...] | None = None
+    profiles: tuple[str, ...] | None = None
+    # each profile's definition as measured (a profile file may change after the run)
+    profile_defs: tuple[dict[str, Any], ...] | None = None
+    settings: StoredSettings = flat(StoredSettings)
+    skip_preflight: bool | None = None
+    platforms: tuple[str, ...] | None = None
+    allow_host_reboot: bool | None = None
+    insecure: bool | None = None
+    keep_running: bool | None = None
+    unpaired: bool | None = None
+    limit: str | None = None
+    extra_vars: tuple[str, ...] | None = None  # the names only: values may carry secrets
     label: str | None = None
-    warmup_s: float | None = None
-    owner: LockOwner | None = None
+    sample: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, data: Any) -> RunOptionsRecord:
+        """A stored options object, leniently (:func:`~sizing.records.codec.load`);
+        anything else reads as a record of nothing."""
         return load(cls, data) if isinstance(data, Mapping) else cls()
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as stored and as ``results --json`` shows it: every option, null when
+        not recorded (the measure settings at the record's level), then ``extra``."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "settings":
+                out.update({s.name: dump(getattr(value, s.name)) for s in fields(value)})
+            elif f.name != "extra":
+                out[f.name] = dump(value)
+        out.update({k: v for k, v in self.extra.items() if k not in out})
+        return out
+
+    def value(self, name: str) -> Any:
+        """A stored option by its field name: a declared one typed, one this record does
+        not declare (an option added to ``RunOptions`` without a field here) as stored;
+        None when not recorded."""
+        if name in _declared():
+            return getattr(self, name)
+        return self.extra.get(name)
+
+    @property
+    def warmup_s(self) -> float | None:
+        """The warm-up the run's points had (None: each profile's own)."""
+        return self.settings.warmup_s
+
+
+@cache
+def _declared() -> frozenset[str]:
+    return frozenset(f.name for f in fields(RunOptionsRecord) if f.name != "extra")

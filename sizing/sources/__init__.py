@@ -10,7 +10,7 @@ starts fast. This module never imports :mod:`sizing.report`: the report reads fr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ from sizing.catalog import load_catalog, load_catalog_data, load_reference
 from sizing.engine import measured_figures
 from sizing.engine.choice import choose
 from sizing.engine.slo import latency_workloads, slo_figures
-from sizing.errors import SizingError, UsageError
+from sizing.errors import UsageError
 from sizing.model import FigureKind, SizingMetric, Source
 from sizing.sources.bases import (
     BasisInputs,
@@ -31,6 +31,7 @@ from sizing.sources.bases import (
     software_label,
 )
 from sizing.sources.declared import basis_prices, declared_of, record_declared
+from sizing.sources.request import Inputs
 from sizing.sources.rundata import RunData
 from sizing.store import Store
 
@@ -38,7 +39,7 @@ __all__ = [
     "BasisInputs",
     "Declared",
     "RunData",
-    "Sources",
+    "Inputs",
     "basis_prices",
     "db_path",
     "declared_of",
@@ -61,39 +62,11 @@ if TYPE_CHECKING:
     from sizing.model import Figure
 
 
-@dataclass(frozen=True)
-class Sources:
-    """Where to read from."""
-
-    db: Path | None = None  # None: $SIZING_DB, else sizing.sqlite in the user data directory
-    catalog: Path | None = None
-    runs: tuple[str, ...] = ()  # run ids, or "latest"; empty: every run
-
-
 def db_path(db: Path | None) -> Path:
-    """The results database: ``db`` when given, else the default; a directory is refused."""
-    path = db if db is not None else paths.default_db()
+    """The results database (:func:`sizing.paths.results_db`); a directory is refused."""
+    path = paths.results_db(db)
     Store.exists(path)  # refuses a directory, or one this user may not look into
     return path
-
-
-def _migrate_declared(db: Path, runs: Sequence[RunData]) -> None:
-    """Runs recorded before the sweep kept what their inventory declares get it once
-    (:func:`record_declared`), written back to the store, so that no later read-only
-    command reads an inventory (through Ansible) again. A store that cannot be written
-    (read-only file, locked) keeps the patch for this command only."""
-    patches = record_declared(runs)
-    if not patches:
-        return
-    import sqlite3
-
-
-    try:
-        with Store(db, timeout=1.0) as store:
-            for run_id, patch in patches.items():
-                store.set_environment(run_id, patch)
-    except (SizingError, OSError, sqlite3.Error):
-        pass
 
 
 def read_runs(db: Path, selectors: Sequence[str]) -> list[RunData]:
@@ -163,22 +136,17 @@ def _runs(n: int) -> str:
 
 
 def load_bases(
-    where: Sources,
+    where: Inputs,
     *,
-    requested: Sequence[str] | None = None,
-    source: str = Source.BOTH,
-    include_virtualized: bool = False,
-    include_emulated: bool = False,
-    article_prices: bool = False,
     with_runs: bool = False,
     serves: Want | None = None,
     every_reference: bool = False,
 ) -> BasisInputs:
     """Read the store, the catalog and the reference data; build every basis; choose.
 
-    ``source``: ``reference`` offers only the reference bases, ``measured`` only the
+    ``where.source``: ``reference`` offers only the reference bases, ``measured`` only the
     measured ones (none qualifying is a :class:`UsageError`), ``both`` the default choice
-    (:func:`sizing.engine.basis.choose`). ``requested`` (``--basis``) picks by id.
+    (:func:`sizing.engine.basis.choose`). ``where.basis`` (``--basis``) picks by id.
     ``with_runs`` (the guide): the runs ``where.runs`` selects are read and returned, and
     the bases come from them; otherwise from every run of the store. An explicit
     ``--catalog`` counts as asking for its prices on measured bases (``article_prices``).
@@ -188,20 +156,23 @@ def load_bases(
     reference = load_reference()
     runs: list[RunData] = []
     note = ""
-    if source != Source.REFERENCE:
+    if where.source != Source.REFERENCE:
         path = db_path(where.db)
         runs = read_runs(path, where.runs if with_runs else ())
         if not runs:
             note = "nothing measured yet"
-        _migrate_declared(path, runs)
+        # runs recorded before the sweep kept what their inventory declares get it once,
+        # so that no later read-only command reads an inventory (through Ansible) again
+        Store.backfill_environment(path, record_declared(runs))
     measured = measured_bases(runs, declared_of(runs)) if runs else []
     if runs and not measured:
         note = _nothing_usable(runs)
     refs = reference_bases(reference)
     prices = basis_prices(measured, declared_of(runs) if runs else {}, catalog_data)
     measured = [replace(b, price=prices.get(b.id)) for b in measured]
-    choice = _choose(measured, refs, source, requested, include_virtualized=include_virtualized,
-                     include_emulated=include_emulated, serves=serves,
+    choice = _choose(measured, refs, where.source, where.basis,
+                     include_virtualized=where.include_virtualized,
+                     include_emulated=where.include_emulated, serves=serves,
                      every_reference=every_reference)  # fmt: skip
     if note and not any(b.origin == FigureKind.MEASURED for b in choice.bases):
         choice = replace(choice, why=f"{choice.why} ({note})")
@@ -211,7 +182,7 @@ def load_bases(
         prices=prices,
         catalog=catalog,
         reference=reference,
-        article_prices=article_prices or where.catalog is not None,
+        article_prices=where.article_prices or where.catalog is not None,
         runs=tuple(runs) if with_runs else (),
         note=note,
     )

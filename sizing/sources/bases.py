@@ -226,12 +226,12 @@ def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[G
     """The valid sizing points of the runs, grouped by basis."""
     facts_of: dict[str, HostRecord] = {}
     for run in sorted(runs, key=lambda r: r.record.id):
-        for host, facts in run.record.hosts.items():
+        for host, facts in run.record.environment.items():
             if facts.lscpu or facts.cpu_model:
                 facts_of[host] = facts
     groups: dict[GroupKey, _Group] = {}
     for run in runs:
-        env = run.record.hosts
+        env = run.record.environment
         for p in run.points:
             r = p.result
             sized = sizing_metric(r.key.profile)

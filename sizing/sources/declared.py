@@ -4,6 +4,7 @@ the run recorded it, and the prices of the measured bases from it and the catalo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +15,7 @@ from sizing.engine.costs import ServerOffer
 from sizing.errors import SizingError
 from sizing.inventory import load_inventory
 from sizing.model import FigureKind
-from sizing.records.host import DeclaredRecord, hosts_of
+from sizing.records.host import DeclaredRecord, HostRecord
 from sizing.sources.bases import Declared
 
 if TYPE_CHECKING:
@@ -41,37 +42,36 @@ def declared_of(runs: Sequence[RunData]) -> dict[str, Declared]:
     return out
 
 
-def _recorded(environment: Mapping[str, Any]) -> dict[str, DeclaredRecord]:
+def _recorded(environment: Mapping[str, HostRecord]) -> dict[str, DeclaredRecord]:
     """Each host's ``declared`` entry, for the hosts that have one."""
-    return {h: f.declared for h, f in hosts_of(environment).items() if f.declared is not None}
+    return {h: f.declared for h, f in environment.items() if f.declared is not None}
 
 
-def record_declared(runs: Sequence[RunData]) -> dict[int, dict[str, Any]]:
+def record_declared(runs: Sequence[RunData]) -> dict[int, dict[str, HostRecord]]:
     """The ``declared`` entries of runs recorded before the sweep kept them, read once from
     each run's inventory file when it still exists (offline, never connected to; this is
     the one read-only path that imports Ansible's inventory parser): run id -> the
     environment patch (every host's entry, with ``declared`` added, empty when nothing is
     declared or the file is gone). The records in ``runs`` are patched in place; the caller
     writes the patches back, so that no later command reads the inventory again."""
-    patches: dict[int, dict[str, Any]] = {}
+    patches: dict[int, dict[str, HostRecord]] = {}
     for run in runs:
         env = run.record.environment
         if _recorded(env):
             continue
         declared = _declared_from_inventory(run.record.inventory)
-        patch: dict[str, Any] = {}
-        for h in sorted({*env, *declared}):
-            entry = env.get(h)
-            base = dict(entry) if isinstance(entry, Mapping) else {}
-            patch[h] = {**base, "declared": declared.get(h, {})}
+        patch = {
+            h: replace(env.get(h, HostRecord()), declared=declared.get(h, DeclaredRecord()))
+            for h in sorted({*env, *declared})
+        }
         if not patch:  # a run with no host at all: one marker entry
-            patch["_declared"] = {"declared": {}}
+            patch["_declared"] = HostRecord(declared=DeclaredRecord())
         env.update(patch)
         patches[run.record.id] = patch
     return patches
 
 
-def _declared_from_inventory(inventory: str) -> dict[str, dict[str, Any]]:
+def _declared_from_inventory(inventory: str) -> dict[str, DeclaredRecord]:
     """host -> its declared ``sizing_*`` variables, for runs recorded before the sweep kept
     them (``_from`` names the file they came from)."""
     if not inventory:
@@ -89,7 +89,9 @@ def _declared_from_inventory(inventory: str) -> dict[str, dict[str, Any]]:
         return {}
     declared = inv.declared()
     return {
-        h: {**declared[h], "_from": f"inventory {inventory}"} if h in declared else {}
+        h: DeclaredRecord.parse({**declared[h], "_from": f"inventory {inventory}"})
+        if h in declared
+        else DeclaredRecord()
         for h in inv.hosts
     }
 

@@ -18,8 +18,8 @@ from typing import Any
 from sizing.engine.figures import build_series
 from sizing.engine.predict import Bootstrap, Counts, bootstrap, data_key
 from sizing.errors import SizingError
-from sizing.model import FigureKind, Source
-from sizing.sources import Sources, db_path, load_bases
+from sizing.model import FigureKind
+from sizing.sources import Inputs, db_path, load_bases
 
 MAX_ENTRIES = 500
 
@@ -72,8 +72,7 @@ def warm(db: Path) -> None:
     """Compute and cache the bootstrap of every measured series in ``db`` (the end of a
     run: where figures change). Never fails the caller: a cache is only a cache."""
     try:
-        inputs = load_bases(Sources(db=db), source=Source.BOTH, include_virtualized=True,
-                            include_emulated=True)  # fmt: skip
+        inputs = load_bases(Inputs(db=db, include_virtualized=True, include_emulated=True))
         figures = [f for b in inputs.bases if b.origin == FigureKind.MEASURED for f in b.figures]
         build_series(figures, bases=inputs.bases, bootstrapper=cached_bootstrapper(db))
     except (SizingError, OSError, ValueError):

@@ -33,12 +33,13 @@ import json
 import sqlite3
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from sizing.errors import SizingError
 from sizing.model import PointKey, PointResult, Sample, Status
-from sizing.records import LockOwner
+from sizing.records import HostRecord, LockOwner, RunOptionsRecord, dump
 from sizing.store.connection import BUSY_TIMEOUT_S, RUN_ATTEMPT_S, RUN_PATIENCE_S, Connection
 from sizing.store.drift import with_run_drift
 from sizing.store.recovery import (
@@ -97,8 +98,14 @@ class Store(Connection):
         inventory: str,
         argv: Sequence[str],
         tool_version: str,
-        options: dict[str, Any],
+        options: RunOptionsRecord | Mapping[str, Any],
     ) -> int:
+        """A new run, ``running``, with the options it is measured with (a mapping is read
+        as its stored JSON: a run written by hand, as the tests and benchmarks do)."""
+        record = options
+        if not isinstance(record, RunOptionsRecord):
+            record = RunOptionsRecord.parse(record)
+
         def insert() -> int:
             cur = self._db.execute(
                 "INSERT INTO runs (started_at, status, inventory, argv, tool_version, options)"
@@ -108,7 +115,7 @@ class Store(Connection):
                     inventory,
                     json.dumps(list(argv)),
                     tool_version,
-                    json.dumps(options, default=str),
+                    json.dumps(record.to_json(), default=str),
                 ),
             )
             self._db.commit()
@@ -118,13 +125,29 @@ class Store(Connection):
         return self._write(insert)
 
     def set_owner(self, run_id: int, owner: LockOwner) -> None:
-        """Record which process measures the run (the options record's ``owner``: controller, pid,
-        its start time), so that a run whose process is gone can be named abandoned."""
-        run = self.get_run(run_id)
+        """Record which process measures the run (its ``owner``: controller, pid, its start
+        time), so that a run whose process is gone can be named abandoned."""
+        self.get_run(run_id)
         self._update(
-            "UPDATE runs SET options = ? WHERE id = ?",
-            (json.dumps({**run.options, "owner": owner.to_json()}, default=str), run_id),
+            "UPDATE runs SET owner = ? WHERE id = ?", (json.dumps(dump(owner)), run_id)
         )
+
+    @classmethod
+    def backfill_environment(
+        cls, path: Path, patches: Mapping[int, Mapping[str, HostRecord]]
+    ) -> None:
+        """Write what a read found missing from older runs' environment records (run id ->
+        hosts' records), once, so that no later command derives it again. Best effort: a
+        store that cannot be written now (a read-only file, locked) is left as it is, and
+        the reader keeps the records for this command only."""
+        if not patches:
+            return
+        try:
+            with cls(path, timeout=1.0) as store:
+                for run_id, patch in patches.items():
+                    store.set_environment(run_id, patch)
+        except (SizingError, OSError, sqlite3.Error):
+            pass
 
     def reopen_run(self, run_id: int) -> None:
         """Mark an earlier run as running again (``--resume``)."""
@@ -133,12 +156,16 @@ class Store(Connection):
             "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?", (run_id,)
         )
 
-    def set_environment(self, run_id: int, environment: dict[str, Any]) -> None:
+    def set_environment(
+        self, run_id: int, environment: Mapping[str, HostRecord | Mapping[str, Any]]
+    ) -> None:
+        """Keep these hosts' records with the run, each in place of the one it had (a
+        mapping is read as a host's stored JSON)."""
         run = self.get_run(run_id)
-        merged = {**run.environment, **environment}
+        merged = {**run.environment, **{h: _host(r) for h, r in environment.items()}}
         self._update(
             "UPDATE runs SET environment = ? WHERE id = ?",
-            (json.dumps(merged, default=str), run_id),
+            (json.dumps(dump(merged), default=str), run_id),
         )
 
     def finish_run(self, run_id: int, status: str, note: str = "") -> None:
@@ -306,3 +333,7 @@ class Store(Connection):
         for p in self.points():
             if p.result.status is Status.MEASURED and p.result.value is not None:
                 yield p
+
+
+def _host(record: HostRecord | Mapping[str, Any]) -> HostRecord:
+    return record if isinstance(record, HostRecord) else HostRecord.parse(record)

@@ -19,7 +19,7 @@ from sizing.records import (
     SampleMeta,
     hosts_of,
 )
-from sizing.store.schema import json_column, upgrade_point_record
+from sizing.store.schema import json_column, upgrade_point_record, upgrade_run_row
 
 
 class StoreError(SizingError):
@@ -42,7 +42,9 @@ class StoreError(SizingError):
 
 @dataclass(frozen=True)
 class RunRecord:
-    """One row of ``runs``."""
+    """One row of ``runs``, typed: the options it was measured with, its environment host
+    by host (each host's facts and what the run kept beside them) and who measured it
+    (machine, PID and its start time, while it ran)."""
 
     id: int
     started_at: float
@@ -51,30 +53,15 @@ class RunRecord:
     inventory: str
     argv: str
     tool_version: str
-    options: dict[str, Any]
-    environment: dict[str, Any]
+    options: RunOptionsRecord
+    environment: dict[str, HostRecord]
     note: str
-
-    @property
-    def hosts(self) -> dict[str, HostRecord]:
-        """The environment record, host by host: each host's facts and what the run kept
-        beside them."""
-        return hosts_of(self.environment)
-
-    @property
-    def stored_options(self) -> RunOptionsRecord:
-        """The options record read back typed (``options`` is the record as stored)."""
-        return RunOptionsRecord.parse(self.options)
+    owner: LockOwner | None = None
 
     @property
     def label(self) -> str:
         """The run's ``--label`` ("" without one)."""
-        return self.stored_options.label or ""
-
-    @property
-    def owner(self) -> LockOwner | None:
-        """Who ran it (machine, PID and its start time) while it was running."""
-        return self.stored_options.owner
+        return self.options.label or ""
 
 
 @dataclass(frozen=True)
@@ -89,6 +76,9 @@ class StoredPoint:
 
 def run_from_row(row: sqlite3.Row) -> RunRecord:
     """A run as read back from a row of ``runs``."""
+    options, owner = upgrade_run_row(json_column(row["options"], dict))
+    if "owner" in row.keys() and row["owner"] is not None:
+        owner = json_column(row["owner"], dict)
     return RunRecord(
         id=int(row["id"]),
         started_at=float(row["started_at"]),
@@ -97,9 +87,10 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
         inventory=str(row["inventory"]),
         argv=str(row["argv"]),
         tool_version=str(row["tool_version"]),
-        options=json_column(row["options"], dict),
-        environment=json_column(row["environment"], dict),
+        options=RunOptionsRecord.parse(options),
+        environment=hosts_of(json_column(row["environment"], dict)),
         note=str(row["note"]),
+        owner=None if owner is None else LockOwner.parse(owner),
     )
 
 

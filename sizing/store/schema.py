@@ -106,19 +106,45 @@ def _migrate_3(db: sqlite3.Connection) -> None:
                        (json.dumps(new, default=str), pid))  # fmt: skip
 
 
+def upgrade_run_row(options: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
+    """A run's options object and its owner as this sizing stores them. Before schema 4 the
+    process that measured the run was kept in the options object (``owner``): it is the
+    run's own column now. Applied to every run read, as :func:`upgrade_point_record`."""
+    out = dict(options)
+    owner = out.pop("owner", None)
+    return out, owner
+
+
+def _migrate_4(db: sqlite3.Connection) -> None:
+    """A run's owner in its own column (:func:`upgrade_run_row`)."""
+    db.execute("ALTER TABLE runs ADD COLUMN owner TEXT")
+    rows = db.execute("SELECT id, options FROM runs").fetchall()
+    for rid, raw in rows:
+        try:
+            data = json_column(raw, dict)
+        except (TypeError, ValueError):
+            continue  # a damaged record is left as it is (read as unrecorded)
+        options, owner = upgrade_run_row(data)
+        if owner is not None:
+            db.execute("UPDATE runs SET options = ?, owner = ? WHERE id = ?",
+                       (json.dumps(options, default=str), json.dumps(owner), rid))  # fmt: skip
+
+
 # Ordered: MIGRATIONS[n - 1] takes a database from user_version n - 1 to n. A new schema
 # change is a new function appended here, never an edit of an earlier one.
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _migrate_1,
     _migrate_2,
     _migrate_3,
+    _migrate_4,
 )
 
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-# The tables and columns sizing reads; a database without them is not sizing's.
+# The tables and columns sizing reads; a database without them is not sizing's. (A run's
+# ``owner`` is read when there: a database before schema 4, opened read-only, has none.)
 REQUIRED_COLUMNS = {
     "runs": {"id", "started_at", "finished_at", "status", "inventory", "argv",
              "tool_version", "options", "environment", "note"},

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from sizing import __version__
 from sizing.errors import Interrupted, SizingError, UsageError
 from sizing.measure.context import Progress
 from sizing.model import RunStatus, RunSummary
+from sizing.plan.document import PlanDocument
 from sizing.provision.hostsafety import owner_record, process_gone
 from sizing.signals import StopSignals, shielded, signal_pending
 from sizing.store import Store
@@ -66,7 +66,7 @@ def run_sweep(opts: RunOptions, progress: Progress | None = None) -> RunSummary:
 
 def plan_sweep(
     opts: RunOptions, progress: Progress | None = None, *, detail: bool = True
-) -> dict[str, Any]:
+) -> PlanDocument:
     """``sizing run --plan``: the dry-run document (see :func:`sizing.sweep.prepare.dry_run`)."""
     if not opts.profiles:
         raise SizingError("no profile to run")

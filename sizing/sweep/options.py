@@ -29,86 +29,105 @@ from sizing.model import (
 )
 from sizing.plan.settings import MeasureSettings
 from sizing.profiles import Profile
+from sizing.records import RunOptionsRecord, dump
+from sizing.records.run import StoredSettings
 from sizing.store import Store
 
-Record = dict[str, Any]
+Fields = dict[str, Any]  # some fields of a RunOptionsRecord, by name
 
 
 @dataclass(frozen=True)
 class Stored:
     """How one :class:`RunOptions` field is stored with a run and read back by ``--resume``.
 
-    ``cli``: the ``sizing run`` option that sets it ("" for the field's own name), refused
-    beside ``--resume`` when typed (the stored value is the request) unless ``refused`` is
-    False; ``encode`` gives the field's keys in the record; ``decode`` reads them back given
-    the value asked for now (a record without them keeps it).
+    ``encode`` gives the field's fields of the :class:`RunOptionsRecord`; ``decode`` reads
+    them back given the value asked for now (a record without them keeps it). ``cli``: the
+    ``sizing run`` option that sets it ("" for the field's own name), refused beside
+    ``--resume`` when typed (the stored value is the request) unless ``refused`` is False;
+    ``each``: the field is a group of options, each refused by its own name (the group's
+    field names, less a unit suffix ``_s``).
     """
 
-    encode: Callable[[str, Any], Record]
-    decode: Callable[[str, Record, Any], Any]
+    encode: Callable[[str, Any], Fields]
+    decode: Callable[[str, RunOptionsRecord, Any], Any]
     cli: str = ""
     refused: bool = True
+    each: type[Any] | None = None
 
     def refuses(self, name: str) -> tuple[str, ...]:
-        return ((self.cli or name).replace("_", "-"),) if self.refused else ()
+        if self.each is not None:
+            return tuple(_cli_name(f.name.removesuffix("_s")) for f in fields(self.each))
+        return (_cli_name(self.cli or name),) if self.refused else ()
 
 
-def _plain(name: str, value: Any) -> Record:
+def _cli_name(name: str) -> str:
+    return name.replace("_", "-")
+
+
+def _plain(name: str, value: Any) -> Fields:
     return {name: value}
 
 
-def _restored(name: str, record: Record, now: Any) -> Any:
-    return record.get(name, now)
+def _restored(name: str, record: RunOptionsRecord, now: Any) -> Any:
+    got = record.value(name)
+    return now if got is None else got
 
 
-def _either(name: str, record: Record, now: Any) -> Any:
-    return record.get(name) or now
+def _either(name: str, record: RunOptionsRecord, now: Any) -> Any:
+    return record.value(name) or now
 
 
 def stored(default: Any = MISSING, *, cli: str = "", refused: bool = True,
-           encode: Callable[[str, Any], Record] = _plain,
-           decode: Callable[[str, Record, Any], Any] = _restored) -> Any:  # fmt: skip
+           encode: Callable[[str, Any], Fields] = _plain,
+           decode: Callable[[str, RunOptionsRecord, Any], Any] = _restored) -> Any:  # fmt: skip
     """A :class:`RunOptions` field stored with the run (see :class:`Stored`)."""
     return field(default=default, metadata={"stored": Stored(encode, decode, cli, refused)})
 
 
-def _settings_record(_: str, s: MeasureSettings) -> Record:
-    record = {f.name: getattr(s, f.name) for f in fields(MeasureSettings)}
-    if record["rates"] is not None:
-        record["rates"] = list(record["rates"])
-    return record
+def _settings_record(name: str, s: MeasureSettings) -> Fields:
+    return {name: StoredSettings(**{f.name: getattr(s, f.name) for f in fields(s)})}
 
 
-def _settings_back(_: str, record: Record, now: MeasureSettings) -> MeasureSettings:
-    got = {f.name: record[f.name] for f in fields(MeasureSettings) if f.name in record}
-    if got.get("rates") is not None:
-        got["rates"] = tuple(int(r) for r in got["rates"])
-    return replace(now, **got)
+def _settings_back(
+    name: str, record: RunOptionsRecord, now: MeasureSettings
+) -> MeasureSettings:
+    got = getattr(record, name)
+    back = {f.name: getattr(got, f.name) for f in fields(StoredSettings)}
+    # an older record lacks some: those keep the value asked for now (the defaults: the
+    # settings are refused beside --resume)
+    return replace(now, **{k: v for k, v in back.items() if v is not None})
 
 
-def _profiles_record(_: str, ps: tuple[Profile, ...]) -> Record:
+def _profiles_record(_: str, ps: tuple[Profile, ...]) -> Fields:
     return {
-        "profiles": [p.name for p in ps],
-        "profile_defs": [p.model_dump(mode="json") for p in ps],
+        "profiles": tuple(p.name for p in ps),
+        "profile_defs": tuple(p.model_dump(mode="json") for p in ps),
     }
 
 
-def _profiles_back(_: str, record: Record, now: tuple[Profile, ...]) -> tuple[Profile, ...]:
-    if defs := record.get("profile_defs"):
+def _profiles_back(
+    _: str, record: RunOptionsRecord, now: tuple[Profile, ...]
+) -> tuple[Profile, ...]:
+    if defs := record.profile_defs:
         return tuple(Profile.model_validate(d) for d in defs)
-    return tuple(profiles_mod.load(n) for n in record.get("profiles", [])) or now
+    return tuple(profiles_mod.load(n) for n in record.profiles or ()) or now
 
 
-def _names(name: str, value: dict[str, Any]) -> Record:
-    return {name: sorted(value)}
+def _names(name: str, value: dict[str, Any]) -> Fields:
+    return {name: tuple(sorted(value))}
 
 
-def _flag_back(name: str, record: Record, now: bool) -> bool:
-    return bool(record[name]) if name in record else now
+def _flag_back(name: str, record: RunOptionsRecord, now: bool) -> bool:
+    got = record.value(name)
+    return now if got is None else bool(got)
 
 
 def _flag(cli: str = "", refused: bool = True) -> Any:
     return stored(False, cli=cli, refused=refused, decode=_flag_back)
+
+
+def _tuple(name: str, value: tuple[Any, ...]) -> Fields:
+    return {name: tuple(value)}
 
 
 @dataclass(frozen=True)
@@ -116,25 +135,22 @@ class RunOptions:
     """Everything ``sizing run`` was asked to do."""
 
     inventory: Path  # stored with the run itself, restored by --resume
-    cores: tuple[int, ...] = field(metadata={"stored": Stored(
-        lambda n, v: {n: list(v)}, lambda n, r, now: tuple(int(c) for c in r.get(n, now)))})
+    cores: tuple[int, ...] = field(metadata={"stored": Stored(_tuple, _restored)})
     hts: tuple[Ht, ...] = field(metadata={"stored": Stored(
-        lambda n, v: {"ht": [str(h) for h in v]},
-        lambda n, r, now: tuple(Ht(h) for h in r["ht"]) if "ht" in r else now, cli="ht")})
+        lambda n, v: {"ht": tuple(str(h) for h in v)},
+        lambda n, r, now: tuple(Ht(h) for h in r.ht) if r.ht is not None else now, cli="ht")})
     profiles: tuple[Profile, ...] = field(metadata={"stored": Stored(
         _profiles_record, _profiles_back, cli="profile")})  # fmt: skip
     db: Path
-    # --duration, --warmup, --repeat, ...: refused by their own names (resume_refuses)
+    # --duration, --warmup, --repeat, ...: each refused by its own name
     settings: MeasureSettings = field(
         default_factory=MeasureSettings,
-        metadata={"stored": Stored(_settings_record, _settings_back, refused=False)},
+        metadata={"stored": Stored(_settings_record, _settings_back, each=MeasureSettings)},
     )
     # warn about failed pre-flight checks instead of refusing
     skip_preflight: bool = _flag()
     # --platform: only servers of these platforms (or families)
-    platforms: tuple[str, ...] = stored(
-        (), cli="platform", encode=lambda n, v: {n: list(v)},
-        decode=lambda n, r, now: tuple(r.get(n, now)))  # fmt: skip
+    platforms: tuple[str, ...] = stored((), cli="platform", encode=_tuple)
     argv: tuple[str, ...] = ()
     debug: bool = False
     allow_host_reboot: bool = _flag()  # hypervisor backends may reboot hosts (ESXi HT)
@@ -142,7 +158,7 @@ class RunOptions:
     resume_run: int | None = None  # --resume: measure only what this run is missing
     # --keep-running: leave nginx and the upstream running (asked for now, or then)
     keep_running: bool = stored(
-        False, refused=False, decode=lambda n, r, now: bool(r.get(n)) or now)  # fmt: skip
+        False, refused=False, decode=lambda n, r, now: bool(r.keep_running) or now)  # fmt: skip
     unpaired: bool = _flag()  # --unpaired: measure paired legs one after the other
     probe: bool = True  # --plan reads the real facts (--probe); False: the declared ones
     # --limit: Ansible host patterns narrowing the inventory
@@ -173,21 +189,25 @@ def _stored_fields() -> list[tuple[str, Stored]]:
     return [(f.name, f.metadata["stored"]) for f in fields(RunOptions) if "stored" in f.metadata]
 
 
-def run_options_record(opts: RunOptions) -> Record:
+def run_options_record(opts: RunOptions) -> RunOptionsRecord:
     """The options stored with a run: what ``--resume`` needs to plan it again."""
-    record: Record = {}
+    record: Fields = {}
     for name, how in _stored_fields():
         record.update(how.encode(name, getattr(opts, name)))
-    return record
+    # an option the record does not declare (yet) is kept in its extra, as stored: stored,
+    # restored by --resume and shown by results --json with no change here or there
+    declared = {f.name for f in fields(RunOptionsRecord)}
+    extra = {k: dump(v) for k, v in record.items() if k not in declared}
+    return RunOptionsRecord(**{k: v for k, v in record.items() if k in declared}, extra=extra)
 
 
 def resume_refuses() -> tuple[str, ...]:
     """The ``sizing run`` options (without ``--``) that ``--resume`` refuses when typed: its
     stored options are the request."""
-    settings = ("duration", "warmup", "repeat", "max-repeat", "connections", "rates", "slo",
-                "soak")  # fmt: skip
-    refused = (c for name, how in _stored_fields() for c in how.refuses(name))
-    return ("inventory", *refused, *settings)
+    declared = _stored_fields()
+    # the options a field stands for alone, then those of groups (the settings)
+    ordered = [*(d for d in declared if d[1].each is None), *(d for d in declared if d[1].each)]
+    return ("inventory", *(c for name, how in ordered for c in how.refuses(name)))
 
 
 def resume_options(opts: RunOptions, run_id: int) -> RunOptions:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
 from sizing.errors import HostError, InputError, SizingError, UsageError
 from sizing.facts import HostFacts
 from sizing.inventory import Host
 from sizing.model import PointKey, family_of
+from sizing.plan.document import PlanDocument
 from sizing.plan.dryrun import plan_document
 from sizing.plan.pairs import Pair, find_pairs
 from sizing.plan.points import PlannedPoint, build_plan
@@ -230,7 +230,7 @@ def _backend_skip(ctx: RunContext, point: PlannedPoint) -> PlannedPoint:
     return replace(point, skip_reason=why, allocation=None, client_cpus={})
 
 
-def dry_run(ctx: RunContext, *, detail: bool = True) -> dict[str, Any]:
+def dry_run(ctx: RunContext, *, detail: bool = True) -> PlanDocument:
     """``sizing run --plan``: facts, plan and pre-flight, and the exact commands of every
     point, without provisioning or loading anything and without writing the store."""
     opts = ctx.opts

@@ -23,6 +23,7 @@ from sizing.plan.points import PlannedPoint
 from sizing.provision.ceiling import ceiling_jobs, measure_ceilings
 from sizing.provision.hostsafety import took_over_text
 from sizing.provision.tools import build_generators, prepare_clients
+from sizing.records import DeclaredRecord, HostRecord
 from sizing.signals import SignalStop, shielded
 from sizing.store import StoreError, keep_for_recovery
 from sizing.sweep.context import OpenRun, Prepared, RunContext
@@ -69,10 +70,10 @@ def take_hosts(ctx: RunContext, run: OpenRun) -> None:
         return
     e = estimate(ctx.opts.settings, todo, len({p.config for p in todo}), state.pairs)
     ctx.progress.info(
-        f"estimated time: {span_words(e['low_s'], e['high_s'])} for {e['points']} "
+        f"estimated time: {span_words(e.low_s, e.high_s)} for {e.points} "
         "point(s) (fewest to most repetitions)"
     )
-    ctx.progress.start(len(state.plan), (e["low_s"] + e["high_s"]) / 2)
+    ctx.progress.start(len(state.plan), (e.low_s + e.high_s) / 2)
 
 
 def start_tools(ctx: RunContext, run: OpenRun) -> None:
@@ -154,17 +155,19 @@ STAGES: tuple[tuple[str, Stage], ...] = (
 
 def keep_environment(ctx: RunContext, run: OpenRun, facts: dict[str, HostFacts]) -> None:
     """Store the hosts' facts with the run, with what the inventory declares."""
-    env: dict[str, Any] = {h: dict(f.raw) for h, f in facts.items()}
+    env = {h: HostRecord.parse(f.raw) for h, f in facts.items()}
     declared = ctx.inventory.declared()
     # every host, hosts without facts too (a guest's hypervisor: the basis' price),
     # and an empty entry where nothing is declared: the record is then complete,
     # and no read-only command ever re-reads the inventory (through Ansible)
     for name in [*ctx.inventory.hosts, *declared]:
-        env.setdefault(name, {})["declared"] = declared.get(name, {})
+        env[name] = replace(
+            env.get(name, HostRecord()), declared=DeclaredRecord.parse(declared.get(name, {}))
+        )
     if ctx.opts.sample is not None:  # which measured server stands for which
         selected_servers(ctx)
         for name, others in ctx.state.stands_for.items():
-            env.setdefault(name, {})["stands_for"] = others
+            env[name] = replace(env.get(name, HostRecord()), stands_for=tuple(others))
     run.store.set_environment(run.run_id, env)
 
 
@@ -243,10 +246,9 @@ def _ceilings(ctx: RunContext, run: OpenRun, plan: list[PlannedPoint]) -> None:
     ctx.progress.step(f"measuring the crypto ceiling (openssl speed, {what})")
     got, _ = measure_ceilings(ctx.playbooks, jobs)
     env = run.store.get_run(run.run_id).environment
-    patch: dict[str, Any] = {}
+    patch: dict[str, HostRecord] = {}
     for h, c in got.items():
-        entry = env.get(h)
-        patch[h] = {**(entry if isinstance(entry, dict) else {}), "ceilings": c.to_dict()}
+        patch[h] = replace(env.get(h, HostRecord()), ceilings=c.to_dict())
         ctx.state.ceilings[h] = c  # what each point is checked against
     run.store.set_environment(run.run_id, patch)
     for h, c in got.items():

@@ -85,8 +85,7 @@ def test_recommend_at_80_columns_keeps_its_words(db: Path) -> None:
 
 def use_env(tty: bool, monkeypatch: pytest.MonkeyPatch, size: int = 0) -> None:
     stdout = io.StringIO()
-    use(Environment(stdin=io.StringIO(), stdout=stdout, stderr=io.StringIO(),
-                    stdout_isatty=tty))  # fmt: skip
+    use(Environment(stdout=stdout, stdout_isatty=tty))
     monkeypatch.setattr(stdout, "fileno", lambda: 1, raising=False)
     monkeypatch.setattr(os, "get_terminal_size", lambda fd: os.terminal_size((size, 50)))
 

@@ -11,6 +11,7 @@ from sizing.cli import app
 from sizing.engine.compare import environment_diff, figure_diff, paired
 from sizing.engine.overhead import overhead_interval
 from sizing.model import Figure, PointKey, PointResult, Status
+from sizing.records import hosts_of
 from sizing.store import Store
 
 runner = CliRunner()
@@ -48,7 +49,7 @@ def test_engine_overhead_interval_only_for_measured_pairs() -> None:
 def test_environment_and_figure_diff() -> None:
     a = {"web": {"kernel": "6.1", "nginx_version": "1.22.1", "time": 1.0}}
     b = {"web": {"kernel": "6.12", "nginx_version": "1.22.1", "time": 2.0}, "c2": {}}
-    diffs = {(d.host, d.key): (d.a, d.b) for d in environment_diff(a, b)}
+    diffs = {(d.host, d.key): (d.a, d.b) for d in environment_diff(hosts_of(a), hosts_of(b))}
     assert diffs == {("web", "kernel"): ("6.1", "6.12"), ("c2", "(host)"): ("absent", "present")}
     (f,) = figure_diff([point("baremetal", 100.0, 99, 101)], [point("baremetal", 110.0, 108, 112)])
     assert f.change == pytest.approx(0.10) and f.overlapping is False

@@ -139,8 +139,8 @@ def test_a_run_recorded_without_its_declared_entry_is_migrated_once(tmp_path: Pa
     assert first == "ANSIBLE", out1  # the migration read the inventory, once
     with Store.open_readonly(db) as store:
         recorded = store.get_run(run_id).environment["localhost"]
-    assert recorded["declared"]["sizing_price_usd"] == 1234
-    assert recorded["cpu_model"] == ENV["localhost"]["cpu_model"]  # the facts are kept
+    assert recorded.declared is not None and recorded.declared.sizing_price_usd == 1234
+    assert recorded.cpu_model == ENV["localhost"]["cpu_model"]  # the facts are kept
     second, out2 = recommend()
     assert second == "CLEAN", out2
     doc = json.loads(out2.rsplit("\n", 1)[0])

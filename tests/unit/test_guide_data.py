@@ -31,7 +31,7 @@ from sizing.report.data import (
 )
 from sizing.report.render import charts as charts_mod
 from sizing.report.render.html import render_markdown
-from sizing.sources import Sources, load_bases, read_runs
+from sizing.sources import load_bases, read_runs
 from sizing.sources.request import Inputs, SizingRequest
 from sizing.store import Store
 
@@ -445,7 +445,7 @@ def test_runs_are_chosen_by_id_or_latest(db: Path) -> None:
 
 
 def test_build_guide_is_pure_over_its_inputs(db: Path) -> None:
-    inputs = load_bases(Sources(db=db), source="measured", with_runs=True)
+    inputs = load_bases(Inputs(db=db, source=Source.MEASURED), with_runs=True)
     g = build_guide(GuideRequest(date="d"), load_catalog(), load_reference(), inputs, inputs.runs)
     assert g.basis == "measured"
     assert not g.methodology.reference  # no reference series: no reference conditions

@@ -213,51 +213,40 @@ def test_resume_of_a_missing_run_is_one_line(tmp_path: Path) -> None:
 
 def test_plan_document_is_json() -> None:
     # The dry run's renderer on a hand-made document (the facts need real hosts).
+    from sizing.plan.document import (
+        PlanClient,
+        PlanDocument,
+        PlanEstimate,
+        PlanHost,
+        PlanPlaybook,
+        PlanPoint,
+        PlanPointRun,
+        PlanWindows,
+    )
     from sizing.plan.dryrun_text import plan_text
 
-    doc = {
-        "inventory": "lab.yml",
-        "resume_run": None,
-        "hosts": [
-            {
-                "name": "web1",
-                "roles": ["server"],
-                "address": "192.0.2.10",
-                "reachable": True,
-                "problem": None,
-                "cpus": 32,
-                "cpu_model": "Xeon",
-            },
-        ],
-        "points": [
-            {
-                "host": "web1",
-                "platform": "baremetal",
-                "cores": 1,
-                "ht": "off",
-                "profile": "rps",
-                "status": "planned",
-                "reason": "",
-                "server_cpus": "0",
-                "nginx_workers": 1,
-                "worker_cpu_affinity": "1",
-                "url": "http://192.0.2.10:8080/128b",
-                "windows": {"warmup_s": 3, "duration_s": 10, "repetitions": 3},
-                "clients": [
-                    {
-                        "host": "load1",
-                        "cpus": "0-7",
-                        "threads": 8,
-                        "connections": 50,
-                        "argv": ["taskset", "-c", "0-7", "wrk", "-t8", "-H", "Connection: close"],
-                    }
-                ],
-            },
-        ],
-        "playbooks": [{"playbook": "load.yml", "runs": 1}],
-        "preflight": ["load1: clock is 3.0 s ahead"],
-    }
-    json.dumps(doc)
+    argv = ["taskset", "-c", "0-7", "wrk", "-t8", "-H", "Connection: close"]
+    run = PlanPointRun("0", 1, "1", "http://192.0.2.10:8080/128b", PlanWindows(3, 10, 3),
+                       [PlanClient("load1", "0-7", 8, 50, argv)])  # fmt: skip
+    doc = PlanDocument(
+        nothing_to_measure=None,
+        inventory="lab.yml",
+        resume_run=None,
+        probed=True,
+        hosts=[PlanHost("web1", ["server"], "192.0.2.10", "probed", True, None, 32, None, "Xeon")],
+        points=[PlanPoint("web1", "baremetal", 1, "off", "rps", "planned", "", run)],
+        servers=[],
+        estimate=PlanEstimate(1, 1, 40, 80, 14),
+        playbooks=[PlanPlaybook("load.yml", 1)],
+        preflight=["load1: clock is 3.0 s ahead"],
+        pairs=None,
+        unpaired=None,
+    )
+    got = json.loads(json.dumps(doc.to_json()))
+    (point,) = got["points"]
+    assert point["server_cpus"] == "0" and point["windows"]["repetitions"] == 3
+    assert "offered" not in point and "upstreams" not in point  # left out when None
+    assert got["pairs"] is None and got["playbooks"] == [{"playbook": "load.yml", "runs": 1}]
     text = plan_text(doc)
     assert "load1 (CPUs 0-7): taskset -c 0-7 wrk -t8 -H 'Connection: close'" in text
     assert "  - load1: clock is 3.0 s ahead" in text

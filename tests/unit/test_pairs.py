@@ -11,6 +11,7 @@ import random
 import statistics
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,7 @@ from sizing.inventory import load_inventory
 from sizing.loadproto import CommandOutput, WindowOutput
 from sizing.model import Ht, PointKey, PointResult, Status
 from sizing.plan import build_plan
+from sizing.plan.document import PlanDocument, PlanEstimate, PlanPair, PlanUnpaired
 from sizing.plan.dryrun_text import pairs_text
 from sizing.plan.pairs import PairKind, find_pairs, leg_order
 from sizing.records import PointMeta
@@ -180,16 +182,19 @@ def test_three_legs_alternate_so_a_trend_cancels_in_both_ratios() -> None:
 
 
 def test_the_plan_text_shows_each_pair_and_its_order(tmp_path: Path) -> None:
-    doc = {
-        "pairs": [
-            {"figure": "overhead", "a": "A", "b": "B", "order": "AB BA AB ...", "pairs": "3 to 10"}
-        ],
-        "unpaired": [{"point": "h", "reason": "no HT pair is formed: x"}],
-    }
+    doc = _document(
+        pairs=[PlanPair("overhead", "overhead", "A", "B", None, "AB BA AB ...", "3 to 10")],
+        unpaired=[PlanUnpaired("h", "no HT pair is formed: x")],
+    )
     text = "\n".join(pairs_text(doc))
     assert "overhead: A A  /  B B; order AB BA AB ... (3 to 10 pairs)" in text
     assert "not paired:\n  h: no HT pair is formed: x" in text
-    assert pairs_text({"pairs": None}) == []
+    assert pairs_text(_document(pairs=None, unpaired=None)) == []
+
+
+def _document(**kw: Any) -> PlanDocument:
+    return PlanDocument(None, "lab.yml", None, False, [], None, [], PlanEstimate(0, 0, 0, 0, 0),
+                        [], [], **kw)  # fmt: skip
 
 
 # -- the paired figure ------------------------------------------------------------------

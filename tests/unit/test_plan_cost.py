@@ -71,7 +71,7 @@ def test_the_plan_text_writes_a_cpu_set_once(
     real = dryrun.cpulist
     monkeypatch.setattr(dryrun, "cpulist", lambda cpus: written.append(len(cpus)) or real(cpus))
     servers = dryrun._servers(plan, set(), {})
-    assert [s["clients"] for s in servers] == [{"load0": "0-79", "load1": "0-79"}] * 3
+    assert [s.clients for s in servers] == [{"load0": "0-79", "load1": "0-79"}] * 3
     assert written.count(80) == 1  # both clients have the same set: written once in all
 
 
@@ -106,8 +106,8 @@ def test_a_servers_configurations_cost_nothing_per_client(
     assert all(p.clients is plan[0].clients for p in plan)
     assert all(p.client_cpus is plan[0].client_cpus for p in plan)
     servers = dryrun._servers(plan, set(), {})
-    assert len(servers) == 4 and all(s["clients"] is servers[0]["clients"] for s in servers)
-    assert servers[0]["clients"] == {"load0": "0-79", "load1": "0-79", "load2": "0-79"}
+    assert len(servers) == 4 and all(s.clients is servers[0].clients for s in servers)
+    assert servers[0].clients == {"load0": "0-79", "load1": "0-79", "load2": "0-79"}
     checked: list[str] = []
     real = preflight.check_client_cpus
     monkeypatch.setattr(

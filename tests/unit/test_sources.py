@@ -11,11 +11,11 @@ import pytest
 
 from sizing.catalog import load_reference
 from sizing.engine.choice import choose
-from sizing.model import PointKey, PointResult, Sample, Status
-from sizing.records import HostRecord, PointMeta, SampleMeta
+from sizing.model import PointKey, PointResult, Sample, Source, Status
+from sizing.records import DeclaredRecord, HostRecord, PointMeta, SampleMeta
 from sizing.sources import (
     Declared,
-    Sources,
+    Inputs,
     basis_prices,
     declared_of,
     hardware_of,
@@ -259,7 +259,7 @@ def test_runs_that_agree_are_pooled_never_newest_wins(lab: Path) -> None:
 
 
 def test_default_choice_passes_over_the_container_and_the_emulated_guest(lab: Path) -> None:
-    inputs = load_bases(Sources(db=lab))
+    inputs = load_bases(Inputs(db=lab))
     assert inputs.choice.ids == ("r640-01/baremetal/static-128b", "vm1/kvm/static-128b")
     assert "r640-01/baremetal/static-128b" in inputs.choice.why
     passed = dict(inputs.choice.passed_over)
@@ -274,18 +274,18 @@ def test_only_a_container_measured_falls_back_to_the_reference(tmp_path: Path) -
         {"localhost": ENV["localhost"]},
         [point("localhost", "baremetal", 1, "rps", scaled(1300), flags=("virtualized-host",))],
     )
-    inputs = load_bases(Sources(db=db))
+    inputs = load_bases(Inputs(db=db))
     assert inputs.choice.ids == ("reference/baremetal", "reference/esxi")
     assert "virtualized host" in inputs.choice.why
-    asked = load_bases(Sources(db=db), requested=["localhost"])
+    asked = load_bases(Inputs(db=db, basis=("localhost",)))
     assert asked.choice.ids == ("localhost/virtualized-host/static-128b",)
     assert "as asked" in asked.choice.why
 
 
 def test_source_reference_and_measured(lab: Path) -> None:
-    ref = load_bases(Sources(db=lab), source="reference")
+    ref = load_bases(Inputs(db=lab, source=Source.REFERENCE))
     assert all(b.origin == "reference" for b in ref.choice.bases)
-    measured = load_bases(Sources(db=lab), source="measured")
+    measured = load_bases(Inputs(db=lab, source=Source.MEASURED))
     assert measured.choice.ids[0] == "r640-01/baremetal/static-128b"
 
 
@@ -293,7 +293,7 @@ def test_source_measured_with_nothing_qualifying_is_a_usage_error(tmp_path: Path
     from sizing.errors import UsageError
 
     with pytest.raises(UsageError, match="nothing usable is measured"):
-        load_bases(Sources(db=tmp_path / "none.sqlite"), source="measured")
+        load_bases(Inputs(db=tmp_path / "none.sqlite", source=Source.MEASURED))
 
 
 def test_reference_bases_carry_the_articles_identity() -> None:
@@ -314,7 +314,7 @@ def test_reference_bases_carry_the_articles_identity() -> None:
 
 
 def test_inventory_price_is_one_server_at_its_physical_cores(lab: Path) -> None:
-    inputs = load_bases(Sources(db=lab))
+    inputs = load_bases(Inputs(db=lab))
     price = inputs.prices["r640-01/baremetal/static-128b"]
     assert price.source.startswith("inventory sizing_price_usd of r640-01 (run 1)")
     assert [(o.cores, o.price) for o in price.offers] == [(16, 5400.0)]
@@ -345,8 +345,8 @@ def test_catalog_entries_match_by_cpu_model(lab: Path) -> None:
 def test_explicit_catalog_counts_as_asking_for_its_prices(lab: Path, tmp_path: Path) -> None:
     cat = tmp_path / "cat.yml"
     cat.write_text("kind: catalog\nservers:\n  - {cores: 8, price: 2000}\n")
-    assert load_bases(Sources(db=lab, catalog=cat)).article_prices
-    assert load_bases(Sources(db=lab), article_prices=True).article_prices
+    assert load_bases(Inputs(db=lab, catalog=cat)).article_prices
+    assert load_bases(Inputs(db=lab, article_prices=True)).article_prices
 
 
 def test_declared_falls_back_to_the_runs_inventory_file(tmp_path: Path) -> None:
@@ -367,8 +367,8 @@ def test_declared_falls_back_to_the_runs_inventory_file(tmp_path: Path) -> None:
     runs = read_runs(db, ())
     assert declared_of(runs) == {}  # nothing recorded: the run predates the entry
     (patch,) = record_declared(runs).values()  # read from the file, once (then stored)
-    assert patch["r640-01"]["cpu_model"] == ENV["r640-01"]["cpu_model"]
-    assert patch["c1"] == {"declared": {}}
+    assert patch["r640-01"].cpu_model == ENV["r640-01"]["cpu_model"]
+    assert patch["c1"] == HostRecord(declared=DeclaredRecord())
     d = declared_of(runs)["r640-01"]
     assert d.price_usd == 4100 and d.where == f"inventory {inv}"
     assert d.cpu is not None and d.cpu["cores_per_socket"] == 8
@@ -388,7 +388,7 @@ def test_a_run_with_no_valid_figure_says_so_in_the_basis_sentence(tmp_path: Path
         point("localhost", "baremetal", 1, "rps", REPS, status=Status.INVALID),
         point("localhost", "baremetal", 1, "tps", REPS, status=Status.INVALID),
     ])  # fmt: skip
-    why = load_bases(Sources(db=db)).choice.why
+    why = load_bases(Inputs(db=db)).choice.why
     assert why == (
         "reference: no measured basis qualifies (nothing usable measured yet: the run gave no "
         "valid figure (2 invalid; `sizing results` says why each is not valid))"

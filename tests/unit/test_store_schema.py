@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from sizing.cli import app
 from sizing.model import PointKey, PointResult, Sample, Status
-from sizing.records import SampleMeta
+from sizing.records import RunOptionsRecord, SampleMeta
 from sizing.store import APPLICATION_ID, SCHEMA_VERSION, Store, StoreError
 
 SCHEMAS = Path(__file__).parent.parent / "data" / "store"
@@ -72,7 +72,7 @@ def test_migrating_from_the_first_schema_keeps_every_row(tmp_path: Path) -> None
     with Store(db) as store:
         assert store.schema_version == SCHEMA_VERSION
         (run,) = store.runs()
-        assert (run.status, run.options) == ("complete", {"cores": [1]})
+        assert (run.status, run.options) == ("complete", RunOptionsRecord(cores=(1,)))
         (point,) = store.points(run.id)
         assert point.result.key == PointKey("local", "baremetal", 1, "off", "rps")
         assert point.result.value == 130000.0
@@ -320,5 +320,5 @@ def test_json_options_round_trip(tmp_path: Path) -> None:
         run = store.start_run(
             inventory="i", argv=["a"], tool_version="t", options={"path": Path("/x")}
         )
-        assert store.get_run(run).options == {"path": "/x"}
+        assert store.get_run(run).options.extra == {"path": "/x"}
         assert json.loads(store.get_run(run).argv) == ["a"]

@@ -63,7 +63,7 @@ def measured_on(runs: Sequence[RunData]) -> tuple[str, ...]:
                 label += " guest"
             elif name in ("baremetal", "virtualized-host"):
                 label = label.lower()
-            host = run.record.hosts.get(key.host)
+            host = run.record.environment.get(key.host)
             cpu = host.cpu_model if host is not None and host.cpu_model else ""
             names = groups.setdefault((label, cpu), [])
             if key.host not in names:

@@ -52,7 +52,7 @@ def _rows(runs: Sequence[RunData]) -> list[Limit]:
     """Every measured figure with a known or stated ceiling."""
     rows: list[Limit] = []
     for run in runs:
-        hosts = run.record.hosts
+        hosts = run.record.environment
         for p in run.points:
             r = p.result
             if r.value is None or r.status not in (Status.MEASURED, Status.INVALID):

@@ -223,10 +223,7 @@ def _hosts(runs: Sequence[RunData], used: Used) -> list[HostView]:
     clients = {c for e in envs for c in (e.clients or ())}
     hosts = []
     for run in runs:
-        for name, raw in sorted(run.record.environment.items()):
-            if not isinstance(raw, dict):
-                continue
-            host = HostRecord.parse(raw)
+        for name, host in sorted(run.record.environment.items()):
             role = " and ".join(
                 r
                 for r, s in (("server (nginx)", servers), ("load generator", clients))
@@ -260,7 +257,7 @@ def _settings(runs: Sequence[RunData], used: Used) -> list[Fact]:
     warmups = distinct(
         f"{warmup:g} s"
         for run in runs
-        if (warmup := run.record.stored_options.warmup_s) is not None
+        if (warmup := run.record.options.warmup_s) is not None
     )
     rules = distinct(_stop_rule_text(m.stop_rule) for m in metas if m.stop_rule)
     settings = [

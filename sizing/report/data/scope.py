@@ -42,8 +42,8 @@ class LeftOut:
 
 def _what(host: str, runs: Sequence[RunData], flags: set[str], valid: int) -> tuple[str, str]:
     """What a left-out host is, and the option that would include it."""
-    vendor = next((r.record.hosts[host].hypervisor for r in runs if host in r.record.hosts
-                   and r.record.hosts[host].hypervisor), None)  # fmt: skip
+    seen = (r.record.environment.get(host) for r in runs)
+    vendor = next((h.hypervisor for h in seen if h is not None and h.hypervisor), None)
     if "emulated" in flags:
         return "a software-emulated guest (not real hardware)", "--include-emulated"
     if "virtualized-host" in flags:
