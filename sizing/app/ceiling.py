@@ -7,7 +7,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from sizing.app.env import Environment
 from sizing.ceilings import ALGORITHMS, openssl_build
 from sizing.errors import UsageError
 from sizing.inventory import load_inventory
@@ -61,8 +60,8 @@ def _jobs(tls_key: str, cpu: int, siblings: str | None) -> list[CeilingJob]:
     return jobs
 
 
-def probe(env: Environment, inventory: Path, *, limit: str | None, tls_key: str, cpu: int,
-          siblings: str | None) -> list[Probed]:  # fmt: skip
+def probe(inventory: Path, *, limit: str | None, tls_key: str, cpu: int,
+          siblings: str | None, debug: bool = False) -> list[Probed]:  # fmt: skip
     """Measure the ceiling on every server of ``inventory`` (pinned ``openssl speed`` of the
     certificate's signing operation, about 2 s per measurement)."""
     jobs = _jobs(tls_key, cpu, siblings)
@@ -70,7 +69,7 @@ def probe(env: Environment, inventory: Path, *, limit: str | None, tls_key: str,
     servers = [h for h in inv.hosts.values() if "server" in h.roles]
     if not servers:
         raise UsageError(f"{inventory}: no host in the servers group to probe")
-    playbooks = Playbooks(inv.path, env.debug)
+    playbooks = Playbooks(inv.path, debug)
     facts, unreachable = gather_facts(playbooks, servers)
     if siblings:
         want = tuple(sorted(int(x) for x in jobs[-1].cpus.split(",")))

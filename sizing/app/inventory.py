@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sizing.app.env import Environment
 from sizing.extravars import parse_extra_vars
 from sizing.inventory import Host, Inventory, load_inventory
 from sizing.provision.ansible import Playbooks
@@ -99,17 +98,18 @@ class InventoryCheck:
         return lines
 
 
-def check(env: Environment, file: Path, *, limit: str | None = None,
-          extra_vars: list[str] | None = None, connect: bool = False,
-          notify: Callable[[str], None] = print) -> InventoryCheck:  # fmt: skip
+def check(file: Path, *, limit: str | None = None, extra_vars: list[str] | None = None,
+          connect: bool = False, notify: Callable[[str], None] = print,
+          debug: bool = False) -> InventoryCheck:  # fmt: skip
     """Read ``file`` as sizing does; with ``connect`` reach every host (its facts, over
-    Ansible) and hypervisor (``notify``: the backends' warnings)."""
+    Ansible) and hypervisor (``notify``: the backends' warnings; ``debug``: Ansible's own
+    output)."""
     inv = load_inventory(file, limit=limit, extra_vars=parse_extra_vars(extra_vars or []))
     options = BackendOptions(notify=notify, inventory=inv, connect=connect)
     backends = {h.name: describe_host(h, inv, options) for h in inv.hosts.values()}
     failed: dict[str, str] = {}
     if connect:
-        _facts, failed = gather_facts(Playbooks(inv.path, env.debug), list(inv.hosts.values()))
+        _facts, failed = gather_facts(Playbooks(inv.path, debug), list(inv.hosts.values()))
         for name, backend in backends.items():
             hyp = backend.get("hypervisor")
             if isinstance(hyp, dict) and hyp.get("error"):

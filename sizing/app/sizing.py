@@ -24,8 +24,7 @@ from sizing.engine.versus import PlatformComparison, Side, guest_platform, overh
 from sizing.errors import UsageError
 from sizing.knee import Slo, parse_limit_ms
 from sizing.model import BasisPlatform, Figure, FigureKind, HtChoice, SizingMetric, Source
-from sizing.report.explain import explain
-from sizing.report.render.text import passed_over_line, slo_line
+from sizing.report.explain import explain, passed_over_line, slo_line
 from sizing.sources import BasisInputs, basis_prices, latency_figures, load_bases
 from sizing.sources.fitcache import cached_bootstrapper
 from sizing.sources.request import Inputs, SizingRequest

@@ -57,8 +57,8 @@ def probe_ceiling(
     # the inventory's pydantic models, Ansible: the start-up of every other command
     from sizing.app.ceiling import probe
 
-    rows = probe(current(), inventory, limit=limit, tls_key=tls_key, cpu=cpu,
-                 siblings=siblings)  # fmt: skip
+    rows = probe(inventory, limit=limit, tls_key=tls_key, cpu=cpu, siblings=siblings,
+                 debug=current().debug)  # fmt: skip
     if json_out:
         emit_json({"ceilings": [r.to_json() for r in rows]})
     else:

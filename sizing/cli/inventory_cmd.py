@@ -52,8 +52,8 @@ def inventory_check(
     # the inventory's pydantic models, Ansible and the platform backends (start-up)
     from sizing.app.inventory import check
 
-    got = check(current(), file, limit=limit, extra_vars=extra_vars, connect=connect,
-                notify=warn)  # fmt: skip
+    got = check(file, limit=limit, extra_vars=extra_vars, connect=connect, notify=warn,
+                debug=current().debug)  # fmt: skip
     if json_out:
         emit_json(got.to_json())
     else:

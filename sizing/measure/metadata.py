@@ -3,7 +3,7 @@ metadata provider), as :mod:`sizing.records` types."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
 
 from sizing import __version__
 from sizing.load.tools import open_loop_tool
@@ -24,8 +24,7 @@ from sizing.topology import cpulist
 
 __all__ = [
     "ECDSA_SUITE",
-    "host_environment",
-    "key_environment",
+    "point_environment",
     "latency_metadata",
     "throughput_metadata",
 ]
@@ -33,27 +32,23 @@ __all__ = [
 ECDSA_SUITE = "ECDHE-ECDSA-AES256-GCM-SHA384"  # the article's suite (nginx_vars sets it)
 
 
-def key_environment(point: PlannedPoint) -> dict[str, Any]:
-    """The point's identity, as :class:`PointEnvironment` fields."""
+def point_environment(point: PlannedPoint, facts: HostRecord | None) -> PointEnvironment:
+    """The point's identity and its server's software and hardware (from its facts); the
+    callers add where everything ran with ``dataclasses.replace``, field by field."""
     key = point.key
-    return {
-        "host": key.host,
-        "platform": key.platform,
-        "cores": key.cores,
-        "ht": key.ht,
-        "profile": key.profile,
-    }
-
-
-def host_environment(facts: HostRecord) -> dict[str, Any]:
-    """The server's software and hardware, from its facts, as :class:`PointEnvironment` fields."""
-    return {
-        "nginx_version": facts.nginx_version,
-        "openssl_version": facts.nginx_build_openssl,
-        "kernel": facts.kernel,
-        "cpu_model": facts.cpu_model,
-        "hypervisor": facts.hypervisor,
-    }
+    host = facts or HostRecord()
+    return PointEnvironment(
+        host=key.host,
+        platform=key.platform,
+        cores=key.cores,
+        ht=key.ht,
+        profile=key.profile,
+        nginx_version=host.nginx_version,
+        openssl_version=host.nginx_build_openssl,
+        kernel=host.kernel,
+        cpu_model=host.cpu_model,
+        hypervisor=host.hypervisor,
+    )
 
 
 def upstream_placements(point: PlannedPoint) -> tuple[UpstreamRecord, ...]:
@@ -87,8 +82,8 @@ def throughput_metadata(
     """A closed-loop (wrk) point's record, less its evidence (the evaluation adds it)."""
     prof = point.profile
     assert point.allocation is not None
-    env = PointEnvironment(
-        **key_environment(point),
+    env = replace(
+        point_environment(point, facts),
         url=url_for(point, target.address),
         target=target.host,
         platform_settings=PlatformSettings.parse(target.metadata),
@@ -96,7 +91,6 @@ def throughput_metadata(
         worker_cpus=cpulist(target.workers),
         client_cpus={c: cpulist(v) for c, v in point.client_cpus.items() if v},
         clients=tuple(c.name for c in point.clients),
-        **host_environment(facts),
         tool="wrk",
         tool_version=tool_version,
         sizing_version=__version__,
@@ -121,8 +115,8 @@ def latency_metadata(
     """An open-loop (oha or vegeta) point's record, less its curve (the caller adds it)."""
     prof = point.profile
     tool = open_loop_tool(prof.generator)
-    env = PointEnvironment(
-        **key_environment(point),
+    env = replace(
+        point_environment(point, facts),
         url=url,
         target=target.host,
         tool=prof.generator,
@@ -134,7 +128,6 @@ def latency_metadata(
         worker_cpus=cpulist(target.workers),
         clients=tuple(c.name for c in point.clients),
         platform_settings=PlatformSettings.parse(target.metadata),
-        **host_environment(facts or HostRecord()),
     )
     workload = PointWorkload(
         file_size=prof.file_size,

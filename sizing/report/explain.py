@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sizing.engine.choice import Choice
 from sizing.engine.costs import CostBreakdown, CostCatalog
 from sizing.engine.predict import DRAWS, MIN_CLAIM_RUNS
 from sizing.engine.recommend import Configuration, Demand, Recommendation
+from sizing.engine.slo import slo_profile_name
+from sizing.knee import Slo
 from sizing.model import DERIVED, Figure, SizingMetric
 from sizing.report.data.format import amount, money
 
@@ -250,3 +253,24 @@ def _after(result: Recommendation, best: Configuration) -> list[str]:
             "more servers (see the rejected list)."
         )
     return lines
+
+
+def passed_over_line(choice: Choice) -> str:
+    """The bases not used and why (those the basis sentence already names left out);
+    empty when there are none."""
+    left = [(i, r) for i, r in choice.passed_over if f"{i}: {r}" not in choice.why]
+    if not left:
+        return ""
+    return "passed over: " + "; ".join(f"{i} ({r})" for i, r in left)
+
+
+def slo_line(slo: Slo, found: Sequence[Figure], workload: str = "") -> str:
+    """``--p95``: the RPS-under-objective figures the recommendation sizes from, of one
+    latency workload; a figure whose objective held at the highest rate measured is a
+    lower bound (no knee reached)."""
+    of = f" of latency workload {workload}" if workload else ""
+    return f"sizing RPS as {slo_profile_name(slo)}{of}: " + "; ".join(
+        f"{f.platform} {f.cores}c HT {f.ht} {'>= ' if f.lower_bound else ''}{f.value:,.0f}/s"
+        f" ({f.origin}{'; only a lower bound: no knee reached' if f.lower_bound else ''})"
+        for f in found
+    )

@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sizing.engine.slo import slo_profile_name
 from sizing.model import FigureKind
 from sizing.report.data.format import MISSING, money, number, percent
-from sizing.report.explain import explain
+from sizing.report.explain import explain, passed_over_line
 from sizing.report.render.grid import grid
 from sizing.report.render.points import WIDTH
 from sizing.report.render.table_text import TABLE_WIDTH, wrap
@@ -24,7 +23,6 @@ if TYPE_CHECKING:
     from sizing.engine.basis import Basis, Price
     from sizing.engine.choice import Choice
     from sizing.engine.versus import PlatformComparison
-    from sizing.knee import Slo
     from sizing.model import Figure
 
 
@@ -39,15 +37,6 @@ def basis_line(choice: Choice, width: int = WIDTH) -> str:
     if passed_over_line(choice):
         lines += wrap(passed_over_line(choice), width)
     return "\n".join(lines)
-
-
-def passed_over_line(choice: Choice) -> str:
-    """The bases not used and why (those the basis sentence already names left out);
-    empty when there are none."""
-    left = [(i, r) for i, r in choice.passed_over if f"{i}: {r}" not in choice.why]
-    if not left:
-        return ""
-    return "passed over: " + "; ".join(f"{i} ({r})" for i, r in left)
 
 
 def basis_json(choice: Choice, prices: Mapping[str, Price] | None = None) -> dict[str, Any]:
@@ -133,18 +122,6 @@ def bases_text(
         lines = [x if len(x) <= width else x[: width - 1] + "…" for x in lines]
         lines += wrap("(--verbose: one wide table with software, runs and price, in full)", width)
     return "\n".join([*lines, "", basis_line(choice, width)])
-
-
-def slo_line(slo: Slo, found: Sequence[Figure], workload: str = "") -> str:
-    """``--p95``: the RPS-under-objective figures the recommendation sizes from, of one
-    latency workload; a figure whose objective held at the highest rate measured is a
-    lower bound (no knee reached)."""
-    of = f" of latency workload {workload}" if workload else ""
-    return f"sizing RPS as {slo_profile_name(slo)}{of}: " + "; ".join(
-        f"{f.platform} {f.cores}c HT {f.ht} {'>= ' if f.lower_bound else ''}{f.value:,.0f}/s"
-        f" ({f.origin}{'; only a lower bound: no knee reached' if f.lower_bound else ''})"
-        for f in found
-    )
 
 
 # -- recommend ---------------------------------------------------------------------------
