@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sizing.engine.scaling import ScalingFit, fit
+from sizing.engine.scaling import ScalingFit, fit, fit_runs
 from sizing.model import Figure
 
 
@@ -78,6 +78,8 @@ def fit_of(figs: Sequence[Figure]) -> ScalingFit:
     counts = counts_of(figs)
     if not counts:
         return ScalingFit(model="linear", points=(), note="only lower bounds measured")
-    # the least-squares fit to every repetition, each count weighted once, is the fit to
-    # the per-count means (sizing.engine.predict)
+    if any(len(vs) >= 2 for _, vs in counts):
+        # runs: the fit their noise model makes most likely (in logs, weighted by runs),
+        # the model the draws of sizing.engine.predict assume
+        return fit_runs(counts)
     return fit([(n, sum(vs) / len(vs)) for n, vs in counts])
