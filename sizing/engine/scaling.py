@@ -327,7 +327,7 @@ def refine_log(
 
     def parts(v: tuple[float, float, float]) -> list[tuple[float, float, tuple[float, ...]]]:
         lam_, s_, k_ = v
-        out = []
+        out: list[tuple[float, float, tuple[float, ...]]] = []
         for n, y, w in pts:
             d = 1.0 + s_ * (n - 1.0) + k_ * n * (n - 1.0)
             r = math.log(lam_ * n / d) - y if d > 0.0 else math.inf
