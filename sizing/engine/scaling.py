@@ -315,85 +315,7 @@ def refine(
     return cur
 
 
-def refine_log(
-    points: Sequence[tuple[int, float]],
-    weights: Sequence[float],
-    start: tuple[float, float, float],
-) -> tuple[float, float, float]:
-    """(λ, σ ≥ 0, κ ≥ 0) minimising Σ wᵢ·(log X(Nᵢ) − log xᵢ)² from ``start``: projected
-    Levenberg–Marquardt steps in logs (a step is kept only when it lowers the error, so
-    the result is never worse than the start)."""
-    pts = [(float(n), math.log(x), float(w)) for (n, x), w in zip(points, weights, strict=True)]
-
-    def parts(v: tuple[float, float, float]) -> list[tuple[float, float, tuple[float, ...]]]:
-        lam_, s_, k_ = v
-        out: list[tuple[float, float, tuple[float, ...]]] = []
-        for n, y, w in pts:
-            d = 1.0 + s_ * (n - 1.0) + k_ * n * (n - 1.0)
-            r = math.log(lam_ * n / d) - y if d > 0.0 else math.inf
-            out.append((w, r, (1.0 / lam_, -(n - 1.0) / d, -n * (n - 1.0) / d)))
-        return out
-
-    def sse(v: tuple[float, float, float]) -> float:
-        return sum(w * r * r for w, r, _ in parts(v))
-
-    cur = start
-    err = sse(cur)
-    mu = 1e-3
-    for _ in range(100):
-        rows = parts(cur)
-        jtj = [[sum(w * g[i] * g[j] for w, _, g in rows) for j in range(3)] for i in range(3)]
-        jtr = [sum(w * g[i] * r for w, r, g in rows) for i in range(3)]
-        held = {i for i in (1, 2) if cur[i] <= 0.0 and jtr[i] > 0.0}
-        improved = False
-        while mu < 1e12:
-            a = [[(1.0 if i == j else 0.0) if i in held or j in held
-                  else jtj[i][j] + (mu * jtj[i][i] if i == j else 0.0) for j in range(3)]
-                 for i in range(3)]  # fmt: skip
-            step = solve3(a, [0.0 if i in held else -jtr[i] for i in range(3)])
-            if step is None:
-                mu *= 10.0
-                continue
-            cand = (max(1e-12, cur[0] + step[0]), max(0.0, cur[1] + step[1]),
-                    max(0.0, cur[2] + step[2]))  # fmt: skip
-            e = sse(cand)
-            if e < err:
-                done = err - e <= 1e-14 * max(err, 1e-300)
-                cur, err, mu, improved = cand, e, max(mu / 10.0, 1e-12), True
-                if done:
-                    return cur
-                break
-            mu *= 10.0
-        if not improved:
-            break
-    return cur
-
-
-def fit_runs(counts: Sequence[tuple[int, Sequence[float]]]) -> ScalingFit:
-    """The fit of a series with repetitions, under the noise model its draws assume
-    (:mod:`sizing.engine.predict`): lognormal runs around each count's true median, so the
-    most likely law minimises Σ mᵢ·(log X(Nᵢ) − mean log of count i's runs)², each count
-    weighted by its runs mᵢ. The least squares in throughput (:func:`fit`, for figures
-    without runs) weights a count by its squared size, the top count ~50 times the
-    first: a series the law cannot follow is then bent to its top counts' spacing, which
-    cost the non-USL study series 13% at 16 cores (docs/engine.md, "The calibration
-    study"). Starts from :func:`fit` of the means; ``points`` stay the means."""
-    base = fit([(n, sum(vs) / len(vs)) for n, vs in counts])
-    if not base.usable or any(v <= 0.0 for _, vs in counts for v in vs):
-        return base
-    assert base.lam is not None and base.sigma is not None and base.kappa is not None
-    logs = [(n, math.exp(sum(math.log(v) for v in vs) / len(vs))) for n, vs in sorted(counts)]
-    weights = [float(len(vs)) for _, vs in sorted(counts)]
-    best = min(
-        (refine_log(logs, weights, s) for s in ((base.lam, base.sigma, base.kappa),
-                                                (base.lam, 0.0, 0.0))),
-        key=lambda v: sum(w * math.log(usl(n, *v) / x) ** 2
-                          for (n, x), w in zip(logs, weights, strict=True)),
-    )
-    return _with_r2(base.points, *best)
-
-
-def _with_r2(pts: tuple[tuple[int, float], ...], lam: float, sigma: float, kappa: float
+def with_r2(pts: tuple[tuple[int, float], ...], lam: float, sigma: float, kappa: float
              ) -> ScalingFit:
     """The USL fit (λ, σ, κ) of ``pts`` with its R² where it has a residual (more core
     counts than parameters), flagged below :data:`R2_THRESHOLD`."""
@@ -438,4 +360,4 @@ def fit(points: Sequence[tuple[int, float]], upto: int | None = None) -> Scaling
     lam = _search_lambda(pts)
     sigma, kappa = Law(pts).sigma_kappa(lam)
     lam, sigma, kappa = refine(pts, lam, sigma, kappa)
-    return _with_r2(pts, lam, sigma, kappa)
+    return with_r2(pts, lam, sigma, kappa)

@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sizing.engine.figures import build_series
-from sizing.engine.scaling import fit, fit_runs, usl
+from sizing.engine.runsfit import fit_runs
+from sizing.engine.scaling import fit, usl
 from sizing.model import Figure
 
 # the non-USL series of benchmarks/calibration: faster than linear from 2 to 4 cores
