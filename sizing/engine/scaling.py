@@ -11,7 +11,9 @@ C(N) = X(N)/λ the law is linear in σ and κ:
 
 which :class:`Law` solves as a two-variable non-negative least-squares problem by hand.
 λ is always searched for (the least squared error over λ, σ, κ): it is never pinned at the
-1-core figure, whose own noise would otherwise bend the whole curve.
+1-core figure, whose own noise would otherwise bend the whole curve. This least squares in
+throughput fits figures without repetitions; a series with runs is fitted in logs, each
+count weighted by its runs (:mod:`sizing.engine.runsfit`).
 
 **Fit quality.** Three parameters through three core counts leave no residual: there is
 no R² to print, and the uncertainty of a prediction comes from the repetitions
