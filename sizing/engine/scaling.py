@@ -11,7 +11,9 @@ C(N) = X(N)/λ the law is linear in σ and κ:
 
 which :class:`Law` solves as a two-variable non-negative least-squares problem by hand.
 λ is always searched for (the least squared error over λ, σ, κ): it is never pinned at the
-1-core figure, whose own noise would otherwise bend the whole curve.
+1-core figure, whose own noise would otherwise bend the whole curve. This least squares in
+throughput fits figures without repetitions; a series with runs is fitted in logs, each
+count weighted by its runs (:mod:`sizing.engine.runsfit`).
 
 **Fit quality.** Three parameters through three core counts leave no residual: there is
 no R² to print, and the uncertainty of a prediction comes from the repetitions
@@ -315,6 +317,22 @@ def refine(
     return cur
 
 
+def with_r2(pts: tuple[tuple[int, float], ...], lam: float, sigma: float, kappa: float
+             ) -> ScalingFit:
+    """The USL fit (λ, σ, κ) of ``pts`` with its R² where it has a residual (more core
+    counts than parameters), flagged below :data:`R2_THRESHOLD`."""
+    r2: float | None = None
+    if len(pts) > MIN_POINTS:
+        mean = sum(x for _, x in pts) / len(pts)
+        ss_tot = sum(_sq(x - mean) for _, x in pts)
+        ss_res = sum(_sq(usl(n, lam, sigma, kappa) - x) for n, x in pts)
+        r2 = 1.0 - ss_res / ss_tot if ss_tot > 0.0 else 0.0
+    note = ""
+    if r2 is not None and r2 < R2_THRESHOLD:
+        note = f"the measured points disagree with the fit (R²={r2:.3f}, below {R2_THRESHOLD})"
+    return ScalingFit(model="usl", points=pts, lam=lam, sigma=sigma, kappa=kappa, r2=r2, note=note)
+
+
 def fit(points: Sequence[tuple[int, float]], upto: int | None = None) -> ScalingFit:
     """Fit the USL to ``(cores, throughput)`` points (λ, σ and κ all fitted) on the
     points alone.
@@ -344,13 +362,4 @@ def fit(points: Sequence[tuple[int, float]], upto: int | None = None) -> Scaling
     lam = _search_lambda(pts)
     sigma, kappa = Law(pts).sigma_kappa(lam)
     lam, sigma, kappa = refine(pts, lam, sigma, kappa)
-    r2: float | None = None
-    if len(pts) > MIN_POINTS:
-        mean = sum(x for _, x in pts) / len(pts)
-        ss_tot = sum(_sq(x - mean) for _, x in pts)
-        ss_res = sum(_sq(usl(n, lam, sigma, kappa) - x) for n, x in pts)
-        r2 = 1.0 - ss_res / ss_tot if ss_tot > 0.0 else 0.0
-    note = ""
-    if r2 is not None and r2 < R2_THRESHOLD:
-        note = f"the measured points disagree with the fit (R²={r2:.3f}, below {R2_THRESHOLD})"
-    return ScalingFit(model="usl", points=pts, lam=lam, sigma=sigma, kappa=kappa, r2=r2, note=note)
+    return with_r2(pts, lam, sigma, kappa)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
+from sizing.engine.runsfit import fit_runs
 from sizing.engine.scaling import ScalingFit, fit
 from sizing.model import Figure
 
@@ -78,6 +80,15 @@ def fit_of(figs: Sequence[Figure]) -> ScalingFit:
     counts = counts_of(figs)
     if not counts:
         return ScalingFit(model="linear", points=(), note="only lower bounds measured")
-    # the least-squares fit to every repetition, each count weighted once, is the fit to
-    # the per-count means (sizing.engine.predict)
+    return _fit_counts(tuple((n, tuple(vs)) for n, vs in counts))
+
+
+@lru_cache(maxsize=512)
+def _fit_counts(counts: tuple[tuple[int, tuple[float, ...]], ...]) -> ScalingFit:
+    """The fit of one series' repetitions, remembered for the process: `recommend`'s
+    platform comparison and its table rebuild the same series (the fit is ~5 ms)."""
+    if any(len(vs) >= 2 for _, vs in counts):
+        # runs: the fit their noise model makes most likely (in logs, weighted by runs),
+        # the model the draws of sizing.engine.predict assume
+        return fit_runs(counts)
     return fit([(n, sum(vs) / len(vs)) for n, vs in counts])

@@ -44,15 +44,21 @@ def cached_bootstrapper(db: Path | None) -> Callable[[Counts], Bootstrap]:
                 entries = {}
         return entries
 
+    # read back once: recommend's platform comparison and its table ask again
+    made: dict[str, Bootstrap] = {}
+
     def boot(counts: Counts) -> Bootstrap:
         key = data_key(counts)
+        if key in made:
+            return made[key]
         cache = load()
         if key in cache:
             try:
-                return Bootstrap.from_json(cache[key])
+                got = made[key] = Bootstrap.from_json(cache[key])
+                return got
             except (KeyError, TypeError, ValueError, IndexError):
                 pass
-        got = bootstrap(counts)
+        got = made[key] = bootstrap(counts)
         cache[key] = got.to_json()
         while len(cache) > MAX_ENTRIES:
             cache.pop(next(iter(cache)))

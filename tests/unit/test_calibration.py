@@ -33,7 +33,7 @@ def _benchmark() -> ModuleType:
 def rows(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     cal = _benchmark()
     got: list[dict[str, Any]] = cal.study(
-        tmp_path_factory.mktemp("calibration"), ["mild", "retrograde", "client-top"],
+        tmp_path_factory.mktemp("calibration"), ["mild", "retrograde", "client-top", "non-usl"],
         [(1, 2, 4, 8)], [3, 10], [0.03], list(range(8)), list(range(8)))
     return got
 
@@ -41,15 +41,20 @@ def rows(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
 def test_a_stated_95_percent_holds_beyond_the_measured_cores(rows: list[dict[str, Any]]) -> None:
     hit = [h for r in rows for n in (16, 32) for h in r["at"][n].hit]
     stated = {s for r in rows for n in (16, 32) for s in r["at"][n].stated}
-    assert stated == {0.95} and len(hit) == 96
+    assert stated == {0.95} and len(hit) == 128
     # the percentile bootstrap it replaces held 83% pooled (issue 38)
     assert sum(hit) / len(hit) >= 0.9
 
 
 def test_the_16_core_estimate_is_unbiased_from_1_2_4_8_cores(rows: list[dict[str, Any]]) -> None:
+    # non-usl (faster than linear from 2 to 4 cores): fitted in throughput it was 13% low,
+    # in logs with each count weighted by its runs 3% (docs/engine.md)
+    curves = set()
     for r in rows:
         if r["curve"] != "client-top":  # its 8-core point is not a figure: 1/2/4 only
+            curves.add(r["curve"])
             assert abs(statistics.median(r["at"][16].bias)) <= 0.10, (r["curve"], r["runs"])
+    assert curves == {"mild", "retrograde", "non-usl"}
 
 
 def test_a_client_bound_top_point_is_not_fitted_and_the_interval_covers(

@@ -5,12 +5,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sizing.engine.answer import Fleet
 from sizing.engine.versus import Overhead, PlatformComparison, Side
 from sizing.report.data.format import PLATFORM_LABELS, amount
-from sizing.report.data.model import TableBlock, TCell
 from sizing.report.explain import cost_words
+
+if TYPE_CHECKING:  # the guide's box only: recommend's lines never load the guide's model
+    from sizing.report.data.model import TableBlock
 
 __all__ = ["VersusView", "versus_lines", "versus_sentence", "versus_view"]
 
@@ -133,6 +136,9 @@ class VersusView:
 
 def versus_view(cmp: PlatformComparison) -> VersusView:
     """The comparison as the guide prints it."""
+    # deferred: importing the guide's model costs recommend ~20 ms it never needs
+    from sizing.report.data.model import TableBlock, TCell
+
     g = _name(cmp.guest.platform)
     fleets = TableBlock(
         title=f"Bare metal or {g} for {cmp.demand.describe()}",
