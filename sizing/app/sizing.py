@@ -7,7 +7,7 @@ emulated figures, a latency workload chosen) comes back in ``notes``, never prin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -152,30 +152,37 @@ def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
         "prices": inputs.prices,
         "article_prices": inputs.article_prices,
         "allow_extrapolation": req.inputs.allow_extrapolation,
-        "why": why,
         "confidence": req.confidence,
-        "capacity_of": capacity_of,
         "bootstrapper": cached_bootstrapper(req.inputs.db),
     }
     asked = None if req.platform is None else [req.platform]
-    result = engine_recommend(figures, inputs.catalog, demand, platforms=asked, **how)
+    def sized(platforms: Sequence[str] | None) -> Recommendation:
+        """The engine's answer, with its words (the basis' sentence, what a capacity is of)."""
+        got = engine_recommend(figures, inputs.catalog, demand, platforms=platforms, **how)
+        return replace(got, why=why, capacity_of=capacity_of)
+
+    result = sized(asked)
     hint = "" if result.recommendation is not None else what_exists(req, demand, inputs)
     versus = None
     if req.compare_platforms or (req.compare_platforms is None and req.platform is None):
-        versus = _versus(figures, inputs, demand, how)
+        versus = _versus(figures, inputs, demand, how, sized)
     return Recommended(result, inputs, tuple(warnings), tuple(notes), p95=req.p95 is not None,
                        hint=hint, versus=versus)  # fmt: skip
 
 
-def _versus(figures: Sequence[Figure], inputs: BasisInputs, demand: Demand,
-            how: dict[str, Any]) -> PlatformComparison | None:  # fmt: skip
+def _versus(
+    figures: Sequence[Figure],
+    inputs: BasisInputs,
+    demand: Demand,
+    how: dict[str, Any],
+    sized: Callable[[Sequence[str]], Recommendation],
+) -> PlatformComparison | None:
     """Bare metal against the hypervisor's guests for the demand, when the chosen figures
     hold both: each sized alone, and the observed overheads between them."""
     guest = guest_platform(figures)
     if guest is None:
         return None
-    sides = [Side(p, engine_recommend(figures, inputs.catalog, demand, platforms=[p], **how))
-             for p in ("baremetal", guest)]  # fmt: skip
+    sides = [Side(p, sized([p])) for p in ("baremetal", guest)]
     table = build_table(figures, inputs.catalog, bases=inputs.bases, prices=inputs.prices,
                         article_prices=inputs.article_prices,
                         allow_extrapolation=how["allow_extrapolation"],

@@ -53,12 +53,12 @@ the truth can be (above: between counts, and "no gain beyond" it).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from sizing.engine.basis import Basis
 from sizing.engine.htjoint import ht_gain_of
-from sizing.engine.predict import Bootstrap, Counts
+from sizing.engine.predict import Bootstrapper, bootstrap, remembering
 from sizing.engine.scaling import MIN_POINTS
 from sizing.engine.series import (
     Series,
@@ -66,7 +66,6 @@ from sizing.engine.series import (
     Shape,
     counts_of,
     fit_of,
-    memo_bootstrap,
     series_points,
 )
 from sizing.model import BasisPlatform, Figure, FigureKind, Ht, Platform, PointResult, Status
@@ -178,16 +177,16 @@ def build_series(
     *,
     bases: Sequence[Basis] = (),
     allow_extrapolation: bool = False,
-    bootstrapper: Callable[[Counts], Bootstrap] | None = None,
+    bootstrapper: Bootstrapper | None = None,
 ) -> dict[BasisSeriesKey, Series]:
     """Group figures into series (never across ``Figure.basis``) and fit each one on its
     own figures (never on what a catalog sells: the catalog never changes a figure).
 
     ``bases`` are every known basis: they give a series its workload and the shapes it may
-    borrow. ``bootstrapper`` computes (or reads from a cache) a series' bootstrap;
-    :func:`memo_bootstrap` by default.
+    borrow. ``bootstrapper`` computes (or reads from a cache: the command's fit cache) a
+    series' bootstrap; by default each one is computed, once per call.
     """
-    boot_of = bootstrapper or memo_bootstrap
+    boot_of = bootstrapper or remembering(bootstrap)
     by_id = {b.id: b for b in bases}
     groups: dict[BasisSeriesKey, list[Figure]] = {}
     for f in latest(figures):

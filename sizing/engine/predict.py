@@ -38,7 +38,7 @@ it uses instead.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -305,6 +305,24 @@ def f1_crit(df: int, z: float) -> float:
     t = (z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
          + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3))
     return t * t
+
+
+# How a series' bootstrap is had: computed, or read from a cache (sizing.sources.fitcache).
+Bootstrapper = Callable[[Counts], Bootstrap]
+
+
+def remembering(make: Bootstrapper) -> Bootstrapper:
+    """``make``, remembered by the data it is given, for as long as the returned function
+    lives (one call of the engine, or one command: no state outlives its owner)."""
+    made: dict[str, Bootstrap] = {}
+
+    def boot(counts: Counts) -> Bootstrap:
+        key = data_key(counts)
+        if key not in made:
+            made[key] = make(counts)
+        return made[key]
+
+    return boot
 
 
 def bootstrap(counts: Counts, draws: int = DRAWS) -> Bootstrap:

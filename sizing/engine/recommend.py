@@ -79,7 +79,7 @@ from sizing.engine.costs import CostCatalog
 from sizing.engine.figures import HT_ORDER, PLATFORM_ORDER, build_series
 from sizing.engine.fleet import Offer, cheapest, identical
 from sizing.engine.fleet import confidence as confidence_of
-from sizing.engine.predict import quantile
+from sizing.engine.predict import Bootstrapper, quantile
 from sizing.engine.series import Series
 from sizing.engine.socket import BEYOND_SOCKET
 from sizing.errors import UsageError
@@ -158,16 +158,15 @@ def recommend(
     prices: Mapping[str, Price] | None = None,
     article_prices: bool = False,
     allow_extrapolation: bool = False,
-    why: str = "",
     confidence: float | None = None,
-    bootstrapper: Any = None,
-    capacity_of: str = "their CPU",
+    bootstrapper: Bootstrapper | None = None,
 ) -> Recommendation:
     """Rank every configuration the figures and their prices allow; pick the cheapest.
 
     ``figures`` are those of the chosen bases (:attr:`Choice.figures`); ``bases`` every
-    known basis (metadata, prices, and the shapes a short series may borrow); ``why`` the
-    choice's sentence for the explanation. ``platforms`` and ``ht_modes`` restrict the
+    known basis (metadata, prices, and the shapes a short series may borrow). The answer's
+    words (the basis' sentence ``why``, what a capacity is ``capacity_of``) are the caller's
+    to set on it. ``platforms`` and ``ht_modes`` restrict the
     search (``None``: every one the figures hold). Core counts are the pricing catalog's;
     figures at other core counts are derived or refused (:mod:`sizing.engine.figures`).
     ``max_servers`` (None: no limit) is said in the answer whenever it binds.
@@ -215,13 +214,11 @@ def recommend(
         rejected=tuple(search.rejected),
         series=tuple(used),
         bases=used_bases,
-        why=why,
         allow_extrapolation=allow_extrapolation,
         fleet=fleet,
         confidence_asked=confidence,
         max_servers=max_servers,
         sized_on=by_id.get(best.basis) if best is not None and best.basis else None,
-        capacity_of=capacity_of,
         catalog=catalog,
     )
 

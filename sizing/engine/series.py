@@ -16,9 +16,6 @@ from sizing.engine.predict import (
     HIGH_Q,
     LOW_Q,
     Bootstrap,
-    Counts,
-    bootstrap,
-    data_key,
     quantile,
 )
 from sizing.engine.scaling import MIN_POINTS, ScalingFit
@@ -35,13 +32,9 @@ from sizing.model import Figure, FigureKind
 
 SHAPE_FLOOR = 0.10  # added to a borrowed shape's relative half-width
 
-__all__ = ["Series", "Shape", "Unsized", "counts_of", "fit_of", "memo_bootstrap",
-           "series_points", "usable_point"]
+__all__ = ["Series", "Shape", "Unsized", "counts_of", "fit_of", "series_points", "usable_point"]
 
 SeriesKey = tuple[str, str, str]  # platform, ht, profile
-
-_MEMO: dict[str, Bootstrap] = {}
-
 
 
 class Unsized(ValueError):
@@ -435,12 +428,3 @@ def _neighbours(exact: Sequence[Figure], cores: int) -> tuple[Figure, Figure]:
     a = max((f for f in exact if f.cores <= cores), key=lambda f: f.cores)
     b = min((f for f in exact if f.cores >= cores), key=lambda f: f.cores)
     return a, b
-
-
-def memo_bootstrap(counts: Counts) -> Bootstrap:
-    """:func:`sizing.engine.predict.bootstrap`, remembered for the process."""
-    key = data_key(counts)
-    got = _MEMO.get(key)
-    if got is None:
-        got = _MEMO[key] = bootstrap(counts)
-    return got

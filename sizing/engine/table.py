@@ -14,7 +14,7 @@ and listed with their reason in the block's ``refused``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +22,7 @@ from sizing.engine.basis import Basis, Price, group_key
 from sizing.engine.costs import CostBreakdown, CostCatalog
 from sizing.engine.figures import build_series, series_order
 from sizing.engine.overhead import ends, ht_gain, leg_ratio, overhead_pct, same_workload
-from sizing.engine.predict import Bootstrap, Counts
+from sizing.engine.predict import Bootstrapper
 from sizing.engine.recommend import pricing
 from sizing.engine.series import Series
 from sizing.model import HYPERVISOR_PLATFORMS, Figure, FigureKind, Source
@@ -234,7 +234,7 @@ def build_table(
     prices: Mapping[str, Price] | None = None,
     article_prices: bool = False,
     allow_extrapolation: bool = False,
-    bootstrapper: Callable[[Counts], Bootstrap] | None = None,
+    bootstrapper: Bootstrapper | None = None,
 ) -> SizingTable:
     """The table of ``figures`` in blocks per basis group (module docstring).
 

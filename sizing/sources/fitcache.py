@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from sizing.engine.figures import build_series
-from sizing.engine.predict import Bootstrap, Counts, bootstrap, data_key
+from sizing.engine.predict import Bootstrap, Bootstrapper, Counts, bootstrap, data_key
 from sizing.errors import SizingError
 from sizing.model import FigureKind
 from sizing.sources import Inputs, db_path, load_bases
@@ -28,7 +27,7 @@ def cache_path(db: Path) -> Path:
     return db.with_name(db.name + ".fits.json")
 
 
-def cached_bootstrapper(db: Path | None) -> Callable[[Counts], Bootstrap]:
+def cached_bootstrapper(db: Path | None) -> Bootstrapper:
     """A bootstrapper for :func:`sizing.engine.figures.build_series` that reads and
     fills the cache beside ``db`` (the default database when None)."""
     path = cache_path(db_path(db))

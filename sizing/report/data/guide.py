@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sizing.engine import CostCatalog, Recommendation
 from sizing.engine.choice import Choice
-from sizing.engine.predict import Bootstrap, Counts
+from sizing.engine.predict import Bootstrapper
 from sizing.engine.table import build_table
 from sizing.engine.versus import PlatformComparison
 from sizing.model import Figure, FigureKind
@@ -72,7 +72,7 @@ def build_guide(
     nginx_template: str = "",
     result: Recommendation | None = None,
     versus: PlatformComparison | None = None,
-    bootstrapper: Callable[[Counts], Bootstrap] | None = None,
+    bootstrapper: Bootstrapper | None = None,
 ) -> Guide:
     """Prepare the whole guide (see the module docstring). ``inputs`` are the bases and
     the choice (:func:`sizing.sources.load_bases`): every table comes from the chosen bases
