@@ -42,5 +42,5 @@ test: setup-dev lint
 	scripts/bg wait guest-image
 	scripts/bg start emulated .venv/bin/pytest tests/integration -q -m emulated -p no:cacheprovider --durations=5
 	.venv/bin/pytest tests/integration -q -m "noload and not emulated" -n 2 --dist loadfile --durations=5
-	scripts/bg wait emulated oha
+	scripts/bg wait emulated oha container-image
 	.venv/bin/pytest tests/integration -q -m "not noload and not emulated" --durations=25
