@@ -17,6 +17,7 @@ PLATFORM_LABELS = {
     "kvm": "KVM",
     "esxi": "ESXi",
     "kubernetes": "Kubernetes",
+    "container": "Container",
 }
 PROFILE_LABELS = {"rps": "RPS", "tps": "SSL TPS"}
 MARKS: dict[str, str] = {
