@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from sizing.cli import app
 from sizing.records import PointMeta
-from sizing.report.data.tables import CONTAINER_NOTE
+from sizing.report.data.format import CONTAINER_NOTE
 from sizing.store import Store
 from tests.labdb import environment, lab_points, store_run
 

@@ -16,6 +16,7 @@ from sizing.engine.figures import series_order
 from sizing.engine.table import Cell, SizingTable
 from sizing.model import Figure, FigureKind
 from sizing.report.data.format import (
+    CONTAINER_NOTE,
     MISSING,
     PLATFORM_LABELS,
     PROFILE_LABELS,
@@ -145,56 +146,18 @@ OVERHEAD_NOTE = (
 )
 
 
-# What the measured container leg is, said wherever it or the Kubernetes reference shows.
-CONTAINER_NOTE = (
-    "Container: NGINX measured in a Podman container on the same host, paired with that "
-    "host's bare metal (sizing_platform: container). It isolates the container network "
-    "path (a network namespace, a veth pair, a bridge and NAT); it does not measure an "
-    "Ingress Controller, kube-proxy at scale or a CNI plugin other than a bridge, so it is "
-    "never a Kubernetes figure."
-)
-
-
-def has_container(table: SizingTable) -> bool:
-    """Whether the table holds a measured container series (its own table)."""
-    return any(s.platform == "container" for s in table.series)
-
-
 def _sizing_tables(table: SizingTable, catalog: CostCatalog) -> list[TableBlock]:
     lab = _Labels.of(table)
     blocks: list[TableBlock] = []
     for ht in traditional_modes(table):
         blocks += [_throughput_block(table, lab, ht), _cost_block(table, lab, ht)]
-    if has_container(table):
-        blocks.append(_container_block(table, lab))
+    if any(s.platform == "container" for s in table.series):
+        blocks.append(_architecture_block(table, lab, "container",
+                                          "Container (NGINX in a Podman container, measured)"))
     if has_kubernetes(table):
-        blocks.append(_kubernetes_block(table, lab))
+        blocks.append(_architecture_block(table, lab, "kubernetes",
+                                          "Kubernetes architecture (NGINX Ingress Controller)"))
     return blocks
-
-
-def _container_block(table: SizingTable, lab: _Labels) -> TableBlock:
-    """The measured container leg, in the Kubernetes table's shape, never called one."""
-    rows = tuple(
-        (
-            TCell(str(r.cores)),
-            figure_cell(table, r.cores, "container", "off", "rps"),
-            figure_cell(table, r.cores, "container", "off", "tps"),
-            figure_cell(table, r.cores, "container", "on", "tps"),
-            TCell(money(r.hardware_cost, table.currency) if r.sold else "not sold"),
-            cost_cell(table, r.cores, "container", "off", "rps"),
-        )
-        for r in table.rows
-    )
-    return TableBlock(
-        title=lab.title("Container (NGINX in a Podman container, measured)"),
-        caption=lab.where,
-        headers=("CPU cores", "RPS", "SSL TPS (RSA)", "SSL TPS (RSA) with hyper-threading",
-                 "Hardware cost", "Cost per 1k RPS"),  # fmt: skip
-        rows=rows,
-        notes=(lab.cost_note, CONTAINER_NOTE),
-        groups=(("CPU cores", ()), ("RPS", ()), ("SSL TPS (RSA)", ("HT off", "HT on")),
-                ("Hardware cost", ()), (f"Cost per 1k RPS ({table.currency})", ())),  # fmt: skip
-    )
 
 
 def _throughput_block(table: SizingTable, lab: _Labels, ht: str) -> TableBlock:
@@ -257,21 +220,24 @@ def _cost_block(table: SizingTable, lab: _Labels, ht: str) -> TableBlock:
     )
 
 
-def _kubernetes_block(table: SizingTable, lab: _Labels) -> TableBlock:
+def _architecture_block(table: SizingTable, lab: _Labels, platform: str, title: str
+                        ) -> TableBlock:  # fmt: skip
+    """The Kubernetes reference, or the measured container leg, in the article's shape for
+    Kubernetes, each with the sentence that tells them apart."""
     cur = table.currency
     rows = tuple(
         (
             TCell(str(r.cores)),
-            figure_cell(table, r.cores, "kubernetes", "off", "rps"),
-            figure_cell(table, r.cores, "kubernetes", "off", "tps"),
-            figure_cell(table, r.cores, "kubernetes", "on", "tps"),
+            figure_cell(table, r.cores, platform, "off", "rps"),
+            figure_cell(table, r.cores, platform, "off", "tps"),
+            figure_cell(table, r.cores, platform, "on", "tps"),
             TCell(money(r.hardware_cost, cur) if r.sold else "not sold"),
-            cost_cell(table, r.cores, "kubernetes", "off", "rps"),
+            cost_cell(table, r.cores, platform, "off", "rps"),
         )
         for r in table.rows
     )
     return TableBlock(
-        title=lab.title("Kubernetes architecture (NGINX Ingress Controller)"),
+        title=lab.title(title),
         caption=lab.where,
         headers=("CPU cores", "RPS", "SSL TPS (RSA)", "SSL TPS (RSA) with hyper-threading",
                  "Hardware cost", "Cost per 1k RPS"),  # fmt: skip

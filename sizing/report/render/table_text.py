@@ -10,8 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 from sizing.ceilings import ABOVE
 from sizing.model import PREDICTED, FigureKind, SizingMetric
-from sizing.report.data.format import MISSING, cell_source, mark, money, number, percent
-from sizing.report.data.tables import CONTAINER_NOTE
+from sizing.report.data.format import (
+    CONTAINER_NOTE,
+    MISSING,
+    cell_source,
+    mark,
+    money,
+    number,
+    percent,
+)
 from sizing.report.render.grid import grid
 
 if TYPE_CHECKING:
