@@ -135,7 +135,8 @@ def runs() -> Iterator[Runs]:
         first.communicate(timeout=30)
         left, left_nat = _ours(), _nat_rules(CTR[0])
         # 2. the next run: cleans what the dead run left, then measures both legs paired
-        nxt = _sizing(inv, db, "--profile", "static-rps", "--repeat", "2", "--duration", "1",
+        # one pair of windows (A B): the CI budget; docs/containers.md has longer runs
+        nxt = _sizing(inv, db, "--profile", "static-rps", "--repeat", "1", "--duration", "1",
                       "--json")  # fmt: skip
         out, err = nxt.communicate(timeout=240)
         yield Runs(tmp, left, left_nat, kill.stdout + kill.stderr, nxt.returncode,
@@ -161,7 +162,9 @@ def test_the_next_run_measures_both_legs_paired(runs: Runs) -> None:
         assert p["status"] in ("measured", "invalid") and p["value"] > 0, p
     pair = ctr["pair"]
     assert pair["partner"] == "localhost baremetal 1c ht=off static-rps", pair
-    assert pair["figure"] == "overhead" and pair["pairs"] == 2 and pair["low_pct"] is not None
+    assert pair["figure"] == "overhead" and pair["pairs"] == 1
+    # one pair: its overhead is the ratio of the two legs' windows
+    assert abs(pair["pct"] - 100 * (1 - ctr["value"] / bare["value"])) < 1e-6, pair
     # the pinning, read back from Podman, /proc and the cgroup, is the bare-metal leg's
     meta = ctr["metadata"]
     settings, cpus = meta["platform_settings"], meta["server_cpus"]
