@@ -144,3 +144,50 @@ def test_ulimits_default_to_the_hosts_and_refuse_more() -> None:
         _, why = ulimits(ContainerSpec(host="h", nofile=hard + 1))
         assert f"sizing_container.nofile {hard + 1} is above this machine's limit" in why
     assert os.path.exists(LOCAL)
+
+
+def test_preflight_says_one_clear_line_per_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+    import subprocess
+
+    from sizing.provision.platforms import BackendOptions
+    from sizing.provision.platforms import container as mod
+
+    inv = _inv(tmp_path, "          ansible_connection: sizing_podman\n"
+                         "          sizing_container: {host: metal, runtime: crun}")  # fmt: skip
+    host = inv.hosts["ctr"]  # type: ignore[attr-defined]
+    backend = mod.Container(BackendOptions(inventory=inv))  # type: ignore[arg-type]
+    monkeypatch.setattr(mod.shutil, "which", lambda name: None if name == "podman" else name)
+    assert backend.preflight(host) == (
+        "container: podman is not installed (apt-get install podman runc)"
+    )
+    monkeypatch.setattr(mod.shutil, "which", lambda name: None if name == "crun" else name)
+    assert backend.preflight(host) == (
+        "container: the OCI runtime crun is not installed (apt-get install crun)"
+    )
+    monkeypatch.setattr(mod.shutil, "which", lambda name: name)
+    monkeypatch.setattr(mod, "cgroup_problem", lambda runtime: f"{runtime} refuses hybrid mode")
+    assert backend.preflight(host) == "container: crun refuses hybrid mode"
+    monkeypatch.setattr(mod, "cgroup_problem", lambda runtime: "")
+    monkeypatch.setattr(backend, "remove_leftovers", lambda spec: [])
+    monkeypatch.setattr(backend, "image", lambda spec: "localhost/sizing-nginx:abc")
+    absent = subprocess.CompletedProcess([], 1, "", "")
+    monkeypatch.setattr(backend, "_podman", lambda spec, *args, **kw: absent)
+    assert backend.preflight(host) == (
+        "container: image localhost/sizing-nginx:abc is not built; build it with "
+        "scripts/build-container-image (mmdebstrap + podman import, about a minute)"
+    )
+    present = subprocess.CompletedProcess([], 0, "", "")
+    monkeypatch.setattr(backend, "_podman", lambda spec, *args, **kw: present)
+    monkeypatch.setattr(backend, "_ours", lambda spec, name: None)
+    with socket.socket() as s:  # something holds the container's HTTP port
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        monkeypatch.setattr(host.sizing, "http_port", port)
+        assert backend.preflight(host) == (
+            f"container: port {port} on 127.0.0.1 is in use; the container publishes it "
+            "(sizing_http_port / sizing_https_port)"
+        )
