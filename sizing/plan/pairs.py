@@ -292,6 +292,11 @@ def _ht_pairs(
 
 def _ht_unpairable(leg: PlannedPoint, taken: set[PointKey]) -> str:
     """Why an HT leg cannot be paired ("" when it can)."""
+    if leg.server.platform is Platform.CONTAINER:
+        return (
+            "unpaired: a container's HT off and on are two starts of one container (one "
+            "name, one published port), and only one can run at a time"
+        )
     if leg.server.platform is not Platform.BAREMETAL:
         return (
             "unpaired: a guest's HT off and on are two definitions of one domain, and only "
