@@ -132,6 +132,16 @@ class Container(Backend):
             )
         return labels
 
+    def _refuse_foreign(self, name: str, labels: dict[str, str]) -> None:
+        """A container of this name that another live ``sizing run`` started is its own."""
+        if dead_owner(labels) or labels.get(LABEL_PID) == str(self.owner.pid):
+            return
+        raise SizingError(
+            f"container {name} belongs to another sizing run that is still running (pid "
+            f"{labels.get(LABEL_PID) or '?'}); wait for it, or give this server another "
+            "sizing_container.name"
+        )
+
     def remove_leftovers(self, spec: ContainerSpec) -> list[str]:
         """Remove the containers that a ``sizing run`` which has ended left (``kill -9``):
         Podman drops their NAT rules and port reservations with them. Their names."""
@@ -200,7 +210,9 @@ class Container(Backend):
         name = container_name(host, spec)
         address = self._address(host)
         try:
-            if self._ours(spec, name) is not None:
+            labels = self._ours(spec, name)
+            if labels is not None:
+                self._refuse_foreign(name, labels)
                 self._podman(spec, "rm", "--force", "--time", "0", name)
             image = self.image(spec)
             labels = owner_labels(self.owner.to_json())
