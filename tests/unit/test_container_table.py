@@ -46,6 +46,13 @@ def test_container_bases_tables_and_answers_are_their_own(tmp_path: Path) -> Non
     assert "RPS container HT off" in table.output and "RPS baremetal HT off" in table.output
     flat = " ".join(table.output.split())
     assert CONTAINER_NOTE in flat
+    # the measured container beside the article's Kubernetes table, each labelled
+    beside = runner.invoke(app, ["table", "--basis", "nginx-ctr1,reference/kubernetes",
+                                 "--db", str(db)], env={"COLUMNS": "100"})  # fmt: skip
+    assert beside.exit_code == 0, beside.output
+    assert "RPS container HT off" in beside.output and "RPS kubernetes HT off" in beside.output
+    assert "NGINX Ingress Controller" in beside.output
+    assert CONTAINER_NOTE in " ".join(beside.output.split())
     answer = runner.invoke(app, ["recommend", "--rps", "100000", "--platform", "container",
                                  "--article-prices", "--db", str(db)])  # fmt: skip
     assert answer.exit_code == 0, answer.output
