@@ -45,5 +45,5 @@ test: setup-dev
 	$(MAKE) --no-print-directory lint-checks
 	.venv/bin/pytest tests/unit -q -n 2 --durations=10
 	.venv/bin/pytest tests/integration -q -m "noload and not emulated" -n 2 --dist loadfile --durations=5
-	scripts/bg wait guest-image emulated oha
+	scripts/bg wait guest-image emulated oha container-image
 	.venv/bin/pytest tests/integration -q -m "not noload and not emulated" --durations=25

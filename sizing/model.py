@@ -26,11 +26,23 @@ class Platform(StrEnum):
     BAREMETAL = "baremetal"
     LIBVIRT = "libvirt"
     VSPHERE = "vsphere"
+    CONTAINER = "container"  # NGINX in a container (Podman) on a measured host
 
     @property
     def family(self) -> str:
-        """The sizing-table column: ``baremetal`` or ``hypervisor``."""
+        """The sizing-table column: ``baremetal``, ``hypervisor`` or ``container``."""
         return family_of(self)
+
+    @property
+    def pairs_with_host(self) -> bool:
+        """Whether its points pair with the bare metal of the machine they run on (a KVM
+        guest, a container); an ESXi host is no Linux nginx host, so vSphere does not."""
+        return self in (Platform.LIBVIRT, Platform.CONTAINER)
+
+    @property
+    def leg_word(self) -> str:
+        """What a pair calls its non-bare-metal leg: ``guest`` or ``container``."""
+        return "container" if self is Platform.CONTAINER else "guest"
 
 
 class BasisPlatform(StrEnum):
@@ -44,6 +56,7 @@ class BasisPlatform(StrEnum):
     KVM = "kvm"
     ESXI = "esxi"
     KUBERNETES = "kubernetes"
+    CONTAINER = "container"  # measured: NGINX in a Podman container (never Kubernetes)
 
 
 class HtChoice(StrEnum):
@@ -104,8 +117,11 @@ DERIVED = (*PREDICTED, FigureKind.TRANSLATED)  # not observed as it stands
 
 
 def family_of(name: str) -> str:
-    """The sizing-table column of a platform name: ``baremetal`` or ``hypervisor``."""
-    return "baremetal" if name == Platform.BAREMETAL else "hypervisor"
+    """The sizing-table column of a platform name: ``baremetal``, ``container`` or
+    ``hypervisor``; a container is never pooled with bare metal nor called a guest."""
+    if name in (Platform.BAREMETAL, Platform.CONTAINER):
+        return str(name)
+    return "hypervisor"
 
 
 class SizingMetric(StrEnum):
@@ -275,6 +291,7 @@ COST_FAMILIES: dict[str, str] = {
     Platform.LIBVIRT: "hypervisor",
     Platform.VSPHERE: "hypervisor",
     "kubernetes": "kubernetes",
+    Platform.CONTAINER: "container",
 }
 
 

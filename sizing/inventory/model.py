@@ -214,6 +214,8 @@ class HostVars(BaseModel):
     # Hypervisor guests (libvirt, vsphere): validated by their platform adapters.
     vm: dict[str, Any] | None = None
     hypervisor: dict[str, Any] | None = None
+    # A container server (sizing_platform: container): validated by its platform adapter.
+    container: dict[str, Any] | None = None
 
     @field_validator("http_port", "https_port", "upstream_port", mode="before")
     @classmethod
@@ -280,6 +282,14 @@ class Host:
     def connection(self) -> str:
         """How Ansible reaches the host (``ssh`` unless the inventory says otherwise)."""
         return str(self.variables.get("ansible_connection") or "ssh")
+
+    @property
+    def runs_on(self) -> str:
+        """The inventory host whose machine this server runs on: a container's host
+        (``sizing_container.host``), else itself."""
+        if self.platform is Platform.CONTAINER and self.sizing.container:
+            return str(self.sizing.container.get("host") or self.name)
+        return self.name
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ __all__ = ["Pair", "PairKind", "PairNote", "find_pairs", "leg_order", "pairable"
 class PairKind(StrEnum):
     """What a pair compares: leg B against leg A."""
 
-    VIRTUALIZATION = "virtualization"  # A: bare metal, B: a guest on that machine
+    VIRTUALIZATION = "virtualization"  # A: bare metal, B: a guest or container on it
     HT = "ht"  # A: HT off, B: HT on, same host, cores and profile
 
     @property
@@ -71,12 +71,12 @@ class Pair:
         if self.c is not None:
             return (
                 f"{k.host} {k.platform} {k.cores}c {k.profile}: HT off / HT on / "
-                f"{self.c.key.host} guest"
+                f"{self.c.key.host} {self.c.server.platform.leg_word}"
             )
         if self.kind is PairKind.VIRTUALIZATION:
             return (
                 f"{k.cores}c ht={k.ht} {k.profile}: {self.a.key.host} bare metal / "
-                f"{self.b.key.host} guest"
+                f"{self.b.key.host} {self.b.server.platform.leg_word}"
             )
         return f"{k.host} {k.platform} {k.cores}c {k.profile}: HT off / HT on"
 
@@ -167,7 +167,8 @@ def _virtualization_pairs(
     placement: Mapping[str, str],
     done: frozenset[PointKey] | set[PointKey],
 ) -> tuple[list[Pair], list[PairNote]]:
-    """Each libvirt guest point with its own host's bare-metal point (see find_pairs)."""
+    """Each libvirt guest or container point with its own host's bare-metal point (see
+    find_pairs)."""
     live = [p for p in plan if p.key not in done and not p.skipped]
     bare = [p for p in live if p.server.platform is Platform.BAREMETAL]
     pairs: list[Pair] = []
@@ -175,7 +176,7 @@ def _virtualization_pairs(
     for g in live:
         if g.server.platform is Platform.VSPHERE and bare:
             notes.append(PairNote(g.key.label(), VSPHERE_UNPAIRED))
-        if g.server.platform is not Platform.LIBVIRT:
+        if not g.server.platform.pairs_with_host:
             continue
         phys = placement.get(g.server.name, "")
 
@@ -291,6 +292,11 @@ def _ht_pairs(
 
 def _ht_unpairable(leg: PlannedPoint, taken: set[PointKey]) -> str:
     """Why an HT leg cannot be paired ("" when it can)."""
+    if leg.server.platform is Platform.CONTAINER:
+        return (
+            "unpaired: a container's HT off and on are two starts of one container (one "
+            "name, one published port), and only one can run at a time"
+        )
     if leg.server.platform is not Platform.BAREMETAL:
         return (
             "unpaired: a guest's HT off and on are two definitions of one domain, and only "

@@ -290,8 +290,9 @@ def same_address(servers: Sequence[Host]) -> list[str]:
 
 
 def _same_machine(server: Host, client: Host) -> bool:
-    """Whether ``client`` runs on the machine whose loopback ``server`` is loaded at."""
-    return client.name == server.name or (server.is_local and client.is_local)
+    """Whether ``client`` runs on the machine whose loopback ``server`` is loaded at (a
+    container's loopback-published port is its host's)."""
+    return client.name in (server.name, server.runs_on) or (server.is_local and client.is_local)
 
 
 def check_reach(plan: Sequence[PlannedPoint]) -> list[str]:

@@ -87,12 +87,15 @@ class PointEnvironment:
     upstream: str | None = None  # a gateway's first upstream (its single requests' baseline)
 
     def physical_host(self, host: str, platform: str) -> str:
-        """The machine a point ran on: a guest's hypervisor host, else the host itself."""
+        """The machine a point ran on: a guest's hypervisor host, a container's host, else
+        the host itself."""
         s = self.platform_settings
         if platform == "libvirt" and s is not None and s.hypervisor:
             return s.hypervisor
         if platform == "vsphere" and s is not None and s.esxi_host:
             return s.esxi_host
+        if platform == "container" and s is not None and s.extra.get("container_host"):
+            return str(s.extra["container_host"])
         return host
 
 

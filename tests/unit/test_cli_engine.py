@@ -130,7 +130,7 @@ def test_recommend_mixed_n_plus_1_options(db: Path) -> None:
         (
             ["--rps", "1", "--platform", "xen"],
             "error: --platform: unknown value 'xen' (expected baremetal, virtualized-host, "
-            "hypervisor, kvm, esxi, kubernetes, any)",
+            "hypervisor, kvm, esxi, kubernetes, container, any)",
         ),
         (["--rps", "1", "--ht", "maybe"], "error: --ht: unknown value 'maybe'"),
         (["--rps", "1", "--source", "guess"], "error: --source: unknown value 'guess'"),
@@ -376,7 +376,7 @@ def test_help_lists_choices(db: Path) -> None:
     code, out, _ = run("recommend", "--help")
     assert code == 0
     for text in (
-        "baremetal|virtualized-host|hypervisor|kvm|esxi|kubernetes|any",
+        "baremetal|virtualized-host|hypervisor|kvm|esxi|kubernetes|container|any",
         "off|on|any",
         "none|n+1",
         "measured|reference|both",

@@ -144,7 +144,7 @@ def test_a_mistyped_option_gets_the_nearest_one(
     assert err.splitlines() == [line]
 
 
-PLATFORMS = "baremetal, virtualized-host, hypervisor, kvm, esxi, kubernetes, any"
+PLATFORMS = "baremetal, virtualized-host, hypervisor, kvm, esxi, kubernetes, container, any"
 
 
 @pytest.mark.parametrize(

@@ -41,7 +41,9 @@ def test_every_hypervisor_platform_is_of_the_hypervisor_family() -> None:
     assert cost_family("kubernetes") == "kubernetes"
     # a container or VM that believes it is bare metal runs on something unknown
     assert cost_family("virtualized-host") == ""
-    assert set(COST_FAMILIES.values()) == {"baremetal", "hypervisor", "kubernetes"}
+    # a measured container is its own family: a catalog may price its licence (support)
+    assert cost_family("container") == "container"
+    assert set(COST_FAMILIES.values()) == {"baremetal", "hypervisor", "kubernetes", "container"}
 
 
 @pytest.mark.parametrize("platform", ["esxi", "kvm", "hypervisor"])

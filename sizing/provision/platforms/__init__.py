@@ -1,4 +1,5 @@
-"""Platforms behind one small interface: bare metal, libvirt/KVM and vSphere/ESXi.
+"""Platforms behind one small interface: bare metal, libvirt/KVM, vSphere/ESXi and a
+Podman container (``container``).
 
 A backend prepares a point (N cores, an HT mode, the host logical CPUs chosen by the
 planner), returns where NGINX must be provisioned and loaded, and tears down
@@ -48,6 +49,10 @@ def backend_for(platform: Platform, options: BackendOptions | None = None) -> Ba
         except ImportError as exc:
             raise SizingError(f"the vsphere platform is not available: {exc}") from exc
         return VSphere(options or BackendOptions())
+    if platform is Platform.CONTAINER:
+        from sizing.provision.platforms.container import Container
+
+        return Container(options or BackendOptions())
     raise SizingError(f"unknown platform {platform}")
 
 

@@ -17,7 +17,16 @@ PLATFORM_LABELS = {
     "kvm": "KVM",
     "esxi": "ESXi",
     "kubernetes": "Kubernetes",
+    "container": "Container",
 }
+# What the measured container leg is, said wherever it or the Kubernetes reference shows.
+CONTAINER_NOTE = (
+    "Container: NGINX measured in a Podman container on the same host, paired with that "
+    "host's bare metal (sizing_platform: container). It isolates the container network "
+    "path (a network namespace, a veth pair, a bridge and NAT); it does not measure an "
+    "Ingress Controller, kube-proxy at scale or a CNI plugin other than a bridge, so it is "
+    "never a Kubernetes figure."
+)
 PROFILE_LABELS = {"rps": "RPS", "tps": "SSL TPS"}
 MARKS: dict[str, str] = {
     FigureKind.MEASURED: "m",

@@ -16,6 +16,7 @@ from sizing.engine.figures import series_order
 from sizing.engine.table import Cell, SizingTable
 from sizing.model import Figure, FigureKind
 from sizing.report.data.format import (
+    CONTAINER_NOTE,
     MISSING,
     PLATFORM_LABELS,
     PROFILE_LABELS,
@@ -150,8 +151,12 @@ def _sizing_tables(table: SizingTable, catalog: CostCatalog) -> list[TableBlock]
     blocks: list[TableBlock] = []
     for ht in traditional_modes(table):
         blocks += [_throughput_block(table, lab, ht), _cost_block(table, lab, ht)]
+    if any(s.platform == "container" for s in table.series):
+        blocks.append(_architecture_block(table, lab, "container",
+                                          "Container (NGINX in a Podman container, measured)"))
     if has_kubernetes(table):
-        blocks.append(_kubernetes_block(table, lab))
+        blocks.append(_architecture_block(table, lab, "kubernetes",
+                                          "Kubernetes architecture (NGINX Ingress Controller)"))
     return blocks
 
 
@@ -215,26 +220,29 @@ def _cost_block(table: SizingTable, lab: _Labels, ht: str) -> TableBlock:
     )
 
 
-def _kubernetes_block(table: SizingTable, lab: _Labels) -> TableBlock:
+def _architecture_block(table: SizingTable, lab: _Labels, platform: str, title: str
+                        ) -> TableBlock:  # fmt: skip
+    """The Kubernetes reference, or the measured container leg, in the article's shape for
+    Kubernetes, each with the sentence that tells them apart."""
     cur = table.currency
     rows = tuple(
         (
             TCell(str(r.cores)),
-            figure_cell(table, r.cores, "kubernetes", "off", "rps"),
-            figure_cell(table, r.cores, "kubernetes", "off", "tps"),
-            figure_cell(table, r.cores, "kubernetes", "on", "tps"),
+            figure_cell(table, r.cores, platform, "off", "rps"),
+            figure_cell(table, r.cores, platform, "off", "tps"),
+            figure_cell(table, r.cores, platform, "on", "tps"),
             TCell(money(r.hardware_cost, cur) if r.sold else "not sold"),
-            cost_cell(table, r.cores, "kubernetes", "off", "rps"),
+            cost_cell(table, r.cores, platform, "off", "rps"),
         )
         for r in table.rows
     )
     return TableBlock(
-        title=lab.title("Kubernetes architecture (NGINX Ingress Controller)"),
+        title=lab.title(title),
         caption=lab.where,
         headers=("CPU cores", "RPS", "SSL TPS (RSA)", "SSL TPS (RSA) with hyper-threading",
                  "Hardware cost", "Cost per 1k RPS"),  # fmt: skip
         rows=rows,
-        notes=(lab.cost_note,),
+        notes=(lab.cost_note, CONTAINER_NOTE),
         groups=(("CPU cores", ()), ("RPS", ()), ("SSL TPS (RSA)", ("HT off", "HT on")),
                 ("Hardware cost", ()), (f"Cost per 1k RPS ({cur})", ())),  # fmt: skip
     )

@@ -42,22 +42,16 @@ def _short(value: float | None, unit: str) -> str:
     return MISSING if value is None else f"{number(value)} {UNITS.get(unit, unit)}"
 
 
-def pairs_table(
-    points: Sequence[PointResult], across: Sequence[OverheadPair] = (), width: int = WIDTH
-) -> str:
-    """Bare metal beside hypervisor with the virtualization overhead, and HT off beside
-    HT on with the HT gain, each with its interval and whether its legs were measured
-    as a pair (the median of the per-pair ratios) or apart; ``across``: this run's guests
-    beside their host's bare metal of another run (unpaired, the runs named); the leg
-    that failed its guards, the flags and a software difference below; empty when there
-    is none."""
-    from tabulate import tabulate
+# (name, leg a, leg b, ratio, a loss?, failed leg and notes, the legs' runs if different)
+_Item = tuple[str, PointResult, PointResult, Any, bool, str, "tuple[int, int] | None"]
 
 
-    out: list[str] = []
-    # (name, leg a, leg b, ratio, a loss?, failed leg and notes, the legs' runs if different)
-    Item = tuple[str, PointResult, PointResult, Any, bool, str, "tuple[int, int] | None"]
-    sections: list[tuple[str, list[str], list[Item]]] = [
+def _pair_sections(
+    points: Sequence[PointResult], across: Sequence[OverheadPair]
+) -> list[tuple[str, list[str], list[_Item]]]:
+    """The tables of :func:`pairs_table`: title, headers and rows; a container's pairs
+    apart from a guest's (a container is not a hypervisor)."""
+    return [
         (
             "bare metal vs hypervisor (overhead = 1 - guest / bare metal: paired legs give the "
             "median of the per-pair ratios and its interval, unpaired ones both legs' intervals)",
@@ -65,7 +59,18 @@ def pairs_table(
             [
                 (f"{p.cores}c ht={p.ht} {p.profile}", p.baremetal, p.hypervisor,
                  p.ratio, True, p.failed, None)
-                for p in paired(points)
+                for p in paired(points) if p.hypervisor.key.platform != "container"
+            ],
+        ),
+        (
+            "bare metal vs container (overhead = 1 - container / bare metal, the container "
+            "network path: namespace, veth, bridge, NAT; paired legs give the median of the "
+            "per-pair ratios and its interval)",
+            ["point", "bare metal", "container", "overhead [interval]", "legs"],
+            [
+                (f"{p.cores}c ht={p.ht} {p.profile}", p.baremetal, p.hypervisor,
+                 p.ratio, True, p.failed, None)
+                for p in paired(points) if p.hypervisor.key.platform == "container"
             ],
         ),
         (
@@ -88,6 +93,21 @@ def pairs_table(
             ],
         ),
     ]  # fmt: skip
+
+
+def pairs_table(
+    points: Sequence[PointResult], across: Sequence[OverheadPair] = (), width: int = WIDTH
+) -> str:
+    """Bare metal beside hypervisor with the virtualization overhead, and HT off beside
+    HT on with the HT gain, each with its interval and whether its legs were measured
+    as a pair (the median of the per-pair ratios) or apart; ``across``: this run's guests
+    beside their host's bare metal of another run (unpaired, the runs named); the leg
+    that failed its guards, the flags and a software difference below; empty when there
+    is none."""
+    from tabulate import tabulate
+
+    out: list[str] = []
+    sections = _pair_sections(points, across)
     for title, headers, items in sections:
         if not items:
             continue

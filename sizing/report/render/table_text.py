@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 from sizing.ceilings import ABOVE
 from sizing.model import PREDICTED, FigureKind, SizingMetric
-from sizing.report.data.format import MISSING, cell_source, mark, money, number, percent
+from sizing.report.data.format import (
+    CONTAINER_NOTE,
+    MISSING,
+    cell_source,
+    mark,
+    money,
+    number,
+    percent,
+)
 from sizing.report.render.grid import grid
 
 if TYPE_CHECKING:
@@ -129,6 +137,8 @@ def sizing_table_text(table: SizingTable, wide: bool = False, width: int = TABLE
         "[interval from both figures' intervals] where both are measured"
     )
     out.extend(wrap(legend, fit))
+    if any(s.platform in ("container", "kubernetes") for b in table.blocks for s in b.series):
+        out.extend(wrap(CONTAINER_NOTE, fit))
     cat = table.catalog
     if cat is not None:
         out.extend(wrap(f"prices: {cat.label}; {table.cost_basis}", fit))

@@ -1,0 +1,62 @@
+"""The measured container leg in `sizing table`, `results --bases` and `recommend`: its own
+basis and series, never pooled with bare metal, never called Kubernetes. The lab's
+figures are simulated (tests/labdb.py), its guests re-labelled as containers."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from sizing.cli import app
+from sizing.records import PointMeta
+from sizing.report.data.format import CONTAINER_NOTE
+from sizing.store import Store
+from tests.labdb import environment, lab_points, store_run
+
+runner = CliRunner()
+
+
+def _container_lab(db: Path) -> None:
+    """r640-01's bare metal and a container on it (the lab's ESXi guest, re-labelled)."""
+    points = []
+    for r, samples in lab_points(hosts=1, ht=("off",)):
+        if r.key.platform == "vsphere":
+            meta = r.metadata.to_json()
+            meta["platform_settings"] = {"container_host": "r640-01", "cpuset_cpus": "0"}
+            key = replace(r.key, host="nginx-ctr1", platform="container")
+            r = replace(r, key=key, metadata=PointMeta.parse(meta))
+        points.append((r, samples))
+    env = environment(1)
+    env["nginx-ctr1"] = {k: v for k, v in env.pop("nginx-esxi1").items() if k != "hypervisor"}
+    with Store(db) as store:
+        store_run(store, points, env, inventory="lab", argv=["sizing", "run"],
+                  tool_version="0", options={})  # fmt: skip
+
+
+def test_container_bases_tables_and_answers_are_their_own(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    _container_lab(db)
+    bases = runner.invoke(app, ["results", "--bases", "--db", str(db)])
+    assert bases.exit_code == 0, bases.output
+    assert "nginx-ctr1/container/" in bases.output and "r640-01/baremetal/" in bases.output
+    table = runner.invoke(app, ["table", "--db", str(db)], env={"COLUMNS": "100"})
+    assert table.exit_code == 0, table.output
+    assert "RPS container HT off" in table.output and "RPS baremetal HT off" in table.output
+    flat = " ".join(table.output.split())
+    assert CONTAINER_NOTE in flat
+    # the measured container beside the article's Kubernetes table, each labelled
+    beside = runner.invoke(app, ["table", "--basis", "nginx-ctr1,reference/kubernetes",
+                                 "--db", str(db)], env={"COLUMNS": "100"})  # fmt: skip
+    assert beside.exit_code == 0, beside.output
+    assert "RPS container HT off" in beside.output and "RPS kubernetes HT off" in beside.output
+    assert "NGINX Ingress Controller" in beside.output
+    assert CONTAINER_NOTE in " ".join(beside.output.split())
+    answer = runner.invoke(app, ["recommend", "--rps", "100000", "--platform", "container",
+                                 "--article-prices", "--db", str(db)])  # fmt: skip
+    assert answer.exit_code == 0, answer.output
+    flat = " ".join(answer.output.split())
+    assert "Sized on nginx-ctr1/container/" in flat
+    assert "passed over: r640-01/baremetal/static-128b (has no container RPS figures)" in flat
+    assert "kubernetes" not in flat.split("Sized on")[1].split("Cost:")[0].lower()
