@@ -188,8 +188,8 @@ def crypto_ceiling(
             "crypto",
             None,
             what,
-            f"{what} ceiling not measured on this host (a guest booted per point, or a run "
-            "from before sizing measured ceilings)",
+            f"{what} ceiling not measured for this server (a virtual machine's is not "
+            "measured, nor was any before sizing measured ceilings)",
         )
     if ceilings.missing:
         return Ceiling("crypto", None, what, f"{what} ceiling not measured: {ceilings.missing}")
@@ -222,6 +222,9 @@ def nic_ceiling(meta: PointMeta, value: float | None) -> Ceiling | None:
     rx = ev.server_net_rx_bytes_per_s or 0.0
     link = ev.server_link_bytes_per_s
     per_request = max(tx, rx) / value
+    if meta.env.platform == "container":  # its interface is one end of a veth pair
+        why = f"{iface} is the container's end of a veth pair (its speed is no line rate)"
+        return Ceiling("nic", None, f"the {iface} link", f"no NIC ceiling: {why}")
     if not link:
         why = "loopback has no line rate" if iface == "lo" else f"{iface} reports no link speed"
         return Ceiling("nic", None, f"the {iface} link", f"no NIC ceiling: {why}")

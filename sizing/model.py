@@ -40,6 +40,12 @@ class Platform(StrEnum):
         return self in (Platform.LIBVIRT, Platform.CONTAINER)
 
     @property
+    def shares_host_cpus(self) -> bool:
+        """Whether its NGINX runs on its host's own kernel and CPUs (a container): the
+        host's measured ceilings are its own. A guest's vCPUs are not its host's CPUs."""
+        return self is Platform.CONTAINER
+
+    @property
     def leg_word(self) -> str:
         """What a pair calls its non-bare-metal leg: ``guest`` or ``container``."""
         return "container" if self is Platform.CONTAINER else "guest"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sizing.ceilings import ALGORITHMS, CryptoRate, HostCeilings
@@ -124,24 +124,29 @@ def _host(doc: Mapping[str, object], took: float) -> HostCeilings:
 
 
 def ceiling_jobs(
-    plan: Sequence[PlannedPoint], facts: Mapping[str, HostFacts], guests: Iterable[str] = ()
+    plan: Sequence[PlannedPoint], facts: Mapping[str, HostFacts], placement: Mapping[str, str]
 ) -> dict[str, list[CeilingJob]]:
-    """What to measure: for every server of a full-handshake point (not a guest booted
-    per point: its ceiling is not measured), its certificate's operation on the first CPU
-    the point pins (HT off) or on all siblings of that CPU's core (HT on)."""
-    skip = set(guests)
+    """What to measure: for every server of a full-handshake point, its certificate's
+    operation on the first CPU the point pins (HT off) or on all siblings of that CPU's
+    core (HT on). A container's is measured on its host (its CPUs are the host's); a guest
+    booted per point (``placement``: guest -> its host) has none measured."""
     out: dict[str, set[CeilingJob]] = {}
     for p in plan:
         prof = p.profile
-        if p.skipped or p.allocation is None or p.server.name in skip:
+        if p.skipped or p.allocation is None:
             continue
         if prof.metric != "handshakes_per_second" or prof.tls_key not in ALGORITHMS:
             continue
+        name = p.server.name
+        if name in placement:
+            if not p.server.platform.shares_host_cpus:
+                continue
+            name = placement[name]
         first = p.allocation.server_cpus[0]
         cpus: tuple[int, ...] = (first,)
-        f = facts.get(p.server.name)
+        f = facts.get(name)
         if p.key.ht == "on" and f is not None:
             cpus = next((g for g in f.topology.physical_cores() if first in g), cpus)
         job = CeilingJob(prof.tls_key, ",".join(str(c) for c in cpus), len(cpus))
-        out.setdefault(p.server.name, set()).add(job)
+        out.setdefault(name, set()).add(job)
     return {h: sorted(js) for h, js in out.items()}

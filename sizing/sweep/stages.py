@@ -237,7 +237,8 @@ def _prepared(ctx: RunContext) -> Prepared:
 def _ceilings(ctx: RunContext, run: OpenRun, plan: list[PlannedPoint]) -> None:
     """Measure the crypto ceiling of the servers of full-handshake points, once per
     run and before any nginx runs there, and keep it with the hosts' facts."""
-    jobs = ceiling_jobs(plan, ctx.state.facts, guests=list(ctx.state.placement))
+    placement = ctx.state.placement
+    jobs = ceiling_jobs(plan, ctx.state.facts, placement)
     if not jobs:
         return
     what = "; ".join(
@@ -247,7 +248,14 @@ def _ceilings(ctx: RunContext, run: OpenRun, plan: list[PlannedPoint]) -> None:
     got, _ = measure_ceilings(ctx.playbooks, jobs)
     env = run.store.get_run(run.run_id).environment
     patch: dict[str, HostRecord] = {}
-    for h, c in got.items():
+    # a container runs on its host's CPUs: the host's ceiling is its own
+    sharing = {
+        p.server.name: placement[p.server.name]
+        for p in plan
+        if p.server.name in placement and p.server.platform.shares_host_cpus
+    }
+    measured = {**got, **{ctr: got[host] for ctr, host in sharing.items() if host in got}}
+    for h, c in measured.items():
         patch[h] = replace(env.get(h, HostRecord()), ceilings=c.to_dict())
         ctx.state.ceilings[h] = c  # what each point is checked against
     run.store.set_environment(run.run_id, patch)

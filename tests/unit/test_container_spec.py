@@ -206,3 +206,25 @@ def test_a_container_of_another_live_run_is_refused(tmp_path: Path) -> None:
     init = {**me, "io.sizing.pid": "1", "io.sizing.pid-start": str(_start_ticks(1))}
     with pytest.raises(SizingError, match="belongs to another sizing run that is still running"):
         backend._refuse_foreign("c", init)  # pid 1 lives
+
+
+def test_a_containers_crypto_ceiling_is_measured_on_its_hosts_cpus() -> None:
+    """The container's NGINX signs on its host's own CPUs and kernel: its TLS points ask the
+    host for the ceiling (a guest's vCPUs are not its host's CPUs: none asked for)."""
+    from sizing.ceilings import crypto_ceiling
+    from sizing.provision.ceiling import ceiling_jobs
+
+    inv = load_inventory(LOCAL)
+    placement = placements(inv)
+    plan = build_plan(inv, {"localhost": SMT}, (1,), (Ht.OFF,), [profiles.load("static-tps")],
+                      placement=placement)  # fmt: skip
+    ctr = next(p for p in plan if p.server.platform is Platform.CONTAINER)
+    assert ctr.allocation is not None
+    jobs = ceiling_jobs([ctr], {}, placement)
+    assert list(jobs) == ["localhost"]  # measured on the host, never "in" the container
+    assert [j.cpus for j in jobs["localhost"]] == [str(ctr.allocation.server_cpus[0])]
+    bare = [p for p in plan if p.server.platform is Platform.BAREMETAL]
+    assert list(ceiling_jobs(bare, {}, placement)) == ["localhost"]  # bare metal: its own
+    assert [p.shares_host_cpus for p in Platform] == [p is Platform.CONTAINER for p in Platform]
+    unmeasured = crypto_ceiling(None, "rsa-2048", 1, "off")
+    assert unmeasured is not None and "booted" not in unmeasured.note
