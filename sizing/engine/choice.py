@@ -10,7 +10,7 @@ from typing import Any
 
 from sizing.engine.basis import REFERENCE_DEFAULT, Basis, group_key
 from sizing.errors import UsageError
-from sizing.model import Figure, FigureKind
+from sizing.model import BasisPlatform, Figure, FigureKind
 
 
 @dataclass(frozen=True)
@@ -117,6 +117,10 @@ def choose(
 
     reasons: dict[str, str] = {}
     qualifying: list[Basis] = []
+    beside: list[Basis] = []  # measured container legs: shown beside (table), never switched to
+    containers_asked = (
+        serves is not None and BasisPlatform.CONTAINER in (serves.platforms or frozenset())
+    )
     for b in bases:
         ok, why_not = b.qualifies(
             include_virtualized=include_virtualized, include_emulated=include_emulated
@@ -125,6 +129,10 @@ def choose(
             ok, why_not = False, f"has no {serves.describe()} figures"
         if b.origin != FigureKind.MEASURED:
             continue
+        if ok and b.platform == BasisPlatform.CONTAINER and not containers_asked:
+            # Ask, do not switch: a container leg is another architecture, as Kubernetes is
+            beside.append(b)
+            ok, why_not = False, "a container leg: sized only when asked (--platform container)"
         if ok:
             qualifying.append(b)
         else:
@@ -133,6 +141,8 @@ def choose(
         group, why = _measured_group(qualifying, reasons)
     else:
         group, why = _reference_group(bases, reasons, serves, every_reference)
+    if every_reference:  # the table shows them in their own blocks, never pooled
+        group += beside
     for b in bases:
         if b not in group and b.id not in reasons:
             reasons[b.id] = "another group" if b.origin == FigureKind.REFERENCE else "not chosen"
@@ -227,7 +237,7 @@ def _level(b: Basis, peers: Sequence[Basis]) -> float:
     return sum(ratios) / len(ratios) if ratios else 1.0
 
 
-_PLATFORMS = ("baremetal", "virtualized-host", "kvm", "esxi", "kubernetes")
+_PLATFORMS = ("baremetal", "virtualized-host", "kvm", "esxi", "kubernetes", "container")
 
 
 def _platform_order(b: Basis) -> tuple[int, str]:

@@ -60,3 +60,35 @@ def test_container_bases_tables_and_answers_are_their_own(tmp_path: Path) -> Non
     assert "Sized on nginx-ctr1/container/" in flat
     assert "passed over: r640-01/baremetal/static-128b (has no container RPS figures)" in flat
     assert "kubernetes" not in flat.split("Sized on")[1].split("Cost:")[0].lower()
+
+
+def test_a_container_leg_is_answered_only_when_asked(tmp_path: Path) -> None:
+    """Ask, do not switch: with no measured bare metal that qualifies, the default answer
+    is the article's bare metal, not the container (another architecture, as Kubernetes
+    is), with the reason; ``--platform container`` sizes on it; the table still shows it."""
+    db = tmp_path / "r.sqlite"
+    only_container = []
+    for r, samples in lab_points(hosts=1, ht=("off",)):
+        if r.key.platform != "vsphere":
+            continue
+        meta = r.metadata.to_json()
+        meta["platform_settings"] = {"container_host": "r640-01", "cpuset_cpus": "0"}
+        key = replace(r.key, host="nginx-ctr1", platform="container")
+        only_container.append((replace(r, key=key, metadata=PointMeta.parse(meta)), samples))
+    env = environment(1)
+    env["nginx-ctr1"] = {k: v for k, v in env.pop("nginx-esxi1").items() if k != "hypervisor"}
+    with Store(db) as store:
+        store_run(store, only_container, env, inventory="lab", argv=["sizing", "run"],
+                  tool_version="0", options={})  # fmt: skip
+    default = runner.invoke(app, ["recommend", "--rps", "100000", "--db", str(db)])
+    assert default.exit_code == 0, default.output
+    flat = " ".join(default.output.split())
+    assert "Sized on reference/baremetal" in flat, flat
+    assert "a container leg: sized only when asked (--platform container)" in flat
+    asked = runner.invoke(app, ["recommend", "--rps", "100000", "--platform", "container",
+                                "--article-prices", "--db", str(db)])  # fmt: skip
+    assert asked.exit_code == 0, asked.output
+    assert "Sized on nginx-ctr1/container/" in " ".join(asked.output.split())
+    table = runner.invoke(app, ["table", "--db", str(db)], env={"COLUMNS": "100"})
+    assert table.exit_code == 0, table.output
+    assert "RPS container HT off" in table.output and "RPS kubernetes HT off" in table.output
