@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from sizing.cli import app
 from sizing.records import PointMeta
+from sizing.records.window import CpuWindow
 from sizing.report.data.format import CONTAINER_NOTE
 from sizing.store import Store
 from tests.labdb import environment, lab_points, store_run
@@ -92,3 +93,34 @@ def test_a_container_leg_is_answered_only_when_asked(tmp_path: Path) -> None:
     table = runner.invoke(app, ["table", "--db", str(db)], env={"COLUMNS": "100"})
     assert table.exit_code == 0, table.output
     assert "RPS container HT off" in table.output and "RPS kubernetes HT off" in table.output
+
+
+def test_the_guide_of_a_static_file_container_run_draws_its_cpu_chart(tmp_path: Path) -> None:
+    """A run of the static-file profiles only (the container example's): every figure is
+    charted by what it sizes (RPS or TPS, from its unit), and the container's as a
+    container, not a hypervisor's guest (this crashed the guide: no 'rps' profile)."""
+    from sizing.report.data.runs import cpu_points
+    from sizing.sources import read_runs
+
+    db = tmp_path / "r.sqlite"
+    points = []
+    for r, samples in lab_points(hosts=1, ht=("off",), reps=3, cores=(1, 2)):
+        name = {"rps": "static-rps", "tps": "static-tps"}[r.key.profile]
+        if r.key.platform == "vsphere":
+            r = replace(r, key=replace(r.key, host="nginx-ctr1", platform="container"))
+        busy = CpuWindow(busy=97.0)  # what a run stores of the server's CPUs, per window
+        samples = [(i, replace(x, metadata=replace(x.metadata, server_cpu=busy)))
+                   for i, x in samples]  # fmt: skip
+        points.append((replace(r, key=replace(r.key, profile=name)), samples))
+    env = environment(1)
+    env["nginx-ctr1"] = {k: v for k, v in env.pop("nginx-esxi1").items() if k != "hypervisor"}
+    with Store(db) as store:
+        store_run(store, points, env, inventory="lab", argv=["sizing", "run"],
+                  tool_version="0", options={})  # fmt: skip
+    charted = cpu_points(read_runs(db, []))
+    assert {c.profile for c in charted} == {"rps", "tps"}
+    assert {c.platform for c in charted} == {"baremetal", "container"}
+    out = tmp_path / "g.pdf"
+    guide = runner.invoke(app, ["guide", "--db", str(db), "--out", str(out)])
+    assert guide.exit_code == 0, guide.output
+    assert out.stat().st_size > 10_000

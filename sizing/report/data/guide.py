@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sizing.engine import CostCatalog, Recommendation
+from sizing.engine.basis import Basis
 from sizing.engine.choice import Choice
 from sizing.engine.predict import Bootstrapper
 from sizing.engine.table import build_table
@@ -39,16 +40,30 @@ if TYPE_CHECKING:
 
 def _basis_text(choice: Choice, basis: str, citation: str) -> str:
     """What the guide is sized on, in the words a buyer reads (the bases' ids and why they
-    were chosen are in the methodology, :func:`basis_facts`)."""
-    platforms = ", ".join(dict.fromkeys(
-        PLATFORM_LABELS.get(b.platform, b.platform) for b in choice.bases))  # fmt: skip
-    hardware = "; ".join(dict.fromkeys(b.hardware.label() for b in choice.bases))
-    workload = "; ".join(dict.fromkeys(b.workload.label() for b in choice.bases))
-    if basis == FigureKind.REFERENCE:
+    were chosen are in the methodology, :func:`basis_facts`); measured and published
+    figures asked for together (``--basis``) are each said for what they are."""
+
+    def described(bases: Sequence[Basis]) -> tuple[str, str, str]:
+        platforms = ", ".join(dict.fromkeys(
+            PLATFORM_LABELS.get(b.platform, b.platform) for b in bases))  # fmt: skip
+        hardware = "; ".join(dict.fromkeys(b.hardware.label() for b in bases))
+        workload = "; ".join(dict.fromkeys(b.workload.label() for b in bases))
+        return platforms, hardware, workload
+
+    measured = [b for b in choice.bases if b.origin != FigureKind.REFERENCE]
+    published = [b for b in choice.bases if b.origin == FigureKind.REFERENCE]
+    if basis == FigureKind.REFERENCE or not measured:
+        platforms, hardware, workload = described(published or choice.bases)
         return (f"Sized on the published reference data ({citation}), not on measurements of "
                 f"your hardware: {platforms}; {hardware}; NGINX {workload}.")  # fmt: skip
-    hosts = ", ".join(dict.fromkeys(h for b in choice.bases for h in b.hosts))
-    return f"Sized on figures measured with sizing on {hosts}: {platforms}; NGINX {workload}."
+    hosts = ", ".join(dict.fromkeys(h for b in measured for h in b.hosts))
+    platforms, _, workload = described(measured)
+    text = f"Sized on figures measured with sizing on {hosts}: {platforms}; NGINX {workload}."
+    if published:
+        platforms, hardware, workload = described(published)
+        text += (f" Beside them, the published reference data ({citation}), not measured on "
+                 f"your hardware: {platforms}; {hardware}; NGINX {workload}.")  # fmt: skip
+    return text
 
 
 def basis_facts(choice: Choice) -> tuple[Fact, ...]:

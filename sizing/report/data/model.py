@@ -143,7 +143,7 @@ class CpuPoint:
     platform: str
     cores: int
     ht: str
-    profile: str
+    profile: str  # what it sizes: rps or tps (a static-file profile's figures too)
     value: float
     busy: float  # mean busy share (%) of the server's pinned CPUs
     status: str

@@ -85,8 +85,13 @@ def platform_label(platform: str, flags: Sequence[str]) -> str:
     return PLATFORM_LABELS.get(name, name)
 
 
+# A figure's unit says what it sizes, whatever its profile's name (rps, static-rps, ...).
+METRIC_OF_UNIT = {"requests/s": "rps", "handshakes/s": "tps"}
+
+
 def cpu_points(runs: Sequence[RunData]) -> list[CpuPoint]:
-    """Throughput and server CPU busy share of every timed repetition (warm-ups left out)."""
+    """Throughput and server CPU busy share of every timed repetition (warm-ups left out),
+    by what it sizes (``profile``: rps or tps)."""
     out: list[CpuPoint] = []
     for run in runs:
         for p in run.points:
@@ -95,9 +100,17 @@ def cpu_points(runs: Sequence[RunData]) -> list[CpuPoint]:
                 continue
             if r.metadata.workload.mode == "fixed-rate":
                 continue  # latency windows (value: p95 ms), charted against the offered rate
-            # a container or VM that believes it is bare metal is never charted as such
+            metric = METRIC_OF_UNIT.get(r.unit)  # what the figure sizes: rps or tps
+            if metric is None:
+                continue
+            # a container or VM that believes it is bare metal is never charted as such, nor
+            # a measured container leg as a hypervisor's guest
             platform = basis_platform(r.key.platform, r.flags)
-            family = platform if platform in ("baremetal", "virtualized-host") else "hypervisor"
+            family = (
+                platform
+                if platform in ("baremetal", "virtualized-host", "container")
+                else "hypervisor"
+            )
             for rep, s in run.samples.get(p.id, ()):
                 if rep == 0 or s.metric.endswith(".client"):
                     continue
@@ -110,7 +123,7 @@ def cpu_points(runs: Sequence[RunData]) -> list[CpuPoint]:
                         platform=family,
                         cores=r.key.cores,
                         ht=r.key.ht,
-                        profile=r.key.profile,
+                        profile=metric,
                         value=s.value,
                         busy=float(busy),
                         status=str(r.status),
