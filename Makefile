@@ -21,6 +21,7 @@ lint: setup-dev lint-checks
 # The linters alone (the set-up done): `make test` runs them after starting the libvirt tests.
 lint-checks:
 	.venv/bin/ruff check sizing tests benchmarks/* playbooks/files
+	.venv/bin/ruff format --check sizing tests benchmarks/* playbooks/files
 	.venv/bin/mypy
 	.venv/bin/ansible-lint playbooks/
 	.venv/bin/lint-imports

@@ -81,7 +81,6 @@ class CryptoRate:
         }
 
 
-
 @dataclass(frozen=True)
 class HostCeilings:
     """What a run measured of one host's ceilings (``environment[host]["ceilings"]``)."""

@@ -245,8 +245,10 @@ def climb_next(
         return (nxt, "") if good < nxt < bad else (None, "")
     top = pts[-1].rate
     if top >= ceiling:
-        return None, (f"no knee up to {top:,.0f} requests/s, the most the clients can offer: "
-                      "the knee lies above it")
+        return None, (
+            f"no knee up to {top:,.0f} requests/s, the most the clients can offer: "
+            "the knee lies above it"
+        )
     return float(round(min(top * step, ceiling))), ""
 
 
@@ -327,8 +329,13 @@ def search(
 
     while hi is None and len(probes) < max_probes:  # grow until something fails
         if lo is not None and lo.rate >= ceiling:  # the ceiling itself was measured and met
-            return SearchResult(lo.rate, (lo.rate, None), probes, False,
-                                f"still met the SLO at the ceiling {ceiling:g}")
+            return SearchResult(
+                lo.rate,
+                (lo.rate, None),
+                probes,
+                False,
+                f"still met the SLO at the ceiling {ceiling:g}",
+            )
         p = measure(min(lo.rate * 2 if lo is not None else start, ceiling))
         if slo.met(p):
             lo = p
@@ -336,29 +343,42 @@ def search(
             hi = p
     while lo is None and hi is not None and len(probes) < max_probes:  # shrink until met
         if hi.rate / 2 < floor:
-            return SearchResult(None, (None, hi.rate), probes, True,
-                                f"even {hi.rate:g} requests/s misses the SLO")
+            return SearchResult(
+                None, (None, hi.rate), probes, True, f"even {hi.rate:g} requests/s misses the SLO"
+            )
         p = measure(hi.rate / 2)
         if slo.met(p):
             lo = p
         else:
             hi = p
     if lo is None or hi is None:
-        return SearchResult(lo.rate if lo else None, (lo.rate if lo else None,
-                            hi.rate if hi else None), probes, False, "probe budget spent")
+        return SearchResult(
+            lo.rate if lo else None,
+            (lo.rate if lo else None, hi.rate if hi else None),
+            probes,
+            False,
+            "probe budget spent",
+        )
     return _narrow(lo, hi, slo, measure, probes, tolerance, max_probes)
 
 
-def _narrow(lo: LatencyPoint, hi: LatencyPoint, slo: Slo,
-            measure: Callable[[float], LatencyPoint], probes: list[LatencyPoint],
-            tolerance: float, max_probes: int) -> SearchResult:  # fmt: skip
+def _narrow(
+    lo: LatencyPoint,
+    hi: LatencyPoint,
+    slo: Slo,
+    measure: Callable[[float], LatencyPoint],
+    probes: list[LatencyPoint],
+    tolerance: float,
+    max_probes: int,
+) -> SearchResult:
     """Narrow the bracket (lo met, hi missed) to ``tolerance``: interpolate, confirm one
     tolerance beyond the side the last probe moved, then bisect."""
     step = 0
     while (hi.rate - lo.rate) / lo.rate > tolerance:
         if len(probes) >= max_probes:
-            return SearchResult(lo.rate, (lo.rate, hi.rate), probes, False,
-                                f"probe budget ({max_probes}) spent")
+            return SearchResult(
+                lo.rate, (lo.rate, hi.rate), probes, False, f"probe budget ({max_probes}) spent"
+            )
         guess = _guess(min(step, 2), lo, hi, slo, probes[-1] if probes else None, tolerance)
         step += 1
         rate = float(round(guess))
@@ -372,8 +392,14 @@ def _narrow(lo: LatencyPoint, hi: LatencyPoint, slo: Slo,
     return SearchResult(lo.rate, (lo.rate, hi.rate), probes, True, "")
 
 
-def _guess(phase: int, lo: LatencyPoint, hi: LatencyPoint, slo: Slo,
-           last: LatencyPoint | None, tolerance: float) -> float:  # fmt: skip
+def _guess(
+    phase: int,
+    lo: LatencyPoint,
+    hi: LatencyPoint,
+    slo: Slo,
+    last: LatencyPoint | None,
+    tolerance: float,
+) -> float:
     """The next rate to probe inside the bracket, by phase (see :func:`_narrow`)."""
     width = hi.rate - lo.rate
     mid = lo.rate + width / 2

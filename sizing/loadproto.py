@@ -109,8 +109,11 @@ class WindowSpec:
     rate: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"index": self.index, "offset": self.offset,
-                               "duration": self.duration}  # fmt: skip
+        out: dict[str, Any] = {
+            "index": self.index,
+            "offset": self.offset,
+            "duration": self.duration,
+        }
         if self.commands is not None:
             out["commands"] = [c.to_json() for c in self.commands]
         return out
@@ -190,8 +193,12 @@ class CommandOutput:
     then: list[CommandOutput] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"argv": self.argv, "rc": self.rc, "stdout": self.stdout,
-                               "stderr": self.stderr}  # fmt: skip
+        out: dict[str, Any] = {
+            "argv": self.argv,
+            "rc": self.rc,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+        }
         if self.then is not None:
             out["then"] = [t.to_json() for t in self.then]
         return out
@@ -221,8 +228,11 @@ class TlsCounts:
 
     @classmethod
     def from_json(cls, doc: Any) -> TlsCounts:
-        return cls(_get(doc, "full", int, 0), _get(doc, "reused", int, 0),
-                   {str(k): int(v) for k, v in _get(doc, "suites", dict, {}).items()})  # fmt: skip
+        return cls(
+            _get(doc, "full", int, 0),
+            _get(doc, "reused", int, 0),
+            {str(k): int(v) for k, v in _get(doc, "suites", dict, {}).items()},
+        )
 
 
 @dataclass
@@ -238,8 +248,9 @@ class UpstreamProbe:
 
     @classmethod
     def from_json(cls, doc: Any) -> UpstreamProbe:
-        return cls(_get(doc, "cpu_s", float), _get(doc, "quota_cpus", float),
-                   _get(doc, "throttled", int))  # fmt: skip
+        return cls(
+            _get(doc, "cpu_s", float), _get(doc, "quota_cpus", float), _get(doc, "throttled", int)
+        )
 
 
 def _counters(doc: Any, key: str) -> Counters | None:
@@ -282,17 +293,25 @@ class WindowOutput:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "index": self.index, "planned_start": self.planned_start, "start": self.start,
-            "end": self.end, "cpu_before": self.cpu_before, "cpu_after": self.cpu_after,
+            "index": self.index,
+            "planned_start": self.planned_start,
+            "start": self.start,
+            "end": self.end,
+            "cpu_before": self.cpu_before,
+            "cpu_after": self.cpu_after,
             "commands": [c.to_json() for c in self.commands],
-            "net_before": self.net_before, "net_after": self.net_after,
-            "server_alive": self.server_alive, "upstream_alive": self.upstream_alive,
-            "clk_tck": self.clk_tck, "established": self.established,
-            "throttled": self.throttled, "nginx_cpu_s": self.nginx_cpu_s,
+            "net_before": self.net_before,
+            "net_after": self.net_after,
+            "server_alive": self.server_alive,
+            "upstream_alive": self.upstream_alive,
+            "clk_tck": self.clk_tck,
+            "established": self.established,
+            "throttled": self.throttled,
+            "nginx_cpu_s": self.nginx_cpu_s,
             "upstream": None if self.upstream is None else self.upstream.to_json(),
             "net_softirqs": self.net_softirqs,
             "tls": None if self.tls is None else self.tls.to_json(),
-        }  # fmt: skip
+        }
 
     @classmethod
     def from_json(cls, doc: Any) -> WindowOutput:
@@ -315,8 +334,9 @@ class WindowOutput:
             throttled=_get(doc, "throttled", int),
             nginx_cpu_s=_get(doc, "nginx_cpu_s", float),
             upstream=None if up is None else UpstreamProbe.from_json(up),
-            net_softirqs=None if sirq is None else {
-                str(k): {str(c): int(n) for c, n in v.items()} for k, v in sirq.items()},
+            net_softirqs=None
+            if sirq is None
+            else {str(k): {str(c): int(n) for c, n in v.items()} for k, v in sirq.items()},
             tls=None if tls is None else TlsCounts.from_json(tls),
         )
 

@@ -115,7 +115,6 @@ class FigureKind(StrEnum):
     EMULATED = "emulated"
 
 
-
 OBSERVED = (FigureKind.MEASURED, FigureKind.REFERENCE)
 # predicted for a core count not observed: by the fit, between two observed, by a shape
 PREDICTED = (FigureKind.INTERPOLATED, FigureKind.EXTRAPOLATED, FigureKind.SHAPE)

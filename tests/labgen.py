@@ -74,8 +74,9 @@ def _rate(profile: str, cores: int, ht: str, platform: str) -> float:
     return x * (ESXI[profile] if platform == "vsphere" else 1.0)
 
 
-def _meta(host: str, platform: str, cores: int, ht: str, profile: str, value: float,
-          esxi_host: str) -> PointMeta:  # fmt: skip
+def _meta(
+    host: str, platform: str, cores: int, ht: str, profile: str, value: float, esxi_host: str
+) -> PointMeta:
     settings = {"hypervisor": "vsphere", "esxi_host": esxi_host, "vm": host, "vcpus": cores}
     return PointMeta.parse(
         {
@@ -108,8 +109,9 @@ def _meta(host: str, platform: str, cores: int, ht: str, profile: str, value: fl
             "server_net_tx_bytes_per_s": value * WIRE_BYTES[profile],
             "server_net_rx_bytes_per_s": value * WIRE_BYTES[profile] * 0.4,
             "server_link_bytes_per_s": LINK_BYTES,
-            **({"tls_suites": {"TLSv1.3 TLS_AES_256_GCM_SHA384": 3000}} if profile == "tps"
-               else {}),  # fmt: skip
+            **(
+                {"tls_suites": {"TLSv1.3 TLS_AES_256_GCM_SHA384": 3000}} if profile == "tps" else {}
+            ),
         }
     )
 
@@ -186,14 +188,24 @@ def store_container_run(store: Store, *, valid: bool = False) -> int:
     both invalid (the client saturated first) and flagged ``virtualized-host``; with
     ``valid``, both valid (still a virtualized host)."""
     facts = _host_facts("localhost", "KVM")
-    facts.update(cpu_model="AMD EPYC 7B13", lscpu="# CPU,Core,Socket,Node\n0,0,0,0\n1,1,0,0\n",
-                 nic_speeds_mbps={}, ceilings=None)  # fmt: skip
+    facts.update(
+        cpu_model="AMD EPYC 7B13",
+        lscpu="# CPU,Core,Socket,Node\n0,0,0,0\n1,1,0,0\n",
+        nic_speeds_mbps={},
+        ceilings=None,
+    )
     points: list[Stored] = []
     for profile, value in (("rps", 52_000.0), ("tps", 610.0)):
         base = _meta("localhost", "baremetal", 1, "off", profile, value, "localhost").to_json()
-        base.update(server_net_interface="lo", server_link_bytes_per_s=None,
-                    cpu_model="AMD EPYC 7B13", hypervisor="KVM", client_cpus={"localhost": "1"},
-                    clients=["localhost"], target="127.0.0.1")  # fmt: skip
+        base.update(
+            server_net_interface="lo",
+            server_link_bytes_per_s=None,
+            cpu_model="AMD EPYC 7B13",
+            hypervisor="KVM",
+            client_cpus={"localhost": "1"},
+            clients=["localhost"],
+            target="127.0.0.1",
+        )
         values = [value * f for f in (0.98, 1.0, 1.01)]
         result = PointResult(
             key=PointKey("localhost", "baremetal", 1, "off", profile),

@@ -28,7 +28,9 @@ def check_offline(code: str, *args: str) -> str:
     with the child's traceback when it fails. Returns what the child printed."""
     proc = subprocess.run(
         [unshare_n(), "-n", sys.executable, "-c", textwrap.dedent(code), *args],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout

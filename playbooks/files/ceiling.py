@@ -40,11 +40,17 @@ def main() -> None:
                 rc, stdout, stderr = done.returncode, done.stdout, done.stderr
             except subprocess.TimeoutExpired:
                 rc, stdout, stderr = -1, "", "openssl speed ran over 60 s"
-            done_jobs.append({
-                "alg": alg, "cpus": cpus, "threads": int(threads), "rc": rc,
-                "stdout": stdout[-4000:], "stderr": stderr[-1000:],
-                "seconds": round(time.monotonic() - t0, 3),
-            })
+            done_jobs.append(
+                {
+                    "alg": alg,
+                    "cpus": cpus,
+                    "threads": int(threads),
+                    "rc": rc,
+                    "stdout": stdout[-4000:],
+                    "stderr": stderr[-1000:],
+                    "seconds": round(time.monotonic() - t0, 3),
+                }
+            )
     print(json.dumps(out))
 
 

@@ -77,8 +77,13 @@ def hypervisor(flag: bool) -> str | None:
         vendor = "" if out is None or out == "none" else out
     if not vendor:
         dmi = read("/sys/class/dmi/id/sys_vendor") + " " + read("/sys/class/dmi/id/product_name")
-        for needle, name in (("VMware", "vmware"), ("QEMU", "kvm"), ("KVM", "kvm"),
-                             ("Microsoft", "hyperv"), ("Xen", "xen")):
+        for needle, name in (
+            ("VMware", "vmware"),
+            ("QEMU", "kvm"),
+            ("KVM", "kvm"),
+            ("Microsoft", "hyperv"),
+            ("Xen", "xen"),
+        ):
             if needle in dmi:
                 vendor = name
                 break
@@ -149,8 +154,9 @@ def os_name() -> str:
 def main() -> None:
     lscpu, online = topology()
     model, microcode, hv_flag = cpuinfo()
-    nginx_version, nginx_openssl = nginx_builds(run(["nginx", "-V"]) if shutil.which("nginx")
-                                                else None)  # fmt: skip
+    nginx_version, nginx_openssl = nginx_builds(
+        run(["nginx", "-V"]) if shutil.which("nginx") else None
+    )
     facts: dict[str, Any] = {
         "hostname": platform.node(),
         # Which machine this is, whatever the inventory calls it: two inventory names with

@@ -33,15 +33,28 @@ def main(argv: list[str]) -> int:
         return 2
     path = paths[0]
     if not os.path.exists(path):
-        print(f"latency_hist: {path} does not exist (oha stored no successful request)",
-              file=sys.stderr)
-        print(json.dumps({"count": 0, "sum_ms": 0.0, "min_ms": 0.0, "max_ms": 0.0,
-                          "growth": GROWTH, "buckets": {}}))
+        print(
+            f"latency_hist: {path} does not exist (oha stored no successful request)",
+            file=sys.stderr,
+        )
+        print(
+            json.dumps(
+                {
+                    "count": 0,
+                    "sum_ms": 0.0,
+                    "min_ms": 0.0,
+                    "max_ms": 0.0,
+                    "growth": GROWTH,
+                    "buckets": {},
+                }
+            )
+        )
         return 0
     con = sqlite3.connect(path)
     try:
         rows = con.execute(
-            "SELECT duration FROM oha WHERE run = (SELECT max(run) FROM oha)").fetchall()
+            "SELECT duration FROM oha WHERE run = (SELECT max(run) FROM oha)"
+        ).fetchall()
     finally:
         con.close()
     log_g = math.log(GROWTH)
@@ -58,11 +71,18 @@ def main(argv: list[str]) -> int:
         hi = max(hi, seconds)
     if not keep:
         os.remove(path)
-    print(json.dumps({
-        "count": len(rows), "sum_ms": total * 1e3, "min_ms": (lo if rows else 0.0) * 1e3,
-        "max_ms": hi * 1e3, "growth": GROWTH,
-        "buckets": {str(k): v for k, v in sorted(buckets.items())},
-    }))
+    print(
+        json.dumps(
+            {
+                "count": len(rows),
+                "sum_ms": total * 1e3,
+                "min_ms": (lo if rows else 0.0) * 1e3,
+                "max_ms": hi * 1e3,
+                "growth": GROWTH,
+                "buckets": {str(k): v for k, v in sorted(buckets.items())},
+            }
+        )
+    )
     return 0
 
 

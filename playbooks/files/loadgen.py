@@ -238,8 +238,11 @@ def upstream_delta(
 ) -> UpstreamProbe | None:
     if before is None or after is None or before.cpu_s is None or after.cpu_s is None:
         return None
-    thr = (after.throttled - before.throttled
-           if before.throttled is not None and after.throttled is not None else None)
+    thr = (
+        after.throttled - before.throttled
+        if before.throttled is not None and after.throttled is not None
+        else None
+    )
     return UpstreamProbe(after.cpu_s - before.cpu_s, after.quota_cpus, thr)
 
 
@@ -255,8 +258,13 @@ def pid_alive(pidfile: str) -> bool:
 
 def start(cmd: Command) -> subprocess.Popen[str]:
     """Start one command, writing its ``stdin`` to it when it has one."""
-    proc = subprocess.Popen(cmd.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.PIPE if cmd.stdin is not None else None, text=True)
+    proc = subprocess.Popen(
+        cmd.argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.PIPE if cmd.stdin is not None else None,
+        text=True,
+    )
     if cmd.stdin is not None and proc.stdin is not None:
         proc.stdin.write(cmd.stdin)
         proc.stdin.close()
@@ -397,12 +405,15 @@ def softirq_delta(
 ) -> dict[str, dict[str, int]] | None:
     if before is None or after is None:
         return None
-    return {kind: {cpu: n - before.get(kind, {}).get(cpu, 0) for cpu, n in counts.items()}
-            for kind, counts in after.items()}  # fmt: skip
+    return {
+        kind: {cpu: n - before.get(kind, {}).get(cpu, 0) for cpu, n in counts.items()}
+        for kind, counts in after.items()
+    }
 
 
-def window(spec: LoadSpec, index: int, offset: float, duration: float,
-           commands: list[Command]) -> WindowOutput:  # fmt: skip
+def window(
+    spec: LoadSpec, index: int, offset: float, duration: float, commands: list[Command]
+) -> WindowOutput:
     """Run one window at its offset after the common start and sample around it."""
     planned = spec.start_at + offset
     sleep_until(planned)
@@ -431,14 +442,23 @@ def window(spec: LoadSpec, index: int, offset: float, duration: float,
         time.sleep(1.2)  # the side log is buffered with flush=1s
         tls = tls_counts(spec.tls_log)
     return WindowOutput(
-        index=index, planned_start=planned, start=t0, end=t1,
+        index=index,
+        planned_start=planned,
+        start=t0,
+        end=t1,
         commands=outs,
         throttled=throttle_count() - throttle_before if throttle_before is not None else None,
-        upstream=(upstream_delta(up_before, upstream_probe(spec.upstream_pidfile))
-                  if spec.upstream_pidfile else None),
+        upstream=(
+            upstream_delta(up_before, upstream_probe(spec.upstream_pidfile))
+            if spec.upstream_pidfile
+            else None
+        ),
         net_softirqs=softirq_delta(sirq_before, net_softirqs() if spec.sample_net else None),
-        nginx_cpu_s=(nginx_after - nginx_before
-                     if nginx_before is not None and nginx_after is not None else None),
+        nginx_cpu_s=(
+            nginx_after - nginx_before
+            if nginx_before is not None and nginx_after is not None
+            else None
+        ),
         tls=tls,
         net_before=net_before,
         net_after=net_bytes() if spec.sample_net else None,
@@ -448,7 +468,7 @@ def window(spec: LoadSpec, index: int, offset: float, duration: float,
         upstream_alive=pid_alive(spec.upstream_pidfile) if spec.upstream_pidfile else None,
         clk_tck=os.sysconf("SC_CLK_TCK"),
         established=established,
-    )  # fmt: skip
+    )
 
 
 def measure(spec: LoadSpec) -> None:

@@ -32,8 +32,10 @@ def qemu_pid(domain: str) -> int | None:
         if not entry.isdigit():
             continue
         cmd = (read(f"/proc/{entry}/cmdline") or "").split("\0")
-        if cmd and "qemu" in os.path.basename(cmd[0]) and any(
-            a.startswith(wanted[0]) or a == wanted[1] for a in cmd
+        if (
+            cmd
+            and "qemu" in os.path.basename(cmd[0])
+            and any(a.startswith(wanted[0]) or a == wanted[1] for a in cmd)
         ):
             return int(entry)
     return None

@@ -59,8 +59,9 @@ def mode(st: os.stat_result) -> str:
     return f"{stat.S_IMODE(st.st_mode):04o}"
 
 
-def refusals(path: str, parent: str, me: int, st: os.stat_result | None,
-             pst: os.stat_result | None) -> list[str]:  # fmt: skip
+def refusals(
+    path: str, parent: str, me: int, st: os.stat_result | None, pst: os.stat_result | None
+) -> list[str]:
     """Why another user could change what is in ``path`` (the playbook's wording)."""
     out: list[str] = []
     if st is not None:

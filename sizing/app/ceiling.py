@@ -60,8 +60,15 @@ def _jobs(tls_key: str, cpu: int, siblings: str | None) -> list[CeilingJob]:
     return jobs
 
 
-def probe(inventory: Path, *, limit: str | None, tls_key: str, cpu: int,
-          siblings: str | None, debug: bool = False) -> list[Probed]:  # fmt: skip
+def probe(
+    inventory: Path,
+    *,
+    limit: str | None,
+    tls_key: str,
+    cpu: int,
+    siblings: str | None,
+    debug: bool = False,
+) -> list[Probed]:
     """Measure the ceiling on every server of ``inventory`` (pinned ``openssl speed`` of the
     certificate's signing operation, about 2 s per measurement)."""
     jobs = _jobs(tls_key, cpu, siblings)
@@ -87,15 +94,17 @@ def probe(inventory: Path, *, limit: str | None, tls_key: str, cpu: int,
         c, f = got.get(h.name), facts.get(h.name)
         single = c.rate(tls_key, 1) if c else None
         pair = c.rate(tls_key, len(jobs[-1].cpus.split(","))) if c and siblings else None
-        out.append(Probed(
-            host=h.name,
-            cpu_model=(f.cpu_model if f is not None else None) or "",
-            openssl=c.openssl if c else "",
-            tls_key=tls_key,
-            sign_per_core=None if single is None else round(single.sign_per_s, 1),
-            sign_per_core_ht=None if pair is None else round(pair.sign_per_s, 1),
-            cpus=jobs[0].cpus,
-            took_s=None if c is None or c.took_s is None else round(c.took_s, 2),
-            problem=unreachable.get(h.name) or problems.get(h.name) or (c.missing if c else ""),
-        ))  # fmt: skip
+        out.append(
+            Probed(
+                host=h.name,
+                cpu_model=(f.cpu_model if f is not None else None) or "",
+                openssl=c.openssl if c else "",
+                tls_key=tls_key,
+                sign_per_core=None if single is None else round(single.sign_per_s, 1),
+                sign_per_core_ht=None if pair is None else round(pair.sign_per_s, 1),
+                cpus=jobs[0].cpus,
+                took_s=None if c is None or c.took_s is None else round(c.took_s, 2),
+                problem=unreachable.get(h.name) or problems.get(h.name) or (c.missing if c else ""),
+            )
+        )
     return out

@@ -92,15 +92,19 @@ class InventoryCheck:
                 f"{n} ({', '.join(g for g in groups if g != 'all') or 'ungrouped'})"
                 for n, groups in sorted(inv.ignored.items())
             ]
-            lines.append(
-                f"ignored, in none of servers, clients, upstreams: {', '.join(shown)}"
-            )
+            lines.append(f"ignored, in none of servers, clients, upstreams: {', '.join(shown)}")
         return lines
 
 
-def check(file: Path, *, limit: str | None = None, extra_vars: list[str] | None = None,
-          connect: bool = False, notify: Callable[[str], None] = print,
-          debug: bool = False) -> InventoryCheck:  # fmt: skip
+def check(
+    file: Path,
+    *,
+    limit: str | None = None,
+    extra_vars: list[str] | None = None,
+    connect: bool = False,
+    notify: Callable[[str], None] = print,
+    debug: bool = False,
+) -> InventoryCheck:
     """Read ``file`` as sizing does; with ``connect`` reach every host (its facts, over
     Ansible) and hypervisor (``notify``: the backends' warnings; ``debug``: Ansible's own
     output)."""
@@ -115,7 +119,6 @@ def check(file: Path, *, limit: str | None = None, extra_vars: list[str] | None 
             if isinstance(hyp, dict) and hyp.get("error"):
                 failed.setdefault(name, f"hypervisor: {hyp['error']}")
     hosts = [
-        HostCheck(h, h.connection, backends[h.name], failed.get(h.name))
-        for h in inv.hosts.values()
+        HostCheck(h, h.connection, backends[h.name], failed.get(h.name)) for h in inv.hosts.values()
     ]
     return InventoryCheck(file, inv, hosts, connect, failed)

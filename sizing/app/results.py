@@ -90,10 +90,14 @@ def points_with_evidence(store: Store, run_id: int) -> Evidenced:
     """Each stored point of a run with its guards' evidence (:func:`point_evidence`)."""
     hosts = store.get_run(run_id).environment
     return [
-        (p.result, point_evidence(p.result, [s for _, s in store.samples(p.id)],
-                                  hosts.get(p.result.key.host)))
+        (
+            p.result,
+            point_evidence(
+                p.result, [s for _, s in store.samples(p.id)], hosts.get(p.result.key.host)
+            ),
+        )
         for p in store.points(run_id)
-    ]  # fmt: skip
+    ]
 
 
 def read(db: Path, run: str | None = None) -> list[StoredRun]:
@@ -107,11 +111,15 @@ def read(db: Path, run: str | None = None) -> list[StoredRun]:
             every.setdefault(p.run_id, []).append(p.result)
         across = pair_across_runs(every)
         return [
-            StoredRun(r, status(r), points_with_evidence(store, r.id),
-                      tuple(a for a in across if a.runs and a.runs[1] == r.id))
+            StoredRun(
+                r,
+                status(r),
+                points_with_evidence(store, r.id),
+                tuple(a for a in across if a.runs and a.runs[1] == r.id),
+            )
             for r in store.runs()
             if wanted is None or r.id == wanted
-        ]  # fmt: skip
+        ]
 
 
 def exists(db: Path) -> bool:
@@ -122,8 +130,9 @@ def exists(db: Path) -> bool:
 
 def bases(db: Path, *, include_virtualized: bool, include_emulated: bool) -> BasisInputs:
     """``results --bases``: every basis, and the one the engine commands would choose."""
-    return load_bases(Inputs(db=db, include_virtualized=include_virtualized,
-                             include_emulated=include_emulated))  # fmt: skip
+    return load_bases(
+        Inputs(db=db, include_virtualized=include_virtualized, include_emulated=include_emulated)
+    )
 
 
 @dataclass(frozen=True)
@@ -149,10 +158,13 @@ def compare(db: Path, refs: list[str]) -> Compared:
         points = {r.id: [p.result for p in store.points(r.id)] for r in runs}
     base = runs[0]
     against = [
-        (other.id, environment_diff(base.environment, other.environment),
-         figure_diff(points[base.id], points[other.id]))
+        (
+            other.id,
+            environment_diff(base.environment, other.environment),
+            figure_diff(points[base.id], points[other.id]),
+        )
         for other in runs[1:]
-    ]  # fmt: skip
+    ]
     return Compared(runs, against, list(pair_across_runs(points)))
 
 

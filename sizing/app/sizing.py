@@ -59,8 +59,13 @@ class Recommended:
         return explain(self.result)
 
 
-def load(req: Inputs, *, serves: Want | None = None, every_reference: bool = False,
-         with_runs: bool = False) -> tuple[BasisInputs, list[str]]:  # fmt: skip
+def load(
+    req: Inputs,
+    *,
+    serves: Want | None = None,
+    every_reference: bool = False,
+    with_runs: bool = False,
+) -> tuple[BasisInputs, list[str]]:
     """Every basis, the chosen ones and the prices (:func:`sizing.sources.load_bases`),
     and the warnings the choice calls for (said on stderr). ``with_runs`` (the guide):
     the runs ``req.runs`` selects are read and returned, and the bases come from them."""
@@ -88,9 +93,7 @@ def check(req: SizingRequest) -> Demand:
     if req.max_servers is not None and req.max_servers < 1:
         raise UsageError(f"--max-servers must be at least 1, not {req.max_servers}")
     if req.confidence is not None and not (0.5 <= req.confidence < 1.0):
-        raise UsageError(
-            f"--confidence must be at least 0.5 and below 1, not {req.confidence:g}"
-        )
+        raise UsageError(f"--confidence must be at least 0.5 and below 1, not {req.confidence:g}")
     if req.p95 is None:
         return demand
     if demand.tps is not None:
@@ -156,6 +159,7 @@ def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
         "bootstrapper": cached_bootstrapper(req.inputs.db),
     }
     asked = None if req.platform is None else [req.platform]
+
     def sized(platforms: Sequence[str] | None) -> Recommendation:
         """The engine's answer, with its words (the basis' sentence, what a capacity is of)."""
         got = engine_recommend(figures, inputs.catalog, demand, platforms=platforms, **how)
@@ -166,8 +170,15 @@ def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
     versus = None
     if req.compare_platforms or (req.compare_platforms is None and req.platform is None):
         versus = _versus(figures, inputs, demand, how, sized)
-    return Recommended(result, inputs, tuple(warnings), tuple(notes), p95=req.p95 is not None,
-                       hint=hint, versus=versus)  # fmt: skip
+    return Recommended(
+        result,
+        inputs,
+        tuple(warnings),
+        tuple(notes),
+        p95=req.p95 is not None,
+        hint=hint,
+        versus=versus,
+    )
 
 
 def _versus(
@@ -183,12 +194,23 @@ def _versus(
     if guest is None:
         return None
     sides = [Side(p, sized([p])) for p in ("baremetal", guest)]
-    table = build_table(figures, inputs.catalog, bases=inputs.bases, prices=inputs.prices,
-                        article_prices=inputs.article_prices,
-                        allow_extrapolation=how["allow_extrapolation"],
-                        bootstrapper=how["bootstrapper"])  # fmt: skip
-    return PlatformComparison(demand, sides[0], sides[1], overheads(table, guest),
-                              inputs.catalog.currency, inputs.catalog.basis)  # fmt: skip
+    table = build_table(
+        figures,
+        inputs.catalog,
+        bases=inputs.bases,
+        prices=inputs.prices,
+        article_prices=inputs.article_prices,
+        allow_extrapolation=how["allow_extrapolation"],
+        bootstrapper=how["bootstrapper"],
+    )
+    return PlatformComparison(
+        demand,
+        sides[0],
+        sides[1],
+        overheads(table, guest),
+        inputs.catalog.currency,
+        inputs.catalog.basis,
+    )
 
 
 def _translated(
@@ -255,8 +277,9 @@ def _latency_figures(
     means there, and the line that says which workload was chosen."""
     assert req.p95 is not None
     slo = Slo("p95", parse_limit_ms(req.p95, "--p95"))
-    _, found, chosen = latency_figures((), slo, req.inputs.db, req.inputs.include_emulated,
-                                       workload)  # fmt: skip
+    _, found, chosen = latency_figures(
+        (), slo, req.inputs.db, req.inputs.include_emulated, workload
+    )
     why = (
         f"latency workload {chosen}: the measured request rate at which p95 latency stays "
         f"within {slo.limit_ms:g} ms, per core count"

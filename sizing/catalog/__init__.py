@@ -220,7 +220,6 @@ def _is_bundled(path: Path, bundled: Path) -> bool:
 def _validated_catalog(path: Path, data: Any) -> CostCatalog:
     from pydantic import ValidationError
 
-
     try:
         model = CatalogModel.model_validate(data)
     except ValidationError as exc:
@@ -230,7 +229,6 @@ def _validated_catalog(path: Path, data: Any) -> CostCatalog:
 
 def _validated_reference(path: Path, data: Any) -> Reference:
     from pydantic import ValidationError
-
 
     try:
         model = ReferenceModel.model_validate(data)
@@ -261,7 +259,6 @@ def load_catalog_data(path: Path | str | None = None) -> dict[str, Any]:
     if _is_bundled(p, DEFAULT_CATALOG) and "servers" in data:
         return dict(data)
     from pydantic import ValidationError
-
 
     try:
         dumped: dict[str, Any] = CatalogModel.model_validate(data).model_dump()

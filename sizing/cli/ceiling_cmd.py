@@ -18,9 +18,7 @@ if TYPE_CHECKING:
     from sizing.app.ceiling import Probed
 
 
-ProbeInventoryOpt = Annotated[
-    Path, typer.Option("--inventory", "-i", help="Inventory YAML file.")
-]
+ProbeInventoryOpt = Annotated[Path, typer.Option("--inventory", "-i", help="Inventory YAML file.")]
 ProbeLimitOpt = Annotated[
     str | None,
     typer.Option("--limit", "-l", metavar="PATTERN", help="Ansible host patterns."),
@@ -57,16 +55,18 @@ def probe_ceiling(
     # the inventory's pydantic models, Ansible: the start-up of every other command
     from sizing.app.ceiling import probe
 
-    rows = probe(inventory, limit=limit, tls_key=tls_key, cpu=cpu, siblings=siblings,
-                 debug=current().debug)  # fmt: skip
+    rows = probe(
+        inventory, limit=limit, tls_key=tls_key, cpu=cpu, siblings=siblings, debug=current().debug
+    )
     if json_out:
         emit_json({"ceilings": [r.to_json() for r in rows]})
     else:
         typer.echo(_text(rows, tls_key))
     failed = [r for r in rows if r.sign_per_core is None]
     if failed:
-        raise HostError(failed[0].host,
-                        f"crypto ceiling not measured: {failed[0].problem or 'no result'}")
+        raise HostError(
+            failed[0].host, f"crypto ceiling not measured: {failed[0].problem or 'no result'}"
+        )
 
 
 def _text(rows: list[Probed], tls_key: str) -> str:
@@ -77,19 +77,27 @@ def _text(rows: list[Probed], tls_key: str) -> str:
         if r.sign_per_core is None:
             out.append(f"{r.host}: no ceiling: {r.problem or 'not measured'}")
             continue
-        ht = (f"; HT siblings together {r.sign_per_core_ht:,.0f}/s"
-              if r.sign_per_core_ht is not None else "")  # fmt: skip
+        ht = (
+            f"; HT siblings together {r.sign_per_core_ht:,.0f}/s"
+            if r.sign_per_core_ht is not None
+            else ""
+        )
         out.append(
             f"{r.host}: {r.cpu_model or 'CPU model unknown'}: {r.algorithm} "
             f"{r.sign_per_core:,.0f}/s on cpu {r.cpus}{ht} ({r.build}; {r.took_s} s)"
         )
     good = [r for r in rows if r.sign_per_core is not None and r.cpu_model]
     if good:
-        out += ["\ncatalog entry (`ceilings:` of a --catalog file) for recommend --cpu:",
-                "ceilings:"]  # fmt: skip
+        out += [
+            "\ncatalog entry (`ceilings:` of a --catalog file) for recommend --cpu:",
+            "ceilings:",
+        ]
         for r in good:
-            extra = (f", sign_per_core_ht: {r.sign_per_core_ht}"
-                     if r.sign_per_core_ht is not None else "")  # fmt: skip
+            extra = (
+                f", sign_per_core_ht: {r.sign_per_core_ht}"
+                if r.sign_per_core_ht is not None
+                else ""
+            )
             out.append(
                 f"  - {{cpu_model: {r.cpu_model!r}, tls_key: {tls_key}, "
                 f"sign_per_core: {r.sign_per_core}{extra}, source: 'sizing "

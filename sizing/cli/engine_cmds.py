@@ -11,7 +11,7 @@ YAML and SQLite cost ``sizing --help`` and every other command's start-up otherw
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -44,6 +44,9 @@ from sizing.cli.sizing_opts import (
     inputs_of,
     sizing_request,
 )
+
+if TYPE_CHECKING:
+    from sizing.app.sizing import Recommended
 
 # -- recommend -------------------------------------------------------------------------
 
@@ -85,6 +88,43 @@ def recommend_cmd(
     # deferred (measured with -X importtime): the use case, the engine, the sources and the
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
     from sizing.app import sizing as app_sizing
+
+    got = app_sizing.recommend(
+        sizing_request(
+            rps=rps,
+            tps=tps,
+            headroom=headroom,
+            p95=p95,
+            platform=platform,
+            ht=ht,
+            redundancy=redundancy,
+            max_servers=max_servers,
+            confidence=confidence,
+            cpu=cpu,
+            allow_translation=allow_translation,
+            compare_platforms=compare_platforms,
+            inputs=inputs_of(
+                source,
+                basis,
+                catalog,
+                db,
+                article_prices,
+                include_virtualized,
+                include_emulated,
+                allow_extrapolation,
+            ),
+        )
+    )
+    _show_recommendation(got, json_out)
+    result = got.result
+    code = exit_status(Answered(result.recommendation is not None))
+    if code:
+        raise typer.Exit(int(code))
+
+
+def _show_recommendation(got: Recommended, json_out: bool) -> None:
+    """What ``recommend`` prints: the warnings and notes, then the answer (``--json``: the
+    one document); an answer that found no fleet ends with its last explanation line."""
     from sizing.report.render.text import (
         basis_json,
         basis_line,
@@ -92,20 +132,19 @@ def recommend_cmd(
         versus_text,
     )
 
-    got = app_sizing.recommend(sizing_request(
-        rps=rps, tps=tps, headroom=headroom, p95=p95, platform=platform, ht=ht,
-        redundancy=redundancy, max_servers=max_servers, confidence=confidence, cpu=cpu,
-        allow_translation=allow_translation, compare_platforms=compare_platforms,
-        inputs=inputs_of(source, basis, catalog, db, article_prices, include_virtualized,
-                         include_emulated, allow_extrapolation),
-    ))  # fmt: skip
     _say(got.warnings, got.notes)
     result = got.result
     versus = None if got.versus is None else got.versus.to_dict()
     if json_out:
-        emit_json({"basis": basis_json(got.inputs.choice, got.inputs.prices), **result.to_dict(),
-                   "explanation": list(got.explanation), "hint": got.hint,
-                   "platforms": versus})  # fmt: skip
+        emit_json(
+            {
+                "basis": basis_json(got.inputs.choice, got.inputs.prices),
+                **result.to_dict(),
+                "explanation": list(got.explanation),
+                "hint": got.hint,
+                "platforms": versus,
+            }
+        )
     else:
         if result.recommendation is None and not got.p95:  # else the explanation names it
             typer.echo(basis_line(got.inputs.choice, columns()))
@@ -114,9 +153,6 @@ def recommend_cmd(
             typer.echo("\n" + versus_text(got.versus, columns()))
     if result.recommendation is None:
         error(got.explanation[-1] + hint_sentence(got.hint))
-    code = exit_status(Answered(result.recommendation is not None))
-    if code:
-        raise typer.Exit(int(code))
 
 
 def hint_sentence(hint: str) -> str:
@@ -172,8 +208,16 @@ def table_cmd(
     from sizing.report.render.table_text import sizing_table_text
     from sizing.report.render.text import basis_json, basis_line
 
-    inputs = inputs_of(source, basis, catalog, db, article_prices, include_virtualized,
-                       include_emulated, allow_extrapolation)  # fmt: skip
+    inputs = inputs_of(
+        source,
+        basis,
+        catalog,
+        db,
+        article_prices,
+        include_virtualized,
+        include_emulated,
+        allow_extrapolation,
+    )
     table, got, warnings = app_sizing.table(inputs)
     _say(warnings)
     if json_out:

@@ -12,7 +12,7 @@ import datetime as dt
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -51,8 +51,17 @@ from sizing.cli.sizing_opts import (
 )
 from sizing.errors import SizingError, UsageError
 
-SUFFIXES = {".pdf": FormatChoice.PDF, ".html": FormatChoice.HTML, ".htm": FormatChoice.HTML,
-            ".md": FormatChoice.MD, ".markdown": FormatChoice.MD}  # fmt: skip
+if TYPE_CHECKING:
+    from sizing.app.guide import Made
+
+
+SUFFIXES = {
+    ".pdf": FormatChoice.PDF,
+    ".html": FormatChoice.HTML,
+    ".htm": FormatChoice.HTML,
+    ".md": FormatChoice.MD,
+    ".markdown": FormatChoice.MD,
+}
 
 
 def output_format(out: Path | None, fmt: str | None) -> tuple[FormatChoice, Path | None]:
@@ -139,9 +148,10 @@ GuideCustomerOpt = Annotated[
 ]
 GuidePreparedByOpt = Annotated[
     str,
-    typer.Option("--prepared-by", metavar="NAME",
-                 help="Who prepared the guide (cover and summary page)."),
-]  # fmt: skip
+    typer.Option(
+        "--prepared-by", metavar="NAME", help="Who prepared the guide (cover and summary page)."
+    ),
+]
 
 
 def guide_cmd(
@@ -188,12 +198,29 @@ def guide_cmd(
 
     fmt_c, path = output_format(out, fmt)
     sizing = sizing_request(
-        rps=rps, tps=tps, headroom=headroom, p95=p95, platform=platform, ht=ht,
-        redundancy=redundancy, max_servers=max_servers, confidence=confidence, cpu=cpu,
+        rps=rps,
+        tps=tps,
+        headroom=headroom,
+        p95=p95,
+        platform=platform,
+        ht=ht,
+        redundancy=redundancy,
+        max_servers=max_servers,
+        confidence=confidence,
+        cpu=cpu,
         allow_translation=allow_translation,
-        inputs=inputs_of(source, basis, catalog, db, article_prices, include_virtualized,
-                         include_emulated, allow_extrapolation, tuple(run or ())),
-    )  # fmt: skip
+        inputs=inputs_of(
+            source,
+            basis,
+            catalog,
+            db,
+            article_prices,
+            include_virtualized,
+            include_emulated,
+            allow_extrapolation,
+            tuple(run or ()),
+        ),
+    )
     if path is not None:
         check_writable(path)
     request = GuideRequest(
@@ -205,7 +232,12 @@ def guide_cmd(
         tool_version=__version__,
         sizing=sizing,
     )
-    made = make(request, fmt_c.value, path, say)
+    _said(make(request, fmt_c.value, path, say), say)
+
+
+def _said(made: Made, say: Steps) -> None:
+    """What ``guide`` says once the guide is made: the warnings and notes, the basis, and
+    where it was written (the text itself on stdout when no file was given)."""
     for w in made.warnings:
         warn(w)
     for n in made.notes:

@@ -35,9 +35,7 @@ CheckLimitOpt = Annotated[
 ]
 CheckExtraVarsOpt = Annotated[
     list[str] | None,
-    typer.Option(
-        "--extra-vars", "-e", metavar="VARS", help="Ansible extra vars, as for run."
-    ),
+    typer.Option("--extra-vars", "-e", metavar="VARS", help="Ansible extra vars, as for run."),
 ]
 
 
@@ -52,17 +50,27 @@ def inventory_check(
     # the inventory's pydantic models, Ansible and the platform backends (start-up)
     from sizing.app.inventory import check
 
-    got = check(file, limit=limit, extra_vars=extra_vars, connect=connect, notify=warn,
-                debug=current().debug)  # fmt: skip
+    got = check(
+        file,
+        limit=limit,
+        extra_vars=extra_vars,
+        connect=connect,
+        notify=warn,
+        debug=current().debug,
+    )
     if json_out:
         emit_json(got.to_json())
     else:
         inv = got.inventory
         typer.echo(f"{file}: {len(inv.servers)} server(s), {len(inv.clients)} client(s)")
-        typer.echo(tabulate([_row(h) for h in got.hosts],
-                            headers=["host", "roles", "platform", "address", "connection",
-                                     "cpu", "cost"],
-                            tablefmt="simple", disable_numparse=True))  # fmt: skip
+        typer.echo(
+            tabulate(
+                [_row(h) for h in got.hosts],
+                headers=["host", "roles", "platform", "address", "connection", "cpu", "cost"],
+                tablefmt="simple",
+                disable_numparse=True,
+            )
+        )
         for line in got.summary():
             typer.echo(line)
         for h in got.hosts:
@@ -85,8 +93,17 @@ def _row(h: HostCheck) -> list[str]:
     s = h.host.sizing
     cpu = "-"
     if s.cpu is not None:
-        cpu = (f"{s.cpu.sockets}x{s.cpu.cores_per_socket} cores, {s.cpu.threads_per_core} "
-               f"thr/core" + (f" ({s.cpu.model})" if s.cpu.model else ""))  # fmt: skip
+        cpu = (
+            f"{s.cpu.sockets}x{s.cpu.cores_per_socket} cores, {s.cpu.threads_per_core} "
+            f"thr/core" + (f" ({s.cpu.model})" if s.cpu.model else "")
+        )
     cost = f"${s.price_usd:,.0f}" if s.price_usd is not None else s.cost_ref or "-"
-    return [h.host.name, ",".join(sorted(h.host.roles)) or "-", str(h.host.platform),
-            h.host.address, h.connection, cpu, cost]  # fmt: skip
+    return [
+        h.host.name,
+        ",".join(sorted(h.host.roles)) or "-",
+        str(h.host.platform),
+        h.host.address,
+        h.connection,
+        cpu,
+        cost,
+    ]

@@ -59,9 +59,8 @@ def unknown(
     option: str, value: str, known: Sequence[str], aliases: Mapping[str, str] | None = None
 ) -> str:
     """The one line for a value not among ``known``: what was expected, and the nearest."""
-    return (
-        f"{option}: unknown value {value!r} (expected {', '.join(known)})"
-        + did_you_mean(value, known, aliases)
+    return f"{option}: unknown value {value!r} (expected {', '.join(known)})" + did_you_mean(
+        value, known, aliases
     )
 
 
@@ -217,9 +216,7 @@ TpsOpt = Annotated[
 ]
 HeadroomOpt = Annotated[
     str,
-    typer.Option(
-        "--headroom", metavar="PCT", help="Share of capacity kept free, 0-90: 20 or 20%."
-    ),
+    typer.Option("--headroom", metavar="PCT", help="Share of capacity kept free, 0-90: 20 or 20%."),
 ]
 RPS_UNIT = "requests per second"
 TPS_UNIT = "TLS handshakes per second"

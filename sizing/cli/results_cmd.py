@@ -37,9 +37,7 @@ RunIdOpt = Annotated[
     str | None,
     typer.Option("--run", help="Show only this run, by id or label (default: all runs)."),
 ]
-CsvOutOpt = Annotated[
-    bool, typer.Option("--csv", help="Print one CSV row per point (see --out).")
-]
+CsvOutOpt = Annotated[bool, typer.Option("--csv", help="Print one CSV row per point (see --out).")]
 OutOpt = Annotated[
     Path | None,
     typer.Option("--out", dir_okay=False, help="With --csv: write to this file."),
@@ -102,8 +100,7 @@ def results(
         return
     shown = app_results.read(path, run_id)
     if csv_out:
-        _write_csv([(r.record.id, r.record.label, p, ev) for r in shown for p, ev in r.points],
-                   out)  # fmt: skip
+        _write_csv([(r.record.id, r.record.label, p, ev) for r in shown for p, ev in r.points], out)
     elif json_out:
         emit_json({"db": str(path), "runs": [_run_json(r) for r in shown]})
     else:
@@ -175,8 +172,7 @@ def _bases(
     from sizing.app.results import bases
     from sizing.report.render.text import bases_rows, bases_text, basis_json
 
-    inputs = bases(path, include_virtualized=include_virtualized,
-                   include_emulated=include_emulated)  # fmt: skip
+    inputs = bases(path, include_virtualized=include_virtualized, include_emulated=include_emulated)
     rows = bases_rows(
         inputs.bases,
         inputs.choice,

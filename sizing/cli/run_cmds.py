@@ -29,9 +29,7 @@ if TYPE_CHECKING:
 
 InventoryOpt = Annotated[
     Path,
-    typer.Option(
-        "-i", "--inventory", help="Ansible inventory (default: inventories/local.yml)."
-    ),
+    typer.Option("-i", "--inventory", help="Ansible inventory (default: inventories/local.yml)."),
 ]
 CoresOpt = Annotated[
     str, typer.Option(help="Core counts to measure, comma-separated (powers of two).")
@@ -43,14 +41,10 @@ HtOpt = Annotated[
         help="Hyper-threading: off (one thread per core), on, or both.",
     ),
 ]
-ProfileOpt = Annotated[
-    str, typer.Option(help="Workload profiles from profiles/, comma-separated.")
-]
+ProfileOpt = Annotated[str, typer.Option(help="Workload profiles from profiles/, comma-separated.")]
 DurationOpt = Annotated[
     float | None,
-    typer.Option(
-        min=1, max=3600, help="Seconds per timed repetition (default: the profile's)."
-    ),
+    typer.Option(min=1, max=3600, help="Seconds per timed repetition (default: the profile's)."),
 ]
 RepeatOpt = Annotated[
     int | None,
@@ -137,8 +131,7 @@ ProbeOpt = Annotated[
     bool,
     typer.Option(
         "--probe",
-        help="With --plan: read the hosts' real facts over Ansible and run the"
-        " pre-flight checks.",
+        help="With --plan: read the hosts' real facts over Ansible and run the pre-flight checks.",
     ),
 ]
 LimitOpt = Annotated[
@@ -170,9 +163,7 @@ KeepArtifactsOpt = Annotated[
         help="Keep ansible-runner's artifacts (events, output) of every playbook in DIR.",
     ),
 ]
-LabelOpt = Annotated[
-    str, typer.Option(help="A name stored with the run (results, --compare).")
-]
+LabelOpt = Annotated[str, typer.Option(help="A name stored with the run (results, --compare).")]
 SampleOpt = Annotated[
     int | None,
     typer.Option(
@@ -255,43 +246,54 @@ def run(
     unpaired: UnpairedOpt = False,
 ) -> None:
     """Measure NGINX per core count and HT mode on the inventory's servers, and store it."""
-    # Measured with -X importtime: sizing.sweep (ansible-runner, the platform backends)
-    # 0.25 s, the plan and the profiles' pydantic models 0.1 s: imports that every other
-    # command's start-up (recommend's above all) would pay at module level
-    from sizing.app import run as app_run
-
+    # The use case is imported where it is called (_resumed, _plan, _measure): measured with
+    # -X importtime, sizing.sweep (ansible-runner, the platform backends) 0.25 s and the
+    # plan's and profiles' pydantic models 0.1 s, which every other command's start-up
+    # (recommend's above all) would pay at module level
     opts = _options(
-        inventory=inventory, cores=cores, ht=ht, profile=profile, duration=duration,
-        repeat=repeat, max_repeat=max_repeat, warmup=warmup, connections=connections, db=db,
-        allow_host_reboot=allow_host_reboot, insecure=insecure, rates=rates, slo=slo, soak=soak,
-        probe=probe, limit=limit, extra_vars=extra_vars, keep_artifacts=keep_artifacts,
-        label=label, sample=sample, platform=platform, skip_preflight=skip_preflight,
-        keep_running=keep_running, unpaired=unpaired,
+        inventory=inventory,
+        cores=cores,
+        ht=ht,
+        profile=profile,
+        duration=duration,
+        repeat=repeat,
+        max_repeat=max_repeat,
+        warmup=warmup,
+        connections=connections,
+        db=db,
+        allow_host_reboot=allow_host_reboot,
+        insecure=insecure,
+        rates=rates,
+        slo=slo,
+        soak=soak,
+        probe=probe,
+        limit=limit,
+        extra_vars=extra_vars,
+        keep_artifacts=keep_artifacts,
+        label=label,
+        sample=sample,
+        platform=platform,
+        skip_preflight=skip_preflight,
+        keep_running=keep_running,
+        unpaired=unpaired,
     )
     if resume is not None:
-        typed = [n for n in ctx.params if (s := ctx.get_parameter_source(n)) is not None
-                 and s.name == "COMMANDLINE"]  # fmt: skip
-        resumed = app_run.resume(opts, resume, typed)
-        if resumed.complete and not plan_only:
-            typer.echo(
-                f"run {resume} is complete: nothing left to measure ({resumed.points} point(s)"
-                f" stored; `sizing results --run {resume}` shows them)"
-            )
+        got = _resumed(ctx, opts, resume, plan_only)
+        if got is None:
             return
-        opts = resumed.opts
+        opts = got
     if plan_only:
-        with RichProgress() as progress:
-            planned = app_run.plan(opts, progress, detail=json_out or verbose)
-        if json_out:
-            emit_json(planned.doc.to_json())
-        else:
-            typer.echo(app_run.plan_text(planned.doc))
-        if planned.doc.nothing_to_measure:
-            typer.echo(f"error: nothing to measure: {planned.doc.nothing_to_measure}", err=True)
-        _exit(planned)
+        _plan(opts, json_out=json_out, verbose=verbose)
         return
     if probe:
         raise UsageError("--probe reads the hosts for --plan; give --plan too")
+    _measure(opts, json_out=json_out, verbose=verbose)
+
+
+def _measure(opts: RunOptions, *, json_out: bool, verbose: bool) -> None:
+    """The run itself, what it measured, the problems it met, and its exit code."""
+    from sizing.app import run as app_run
+
     with RichProgress() as progress:
         measured = app_run.measure(opts, progress)
     render_run(measured, opts.label, opts.db, json_out=json_out, verbose=verbose)
@@ -300,6 +302,43 @@ def run(
             warn(line)
     # A host or nginx failed: what was measured is stored, the exit code says so.
     _exit(measured.summary)
+
+
+def _resumed(
+    ctx: typer.Context, opts: RunOptions, run_id: int, plan_only: bool
+) -> RunOptions | None:
+    """``--resume RUN``: the run's own options (the ones typed beside it checked), or None
+    when it is complete and there is nothing left to measure (said)."""
+    from sizing.app import run as app_run
+
+    typed = [
+        n
+        for n in ctx.params
+        if (s := ctx.get_parameter_source(n)) is not None and s.name == "COMMANDLINE"
+    ]
+    resumed = app_run.resume(opts, run_id, typed)
+    if resumed.complete and not plan_only:
+        typer.echo(
+            f"run {run_id} is complete: nothing left to measure ({resumed.points} point(s)"
+            f" stored; `sizing results --run {run_id}` shows them)"
+        )
+        return None
+    return resumed.opts
+
+
+def _plan(opts: RunOptions, *, json_out: bool, verbose: bool) -> None:
+    """``run --plan``: the plan document (``--json``) or its text, and its exit code."""
+    from sizing.app import run as app_run
+
+    with RichProgress() as progress:
+        planned = app_run.plan(opts, progress, detail=json_out or verbose)
+    if json_out:
+        emit_json(planned.doc.to_json())
+    else:
+        typer.echo(app_run.plan_text(planned.doc))
+    if planned.doc.nothing_to_measure:
+        typer.echo(f"error: nothing to measure: {planned.doc.nothing_to_measure}", err=True)
+    _exit(planned)
 
 
 def _exit(outcome: RunSummary | Planned) -> None:
@@ -353,9 +392,7 @@ def _options(
         if v is not None and not math.isfinite(v):  # nan passes a range check
             raise UsageError(f"{name} must be a number of seconds, not {v}")
     if sample is not None and sample < 1:
-        raise UsageError(
-            f"--sample must be at least 1 server per hardware identity, not {sample}"
-        )
+        raise UsageError(f"--sample must be at least 1 server per hardware identity, not {sample}")
     return RunOptions(
         settings=MeasureSettings(
             rates=parse_rates(rates) if rates else None,
@@ -393,4 +430,3 @@ def _printable(text: str) -> str:
     """A user string shown on terminals later: control characters (escape sequences,
     carriage returns, newlines) become spaces."""
     return "".join(" " if unicodedata.category(c) == "Cc" else c for c in text).strip()
-

@@ -26,8 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["render_run"]
 
 
-def render_run(measured: Measured, label: str, db: Path, *, json_out: bool,
-            verbose: bool) -> None:  # fmt: skip
+def render_run(measured: Measured, label: str, db: Path, *, json_out: bool, verbose: bool) -> None:
     """A run's outcome: its points with their evidence, limits, pairs, latency curves and
     what would give a valid figure (``--json``: one document)."""
     summary, evidence = measured.summary, measured.evidence

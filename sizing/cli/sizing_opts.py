@@ -135,9 +135,17 @@ ComparePlatformsOpt = Annotated[
 ]
 
 
-def inputs_of(source: str, basis: str | None, catalog: Path | None, db: Path | None,
-           article_prices: bool, include_virtualized: bool, include_emulated: bool,
-           allow_extrapolation: bool, runs: tuple[str, ...] = ()) -> Inputs:  # fmt: skip
+def inputs_of(
+    source: str,
+    basis: str | None,
+    catalog: Path | None,
+    db: Path | None,
+    article_prices: bool,
+    include_virtualized: bool,
+    include_emulated: bool,
+    allow_extrapolation: bool,
+    runs: tuple[str, ...] = (),
+) -> Inputs:
     """Where the figures come from, as the options say."""
     from sizing.app.sizing import Inputs  # deferred: the engine's import chain
 
@@ -154,11 +162,22 @@ def inputs_of(source: str, basis: str | None, catalog: Path | None, db: Path | N
     )
 
 
-def sizing_request(*, rps: str | None, tps: str | None, headroom: str,
-                   p95: str | None, platform: str, ht: str, redundancy: str,
-                   max_servers: int | None, confidence: float | None, cpu: str | None,
-                   allow_translation: bool, inputs: Inputs,
-                   compare_platforms: bool | None = None) -> SizingRequest:  # fmt: skip
+def sizing_request(
+    *,
+    rps: str | None,
+    tps: str | None,
+    headroom: str,
+    p95: str | None,
+    platform: str,
+    ht: str,
+    redundancy: str,
+    max_servers: int | None,
+    confidence: float | None,
+    cpu: str | None,
+    allow_translation: bool,
+    inputs: Inputs,
+    compare_platforms: bool | None = None,
+) -> SizingRequest:
     """The request the options ask (no demand without --rps or --tps: the guide's tables
     only); a bad value is one clear usage line."""
     from sizing.app.sizing import Demand, SizingRequest  # deferred: the engine's imports

@@ -347,5 +347,3 @@ def cheaper_mix(fleet: Fleet | None, best: Configuration | None) -> Fleet | None
     if fleet is None or best is None or not fleet.mixed:
         return None
     return fleet if fleet.total_cost < best.total_cost - 0.005 else None
-
-

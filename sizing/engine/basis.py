@@ -278,5 +278,3 @@ def group_key(b: Basis) -> GroupKey:
     software and physical host (a bare-metal host and the guests it runs). The CPU *model*, not the
     topology: a guest sees its own vCPU layout of the same host CPU."""
     return (b.origin, b.hardware.cpu_model, b.workload.shared(), b.software, b.physical_host)
-
-

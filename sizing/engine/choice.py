@@ -118,8 +118,8 @@ def choose(
     reasons: dict[str, str] = {}
     qualifying: list[Basis] = []
     beside: list[Basis] = []  # measured container legs: shown beside (table), never switched to
-    containers_asked = (
-        serves is not None and BasisPlatform.CONTAINER in (serves.platforms or frozenset())
+    containers_asked = serves is not None and BasisPlatform.CONTAINER in (
+        serves.platforms or frozenset()
     )
     for b in bases:
         ok, why_not = b.qualifies(
@@ -151,14 +151,16 @@ def choose(
     return Choice(ordered, why, passed)
 
 
-def _measured_group(qualifying: Sequence[Basis],
-                    reasons: dict[str, str]) -> tuple[list[Basis], str]:  # fmt: skip
+def _measured_group(
+    qualifying: Sequence[Basis], reasons: dict[str, str]
+) -> tuple[list[Basis], str]:
     """The measured basis with the most core counts (the newest among equals; the
     conservative one when hosts of its identity disagree) and its group; why the others
     were passed over goes in ``reasons``."""
     # on a tie, bare metal names the group (its guests are sized against it)
-    best = max(qualifying, key=lambda b: (len(b.core_counts()), _newest(b),
-                                          b.platform == "baremetal"))  # fmt: skip
+    best = max(
+        qualifying, key=lambda b: (len(b.core_counts()), _newest(b), b.platform == "baremetal")
+    )
     peers = [b for b in qualifying if b is not best and _same_identity(b, best)]
     disagree = bool(best.disagrees) and bool(peers)
     if disagree:  # hosts of one identity disagree: size on the conservative one
@@ -187,16 +189,20 @@ def _measured_group(qualifying: Sequence[Basis],
     return group, why
 
 
-def _reference_group(bases: Sequence[Basis], reasons: Mapping[str, str], serves: Want | None,
-                     every_reference: bool) -> tuple[list[Basis], str]:  # fmt: skip
+def _reference_group(
+    bases: Sequence[Basis], reasons: Mapping[str, str], serves: Want | None, every_reference: bool
+) -> tuple[list[Basis], str]:
     """No measured basis qualifies: the reference group that serves the request (every one
     for ``table``), and why."""
     refs = [b for b in bases if b.origin == FigureKind.REFERENCE]
     # Ask, do not switch: only the platform asked for (--platform kubernetes) leaves the
     # default group; an HT mode or a profile the default group lacks is said, not answered
     # from another workload.
-    fit_refs = [b for b in refs if serves is None or serves.platforms is None
-                or b.platform in serves.platforms] or refs  # fmt: skip
+    fit_refs = [
+        b
+        for b in refs
+        if serves is None or serves.platforms is None or b.platform in serves.platforms
+    ] or refs
     anchor = next(
         (b for b in fit_refs if b.id == REFERENCE_DEFAULT), fit_refs[0] if fit_refs else None
     )
@@ -228,9 +234,7 @@ def _level(b: Basis, peers: Sequence[Basis]) -> float:
     slots = [(f.profile, f.cores, f.ht) for f in b.figures]
     ratios = []
     for slot in slots:
-        vals = [
-            f.value for p in peers for f in p.figures if (f.profile, f.cores, f.ht) == slot
-        ]
+        vals = [f.value for p in peers for f in p.figures if (f.profile, f.cores, f.ht) == slot]
         mine = next(f.value for f in b.figures if (f.profile, f.cores, f.ht) == slot)
         if len(vals) == len(peers) and vals:
             ratios.append(mine / (sum(vals) / len(vals)))

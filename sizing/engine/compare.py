@@ -120,7 +120,10 @@ def point_ratio(a: PointResult, b: PointResult) -> PairedRatio | None:
     if not a.value or b.value is None:
         return None
     return PairedRatio.unpaired(
-        a.value, b.value, (a.ci_low, a.ci_high), (b.ci_low, b.ci_high),
+        a.value,
+        b.value,
+        (a.ci_low, a.ci_high),
+        (b.ci_low, b.ci_high),
         min(a.repetitions, b.repetitions),
     )
 
@@ -297,7 +300,11 @@ def _same_workload(a: PointResult, b: PointResult) -> bool:
     """The same CPU model and load: file size, keep-alive, TLS key, role and scheme."""
     wa, wb = a.metadata.workload, b.metadata.workload
     return a.metadata.env.cpu_model == b.metadata.env.cpu_model and (
-        wa.file_size, wa.keepalive, wa.tls_key, wa.role, wa.scheme
+        wa.file_size,
+        wa.keepalive,
+        wa.tls_key,
+        wa.role,
+        wa.scheme,
     ) == (wb.file_size, wb.keepalive, wb.tls_key, wb.role, wb.scheme)
 
 

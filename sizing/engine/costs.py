@@ -248,12 +248,15 @@ class CostCatalog:
         offers = self.servers if offer is None else (offer,)
         unstated = [o.label() for o in sorted(offers, key=lambda o: o.cores) if o.watts is None]
         if len(unstated) < len(offers) or not offers:
-            priced.append(f"power over {months} months at {self.price_per_kwh:g} "
-                          f"{self.currency}/kWh")  # fmt: skip
+            priced.append(
+                f"power over {months} months at {self.price_per_kwh:g} {self.currency}/kWh"
+            )
         if unstated:
             # a price from elsewhere (an inventory's sizing_price_usd) states no power draw
-            left.append(f"power not priced for the {', '.join(unstated)} server"
-                        f"{'s' if len(unstated) > 1 else ''} (no watts stated)")  # fmt: skip
+            left.append(
+                f"power not priced for the {', '.join(unstated)} server"
+                f"{'s' if len(unstated) > 1 else ''} (no watts stated)"
+            )
         return CostScope(tuple(priced), tuple(left))
 
     @property

@@ -135,11 +135,7 @@ def series_order(key: SeriesKey) -> tuple[int, int, int, str]:
     return (p, h, q, platform)
 
 
-
-
-def find_shape(
-    own: Basis, profile: str, ht: str, bases: Sequence[Basis]
-) -> Shape | None:
+def find_shape(own: Basis, profile: str, ht: str, bases: Sequence[Basis]) -> Shape | None:
     """The shape to borrow for ``own``'s ``profile`` series: from a basis with the same
     workload and ≥ 3 usable core counts, never an emulated one unless ``own`` is emulated
     too; same platform and HT first, measured before reference, then the most core
@@ -195,8 +191,11 @@ def build_series(
     out: dict[BasisSeriesKey, Series] = {}
     for key in sorted(groups, key=lambda k: (k[0], series_order(k[1:]))):
         figs = tuple(sorted(groups[key], key=lambda f: f.cores))
-        origin = (FigureKind.MEASURED if any(f.source == FigureKind.MEASURED for f in figs)
-                  else FigureKind.REFERENCE)
+        origin = (
+            FigureKind.MEASURED
+            if any(f.source == FigureKind.MEASURED for f in figs)
+            else FigureKind.REFERENCE
+        )
         points = series_points(figs)
         own = by_id.get(key[0])
         shape = None

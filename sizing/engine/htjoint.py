@@ -44,18 +44,25 @@ def ht_gain_of(mine: Sequence[Figure], partner: Sequence[Figure], partner_ht: st
     """The gain of ``mine`` over ``partner`` at their common exactly measured core counts
     (None without one)."""
     theirs = {f.cores: f.value for f in partner if f.value > 0}
-    ratios = sorted((f.cores, f.value / theirs[f.cores]) for f in mine if f.cores in theirs
-                    and f.value > 0)  # fmt: skip
+    ratios = sorted(
+        (f.cores, f.value / theirs[f.cores]) for f in mine if f.cores in theirs and f.value > 0
+    )
     if not ratios:
         return None
     logs = [math.log(r) for _, r in ratios]
     ratio = math.exp(sum(logs) / len(logs))
-    return HtGain(ratio, min(r for _, r in ratios), max(r for _, r in ratios),
-                  tuple(n for n, _ in ratios), partner_ht)  # fmt: skip
+    return HtGain(
+        ratio,
+        min(r for _, r in ratios),
+        max(r for _, r in ratios),
+        tuple(n for n, _ in ratios),
+        partner_ht,
+    )
 
 
-def scaled(got: Figure | str, cores: int, gain: HtGain, partner: Callable[[int], Figure | str],
-           cap: float) -> Figure | str:  # fmt: skip
+def scaled(
+    got: Figure | str, cores: int, gain: HtGain, partner: Callable[[int], Figure | str], cap: float
+) -> Figure | str:
     """A predicted ``got`` replaced by the partner's prediction at ``cores`` times the
     gain (observed figures and refusals are kept)."""
     if isinstance(got, str) or got.source not in PREDICTED:

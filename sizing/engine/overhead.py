@@ -67,9 +67,12 @@ def leg_ratio(a: Figure, b: Figure) -> PairedRatio | None:
     """B against A: paired when both figures are the legs of one pair measured in
     alternation (:func:`paired_ratio`), else from both figures' intervals (unpaired)."""
     return paired_ratio(a, b) or PairedRatio.unpaired(
-        a.value, b.value, (a.ci_low, a.ci_high), (b.ci_low, b.ci_high),
+        a.value,
+        b.value,
+        (a.ci_low, a.ci_high),
+        (b.ci_low, b.ci_high),
         min(len(a.reps), len(b.reps)),
-    )  # fmt: skip
+    )
 
 
 def paired_ratio(a: Figure, b: Figure) -> PairedRatio | None:

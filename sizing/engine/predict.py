@@ -302,8 +302,12 @@ def f1_crit(df: int, z: float) -> float:
     """F(1, df) quantile as t(df)² via the Cornish-Fisher expansion of t at normal z."""
     if df <= 0:
         return math.inf
-    t = (z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
-         + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3))
+    t = (
+        z
+        + (z**3 + z) / (4 * df)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3)
+    )
     return t * t
 
 
@@ -332,8 +336,7 @@ def bootstrap(counts: Counts, draws: int = DRAWS) -> Bootstrap:
 
     data = sorted((int(n), tuple(float(v) for v in vs)) for n, vs in counts if vs)
     ns = tuple(n for n, _ in data)
-    if not data or all(len(vs) < 2 for _, vs in data) or any(v <= 0 for _, vs in data
-                                                               for v in vs):
+    if not data or all(len(vs) < 2 for _, vs in data) or any(v <= 0 for _, vs in data for v in vs):
         return Bootstrap(ns)
     rng = random.Random(_seed(data))
     noise, df = _pooled(data)
@@ -349,8 +352,10 @@ def bootstrap(counts: Counts, draws: int = DRAWS) -> Bootstrap:
     spread: list[float] = []
     for _ in range(draws):
         v = noise * df / rng.gammavariate(df / 2.0, 2.0)  # σ² | data: scaled inverse χ²
-        mu = tuple(math.exp(y + rng.gauss(0.0, 1.0) * math.sqrt(v / len(vs) + misfit))
-                   for (_, vs), y in zip(data, logs, strict=True))
+        mu = tuple(
+            math.exp(y + rng.gauss(0.0, 1.0) * math.sqrt(v / len(vs) + misfit))
+            for (_, vs), y in zip(data, logs, strict=True)
+        )
         medians.append(mu)
         if law:
             # σ and κ free in a draw: held at ≥ 0 the draws could not reach above a fit

@@ -195,8 +195,9 @@ def recommend(
         if wanted is not None and platform not in wanted:
             continue
         origin = next(s.origin for k, s in series.items() if k[:2] == (basis_id, platform))
-        priced, price_source = pricing(basis_id, origin, catalog, dict(prices or {}), by_id,
-                                       article_prices)  # fmt: skip
+        priced, price_source = pricing(
+            basis_id, origin, catalog, dict(prices or {}), by_id, article_prices
+        )
         for ht in wanted_ht:
             search.group(basis_id, platform, ht, priced, price_source)
     feasible = sorted(search.feasible, key=_rank(allow_extrapolation))
@@ -238,8 +239,9 @@ class _Search:
     used: list[Series] = field(default_factory=list)
     fleets: list[tuple[bool, Fleet]] = field(default_factory=list)
 
-    def group(self, basis_id: str, platform: str, ht: str, priced: CostCatalog | None,
-              price_source: str) -> None:  # fmt: skip
+    def group(
+        self, basis_id: str, platform: str, ht: str, priced: CostCatalog | None, price_source: str
+    ) -> None:
         demand = self.demand
         chosen = [self.series.get((basis_id, platform, ht, p)) for p in demand.profiles]
         if all(c is None for c in chosen):
@@ -259,15 +261,26 @@ class _Search:
             unit = priced.server_cost(platform, cores)
             cost = unit.total
             one = Configuration(
-                platform=platform, ht=ht, cores_per_server=cores, servers=1, counted_servers=1,
-                cost_per_server=cost, total_cost=cost, capacity_rps=None, capacity_tps=None,
+                platform=platform,
+                ht=ht,
+                cores_per_server=cores,
+                servers=1,
+                counted_servers=1,
+                cost_per_server=cost,
+                total_cost=cost,
+                capacity_rps=None,
+                capacity_tps=None,
                 utilization=0.0,
                 extrapolated=any(
                     f.source in (FigureKind.EXTRAPOLATED, FigureKind.SHAPE) for f in picked
                 ),
-                figures=tuple(picked), basis=basis_id, price_source=price_source,
-                share_draws=draws, unit_cost=unit, offer=priced.offer(cores),
-            )  # fmt: skip
+                figures=tuple(picked),
+                basis=basis_id,
+                price_source=price_source,
+                share_draws=draws,
+                unit_cost=unit,
+                offer=priced.offer(cores),
+            )
             types.append(one)
             n = identical(Offer(cost, share), need, n_plus_1=bool(n_plus_1))
             if self.max_servers is not None and n > self.max_servers:
@@ -336,9 +349,7 @@ def _server(
         # each profile on its own 1 - p quantile (for one profile: the share's quantile;
         # for a mix, no less sure than the joint one)
         q = 1.0 - confidence
-        picked = [
-            replace(f, sized=quantile(d, q)) for f, d in zip(picked, per_draw, strict=True)
-        ]
+        picked = [replace(f, sized=quantile(d, q)) for f, d in zip(picked, per_draw, strict=True)]
         share = 1.0 / sum(_target(demand, f.profile) / f.conservative for f in picked)
     return picked, share, draws
 

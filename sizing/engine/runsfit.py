@@ -48,15 +48,24 @@ def refine_log(
         held = {i for i in (1, 2) if cur[i] <= 0.0 and jtr[i] > 0.0}
         improved = False
         while mu < 1e12:
-            a = [[(1.0 if i == j else 0.0) if i in held or j in held
-                  else jtj[i][j] + (mu * jtj[i][i] if i == j else 0.0) for j in range(3)]
-                 for i in range(3)]  # fmt: skip
+            a = [
+                [
+                    (1.0 if i == j else 0.0)
+                    if i in held or j in held
+                    else jtj[i][j] + (mu * jtj[i][i] if i == j else 0.0)
+                    for j in range(3)
+                ]
+                for i in range(3)
+            ]
             step = solve3(a, [0.0 if i in held else -jtr[i] for i in range(3)])
             if step is None:
                 mu *= 10.0
                 continue
-            cand = (max(1e-12, cur[0] + step[0]), max(0.0, cur[1] + step[1]),
-                    max(0.0, cur[2] + step[2]))  # fmt: skip
+            cand = (
+                max(1e-12, cur[0] + step[0]),
+                max(0.0, cur[1] + step[1]),
+                max(0.0, cur[2] + step[2]),
+            )
             e = sse(cand)
             if e < err:
                 done = err - e <= 1e-14 * max(err, 1e-300)
@@ -81,40 +90,56 @@ def fit_runs(counts: Sequence[tuple[int, Sequence[float]]]) -> ScalingFit:
     study"). ``points`` are the counts' means, as :func:`fit`'s."""
     means = [(n, sum(vs) / len(vs)) for n, vs in counts]
     ns = [n for n, _ in counts]
-    if (len(counts) < MIN_POINTS or len(set(ns)) != len(ns) or min(ns) < 1
-            or any(v <= 0.0 for _, vs in counts for v in vs)):
+    if (
+        len(counts) < MIN_POINTS
+        or len(set(ns)) != len(ns)
+        or min(ns) < 1
+        or any(v <= 0.0 for _, vs in counts for v in vs)
+    ):
         return fit(means)  # no law, or what fit() refuses with its reason
     logs = [(n, math.exp(sum(math.log(v) for v in vs) / len(vs))) for n, vs in sorted(counts)]
     weights = [float(len(vs)) for _, vs in sorted(counts)]
     top = max(x / n for n, x in logs)
     best = min(
         (refine_log(logs, weights, s) for s in (_log_start(logs, weights), (top, 0.0, 0.0))),
-        key=lambda v: sum(w * math.log(usl(n, *v) / x) ** 2
-                          for (n, x), w in zip(logs, weights, strict=True)),
+        key=lambda v: sum(
+            w * math.log(usl(n, *v) / x) ** 2 for (n, x), w in zip(logs, weights, strict=True)
+        ),
     )
     return with_r2(tuple(sorted((int(n), float(x)) for n, x in means)), *best)
 
 
-def _log_start(points: Sequence[tuple[int, float]], weights: Sequence[float]
-               ) -> tuple[float, float, float]:
+def _log_start(
+    points: Sequence[tuple[int, float]], weights: Sequence[float]
+) -> tuple[float, float, float]:
     """A start for :func:`refine_log`: N/X = a + b(N−1) + cN(N−1) (a = 1/λ, b = σ/λ,
     c = κ/λ) is linear, and weighted by w·(X/N)² its least squares is ≈ the weighted one
     in logs; of the solutions with σ, κ or both held at 0, the feasible one of least
     error in logs."""
-    rows = [((1.0, n - 1.0, n * (n - 1.0)), n / x, w * (x / n) ** 2)
-            for (n, x), w in zip(points, weights, strict=True)]
+    rows = [
+        ((1.0, n - 1.0, n * (n - 1.0)), n / x, w * (x / n) ** 2)
+        for (n, x), w in zip(points, weights, strict=True)
+    ]
     best, start = math.inf, (max(x / n for n, x in points), 0.0, 0.0)
     for free in ((0, 1, 2), (0, 1), (0, 2)):
         # a held term is pinned at 0 by an identity row
-        a = [[sum(f[i] * f[j] * w for f, _, w in rows) if i in free and j in free
-              else float(i == j) for j in range(3)] for i in range(3)]  # fmt: skip
+        a = [
+            [
+                sum(f[i] * f[j] * w for f, _, w in rows)
+                if i in free and j in free
+                else float(i == j)
+                for j in range(3)
+            ]
+            for i in range(3)
+        ]
         b = [sum(f[i] * y * w for f, y, w in rows) if i in free else 0.0 for i in range(3)]
         got = solve3(a, b, tiny=1e-14 * max(abs(v) for row in a for v in row))
         if got is None or got[0] <= 0.0 or got[1] < 0.0 or got[2] < 0.0:
             continue
         p = (1.0 / got[0], got[1] / got[0], got[2] / got[0])
-        err = sum(w * math.log(usl(n, *p) / x) ** 2
-                  for (n, x), w in zip(points, weights, strict=True))
+        err = sum(
+            w * math.log(usl(n, *p) / x) ** 2 for (n, x), w in zip(points, weights, strict=True)
+        )
         if err < best:
             best, start = err, p
     return start

@@ -317,8 +317,9 @@ def refine(
     return cur
 
 
-def with_r2(pts: tuple[tuple[int, float], ...], lam: float, sigma: float, kappa: float
-             ) -> ScalingFit:
+def with_r2(
+    pts: tuple[tuple[int, float], ...], lam: float, sigma: float, kappa: float
+) -> ScalingFit:
     """The USL fit (λ, σ, κ) of ``pts`` with its R² where it has a residual (more core
     counts than parameters), flagged below :data:`R2_THRESHOLD`."""
     r2: float | None = None

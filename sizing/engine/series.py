@@ -45,8 +45,10 @@ def _q(draws: Sequence[float]) -> tuple[float, float]:
     return quantile(draws, LOW_Q), quantile(draws, HIGH_Q)
 
 
-BOOT_WORDS = (f"95% prediction interval ({DRAWS} draws: the runs' noise and its uncertainty, "
-              "the law's misfit, the distance from the measured counts)")
+BOOT_WORDS = (
+    f"95% prediction interval ({DRAWS} draws: the runs' noise and its uncertainty, "
+    "the law's misfit, the distance from the measured counts)"
+)
 
 
 @dataclass(frozen=True)
@@ -130,9 +132,15 @@ class Series:
         got = self._estimate(cores)
         if self.partner is not None and self.gain is not None:
             got = scaled(got, cores, self.gain, self.partner.estimate, self.cap(cores))
-        return beyond_socket(got, cores=cores, socket_cores=self.socket_cores, at=self._estimate,
-                             measured_top=max((f.cores for f in self.exact), default=0),
-                             allow=self.allow_extrapolation, name=self.name)  # fmt: skip
+        return beyond_socket(
+            got,
+            cores=cores,
+            socket_cores=self.socket_cores,
+            at=self._estimate,
+            measured_top=max((f.cores for f in self.exact), default=0),
+            allow=self.allow_extrapolation,
+            name=self.name,
+        )
 
     def _estimate(self, cores: int) -> Figure | str:
         for f in self.observed:
@@ -205,8 +213,11 @@ class Series:
             value = max(value, line)
         draws = self.draws(cores)
         how = "USL fit" if self.fit.usable else "line between the measured core counts"
-        to = f"the straight line to the {b.cores}-core lower bound" if b.lower_bound else (
-            "the straight line")
+        to = (
+            f"the straight line to the {b.cores}-core lower bound"
+            if b.lower_bound
+            else ("the straight line")
+        )
         low: float | None
         high: float | None
         if draws:
@@ -241,9 +252,17 @@ class Series:
             # no repetitions (reference data): from "no gain beyond the last measured
             # count" to the fit
             # a lower bound measured on the way (client-bound) is the least "no gain" keeps
-            last = max((f for f in self.observed if f.lower_bound and "erratic" not in f.flags
-                        and anchor.cores < f.cores <= cores),
-                       key=lambda f: f.cores, default=anchor)
+            last = max(
+                (
+                    f
+                    for f in self.observed
+                    if f.lower_bound
+                    and "erratic" not in f.flags
+                    and anchor.cores < f.cores <= cores
+                ),
+                key=lambda f: f.cores,
+                default=anchor,
+            )
             floor = max(anchor.value, last.value)
             low, high = min(floor, value), value
             words = f"no repetitions: from no gain beyond {last.cores} cores to the fit"
@@ -331,8 +350,7 @@ class Series:
             a, b = self._neighbours(exact, cores)
             da = boot.point_draws(a.cores)
             # a lower bound has no draws: its value is the least the truth can be
-            db = (tuple(b.value for _ in da or ()) if b.lower_bound
-                  else boot.point_draws(b.cores))
+            db = tuple(b.value for _ in da or ()) if b.lower_bound else boot.point_draws(b.cores)
             if da is not None and db is not None:
                 t = (cores - a.cores) / (b.cores - a.cores)
                 line = tuple(min(cap, x + (y - x) * t) for x, y in zip(da, db, strict=True))

@@ -27,8 +27,10 @@ __all__ = ["latency_workload", "latency_workloads", "slo_figures", "slo_profile_
 def latency_workload(result: PointResult) -> str:
     """``latency/proxy/https/1024B``: the workload a latency point measured."""
     w = result.metadata.workload
-    return (f"{result.key.profile}/{w.role or 'web'}/{w.scheme or '?'}/"
-            f"{w.file_size if w.file_size is not None else '?'}B")
+    return (
+        f"{result.key.profile}/{w.role or 'web'}/{w.scheme or '?'}/"
+        f"{w.file_size if w.file_size is not None else '?'}B"
+    )
 
 
 def _latency_point(r: PointResult) -> bool:
@@ -109,8 +111,9 @@ def slo_figures(
             origin=f"run {run_id}, {r.key.host}, {r.key.profile}: {slo_profile_name(slo)}",
             emulated=emulated,
             basis=latency_workload(r),
-            flags=tuple(f for f in r.flags
-                        if f in ("no-knee", "generator-lag", "client-bound", "emulated")),
+            flags=tuple(
+                f for f in r.flags if f in ("no-knee", "generator-lag", "client-bound", "emulated")
+            ),
             bound="lower" if lower else "",
         )
     return list(newest.values())

@@ -265,10 +265,16 @@ def build_table(
         price = offer.price if offer is not None else 0.0
         name = offer.name if offer is not None else ""
         in_blocks = [r for blk in blocks for r in blk.rows if r.cores == cores]
-        all_rows.append(TableRow(cores=cores, hardware_cost=price, cells=cells,
-                                 sold=any(r.sold for r in in_blocks),
-                                 observed=any(r.observed for r in in_blocks),
-                                 server_name=name))  # fmt: skip
+        all_rows.append(
+            TableRow(
+                cores=cores,
+                hardware_cost=price,
+                cells=cells,
+                sold=any(r.sold for r in in_blocks),
+                observed=any(r.observed for r in in_blocks),
+                server_name=name,
+            )
+        )
     used = sorted({c.source for r in all_rows for c in r.cells})
     return SizingTable(
         rows=tuple(all_rows),
@@ -423,8 +429,6 @@ def _source_of(series: Iterable[Series]) -> str:
     return str(Source.of(bases)) if bases else "none"
 
 
-
-
 def _across_runs(bases: Sequence[Basis]) -> str:
     """``; bare metal from run 1, guests from run 2: overheads across runs, unpaired`` when
     no run measured both (the overhead compares legs of different runs); "" otherwise."""
@@ -436,5 +440,7 @@ def _across_runs(bases: Sequence[Basis]) -> str:
     def runs(ids: Sequence[int]) -> str:
         return f"run{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))}"
 
-    return f"; bare metal from {runs(bare)}, guests from {runs(guests)}: overheads across " \
+    return (
+        f"; bare metal from {runs(bare)}, guests from {runs(guests)}: overheads across "
         "runs, unpaired"
+    )

@@ -83,9 +83,7 @@ def translate(basis: Basis, target: StatedCeiling) -> Basis | str:
                     interval=words,
                 )
             )
-        bounds.append(
-            replace(own, per_core=to, what=f"{what} ({to:,.0f}/s per core, stated)")
-        )
+        bounds.append(replace(own, per_core=to, what=f"{what} ({to:,.0f}/s per core, stated)"))
     if not figures:
         return f"nothing of {basis.id} can be translated to {target.cpu_model}: " + "; ".join(why)
     slug = "".join(c if c.isalnum() else "-" for c in target.cpu_model.lower()).strip("-")

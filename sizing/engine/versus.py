@@ -144,6 +144,16 @@ def overheads(table: SizingTable, guest: str) -> tuple[Overhead, ...]:
             lo = hi = None
             if c.overhead_ci is not None:  # a loss interval becomes a share interval
                 lo, hi = 1 - max(c.overhead_ci) / 100.0, 1 - min(c.overhead_ci) / 100.0
-            out.append(Overhead(c.profile, c.ht, c.cores, 1 - c.overhead_pct / 100.0, lo, hi,
-                                c.overhead_pairs > 0, c.source))  # fmt: skip
+            out.append(
+                Overhead(
+                    c.profile,
+                    c.ht,
+                    c.cores,
+                    1 - c.overhead_pct / 100.0,
+                    lo,
+                    hi,
+                    c.overhead_pairs > 0,
+                    c.source,
+                )
+            )
     return tuple(sorted(out, key=lambda o: (o.profile, o.ht, o.cores)))

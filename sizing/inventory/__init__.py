@@ -121,9 +121,7 @@ def _connection_problems(variables: Mapping[str, Any], roles: frozenset[str]) ->
     return problems
 
 
-def _sizing_problems(
-    hname: str, exc: ValidationError, extra_vars: Mapping[str, Any]
-) -> list[str]:
+def _sizing_problems(hname: str, exc: ValidationError, extra_vars: Mapping[str, Any]) -> list[str]:
     """One line per pydantic error; an error in a ``-e`` value is about ``-e``, not the
     host (the caller keeps one such line for every host it repeats on)."""
     out = []

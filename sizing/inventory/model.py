@@ -3,7 +3,6 @@ keep inventory values safe to put into nginx.conf, and the :class:`Host` and
 :class:`Inventory` the rest of sizing reads. Reading the file is :mod:`sizing.inventory`.
 """
 
-
 from __future__ import annotations
 
 import ipaddress

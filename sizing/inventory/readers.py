@@ -61,8 +61,10 @@ def quick_vars() -> Iterator[None]:
     from ansible.inventory.group import Group
 
     clean, from_sources, from_path = (
-        vm.clean_facts, vm.get_vars_from_inventory_sources, vm.get_vars_from_path
-    )  # fmt: skip
+        vm.clean_facts,
+        vm.get_vars_from_inventory_sources,
+        vm.get_vars_from_path,
+    )
     memo: dict[tuple[Any, ...], Any] = {}
 
     def clean_facts(facts: Any) -> Any:
@@ -78,14 +80,15 @@ def quick_vars() -> Iterator[None]:
 
     def sources_vars(loader: Any, sources: Any, entities: Any, stage: str) -> Any:
         return once(
-            "sources", sources, entities, stage,
+            "sources",
+            sources,
+            entities,
+            stage,
             lambda: from_sources(loader, sources, entities, stage),
-        )  # fmt: skip
+        )
 
     def path_vars(loader: Any, path: Any, entities: Any, stage: str) -> Any:
-        return once(
-            "path", path, entities, stage, lambda: from_path(loader, path, entities, stage)
-        )
+        return once("path", path, entities, stage, lambda: from_path(loader, path, entities, stage))
 
     vm.clean_facts = clean_facts
     vm.get_vars_from_inventory_sources = sources_vars

@@ -34,8 +34,7 @@ CONNECTION_VARS = (
     "ansible_ssh_user",
 )
 VAULT_HINT = (
-    "give the vault password with ANSIBLE_VAULT_PASSWORD_FILE or vault_password_file in "
-    "ansible.cfg"
+    "give the vault password with ANSIBLE_VAULT_PASSWORD_FILE or vault_password_file in ansible.cfg"
 )
 
 
@@ -140,9 +139,9 @@ def resolve(
         if "vault password" in first_line(exc).lower():
             files = ", ".join(str(f) for f in _vault_files(path)) or "a vars file"
             raise InputError(
-                shown, [f"cannot decrypt the vault-encrypted {files} (no vault password); "
-                        f"{VAULT_HINT}"],
-            ) from exc  # fmt: skip
+                shown,
+                [f"cannot decrypt the vault-encrypted {files} (no vault password); {VAULT_HINT}"],
+            ) from exc
         raise InputError(shown, [first_line(exc)]) from exc
     except RecursionError as exc:
         raise InputError(shown, ["groups or values nested too deep for Ansible"]) from exc

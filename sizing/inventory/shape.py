@@ -3,7 +3,6 @@ keys and lines (sizing's strict reader), names, group cycles, nesting and alias 
 in one line, non-UTF-8 text refused, ``group_vars/`` and ``host_vars/`` files checked alike.
 """
 
-
 from __future__ import annotations
 
 from pathlib import Path
@@ -50,9 +49,11 @@ def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) 
         key = loader.construct_object(key_node, deep=deep)
         if key in seen:
             raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} (first at line {seen[key] + 1})",
+                None,
+                None,
+                f"duplicate key {key!r} (first at line {seen[key] + 1})",
                 key_node.start_mark,
-            )  # fmt: skip
+            )
         seen[key] = key_node.start_mark.line
     return loader.construct_mapping(node, deep=deep)
 
@@ -63,9 +64,20 @@ _InventoryLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 
 # What Ansible skips in an inventory directory (INVENTORY_IGNORE_EXTS, INVENTORY_IGNORE).
 _IGNORED_SUFFIXES = (
-    ".pyc", ".pyo", ".swp", ".bak", "~", ".rpm", ".md", ".txt", ".rst", ".orig", ".ini~",
-    ".cfg", ".retry",
-)  # fmt: skip
+    ".pyc",
+    ".pyo",
+    ".swp",
+    ".bak",
+    "~",
+    ".rpm",
+    ".md",
+    ".txt",
+    ".rst",
+    ".orig",
+    ".ini~",
+    ".cfg",
+    ".retry",
+)
 _IGNORED_NAMES = ("group_vars", "host_vars", "vars_plugins")
 
 
@@ -75,10 +87,13 @@ def check_sources(path: Path) -> list[Path]:
     ``host_vars/`` beside them. Returns the files Ansible will read as INI."""
     if path.is_dir():
         files = sorted(
-            f for f in path.iterdir()
-            if f.is_file() and not f.name.startswith(".") and f.name not in _IGNORED_NAMES
+            f
+            for f in path.iterdir()
+            if f.is_file()
+            and not f.name.startswith(".")
+            and f.name not in _IGNORED_NAMES
             and not f.name.endswith(_IGNORED_SUFFIXES)
-        )  # fmt: skip
+        )
         if not files:
             raise InputError(str(path), ["an inventory directory without inventory files"])
         base = path

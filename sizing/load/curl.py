@@ -46,9 +46,9 @@ class Transfer:
     body_to_stdout: bool = False
 
 
-def build_argv(transfers: Sequence[Transfer], *, curl: str = "curl", timeout_s: float = 10) -> (
-    list[str]
-):
+def build_argv(
+    transfers: Sequence[Transfer], *, curl: str = "curl", timeout_s: float = 10
+) -> list[str]:
     """One curl argv making ``transfers`` in order, each on a new connection."""
     if not transfers:
         raise UsageError("curl needs at least one transfer")

@@ -79,9 +79,14 @@ class Histogram:
 
     def to_json(self) -> dict[str, object]:
         """A JSON-able form (bucket indices as strings, as JSON keys must be)."""
-        return {"count": self.count, "sum_ms": self.sum_ms, "min_ms": self.min_ms,
-                "max_ms": self.max_ms, "growth": HIST_GROWTH,
-                "buckets": {str(k): v for k, v in sorted(self.buckets.items())}}
+        return {
+            "count": self.count,
+            "sum_ms": self.sum_ms,
+            "min_ms": self.min_ms,
+            "max_ms": self.max_ms,
+            "growth": HIST_GROWTH,
+            "buckets": {str(k): v for k, v in sorted(self.buckets.items())},
+        }
 
     @classmethod
     def from_json(cls, doc: Mapping[str, object]) -> Histogram:
@@ -95,8 +100,16 @@ class Histogram:
         count = int(doc["count"])  # type: ignore[call-overload]
         if count != sum(buckets.values()) or min(buckets.values(), default=0) < 0:
             raise ValueError("histogram count does not match its buckets")
-        return cls(count, float(doc["sum_ms"]), float(doc["min_ms"]),  # type: ignore[arg-type]
-                   float(doc["max_ms"]), buckets)  # type: ignore[arg-type]
+        total, low, high = (_number(doc, k) for k in ("sum_ms", "min_ms", "max_ms"))
+        return cls(count, total, low, high, buckets)
+
+
+def _number(doc: Mapping[str, object], key: str) -> float:
+    """``doc[key]`` as a float, or ValueError naming the key."""
+    value = doc[key]
+    if not isinstance(value, (int, float, str)):
+        raise ValueError(f"histogram {key} is not a number: {value!r}")
+    return float(value)
 
 
 def merge_histograms(hists: Sequence[Histogram]) -> Histogram | None:

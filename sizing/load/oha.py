@@ -112,11 +112,29 @@ def argv(spec: OhaSpec, *, oha: str = "oha") -> list[str]:
     --latency-correction -c N -w ... URL``: HTTP/1.1 (the article's), no redirects."""
     _check(spec)
     threads = max(1, len(spec.cpus))
-    out = [*(["taskset", "-c", cpulist(spec.cpus)] if spec.cpus else []), oha,
-           "--no-tui", "--output-format", "json",
-           "-z", _ms(spec.duration_s), "-q", str(spec.rate), "--latency-correction",
-           "-c", str(spec.connections), "-w", "--worker-threads", str(threads),
-           "-t", _ms(spec.timeout_s), "--http-version", "1.1", "-r", "0"]
+    out = [
+        *(["taskset", "-c", cpulist(spec.cpus)] if spec.cpus else []),
+        oha,
+        "--no-tui",
+        "--output-format",
+        "json",
+        "-z",
+        _ms(spec.duration_s),
+        "-q",
+        str(spec.rate),
+        "--latency-correction",
+        "-c",
+        str(spec.connections),
+        "-w",
+        "--worker-threads",
+        str(threads),
+        "-t",
+        _ms(spec.timeout_s),
+        "--http-version",
+        "1.1",
+        "-r",
+        "0",
+    ]
     if not spec.keepalive:
         out.append("--disable-keepalive")
     if spec.insecure and spec.url.startswith("https://"):
@@ -227,15 +245,18 @@ def parse(json_text: str, hist_text: str | None = None) -> OhaResult:
     if not text:
         raise OhaParseError("oha report is empty (oha did not run)")
     try:
-        doc = json.loads(text[text.index("{"):]) if "{" in text else None
+        doc = json.loads(text[text.index("{") :]) if "{" in text else None
     except ValueError as exc:
         raise OhaParseError(f"oha report is not JSON: {exc}") from exc
     if not isinstance(doc, dict):
         raise OhaParseError(f"oha report is not JSON: {text.splitlines()[0][:200]!r}")
     summary = doc.get("summary")
     pct = doc.get("latencyPercentiles")
-    missing = [k for k in ("summary", "latencyPercentiles", "statusCodeDistribution")
-               if not isinstance(doc.get(k), dict)]
+    missing = [
+        k
+        for k in ("summary", "latencyPercentiles", "statusCodeDistribution")
+        if not isinstance(doc.get(k), dict)
+    ]
     if missing:
         raise OhaParseError("oha report lacks " + ", ".join(missing))
     assert isinstance(summary, dict) and isinstance(pct, dict)
@@ -253,8 +274,9 @@ def parse(json_text: str, hist_text: str | None = None) -> OhaResult:
             return 0.0 if doc.get(key) is None else _num(doc, key, where)
     else:
         num = _num
-    percentiles = {p: 1000 * num(pct, f"p{p:g}", "latencyPercentiles.")
-                   for p in (50.0, 90.0, 95.0, 99.0)}
+    percentiles = {
+        p: 1000 * num(pct, f"p{p:g}", "latencyPercentiles.") for p in (50.0, 90.0, 95.0, 99.0)
+    }
     for p in (99.9,):
         if pct.get(f"p{p:g}") is not None:
             percentiles[p] = 1000 * _num(pct, f"p{p:g}", "latencyPercentiles.")

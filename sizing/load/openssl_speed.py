@@ -28,8 +28,18 @@ def speed_argv(alg: str, cpus: str, threads: int = 1, seconds: int = 1) -> list[
     if alg not in ALGORITHMS:
         raise ValueError(f"no ceiling for the certificate {alg!r} (known: {', '.join(ALGORITHMS)})")
     multi = ["-multi", str(threads)] if threads > 1 else []
-    return ["taskset", "-c", cpus, "openssl", "speed", "-mr", "-seconds", str(seconds),
-            *multi, OPENSSL_ALG[alg]]  # fmt: skip
+    return [
+        "taskset",
+        "-c",
+        cpus,
+        "openssl",
+        "speed",
+        "-mr",
+        "-seconds",
+        str(seconds),
+        *multi,
+        OPENSSL_ALG[alg],
+    ]
 
 
 def parse_speed(text: str, alg: str, *, cpus: str = "", threads: int = 1) -> CryptoRate:

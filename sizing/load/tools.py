@@ -197,9 +197,11 @@ class _Oha:
 class _Vegeta:
     name: str = "vegeta"
     capabilities: Capabilities = Capabilities(
-        open_loop=True, latency_histogram=False, full_handshakes=True,
+        open_loop=True,
+        latency_histogram=False,
+        full_handshakes=True,
         lag_means_client_behind=True,
-    )  # fmt: skip
+    )
     version: str | None = vegeta.VERSION
     build: str | None = None
     planning_rate_per_core: int = vegeta.PLANNING_RATE_PER_CORE
@@ -221,8 +223,11 @@ class _Vegeta:
     def command(self, req: LoadRequest) -> Command:
         spec = self.spec(req)
         binary = f"{req.tool_dir}/vegeta"
-        return Command(vegeta.attack_argv(spec, vegeta=binary), stdin=vegeta.targets(spec),
-                       then=vegeta.report_argvs(spec, vegeta=binary))  # fmt: skip
+        return Command(
+            vegeta.attack_argv(spec, vegeta=binary),
+            stdin=vegeta.targets(spec),
+            then=vegeta.report_argvs(spec, vegeta=binary),
+        )
 
     def parse(self, out: CommandOutput) -> RateResult:
         then = out.then or []

@@ -277,9 +277,7 @@ def parse_report(text: str) -> LatencyReport:
         try:
             doc = json.loads(line)
             lat = doc["latency_us"]
-            cdf = tuple(
-                sorted((float(p), float(v) / 1000.0) for p, v in lat["cdf"])
-            )
+            cdf = tuple(sorted((float(p), float(v) / 1000.0) for p, v in lat["cdf"]))
             errors = sum(int(v) for v in doc.get("errors", {}).values())
             return LatencyReport(
                 count=int(lat["count"]),

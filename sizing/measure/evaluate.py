@@ -59,8 +59,9 @@ Measurement = tuple[PointResult, list[tuple[int, Sample]]]
 Outputs = MutableMapping[str, list[WindowOutput]]  # host -> its window outputs, in order
 
 
-def _window_of(outputs: Mapping[str, Sequence[WindowOutput]], host: str,
-               idx: int) -> WindowOutput | None:  # fmt: skip
+def _window_of(
+    outputs: Mapping[str, Sequence[WindowOutput]], host: str, idx: int
+) -> WindowOutput | None:
     """Host ``host``'s output of window ``idx``, if it gave one."""
     return next((w for w in outputs.get(host, ()) if w.index == idx), None)
 
@@ -80,8 +81,9 @@ def window_rates(point: PlannedPoint, outputs: Mapping[str, Sequence[WindowOutpu
     return [per[i] for i in sorted(per)]
 
 
-def server_death(point: PlannedPoint, target: Target,
-                 outputs: Mapping[str, Sequence[WindowOutput]], idx: int) -> str:  # fmt: skip
+def server_death(
+    point: PlannedPoint, target: Target, outputs: Mapping[str, Sequence[WindowOutput]], idx: int
+) -> str:
     """``nginx died on HOST`` when the server's probe saw its nginx gone at the end of
     window ``idx``, or ``the upstream nginx died on HOST`` for an upstream's (its workers
     may serve on, unmeasured); else "". The one check every method makes."""
@@ -160,8 +162,9 @@ def client_window(
     samples.append((idx, Sample(f"{prof.metric}.client", parsed.rps, prof.unit, meta)))
 
 
-def upstream_windows(point: PlannedPoint, outputs: Mapping[str, Sequence[WindowOutput]],
-                     idx: int) -> dict[str, UpstreamWindow]:  # fmt: skip
+def upstream_windows(
+    point: PlannedPoint, outputs: Mapping[str, Sequence[WindowOutput]], idx: int
+) -> dict[str, UpstreamWindow]:
     """Each upstream host's CPU over window ``idx`` (:func:`upstream_window`)."""
     out: dict[str, UpstreamWindow] = {}
     for up in point.upstreams:
@@ -191,8 +194,9 @@ class PointWindows:
         point, target = self.point, self.target
         totals = WindowTotals()
         for c in point.clients:
-            client_window(point, c, _window_of(self.outputs, c.name, idx), totals,
-                          self.samples, self.problems)  # fmt: skip
+            client_window(
+                point, c, _window_of(self.outputs, c.name, idx), totals, self.samples, self.problems
+            )
         died = server_death(point, target, self.outputs, idx)
         if died:
             # the figure of a window whose nginx (or its upstream) died cannot be trusted;
@@ -200,8 +204,9 @@ class PointWindows:
             return f"{died} during {_during(idx)}"
         sw = _window_of(self.outputs, target.host, idx)
         meta = self._window_meta(idx, sw, totals)
-        self.samples.append((idx, Sample(point.profile.metric, totals.rps, point.profile.unit,
-                                         meta)))  # fmt: skip
+        self.samples.append(
+            (idx, Sample(point.profile.metric, totals.rps, point.profile.unit, meta))
+        )
         if idx == 0 or totals.ran < len(point.clients):
             return ""
         self.values.append(totals.rps)
@@ -267,10 +272,14 @@ class PointWindows:
     def medians(self) -> tuple[float | None, float | None, dict[str, float] | None]:
         """The point-level medians of the timed windows: the kernel's softirq time outside
         the pinned CPUs, the server's CPU and each upstream's CPU."""
-        timed = [s.metadata for i, s in self.samples
-                 if i > 0 and s.metric == self.point.profile.metric]  # fmt: skip
-        outside = [m.kernel_outside.softirq_pct for m in timed
-                   if m.kernel_outside and m.kernel_outside.softirq_pct is not None]  # fmt: skip
+        timed = [
+            s.metadata for i, s in self.samples if i > 0 and s.metric == self.point.profile.metric
+        ]
+        outside = [
+            m.kernel_outside.softirq_pct
+            for m in timed
+            if m.kernel_outside and m.kernel_outside.softirq_pct is not None
+        ]
         busy = [e.server_busy for e in self.evidence if e.server_busy is not None]
         ups: dict[str, list[float]] = {}
         for e in self.evidence:
@@ -283,8 +292,9 @@ class PointWindows:
         )
 
 
-def _dead_before_any_client(point: PlannedPoint, target: Target,
-                            outputs: Mapping[str, Sequence[WindowOutput]]) -> str:  # fmt: skip
+def _dead_before_any_client(
+    point: PlannedPoint, target: Target, outputs: Mapping[str, Sequence[WindowOutput]]
+) -> str:
     """The server's own probe says why the clients gave nothing: its nginx died."""
     for win in outputs.get(target.host, ()):
         if win.server_alive is False and any(c.name not in outputs for c in point.clients):
@@ -316,27 +326,53 @@ def evaluate_windows(
             why = (broken or {}).get(host, "no result")
             return PointResult(key, Status.FAILED, f"{host}: {why}"), []
     server_facts = facts.record if facts else HostRecord()
-    base = throughput_metadata(point, target, connections=connections, duration=duration,
-                               rule=rule, facts=server_facts,
-                               tool_version=client_tool_version)  # fmt: skip
+    base = throughput_metadata(
+        point,
+        target,
+        connections=connections,
+        duration=duration,
+        rule=rule,
+        facts=server_facts,
+        tool_version=client_tool_version,
+    )
     # multi-host: server network rates and merged client latency, per window and point
-    extras = multihost_extras([c.name for c in point.clients], target.host, outputs, windows,
-                              server_facts, point.server.sizing.nic_gbps)  # fmt: skip
+    extras = multihost_extras(
+        [c.name for c in point.clients],
+        target.host,
+        outputs,
+        windows,
+        server_facts,
+        point.server.sizing.nic_gbps,
+    )
     acc = PointWindows(point, target, outputs, extras)
     for win in windows:
         died = acc.add(win.index)
         if died:
-            return PointResult(key, Status.FAILED, died, repetitions=len(acc.values),
-                               flags=(SERVER_DIED,), metadata=base), acc.samples  # fmt: skip
+            return PointResult(
+                key,
+                Status.FAILED,
+                died,
+                repetitions=len(acc.values),
+                flags=(SERVER_DIED,),
+                metadata=base,
+            ), acc.samples
     if not acc.values or len(acc.values) < len([w for w in windows if w.index > 0]):
         reason = "; ".join(acc.problems) or "no repetition finished"
-        return PointResult(key, Status.FAILED, reason, repetitions=len(acc.values),
-                           metadata=base), acc.samples  # fmt: skip
+        return PointResult(
+            key, Status.FAILED, reason, repetitions=len(acc.values), metadata=base
+        ), acc.samples
     return _judged(point, target, acc, base, rule, connections, bool(server_facts.hypervisor))
 
 
-def _judged(point: PlannedPoint, target: Target, acc: PointWindows, base: PointMeta,
-            rule: StopRule, connections: int, virtualized: bool) -> Measurement:  # fmt: skip
+def _judged(
+    point: PlannedPoint,
+    target: Target,
+    acc: PointWindows,
+    base: PointMeta,
+    rule: StopRule,
+    connections: int,
+    virtualized: bool,
+) -> Measurement:
     """Every guard's verdict on the timed windows, and the point with its evidence."""
     prof = point.profile
     values, extras = acc.values, acc.extras

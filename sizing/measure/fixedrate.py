@@ -61,10 +61,11 @@ from sizing.knee import (
 from sizing.load.latency import LatencyReport
 from sizing.load.tools import OpenLoopTool, open_loop_tool
 from sizing.measure.context import MeasureContext
+from sizing.measure.curve_verdicts import curve_flags
 from sizing.measure.evaluate import Measurement
 from sizing.measure.metadata import latency_metadata
 from sizing.measure.rates import RateWindows, latency_point, merged_point, soak_jumps
-from sizing.measure.validity import CLIENT_BUSY_LIMIT, STEAL_LIMIT
+from sizing.measure.validity import CLIENT_BUSY_LIMIT
 from sizing.model import SERVER_DIED, PointResult, Sample, Status
 from sizing.plan.loadspec import client_ceiling, url_for
 from sizing.plan.points import PlannedPoint
@@ -104,22 +105,47 @@ class RateCurve:
                     raise
                 continue
             rep = len(self.series.get(lp.rate, [])) + 1
-            self.samples.append((win.window.index, Sample("latency", lp.p95_ms, "ms", replace(
-                meta, phase="warmup" if warm else phase, warmup=warm,
-                repetition_at_rate=None if warm else rep, duration_s=self.duration))))
+            self.samples.append(
+                (
+                    win.window.index,
+                    Sample(
+                        "latency",
+                        lp.p95_ms,
+                        "ms",
+                        replace(
+                            meta,
+                            phase="warmup" if warm else phase,
+                            warmup=warm,
+                            repetition_at_rate=None if warm else rep,
+                            duration_s=self.duration,
+                        ),
+                    ),
+                )
+            )
             if warm:
                 continue
             # vegeta's pacer falls behind only on the client side; oha's finished rate
             # also falls when the server saturates, so it lags only on a saturated client.
             if (meta.lag or 0.0) > self.tool.max_rate_lag and (
-                    self.tool.capabilities.lag_means_client_behind or any(
-                    b >= CLIENT_BUSY_LIMIT for b in win.client_busy.values())):
+                self.tool.capabilities.lag_means_client_behind
+                or any(b >= CLIENT_BUSY_LIMIT for b in win.client_busy.values())
+            ):
                 self.lagging.add(lp.rate)
             self.reps.setdefault(lp.rate, []).append(lp)
             self.reports.setdefault(lp.rate, []).extend(window_reports)
-            self.series.setdefault(lp.rate, []).append(SoakRep(
-                rep, lp.mean_ms, lp.p50_ms, lp.p95_ms, lp.p99_ms, lp.max_ms, lp.server_steal,
-                lp.server_busy, meta.lag))  # fmt: skip
+            self.series.setdefault(lp.rate, []).append(
+                SoakRep(
+                    rep,
+                    lp.mean_ms,
+                    lp.p50_ms,
+                    lp.p95_ms,
+                    lp.p99_ms,
+                    lp.max_ms,
+                    lp.server_steal,
+                    lp.server_busy,
+                    meta.lag,
+                )
+            )
 
     def curve(self) -> list[LatencyPoint]:
         """Each rate's figures over its repetitions, lowest rate first."""
@@ -163,8 +189,9 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
         return PointResult(key, Status.FAILED, str(exc)), []
     tool = open_loop_tool(point.profile.generator)
     # No list given: climb to the knee. A gateway's CPU curve keeps its profile's rates.
-    climbing = (not ctx.settings.rates and slo is None
-                and point.profile.metric != "gateway_cpu_curve")
+    climbing = (
+        not ctx.settings.rates and slo is None and point.profile.metric != "gateway_cpu_curve"
+    )
     ceiling = _Ceiling(*client_ceiling(point))
     url = url_for(point, target.address)
     reps = schedule.reps_per_rate
@@ -172,10 +199,12 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
     plan: list[tuple[int, float]] = []
     if schedule.rate_warmup_s > 0:
         plan.append((rates[0], schedule.rate_warmup_s))
-    for rate in (rates[:1] if climbing else rates):
+    for rate in rates[:1] if climbing else rates:
         plan += [(rate, acc.duration)] * reps
-    ctx.progress.step(f"measuring {key.label()}: " + (
-        f"climbing to the knee from {rates[0]:,}/s" if climbing else f"{len(rates)} rates"))
+    ctx.progress.step(
+        f"measuring {key.label()}: "
+        + (f"climbing to the knee from {rates[0]:,}/s" if climbing else f"{len(rates)} rates")
+    )
     climb_reason = ""
     result: SearchResult | None = None
     try:
@@ -183,6 +212,7 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
         if climbing:
             climb_reason = _climb(ctx, key.label(), acc, reps, ceiling.rate)
         if slo is not None:
+
             def probe(rate: float) -> LatencyPoint:
                 ctx.progress.step(f"measuring {key.label()}: SLO search at {rate:,.0f}/s")
                 acc.record([(int(rate), acc.duration)] * reps, "search", False)
@@ -190,16 +220,31 @@ def measure(ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measure
 
             # Never above what the clients can offer by the planning figure: the rule the
             # pre-flight applies to --rates and the climb to its steps.
-            result = search(probe, slo, curve=acc.curve(), start=float(rates[0]),
-                            floor=1.0, ceiling=min(float(max(rates)) * 64, ceiling.rate))
+            result = search(
+                probe,
+                slo,
+                curve=acc.curve(),
+                start=float(rates[0]),
+                floor=1.0,
+                ceiling=min(float(max(rates)) * 64, ceiling.rate),
+            )
     except SizingError as exc:
         died: tuple[str, ...] = (SERVER_DIED,) if isinstance(exc, ServerDied) else ()
         failed = PointMeta(latency=LatencyRecord(curve=tuple(acc.curve())))
-        return PointResult(key, Status.FAILED, str(exc), flags=died,
-                           metadata=failed), acc.samples  # fmt: skip
-    return judge_curve(ctx, point, target, acc, url=url, rates=rates, climbing=climbing,
-                       climb_reason=climb_reason, slo=slo, result=result,
-                       ceiling=ceiling)  # fmt: skip
+        return PointResult(key, Status.FAILED, str(exc), flags=died, metadata=failed), acc.samples
+    return judge_curve(
+        ctx,
+        point,
+        target,
+        acc,
+        url=url,
+        rates=rates,
+        climbing=climbing,
+        climb_reason=climb_reason,
+        slo=slo,
+        result=result,
+        ceiling=ceiling,
+    )
 
 
 def _climb(ctx: MeasureContext, label: str, acc: RateCurve, reps: int, ceiling: float) -> str:
@@ -209,7 +254,8 @@ def _climb(ctx: MeasureContext, label: str, acc: RateCurve, reps: int, ceiling: 
             return (
                 f"the clients could not offer {min(acc.lagging):,.0f} requests/s ({acc.tool.name} "
                 "fell behind on saturated client CPUs): the knee lies above the last "
-                "good rate; add client cores")
+                "good rate; add client cores"
+            )
         nxt, reason = climb_next(acc.curve(), ceiling=ceiling)
         if nxt is None:
             return reason
@@ -217,40 +263,59 @@ def _climb(ctx: MeasureContext, label: str, acc: RateCurve, reps: int, ceiling: 
         acc.record([(int(nxt), acc.duration)] * reps, "sweep", False)
 
 
-def judge_curve(ctx: MeasureContext, point: PlannedPoint, target: Target, acc: RateCurve, *,
-                url: str, rates: Sequence[int], climbing: bool, climb_reason: str,
-                slo: Slo | None, result: SearchResult | None,
-                ceiling: _Ceiling) -> Measurement:  # fmt: skip
+def _slo_search(
+    result: SearchResult | None, pts: Sequence[LatencyPoint], rates: Sequence[int], slo: Slo | None
+) -> SloSearch | None:
+    """What the SLO search found (None without one), with the capacity the sweep's own
+    rates alone would give."""
+    if result is None:
+        return None
+    swept = [p for p in pts if p.rate in set(rates)]
+    return SloSearch(
+        capacity=result.capacity,
+        bracket=tuple(result.bracket),
+        probes=tuple(p.rate for p in result.probes),
+        probe_count=result.probe_count,
+        converged=result.converged,
+        reason=result.reason,
+        sweep_capacity=capacity_from_curve(swept, slo) if slo else None,
+    )
+
+
+def judge_curve(
+    ctx: MeasureContext,
+    point: PlannedPoint,
+    target: Target,
+    acc: RateCurve,
+    *,
+    url: str,
+    rates: Sequence[int],
+    climbing: bool,
+    climb_reason: str,
+    slo: Slo | None,
+    result: SearchResult | None,
+    ceiling: _Ceiling,
+) -> Measurement:
     """The point from its curve: the knee or the SLO capacity, every flag, the record."""
     pts = acc.curve()
     lagging, problems, tool = acc.lagging, acc.problems, acc.tool.name
     good_pts = [p for p in pts if p.rate not in lagging] or pts
     k = knee(good_pts)
     interval = knee_interval(good_pts)
-    flags: list[str] = []
-    if lagging:
-        flags.append("generator-lag")
-        problems.append(
-            f"{tool} fell more than 2% below the offered rate at "
-            + ", ".join(f"{r:,.0f}" for r in sorted(lagging))
-            + " requests/s (the client fell behind; those rates never count as meeting an SLO)"
-        )
     # The rate that bounds the figure: the first past the knee, or the SLO's first failure.
-    bound_rate = (result.bracket[1] if slo is not None and result is not None
-                  else interval[1] if interval else None)
-    verdict = busy_at(pts, bound_rate, tool)
-    if verdict:
-        problems.append(verdict)
-        if client_saturated(pts, bound_rate):
-            flags.append("client-bound")
-    steal = [p.server_steal for p in pts if p.server_steal is not None]
-    if steal and max(steal) > STEAL_LIMIT:
-        flags.append("unstable")
-        problems.append(f"the hypervisor stole up to {max(steal):.1f}% of the server's CPUs")
+    bound_rate = (
+        result.bracket[1]
+        if slo is not None and result is not None
+        else interval[1]
+        if interval
+        else None
+    )
+    flags, verdict = curve_flags(pts, lagging, bound_rate, tool, problems)
     if target.emulated:
         flags.append("emulated")
-    value = _figure(slo, result, k.rate if k else None, good_pts, ceiling, tool, flags,
-                    problems, climb_reason)  # fmt: skip
+    value = _figure(
+        slo, result, k.rate if k else None, good_pts, ceiling, tool, flags, problems, climb_reason
+    )
     invalid = value is None or (value in lagging) or "unstable" in flags
     facts = ctx.facts.get(target.host) or ctx.facts.get(point.server.name)
     base = latency_metadata(point, target, url, facts.record if facts else None)
@@ -270,15 +335,10 @@ def judge_curve(ctx: MeasureContext, point: PlannedPoint, target: Target, acc: R
         climb=Climb(ceiling.rate, ceiling.client_cores, ceiling.per_core) if climbing else None,
         slo=str(slo) if slo else None,
         slo_label=slo.label if slo else None,
-        slo_search=None if result is None else SloSearch(
-            capacity=result.capacity, bracket=tuple(result.bracket),
-            probes=tuple(p.rate for p in result.probes), probe_count=result.probe_count,
-            converged=result.converged, reason=result.reason,
-            sweep_capacity=capacity_from_curve(
-                [p for p in pts if p.rate in set(rates)], slo) if slo else None),
+        slo_search=_slo_search(result, pts, rates, slo),
         soak_series={f"{r:g}": tuple(s) for r, s in acc.series.items()} if reps > 1 else None,
         soak_jumps=jumps or None,
-    )  # fmt: skip
+    )
     meta = replace(base, workload=replace(base.workload, duration_s=acc.duration), latency=record)
     return (
         PointResult(
@@ -295,9 +355,17 @@ def judge_curve(ctx: MeasureContext, point: PlannedPoint, target: Target, acc: R
     )
 
 
-def _figure(slo: Slo | None, result: SearchResult | None, knee_rate: float | None,
-            good_pts: Sequence[LatencyPoint], ceiling: _Ceiling, tool: str, flags: list[str],
-            problems: list[str], climb_reason: str) -> float | None:  # fmt: skip
+def _figure(
+    slo: Slo | None,
+    result: SearchResult | None,
+    knee_rate: float | None,
+    good_pts: Sequence[LatencyPoint],
+    ceiling: _Ceiling,
+    tool: str,
+    flags: list[str],
+    problems: list[str],
+    climb_reason: str,
+) -> float | None:
     """The point's value: the SLO capacity, else the knee, else the highest rate (no knee);
     the flags and problems that go with it are added to ``flags`` and ``problems``."""
     if slo is not None and result is not None:
@@ -308,7 +376,8 @@ def _figure(slo: Slo | None, result: SearchResult | None, knee_rate: float | Non
                     f"SLO search: {slo} was still met at the clients' ceiling, "
                     f"{ceiling.rate:,.0f} requests/s ({ceiling.client_cores} client core(s) x "
                     f"{ceiling.per_core:,}/s, {tool}'s planning figure): the capacity is at "
-                    "least that; add client cores or clients to find it")
+                    "least that; add client cores or clients to find it"
+                )
             else:
                 problems.append(f"SLO search: {result.reason}")
         if result.capacity is None:
@@ -317,34 +386,7 @@ def _figure(slo: Slo | None, result: SearchResult | None, knee_rate: float | Non
     if knee_rate is not None:
         return knee_rate
     flags.append("no-knee")
-    problems.append(climb_reason or "latency stayed flat over the whole sweep: the knee "
-                    "lies above it")
+    problems.append(
+        climb_reason or "latency stayed flat over the whole sweep: the knee lies above it"
+    )
     return max(p.rate for p in good_pts) if good_pts else None
-
-
-def client_saturated(pts: Sequence[LatencyPoint], rate: float | None) -> bool:
-    """The clients' CPUs were saturated at ``rate``: latency may have grown on their side."""
-    p = next((p for p in pts if p.rate == rate), None)
-    return p is not None and (p.client_busy or 0.0) >= CLIENT_BUSY_LIMIT
-
-
-def busy_at(pts: Sequence[LatencyPoint], rate: float | None, tool: str) -> str:
-    """What was busy at the rate that bounds the figure, in one sentence ("" without one):
-    the reader must see whether NGINX's CPU or the clients' ran out first."""
-    p = next((p for p in pts if p.rate == rate), None)
-    if p is None or rate is None:
-        return ""
-    server = "unknown" if p.server_busy is None else f"{p.server_busy:.0f}%"
-    client = "unknown" if p.client_busy is None else f"{p.client_busy:.0f}%"
-    said = (f"at {rate:,.0f} requests/s, the first rate past it, the server's CPUs were "
-            f"{server} busy and the busiest client's {client}")
-    if client_saturated(pts, rate):
-        return (said + f": the clients saturated ({tool} and any upstream on their CPUs), so "
-                "latency may have grown on their side and NGINX's figure lies at or above "
-                "this one (a lower bound); add client cores or put the upstream on its own "
-                "host (the `upstreams` group)")
-    if p.server_busy is not None and p.server_busy < CLIENT_BUSY_LIMIT:
-        return (said + ": latency rose before NGINX's CPUs saturated (the latency article "
-                "ties its spike to 100% CPU), so something else queued: the network, the "
-                "clients, the upstream or the hypervisor")
-    return said

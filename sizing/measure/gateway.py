@@ -64,9 +64,11 @@ def gateway_transfers(
         out += [curl.Transfer("direct", direct_url), curl.Transfer("proxy", proxy_url, auth)]
     if profile.role == "api-jwt":
         out += [
-            curl.Transfer("bad_jwt", proxy_url,
-                          (f"Authorization: Bearer {bad_token(token)}",
-                           f"X-Sizing-Probe: bad-{nonce}")),
+            curl.Transfer(
+                "bad_jwt",
+                proxy_url,
+                (f"Authorization: Bearer {bad_token(token)}", f"X-Sizing-Probe: bad-{nonce}"),
+            ),
             curl.Transfer("no_jwt", proxy_url, (f"X-Sizing-Probe: none-{nonce}",)),
             curl.Transfer("good_jwt", proxy_url, (*auth, f"X-Sizing-Probe: good-{nonce}")),
             curl.Transfer("probe_log", probe_url, body_to_stdout=True),
@@ -85,8 +87,13 @@ def judge_gateway(profile: Profile, stdout: str, nonce: str) -> GatewayChecks:
         log_lines = stdout.split("sizing_curl label=good_jwt", 1)[-1]
         bad_seen = f"bad-{nonce}" in log_lines or f"none-{nonce}" in log_lines
         good_seen = f"good-{nonce}" in log_lines
-        ok = (codes.get("bad_jwt") == 401 and codes.get("no_jwt") == 401
-              and codes.get("good_jwt") == 200 and good_seen and not bad_seen)
+        ok = (
+            codes.get("bad_jwt") == 401
+            and codes.get("no_jwt") == 401
+            and codes.get("good_jwt") == 200
+            and good_seen
+            and not bad_seen
+        )
         jwt = JwtCheck(
             bad_signature_status=codes.get("bad_jwt"),
             missing_token_status=codes.get("no_jwt"),
@@ -109,8 +116,14 @@ def single_requests(ctx: MeasureContext, point: PlannedPoint, target: Target) ->
     up = upstream_url(ctx.inventory, point, target)
     name = point.profile.path.rstrip("/").rsplit("/", 1)[-1]
     nonce = secrets.token_hex(6)
-    transfers = gateway_transfers(point.profile, f"{up}/{name}", url_for(point, target.address),
-                                  f"{up}/sizing-probe-log", ctx.token, nonce)
+    transfers = gateway_transfers(
+        point.profile,
+        f"{up}/{name}",
+        url_for(point, target.address),
+        f"{up}/sizing-probe-log",
+        ctx.token,
+        nonce,
+    )
     argv = curl.build_argv(transfers)
     spec = {client.name: LoadSpec(windows=[WindowSpec(0, 0.0, 1.0, [Command(argv)])])}
     (out,) = WindowRunner(ctx).run(spec, lead_s=SINGLE_LEAD_S, mark_lost=False)
@@ -156,5 +169,6 @@ class Gateway:
                 status = Status.INVALID
         added = (gw.added_latency_ms or {}).get("total", 0.0)
         samples.append((0, Sample("added_latency_ms", added, "ms", SampleMeta(gateway=gw))))
-        return replace(result, status=status, reason=reason, flags=tuple(flags),
-                       metadata=meta), samples
+        return replace(
+            result, status=status, reason=reason, flags=tuple(flags), metadata=meta
+        ), samples

@@ -19,8 +19,7 @@ __all__ = ["Measurement", "Method", "method_for"]
 class Method(Protocol):
     """Measures one provisioned point; never raises for the point's own failure."""
 
-    def measure(self, ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measurement:
-        ...
+    def measure(self, ctx: MeasureContext, point: PlannedPoint, target: Target) -> Measurement: ...
 
 
 def method_for(profile: Profile) -> Method:

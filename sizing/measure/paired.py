@@ -159,9 +159,7 @@ def pair_record(
     return PairRecord(
         id=pair.id,
         kind=str(pair.kind),
-        legs={
-            name: PairLeg(r.key.label(), str(r.status), r.reason) for name, r in results.items()
-        },
+        legs={name: PairLeg(r.key.label(), str(r.status), r.reason) for name, r in results.items()},
         order="".join(order),
         ratios=tuple(ratios["b"]),
         c_ratios=tuple(ratios.get("c", ())),

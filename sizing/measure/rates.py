@@ -43,9 +43,7 @@ class RateWindow:
 class RateWindows:
     """Runs windows of constant-rate load on every host of a point at a common start."""
 
-    def __init__(
-        self, ctx: MeasureContext, point: PlannedPoint, target: Target, url: str
-    ) -> None:
+    def __init__(self, ctx: MeasureContext, point: PlannedPoint, target: Target, url: str) -> None:
         self.ctx, self.point, self.target, self.url = ctx, point, target, url
         self.tool = open_loop_tool(point.profile.generator)
         self.next_index = 0
@@ -60,22 +58,28 @@ class RateWindows:
         point, target = self.point, self.target
         windows = [
             replace(w, rate=rate)
-            for w, (rate, _) in zip(schedule_windows([d for _, d in plan],
-                                                     first_index=self.next_index),
-                                    plan, strict=True)
-        ]  # fmt: skip
+            for w, (rate, _) in zip(
+                schedule_windows([d for _, d in plan], first_index=self.next_index),
+                plan,
+                strict=True,
+            )
+        ]
         self.next_index += len(windows)
         specs: dict[str, LoadSpec] = {}
         for c in point.clients:
             specs[c.name] = LoadSpec(
-                windows=[replace(w, commands=[self._command(c.name, int(w.rate or 0),
-                                                            w.duration)], rate=None)
-                         for w in windows],
+                windows=[
+                    replace(
+                        w, commands=[self._command(c.name, int(w.rate or 0), w.duration)], rate=None
+                    )
+                    for w in windows
+                ],
                 sample_cpu=True,
-            )  # fmt: skip
+            )
         sz = point.server.sizing
         srv = specs.get(target.host) or LoadSpec(
-            windows=[replace(w, rate=None) for w in windows], sample_cpu=True)
+            windows=[replace(w, rate=None) for w in windows], sample_cpu=True
+        )
         specs[target.host] = replace(srv, pidfile=sz.pid_file or DEFAULT_PIDFILE)
         outputs: dict[str, dict[int, WindowOutput]] = {}
         lost: str | None = None
@@ -121,8 +125,9 @@ class RateWindows:
         return RateWindow(w, parsed, problems, server, client_busy)
 
 
-def latency_point(rate: int, win: RateWindow) -> tuple[LatencyPoint, SampleMeta,
-                                                      list[LatencyReport]]:  # fmt: skip
+def latency_point(
+    rate: int, win: RateWindow
+) -> tuple[LatencyPoint, SampleMeta, list[LatencyReport]]:
     """One window's results as a :class:`LatencyPoint`, a sample's record and the clients'
     latency reports (the rate's merge over repetitions: not stored)."""
     results = win.results
@@ -162,13 +167,14 @@ def latency_point(rate: int, win: RateWindow) -> tuple[LatencyPoint, SampleMeta,
         errors=failed,
         status_codes=_sum_codes(results),
         error_messages=tuple(sorted({e for r in results for e in r.errors})[:5]),
-        latency_histogram=(merged.histogram.to_json()
-                           if merged is not None and merged.histogram else None),
+        latency_histogram=(
+            merged.histogram.to_json() if merged is not None and merged.histogram else None
+        ),
         client_cpu_busy=win.client_busy,
         server_cpu=server,
         clients=len(results),
         problems=tuple(win.problems),
-    )  # fmt: skip
+    )
     return lp, meta, reports
 
 
@@ -215,9 +221,15 @@ def merged_point(reps: Sequence[LatencyPoint], reports: Sequence[LatencyReport])
     m = merge_latency(reports, percentiles=(50.0, 90.0, 95.0, 99.0))
     if m is None:
         return base
-    return replace(base, mean_ms=m.mean_ms, p50_ms=m.percentiles_ms[50.0],
-                   p90_ms=m.percentiles_ms[90.0], p95_ms=m.percentiles_ms[95.0],
-                   p99_ms=m.percentiles_ms[99.0], max_ms=m.max_ms)
+    return replace(
+        base,
+        mean_ms=m.mean_ms,
+        p50_ms=m.percentiles_ms[50.0],
+        p90_ms=m.percentiles_ms[90.0],
+        p95_ms=m.percentiles_ms[95.0],
+        p99_ms=m.percentiles_ms[99.0],
+        max_ms=m.max_ms,
+    )
 
 
 def soak_jumps(series: Sequence[SoakRep], factor: float = JUMP_FACTOR) -> list[int]:

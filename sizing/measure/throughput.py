@@ -54,7 +54,7 @@ def host_specs(
                 for w in windows
             ],
             sample_cpu=True,
-        )  # fmt: skip
+        )
     srv = specs.get(target.host) or LoadSpec(windows=list(windows), sample_cpu=True)
     specs[target.host] = replace(
         srv,

@@ -42,6 +42,7 @@ DROP_LIMIT = 0.20  # a 20% drop between consecutive repetitions with steal or th
 TARGET_HALF_WIDTH = 0.02  # ±2%
 CONFIDENCE = 0.95
 
+
 # Two-sided 95% critical values of Student's t distribution, by degrees of freedom
 # (standard table values, e.g. NIST/SEMATECH e-Handbook 1.3.6.7.2).
 @dataclass(frozen=True)

@@ -85,9 +85,7 @@ class WindowRunner:
             for host, spec in specs.items()
         }
         hosts = sorted(full)
-        span = max(
-            (w.offset + w.duration for s in specs.values() for w in s.windows), default=0.0
-        )
+        span = max((w.offset + w.duration for s in specs.values() for w in s.windows), default=0.0)
         called = time.time()
         res = self.ctx.playbooks.run(
             "load.yml",
@@ -102,8 +100,9 @@ class WindowRunner:
                 doc = res.json(host, RUN_TASK)
                 got = None if doc is None else RunnerOutput.from_json(doc)
             except ProtocolError as exc:
-                out.append(HostOutput(host, None, f"unreadable window output: {exc}",
-                                      unreadable=True))  # fmt: skip
+                out.append(
+                    HostOutput(host, None, f"unreadable window output: {exc}", unreadable=True)
+                )
                 continue
             except ValueError:
                 out.append(HostOutput(host, None, "unreadable window output", unreadable=True))

@@ -65,9 +65,7 @@ def open_loop_plan_argv(
         return f"cannot build: {exc}"
 
 
-def _point(
-    settings: MeasureSettings, point: PlannedPoint, done: Collection[PointKey]
-) -> PlanPoint:
+def _point(settings: MeasureSettings, point: PlannedPoint, done: Collection[PointKey]) -> PlanPoint:
     k = point.key
     doc = PlanPoint(
         host=k.host,
@@ -89,14 +87,20 @@ def _point(
         spec = client_wrk_spec(point, c, url, connections, float(windows.duration_s))
         try:
             argv: list[str] | str = client_command(
-                point, c, url, connections, float(windows.duration_s)).argv
+                point, c, url, connections, float(windows.duration_s)
+            ).argv
         except Exception as exc:  # noqa: BLE001 - shown, and the pre-flight says it too
             argv = f"cannot build: {exc}"
         if point.profile.mode == "fixed-rate":  # latency profiles: vegeta, one attack per rate
             argv = open_loop_plan_argv(schedule, point, c, url, float(windows.duration_s))
         clients.append(
-            PlanClient(c.name, cpulist(point.client_cpus.get(c.name, ())) or "any",
-                       spec.threads, connections, argv)  # fmt: skip
+            PlanClient(
+                c.name,
+                cpulist(point.client_cpus.get(c.name, ())) or "any",
+                spec.threads,
+                connections,
+                argv,
+            )
         )
     run = PlanPointRun(
         server_cpus=cpulist(point.allocation.server_cpus),
@@ -109,8 +113,11 @@ def _point(
     offered = None
     if point.profile.mode == "fixed-rate":  # what the clients can offer (sizing.knee climb)
         ceiling, cores, per_core = client_ceiling(point)
-        fixed = (bool(settings.rates) or schedule.slo() is not None
-                 or point.profile.metric == "gateway_cpu_curve")
+        fixed = (
+            bool(settings.rates)
+            or schedule.slo() is not None
+            or point.profile.metric == "gateway_cpu_curve"
+        )
         offered = PlanOffered(
             rates=list(schedule.rates()) if fixed else None,
             climb_from=None if fixed else schedule.rates()[0],
@@ -318,10 +325,17 @@ def _servers(
     for p in plan:
         s = out.setdefault(
             p.key.host,
-            {"host": p.key.host, "planned": 0, "stored": 0, "skipped": 0, "configs": {},
-             "clients": {}, "skip_reasons": {},
-             "stands_for": list(stands_for.get(p.key.host, ()))},
-        )  # fmt: skip
+            {
+                "host": p.key.host,
+                "planned": 0,
+                "stored": 0,
+                "skipped": 0,
+                "configs": {},
+                "clients": {},
+                "skip_reasons": {},
+                "stands_for": list(stands_for.get(p.key.host, ())),
+            },
+        )
         if p.key in done:
             s["stored"] += 1
         elif p.skipped or p.allocation is None:

@@ -13,9 +13,12 @@ def pairs_text(doc: PlanDocument) -> list[str]:
 
     def wrap(text: str) -> list[str]:
         return textwrap.wrap(
-            text, width=100, initial_indent="  ", subsequent_indent="      ",
+            text,
+            width=100,
+            initial_indent="  ",
+            subsequent_indent="      ",
             break_on_hyphens=False,
-        )  # fmt: skip
+        )
 
     if doc.pairs is None:
         return []
@@ -74,8 +77,13 @@ def summary_text(doc: PlanDocument) -> list[str]:
     out: list[str] = []
     for line in lines:  # 100 columns, continuation lines indented under their item
         lead = len(line) - len(line.lstrip())
-        out += textwrap.wrap(line, width=100, subsequent_indent=" " * (lead + 4),
-                             break_on_hyphens=False, break_long_words=False) or [""]  # fmt: skip
+        out += textwrap.wrap(
+            line,
+            width=100,
+            subsequent_indent=" " * (lead + 4),
+            break_on_hyphens=False,
+            break_long_words=False,
+        ) or [""]
     return out
 
 
@@ -122,12 +130,16 @@ def plan_text(doc: PlanDocument) -> str:
         for u in p.upstreams or ():
             lines.append(f"    upstream nginx: {u.where}")
         if o := p.offered:
-            what = (f"climbs from {o.climb_from:,}/s to the knee" if o.climb_from
-                    else f"offers {len(o.rates or ())} rate(s) up to {max(o.rates or (0,)):,}/s")
+            what = (
+                f"climbs from {o.climb_from:,}/s to the knee"
+                if o.climb_from
+                else f"offers {len(o.rates or ())} rate(s) up to {max(o.rates or (0,)):,}/s"
+            )
             lines.append(
                 f"    {what}; the clients offer at most {o.client_ceiling:,.0f}/s "
                 f"({o.client_cores} client core(s) x {o.planning_rate_per_core:,}/s, "
-                f"{o.generator}'s planning figure from benchmarks/generators)")
+                f"{o.generator}'s planning figure from benchmarks/generators)"
+            )
     if doc.estimate.points:
         lines.append(f"estimated time: {span_words(doc.estimate.low_s, doc.estimate.high_s)}")
     return "\n".join([*lines, *pairs_text(doc), *_tail(doc, probed)])

@@ -220,10 +220,13 @@ def _triples(pairs: Sequence[Pair]) -> tuple[list[Pair], list[PairNote]]:
     for p in pairs:
         k = p.a.key
         on = next(
-            (q for q in by_leg.values()
-             if k.ht == str(Ht.OFF) and q.a.key == replace(k, ht=str(Ht.ON))),
+            (
+                q
+                for q in by_leg.values()
+                if k.ht == str(Ht.OFF) and q.a.key == replace(k, ht=str(Ht.ON))
+            ),
             None,
-        )  # fmt: skip
+        )
         if p.kind is not PairKind.VIRTUALIZATION or on is None or pairable(on.a):
             if p.id not in gone:
                 out.append(p)

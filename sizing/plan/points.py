@@ -107,9 +107,9 @@ class _ClientSets:
     cpus: dict[str, tuple[int, ...]]
     by_clients: dict[tuple[str, ...], tuple[dict[str, tuple[int, ...]], str]]
     # by the identity of a clients tuple (kept alive here, so the id stays its own)
-    by_tuple: dict[
-        int, tuple[tuple[Host, ...], tuple[dict[str, tuple[int, ...]], str]]
-    ] = field(default_factory=dict)
+    by_tuple: dict[int, tuple[tuple[Host, ...], tuple[dict[str, tuple[int, ...]], str]]] = field(
+        default_factory=dict
+    )
 
     def of(self, clients: tuple[Host, ...]) -> tuple[dict[str, tuple[int, ...]], str]:
         """The reachable ``clients``' CPU sets (one dict, shared: never mutated), and the
@@ -214,9 +214,10 @@ def build_plan(
         # A server listed as a client too loads itself only when no other client exists.
         # A server that is no client shares the one tuple of all clients (no copy per server).
         others = (
-            all_clients if server.name not in client_names
+            all_clients
+            if server.name not in client_names
             else tuple(c for c in all_clients if c.name != server.name)
-        )  # fmt: skip
+        )
         point_clients = others or tuple(c for c in all_clients if c.name == server.name)
         # -- hypervisor guests (libvirt): plan on the hypervisor's CPUs -----------------
         phys = (placement or {}).get(server.name, server.name)
@@ -263,9 +264,14 @@ class _Configs:
             if prof.needs_upstream and alloc is not None and not reason:
                 if placed is None:
                     placed = place_upstreams(
-                        self.inventory, self.topologies, server, phys, alloc, client_cpus,
+                        self.inventory,
+                        self.topologies,
+                        server,
+                        phys,
+                        alloc,
+                        client_cpus,
                         upstream_hosts=self.upstream_hosts,
-                    )  # fmt: skip
+                    )
                 upstreams, why = placed
             out.append(
                 PlannedPoint(
@@ -297,7 +303,12 @@ class _Configs:
         return self._per_server[key][1]
 
     def _allocate(
-        self, server: Host, phys: str, point_clients: tuple[Host, ...], shared: bool, n: int,
+        self,
+        server: Host,
+        phys: str,
+        point_clients: tuple[Host, ...],
+        shared: bool,
+        n: int,
         ht: Ht,
     ) -> tuple[Allocation | None, dict[str, tuple[int, ...]], str]:
         """The configuration's CPUs (server and clients), or why it is skipped."""
@@ -315,8 +326,12 @@ class _Configs:
         if not own:
             return alloc, others, unreachable
         # the host loads itself: its client CPUs are this point's own
-        return alloc, {
-            c.name: alloc.client_cpus if c.name in own else others[c.name]
-            for c in point_clients
-            if c.name in own or c.name in others
-        }, unreachable
+        return (
+            alloc,
+            {
+                c.name: alloc.client_cpus if c.name in own else others[c.name]
+                for c in point_clients
+                if c.name in own or c.name in others
+            },
+            unreachable,
+        )

@@ -108,8 +108,10 @@ def prepare_clients(
     no client is left.
     """
     names = sorted({c.name for p in plan if not p.skipped for c in p.clients})
-    servers = sorted({p.server.name for p in plan if not p.skipped and p.server.name not in guests}
-                     | {u.host for p in plan if not p.skipped for u in p.upstreams})  # sampled
+    servers = sorted(
+        {p.server.name for p in plan if not p.skipped and p.server.name not in guests}
+        | {u.host for p in plan if not p.skipped for u in p.upstreams}
+    )  # sampled
     hosts = sorted(set(names) | set(servers))
     res = playbooks.run(
         "clients.yml",
@@ -125,9 +127,7 @@ def prepare_clients(
     return broken
 
 
-def ready_guest(
-    playbooks: Playbooks, inventory: Inventory, host: str
-) -> tuple[HostFacts, float]:
+def ready_guest(playbooks: Playbooks, inventory: Inventory, host: str) -> tuple[HostFacts, float]:
     """Read a freshly booted guest's facts and put the window runner on it.
 
     Returns its facts and its start lead: how long Ansible took to run the facts script

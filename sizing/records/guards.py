@@ -75,8 +75,17 @@ class Guards:
     limited_by: str | None = None
 
     @classmethod
-    def of(cls, inputs: GuardInputs, reps: tuple[RepetitionEvidence, ...],
-           verdicts: tuple[Verdict, ...]) -> Guards:  # fmt: skip
+    def of(
+        cls,
+        inputs: GuardInputs,
+        reps: tuple[RepetitionEvidence, ...],
+        verdicts: tuple[Verdict, ...],
+    ) -> Guards:
         limits = [LIMITED_BY[v.flag] for v in verdicts if v.flag in LIMITED_BY]
-        return cls(inputs, reps, verdicts, saturated=not limits,
-                   limited_by=limits[0] if limits else "the server's CPUs")  # fmt: skip
+        return cls(
+            inputs,
+            reps,
+            verdicts,
+            saturated=not limits,
+            limited_by=limits[0] if limits else "the server's CPUs",
+        )

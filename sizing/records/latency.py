@@ -114,5 +114,3 @@ class LatencyRecord:
     @property
     def slo_capacity(self) -> float | None:
         return self.slo_search.capacity if self.slo_search else None
-
-

@@ -170,10 +170,16 @@ def load_bases(
     refs = reference_bases(reference)
     prices = basis_prices(measured, declared_of(runs) if runs else {}, catalog_data)
     measured = [replace(b, price=prices.get(b.id)) for b in measured]
-    choice = _choose(measured, refs, where.source, where.basis,
-                     include_virtualized=where.include_virtualized,
-                     include_emulated=where.include_emulated, serves=serves,
-                     every_reference=every_reference)  # fmt: skip
+    choice = _choose(
+        measured,
+        refs,
+        where.source,
+        where.basis,
+        include_virtualized=where.include_virtualized,
+        include_emulated=where.include_emulated,
+        serves=serves,
+        every_reference=every_reference,
+    )
     if note and not any(b.origin == FigureKind.MEASURED for b in choice.bases):
         choice = replace(choice, why=f"{choice.why} ({note})")
     return BasisInputs(
@@ -188,12 +194,22 @@ def load_bases(
     )
 
 
-def _choose(measured: list[Basis], refs: list[Basis], source: str,
-            requested: Sequence[str] | None, **how: Any) -> Choice:
+def _choose(
+    measured: list[Basis],
+    refs: list[Basis],
+    source: str,
+    requested: Sequence[str] | None,
+    **how: Any,
+) -> Choice:
     """The choice among the bases ``source`` offers (``how``: :func:`choose`'s options);
     ``--source measured`` with no measured basis to offer or chosen is refused."""
-    offered = refs if source == Source.REFERENCE else measured if source == Source.MEASURED \
-        else measured + refs  # fmt: skip
+    offered = (
+        refs
+        if source == Source.REFERENCE
+        else measured
+        if source == Source.MEASURED
+        else measured + refs
+    )
     if not offered:
         raise UsageError(
             "--source measured, but nothing usable is measured yet "

@@ -199,9 +199,7 @@ class _Group:
     )
     ceiling: HostCeilings | None = None
     ceiling_run: int = -1
-    metas: dict[tuple[str, str], list[tuple[PointMeta, float | None]]] = field(
-        default_factory=dict
-    )
+    metas: dict[tuple[str, str], list[tuple[PointMeta, float | None]]] = field(default_factory=dict)
 
 
 def measured_bases(
@@ -252,8 +250,16 @@ def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[G
             )
             role, size, keepalive = _workload_of(r.key.profile, meta)
             # RPS figures carry keepalive; TPS ones never do: the basis keeps the RPS one.
-            key: GroupKey = (host, basis_platform(r.key.platform, r.flags), hardware, software,
-                             phys, role, size, "emulated" in r.flags)  # fmt: skip
+            key: GroupKey = (
+                host,
+                basis_platform(r.key.platform, r.flags),
+                hardware,
+                software,
+                phys,
+                role,
+                size,
+                "emulated" in r.flags,
+            )
             g = groups.setdefault(key, _Group())
             if phys == host and run.record.id >= g.ceiling_run:
                 got = HostCeilings.of(facts)  # a guest's own ceiling is not measured
@@ -263,8 +269,13 @@ def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[G
             if sized is SizingMetric.RPS:
                 g.keepalive = keepalive
             else:
-                g.tls_keys.add(str(meta.workload.tls_key
-                                   or _profile_field(r.key.profile, "tls_key", None) or ""))
+                g.tls_keys.add(
+                    str(
+                        meta.workload.tls_key
+                        or _profile_field(r.key.profile, "tls_key", None)
+                        or ""
+                    )
+                )
             g.slots.setdefault((metric, r.key.cores, r.key.ht), []).append((p, run))
     return groups
 
@@ -275,14 +286,23 @@ def _basis(key: GroupKey, g: _Group, ids: set[str]) -> Basis:
     figures = []
     for (profile, _cores, _ht), entries in sorted(g.slots.items(), key=lambda kv: kv[0]):
         per_run = [
-            measured_figure(p.result, repetition_values(run.samples.get(p.id, ())), platform,
-                            profile, f"run {p.run_id}, {host}")  # fmt: skip
+            measured_figure(
+                p.result,
+                repetition_values(run.samples.get(p.id, ())),
+                platform,
+                profile,
+                f"run {p.run_id}, {host}",
+            )
             for p, run in sorted(entries, key=lambda e: e[0].id)
         ]
         figures.append(combine(per_run, "run"))
     keys = sorted(k for k in g.tls_keys if k)
-    workload = Workload(role=role, file_size=size, keepalive=g.keepalive,
-                        tls_key=keys[0] if len(keys) == 1 else "/".join(keys))  # fmt: skip
+    workload = Workload(
+        role=role,
+        file_size=size,
+        keepalive=g.keepalive,
+        tls_key=keys[0] if len(keys) == 1 else "/".join(keys),
+    )
     slug = f"{role}-{size}b" if size < 1024 or size % 1024 else f"{role}-{size // 1024}k"
     basis_id = f"{host}/{platform}/{slug}" + ("-emulated" if emulated else "")
     runs_of = tuple(sorted({p.run_id for e in g.slots.values() for p, _ in e}))
@@ -302,9 +322,20 @@ def _basis(key: GroupKey, g: _Group, ids: set[str]) -> Basis:
     flags = [f for f in ("emulated", "virtualized-host") if all(f in x.flags for x in figs)]
     if platform == "virtualized-host" and "virtualized-host" not in flags:
         flags.append("virtualized-host")
-    return Basis(id=basis_id, origin=FigureKind.MEASURED, platform=platform, hardware=hardware,
-                 workload=workload, software=software, physical_host=phys, hosts=(host,),
-                 runs=runs_of, figures=figs, flags=tuple(flags), bounds=tuple(bounds))  # fmt: skip
+    return Basis(
+        id=basis_id,
+        origin=FigureKind.MEASURED,
+        platform=platform,
+        hardware=hardware,
+        workload=workload,
+        software=software,
+        physical_host=phys,
+        hosts=(host,),
+        runs=runs_of,
+        figures=figs,
+        flags=tuple(flags),
+        bounds=tuple(bounds),
+    )
 
 
 def reference_bases(reference: Reference) -> list[Basis]:
@@ -345,5 +376,3 @@ def reference_bases(reference: Reference) -> list[Basis]:
             )
         )
     return out
-
-

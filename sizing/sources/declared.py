@@ -83,7 +83,6 @@ def _declared_from_inventory(inventory: str) -> dict[str, DeclaredRecord]:
         return {}
 
     try:
-
         inv = load_inventory(path)
     except (SizingError, OSError, ValueError):
         return {}

@@ -128,9 +128,7 @@ class Store(Connection):
         """Record which process measures the run (its ``owner``: controller, pid, its start
         time), so that a run whose process is gone can be named abandoned."""
         self.get_run(run_id)
-        self._update(
-            "UPDATE runs SET owner = ? WHERE id = ?", (json.dumps(dump(owner)), run_id)
-        )
+        self._update("UPDATE runs SET owner = ? WHERE id = ?", (json.dumps(dump(owner)), run_id))
 
     @classmethod
     def backfill_environment(
@@ -259,8 +257,14 @@ class Store(Connection):
             "INSERT INTO samples (point_id, repetition, metric, value, unit, metadata)"
             " VALUES (?,?,?,?,?,?)",
             [
-                (point_id, rep, s.metric, s.value, s.unit,
-                 json.dumps(s.metadata.to_json(), default=str))  # fmt: skip
+                (
+                    point_id,
+                    rep,
+                    s.metric,
+                    s.value,
+                    s.unit,
+                    json.dumps(s.metadata.to_json(), default=str),
+                )
                 for rep, s in samples
             ],
         )

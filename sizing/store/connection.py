@@ -105,8 +105,7 @@ class Connection:
             if "unable to open" not in str(exc) or os.access(self.path.parent, os.W_OK):
                 return  # _identify says what it is
             self._db.close()
-            self._db = sqlite3.connect(self._ro_uri(immutable=True), uri=True,
-                                       timeout=self.timeout)  # fmt: skip
+            self._db = sqlite3.connect(self._ro_uri(immutable=True), uri=True, timeout=self.timeout)
             self._db.row_factory = sqlite3.Row
 
     @classmethod

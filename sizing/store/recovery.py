@@ -42,8 +42,13 @@ def point_record(
         "recovery_id": rid,
         "run_id": run_id,
         "created_at": time.time(),
-        "key": {"host": k.host, "platform": k.platform, "cores": k.cores, "ht": k.ht,
-                "profile": k.profile},
+        "key": {
+            "host": k.host,
+            "platform": k.platform,
+            "cores": k.cores,
+            "ht": k.ht,
+            "profile": k.profile,
+        },
         "status": str(result.status),
         "reason": result.reason,
         "value": result.value,
@@ -54,9 +59,8 @@ def point_record(
         "ci_high": result.ci_high,
         "flags": list(result.flags),
         "metadata": replace(result.metadata, recovery_id=rid).to_json(),
-        "samples": [[rep, s.metric, s.value, s.unit, s.metadata.to_json()]
-                    for rep, s in samples],
-    }  # fmt: skip
+        "samples": [[rep, s.metric, s.value, s.unit, s.metadata.to_json()] for rep, s in samples],
+    }
 
 
 def point_from_record(
@@ -64,11 +68,14 @@ def point_from_record(
 ) -> tuple[int, PointResult, list[tuple[int, Sample]]]:
     """A recovery record's run id, point result and samples (:func:`point_record` wrote it)."""
     k = rec["key"]
-    key = PointKey(str(k["host"]), str(k["platform"]), int(k["cores"]), str(k["ht"]),
-                   str(k["profile"]))  # fmt: skip
+    key = PointKey(
+        str(k["host"]), str(k["platform"]), int(k["cores"]), str(k["ht"]), str(k["profile"])
+    )
     result = result_from_columns(key, rec, list(rec["flags"]), dict(rec["metadata"]))
-    samples = [(int(r), Sample(str(m), float(v), str(u), SampleMeta.parse(md)))
-               for r, m, v, u, md in rec["samples"]]  # fmt: skip
+    samples = [
+        (int(r), Sample(str(m), float(v), str(u), SampleMeta.parse(md)))
+        for r, m, v, u, md in rec["samples"]
+    ]
     return int(rec["run_id"]), result, samples
 
 

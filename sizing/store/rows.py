@@ -101,9 +101,12 @@ def _opt_float(value: Any) -> float | None:
 def point_from_row(row: sqlite3.Row) -> StoredPoint:
     """A point as read back from a row of ``points``."""
     key = PointKey(
-        str(row["host"]), str(row["platform"]), int(row["cores"]), str(row["ht"]),
+        str(row["host"]),
+        str(row["platform"]),
+        int(row["cores"]),
+        str(row["ht"]),
         str(row["profile"]),
-    )  # fmt: skip
+    )
     return StoredPoint(
         id=int(row["id"]),
         run_id=int(row["run_id"]),
@@ -143,6 +146,10 @@ def sample_from_row(row: sqlite3.Row) -> tuple[int, Sample]:
     """A sample and its repetition as read back from a row of ``samples``."""
     return (
         int(row["repetition"]),
-        Sample(str(row["metric"]), float(row["value"]), str(row["unit"]),
-               SampleMeta.parse(json_column(row["metadata"], dict))),
-    )  # fmt: skip
+        Sample(
+            str(row["metric"]),
+            float(row["value"]),
+            str(row["unit"]),
+            SampleMeta.parse(json_column(row["metadata"], dict)),
+        ),
+    )

@@ -102,8 +102,9 @@ def _migrate_3(db: sqlite3.Connection) -> None:
             continue  # a damaged record is left as it is (read as unrecorded)
         new = upgrade_point_record(str(profile), data)
         if new != data:
-            db.execute("UPDATE points SET metadata = ? WHERE id = ?",
-                       (json.dumps(new, default=str), pid))  # fmt: skip
+            db.execute(
+                "UPDATE points SET metadata = ? WHERE id = ?", (json.dumps(new, default=str), pid)
+            )
 
 
 def upgrade_run_row(options: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
@@ -126,8 +127,10 @@ def _migrate_4(db: sqlite3.Connection) -> None:
             continue  # a damaged record is left as it is (read as unrecorded)
         options, owner = upgrade_run_row(data)
         if owner is not None:
-            db.execute("UPDATE runs SET options = ?, owner = ? WHERE id = ?",
-                       (json.dumps(options, default=str), json.dumps(owner), rid))  # fmt: skip
+            db.execute(
+                "UPDATE runs SET options = ?, owner = ? WHERE id = ?",
+                (json.dumps(options, default=str), json.dumps(owner), rid),
+            )
 
 
 # Ordered: MIGRATIONS[n - 1] takes a database from user_version n - 1 to n. A new schema
@@ -146,13 +149,40 @@ SCHEMA_VERSION = len(MIGRATIONS)
 # The tables and columns sizing reads; a database without them is not sizing's. (A run's
 # ``owner`` is read when there: a database before schema 4, opened read-only, has none.)
 REQUIRED_COLUMNS = {
-    "runs": {"id", "started_at", "finished_at", "status", "inventory", "argv",
-             "tool_version", "options", "environment", "note"},
-    "points": {"id", "run_id", "created_at", "host", "platform", "cores", "ht", "profile",
-               "status", "reason", "value", "unit", "repetitions", "spread", "ci_low",
-               "ci_high", "flags", "metadata"},
+    "runs": {
+        "id",
+        "started_at",
+        "finished_at",
+        "status",
+        "inventory",
+        "argv",
+        "tool_version",
+        "options",
+        "environment",
+        "note",
+    },
+    "points": {
+        "id",
+        "run_id",
+        "created_at",
+        "host",
+        "platform",
+        "cores",
+        "ht",
+        "profile",
+        "status",
+        "reason",
+        "value",
+        "unit",
+        "repetitions",
+        "spread",
+        "ci_low",
+        "ci_high",
+        "flags",
+        "metadata",
+    },
     "samples": {"id", "point_id", "repetition", "metric", "value", "unit", "metadata"},
-}  # fmt: skip
+}
 
 
 def json_column(text: Any, kind: type) -> Any:

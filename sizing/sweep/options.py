@@ -77,9 +77,14 @@ def _either(name: str, record: RunOptionsRecord, now: Any) -> Any:
     return record.value(name) or now
 
 
-def stored(default: Any = MISSING, *, cli: str = "", refused: bool = True,
-           encode: Callable[[str, Any], Fields] = _plain,
-           decode: Callable[[str, RunOptionsRecord, Any], Any] = _restored) -> Any:  # fmt: skip
+def stored(
+    default: Any = MISSING,
+    *,
+    cli: str = "",
+    refused: bool = True,
+    encode: Callable[[str, Any], Fields] = _plain,
+    decode: Callable[[str, RunOptionsRecord, Any], Any] = _restored,
+) -> Any:
     """A :class:`RunOptions` field stored with the run (see :class:`Stored`)."""
     return field(default=default, metadata={"stored": Stored(encode, decode, cli, refused)})
 
@@ -88,9 +93,7 @@ def _settings_record(name: str, s: MeasureSettings) -> Fields:
     return {name: StoredSettings(**{f.name: getattr(s, f.name) for f in fields(s)})}
 
 
-def _settings_back(
-    name: str, record: RunOptionsRecord, now: MeasureSettings
-) -> MeasureSettings:
+def _settings_back(name: str, record: RunOptionsRecord, now: MeasureSettings) -> MeasureSettings:
     got = getattr(record, name)
     back = {f.name: getattr(got, f.name) for f in fields(StoredSettings)}
     # an older record lacks some: those keep the value asked for now (the defaults: the
@@ -136,11 +139,18 @@ class RunOptions:
 
     inventory: Path  # stored with the run itself, restored by --resume
     cores: tuple[int, ...] = field(metadata={"stored": Stored(_tuple, _restored)})
-    hts: tuple[Ht, ...] = field(metadata={"stored": Stored(
-        lambda n, v: {"ht": tuple(str(h) for h in v)},
-        lambda n, r, now: tuple(Ht(h) for h in r.ht) if r.ht is not None else now, cli="ht")})
-    profiles: tuple[Profile, ...] = field(metadata={"stored": Stored(
-        _profiles_record, _profiles_back, cli="profile")})  # fmt: skip
+    hts: tuple[Ht, ...] = field(
+        metadata={
+            "stored": Stored(
+                lambda n, v: {"ht": tuple(str(h) for h in v)},
+                lambda n, r, now: tuple(Ht(h) for h in r.ht) if r.ht is not None else now,
+                cli="ht",
+            )
+        }
+    )
+    profiles: tuple[Profile, ...] = field(
+        metadata={"stored": Stored(_profiles_record, _profiles_back, cli="profile")}
+    )
     db: Path
     # --duration, --warmup, --repeat, ...: each refused by its own name
     settings: MeasureSettings = field(
@@ -158,7 +168,8 @@ class RunOptions:
     resume_run: int | None = None  # --resume: measure only what this run is missing
     # --keep-running: leave nginx and the upstream running (asked for now, or then)
     keep_running: bool = stored(
-        False, refused=False, decode=lambda n, r, now: bool(r.keep_running) or now)  # fmt: skip
+        False, refused=False, decode=lambda n, r, now: bool(r.keep_running) or now
+    )
     unpaired: bool = _flag()  # --unpaired: measure paired legs one after the other
     probe: bool = True  # --plan reads the real facts (--probe); False: the declared ones
     # --limit: Ansible host patterns narrowing the inventory
@@ -220,7 +231,6 @@ def resume_options(opts: RunOptions, run_id: int) -> RunOptions:
         except SizingError:
             raise UsageError(f"--resume: no run {run_id} in {opts.db}") from None
     back = {
-        name: how.decode(name, run.options, getattr(opts, name))
-        for name, how in _stored_fields()
+        name: how.decode(name, run.options, getattr(opts, name)) for name, how in _stored_fields()
     }
     return replace(opts, **back, inventory=Path(run.inventory), resume_run=run_id)

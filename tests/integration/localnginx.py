@@ -90,8 +90,7 @@ def check_local_sweep(db: Path, run_id: int, repeat: int) -> None:
     for r in (rps, tps):
         assert r.status.value in ("measured", "invalid"), r
         assert (r.status.value == "invalid") == bool(
-            {"not-saturated", "client-bound", "upstream-bound", "unstable", "errors"}
-            & set(r.flags)
+            {"not-saturated", "client-bound", "upstream-bound", "unstable", "errors"} & set(r.flags)
         ), r
         if "not-saturated" in r.flags:
             assert "limited by the" in r.reason, r
@@ -111,14 +110,25 @@ def check_local_sweep(db: Path, run_id: int, repeat: int) -> None:
     # the point carries its environment; each window its guards' evidence
     point_meta = stored[(1, "rps")].result.metadata
     env, work, window = point_meta.env, point_meta.workload, main[1][1].metadata
-    for name, value in (("host", env.host), ("platform", env.platform), ("cores", env.cores),
-                        ("ht", env.ht), ("profile", env.profile), ("file_size", work.file_size),
-                        ("connections", work.connections), ("duration_s", work.duration_s),
-                        ("repetition", window.repetition), ("nginx", env.nginx_version),
-                        ("openssl", env.openssl_version), ("kernel", env.kernel),
-                        ("cpu_model", env.cpu_model), ("tool", env.tool),
-                        ("tool_version", env.tool_version), ("server_cpus", env.server_cpus),
-                        ("client_cpus", env.client_cpus)):  # fmt: skip
+    for name, value in (
+        ("host", env.host),
+        ("platform", env.platform),
+        ("cores", env.cores),
+        ("ht", env.ht),
+        ("profile", env.profile),
+        ("file_size", work.file_size),
+        ("connections", work.connections),
+        ("duration_s", work.duration_s),
+        ("repetition", window.repetition),
+        ("nginx", env.nginx_version),
+        ("openssl", env.openssl_version),
+        ("kernel", env.kernel),
+        ("cpu_model", env.cpu_model),
+        ("tool", env.tool),
+        ("tool_version", env.tool_version),
+        ("server_cpus", env.server_cpus),
+        ("client_cpus", env.client_cpus),
+    ):
         assert value not in (None, ""), name
     assert env.server_cpus == "0" and env.client_cpus == {"localhost": "1"}
     assert work.file_size == 128
@@ -126,7 +136,8 @@ def check_local_sweep(db: Path, run_id: int, repeat: int) -> None:
     assert work.role == "load-balance"
     assert env.upstreams is not None
     assert [(u.host, u.cpus, u.shares_with) for u in env.upstreams] == [
-        ("localhost", "1", "client")]
+        ("localhost", "1", "client")
+    ]
     assert window.server_busy is not None and window.client_cpu_busy is not None
     assert window.client_cpu_busy["localhost"] is not None
     assert window.upstream_cpu is not None
@@ -137,10 +148,12 @@ def check_local_sweep(db: Path, run_id: int, repeat: int) -> None:
     assert outside.net_rx_total is not None and outside.net_rx_total > 0
     assert env.irq_steering is not None and env.irq_steering.startswith("not steered: loopback")
     with Store(db) as store:
-        tls = [s for rep, s in store.samples(stored[(1, "tps")].id)
-               if rep > 0 and s.metric == "handshakes_per_second"]  # fmt: skip
-    assert tls and all((s.metadata.tls_full or 0) > 0 and s.metadata.tls_reused == 0
-                       for s in tls)
+        tls = [
+            s
+            for rep, s in store.samples(stored[(1, "tps")].id)
+            if rep > 0 and s.metric == "handshakes_per_second"
+        ]
+    assert tls and all((s.metadata.tls_full or 0) > 0 and s.metadata.tls_reused == 0 for s in tls)
     # The median of the timed repetitions is the point's figure.
     values = [s.value for rep, s in main if rep > 0]
     assert rps.value == statistics.median(values)

@@ -26,9 +26,13 @@ MACHINE_VERDICTS = frozenset({"unstable", "not-saturated", "client-bound"})
 # Every flag a validity guard sets on an invalid point (the others, such as
 # ``virtualized-host``, describe the point and invalidate nothing).
 GUARD_FLAGS = MACHINE_VERDICTS | {
-    "errors", "connections", "no-tls-proof", "reused-sessions", "upstream-bound",
+    "errors",
+    "connections",
+    "no-tls-proof",
+    "reused-sessions",
+    "upstream-bound",
     "network-bound",
-}  # fmt: skip
+}
 BUSY_LIMIT = 0.20  # share of all CPUs busy before a measurement starts
 STEAL_LIMIT = 0.02  # share of all CPUs stolen by the hypervisor
 
@@ -103,15 +107,19 @@ def measure_on_a_quiet_machine(
         if not before.quiet:
             # the test's precondition, a quiet machine, never held: say so, measure nothing
             earlier = f"; before that: {'; '.join(seen)}" if seen else ""
-            pytest.skip(f"this machine stayed busy for {limit_s:g} s ({before}); this test "
-                        f"needs a quiet one{earlier}")  # fmt: skip
+            pytest.skip(
+                f"this machine stayed busy for {limit_s:g} s ({before}); this test "
+                f"needs a quiet one{earlier}"
+            )
         point = measure()
         if wanted(point):
             return point
         found = set(point.get("flags") or ()) & GUARD_FLAGS
         if not found or not found <= explained:
-            pytest.fail(f"the point is {point['status']} for a reason a busy machine does not "
-                        f"explain ({sorted(found)}): {point.get('reason')!r}; {point}")  # fmt: skip
+            pytest.fail(
+                f"the point is {point['status']} for a reason a busy machine does not "
+                f"explain ({sorted(found)}): {point.get('reason')!r}; {point}"
+            )
         seen.append(f"{sorted(found)} (machine before: {before}; after: {read()})")
     pytest.fail(
         f"{attempts} measurements, each started on a quiet machine, were judged invalid for "

@@ -44,10 +44,24 @@ def test_recommend_names_the_local_basis_and_refuses_blind_scaling(
         run = runner.invoke(
             app,
             [
-                "run", "-i", str(inv), "--cores", "1", "--profile", "static-rps",
-                "--duration", "2", "--warmup", "1", "--repeat", "3", "--db", str(db), "--json",
+                "run",
+                "-i",
+                str(inv),
+                "--cores",
+                "1",
+                "--profile",
+                "static-rps",
+                "--duration",
+                "2",
+                "--warmup",
+                "1",
+                "--repeat",
+                "3",
+                "--db",
+                str(db),
+                "--json",
             ],
-        )  # fmt: skip
+        )
         assert run.exit_code == 0, run.output
         point: dict[str, Any] = json.loads(run.stdout)["points"][0]
         return point
@@ -87,10 +101,17 @@ def test_recommend_names_the_local_basis_and_refuses_blind_scaling(
     asked = runner.invoke(
         app,
         [
-            "recommend", "--rps", "200000", "--db", str(db), "--json",
-            "--basis", local_basis["id"], "--article-prices",
+            "recommend",
+            "--rps",
+            "200000",
+            "--db",
+            str(db),
+            "--json",
+            "--basis",
+            local_basis["id"],
+            "--article-prices",
         ],
-    )  # fmt: skip
+    )
     doc = json.loads(asked.stdout) if asked.stdout.strip() else {}
     assert doc, asked.output
     assert doc["basis"]["ids"] == [local_basis["id"]]

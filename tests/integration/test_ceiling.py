@@ -24,8 +24,12 @@ REPO = Path(__file__).resolve().parents[2]
 def _probe(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "sizing", "probe-ceiling", *args],
-        capture_output=True, text=True, env=env, timeout=180, cwd=REPO,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+        cwd=REPO,
+    )
 
 
 def _stub(tmp_path: Path, body: str) -> dict[str, str]:
@@ -71,8 +75,19 @@ def test_a_stubbed_tiny_ceiling_bounds_the_extrapolation(tmp_path: Path) -> None
     from tests.unit.test_ceilings import _cell, _tps_db
 
     db = _tps_db(tmp_path / "db", row["sign_per_core"])
-    res = CliRunner().invoke(app, ["table", "--json", "--db", str(db), "--source", "measured",
-                                   "--allow-extrapolation", "--article-prices"])  # fmt: skip
+    res = CliRunner().invoke(
+        app,
+        [
+            "table",
+            "--json",
+            "--db",
+            str(db),
+            "--source",
+            "measured",
+            "--allow-extrapolation",
+            "--article-prices",
+        ],
+    )
     assert res.exit_code == 0, res.output
     cell: dict[str, Any] = _cell(json.loads(res.stdout), 8)
     assert cell["value"] == pytest.approx(1600.0) and cell["ci_high"] <= 1600.0 + 1e-6

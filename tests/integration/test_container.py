@@ -67,8 +67,12 @@ def _why_not() -> str:
     why = cgroup_problem("runc")
     if why:
         return why
-    image = subprocess.run([str(ROOT / "scripts/build-container-image"), "--name"],
-                           capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    image = subprocess.run(
+        [str(ROOT / "scripts/build-container-image"), "--name"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     if subprocess.run(["podman", "image", "exists", image]).returncode != 0:
         return f"image {image} is not built (scripts/build-container-image)"
     return ""
@@ -76,8 +80,15 @@ def _why_not() -> str:
 
 def _ours() -> list[str]:
     """The containers sizing started that exist now."""
-    argv = ["podman", "ps", "--all", "--filter", "label=io.sizing.owner=sizing", "--format",
-            "{{.Names}}"]  # fmt: skip
+    argv = [
+        "podman",
+        "ps",
+        "--all",
+        "--filter",
+        "label=io.sizing.owner=sizing",
+        "--format",
+        "{{.Names}}",
+    ]
     out = subprocess.run(argv, capture_output=True, text=True).stdout
     return out.split()
 
@@ -102,11 +113,27 @@ class Runs:
 
 def _sizing(inv: Path, db: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "sizing", "run", "-i", str(inv), "--cores", "1", "--warmup",
-         "0", "--db", str(db), *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "sizing",
+            "run",
+            "-i",
+            str(inv),
+            "--cores",
+            "1",
+            "--warmup",
+            "0",
+            "--db",
+            str(db),
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
         cwd=ROOT,
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture(scope="module")
@@ -123,24 +150,31 @@ def runs() -> Iterator[Runs]:
         # 1. a run whose nginx in the container is killed mid-point, then itself (kill -9)
         first = _sizing(inv, db, "--profile", "static-rps", "--repeat", "2", "--duration", "2")
         deadline = time.time() + 120
-        while time.time() < deadline and first.poll() is None and not load_processes(
-            str(BARE[0])
-        ):
+        while time.time() < deadline and first.poll() is None and not load_processes(str(BARE[0])):
             time.sleep(0.2)
         assert first.poll() is None, first.communicate()[1]
-        kill = subprocess.run(["podman", "exec", NAME, "pkill", "-9", "-e", "nginx"],
-                              capture_output=True, text=True)  # fmt: skip
+        kill = subprocess.run(
+            ["podman", "exec", NAME, "pkill", "-9", "-e", "nginx"], capture_output=True, text=True
+        )
         time.sleep(1)
         os.kill(first.pid, signal.SIGKILL)
         first.communicate(timeout=30)
         left, left_nat = _ours(), _nat_rules(CTR[0])
         # 2. the next run: cleans what the dead run left, then measures both legs paired
         # one pair of windows (A B): the CI budget; docs/containers.md has longer runs
-        nxt = _sizing(inv, db, "--profile", "static-rps", "--repeat", "1", "--duration", "1",
-                      "--json")  # fmt: skip
+        nxt = _sizing(
+            inv, db, "--profile", "static-rps", "--repeat", "1", "--duration", "1", "--json"
+        )
         out, err = nxt.communicate(timeout=240)
-        yield Runs(tmp, left, left_nat, kill.stdout + kill.stderr, nxt.returncode,
-                   json.loads(out) if out.strip() else {}, err)  # fmt: skip
+        yield Runs(
+            tmp,
+            left,
+            left_nat,
+            kill.stdout + kill.stderr,
+            nxt.returncode,
+            json.loads(out) if out.strip() else {},
+            err,
+        )
     finally:
         subprocess.run(["podman", "rm", "--force", "--time", "0", NAME], capture_output=True)
         stop_nginx(tmp / "nginx.pid")
@@ -169,8 +203,12 @@ def test_the_next_run_measures_both_legs_paired(runs: Runs) -> None:
     meta = ctr["metadata"]
     settings, cpus = meta["platform_settings"], meta["server_cpus"]
     assert bare["metadata"]["server_cpus"] == cpus
-    assert (settings["cpuset_cpus"] == settings["proc_cpus_allowed"]
-            == settings["cgroup_cpuset"] == cpus)  # fmt: skip
+    assert (
+        settings["cpuset_cpus"]
+        == settings["proc_cpus_allowed"]
+        == settings["cgroup_cpuset"]
+        == cpus
+    )
     assert settings["published"] == list(CTR) and settings["container_host"] == "localhost"
 
 

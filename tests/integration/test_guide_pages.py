@@ -49,8 +49,13 @@ class Line:
 
 def _pages(pdf: Path) -> tuple[list[tuple[float, float]], list[Line]]:
     """Each page's size and every text line of the PDF, in reading order."""
-    html = subprocess.run(["pdftotext", "-bbox-layout", str(pdf), "-"], capture_output=True,
-                          text=True, check=True, timeout=120).stdout  # fmt: skip
+    html = subprocess.run(
+        ["pdftotext", "-bbox-layout", str(pdf), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
     root = ET.fromstring(re.sub(r"<!DOCTYPE[^>]*>|xmlns=\"[^\"]*\"", "", html))
     sizes: list[tuple[float, float]] = []
     lines: list[Line] = []
@@ -58,13 +63,15 @@ def _pages(pdf: Path) -> tuple[list[tuple[float, float]], list[Line]]:
         sizes.append((float(page.get("width", 0)), float(page.get("height", 0))))
         for line in page.iter("line"):
             words = list(line.iter("word"))
-            lines.append(Line(
-                n,
-                " ".join(w.text or "" for w in words),
-                max(float(w.get("xMax", 0)) for w in words),
-                min(float(w.get("yMin", 0)) for w in words),
-                max(float(w.get("yMax", 0)) for w in words),
-            ))  # fmt: skip
+            lines.append(
+                Line(
+                    n,
+                    " ".join(w.text or "" for w in words),
+                    max(float(w.get("xMax", 0)) for w in words),
+                    min(float(w.get("yMin", 0)) for w in words),
+                    max(float(w.get("yMax", 0)) for w in words),
+                )
+            )
     return sizes, lines
 
 
@@ -74,8 +81,20 @@ def _guide(tmp: Path, **lab: object) -> Path:
         store_lab(store, **lab)  # type: ignore[arg-type]
         store_container_run(store)  # a machine's own points beside the lab's
     out = tmp / "guide.pdf"
-    res = runner.invoke(app, ["guide", "--db", str(db), "--out", str(out), "--rps", "200000",
-                              "--prepared-by", "Test Engineer"])  # fmt: skip
+    res = runner.invoke(
+        app,
+        [
+            "guide",
+            "--db",
+            str(db),
+            "--out",
+            str(out),
+            "--rps",
+            "200000",
+            "--prepared-by",
+            "Test Engineer",
+        ],
+    )
     assert res.exit_code == 0, res.stderr
     return out
 
@@ -91,8 +110,10 @@ LABS = {
 def test_every_page_holds_its_text(lab: str, tmp_path: Path) -> None:
     sizes, lines = _pages(_guide(tmp_path, **LABS[lab]))
     assert len(sizes) > 5 and lines
-    footer_top = {n: min((ln.y_min for ln in lines if ln.page == n and FOOTER.match(ln.text)),
-                         default=h) for n, (_, h) in enumerate(sizes, start=1)}  # fmt: skip
+    footer_top = {
+        n: min((ln.y_min for ln in lines if ln.page == n and FOOTER.match(ln.text)), default=h)
+        for n, (_, h) in enumerate(sizes, start=1)
+    }
     for ln in lines:
         width, _ = sizes[ln.page - 1]
         assert ln.x_max <= width - RIGHT_MARGIN_MM * MM, f"right edge, page {ln.page}: {ln}"
@@ -105,7 +126,7 @@ def test_every_page_holds_its_text(lab: str, tmp_path: Path) -> None:
     titles = [i for i, ln in enumerate(lines) if re.match(r"Figure \d+\. ", ln.text)]
     assert len(titles) >= 4
     for i in titles:
-        caption = next(ln for ln in lines[i + 1:] if ln.text.startswith(CAPTIONS))
+        caption = next(ln for ln in lines[i + 1 :] if ln.text.startswith(CAPTIONS))
         assert caption.page == lines[i].page, f"{lines[i].text!r} and its caption apart"
     # the machine's own invalid, virtualized points are named as what they are, never
     # as bare metal, and are not in the body's charts

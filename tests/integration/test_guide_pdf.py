@@ -100,9 +100,18 @@ def test_pdf_pages_render(measured_pdf: Path, tmp_path: Path) -> None:
     # The charts page is far from blank: its vector charts cover a good share of it.
     page = str(_page_of(measured_pdf, "Figure 1."))
     _tool(
-        "pdftoppm", "-r", "40", "-png", "-singlefile", "-f", page, "-l", page,
-        str(measured_pdf), str(tmp_path / "charts"),
-    )  # fmt: skip
+        "pdftoppm",
+        "-r",
+        "40",
+        "-png",
+        "-singlefile",
+        "-f",
+        page,
+        "-l",
+        page,
+        str(measured_pdf),
+        str(tmp_path / "charts"),
+    )
     img = Image.open(tmp_path / "charts.png").convert("L")
     dark = sum(img.histogram()[:200])
     assert dark > 0.03 * img.width * img.height

@@ -114,8 +114,9 @@ def _build_python() -> str:
     python = os.environ.get("SIZING_BUILD_PYTHON", sys.executable)
     got = subprocess.run(
         [python, "-c", "import setuptools; print(setuptools.__version__)"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+    )
     if got.returncode != 0 or int(got.stdout.split(".")[0]) < 77:
         pytest.skip(
             f"{python} has no setuptools 77 or later to build the wheel offline "
@@ -142,10 +143,24 @@ def test_the_wheel_sizes_and_prints_guides_without_a_checkout(tmp_path: Path) ->
     _copy_checkout(src)
     offline = ["unshare", "-n"] if shutil.which("unshare") and os.geteuid() == 0 else []
     subprocess.run(
-        [*offline, python, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "--no-index", "--no-cache-dir", "-w", str(dist), str(src)],
-        check=True, capture_output=True, timeout=600,
-    )  # fmt: skip
+        [
+            *offline,
+            python,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--no-cache-dir",
+            "-w",
+            str(dist),
+            str(src),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     (wheel,) = dist.glob("sizing-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for folder in BUNDLED:
@@ -155,10 +170,22 @@ def test_the_wheel_sizes_and_prints_guides_without_a_checkout(tmp_path: Path) ->
         assert not missing, f"not in the wheel: {sorted(missing)}"
     assert {"sizing/_data/profiles/reference.yml", "sizing/_data/profiles/catalog.yml"} <= names
     subprocess.run(
-        [*offline, sys.executable, "-m", "pip", "install", "--no-deps", "--no-index",
-         "--target", str(site), str(wheel)],
-        check=True, capture_output=True, timeout=600,
-    )  # fmt: skip
+        [
+            *offline,
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     work.mkdir()
     env = {**os.environ, "PYTHONPATH": str(site), "SIZING_DB": str(tmp_path / "db.sqlite")}
     env.pop("SIZING_HOME", None)
@@ -166,8 +193,12 @@ def test_the_wheel_sizes_and_prints_guides_without_a_checkout(tmp_path: Path) ->
     def sizing(*args: str) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
             [*offline, sys.executable, "-m", "sizing", *args],
-            env=env, cwd=work, capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
+            env=env,
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0, (args, done.stdout, done.stderr)
         return done
 
@@ -176,8 +207,12 @@ def test_the_wheel_sizes_and_prints_guides_without_a_checkout(tmp_path: Path) ->
     code = "import sizing, sizing.paths as p; print(sizing.__file__, p.PROFILES)"
     found = subprocess.run(
         [sys.executable, "-c", code],
-        env=env, cwd=work, capture_output=True, text=True, check=True,
-    ).stdout.split()  # fmt: skip
+        env=env,
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert all(f.startswith(str(site)) for f in found), found
     answer = json.loads(sizing("recommend", "--rps", "200000", "--json").stdout)
     assert answer["demand"]["rps"] == 200000

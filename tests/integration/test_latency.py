@@ -129,8 +129,9 @@ http {{
     for _ in range(100):  # bounded: 10 s
         try:
             master = int((workdir / "stall.pid").read_text())
-            out = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True,
-                                 check=False).stdout.split()
+            out = subprocess.run(
+                ["pgrep", "-P", str(master)], capture_output=True, text=True, check=False
+            ).stdout.split()
             if out:
                 worker = int(out[0])
                 break
@@ -170,22 +171,40 @@ def test_vegeta_is_free_of_coordinated_omission(
     stallable: tuple[str, int], workdir: Path, vegeta_bin: str, tools: None
 ) -> None:
     url, worker = stallable
-    spec = vegeta.VegetaSpec(url=url, rate=RATE, duration_s=RUN_S,
-                             results_file=str(workdir / "stall.bin"), cpus=(1,), timeout_s=10)
+    spec = vegeta.VegetaSpec(
+        url=url,
+        rate=RATE,
+        duration_s=RUN_S,
+        results_file=str(workdir / "stall.bin"),
+        cpus=(1,),
+        timeout_s=10,
+    )
     stalls: list[float] = []
     th = pause(worker, STALL_AT_S, STALL_S, stalls)
-    done = subprocess.run(vegeta.attack_argv(spec, vegeta=vegeta_bin), input=vegeta.targets(spec),
-                          capture_output=True, text=True, timeout=RUN_S + 60, check=False)
+    done = subprocess.run(
+        vegeta.attack_argv(spec, vegeta=vegeta_bin),
+        input=vegeta.targets(spec),
+        capture_output=True,
+        text=True,
+        timeout=RUN_S + 60,
+        check=False,
+    )
     th.join(timeout=30)
     assert done.returncode == 0, done.stderr
-    reports = [subprocess.run(a, capture_output=True, text=True, timeout=60, check=True).stdout
-               for a in vegeta.report_argvs(spec, vegeta=vegeta_bin)]
+    reports = [
+        subprocess.run(a, capture_output=True, text=True, timeout=60, check=True).stdout
+        for a in vegeta.report_argvs(spec, vegeta=vegeta_bin)
+    ]
     ours = vegeta.parse(*reports)
     assert stalls and stalls[0] >= STALL_S
     assert ours.failed == 0 and ours.lag(RATE) < 0.02  # open loop: every request on schedule
     want = bounds(ours.requests, RATE, STALL_S)
-    got = {"p90": ours.latency_percentiles_ms[90.0], "p95": ours.latency_percentiles_ms[95.0],
-           "p99": ours.latency_percentiles_ms[99.0], "mean": ours.latency_mean_ms}
+    got = {
+        "p90": ours.latency_percentiles_ms[90.0],
+        "p95": ours.latency_percentiles_ms[95.0],
+        "p99": ours.latency_percentiles_ms[99.0],
+        "mean": ours.latency_mean_ms,
+    }
     print(f"\nstall {stalls[0]:.3f}s of {RUN_S}s at {RATE}/s; bounds {want}; vegeta {got}")
     for k, bound in want.items():
         assert got[k] >= 0.95 * bound, (k, got[k], bound)
@@ -196,14 +215,19 @@ def test_vegeta_is_free_of_coordinated_omission(
     script.write_text("function delay()\n  return 10\nend\n")
     stalls.clear()
     th = pause(worker, STALL_AT_S, STALL_S, stalls)
-    argv = wrk.build_argv(wrk.WrkSpec(url=url, threads=1, connections=2, duration_s=RUN_S,
-                                      cpus=(1,), script=str(script)))
+    argv = wrk.build_argv(
+        wrk.WrkSpec(
+            url=url, threads=1, connections=2, duration_s=RUN_S, cpus=(1,), script=str(script)
+        )
+    )
     out = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_S + 60, check=False)
     th.join(timeout=30)
     closed = wrk.parse(out.stdout)
-    print(f"wrk closed loop: {closed.requests} requests (vegeta sent {ours.requests}), "
-          f"mean {closed.latency_mean_ms:.1f} ms, p90 {closed.latency_percentiles_ms[90.0]:.1f}"
-          f" ms, p99 {closed.latency_percentiles_ms[99.0]:.1f} ms")
+    print(
+        f"wrk closed loop: {closed.requests} requests (vegeta sent {ours.requests}), "
+        f"mean {closed.latency_mean_ms:.1f} ms, p90 {closed.latency_percentiles_ms[90.0]:.1f}"
+        f" ms, p99 {closed.latency_percentiles_ms[99.0]:.1f} ms"
+    )
     # It omitted the requests the pause would have delayed...
     assert closed.requests < ours.requests - 0.5 * RATE * STALL_S
     # ...so it under-reports: below the bounds that hold for any honest measurement.
@@ -215,20 +239,30 @@ def test_oha_is_free_of_coordinated_omission(stallable: tuple[str, int], workdir
     if not OHA_BINARY.is_file():
         pytest.fail("oha is missing: run scripts/setup (scripts/install-oha builds it)")
     url, worker = stallable
-    spec = oha.OhaSpec(url=url, rate=RATE, duration_s=RUN_S, connections=50, cpus=(1,),
-                       timeout_s=10)
+    spec = oha.OhaSpec(
+        url=url, rate=RATE, duration_s=RUN_S, connections=50, cpus=(1,), timeout_s=10
+    )
     stalls: list[float] = []
     th = pause(worker, STALL_AT_S, STALL_S, stalls)
-    done = subprocess.run(oha.argv(spec, oha=str(OHA_BINARY)), capture_output=True, text=True,
-                          timeout=RUN_S + 60, check=False)
+    done = subprocess.run(
+        oha.argv(spec, oha=str(OHA_BINARY)),
+        capture_output=True,
+        text=True,
+        timeout=RUN_S + 60,
+        check=False,
+    )
     th.join(timeout=30)
     assert done.returncode == 0, done.stderr
     ours = oha.parse(done.stdout)
     assert stalls and stalls[0] >= STALL_S
     assert ours.failed == 0 and ours.requests >= 0.98 * RATE * RUN_S  # every request sent
     want = bounds(ours.requests, RATE, STALL_S)
-    got = {"p90": ours.latency_percentiles_ms[90.0], "p95": ours.latency_percentiles_ms[95.0],
-           "p99": ours.latency_percentiles_ms[99.0], "mean": ours.latency_mean_ms}
+    got = {
+        "p90": ours.latency_percentiles_ms[90.0],
+        "p95": ours.latency_percentiles_ms[95.0],
+        "p99": ours.latency_percentiles_ms[99.0],
+        "mean": ours.latency_mean_ms,
+    }
     print(f"\nstall {stalls[0]:.3f}s of {RUN_S}s at {RATE}/s; bounds {want}; oha {got}")
     for k, bound in want.items():
         assert got[k] >= 0.95 * bound, (k, got[k], bound)
@@ -272,8 +306,9 @@ def run_sizing(workdir: Path, *args: str) -> tuple[dict[str, Any], Path]:
         http, https, upstream = free_ports(3)
         inv.write_text(INVENTORY.format(http=http, https=https, upstream=upstream, tmp=workdir))
     db = workdir / "db.sqlite"
-    res = runner.invoke(app, ["run", "-i", str(inv), "--cores", "1", "--db", str(db),
-                              "--json", *args])
+    res = runner.invoke(
+        app, ["run", "-i", str(inv), "--cores", "1", "--db", str(db), "--json", *args]
+    )
     assert res.exit_code == 0, res.output
     import json
 
@@ -287,8 +322,19 @@ def stored(db: Path, run_id: int) -> Any:
 
 
 def test_latency_sweep_and_slo_search(workdir: Path, vegeta_bin: str, tools: None) -> None:
-    doc, db = run_sizing(workdir, "--profile", "latency-http", "--rates", "100,4000",
-                         "--duration", "1", "--warmup", "1", "--slo", "p95=5ms")
+    doc, db = run_sizing(
+        workdir,
+        "--profile",
+        "latency-http",
+        "--rates",
+        "100,4000",
+        "--duration",
+        "1",
+        "--warmup",
+        "1",
+        "--slo",
+        "p95=5ms",
+    )
     point, samples = stored(db, doc["run_id"])
     r = point.result
     assert r.status.value in ("measured", "invalid"), r.reason
@@ -297,8 +343,9 @@ def test_latency_sweep_and_slo_search(workdir: Path, vegeta_bin: str, tools: Non
     assert meta.env.generator == "oha" and lat_rec.slo == "p95=5ms"
     search = lat_rec.slo_search
     assert search is not None
-    print(f"\nSLO search: {search}; curve p95 "
-          f"{[(c.rate, round(c.p95_ms, 2)) for c in lat_rec.curve]}")
+    print(
+        f"\nSLO search: {search}; curve p95 {[(c.rate, round(c.p95_ms, 2)) for c in lat_rec.curve]}"
+    )
     assert search.probe_count is not None and search.probe_count >= 1
     rates = [c.rate for c in lat_rec.curve]
     assert {100.0, 4000.0} <= set(rates) and rates == sorted(rates)
@@ -317,19 +364,23 @@ def test_latency_sweep_and_slo_search(workdir: Path, vegeta_bin: str, tools: Non
 
 def test_proxy_and_api_jwt(workdir: Path, tools: None) -> None:
     # one run, both points: one provisioning of the clients and the upstream
-    doc, db = run_sizing(workdir, "--profile", "proxy,api-jwt", "--duration", "2", "--warmup",
-                         "1", "--repeat", "1")
+    doc, db = run_sizing(
+        workdir, "--profile", "proxy,api-jwt", "--duration", "2", "--warmup", "1", "--repeat", "1"
+    )
     with Store(db) as store:
-        points = {p.result.key.profile: (p, store.samples(p.id))
-                  for p in store.points(doc["run_id"])}
+        points = {
+            p.result.key.profile: (p, store.samples(p.id)) for p in store.points(doc["run_id"])
+        }
     assert set(points) == {"proxy", "api-jwt"}, points
     for profile in ("proxy", "api-jwt"):
         point, samples = points[profile]
         r = point.result
         meta = r.metadata
         gw = meta.gateway
-        print(f"\n{profile}: {r.status} {r.value} {r.unit} ({r.reason}); added latency "
-              f"{gw.added_latency_ms}; jwt {gw.jwt_check}")
+        print(
+            f"\n{profile}: {r.status} {r.value} {r.unit} ({r.reason}); added latency "
+            f"{gw.added_latency_ms}; jwt {gw.jwt_check}"
+        )
         assert r.value and r.value > 0, r.reason
         assert meta.workload.role == profile
         assert meta.env.upstream is not None and meta.env.upstream.startswith("127.0.0.1:")

@@ -76,8 +76,9 @@ http {{
     }}
 }}
 """)
-    subprocess.run(["ip", "netns", "exec", lab.server.ns, "nginx", "-c", str(conf)],
-                   check=True, timeout=30)
+    subprocess.run(
+        ["ip", "netns", "exec", lab.server.ns, "nginx", "-c", str(conf)], check=True, timeout=30
+    )
     try:
         yield f"http://{lab.server.address}:{netns.HTTP_PORT}"
     finally:
@@ -92,7 +93,8 @@ def raw_latencies_ms(db: Path) -> list[float]:
     con = sqlite3.connect(db)
     try:
         rows = con.execute(
-            "SELECT duration FROM oha WHERE run = (SELECT max(run) FROM oha)").fetchall()
+            "SELECT duration FROM oha WHERE run = (SELECT max(run) FROM oha)"
+        ).fetchall()
     finally:
         con.close()
     return sorted(1000.0 * r[0] for r in rows)
@@ -106,12 +108,17 @@ def _two_clients(lab: netns.NetnsLab, server: str, tmp_path: Path) -> list[tuple
     """Both clients at once: each one's parsed result and its raw latencies (ms)."""
     runs = []
     for host, path, rate in ((lab.clients[0], "/fast", 400), (lab.clients[1], "/slow", 40)):
-        spec = oha.OhaSpec(url=server + path, rate=rate, duration_s=RUN_S, connections=20,
-                           cpus=(1,), db_file=str(tmp_path / f"{host.ns}.db"))
+        spec = oha.OhaSpec(
+            url=server + path,
+            rate=rate,
+            duration_s=RUN_S,
+            connections=20,
+            cpus=(1,),
+            db_file=str(tmp_path / f"{host.ns}.db"),
+        )
         Path(spec.db_file).unlink(missing_ok=True)
         argv = ["ip", "netns", "exec", host.ns, *oha.argv(spec, oha=str(OHA_BINARY))]
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         runs.append((host, spec, proc))
     results = []
     try:
@@ -120,7 +127,11 @@ def _two_clients(lab: netns.NetnsLab, server: str, tmp_path: Path) -> list[tuple
             assert proc.returncode == 0, f"{host.ns}: {err}"
             hist = subprocess.run(
                 [sys.executable, str(HIST), "--keep", spec.db_file],
-                capture_output=True, text=True, timeout=60, check=True).stdout
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=True,
+            ).stdout
             results.append((oha.parse(out, hist), raw_latencies_ms(Path(spec.db_file))))
     finally:
         for _, _, proc in runs:  # bounded: only if something above failed
@@ -134,10 +145,13 @@ def _two_clients(lab: netns.NetnsLab, server: str, tmp_path: Path) -> list[tuple
 def _apart(fast: Any, slow: Any, union: list[float]) -> bool:
     """Averaging the clients' p95 and p99 is visibly wrong (the check can tell them apart)."""
     return all(
-        abs((fast.latency_percentiles_ms[p] + slow.latency_percentiles_ms[p]) / 2
-            - nearest_rank(union, p)) > 0.2 * nearest_rank(union, p)
+        abs(
+            (fast.latency_percentiles_ms[p] + slow.latency_percentiles_ms[p]) / 2
+            - nearest_rank(union, p)
+        )
+        > 0.2 * nearest_rank(union, p)
         for p in (95.0, 99.0)
-    )  # fmt: skip
+    )
 
 
 def test_two_clients_merge_to_the_union_of_their_latencies(
@@ -151,29 +165,40 @@ def test_two_clients_merge_to_the_union_of_their_latencies(
         if _apart(fast, slow, union):
             break
         quiet_tries += before.quiet
-        seen.append(f"fast p99 {nearest_rank(fast_raw, 99):.1f} ms, slow p50 "
-                    f"{nearest_rank(slow_raw, 50):.1f} ms (machine before: {before})")  # fmt: skip
+        seen.append(
+            f"fast p99 {nearest_rank(fast_raw, 99):.1f} ms, slow p50 "
+            f"{nearest_rank(slow_raw, 50):.1f} ms (machine before: {before})"
+        )
     else:
         if not quiet_tries:  # the precondition, a quiet machine, never held: say so
-            pytest.skip("this machine stayed busy: the fast and the slow client's latencies "
-                        f"came out too close to tell a merge from an average: {'; '.join(seen)}")
-        pytest.fail("the fast and the slow client's latencies came out too close to tell a "
-                    f"merge from an average, three times (a busy machine): {'; '.join(seen)}")
+            pytest.skip(
+                "this machine stayed busy: the fast and the slow client's latencies "
+                f"came out too close to tell a merge from an average: {'; '.join(seen)}"
+            )
+        pytest.fail(
+            "the fast and the slow client's latencies came out too close to tell a "
+            f"merge from an average, three times (a busy machine): {'; '.join(seen)}"
+        )
     assert fast.failed == 0 and slow.failed == 0
     assert fast.histogram and fast.histogram.count == len(fast_raw) > 0.9 * 400 * RUN_S
     assert slow.histogram and slow.histogram.count == len(slow_raw) > 0.9 * 40 * RUN_S
-    merged = merge_latency([fast.latency_report(), slow.latency_report()],
-                           percentiles=(50.0, 95.0, 99.0))
+    merged = merge_latency(
+        [fast.latency_report(), slow.latency_report()], percentiles=(50.0, 95.0, 99.0)
+    )
     assert merged is not None and merged.histogram is not None
     assert merged.count == len(fast_raw) + len(slow_raw) and merged.clients == 2
-    print(f"\nfast: {len(fast_raw)} requests, p95 {nearest_rank(fast_raw, 95):.2f} ms; "
-          f"slow: {len(slow_raw)}, p95 {nearest_rank(slow_raw, 95):.2f} ms")
+    print(
+        f"\nfast: {len(fast_raw)} requests, p95 {nearest_rank(fast_raw, 95):.2f} ms; "
+        f"slow: {len(slow_raw)}, p95 {nearest_rank(slow_raw, 95):.2f} ms"
+    )
     for p in (50.0, 95.0, 99.0):
         exact = nearest_rank(union, p)
         got = merged.percentiles_ms[p]
         averaged = (fast.latency_percentiles_ms[p] + slow.latency_percentiles_ms[p]) / 2
-        print(f"p{p:g}: union of raw {exact:.3f} ms, merged {got:.3f} ms, "
-              f"averaged per-client {averaged:.3f} ms")
+        print(
+            f"p{p:g}: union of raw {exact:.3f} ms, merged {got:.3f} ms, "
+            f"averaged per-client {averaged:.3f} ms"
+        )
         # the histogram's bucket edge: never below the exact value, at most 1% above
         assert exact * 0.9999 <= got <= exact * HIST_GROWTH * 1.0001, (p, exact, got)
     assert merged.mean_ms == pytest.approx(sum(union) / len(union), rel=1e-6)

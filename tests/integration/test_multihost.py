@@ -128,8 +128,9 @@ def test_two_clients_start_together_and_their_rates_sum(first_run: dict[str, Any
     # The point's merged latency covers every timed request of both clients.
     assert list(meta.env.clients or ()) == ["sz-c1", "sz-c2"]
     merged = meta.evidence.latency
-    assert merged.latency_count == sum(s.metadata.latency.latency_count or 0
-                                       for s in totals.values())
+    assert merged.latency_count == sum(
+        s.metadata.latency.latency_count or 0 for s in totals.values()
+    )
     assert merged.latency_p50_ms is not None and merged.latency_p90_ms is not None
     assert merged.latency_p99_ms is not None and merged.latency_max_ms is not None
     assert 0 < merged.latency_p50_ms <= merged.latency_p90_ms <= merged.latency_p99_ms
@@ -166,7 +167,14 @@ def test_plan_prints_points_hosts_and_commands_without_running(
     assert "-s" in argv and argv[-1] == "http://198.18.7.10:28080/128b"
     assert not db.exists()  # nothing stored, nothing run
     text = _run_sizing(
-        "-i", str(lab.inventory), "--cores", "1", "--profile", "static-tps", "--plan", "--probe",
+        "-i",
+        str(lab.inventory),
+        "--cores",
+        "1",
+        "--profile",
+        "static-tps",
+        "--plan",
+        "--probe",
         "--verbose",
     )
     assert text.exit_code == 0, text.stderr

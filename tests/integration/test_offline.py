@@ -26,8 +26,14 @@ def _offline(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str
     if shutil.which("unshare") is None:
         pytest.skip("unshare is not installed")
     env = dict(os.environ, SIZING_DB=str(tmp_path / "s.sqlite"))
-    return subprocess.run(["unshare", "-n", *SIZING, *args], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        ["unshare", "-n", *SIZING, *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_inventory_check_of_the_lab_offline(tmp_path: Path) -> None:
@@ -36,8 +42,9 @@ def test_inventory_check_of_the_lab_offline(tmp_path: Path) -> None:
     assert "2 server(s), 4 client(s)" in res.stdout
     assert "offline check: no host contacted" in res.stdout
     # --connect must fail, one line per host, when nothing can be reached
-    res = _offline(["inventory", "check", str(LAB), "--connect", "--limit", "r640-01:loadgen-01"],
-                   tmp_path)  # fmt: skip
+    res = _offline(
+        ["inventory", "check", str(LAB), "--connect", "--limit", "r640-01:loadgen-01"], tmp_path
+    )
     assert res.returncode == 4, res.stdout + res.stderr
     lines = res.stderr.splitlines()
     for host in ("r640-01", "loadgen-01"):

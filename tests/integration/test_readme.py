@@ -43,13 +43,15 @@ def _sh(argv: list[str], cwd: Path, env: dict[str, str], timeout: int) -> str:
 def _borrowing_venv(clone: Path, env: dict[str, str]) -> None:
     venv = clone / ".venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    site = Path(
-        sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)})
-    )
+    site = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
     (site / "_sizing_borrowed_deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
     # Build isolation: the build backend (setuptools>=77) comes from pip's cache or index.
-    _sh([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "-e", "."],
-        clone, env, 300)  # fmt: skip
+    _sh(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "-e", "."],
+        clone,
+        env,
+        300,
+    )
     (venv / ".sizing-installed-0").touch()
     # The dependencies' commands (ansible-playbook, ...) from the borrowed venv.
     here = Path(sys.executable).parent
@@ -79,8 +81,9 @@ def test_readme_as_typed(tmp_path: Path) -> None:
     _borrowing_venv(clone, env)
 
     # The README's two steps, as typed (with the shortening above).
-    made = subprocess.run(["make", "run"], cwd=clone, env=env, capture_output=True,
-                          text=True, timeout=900)  # fmt: skip
+    made = subprocess.run(
+        ["make", "run"], cwd=clone, env=env, capture_output=True, text=True, timeout=900
+    )
     assert made.returncode == 0, made.stdout + made.stderr
     assert (bin_dir / "sizing").resolve() == (clone / ".venv" / "bin" / "sizing").resolve()
     assert "run 1 (complete)" in made.stdout

@@ -192,16 +192,33 @@ def test_a_master_killed_mid_point_leaves_no_orphaned_worker(
 
     thread = threading.Thread(target=killer, daemon=True)
     thread.start()
-    args = ["run", "-i", str(local_inv), "--cores", "1", "--profile", "rps", "--duration", "4",
-            "--warmup", "0", "--repeat", "2", "--db", str(db), "--json"]  # fmt: skip
+    args = [
+        "run",
+        "-i",
+        str(local_inv),
+        "--cores",
+        "1",
+        "--profile",
+        "rps",
+        "--duration",
+        "4",
+        "--warmup",
+        "0",
+        "--repeat",
+        "2",
+        "--db",
+        str(db),
+        "--json",
+    ]
     result = runner.invoke(app, args)
     thread.join(timeout=5)
     assert result.exit_code == 4, result.output
     doc = json.loads(result.stdout)
     assert doc["status"] == "interrupted" and "server-died" in doc["points"][0]["flags"]
     group = pidfile.read_text().strip()
-    ps = subprocess.run(["ps", "-o", "pid=,stat=,cmd=", "-g", group],
-                        capture_output=True, text=True).stdout  # fmt: skip
+    ps = subprocess.run(
+        ["ps", "-o", "pid=,stat=,cmd=", "-g", group], capture_output=True, text=True
+    ).stdout
     # zombies are dead (this container's PID 1 does not reap them): only live ones count
     left = [line for line in ps.splitlines() if line.split()[1][0] != "Z"]
     assert left == [], f"processes of the killed master's group still run:\n{ps}"
@@ -271,15 +288,15 @@ def test_ctrl_c_keeps_points_and_marks_run_interrupted(
 
 # -- issue 27: faults during a real run, each ending with every point kept -----------------
 
-RUN1 = ["--cores", "1", "--profile", "rps", "--duration", "3", "--warmup", "0",
-        "--repeat", "2"]  # fmt: skip
+RUN1 = ["--cores", "1", "--profile", "rps", "--duration", "3", "--warmup", "0", "--repeat", "2"]
 
 
 def _live_group(pidfile: Path) -> list[str]:
     """The live (not zombie) processes of the group a pid file's master led."""
     group = pidfile.read_text().strip()
-    ps = subprocess.run(["ps", "-o", "pid=,stat=,cmd=", "-g", group],
-                        capture_output=True, text=True).stdout  # fmt: skip
+    ps = subprocess.run(
+        ["ps", "-o", "pid=,stat=,cmd=", "-g", group], capture_output=True, text=True
+    ).stdout
     return [line for line in ps.splitlines() if line.split()[1][0] != "Z"]
 
 
@@ -294,9 +311,12 @@ def _sizing(args: list[str]) -> subprocess.Popen[str]:
     """`sizing ...` as its own process (its own session: a terminal's Ctrl-C is a signal
     to the group), stdout and stderr kept."""
     return subprocess.Popen(
-        [sys.executable, "-m", "sizing", *args], stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )  # fmt: skip
+        [sys.executable, "-m", "sizing", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def test_a_reader_holding_the_database_through_the_run_costs_no_point(
@@ -314,13 +334,13 @@ def test_a_reader_holding_the_database_through_the_run_costs_no_point(
         "c.execute('BEGIN'); c.execute('SELECT count(*) FROM runs').fetchone()\n"
         "print('held', flush=True); sys.stdin.readline(); c.execute('COMMIT')\n"
     )
-    reader = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    reader = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert reader.stdout is not None and reader.stdout.readline().strip() == "held"
         began = time.time()
-        result = runner.invoke(app, ["run", "-i", str(local_inv), *RUN1, "--db", str(db),
-                                     "--json"])  # fmt: skip
+        result = runner.invoke(app, ["run", "-i", str(local_inv), *RUN1, "--db", str(db), "--json"])
         ended = time.time()
         assert reader.poll() is None  # it held the database the whole run
     finally:
@@ -402,8 +422,7 @@ def test_an_upstream_master_killed_mid_point_fails_it_and_leaves_nothing(
 
     thread = threading.Thread(target=killer, daemon=True)
     thread.start()
-    result = runner.invoke(app, ["run", "-i", str(local_inv), *RUN1, "--db", str(db),
-                                 "--json"])  # fmt: skip
+    result = runner.invoke(app, ["run", "-i", str(local_inv), *RUN1, "--db", str(db), "--json"])
     thread.join(timeout=5)
     assert result.exit_code == 4, result.output
     doc = json.loads(result.stdout)

@@ -52,9 +52,26 @@ def profile_file(tmp: Path, base: str, name: str, **changes: object) -> Path:
 def run(inv: Path, tmp: Path, profile: str, *extra: str) -> dict[str, object]:
     result = runner.invoke(
         app,
-        ["run", "-i", str(inv), "--cores", "1", "--profile", profile, "--duration", "2",
-         "--warmup", "0", "--repeat", "2", "--db", str(tmp / "r.sqlite"), "--json", *extra],
-    )  # fmt: skip
+        [
+            "run",
+            "-i",
+            str(inv),
+            "--cores",
+            "1",
+            "--profile",
+            profile,
+            "--duration",
+            "2",
+            "--warmup",
+            "0",
+            "--repeat",
+            "2",
+            "--db",
+            str(tmp / "r.sqlite"),
+            "--json",
+            *extra,
+        ],
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     point = doc["points"][0]
@@ -99,9 +116,25 @@ def test_full_handshakes_are_proven(tmp: Path, tools: None) -> None:
         db = tmp / f"r{next(tries)}.sqlite"
         result = runner.invoke(
             app,
-            ["run", "-i", str(inv), "--cores", "1", "--profile", "static-tps", "--duration", "2",
-             "--warmup", "0", "--repeat", "2", "--db", str(db), "--json"],
-        )  # fmt: skip
+            [
+                "run",
+                "-i",
+                str(inv),
+                "--cores",
+                "1",
+                "--profile",
+                "static-tps",
+                "--duration",
+                "2",
+                "--warmup",
+                "0",
+                "--repeat",
+                "2",
+                "--db",
+                str(db),
+                "--json",
+            ],
+        )
         assert result.exit_code == 0, result.output
         got: dict[str, Any] = json.loads(result.stdout)["points"][0]
         return got
@@ -127,15 +160,24 @@ def test_server_errors_are_flagged(tmp: Path, tools: None) -> None:
 
 
 def test_connections_beyond_worker_connections_are_flagged(tmp: Path, tools: None) -> None:
-    inv = write_inventory(
-        tmp, 28094, 28494, extra="          sizing_nginx_worker_connections: 32"
-    )
+    inv = write_inventory(tmp, 28094, 28494, extra="          sizing_nginx_worker_connections: 32")
     # The pre-flight check sees the shortfall before any load and refuses, in one line.
     refused = runner.invoke(
         app,
-        ["run", "-i", str(inv), "--cores", "1", "--profile", "static-rps", "--connections", "200",
-         "--db", str(tmp / "r.sqlite")],
-    )  # fmt: skip
+        [
+            "run",
+            "-i",
+            str(inv),
+            "--cores",
+            "1",
+            "--profile",
+            "static-rps",
+            "--connections",
+            "200",
+            "--db",
+            str(tmp / "r.sqlite"),
+        ],
+    )
     assert refused.exit_code != 0
     assert "worker_connections 32" in refused.stderr
     # Forced past it, the validity guard catches the same fault in the measurement.

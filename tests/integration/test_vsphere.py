@@ -107,22 +107,69 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     )
     ossl = ["openssl"]
     subprocess.run(
-        [*ossl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-         "-subj", "/CN=sizing test CA", "-keyout", str(ca_key), "-out", str(ca)],
-        check=True, capture_output=True, timeout=60,
-    )  # fmt: skip
+        [
+            *ossl,
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=sizing test CA",
+            "-keyout",
+            str(ca_key),
+            "-out",
+            str(ca),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     subprocess.run(
-        [*ossl, "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
-         "-keyout", str(key), "-out", str(csr)],
-        check=True, capture_output=True, timeout=60,
-    )  # fmt: skip
+        [
+            *ossl,
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(csr),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     ext = d / "ext.cnf"
     ext.write_text("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
     subprocess.run(
-        [*ossl, "x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key),
-         "-CAcreateserial", "-days", "2", "-extfile", str(ext), "-out", str(crt)],
-        check=True, capture_output=True, timeout=60,
-    )  # fmt: skip
+        [
+            *ossl,
+            "x509",
+            "-req",
+            "-in",
+            str(csr),
+            "-CA",
+            str(ca),
+            "-CAkey",
+            str(ca_key),
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            str(ext),
+            "-out",
+            str(crt),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     return {"ca": ca, "cert": crt, "key": key}
 
 
@@ -137,10 +184,23 @@ def vcsim(
     log = tmp_path_factory.mktemp("sz6v-vcsim") / "vcsim.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [str(VCSIM), "-l", f"127.0.0.1:{port}", "-tlscert", str(pki["cert"]),
-             "-tlskey", str(pki["key"]), "-username", VC_USER, "-password", VC_PASSWORD],
-            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+            [
+                str(VCSIM),
+                "-l",
+                f"127.0.0.1:{port}",
+                "-tlscert",
+                str(pki["cert"]),
+                "-tlskey",
+                str(pki["key"]),
+                "-username",
+                VC_USER,
+                "-password",
+                VC_PASSWORD,
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
     try:
         _wait_tcp("127.0.0.1", port, proc, "vcsim")
         with pytest.MonkeyPatch.context() as mp:
@@ -391,8 +451,10 @@ def guest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         # `ip netns exec` execs sshd in place: proc.pid is sshd's own PID.
         proc = subprocess.Popen(
             ["ip", "netns", "exec", NS, sshd, "-D", "-e", "-f", str(config)],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
         _wait_tcp(GUEST_IP, 22, proc, "sshd in sz6v-srv")
         yield {"dir": d, "key": d / "id"}
     finally:

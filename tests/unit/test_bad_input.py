@@ -287,10 +287,16 @@ def test_non_finite_or_absurd_rates_are_one_usage_line(rates: str) -> None:
     ]
 
 
-@pytest.mark.parametrize("command", [
-    ["results"], ["results", "--bases"], ["recommend", "--rps", "1000"], ["table"],
-    ["guide", "--format", "md", "--out", "-"],
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["results"],
+        ["results", "--bases"],
+        ["recommend", "--rps", "1000"],
+        ["table"],
+        ["guide", "--format", "md", "--out", "-"],
+    ],
+)
 def test_a_db_that_is_a_directory_is_refused(tmp_path: Path, command: list[str]) -> None:
     """Issue 27: `results --db DIR` said "nothing measured yet" and exited 0."""
     res = runner.invoke(app, [*command, "--db", str(tmp_path)])

@@ -139,8 +139,7 @@ def test_a_guest_measured_for_rps_only_groups_with_its_host() -> None:
     rsa = Workload(role="static", file_size=128, tls_key="rsa2048")
     host = _basis("r1/baremetal/static-128b", "baremetal", (1, 2, 4))
     tps = tuple(
-        Figure("baremetal", n, "off", "tps", 800.0 * n, "handshakes/s", "measured",
-               basis=host.id)
+        Figure("baremetal", n, "off", "tps", 800.0 * n, "handshakes/s", "measured", basis=host.id)
         for n in (1, 2, 4)
     )
     host = replace(host, workload=rsa, figures=host.figures + tps)
@@ -162,9 +161,13 @@ def test_a_guest_measured_for_rps_only_groups_with_its_host() -> None:
             for f in (*guest.figures, *tps)
         ),
     )
-    catalog = CostCatalog(servers=(ServerOffer(cores=1, price=750.0),
-                                   ServerOffer(cores=2, price=750.0),
-                                   ServerOffer(cores=4, price=1300.0)))
+    catalog = CostCatalog(
+        servers=(
+            ServerOffer(cores=1, price=750.0),
+            ServerOffer(cores=2, price=750.0),
+            ServerOffer(cores=4, price=1300.0),
+        )
+    )
     figures = (*host.figures, *guest.figures, *ecdsa.figures)
     table = build_table(figures, catalog, bases=(host, guest, ecdsa), article_prices=True)
     cells = {(c.basis_id, c.profile, c.cores): c for r in table.rows for c in r.cells}

@@ -15,22 +15,46 @@ from sizing.cli import app
 
 runner = CliRunner()
 
-PRICES = {1: 750, 2: 750, 3: 1000, 4: 1300, 5: 1500, 6: 1700, 7: 1950, 8: 2200,
-          10: 2700, 12: 3100, 16: 4000}
+PRICES = {
+    1: 750,
+    2: 750,
+    3: 1000,
+    4: 1300,
+    5: 1500,
+    6: 1700,
+    7: 1950,
+    8: 2200,
+    10: 2700,
+    12: 3100,
+    16: 4000,
+}
 
 
 def table(tmp_path: Path, prices: dict[int, int], *extra: str) -> list[dict[str, Any]]:
     """The reference table's RPS HT-off cells through the CLI, one per (platform, cores)."""
     cat = tmp_path / "cat.yml"
-    cat.write_text("servers:\n" + "".join(
-        f"  - {{cores: {c}, price: {p}}}\n" for c, p in prices.items()))
-    result = runner.invoke(app, [
-        "table", "--source", "reference", "--catalog", str(cat),
-        "--db", str(tmp_path / "empty.sqlite"), "--json", *extra])
+    cat.write_text(
+        "servers:\n" + "".join(f"  - {{cores: {c}, price: {p}}}\n" for c, p in prices.items())
+    )
+    result = runner.invoke(
+        app,
+        [
+            "table",
+            "--source",
+            "reference",
+            "--catalog",
+            str(cat),
+            "--db",
+            str(tmp_path / "empty.sqlite"),
+            "--json",
+            *extra,
+        ],
+    )
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
-    return [c for row in doc["rows"] for c in row["cells"]
-            if c["profile"] == "rps" and c["ht"] == "off"]
+    return [
+        c for row in doc["rows"] for c in row["cells"] if c["profile"] == "rps" and c["ht"] == "off"
+    ]
 
 
 def cell(cells: list[dict[str, Any]], platform: str, cores: int) -> dict[str, Any]:

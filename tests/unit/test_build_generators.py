@@ -36,10 +36,11 @@ def script(root: Path, name: str, body: str) -> None:
 def test_a_missing_generator_is_built_once_with_a_line_that_says_why(checkout: Path) -> None:
     # PATH holds no tool here: the script names its commands in full
     script(
-        checkout, "oha",
+        checkout,
+        "oha",
         f"echo building >&2; /bin/mkdir -p {checkout}/.cache/bin\n"
         f"/bin/touch {checkout}/.cache/bin/oha; echo run >> {checkout}/count\n",
-    )  # fmt: skip
+    )
     steps: list[str] = []
     needed = [("wrk", "rps"), ("oha", "latency"), ("oha", "latency-https")]
     assert tools.build_generators(needed, steps.append) == {}

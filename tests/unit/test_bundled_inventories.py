@@ -64,7 +64,7 @@ def test_a_bundled_inventory_plans_offline(path: Path, tmp_path: Path) -> None:
         if path.name.startswith("container-"):  # each container leg with its host's metal
             legs = {(tuple(p["a"].split()[:2]), tuple(p["b"].split()[:2])) for p in doc["pairs"]}
             assert len(legs) == 1 and doc["pairs"], doc["pairs"]
-            (a, b), = legs
+            ((a, b),) = legs
             assert a[1] == "baremetal" and b[1] == "container", doc["pairs"]
         if path.name == "kvm-lab.yml":  # the guest with its hypervisor, as the file says
             # --ht both: three legs, the host's HT off and on and the HT-off guest

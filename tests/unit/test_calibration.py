@@ -19,8 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _benchmark() -> ModuleType:
-    loader = importlib.machinery.SourceFileLoader("calibration", str(ROOT / "benchmarks" /
-                                                                    "calibration"))
+    loader = importlib.machinery.SourceFileLoader(
+        "calibration", str(ROOT / "benchmarks" / "calibration")
+    )
     spec = importlib.util.spec_from_loader("calibration", loader)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
@@ -33,8 +34,14 @@ def _benchmark() -> ModuleType:
 def rows(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     cal = _benchmark()
     got: list[dict[str, Any]] = cal.study(
-        tmp_path_factory.mktemp("calibration"), ["mild", "retrograde", "client-top", "non-usl"],
-        [(1, 2, 4, 8)], [3, 10], [0.03], list(range(8)), list(range(8)))
+        tmp_path_factory.mktemp("calibration"),
+        ["mild", "retrograde", "client-top", "non-usl"],
+        [(1, 2, 4, 8)],
+        [3, 10],
+        [0.03],
+        list(range(8)),
+        list(range(8)),
+    )
     return got
 
 

@@ -125,8 +125,7 @@ def test_error_message_is_bulleted(tmp_path: Path) -> None:
     assert str(info.value).splitlines() == [
         f"{path}:",
         "  - servers.0.cores: Input should be greater than or equal to 1",
-        "  - servers.0.price: must be above 0: a server has a price (write the one quoted), "
-        "not -1",
+        "  - servers.0.price: must be above 0: a server has a price (write the one quoted), not -1",
     ]
 
 

@@ -91,24 +91,39 @@ def test_a_handshake_figure_is_shown_as_a_share_of_its_crypto_ceiling() -> None:
     assert unknown.words(100.0) == (
         "RSA-2048 signing ceiling not measured on one core's HT siblings together"
     )
-    missing = crypto_ceiling(HostCeilings(missing="no openssl binary on the host's PATH"),
-                             "rsa2048", 1, "off")  # fmt: skip
+    missing = crypto_ceiling(
+        HostCeilings(missing="no openssl binary on the host's PATH"), "rsa2048", 1, "off"
+    )
     assert missing is not None and "no openssl binary" in missing.words(100.0)
     assert crypto_ceiling(_host(4133.0), "", 1, "off") is None  # no certificate
 
 
 def test_the_nic_ceiling_is_the_link_over_the_bytes_a_request_costs() -> None:
-    lo = nic_ceiling(PointMeta.parse({
-        "server_net_interface": "lo", "server_net_tx_bytes_per_s": 4.7e7,
-        "server_net_rx_bytes_per_s": 4.7e7, "server_link_bytes_per_s": None}),
-                     44568.0)  # fmt: skip
+    lo = nic_ceiling(
+        PointMeta.parse(
+            {
+                "server_net_interface": "lo",
+                "server_net_tx_bytes_per_s": 4.7e7,
+                "server_net_rx_bytes_per_s": 4.7e7,
+                "server_link_bytes_per_s": None,
+            }
+        ),
+        44568.0,
+    )
     assert lo is not None and lo.limit is None
     assert lo.words(44568.0) == "no NIC ceiling: loopback has no line rate"
     # 10 GbE, 500 B per request sent: 2.5 M requests/s
-    ten = nic_ceiling(PointMeta.parse({
-        "server_net_interface": "eth0", "server_net_tx_bytes_per_s": 2.5e7,
-        "server_net_rx_bytes_per_s": 1e7, "server_link_bytes_per_s": 1.25e9}),
-                      50000.0)  # fmt: skip
+    ten = nic_ceiling(
+        PointMeta.parse(
+            {
+                "server_net_interface": "eth0",
+                "server_net_tx_bytes_per_s": 2.5e7,
+                "server_net_rx_bytes_per_s": 1e7,
+                "server_link_bytes_per_s": 1.25e9,
+            }
+        ),
+        50000.0,
+    )
     assert ten is not None and ten.limit == pytest.approx(2.5e6)
     assert ten.words(50000.0, "requests/s") == (
         "50,000 req/s = 2% of 10 Gb/s on eth0 (500 B per request on the wire)"
@@ -139,16 +154,31 @@ def _tps_db(tmp_path: Path, per_core: float) -> Path:
     ceilings = {**CEILINGS, "crypto": [{**CEILINGS["crypto"][0], "sign_per_s": per_core}]}
     env = {"r640-01": {**ENV["r640-01"], "declared": {}, "ceilings": ceilings}}
     reps = [1000.0, 1010.0, 990.0, 1005.0, 995.0, 1002.0, 998.0, 1003.0, 997.0]
-    fill(db, env, [
-        point("r640-01", "baremetal", n, "tps", [v * k for v in reps])
-        for n, k in ((1, 1.0), (2, 1.95), (4, 3.8))
-    ])  # fmt: skip
+    fill(
+        db,
+        env,
+        [
+            point("r640-01", "baremetal", n, "tps", [v * k for v in reps])
+            for n, k in ((1, 1.0), (2, 1.95), (4, 3.8))
+        ],
+    )
     return db
 
 
 def _table(db: Path) -> dict[str, Any]:
-    res = runner.invoke(app, ["table", "--json", "--db", str(db), "--source", "measured",
-                              "--allow-extrapolation", "--article-prices"])  # fmt: skip
+    res = runner.invoke(
+        app,
+        [
+            "table",
+            "--json",
+            "--db",
+            str(db),
+            "--source",
+            "measured",
+            "--allow-extrapolation",
+            "--article-prices",
+        ],
+    )
     assert res.exit_code == 0, res.output
     return json.loads(res.stdout)  # type: ignore[no-any-return]
 
@@ -206,8 +236,19 @@ def test_recommend_translates_tls_figures_to_a_stated_cpu_only_when_allowed(
     db = _tps_db(tmp_path, 1000.0)  # measured at 1,000/s: 100% of its ceiling
     cat = tmp_path / "cat.yml"
     cat.write_text(CATALOG)
-    base = ["recommend", "--tps", "10000", "--db", str(db), "--catalog", str(cat),
-            "--basis", "r640-01", "--cpu", "EPYC 9354"]  # fmt: skip
+    base = [
+        "recommend",
+        "--tps",
+        "10000",
+        "--db",
+        str(db),
+        "--catalog",
+        str(cat),
+        "--basis",
+        "r640-01",
+        "--cpu",
+        "EPYC 9354",
+    ]
     refused = runner.invoke(app, base)
     assert refused.exit_code == 2
     (line,) = [x for x in refused.stderr.splitlines() if x.strip()]
@@ -267,14 +308,35 @@ def test_the_sweep_flags_a_valid_handshake_figure_far_below_its_ceiling() -> Non
     (tps,) = build_plan(inv, {"localhost": topo}, (1,), (Ht.OFF,), (profiles.load("tps"),))
     split = {"per_cpu": {"0": {"user": 76.6, "system": 8.4, "softirq": 3.8}}}
     samples = [
-        (0, Sample("handshakes_per_second", 900.0, "handshakes/s",
-                   SampleMeta.parse({"warmup": True}))),
-        *((i, Sample("handshakes_per_second", v, "handshakes/s",
-                     SampleMeta.parse({"server_cpu": split})))
-          for i, v in enumerate((1790.0, 1800.0, 1810.0), start=1)),
-    ]  # fmt: skip
-    env = HostCeilings.of(HostRecord.parse({"ceilings": {"openssl": "OpenSSL 3.0.19", "crypto": [
-        {"alg": "rsa2048", "cpus": "0", "threads": 1, "sign_per_s": 4100.0}]}}))  # fmt: skip
+        (
+            0,
+            Sample(
+                "handshakes_per_second", 900.0, "handshakes/s", SampleMeta.parse({"warmup": True})
+            ),
+        ),
+        *(
+            (
+                i,
+                Sample(
+                    "handshakes_per_second",
+                    v,
+                    "handshakes/s",
+                    SampleMeta.parse({"server_cpu": split}),
+                ),
+            )
+            for i, v in enumerate((1790.0, 1800.0, 1810.0), start=1)
+        ),
+    ]
+    env = HostCeilings.of(
+        HostRecord.parse(
+            {
+                "ceilings": {
+                    "openssl": "OpenSSL 3.0.19",
+                    "crypto": [{"alg": "rsa2048", "cpus": "0", "threads": 1, "sign_per_s": 4100.0}],
+                }
+            }
+        )
+    )
     valid = PointResult(tps.key, Status.MEASURED, value=1800.0, unit="handshakes/s")
     got = against_ceiling(env, tps, valid, samples)
     assert got.flags == ("far-below-ceiling",)
@@ -294,8 +356,13 @@ def test_the_host_scripts_report_reads_into_a_hosts_ceilings() -> None:
     from sizing.provision.ceiling import _host
 
     script = Path(__file__).parents[2] / "playbooks" / "files" / "ceiling.py"
-    out = subprocess.run(["python3", str(script), "rsa2048:0:1"], capture_output=True,
-                         text=True, timeout=60, check=True)  # fmt: skip
+    out = subprocess.run(
+        ["python3", str(script), "rsa2048:0:1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     doc = json.loads(out.stdout)
     got = _host(doc, took=1.5)
     rate = got.rate("rsa2048", 1)

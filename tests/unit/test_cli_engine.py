@@ -203,9 +203,16 @@ def test_runs_that_disagree_are_sized_on_the_lowest_never_the_newest(db: Path) -
         [("baremetal", 1, "off", "rps", 70000.0, ()), ("baremetal", 2, "off", "rps", 130000.0, ())],
     )
     code, out, err = run(
-        "recommend", "--rps", "400000", "--headroom", "0", "--platform", "baremetal",
-        "--article-prices", "--json",
-    )  # fmt: skip
+        "recommend",
+        "--rps",
+        "400000",
+        "--headroom",
+        "0",
+        "--platform",
+        "baremetal",
+        "--article-prices",
+        "--json",
+    )
     assert code == 0, err
     doc = json.loads(out)
     assert doc["basis"]["ids"] == ["lab1/baremetal/static-128b"]
@@ -282,12 +289,20 @@ def test_emulated_figures_only_on_request(db: Path) -> None:
     assert code == 0, err
     doc = json.loads(out)
     assert doc["recommendation"]["basis"] == "reference/esxi"
-    assert {"basis": "lab1/kvm/static-128b-emulated", "reason": "emulated (software-emulated"
-            " guest)"} in doc["basis"]["passed_over"]  # fmt: skip
+    assert {
+        "basis": "lab1/kvm/static-128b-emulated",
+        "reason": "emulated (software-emulated guest)",
+    } in doc["basis"]["passed_over"]
     code, out, err = run(
-        "recommend", "--rps", "1000", "--platform", "hypervisor", "--json", "--include-emulated",
+        "recommend",
+        "--rps",
+        "1000",
+        "--platform",
+        "hypervisor",
+        "--json",
+        "--include-emulated",
         "--article-prices",
-    )  # fmt: skip
+    )
     assert code == 0, err
     rec = json.loads(out)["recommendation"]
     assert rec["figures"][0]["emulated"] is True and rec["figures"][0]["source"] == "measured"
@@ -298,9 +313,18 @@ def test_db_option(tmp_path: Path, db: Path) -> None:
     other = tmp_path / "other.sqlite"
     measure(other, [("baremetal", 1, "off", "tps", 780.0, ())])
     code, out, err = run(
-        "recommend", "--tps", "700", "--headroom", "0", "--db", str(other),
-        "--platform", "baremetal", "--article-prices", "--json",
-    )  # fmt: skip
+        "recommend",
+        "--tps",
+        "700",
+        "--headroom",
+        "0",
+        "--db",
+        str(other),
+        "--platform",
+        "baremetal",
+        "--article-prices",
+        "--json",
+    )
     assert code == 0, err
     rec = json.loads(out)["recommendation"]
     assert rec["capacity_tps"] == 780 and rec["cores_per_server"] == 1
@@ -344,9 +368,21 @@ def test_table_from_reference(db: Path) -> None:
     row1 = next(line for line in lines if line.split()[:1] == ["1"])
     # per platform and metric: the figure, then its cost (RPS), then its overhead (guests)
     assert row1.split() == [
-        "1", "$750", "48,000", "r", "$15.62", "800", "r", "40,000", "r", "$18.75", "16.7%",
-        "750", "r", "6.2%",
-    ]  # fmt: skip
+        "1",
+        "$750",
+        "48,000",
+        "r",
+        "$15.62",
+        "800",
+        "r",
+        "40,000",
+        "r",
+        "$18.75",
+        "16.7%",
+        "750",
+        "r",
+        "6.2%",
+    ]
     row8 = next(line for line in lines if line.split()[:1] == ["8"])
     assert "≥300,000 r (client-bound)" in row8 and "≥5,200 r (client-bound)" in row8
     # the article's second table, in a block of its own (never in a row with the first)

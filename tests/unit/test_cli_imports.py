@@ -10,8 +10,14 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-ALLOWED = ("sizing.app", "sizing.cli", "sizing.report.render", "sizing.model",
-           "sizing.errors", "sizing.paths")  # fmt: skip
+ALLOWED = (
+    "sizing.app",
+    "sizing.cli",
+    "sizing.report.render",
+    "sizing.model",
+    "sizing.errors",
+    "sizing.paths",
+)
 FROM_SIZING = {"__version__", "paths"}  # ``from sizing import ...``
 
 
@@ -37,11 +43,17 @@ def _allowed(name: str) -> bool:
 
 def test_the_check_sees_what_it_refuses(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
-    bad.write_text("def f():\n    from sizing.store import Store\n    import sizing.engine\n"
-                   "from sizing import profiles\nfrom sizing.app.run import plan\n")  # fmt: skip
+    bad.write_text(
+        "def f():\n    from sizing.store import Store\n    import sizing.engine\n"
+        "from sizing import profiles\nfrom sizing.app.run import plan\n"
+    )
     got = [(n, name, _allowed(name)) for n, name in _imports(bad)]
-    assert sorted(got) == [(2, "sizing.store", False), (3, "sizing.engine", False),
-                           (4, "sizing:profiles", False), (5, "sizing.app.run", True)]  # fmt: skip
+    assert sorted(got) == [
+        (2, "sizing.store", False),
+        (3, "sizing.engine", False),
+        (4, "sizing:profiles", False),
+        (5, "sizing.app.run", True),
+    ]
 
 
 def test_the_cli_imports_only_the_use_cases() -> None:

@@ -36,12 +36,20 @@ def demand(*args: str) -> dict[str, object]:
 @pytest.mark.parametrize(
     ("typed", "rps"),
     [
-        ("200000", 200_000.0), ("200,000", 200_000.0), ("200 000", 200_000.0),
-        ("200_000", 200_000.0), ("200k", 200_000.0), ("200K", 200_000.0), ("200 k", 200_000.0),
-        ("1.5M", 1_500_000.0), ("1,500,000", 1_500_000.0), ("2e5", 200_000.0),
-        ("12345.5", 12_345.5), (" 200000 ", 200_000.0),
+        ("200000", 200_000.0),
+        ("200,000", 200_000.0),
+        ("200 000", 200_000.0),
+        ("200_000", 200_000.0),
+        ("200k", 200_000.0),
+        ("200K", 200_000.0),
+        ("200 k", 200_000.0),
+        ("1.5M", 1_500_000.0),
+        ("1,500,000", 1_500_000.0),
+        ("2e5", 200_000.0),
+        ("12345.5", 12_345.5),
+        (" 200000 ", 200_000.0),
     ],
-)  # fmt: skip
+)
 def test_rps_as_people_write_it(typed: str, rps: float) -> None:
     assert demand("--rps", typed)["rps"] == rps
 
@@ -54,9 +62,24 @@ def test_tps_and_headroom_as_people_write_them() -> None:
 
 
 @pytest.mark.parametrize(
-    "typed", ["2x", "1,5M", "2,00", "20,0000", "inf", "nan", "-inf", "1e400", "k", "200kk",
-              "200 000 k0", "", "0x10", "2,000.000,0"],
-)  # fmt: skip
+    "typed",
+    [
+        "2x",
+        "1,5M",
+        "2,00",
+        "20,0000",
+        "inf",
+        "nan",
+        "-inf",
+        "1e400",
+        "k",
+        "200kk",
+        "200 000 k0",
+        "",
+        "0x10",
+        "2,000.000,0",
+    ],
+)
 def test_a_rate_that_is_not_a_number_is_one_usage_line_in_words(typed: str) -> None:
     res = runner.invoke(app, ["recommend", "--rps", typed])
     assert res.exit_code == ExitStatus.USAGE, res.output
@@ -112,8 +135,9 @@ def test_guide_reads_the_same_forms() -> None:
     assert "200,000 RPS with 25% headroom" in good.stdout
 
 
-def usage(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-          ) -> tuple[int, str]:  # fmt: skip
+def usage(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str]:
     """``sizing ARGV`` through the console entry point: Click's own usage errors."""
     monkeypatch.setattr(sys, "argv", ["sizing", *argv])
     with pytest.raises(SystemExit) as ended:
@@ -124,21 +148,31 @@ def usage(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captu
 @pytest.mark.parametrize(
     ("argv", "line"),
     [
-        (["recommend", "--rsp", "2000"],
-         "error: No such option: --rsp; did you mean --rps? (sizing recommend --help)"),
-        (["recommend", "--tsp", "2000"],
-         "error: No such option: --tsp; did you mean --tps? (sizing recommend --help)"),
-        (["recommend", "--rps", "1", "--hedroom", "2"],
-         "error: No such option: --hedroom; did you mean --headroom? (sizing recommend --help)"),
-        (["guide", "--pper", "a4"],
-         "error: No such option: --pper; did you mean --paper? (sizing guide --help)"),
+        (
+            ["recommend", "--rsp", "2000"],
+            "error: No such option: --rsp; did you mean --rps? (sizing recommend --help)",
+        ),
+        (
+            ["recommend", "--tsp", "2000"],
+            "error: No such option: --tsp; did you mean --tps? (sizing recommend --help)",
+        ),
+        (
+            ["recommend", "--rps", "1", "--hedroom", "2"],
+            "error: No such option: --hedroom; did you mean --headroom? (sizing recommend --help)",
+        ),
+        (
+            ["guide", "--pper", "a4"],
+            "error: No such option: --pper; did you mean --paper? (sizing guide --help)",
+        ),
         (["recommend", "--zzz"], "error: No such option: --zzz (sizing recommend --help)"),
     ],
-)  # fmt: skip
+)
 def test_a_mistyped_option_gets_the_nearest_one(
-    argv: list[str], line: str, monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+    line: str,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     code, err = usage(argv, monkeypatch, capsys)
     assert code == ExitStatus.USAGE
     assert err.splitlines() == [line]
@@ -184,9 +218,13 @@ def test_other_choices_get_the_nearest_too() -> None:
 
 def test_shell_completion_is_typers_own() -> None:
     """Completion answers through Typer's mechanism (what the installed script calls)."""
+
     def complete(words: str) -> list[str]:
-        env = {"_SIZING_COMPLETE": "complete_bash", "COMP_WORDS": words,
-               "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1))}
+        env = {
+            "_SIZING_COMPLETE": "complete_bash",
+            "COMP_WORDS": words,
+            "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1)),
+        }
         res = runner.invoke(app, [], env=env, prog_name="sizing")
         return res.stdout.split()
 

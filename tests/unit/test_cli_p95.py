@@ -15,14 +15,32 @@ from sizing.store import Store
 runner = CliRunner()
 
 
-def latency(profile: str, cores: int, curve: list[tuple[float, float]], **meta: object) -> (
-        PointResult):
+def latency(
+    profile: str, cores: int, curve: list[tuple[float, float]], **meta: object
+) -> PointResult:
     return PointResult(
-        PointKey("lab1", "baremetal", cores, "off", profile), Status.MEASURED, value=1.0,
+        PointKey("lab1", "baremetal", cores, "off", profile),
+        Status.MEASURED,
+        value=1.0,
         unit="requests/s",
-        metadata=PointMeta.parse({"mode": "fixed-rate", **meta,
-                  "curve": [{"rate": r, "mean_ms": p / 2, "p50_ms": p / 3, "p95_ms": p,
-                             "p99_ms": p * 2, "max_ms": p * 3} for r, p in curve]}))
+        metadata=PointMeta.parse(
+            {
+                "mode": "fixed-rate",
+                **meta,
+                "curve": [
+                    {
+                        "rate": r,
+                        "mean_ms": p / 2,
+                        "p50_ms": p / 3,
+                        "p95_ms": p,
+                        "p99_ms": p * 2,
+                        "max_ms": p * 3,
+                    }
+                    for r, p in curve
+                ],
+            }
+        ),
+    )
 
 
 @pytest.fixture()
@@ -32,12 +50,30 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     with Store(path) as store:
         run_id = store.start_run(inventory="t", argv=["sizing"], tool_version="0", options={})
         for cores in (1, 2):
-            store.add_point(run_id, latency(
-                "latency", cores, [(1000.0, 2.0), (2000.0 * cores, 4.0), (9000.0, 90.0)],
-                role="proxy", scheme="https", file_size=1024), [])
-            store.add_point(run_id, latency(
-                "latency-http", cores, [(1000.0, 1.0), (60000.0, 2.0)],
-                role="web", scheme="http", file_size=1024), [])
+            store.add_point(
+                run_id,
+                latency(
+                    "latency",
+                    cores,
+                    [(1000.0, 2.0), (2000.0 * cores, 4.0), (9000.0, 90.0)],
+                    role="proxy",
+                    scheme="https",
+                    file_size=1024,
+                ),
+                [],
+            )
+            store.add_point(
+                run_id,
+                latency(
+                    "latency-http",
+                    cores,
+                    [(1000.0, 1.0), (60000.0, 2.0)],
+                    role="web",
+                    scheme="http",
+                    file_size=1024,
+                ),
+                [],
+            )
         store.finish_run(run_id, "complete")
     return path
 
@@ -45,19 +81,43 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_several_latency_workloads_need_basis(db: Path) -> None:
     res = runner.invoke(app, ["recommend", "--rps", "3000", "--p95", "10ms"])
     assert res.exit_code != 0
-    assert "choose one with --basis: latency-http/web/http/1024B, latency/proxy/https/1024B" \
+    assert (
+        "choose one with --basis: latency-http/web/http/1024B, latency/proxy/https/1024B"
         in res.stderr
+    )
 
 
 def test_basis_names_the_workload_and_lower_bounds_are_said(db: Path) -> None:
-    res = runner.invoke(app, ["recommend", "--rps", "3000", "--p95", "10ms", "--article-prices",
-                              "--basis", "latency/proxy"])
+    res = runner.invoke(
+        app,
+        [
+            "recommend",
+            "--rps",
+            "3000",
+            "--p95",
+            "10ms",
+            "--article-prices",
+            "--basis",
+            "latency/proxy",
+        ],
+    )
     assert res.exit_code == 0, res.stderr
     line = next(x for x in res.stderr.splitlines() if x.startswith("sizing RPS as"))
     assert "of latency workload latency/proxy/https/1024B" in line
     assert "baremetal 1c HT off 2,000/s" in line and "lower bound" not in line
-    res = runner.invoke(app, ["recommend", "--rps", "3000", "--p95", "10ms", "--article-prices",
-                              "--basis", "latency-http"])
+    res = runner.invoke(
+        app,
+        [
+            "recommend",
+            "--rps",
+            "3000",
+            "--p95",
+            "10ms",
+            "--article-prices",
+            "--basis",
+            "latency-http",
+        ],
+    )
     assert res.exit_code == 0, res.stderr
     line = next(x for x in res.stderr.splitlines() if x.startswith("sizing RPS as"))
     assert ">= 60,000/s" in line and "only a lower bound: no knee reached" in line
@@ -66,8 +126,19 @@ def test_basis_names_the_workload_and_lower_bounds_are_said(db: Path) -> None:
 
 
 def test_p95_names_one_basis_and_says_what_capacity_means(db: Path) -> None:
-    res = runner.invoke(app, ["recommend", "--rps", "3000", "--p95", "10ms", "--article-prices",
-                              "--basis", "latency/proxy"])
+    res = runner.invoke(
+        app,
+        [
+            "recommend",
+            "--rps",
+            "3000",
+            "--p95",
+            "10ms",
+            "--article-prices",
+            "--basis",
+            "latency/proxy",
+        ],
+    )
     assert res.exit_code == 0, res.stderr
     lines = res.stdout.splitlines()
     basis = [x for x in lines if x.startswith(("Basis:", "Sized on"))]
@@ -80,6 +151,18 @@ def test_p95_names_one_basis_and_says_what_capacity_means(db: Path) -> None:
 def test_p95_with_tps_or_reference_only_is_refused_in_one_line(db: Path) -> None:
     res = runner.invoke(app, ["recommend", "--rps", "3000", "--tps", "10", "--p95", "10ms"])
     assert res.exit_code == 2 and "size --tps in a second command" in res.stderr
-    res = runner.invoke(app, ["recommend", "--rps", "3000", "--p95", "10ms", "--source",
-                              "reference", "--db", "/nonexistent/never-read.sqlite"])
+    res = runner.invoke(
+        app,
+        [
+            "recommend",
+            "--rps",
+            "3000",
+            "--p95",
+            "10ms",
+            "--source",
+            "reference",
+            "--db",
+            "/nonexistent/never-read.sqlite",
+        ],
+    )
     assert res.exit_code == 2 and "the reference data has none" in res.stderr

@@ -115,6 +115,13 @@ def test_help_lists_commands_and_exit_codes() -> None:
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0
     flat = " ".join(result.stdout.split())  # the help wraps at the terminal's width
-    for word in ("run", "results", "inventory", "probe-ceiling", "Exit codes", "6 store",
-                 "130 interrupted"):  # fmt: skip
+    for word in (
+        "run",
+        "results",
+        "inventory",
+        "probe-ceiling",
+        "Exit codes",
+        "6 store",
+        "130 interrupted",
+    ):
         assert word in flat

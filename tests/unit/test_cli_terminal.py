@@ -32,10 +32,22 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "sizing.sqlite"
     monkeypatch.setenv("SIZING_DB", str(path))
     env = {"r640-01": ENV["r640-01"], "vm1": facts(XEON, lscpu(1, 4, 1), hypervisor="kvm")}
-    pts = [point("r640-01", "baremetal", n, p, reps(v * n)) for n in (1, 2, 4)
-           for p, v in (("rps", 30000.0), ("tps", 900.0))]  # fmt: skip
-    pts += [point("vm1", "libvirt", n, "rps", reps(26000.0 * n),
-                  platform_settings={"hypervisor": "r640-01"}) for n in (1, 2, 4)]  # fmt: skip
+    pts = [
+        point("r640-01", "baremetal", n, p, reps(v * n))
+        for n in (1, 2, 4)
+        for p, v in (("rps", 30000.0), ("tps", 900.0))
+    ]
+    pts += [
+        point(
+            "vm1",
+            "libvirt",
+            n,
+            "rps",
+            reps(26000.0 * n),
+            platform_settings={"hypervisor": "r640-01"},
+        )
+        for n in (1, 2, 4)
+    ]
     fill(path, env, pts)
     return path
 
@@ -102,8 +114,9 @@ def use_env(tty: bool, monkeypatch: pytest.MonkeyPatch, size: int = 0) -> None:
         ("wide", True, 90, 90),  # a COLUMNS that is not a number is ignored
     ],
 )
-def test_columns(env_cols: str | None, tty: bool, size: int, width: int,
-                 monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_columns(
+    env_cols: str | None, tty: bool, size: int, width: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if env_cols is None:
         monkeypatch.delenv("COLUMNS", raising=False)
     else:
@@ -134,8 +147,9 @@ def test_a_run_not_on_a_terminal_logs_plain_timestamped_lines(
     said = [x[20:] for x in lines]
     assert said[0] == "2 point(s) to measure, about 2 min 00 s left"  # the plan's estimate
     assert said[1] == "measuring r640-01 1c"
-    assert re.fullmatch(r"\[1/2, about .+ left\] r640-01 baremetal 1c.* measured 30,000 .+",
-                        said[2]), said[2]  # fmt: skip
+    assert re.fullmatch(
+        r"\[1/2, about .+ left\] r640-01 baremetal 1c.* measured 30,000 .+", said[2]
+    ), said[2]
     assert re.fullmatch(r"\[2/2\] r640-01 baremetal 2c.* measured 60,000 .+", said[4]), said[4]
     assert said[5] == "run 7 done"
 

@@ -19,8 +19,15 @@ from sizing.load.latency import (
 
 
 def point(rate: float, p95: float, errors: float = 0.0) -> LatencyPoint:
-    return LatencyPoint(rate=rate, mean_ms=p95 / 2, p50_ms=p95 / 3, p95_ms=p95,
-                        p99_ms=p95 * 1.5, max_ms=p95 * 3, error_ratio=errors)
+    return LatencyPoint(
+        rate=rate,
+        mean_ms=p95 / 2,
+        p50_ms=p95 / 3,
+        p95_ms=p95,
+        p99_ms=p95 * 1.5,
+        max_ms=p95 * 3,
+        error_ratio=errors,
+    )
 
 
 def climb(cap: float, ceiling: float, start: float = 1000.0) -> tuple[list[float], str]:
@@ -79,8 +86,10 @@ def test_histograms_merge_exactly_and_percentiles_follow_the_union() -> None:
         exact = union[int(p / 100 * len(union)) - 1]
         assert exact <= m.percentile(p) <= exact * HIST_GROWTH**2, p
     # merge_latency uses the histograms when every report carries one
-    reps = [LatencyReport(h.count, h.min_ms, h.max_ms, h.mean_ms, ((50.0, 1.0),), histogram=h)
-            for h in (a, b)]
+    reps = [
+        LatencyReport(h.count, h.min_ms, h.max_ms, h.mean_ms, ((50.0, 1.0),), histogram=h)
+        for h in (a, b)
+    ]
     merged = merge_latency(reps, percentiles=(95.0,))
     assert merged is not None and merged.histogram is not None
     assert merged.percentiles_ms[95.0] == pytest.approx(m.percentile(95.0))
@@ -92,8 +101,10 @@ def test_histograms_merge_exactly_and_percentiles_follow_the_union() -> None:
 
 def test_histogram_json_is_checked() -> None:
     with pytest.raises(ValueError, match="count"):
-        Histogram.from_json({"count": 3, "sum_ms": 1, "min_ms": 1, "max_ms": 1,
-                             "buckets": {"5": 2}})
+        Histogram.from_json(
+            {"count": 3, "sum_ms": 1, "min_ms": 1, "max_ms": 1, "buckets": {"5": 2}}
+        )
     with pytest.raises(ValueError, match="growth"):
-        Histogram.from_json({"count": 0, "sum_ms": 0, "min_ms": 0, "max_ms": 0, "growth": 1.1,
-                             "buckets": {}})
+        Histogram.from_json(
+            {"count": 0, "sum_ms": 0, "min_ms": 0, "max_ms": 0, "growth": 1.1, "buckets": {}}
+        )

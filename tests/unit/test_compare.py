@@ -19,14 +19,22 @@ runner = CliRunner()
 
 def point(platform: str, value: float, lo: float, hi: float, cores: int = 1) -> PointResult:
     return PointResult(
-        PointKey("h", platform, cores, "off", "rps"), Status.MEASURED, value=value,
-        unit="requests/s", repetitions=3, ci_low=lo, ci_high=hi,
-    )  # fmt: skip
+        PointKey("h", platform, cores, "off", "rps"),
+        Status.MEASURED,
+        value=value,
+        unit="requests/s",
+        repetitions=3,
+        ci_low=lo,
+        ci_high=hi,
+    )
 
 
 def test_pairs_and_overhead_interval() -> None:
-    pts = [point("baremetal", 100.0, 98.0, 102.0), point("libvirt", 80.0, 79.0, 81.0),
-           point("baremetal", 190.0, 180.0, 200.0, cores=2)]  # fmt: skip
+    pts = [
+        point("baremetal", 100.0, 98.0, 102.0),
+        point("libvirt", 80.0, 79.0, 81.0),
+        point("baremetal", 190.0, 180.0, 200.0, cores=2),
+    ]
     (pair,) = paired(pts)
     assert pair.overhead_pct == pytest.approx(20.0)
     lo, hi = pair.overhead_ci or (0, 0)

@@ -57,9 +57,16 @@ def _inv(tmp_path: Path, ctr: str) -> object:
 
 def test_run_argv_pins_publishes_limits_and_never_pulls() -> None:
     spec = ContainerSpec(host="metal", runtime="runc", memory_mib=512)
-    argv = run_argv(spec, name="c1", image="localhost/sizing-nginx:abc", cpus=(9, 8, 1),
-                    address="192.0.2.5", ports=(18080, 18443), labels={"io.sizing.owner": "s"},
-                    limits=(20000, 32768))  # fmt: skip
+    argv = run_argv(
+        spec,
+        name="c1",
+        image="localhost/sizing-nginx:abc",
+        cpus=(9, 8, 1),
+        address="192.0.2.5",
+        ports=(18080, 18443),
+        labels={"io.sizing.owner": "s"},
+        limits=(20000, 32768),
+    )
     assert argv[:4] == ["podman", "--runtime", "runc", "run"]
     text = " ".join(argv)
     assert "--cpuset-cpus 1,8-9" in text and "--memory 512m" in text
@@ -93,8 +100,10 @@ def test_settings_are_validated_one_line_each(tmp_path: Path) -> None:
         "host ctr: ansible_connection: set it to sizing_podman (the NGINX playbook reaches "
         "the container with podman exec)",
     ]
-    inv = _inv(tmp_path, "          ansible_connection: sizing_podman\n"
-                         "          sizing_container: {host: metal}")  # fmt: skip
+    inv = _inv(
+        tmp_path,
+        "          ansible_connection: sizing_podman\n          sizing_container: {host: metal}",
+    )
     assert placements(inv) == {"ctr": "metal"}  # type: ignore[arg-type]
     assert container_spec(inv, inv.hosts["ctr"]).runtime == "runc"  # type: ignore[attr-defined]
 
@@ -104,8 +113,9 @@ def test_the_bundled_inventory_pairs_the_container_with_its_hosts_bare_metal() -
     placement = placements(inv)
     assert placement == {"nginx-container": "localhost"}
     topologies = {"localhost": SMT}
-    plan = build_plan(inv, topologies, (1, 2), (Ht.OFF,), [profiles.load("static-rps")],
-                      placement=placement)  # fmt: skip
+    plan = build_plan(
+        inv, topologies, (1, 2), (Ht.OFF,), [profiles.load("static-rps")], placement=placement
+    )
     pairs, notes = find_pairs(plan, inv, placement)
     assert notes == []
     assert [(p.kind, p.a.key.host, p.b.key.host, p.a.key.cores) for p in pairs] == [
@@ -155,8 +165,11 @@ def test_preflight_says_one_clear_line_per_problem(
     from sizing.provision.platforms import BackendOptions
     from sizing.provision.platforms import container as mod
 
-    inv = _inv(tmp_path, "          ansible_connection: sizing_podman\n"
-                         "          sizing_container: {host: metal, runtime: crun}")  # fmt: skip
+    inv = _inv(
+        tmp_path,
+        "          ansible_connection: sizing_podman\n"
+        "          sizing_container: {host: metal, runtime: crun}",
+    )
     host = inv.hosts["ctr"]  # type: ignore[attr-defined]
     backend = mod.Container(BackendOptions(inventory=inv))  # type: ignore[arg-type]
     monkeypatch.setattr(mod.shutil, "which", lambda name: None if name == "podman" else name)
@@ -216,8 +229,9 @@ def test_a_containers_crypto_ceiling_is_measured_on_its_hosts_cpus() -> None:
 
     inv = load_inventory(LOCAL)
     placement = placements(inv)
-    plan = build_plan(inv, {"localhost": SMT}, (1,), (Ht.OFF,), [profiles.load("static-tps")],
-                      placement=placement)  # fmt: skip
+    plan = build_plan(
+        inv, {"localhost": SMT}, (1,), (Ht.OFF,), [profiles.load("static-tps")], placement=placement
+    )
     ctr = next(p for p in plan if p.server.platform is Platform.CONTAINER)
     assert ctr.allocation is not None
     jobs = ceiling_jobs([ctr], {}, placement)

@@ -32,8 +32,15 @@ def _container_lab(db: Path) -> None:
     env = environment(1)
     env["nginx-ctr1"] = {k: v for k, v in env.pop("nginx-esxi1").items() if k != "hypervisor"}
     with Store(db) as store:
-        store_run(store, points, env, inventory="lab", argv=["sizing", "run"],
-                  tool_version="0", options={})  # fmt: skip
+        store_run(
+            store,
+            points,
+            env,
+            inventory="lab",
+            argv=["sizing", "run"],
+            tool_version="0",
+            options={},
+        )
 
 
 def test_container_bases_tables_and_answers_are_their_own(tmp_path: Path) -> None:
@@ -48,14 +55,28 @@ def test_container_bases_tables_and_answers_are_their_own(tmp_path: Path) -> Non
     flat = " ".join(table.output.split())
     assert CONTAINER_NOTE in flat
     # the measured container beside the article's Kubernetes table, each labelled
-    beside = runner.invoke(app, ["table", "--basis", "nginx-ctr1,reference/kubernetes",
-                                 "--db", str(db)], env={"COLUMNS": "100"})  # fmt: skip
+    beside = runner.invoke(
+        app,
+        ["table", "--basis", "nginx-ctr1,reference/kubernetes", "--db", str(db)],
+        env={"COLUMNS": "100"},
+    )
     assert beside.exit_code == 0, beside.output
     assert "RPS container HT off" in beside.output and "RPS kubernetes HT off" in beside.output
     assert "NGINX Ingress Controller" in beside.output
     assert CONTAINER_NOTE in " ".join(beside.output.split())
-    answer = runner.invoke(app, ["recommend", "--rps", "100000", "--platform", "container",
-                                 "--article-prices", "--db", str(db)])  # fmt: skip
+    answer = runner.invoke(
+        app,
+        [
+            "recommend",
+            "--rps",
+            "100000",
+            "--platform",
+            "container",
+            "--article-prices",
+            "--db",
+            str(db),
+        ],
+    )
     assert answer.exit_code == 0, answer.output
     flat = " ".join(answer.output.split())
     assert "Sized on nginx-ctr1/container/" in flat
@@ -79,15 +100,33 @@ def test_a_container_leg_is_answered_only_when_asked(tmp_path: Path) -> None:
     env = environment(1)
     env["nginx-ctr1"] = {k: v for k, v in env.pop("nginx-esxi1").items() if k != "hypervisor"}
     with Store(db) as store:
-        store_run(store, only_container, env, inventory="lab", argv=["sizing", "run"],
-                  tool_version="0", options={})  # fmt: skip
+        store_run(
+            store,
+            only_container,
+            env,
+            inventory="lab",
+            argv=["sizing", "run"],
+            tool_version="0",
+            options={},
+        )
     default = runner.invoke(app, ["recommend", "--rps", "100000", "--db", str(db)])
     assert default.exit_code == 0, default.output
     flat = " ".join(default.output.split())
     assert "Sized on reference/baremetal" in flat, flat
     assert "a container leg: sized only when asked (--platform container)" in flat
-    asked = runner.invoke(app, ["recommend", "--rps", "100000", "--platform", "container",
-                                "--article-prices", "--db", str(db)])  # fmt: skip
+    asked = runner.invoke(
+        app,
+        [
+            "recommend",
+            "--rps",
+            "100000",
+            "--platform",
+            "container",
+            "--article-prices",
+            "--db",
+            str(db),
+        ],
+    )
     assert asked.exit_code == 0, asked.output
     assert "Sized on nginx-ctr1/container/" in " ".join(asked.output.split())
     table = runner.invoke(app, ["table", "--db", str(db)], env={"COLUMNS": "100"})
@@ -109,14 +148,22 @@ def test_the_guide_of_a_static_file_container_run_draws_its_cpu_chart(tmp_path: 
         if r.key.platform == "vsphere":
             r = replace(r, key=replace(r.key, host="nginx-ctr1", platform="container"))
         busy = CpuWindow(busy=97.0)  # what a run stores of the server's CPUs, per window
-        samples = [(i, replace(x, metadata=replace(x.metadata, server_cpu=busy)))
-                   for i, x in samples]  # fmt: skip
+        samples = [
+            (i, replace(x, metadata=replace(x.metadata, server_cpu=busy))) for i, x in samples
+        ]
         points.append((replace(r, key=replace(r.key, profile=name)), samples))
     env = environment(1)
     env["nginx-ctr1"] = {k: v for k, v in env.pop("nginx-esxi1").items() if k != "hypervisor"}
     with Store(db) as store:
-        store_run(store, points, env, inventory="lab", argv=["sizing", "run"],
-                  tool_version="0", options={})  # fmt: skip
+        store_run(
+            store,
+            points,
+            env,
+            inventory="lab",
+            argv=["sizing", "run"],
+            tool_version="0",
+            options={},
+        )
     charted = cpu_points(read_runs(db, []))
     assert {c.profile for c in charted} == {"rps", "tps"}
     assert {c.platform for c in charted} == {"baremetal", "container"}

@@ -23,15 +23,29 @@ runner = CliRunner()
 GOLD = "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz"
 
 
-def result(host: str, platform: str, value: float, lo: float, hi: float, *,
-           esxi_host: str = "r640-01", cpu: str = GOLD) -> PointResult:  # fmt: skip
+def result(
+    host: str,
+    platform: str,
+    value: float,
+    lo: float,
+    hi: float,
+    *,
+    esxi_host: str = "r640-01",
+    cpu: str = GOLD,
+) -> PointResult:
     settings = {"hypervisor": "vsphere", "esxi_host": esxi_host} if platform == "vsphere" else {}
     return PointResult(
-        PointKey(host, platform, 1, "off", "rps"), Status.MEASURED, value=value,
-        unit="requests/s", repetitions=10, ci_low=lo, ci_high=hi,
-        metadata=PointMeta.parse({"cpu_model": cpu, "file_size": 128,
-                                  "platform_settings": settings}),
-    )  # fmt: skip
+        PointKey(host, platform, 1, "off", "rps"),
+        Status.MEASURED,
+        value=value,
+        unit="requests/s",
+        repetitions=10,
+        ci_low=lo,
+        ci_high=hi,
+        metadata=PointMeta.parse(
+            {"cpu_model": cpu, "file_size": 128, "platform_settings": settings}
+        ),
+    )
 
 
 def test_a_guest_of_another_run_pairs_with_its_hosts_bare_metal_unpaired() -> None:
@@ -64,10 +78,17 @@ def lab(db: Path, split: bool = True) -> None:
     env: dict[str, Any] = {"r640-01": ENV["r640-01"]}
 
     def legs(host: str, platform: str, k: float, **extra: Any) -> list[Any]:
-        return [point(host, platform, cores, "rps",
-                      [k * 40_000 * cores * math.exp(rng.gauss(0, 0.02)) for _ in range(10)],
-                      **extra)
-                for cores in (1, 2, 4, 8)]  # fmt: skip
+        return [
+            point(
+                host,
+                platform,
+                cores,
+                "rps",
+                [k * 40_000 * cores * math.exp(rng.gauss(0, 0.02)) for _ in range(10)],
+                **extra,
+            )
+            for cores in (1, 2, 4, 8)
+        ]
 
     bare = legs("r640-01", "baremetal", 1.0)
     guest = {"platform_settings": {"hypervisor": "vsphere", "esxi_host": "r640-01"}}

@@ -84,8 +84,9 @@ def lab_points(sliding_at: int | None, reps: int = 10) -> list[object]:
         profile = ("rps", "tps")[i % 2]
         cores = (1, 2, 4, 8)[(i // 2) % 4]
         slide = 0.03 if i == sliding_at else 0.0
-        values = [30_000 * cores * (1 - slide * j) * math.exp(rng.gauss(0, 0.02))
-                  for j in range(reps)]  # fmt: skip
+        values = [
+            30_000 * cores * (1 - slide * j) * math.exp(rng.gauss(0, 0.02)) for j in range(reps)
+        ]
         pts.append(point("r640-01", "baremetal", cores, profile, values))
     return pts
 
@@ -100,8 +101,7 @@ def test_the_store_decides_drift_across_the_run(tmp_path: Path) -> None:
     assert "significant across the run's 32 tested points at FDR 5%" in flagged[0].result.reason
     # tested on the timed repetitions only: not the warm-up, not the per-client samples
     _, samples = lab_points(sliding_at=5)[5]  # type: ignore[misc]
-    timed = [s.value for rep, s in samples
-             if rep >= 1 and not s.metric.endswith(".client")]  # fmt: skip
+    timed = [s.value for rep, s in samples if rep >= 1 and not s.metric.endswith(".client")]
     t = trend(timed)
     assert t is not None and words(t, 32) in flagged[0].result.reason
 
@@ -110,10 +110,14 @@ def test_an_old_per_point_drift_flag_reads_back_under_the_run_rule(tmp_path: Pat
     db = tmp_path / "s.sqlite"
     pts = lab_points(sliding_at=None)
     result, samples = pts[3]  # type: ignore[misc]
-    old_why = ("the repetitions rise in order (30,000 to 31,000, Spearman ρ=+0.70, p=0.024): "
-               "the host changed under the run")  # fmt: skip
-    pts[3] = (result.__class__(**{**result.__dict__, "flags": ("drift",), "reason": old_why}),
-              samples)  # fmt: skip
+    old_why = (
+        "the repetitions rise in order (30,000 to 31,000, Spearman ρ=+0.70, p=0.024): "
+        "the host changed under the run"
+    )
+    pts[3] = (
+        result.__class__(**{**result.__dict__, "flags": ("drift",), "reason": old_why}),
+        samples,
+    )
     fill(db, {"r640-01": ENV["r640-01"]}, pts)
     with Store.open_readonly(db) as store:
         back = store.points()[3].result

@@ -104,14 +104,25 @@ def _point(host: str, b: dict[str, Any], f: dict[str, Any]) -> Any:
         for i, v in enumerate(reps, start=1)
     ]
     settings = {"hypervisor": b.get("physical_host", host)} if b["platform"] == "kvm" else {}
-    meta = {"host": host, "file_size": 128, "keepalive": profile == "rps",
-            "tls_key": "rsa2048" if profile == "tps" else None, "nginx_version": "1.22.1",
-            "openssl_version": "3.0.11", "cpu_model": _cpu(b), "platform_settings": settings}
+    meta = {
+        "host": host,
+        "file_size": 128,
+        "keepalive": profile == "rps",
+        "tls_key": "rsa2048" if profile == "tps" else None,
+        "nginx_version": "1.22.1",
+        "openssl_version": "3.0.11",
+        "cpu_model": _cpu(b),
+        "platform_settings": settings,
+    }
     result = PointResult(
         key=PointKey(host, RECORDED_AS[b["platform"]], f["cores"], f.get("ht", "off"), profile),
-        status=Status.MEASURED, value=sorted(reps)[len(reps) // 2], unit=unit,
-        repetitions=len(reps), flags=tuple(f.get("flags", ())), metadata=PointMeta.parse(meta),
-    )  # fmt: skip
+        status=Status.MEASURED,
+        value=sorted(reps)[len(reps) // 2],
+        unit=unit,
+        repetitions=len(reps),
+        flags=tuple(f.get("flags", ())),
+        metadata=PointMeta.parse(meta),
+    )
     return result, samples
 
 
@@ -131,15 +142,20 @@ def _store_bases(case: dict[str, Any], db: Path) -> None:
         if b.get("price"):
             cores = max(o["cores"] for o in b["price"]["offers"])
         topo = "# CPU,Core,Socket,Node\n" + "".join(f"{c},{c},0,0\n" for c in range(cores))
-        facts: dict[str, Any] = {"cpu_model": _cpu(b), "lscpu": topo,
-                                 "nginx_version": "1.22.1", "nginx_openssl": "3.0.11"}
+        facts: dict[str, Any] = {
+            "cpu_model": _cpu(b),
+            "lscpu": topo,
+            "nginx_version": "1.22.1",
+            "nginx_openssl": "3.0.11",
+        }
         if b["platform"] == "virtualized-host":
             facts["hypervisor"] = "docker"
         if b.get("price"):
             facts["declared"] = {"sizing_price_usd": b["price"]["offers"][0]["price"]}
         with Store(db) as store:
-            run_id = store.start_run(inventory="lab", argv=["sizing", "run"], tool_version="0",
-                                     options={})  # fmt: skip
+            run_id = store.start_run(
+                inventory="lab", argv=["sizing", "run"], tool_version="0", options={}
+            )
             store.set_environment(run_id, {host: facts})
             for f in b["figures"]:
                 store.add_point(run_id, *_point(host, b, f))

@@ -61,8 +61,11 @@ def recommend_json(*args: str) -> dict[str, Any]:
 def test_contended_series_is_sized_on_the_fit_never_above_it(db: Path, tmp_path: Path) -> None:
     # 30k / 57k / 100k at 1 / 2 / 4 cores: the fit predicts ~144,000 at 8 cores; the old
     # linear fallback said 198,000 and recommended 1 x 8-core for 150,000 RPS
-    fill(db, {"r640-01": ENV["r640-01"]}, series(
-        "r640-01", {1: reps(30000), 2: reps(57000), 4: reps(100000)}))  # fmt: skip
+    fill(
+        db,
+        {"r640-01": ENV["r640-01"]},
+        series("r640-01", {1: reps(30000), 2: reps(57000), 4: reps(100000)}),
+    )
     cat = catalog(tmp_path, (4, 1300), (8, 2200))
     doc = recommend_json("--rps", "150000", "--headroom", "0", "--catalog", cat)
     eight = next(
@@ -80,13 +83,18 @@ def test_contended_series_is_sized_on_the_fit_never_above_it(db: Path, tmp_path:
 
 
 def test_a_bigger_catalog_never_changes_a_figure(db: Path, tmp_path: Path) -> None:
-    fill(db, {"r640-01": ENV["r640-01"]}, series(
-        "r640-01", {1: reps(30000), 2: reps(57000), 4: reps(100000)}))  # fmt: skip
+    fill(
+        db,
+        {"r640-01": ENV["r640-01"]},
+        series("r640-01", {1: reps(30000), 2: reps(57000), 4: reps(100000)}),
+    )
     small = catalog(tmp_path, (4, 1300), (6, 1800))
     doc_small = recommend_json("--rps", "100000", "--catalog", small)
     big = tmp_path / "big.yml"
-    big.write_text("servers:\n  - {cores: 4, price: 1300}\n  - {cores: 6, price: 1800}\n"
-                   "  - {cores: 32, price: 9000}\n")  # fmt: skip
+    big.write_text(
+        "servers:\n  - {cores: 4, price: 1300}\n  - {cores: 6, price: 1800}\n"
+        "  - {cores: 32, price: 9000}\n"
+    )
     doc_big = recommend_json("--rps", "100000", "--catalog", str(big))
 
     def six(doc: dict[str, Any]) -> dict[str, Any]:
@@ -108,8 +116,9 @@ def test_retrograde_fit_bounds_the_answer_with_allow_extrapolation(
 ) -> None:
     # a series that bends (USL peaks near 24 cores): at 32 cores the fit, never linear
     values = {1: 50000.0, 2: 96000.0, 4: 176000.0, 8: 290000.0}
-    fill(db, {"r640-01": ENV["r640-01"]}, series(
-        "r640-01", {n: reps(v) for n, v in values.items()}))  # fmt: skip
+    fill(
+        db, {"r640-01": ENV["r640-01"]}, series("r640-01", {n: reps(v) for n, v in values.items()})
+    )
     cat = catalog(tmp_path, (8, 2200), (32, 8000))
     doc = recommend_json("--rps", "600000", "--catalog", cat, "--allow-extrapolation")
     f32 = next(
@@ -213,8 +222,10 @@ def test_three_runs_say_75_percent_never_95(db: Path) -> None:
 
 
 def test_confidence_is_said_and_asked_for(db: Path, tmp_path: Path) -> None:
-    values = {n: [v * 0.97, v * 0.99, v, v * 1.01, v * 1.03] for n, v in
-              {1: 30000.0, 2: 57000.0, 4: 100000.0}.items()}  # fmt: skip
+    values = {
+        n: [v * 0.97, v * 0.99, v, v * 1.01, v * 1.03]
+        for n, v in {1: 30000.0, 2: 57000.0, 4: 100000.0}.items()
+    }
     fill(db, {"r640-01": ENV["r640-01"]}, series("r640-01", values))
     cat = catalog(tmp_path, (1, 750), (2, 750), (4, 1300))
     code, out, err = run("recommend", "--rps", "200000", "--catalog", cat)

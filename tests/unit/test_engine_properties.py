@@ -41,8 +41,13 @@ def milp_cost(offers: list[Offer], need: float, n_plus_1: bool) -> float:
     m = np.array([o.share for o in offers])
     ones = np.ones(len(offers))
     if not n_plus_1:
-        res = opt.milp(c, constraints=opt.LinearConstraint(m[None, :], need, np.inf),
-                       integrality=ones, bounds=opt.Bounds(0, np.inf), options=EXACT)  # fmt: skip
+        res = opt.milp(
+            c,
+            constraints=opt.LinearConstraint(m[None, :], need, np.inf),
+            integrality=ones,
+            bounds=opt.Bounds(0, np.inf),
+            options=EXACT,
+        )
         assert res.success
         return float(res.fun)
     best = math.inf
@@ -51,9 +56,13 @@ def milp_cost(offers: list[Offer], need: float, n_plus_1: bool) -> float:
         lb = np.zeros(len(offers))
         lb[k] = 1
         ub = np.where(small, np.inf, 0.0)
-        res = opt.milp(c, constraints=opt.LinearConstraint((m * small)[None, :], need + m[k],
-                       np.inf), integrality=ones, bounds=opt.Bounds(lb, ub),
-                       options=EXACT)  # fmt: skip
+        res = opt.milp(
+            c,
+            constraints=opt.LinearConstraint((m * small)[None, :], need + m[k], np.inf),
+            integrality=ones,
+            bounds=opt.Bounds(lb, ub),
+            options=EXACT,
+        )
         if res.success:
             best = min(best, float(res.fun))
     return best
@@ -80,8 +89,12 @@ def test_fleet_search_is_exact_against_an_integer_program(
 
 
 @SETTINGS
-@given(offers=offers_st, need=st.floats(0.05, 40.0), more=st.floats(1.0, 3.0),
-       extra=st.builds(Offer, price=st.floats(100.0, 20000.0), share=st.floats(0.002, 2.0)))
+@given(
+    offers=offers_st,
+    need=st.floats(0.05, 40.0),
+    more=st.floats(1.0, 3.0),
+    extra=st.builds(Offer, price=st.floats(100.0, 20000.0), share=st.floats(0.002, 2.0)),
+)
 def test_more_demand_never_costs_less_and_more_choice_never_costs_more(
     offers: list[Offer], need: float, more: float, extra: Offer
 ) -> None:
@@ -97,9 +110,19 @@ def test_more_demand_never_costs_less_and_more_choice_never_costs_more(
 def fig(cores: int, reps: list[float]) -> Figure:
     s = sorted(reps)
     med = s[len(s) // 2]
-    return Figure(platform="baremetal", cores=cores, ht="off", profile="rps", value=med,
-                  unit="requests/s", source="measured", basis="lab", ci_low=s[0],
-                  ci_high=s[-1], reps=tuple(reps))  # fmt: skip
+    return Figure(
+        platform="baremetal",
+        cores=cores,
+        ht="off",
+        profile="rps",
+        value=med,
+        unit="requests/s",
+        source="measured",
+        basis="lab",
+        ci_low=s[0],
+        ci_high=s[-1],
+        reps=tuple(reps),
+    )
 
 
 @st.composite
@@ -168,8 +191,12 @@ def test_the_catalog_never_changes_a_figure(figs: list[Figure], extra: int) -> N
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(figs=measured_series(), rps=st.floats(1000.0, 5e6), headroom=st.floats(0.0, 0.5),
-       n_plus_1=st.booleans())
+@given(
+    figs=measured_series(),
+    rps=st.floats(1000.0, 5e6),
+    headroom=st.floats(0.0, 0.5),
+    n_plus_1=st.booleans(),
+)
 def test_a_recommendation_is_never_negative_and_carries_what_it_says(
     figs: list[Figure], rps: float, headroom: float, n_plus_1: bool
 ) -> None:
@@ -210,8 +237,14 @@ def test_the_usl_fit_is_as_good_as_scipy_least_squares(figs: list[Figure]) -> No
 
     best = math.inf
     for start in ([x[0], 0.01, 0.001], [max(x / n) * 1.5, 0.1, 0.0001]):
-        res = opt.least_squares(resid, start, bounds=([1e-9, 0, 0], [np.inf, np.inf, np.inf]),
-                                xtol=1e-14, ftol=1e-14, gtol=1e-14)  # fmt: skip
+        res = opt.least_squares(
+            resid,
+            start,
+            bounds=([1e-9, 0, 0], [np.inf, np.inf, np.inf]),
+            xtol=1e-14,
+            ftol=1e-14,
+            gtol=1e-14,
+        )
         best = min(best, float(np.sum(res.fun**2)))
     mine = sum((usl(c, ours.lam, ours.sigma, ours.kappa) - v) ** 2 for c, v in pts)
     scale = float(np.sum(x**2))
@@ -236,25 +269,25 @@ def test_an_interval_widens_with_distance_from_the_measured_cores(figs: list[Fig
 
 @settings(max_examples=20, deadline=None, derandomize=True)
 @given(figs=measured_series(), k=st.integers(1, 4))
-def test_confidence_asked_is_one_distribution_with_the_default(
-    figs: list[Figure], k: int
-) -> None:
+def test_confidence_asked_is_one_distribution_with_the_default(figs: list[Figure], k: int) -> None:
     # asking for more confidence never buys fewer servers; each answer holds what it says
     # in the draws its default states its confidence from, and one server fewer would not
     cat = CostCatalog(servers=(ServerOffer(16, 4000.0),))
     x16 = build_series(figs, allow_extrapolation=True)
     (s,) = x16.values()
     demand = Demand(rps=k * s.at(16).value * 0.8, headroom=0.2)
-    default = recommend(figs, cat, demand, allow_extrapolation=True,
-                        article_prices=True).recommendation
+    default = recommend(
+        figs, cat, demand, allow_extrapolation=True, article_prices=True
+    ).recommendation
     assert default is not None and default.confidence is not None
     need = 1.0 / (1.0 - demand.headroom)
     draws = s.draws(16)
     assert draws is not None
     counts = []
     for p in (0.5, 0.8, 0.9, 0.95, 0.99):
-        got = recommend(figs, cat, demand, allow_extrapolation=True, article_prices=True,
-                        confidence=p)
+        got = recommend(
+            figs, cat, demand, allow_extrapolation=True, article_prices=True, confidence=p
+        )
         rec = got.recommendation
         assert rec is not None and rec.confidence is not None
         assert rec.confidence >= p - 1e-9

@@ -14,12 +14,23 @@ def latency_point(cores: int, curve: list[tuple[float, float]], **meta: object) 
         Status.MEASURED,
         value=1.0,
         unit="requests/s",
-        metadata=PointMeta.parse({
-            "mode": "fixed-rate",
-            "curve": [{"rate": r, "mean_ms": p / 2, "p50_ms": p / 3, "p95_ms": p,
-                       "p99_ms": p * 2, "max_ms": p * 3} for r, p in curve],
-            **meta,
-        }),
+        metadata=PointMeta.parse(
+            {
+                "mode": "fixed-rate",
+                "curve": [
+                    {
+                        "rate": r,
+                        "mean_ms": p / 2,
+                        "p50_ms": p / 3,
+                        "p95_ms": p,
+                        "p99_ms": p * 2,
+                        "max_ms": p * 3,
+                    }
+                    for r, p in curve
+                ],
+                **meta,
+            }
+        ),
     )
 
 
@@ -38,8 +49,11 @@ def test_capacity_from_the_curve_or_the_search() -> None:
 def test_slo_figures_are_rps_figures_newest_wins() -> None:
     slo = Slo("p95", 10.0)
     figs = slo_figures(
-        [(1, latency_point(1, CURVE)), (2, latency_point(1, [(1000.0, 1.0), (5000.0, 8.0)])),
-         (2, latency_point(2, CURVE))],
+        [
+            (1, latency_point(1, CURVE)),
+            (2, latency_point(1, [(1000.0, 1.0), (5000.0, 8.0)])),
+            (2, latency_point(2, CURVE)),
+        ],
         slo,
     )
     by_cores = {f.cores: f for f in figs}
@@ -62,11 +76,14 @@ def test_one_latency_workload_and_lower_bounds() -> None:
 
     slo = Slo("p95", 10.0)
     proxy = latency_point(1, CURVE, role="proxy", scheme="https", file_size=1024)
-    static = latency_point(1, [(1000.0, 1.0), (9000.0, 2.0)], role="web", scheme="http",
-                           file_size=102400)
+    static = latency_point(
+        1, [(1000.0, 1.0), (9000.0, 2.0)], role="web", scheme="http", file_size=102400
+    )
     assert latency_workload(proxy) == "latency/proxy/https/1024B"
     assert latency_workloads([(1, proxy), (2, static)]) == {
-        "latency/proxy/https/1024B": 1, "latency/web/http/102400B": 1}
+        "latency/proxy/https/1024B": 1,
+        "latency/web/http/102400B": 1,
+    }
     [fig] = slo_figures([(1, proxy), (2, static)], slo, workload="latency/proxy/https/1024B")
     assert fig.value == 3000.0 and fig.basis == "latency/proxy/https/1024B"
     assert not fig.lower_bound  # 4,000/s missed the objective: a real capacity

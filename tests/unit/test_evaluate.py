@@ -161,8 +161,15 @@ def test_dead_server_fails_the_point_with_the_flag() -> None:
 def test_a_host_without_output_fails_the_point() -> None:
     doc, point, target, facts = load_case("rps_clean")
     result, samples = evaluate_windows(
-        point, target, {}, doc["windows"], connections=50, duration=2,
-        rule=StopRule(**doc["rule"]), facts=facts, client_tool_version=None,
+        point,
+        target,
+        {},
+        doc["windows"],
+        connections=50,
+        duration=2,
+        rule=StopRule(**doc["rule"]),
+        facts=facts,
+        client_tool_version=None,
         broken={"localhost": "unreachable: ssh timed out"},
     )
     assert result.status is Status.FAILED and samples == []
@@ -196,8 +203,11 @@ def test_squeezed_upstream_point_is_upstream_bound() -> None:
     assert guards.limited_by == "the upstream's CPUs"
     busy = result.metadata.evidence.upstream_busy_median or {}
     assert busy["localhost"] == pytest.approx(101, abs=1)
-    assert [v.flag for v in recheck(guards)] == [v.flag for v in guards.verdicts] == [
-        "upstream-bound", "not-saturated"]
+    assert (
+        [v.flag for v in recheck(guards)]
+        == [v.flag for v in guards.verdicts]
+        == ["upstream-bound", "not-saturated"]
+    )
 
 
 def test_one_connection_point_is_not_saturated() -> None:
@@ -205,9 +215,7 @@ def test_one_connection_point_is_not_saturated() -> None:
     result, samples = evaluate("rps_lb_not_saturated")
     assert result.status is Status.INVALID
     assert result.flags == ("not-saturated", "virtualized-host")
-    assert "were 100% busy but nginx and its kernel network work used only 50%" in (
-        result.reason
-    )
+    assert "were 100% busy but nginx and its kernel network work used only 50%" in (result.reason)
     assert "limited by the other processes on the pinned CPUs" in result.reason
     assert (result.metadata.env.irq_steering or "").startswith("not steered: loopback")
     assert result.metadata.evidence.softirq_outside_pct_median is not None

@@ -58,8 +58,9 @@ def test_offline_plan_of_a_host_without_sizing_cpu_says_so(tmp_path: Path) -> No
         "    clients:\n      hosts:\n        load: {ansible_host: 192.0.2.2,"
         " sizing_client_cpus: '0-3'}\n"
     )
-    res = runner.invoke(app, ["run", "-i", str(inv), "--cores", "1", "--profile", "rps",
-                              "--plan", "--json"])  # fmt: skip
+    res = runner.invoke(
+        app, ["run", "-i", str(inv), "--cores", "1", "--profile", "rps", "--plan", "--json"]
+    )
     # nothing to measure: exit 1, with one line saying why (the document is still printed)
     assert res.exit_code == 1, res.output
     assert res.stderr.strip() == (
@@ -83,8 +84,11 @@ def test_extra_vars_as_ansible_parses_them(tmp_path: Path) -> None:
     f = tmp_path / "vars.yml"
     f.write_text("a: from-file\nn: 3\n")
     assert parse_extra_vars(["a=1 b=two", f"@{f}", '{"c": [1, 2]}']) == {
-        "a": "from-file", "b": "two", "n": 3, "c": [1, 2],
-    }  # fmt: skip
+        "a": "from-file",
+        "b": "two",
+        "n": 3,
+        "c": [1, 2],
+    }
     for bad, said in (("[1]", "not a mapping"), ("./x.yml", "prepend"), ("@/nope", "no such")):
         with pytest.raises(UsageError, match=said):
             parse_extra_vars([bad])
@@ -143,22 +147,40 @@ def _point(host: str, profile: str, status: Status = Status.MEASURED, **kw: obje
 
 
 SAMPLES = [
-    Sample("requests_per_second", 100.0, "requests/s",
-           SampleMeta.parse({"warmup": True, "errors": 99})),
+    Sample(
+        "requests_per_second", 100.0, "requests/s", SampleMeta.parse({"warmup": True, "errors": 99})
+    ),
     *(
-        Sample("requests_per_second", v, "requests/s", SampleMeta.parse({
-            "errors": 1, "server_busy": b, "client_cpu_busy": {"c1": 50.0, "c2": c},
-            "tls_full": 10, "tls_reused": 0,
-        }))
+        Sample(
+            "requests_per_second",
+            v,
+            "requests/s",
+            SampleMeta.parse(
+                {
+                    "errors": 1,
+                    "server_busy": b,
+                    "client_cpu_busy": {"c1": 50.0, "c2": c},
+                    "tls_full": 10,
+                    "tls_reused": 0,
+                }
+            ),
+        )
         for v, b, c in ((100.0, 98.0, 60.0), (102.0, 99.0, 70.0), (98.0, 97.0, 65.0))
     ),
     Sample("requests_per_second.client", 50.0, "requests/s", SampleMeta.parse({"errors": 1000})),
-]  # fmt: skip
+]
 
 
 def test_evidence_from_the_timed_repetitions() -> None:
-    r = _point("web", "rps", value=100.0, unit="requests/s", ci_low=95.0, ci_high=105.0,
-               metadata=PointMeta.parse({"latency_p99_ms": 4.5}))  # fmt: skip
+    r = _point(
+        "web",
+        "rps",
+        value=100.0,
+        unit="requests/s",
+        ci_low=95.0,
+        ci_high=105.0,
+        metadata=PointMeta.parse({"latency_p99_ms": 4.5}),
+    )
     ev = point_evidence(r, SAMPLES)
     assert ev.errors == 3 and ev.tls_full == 30 and ev.tls_reused == 0
     assert ev.server_cpu_pct == 98.0 and ev.client_cpu_pct == 65.0
@@ -174,11 +196,19 @@ def test_evidence_from_the_timed_repetitions() -> None:
 def test_points_table_fits_100_columns_and_verbose_gives_reasons_in_full() -> None:
     long_reason = "client-bound: the load generator's CPUs were busier than the server's " * 3
     pts = [
-        _point("r6525-01.lab.example.com", "rps", value=1234567.0, unit="requests/s",
-               ci_low=1200000.0, ci_high=1260000.0, repetitions=5, spread=0.04,
-               flags=("client-bound", "noisy", "virtualized-host")),
+        _point(
+            "r6525-01.lab.example.com",
+            "rps",
+            value=1234567.0,
+            unit="requests/s",
+            ci_low=1200000.0,
+            ci_high=1260000.0,
+            repetitions=5,
+            spread=0.04,
+            flags=("client-bound", "noisy", "virtualized-host"),
+        ),
         _point("r6525-01.lab.example.com", "tps", Status.SKIPPED, reason=long_reason),
-    ]  # fmt: skip
+    ]
     ev = {pts[0].key: point_evidence(pts[0], SAMPLES)}
     table = points_table(pts, ev)
     assert all(len(line) <= WIDTH for line in table.splitlines()), table
@@ -200,11 +230,19 @@ def _db(tmp_path: Path, labels: list[str]) -> Path:
     db = tmp_path / "r.sqlite"
     with Store(db) as store:
         for i, label in enumerate(labels):
-            run_id = store.start_run(inventory="i", argv=[], tool_version="t",
-                                     options={"label": label})  # fmt: skip
+            run_id = store.start_run(
+                inventory="i", argv=[], tool_version="t", options={"label": label}
+            )
             store.set_environment(run_id, {"web": {"kernel": f"6.{i}"}})
-            r = _point("web", "rps", value=100.0 + 10 * i, unit="requests/s",
-                       ci_low=99.0 + 10 * i, ci_high=101.0 + 10 * i, repetitions=3)  # fmt: skip
+            r = _point(
+                "web",
+                "rps",
+                value=100.0 + 10 * i,
+                unit="requests/s",
+                ci_low=99.0 + 10 * i,
+                ci_high=101.0 + 10 * i,
+                repetitions=3,
+            )
             store.add_point(run_id, r, list(enumerate(SAMPLES)))
             store.finish_run(run_id, "complete")
     return db
@@ -224,9 +262,11 @@ def test_results_labels_csv_and_compare_n_runs(tmp_path: Path) -> None:
     cmp = runner.invoke(app, ["results", "--db", str(db), "--compare", "before", "2", "after"])
     assert cmp.exit_code == 0, cmp.output
     assert "run 1 vs run 3" in cmp.stdout and "+20.0%" in cmp.stdout
-    doc = json.loads(runner.invoke(
-        app, ["results", "--db", str(db), "--json", "--compare", "1", "2", "3"]
-    ).stdout)  # fmt: skip
+    doc = json.loads(
+        runner.invoke(
+            app, ["results", "--db", str(db), "--json", "--compare", "1", "2", "3"]
+        ).stdout
+    )
     assert [c["run_b"] for c in doc["comparisons"]] == [2, 3]
     jdoc = json.loads(runner.invoke(app, ["results", "--db", str(db), "--json"]).stdout)
     ev = jdoc["runs"][0]["points"][0]["evidence"]
@@ -250,14 +290,22 @@ def test_a_run_with_no_valid_figure_says_what_would_give_one() -> None:
     """Issue 26: a 2-core machine's first run ends in one paragraph on stdout: what limited
     each point (server and client CPU), why (the upstream shared the client's core), and a
     command that gives a valid figure here. Nothing when a figure is valid."""
-    shared = {"role": "load-balance", "upstreams": [{"host": "localhost", "cpus": "1",
-                                                     "shares_with": "client"}]}  # fmt: skip
+    shared = {
+        "role": "load-balance",
+        "upstreams": [{"host": "localhost", "cpus": "1", "shares_with": "client"}],
+    }
     pts = [
-        _point("localhost", "rps", Status.INVALID, value=50197.0, unit="requests/s",
-               flags=("not-saturated", "noisy", "virtualized-host"),
-               metadata=PointMeta.parse(shared)),
+        _point(
+            "localhost",
+            "rps",
+            Status.INVALID,
+            value=50197.0,
+            unit="requests/s",
+            flags=("not-saturated", "noisy", "virtualized-host"),
+            metadata=PointMeta.parse(shared),
+        ),
         _point("localhost", "tps", Status.SKIPPED, reason="needs 2 server cores"),
-    ]  # fmt: skip
+    ]
     ev = {pts[0].key: Evidence(server_cpu_pct=87.4, client_cpu_pct=98.9)}
     lines = no_valid_figure(pts, ev)
     text = " ".join(lines)
@@ -284,8 +332,9 @@ def test_a_run_whose_valid_figures_recommend_leaves_out_says_how_to_use_them(
     command, as printed, sizes on them (a real database, the CLI as typed)."""
     from sizing.report.render.points import left_out_by_default
 
-    vm = _point("localhost", "static-rps", value=9.0e4, unit="requests/s",
-                flags=("virtualized-host",))  # fmt: skip
+    vm = _point(
+        "localhost", "static-rps", value=9.0e4, unit="requests/s", flags=("virtualized-host",)
+    )
     bad = _point("localhost", "static-tps", Status.INVALID, flags=("not-saturated",))
     lines = left_out_by_default([vm, bad])
     text = " ".join(lines)
@@ -304,9 +353,20 @@ def test_a_run_whose_valid_figures_recommend_leaves_out_says_how_to_use_them(
     from tests.unit.test_sources import ENV, fill, point
 
     db = tmp_path / "s.sqlite"
-    fill(db, {"localhost": ENV["localhost"]}, [point(
-        "localhost", "baremetal", 1, "rps", [9.0e4, 9.1e4, 9.2e4], flags=("virtualized-host",)
-    )])  # fmt: skip
+    fill(
+        db,
+        {"localhost": ENV["localhost"]},
+        [
+            point(
+                "localhost",
+                "baremetal",
+                1,
+                "rps",
+                [9.0e4, 9.1e4, 9.2e4],
+                flags=("virtualized-host",),
+            )
+        ],
+    )
     res = runner.invoke(app, [*command.split()[1:], "--db", str(db)])
     assert res.exit_code == 0, res.output
     assert "Sized on localhost/virtualized-host/static-128b" in res.stdout.replace("\n  ", " ")

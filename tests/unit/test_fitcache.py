@@ -16,9 +16,11 @@ from tests.unit.test_sources import ENV, fill, point
 def _db(tmp_path: Path) -> Path:
     db = tmp_path / "sizing.sqlite"
     figures = [(1, 30000.0), (2, 57000.0), (4, 100000.0)]
-    fill(db, {"r640-01": ENV["r640-01"]}, [
-        point("r640-01", "baremetal", n, "rps", [v * 0.99, v, v * 1.01]) for n, v in figures
-    ])  # fmt: skip
+    fill(
+        db,
+        {"r640-01": ENV["r640-01"]},
+        [point("r640-01", "baremetal", n, "rps", [v * 0.99, v, v * 1.01]) for n, v in figures],
+    )
     return db
 
 
@@ -79,8 +81,12 @@ def test_read_only_commands_on_a_real_run_record_import_nothing_they_do_not_use(
 
     db = tmp_path / "sizing.sqlite"
     env_rec = {"localhost": {**ENV["localhost"], "declared": {}}}
-    fill(db, env_rec, [point("localhost", "baremetal", 1, "rps", [9.0e4, 9.1e4, 9.2e4])],
-         inventory=str(paths.INVENTORIES / "local.yml"))  # fmt: skip
+    fill(
+        db,
+        env_rec,
+        [point("localhost", "baremetal", 1, "rps", [9.0e4, 9.1e4, 9.2e4])],
+        inventory=str(paths.INVENTORIES / "local.yml"),
+    )
     args = [a.format(tmp=tmp_path) for a in argv]
     code = (
         "import sys\n"
@@ -115,9 +121,12 @@ def test_a_run_recorded_without_its_declared_entry_is_migrated_once(tmp_path: Pa
         "          sizing_price_usd: 1234\n    clients:\n      hosts:\n        localhost: {}\n"
     )
     db = tmp_path / "sizing.sqlite"
-    run_id = fill(db, {"localhost": ENV["localhost"]},  # no "declared" entry: an old run
-                  [point("localhost", "baremetal", 1, "rps", [9.0e4, 9.1e4, 9.2e4])],
-                  inventory=str(inv))  # fmt: skip
+    run_id = fill(
+        db,
+        {"localhost": ENV["localhost"]},  # no "declared" entry: an old run
+        [point("localhost", "baremetal", 1, "rps", [9.0e4, 9.1e4, 9.2e4])],
+        inventory=str(inv),
+    )
     code = (
         "import json, sys\n"
         "from sizing.cli import main\n"

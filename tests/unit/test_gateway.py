@@ -44,21 +44,30 @@ def test_curl_golden_output(data_dir: Path) -> None:
 
 
 def test_curl_argv_one_fresh_connection_per_transfer() -> None:
-    argv = curl.build_argv([curl.Transfer("a", "http://127.0.0.1/x"),
-                            curl.Transfer("b", "https://127.0.0.1/y", ("X-A: 1",), True)])
+    argv = curl.build_argv(
+        [
+            curl.Transfer("a", "http://127.0.0.1/x"),
+            curl.Transfer("b", "https://127.0.0.1/y", ("X-A: 1",), True),
+        ]
+    )
     assert argv.count("--next") == 1 and argv.count("Connection: close") == 2
     assert argv.count("-o") == 1  # only the first body is discarded
     assert "X-A: 1" in argv
-    for bad in (curl.Transfer("a b", "http://x/"), curl.Transfer("a", "ftp://x/"),
-                curl.Transfer("a", "http://x/", ("bad",))):
+    for bad in (
+        curl.Transfer("a b", "http://x/"),
+        curl.Transfer("a", "ftp://x/"),
+        curl.Transfer("a", "http://x/", ("bad",)),
+    ):
         with pytest.raises(UsageError):
             curl.build_argv([bad])
 
 
 def _line(label: str, code: int, total: float) -> str:
-    return (f"sizing_curl label={label} code={code} namelookup=0.000010 connect=0.000100 "
-            f"appconnect=0.000000 pretransfer=0.000120 starttransfer={total * 0.9:.6f} "
-            f"total={total:.6f}\n")
+    return (
+        f"sizing_curl label={label} code={code} namelookup=0.000010 connect=0.000100 "
+        f"appconnect=0.000000 pretransfer=0.000120 starttransfer={total * 0.9:.6f} "
+        f"total={total:.6f}\n"
+    )
 
 
 def test_judge_gateway_added_latency_and_jwt_verdict() -> None:
@@ -72,7 +81,8 @@ def test_judge_gateway_added_latency_and_jwt_verdict() -> None:
     assert (verdict.added_latency_ms or {})["total"] == pytest.approx(0.3)
     assert verdict.jwt_check is not None and verdict.jwt_check.ok
     leaked = gateway.judge_gateway(
-        prof, out + good + "good-n1 200\nbad-n1 401\n" + _line("probe_log", 200, 0.0001), "n1")
+        prof, out + good + "good-n1 200\nbad-n1 401\n" + _line("probe_log", 200, 0.0001), "n1"
+    )
     assert leaked.jwt_check is not None
     assert not leaked.jwt_check.ok and leaked.jwt_check.rejected_reached_upstream
     accepted = out.replace("label=bad_jwt code=401", "label=bad_jwt code=200")
@@ -83,8 +93,9 @@ def test_judge_gateway_added_latency_and_jwt_verdict() -> None:
 
 def test_gateway_transfers_for_api_jwt() -> None:
     token = jwt.make_token()
-    t = gateway.gateway_transfers(load("api-jwt"), "http://u/1k", "http://p/api/1k",
-                                "http://u/sizing-probe-log", token, "n1")
+    t = gateway.gateway_transfers(
+        load("api-jwt"), "http://u/1k", "http://p/api/1k", "http://u/sizing-probe-log", token, "n1"
+    )
     labels = [x.label for x in t]
     assert labels.count("direct") == labels.count("proxy") == gateway.SINGLE_REQUESTS
     assert labels[-4:] == ["bad_jwt", "no_jwt", "good_jwt", "probe_log"]

@@ -11,19 +11,37 @@ from sizing.sources import read_runs
 from sizing.store import Store
 
 CURVE = [  # as stored: every field of a LatencyPoint
-    {"rate": rate, "achieved": got, "server_busy": busy, "p95_ms": p95, "mean_ms": p95 / 2,
-     "p50_ms": p95 / 2, "p99_ms": p95 * 2, "max_ms": p95 * 4}
-    for rate, got, busy, p95 in ((1000.0, 1000.0, 15.9, 0.36), (3000.0, 3000.0, 39.3, 0.75),
-                                 (5000.0, 4999.0, 51.4, 1.48))
+    {
+        "rate": rate,
+        "achieved": got,
+        "server_busy": busy,
+        "p95_ms": p95,
+        "mean_ms": p95 / 2,
+        "p50_ms": p95 / 2,
+        "p99_ms": p95 * 2,
+        "max_ms": p95 * 4,
+    }
+    for rate, got, busy, p95 in (
+        (1000.0, 1000.0, 15.9, 0.36),
+        (3000.0, 3000.0, 39.3, 0.75),
+        (5000.0, 4999.0, 51.4, 1.48),
+    )
 ]
 
 
 def _point(profile: str, cpu_curve: bool) -> PointResult:
-    meta = {"mode": "fixed-rate", "role": "api-jwt", "cpu_curve": cpu_curve, "curve": CURVE,
-            "url": "http://127.0.0.1:8080/api/1k", "duration_s": 3.0}  # fmt: skip
+    meta = {
+        "mode": "fixed-rate",
+        "role": "api-jwt",
+        "cpu_curve": cpu_curve,
+        "curve": CURVE,
+        "url": "http://127.0.0.1:8080/api/1k",
+        "duration_s": 3.0,
+    }
     key = PointKey("localhost", "baremetal", 1, "off", profile)
-    return PointResult(key, Status.MEASURED, "", value=3000.0, unit="calls/s",
-                       metadata=PointMeta.parse(meta))
+    return PointResult(
+        key, Status.MEASURED, "", value=3000.0, unit="calls/s", metadata=PointMeta.parse(meta)
+    )
 
 
 def test_gateway_section_tables_the_cpu_curve_and_leaves_latency_points(tmp_path: Path) -> None:

@@ -161,7 +161,17 @@ def test_how_close_to_the_limit_keeps_the_close_ones_in_the_body(tmp_path: Path)
 
 def test_prepared_by_option(tmp_path: Path) -> None:
     out = tmp_path / "guide.md"
-    res = runner.invoke(app, ["guide", "--db", str(tmp_path / "none.sqlite"), "--out",
-                              str(out), "--prepared-by", "Jane Doe"])  # fmt: skip
+    res = runner.invoke(
+        app,
+        [
+            "guide",
+            "--db",
+            str(tmp_path / "none.sqlite"),
+            "--out",
+            str(out),
+            "--prepared-by",
+            "Jane Doe",
+        ],
+    )
     assert res.exit_code == 0, res.stderr
     assert "Jane Doe" in out.read_text()

@@ -270,8 +270,10 @@ def test_measured_figures_win_and_are_labelled(db: Path) -> None:
     assert g.basis_text.startswith("Sized on figures measured with sizing on srv1: Bare metal,")
     assert g.bases[0].label == "srv1/baremetal/static-128b"
     assert g.bases[0].value.startswith("baremetal; Test CPU")
-    assert g.measured_on == ("srv1 (bare metal, Test CPU Model 9000)",
-                             "srv1 (KVM guest, Test CPU Model 9000)")  # fmt: skip
+    assert g.measured_on == (
+        "srv1 (bare metal, Test CPU Model 9000)",
+        "srv1 (KVM guest, Test CPU Model 9000)",
+    )
     # the emulated guest is not in the body, and the summary says where it is
     assert [(x.host, x.option) for x in g.left_out] == [("tcg1", "--include-emulated")]
     assert g.inventories == ("lab",)

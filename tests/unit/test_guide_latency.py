@@ -74,10 +74,18 @@ FIXTURE_BM2: dict[int, list[Rep]] = {
 def _lp(rate: int, rep: Rep) -> LatencyPoint:
     mean, p50, p95, p99, mx, busy, steal = rep
     return LatencyPoint(
-        rate=float(rate), mean_ms=mean, p50_ms=p50, p95_ms=p95, p99_ms=p99, max_ms=mx,
-        achieved=float(rate) * 0.999, error_ratio=0.0, p90_ms=p95 * 0.8,
-        server_busy=busy, server_steal=steal,
-    )  # fmt: skip
+        rate=float(rate),
+        mean_ms=mean,
+        p50_ms=p50,
+        p95_ms=p95,
+        p99_ms=p99,
+        max_ms=mx,
+        achieved=float(rate) * 0.999,
+        error_ratio=0.0,
+        p90_ms=p95 * 0.8,
+        server_busy=busy,
+        server_steal=steal,
+    )
 
 
 def latency_result(
@@ -101,20 +109,52 @@ def latency_result(
         for n, rep in enumerate(rep_list, start=1):
             lp = _lp(rate, rep)
             meta = {
-                **asdict(lp), "sent_rate": rate * 0.999, "lag": 0.001,
-                "requests": rate * 10, "errors": 0, "status_codes": {"200": rate * 10},
-                "error_messages": [], "client_cpu_busy": {"gen1": 30.0},
-                "server_cpu": {"busy": rep[5], "steal": rep[6]}, "clients": 1, "problems": [],
-            }  # fmt: skip
+                **asdict(lp),
+                "sent_rate": rate * 0.999,
+                "lag": 0.001,
+                "requests": rate * 10,
+                "errors": 0,
+                "status_codes": {"200": rate * 10},
+                "error_messages": [],
+                "client_cpu_busy": {"gen1": 30.0},
+                "server_cpu": {"busy": rep[5], "steal": rep[6]},
+                "clients": 1,
+                "problems": [],
+            }
             phase = "sweep" if rate in swept else "search"
-            samples.append((index, Sample("latency", lp.p95_ms, "ms", SampleMeta.parse({
-                **meta, "phase": phase, "warmup": False, "repetition_at_rate": n,
-                "duration_s": 10.0,
-            }))))  # fmt: skip
+            samples.append(
+                (
+                    index,
+                    Sample(
+                        "latency",
+                        lp.p95_ms,
+                        "ms",
+                        SampleMeta.parse(
+                            {
+                                **meta,
+                                "phase": phase,
+                                "warmup": False,
+                                "repetition_at_rate": n,
+                                "duration_s": 10.0,
+                            }
+                        ),
+                    ),
+                )
+            )
             index += 1
-            series.setdefault(lp.rate, []).append(SoakRep(
-                n, lp.mean_ms, lp.p50_ms, lp.p95_ms, lp.p99_ms, lp.max_ms, lp.server_steal,
-                lp.server_busy, 0.001))  # fmt: skip
+            series.setdefault(lp.rate, []).append(
+                SoakRep(
+                    n,
+                    lp.mean_ms,
+                    lp.p50_ms,
+                    lp.p95_ms,
+                    lp.p99_ms,
+                    lp.max_ms,
+                    lp.server_steal,
+                    lp.server_busy,
+                    0.001,
+                )
+            )
     pts = [mean_point([_lp(r, x) for x in reps_by_rate[r]]) for r in sorted(reps_by_rate)]
     k = knee(pts)
     flags = ["emulated"] if emulated else []
@@ -124,49 +164,87 @@ def latency_result(
     jumps = {f"{r:g}": soak_jumps(s) for r, s in series.items() if soak_jumps(s)}
     parsed = parse_slo(slo) if slo else None
     metadata: dict[str, Any] = {
-        "host": "srv1", "platform": platform, "cores": cores, "ht": "off",
-        "profile": "latency", "url": "https://10.0.0.1:8443/1k", "target": "srv1",
-        "file_size": 1024, "scheme": "https", "tls_key": "ecdsa-p256",
-        "tls_ciphers": "ECDHE-ECDSA-AES256-GCM-SHA384", "role": "server",
-        "mode": "fixed-rate", "generator": "vegeta", "tool": "vegeta",
-        "tool_version": "v12.12.0", "sizing_version": "0.1.0", "duration_s": 10.0,
-        "repetitions_per_rate": reps, "soak_s": 33.0 * 3 if reps > 1 else None,
-        "rates": swept, "server_cpus": "1", "worker_cpus": "1", "clients": ["gen1"],
-        "platform_settings": {}, "curve": [asdict(p) for p in pts],
+        "host": "srv1",
+        "platform": platform,
+        "cores": cores,
+        "ht": "off",
+        "profile": "latency",
+        "url": "https://10.0.0.1:8443/1k",
+        "target": "srv1",
+        "file_size": 1024,
+        "scheme": "https",
+        "tls_key": "ecdsa-p256",
+        "tls_ciphers": "ECDHE-ECDSA-AES256-GCM-SHA384",
+        "role": "server",
+        "mode": "fixed-rate",
+        "generator": "vegeta",
+        "tool": "vegeta",
+        "tool_version": "v12.12.0",
+        "sizing_version": "0.1.0",
+        "duration_s": 10.0,
+        "repetitions_per_rate": reps,
+        "soak_s": 33.0 * 3 if reps > 1 else None,
+        "rates": swept,
+        "server_cpus": "1",
+        "worker_cpus": "1",
+        "clients": ["gen1"],
+        "platform_settings": {},
+        "curve": [asdict(p) for p in pts],
         "knee_rate": k.rate if k else None,
         "slo": str(parsed) if parsed else None,
         "slo_label": parsed.label if parsed else None,
-        "slo_search": None if parsed is None else {
-            "capacity": capacity, "bracket": [capacity, max(probes)], "probes": list(probes),
-            "probe_count": len(probes), "converged": True, "reason": "",
+        "slo_search": None
+        if parsed is None
+        else {
+            "capacity": capacity,
+            "bracket": [capacity, max(probes)],
+            "probes": list(probes),
+            "probe_count": len(probes),
+            "converged": True,
+            "reason": "",
             "sweep_capacity": 4000.0,
         },
-        "soak_series": ({f"{r:g}": [asdict(x) for x in s] for r, s in series.items()}
-                        if reps > 1 else None),
+        "soak_series": (
+            {f"{r:g}": [asdict(x) for x in s] for r, s in series.items()} if reps > 1 else None
+        ),
         "soak_jumps": jumps or None,
-        "nginx_version": "1.22.1", "kernel": "6.1.0-test", "cpu_model": "Test CPU Model 9000",
-        "hypervisor": None, "openssl_version": "3.0.11",
-    }  # fmt: skip
+        "nginx_version": "1.22.1",
+        "kernel": "6.1.0-test",
+        "cpu_model": "Test CPU Model 9000",
+        "hypervisor": None,
+        "openssl_version": "3.0.11",
+    }
     result = PointResult(
         PointKey("srv1", platform, cores, "off", "latency"),
         Status.MEASURED,
-        "; ".join(["latency stayed flat over the whole sweep: the knee lies above it"]
-                  if "no-knee" in flags else []),
+        "; ".join(
+            ["latency stayed flat over the whole sweep: the knee lies above it"]
+            if "no-knee" in flags
+            else []
+        ),
         value=value,
         unit="requests/s",
         repetitions=reps,
         flags=tuple(flags),
         metadata=PointMeta.parse(metadata),
-    )  # fmt: skip
+    )
     return result, samples
 
 
 def fill_latency(store: Store, run_id: int) -> None:
     """The TEST FIXTURE latency points of this module, stored as the runner stores them."""
-    store.add_point(run_id, *latency_result(
-        "baremetal", 1, FIXTURE_BM1, swept=FIXTURE_BM1_SWEPT, slo="p95=10ms",
-        probes=FIXTURE_BM1_PROBES, capacity=4100.0,
-    ))  # fmt: skip
+    store.add_point(
+        run_id,
+        *latency_result(
+            "baremetal",
+            1,
+            FIXTURE_BM1,
+            swept=FIXTURE_BM1_SWEPT,
+            slo="p95=10ms",
+            probes=FIXTURE_BM1_PROBES,
+            capacity=4100.0,
+        ),
+    )
     store.add_point(run_id, *latency_result("libvirt", 1, FIXTURE_HV1))
     store.add_point(run_id, *latency_result("baremetal", 2, FIXTURE_BM2))
     # a failed point keeps its partial curve; the guide leaves it out
@@ -184,9 +262,11 @@ def db(tmp_path: Path) -> Path:
     with Store(path) as store:
         fill_store(store)  # the throughput points of test_guide_data
         run_id = store.start_run(
-            inventory="/lab/inventories/lab.yml", argv=["sizing", "run", "--profile", "latency"],
-            tool_version="0.1.0", options={"soak_s": 99.0},
-        )  # fmt: skip
+            inventory="/lab/inventories/lab.yml",
+            argv=["sizing", "run", "--profile", "latency"],
+            tool_version="0.1.0",
+            options={"soak_s": 99.0},
+        )
         fill_latency(store, run_id)
         store.finish_run(run_id, "complete")
     return path
@@ -211,8 +291,11 @@ def test_latency_series_come_from_the_stored_points(db: Path) -> None:
     assert bm1.server_busy[2] == 62.0
     assert bm1.knee_rate == 4000.0  # sizing.knee's rule: 4,100/s is past 5 ms of p95
     assert (bm1.slo, bm1.slo_stat, bm1.slo_limit_ms, bm1.slo_capacity) == (
-        "p95=10ms", "p95", 10.0, 4100.0,
-    )  # fmt: skip
+        "p95=10ms",
+        "p95",
+        10.0,
+        4100.0,
+    )
     hv1 = lat.series[2]
     assert hv1.platform == "hypervisor" and hv1.slo is None
     assert hv1.p95_ms[1] == pytest.approx((0.62 + 0.63 + 5.80) / 3)  # the soak mean
@@ -223,8 +306,11 @@ def test_summary_table_has_knee_and_slo_capacity(db: Path) -> None:
     assert lat is not None
     rows = {r[0].text: [c.text for c in r] for r in lat.summary.rows}
     assert rows["Bare metal, 1 core"][2:] == [
-        "1,000–5,000 (5 rates)", "4,000", "p95 ≤ 10 ms", "4,100",
-    ]  # fmt: skip
+        "1,000–5,000 (5 rates)",
+        "4,000",
+        "p95 ≤ 10 ms",
+        "4,100",
+    ]
     assert rows["Bare metal, 2 cores"][3] == "above 3,000"  # no knee in the sweep
     assert rows["Hypervisor, 1 core"][4:] == ["–", "–"]
     assert lat.summary.rows[0][5].source == "measured"
@@ -280,8 +366,14 @@ def test_latency_chart_svg_has_axes_knee_and_slo(db: Path) -> None:
     charts = {c.id: c for c in render_charts(_guide(db), only=["latency", "latency-cpu"])}
     svg = charts["latency"].svg
     assert svg.startswith("<svg")
-    for text in ("Offered rate (requests/s)", "Latency (ms), logarithmic scale", "knee",
-                 "SLO: p95 ≤ 10 ms", "Bare metal, 1 core", "Hypervisor, 1 core"):  # fmt: skip
+    for text in (
+        "Offered rate (requests/s)",
+        "Latency (ms), logarithmic scale",
+        "knee",
+        "SLO: p95 ≤ 10 ms",
+        "Bare metal, 1 core",
+        "Hypervisor, 1 core",
+    ):
         assert text in svg, text
     cpu = charts["latency-cpu"]
     assert "Server CPU busy (% of nginx" in cpu.svg and "Offered rate (requests/s)" in cpu.svg
@@ -320,8 +412,14 @@ def test_chart_data_carries_the_curve_knee_and_slo() -> None:
     from sizing.report.data.latency import latency_chart_data
     from tests.unit.test_engine_slo import CURVE, latency_point
 
-    p = latency_point(2, CURVE, knee_rate=3000.0, slo="p95=10ms",
-                      slo_search={"capacity": 3420.0}, soak_jumps={"3000": [17]})
+    p = latency_point(
+        2,
+        CURVE,
+        knee_rate=3000.0,
+        slo="p95=10ms",
+        slo_search={"capacity": 3420.0},
+        soak_jumps={"3000": [17]},
+    )
     (series,) = latency_chart_data([(4, p)])
     assert series.rates == (1000.0, 2000.0, 3000.0, 4000.0)
     assert series.p95_ms[-1] == 40.0 and series.mean_ms[0] == 1.0

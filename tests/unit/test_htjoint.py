@@ -20,9 +20,22 @@ def _figs(ht: str, curve: dict[int, float], seed: int) -> list[Figure]:
         reps = tuple(v * rng.lognormvariate(0, 0.02) for _ in range(10))
         got = median_interval(reps)
         assert got is not None
-        out.append(Figure("baremetal", n, ht, "rps", sorted(reps)[5], "requests/s", "measured",
-                          ci_low=got[0], ci_high=got[1], coverage=median_coverage(10),
-                          reps=reps, basis=BID))  # fmt: skip
+        out.append(
+            Figure(
+                "baremetal",
+                n,
+                ht,
+                "rps",
+                sorted(reps)[5],
+                "requests/s",
+                "measured",
+                ci_low=got[0],
+                ci_high=got[1],
+                coverage=median_coverage(10),
+                reps=reps,
+                basis=BID,
+            )
+        )
     return out
 
 
@@ -36,14 +49,22 @@ def test_ht_on_predictions_keep_the_gain_measured_at_every_count() -> None:
     off = {n: _usl(n, 0.02, 0.0005) for n in (1, 2, 4, 8)}
     on = {n: 1.05 * v for n, v in off.items()}
     figs = _figs("off", off, 1) + _figs("on", on, 2)
-    b = Basis(id=BID, origin="measured", platform="baremetal",
-              hardware=Hardware("Xeon", 1, 64, 2), workload=Workload("static", 128),
-              software="nginx", physical_host="h", figures=tuple(figs))  # fmt: skip
+    b = Basis(
+        id=BID,
+        origin="measured",
+        platform="baremetal",
+        hardware=Hardware("Xeon", 1, 64, 2),
+        workload=Workload("static", 128),
+        software="nginx",
+        physical_host="h",
+        figures=tuple(figs),
+    )
     series = build_series(figs, bases=[b], allow_extrapolation=True)
     s_on = series[(BID, "baremetal", "on", "rps")]
     s_off = series[(BID, "baremetal", "off", "rps")]
-    measured_gain = all(f_on.value > f_off.value for f_on, f_off in
-                        zip(s_on.exact, s_off.exact, strict=True))  # fmt: skip
+    measured_gain = all(
+        f_on.value > f_off.value for f_on, f_off in zip(s_on.exact, s_off.exact, strict=True)
+    )
     assert measured_gain
     for n in (16, 32):
         a, b_ = s_on.estimate(n), s_off.estimate(n)

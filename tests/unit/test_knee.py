@@ -28,8 +28,15 @@ Curve = Callable[[float], LatencyPoint]
 
 
 def point(rate: float, p95: float, errors: float = 0.0) -> LatencyPoint:
-    return LatencyPoint(rate=rate, mean_ms=p95 / 2, p50_ms=p95 / 3, p95_ms=p95,
-                        p99_ms=p95 * 1.5, max_ms=p95 * 3, error_ratio=errors)
+    return LatencyPoint(
+        rate=rate,
+        mean_ms=p95 / 2,
+        p50_ms=p95 / 3,
+        p95_ms=p95,
+        p99_ms=p95 * 1.5,
+        max_ms=p95 * 3,
+        error_ratio=errors,
+    )
 
 
 def queue(cap: float, base: float = 0.5) -> Curve:
@@ -123,8 +130,12 @@ def test_search_reports_an_slo_nothing_meets() -> None:
 def test_search_is_bounded_on_noise() -> None:
     rng = random.Random(7)
     noisy = queue(5000)
-    res = search(lambda r: point(r, noisy(r).p95_ms * rng.uniform(0.7, 1.4)), SLO,
-                 curve=[noisy(r) for r in range(1000, 10001, 1000)], max_probes=12)
+    res = search(
+        lambda r: point(r, noisy(r).p95_ms * rng.uniform(0.7, 1.4)),
+        SLO,
+        curve=[noisy(r) for r in range(1000, 10001, 1000)],
+        max_probes=12,
+    )
     assert res.probe_count <= 12 and res.capacity is not None
     assert 3500 <= res.capacity <= 5000
 
@@ -135,8 +146,19 @@ def test_errors_fail_the_slo() -> None:
 
 
 def test_knee_is_the_last_rate_before_latency_explodes() -> None:
-    pts = [point(r, p) for r, p in [(1000, 1.7), (2000, 2.3), (3000, 2.2), (4000, 2.3),
-                                     (5000, 2.7), (6000, 3.0), (7000, 4.3), (8000, 6860.0)]]
+    pts = [
+        point(r, p)
+        for r, p in [
+            (1000, 1.7),
+            (2000, 2.3),
+            (3000, 2.2),
+            (4000, 2.3),
+            (5000, 2.7),
+            (6000, 3.0),
+            (7000, 4.3),
+            (8000, 6860.0),
+        ]
+    ]
     k = knee(pts)  # the article's NGINX curve, 10-KB file: the knee at 7,000 RPS
     assert k is not None and k.rate == 7000
     assert knee(pts[:5]) is None  # no knee within a flat sweep
@@ -170,8 +192,28 @@ def test_parsers() -> None:
 
 def test_soak_jumps_find_the_credit_exhaustion() -> None:
     # the article's Avi SE table at 2,500 RPS: run 17 onwards jumps (p95 in ms)
-    p95 = [3.2, 10.3, 3.4, 3.2, 3.4, 10.2, 3.3, 3.3, 3.3, 10.4, 3.4, 3.4, 3.2, 3.2, 10.5, 3.3,
-           35350, 50500, 47500, 47800]
+    p95 = [
+        3.2,
+        10.3,
+        3.4,
+        3.2,
+        3.4,
+        10.2,
+        3.3,
+        3.3,
+        3.3,
+        10.4,
+        3.4,
+        3.4,
+        3.2,
+        3.2,
+        10.5,
+        3.3,
+        35350,
+        50500,
+        47500,
+        47800,
+    ]
     series = [SoakRep(i + 1, p95_ms=v, mean_ms=v / 2) for i, v in enumerate(p95)]
     assert soak_jumps(series) == [2, 6, 10, 15, 17, 18, 19, 20]
     steady = [SoakRep(i, p95_ms=3.0, mean_ms=1.0, server_steal=0.1) for i in (1, 2, 3)]

@@ -13,9 +13,7 @@ NOT_A_STAGE = {"__init__", "__main__", "_data"}
 
 def _layers() -> list[set[str]]:
     data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    (contract,) = [
-        c for c in data["tool"]["importlinter"]["contracts"] if c["type"] == "layers"
-    ]
+    (contract,) = [c for c in data["tool"]["importlinter"]["contracts"] if c["type"] == "layers"]
     return [{m.strip() for m in layer.split("|")} for layer in contract["layers"]]
 
 

@@ -30,8 +30,9 @@ def test_readme_is_short() -> None:
 
 def test_layout_names_every_package_playbook_and_folder() -> None:
     layout = _section("Layout")
-    tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True,
-                             check=True).stdout.split()  # fmt: skip
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
     folders = {p.split("/")[0] for p in tracked if "/" in p and not p.startswith(".")}
     packages = {p.split("/")[1] for p in tracked if re.fullmatch(r"sizing/\w+/__init__\.py", p)}
     playbooks = {Path(p).name for p in tracked if re.fullmatch(r"playbooks/[^/]+\.yml", p)}
@@ -47,8 +48,9 @@ def _links(path: Path) -> list[str]:
     return re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", path.read_text())
 
 
-@pytest.mark.parametrize("page", [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))],
-                         ids=lambda p: p.name)  # fmt: skip
+@pytest.mark.parametrize(
+    "page", [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))], ids=lambda p: p.name
+)
 def test_links_resolve(page: Path) -> None:
     for link in _links(page):
         if not link.startswith(("http://", "https://")):

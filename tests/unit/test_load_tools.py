@@ -108,8 +108,9 @@ def test_oha_window_writes_raw_latencies_and_buckets_them(inv: Inventory) -> Non
     cmd = OHA.command(req)
     assert cmd.argv[cmd.argv.index("-t") + 1] == "30000ms"  # the window's timeout, capped
     assert cmd.argv[cmd.argv.index("--db-url") + 1] == f"{req.tool_dir}/oha-results.db"
-    assert cmd.then == [["python3", f"{req.tool_dir}/latency_hist.py",
-                         f"{req.tool_dir}/oha-results.db"]]  # fmt: skip
+    assert cmd.then == [
+        ["python3", f"{req.tool_dir}/latency_hist.py", f"{req.tool_dir}/oha-results.db"]
+    ]
     settings = MeasureSettings()
     dry = open_loop_plan_argv(Schedule.of(settings, point.profile), point, client, req.url, 40.0)
     assert isinstance(dry, list) and "--db-url" not in dry and f"{req.tool_dir}/oha" in dry
@@ -140,11 +141,14 @@ def test_the_tools_parse_their_outputs_or_say_what_did_not_run() -> None:
     stem = DATA / "oha" / "steady_2000rps_2s"
     got = OHA.parse(
         CommandOutput(
-            argv=["oha"], rc=0, stdout=(stem.with_suffix(".json")).read_text(),
-            then=[CommandOutput(argv=["python3"], rc=0,
-                                stdout=Path(f"{stem}.hist.json").read_text())],
+            argv=["oha"],
+            rc=0,
+            stdout=(stem.with_suffix(".json")).read_text(),
+            then=[
+                CommandOutput(argv=["python3"], rc=0, stdout=Path(f"{stem}.hist.json").read_text())
+            ],
         )
-    )  # fmt: skip
+    )
     assert got == oha.parse(
         stem.with_suffix(".json").read_text(), Path(f"{stem}.hist.json").read_text()
     )

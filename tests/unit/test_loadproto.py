@@ -40,10 +40,16 @@ def test_host_scripts_parse_as_python_38(script: str) -> None:
 
 def test_spec_round_trips_and_leaves_the_controllers_rate_out() -> None:
     spec = LoadSpec(
-        [WindowSpec(0, 0.0, 2.0, [Command(["wrk", "-d2"])], rate=1000),
-         WindowSpec(1, 3.0, 2.0, [Command(["vegeta"], stdin="GET /", then=[["r"]])])],
-        sample_cpu=True, pidfile="/run/x.pid", ports=[8080], start_at=5.0, run="abc",
-    )  # fmt: skip
+        [
+            WindowSpec(0, 0.0, 2.0, [Command(["wrk", "-d2"])], rate=1000),
+            WindowSpec(1, 3.0, 2.0, [Command(["vegeta"], stdin="GET /", then=[["r"]])]),
+        ],
+        sample_cpu=True,
+        pidfile="/run/x.pid",
+        ports=[8080],
+        start_at=5.0,
+        run="abc",
+    )
     doc = spec.to_json()
     assert "rate" not in json.dumps(doc)
     assert doc["windows"][0]["commands"] == [["wrk", "-d2"]]
@@ -63,12 +69,18 @@ def test_an_output_of_another_shape_is_refused() -> None:
 
 def test_the_window_runner_prints_what_sizing_reads() -> None:
     """A real runner (loadgen.py, a 0.2 s window with one command, no load)."""
-    spec = LoadSpec([WindowSpec(0, 0.0, 0.2, [Command(["echo", "hello"])])],
-                    sample_cpu=True, start_at=time.time())  # fmt: skip
+    spec = LoadSpec(
+        [WindowSpec(0, 0.0, 0.2, [Command(["echo", "hello"])])],
+        sample_cpu=True,
+        start_at=time.time(),
+    )
     out = subprocess.run(
         [sys.executable, str(FILES / "loadgen.py"), json.dumps(spec.to_json())],
-        capture_output=True, text=True, timeout=30, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
     got = RunnerOutput.from_json(json.loads(out.stdout))
     (w,) = got.windows
     assert w.index == 0 and w.commands[0].stdout == "hello\n" and w.commands[0].rc == 0

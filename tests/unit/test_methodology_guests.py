@@ -33,25 +33,42 @@ def guest(cores: int, ht: str) -> dict[str, Any]:
         "server_cpus": ",".join(str(i) for i in range(n)),
         "client_cpus": {"client1": "20-39"},
         "platform_settings": {
-            "hypervisor": "vsphere", "esxi_host": "r640-01", "vm": "nginx-esxi1", "vcpus": n,
-            "esxi_version": "VMware ESXi 8.0.2 build-22380479", "host_cpus": cpus(cores, ht),
-            "readback": {"numCPUs": n, "numCoresPerSocket": n, "cpuAffinity": cpus(cores, ht),
-                         "latencySensitivity": "high", "cpuReservationMhz": 2500 * n,
-                         "memoryReservationLockedToMax": True, "memoryReservationMb": 8192},
+            "hypervisor": "vsphere",
+            "esxi_host": "r640-01",
+            "vm": "nginx-esxi1",
+            "vcpus": n,
+            "esxi_version": "VMware ESXi 8.0.2 build-22380479",
+            "host_cpus": cpus(cores, ht),
+            "readback": {
+                "numCPUs": n,
+                "numCoresPerSocket": n,
+                "cpuAffinity": cpus(cores, ht),
+                "latencySensitivity": "high",
+                "cpuReservationMhz": 2500 * n,
+                "memoryReservationLockedToMax": True,
+                "memoryReservationMb": 8192,
+            },
         },
-    }  # fmt: skip
+    }
 
 
 def stored(key: PointKey, values: list[float], meta: dict[str, Any]) -> tuple[Any, Any]:
     """A point as the sweep stores it: its median and its timed repetitions' samples."""
-    samples = [(i, Sample("requests_per_second", v, "requests/s",
-                          SampleMeta.parse({"repetition": i})))
-               for i, v in enumerate(values, start=1)]  # fmt: skip
+    samples = [
+        (i, Sample("requests_per_second", v, "requests/s", SampleMeta.parse({"repetition": i})))
+        for i, v in enumerate(values, start=1)
+    ]
     ordered = sorted(values)
     median = (ordered[4] + ordered[5]) / 2
     meta = {"file_size": 128, "keepalive": True, "nginx_version": "1.22.1", **meta}
-    return PointResult(key, Status.MEASURED, value=median, unit="requests/s",
-                       repetitions=len(values), metadata=PointMeta.parse(meta)), samples
+    return PointResult(
+        key,
+        Status.MEASURED,
+        value=median,
+        unit="requests/s",
+        repetitions=len(values),
+        metadata=PointMeta.parse(meta),
+    ), samples
 
 
 def lab(db: Path) -> None:
@@ -63,17 +80,22 @@ def lab(db: Path) -> None:
         for ht in ("off", "on"):
             for host, k in (("r640-01", 1.0), ("nginx-esxi1", 0.92)):
                 values = [k * 40_000 * cores * math.exp(rng.gauss(0, 0.02)) for _ in range(10)]
-                extra = guest(cores, ht) if host == "nginx-esxi1" else {
-                    "cpu_model": GOLD, "server_cpus": ",".join(map(str, cpus(cores, ht))),
-                    "client_cpus": {"client1": "20-39"}}  # fmt: skip
+                extra = (
+                    guest(cores, ht)
+                    if host == "nginx-esxi1"
+                    else {
+                        "cpu_model": GOLD,
+                        "server_cpus": ",".join(map(str, cpus(cores, ht))),
+                        "client_cpus": {"client1": "20-39"},
+                    }
+                )
                 platform = "vsphere" if host == "nginx-esxi1" else "baremetal"
                 pts.append(stored(PointKey(host, platform, cores, ht, "rps"), values, extra))
     env = {
         "r640-01": facts(GOLD, lscpu(2, 20, 2), smt_control="on"),
-        "nginx-esxi1": facts(GOLD, lscpu(1, 8, 1), smt_control="notsupported",
-                             hypervisor="vmware"),
+        "nginx-esxi1": facts(GOLD, lscpu(1, 8, 1), smt_control="notsupported", hypervisor="vmware"),
         "client1": ENV["r640-02"],
-    }  # fmt: skip
+    }
     fill(db, env, pts)
 
 
@@ -108,8 +130,20 @@ def test_the_cover_names_only_the_sources_used(tmp_path: Path) -> None:
     db = tmp_path / "s.sqlite"
     lab(db)
     assert "from the results store. Every figure" in guide(db, "html")
-    res = runner.invoke(app, ["guide", "--db", str(db), "--source", "reference", "--format",
-                              "html", "--out", str(tmp_path / "ref.html")])  # fmt: skip
+    res = runner.invoke(
+        app,
+        [
+            "guide",
+            "--db",
+            str(db),
+            "--source",
+            "reference",
+            "--format",
+            "html",
+            "--out",
+            str(tmp_path / "ref.html"),
+        ],
+    )
     assert res.exit_code == 0, res.stderr
     text = " ".join((tmp_path / "ref.html").read_text().split())
     assert "from the bundled reference data. Every figure" in text

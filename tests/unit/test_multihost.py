@@ -150,11 +150,13 @@ def test_network_verdict_at_ninety_percent_of_the_link() -> None:
 
 def _window(idx: int, stdout: str = "", net: tuple[int, int] | None = None) -> WindowOutput:
     return WindowOutput(
-        idx, 100.0, 102.0,
+        idx,
+        100.0,
+        102.0,
         commands=[CommandOutput([], 0, stdout)] if stdout else [],
         net_before={"eth0": [0, 0]} if net else None,
         net_after={"eth0": list(net)} if net else None,
-    )  # fmt: skip
+    )
 
 
 def test_multihost_extras_merge_and_flag() -> None:
@@ -226,8 +228,14 @@ def test_plan_document_is_json() -> None:
     from sizing.plan.dryrun_text import plan_text
 
     argv = ["taskset", "-c", "0-7", "wrk", "-t8", "-H", "Connection: close"]
-    run = PlanPointRun("0", 1, "1", "http://192.0.2.10:8080/128b", PlanWindows(3, 10, 3),
-                       [PlanClient("load1", "0-7", 8, 50, argv)])  # fmt: skip
+    run = PlanPointRun(
+        "0",
+        1,
+        "1",
+        "http://192.0.2.10:8080/128b",
+        PlanWindows(3, 10, 3),
+        [PlanClient("load1", "0-7", 8, 50, argv)],
+    )
     doc = PlanDocument(
         nothing_to_measure=None,
         inventory="lab.yml",

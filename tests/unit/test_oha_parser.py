@@ -45,11 +45,24 @@ def test_steady_report_in_milliseconds(data_dir: Path) -> None:
 
 def test_the_argv_is_what_the_golden_was_captured_with(data_dir: Path) -> None:
     want = json.loads((data_dir / "oha" / "steady_2000rps_2s.expected.json").read_text())
-    spec = oha.OhaSpec(url="http://127.0.0.1:18977/", rate=2000, duration_s=2.0, timeout_s=5.0,
-                       db_file="/tmp/i14g/steady.db")
+    spec = oha.OhaSpec(
+        url="http://127.0.0.1:18977/",
+        rate=2000,
+        duration_s=2.0,
+        timeout_s=5.0,
+        db_file="/tmp/i14g/steady.db",
+    )
     assert oha.argv(spec) == shlex.split(want["argv"])
-    pinned = oha.argv(oha.OhaSpec(url="https://h:8443/1k", rate=10, duration_s=1, cpus=(2, 3),
-                                  headers=("Authorization: Bearer x",), keepalive=False))
+    pinned = oha.argv(
+        oha.OhaSpec(
+            url="https://h:8443/1k",
+            rate=10,
+            duration_s=1,
+            cpus=(2, 3),
+            headers=("Authorization: Bearer x",),
+            keepalive=False,
+        )
+    )
     assert pinned[:4] == ["taskset", "-c", "2-3", "oha"]
     assert pinned[pinned.index("--worker-threads") + 1] == "2"
     assert "--insecure" in pinned and "--disable-keepalive" in pinned
@@ -73,7 +86,8 @@ def test_one_client_merges_to_its_histogram(data_dir: Path) -> None:
     assert merged is not None and merged.histogram is not None
     assert merged.count == r.requests
     assert merged.percentiles_ms[95.0] == pytest.approx(
-        r.latency_percentiles_ms[95.0], rel=HIST_GROWTH - 1 + 1e-3)
+        r.latency_percentiles_ms[95.0], rel=HIST_GROWTH - 1 + 1e-3
+    )
     twice = merge_latency([r.latency_report(), r.latency_report()], percentiles=(95.0,))
     assert twice is not None and twice.count == 2 * r.requests
     assert twice.percentiles_ms[95.0] == merged.percentiles_ms[95.0]
@@ -85,13 +99,22 @@ def test_one_client_merges_to_its_histogram(data_dir: Path) -> None:
         ("", "empty"),
         ("error: connection refused", "not JSON"),
         ('{"summary": {}}', "latencyPercentiles"),
-        ('{"summary": {"total": 1}, "latencyPercentiles": {}, "statusCodeDistribution": '
-         '{"200": 3}}', "requestsPerSec"),
-        ('{"summary": {"total": 1, "requestsPerSec": 3, "fastest": 0.1, "average": 0.1, '
-         '"slowest": 0.1}, "latencyPercentiles": {"p50": 0.1}, '
-         '"statusCodeDistribution": {"200": 3}}', "p90"),
-        ('{"summary": {"total": 1, "requestsPerSec": 0}, "latencyPercentiles": {}, '
-         '"statusCodeDistribution": {}}', "no request"),
+        (
+            '{"summary": {"total": 1}, "latencyPercentiles": {}, "statusCodeDistribution": '
+            '{"200": 3}}',
+            "requestsPerSec",
+        ),
+        (
+            '{"summary": {"total": 1, "requestsPerSec": 3, "fastest": 0.1, "average": 0.1, '
+            '"slowest": 0.1}, "latencyPercentiles": {"p50": 0.1}, '
+            '"statusCodeDistribution": {"200": 3}}',
+            "p90",
+        ),
+        (
+            '{"summary": {"total": 1, "requestsPerSec": 0}, "latencyPercentiles": {}, '
+            '"statusCodeDistribution": {}}',
+            "no request",
+        ),
     ],
 )
 def test_missing_figures_raise(text: str, missing: str) -> None:
@@ -108,15 +131,22 @@ def test_bad_histogram_raises(data_dir: Path) -> None:
 def test_latency_hist_script_buckets_the_newest_run(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     con = sqlite3.connect(db)
-    con.execute("CREATE TABLE oha (url TEXT, start REAL, start_latency_correction REAL, "
-                "end REAL, duration REAL, status INTEGER, len_bytes INTEGER, run INTEGER)")
-    rows = [("u", 0, 0, 0, d, 200, 3, run) for run, d in
-            ((1, 9.0), (2, 0.001), (2, 0.002), (2, 0.0005))]
+    con.execute(
+        "CREATE TABLE oha (url TEXT, start REAL, start_latency_correction REAL, "
+        "end REAL, duration REAL, status INTEGER, len_bytes INTEGER, run INTEGER)"
+    )
+    rows = [
+        ("u", 0, 0, 0, d, 200, 3, run) for run, d in ((1, 9.0), (2, 0.001), (2, 0.002), (2, 0.0005))
+    ]
     con.executemany("INSERT INTO oha VALUES (?,?,?,?,?,?,?,?)", rows)
     con.commit()
     con.close()
-    out = subprocess.run([sys.executable, str(ROOT / "playbooks" / "files" / "latency_hist.py"),
-                          str(db)], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "playbooks" / "files" / "latency_hist.py"), str(db)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     h = oha.parse_histogram(out)
     assert h.count == 3 and h.max_ms == pytest.approx(2.0) and h.min_ms == pytest.approx(0.5)
     assert h.percentile(50.0) == pytest.approx(1.0, rel=0.011)

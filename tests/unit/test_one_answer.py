@@ -89,8 +89,14 @@ def _argv(args: str, customer: bool, where: dict[str, Path]) -> list[str]:
 
 def _guide_request(argv: list[str]) -> GuideRequest:
     """The guide's request from the same arguments, through the CLI's own builder."""
-    opts: dict[str, Any] = {"headroom": "20", "platform": "any", "ht": "any",
-                            "redundancy": "none", "rps": None, "tps": None}  # fmt: skip
+    opts: dict[str, Any] = {
+        "headroom": "20",
+        "platform": "any",
+        "ht": "any",
+        "redundancy": "none",
+        "rps": None,
+        "tps": None,
+    }
     paths: dict[str, Path | None] = {"db": None, "catalog": None}
     i = 0
     while i < len(argv):
@@ -101,8 +107,15 @@ def _guide_request(argv: list[str]) -> GuideRequest:
             opts[name] = value
         i += 2
     inputs = inputs_of("both", None, paths["catalog"], paths["db"], False, False, False, False)
-    request = sizing_request(p95=None, max_servers=None, confidence=None, cpu=None,
-                             allow_translation=False, inputs=inputs, **opts)  # fmt: skip
+    request = sizing_request(
+        p95=None,
+        max_servers=None,
+        confidence=None,
+        cpu=None,
+        allow_translation=False,
+        inputs=inputs,
+        **opts,
+    )
     return GuideRequest(date="2026-11-26", sizing=request)
 
 
@@ -116,10 +129,17 @@ def _fleet_facts(doc: dict[str, Any]) -> dict[str, Any]:
         else (round(fleet["total_cost"], 2), json.dumps(fleet.get("servers"), sort_keys=True)),
         "identical": None
         if rec is None
-        else (rec["platform"], rec["ht"], rec["cores_per_server"], rec["servers"],
-              round(rec["total_cost"], 2), rec.get("capacity_rps"), rec.get("capacity_tps")),
+        else (
+            rec["platform"],
+            rec["ht"],
+            rec["cores_per_server"],
+            rec["servers"],
+            round(rec["total_cost"], 2),
+            rec.get("capacity_rps"),
+            rec.get("capacity_tps"),
+        ),
         "rejected": sorted(r["reason"] for r in doc["rejected"]),
-    }  # fmt: skip
+    }
 
 
 @pytest.mark.parametrize(("args", "customer"), CASES, ids=[c[0] for c in CASES])
@@ -173,8 +193,13 @@ def test_the_printed_guide_says_what_recommend_says(where: dict[str, Path]) -> N
     pdf = where["root"] / "g.pdf"
     made = runner.invoke(app, ["guide", *argv, "--out", str(pdf)])
     assert made.exit_code == 0, made.stderr
-    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True,
-                          text=True, check=True, timeout=60).stdout  # fmt: skip
+    text = subprocess.run(
+        ["pdftotext", "-layout", str(pdf), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
     flat_pdf = " ".join(text.split())
     fleet = doc["cheapest_fleet"] or doc["recommendation"]
     assert amount(fleet["total_cost"], doc["currency"]) in flat_pdf

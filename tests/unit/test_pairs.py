@@ -103,11 +103,19 @@ def test_a_guest_pairs_with_its_own_hosts_bare_metal_and_ht_pairs_form_from_the_
     assert not any("already in a virtualization pair" in r for r in by.values())
     # HT off only: the guest pairs with its host's bare metal, two legs
     plan = build_plan(
-        inv, topologies, (1,), (Ht.OFF,), [profiles.load("rps")], placement=placement  # type: ignore[arg-type]
+        inv,
+        topologies,
+        (1,),
+        (Ht.OFF,),
+        [profiles.load("rps")],
+        placement=placement,  # type: ignore[arg-type]
     )
     (virt,), _ = find_pairs(plan, inv, placement)  # type: ignore[arg-type]
     assert (virt.kind, virt.a.key.host, virt.b.key.host, virt.c) == (
-        PairKind.VIRTUALIZATION, "kvm1-metal", "vm1", None
+        PairKind.VIRTUALIZATION,
+        "kvm1-metal",
+        "vm1",
+        None,
     )
 
 
@@ -167,6 +175,7 @@ def test_three_legs_alternate_so_a_trend_cancels_in_both_ratios() -> None:
             where = {leg: 3 * i + j for j, leg in enumerate(rounds[i])}
             gaps.append(where[other] - where["a"])
         assert sum(gaps) == 0 and len(set(map(abs, gaps))) == 1, (other, gaps)
+
     # a host that slows 2% per window: the alternated rounds' mean ratio stays within a
     # fraction of the error the same windows make in a fixed order (A B C every round)
     def error(order: list[tuple[str, ...]], other: str, share: float) -> float:
@@ -193,8 +202,9 @@ def test_the_plan_text_shows_each_pair_and_its_order(tmp_path: Path) -> None:
 
 
 def _document(**kw: Any) -> PlanDocument:
-    return PlanDocument(None, "lab.yml", None, False, [], None, [], PlanEstimate(0, 0, 0, 0, 0),
-                        [], [], **kw)  # fmt: skip
+    return PlanDocument(
+        None, "lab.yml", None, False, [], None, [], PlanEstimate(0, 0, 0, 0, 0), [], [], **kw
+    )
 
 
 # -- the paired figure ------------------------------------------------------------------
@@ -227,10 +237,16 @@ def test_engine_uses_the_pair_only_when_both_legs_carry_it() -> None:
     ) -> PointResult:
         why = "not-saturated: x" if status is Status.INVALID else ""
         return PointResult(
-            PointKey("h", platform, 1, "off", "rps"), status, why, value=value,
-            unit="requests/s", repetitions=3, ci_low=value * 0.95, ci_high=value * 1.05,
+            PointKey("h", platform, 1, "off", "rps"),
+            status,
+            why,
+            value=value,
+            unit="requests/s",
+            repetitions=3,
+            ci_low=value * 0.95,
+            ci_high=value * 1.05,
             metadata=PointMeta.parse({"pair": pair} if pair else {}),
-        )  # fmt: skip
+        )
 
     bare = leg("baremetal", 100.0, record, Status.MEASURED)
     guest = leg("libvirt", 80.0, record, Status.INVALID)
@@ -336,8 +352,12 @@ def test_measure_pair_alternates_warms_up_at_each_switch_and_stops_on_the_ratio(
         ran.append((point.key.host, [w.index for w in windows]))
         for w in windows:
             rate = rates[point.key.host][len([r for r in ran if r[0] == point.key.host]) - 1]
-            out = WindowOutput(w.index, 0.0, 3.0, commands=[
-                CommandOutput([], 0, WRK.replace("RATE", f"{rate:.2f}"))])
+            out = WindowOutput(
+                w.index,
+                0.0,
+                3.0,
+                commands=[CommandOutput([], 0, WRK.replace("RATE", f"{rate:.2f}"))],
+            )
             outputs.setdefault("load1", []).append(out)
         return None
 
@@ -361,10 +381,13 @@ def test_measure_pair_alternates_warms_up_at_each_switch_and_stops_on_the_ratio(
     (ra, _), (rb, _) = paired_mod.measure_pair(ctx, pair, switch)  # type: ignore[arg-type]
     # A B, B A, A B: a leg that takes over warms up (index 0) first
     assert ran[:6] == [
-        ("kvm1-metal", [0, 1]), ("vm1", [0, 1]),
-        ("vm1", [2]), ("kvm1-metal", [0, 2]),
-        ("kvm1-metal", [3]), ("vm1", [0, 3]),
-    ]  # fmt: skip
+        ("kvm1-metal", [0, 1]),
+        ("vm1", [0, 1]),
+        ("vm1", [2]),
+        ("kvm1-metal", [0, 2]),
+        ("kvm1-metal", [3]),
+        ("vm1", [0, 3]),
+    ]
     rec, recb = ra.metadata.pair, rb.metadata.pair
     assert rec is not None and recb is not None
     assert rec == replace(recb, role="a") and recb.role == "b"
@@ -402,9 +425,19 @@ def test_the_table_gives_paired_overheads_and_ht_gains_and_labels_unpaired_ones(
 
     def fig(platform: str, n: int, ht: str, value: float, bid: str, **kw: object) -> Figure:
         return Figure(
-            platform, n, ht, "rps", value, "requests/s", "measured", basis=bid,
-            ci_low=value * 0.97, ci_high=value * 1.03, reps=(value,) * 3, **kw,  # type: ignore[arg-type]
-        )  # fmt: skip
+            platform,
+            n,
+            ht,
+            "rps",
+            value,
+            "requests/s",
+            "measured",
+            basis=bid,
+            ci_low=value * 0.97,
+            ci_high=value * 1.03,
+            reps=(value,) * 3,
+            **kw,  # type: ignore[arg-type]
+        )
 
     virt = {"pair": "bare | guest", "pair_ratios": (0.81, 0.8, 0.79, 0.8, 0.8, 0.82)}
     ht = {"pair": "off | on", "pair_ratios": (1.1, 1.12, 1.11)}
@@ -417,9 +450,12 @@ def test_the_table_gives_paired_overheads_and_ht_gains_and_labels_unpaired_ones(
     )
     guest = (fig("kvm", 1, "off", 800.0, guest_id, **virt), fig("kvm", 2, "off", 1500.0, guest_id))
     common = {
-        "hardware": Hardware("Xeon", 1, 8, 2), "workload": Workload(role="static", file_size=128),
-        "software": "nginx 1.22", "physical_host": "r1", "origin": "measured",
-    }  # fmt: skip
+        "hardware": Hardware("Xeon", 1, 8, 2),
+        "workload": Workload(role="static", file_size=128),
+        "software": "nginx 1.22",
+        "physical_host": "r1",
+        "origin": "measured",
+    }
     bases = (
         Basis(id=host_id, platform="baremetal", figures=bare, **common),  # type: ignore[arg-type]
         Basis(id=guest_id, platform="kvm", figures=guest, **common),  # type: ignore[arg-type]

@@ -12,8 +12,9 @@ from sizing.engine.predict import _misfit, _pooled, bootstrap, f1_crit, free_fit
 from sizing.engine.scaling import fit, usl
 
 
-@pytest.mark.parametrize("sigma,kappa", [(0.03, 0.0), (0.08, 0.002), (-0.02, 0.001),
-                                         (0.05, -0.001)])
+@pytest.mark.parametrize(
+    "sigma,kappa", [(0.03, 0.0), (0.08, 0.002), (-0.02, 0.001), (0.05, -0.001)]
+)
 def test_the_free_fit_passes_through_three_points_of_any_sign(sigma: float, kappa: float) -> None:
     pts = [(n, usl(n, 30000.0, sigma, kappa)) for n in (1, 2, 4)]
     got = free_fit(pts)
@@ -35,8 +36,11 @@ def test_the_free_fit_is_numpys_weighted_least_squares() -> None:
 
 def test_a_measured_counts_draws_are_a_pooled_student_t_interval() -> None:
     stats = pytest.importorskip("scipy.stats")
-    reps = {1: [29000.0, 30000.0, 31500.0], 2: [56000.0, 58000.0, 59500.0],
-            4: [101000.0, 104000.0, 108000.0]}
+    reps = {
+        1: [29000.0, 30000.0, 31500.0],
+        2: [56000.0, 58000.0, 59500.0],
+        4: [101000.0, 104000.0, 108000.0],
+    }
     boot = bootstrap(list(reps.items()), draws=4000)
     logs = {n: [math.log(v) for v in vs] for n, vs in reps.items()}
     means = {n: sum(v) / len(v) for n, v in logs.items()}
@@ -78,12 +82,21 @@ def test_the_misfit_counts_only_beyond_what_the_noise_makes() -> None:
     rng = random.Random(7)
     found = 0
     for _ in range(60):
-        law = [(n, tuple(usl(n, 30000.0, 0.03, 0.001) * math.exp(rng.gauss(0, 0.03))
-                         for _ in range(3))) for n in (1, 2, 4, 8)]
+        law = [
+            (
+                n,
+                tuple(
+                    usl(n, 30000.0, 0.03, 0.001) * math.exp(rng.gauss(0, 0.03)) for _ in range(3)
+                ),
+            )
+            for n in (1, 2, 4, 8)
+        ]
         noise, _ = _pooled(law)
         found += _misfit(law, noise) > 0.0
     assert found <= 7  # 3 expected at 95%
-    step = [(n, tuple(x * math.exp(rng.gauss(0, 0.01)) for _ in range(3)))
-            for n, x in [(1, 30000.0), (2, 52000.0), (4, 120000.0), (8, 200000.0)]]
+    step = [
+        (n, tuple(x * math.exp(rng.gauss(0, 0.01)) for _ in range(3)))
+        for n, x in [(1, 30000.0), (2, 52000.0), (4, 120000.0), (8, 200000.0)]
+    ]
     noise, _ = _pooled(step)
     assert _misfit(step, noise) > 10 * noise

@@ -240,17 +240,31 @@ def test_a_rate_list_the_clients_cannot_offer_is_refused(inv: Inventory) -> None
 def _host(name: str, roles: set[str], **variables: Any) -> Any:
     from sizing.inventory import Host, HostVars
 
-    sizing = {k[len("sizing_"):]: v for k, v in variables.items() if k.startswith("sizing_")}
-    return Host(name=name, roles=frozenset(roles), groups=("all",),
-                sizing=HostVars.model_validate(sizing), variables=variables)  # fmt: skip
+    sizing = {k[len("sizing_") :]: v for k, v in variables.items() if k.startswith("sizing_")}
+    return Host(
+        name=name,
+        roles=frozenset(roles),
+        groups=("all",),
+        sizing=HostVars.model_validate(sizing),
+        variables=variables,
+    )
 
 
 @pytest.mark.parametrize(
     ("address", "loopback"),
-    [("127.0.0.1", True), ("127.1.2.3", True), ("::1", True), ("[::1]", True),
-     ("localhost", True), ("LOCALHOST.", True), ("10.0.0.1", False), ("::2", False),
-     ("web1.example.com", False), ("2001:db8::1", False)],
-)  # fmt: skip
+    [
+        ("127.0.0.1", True),
+        ("127.1.2.3", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("LOCALHOST.", True),
+        ("10.0.0.1", False),
+        ("::2", False),
+        ("web1.example.com", False),
+        ("2001:db8::1", False),
+    ],
+)
 def test_loopback_addresses(address: str, loopback: bool) -> None:
     from sizing.inventory.model import is_loopback
 
@@ -270,8 +284,7 @@ def test_a_local_server_and_a_local_client_are_one_machine(inv: Inventory) -> No
     (line,) = check_reach([other])
     assert line.startswith("localhost: clients load it at 127.0.0.1 (ansible_connection: local)")
     assert "client load1 (over ssh, at 192.0.2.20)" in line
-    given = _host("localhost", {"server"}, ansible_connection="local",
-                  sizing_address="192.0.2.10")  # fmt: skip
+    given = _host("localhost", {"server"}, ansible_connection="local", sizing_address="192.0.2.10")
     assert check_reach([dataclasses.replace(point, server=given, clients=(remote,))]) == []
 
 

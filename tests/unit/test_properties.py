@@ -105,13 +105,36 @@ values = st.recursive(
     max_leaves=8,
 )
 SIZING_FIELDS = [
-    "platform", "address", "cpu", "price_usd", "cost_ref", "nic_gbps", "client_cpus",
-    "http_port", "https_port", "listen_address", "become", "conf_dir", "www_root", "log_dir",
-    "pid_file", "nginx_worker_connections", "nginx_rlimit_nofile", "tls_log",
-    "fault_locations", "tool_dir", "upstream_port", "upstream_listen_address",
-    "upstream_conf_dir", "upstream_www_root", "upstream_log_dir", "upstream_pid_file", "vm",
-    "hypervisor", "nope",
-]  # fmt: skip
+    "platform",
+    "address",
+    "cpu",
+    "price_usd",
+    "cost_ref",
+    "nic_gbps",
+    "client_cpus",
+    "http_port",
+    "https_port",
+    "listen_address",
+    "become",
+    "conf_dir",
+    "www_root",
+    "log_dir",
+    "pid_file",
+    "nginx_worker_connections",
+    "nginx_rlimit_nofile",
+    "tls_log",
+    "fault_locations",
+    "tool_dir",
+    "upstream_port",
+    "upstream_listen_address",
+    "upstream_conf_dir",
+    "upstream_www_root",
+    "upstream_log_dir",
+    "upstream_pid_file",
+    "vm",
+    "hypervisor",
+    "nope",
+]
 var_names = st.one_of(
     st.sampled_from([f"sizing_{f}" for f in SIZING_FIELDS]),
     st.sampled_from(["ansible_host", "ansible_port", "ansible_connection", "x"]),
@@ -177,10 +200,13 @@ keys = st.one_of(st.sampled_from(GROUP_NAMES), st.none(), st.integers(), st.floa
 
 def group_bodies(depth: int) -> Any:
     hosts = st.one_of(
-        st.dictionaries(st.one_of(host_names, st.none(), st.integers()),
-                        st.one_of(st.none(), host_vars, scalars), max_size=3),
+        st.dictionaries(
+            st.one_of(host_names, st.none(), st.integers()),
+            st.one_of(st.none(), host_vars, scalars),
+            max_size=3,
+        ),
         scalars,
-    )  # fmt: skip
+    )
     leaf = st.one_of(
         st.none(),
         scalars,
@@ -241,13 +267,43 @@ def test_inventory_structures_never_fail_internally(workdir: Path, data: Any) ->
 
 yaml_pieces = st.sampled_from(
     [
-        "all:", "  children:", "    servers:", "      hosts:", "        web:", "  vars:",
-        "    x: &a [1, 2]", "    y: *a", "    z: *b", "[", "]", "{", "}", "- ", ": ", "~",
-        "!!python/object:os.system", "!vault |", "  $ANSIBLE_VAULT;1.1;AES256", "\t",
-        "'unterminated", '"\\x00"', "key: key", "key: again", ".inf", ".nan", "1e400",
-        "&x [*x]", "? complex", "%YAML 1.1", "---", "...", "\x00", "\x1b", "\ufeff",
+        "all:",
+        "  children:",
+        "    servers:",
+        "      hosts:",
+        "        web:",
+        "  vars:",
+        "    x: &a [1, 2]",
+        "    y: *a",
+        "    z: *b",
+        "[",
+        "]",
+        "{",
+        "}",
+        "- ",
+        ": ",
+        "~",
+        "!!python/object:os.system",
+        "!vault |",
+        "  $ANSIBLE_VAULT;1.1;AES256",
+        "\t",
+        "'unterminated",
+        '"\\x00"',
+        "key: key",
+        "key: again",
+        ".inf",
+        ".nan",
+        "1e400",
+        "&x [*x]",
+        "? complex",
+        "%YAML 1.1",
+        "---",
+        "...",
+        "\x00",
+        "\x1b",
+        "\ufeff",
     ]
-)  # fmt: skip
+)
 yaml_texts = st.one_of(
     st.lists(yaml_pieces, max_size=12).map("\n".join),
     st.text(max_size=60),
@@ -316,14 +372,37 @@ def test_load_inventory_through_ansible_never_fails_internally(
 # -- profiles ----------------------------------------------------------------------------
 
 PROFILE_FIELDS = [
-    "kind", "name", "description", "generator", "metric", "unit", "scheme", "path",
-    "file_size", "keepalive", "tls_key", "tls_session_reuse", "connections", "duration_s",
-    "warmup_s", "repetitions", "mode", "rates", "slo", "role", "tls_protocols", "nope",
-]  # fmt: skip
+    "kind",
+    "name",
+    "description",
+    "generator",
+    "metric",
+    "unit",
+    "scheme",
+    "path",
+    "file_size",
+    "keepalive",
+    "tls_key",
+    "tls_session_reuse",
+    "connections",
+    "duration_s",
+    "warmup_s",
+    "repetitions",
+    "mode",
+    "rates",
+    "slo",
+    "role",
+    "tls_protocols",
+    "nope",
+]
 GOOD_PROFILE = {
-    "kind": "workload", "name": "p", "description": "d", "metric": "rps", "unit": "req/s",
+    "kind": "workload",
+    "name": "p",
+    "description": "d",
+    "metric": "rps",
+    "unit": "req/s",
     "scheme": "http",
-}  # fmt: skip
+}
 profiles = st.one_of(
     st.just(GOOD_PROFILE),
     st.fixed_dictionaries(
@@ -364,9 +443,16 @@ def test_profiles_never_fail_internally(workdir: Path, doc: str | bytes | None) 
 # -- cost catalogs (sizing.catalog's public loader) --------------------------------------
 
 CATALOG_FIELDS = [
-    "kind", "name", "currency", "source", "servers", "licences", "power",
-    "amortisation_months", "nope",
-]  # fmt: skip
+    "kind",
+    "name",
+    "currency",
+    "source",
+    "servers",
+    "licences",
+    "power",
+    "amortisation_months",
+    "nope",
+]
 servers = st.one_of(
     st.lists(
         st.fixed_dictionaries(
@@ -415,21 +501,44 @@ def test_catalogs_never_fail_internally(workdir: Path, doc: str | bytes | None) 
 
 
 cli_number = st.one_of(
-    st.sampled_from(["inf", "-inf", "nan", "1e300", "-1", "0", "1e-300", "9" * 40, "0x10",
-                     "", " ", "1,5", "3.5e3"]),
+    st.sampled_from(
+        [
+            "inf",
+            "-inf",
+            "nan",
+            "1e300",
+            "-1",
+            "0",
+            "1e-300",
+            "9" * 40,
+            "0x10",
+            "",
+            " ",
+            "1,5",
+            "3.5e3",
+        ]
+    ),
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
     st.integers(min_value=-(10**30), max_value=10**30).map(str),
-)  # fmt: skip
+)
 CLI_NUMBER_OPTIONS = [
-    ("recommend", "--rps"), ("recommend", "--tps"), ("recommend", "--headroom"),
-    ("recommend", "--confidence"), ("recommend", "--max-servers"),
-    ("run", "--rates"), ("run", "--duration"), ("run", "--warmup"), ("run", "--connections"),
-    ("run", "--max-repeat"), ("run", "--repeat"), ("run", "--sample"), ("run", "--cores"),
-]  # fmt: skip
+    ("recommend", "--rps"),
+    ("recommend", "--tps"),
+    ("recommend", "--headroom"),
+    ("recommend", "--confidence"),
+    ("recommend", "--max-servers"),
+    ("run", "--rates"),
+    ("run", "--duration"),
+    ("run", "--warmup"),
+    ("run", "--connections"),
+    ("run", "--max-repeat"),
+    ("run", "--repeat"),
+    ("run", "--sample"),
+    ("run", "--cores"),
+]
 
 
-@settings(max_examples=EXAMPLES["cli_numbers"], deadline=None, database=None,
-          derandomize=True)  # fmt: skip
+@settings(max_examples=EXAMPLES["cli_numbers"], deadline=None, database=None, derandomize=True)
 @given(option=st.sampled_from(CLI_NUMBER_OPTIONS), value=cli_number)
 def test_numbers_on_the_command_line_never_fail_internally(
     option: tuple[str, str], value: str
@@ -469,12 +578,17 @@ PATH_KINDS = {
     "a path through a file": lambda d: _made(d / "file", b"x") / "below",
 }
 PATH_COMMANDS = [
-    ["results", "--db", "{p}"], ["results", "--db", "{p}", "--json"],
-    ["results", "--db", "{p}", "--csv", "--out", "{p}"], ["import", "{p}", "--db", "{p}"],
-    ["guide", "--db", "{p}", "--out", "{p}"], ["recommend", "--rps", "1000", "--db", "{p}"],
-    ["recommend", "--rps", "1000", "--catalog", "{p}"], ["inventory", "check", "-i", "{p}"],
-    ["run", "--plan", "-i", "{p}"], ["run", "--plan", "--db", "{p}", "--profile", "{p}"],
-]  # fmt: skip
+    ["results", "--db", "{p}"],
+    ["results", "--db", "{p}", "--json"],
+    ["results", "--db", "{p}", "--csv", "--out", "{p}"],
+    ["import", "{p}", "--db", "{p}"],
+    ["guide", "--db", "{p}", "--out", "{p}"],
+    ["recommend", "--rps", "1000", "--db", "{p}"],
+    ["recommend", "--rps", "1000", "--catalog", "{p}"],
+    ["inventory", "check", "-i", "{p}"],
+    ["run", "--plan", "-i", "{p}"],
+    ["run", "--plan", "--db", "{p}", "--profile", "{p}"],
+]
 
 
 def _made(path: Path, content: bytes) -> Path:
@@ -482,8 +596,7 @@ def _made(path: Path, content: bytes) -> Path:
     return path
 
 
-@settings(max_examples=EXAMPLES["cli_paths"], deadline=None, database=None,
-          derandomize=True)  # fmt: skip
+@settings(max_examples=EXAMPLES["cli_paths"], deadline=None, database=None, derandomize=True)
 @given(command=st.sampled_from(PATH_COMMANDS), kind=st.sampled_from(sorted(PATH_KINDS)))
 def test_paths_on_the_command_line_never_fail_internally(command: list[str], kind: str) -> None:
     """Issue 27: every path a command reads or writes given as a directory, a file in a

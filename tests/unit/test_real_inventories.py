@@ -85,8 +85,19 @@ def _members(listing: dict[str, Any], group: str) -> set[str]:
 def _played(path: Path) -> dict[str, dict[str, str]]:
     """``ansible -m debug`` over the hosts in sizing's groups: their address and
     connection, templated and decrypted by Ansible."""
-    out = _offline([str(BIN / "ansible"), "servers:clients:upstreams", "-i", str(path), "-o",
-                    "-m", "ansible.builtin.debug", "-a", _DEBUG_MSG])  # fmt: skip
+    out = _offline(
+        [
+            str(BIN / "ansible"),
+            "servers:clients:upstreams",
+            "-i",
+            str(path),
+            "-o",
+            "-m",
+            "ansible.builtin.debug",
+            "-a",
+            _DEBUG_MSG,
+        ]
+    )
     seen: dict[str, dict[str, str]] = {}
     for line in out.splitlines():
         name, sep, rest = line.partition(" | SUCCESS => ")
@@ -151,14 +162,19 @@ def test_the_public_inventories_bring_their_variables() -> None:
     """What the public files add is read as Ansible reads it: YAML ranges and a child
     group's parent vars, INI ``:vars`` with quotes and booleans, a ``group_vars/all/``
     directory beside an INI file."""
+
     def seen(case: str) -> dict[str, Any]:
         return dict(json.loads(check_offline(_VARIABLES, str(REAL / case))))
 
     yaml = seen("ansible-examples-yaml/hosts.yaml")
     assert sorted(yaml["hosts"]) == [
-        "192.168.1.100", "192.168.1.110", "alpha.example.org", "beta.example.org",
-        "www001.example.com", "www002.example.com",
-    ]  # fmt: skip
+        "192.168.1.100",
+        "192.168.1.110",
+        "alpha.example.org",
+        "beta.example.org",
+        "www001.example.com",
+        "www002.example.com",
+    ]
     assert yaml["ignored"][-4:] == [f"www00{i}.example.com" for i in range(3, 7)]
     assert "green.example.com" in yaml["ignored"]  # its ansible_ssh_host is never read
     assert yaml["hosts"]["alpha.example.org"]["testing1"] == "value1"  # webservers < testing
@@ -210,8 +226,11 @@ def test_a_vaulted_address_without_the_password_is_one_line(tmp_path: Path) -> N
     )
     inline = subprocess.run(
         [str(BIN / "ansible-vault"), "encrypt_string", "--name", "ansible_host", "192.0.2.10"],
-        capture_output=True, text=True, check=True, env=_env(),
-    ).stdout  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+        env=_env(),
+    ).stdout
     (tmp_path / "host_vars").mkdir()
     (tmp_path / "host_vars" / "web1.yml").write_text(inline)
     inv = tmp_path / "hosts"
@@ -225,8 +244,11 @@ def test_a_vaulted_address_without_the_password_is_one_line(tmp_path: Path) -> N
 def test_a_vaulted_address_is_validated_after_decryption(tmp_path: Path) -> None:
     inline = subprocess.run(
         [str(BIN / "ansible-vault"), "encrypt_string", "--name", "ansible_host", "evil;host {"],
-        capture_output=True, text=True, check=True, env=_env(),
-    ).stdout  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+        env=_env(),
+    ).stdout
     (tmp_path / "host_vars").mkdir()
     (tmp_path / "host_vars" / "web1.yml").write_text(inline)
     inv = tmp_path / "hosts"
@@ -243,8 +265,11 @@ def test_vagrant_servers_behind_port_forwards_are_one_address(tmp_path: Path) ->
     the inventory is read."""
     src = (REAL / "vagrant" / "vagrant_ansible_inventory").read_text()
     inv = tmp_path / "vagrant_ansible_inventory"
-    inv.write_text(src.replace(" sizing_address=192.168.56.11", "").replace(
-        " sizing_address=192.168.56.12", ""))  # fmt: skip
+    inv.write_text(
+        src.replace(" sizing_address=192.168.56.11", "").replace(
+            " sizing_address=192.168.56.12", ""
+        )
+    )
     code, _, out = check_offline(_PLAN, str(inv), str(tmp_path / "x.sqlite")).partition("\n")
     assert code == "4"
     assert json.loads(out)["preflight"] == [

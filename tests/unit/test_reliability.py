@@ -24,10 +24,14 @@ def test_resuming_a_complete_run_says_there_is_nothing_to_measure(tmp_path: Path
     from sizing.store import Store
 
     db = tmp_path / "s.sqlite"
-    run_id = fill(db, {"r640-01": ENV["r640-01"]}, [
-        point("r640-01", "baremetal", 1, "rps", REPS),
-        point("r640-01", "baremetal", 2, "rps", REPS, status=Status.SKIPPED),
-    ])  # fmt: skip
+    run_id = fill(
+        db,
+        {"r640-01": ENV["r640-01"]},
+        [
+            point("r640-01", "baremetal", 1, "rps", REPS),
+            point("r640-01", "baremetal", 2, "rps", REPS, status=Status.SKIPPED),
+        ],
+    )
     with Store.open_readonly(db) as store:
         before = store.get_run(run_id)
     res = runner.invoke(app, ["run", "--resume", str(run_id), "--db", str(db)])
@@ -40,8 +44,10 @@ def test_resuming_a_complete_run_says_there_is_nothing_to_measure(tmp_path: Path
         after = store.get_run(run_id)
         assert len(store.points(run_id)) == 2
     assert (after.status, after.finished_at, after.note) == (
-        before.status, before.finished_at, before.note,
-    )  # fmt: skip
+        before.status,
+        before.finished_at,
+        before.note,
+    )
 
 
 def test_a_table_of_no_points_is_its_header() -> None:
@@ -65,8 +71,7 @@ def test_a_run_whose_process_is_gone_is_shown_abandoned(tmp_path: Path) -> None:
     try:
         from sizing.provision import hostsafety
 
-        alive = replace(owner_record(), pid=child.pid,
-                        pid_start=hostsafety._start_ticks(child.pid))  # fmt: skip
+        alive = replace(owner_record(), pid=child.pid, pid_start=hostsafety._start_ticks(child.pid))
         assert not process_gone(alive)
     finally:
         child.kill()
@@ -76,11 +81,13 @@ def test_a_run_whose_process_is_gone_is_shown_abandoned(tmp_path: Path) -> None:
 
     db = tmp_path / "s.sqlite"
     with Store(db) as store:
-        dead = store.start_run(inventory="lab", argv=["sizing", "run"], tool_version="0",
-                               options={})  # fmt: skip
+        dead = store.start_run(
+            inventory="lab", argv=["sizing", "run"], tool_version="0", options={}
+        )
         store.set_owner(dead, alive)
-        live = store.start_run(inventory="lab", argv=["sizing", "run"], tool_version="0",
-                               options={})  # fmt: skip
+        live = store.start_run(
+            inventory="lab", argv=["sizing", "run"], tool_version="0", options={}
+        )
         store.set_owner(live, replace(owner_record(), pid=os.getpid()))
     res = runner.invoke(app, ["results", "--db", str(db)])
     assert res.exit_code == 0, res.output
@@ -110,8 +117,9 @@ def test_the_offline_plan_checks_client_cpus_and_one_machine_named_twice(tmp_pat
         "        web2: {sizing_platform: baremetal}\n    clients:\n      hosts:\n"
         '        localhost: {sizing_client_cpus: "4096-4097"}\n'
     )
-    res = runner.invoke(app, ["run", "--plan", "-i", str(inv), "--cores", "1",
-                              "--profile", "static-rps"])  # fmt: skip
+    res = runner.invoke(
+        app, ["run", "--plan", "-i", str(inv), "--cores", "1", "--profile", "static-rps"]
+    )
     assert res.exit_code == ExitStatus.HOST, res.output
     out = res.stdout
     assert "inventory problems (checked offline; the run would stop before any load):" in out
@@ -121,10 +129,14 @@ def test_the_offline_plan_checks_client_cpus_and_one_machine_named_twice(tmp_pat
     )
     assert "web1 and web2 are the same machine (this machine (loopback))" in out
     one = tmp_path / "one.yml"
-    one.write_text(inv.read_text().replace("        web2: {sizing_platform: baremetal}\n", "")
-                   .replace("4096-4097", "0"))  # fmt: skip
-    ok = runner.invoke(app, ["run", "--plan", "-i", str(one), "--cores", "1",
-                             "--profile", "static-rps"])  # fmt: skip
+    one.write_text(
+        inv.read_text()
+        .replace("        web2: {sizing_platform: baremetal}\n", "")
+        .replace("4096-4097", "0")
+    )
+    ok = runner.invoke(
+        app, ["run", "--plan", "-i", str(one), "--cores", "1", "--profile", "static-rps"]
+    )
     assert ok.exit_code == 0, ok.output
     assert "pre-flight: not run offline" in ok.stdout
 
@@ -166,10 +178,17 @@ def test_resuming_a_run_that_is_still_measuring_is_refused_before_touching_it(
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
         with Store(db) as store:
-            run_id = store.start_run(inventory=str(DEFAULT_INVENTORY), argv=["sizing"],
-                                     tool_version="0", options={"cores": [1]})  # fmt: skip
-            owner = replace(hostsafety.owner_record(), pid=child.pid,
-                            pid_start=hostsafety._start_ticks(child.pid))  # fmt: skip
+            run_id = store.start_run(
+                inventory=str(DEFAULT_INVENTORY),
+                argv=["sizing"],
+                tool_version="0",
+                options={"cores": [1]},
+            )
+            owner = replace(
+                hostsafety.owner_record(),
+                pid=child.pid,
+                pid_start=hostsafety._start_ticks(child.pid),
+            )
             store.set_owner(run_id, owner)
         res = runner.invoke(app, ["run", "--resume", str(run_id), "--db", str(db)])
     finally:
@@ -197,14 +216,19 @@ def test_resuming_a_complete_run_with_a_failed_point_is_not_short_cut(tmp_path: 
         return resume(given, run_id).complete
 
     db = tmp_path / "s.sqlite"
-    run_id = fill(db, {"r640-01": ENV["r640-01"]}, [
-        point("r640-01", "baremetal", 1, "rps", REPS),
-        point("r640-01", "baremetal", 2, "rps", REPS, status=Status.FAILED),
-    ])  # fmt: skip
+    run_id = fill(
+        db,
+        {"r640-01": ENV["r640-01"]},
+        [
+            point("r640-01", "baremetal", 1, "rps", REPS),
+            point("r640-01", "baremetal", 2, "rps", REPS, status=Status.FAILED),
+        ],
+    )
     assert complete(db, run_id) is False
     done = tmp_path / "d.sqlite"
-    done_id = fill(done, {"r640-01": ENV["r640-01"]},
-                   [point("r640-01", "baremetal", 1, "rps", REPS)])  # fmt: skip
+    done_id = fill(
+        done, {"r640-01": ENV["r640-01"]}, [point("r640-01", "baremetal", 1, "rps", REPS)]
+    )
     assert complete(done, done_id) is True
 
 
@@ -232,8 +256,12 @@ def _plan(args: list[str]) -> _Done:
 
     from tests.offline import unshare_n
 
-    proc = subprocess.run([unshare_n(), "-n", sys.executable, "-m", "sizing", *args],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    proc = subprocess.run(
+        [unshare_n(), "-n", sys.executable, "-m", "sizing", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return _Done(proc)
 
 
@@ -259,8 +287,13 @@ def test_the_default_plan_is_a_summary_per_server_with_the_estimated_time(
 
     doc = json.loads(_plan([*args, "--json"]).stdout)
     assert len(doc["points"]) == 6 and len(doc["points"][0]["clients"]) == 12
-    assert doc["estimate"] == {"points": 6, "configs": 6, "low_s": 282, "high_s": 702,
-                               "overhead_s": 84}  # fmt: skip
+    assert doc["estimate"] == {
+        "points": 6,
+        "configs": 6,
+        "low_s": 282,
+        "high_s": 702,
+        "overhead_s": 84,
+    }
 
 
 def test_sample_measures_n_servers_per_hardware_identity(tmp_path: Path) -> None:
@@ -275,14 +308,30 @@ def test_sample_measures_n_servers_per_hardware_identity(tmp_path: Path) -> None
     )
     assert text != inv.read_text()
     inv.write_text(text)
-    res = _plan(["run", "--plan", "-i", str(inv), "--cores", "1", "--profile", "rps",
-                 "--sample", "2", "--json"])  # fmt: skip
+    res = _plan(
+        [
+            "run",
+            "--plan",
+            "-i",
+            str(inv),
+            "--cores",
+            "1",
+            "--profile",
+            "rps",
+            "--sample",
+            "2",
+            "--json",
+        ]
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert sorted({p["host"] for p in doc["points"]}) == ["srv0000", "srv0001", "srv0006"]
     stands = {s["host"]: s["stands_for"] for s in doc["servers"]}
-    assert stands == {"srv0000": ["srv0002", "srv0004"], "srv0001": ["srv0003", "srv0005"],
-                      "srv0006": []}  # fmt: skip
+    assert stands == {
+        "srv0000": ["srv0002", "srv0004"],
+        "srv0001": ["srv0003", "srv0005"],
+        "srv0006": [],
+    }
     bad = _plan(["run", "--plan", "-i", str(inv), "--sample", "0"])
     assert bad.exit_code == 2
     assert "--sample must be at least 1 server per hardware identity, not 0" in bad.stderr
@@ -295,18 +344,24 @@ def test_a_bad_option_value_is_one_line_through_the_real_entry_point() -> None:
     import sys
 
     cases = {
-        ("run", "--duration", "inf", "--plan"):
-            "error: --duration: inf is not in the range 1<=x<=3600. (sizing run --help)",
+        (
+            "run",
+            "--duration",
+            "inf",
+            "--plan",
+        ): "error: --duration: inf is not in the range 1<=x<=3600. (sizing run --help)",
         ("run", "--bogus"): "error: No such option: --bogus (sizing run --help)",
         ("bogus",): "error: No such command 'bogus'. (sizing --help)",
         ("recommend", "--rps"): "error: Option '--rps' requires an argument.",
-    }  # fmt: skip
+    }
     for argv, line in cases.items():
-        res = subprocess.run([sys.executable, "-m", "sizing", *argv], capture_output=True,
-                             text=True, timeout=60)  # fmt: skip
+        res = subprocess.run(
+            [sys.executable, "-m", "sizing", *argv], capture_output=True, text=True, timeout=60
+        )
         assert (res.returncode, res.stderr.strip(), res.stdout) == (2, line, ""), argv
-    shown = subprocess.run([sys.executable, "-m", "sizing", "inventory"], capture_output=True,
-                           text=True, timeout=60)  # fmt: skip
+    shown = subprocess.run(
+        [sys.executable, "-m", "sizing", "inventory"], capture_output=True, text=True, timeout=60
+    )
     assert shown.returncode == 2 and "Inspect and validate inventories." in shown.stdout + (
         shown.stderr
     )
@@ -321,8 +376,9 @@ def test_a_client_cpulist_written_for_a_bigger_host_is_refused_offline(tmp_path:
         "      hosts:\n        localhost: {}\n    clients:\n      hosts:\n"
         '        localhost: {sizing_client_cpus: "0-4095"}\n'
     )
-    res = runner.invoke(app, ["run", "--plan", "-i", str(inv), "--cores", "1",
-                              "--profile", "static-rps"])  # fmt: skip
+    res = runner.invoke(
+        app, ["run", "--plan", "-i", str(inv), "--cores", "1", "--profile", "static-rps"]
+    )
     assert res.exit_code == 4, res.output
     [line] = [ln for ln in res.stdout.splitlines() if "wrk would be pinned" in ln]
     assert "-4095, which the host does not have online (online: 0-" in line

@@ -27,20 +27,38 @@ def test_every_option_is_stored_and_restored(
     custom = profiles.load("rps").model_copy(update={"name": "my-rps", "duration_s": 7})
     given = RunOptions(
         inventory=Path(os.path.relpath(inv)),  # relative: stored absolute
-        cores=(1, 2), hts=(Ht.ON,), profiles=(custom, profiles.load("tps")),
+        cores=(1, 2),
+        hts=(Ht.ON,),
+        profiles=(custom, profiles.load("tps")),
         db=tmp_path / "r.sqlite",
-        settings=MeasureSettings(duration_s=3, warmup_s=1, repeat=None, max_repeat=7,
-                                 connections=11, rates=(100, 200), slo="p95=10ms", soak_s=60),
-        skip_preflight=True, platforms=("baremetal",), allow_host_reboot=True,
-        insecure=True, keep_running=True,
+        settings=MeasureSettings(
+            duration_s=3,
+            warmup_s=1,
+            repeat=None,
+            max_repeat=7,
+            connections=11,
+            rates=(100, 200),
+            slo="p95=10ms",
+            soak_s=60,
+        ),
+        skip_preflight=True,
+        platforms=("baremetal",),
+        allow_host_reboot=True,
+        insecure=True,
+        keep_running=True,
     )
     with Store(given.db) as store:
-        run_id = store.start_run(inventory=str(given.inventory.resolve()), argv=(),
-                                 tool_version="t", options=run_options_record(given))
+        run_id = store.start_run(
+            inventory=str(given.inventory.resolve()),
+            argv=(),
+            tool_version="t",
+            options=run_options_record(given),
+        )
     # From another directory, with nothing but --resume given.
     monkeypatch.chdir("/")
-    back = resume_options(RunOptions(inventory=Path("x"), cores=(8,), hts=(), profiles=(),
-                                     db=given.db), run_id)
+    back = resume_options(
+        RunOptions(inventory=Path("x"), cores=(8,), hts=(), profiles=(), db=given.db), run_id
+    )
     assert back.inventory == inv.resolve() and back.inventory.is_file()
     assert back.resume_run == run_id
     for f in fields(RunOptions):

@@ -61,8 +61,12 @@ def sweep(tmp_path: Path, keep_running: bool = False) -> tuple[RunContext, FakeB
     inv = tmp_path / "inv.yml"
     inv.write_text(INVENTORY)
     opts = RunOptions(
-        inventory=inv, cores=(1,), hts=(), profiles=(profiles.load("rps"),),
-        db=tmp_path / "r.sqlite", keep_running=keep_running,
+        inventory=inv,
+        cores=(1,),
+        hts=(),
+        profiles=(profiles.load("rps"),),
+        db=tmp_path / "r.sqlite",
+        keep_running=keep_running,
     )
     ctx = RunContext.bind(opts)
     backend = FakeBackend()
@@ -110,21 +114,31 @@ def send(sig: signal.Signals) -> Callable[[], BaseException]:
 
 CASES = [
     ("bug", lambda: RuntimeError("a bug"), RuntimeError, "failed", "RuntimeError: a bug"),
-    ("full disk", lambda: StoreError("r.sqlite", "the disk is full"), StoreError, "failed",
-     "r.sqlite: the disk is full"),
+    (
+        "full disk",
+        lambda: StoreError("r.sqlite", "the disk is full"),
+        StoreError,
+        "failed",
+        "r.sqlite: the disk is full",
+    ),
     ("sizing error", lambda: ToolError("wrk failed"), ToolError, "failed", "wrk failed"),
-    ("ctrl-c", KeyboardInterrupt, Interrupted, "interrupted",
-     "interrupted by the user (Ctrl-C)"),
+    ("ctrl-c", KeyboardInterrupt, Interrupted, "interrupted", "interrupted by the user (Ctrl-C)"),
     ("sigterm", send(signal.SIGTERM), Interrupted, "interrupted", "interrupted by SIGTERM"),
     ("sighup", send(signal.SIGHUP), Interrupted, "interrupted", "interrupted by SIGHUP"),
 ]
 
 
-@pytest.mark.parametrize(("exc", "raised", "status", "note"), [c[1:] for c in CASES],
-                         ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("exc", "raised", "status", "note"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
 def test_every_exit_path_ends_the_run_and_restores_the_platform(
-    tmp_path: Path, played: list[tuple[str, dict[str, Any]]], monkeypatch: pytest.MonkeyPatch,
-    exc: Callable[[], BaseException], raised: type[BaseException], status: str, note: str,
+    tmp_path: Path,
+    played: list[tuple[str, dict[str, Any]]],
+    monkeypatch: pytest.MonkeyPatch,
+    exc: Callable[[], BaseException],
+    raised: type[BaseException],
+    status: str,
+    note: str,
 ) -> None:
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
     s, backend = sweep(tmp_path)

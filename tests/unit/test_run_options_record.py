@@ -44,8 +44,14 @@ def _old_db(path: Path, options: dict[str, object]) -> Path:
 
 
 def test_an_older_run_reads_back_typed_read_only_and_migrated(tmp_path: Path) -> None:
-    stored = {"label": "r640 baseline", "warmup_s": 3, "owner": OWNER, "cores": [1, 2],
-              "profiles": ["rps", "tps"], "future": {"x": 1}}  # fmt: skip
+    stored = {
+        "label": "r640 baseline",
+        "warmup_s": 3,
+        "owner": OWNER,
+        "cores": [1, 2],
+        "profiles": ["rps", "tps"],
+        "future": {"x": 1},
+    }
     db = _old_db(tmp_path / "old.sqlite", stored)
     with Store.open_readonly(db) as store:  # never migrated: upgraded as it is read
         (before,) = store.runs()
@@ -63,8 +69,9 @@ def test_an_older_run_reads_back_typed_read_only_and_migrated(tmp_path: Path) ->
 
 def test_the_owner_is_the_runs_own(tmp_path: Path) -> None:
     with Store(tmp_path / "r.sqlite") as store:
-        run_id = store.start_run(inventory="i", argv=[], tool_version="t",
-                                 options=RunOptionsRecord(label="a"))  # fmt: skip
+        run_id = store.start_run(
+            inventory="i", argv=[], tool_version="t", options=RunOptionsRecord(label="a")
+        )
         assert store.get_run(run_id).owner is None
         store.set_owner(run_id, LockOwner(controller="m2", pid=5))
         run = store.get_run(run_id)
@@ -96,8 +103,9 @@ def test_resume_refuses_exactly_the_derived_options(tmp_path: Path) -> None:
     name, derived from ``MeasureSettings``' fields."""
     db = tmp_path / "r.sqlite"
     with Store(db) as store:
-        run_id = store.start_run(inventory="inv.yml", argv=[], tool_version="t",
-                                 options=RunOptionsRecord(cores=(1,)))  # fmt: skip
+        run_id = store.start_run(
+            inventory="inv.yml", argv=[], tool_version="t", options=RunOptionsRecord(cores=(1,))
+        )
         store.finish_run(run_id, "complete")
     opts = RunOptions(inventory=Path("x"), cores=(8,), hts=(), profiles=(), db=db)
     command = typer.main.get_command(app).commands["run"]  # type: ignore[attr-defined]

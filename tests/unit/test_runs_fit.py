@@ -24,9 +24,19 @@ STEP = {1: 30000.0, 2: 52000.0, 4: 120000.0, 8: 200000.0}
 
 def fig(cores: int, reps: list[float], basis: str = "lab") -> Figure:
     s = sorted(reps)
-    return Figure(platform="baremetal", cores=cores, ht="off", profile="rps",
-                  value=s[len(s) // 2], unit="requests/s", source="measured", basis=basis,
-                  ci_low=s[0], ci_high=s[-1], reps=tuple(reps))  # fmt: skip
+    return Figure(
+        platform="baremetal",
+        cores=cores,
+        ht="off",
+        profile="rps",
+        value=s[len(s) // 2],
+        unit="requests/s",
+        source="measured",
+        basis=basis,
+        ci_low=s[0],
+        ci_high=s[-1],
+        reps=tuple(reps),
+    )
 
 
 @st.composite
@@ -47,8 +57,10 @@ def runs_series(draw: st.DrawFn) -> list[tuple[int, list[float]]]:
 
 
 def log_sse(counts: list[tuple[int, list[float]]], p: tuple[float, float, float]) -> float:
-    return sum(len(vs) * (math.log(usl(n, *p)) - sum(math.log(v) for v in vs) / len(vs)) ** 2
-               for n, vs in counts)  # fmt: skip
+    return sum(
+        len(vs) * (math.log(usl(n, *p)) - sum(math.log(v) for v in vs) / len(vs)) ** 2
+        for n, vs in counts
+    )
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
@@ -74,8 +86,9 @@ def test_the_runs_fit_is_scipys_least_squares_in_logs(
     best = math.inf
     top = float(max(math.exp(v) / c for c, v in zip(n, y, strict=True)))
     for start in ([top, 0.0, 0.0], [top * 1.5, 0.1, 0.001], [top, 0.01, 0.01]):
-        res = opt.least_squares(resid, start, bounds=([1e-9, 0, 0], [np.inf] * 3),
-                                xtol=1e-14, ftol=1e-14, gtol=1e-14)  # fmt: skip
+        res = opt.least_squares(
+            resid, start, bounds=([1e-9, 0, 0], [np.inf] * 3), xtol=1e-14, ftol=1e-14, gtol=1e-14
+        )
         best = min(best, float(np.sum(res.fun**2)))
     mine = log_sse(counts, (got.lam, got.sigma, got.kappa))
     assert mine <= best * 1.0001 + 1e-12
@@ -94,8 +107,19 @@ def test_a_series_with_runs_is_predicted_by_its_fit_in_logs_and_one_without_is_n
     means = [(n, sum(vs) / 3) for n, vs in runs]
     assert fit(means).predict(16) < 0.93 * s.at(16).value
     # figures without runs (reference data) keep the least squares in throughput
-    one = [Figure(platform="baremetal", cores=n, ht="off", profile="rps", value=x,
-                  unit="requests/s", source="reference", basis="ref") for n, x in means]
+    one = [
+        Figure(
+            platform="baremetal",
+            cores=n,
+            ht="off",
+            profile="rps",
+            value=x,
+            unit="requests/s",
+            source="reference",
+            basis="ref",
+        )
+        for n, x in means
+    ]
     (r,) = build_series(one, allow_extrapolation=True).values()
     assert r.at(16).value == pytest.approx(fit(means).predict(16), rel=1e-12)
 

@@ -17,19 +17,39 @@ def _basis(sockets: int, per_socket: int, cores: tuple[int, ...]) -> Basis:
     rng = random.Random(7)
     figs = []
     for n in cores:
-        reps = tuple(30_000.0 * n / (1 + 0.03 * (n - 1)) * rng.lognormvariate(0, 0.02)
-                     for _ in range(10))  # fmt: skip
+        reps = tuple(
+            30_000.0 * n / (1 + 0.03 * (n - 1)) * rng.lognormvariate(0, 0.02) for _ in range(10)
+        )
         got = median_interval(reps)
         assert got is not None
         lo, hi = got
         cover = median_coverage(len(reps))
-        figs.append(Figure("baremetal", n, "off", "rps", sorted(reps)[5], "requests/s",
-                           "measured", ci_low=lo, ci_high=hi, coverage=cover, reps=reps,
-                           basis="h/baremetal/static"))  # fmt: skip
-    return Basis(id="h/baremetal/static", origin="measured", platform="baremetal",
-                 hardware=Hardware("Xeon", sockets, per_socket, 2),
-                 workload=Workload(role="static", file_size=128), software="nginx 1.22",
-                 physical_host="h", figures=tuple(figs))  # fmt: skip
+        figs.append(
+            Figure(
+                "baremetal",
+                n,
+                "off",
+                "rps",
+                sorted(reps)[5],
+                "requests/s",
+                "measured",
+                ci_low=lo,
+                ci_high=hi,
+                coverage=cover,
+                reps=reps,
+                basis="h/baremetal/static",
+            )
+        )
+    return Basis(
+        id="h/baremetal/static",
+        origin="measured",
+        platform="baremetal",
+        hardware=Hardware("Xeon", sockets, per_socket, 2),
+        workload=Workload(role="static", file_size=128),
+        software="nginx 1.22",
+        physical_host="h",
+        figures=tuple(figs),
+    )
 
 
 def _series(b: Basis, allow: bool):  # type: ignore[no-untyped-def]
@@ -55,8 +75,14 @@ def test_beyond_one_socket_is_labelled_widened_and_has_no_draws() -> None:
     assert "beyond one socket" in got.interval and got.coverage is None
     # no stated confidence rests on it
     cat = CostCatalog(servers=(ServerOffer(cores=16, price=7900.0),))
-    answer = recommend(b.figures, cat, Demand(rps=300_000), bases=[b], article_prices=True,
-                       allow_extrapolation=True)  # fmt: skip
+    answer = recommend(
+        b.figures,
+        cat,
+        Demand(rps=300_000),
+        bases=[b],
+        article_prices=True,
+        allow_extrapolation=True,
+    )
     assert answer.recommendation is not None and answer.recommendation.confidence is None
 
 

@@ -384,10 +384,14 @@ def test_hardware_and_software_labels() -> None:
 
 def test_a_run_with_no_valid_figure_says_so_in_the_basis_sentence(tmp_path: Path) -> None:
     db = tmp_path / "s.sqlite"
-    fill(db, {"localhost": ENV["localhost"]}, [
-        point("localhost", "baremetal", 1, "rps", REPS, status=Status.INVALID),
-        point("localhost", "baremetal", 1, "tps", REPS, status=Status.INVALID),
-    ])  # fmt: skip
+    fill(
+        db,
+        {"localhost": ENV["localhost"]},
+        [
+            point("localhost", "baremetal", 1, "rps", REPS, status=Status.INVALID),
+            point("localhost", "baremetal", 1, "tps", REPS, status=Status.INVALID),
+        ],
+    )
     why = load_bases(Inputs(db=db)).choice.why
     assert why == (
         "reference: no measured basis qualifies (nothing usable measured yet: the run gave no "

@@ -29,12 +29,25 @@ from sizing.store import (
 
 runner = CliRunner()
 KEY = PointKey("localhost", "baremetal", 1, "off", "rps")
-RESULT = PointResult(KEY, Status.MEASURED, value=41_234.5, unit="req/s", repetitions=3,
-                     spread=0.01, ci_low=41_000.0, ci_high=41_500.0, flags=("x",),
-                     metadata=PointMeta.parse({"server_cpu": 0.97}))  # fmt: skip
-SAMPLES = [(1, Sample("requests_per_second", 41_234.5, "req/s",
-                      SampleMeta.parse({"client": "localhost"}))),
-           (2, Sample("requests_per_second", 41_000.0, "req/s", SampleMeta()))]  # fmt: skip
+RESULT = PointResult(
+    KEY,
+    Status.MEASURED,
+    value=41_234.5,
+    unit="req/s",
+    repetitions=3,
+    spread=0.01,
+    ci_low=41_000.0,
+    ci_high=41_500.0,
+    flags=("x",),
+    metadata=PointMeta.parse({"server_cpu": 0.97}),
+)
+SAMPLES = [
+    (
+        1,
+        Sample("requests_per_second", 41_234.5, "req/s", SampleMeta.parse({"client": "localhost"})),
+    ),
+    (2, Sample("requests_per_second", 41_000.0, "req/s", SampleMeta())),
+]
 
 
 def new_run(db: Path) -> tuple[Store, int]:
@@ -49,10 +62,13 @@ def hold(db: Path, how: str, seconds: float) -> subprocess.Popen[str]:
     code = (
         "import sqlite3, sys, time\n"
         f"c = sqlite3.connect({str(db)!r}, isolation_level=None, timeout=10)\n"
-        + ("c.execute('BEGIN'); c.execute('SELECT count(*) FROM runs').fetchone()\n"
-           if how == "read" else "c.execute('BEGIN IMMEDIATE')\n")
+        + (
+            "c.execute('BEGIN'); c.execute('SELECT count(*) FROM runs').fetchone()\n"
+            if how == "read"
+            else "c.execute('BEGIN IMMEDIATE')\n"
+        )
         + f"print('held', flush=True); time.sleep({seconds}); c.execute('ROLLBACK')\n"
-    )  # fmt: skip
+    )
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
     return proc
@@ -196,8 +212,11 @@ def test_a_point_kept_for_recovery_is_imported_once(tmp_path: Path) -> None:
     with Store.open_readonly(db) as st:
         [p] = st.points(run_id)
         assert (p.result.key, p.result.status, p.result.value, p.result.flags) == (
-            KEY, Status.MEASURED, 41_234.5, ("x",),
-        )  # fmt: skip
+            KEY,
+            Status.MEASURED,
+            41_234.5,
+            ("x",),
+        )
         assert [(r, s.value) for r, s in st.samples(p.id)] == [(1, 41_234.5), (2, 41_000.0)]
 
 
@@ -331,8 +350,10 @@ def test_a_database_on_a_read_only_file_system(tmp_path: Path) -> None:
         shown = runner.invoke(app, ["results", "--db", str(ro / "r.sqlite"), "--json"])
         assert shown.exit_code == 0, shown.output
         assert json.loads(shown.stdout)["runs"][0]["points"][0]["value"] == 41_234.5
-        for db, what in [(ro / "r.sqlite", "the results database"),
-                         (ro / "new.sqlite", f"its directory {ro}")]:  # fmt: skip
+        for db, what in [
+            (ro / "r.sqlite", "the results database"),
+            (ro / "new.sqlite", f"its directory {ro}"),
+        ]:
             with pytest.raises(StoreError) as info:
                 Store.for_run(db)
             assert str(info.value) == f"{db}: cannot write {what} (a read-only file system)"

@@ -27,8 +27,15 @@ servers:
 def test_observed_core_counts_keep_their_rows_beside_the_catalogs(tmp_path: Path) -> None:
     cat = tmp_path / "acme.yml"
     cat.write_text(CATALOG, encoding="utf-8")
-    args = ["table", "--source", "reference", "--catalog", str(cat),
-            "--db", str(tmp_path / "none.sqlite")]  # fmt: skip
+    args = [
+        "table",
+        "--source",
+        "reference",
+        "--catalog",
+        str(cat),
+        "--db",
+        str(tmp_path / "none.sqlite"),
+    ]
     got = runner.invoke(app, [*args, "--json"])
     assert got.exit_code == 0, got.stderr
     rows = {r["cores"]: r for r in json.loads(got.stdout)["rows"]}

@@ -97,9 +97,7 @@ def test_support_is_a_share_of_hardware_per_year(tmp_path: Path) -> None:
 
 
 def test_every_unpriced_part_is_named() -> None:
-    cat = CostCatalog(
-        servers=(ServerOffer(4, 1300.0),), price_per_kwh=0.1, amortisation_months=12
-    )
+    cat = CostCatalog(servers=(ServerOffer(4, 1300.0),), price_per_kwh=0.1, amortisation_months=12)
     assert cat.server_cost("kvm", 4).left_out == (
         "no licence priced for kvm",
         "support not priced",
@@ -147,13 +145,15 @@ def test_the_guide_says_the_catalogs_scope_and_what_no_catalog_prices() -> None:
     from sizing.engine import NEVER_PRICED
     from sizing.report.data.about import cost_includes
 
-    cat = CostCatalog(servers=(ServerOffer(4, 1300.0),), support=Support(0.1),
-                      amortisation_months=36)  # fmt: skip
+    cat = CostCatalog(
+        servers=(ServerOffer(4, 1300.0),), support=Support(0.1), amortisation_months=36
+    )
     yes, no = cost_includes(cat)
     assert yes == "hardware (the catalog's server price), support at 10% of the hardware a year"
     assert no == f"no licence priced, power not priced, {NEVER_PRICED}"
-    assert set(cat.server_cost("baremetal", 4).left_out) - {"no licence priced for baremetal"} \
-        <= set(no.split(", "))  # fmt: skip
+    assert set(cat.server_cost("baremetal", 4).left_out) - {
+        "no licence priced for baremetal"
+    } <= set(no.split(", "))
 
 
 @pytest.mark.parametrize(
@@ -274,9 +274,16 @@ TCO = (
 
 def test_recommend_prints_the_cost_part_by_part_and_the_catalog(tmp_path: Path) -> None:
     out = _cli(
-        tmp_path, TCO, "recommend", "--rps", "100000", "--headroom", "0",
-        "--platform", "hypervisor",
-    )  # fmt: skip
+        tmp_path,
+        TCO,
+        "recommend",
+        "--rps",
+        "100000",
+        "--headroom",
+        "0",
+        "--platform",
+        "hypervisor",
+    )
     assert "Cheapest: 1 × PowerEdge R650xs (4 cores, esxi, HT off), $2,615.36" in out
     assert (
         "Cost over 36 months: hardware $1,300 + licence (hypervisor, per socket, once) $1,000 "
@@ -306,12 +313,27 @@ def test_table_prints_models_costs_and_what_is_left_out(tmp_path: Path) -> None:
     assert "left out of the costs: no licence priced for baremetal, support not priced" in out
     doc = json.loads(
         CliRunner()
-        .invoke(app, ["table", "--source", "reference", "--catalog", str(tmp_path / "catalog.yml"),
-                      "--db", str(tmp_path / "sizing.sqlite"), "--json"])  # fmt: skip
+        .invoke(
+            app,
+            [
+                "table",
+                "--source",
+                "reference",
+                "--catalog",
+                str(tmp_path / "catalog.yml"),
+                "--db",
+                str(tmp_path / "sizing.sqlite"),
+                "--json",
+            ],
+        )
         .stdout
     )
     assert doc["catalog"]["date"] == "2026-11-03"
-    cell = next(c for r in doc["rows"] for c in r["cells"] if c["platform"] == "esxi"
-                and c["cores"] == 4 and c["profile"] == "rps")  # fmt: skip
+    cell = next(
+        c
+        for r in doc["rows"]
+        for c in r["cells"]
+        if c["platform"] == "esxi" and c["cores"] == 4 and c["profile"] == "rps"
+    )
     assert cell["cost"]["licence"] == 1000 and cell["server_name"] == "PowerEdge R650xs"
     assert cell["cost"]["total"] == pytest.approx(2615.36)

@@ -57,8 +57,11 @@ def test_clients_copies_only_what_differs() -> None:
     include = next(t for t in tasks if "ansible.builtin.include_tasks" in t)
     copies = [t for t in tasks if "ansible.builtin.copy" in t]
     names = [Path(t["ansible.builtin.copy"]["src"]).name for t in copies]
-    assert include["vars"]["tool_dir_files"] == names == [
-        "loadgen.py", "loadproto.py", "wrk_report.lua"]
+    assert (
+        include["vars"]["tool_dir_files"]
+        == names
+        == ["loadgen.py", "loadproto.py", "wrk_report.lua"]
+    )
     for t in copies:
         copy, when = t["ansible.builtin.copy"], " ".join(t["when"].split())
         name = Path(copy["src"]).name

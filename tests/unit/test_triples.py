@@ -55,15 +55,25 @@ def test_three_legs_alternate_store_both_ratios_and_read_back(
         ran.append((label, [w.index for w in windows]))
         for w in windows:
             rate = RATES[label][len([r for r in ran if r[0] == label]) - 1]
-            out = WindowOutput(w.index, 0.0, 3.0, commands=[
-                CommandOutput([], 0, WRK.replace("RATE", f"{rate:.2f}"))])
+            out = WindowOutput(
+                w.index,
+                0.0,
+                3.0,
+                commands=[CommandOutput([], 0, WRK.replace("RATE", f"{rate:.2f}"))],
+            )
             outputs.setdefault("load1", []).append(out)
         return None
 
     def evaluate(ctx, point, target, outputs, windows, schedule):  # type: ignore[no-untyped-def]
         value = RATES[point.key.label()][0]
-        return PointResult(point.key, Status.MEASURED, value=value, unit="requests/s",
-                           repetitions=3, metadata=PointMeta()), []  # fmt: skip
+        return PointResult(
+            point.key,
+            Status.MEASURED,
+            value=value,
+            unit="requests/s",
+            repetitions=3,
+            metadata=PointMeta(),
+        ), []
 
     monkeypatch.setattr(Throughput, "run_batch", staticmethod(run_batch))
     monkeypatch.setattr(Throughput, "evaluate", staticmethod(evaluate))
@@ -79,10 +89,16 @@ def test_three_legs_alternate_store_both_ratios_and_read_back(
     a, b, c = (leg.key.label() for leg in triple.legs)
     # A B C, then C B A (C runs twice in a row: no second warm-up), then A B C
     assert ran[:9] == [
-        (a, [0, 1]), (b, [0, 1]), (c, [0, 1]),
-        (c, [2]), (b, [0, 2]), (a, [0, 2]),
-        (a, [3]), (b, [0, 3]), (c, [0, 3]),
-    ]  # fmt: skip
+        (a, [0, 1]),
+        (b, [0, 1]),
+        (c, [0, 1]),
+        (c, [2]),
+        (b, [0, 2]),
+        (a, [0, 2]),
+        (a, [3]),
+        (b, [0, 3]),
+        (c, [0, 3]),
+    ]
     recs = [r.metadata.pair for r in (ra, rb, rc)]
     assert all(rec is not None and rec.id == triple.id for rec in recs)
     assert [rec.role for rec in recs if rec] == ["a", "b", "c"]

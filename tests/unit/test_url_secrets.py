@@ -37,32 +37,60 @@ LIBVIRT_URIS = [
 
 
 def vsphere_inventory(tmp_path: Path, url: str) -> Path:
-    doc = {"all": {"children": {
-        "servers": {"hosts": {"vm1": {
-            "ansible_host": "10.9.9.9",
-            "sizing_platform": "vsphere",
-            "sizing_hypervisor": {"kind": "vsphere", "url": url, "user_env": "U",
-                                  "password_env": "P"},
-            "sizing_vm": {"name": "vm1", "esxi_host": "esx1"},
-        }}},
-        "clients": {"hosts": {"load": {"ansible_connection": "local"}}},
-    }}}
+    doc = {
+        "all": {
+            "children": {
+                "servers": {
+                    "hosts": {
+                        "vm1": {
+                            "ansible_host": "10.9.9.9",
+                            "sizing_platform": "vsphere",
+                            "sizing_hypervisor": {
+                                "kind": "vsphere",
+                                "url": url,
+                                "user_env": "U",
+                                "password_env": "P",
+                            },
+                            "sizing_vm": {"name": "vm1", "esxi_host": "esx1"},
+                        }
+                    }
+                },
+                "clients": {"hosts": {"load": {"ansible_connection": "local"}}},
+            }
+        }
+    }
     path = tmp_path / "inv.yml"
     path.write_text(yaml.safe_dump(doc))
     return path
 
 
 def libvirt_inventory(tmp_path: Path, uri: str) -> Path:
-    doc = {"all": {"children": {
-        "hypervisors": {"hosts": {"kvm1": {"ansible_host": "192.0.2.10",
-                                           "sizing_hypervisor": {"uri": uri}}}},
-        "servers": {"hosts": {"vm1": {"ansible_host": "192.0.2.11",
-                                      "sizing_platform": "libvirt",
-                                      "sizing_vm": {"domain": "vm1", "hypervisor": "kvm1",
-                                                    "disk": "/images/vm1.qcow2",
-                                                    "bridge": "br0"}}}},
-        "clients": {"hosts": {"load": {"ansible_connection": "local"}}},
-    }}}
+    doc = {
+        "all": {
+            "children": {
+                "hypervisors": {
+                    "hosts": {
+                        "kvm1": {"ansible_host": "192.0.2.10", "sizing_hypervisor": {"uri": uri}}
+                    }
+                },
+                "servers": {
+                    "hosts": {
+                        "vm1": {
+                            "ansible_host": "192.0.2.11",
+                            "sizing_platform": "libvirt",
+                            "sizing_vm": {
+                                "domain": "vm1",
+                                "hypervisor": "kvm1",
+                                "disk": "/images/vm1.qcow2",
+                                "bridge": "br0",
+                            },
+                        }
+                    }
+                },
+                "clients": {"hosts": {"load": {"ansible_connection": "local"}}},
+            }
+        }
+    }
     path = tmp_path / "inv.yml"
     path.write_text(yaml.safe_dump(doc))
     return path
@@ -106,8 +134,11 @@ def test_redact_url_hides_every_secret(value: str) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["qemu+ssh://root@kvm1/system?keyfile=/root/.ssh/id&sshauth=privkey", "qemu:///system",
-     "https://vc1.lab:8989/sdk"],
+    [
+        "qemu+ssh://root@kvm1/system?keyfile=/root/.ssh/id&sshauth=privkey",
+        "qemu:///system",
+        "https://vc1.lab:8989/sdk",
+    ],
 )
 def test_plain_urls_stay_as_they_are(value: str) -> None:
     assert url_secret(value) is None

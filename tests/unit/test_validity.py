@@ -174,14 +174,17 @@ def test_upstream_not_bound_when_the_server_is_busy_or_the_upstream_idle() -> No
         ({"upstream_busy": {"u": 97.0}, "client_busy": {"c": 50.0}}, "limited by the upstream"),
         ({"client_busy": {"c": 99.0}}, "limited by the client (99%"),
         (
-            {"client_busy": {"c": 99.0}, "upstream_busy": {"u": 30.0},
-             "upstream_shares_client": True},
+            {
+                "client_busy": {"c": 99.0},
+                "upstream_busy": {"u": 30.0},
+                "upstream_shares_client": True,
+            },
             "client side (99% of the CPUs the load generator shares with the upstream",
         ),
         ({"client_busy": {"c": 20.0}, "established": 10}, "connections (only 10 of 50"),
         ({"client_busy": {"c": 20.0}, "established": 50}, "connections (50 kept the server"),
     ],
-)  # fmt: skip
+)
 def test_not_saturated_names_what_limited_it(kw: dict[str, object], limit: str) -> None:
     v = check_saturated([ev(server_busy=60.0, **kw)], requested=50, keepalive=True)
     assert v is not None and v.flag == "not-saturated" and v.invalid
@@ -193,7 +196,15 @@ def test_not_saturated_network_and_saturated_server() -> None:
     assert net is not None and "network" in net.reason
     assert check_saturated([ev(server_busy=91.0)], 50, True) is None
     # only max-throughput points are judged for saturation
-    flags = [v.flag for v in judge([ev(server_busy=50.0)], requested_connections=50,
-                                   keepalive=True, handshake_profile=False, clients=1,
-                                   max_rate=False)]  # fmt: skip
+    flags = [
+        v.flag
+        for v in judge(
+            [ev(server_busy=50.0)],
+            requested_connections=50,
+            keepalive=True,
+            handshake_profile=False,
+            clients=1,
+            max_rate=False,
+        )
+    ]
     assert flags == []

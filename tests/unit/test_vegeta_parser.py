@@ -14,9 +14,7 @@ from sizing.load.latency import merge_latency
 
 def _golden(data_dir: Path, name: str) -> vegeta.VegetaResult:
     d = data_dir / "vegeta"
-    return vegeta.parse(
-        (d / f"{name}.json").read_text(), (d / f"{name}.hdrplot").read_text()
-    )
+    return vegeta.parse((d / f"{name}.json").read_text(), (d / f"{name}.hdrplot").read_text())
 
 
 def test_steady_report_in_milliseconds(data_dir: Path) -> None:
@@ -73,8 +71,12 @@ def test_hdrplot_without_lines_is_an_error() -> None:
 
 def test_attack_argv_is_open_loop_and_pinned() -> None:
     spec = vegeta.VegetaSpec(
-        url="https://127.0.0.1:8443/1k", rate=2500, duration_s=10, results_file="/tmp/r.bin",
-        cpus=(1, 2, 3), headers=("Authorization: Bearer x",),
+        url="https://127.0.0.1:8443/1k",
+        rate=2500,
+        duration_s=10,
+        results_file="/tmp/r.bin",
+        cpus=(1, 2, 3),
+        headers=("Authorization: Bearer x",),
     )
     argv = vegeta.attack_argv(spec, vegeta="/opt/vegeta")
     assert argv[:3] == ["taskset", "-c", "1-3"]
@@ -99,7 +101,10 @@ def test_attack_argv_is_open_loop_and_pinned() -> None:
 )
 def test_attack_argv_refuses_bad_specs(bad: dict[str, object]) -> None:
     base: dict[str, object] = {
-        "url": "http://127.0.0.1/", "rate": 10, "duration_s": 1, "results_file": "/tmp/r"
+        "url": "http://127.0.0.1/",
+        "rate": 10,
+        "duration_s": 1,
+        "results_file": "/tmp/r",
     }
     with pytest.raises(UsageError):
         vegeta.attack_argv(vegeta.VegetaSpec(**{**base, **bad}))  # type: ignore[arg-type]

@@ -47,8 +47,9 @@ def test_recommend_compares_bare_metal_and_esxi_with_the_licence_charged(
     lab: tuple[Path, Path],
 ) -> None:
     db, cat = lab
-    got = runner.invoke(app, ["recommend", "--rps", "500000", "--db", str(db), "--catalog",
-                              str(cat), "--json"])  # fmt: skip
+    got = runner.invoke(
+        app, ["recommend", "--rps", "500000", "--db", str(db), "--catalog", str(cat), "--json"]
+    )
     assert got.exit_code == 0, got.stderr
     cmp = json.loads(got.stdout)["platforms"]
     bm, esxi = cmp["baremetal"], cmp["guest"]
@@ -60,21 +61,30 @@ def test_recommend_compares_bare_metal_and_esxi_with_the_licence_charged(
     shares = {(o["profile"], o["ht"], o["cores"]): o["guest_share"] for o in cmp["overheads"]}
     assert set(shares) >= {("rps", "off", n) for n in (1, 2, 4, 8)}
     assert all(0.7 < v < 0.95 for v in shares.values())  # the lab's guests carry 82% / 93%
-    text = " ".join(runner.invoke(app, ["recommend", "--rps", "500000", "--db", str(db),
-                                        "--catalog", str(cat)]).stdout.split())  # fmt: skip
+    text = " ".join(
+        runner.invoke(
+            app, ["recommend", "--rps", "500000", "--db", str(db), "--catalog", str(cat)]
+        ).stdout.split()
+    )
     assert "On ESXi the same demand needs" in text and "more (total cost of ownership" in text
 
 
 def test_the_guide_leads_with_the_same_comparison(lab: tuple[Path, Path]) -> None:
     db, cat = lab
-    request = GuideRequest(date="2026-11-26", customer="Example Corp", sizing=SizingRequest(
-        demand=Demand(rps=500_000), inputs=Inputs(db=db, catalog=cat)))  # fmt: skip
+    request = GuideRequest(
+        date="2026-11-26",
+        customer="Example Corp",
+        sizing=SizingRequest(demand=Demand(rps=500_000), inputs=Inputs(db=db, catalog=cat)),
+    )
     guide = prepare(request).guide
     assert guide.versus is not None
     sentence = guide.versus.sentence
     assert sentence.startswith("On ESXi the same demand needs")
     assert "the hypervisor's licence comes to $10,800" in sentence  # 3 × 8 cores × $150 × 3
     assert "core for core a guest carries" in sentence
-    cli = json.loads(runner.invoke(app, ["recommend", "--rps", "500000", "--db", str(db),
-                                         "--catalog", str(cat), "--json"]).stdout)  # fmt: skip
+    cli = json.loads(
+        runner.invoke(
+            app, ["recommend", "--rps", "500000", "--db", str(db), "--catalog", str(cat), "--json"]
+        ).stdout
+    )
     assert json.loads(json.dumps(guide.versus.comparison.to_dict())) == cli["platforms"]

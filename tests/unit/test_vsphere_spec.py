@@ -30,8 +30,15 @@ def test_esxi_topology_with_hyperthreads() -> None:
     assert allocate(topo, 2, Ht.OFF, shared_client=False).server_cpus == (0, 2)
     assert allocate(topo, 2, Ht.ON, shared_client=False).server_cpus == (0, 1, 2, 3)
     assert allocate(topo, 8, Ht.OFF, shared_client=False).server_cpus == (
-        0, 2, 4, 6, 8, 10, 12, 14,
-    )  # fmt: skip
+        0,
+        2,
+        4,
+        6,
+        8,
+        10,
+        12,
+        14,
+    )
 
 
 def test_esxi_topology_like_vcsim() -> None:

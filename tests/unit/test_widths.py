@@ -27,10 +27,22 @@ def db(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setenv("SIZING_DB", str(path))
     if request.param == "guests":
         env = {"r640-01": ENV["r640-01"], "vm1": facts(XEON, lscpu(1, 4, 1), hypervisor="kvm")}
-        pts = [point("r640-01", "baremetal", n, p, reps(v * n)) for n in (1, 2, 4)
-               for p, v in (("rps", 30000.0), ("tps", 900.0))]  # fmt: skip
-        pts += [point("vm1", "libvirt", n, "rps", reps(26000.0 * n),
-                      platform_settings={"hypervisor": "r640-01"}) for n in (1, 2, 4)]  # fmt: skip
+        pts = [
+            point("r640-01", "baremetal", n, p, reps(v * n))
+            for n in (1, 2, 4)
+            for p, v in (("rps", 30000.0), ("tps", 900.0))
+        ]
+        pts += [
+            point(
+                "vm1",
+                "libvirt",
+                n,
+                "rps",
+                reps(26000.0 * n),
+                platform_settings={"hypervisor": "r640-01"},
+            )
+            for n in (1, 2, 4)
+        ]
         fill(path, env, pts)
     elif request.param == "two-hosts":
         env = {"r640-01": ENV["r640-01"], "r640-02": ENV["r640-02"]}

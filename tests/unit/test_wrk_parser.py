@@ -168,11 +168,20 @@ def test_build_argv_taskset() -> None:
         cpus=(1,),
     )
     assert build_argv(spec) == [
-        "taskset", "-c", "1",
-        "wrk", "-t1", "-c50", "-d10s", "--timeout", "5s", "--latency",
-        "-H", "Connection: close",
+        "taskset",
+        "-c",
+        "1",
+        "wrk",
+        "-t1",
+        "-c50",
+        "-d10s",
+        "--timeout",
+        "5s",
+        "--latency",
+        "-H",
+        "Connection: close",
         URL,
-    ]  # fmt: skip
+    ]
 
 
 def test_build_argv_numactl_and_cpu_ranges() -> None:
@@ -180,8 +189,15 @@ def test_build_argv_numactl_and_cpu_ranges() -> None:
     argv = build_argv(spec, wrk="/usr/bin/wrk", pin_with="numactl")
     assert argv[:3] == ["numactl", "--physcpubind=1-3,8", "--"]
     assert argv[3:] == [
-        "/usr/bin/wrk", "-t4", "-c400", "-d30s", "--timeout", "5s", "--latency", URL,
-    ]  # fmt: skip
+        "/usr/bin/wrk",
+        "-t4",
+        "-c400",
+        "-d30s",
+        "--timeout",
+        "5s",
+        "--latency",
+        URL,
+    ]
 
 
 def test_build_argv_without_pinning_or_latency() -> None:
@@ -191,8 +207,9 @@ def test_build_argv_without_pinning_or_latency() -> None:
 
 def test_build_argv_keeps_hostile_values_as_single_arguments() -> None:
     header = "X-Test: $(rm -rf /); `id` && echo"
-    argv = build_argv(WrkSpec(url=URL + "?a=1&b=2", threads=1, connections=1, duration_s=1,
-                              headers=(header,)))  # fmt: skip
+    argv = build_argv(
+        WrkSpec(url=URL + "?a=1&b=2", threads=1, connections=1, duration_s=1, headers=(header,))
+    )
     assert argv[-3:] == ["-H", header, URL + "?a=1&b=2"]
 
 

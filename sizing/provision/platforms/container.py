@@ -91,12 +91,12 @@ class Container(Backend):
             raise SizingError("the container platform needs the inventory to find its host")
         return container_spec(self.inventory, host)
 
-    def _podman(self, spec: ContainerSpec, *args: str, check: bool = True,
-                timeout: float = PODMAN_TIMEOUT_S) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    def _podman(
+        self, spec: ContainerSpec, *args: str, check: bool = True, timeout: float = PODMAN_TIMEOUT_S
+    ) -> subprocess.CompletedProcess[str]:
         argv = [spec.podman, "--runtime", spec.runtime, *args]
         try:
-            res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                                 check=False)  # fmt: skip
+            res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise SizingError(f"{' '.join(argv[:4])}: {exc}") from None
         if check and res.returncode != 0:
@@ -110,8 +110,9 @@ class Container(Backend):
             return spec.image
         script = paths.ROOT / IMAGE_SCRIPT
         try:
-            res = subprocess.run([str(script), "--name"], capture_output=True, text=True,
-                                 timeout=30, check=True)  # fmt: skip
+            res = subprocess.run(
+                [str(script), "--name"], capture_output=True, text=True, timeout=30, check=True
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             raise SizingError(f"cannot name the container image ({script}): {exc}") from None
         return res.stdout.strip()
@@ -145,8 +146,16 @@ class Container(Backend):
     def remove_leftovers(self, spec: ContainerSpec) -> list[str]:
         """Remove the containers that a ``sizing run`` which has ended left (``kill -9``):
         Podman drops their NAT rules and port reservations with them. Their names."""
-        res = self._podman(spec, "ps", "--all", "--filter", f"label={LABEL_OWNER}=sizing",
-                           "--format", "json", check=False)  # fmt: skip
+        res = self._podman(
+            spec,
+            "ps",
+            "--all",
+            "--filter",
+            f"label={LABEL_OWNER}=sizing",
+            "--format",
+            "json",
+            check=False,
+        )
         gone = []
         for c in json.loads(res.stdout or "[]") if res.returncode == 0 else []:
             labels = {str(k): str(v) for k, v in (c.get("Labels") or {}).items()}
@@ -172,8 +181,10 @@ class Container(Backend):
         if shutil.which(spec.podman) is None:
             return f"container: {spec.podman} is not installed (apt-get install podman runc)"
         if shutil.which(spec.runtime) is None:
-            return (f"container: the OCI runtime {spec.runtime} is not installed "
-                    f"(apt-get install {spec.runtime})")
+            return (
+                f"container: the OCI runtime {spec.runtime} is not installed "
+                f"(apt-get install {spec.runtime})"
+            )
         why = cgroup_problem(spec.runtime) or ulimits(spec)[1]
         if why:
             return f"container: {why}"
@@ -184,16 +195,20 @@ class Container(Backend):
                 )
             image = self.image(spec)
             if self._podman(spec, "image", "exists", image, check=False).returncode != 0:
-                return (f"container: image {image} is not built; build it with "
-                        f"{IMAGE_SCRIPT} (mmdebstrap + podman import, about a minute)")
+                return (
+                    f"container: image {image} is not built; build it with "
+                    f"{IMAGE_SCRIPT} (mmdebstrap + podman import, about a minute)"
+                )
             self._ours(spec, container_name(host, spec))
         except SizingError as exc:
             return f"container: {exc}"
         address = self._address(host)
         for port in (host.sizing.http_port, host.sizing.https_port):
             if port_taken(address, port):
-                return (f"container: port {port} on {address} is in use; the container "
-                        "publishes it (sizing_http_port / sizing_https_port)")
+                return (
+                    f"container: port {port} on {address} is in use; the container "
+                    "publishes it (sizing_http_port / sizing_https_port)"
+                )
         return ""
 
     def _address(self, host: Host) -> str:
@@ -216,9 +231,16 @@ class Container(Backend):
                 self._podman(spec, "rm", "--force", "--time", "0", name)
             image = self.image(spec)
             labels = owner_labels(self.owner.to_json())
-            argv = run_argv(spec, name=name, image=image, cpus=cpus, address=address,
-                            ports=(host.sizing.http_port, host.sizing.https_port),
-                            labels=labels, limits=ulimits(spec)[0])  # fmt: skip
+            argv = run_argv(
+                spec,
+                name=name,
+                image=image,
+                cpus=cpus,
+                address=address,
+                ports=(host.sizing.http_port, host.sizing.https_port),
+                labels=labels,
+                limits=ulimits(spec)[0],
+            )
             try:
                 self._podman(spec, *argv[3:])
                 metadata = self._readback(spec, name, image, cpus)
@@ -228,16 +250,22 @@ class Container(Backend):
         except SizingError as exc:
             raise HostError(host.name, str(exc)) from None
         nofile, nproc = ulimits(spec)[0]
-        metadata.update(container_host=spec.host, address=address, argv=argv,
-                        ulimits={"nofile": nofile, "nproc": nproc},
-                        published=[host.sizing.http_port, host.sizing.https_port])  # fmt: skip
+        metadata.update(
+            container_host=spec.host,
+            address=address,
+            argv=argv,
+            ulimits={"nofile": nofile, "nproc": nproc},
+            published=[host.sizing.http_port, host.sizing.https_port],
+        )
         return Target(host=host.name, address=address, workers=tuple(cpus), metadata=metadata)
 
-    def _readback(self, spec: ContainerSpec, name: str, image: str,
-                  cpus: tuple[int, ...]) -> dict[str, Any]:  # fmt: skip
+    def _readback(
+        self, spec: ContainerSpec, name: str, image: str, cpus: tuple[int, ...]
+    ) -> dict[str, Any]:
         """The pinning as Podman, /proc and the cgroup report it; refused when they differ."""
-        doc = json.loads(self._podman(spec, "container", "inspect", "--format", "json",
-                                      name).stdout)[0]  # fmt: skip
+        doc = json.loads(
+            self._podman(spec, "container", "inspect", "--format", "json", name).stdout
+        )[0]
         hc, state = doc.get("HostConfig") or {}, doc.get("State") or {}
         pid = int(state.get("Pid") or 0)
         proc_cpus, cgroup_cpus = proc_cpuset(pid)
@@ -284,8 +312,10 @@ class Container(Backend):
             "memory_mib": spec.memory_mib,
             "ports": [host.sizing.http_port, host.sizing.https_port],
         }
-        where = (f"container {out['container']} on {spec.host} (podman, {spec.runtime}, "
-                 f"network {spec.network}, ports {out['ports'][0]}/{out['ports'][1]})")  # fmt: skip
+        where = (
+            f"container {out['container']} on {spec.host} (podman, {spec.runtime}, "
+            f"network {spec.network}, ports {out['ports'][0]}/{out['ports'][1]})"
+        )
         if not self.options.connect:
             out["summary"] = f"{where}: not checked (--connect checks it)"
             return out
@@ -305,8 +335,14 @@ def proc_cpuset(pid: int) -> tuple[str, str]:
     if pid <= 0:
         return "", ""
     status = Path(f"/proc/{pid}/status").read_text(errors="replace")
-    allowed = next((ln.split(":", 1)[1].strip() for ln in status.splitlines()
-                    if ln.startswith("Cpus_allowed_list:")), "")  # fmt: skip
+    allowed = next(
+        (
+            ln.split(":", 1)[1].strip()
+            for ln in status.splitlines()
+            if ln.startswith("Cpus_allowed_list:")
+        ),
+        "",
+    )
     rel = Path(f"/proc/{pid}/cpuset").read_text().strip().lstrip("/")
     for base in (Path("/sys/fs/cgroup/cpuset"), Path("/sys/fs/cgroup")):
         for leaf in ("cpuset.cpus", "cpuset.cpus.effective"):
@@ -326,8 +362,10 @@ def cgroup_problem(runtime: str) -> str:
     if not v1.is_file():
         return "no cgroup cpuset controller (neither cgroup v2 with cpuset nor v1 cpuset)"
     if os.path.basename(runtime) == "crun":
-        return ("crun refuses cgroups in hybrid mode (this host has cgroup v1 controllers); "
-                "set sizing_container.runtime: runc")
+        return (
+            "crun refuses cgroups in hybrid mode (this host has cgroup v1 controllers); "
+            "set sizing_container.runtime: runc"
+        )
     return ""
 
 
@@ -335,8 +373,10 @@ def ulimits(spec: ContainerSpec) -> tuple[tuple[int, int], str]:
     """The container's (open files, processes) limits and why they cannot be ("" when
     they can): the settings, else this machine's hard limits (what bare-metal nginx gets);
     a setting above the hard limit would fail in the runtime (setrlimit)."""
-    hard = (resource.getrlimit(resource.RLIMIT_NOFILE)[1],
-            resource.getrlimit(resource.RLIMIT_NPROC)[1])  # fmt: skip
+    hard = (
+        resource.getrlimit(resource.RLIMIT_NOFILE)[1],
+        resource.getrlimit(resource.RLIMIT_NPROC)[1],
+    )
     # Podman's runtime process cannot be given more processes than pids exist: a limit
     # above kernel.pid_max fails at setrlimit (seen with Podman 4.3 and runc), so the
     # default stops there (no more processes than that can exist anyway).
@@ -344,14 +384,20 @@ def ulimits(spec: ContainerSpec) -> tuple[tuple[int, int], str]:
         pid_max = int(Path("/proc/sys/kernel/pid_max").read_text())
     except (OSError, ValueError):
         pid_max = 32768
-    hard = (hard[0] if hard[0] != resource.RLIM_INFINITY else 1 << 20,
-            min(hard[1] if hard[1] != resource.RLIM_INFINITY else pid_max, pid_max))  # fmt: skip
+    hard = (
+        hard[0] if hard[0] != resource.RLIM_INFINITY else 1 << 20,
+        min(hard[1] if hard[1] != resource.RLIM_INFINITY else pid_max, pid_max),
+    )
     want = (spec.nofile or hard[0], spec.nproc or hard[1])
-    for name, w, h, ul in (("nofile", want[0], hard[0], "ulimit -Hn"),
-                           ("nproc", want[1], hard[1], "ulimit -Hu, kernel.pid_max")):  # fmt: skip
+    for name, w, h, ul in (
+        ("nofile", want[0], hard[0], "ulimit -Hn"),
+        ("nproc", want[1], hard[1], "ulimit -Hu, kernel.pid_max"),
+    ):
         if w > h:
-            return want, (f"sizing_container.{name} {w} is above this machine's limit "
-                          f"{h} ({ul}); the runtime could not set it")
+            return want, (
+                f"sizing_container.{name} {w} is above this machine's limit "
+                f"{h} ({ul}); the runtime could not set it"
+            )
     return want, ""
 
 

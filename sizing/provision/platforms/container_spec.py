@@ -156,11 +156,28 @@ def run_argv(
     network's NAT, ``limits`` (open files, processes) as ulimits, and ``sleep infinity``
     under an init (the NGINX playbook then starts
     nginx in it with ``podman exec``, as on bare metal). Never pulls from a registry."""
-    argv = [spec.podman, "--runtime", spec.runtime, "run", "--detach",
-            "--name", name, "--pull", "never", "--init", "--network", spec.network,
-            "--cpuset-cpus", cpulist(sorted(cpus)), "--memory", f"{spec.memory_mib}m",
-            "--ulimit", f"nofile={limits[0]}:{limits[0]}",
-            "--ulimit", f"nproc={limits[1]}:{limits[1]}"]  # fmt: skip
+    argv = [
+        spec.podman,
+        "--runtime",
+        spec.runtime,
+        "run",
+        "--detach",
+        "--name",
+        name,
+        "--pull",
+        "never",
+        "--init",
+        "--network",
+        spec.network,
+        "--cpuset-cpus",
+        cpulist(sorted(cpus)),
+        "--memory",
+        f"{spec.memory_mib}m",
+        "--ulimit",
+        f"nofile={limits[0]}:{limits[0]}",
+        "--ulimit",
+        f"nproc={limits[1]}:{limits[1]}",
+    ]
     for port in ports:
         argv += ["--publish", f"{address}:{port}:{port}/tcp"]
     for key, value in sorted(labels.items()):

@@ -104,13 +104,15 @@ class Libvirt(Backend):
         try:
             layout = self._layout(lv, conn, host, hyp, spec, domain_type, ht, cpus)
             uuid = self._stop_earlier(lv, conn, host, spec, where)
-            xml = render_domain_xml(spec, domain_type, layout, cores=cores, ht=ht,
-                                    inventory_host=host.name, uuid=uuid)  # fmt: skip
+            xml = render_domain_xml(
+                spec, domain_type, layout, cores=cores, ht=ht, inventory_host=host.name, uuid=uuid
+            )
             try:
                 dom = conn.defineXML(xml)
             except lv.libvirtError as exc:
-                raise HostError(host.name, f"libvirt rejected the XML of {where}: {why(exc)}"
-                                ) from None  # fmt: skip
+                raise HostError(
+                    host.name, f"libvirt rejected the XML of {where}: {why(exc)}"
+                ) from None
             t0 = time.monotonic()
             try:
                 dom.create()
@@ -123,21 +125,43 @@ class Libvirt(Backend):
                 stop(lv, dom, 0)  # never leave a half-prepared guest burning host CPUs
                 raise
             boot_s = time.monotonic() - t0
-            problems = check_pinning(layout, pins["libvirt_vcpus"],
-                                     pins["libvirt_emulator"], pins["proc_vcpus"])
+            problems = check_pinning(
+                layout, pins["libvirt_vcpus"], pins["libvirt_emulator"], pins["proc_vcpus"]
+            )
             if problems:
                 stop(lv, dom, 0)
                 raise HostError(host.name, f"pinning did not take effect: {'; '.join(problems)}")
-            metadata = guest_record(hyp.name, hspec, spec, domain_type, layout, pins, boot_s,
-                                    (conn.getLibVersion(), conn.getVersion()))  # fmt: skip
+            metadata = guest_record(
+                hyp.name,
+                hspec,
+                spec,
+                domain_type,
+                layout,
+                pins,
+                boot_s,
+                (conn.getLibVersion(), conn.getVersion()),
+            )
         except lv.libvirtError as exc:
             raise HostError(host.name, f"libvirt failed on {where}: {why(exc)}") from None
-        return Target(host=host.name, address=host.address, workers=tuple(range(layout.vcpus)),
-                      metadata=metadata, emulated=domain_type == "qemu")  # fmt: skip
+        return Target(
+            host=host.name,
+            address=host.address,
+            workers=tuple(range(layout.vcpus)),
+            metadata=metadata,
+            emulated=domain_type == "qemu",
+        )
 
     @staticmethod
-    def _layout(lv: Any, conn: Any, host: Host, hyp: Host, spec: VmSpec, domain_type: str,
-                ht: Ht, cpus: tuple[int, ...]) -> PinLayout:  # fmt: skip
+    def _layout(
+        lv: Any,
+        conn: Any,
+        host: Host,
+        hyp: Host,
+        spec: VmSpec,
+        domain_type: str,
+        ht: Ht,
+        cpus: tuple[int, ...],
+    ) -> PinLayout:
         """Where the guest's vCPUs and emulator threads go on the hypervisor's CPUs."""
         _n, cpumap, _online = conn.getCPUMap(0)
         try:
@@ -145,13 +169,18 @@ class Libvirt(Backend):
         except lv.libvirtError:
             max_vcpus = None
         try:
-            return pin_layout(cpus, ht, cpus_of_map(cpumap), max_vcpus=max_vcpus,
-                              emulator_cpus=spec.emulator_cpus, hypervisor=hyp.name)  # fmt: skip
+            return pin_layout(
+                cpus,
+                ht,
+                cpus_of_map(cpumap),
+                max_vcpus=max_vcpus,
+                emulator_cpus=spec.emulator_cpus,
+                hypervisor=hyp.name,
+            )
         except SizingError as exc:
             raise HostError(host.name, str(exc)) from None
 
-    def _stop_earlier(self, lv: Any, conn: Any, host: Host, spec: VmSpec, where: str
-                      ) -> str | None:  # fmt: skip
+    def _stop_earlier(self, lv: Any, conn: Any, host: Host, spec: VmSpec, where: str) -> str | None:
         """The UUID of sizing's earlier definition of the domain (stopped), None when there
         is none; a domain sizing did not define is refused."""
         dom = lookup(lv, conn, spec.domain)
@@ -177,9 +206,7 @@ class Libvirt(Backend):
             if dom is not None:
                 stop(lv, dom, spec.shutdown_timeout_s)
         except lv.libvirtError as exc:
-            raise HostError(
-                host.name, f"could not stop domain {spec.domain}: {why(exc)}"
-            ) from None
+            raise HostError(host.name, f"could not stop domain {spec.domain}: {why(exc)}") from None
 
     def describe(self, host: Host) -> dict[str, Any]:
         """The guest's hypervisor, its reachability, host CPUs and HT capability."""
@@ -237,4 +264,3 @@ class Libvirt(Backend):
                 f"({hspec.uri}): {out['host_cpus']} host CPUs, HT {out['ht']}"
             )
         return out
-

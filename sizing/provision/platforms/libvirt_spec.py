@@ -348,9 +348,16 @@ def check_pinning(
     return problems
 
 
-def guest_record(hypervisor: str, hspec: HypervisorSpec, spec: VmSpec, domain_type: str,
-                 layout: PinLayout, readback: dict[str, Any], boot_s: float,
-                 versions: tuple[int, int]) -> dict[str, Any]:  # fmt: skip
+def guest_record(
+    hypervisor: str,
+    hspec: HypervisorSpec,
+    spec: VmSpec,
+    domain_type: str,
+    layout: PinLayout,
+    readback: dict[str, Any],
+    boot_s: float,
+    versions: tuple[int, int],
+) -> dict[str, Any]:
     """What a prepared guest reports for its points' records: the domain, its topology, its
     pinning as asked and as libvirt and /proc read it back, its QEMU threads and boot time."""
     return {

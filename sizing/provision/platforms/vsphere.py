@@ -115,8 +115,14 @@ class VSphere(Backend):
         key = (settings.url, user)
         if key in self._sessions:
             return self._sessions[key]
-        si = open_session(settings, user, password, insecure=self.options.insecure,
-                          notify=self.options.notify, warned=self._warned)  # fmt: skip
+        si = open_session(
+            settings,
+            user,
+            password,
+            insecure=self.options.insecure,
+            notify=self.options.notify,
+            warned=self._warned,
+        )
         self._sessions[key] = si
         return si
 

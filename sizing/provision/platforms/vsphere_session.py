@@ -26,8 +26,15 @@ __all__ = [
 ]
 
 
-def open_session(settings: HypervisorSettings, user: str, password: str, *, insecure: bool,
-                 notify: Callable[[str], None], warned: set[str]) -> Any:  # fmt: skip
+def open_session(
+    settings: HypervisorSettings,
+    user: str,
+    password: str,
+    *,
+    insecure: bool,
+    notify: Callable[[str], None],
+    warned: set[str],
+) -> Any:
     """Log in to ``settings.url`` (``warned``: the endpoints whose unverified TLS was said)."""
     # optional (the vSphere extra, scripts/setup --dev): imported only for a vSphere host
     from pyVim import connect as pyvim_connect
@@ -132,6 +139,7 @@ def wait_task(task: Any, timeout_s: float, what: str) -> Any:
             raise SizingError(f"{what}: vSphere task not done after {timeout_s:.0f} s")
         time.sleep(POLL_S / 5 if info.state == "queued" else POLL_S)
 
+
 def power(vm: Any, *, on: bool, timeout_s: float, what: str) -> None:
     """Power the VM on or off (bounded); nothing to do when it already is."""
     want = "poweredOn" if on else "poweredOff"
@@ -139,6 +147,7 @@ def power(vm: Any, *, on: bool, timeout_s: float, what: str) -> None:
         return
     task = vm.PowerOnVM_Task() if on else vm.PowerOffVM_Task()
     wait_task(task, timeout_s, f"{what}: powering {'on' if on else 'off'}")
+
 
 def wait_for_guest(host: Host, vm: Any, timeout_s: float) -> str | None:
     """Wait until SSH answers on the address Ansible uses; the IP Tools report."""

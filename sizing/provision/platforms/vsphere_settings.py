@@ -404,8 +404,6 @@ def fault_text(exc: BaseException) -> str:
     return text if name in text or not msg else f"{text} ({name})"
 
 
-
-
 def _vim() -> Any:
     """pyVmomi's ``vim`` namespace, imported only when a vSphere call is made."""
     from pyVmomi import vim

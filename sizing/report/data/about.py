@@ -68,5 +68,7 @@ def measured_on(runs: Sequence[RunData]) -> tuple[str, ...]:
             names = groups.setdefault((label, cpu), [])
             if key.host not in names:
                 names.append(key.host)
-    return tuple(f"{', '.join(names)} ({label}{', ' + cpu if cpu else ''})"
-                 for (label, cpu), names in groups.items())  # fmt: skip
+    return tuple(
+        f"{', '.join(names)} ({label}{', ' + cpu if cpu else ''})"
+        for (label, cpu), names in groups.items()
+    )

@@ -57,8 +57,8 @@ def certainty_section(table: SizingTable, result: Recommendation | None) -> Cert
     if any(c.source == FigureKind.REFERENCE for c in cells):
         paras.append(
             "The published reference figures are single numbers: no repetitions, so no interval. "
-            "A figure predicted from them runs from \"no gain beyond the last published core "
-            "count\" up to the fitted curve."
+            'A figure predicted from them runs from "no gain beyond the last published core '
+            'count" up to the fitted curve.'
         )
     predicted = [c for c in cells if c.source in PREDICTED]
     block = None

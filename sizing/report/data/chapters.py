@@ -137,46 +137,87 @@ def facts(items: Sequence[Fact], cls: str = "", title: str = "") -> Facts:
 def chapters(g: Guide, chart_ids: Sequence[str]) -> list[Chapter]:
     """The guide's chapters (see the module); ``chart_ids``: the charts drawn (none for
     Markdown)."""
-    out = [Chapter("summary", "Executive summary", "1", tuple(_summary(g))),
-           Chapter("table", "Sizing table", "2", tuple(_table(g)))]  # fmt: skip
+    out = [
+        Chapter("summary", "Executive summary", "1", tuple(_summary(g))),
+        Chapter("table", "Sizing table", "2", tuple(_table(g))),
+    ]
     if chart_ids:
         out.append(Chapter("charts", "Charts", "3", (Charts(),)))
     if g.latency is not None:
-        out.append(Chapter("latency", "Latency under steady load", str(len(out) + 1),
-                           tuple(_latency(g, chart_ids))))  # fmt: skip
+        out.append(
+            Chapter(
+                "latency",
+                "Latency under steady load",
+                str(len(out) + 1),
+                tuple(_latency(g, chart_ids)),
+            )
+        )
     if g.gateway is not None:
-        out.append(Chapter("gateway", "API gateway: CPU against calls per second",
-                           str(len(out) + 1), tuple(_gateway(g, chart_ids))))  # fmt: skip
+        out.append(
+            Chapter(
+                "gateway",
+                "API gateway: CPU against calls per second",
+                str(len(out) + 1),
+                tuple(_gateway(g, chart_ids)),
+            )
+        )
     out.append(Chapter("methodology", "Methodology", str(len(out) + 1), tuple(_methodology(g))))
-    out.append(Chapter("validity", "Validity of the measurements", "A", tuple(_validity(g)),
-                       appendix=True))  # fmt: skip
-    out.append(Chapter(
-        "provenance", "Provenance of every figure", "B", appendix=True, blocks=(
-            p("Every throughput of the sizing table, where it comes from, and its interval: "
-              "for a measured figure the interval of its median, with the share of the time "
-              "it holds the true median."),
-            *table(g.provenance, "provenance", show_title=False)),
-    ))  # fmt: skip
+    out.append(
+        Chapter("validity", "Validity of the measurements", "A", tuple(_validity(g)), appendix=True)
+    )
+    out.append(
+        Chapter(
+            "provenance",
+            "Provenance of every figure",
+            "B",
+            appendix=True,
+            blocks=(
+                p(
+                    "Every throughput of the sizing table, where it comes from, and its interval: "
+                    "for a measured figure the interval of its median, with the share of the time "
+                    "it holds the true median."
+                ),
+                *table(g.provenance, "provenance", show_title=False),
+            ),
+        )
+    )
     if g.limits_all is not None:
-        out.append(Chapter("limits-all", "How close to the limit: every figure", "C",
-                           appendix=True, blocks=tuple(table(g.limits_all, "limits"))))  # fmt: skip
-    out.append(Chapter("engineers", "For engineers: bases and scaling models",
-                       chr(ord("A") + sum(c.appendix for c in out)), appendix=True,
-                       blocks=tuple(_engineers(g))))  # fmt: skip
+        out.append(
+            Chapter(
+                "limits-all",
+                "How close to the limit: every figure",
+                "C",
+                appendix=True,
+                blocks=tuple(table(g.limits_all, "limits")),
+            )
+        )
+    out.append(
+        Chapter(
+            "engineers",
+            "For engineers: bases and scaling models",
+            chr(ord("A") + sum(c.appendix for c in out)),
+            appendix=True,
+            blocks=tuple(_engineers(g)),
+        )
+    )
     return out
 
 
 def _engineers(g: Guide) -> list[Block]:
     """The identifiers and the model parameters the body leaves out."""
     return [
-        p("A basis is one hardware, one platform, one workload and one software stack: "
-          "figures of different bases are never mixed. The guide is sized on these, by "
-          "their identifiers (as ", code("sizing results --bases"), " lists them):"),
+        p(
+            "A basis is one hardware, one platform, one workload and one software stack: "
+            "figures of different bases are never mixed. The guide is sized on these, by "
+            "their identifiers (as ",
+            code("sizing results --bases"),
+            " lists them):",
+        ),
         facts(g.bases, "bases"),
         p("Each series' scaling model, fitted to its observed core counts:"),
         facts(g.methodology.models, "models"),
         *_steps(g),
-    ]  # fmt: skip
+    ]
 
 
 def _steps(g: Guide) -> list[Block]:
@@ -185,21 +226,29 @@ def _steps(g: Guide) -> list[Block]:
     r = g.recommendation
     if r is None or not r.feasible:
         return []
-    return [p("How the recommendation was reached, step by step:"),
-            *(p(line, cls="step") for line in r.explanation)]  # fmt: skip
+    return [
+        p("How the recommendation was reached, step by step:"),
+        *(p(line, cls="step") for line in r.explanation),
+    ]
 
 
 def _summary(g: Guide) -> list[Block]:
-    lead = g.basis_text + (" The figures describe the published test hardware, not yours."
-                           if g.reference_only else "")  # fmt: skip
+    lead = g.basis_text + (
+        " The figures describe the published test hardware, not yours." if g.reference_only else ""
+    )
     blocks: list[Block] = [p(lead, cls="lead")]
     if g.left_out:
-        blocks.append(p("Not in this guide's figures: " + " ".join(x.sentence() for x in
-                                                                 g.left_out)))  # fmt: skip
+        blocks.append(
+            p("Not in this guide's figures: " + " ".join(x.sentence() for x in g.left_out))
+        )
     if g.versus is not None:  # the comparison the tool exists for leads the summary
         v = g.versus
-        blocks += [h3(v.title, "versus"), p(v.sentence, cls="lead"),
-                   *table(v.fleets, "versus"), *table(v.shares, "versus")]  # fmt: skip
+        blocks += [
+            h3(v.title, "versus"),
+            p(v.sentence, cls="lead"),
+            *table(v.fleets, "versus"),
+            *table(v.shares, "versus"),
+        ]
     if g.about:
         blocks.append(facts(g.about, "about", title="About this guide"))
     if g.recommendation is not None:
@@ -217,11 +266,14 @@ def _summary(g: Guide) -> list[Block]:
 
 
 def _table(g: Guide) -> list[Block]:
-    blocks: list[Block] = [p(
-        "Throughput of one server per CPU core count, in the shape of the published NGINX "
-        "sizing guide, with the hardware price of the catalog, the cost per unit of "
-        "throughput and the overhead of running NGINX in a hypervisor guest. Costs are in "
-        f"{g.currency}, on a {g.cost_basis} basis.")]  # fmt: skip
+    blocks: list[Block] = [
+        p(
+            "Throughput of one server per CPU core count, in the shape of the published NGINX "
+            "sizing guide, with the hardware price of the catalog, the cost per unit of "
+            "throughput and the overhead of running NGINX in a hypervisor guest. Costs are in "
+            f"{g.currency}, on a {g.cost_basis} basis."
+        )
+    ]
     for t in g.tables:
         blocks += table(t, "sizing")
     blocks += table(g.overhead_table, "overhead")
@@ -242,19 +294,26 @@ def _table(g: Guide) -> list[Block]:
 def _latency(g: Guide, chart_ids: Sequence[str]) -> list[Block]:
     lat = g.latency
     assert lat is not None
-    blocks: list[Block] = [p(
-        "The latency profiles offer constant request rates, open loop, and record the latency "
-        "of every request at each rate: how fast one server answers below its capacity, "
-        "where latency explodes (the knee) and, when a latency objective was given, the "
-        "highest rate that meets it (the SLO capacity)."
-        + (" The curves are in the charts above." if "latency" in chart_ids else ""))]
+    blocks: list[Block] = [
+        p(
+            "The latency profiles offer constant request rates, open loop, and record the latency "
+            "of every request at each rate: how fast one server answers below its capacity, "
+            "where latency explodes (the knee) and, when a latency objective was given, the "
+            "highest rate that meets it (the SLO capacity)."
+            + (" The curves are in the charts above." if "latency" in chart_ids else "")
+        )
+    ]
     blocks += table(lat.summary, "latency-summary")
     for t in lat.rates:
         blocks += table(t, "latency-rates")
     if lat.soak:
-        blocks += [h3("Soak repetitions"), p(
-            "Each rate was repeated back to back. In these rates one repetition jumped; "
-            "every repetition is listed.")]  # fmt: skip
+        blocks += [
+            h3("Soak repetitions"),
+            p(
+                "Each rate was repeated back to back. In these rates one repetition jumped; "
+                "every repetition is listed."
+            ),
+        ]
         for t in lat.soak:
             blocks += table(t, "soak")
     return blocks
@@ -262,12 +321,15 @@ def _latency(g: Guide, chart_ids: Sequence[str]) -> list[Block]:
 
 def _gateway(g: Guide, chart_ids: Sequence[str]) -> list[Block]:
     assert g.gateway is not None
-    blocks: list[Block] = [p(
-        "As in the API-gateway article's CPU figure, the gateway (a reverse proxy, or a "
-        "JWT-validating API gateway) was offered constant rates of API calls, open loop, and "
-        "the busy share of its pinned CPUs was sampled at each rate: how much CPU a given "
-        "call volume costs, and where the core is fully loaded."
-        + (" The curve is in the charts above." if "gateway-cpu" in chart_ids else ""))]
+    blocks: list[Block] = [
+        p(
+            "As in the API-gateway article's CPU figure, the gateway (a reverse proxy, or a "
+            "JWT-validating API gateway) was offered constant rates of API calls, open loop, and "
+            "the busy share of its pinned CPUs was sampled at each rate: how much CPU a given "
+            "call volume costs, and where the core is fully loaded."
+            + (" The curve is in the charts above." if "gateway-cpu" in chart_ids else "")
+        )
+    ]
     for t in g.gateway.tables:
         blocks += table(t, "gateway-cpu")
     return blocks
@@ -277,37 +339,54 @@ def _methodology(g: Guide) -> list[Block]:
     m = g.methodology
     blocks: list[Block] = []
     if m.measured:
-        blocks += [p(
-            "Measured figures were produced by ", code("sizing run"), ": nginx from the "
-            "distribution, pinned to the cores under test, loaded by a load generator on cores "
-            "of its own, each point repeated until its confidence interval was narrow enough. "
-            "Everything below is read from the metadata stored with the figures."),
-            h3("Hardware and software")]  # fmt: skip
+        blocks += [
+            p(
+                "Measured figures were produced by ",
+                code("sizing run"),
+                ": nginx from the "
+                "distribution, pinned to the cores under test, loaded by a load generator on cores "
+                "of its own, each point repeated until its confidence interval was narrow enough. "
+                "Everything below is read from the metadata stored with the figures.",
+            ),
+            h3("Hardware and software"),
+        ]
         blocks += [HostBlock(h) for h in m.hosts]
         blocks.append(h3("Load and measurement"))
         blocks += table(m.workloads, "workloads")
-        blocks += [facts(m.settings), h3("nginx configuration"),
-                   p("sizing renders ", code("templates/nginx.conf.j2"), " for every point. "
-                     "Per point:"), facts(m.nginx_per_point)]  # fmt: skip
+        blocks += [
+            facts(m.settings),
+            h3("nginx configuration"),
+            p("sizing renders ", code("templates/nginx.conf.j2"), " for every point. Per point:"),
+            facts(m.nginx_per_point),
+        ]
         if m.nginx_directives:
-            blocks += [p("Directives common to every point:"),
-                       Pre(m.nginx_directives, "nginx")]  # fmt: skip
+            blocks += [p("Directives common to every point:"), Pre(m.nginx_directives, "nginx")]
     if m.reference:
         where = [Run(" ("), Run(g.reference_url, url=True), Run(")")] if g.reference_url else []
-        blocks += [h3("Reference data"),
-                   p("Reference figures are copied from ", g.citation, *where,
-                     ". Their test conditions, as published:"),
-                   facts(m.reference, "reference")]  # fmt: skip
-    blocks += [h3("How the table is computed"), p(
-        "Each platform, hyper-threading mode and metric forms a series. A core count the "
-        "series does not hold is predicted: with three or more core counts measured, by the "
-        "Universal Scalability Law fitted to every run, with a bootstrap prediction interval; "
-        "with fewer, by the scaling shape of a basis with the same workload (never an "
-        "emulated one), or not at all, with the reason. No prediction exceeds linear scaling "
-        "from the best measured figure per core. Such figures are marked interpolated or "
-        "extrapolated; \"How sure are these figures\" lists them. The fitted models' "
-        "parameters are in the engineers' appendix."),
-        facts(m.cost, title="Cost")]  # fmt: skip
+        blocks += [
+            h3("Reference data"),
+            p(
+                "Reference figures are copied from ",
+                g.citation,
+                *where,
+                ". Their test conditions, as published:",
+            ),
+            facts(m.reference, "reference"),
+        ]
+    blocks += [
+        h3("How the table is computed"),
+        p(
+            "Each platform, hyper-threading mode and metric forms a series. A core count the "
+            "series does not hold is predicted: with three or more core counts measured, by the "
+            "Universal Scalability Law fitted to every run, with a bootstrap prediction interval; "
+            "with fewer, by the scaling shape of a basis with the same workload (never an "
+            "emulated one), or not at all, with the reason. No prediction exceeds linear scaling "
+            "from the best measured figure per core. Such figures are marked interpolated or "
+            'extrapolated; "How sure are these figures" lists them. The fitted models\' '
+            "parameters are in the engineers' appendix."
+        ),
+        facts(m.cost, title="Cost"),
+    ]
     return blocks
 
 
@@ -320,11 +399,19 @@ def _validity(g: Guide) -> list[Block]:
 
 def _validity_points(g: Guide) -> list[Block]:
     if g.validity is not None:
-        return [p("A figure is used for sizing only when it measured the server and nothing "
-                  "else. These points were skipped, failed, judged invalid (kept, never used), "
-                  "or used with a warning."),
-                *table(g.validity, "validity", show_title=False)]  # fmt: skip
+        return [
+            p(
+                "A figure is used for sizing only when it measured the server and nothing "
+                "else. These points were skipped, failed, judged invalid (kept, never used), "
+                "or used with a warning."
+            ),
+            *table(g.validity, "validity", show_title=False),
+        ]
     if g.runs:
-        return [p("Every point of the runs covered by this guide was measured and passed every "
-                  "validity check.")]  # fmt: skip
+        return [
+            p(
+                "Every point of the runs covered by this guide was measured and passed every "
+                "validity check."
+            )
+        ]
     return [p("No measurement is covered by this guide: it rests on reference data only.")]

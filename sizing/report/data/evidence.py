@@ -82,7 +82,6 @@ class Evidence:
 NO_EVIDENCE = Evidence()  # a point whose samples were not read
 
 
-
 def _median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
 

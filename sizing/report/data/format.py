@@ -134,7 +134,6 @@ def inventory_name(path: str) -> str:
     return name or path
 
 
-
 def latency_ms(v: float | None) -> str:
     """A latency for print: three significant figures or so (``0.84``, ``12.5``, ``1,204``)."""
     if v is None:

@@ -66,9 +66,7 @@ def _table(s: GatewaySeries, meta: PointMeta) -> TableBlock:
         )
     return TableBlock(
         title=f"{s.label}: server CPU per offered calls/s (run {s.run_id}, {s.host})",
-        headers=(
-            "Offered (calls/s)", "Achieved (calls/s)", "Server CPU busy", "p95 latency (ms)"
-        ),
+        headers=("Offered (calls/s)", "Achieved (calls/s)", "Server CPU busy", "p95 latency (ms)"),
         rows=tuple(rows),
         notes=(
             f"Profile {s.profile}: {meta.env.url or ''}, offered open loop (vegeta) for "

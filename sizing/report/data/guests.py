@@ -104,9 +104,15 @@ def _sockets(r: PointResult) -> str:
 def guest_facts(points: Sequence[PointResult]) -> list[Fact]:
     """A guest's hypervisor, its settings per point where they differ, and its vCPUs per
     point with the host CPUs they were pinned to; none for bare metal."""
-    guests = [r for r in points if r.metadata.env.platform_settings is not None
-              and (r.metadata.env.platform_settings.hypervisor
-                   or r.metadata.env.platform_settings.esxi_host)]  # fmt: skip
+    guests = [
+        r
+        for r in points
+        if r.metadata.env.platform_settings is not None
+        and (
+            r.metadata.env.platform_settings.hypervisor
+            or r.metadata.env.platform_settings.esxi_host
+        )
+    ]
     if not guests:
         return []
     settings = [r.metadata.env.platform_settings for r in guests]

@@ -9,7 +9,7 @@ from sizing.engine import CostCatalog, Recommendation
 from sizing.engine.basis import Basis
 from sizing.engine.choice import Choice
 from sizing.engine.predict import Bootstrapper
-from sizing.engine.table import build_table
+from sizing.engine.table import SizingTable, build_table
 from sizing.engine.versus import PlatformComparison
 from sizing.model import Figure, FigureKind
 from sizing.report.data.about import about_facts, measured_on
@@ -18,19 +18,19 @@ from sizing.report.data.format import MARKS, PLATFORM_LABELS, PROVENANCE_TEXT, i
 from sizing.report.data.gateway import gateway_section
 from sizing.report.data.latency import latency_section
 from sizing.report.data.limits import limits_section
-from sizing.report.data.methodology import distinct, methodology
-from sizing.report.data.model import Fact, Guide, GuideRequest
-from sizing.report.data.runs import cpu_points, validity_table
-from sizing.report.data.scope import scope
-from sizing.report.data.summary import headlines, recommendation_view
-from sizing.report.data.tables import (
+from sizing.report.data.measured_tables import (
     emulated_table,
     ht_gain_table,
     overhead_points,
     overhead_table,
     provenance_table,
-    sizing_tables,
 )
+from sizing.report.data.methodology import distinct, methodology
+from sizing.report.data.model import Fact, Guide, GuideRequest
+from sizing.report.data.runs import cpu_points, validity_table
+from sizing.report.data.scope import scope
+from sizing.report.data.summary import headlines, recommendation_view
+from sizing.report.data.tables import sizing_tables
 from sizing.report.data.versus import versus_view
 from sizing.sources import RunData
 
@@ -38,14 +38,16 @@ if TYPE_CHECKING:
     from sizing.catalog import Reference
     from sizing.sources import BasisInputs
 
+
 def _basis_text(choice: Choice, basis: str, citation: str) -> str:
     """What the guide is sized on, in the words a buyer reads (the bases' ids and why they
     were chosen are in the methodology, :func:`basis_facts`); measured and published
     figures asked for together (``--basis``) are each said for what they are."""
 
     def described(bases: Sequence[Basis]) -> tuple[str, str, str]:
-        platforms = ", ".join(dict.fromkeys(
-            PLATFORM_LABELS.get(b.platform, b.platform) for b in bases))  # fmt: skip
+        platforms = ", ".join(
+            dict.fromkeys(PLATFORM_LABELS.get(b.platform, b.platform) for b in bases)
+        )
         hardware = "; ".join(dict.fromkeys(b.hardware.label() for b in bases))
         workload = "; ".join(dict.fromkeys(b.workload.label() for b in bases))
         return platforms, hardware, workload
@@ -54,26 +56,55 @@ def _basis_text(choice: Choice, basis: str, citation: str) -> str:
     published = [b for b in choice.bases if b.origin == FigureKind.REFERENCE]
     if basis == FigureKind.REFERENCE or not measured:
         platforms, hardware, workload = described(published or choice.bases)
-        return (f"Sized on the published reference data ({citation}), not on measurements of "
-                f"your hardware: {platforms}; {hardware}; NGINX {workload}.")  # fmt: skip
+        return (
+            f"Sized on the published reference data ({citation}), not on measurements of "
+            f"your hardware: {platforms}; {hardware}; NGINX {workload}."
+        )
     hosts = ", ".join(dict.fromkeys(h for b in measured for h in b.hosts))
     platforms, _, workload = described(measured)
     text = f"Sized on figures measured with sizing on {hosts}: {platforms}; NGINX {workload}."
     if published:
         platforms, hardware, workload = described(published)
-        text += (f" Beside them, the published reference data ({citation}), not measured on "
-                 f"your hardware: {platforms}; {hardware}; NGINX {workload}.")  # fmt: skip
+        text += (
+            f" Beside them, the published reference data ({citation}), not measured on "
+            f"your hardware: {platforms}; {hardware}; NGINX {workload}."
+        )
     return text
 
 
 def basis_facts(choice: Choice) -> tuple[Fact, ...]:
     """The bases by id, with what each is, and why they were chosen (for engineers)."""
-    facts = [Fact(b.id, "; ".join([b.platform, b.hardware.label(), b.workload.label()]
-                                  + ([b.software] if b.software else [])))
-             for b in choice.bases]  # fmt: skip
+    facts = [
+        Fact(
+            b.id,
+            "; ".join(
+                [b.platform, b.hardware.label(), b.workload.label()]
+                + ([b.software] if b.software else [])
+            ),
+        )
+        for b in choice.bases
+    ]
     facts.append(Fact("Why these", choice.why))
     facts += [Fact(i, "passed over: " + why) for i, why in choice.passed_over]
     return tuple(facts)
+
+
+def _table(
+    request: GuideRequest,
+    catalog: CostCatalog,
+    inputs: BasisInputs,
+    bootstrapper: Bootstrapper | None,
+) -> SizingTable:
+    """The sizing table of the chosen bases, as ``sizing table`` builds it."""
+    return build_table(
+        inputs.choice.figures,
+        catalog,
+        bases=inputs.bases,
+        prices=inputs.prices,
+        article_prices=inputs.article_prices,
+        allow_extrapolation=request.inputs.allow_extrapolation,
+        bootstrapper=bootstrapper,
+    )
 
 
 def build_guide(
@@ -95,18 +126,15 @@ def build_guide(
     case as ``sizing recommend`` (:func:`sizing.app.sizing.recommend`), never here;
     ``bootstrapper`` reads the fit cache ``sizing table`` and ``recommend`` read."""
     choice = inputs.choice
-    table = build_table(choice.figures, catalog, bases=inputs.bases, prices=inputs.prices,
-                        article_prices=inputs.article_prices,
-                        allow_extrapolation=request.inputs.allow_extrapolation,
-                        bootstrapper=bootstrapper)  # fmt: skip
+    table = _table(request, catalog, inputs, bootstrapper)
     basis = table.source
     citation = reference.citation()
     inventories = tuple(distinct(inventory_name(r.record.inventory) for r in runs))
     rec_view = None if result is None else recommendation_view(result, catalog.currency)
     sure = certainty_section(table, result)
     # the body shows the hosts it is sized on; the others are in Appendix A (scope.py)
-    body, left_out = scope(runs, choice, include_virtualized=request.inputs.include_virtualized,
-                           include_emulated=request.inputs.include_emulated)
+    virt, emu = request.inputs.include_virtualized, request.inputs.include_emulated
+    body, left_out = scope(runs, choice, include_virtualized=virt, include_emulated=emu)
     hosts = measured_on(body)
     limits = limits_section(body, FigureKind.REFERENCE in table.sources_used)
     ov = overhead_points(table)

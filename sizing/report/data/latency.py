@@ -116,16 +116,30 @@ def latency_section(runs: Sequence[RunData]) -> LatencySection | None:
 def _series(item: LatencyChartItem, label: str) -> LatencySeries:
     stat, limit = _slo_parts(item.slo)
     return LatencySeries(
-        label=label, platform=item.platform, cores=item.cores, ht=item.ht, profile=item.profile,
-        run_id=item.run_id, host=item.host, status=item.status,
-        emulated="emulated" in item.flags, rates=item.rates, mean_ms=item.mean_ms,
-        p95_ms=item.p95_ms, server_busy=item.server_busy, knee_rate=item.knee_rate,
-        slo=item.slo, slo_stat=stat, slo_limit_ms=limit, slo_capacity=item.slo_capacity,
-    )  # fmt: skip
+        label=label,
+        platform=item.platform,
+        cores=item.cores,
+        ht=item.ht,
+        profile=item.profile,
+        run_id=item.run_id,
+        host=item.host,
+        status=item.status,
+        emulated="emulated" in item.flags,
+        rates=item.rates,
+        mean_ms=item.mean_ms,
+        p95_ms=item.p95_ms,
+        server_busy=item.server_busy,
+        knee_rate=item.knee_rate,
+        slo=item.slo,
+        slo_stat=stat,
+        slo_limit_ms=limit,
+        slo_capacity=item.slo_capacity,
+    )
 
 
-def _summary_row(s: LatencySeries, item: LatencyChartItem, meta: PointMeta,
-                 src: str) -> tuple[TCell, ...]:  # fmt: skip
+def _summary_row(
+    s: LatencySeries, item: LatencyChartItem, meta: PointMeta, src: str
+) -> tuple[TCell, ...]:
     """A configuration's knee and SLO capacity."""
     if s.knee_rate is not None and "client-bound" in item.flags:
         knee_text = TCell(f"≥{number(s.knee_rate)} (client-bound)", src)
@@ -152,8 +166,7 @@ def _summary_row(s: LatencySeries, item: LatencyChartItem, meta: PointMeta,
     )
 
 
-def _rates_table(s: LatencySeries, meta: LatencyRecord, tool: str | None,
-                 src: str) -> TableBlock:  # fmt: skip
+def _rates_table(s: LatencySeries, meta: LatencyRecord, tool: str | None, src: str) -> TableBlock:
     rows: list[tuple[TCell, ...]] = []
     for p in sorted(meta.curve, key=lambda p: p.rate):
         rate = p.rate
@@ -321,23 +334,25 @@ def latency_chart_data(points: Iterable[tuple[int, PointResult]]) -> list[Latenc
         if not r.metadata.is_latency:
             continue
         curve = lat.curve
-        out.append(LatencyChartItem(
-            run_id=run_id,
-            host=r.key.host,
-            platform=_family(r.key.platform),
-            cores=r.key.cores,
-            ht=r.key.ht,
-            profile=r.key.profile,
-            status=str(r.status),
-            flags=r.flags,
-            rates=tuple(p.rate for p in curve),
-            mean_ms=tuple(p.mean_ms for p in curve),
-            p95_ms=tuple(p.p95_ms for p in curve),
-            server_busy=tuple(p.server_busy for p in curve),
-            knee_rate=lat.knee_rate,
-            slo=lat.slo,
-            slo_capacity=lat.slo_capacity,
-            soak_series=lat.soak_series or {},
-            soak_jumps=lat.jumps,
-        ))  # fmt: skip
+        out.append(
+            LatencyChartItem(
+                run_id=run_id,
+                host=r.key.host,
+                platform=_family(r.key.platform),
+                cores=r.key.cores,
+                ht=r.key.ht,
+                profile=r.key.profile,
+                status=str(r.status),
+                flags=r.flags,
+                rates=tuple(p.rate for p in curve),
+                mean_ms=tuple(p.mean_ms for p in curve),
+                p95_ms=tuple(p.p95_ms for p in curve),
+                server_busy=tuple(p.server_busy for p in curve),
+                knee_rate=lat.knee_rate,
+                slo=lat.slo,
+                slo_capacity=lat.slo_capacity,
+                soak_series=lat.soak_series or {},
+                soak_jumps=lat.jumps,
+            )
+        )
     return out

@@ -69,15 +69,26 @@ def _rows(runs: Sequence[RunData]) -> list[Limit]:
             if not cs:
                 continue
             best = binding(cs, r.value)
-            label = point_label(r.key.host, r.key.cores, r.key.ht, r.key.profile,
-                                r.status is Status.INVALID)  # fmt: skip
+            label = point_label(
+                r.key.host, r.key.cores, r.key.ht, r.key.profile, r.status is Status.INVALID
+            )
             if best is None:
-                rows.append(Limit(label, r.key.profile, r.value, r.unit, None, None,
-                                  "; ".join(c.note for c in cs if c.note)))  # fmt: skip
+                rows.append(
+                    Limit(
+                        label,
+                        r.key.profile,
+                        r.value,
+                        r.unit,
+                        None,
+                        None,
+                        "; ".join(c.note for c in cs if c.note),
+                    )
+                )
             else:
                 share = best.share(r.value)
-                rows.append(Limit(label, r.key.profile, r.value, r.unit, best.limit, share,
-                                  best.what))  # fmt: skip
+                rows.append(
+                    Limit(label, r.key.profile, r.value, r.unit, best.limit, share, best.what)
+                )
     return rows
 
 

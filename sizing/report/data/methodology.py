@@ -170,9 +170,13 @@ def methodology(
     cost = (
         Fact("Cost basis", table.cost_basis or "hardware price"),
         Fact("Catalog", catalog.name or "unnamed catalog"),
-        Fact("Prices", "; ".join(f"{o.cores} cores {money(o.price, catalog.currency)}"
-                                 for o in catalog.servers)),
-    )  # fmt: skip
+        Fact(
+            "Prices",
+            "; ".join(
+                f"{o.cores} cores {money(o.price, catalog.currency)}" for o in catalog.servers
+            ),
+        ),
+    )
     sources = [
         *(["the results store"] if used else []),
         *(["the bundled reference data"] if reference_used else []),
@@ -198,8 +202,10 @@ def model_words(s: Any) -> str:
     fit = s.fit
     if fit.model != "usl" or fit.lam is None or fit.sigma is None or fit.kappa is None:
         return str(fit.describe())
-    text = (f"Universal Scalability Law, λ = {fit.lam:,.0f} per core, σ = {fit.sigma:.4f} "
-            f"(contention), κ = {fit.kappa:.5f} (coherence)")  # fmt: skip
+    text = (
+        f"Universal Scalability Law, λ = {fit.lam:,.0f} per core, σ = {fit.sigma:.4f} "
+        f"(contention), κ = {fit.kappa:.5f} (coherence)"
+    )
     peak = fit.peak
     if peak is not None and peak < 1e4:
         text += f"; the curve stops growing at about {peak:.0f} cores"
@@ -241,11 +247,16 @@ def _hosts(runs: Sequence[RunData], used: Used) -> list[HostView]:
 def _as_guest(fact: Fact) -> Fact:
     """A guest's CPU facts were read once, at the run's start: its vCPUs change per point."""
     if fact.label == "CPUs":
-        return Fact("CPUs", f"{fact.value} when the run began; the vCPUs change per point "
-                            "(vCPUs per point, below)")  # fmt: skip
+        return Fact(
+            "CPUs",
+            f"{fact.value} when the run began; the vCPUs change per point (vCPUs per point, below)",
+        )
     if fact.label == "SMT (hyper-threading) control":
-        return Fact(fact.label, f"{fact.value} inside the guest; hyper-threading is the host's: "
-                    "an HT-on point gives the guest two vCPUs per core")
+        return Fact(
+            fact.label,
+            f"{fact.value} inside the guest; hyper-threading is the host's: "
+            "an HT-on point gives the guest two vCPUs per core",
+        )
     return fact
 
 
@@ -255,9 +266,7 @@ def _settings(runs: Sequence[RunData], used: Used) -> list[Fact]:
     envs = [m.env for m in metas]
     tools = distinct(f"{e.tool} {e.tool_version or ''}".strip() for e in envs if e.tool)
     warmups = distinct(
-        f"{warmup:g} s"
-        for run in runs
-        if (warmup := run.record.options.warmup_s) is not None
+        f"{warmup:g} s" for run in runs if (warmup := run.record.options.warmup_s) is not None
     )
     rules = distinct(_stop_rule_text(m.stop_rule) for m in metas if m.stop_rule)
     settings = [
@@ -306,11 +315,15 @@ def _tls(used: Used) -> list[Fact]:
         for suite, n in (p.result.metadata.evidence.tls_suites or {}).items():
             suites[suite] = suites.get(suite, 0) + n
     if suites:
-        out.append(Fact(
-            "TLS protocol and cipher negotiated",
-            "; ".join(f"{k} ({v:,} handshakes)"
-                      for k, v in sorted(suites.items(), key=lambda kv: -kv[1])),
-        ))  # fmt: skip
+        out.append(
+            Fact(
+                "TLS protocol and cipher negotiated",
+                "; ".join(
+                    f"{k} ({v:,} handshakes)"
+                    for k, v in sorted(suites.items(), key=lambda kv: -kv[1])
+                ),
+            )
+        )
     full = reused = 0
     for run, p in used:
         for rep, s in run.samples.get(p.id, ()):
@@ -327,8 +340,11 @@ def _per_point(used: Used) -> list[Fact]:
     them), HT on or off, its workers, its certificate."""
     out = []
     several = len({p.result.key.host for _, p in used}) > 1
-    pins = distinct(_pin_line(p.result, several) for _, p in used
-                    if p.result.metadata.env.server_cpus is not None)  # fmt: skip
+    pins = distinct(
+        _pin_line(p.result, several)
+        for _, p in used
+        if p.result.metadata.env.server_cpus is not None
+    )
     if pins:
         out.append(Fact("CPU pinning", "; ".join(pins)))
     out.append(

@@ -77,7 +77,6 @@ def validity_table(runs: Sequence[RunData]) -> TableBlock | None:
     )
 
 
-
 def platform_label(platform: str, flags: Sequence[str]) -> str:
     """A point's platform for print: ``Bare metal``, ``Virtualized host`` (a container or
     VM measured as bare metal: never called bare metal), ``KVM``, ``ESXi``."""

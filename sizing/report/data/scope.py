@@ -55,7 +55,10 @@ def _what(host: str, runs: Sequence[RunData], flags: set[str], valid: int) -> tu
 
 
 def scope(
-    runs: Sequence[RunData], choice: Choice, *, include_virtualized: bool = False,
+    runs: Sequence[RunData],
+    choice: Choice,
+    *,
+    include_virtualized: bool = False,
     include_emulated: bool = False,
 ) -> tuple[tuple[RunData, ...], tuple[LeftOut, ...]]:
     """The runs cut to the points of the hosts the body shows, and the hosts left out.

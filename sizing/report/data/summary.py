@@ -88,7 +88,8 @@ def headlines(table: SizingTable) -> list[Headline]:
                     f"Virtualization overhead, {PROFILE_LABELS[profile]}",
                     value,
                     f"range over {counts} core count{'s' if counts > 1 else ''}"
-                    + (f" and {modes} HT modes" if modes > 1 else "") + "; "
+                    + (f" and {modes} HT modes" if modes > 1 else "")
+                    + "; "
                     f"{ids}, against its own host's bare metal",
                     src.pop() if len(src) == 1 else "",
                 )
@@ -154,14 +155,18 @@ def _facts(
     ]
     facts.append(_how_sure(fleet.confidence))
     lower = {f.profile for f in best.figures if f.lower_bound}
-    alone = [_capacity_words(best.capacity_rps, "RPS", "rps" in lower),
-             _capacity_words(best.capacity_tps, "SSL TPS", "tps" in lower),
-             f"{percent(best.utilization * 100.0)} CPU at the target"]  # fmt: skip
-    facts.append(Fact(
-        "Instead, all servers alike",
-        f"{config_text(best)}: {amount(best.total_cost, currency)}, "
-        + ", ".join(x for x in alone if x),
-    ))  # fmt: skip
+    alone = [
+        _capacity_words(best.capacity_rps, "RPS", "rps" in lower),
+        _capacity_words(best.capacity_tps, "SSL TPS", "tps" in lower),
+        f"{percent(best.utilization * 100.0)} CPU at the target",
+    ]
+    facts.append(
+        Fact(
+            "Instead, all servers alike",
+            f"{config_text(best)}: {amount(best.total_cost, currency)}, "
+            + ", ".join(x for x in alone if x),
+        )
+    )
     return facts
 
 
@@ -169,8 +174,11 @@ def _how_sure(confidence: float | None) -> Fact:
     """How likely the fleet carries the target within its headroom, or why it is not
     known."""
     if confidence is None:
-        return Fact("How likely it carries the target", "not known: its figures carry no "
-                    "repetitions to draw from (reference data, or single runs)")  # fmt: skip
+        return Fact(
+            "How likely it carries the target",
+            "not known: its figures carry no "
+            "repetitions to draw from (reference data, or single runs)",
+        )
     share = confidence_share(confidence)  # as the terminal says it, never "100%"
     return Fact("How likely it carries the target", f"{share} of the plausible outcomes")
 
@@ -179,8 +187,7 @@ def _capacity_facts(parts: Sequence[tuple[Configuration, int]]) -> list[Fact]:
     """The summed RPS and SSL TPS capacity of ``parts`` (server type, count), a lower bound
     when any server's figure is one."""
     out: list[Fact] = []
-    for profile, unit, label in (("rps", "requests/s", "RPS"), ("tps", "handshakes/s",
-                                                                "SSL TPS")):  # fmt: skip
+    for profile, unit, label in (("rps", "requests/s", "RPS"), ("tps", "handshakes/s", "SSL TPS")):
         rps = profile == SizingMetric.RPS
         caps = [(c.capacity_rps if rps else c.capacity_tps, n) for c, n in parts]
         if any(v is None for v, _ in caps):
@@ -204,8 +211,7 @@ def _fleet_capacity(fleet: Fleet, result: Recommendation) -> list[Fact]:
     profile = "rps" if d.rps is not None else "tps"
     demand = d.rps if d.rps is not None else d.tps
     assert demand is not None
-    lower = any(f.lower_bound and f.profile == profile for c, _ in fleet.parts
-                for f in c.figures)  # fmt: skip
+    lower = any(f.lower_bound and f.profile == profile for c, _ in fleet.parts for f in c.figures)
     label = PROFILE_LABELS[profile]
     unit = "requests/s" if profile == SizingMetric.RPS else "handshakes/s"
     return [Fact(f"{label} capacity", _capacity(demand / fleet.utilization, unit, lower))]

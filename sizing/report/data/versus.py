@@ -27,10 +27,11 @@ def _name(platform: str) -> str:
 def _fleet(f: Fleet) -> str:
     """``2 × PowerEdge R460 (8 cores) + 1 × 4-core (HT on)``: the catalog's model names."""
     body = " + ".join(
-        f"{n} × {c.server_name} ({c.cores_per_server} cores)" if c.server_name
+        f"{n} × {c.server_name} ({c.cores_per_server} cores)"
+        if c.server_name
         else f"{n} × {c.cores_per_server}-core"
         for c, n in f.parts
-    )  # fmt: skip
+    )
     return f"{body} (HT {f.parts[0][0].ht})"
 
 
@@ -95,8 +96,10 @@ def versus_sentence(cmp: PlatformComparison) -> str:
     for p in cmp.demand.profiles:
         o = cmp.share_at(p, cores, ht)
         if o is not None:
-            shares.append(f"{o.share * 100:.0f}% of bare metal's {_UNITS[p][0]}"
-                          f" at {o.cores} core{'s' if o.cores != 1 else ''}")  # fmt: skip
+            shares.append(
+                f"{o.share * 100:.0f}% of bare metal's {_UNITS[p][0]}"
+                f" at {o.cores} core{'s' if o.cores != 1 else ''}"
+            )
     if shares:
         why.append("core for core a guest carries " + " and ".join(shares))
     tail = f": {'; '.join(why)}" if why else ""

@@ -185,7 +185,9 @@ def shared_legend(
                 handles.append(h)
                 labels.append(label)
     grey: dict[str, Any] = {
-        "color": "#555555", "markerfacecolor": "white", "markeredgecolor": "#555555"
+        "color": "#555555",
+        "markerfacecolor": "white",
+        "markeredgecolor": "#555555",
     }
     if extrapolated:
         handles.append(Line2D([], [], linestyle=(0, (1.2, 1.6)), marker="o", **grey))

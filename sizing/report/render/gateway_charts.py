@@ -32,8 +32,14 @@ def gateway_cpu_chart(guide: Guide) -> Chart | None:
             if not pts:
                 continue
             style: dict[str, Any] = {"color": colour, "marker": marker, "markersize": 4.5}
-            ax.plot(*zip(*pts, strict=True), linestyle="-", markeredgecolor="white",
-                    markeredgewidth=0.5, label=s.label, **style)  # fmt: skip
+            ax.plot(
+                *zip(*pts, strict=True),
+                linestyle="-",
+                markeredgecolor="white",
+                markeredgewidth=0.5,
+                label=s.label,
+                **style,
+            )
         ax.set_xlim(0, max(r for s in series for r in s.rates) * 1.04)
         thousands_axis(ax, "x")
         ax.set_xlabel("Offered API calls per second")

@@ -125,12 +125,14 @@ def limits_chart(guide: Guide) -> list[Chart] | None:
             ax.set_xlabel("Share of the ceiling (%)")
             svg = to_svg(fig)
         part = f" ({n} of {len(chunks)})" if len(chunks) > 1 else ""
-        out.append(Chart(
-            id="limits" if n == 1 else f"limits-{n}",
-            title="Measured figures close to their physical ceilings" + part,
-            caption=_limits_caption(len(known), len(guide.limit_points)),
-            svg=svg,
-        ))  # fmt: skip
+        out.append(
+            Chart(
+                id="limits" if n == 1 else f"limits-{n}",
+                title="Measured figures close to their physical ceilings" + part,
+                caption=_limits_caption(len(known), len(guide.limit_points)),
+                svg=svg,
+            )
+        )
     return out
 
 
@@ -142,6 +144,9 @@ def _limits_caption(shown: int, total: int) -> str:
         "the cores under test), or the request rate its network link allows. Solid line: the "
         f"ceiling; dashed: {FAR_BELOW * 100:.0f}%, below which something other than the "
         "private-key operation dominates a handshake figure."
-        + (f" The {rest} figures further from every ceiling are listed in Appendix C."
-           if rest else "")  # fmt: skip
+        + (
+            f" The {rest} figures further from every ceiling are listed in Appendix C."
+            if rest
+            else ""
+        )
     )

@@ -77,10 +77,23 @@ def latency_chart(guide: Guide) -> Chart | None:
         for i, s in enumerate(series):
             colour, marker = _latency_style(i)
             common: dict[str, Any] = {"color": colour, "marker": marker, "markersize": 4.5}
-            ax.plot(s.rates, s.p95_ms, linestyle="-", markeredgecolor="white",
-                    markeredgewidth=0.5, **common)  # fmt: skip
-            ax.plot(s.rates, s.mean_ms, linestyle=MEAN_LINE, markerfacecolor="white",
-                    markeredgecolor=colour, markeredgewidth=0.9, **common)  # fmt: skip
+            ax.plot(
+                s.rates,
+                s.p95_ms,
+                linestyle="-",
+                markeredgecolor="white",
+                markeredgewidth=0.5,
+                **common,
+            )
+            ax.plot(
+                s.rates,
+                s.mean_ms,
+                linestyle=MEAN_LINE,
+                markerfacecolor="white",
+                markeredgecolor=colour,
+                markeredgewidth=0.9,
+                **common,
+            )
             handles.append(Line2D([], [], linestyle="-", **common))
             labels.append(s.label)
         for stat, limit in limits:
@@ -139,18 +152,32 @@ def latency_cpu_chart(guide: Guide) -> Chart | None:
         for i, s in indexed:
             colour, marker = _latency_style(i)
             pts = [(r, b) for r, b in zip(s.rates, s.server_busy, strict=True) if b is not None]
-            ax.plot(*zip(*pts, strict=True), color=colour, marker=marker, markersize=4.5,
-                    markeredgecolor="white", markeredgewidth=0.5, label=s.label)  # fmt: skip
+            ax.plot(
+                *zip(*pts, strict=True),
+                color=colour,
+                marker=marker,
+                markersize=4.5,
+                markeredgecolor="white",
+                markeredgewidth=0.5,
+                label=s.label,
+            )
         shown = [s for _, s in indexed]
         for i, s in indexed:
             if s.knee_rate is not None:
                 colour, _ = _latency_style(i)
                 ax.axvline(s.knee_rate, color=colour, linestyle=":", linewidth=0.9)
         if any(s.knee_rate is not None for s in shown):
-            ax.annotate("knee", xy=(min(s.knee_rate or 0.0 for s in shown if s.knee_rate), 1.0),
-                        xycoords=("data", "axes fraction"), xytext=(2, -2),
-                        textcoords="offset points", ha="left", va="top", fontsize=6.5,
-                        color=TEXT)  # fmt: skip
+            ax.annotate(
+                "knee",
+                xy=(min(s.knee_rate or 0.0 for s in shown if s.knee_rate), 1.0),
+                xycoords=("data", "axes fraction"),
+                xytext=(2, -2),
+                textcoords="offset points",
+                ha="left",
+                va="top",
+                fontsize=6.5,
+                color=TEXT,
+            )
         _rate_axis(ax, shown)
         ax.set_ylim(0, 105)
         ax.set_ylabel("Server CPU busy (% of nginx's pinned CPUs)")

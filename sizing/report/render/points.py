@@ -23,14 +23,44 @@ __all__ = ["WIDTH", "comparisons_json", "point_json", "points_csv", "points_tabl
 WIDTH = 100  # the terminal's text fits at most this many columns (without --verbose)
 UNITS = {"requests/s": "req/s", "handshakes/s": "hs/s"}
 CSV_FIELDS = [
-    "run_id", "label", "host", "platform", "cores", "ht", "profile", "status", "value", "unit",
-    "ci_low", "ci_high", "interval_pct", "interval_coverage", "repetitions", "spread", "errors",
+    "run_id",
+    "label",
+    "host",
+    "platform",
+    "cores",
+    "ht",
+    "profile",
+    "status",
+    "value",
+    "unit",
+    "ci_low",
+    "ci_high",
+    "interval_pct",
+    "interval_coverage",
+    "repetitions",
+    "spread",
+    "errors",
     "server_cpu_pct",
-    "client_cpu_pct", "tls_full", "tls_reused", "latency_p50_ms", "latency_p90_ms",
-    "latency_p99_ms", "ceiling", "ceiling_of", "ceiling_share", "pair_kind", "pair_role",
-    "pair_partner", "pair_figure", "pair_pct", "pair_low_pct", "pair_high_pct", "pairs",
-    "flags", "reason",
-]  # fmt: skip
+    "client_cpu_pct",
+    "tls_full",
+    "tls_reused",
+    "latency_p50_ms",
+    "latency_p90_ms",
+    "latency_p99_ms",
+    "ceiling",
+    "ceiling_of",
+    "ceiling_share",
+    "pair_kind",
+    "pair_role",
+    "pair_partner",
+    "pair_figure",
+    "pair_pct",
+    "pair_low_pct",
+    "pair_high_pct",
+    "pairs",
+    "flags",
+    "reason",
+]
 
 
 def point_json(r: PointResult, evidence: Evidence | None = None) -> dict[str, Any]:
@@ -99,10 +129,12 @@ def comparisons_json(
     whose bare metal was measured in another run (``runs``: bare metal's, guest's)."""
     out: list[dict[str, Any]] = []
     for kind, a, b, ratio, failed, pair in [
-        *(("virtualization", p.baremetal, p.hypervisor, p.ratio, p.failed, p)
-          for p in (*paired(points), *across)),
+        *(
+            ("virtualization", p.baremetal, p.hypervisor, p.ratio, p.failed, p)
+            for p in (*paired(points), *across)
+        ),
         *(("ht", h.off, h.on, h.ratio, h.failed, None) for h in ht_pairs(points)),
-    ]:  # fmt: skip
+    ]:
         if ratio is None:
             continue
         runs = None if pair is None or pair.runs is None else list(pair.runs)
@@ -177,9 +209,18 @@ def points_table(
     headers = ["point", "median", "± (cover)", "errors", "srv CPU", "cli CPU", "flags / reason"]
     if verbose:
         headers = [
-            "point", "median", "± (cover)", "spread", "reps", "errors", "srv CPU", "cli CPU",
-            "p50 ms", "p99 ms", "flags / reason",
-        ]  # fmt: skip
+            "point",
+            "median",
+            "± (cover)",
+            "spread",
+            "reps",
+            "errors",
+            "srv CPU",
+            "cli CPU",
+            "p50 ms",
+            "p99 ms",
+            "flags / reason",
+        ]
     rows = []
     reasons: list[str] = []
     for r in points:
@@ -193,9 +234,7 @@ def points_table(
         interval = ev.interval_pct
         if interval is None and r.ci_low is not None and r.ci_high is not None and r.value:
             interval = 100 * (r.ci_high - r.ci_low) / 2 / r.value
-        status = ", ".join(
-            dict.fromkeys((*r.flags, *ev.repetition_flags))
-        )
+        status = ", ".join(dict.fromkeys((*r.flags, *ev.repetition_flags)))
         if r.status is not Status.MEASURED:
             status = str(r.status) + (f" ({status})" if status else "")
             if r.reason and not verbose:
@@ -227,8 +266,9 @@ def points_table(
     lines = table.splitlines()
     if any(len(line) > width for line in lines):
         lines = [_fit(line, width) for line in lines]
-        lines.append(_fit(f"(… cut at {width} columns: --verbose gives flags and reasons in full)",
-                          width))  # fmt: skip
+        lines.append(
+            _fit(f"(… cut at {width} columns: --verbose gives flags and reasons in full)", width)
+        )
     return "\n".join(lines)
 
 
@@ -323,9 +363,7 @@ def no_valid_figure(
         )
     text = [f"No figure of this run is valid for sizing: {'; '.join(limits)}."]
     shared = [
-        p
-        for p in tried
-        if any(u.shares_with for u in (p.metadata.env.upstreams or ()))
+        p for p in tried if any(u.shares_with for u in (p.metadata.env.upstreams or ()))
     ]  # the upstream web servers ran on the client's CPUs (a host too small to part them)
     if shared:
         text.append(
@@ -364,9 +402,12 @@ def left_out_by_default(points: Sequence[PointResult], width: int = WIDTH) -> li
         return []
     flags = sorted({f for p in left for f in p.flags if f in kinds})
     what = " and ".join(
-        {"virtualized-host": "a virtualized host (a container or VM measured as bare metal)",
-         "emulated": "a software-emulated guest"}[f] for f in flags
-    )  # fmt: skip
+        {
+            "virtualized-host": "a virtualized host (a container or VM measured as bare metal)",
+            "emulated": "a software-emulated guest",
+        }[f]
+        for f in flags
+    )
     options = " ".join(kinds[f] for f in flags)
     text = (
         f"Every valid figure of this run is from {what}: `sizing recommend` leaves such figures "
@@ -386,7 +427,6 @@ def ceiling_lines(
     wrapped to ``width``. Empty when no point has a ceiling to speak of."""
     import textwrap
 
-
     out: list[str] = []
     for p in points:
         if p.value is None:
@@ -396,8 +436,9 @@ def ceiling_lines(
             continue
         name = f"{p.key.host} {p.key.cores}c {p.key.ht} {p.key.profile}"
         said = "; ".join(c.words(p.value, p.unit) for c in cs)
-        out += textwrap.wrap(f"{name}: {said}", width=width, subsequent_indent="    ",
-                             break_on_hyphens=False)  # fmt: skip
+        out += textwrap.wrap(
+            f"{name}: {said}", width=width, subsequent_indent="    ", break_on_hyphens=False
+        )
     if not out:
         return []
     return ["How close to the limit (what the hardware allows at most):", *out]

@@ -57,9 +57,17 @@ def _pair_sections(
             "median of the per-pair ratios and its interval, unpaired ones both legs' intervals)",
             ["point", "bare metal", "hypervisor", "overhead [interval]", "legs"],
             [
-                (f"{p.cores}c ht={p.ht} {p.profile}", p.baremetal, p.hypervisor,
-                 p.ratio, True, p.failed, None)
-                for p in paired(points) if p.hypervisor.key.platform != "container"
+                (
+                    f"{p.cores}c ht={p.ht} {p.profile}",
+                    p.baremetal,
+                    p.hypervisor,
+                    p.ratio,
+                    True,
+                    p.failed,
+                    None,
+                )
+                for p in paired(points)
+                if p.hypervisor.key.platform != "container"
             ],
         ),
         (
@@ -68,9 +76,17 @@ def _pair_sections(
             "per-pair ratios and its interval)",
             ["point", "bare metal", "container", "overhead [interval]", "legs"],
             [
-                (f"{p.cores}c ht={p.ht} {p.profile}", p.baremetal, p.hypervisor,
-                 p.ratio, True, p.failed, None)
-                for p in paired(points) if p.hypervisor.key.platform == "container"
+                (
+                    f"{p.cores}c ht={p.ht} {p.profile}",
+                    p.baremetal,
+                    p.hypervisor,
+                    p.ratio,
+                    True,
+                    p.failed,
+                    None,
+                )
+                for p in paired(points)
+                if p.hypervisor.key.platform == "container"
             ],
         ),
         (
@@ -78,8 +94,15 @@ def _pair_sections(
             "the interval is the ratio of the medians with the ends of both legs' intervals)",
             ["point", "bare metal", "hypervisor", "overhead [interval]", "legs"],
             [
-                (f"{p.cores}c ht={p.ht} {p.profile}", p.baremetal, p.hypervisor,
-                 p.ratio, True, "; ".join(x for x in (p.failed, p.note) if x), p.runs)
+                (
+                    f"{p.cores}c ht={p.ht} {p.profile}",
+                    p.baremetal,
+                    p.hypervisor,
+                    p.ratio,
+                    True,
+                    "; ".join(x for x in (p.failed, p.note) if x),
+                    p.runs,
+                )
                 for p in across
             ],
         ),
@@ -87,12 +110,19 @@ def _pair_sections(
             "HT off vs HT on (gain = HT on / HT off - 1)",
             ["point", "HT off", "HT on", "HT gain [interval]", "legs"],
             [
-                (f"{h.off.key.host} {h.off.key.cores}c {h.off.key.profile}", h.off, h.on,
-                 h.ratio, False, h.failed, None)
+                (
+                    f"{h.off.key.host} {h.off.key.cores}c {h.off.key.profile}",
+                    h.off,
+                    h.on,
+                    h.ratio,
+                    False,
+                    h.failed,
+                    None,
+                )
                 for h in ht_pairs(points)
             ],
         ),
-    ]  # fmt: skip
+    ]
 
 
 def pairs_table(

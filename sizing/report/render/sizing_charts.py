@@ -44,33 +44,51 @@ def throughput_chart(guide: Guide) -> Chart | None:
             cores_axis(ax, cores)
             thousands_axis(ax)
             # an arrow does not widen the axis: make room for it above a lower bound
-            bounds = [f.value * 1.18 for s in series if s.profile == profile
-                      for f in s.observed if f.lower_bound]  # fmt: skip
+            bounds = [
+                f.value * 1.18
+                for s in series
+                if s.profile == profile
+                for f in s.observed
+                if f.lower_bound
+            ]
             ax.set_ylim(0, max([ax.get_ylim()[1], *bounds]))
             unit = PROFILE_UNITS[profile]
             ax.set_ylabel(f"{PROFILE_LABELS[profile]} ({unit})")
             ax.set_title(f"{PROFILE_LABELS[profile]} per server")
-        shared_legend(fig, axes, extrapolated="extrapolated" in drawn,
-                      lower_bound="lower-bound" in drawn)  # fmt: skip
+        shared_legend(
+            fig, axes, extrapolated="extrapolated" in drawn, lower_bound="lower-bound" in drawn
+        )
         svg = to_svg(fig)
-    return Chart(id="throughput", title="Throughput against CPU cores",
-                 caption=_throughput_caption(drawn), svg=svg)  # fmt: skip
+    return Chart(
+        id="throughput",
+        title="Throughput against CPU cores",
+        caption=_throughput_caption(drawn),
+        svg=svg,
+    )
 
 
 def _throughput_caption(drawn: set[str]) -> str:
     """The caption of Figure 1: what was drawn, and nothing else."""
-    parts = ["Filled markers: observed figures (measured or reference); solid line: the "
-             "fitted scaling model over the core counts observed in full."]  # fmt: skip
+    parts = [
+        "Filled markers: observed figures (measured or reference); solid line: the "
+        "fitted scaling model over the core counts observed in full."
+    ]
     if "lower-bound" in drawn:
-        parts.append("Open marker with an upward arrow (≥): a lower bound, the most the "
-                     "source's load generators could drive; the server's true figure is "
-                     "higher, by an amount nobody measured.")  # fmt: skip
+        parts.append(
+            "Open marker with an upward arrow (≥): a lower bound, the most the "
+            "source's load generators could drive; the server's true figure is "
+            "higher, by an amount nobody measured."
+        )
     if "extrapolated" in drawn:
-        parts.append("Dotted line and hollow markers: predicted beyond the observed core "
-                     "counts by the fitted model.")  # fmt: skip
+        parts.append(
+            "Dotted line and hollow markers: predicted beyond the observed core "
+            "counts by the fitted model."
+        )
     if "errorbars" in drawn:
-        parts.append("Error bars: the interval of each measured figure's median (the range "
-                     "of its repetitions).")  # fmt: skip
+        parts.append(
+            "Error bars: the interval of each measured figure's median (the range "
+            "of its repetitions)."
+        )
     return " ".join(parts)
 
 
@@ -83,6 +101,35 @@ def _fit_curve(s: Any, top: int) -> list[tuple[float, float]]:
         grid = [1.0 + i * (top - 1.0) / 120 for i in range(121)]
         return [(n, usl(n, lam, sig, kap)) for n in grid]
     return [(float(n), s.fit.predict(n)) for n in range(1, top + 1)]
+
+
+def _lower_bound(ax: Any, f: Any, colour: str, marker: str) -> None:
+    """A client-bound figure: an open marker, an arrow up and "≥" with its value."""
+    ax.plot(
+        [f.cores],
+        [f.value],
+        linestyle="none",
+        marker=marker,
+        markerfacecolor="white",
+        markeredgecolor=colour,
+        markeredgewidth=1.2,
+    )
+    ax.annotate(
+        "",
+        xy=(f.cores, f.value * 1.12),
+        xytext=(f.cores, f.value),
+        arrowprops={"arrowstyle": "->", "color": colour, "lw": 1.0},
+    )
+    ax.annotate(
+        f"≥{f.value / 1000:,.0f}k" if f.value >= 1000 else f"≥{f.value:,.0f}",
+        (f.cores, f.value),
+        xytext=(-6, 0),
+        textcoords="offset points",
+        ha="right",
+        va="center",
+        fontsize=6.5,
+        color=colour,
+    )
 
 
 def _plot_series(ax: Any, s: Any, cores: list[int], multi_ht: bool) -> set[str]:
@@ -110,34 +157,48 @@ def _plot_series(ax: Any, s: Any, cores: list[int], multi_ht: bool) -> set[str]:
     for part in ([(x, y) for x, y in curve if x <= lo], [(x, y) for x, y in curve if x >= hi]):
         if len(part) > 1:
             drawn.add("extrapolated")
-            ax.plot(*zip(*part, strict=True), color=style["color"], linestyle=(0, (1.2, 1.6)),
-                    linewidth=1.2)  # fmt: skip
+            ax.plot(
+                *zip(*part, strict=True),
+                color=style["color"],
+                linestyle=(0, (1.2, 1.6)),
+                linewidth=1.2,
+            )
     ax.plot(
-        [f.cores for f in full], [f.value for f in full], linestyle="none",
-        marker=style["marker"], color=style["color"],
+        [f.cores for f in full],
+        [f.value for f in full],
+        linestyle="none",
+        marker=style["marker"],
+        color=style["color"],
         markeredgecolor="white" if s.origin == FigureKind.MEASURED else style["color"],
-        markeredgewidth=0.6, label=f"{name}, {s.origin} ({fitted})",
-    )  # fmt: skip
+        markeredgewidth=0.6,
+        label=f"{name}, {s.origin} ({fitted})",
+    )
     for f in bounds:
         drawn.add("lower-bound")
-        ax.plot([f.cores], [f.value], linestyle="none", marker=style["marker"],
-                markerfacecolor="white", markeredgecolor=style["color"], markeredgewidth=1.2)
-        ax.annotate("", xy=(f.cores, f.value * 1.12), xytext=(f.cores, f.value),
-                    arrowprops={"arrowstyle": "->", "color": style["color"], "lw": 1.0})
-        ax.annotate(f"≥{f.value / 1000:,.0f}k" if f.value >= 1000 else f"≥{f.value:,.0f}",
-                    (f.cores, f.value), xytext=(-6, 0), textcoords="offset points",
-                    ha="right", va="center", fontsize=6.5, color=style["color"])
+        _lower_bound(ax, f, style["color"], style["marker"])
     if extra:
         drawn.add("extrapolated")
-        ax.plot([c for c, _ in extra], [v for _, v in extra], linestyle="none",
-                marker=style["marker"], markerfacecolor="white",
-                markeredgecolor=style["color"], markeredgewidth=1.0)  # fmt: skip
+        ax.plot(
+            [c for c, _ in extra],
+            [v for _, v in extra],
+            linestyle="none",
+            marker=style["marker"],
+            markerfacecolor="white",
+            markeredgecolor=style["color"],
+            markeredgewidth=1.0,
+        )
     for f in full:
         if f.ci_low is not None and f.ci_high is not None and f.ci_high > f.ci_low:
             drawn.add("errorbars")
-            ax.errorbar([f.cores], [f.value],
-                        yerr=[[max(0.0, f.value - f.ci_low)], [max(0.0, f.ci_high - f.value)]],
-                        fmt="none", ecolor=style["color"], elinewidth=0.8, capsize=2.5)  # fmt: skip
+            ax.errorbar(
+                [f.cores],
+                [f.value],
+                yerr=[[max(0.0, f.value - f.ci_low)], [max(0.0, f.ci_high - f.value)]],
+                fmt="none",
+                ecolor=style["color"],
+                elinewidth=0.8,
+                capsize=2.5,
+            )
     return drawn
 
 
@@ -204,8 +265,11 @@ def cost_chart(guide: Guide) -> Chart | None:
         caption=(
             f"Server cost ({guide.cost_basis}) divided by the throughput of one server. "
             "Lower is better."
-            + (" Hollow markers: the throughput is predicted by the fitted model." if predicted
-               else "")  # fmt: skip
+            + (
+                " Hollow markers: the throughput is predicted by the fitted model."
+                if predicted
+                else ""
+            )
         ),
         svg=svg,
     )
@@ -218,8 +282,9 @@ def overhead_chart(guide: Guide) -> Chart | None:
     if not points:
         return None
     cores = sorted({p.cores for p in points})
-    groups = sorted({(p.ht, p.profile) for p in points},
-                    key=lambda k: (k[0], k[1] != SizingMetric.RPS))  # fmt: skip
+    groups = sorted(
+        {(p.ht, p.profile) for p in points}, key=lambda k: (k[0], k[1] != SizingMetric.RPS)
+    )
     width = 0.8 / len(groups)
     fills = ["#1c3553", "#9fb8c9", "#3d8c86", "#d5e5e3"]
     hatches = ["", "///", "..", "xx"]
@@ -278,10 +343,15 @@ def overhead_chart(guide: Guide) -> Chart | None:
         title="Virtualization overhead per core count",
         caption=(
             "(bare metal − hypervisor) ÷ bare metal, from "
-            + " and ".join(sources) + " figures."
-            + (" Error bars: P, the two figures measured in alternation (the interval of the "
-               "median of the per-pair ratios); U, measured apart (the interval combines both "
-               "figures' intervals, and is wider)." if whiskers else "")  # fmt: skip
+            + " and ".join(sources)
+            + " figures."
+            + (
+                " Error bars: P, the two figures measured in alternation (the interval of the "
+                "median of the per-pair ratios); U, measured apart (the interval combines both "
+                "figures' intervals, and is wider)."
+                if whiskers
+                else ""
+            )
         ),
         svg=svg,
     )

@@ -68,6 +68,7 @@ def _column_groups(
 ) -> list[str]:
     """Render ``fixed`` columns plus as many whole ``groups`` of columns as fit ``width``
     per table (every table repeats the fixed ones); ``width`` None: one table."""
+
     def render(cols: Sequence[tuple[str, Sequence[str]]]) -> str:
         headers = [h for h, _ in cols]
         n = len(cols[0][1])
@@ -155,9 +156,11 @@ def _block_tables(block: Any, cur: str, width: int | None) -> list[str]:
     fixed = [
         ("CPU cores", [str(r.cores) for r in rows]),
         *([("server", [n or MISSING for n in names])] if any(names) else []),
-        ("server price", [money(r.hardware_cost, cur) if r.hardware_cost else MISSING
-                          for r in rows]),
-    ]  # fmt: skip
+        (
+            "server price",
+            [money(r.hardware_cost, cur) if r.hardware_cost else MISSING for r in rows],
+        ),
+    ]
     groups: list[list[tuple[str, Sequence[str]]]] = []
     for s in block.series:
         pl, ht, p = s.platform, s.ht, s.profile
@@ -166,8 +169,12 @@ def _block_tables(block: Any, cur: str, width: int | None) -> list[str]:
             (f"{p.upper()} {pl} HT {ht}", [MISSING if c is None else cell_text(c) for c in cells])
         ]
         if p == SizingMetric.RPS:
-            group.append((f"$/1k RPS {pl}", [MISSING if c is None else money(c.cost_per_unit, cur)
-                                             for c in cells]))  # fmt: skip
+            group.append(
+                (
+                    f"$/1k RPS {pl}",
+                    [MISSING if c is None else money(c.cost_per_unit, cur) for c in cells],
+                )
+            )
         if pl in ("kvm", "esxi", "hypervisor"):
             group.append((f"{p.upper()} overhead {pl}", [_overhead(c) for c in cells]))
         if any(c is not None and c.ht_gain_pct is not None for c in cells):
@@ -194,19 +201,34 @@ def _cost_notes(block: Any, cur: str) -> list[str]:
                     costs.setdefault(r.cores, c.cost)
         if not any(x.total != x.hardware for x in costs.values()):
             continue
-        notes.append(f"cost of one {platform} server: " + "; ".join(
-            f"{n}c " + " + ".join(
-                f"{what} {money(v, cur, cents=abs(v - round(v)) >= 0.005)}"
-                for what, v in (("hardware", x.hardware), ("licence", x.licence),
-                                ("support", x.support), ("power", x.power)) if v
-            ) + f" = {money(x.total, cur, cents=abs(x.total - round(x.total)) >= 0.005)}"
-            for n, x in sorted(costs.items())))  # fmt: skip
+        notes.append(
+            f"cost of one {platform} server: "
+            + "; ".join(
+                f"{n}c "
+                + " + ".join(
+                    f"{what} {money(v, cur, cents=abs(v - round(v)) >= 0.005)}"
+                    for what, v in (
+                        ("hardware", x.hardware),
+                        ("licence", x.licence),
+                        ("support", x.support),
+                        ("power", x.power),
+                    )
+                    if v
+                )
+                + f" = {money(x.total, cur, cents=abs(x.total - round(x.total)) >= 0.005)}"
+                for n, x in sorted(costs.items())
+            )
+        )
     return notes
 
 
 def _cells_of(block: Any, srs: Any) -> list[Any]:
-    return [c for r in block.rows for c in r.cells
-            if (c.platform, c.ht, c.profile) == (srs.platform, srs.ht, srs.profile)]  # fmt: skip
+    return [
+        c
+        for r in block.rows
+        for c in r.cells
+        if (c.platform, c.ht, c.profile) == (srs.platform, srs.ht, srs.profile)
+    ]
 
 
 def _block_notes(block: Any, cur: str) -> list[str]:
@@ -220,16 +242,24 @@ def _block_notes(block: Any, cur: str) -> list[str]:
             + ", ".join(str(n) for n in unsold)
         )
     notes += _cost_notes(block, cur)
-    notes += list(dict.fromkeys(
-        f"not sized: {x.platform} {x.profile.upper()} HT {x.ht}: {x.reason}"
-        for x in block.refused))  # fmt: skip
+    notes += list(
+        dict.fromkeys(
+            f"not sized: {x.platform} {x.profile.upper()} HT {x.ht}: {x.reason}"
+            for x in block.refused
+        )
+    )
     for srs in block.series:
         name = f"{srs.platform} {srs.profile.upper()} HT {srs.ht}"
         shown = [c for c in _cells_of(block, srs) if c.ci_low is not None and c.ci_high is not None]
         if shown:
-            notes.append(f"{name} intervals: " + "; ".join(
-                f"{c.cores}c {number(c.ci_low)}–{number(c.ci_high)}"
-                + (f" ({c.interval})" if c.interval else "") for c in shown))  # fmt: skip
+            notes.append(
+                f"{name} intervals: "
+                + "; ".join(
+                    f"{c.cores}c {number(c.ci_low)}–{number(c.ci_high)}"
+                    + (f" ({c.interval})" if c.interval else "")
+                    for c in shown
+                )
+            )
     for srs in block.series:
         compared = [
             (c.cores, what, words)

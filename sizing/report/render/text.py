@@ -196,8 +196,14 @@ def recommendation_text(result: Recommendation, width: int = TABLE_WIDTH) -> str
         out.append(f"... and {more} more (see --json)")
     models = {c.cores_per_server: c.server_name for c in (best, *shown) if c.server_name}
     if models:
-        out.extend(wrap("Servers: " + "; ".join(
-            f"{n} cores: {name}" for n, name in sorted(models.items())) + ".", TABLE_WIDTH))
+        out.extend(
+            wrap(
+                "Servers: "
+                + "; ".join(f"{n} cores: {name}" for n, name in sorted(models.items()))
+                + ".",
+                TABLE_WIDTH,
+            )
+        )
     return "\n".join(out)
 
 
@@ -213,8 +219,6 @@ def _sources(figures: Sequence[Figure]) -> str:
 
 
 # -- two runs compared ---------------------------------------------------------------------
-
-
 
 
 def versus_text(cmp: PlatformComparison, width: int = TABLE_WIDTH) -> str:

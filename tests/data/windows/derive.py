@@ -2,6 +2,7 @@
 
 Run from the repository root: python tests/data/windows/derive.py
 """
+
 import copy
 import json
 from pathlib import Path
