@@ -171,3 +171,20 @@ def test_the_guide_of_a_static_file_container_run_draws_its_cpu_chart(tmp_path: 
     guide = runner.invoke(app, ["guide", "--db", str(db), "--out", str(out)])
     assert guide.exit_code == 0, guide.output
     assert out.stat().st_size > 10_000
+
+
+def test_a_guide_on_measured_and_published_bases_says_which_is_which(tmp_path: Path) -> None:
+    """``--basis <container>,reference/kubernetes``: the summary says what was measured on
+    which host, and that the Kubernetes figures are published, not measured there."""
+    db = tmp_path / "r.sqlite"
+    _container_lab(db)
+    out = tmp_path / "g.md"
+    got = runner.invoke(
+        app,
+        ["guide", "--db", str(db), "--basis", "nginx-ctr1,reference/kubernetes", "--out", str(out)],
+    )
+    assert got.exit_code == 0, got.output
+    text = " ".join(out.read_text().split())
+    assert "Sized on figures measured with sizing on nginx-ctr1: Container;" in text, text[:2000]
+    assert "Beside them, the published reference data" in text
+    assert "not measured on your hardware: Kubernetes" in text
