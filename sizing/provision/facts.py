@@ -8,13 +8,14 @@ with :func:`gather_facts`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
 from sizing.facts import HostFacts
 from sizing.inventory import Host
-from sizing.provision.ansible import PlaybookResult, Playbooks
+from sizing.provision.ansible import Playbooks
+from sizing.provision.hostsafety import HostLocks
 from sizing.topology import Cpu, Topology, parse_cpulist
 
 __all__ = [
@@ -33,19 +34,18 @@ def gather_facts(
     playbooks: Playbooks,
     hosts: Sequence[Host],
     *,
-    lock: Callable[[PlaybookResult, list[str]], None] | None = None,
-    lock_vars: Mapping[str, Any] | None = None,
+    locks: HostLocks | None = None,
     lock_hosts: Sequence[str] = (),
 ) -> tuple[dict[str, HostFacts], dict[str, str]]:
     """Facts of every reachable host, and one problem line for every other host.
 
-    ``lock_hosts``: a run takes their run lock in the same Ansible run (the lock task of
-    ``playbooks/facts.yml``, with ``lock_vars``); ``lock`` reads the replies of the
-    reachable ones (an unreachable host's points are skipped, its lock is not needed)."""
+    ``locks``: a run takes the run lock of ``lock_hosts`` in the same Ansible run (the lock
+    task of ``playbooks/facts.yml``) and keeps those of the reachable ones (an unreachable
+    host's points are skipped, its lock is not needed)."""
     names = sorted({h.name for h in hosts})
     extravars: dict[str, Any] = {"sizing_hosts": ",".join(names)}
-    if lock_hosts:
-        extravars.update(lock_vars or {}, sizing_lock_hosts=sorted(set(lock_hosts)))
+    if locks is not None and lock_hosts:
+        extravars.update(locks.request("acquire"), sizing_lock_hosts=sorted(set(lock_hosts)))
     res = playbooks.run("facts.yml", names, extravars=extravars)
     facts: dict[str, HostFacts] = {}
     problems = res.problems()
@@ -58,8 +58,8 @@ def gather_facts(
             facts[name] = HostFacts.parse(str(out.get("stdout", "")), res.window(name, FACTS_TASK))
         except (ValueError, KeyError) as exc:
             problems[name] = f"facts are unreadable: {exc}"
-    if lock is not None and lock_hosts:
-        lock(res, sorted({h for h in lock_hosts if h in facts}))
+    if locks is not None and lock_hosts:
+        locks.settle(res, [h for h in lock_hosts if h in facts])
     return facts, problems
 
 

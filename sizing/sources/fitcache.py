@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from sizing.engine.figures import build_series
-from sizing.engine.predict import Bootstrap, Bootstrapper, Counts, bootstrap, data_key
+from sizing.engine.predict import (
+    Bootstrap,
+    Bootstrapper,
+    Counts,
+    bootstrap,
+    data_key,
+    remembering,
+)
 from sizing.errors import SizingError
 from sizing.model import FigureKind
 from sizing.sources import Inputs, db_path, load_bases
@@ -43,21 +50,15 @@ def cached_bootstrapper(db: Path | None) -> Bootstrapper:
                 entries = {}
         return entries
 
-    # read back once: recommend's platform comparison and its table ask again
-    made: dict[str, Bootstrap] = {}
-
     def boot(counts: Counts) -> Bootstrap:
         key = data_key(counts)
-        if key in made:
-            return made[key]
         cache = load()
         if key in cache:
             try:
-                got = made[key] = Bootstrap.from_json(cache[key])
-                return got
+                return Bootstrap.from_json(cache[key])
             except (KeyError, TypeError, ValueError, IndexError):
                 pass
-        got = made[key] = bootstrap(counts)
+        got = bootstrap(counts)
         cache[key] = got.to_json()
         while len(cache) > MAX_ENTRIES:
             cache.pop(next(iter(cache)))
@@ -70,7 +71,8 @@ def cached_bootstrapper(db: Path | None) -> Bootstrapper:
                 tmp.unlink(missing_ok=True)
         return got
 
-    return boot
+    # read back once: recommend's platform comparison and its table ask again
+    return remembering(boot)
 
 
 def warm(db: Path) -> None:

@@ -44,13 +44,11 @@ def prepare(
     if not probe:
         return _prepare_offline(ctx, hosts)
     ctx.progress.step("reading host facts")
-    locks = ctx.hosts_taken.locks
+    # a run takes its servers' run locks in the same Ansible run (the dry run does not)
     facts, unreachable = gather_facts(
         ctx.playbooks,
         hosts,
-        # a run takes its servers' run locks in the same Ansible run (the dry run does not)
-        lock=locks.settle if backends else None,
-        lock_vars=locks.request("acquire"),
+        locks=ctx.hosts_taken.locks if backends else None,
         lock_hosts=_lock_hosts(ctx) if backends else (),
     )
     state.facts.update(facts)

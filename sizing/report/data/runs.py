@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sizing.model import Status, basis_platform
+from sizing.model import PROFILE_UNITS, Status, basis_platform
 from sizing.report.data.format import (
     FLAG_TEXT,
     MISSING,
@@ -85,7 +85,7 @@ def platform_label(platform: str, flags: Sequence[str]) -> str:
 
 
 # A figure's unit says what it sizes, whatever its profile's name (rps, static-rps, ...).
-METRIC_OF_UNIT = {"requests/s": "rps", "handshakes/s": "tps"}
+METRIC_OF_UNIT = {unit: str(metric) for metric, unit in PROFILE_UNITS.items()}
 
 
 def cpu_points(runs: Sequence[RunData]) -> list[CpuPoint]:
