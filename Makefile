@@ -42,6 +42,7 @@ integration: setup-dev
 # image is built (scripts/test-emulated). The integration tests that measure start after
 # everything else has ended, one at a time, on a machine nothing else uses.
 test: setup-dev
+	.venv/bin/sizing doctor --dev
 	scripts/bg start emulated scripts/test-emulated
 	$(MAKE) --no-print-directory lint-checks
 	.venv/bin/pytest tests/unit -q -n 2 --durations=10
