@@ -13,8 +13,8 @@ import typer
 
 from sizing.app.env import current
 from sizing.cli.app import unescaped, warn
-from sizing.report.render.printable import printable
 from sizing.model import PointResult
+from sizing.report.render.printable import printable
 
 __all__ = ["RichProgress", "Steps", "stamped"]
 

@@ -208,9 +208,9 @@ def test_preflight_says_one_clear_line_per_problem(
 
 def test_a_container_of_another_live_run_is_refused(tmp_path: Path) -> None:
     from sizing.errors import SizingError
-    from sizing.provision.runnerdir import start_ticks
     from sizing.provision.platforms import BackendOptions
     from sizing.provision.platforms import container as mod
+    from sizing.provision.runnerdir import start_ticks
 
     backend = mod.Container(BackendOptions())
     me = owner_labels(owner_record().to_json())

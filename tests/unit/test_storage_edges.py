@@ -57,9 +57,7 @@ def test_a_run_refused_by_a_hosts_lock_says_why_in_results(
     inv = tmp_path / "inv.yml"
     inv.write_text(INVENTORY)
     db = tmp_path / "r.sqlite"
-    opts = RunOptions(
-        inventory=inv, cores=(1,), hts=(), profiles=(profiles.load("rps"),), db=db
-    )
+    opts = RunOptions(inventory=inv, cores=(1,), hts=(), profiles=(profiles.load("rps"),), db=db)
     with pytest.raises(HostError, match="another sizing run holds it"):
         sweep_mod.run(RunContext.bind(opts))
     shown = runner.invoke(app, ["results", "--db", str(db)])
