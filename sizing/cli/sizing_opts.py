@@ -83,7 +83,8 @@ RedundancyOpt = Annotated[
         "--redundancy",
         metavar=metavar(RedundancyChoice),
         autocompletion=completer(RedundancyChoice),
-        help="n+1: the demand must still be carried with one server down.",
+        help="n+1: the demand must still be carried with one server down; 2n: every"
+        " server has an identical twin (HA pairs) and either half carries it alone.",
     ),
 ]
 MaxServersOpt = Annotated[

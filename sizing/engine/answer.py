@@ -28,7 +28,7 @@ class Demand:
     rps: float | None = None
     tps: float | None = None
     headroom: float = 0.2
-    redundancy: str = "none"  # "none" | "n+1"
+    redundancy: str = "none"  # "none" | "n+1" | "2n"
 
     def validate(self) -> None:
         """Raise :class:`UsageError` with one clear line for a demand that makes no sense."""
@@ -47,8 +47,10 @@ class Demand:
                 f"--headroom must be between 0 and {MAX_HEADROOM_PCT:g} percent, "
                 f"not {self.headroom * 100:g}"
             )
-        if self.redundancy not in ("none", "n+1"):
-            raise UsageError(f"unknown redundancy {self.redundancy!r} (expected none or n+1)")
+        if self.redundancy not in ("none", "n+1", "2n"):
+            raise UsageError(
+                f"unknown redundancy {self.redundancy!r} (expected none, n+1 or 2n)"
+            )
 
     @property
     def profiles(self) -> tuple[str, ...]:
@@ -63,6 +65,8 @@ class Demand:
         text = " + ".join(parts) + f" with {self.headroom * 100:g}% headroom"
         if self.redundancy == "n+1":
             text += ", N+1"
+        elif self.redundancy == "2n":
+            text += ", 2N (every server paired: either half carries it)"
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -102,6 +106,8 @@ class Configuration:
     # without a catalog, e.g. by a test)
     unit_cost: CostBreakdown | None = None
     offer: ServerOffer | None = None  # the catalog entry: model name, CPU model, sockets
+    # what the whole configuration costs (an order minimum is the order's, not a server's)
+    fleet_cost: CostBreakdown | None = None
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -128,6 +134,8 @@ class Configuration:
     def breakdown(self) -> CostBreakdown:
         """What the whole configuration costs, part by part (hardware only when built
         without a catalog)."""
+        if self.fleet_cost is not None:
+            return self.fleet_cost
         unit = self.unit_cost or CostBreakdown(hardware=self.cost_per_server)
         return unit.times(self.servers)
 
@@ -177,6 +185,7 @@ class Fleet:
     utilization: float  # of the counted capacity at the demand
     confidence: float | None
     gap: float = 0.0  # > 0: not proven optimal; at most this share above the cheapest
+    cost: CostBreakdown | None = None  # the whole fleet's (an order minimum applied)
 
     @property
     def servers(self) -> int:
@@ -200,9 +209,11 @@ class Fleet:
     @property
     def breakdown(self) -> CostBreakdown:
         """What the fleet costs, part by part, and what its prices leave out."""
+        if self.cost is not None:
+            return self.cost
         total: CostBreakdown | None = None
         for c, n in self.parts:
-            part = c.breakdown if c.servers == n else replace(c, servers=n).breakdown
+            part = c.breakdown if c.servers == n else replace(c, servers=n, fleet_cost=None).breakdown
             total = part if total is None else total.plus(part)
         assert total is not None  # a fleet has at least one part
         return total

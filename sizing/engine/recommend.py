@@ -75,9 +75,9 @@ from sizing.engine.answer import (
     figure_dict,
 )
 from sizing.engine.basis import Basis, Price
-from sizing.engine.costs import CostCatalog
+from sizing.engine.costs import CostBreakdown, CostCatalog
 from sizing.engine.figures import HT_ORDER, PLATFORM_ORDER, build_series
-from sizing.engine.fleet import Offer, cheapest, identical
+from sizing.engine.fleet import Minimum, Offer, cheapest, identical
 from sizing.engine.fleet import confidence as confidence_of
 from sizing.engine.predict import Bootstrapper, quantile
 from sizing.engine.series import Series
@@ -238,6 +238,10 @@ class _Search:
     rejected: list[Rejected] = field(default_factory=list)
     used: list[Series] = field(default_factory=list)
     fleets: list[tuple[bool, Fleet]] = field(default_factory=list)
+    # each basis, platform and HT mode's server types and the catalog that priced them
+    groups: dict[tuple[str, str, str], tuple[list[Configuration], CostCatalog]] = field(
+        default_factory=dict
+    )
 
     def group(
         self, basis_id: str, platform: str, ht: str, priced: CostCatalog | None, price_source: str
@@ -250,6 +254,7 @@ class _Search:
             self.rejected.append(Rejected(platform, ht, None, price_source, basis=basis_id))
             return
         n_plus_1 = 1 if demand.redundancy == "n+1" else 0
+        mirrored = demand.redundancy == "2n"
         need = 1.0 / (1.0 - demand.headroom)
         types: list[Configuration] = []
         for cores in priced.core_counts():
@@ -282,15 +287,17 @@ class _Search:
                 offer=priced.offer(cores),
             )
             types.append(one)
-            n = identical(Offer(cost, share), need, n_plus_1=bool(n_plus_1))
+            n = identical(Offer(cost, share), need, n_plus_1=bool(n_plus_1), mirrored=mirrored)
             if self.max_servers is not None and n > self.max_servers:
                 reason = f"needs {n} servers (max {self.max_servers}, as asked)"
                 self.rejected.append(Rejected(platform, ht, cores, reason, n, basis=basis_id))
                 continue
-            self.feasible.append(_sized(one, n, n_plus_1, share, need, demand))
+            whole = priced.fleet_cost(platform, {cores: n})
+            self.feasible.append(_sized(one, n, share, need, demand, whole))
+        self.groups[(basis_id, platform, ht)] = (types, priced)
         for extrapolated in (False, True):
             kinds = types if extrapolated else [t for t in types if not t.extrapolated]
-            fl = _fleet(kinds, demand, need, bool(n_plus_1), self.max_servers)
+            fl = _fleet(kinds, demand, need, self.max_servers, priced)
             if fl is not None:
                 self.fleets.append((extrapolated, fl))
         self.used.extend(s for s in chosen if s is not None and s not in self.used)
@@ -364,23 +371,31 @@ def _target(demand: Demand, profile: str) -> float:
 
 
 def _sized(
-    one: Configuration, n: int, n_plus_1: int, share: float, need: float, demand: Demand
+    one: Configuration,
+    n: int,
+    share: float,
+    need: float,
+    demand: Demand,
+    whole: CostBreakdown,
 ) -> Configuration:
-    """``one`` scaled to ``n`` identical servers (counted: n − 1 under N+1)."""
-    counted = n - n_plus_1
+    """``one`` scaled to ``n`` identical servers (counted: n − 1 under N+1, n / 2 under
+    2N), costing ``whole`` (its licence's order minimum applied)."""
+    n_plus_1, mirrored = demand.redundancy == "n+1", demand.redundancy == "2n"
+    counted = n // 2 if mirrored else n - int(n_plus_1)
     caps = {f.profile: f.conservative for f in one.figures}
     conf = None
     if one.share_draws:
-        conf = confidence_of([one.share_draws], [n], need, bool(n_plus_1))
+        conf = confidence_of([one.share_draws], [n], need, n_plus_1, mirrored)
     return replace(
         one,
         servers=n,
         counted_servers=counted,
-        total_cost=one.cost_per_server * n,
+        total_cost=whole.total,
         capacity_rps=caps["rps"] * counted if "rps" in caps else None,
         capacity_tps=caps["tps"] * counted if "tps" in caps else None,
         utilization=1.0 / (share * counted),
         confidence=conf,
+        fleet_cost=whole,
     )
 
 
@@ -388,31 +403,50 @@ def _fleet(
     types: Sequence[Configuration],
     demand: Demand,
     need: float,
-    n_plus_1: bool,
     max_servers: int | None,
+    priced: CostCatalog,
 ) -> Fleet | None:
     """The exact cheapest fleet of these server types (one basis, platform, HT)."""
     if not types:
         return None
-    offers = []
-    for t in types:
-        # the figures' conservative ends: their --confidence quantile when one was asked
-        load = sum(_target(demand, f.profile) / f.conservative for f in t.figures)
-        offers.append(Offer(t.cost_per_server, 1.0 / load))
-    got = cheapest(offers, need, n_plus_1=n_plus_1)
+    n_plus_1, mirrored = demand.redundancy == "n+1", demand.redundancy == "2n"
+    offers = [Offer(t.cost_per_server, _share(t, demand)) for t in types]
+    minimums = order_minimums(priced, types[0].platform, [t.cores_per_server for t in types])
+    got = cheapest(offers, need, n_plus_1=n_plus_1, mirrored=mirrored, minimums=minimums)
     if got is None:
         return None
-    cost, counts = got.cost, got.counts
+    counts = got.counts
     if max_servers is not None and sum(counts) > max_servers:
         return None
     parts = tuple((t, x) for t, x in zip(types, counts, strict=True) if x > 0)
     carried = sum(o.share * x for o, x in zip(offers, counts, strict=True))
     if n_plus_1:
         carried -= max(o.share for o, x in zip(offers, counts, strict=True) if x > 0)
+    if mirrored:
+        carried /= 2.0
     conf = None
     if all(t.share_draws for t, _ in parts):  # only the types used are drawn from
-        conf = confidence_of([t.share_draws for t in types], counts, need, n_plus_1)
-    return Fleet(parts, cost, 1.0 / carried, conf, gap=got.gap)
+        conf = confidence_of([t.share_draws for t in types], counts, need, n_plus_1, mirrored)
+    whole = priced.fleet_cost(types[0].platform, {t.cores_per_server: x for t, x in parts})
+    return Fleet(parts, whole.total, 1.0 / carried, conf, gap=got.gap, cost=whole)
+
+
+def _share(t: Configuration, demand: Demand) -> float:
+    """The share of the demand one server of type ``t`` carries at 100% (on its figures'
+    conservative ends: their --confidence quantile when one was asked)."""
+    return 1.0 / sum(_target(demand, f.profile) / f.conservative for f in t.figures)
+
+
+def order_minimums(catalog: CostCatalog, platform: str, cores: Sequence[int]) -> list[Minimum]:
+    """The licence order minimum of ``platform`` for server types of these core counts,
+    for the fleet search (empty without one)."""
+    found = catalog.licence_for(platform)
+    if found is None or not found[1].min_per_order:
+        return []
+    lic = found[1]
+    per_unit = lic.price * lic.terms(catalog.amortisation_months)
+    units = tuple(float(catalog.licence_units(platform, c)) for c in cores)
+    return [Minimum(per_unit, units, float(lic.min_per_order))]
 
 
 def _best_fleet(

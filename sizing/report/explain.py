@@ -204,6 +204,8 @@ def _capacity(result: Recommendation, best: Configuration) -> list[str]:
     counted = f"{best.counted_servers} server" + ("s" if best.counted_servers > 1 else "")
     if demand.redundancy == "n+1":
         counted += " (one of the " + f"{best.servers} down)"
+    elif demand.redundancy == "2n":
+        counted += f" (one half of the {best.servers}: the other half down)"
     lines = [
         f"Capacity on {counted}: "
         + " + ".join(shares)
