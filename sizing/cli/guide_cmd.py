@@ -37,6 +37,7 @@ from sizing.cli.progress import Steps
 from sizing.cli.sizing_opts import (
     AllowTranslationOpt,
     ConfidenceOpt,
+    GrowthOpt,
     CpuOpt,
     HeadroomOpt,
     HtOpt,
@@ -46,6 +47,7 @@ from sizing.cli.sizing_opts import (
     RedundancyOpt,
     RpsOpt,
     TpsOpt,
+    YearsOpt,
     inputs_of,
     sizing_request,
 )
@@ -165,6 +167,8 @@ def guide_cmd(
     platform: PlatformOpt = "any",
     ht: HtOpt = "any",
     redundancy: RedundancyOpt = "none",
+    years: YearsOpt = None,
+    growth: GrowthOpt = "0",
     source: SourceOpt = "both",
     basis: BasisOpt = None,
     catalog: CatalogOpt = None,
@@ -205,6 +209,8 @@ def guide_cmd(
         platform=platform,
         ht=ht,
         redundancy=redundancy,
+        years=years,
+        growth=growth,
         max_servers=max_servers,
         confidence=confidence,
         cpu=cpu,

@@ -12,6 +12,7 @@ from typing import Any
 from sizing.engine.basis import Basis
 from sizing.engine.costs import CostBreakdown, CostCatalog, ServerOffer
 from sizing.engine.series import Series
+from sizing.engine.yearly import CashFlow
 from sizing.errors import UsageError
 from sizing.model import Figure, SizingMetric
 
@@ -310,6 +311,9 @@ class Recommendation:
     sized_on: Basis | None = None  # the basis of the cheapest configuration
     capacity_of: str = "their CPU"  # what a server's capacity is of (the answer says it)
     catalog: CostCatalog | None = None  # the customer's catalog: name, source, date
+    cash_flow: CashFlow | None = None  # the plan year by year (None: no whole-year period)
+    growth: float = 0.0  # of the demand, a year (--growth)
+    years: int | None = None  # --years (None: the catalog's period)
 
     @property
     def left_out(self) -> tuple[str, ...]:
@@ -337,6 +341,7 @@ class Recommendation:
             "cost_basis": self.cost_basis,
             "currency": self.currency,
             "catalog": None if self.catalog is None else _catalog_dict(self.catalog),
+            "cash_flow": None if self.cash_flow is None else self.cash_flow.to_dict(),
             "left_out": list(self.left_out),
             "recommendation": None
             if self.recommendation is None

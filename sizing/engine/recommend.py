@@ -75,9 +75,10 @@ from sizing.engine.answer import (
     figure_dict,
 )
 from sizing.engine.basis import Basis, Price
+from sizing.engine.cashflow import CashFlow, cash_flow, order_minimums, plan_years
 from sizing.engine.costs import CostBreakdown, CostCatalog
 from sizing.engine.figures import HT_ORDER, PLATFORM_ORDER, build_series
-from sizing.engine.fleet import Minimum, Offer, cheapest, identical
+from sizing.engine.fleet import Offer, cheapest, identical
 from sizing.engine.fleet import confidence as confidence_of
 from sizing.engine.predict import Bootstrapper, quantile
 from sizing.engine.series import Series
@@ -160,6 +161,8 @@ def recommend(
     allow_extrapolation: bool = False,
     confidence: float | None = None,
     bootstrapper: Bootstrapper | None = None,
+    years: int | None = None,
+    growth: float = 0.0,
 ) -> Recommendation:
     """Rank every configuration the figures and their prices allow; pick the cheapest.
 
@@ -171,9 +174,14 @@ def recommend(
     figures at other core counts are derived or refused (:mod:`sizing.engine.figures`).
     ``max_servers`` (None: no limit) is said in the answer whenever it binds.
     ``confidence`` sizes each server on the 1 − p quantile of its capacity's bootstrap
-    draws instead of its interval's low end.
+    draws instead of its interval's low end. ``years`` (None: the catalog's amortisation
+    period) prices every cost over that many years, and the answer's :class:`CashFlow`
+    spreads the cheapest fleet's over them, the demand growing by ``growth`` a year.
     """
     demand.validate()
+    check_terms(catalog, years, growth)
+    if years is not None:
+        catalog = replace(catalog, amortisation_months=12 * years)
     if max_servers is not None and max_servers < 1:
         raise UsageError(f"--max-servers must be at least 1, not {max_servers}")
     if confidence is not None and not (0.5 <= confidence < 1.0):
@@ -204,6 +212,7 @@ def recommend(
     best = feasible[0] if feasible else None
     fleet = _best_fleet(search.fleets, best, allow_extrapolation)
     used = search.used
+    plan = _cash_flow(search, best, demand, catalog, years, growth, allow_extrapolation)
     used_bases = tuple(by_id[i] for i in dict.fromkeys(s.basis_id for s in used) if i in by_id)
     return Recommendation(
         demand=demand,
@@ -221,6 +230,51 @@ def recommend(
         max_servers=max_servers,
         sized_on=by_id.get(best.basis) if best is not None and best.basis else None,
         catalog=catalog,
+        cash_flow=plan,
+        growth=growth,
+        years=years,
+    )
+
+
+MAX_YEARS = 20
+MAX_GROWTH = 10.0  # 1,000% a year: beyond it a typo, not a forecast
+
+
+def check_terms(catalog: CostCatalog, years: int | None, growth: float) -> None:
+    """``--years`` and ``--growth`` make sense with this catalog, or one clear line."""
+    if years is not None and not (1 <= years <= MAX_YEARS):
+        raise UsageError(f"--years must be a whole number from 1 to {MAX_YEARS}, not {years}")
+    if not (0.0 <= growth <= MAX_GROWTH):
+        raise UsageError(
+            f"--growth must be between 0% and {MAX_GROWTH * 100:,.0f}% a year, not "
+            f"{growth * 100:g}%"
+        )
+    if growth and plan_years(catalog, years) is None:
+        raise UsageError(
+            "--growth needs a period of whole years: give --years N (or amortisation_months "
+            "in the catalog, a multiple of 12)"
+        )
+
+
+def _cash_flow(
+    search: _Search,
+    best: Configuration | None,
+    demand: Demand,
+    catalog: CostCatalog,
+    years: int | None,
+    growth: float,
+    allow: bool,
+) -> CashFlow | None:
+    """The year-by-year plan of the answer's basis, platform and HT mode (its server
+    types of the same kind as the answer: measured unless it extrapolates)."""
+    span = plan_years(catalog, years)
+    if best is None or span is None:
+        return None
+    types, priced = search.groups[(best.basis, best.platform, best.ht)]
+    loose = allow or best.extrapolated
+    kinds = types if loose else [t for t in types if not t.extrapolated]
+    return cash_flow(
+        kinds, priced, demand, years=span, growth=growth, max_servers=search.max_servers
     )
 
 
@@ -435,18 +489,6 @@ def _share(t: Configuration, demand: Demand) -> float:
     """The share of the demand one server of type ``t`` carries at 100% (on its figures'
     conservative ends: their --confidence quantile when one was asked)."""
     return 1.0 / sum(_target(demand, f.profile) / f.conservative for f in t.figures)
-
-
-def order_minimums(catalog: CostCatalog, platform: str, cores: Sequence[int]) -> list[Minimum]:
-    """The licence order minimum of ``platform`` for server types of these core counts,
-    for the fleet search (empty without one)."""
-    found = catalog.licence_for(platform)
-    if found is None or not found[1].min_per_order:
-        return []
-    lic = found[1]
-    per_unit = lic.price * lic.terms(catalog.amortisation_months)
-    units = tuple(float(catalog.licence_units(platform, c)) for c in cores)
-    return [Minimum(per_unit, units, float(lic.min_per_order))]
 
 
 def _best_fleet(
