@@ -32,8 +32,8 @@ from sizing.cli.sizing_opts import (
     AllowTranslationOpt,
     ComparePlatformsOpt,
     ConfidenceOpt,
-    GrowthOpt,
     CpuOpt,
+    GrowthOpt,
     HeadroomOpt,
     HtOpt,
     MaxServersOpt,
@@ -131,6 +131,7 @@ def recommend_cmd(
 def _show_recommendation(got: Recommended, json_out: bool) -> None:
     """What ``recommend`` prints: the warnings and notes, then the answer (``--json``: the
     one document); an answer that found no fleet ends with its last explanation line."""
+    from sizing.report.render.terms_text import assumptions_json
     from sizing.report.render.text import (
         basis_json,
         basis_line,
@@ -149,6 +150,7 @@ def _show_recommendation(got: Recommended, json_out: bool) -> None:
                 "explanation": list(got.explanation),
                 "hint": got.hint,
                 "platforms": versus,
+                "assumptions": assumptions_json(result),
             }
         )
     else:

@@ -49,9 +49,7 @@ class Demand:
                 f"not {self.headroom * 100:g}"
             )
         if self.redundancy not in ("none", "n+1", "2n"):
-            raise UsageError(
-                f"unknown redundancy {self.redundancy!r} (expected none, n+1 or 2n)"
-            )
+            raise UsageError(f"unknown redundancy {self.redundancy!r} (expected none, n+1 or 2n)")
 
     @property
     def profiles(self) -> tuple[str, ...]:
@@ -67,7 +65,7 @@ class Demand:
         if self.redundancy == "n+1":
             text += ", N+1"
         elif self.redundancy == "2n":
-            text += ", 2N (every server paired: either half carries it)"
+            text += ", 2N (HA pairs)"
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -214,7 +212,9 @@ class Fleet:
             return self.cost
         total: CostBreakdown | None = None
         for c, n in self.parts:
-            part = c.breakdown if c.servers == n else replace(c, servers=n, fleet_cost=None).breakdown
+            part = (
+                c.breakdown if c.servers == n else replace(c, servers=n, fleet_cost=None).breakdown
+            )
             total = part if total is None else total.plus(part)
         assert total is not None  # a fleet has at least one part
         return total

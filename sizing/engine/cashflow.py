@@ -73,7 +73,7 @@ def cash_flow(
     platform = first.platform
     n_plus_1, mirrored = demand.redundancy == "n+1", demand.redundancy == "2n"
     need = 1.0 / (1.0 - demand.headroom)
-    shares = [_share(t, demand) for t in types]
+    shares = [server_share(t, demand) for t in types]
     cores = [t.cores_per_server for t in types]
     have = [0] * len(types)
     rows: list[YearRow] = []
@@ -85,7 +85,9 @@ def cash_flow(
             Offer(left.server_cost(platform, c).total, s / scale)
             for c, s in zip(cores, shares, strict=True)
         ]
-        units_now = sum(left.licence_units(platform, c) * x for c, x in zip(cores, have))
+        units_now = sum(
+            left.licence_units(platform, c) * x for c, x in zip(cores, have, strict=True)
+        )
         mins = order_minimums(left, platform, cores, already=units_now)
         got = cheapest(
             offers, need, n_plus_1=n_plus_1, mirrored=mirrored, minimums=mins, fixed=have
@@ -192,8 +194,9 @@ def _labelled(types: Sequence[Configuration], counts: Sequence[int]) -> tuple[tu
     )
 
 
-def _share(t: Configuration, demand: Demand) -> float:
-    """The share of the demand one server of type ``t`` carries at 100%."""
+def server_share(t: Configuration, demand: Demand) -> float:
+    """The share of the demand one server of type ``t`` carries at 100% (on its figures'
+    conservative ends: their --confidence quantile when one was asked)."""
     load = 0.0
     for f in t.figures:
         target = demand.rps if f.profile == "rps" else demand.tps

@@ -75,11 +75,10 @@ from sizing.engine.answer import (
     figure_dict,
 )
 from sizing.engine.basis import Basis, Price
-from sizing.engine.cashflow import CashFlow, cash_flow, order_minimums, plan_years
-from sizing.engine.costs import CostBreakdown, CostCatalog
+from sizing.engine.costs import CostCatalog
 from sizing.engine.figures import HT_ORDER, PLATFORM_ORDER, build_series
-from sizing.engine.fleet import Offer, cheapest, identical
-from sizing.engine.fleet import confidence as confidence_of
+from sizing.engine.fleet import Offer, identical
+from sizing.engine.fleets import best_fleet, cheapest_fleet, check_terms, plan_of, sized
 from sizing.engine.predict import Bootstrapper, quantile
 from sizing.engine.series import Series
 from sizing.engine.socket import BEYOND_SOCKET
@@ -178,14 +177,7 @@ def recommend(
     period) prices every cost over that many years, and the answer's :class:`CashFlow`
     spreads the cheapest fleet's over them, the demand growing by ``growth`` a year.
     """
-    demand.validate()
-    check_terms(catalog, years, growth)
-    if years is not None:
-        catalog = replace(catalog, amortisation_months=12 * years)
-    if max_servers is not None and max_servers < 1:
-        raise UsageError(f"--max-servers must be at least 1, not {max_servers}")
-    if confidence is not None and not (0.5 <= confidence < 1.0):
-        raise UsageError(f"--confidence must be at least 0.5 and below 1, not {confidence:g}")
+    catalog = _checked(demand, catalog, max_servers, confidence, years, growth)
     by_id = {b.id: b for b in bases}
     series = build_series(
         figures, bases=bases, allow_extrapolation=allow_extrapolation, bootstrapper=bootstrapper
@@ -194,11 +186,7 @@ def recommend(
     wanted = wanted_platforms(platforms)
     wanted_ht = list(ht_modes) if ht_modes is not None else list(HT_ORDER)
     groups = sorted({(k[0], k[1]) for k in series}, key=lambda g: (_platform_index(g[1]), g[0]))
-    have = {g[1] for g in groups}
-    for platform in [] if platforms is None else list(dict.fromkeys(platforms)):
-        hv = platform == "hypervisor" and have & {"hypervisor", *HYPERVISOR_PLATFORMS}
-        if platform not in have and not hv:
-            search.rejected.append(Rejected(platform, "any", None, f"no {platform} figures"))
+    search.rejected.extend(_unmeasured(platforms, {g[1] for g in groups}))
     for basis_id, platform in groups:
         if wanted is not None and platform not in wanted:
             continue
@@ -210,9 +198,11 @@ def recommend(
             search.group(basis_id, platform, ht, priced, price_source)
     feasible = sorted(search.feasible, key=_rank(allow_extrapolation))
     best = feasible[0] if feasible else None
-    fleet = _best_fleet(search.fleets, best, allow_extrapolation)
+    fleet = best_fleet(search.fleets, best, allow_extrapolation)
     used = search.used
-    plan = _cash_flow(search, best, demand, catalog, years, growth, allow_extrapolation)
+    plan = plan_of(
+        search.groups, max_servers, best, demand, catalog, years, growth, allow_extrapolation
+    )
     used_bases = tuple(by_id[i] for i in dict.fromkeys(s.basis_id for s in used) if i in by_id)
     return Recommendation(
         demand=demand,
@@ -236,46 +226,33 @@ def recommend(
     )
 
 
-MAX_YEARS = 20
-MAX_GROWTH = 10.0  # 1,000% a year: beyond it a typo, not a forecast
+def _unmeasured(platforms: Sequence[str] | None, have: set[str]) -> list[Rejected]:
+    """The platforms asked for that no figure is of (``hypervisor``: KVM or ESXi)."""
+    out = []
+    for platform in [] if platforms is None else list(dict.fromkeys(platforms)):
+        hv = platform == "hypervisor" and have & {"hypervisor", *HYPERVISOR_PLATFORMS}
+        if platform not in have and not hv:
+            out.append(Rejected(platform, "any", None, f"no {platform} figures"))
+    return out
 
 
-def check_terms(catalog: CostCatalog, years: int | None, growth: float) -> None:
-    """``--years`` and ``--growth`` make sense with this catalog, or one clear line."""
-    if years is not None and not (1 <= years <= MAX_YEARS):
-        raise UsageError(f"--years must be a whole number from 1 to {MAX_YEARS}, not {years}")
-    if not (0.0 <= growth <= MAX_GROWTH):
-        raise UsageError(
-            f"--growth must be between 0% and {MAX_GROWTH * 100:,.0f}% a year, not "
-            f"{growth * 100:g}%"
-        )
-    if growth and plan_years(catalog, years) is None:
-        raise UsageError(
-            "--growth needs a period of whole years: give --years N (or amortisation_months "
-            "in the catalog, a multiple of 12)"
-        )
-
-
-def _cash_flow(
-    search: _Search,
-    best: Configuration | None,
+def _checked(
     demand: Demand,
     catalog: CostCatalog,
+    max_servers: int | None,
+    confidence: float | None,
     years: int | None,
     growth: float,
-    allow: bool,
-) -> CashFlow | None:
-    """The year-by-year plan of the answer's basis, platform and HT mode (its server
-    types of the same kind as the answer: measured unless it extrapolates)."""
-    span = plan_years(catalog, years)
-    if best is None or span is None:
-        return None
-    types, priced = search.groups[(best.basis, best.platform, best.ht)]
-    loose = allow or best.extrapolated
-    kinds = types if loose else [t for t in types if not t.extrapolated]
-    return cash_flow(
-        kinds, priced, demand, years=span, growth=growth, max_servers=search.max_servers
-    )
+) -> CostCatalog:
+    """A request that makes no sense is one clear line; the catalog priced over
+    ``years`` when asked."""
+    demand.validate()
+    check_terms(catalog, years, growth)
+    if max_servers is not None and max_servers < 1:
+        raise UsageError(f"--max-servers must be at least 1, not {max_servers}")
+    if confidence is not None and not (0.5 <= confidence < 1.0):
+        raise UsageError(f"--confidence must be at least 0.5 and below 1, not {confidence:g}")
+    return catalog if years is None else replace(catalog, amortisation_months=12 * years)
 
 
 @dataclass
@@ -347,11 +324,11 @@ class _Search:
                 self.rejected.append(Rejected(platform, ht, cores, reason, n, basis=basis_id))
                 continue
             whole = priced.fleet_cost(platform, {cores: n})
-            self.feasible.append(_sized(one, n, share, need, demand, whole))
+            self.feasible.append(sized(one, n, share, need, demand, whole))
         self.groups[(basis_id, platform, ht)] = (types, priced)
         for extrapolated in (False, True):
             kinds = types if extrapolated else [t for t in types if not t.extrapolated]
-            fl = _fleet(kinds, demand, need, self.max_servers, priced)
+            fl = cheapest_fleet(kinds, demand, need, self.max_servers, priced)
             if fl is not None:
                 self.fleets.append((extrapolated, fl))
         self.used.extend(s for s in chosen if s is not None and s not in self.used)
@@ -422,87 +399,6 @@ def _observed_lower(s: Series, cores: int) -> bool:
 def _target(demand: Demand, profile: str) -> float:
     v = demand.rps if profile == SizingMetric.RPS else demand.tps
     return v or 0.0
-
-
-def _sized(
-    one: Configuration,
-    n: int,
-    share: float,
-    need: float,
-    demand: Demand,
-    whole: CostBreakdown,
-) -> Configuration:
-    """``one`` scaled to ``n`` identical servers (counted: n − 1 under N+1, n / 2 under
-    2N), costing ``whole`` (its licence's order minimum applied)."""
-    n_plus_1, mirrored = demand.redundancy == "n+1", demand.redundancy == "2n"
-    counted = n // 2 if mirrored else n - int(n_plus_1)
-    caps = {f.profile: f.conservative for f in one.figures}
-    conf = None
-    if one.share_draws:
-        conf = confidence_of([one.share_draws], [n], need, n_plus_1, mirrored)
-    return replace(
-        one,
-        servers=n,
-        counted_servers=counted,
-        total_cost=whole.total,
-        capacity_rps=caps["rps"] * counted if "rps" in caps else None,
-        capacity_tps=caps["tps"] * counted if "tps" in caps else None,
-        utilization=1.0 / (share * counted),
-        confidence=conf,
-        fleet_cost=whole,
-    )
-
-
-def _fleet(
-    types: Sequence[Configuration],
-    demand: Demand,
-    need: float,
-    max_servers: int | None,
-    priced: CostCatalog,
-) -> Fleet | None:
-    """The exact cheapest fleet of these server types (one basis, platform, HT)."""
-    if not types:
-        return None
-    n_plus_1, mirrored = demand.redundancy == "n+1", demand.redundancy == "2n"
-    offers = [Offer(t.cost_per_server, _share(t, demand)) for t in types]
-    minimums = order_minimums(priced, types[0].platform, [t.cores_per_server for t in types])
-    got = cheapest(offers, need, n_plus_1=n_plus_1, mirrored=mirrored, minimums=minimums)
-    if got is None:
-        return None
-    counts = got.counts
-    if max_servers is not None and sum(counts) > max_servers:
-        return None
-    parts = tuple((t, x) for t, x in zip(types, counts, strict=True) if x > 0)
-    carried = sum(o.share * x for o, x in zip(offers, counts, strict=True))
-    if n_plus_1:
-        carried -= max(o.share for o, x in zip(offers, counts, strict=True) if x > 0)
-    if mirrored:
-        carried /= 2.0
-    conf = None
-    if all(t.share_draws for t, _ in parts):  # only the types used are drawn from
-        conf = confidence_of([t.share_draws for t in types], counts, need, n_plus_1, mirrored)
-    whole = priced.fleet_cost(types[0].platform, {t.cores_per_server: x for t, x in parts})
-    return Fleet(parts, whole.total, 1.0 / carried, conf, gap=got.gap, cost=whole)
-
-
-def _share(t: Configuration, demand: Demand) -> float:
-    """The share of the demand one server of type ``t`` carries at 100% (on its figures'
-    conservative ends: their --confidence quantile when one was asked)."""
-    return 1.0 / sum(_target(demand, f.profile) / f.conservative for f in t.figures)
-
-
-def _best_fleet(
-    fleets: Sequence[tuple[bool, Fleet]], best: Configuration | None, allow: bool
-) -> Fleet | None:
-    """The cheapest fleet of the same kind as the answer: measured core counts only
-    unless the answer itself extrapolates or extrapolation is allowed."""
-    if best is None:
-        return None
-    loose = allow or best.extrapolated
-    pool = [f for ext, f in fleets if ext == loose]
-    if not pool:
-        return None
-    return min(pool, key=lambda f: (round(f.total_cost, 6), f.servers))
 
 
 def _platform_index(p: str) -> int:

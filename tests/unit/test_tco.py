@@ -300,7 +300,7 @@ def test_an_answer_says_only_the_licence_its_own_platform_pays(tmp_path: Path) -
     bare = _cli(tmp_path, TCO, "recommend", "--rps", "100000", "--platform", "baremetal")
     said = "total cost of ownership over 36 months: hardware + no hypervisor licence (bare metal)"
     assert said + " + power;" in bare, bare
-    assert "licence (hypervisor)" not in bare and "no licence priced for baremetal" in bare
+    assert "licence (hypervisor)" not in bare and "no licence priced" not in bare
     esxi = _cli(tmp_path, TCO, "recommend", "--rps", "100000", "--platform", "esxi")
     whole = "total cost of ownership over 36 months: hardware + licence (hypervisor) + power;"
     assert whole in esxi, esxi

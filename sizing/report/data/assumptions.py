@@ -84,7 +84,9 @@ def _catalog_rows(cat: CostCatalog, years: int | None) -> list[Assumption]:
     for key, lic in sorted(cat.licences.items()):
         rows.append(
             Assumption(
-                f"{PLATFORM_LABELS.get(key, key)} licence", licence_terms(lic, cur), lic.source or named
+                f"{PLATFORM_LABELS.get(key, key)} licence",
+                licence_terms(lic, cur),
+                lic.source or named,
             )
         )
     if not any(k in cat.licences for k in ("baremetal",)):

@@ -13,7 +13,12 @@ from sizing.report.data.format import amount, money, number
 from sizing.report.render.grid import grid
 from sizing.report.render.table_text import TABLE_WIDTH, wrap
 
-__all__ = ["assumptions_text", "cash_flow_text", "shows_terms"]
+__all__ = ["assumptions_json", "assumptions_text", "cash_flow_text", "shows_terms"]
+
+
+def assumptions_json(result: Recommendation) -> list[dict[str, str]]:
+    """The ``"assumptions"`` of ``recommend --json``: item, value and source each."""
+    return [a.to_dict() for a in assumptions(result)]
 
 
 def shows_terms(result: Recommendation) -> bool:
