@@ -10,7 +10,8 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import re
-from typing import Any, Literal, get_args
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import (
     BaseModel,
@@ -302,36 +303,32 @@ _NOT_POSITIVE = {
 
 def _fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     """The keys a model accepts where ``loc`` (an unknown key's path) points: the fields
-    of the model that holds it, found through lists and mappings; empty when unknown."""
+    of the model that holds it, found through optional values, lists and mappings (an
+    index or a key of the path is a container's); empty when unknown."""
     node: Any = model
     for part in loc[:-1]:
-        node = _unwrap(node)
-        if isinstance(part, int) or part == "[key]":
-            continue
+        node = _optional(node)
         if isinstance(node, type) and issubclass(node, BaseModel):
             field = node.model_fields.get(str(part))
             if field is None:
                 return []
             node = field.annotation
             continue
-        # a mapping's value (licences.esxi, exchange_rates.EUR)
-        args = get_args(node)
-        node = args[-1] if args else None
-    node = _unwrap(node)
+        args = get_args(node)  # list[X] or dict[K, X]: this part is an index or a key
+        if not args:
+            return []
+        node = args[-1]
+    node = _optional(node)
     if isinstance(node, type) and issubclass(node, BaseModel):
         return list(node.model_fields)
     return []
 
 
-def _unwrap(node: Any) -> Any:
-    """A field's model through ``X | None``, ``list[X]`` and ``dict[K, X]``."""
-    for _ in range(4):
-        if isinstance(node, type) and issubclass(node, BaseModel):
-            return node
+def _optional(node: Any) -> Any:
+    """``X`` of ``X | None``; anything else as it is."""
+    if get_origin(node) in (Union, UnionType):
         args = [a for a in get_args(node) if a is not type(None)]
-        if not args:
-            return node
-        node = args[-1]
+        return args[0] if len(args) == 1 else node
     return node
 
 
