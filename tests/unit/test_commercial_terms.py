@@ -360,3 +360,18 @@ def test_bad_terms_are_one_clear_line(tmp_path: Path, extra: list[str], line: st
         ["recommend", "--rps", "1000", "--db", str(tmp_path / "e.sqlite"), *extra],
     )
     assert got.exit_code != 0 and line in got.stderr and "Traceback" not in got.output
+
+
+def test_the_order_minimum_through_recommend(tmp_path: Path) -> None:
+    """4 × R460 on ESXi bill 4 × 16 = 64 cores, below the 72-core order minimum: the order
+    pays 72 × $135 × 3 years = $29,160, $3,240 more than the servers' own licences."""
+    args = ["recommend", "--rps", "250000", "--tps", "9000", "--headroom", "25"]
+    args += ["--catalog", str(PROPOSAL), "--db", str(tmp_path / "e.sqlite")]
+    got = CliRunner().invoke(app, [*args, "--platform", "esxi", "--json"])
+    doc = json.loads(got.stdout)
+    best = doc["recommendation"]
+    assert (best["servers"], best["cores_per_server"]) == (4, 12)
+    assert best["cost"]["licence"] == pytest.approx(72 * 135 * 3)
+    assert best["total_cost"] == pytest.approx(4 * best["cost_per_server"] + 8 * 135 * 3)
+    text = CliRunner().invoke(app, [*args, "--platform", "esxi"]).stdout
+    assert "+ $3,240 to the licence's order minimum of 72 cores" in " ".join(text.split())
