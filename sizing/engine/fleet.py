@@ -14,6 +14,12 @@ the best remaining cost per share). N+1 is solved as: for each type k taken as t
 server present, one k plus the cheapest cover of R by types no larger than k. The tests
 prove it against an integer-program solver (SciPy's ``milp``) on generated catalogs.
 
+**Order minimums and 2N.** A licence billing at least M units an order adds
+p · max(0, M − Σ u_i · x_i) to a fleet's cost (:class:`Minimum`): each leaf of the search is
+costed with it, and the linear bounds, which it never lowers, stay valid lower bounds, so
+the search stays exact. 2N (``mirrored``) searches one half at twice the price and units
+and buys its twin. ``fixed`` (growth) holds the servers already bought.
+
 Offers dominated by another (no cheaper, no larger) are dropped first: replacing one by its
 dominator never raises the cost nor breaks a constraint, N+1 included. Exact ties in cost
 per share leave the linear bound unable to tell branches apart; the search therefore has a
