@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -19,6 +20,7 @@ from typer.testing import CliRunner
 from sizing import paths
 from sizing.catalog import load_catalog
 from sizing.cli import app
+from sizing.engine.costs import CostCatalog
 from sizing.engine.fleet import Minimum, Offer, cheapest, identical, order_cost
 from sizing.errors import InputError
 
@@ -27,7 +29,7 @@ HEAD = "amortisation_months: 36\n"
 R460 = "  - {name: PowerEdge R460, cores: 12, sockets: 1, price: 6200, watts: 300}\n"
 
 
-def _catalog(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
+def _catalog(tmp_path: Path, text: str) -> CostCatalog:
     p = tmp_path / "catalog.yml"
     p.write_text(text, encoding="utf-8")
     return load_catalog(p)
@@ -108,11 +110,13 @@ def test_discounts_per_line_and_per_catalog(tmp_path: Path) -> None:
         "  kvm: {per: socket, price: 500, term: yearly}\n"
         "servers:\n" + R460 + "  - {cores: 32, sockets: 2, price: 11800, discount: 0.20}\n",
     )
-    assert cat.offer(12).price == pytest.approx(6200 * 0.90)  # the catalog's 10%: 5,580
-    assert cat.offer(32).price == pytest.approx(11800 * 0.80)  # its own 20%: 9,440
+    small, large = cat.offer(12), cat.offer(32)
+    assert small is not None and large is not None
+    assert small.price == pytest.approx(6200 * 0.90)  # the catalog's 10%: 5,580
+    assert large.price == pytest.approx(11800 * 0.80)  # its own 20%: 9,440
     assert cat.licences["esxi"].price == pytest.approx(135 * 0.75)  # its own 25%: 101.25
     assert cat.licences["kvm"].price == pytest.approx(500 * 0.90)  # the catalog's: 450
-    assert cat.offer(12).list_price == 6200
+    assert small.list_price == 6200
 
 
 # -- misspelt keys ---------------------------------------------------------------------
@@ -263,12 +267,12 @@ def test_2n_doubles_the_identical_fleet() -> None:
 # -- through the CLI: growth and 2N on the scenario (reference data, empty database) ---
 
 
-def _recommend(tmp_path: Path, *extra: str) -> dict:  # type: ignore[type-arg]
+def _recommend(tmp_path: Path, *extra: str) -> dict[str, Any]:
     args = ["recommend", "--rps", "350000", "--tps", "12000", "--headroom", "25"]
     args += ["--catalog", str(PROPOSAL), "--db", str(tmp_path / "empty.sqlite"), *extra]
     got = CliRunner().invoke(app, [*args, "--json"])
     assert got.exit_code == 0, got.output
-    doc: dict = json.loads(got.stdout)  # type: ignore[type-arg]
+    doc: dict[str, Any] = json.loads(got.stdout)
     return doc
 
 
