@@ -213,7 +213,7 @@ offer_st = st.builds(
     offers=st.lists(offer_st, min_size=1, max_size=4),
     need=st.floats(0.2, 12.0),
     unit_price=st.floats(10.0, 3000.0),
-    units=st.lists(st.integers(1, 64), min_size=4, max_size=4),
+    units=st.lists(st.integers(0, 64), min_size=4, max_size=4),
     least=st.integers(0, 200),
     rule=st.sampled_from(["none", "n+1", "2n"]),
 )
@@ -379,3 +379,14 @@ def test_the_order_minimum_through_recommend(tmp_path: Path) -> None:
     assert best["total_cost"] == pytest.approx(4 * best["cost_per_server"] + 8 * 135 * 3)
     text = CliRunner().invoke(app, [*args, "--platform", "esxi"]).stdout
     assert "+ $3,240 to the licence's order minimum of 72 cores" in " ".join(text.split())
+
+
+def test_a_server_cheaper_per_server_but_paying_fewer_units_does_not_dominate() -> None:
+    """By hand: a at 100 + 10 units (200), b at 190 with no units, the same share; units at
+    10, at least 10 an order. On the per-server cost b is cheaper (190 < 200) and would
+    drop a; with the order, a alone pays 200 and b alone 190 + 10 units short (100) =
+    290: a is the cheapest."""
+    a, b = Offer(200.0, 1.0), Offer(190.0, 1.0)
+    mins = [Minimum(10.0, (10.0, 0.0), 10.0)]
+    got = cheapest([a, b], 1.0, minimums=mins)
+    assert got is not None and got.counts == (1, 0) and got.cost == pytest.approx(200.0)
