@@ -61,7 +61,7 @@ def describe_figure(f: Figure) -> str:
         notes.append(f.interval)
     tail = f" ({'; '.join(notes)})"
     if f.lower_bound:
-        return f"≥{f.value:,.0f} {unit}{tail}, sized on {f.value:,.0f}"
+        return f"≥{f.value:,.0f} {unit}{tail}, sized on {f.conservative:,.0f}"
     how = " (the quantile of its draws --confidence asked for)" if f.sized is not None else ""
     if f.ci_low is not None and f.ci_high is not None:
         return (

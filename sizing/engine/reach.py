@@ -1,0 +1,157 @@
+"""How far a series reaches beyond its measured core counts, by one rule on every basis.
+
+**The floor.** A server of the same CPU with more cores than were ever measured carries at
+least what the largest measured count carries (it can leave the extra cores idle): beyond
+the largest exact count, and unless extrapolation is asked for, the figure is a *floor*
+(``bound == "lower"``, kind ``floor``), labelled "at least (not measured beyond N
+cores)", sized on the low end of the figure it rests on. A lower bound measured on the
+way (a client-bound point above the last exact count) is a floor too, never a reason to
+refuse: the floor is the larger of the two. The truth at N cores is at least the truth
+at the floor's count, so the floor's draws are that count's draws (a fleet's stated
+confidence on a floor understates it, never overstates it).
+
+**Monotone in cores.** More cores of one CPU never carry less, whatever made the figure (a
+retrograde fit beyond the data, an interpolation through a noisy dip, a floor beside an
+extrapolation): the figure at N is raised, at each end of its interval and draw by draw,
+to the most any smaller count of the same series carries (:func:`envelope`).
+
+:func:`measure_hint` is the run that would replace a floor with a figure, as typed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+from sizing.model import Figure, FigureKind
+
+__all__ = ["FLOOR", "envelope", "envelope_draws", "floor_figure", "lower_counts", "measure_hint"]
+
+FLOOR = "floor"  # a figure's flag: "at least" what a smaller count carries
+MONOTONE = "monotone"  # a figure's flag: raised to what a smaller count carries
+# the envelope looks at every smaller count up to this, then at a geometric grid
+DENSE_UP_TO = 128
+
+
+def floor_figure(
+    observed: Sequence[Figure], exact: Sequence[Figure], cores: int, name: str
+) -> Figure:
+    """The floor at ``cores`` beyond the largest exact count of ``exact`` (module doc):
+    the larger (on its low end) of the top exact figure and any lower bound measured
+    between it and ``cores``."""
+    top = max(exact, key=lambda f: f.cores)
+    bounds = [
+        f
+        for f in observed
+        if f.lower_bound and "erratic" not in f.flags and top.cores < f.cores <= cores
+    ]
+    anchor = max([top, *bounds], key=lambda f: (f.conservative, f.cores))
+    measured_top = max(f.cores for f in [top, *bounds])
+    what = "lower bound" if anchor.lower_bound else "figure"
+    return replace(
+        anchor,
+        cores=cores,
+        source=FigureKind.FLOOR,
+        origin=(
+            f"at least (not measured beyond {measured_top} cores): the {anchor.cores}-core "
+            f"{what} of {name}; more cores of the same CPU carry at least as much"
+        ),
+        ci_low=anchor.conservative,
+        ci_high=None,
+        bound="lower",
+        flags=tuple(dict.fromkeys((*anchor.flags, FLOOR))),
+        reps=(),
+        coverage=anchor.coverage if not anchor.lower_bound else None,
+        interval=(
+            f"its low end is the {anchor.cores}-core figure's ({anchor.interval})"
+            if anchor.interval and not anchor.lower_bound
+            else ""
+        ),
+    )
+
+
+def lower_counts(cores: int) -> list[int]:
+    """The smaller counts the envelope at ``cores`` looks at: every one up to
+    :data:`DENSE_UP_TO`, then a geometric grid (about 5% apart) below ``cores``."""
+    dense = list(range(1, min(cores, DENSE_UP_TO + 1)))
+    out = set(dense)
+    m = float(cores)
+    while m > DENSE_UP_TO:
+        m /= 1.05
+        out.add(int(m))
+    return sorted(n for n in out if 1 <= n < cores)
+
+
+def _ends(f: Figure) -> tuple[float, float, float]:
+    """(low, value, high) of a figure; a floor's high end is unbounded."""
+    low = f.conservative if f.sized is None else f.sized
+    high = (
+        math.inf
+        if f.source == FigureKind.FLOOR
+        else (f.ci_high if f.ci_high is not None else f.value)
+    )
+    return low, f.value, high
+
+
+def envelope(got: Figure, smaller: Sequence[Figure]) -> Figure:
+    """``got`` raised, at each end, to the most any of the ``smaller`` figures (the same
+    series at fewer cores) carries; labelled when raised."""
+    low, value, high = _ends(got)
+    best_low, best_value, best_high = low, value, high
+    raised_by: Figure | None = None
+    for f in smaller:
+        lo, v, hi = _ends(f)
+        if v > best_value or lo > best_low or hi > best_high:
+            if v > best_value or lo > best_low:
+                raised_by = f if raised_by is None or v > raised_by.value else raised_by
+            best_low, best_value, best_high = (
+                max(best_low, lo),
+                max(best_value, v),
+                max(best_high, hi),
+            )
+    if (best_low, best_value, best_high) == (low, value, high):
+        return got
+    origin = got.origin
+    if raised_by is not None:
+        origin = (
+            f"{origin}; raised to what {raised_by.cores} cores carry "
+            "(more cores of the same CPU never carry less)"
+        ).lstrip("; ")
+    ci_low = best_low if (got.ci_low is not None or best_low > low) else None
+    ci_high = None if math.isinf(best_high) else best_high
+    if got.ci_high is None and got.source != FigureKind.FLOOR and best_high == high:
+        ci_high = None
+    return replace(
+        got,
+        value=best_value,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        sized=None if got.sized is None else best_low,
+        origin=origin,
+        flags=tuple(dict.fromkeys((*got.flags, MONOTONE))) if raised_by is not None else got.flags,
+    )
+
+
+def envelope_draws(
+    got: tuple[float, ...] | None, smaller: Sequence[tuple[float, ...] | None]
+) -> tuple[float, ...] | None:
+    """``got``'s draws raised, draw by draw, to the most the smaller counts' draws carry
+    (only draws of the same length: the same bootstrap)."""
+    if got is None:
+        return None
+    out = list(got)
+    for d in smaller:
+        if d is None or len(d) != len(out):
+            continue
+        out = [max(a, b) for a, b in zip(out, d, strict=True)]
+    return tuple(out)
+
+
+def measure_hint(cores: int, sockets: int, inventory: str = "") -> str:
+    """The run that would size a server of ``cores`` cores on its own figures, as typed:
+    its one-socket count and its full count (``sizing run -i lab.yml --cores 16,32``)."""
+    per = max(1, cores // max(1, sockets))
+    counts = sorted({per, cores}) if sockets > 1 else [cores]
+    inv = f"-i {inventory} " if inventory else "-i INVENTORY "
+    return f"sizing run {inv}--cores {','.join(str(n) for n in counts)} --ht both"
