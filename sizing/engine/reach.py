@@ -24,7 +24,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
-from sizing.model import Figure, FigureKind
+from sizing.model import OBSERVED, Figure, FigureKind
 
 __all__ = ["FLOOR", "envelope", "envelope_draws", "floor_figure", "lower_counts", "measure_hint"]
 
@@ -84,32 +84,29 @@ def lower_counts(cores: int) -> list[int]:
 
 
 def _ends(f: Figure) -> tuple[float, float, float]:
-    """(low, value, high) of a figure; a floor's high end is unbounded."""
-    low = f.conservative if f.sized is None else f.sized
-    high = (
-        math.inf
-        if f.source == FigureKind.FLOOR
-        else (f.ci_high if f.ci_high is not None else f.value)
-    )
-    return low, f.value, high
+    """(low, value, high) of a figure; a lower bound's (a floor's) high end is unbounded."""
+    high = math.inf if f.lower_bound else (f.ci_high if f.ci_high is not None else f.value)
+    return f.conservative, f.value, high
 
 
 def envelope(got: Figure, smaller: Sequence[Figure]) -> Figure:
     """``got`` raised, at each end, to the most any of the ``smaller`` figures (the same
-    series at fewer cores) carries; labelled when raised."""
+    series at fewer cores) carries; labelled when raised. A figure observed at its own
+    count (measured, published) is never changed; a lower bound's value is raised to
+    what the smaller counts certainly carry (their low ends), not to their estimates."""
+    if got.source in OBSERVED:
+        return got
     low, value, high = _ends(got)
     best_low, best_value, best_high = low, value, high
     raised_by: Figure | None = None
     for f in smaller:
         lo, v, hi = _ends(f)
-        if v > best_value or lo > best_low or hi > best_high:
-            if v > best_value or lo > best_low:
-                raised_by = f if raised_by is None or v > raised_by.value else raised_by
-            best_low, best_value, best_high = (
-                max(best_low, lo),
-                max(best_value, v),
-                max(best_high, hi),
-            )
+        v = lo if (got.lower_bound or f.lower_bound) else v
+        hi = lo if f.lower_bound else hi  # a lower bound claims no high end
+        if v > best_value or lo > best_low:
+            if raised_by is None or v > best_value:
+                raised_by = f
+        best_low, best_value, best_high = max(best_low, lo), max(best_value, v), max(best_high, hi)
     if (best_low, best_value, best_high) == (low, value, high):
         return got
     origin = got.origin
@@ -118,15 +115,13 @@ def envelope(got: Figure, smaller: Sequence[Figure]) -> Figure:
             f"{origin}; raised to what {raised_by.cores} cores carry "
             "(more cores of the same CPU never carry less)"
         ).lstrip("; ")
-    ci_low = best_low if (got.ci_low is not None or best_low > low) else None
-    ci_high = None if math.isinf(best_high) else best_high
-    if got.ci_high is None and got.source != FigureKind.FLOOR and best_high == high:
-        ci_high = None
     return replace(
         got,
         value=best_value,
-        ci_low=ci_low,
-        ci_high=ci_high,
+        ci_low=best_low if (got.ci_low is not None or best_low > low) else None,
+        ci_high=None
+        if math.isinf(best_high) or got.ci_high is None and best_high == high
+        else best_high,
         sized=None if got.sized is None else best_low,
         origin=origin,
         flags=tuple(dict.fromkeys((*got.flags, MONOTONE))) if raised_by is not None else got.flags,
