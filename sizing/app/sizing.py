@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sizing.app.asked import refuse_confidence, what_exists
+from sizing.app.assumed import assumed_platforms, measure_next, with_assumptions
 from sizing.catalog import load_catalog_data
 from sizing.ceilings import ALGORITHMS, StatedCeiling
 from sizing.engine import Demand, SizingTable, build_table
@@ -115,7 +116,10 @@ def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
     """The cheapest configuration that carries the demand (see ``sizing recommend``); the
     guide's recommendation is this one (``with_runs``: the guide's runs are read too)."""
     demand = check(req)
+    asked_assume = assumed_platforms(req.assume, req.assume_source)
     wanted = wanted_platforms(None if req.platform is None else [req.platform])
+    if wanted is not None and wanted & {a.platform for a in asked_assume}:
+        wanted = {*wanted, "baremetal"}  # an assumed guest is made from bare metal's figures
     profiles = tuple(p for p in demand.profiles if not (req.p95 and p == SizingMetric.RPS))
     inputs, warnings = load(
         # with --p95, --basis names the latency workload, not a throughput basis
@@ -142,6 +146,8 @@ def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
             )
         inputs, why = _translated(inputs, req.cpu, req.inputs.catalog, req.allow_translation)
         figures = inputs.choice.figures
+    inputs, assumptions = with_assumptions(inputs, asked_assume)
+    figures = inputs.choice.figures
     capacity_of = "their CPU"
     notes = []
     if req.p95 is not None:  # size on "RPS at p95 <= X" of one latency workload only
@@ -163,7 +169,8 @@ def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
     def sized(platforms: Sequence[str] | None) -> Recommendation:
         """The engine's answer, with its words (the basis' sentence, what a capacity is of)."""
         got = engine_recommend(figures, inputs.catalog, demand, platforms=platforms, **how)
-        return replace(got, why=why, capacity_of=capacity_of)
+        got = replace(got, why=why, capacity_of=capacity_of, assumptions=assumptions)
+        return replace(got, measure=measure_next(got, inputs))
 
     result = sized(asked)
     hint = "" if result.recommendation is not None else what_exists(req, demand, inputs)

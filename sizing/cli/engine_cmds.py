@@ -30,6 +30,8 @@ from sizing.cli.options import (
 )
 from sizing.cli.sizing_opts import (
     AllowTranslationOpt,
+    AssumeOpt,
+    AssumeSourceOpt,
     ComparePlatformsOpt,
     ConfidenceOpt,
     CpuOpt,
@@ -69,6 +71,8 @@ def recommend_cmd(
     cpu: CpuOpt = None,
     allow_translation: AllowTranslationOpt = False,
     compare_platforms: ComparePlatformsOpt = None,
+    assume: AssumeOpt = None,
+    assume_source: AssumeSourceOpt = None,
     db: DbOpt = None,
     include_virtualized: VirtualizedOpt = False,
     include_emulated: EmulatedOpt = False,
@@ -103,6 +107,8 @@ def recommend_cmd(
             cpu=cpu,
             allow_translation=allow_translation,
             compare_platforms=compare_platforms,
+            assume=assume,
+            assume_source=assume_source,
             inputs=inputs_of(
                 source,
                 basis,
@@ -157,7 +163,12 @@ def _show_recommendation(got: Recommended, json_out: bool) -> None:
 
 def hint_sentence(hint: str) -> str:
     """The hint that follows a refusal, as a sentence of its own (empty without one)."""
-    return f" {hint[0].upper()}{hint[1:]}." if hint else ""
+    if not hint:
+        return ""
+    first = hint.split(" ", 1)[0]
+    if any(c in first for c in "/-`") or not first.isalpha():  # an id, typed as it is
+        return f" Instead: {hint}."
+    return f" {hint[0].upper()}{hint[1:]}."
 
 
 def _say(warnings: Sequence[str], notes: Sequence[str] = ()) -> None:

@@ -5,6 +5,7 @@ commands take the same options and ask the same question."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AllowTranslationOpt",
+    "AssumeOpt",
+    "AssumeSourceOpt",
     "ComparePlatformsOpt",
     "ConfidenceOpt",
     "CpuOpt",
@@ -124,6 +127,26 @@ AllowTranslationOpt = Annotated[
         " measured ones).",
     ),
 ]
+AssumeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--assume",
+        metavar="guest-share=PLATFORM:SHARE",
+        help="Price a platform nobody measured from a stated assumption: e.g."
+        " guest-share=kvm:0.92 sizes KVM on bare metal's figures of the same basis × 0.92,"
+        " per core count, labelled as an assumption with --assume-source on every output."
+        " A measured guest of that platform always wins.",
+    ),
+]
+AssumeSourceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--assume-source",
+        metavar="TEXT",
+        help="Where the --assume figure comes from (required with it), e.g. 'vendor"
+        " benchmark 2025': printed with every figure made from it.",
+    ),
+]
 ComparePlatformsOpt = Annotated[
     bool | None,
     typer.Option(
@@ -177,6 +200,8 @@ def sizing_request(
     allow_translation: bool,
     inputs: Inputs,
     compare_platforms: bool | None = None,
+    assume: Sequence[str] | None = None,
+    assume_source: str | None = None,
 ) -> SizingRequest:
     """The request the options ask (no demand without --rps or --tps: the guide's tables
     only); a bad value is one clear usage line."""
@@ -199,4 +224,6 @@ def sizing_request(
         cpu=cpu,
         allow_translation=allow_translation,
         compare_platforms=compare_platforms,
+        assume=tuple(assume or ()),
+        assume_source=assume_source,
     )

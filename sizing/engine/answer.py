@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sizing.engine.assume import Assumption
 from sizing.engine.basis import Basis
 from sizing.engine.costs import CostBreakdown, CostCatalog, ServerOffer
 from sizing.engine.series import Series
@@ -299,6 +300,11 @@ class Recommendation:
     sized_on: Basis | None = None  # the basis of the cheapest configuration
     capacity_of: str = "their CPU"  # what a server's capacity is of (the answer says it)
     catalog: CostCatalog | None = None  # the customer's catalog: name, source, date
+    # stated assumptions the answer rests on (sizing.engine.assume), each with its source
+    assumptions: tuple[Assumption, ...] = ()
+    # the runs that would size a catalog server on its own figures instead of a floor,
+    # where they could change the answer: (server, command as typed)
+    measure: tuple[tuple[str, str], ...] = ()
 
     @property
     def left_out(self) -> tuple[str, ...]:
@@ -333,6 +339,8 @@ class Recommendation:
             "alternatives": [a.to_dict() for a in self.alternatives],
             "rejected": [r.to_dict() for r in self.rejected],
             "fits": [s.to_dict() for s in self.series],
+            "assumptions": [a.to_dict() for a in self.assumptions],
+            "measure_next": [{"server": w, "command": c} for w, c in self.measure],
         }
 
 

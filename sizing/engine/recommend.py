@@ -313,7 +313,7 @@ def _server(
     got = [s.estimate(cores) for s in chosen if s is not None]
     refusals = [g for g in got if isinstance(g, str)]
     if refusals:
-        return "; ".join(refusals)
+        return "; ".join(dict.fromkeys(refusals))  # said once, not once per profile
     picked = [g for g in got if isinstance(g, Figure)]
     if any(f.conservative <= 0.0 for f in picked):
         return "a figure's interval reaches zero: re-measure it"

@@ -51,3 +51,6 @@ class SizingRequest:
     # bare metal against the hypervisor for the demand: None: when both were measured (or
     # published) and no --platform narrows the answer; True/False: as asked
     compare_platforms: bool | None = None
+    # --assume guest-share=kvm:0.92 and its --assume-source (sizing.engine.assume)
+    assume: tuple[str, ...] = ()
+    assume_source: str | None = None

@@ -37,6 +37,7 @@ MARKS: dict[str, str] = {
     FigureKind.EMULATED: "e",
     FigureKind.TRANSLATED: "t",
     FigureKind.FLOOR: "f",
+    FigureKind.ASSUMED: "a",
 }
 PROVENANCE_TEXT: dict[str, str] = {
     FigureKind.MEASURED: "measured with sizing on the inventory's hosts",
@@ -49,6 +50,8 @@ PROVENANCE_TEXT: dict[str, str] = {
     "(estimate)",
     FigureKind.FLOOR: "at least what the largest measured core count carries (not measured "
     "beyond it)",
+    FigureKind.ASSUMED: "another platform's figure times a stated share (an assumption, with its "
+    "source)",
 }
 FLAG_TEXT = {
     "client-bound": "the load generator saturated before the server",
