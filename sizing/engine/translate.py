@@ -20,9 +20,10 @@ from dataclasses import replace
 
 from sizing.ceilings import ALGORITHMS, Bound, StatedCeiling
 from sizing.engine.basis import Basis, Hardware
+from sizing.engine.costs import ServerOffer
 from sizing.model import Figure, FigureKind, SizingMetric
 
-__all__ = ["TRANSLATION_FLOOR", "translate"]
+__all__ = ["TRANSLATION_FLOOR", "other_cpu", "translate"]
 
 TRANSLATION_FLOOR = 0.10
 
@@ -100,4 +101,20 @@ def translate(basis: Basis, target: StatedCeiling) -> Basis | str:
         pooled_into="",
         citation=f"translated from {basis.id} by the stated ceiling of {target.cpu_model} "
         f"({target.source})",
+    )
+
+
+def other_cpu(offer: ServerOffer | None, basis: Basis | None) -> str:
+    """Why a catalog server is not sized on a measured basis of another CPU (empty: same
+    CPU, or one of the two does not name it): never silently on the other CPU's figures."""
+    if offer is None or basis is None or not offer.cpu_model:
+        return ""
+    have = basis.hardware.cpu_model
+    if not have or offer.cpu_model.lower() in have.lower():
+        return ""
+    name = offer.name or f"the {offer.cores}-core server"
+    return (
+        f"{name} has a {offer.cpu_model} CPU, {basis.id} was measured on {have}: not "
+        "sized on another CPU's figures (measure that CPU, or translate TLS with --cpu "
+        "and --allow-translation)"
     )
