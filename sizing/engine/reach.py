@@ -49,13 +49,16 @@ def floor_figure(
     anchor = max([top, *bounds], key=lambda f: (f.conservative, f.cores))
     measured_top = max(f.cores for f in [top, *bounds])
     what = "lower bound" if anchor.lower_bound else "figure"
+    made = ""
+    if anchor.source in (FigureKind.TRANSLATED, FigureKind.ASSUMED):  # says what it rests on
+        made = f"; on figures {anchor.origin}"
     return replace(
         anchor,
         cores=cores,
         source=FigureKind.FLOOR,
         origin=(
             f"at least (not measured beyond {measured_top} cores): the {anchor.cores}-core "
-            f"{what} of {name}; more cores of the same CPU carry at least as much"
+            f"{what} of {name}; more cores of the same CPU carry at least as much{made}"
         ),
         ci_low=anchor.conservative,
         ci_high=None,

@@ -107,7 +107,7 @@ def translate(basis: Basis, target: StatedCeiling) -> Basis | str:
 def other_cpu(offer: ServerOffer | None, basis: Basis | None) -> str:
     """Why a catalog server is not sized on a measured basis of another CPU (empty: same
     CPU, or one of the two does not name it): never silently on the other CPU's figures."""
-    if offer is None or basis is None or not offer.cpu_model:
+    if offer is None or basis is None or not offer.cpu_model or basis.origin != "measured":
         return ""
     have = basis.hardware.cpu_model
     if not have or offer.cpu_model.lower() in have.lower():
