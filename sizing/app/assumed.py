@@ -24,7 +24,17 @@ from sizing.errors import UsageError
 from sizing.model import FigureKind
 from sizing.sources import BasisInputs
 
-__all__ = ["assumed_platforms", "measure_next", "with_assumptions"]
+__all__ = ["assumed_platforms", "measure_next", "what_would_price", "with_assumptions"]
+
+
+def what_would_price(platform: str) -> str:
+    """What prices a platform that has no figures: a measured guest, or a stated share."""
+    return (
+        f"no {platform} guest measured; measure one (`sizing run -i INVENTORY` with a "
+        f"{platform} guest: inventories/{platform}-lab.yml shows how), or size it from a "
+        f"stated share of bare metal's figures (`--assume guest-share={platform}:SHARE "
+        "--assume-source TEXT`)"
+    )
 
 
 def assumed_platforms(assume: Sequence[str], source: str | None) -> tuple[Assumption, ...]:

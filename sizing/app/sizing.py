@@ -13,7 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from sizing.app.asked import refuse_confidence, what_exists
-from sizing.app.assumed import assumed_platforms, measure_next, with_assumptions
+from sizing.app.assumed import (
+    assumed_platforms,
+    measure_next,
+    what_would_price,
+    with_assumptions,
+)
 from sizing.catalog import load_catalog_data
 from sizing.ceilings import ALGORITHMS, StatedCeiling
 from sizing.engine import Demand, SizingTable, build_table
@@ -24,7 +29,15 @@ from sizing.engine.translate import translate
 from sizing.engine.versus import PlatformComparison, Side, guest_platform, overheads
 from sizing.errors import UsageError
 from sizing.knee import Slo, parse_limit_ms
-from sizing.model import BasisPlatform, Figure, FigureKind, HtChoice, SizingMetric, Source
+from sizing.model import (
+    HYPERVISOR_PLATFORMS,
+    BasisPlatform,
+    Figure,
+    FigureKind,
+    HtChoice,
+    SizingMetric,
+    Source,
+)
 from sizing.report.explain import explain, passed_over_line, slo_line
 from sizing.sources import BasisInputs, basis_prices, latency_figures, load_bases
 from sizing.sources.fitcache import cached_bootstrapper
@@ -201,6 +214,9 @@ def _versus(
     if guest is None:
         return None
     sides = [Side(p, sized([p])) for p in ("baremetal", guest)]
+    present = {f.platform for f in figures}
+    others = tuple(Side(p, sized([p])) for p in HYPERVISOR_PLATFORMS if p != guest and p in present)
+    unpriced = tuple((p, what_would_price(p)) for p in HYPERVISOR_PLATFORMS if p not in present)
     table = build_table(
         figures,
         inputs.catalog,
@@ -217,6 +233,8 @@ def _versus(
         overheads(table, guest),
         inputs.catalog.currency,
         inputs.catalog.basis,
+        others=others,
+        unpriced=unpriced,
     )
 
 

@@ -110,3 +110,23 @@ def test_a_server_of_another_cpu_is_refused_in_one_line_naming_both(
     assert res.exit_code != 0
     assert "Xeon Silver 4410Y" in res.stderr and "Gold 6248" in res.stderr
     assert "Measured on your hosts" not in res.stdout
+
+
+def test_the_summary_compares_every_platform_and_says_what_would_price_the_others(
+    lab: Path,
+) -> None:
+    doc = _json(lab)
+    assert doc["platforms"]["baremetal"]["total_cost"] > 0
+    assert doc["platforms"]["guest"]["platform"] == "esxi"
+    (kvm,) = doc["platforms"]["unpriced"]
+    assert (
+        kvm["platform"] == "kvm" and "--assume guest-share=kvm:SHARE" in kvm["what_would_price_it"]
+    )
+    src = ["--assume", "guest-share=kvm:0.92", "--assume-source", "vendor benchmark 2025"]
+    doc = _json(lab, *src)
+    (side,) = doc["platforms"]["others"]
+    assert side["platform"] == "kvm" and side["total_cost"] > 0
+    assert doc["platforms"]["unpriced"] == []
+    text = runner.invoke(app, [*DEMAND, "--catalog", str(CATALOG), "--db", str(lab), *src]).stdout
+    assert "Bare metal, ESXi or KVM for 350,000 RPS" in text
+    assert all(len(line) <= 100 for line in text.splitlines())
