@@ -80,15 +80,20 @@ def with_assumptions(
     return inputs, tuple(out)
 
 
-def measure_next(result: Recommendation, inputs: BasisInputs) -> tuple[tuple[str, str], ...]:
+def measure_next(result: Recommendation, inputs: BasisInputs) -> tuple[tuple[str, str, str], ...]:
     """The runs that would size a floor-sized server on its own figures, where they could
-    change the answer (module docstring): (server in words, command)."""
+    change the answer (module docstring): (server in words, command, note)."""
     best = result.recommendation
     if best is None:
         return ()
     inventory = _inventory(inputs, best.basis)
+    basis = next((b for b in inputs.bases if b.id == best.basis), None)
+    hw = None if basis is None else basis.hardware
+    host = None
+    if hw is not None and hw.sockets and hw.cores_per_socket:
+        host = (hw.sockets, hw.cores_per_socket)
     by_series = {(s.basis_id, s.platform, s.ht, s.profile): s for s in result.series}
-    seen: dict[int, tuple[str, str]] = {}
+    seen: dict[int, tuple[str, str, str]] = {}
     for c in (best, *result.alternatives):
         if c.cores_per_server in seen or not any(f.source == FigureKind.FLOOR for f in c.figures):
             continue
@@ -111,10 +116,8 @@ def measure_next(result: Recommendation, inputs: BasisInputs) -> tuple[tuple[str
             sockets = c.offer.sockets if c.offer is not None else 1
             shape = f"{sockets} × {c.cores_per_server // sockets} cores"
             name = c.server_name or f"a {c.cores_per_server}-core server"
-            seen[c.cores_per_server] = (
-                f"{name} ({shape})",
-                measure_hint(c.cores_per_server, sockets, inventory),
-            )
+            command, note = measure_hint(c.cores_per_server, sockets, inventory, host)
+            seen[c.cores_per_server] = (f"{name} ({shape})", command, note)
     return tuple(seen[k] for k in sorted(seen))
 
 

@@ -303,8 +303,8 @@ class Recommendation:
     # stated assumptions the answer rests on (sizing.engine.assume), each with its source
     assumptions: tuple[Assumption, ...] = ()
     # the runs that would size a catalog server on its own figures instead of a floor,
-    # where they could change the answer: (server, command as typed)
-    measure: tuple[tuple[str, str], ...] = ()
+    # where they could change the answer: (server, command as typed, note)
+    measure: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def left_out(self) -> tuple[str, ...]:
@@ -340,7 +340,9 @@ class Recommendation:
             "rejected": [r.to_dict() for r in self.rejected],
             "fits": [s.to_dict() for s in self.series],
             "assumptions": [a.to_dict() for a in self.assumptions],
-            "measure_next": [{"server": w, "command": c} for w, c in self.measure],
+            "measure_next": [
+                {"server": w, "command": c, "note": n or None} for w, c, n in self.measure
+            ],
         }
 
 

@@ -146,10 +146,28 @@ def envelope_draws(
     return tuple(out)
 
 
-def measure_hint(cores: int, sockets: int, inventory: str = "") -> str:
-    """The run that would size a server of ``cores`` cores on its own figures, as typed:
-    its one-socket count and its full count (``sizing run -i lab.yml --cores 16,32``)."""
+def measure_hint(
+    cores: int,
+    sockets: int,
+    inventory: str = "",
+    host: tuple[int, int] | None = None,
+) -> tuple[str, str]:
+    """The run that would size a server of ``cores`` cores on ``sockets`` sockets on its
+    own figures, as typed: one socket's count, then both (``sizing run -i lab.yml --cores
+    16,32``), and a note. ``host`` (sockets, cores per socket) of the measured host caps
+    the counts at what it has, and the note says so."""
     per = max(1, cores // max(1, sockets))
-    counts = sorted({per, cores}) if sockets > 1 else [cores]
+    counts = [per, cores] if sockets > 1 else [cores]
+    note = ""
+    if host is not None:
+        h_sockets, h_per = host
+        capped = sorted({min(per, h_per), min(cores, h_sockets * h_per)})
+        if capped != sorted(set(counts)):
+            note = (
+                f" (the measured host has {h_sockets} × {h_per} cores: the nearest it can "
+                "measure; beyond it the server stays on a floor)"
+            )
+        counts = capped
     inv = f"-i {inventory} " if inventory else "-i INVENTORY "
-    return f"sizing run {inv}--cores {','.join(str(n) for n in counts)} --ht both"
+    joined = ",".join(str(n) for n in sorted(set(counts)))
+    return f"sizing run {inv}--cores {joined} --ht both", note

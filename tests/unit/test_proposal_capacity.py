@@ -47,10 +47,15 @@ def test_every_catalog_server_is_sized_on_a_floor_and_the_run_that_would_size_it
             assert (
                 f["source"] == "floor" and "at least (not measured beyond 8 cores)" in f["origin"]
             )
-    commands = {m["server"]: m["command"] for m in doc["measure_next"]}
-    assert commands["PowerEdge R760 (2 × 32 cores)"] == (
-        "sizing run -i /lab/inventories/lab.yml --cores 32,64 --ht both"
+    commands = {m["server"]: (m["command"], m["note"]) for m in doc["measure_next"]}
+    assert commands["PowerEdge R660 (2 × 16 cores)"] == (
+        "sizing run -i /lab/inventories/lab.yml --cores 16,32 --ht both",
+        None,
     )
+    # the lab host has 2 × 20 cores: the nearest it measures, said so
+    command, note = commands["PowerEdge R760 (2 × 32 cores)"]
+    assert command == "sizing run -i /lab/inventories/lab.yml --cores 20,40 --ht both"
+    assert "2 × 20 cores" in note
 
 
 def test_an_empty_database_prices_bare_metal_on_its_client_bound_floor(tmp_path: Path) -> None:

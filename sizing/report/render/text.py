@@ -139,8 +139,8 @@ def recommendation_text(result: Recommendation, width: int = TABLE_WIDTH) -> str
         out.extend(wrap(line, width))
     for a in result.assumptions:
         out.extend(wrap(a.words() + ".", width))
-    for server, command in result.measure:
-        out.extend(wrap(f"To size the {server} on its own figures: `{command}`.", width))
+    for server, command, note in result.measure:
+        out.extend(wrap(f"To size the {server} on its own figures: `{command}`{note}.", width))
     refused: dict[str, list[str]] = {}
     for r in result.rejected:
         if r.cores_per_server is not None and r.servers_needed is None:
