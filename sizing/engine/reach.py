@@ -57,7 +57,8 @@ def floor_figure(
         cores=cores,
         source=FigureKind.FLOOR,
         origin=(
-            f"at least (not measured beyond {measured_top} cores): the {anchor.cores}-core "
+            f"at least (not measured beyond {measured_top} core{'s' if measured_top > 1 else ''}):"
+            f" the {anchor.cores}-core "
             f"{what} of {name}; more cores of the same CPU carry at least as much{made}"
         ),
         ci_low=anchor.conservative,
