@@ -135,3 +135,12 @@ def test_the_summary_compares_every_platform_and_says_what_would_price_the_other
     text = runner.invoke(app, [*DEMAND, "--catalog", str(CATALOG), "--db", str(lab), *src]).stdout
     assert "Bare metal, ESXi or KVM for 350,000 RPS" in text
     assert all(len(line) <= 100 for line in text.splitlines())
+
+
+def test_max_servers_does_not_ask_for_larger_servers_the_catalog_already_has(lab: Path) -> None:
+    res = runner.invoke(
+        app, [*DEMAND, "--catalog", str(CATALOG), "--db", str(lab), "--max-servers", "2"]
+    )
+    assert res.exit_code != 0
+    assert "add larger servers to the catalog" not in res.stderr
+    assert "the catalog's larger servers (32 cores, 64 cores) need as many" in res.stderr
