@@ -151,13 +151,15 @@ def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
     if passed_over_line(inputs.choice):  # part of the answer, not a note on stderr
         why += "; " + passed_over_line(inputs.choice)
     if req.cpu is not None:
-        if demand.rps is not None or req.p95 is not None:
+        if req.p95 is not None or (demand.rps is not None and not req.allow_cpu_translation):
             raise UsageError(
-                "--cpu translates TLS handshake (--tps) figures only: plain RPS is not bound "
-                "by one instruction mix and is never translated; size --rps on a basis "
-                "measured on that CPU"
+                "--cpu translates TLS handshake (--tps) figures: plain RPS is not bound by one "
+                "instruction mix; size --rps on a basis measured on that CPU, or add "
+                "--allow-cpu-translation for the stated rule RPS × min(1, ceiling ratio)"
             )
-        inputs, why = _translated(inputs, req.cpu, req.inputs.catalog, req.allow_translation)
+        inputs, why = _translated(
+            inputs, req.cpu, req.inputs.catalog, req.allow_translation, req.allow_cpu_translation
+        )
         figures = inputs.choice.figures
     inputs, assumptions = with_assumptions(inputs, asked_assume)
     figures = inputs.choice.figures
@@ -239,7 +241,7 @@ def _versus(
 
 
 def _translated(
-    inputs: BasisInputs, cpu: str, catalog: Path | None, allow: bool
+    inputs: BasisInputs, cpu: str, catalog: Path | None, allow: bool, rps: bool = False
 ) -> tuple[BasisInputs, str]:
     """``--cpu``: the chosen basis translated to ``cpu`` by the ratio of the crypto
     ceilings (:mod:`sizing.engine.translate`), priced by the catalog's entries for that CPU;
@@ -269,7 +271,7 @@ def _translated(
             f"{what} ceilings, an estimate rather than a measurement: add "
             "--allow-translation to use it"
         )
-    got = translate(basis, target)
+    got = translate(basis, target, rps=rps)
     if isinstance(got, str):
         raise UsageError(f"--cpu {target.cpu_model}: {got}")
     prices = basis_prices([got], {}, data)

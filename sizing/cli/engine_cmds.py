@@ -29,6 +29,7 @@ from sizing.cli.options import (
     VirtualizedOpt,
 )
 from sizing.cli.sizing_opts import (
+    AllowCpuTranslationOpt,
     AllowTranslationOpt,
     AssumeOpt,
     AssumeSourceOpt,
@@ -70,6 +71,7 @@ def recommend_cmd(
     confidence: ConfidenceOpt = None,
     cpu: CpuOpt = None,
     allow_translation: AllowTranslationOpt = False,
+    allow_cpu_translation: AllowCpuTranslationOpt = False,
     compare_platforms: ComparePlatformsOpt = None,
     assume: AssumeOpt = None,
     assume_source: AssumeSourceOpt = None,
@@ -109,6 +111,7 @@ def recommend_cmd(
             compare_platforms=compare_platforms,
             assume=assume,
             assume_source=assume_source,
+            allow_cpu_translation=allow_cpu_translation,
             inputs=inputs_of(
                 source,
                 basis,

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from sizing.app.sizing import Inputs, SizingRequest
 
 __all__ = [
+    "AllowCpuTranslationOpt",
     "AllowTranslationOpt",
     "AssumeOpt",
     "AssumeSourceOpt",
@@ -147,6 +148,15 @@ AssumeSourceOpt = Annotated[
         " benchmark 2025': printed with every figure made from it.",
     ),
 ]
+AllowCpuTranslationOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-cpu-translation",
+        help="With --cpu and --allow-translation, carry RPS figures to MODEL too, by the"
+        " stated rule RPS × min(1, the per-core crypto ceiling ratio): never credited above"
+        " the measured CPU, labelled 'translated'.",
+    ),
+]
 ComparePlatformsOpt = Annotated[
     bool | None,
     typer.Option(
@@ -202,6 +212,7 @@ def sizing_request(
     compare_platforms: bool | None = None,
     assume: Sequence[str] | None = None,
     assume_source: str | None = None,
+    allow_cpu_translation: bool = False,
 ) -> SizingRequest:
     """The request the options ask (no demand without --rps or --tps: the guide's tables
     only); a bad value is one clear usage line."""
@@ -224,6 +235,7 @@ def sizing_request(
         cpu=cpu,
         allow_translation=allow_translation,
         compare_platforms=compare_platforms,
+        allow_cpu_translation=allow_cpu_translation,
         assume=tuple(assume or ()),
         assume_source=assume_source,
     )

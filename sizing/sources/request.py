@@ -48,6 +48,7 @@ class SizingRequest:
     confidence: float | None = None
     cpu: str | None = None  # translate --tps figures to this CPU (with allow_translation)
     allow_translation: bool = False
+    allow_cpu_translation: bool = False  # --cpu carries RPS too, by the stated rule
     # bare metal against the hypervisor for the demand: None: when both were measured (or
     # published) and no --platform narrows the answer; True/False: as asked
     compare_platforms: bool | None = None

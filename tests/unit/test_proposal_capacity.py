@@ -144,3 +144,47 @@ def test_max_servers_does_not_ask_for_larger_servers_the_catalog_already_has(lab
     assert res.exit_code != 0
     assert "add larger servers to the catalog" not in res.stderr
     assert "the catalog's larger servers (32 cores, 64 cores) need as many" in res.stderr
+
+
+SILVER = (
+    "kind: catalog\nname: silver\nservers:\n"
+    "  - {cores: 8, price: 3000, name: PowerEdge R460, cpu_model: Xeon Silver 4410Y}\n"
+    "ceilings:\n"
+    "  - {cpu_model: Xeon Silver 4410Y, tls_key: rsa2048, sign_per_core: SIGN,"
+    " source: synthetic test figure}\n"
+)
+
+
+@pytest.mark.parametrize("sign", [1_170.0, 3_120.0])  # 0.75 and 2.0 × the lab's 1,560/s
+def test_rps_goes_to_another_cpu_only_by_the_stated_one_sided_rule(
+    tmp_path: Path, sign: float
+) -> None:
+    from sizing.store import Store
+    from tests.labgen import SIGN_PER_CORE, store_lab
+
+    db = tmp_path / "lab.db"
+    with Store(db) as store:
+        store_lab(store, guests=False, hts=("off",), reps=5)
+    cat = tmp_path / "silver.yml"
+    cat.write_text(SILVER.replace("SIGN", f"{sign:g}"))
+    base = ["recommend", "--rps", "100000", "--tps", "2000", "--db", str(db)]
+    base += ["--catalog", str(cat), "--cpu", "Xeon Silver 4410Y", "--allow-translation"]
+    refused = runner.invoke(app, base)
+    assert refused.exit_code == 2 and "--allow-cpu-translation" in refused.stderr
+    res = runner.invoke(app, [*base, "--allow-cpu-translation", "--json"])
+    assert res.exit_code == 0, res.output
+    rec = json.loads(res.stdout)["recommendation"]
+    (rps,) = [f for f in rec["figures"] if f["profile"] == "rps"]
+    assert "translated" in rps["flags"] and "stated rule" in rps["origin"]
+    measured = runner.invoke(
+        app, ["recommend", "--rps", "100000", "--db", str(db), "--article-prices", "--json"]
+    )
+    doc = json.loads(measured.stdout)
+    (own,) = [
+        f
+        for c in [doc["recommendation"], *doc["alternatives"]]
+        for f in c["figures"]
+        if c["cores_per_server"] == 8 and f["profile"] == "rps"
+    ][:1]
+    ratio = min(1.0, sign / SIGN_PER_CORE)
+    assert rps["value"] == pytest.approx(own["value"] * ratio, rel=1e-6)
