@@ -114,8 +114,8 @@ def versus_lines(cmp: PlatformComparison) -> list[str]:
     for side in cmp.sides:
         cost = "" if side.fleet is None else f"; {_cost(side, cmp.currency)}"
         out.append(f"  {_name(side.platform)}: {_side(side)}{cost}")
-        mine = [a for a in side.result.assumptions if a.used and a.platform == side.platform]
-        out.extend(f"    {a.words()}" for a in mine)
+        assumed = [a for a in side.result.assumptions if a.used and a.platform == side.platform]
+        out.extend(f"    {a.words()}" for a in assumed)
     for platform, words in cmp.unpriced:
         out.append(f"  {_name(platform)}: not priced: {words}")
     for p in cmp.demand.profiles:
