@@ -1,21 +1,19 @@
-"""The predictive draws of a series at a core count, before the monotone envelope
+"""The predictive draws of a series (a :class:`sizing.engine.series.Series`, typed ``Any``
+here: the series imports this module) at a core count, before the monotone envelope
 (:meth:`Series.draws <sizing.engine.series.Series.draws>` applies it): a measured count's
 median draws, the law's, a line between two measured counts, a borrowed shape's, or a
 floor's (the draws of the count it rests on)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from sizing.engine.reach import floor_figure
-
-if TYPE_CHECKING:
-    from sizing.engine.series import Series
 
 __all__ = ["raw_draws"]
 
 
-def raw_draws(s: Series, cores: int) -> tuple[float, ...] | None:
+def raw_draws(s: Any, cores: int) -> tuple[float, ...] | None:
     """The bootstrap draws of this series' capacity at ``cores`` (None: no
     repetitions to draw from): a measured count's median, the law's X(N), a line
     between two measured counts' medians, or the anchor's median times a borrowed
