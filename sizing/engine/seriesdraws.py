@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sizing.engine.predict import Bootstrap
 from sizing.engine.reach import floor_figure
 
 __all__ = ["raw_draws"]
@@ -19,7 +20,7 @@ def raw_draws(s: Any, cores: int) -> tuple[float, ...] | None:
     between two measured counts' medians, or the anchor's median times a borrowed
     shape; each held to the physical ceilings, and a law's draw to its own linear bound
     (:mod:`sizing.engine.predict`)."""
-    boot = s.boot
+    boot: Bootstrap | None = s.boot
     if boot is None or boot.empty:
         return None
     cap = s.limit(cores)
