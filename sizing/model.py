@@ -113,12 +113,19 @@ class FigureKind(StrEnum):
     EXTRAPOLATED = "extrapolated"
     TRANSLATED = "translated"
     EMULATED = "emulated"
+    FLOOR = "floor"  # at least what the largest measured count carries (sizing.engine.reach)
+    ASSUMED = "assumed"  # another platform's figure times a stated share (sizing.engine.assume)
 
 
 OBSERVED = (FigureKind.MEASURED, FigureKind.REFERENCE)
 # predicted for a core count not observed: by the fit, between two observed, by a shape
 PREDICTED = (FigureKind.INTERPOLATED, FigureKind.EXTRAPOLATED, FigureKind.SHAPE)
-DERIVED = (*PREDICTED, FigureKind.TRANSLATED)  # not observed as it stands
+DERIVED = (
+    *PREDICTED,
+    FigureKind.TRANSLATED,
+    FigureKind.FLOOR,
+    FigureKind.ASSUMED,
+)  # not observed as it stands
 
 
 def family_of(name: str) -> str:

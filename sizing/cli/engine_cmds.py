@@ -29,7 +29,10 @@ from sizing.cli.options import (
     VirtualizedOpt,
 )
 from sizing.cli.sizing_opts import (
+    AllowCpuTranslationOpt,
     AllowTranslationOpt,
+    AssumeOpt,
+    AssumeSourceOpt,
     ComparePlatformsOpt,
     ConfidenceOpt,
     CpuOpt,
@@ -72,7 +75,10 @@ def recommend_cmd(
     confidence: ConfidenceOpt = None,
     cpu: CpuOpt = None,
     allow_translation: AllowTranslationOpt = False,
+    allow_cpu_translation: AllowCpuTranslationOpt = False,
     compare_platforms: ComparePlatformsOpt = None,
+    assume: AssumeOpt = None,
+    assume_source: AssumeSourceOpt = None,
     db: DbOpt = None,
     include_virtualized: VirtualizedOpt = False,
     include_emulated: EmulatedOpt = False,
@@ -109,6 +115,9 @@ def recommend_cmd(
             cpu=cpu,
             allow_translation=allow_translation,
             compare_platforms=compare_platforms,
+            assume=assume,
+            assume_source=assume_source,
+            allow_cpu_translation=allow_cpu_translation,
             inputs=inputs_of(
                 source,
                 basis,
@@ -165,7 +174,12 @@ def _show_recommendation(got: Recommended, json_out: bool) -> None:
 
 def hint_sentence(hint: str) -> str:
     """The hint that follows a refusal, as a sentence of its own (empty without one)."""
-    return f" {hint[0].upper()}{hint[1:]}." if hint else ""
+    if not hint:
+        return ""
+    first = hint.split(" ", 1)[0]
+    if any(c in first for c in "/-`") or not first.isalpha():  # an id, typed as it is
+        return f" Instead: {hint}."
+    return f" {hint[0].upper()}{hint[1:]}."
 
 
 def _say(warnings: Sequence[str], notes: Sequence[str] = ()) -> None:

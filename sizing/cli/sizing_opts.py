@@ -5,6 +5,7 @@ commands take the same options and ask the same question."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -31,7 +32,10 @@ if TYPE_CHECKING:
     from sizing.app.sizing import Inputs, SizingRequest
 
 __all__ = [
+    "AllowCpuTranslationOpt",
     "AllowTranslationOpt",
+    "AssumeOpt",
+    "AssumeSourceOpt",
     "ComparePlatformsOpt",
     "ConfidenceOpt",
     "GrowthOpt",
@@ -147,6 +151,35 @@ GrowthOpt = Annotated[
         " catalog period of whole years).",
     ),
 ]
+AssumeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--assume",
+        metavar="guest-share=PLATFORM:SHARE",
+        help="Price a platform nobody measured from a stated assumption: e.g."
+        " guest-share=kvm:0.92 sizes KVM on bare metal's figures of the same basis × 0.92,"
+        " per core count, labelled as an assumption with --assume-source on every output."
+        " A measured guest of that platform always wins.",
+    ),
+]
+AssumeSourceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--assume-source",
+        metavar="TEXT",
+        help="Where the --assume figure comes from (required with it), e.g. 'vendor"
+        " benchmark 2025': printed with every figure made from it.",
+    ),
+]
+AllowCpuTranslationOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-cpu-translation",
+        help="With --cpu and --allow-translation, carry RPS figures to MODEL too, by the"
+        " stated rule RPS × min(1, the per-core crypto ceiling ratio): never credited above"
+        " the measured CPU, labelled 'translated'.",
+    ),
+]
 ComparePlatformsOpt = Annotated[
     bool | None,
     typer.Option(
@@ -202,6 +235,9 @@ def sizing_request(
     compare_platforms: bool | None = None,
     years: int | None = None,
     growth: str = "0",
+    assume: Sequence[str] | None = None,
+    assume_source: str | None = None,
+    allow_cpu_translation: bool = False,
 ) -> SizingRequest:
     """The request the options ask (no demand without --rps or --tps: the guide's tables
     only); a bad value is one clear usage line."""
@@ -226,4 +262,7 @@ def sizing_request(
         compare_platforms=compare_platforms,
         years=years,
         growth=percent(growth, "--growth") / 100.0,
+        allow_cpu_translation=allow_cpu_translation,
+        assume=tuple(assume or ()),
+        assume_source=assume_source,
     )
