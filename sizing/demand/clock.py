@@ -28,9 +28,7 @@ def local_seconds(text: bytes) -> tuple[int, str]:
     ss, off = ss_off.split(" ")
     if len(off) != 5 or off[0] not in "+-":
         raise ValueError(s)
-    base = calendar.timegm(
-        (int(year), _MONTHS[mon], int(day), int(hh), int(mm), int(ss), 0, 0, 0)
-    )
+    base = calendar.timegm((int(year), _MONTHS[mon], int(day), int(hh), int(mm), int(ss), 0, 0, 0))
     sign = 1 if off[0] == "+" else -1
     shift = sign * (int(off[1:3]) * 3600 + int(off[3:5]) * 60)
     return base - shift, off

@@ -43,9 +43,7 @@ def read_logs(paths: list[Path], fmt: LogFormat, *, given: bool) -> Demand:
         servers.setdefault(server_of(scan.path), Counter()).update(scan.tally.requests)
         notes.extend(_file_notes(scan))
     if not total.requests:
-        raise UsageError(
-            "no request read: " + ("; ".join(notes) or ", ".join(map(str, paths)))
-        )
+        raise UsageError("no request read: " + ("; ".join(notes) or ", ".join(map(str, paths))))
     notes.extend(clock_notes(servers))
     return _demand(scans, total, notes)
 
@@ -53,7 +51,9 @@ def read_logs(paths: list[Path], fmt: LogFormat, *, given: bool) -> Demand:
 def _file_notes(scan: FileScan) -> list[str]:
     notes = []
     if scan.read.damage:
-        notes.append(f"{scan.path}: {scan.read.damage}; read up to the damage ({scan.lines:,} lines)")
+        notes.append(
+            f"{scan.path}: {scan.read.damage}; read up to the damage ({scan.lines:,} lines)"
+        )
     if len(scan.offsets) > 1:
         (a, _), (b, line) = sorted(scan.offsets.items(), key=lambda kv: kv[1])[:2]
         notes.append(

@@ -63,7 +63,10 @@ def _pair(a: str, sa: Counter[int], b: str, sb: Counter[int]) -> str:
     w0 = max(lo + MAX_LAG, mid - WINDOW // 2)
     w1 = min(hi - MAX_LAG, w0 + WINDOW)
     xs = [sa.get(s, 0) for s in range(w0, w1)]
-    scores = {lag: _corr(xs, [sb.get(s + lag, 0) for s in range(w0, w1)]) for lag in range(-MAX_LAG, MAX_LAG + 1)}
+    scores = {
+        lag: _corr(xs, [sb.get(s + lag, 0) for s in range(w0, w1)])
+        for lag in range(-MAX_LAG, MAX_LAG + 1)
+    }
     best = max(scores, key=lambda k: (scores[k], -abs(k)))
     if best != 0 and scores[best] > 0.5 and scores[best] - scores[0] > 0.2:
         ahead = b if best > 0 else a

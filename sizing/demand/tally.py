@@ -64,9 +64,7 @@ class Tally:
     sizes: list[int] = field(default_factory=lambda: [0] * (len(SIZE_EDGES) + 1))
     request_ms: Counter[int] = field(default_factory=Counter)
 
-    def add(
-        self, sec: int, n: int, cls: bytes | None, first: bool, reused: bytes | None
-    ) -> None:
+    def add(self, sec: int, n: int, cls: bytes | None, first: bool, reused: bytes | None) -> None:
         self.requests[sec] += n
         if cls is not None:
             name = f"{cls.decode()}xx"
