@@ -33,20 +33,24 @@ from sizing.cli.sizing_opts import (
     ComparePlatformsOpt,
     ConfidenceOpt,
     CpuOpt,
+    DemandFileOpt,
     HeadroomOpt,
     HtOpt,
     MaxServersOpt,
     P95Opt,
+    PeakOpt,
     PlatformOpt,
     RedundancyOpt,
     RpsOpt,
     TpsOpt,
     inputs_of,
+    load_traffic,
     sizing_request,
 )
 
 if TYPE_CHECKING:
     from sizing.app.sizing import Recommended
+    from sizing.demand import Demand as Traffic
 
 # -- recommend -------------------------------------------------------------------------
 
@@ -73,6 +77,8 @@ def recommend_cmd(
     include_virtualized: VirtualizedOpt = False,
     include_emulated: EmulatedOpt = False,
     json_out: JsonOpt = False,
+    demand: DemandFileOpt = None,
+    peak: PeakOpt = "max",
 ) -> None:
     """The cheapest configuration that carries a demand with headroom.
 
@@ -89,6 +95,7 @@ def recommend_cmd(
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
     from sizing.app import sizing as app_sizing
 
+    traffic = load_traffic(demand, peak)
     got = app_sizing.recommend(
         sizing_request(
             rps=rps,
@@ -103,6 +110,8 @@ def recommend_cmd(
             cpu=cpu,
             allow_translation=allow_translation,
             compare_platforms=compare_platforms,
+            traffic=traffic,
+            peak=peak,
             inputs=inputs_of(
                 source,
                 basis,
@@ -115,16 +124,23 @@ def recommend_cmd(
             ),
         )
     )
-    _show_recommendation(got, json_out)
+    if traffic is not None:
+        from sizing.report.render.demand_text import sized_line
+
+        typer.echo(sized_line(traffic, peak, demand), err=True)
+    _show_recommendation(got, json_out, traffic, peak)
     result = got.result
     code = exit_status(Answered(result.recommendation is not None))
     if code:
         raise typer.Exit(int(code))
 
 
-def _show_recommendation(got: Recommended, json_out: bool) -> None:
+def _show_recommendation(
+    got: Recommended, json_out: bool, traffic: Traffic | None = None, peak: str = "max"
+) -> None:
     """What ``recommend`` prints: the warnings and notes, then the answer (``--json``: the
     one document); an answer that found no fleet ends with its last explanation line."""
+    from sizing.report.render.demand_text import traffic_json
     from sizing.report.render.text import (
         basis_json,
         basis_line,
@@ -143,6 +159,7 @@ def _show_recommendation(got: Recommended, json_out: bool) -> None:
                 "explanation": list(got.explanation),
                 "hint": got.hint,
                 "platforms": versus,
+                **({} if traffic is None else {"traffic": traffic_json(traffic, peak)}),
             }
         )
     else:

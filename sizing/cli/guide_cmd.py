@@ -38,15 +38,18 @@ from sizing.cli.sizing_opts import (
     AllowTranslationOpt,
     ConfidenceOpt,
     CpuOpt,
+    DemandFileOpt,
     HeadroomOpt,
     HtOpt,
     MaxServersOpt,
     P95Opt,
+    PeakOpt,
     PlatformOpt,
     RedundancyOpt,
     RpsOpt,
     TpsOpt,
     inputs_of,
+    load_traffic,
     sizing_request,
 )
 from sizing.errors import SizingError, UsageError
@@ -181,6 +184,8 @@ def guide_cmd(
     title: GuideTitleOpt = "NGINX Sizing Guide",
     customer: GuideCustomerOpt = "",
     prepared_by: GuidePreparedByOpt = "",
+    demand: DemandFileOpt = None,
+    peak: PeakOpt = "max",
 ) -> None:
     """The printable sizing guide: summary, sizing table, charts, methodology, validity.
 
@@ -197,6 +202,7 @@ def guide_cmd(
     from sizing.app.guide import GuideRequest, make
 
     fmt_c, path = output_format(out, fmt)
+    traffic = load_traffic(demand, peak)
     sizing = sizing_request(
         rps=rps,
         tps=tps,
@@ -209,6 +215,8 @@ def guide_cmd(
         confidence=confidence,
         cpu=cpu,
         allow_translation=allow_translation,
+        traffic=traffic,
+        peak=peak,
         inputs=inputs_of(
             source,
             basis,
@@ -231,6 +239,8 @@ def guide_cmd(
         paper=choice(PaperChoice, paper, "--paper").value,
         tool_version=__version__,
         sizing=sizing,
+        traffic=traffic,
+        peak=peak,
     )
     _said(make(request, fmt_c.value, path, say), say)
 

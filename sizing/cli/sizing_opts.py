@@ -24,25 +24,30 @@ from sizing.cli.options import (
     metavar,
     platform_choice,
 )
+from sizing.errors import UsageError
 from sizing.model import HtChoice, Source
 
 if TYPE_CHECKING:
     from sizing.app.sizing import Inputs, SizingRequest
+    from sizing.demand import Demand as Traffic
 
 __all__ = [
     "AllowTranslationOpt",
     "ComparePlatformsOpt",
     "ConfidenceOpt",
     "CpuOpt",
+    "DemandFileOpt",
     "HeadroomOpt",
     "HtOpt",
     "MaxServersOpt",
     "P95Opt",
+    "PeakOpt",
     "PlatformOpt",
     "RedundancyOpt",
     "RpsOpt",
     "TpsOpt",
     "inputs_of",
+    "load_traffic",
     "sizing_request",
 ]
 
@@ -133,6 +138,34 @@ ComparePlatformsOpt = Annotated[
         "or published and --platform does not narrow the answer).",
     ),
 ]
+DemandFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--demand",
+        metavar="demand.yml",
+        help="Size for the demand file of `sizing demand`: its peak RPS and full TLS"
+        " handshakes/s together (--peak chooses which peak; --headroom on top). Not with"
+        " --rps/--tps.",
+    ),
+]
+PeakOpt = Annotated[
+    str,
+    typer.Option(
+        "--peak",
+        metavar="max|p99.9|p99",
+        help="With --demand: the busiest second (max), or the 99.9th/99th percentile of the"
+        " per-second rates.",
+    ),
+]
+
+
+def load_traffic(path: Path | None, peak: str) -> Traffic | None:
+    """The demand file ``--demand`` names (None without one); ``--peak`` checked."""
+    from sizing.demand import PEAKS, load_demand  # deferred: yaml and the demand model
+
+    if peak not in PEAKS:
+        raise UsageError(f"--peak: {peak!r} is not one of {', '.join(PEAKS)}")
+    return None if path is None else load_demand(path)
 
 
 def inputs_of(
@@ -177,6 +210,8 @@ def sizing_request(
     allow_translation: bool,
     inputs: Inputs,
     compare_platforms: bool | None = None,
+    traffic: Traffic | None = None,
+    peak: str = "max",
 ) -> SizingRequest:
     """The request the options ask (no demand without --rps or --tps: the guide's tables
     only); a bad value is one clear usage line."""
@@ -184,6 +219,12 @@ def sizing_request(
 
     demand = None
     rps_n, tps_n, headroom_pct = demand_figures(rps, tps, headroom)
+    if traffic is not None:
+        if rps_n is not None or tps_n is not None:
+            raise UsageError("--demand gives the demand: no --rps or --tps beside it")
+        from sizing.demand.sized import sized_figures  # deferred
+
+        rps_n, tps_n = sized_figures(traffic, peak)
     if rps_n is not None or tps_n is not None:
         rule = choice(RedundancyChoice, redundancy, "--redundancy").value
         demand = Demand(rps=rps_n, tps=tps_n, headroom=headroom_pct / 100.0, redundancy=rule)

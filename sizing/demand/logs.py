@@ -112,7 +112,7 @@ def _demand(scans: list[FileScan], t: Tally, notes: list[str]) -> Demand:
     if skipped:
         notes.insert(0, _skipped_note(scans, lines))
     return Demand(
-        method="access log" + ("s" if len(scans) > 1 else "") + f" ({len(scans)} files)",
+        method=f"{len(scans)} access log" + ("s" if len(scans) > 1 else ""),
         arrival=arrival,
         resolution_s=0.001 if "(to the ms)" in arrival else 1.0,
         requests=derive.rate(t.requests, start, end),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sizing.demand.model import Demand as TrafficDemand
 from sizing.engine import Demand, Recommendation
 from sizing.engine.choice import Choice
 from sizing.engine.table import SizingTable
@@ -25,6 +26,8 @@ class GuideRequest:
     paper: str = "a4"  # a4 | letter
     tool_version: str = ""
     sizing: SizingRequest = field(default_factory=SizingRequest)
+    traffic: TrafficDemand | None = None  # --demand: the customer's traffic (Your traffic)
+    peak: str = "max"  # --peak: which of its figures was sized for
 
     @property
     def demand(self) -> Demand | None:

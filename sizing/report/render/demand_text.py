@@ -5,25 +5,10 @@ was skipped, noted and missing. Every line fits the width (at most 100 columns).
 
 from __future__ import annotations
 
-import math
 import textwrap
-from collections.abc import Sequence
 
 from sizing.demand.model import Demand, Rate
-
-BLOCKS = " ▁▂▃▄▅▆▇█"
-
-
-def sparkline(values: Sequence[int], width: int) -> tuple[str, int]:
-    """The values in at most ``width`` columns (each the max of its seconds) and the
-    seconds per column."""
-    if not values:
-        return "", 1
-    per = max(1, math.ceil(len(values) / width))
-    cols = [max(values[i : i + per]) for i in range(0, len(values), per)]
-    top = max(cols) or 1
-    line = "".join(BLOCKS[math.ceil(v / top * (len(BLOCKS) - 1))] for v in cols)
-    return line, per
+from sizing.demand.sized import PEAK_WORDS, sized_figures, sparkline
 
 
 def _n(x: float | None) -> str:
@@ -89,3 +74,27 @@ def demand_text(d: Demand, width: int = 100) -> str:
 
 def _wrap(text: str, width: int) -> list[str]:
     return textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False)
+
+
+def sized_line(d: Demand, peak: str, path: object) -> str:
+    """What ``--demand`` sized for, in one line (stderr)."""
+    rps, tps = sized_figures(d, peak)
+    tls = f" + {_n(tps)} full TLS handshakes/s" if tps is not None else " (no TLS figure)"
+    r = d.requests
+    text = f"demand from {path}: {PEAK_WORDS[peak]} of {r.start} to {r.end}: {_n(rps)} RPS{tls}"
+    return "\n".join(_wrap(text, 100))
+
+
+def traffic_json(d: Demand, peak: str) -> dict[str, object]:
+    """The demand sized for, in ``recommend --json``: the figures at ``peak`` and where
+    they come from."""
+    rps, tps = sized_figures(d, peak)
+    return {
+        "peak": peak,
+        "rps": rps,
+        "full_handshakes_per_s": tps,
+        "span": {"start": d.requests.start, "end": d.requests.end},
+        "method": d.method,
+        "arrival": d.arrival,
+        "sources": [{"path": s.path, "sha256": s.sha256} for s in d.sources],
+    }

@@ -1,0 +1,33 @@
+"""What a demand is sized for at ``--peak``, and its per-second chart as a sparkline
+(shared by the terminal report and the guide's "Your traffic" chapter)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from sizing.demand.model import Demand
+
+BLOCKS = " ▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: Sequence[int], width: int) -> tuple[str, int]:
+    """The values in at most ``width`` columns (each the max of its seconds) and the
+    seconds per column."""
+    if not values:
+        return "", 1
+    per = max(1, math.ceil(len(values) / width))
+    cols = [max(values[i : i + per]) for i in range(0, len(values), per)]
+    top = max(cols) or 1
+    line = "".join(BLOCKS[math.ceil(v / top * (len(BLOCKS) - 1))] for v in cols)
+    return line, per
+
+
+PEAK_WORDS = {"max": "the busiest second", "p99.9": "the p99.9 second", "p99": "the p99 second"}
+
+
+def sized_figures(d: Demand, peak: str) -> tuple[float, float | None]:
+    """RPS and full handshakes/s at ``peak`` (each series' own; None without TLS)."""
+    hs = d.full_handshakes
+    tps = hs.at(peak) if hs is not None and hs.at(peak) > 0 else None
+    return d.requests.at(peak), tps
