@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -55,7 +56,7 @@ from sizing.cli.sizing_opts import (
 from sizing.errors import SizingError, UsageError
 
 if TYPE_CHECKING:
-    from sizing.app.guide import Made
+    from sizing.app.guide import GuideRequest, Made
 
 
 SUFFIXES = {
@@ -198,8 +199,7 @@ def guide_cmd(
     say = Steps("guide")  # its seconds count from here: the imports below take a second
     # deferred (measured with -X importtime): the use case, the engine, the sources and the
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
-    from sizing import __version__
-    from sizing.app.guide import GuideRequest, make
+    from sizing.app.guide import make
 
     fmt_c, path = output_format(out, fmt)
     traffic = load_traffic(demand, peak)
@@ -231,18 +231,25 @@ def guide_cmd(
     )
     if path is not None:
         check_writable(path)
-    request = GuideRequest(
+    request = replace(
+        _cover(title, customer, prepared_by, paper), sizing=sizing, traffic=traffic, peak=peak
+    )
+    _said(make(request, fmt_c.value, path, say), say)
+
+
+def _cover(title: str, customer: str, prepared_by: str, paper: str) -> GuideRequest:
+    """The guide's request as its cover options give it (the sizing request added after)."""
+    from sizing import __version__
+    from sizing.app.guide import GuideRequest
+
+    return GuideRequest(
         title=title,
         customer=customer,
         prepared_by=prepared_by,
         date=dt.date.today().isoformat(),
         paper=choice(PaperChoice, paper, "--paper").value,
         tool_version=__version__,
-        sizing=sizing,
-        traffic=traffic,
-        peak=peak,
     )
-    _said(make(request, fmt_c.value, path, say), say)
 
 
 def _said(made: Made, say: Steps) -> None:

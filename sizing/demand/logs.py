@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from sizing.demand import derive
+import sizing.demand.derive as derive
 from sizing.demand.formats import LogFormat
 from sizing.demand.jsonlog import scan_json
 from sizing.demand.model import Demand, Missing, SourceFile, iso

@@ -80,10 +80,25 @@ def nginx() -> Iterator[tuple[Path, int, int, int]]:
     tmp = Path(tempfile.mkdtemp(prefix="sz-demand-"))
     http, https_on, https_off = _ports(3)
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-subj", "/CN=127.0.0.1", "-keyout", str(tmp / "key.pem"), "-out",
-         str(tmp / "cert.pem")],
-        check=True, capture_output=True, timeout=60,
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            str(tmp / "key.pem"),
+            "-out",
+            str(tmp / "cert.pem"),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
     )
     conf = tmp / "nginx.conf"
     rich = RICH.replace('"', '\\"')
@@ -126,7 +141,8 @@ http {{
 def _curl(*args: str) -> None:
     subprocess.run(
         ["curl", "-sS", "-k", "--tls-max", "1.2", "-o", "/dev/null", "--max-time", "30", *args],
-        check=True, timeout=40,
+        check=True,
+        timeout=40,
     )
 
 
@@ -134,13 +150,19 @@ def _sizing(*args: str) -> dict[str, object]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     done = subprocess.run(
         [sys.executable, "-m", "sizing", "demand", *args, "--json"],
-        capture_output=True, text=True, env=env, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
-def test_demand_recovers_the_known_traffic_of_a_real_nginx(nginx: tuple[Path, int, int, int]) -> None:
+def test_demand_recovers_the_known_traffic_of_a_real_nginx(
+    nginx: tuple[Path, int, int, int],
+) -> None:
     tmp, http, on, off = nginx
     _curl(f"http://127.0.0.1:{http}/ka/[1-50]")
     _curl("-H", "Connection: close", f"http://127.0.0.1:{http}/close/[1-20]")
@@ -152,8 +174,9 @@ def test_demand_recovers_the_known_traffic_of_a_real_nginx(nginx: tuple[Path, in
     end = time.time()
     time.sleep(0.3)  # the log is written at the response's end: let the worker finish
     total = 50 + 20 + 10 + 10 + BURST
-    rich = _sizing(str(tmp / "rich.log"), "--nginx-conf", str(tmp / "nginx.conf"),
-                   "--log-name", "rich")
+    rich = _sizing(
+        str(tmp / "rich.log"), "--nginx-conf", str(tmp / "nginx.conf"), "--log-name", "rich"
+    )
     assert rich["lines"] == total and rich["skipped"] == 0
     assert rich["missing"] == []
     conns = 1 + 20 + 10 + 10 + 1
@@ -168,8 +191,9 @@ def test_demand_recovers_the_known_traffic_of_a_real_nginx(nginx: tuple[Path, in
     chart = rich["chart"]
     assert isinstance(chart, list) and sum(chart) == total
     # the burst: every request curl sent between start and end, in those seconds
-    t0 = int(time.mktime(time.strptime(str(rich["chart_start"]), "%Y-%m-%dT%H:%M:%SZ"))
-             - time.timezone)
+    t0 = int(
+        time.mktime(time.strptime(str(rich["chart_start"]), "%Y-%m-%dT%H:%M:%SZ")) - time.timezone
+    )
     in_burst = sum(chart[int(start) - t0 : int(end) - t0 + 1])
     assert in_burst == BURST, (start, end, chart)
     requests = rich["requests"]

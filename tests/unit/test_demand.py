@@ -36,9 +36,7 @@ def combined(sec: int, status: int = 200, size: int = 512, off: str = "+0000") -
 
 def rich(msec: float, rt: float, first: int, reused: str, status: int = 200) -> str:
     ts = time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(int(msec)))
-    return (
-        f'10.0.0.1 [{ts}] "GET / HTTP/1.1" {status} 300 {msec:.3f} {rt:.3f} {first} {reused}\n'
-    )
+    return f'10.0.0.1 [{ts}] "GET / HTTP/1.1" {status} 300 {msec:.3f} {rt:.3f} {first} {reused}\n'
 
 
 def write_profile(path: Path, counts: list[int], seed: int = 1) -> None:
@@ -62,7 +60,9 @@ def test_out_of_order_lines_are_binned_and_the_peak_recovered_exactly(tmp_path: 
     assert d.requests.seconds == 300
     assert d.requests.p99 == nearest_rank(sorted(counts), 0.99)
     assert d.lines == sum(counts) and d.skipped == 0
-    assert d.classes["4xx"].average == pytest.approx(sum(c // 10 + (c % 10 > 0) for c in counts) / 300, rel=0.01)
+    assert d.classes["4xx"].average == pytest.approx(
+        sum(c // 10 + (c % 10 > 0) for c in counts) / 300, rel=0.01
+    )
     assert any("$connection_requests $ssl_session_reused" in m.add for m in d.missing)
     assert "1 s resolution" in d.arrival
 
@@ -174,10 +174,22 @@ def test_two_servers_whose_clocks_disagree_are_reported(tmp_path: Path) -> None:
 def test_json_logs_are_read_by_their_keys(tmp_path: Path) -> None:
     log = tmp_path / "access.json"
     docs = [
-        {"msec": f"{T0 + 3.5:.3f}", "request_time": "1.000", "status": "200",
-         "bytes_sent": "100", "connection_requests": "1", "ssl_session_reused": "."},
-        {"msec": f"{T0 + 3.6:.3f}", "request_time": "0.001", "status": "503",
-         "bytes_sent": "99999", "connection_requests": "1", "ssl_session_reused": "r"},
+        {
+            "msec": f"{T0 + 3.5:.3f}",
+            "request_time": "1.000",
+            "status": "200",
+            "bytes_sent": "100",
+            "connection_requests": "1",
+            "ssl_session_reused": ".",
+        },
+        {
+            "msec": f"{T0 + 3.6:.3f}",
+            "request_time": "0.001",
+            "status": "503",
+            "bytes_sent": "99999",
+            "connection_requests": "1",
+            "ssl_session_reused": "r",
+        },
     ]
     log.write_text("".join(json.dumps(x) + "\n" for x in docs))
     d = read_logs([log], fmt_combined(), given=False)
@@ -189,8 +201,8 @@ def test_json_logs_are_read_by_their_keys(tmp_path: Path) -> None:
 def test_log_format_is_read_from_nginx_conf(tmp_path: Path) -> None:
     conf = tmp_path / "nginx.conf"
     conf.write_text(
-        "http {\n  log_format main escape=json '{\"t\":\"$msec\",'\n"
-        "      '\"s\":\"$status\",\"rt\":\"$request_time\"}';\n}\n"
+        'http {\n  log_format main escape=json \'{"t":"$msec",\'\n'
+        '      \'"s":"$status","rt":"$request_time"}\';\n}\n'
     )
     fmt = format_from_conf(conf, "main")
     assert fmt.escape == "json" and fmt.has("msec", "status", "request_time")
@@ -214,11 +226,19 @@ def test_stub_status_plus_and_prometheus_counters(tmp_path: Path) -> None:
     assert any("scraped every 10 s" in n for n in d.notes)
     plus = tmp_path / "plus.jsonl"
     rows = [(0, 0, 0), (100, 50, 10), (300, 80, 40)]
-    plus.write_text("".join(
-        json.dumps({"time": T0 + 5 * i, "http/requests": {"total": r},
-                    "ssl": {"handshakes": h, "session_reuses": s}}) + "\n"
-        for i, (r, h, s) in enumerate(rows)
-    ))
+    plus.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "time": T0 + 5 * i,
+                    "http/requests": {"total": r},
+                    "ssl": {"handshakes": h, "session_reuses": s},
+                }
+            )
+            + "\n"
+            for i, (r, h, s) in enumerate(rows)
+        )
+    )
     d = read_counters([plus])
     assert d.full_handshakes is not None and d.full_handshakes.peak == 8  # (50 - 10) / 5
     assert d.resumption_share == 0.5 and d.requests.peak == 40
@@ -244,11 +264,42 @@ def test_cli_demand_file_and_recommend_size_the_same_peak(tmp_path: Path) -> Non
     assert rec.exit_code == 0, rec.output
     doc = json.loads(rec.stdout)
     assert doc["demand"]["rps"] == 12345 and doc["traffic"]["peak"] == "max"
-    p99 = runner.invoke(app, ["recommend", "--demand", str(out), "--peak", "p99", "--db",
-                              str(db), "--json"])
+    p99 = runner.invoke(
+        app, ["recommend", "--demand", str(out), "--peak", "p99", "--db", str(db), "--json"]
+    )
     assert json.loads(p99.stdout)["demand"]["rps"] == 10
     both = runner.invoke(app, ["recommend", "--demand", str(out), "--rps", "5"])
     assert both.exit_code == 2 and "no --rps or --tps beside it" in both.output
     text = runner.invoke(app, ["demand", str(tmp_path / "access.log")])
     assert all(len(line) <= 100 for line in text.stdout.splitlines())
     assert "12,345" in text.stdout
+
+
+def test_guide_your_traffic_chapter_says_the_demand_recommend_sizes(tmp_path: Path) -> None:
+    log = tmp_path / "access.log"
+    lines = [
+        rich(T0 + s + 0.5, 0.001, 1 if k == 0 else k + 1, "r" if s % 2 else ".")
+        for s in range(60)
+        for k in range(3)
+    ]
+    lines += [rich(T0 + 30.2, 0.001, 1, ".") for _ in range(40)]  # the peak: 43, 41 full
+    log.write_text("".join(lines))
+    out = tmp_path / "demand.yml"
+    assert (
+        runner.invoke(app, ["demand", str(log), "--log-format", RICH, "-o", str(out)]).exit_code
+        == 0
+    )
+    db = str(tmp_path / "none.sqlite")
+    rec = json.loads(
+        runner.invoke(app, ["recommend", "--demand", str(out), "--db", db, "--json"]).stdout
+    )
+    assert rec["demand"]["rps"] == 43 and rec["demand"]["tps"] == 41
+    md = tmp_path / "guide.md"
+    got = runner.invoke(app, ["guide", "--demand", str(out), "--db", db, "-o", str(md)])
+    assert got.exit_code == 0, got.output
+    text = md.read_text()
+    chapter = text.split("Your traffic\n", 1)[1].split("\n## ", 1)[0]
+    assert "sized for 43 requests/s and 41 full TLS handshakes/s" in chapter
+    assert "43 requests/s sized for" in chapter  # the chart's mark
+    assert "resume a session" in chapter and "upper bound on cost" in chapter
+    assert "Recommendation for 43 RPS + 41 TPS" in text  # recommend's demand, the same

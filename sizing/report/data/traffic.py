@@ -46,20 +46,22 @@ def with_traffic(g: Guide, chapters: Sequence[Chapter]) -> list[Chapter]:
 
 
 def chart_lines(t: Traffic, peak_value: float) -> tuple[str, ...]:
-    """The busiest hour as a sparkline, with the peak sized for marked under it."""
+    """The busiest hour as a sparkline (a short span stretched to the width), with the
+    first second at the peak sized for marked under it."""
     line, per = sparkline(t.chart, CHART_COLUMNS)
-    cols = len(line)
-    at = next((i // per for i, v in enumerate(t.chart) if v >= peak_value), cols - 1)
-    label = f"▲ {peak_value:,.0f} requests/s"
-    mark = (
-        " " * at + label
-        if at + len(label) <= cols
-        else " " * (at - len(label) + 1) + label[2:] + " ▲"
-    )
-    res = "one column per second" if per == 1 else f"one column per {per} s, its busiest second"
+    wide = max(1, CHART_COLUMNS // max(1, len(line)))
+    at = next((i // per for i, v in enumerate(t.chart) if v >= peak_value), len(line) - 1)
+    at = at * wide + wide // 2
+    label = f"{peak_value:,.0f} requests/s sized for"
+    fits = at + 2 + len(label) <= CHART_COLUMNS
+    mark = " " * at + "▲ " + label if fits else " " * max(0, at - len(label) - 1) + label + " ▲"
+    if per > 1:
+        res = f"one column per {per} s, its busiest second"
+    else:
+        res = "one column per second" if wide == 1 else f"{wide} columns per second"
     return (
         f"requests/s from {t.chart_start} ({res}; top: {max(t.chart):,})",
-        line,
+        "".join(c * wide for c in line),
         mark,
     )
 
@@ -119,8 +121,9 @@ def _differences(t: Traffic) -> list[Block]:
         out.append(
             p(
                 "The TLS figures were measured with one request per connection and a full"
-                " handshake on every connection. " + "; ".join(cheaper).capitalize() + ". "
-                "This sizing counts only your full handshakes as TLS work, each at the cost of"
+                " handshake on every connection. "
+                + _sentence("; ".join(cheaper))
+                + "This sizing counts only your full handshakes as TLS work, each at the cost of"
                 " a measured one, and every request at the cost of a measured request: for these"
                 " differences, the figures sized on that workload are an upper bound on cost."
             )
@@ -140,6 +143,10 @@ def _differences(t: Traffic) -> list[Block]:
             )
         )
     return out
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + ". "
 
 
 def traffic_blocks(t: Traffic, peak: str) -> list[Block]:
