@@ -61,7 +61,14 @@ class Missing:
     """A figure the input cannot give, and the ``log_format`` addition that would."""
 
     figure: str
-    add: str
+    add: str  # the variables to add to the log_format ($...), or what else gives it
+
+    @property
+    def advice(self) -> str:
+        """``add `$x` to the log_format`` or, for what no log variable gives, the way."""
+        if self.add.startswith("$"):
+            return f"add `{self.add}` to the log_format"
+        return f"needs {self.add}"
 
 
 @dataclass(frozen=True)

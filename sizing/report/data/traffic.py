@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from sizing.demand.model import Demand as Traffic
+from sizing.demand.model import Missing
 from sizing.demand.sized import PEAK_WORDS, sized_figures, sparkline
-from sizing.report.data.chapters import Block, Chapter, Pre, code, facts, h3, p
+from sizing.report.data.chapters import Block, Chapter, Para, Pre, code, facts, h3, p
 from sizing.report.data.model import Fact, Guide
 
 CHART_COLUMNS = 90
@@ -145,6 +146,14 @@ def _differences(t: Traffic) -> list[Block]:
     return out
 
 
+def _missing(m: Missing) -> Para:
+    if m.add.startswith("$"):
+        return p(
+            f"Not in the input: {m.figure} (add ", code(m.add), " to the log_format).", cls="note"
+        )
+    return p(f"Not in the input: {m.figure} ({m.advice}).", cls="note")
+
+
 def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:] + ". "
 
@@ -171,8 +180,5 @@ def traffic_blocks(t: Traffic, peak: str) -> list[Block]:
         ),
     ]
     blocks += [p(f"Note: {n}", cls="note") for n in t.notes]
-    blocks += [
-        p(f"Not in the logs: {m.figure} (add ", code(m.add), " to the log_format).", cls="note")
-        for m in t.missing
-    ]
+    blocks += [_missing(m) for m in t.missing]
     return blocks + _differences(t)

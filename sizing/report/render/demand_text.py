@@ -60,15 +60,20 @@ def demand_text(d: Demand, width: int = 100) -> str:
         out += _wrap(f"response sizes: {mix}", width)
     out.append("")
     out += _wrap(f"arrival second: {d.arrival}", width)
+    over = (
+        "every second of the span (a second without a request counts 0)"
+        if d.resolution_s <= 1
+        else f"the {d.resolution_s:g} s intervals"
+    )
+    what = "lines" if d.resolution_s <= 1 else "samples"
     out += _wrap(
-        "percentiles: nearest rank over every second of the span (a second without a"
-        f" request counts 0); {d.lines:,} lines read, {d.skipped:,} skipped",
+        f"percentiles: nearest rank over {over}; {d.lines:,} {what} read, {d.skipped:,} skipped",
         width,
     )
     for note in d.notes:
         out += _wrap(f"note: {note}", width)
     for m in d.missing:
-        out += _wrap(f"missing: {m.figure}: add `{m.add}` to the log_format", width)
+        out += _wrap(f"missing: {m.figure}: {m.advice}", width)
     return "\n".join(out)
 
 
