@@ -18,6 +18,7 @@ FilesArg = Annotated[
         " access.log.2.gz; several servers' logs are summed per second), or with"
         " --counters files of timestamped counter samples.",
         show_default=False,
+        metavar="FILE...",
     ),
 ]
 LogFormatOpt = Annotated[

@@ -38,8 +38,8 @@ def write_demand(demand: Demand, path: Path) -> None:
     """The demand file (YAML), with its provenance."""
     text = yaml.safe_dump(demand.to_dict(), sort_keys=False, allow_unicode=True, width=100)
     path.write_text(
-        "# sizing demand: the peak demand of the files below, for"
-        " `sizing recommend --demand` and `sizing guide --demand`\n" + text
+        "# sizing demand: the peak demand of the files below\n"
+        "# for `sizing recommend --demand` and `sizing guide --demand`\n" + text
     )
 
 
