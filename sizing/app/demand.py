@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sizing.demand import (
     COMBINED,
-    Demand,
+    TrafficDemand,
     compile_format,
     format_from_conf,
     read_counters,
@@ -33,7 +33,7 @@ class DemandRequest:
     out: Path | None = None
 
 
-def derive(req: DemandRequest) -> Demand:
+def derive(req: DemandRequest) -> TrafficDemand:
     """The demand of the request's files (and the demand file written when ``out``)."""
     if not req.files:
         raise UsageError("give at least one log or counters file")

@@ -50,7 +50,7 @@ from sizing.cli.sizing_opts import (
 
 if TYPE_CHECKING:
     from sizing.app.sizing import Recommended
-    from sizing.demand import Demand as Traffic
+    from sizing.demand import TrafficDemand as Traffic
 
 # -- recommend -------------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from sizing.model import HtChoice, Source
 
 if TYPE_CHECKING:
     from sizing.app.sizing import Inputs, SizingRequest
-    from sizing.demand import Demand as Traffic
+    from sizing.demand import TrafficDemand as Traffic
 
 __all__ = [
     "AllowTranslationOpt",

@@ -16,14 +16,14 @@ import yaml
 from sizing.demand.counted import read_counters
 from sizing.demand.formats import COMBINED, LogFormat, compile_format, format_from_conf
 from sizing.demand.logs import read_logs
-from sizing.demand.model import PEAKS, Demand, demand_from_dict
+from sizing.demand.model import PEAKS, TrafficDemand, demand_from_dict
 from sizing.errors import InputError
 from sizing.yamlfile import read_yaml
 
 __all__ = [
     "COMBINED",
     "PEAKS",
-    "Demand",
+    "TrafficDemand",
     "LogFormat",
     "compile_format",
     "format_from_conf",
@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-def write_demand(demand: Demand, path: Path) -> None:
+def write_demand(demand: TrafficDemand, path: Path) -> None:
     """The demand file (YAML), with its provenance."""
     text = yaml.safe_dump(demand.to_dict(), sort_keys=False, allow_unicode=True, width=100)
     path.write_text(
@@ -43,7 +43,7 @@ def write_demand(demand: Demand, path: Path) -> None:
     )
 
 
-def load_demand(path: Path) -> Demand:
+def load_demand(path: Path) -> TrafficDemand:
     """A demand file as written by ``sizing demand --out``; a bad one is one InputError."""
     doc = read_yaml(path, "demand file")
     try:

@@ -7,9 +7,9 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from sizing.demand.counters import Sample, Series, parse_samples, rates
+from sizing.demand.counters import CounterSample, Series, parse_samples, rates
 from sizing.demand.derive import busiest_hour, nearest_rank
-from sizing.demand.model import Demand, Missing, Rate, SourceFile, iso
+from sizing.demand.model import Missing, Rate, SourceFile, TrafficDemand, iso
 from sizing.errors import UsageError
 
 
@@ -39,10 +39,10 @@ def _chart(rates: Counter[int], step: float) -> tuple[int, list[int]]:
     return busiest_hour(per, start, end - 1)
 
 
-def read_counters(paths: list[Path]) -> Demand:
+def read_counters(paths: list[Path]) -> TrafficDemand:
     """The demand of the counters' files (one server's series each: their rates summed
     per interval on the first file's scrape grid)."""
-    series: list[list[Sample]] = []
+    series: list[list[CounterSample]] = []
     kinds, sources, notes = set(), [], []
     for path in paths:
         if not path.is_file():
@@ -74,14 +74,14 @@ def read_counters(paths: list[Path]) -> Demand:
 
 
 def _counters_demand(
-    series: list[list[Sample]],
+    series: list[list[CounterSample]],
     span: tuple[float, float],
     kinds: list[str],
     sources: list[SourceFile],
     notes: list[str],
     req: Series,
     step: float,
-) -> Demand:
+) -> TrafficDemand:
     t0, t1 = span
     per, total, _ = req
     acc = rates(series, "accepted", step)
@@ -102,7 +102,7 @@ def _counters_demand(
             )
         )
     chart_start, chart = _chart(per, step)
-    return Demand(
+    return TrafficDemand(
         method="counters (" + ", ".join(kinds) + f", every {step:g} s)",
         arrival=f"counter differences over each {step:g} s scrape interval",
         resolution_s=step,

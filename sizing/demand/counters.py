@@ -39,7 +39,7 @@ _STUB = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s*$")
 
 
 @dataclass
-class Sample:
+class CounterSample:
     time: float
     values: dict[str, float]
 
@@ -65,7 +65,7 @@ def _text(path: Path) -> tuple[str, ReadState]:
     return text, state
 
 
-def parse_samples(path: Path) -> tuple[str, list[Sample], ReadState]:
+def parse_samples(path: Path) -> tuple[str, list[CounterSample], ReadState]:
     """The kind of counters a file holds and its samples in time order."""
     text, state = _text(path)
     head = text.lstrip()[:1]
@@ -75,7 +75,7 @@ def parse_samples(path: Path) -> tuple[str, list[Sample], ReadState]:
     return kind, _blocks(path, text, kind), state
 
 
-def _plus(path: Path, text: str) -> list[Sample]:
+def _plus(path: Path, text: str) -> list[CounterSample]:
     out = []
     for i, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -98,19 +98,19 @@ def _plus(path: Path, text: str) -> list[Sample]:
                 values["reuses"] = float(ssl.get("session_reuses", 0))
         except (ValueError, TypeError, AttributeError) as exc:
             raise UsageError(f"{path}:{i}: not an NGINX Plus API sample ({exc})") from None
-        out.append(Sample(t, values))
+        out.append(CounterSample(t, values))
     return sorted(out, key=lambda s: s.time)
 
 
-def _blocks(path: Path, text: str, kind: str) -> list[Sample]:
-    out: list[Sample] = []
+def _blocks(path: Path, text: str, kind: str) -> list[CounterSample]:
+    out: list[CounterSample] = []
     stamped: dict[float, dict[str, float]] = {}
     for i, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
         t = _when(line) if not line.strip().isalpha() else None
         if t is not None and len(line.split()) == 1:
-            out.append(Sample(t, {}))
+            out.append(CounterSample(t, {}))
             continue
         if kind == "stub_status":
             m = _STUB.match(line)
@@ -128,14 +128,14 @@ def _blocks(path: Path, text: str, kind: str) -> list[Sample]:
             out[-1].values[name] = out[-1].values.get(name, 0.0) + float(m.group(3))
         else:
             raise UsageError(f"{path}:{i}: a sample before any time line")
-    out.extend(Sample(t, v) for t, v in stamped.items())
+    out.extend(CounterSample(t, v) for t, v in stamped.items())
     return sorted((s for s in out if s.values), key=lambda s: s.time)
 
 
 Series = tuple[Counter[int], float, int]
 
 
-def rates(series: list[list[Sample]], name: str, step: float) -> Series | None:
+def rates(series: list[list[CounterSample]], name: str, step: float) -> Series | None:
     """Per interval (keyed by its first second, on the step's grid): the counter's rate
     summed over the series (one per server); the total change and the resets skipped."""
     out: Counter[int] = Counter()

@@ -9,7 +9,7 @@ from pathlib import Path
 import sizing.demand.derive as derive
 from sizing.demand.formats import LogFormat
 from sizing.demand.jsonlog import scan_json
-from sizing.demand.model import Demand, Missing, SourceFile, iso
+from sizing.demand.model import Missing, SourceFile, TrafficDemand, iso
 from sizing.demand.reader import ReadState, chunks
 from sizing.demand.scan import FileScan, scan_file
 from sizing.demand.servers import clock_notes, server_of
@@ -23,7 +23,7 @@ def _is_json(path: Path) -> bool:
     return False
 
 
-def read_logs(paths: list[Path], fmt: LogFormat, *, given: bool) -> Demand:
+def read_logs(paths: list[Path], fmt: LogFormat, *, given: bool) -> TrafficDemand:
     """The demand of these logs in ``fmt`` (JSON lines are read by their keys when no
     format was given)."""
     scans: list[FileScan] = []
@@ -100,7 +100,7 @@ def _skipped_note(scans: list[FileScan], lines: int) -> str:
     return f"{skipped:,} of {lines:,} lines skipped ({why}); first at {samples[0]}"
 
 
-def _demand(scans: list[FileScan], t: Tally, notes: list[str]) -> Demand:
+def _demand(scans: list[FileScan], t: Tally, notes: list[str]) -> TrafficDemand:
     start, end = min(t.requests), max(t.requests)
     have = frozenset.intersection(*(s.variables for s in scans if s.tally.requests))
     arrival, missing = _arrival(have)
@@ -111,7 +111,7 @@ def _demand(scans: list[FileScan], t: Tally, notes: list[str]) -> Demand:
     lines = sum(s.lines for s in scans)
     if skipped:
         notes.insert(0, _skipped_note(scans, lines))
-    return Demand(
+    return TrafficDemand(
         method=f"{len(scans)} access log" + ("s" if len(scans) > 1 else ""),
         arrival=arrival,
         resolution_s=0.001 if "(to the ms)" in arrival else 1.0,

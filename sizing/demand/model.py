@@ -72,7 +72,7 @@ class Missing:
 
 
 @dataclass(frozen=True)
-class Demand:
+class TrafficDemand:
     """The demand derived from a customer's logs or counters."""
 
     method: str  # "access log" or "counters (stub_status)" ...
@@ -110,14 +110,14 @@ def _rate(doc: Any) -> Rate | None:
     return Rate(**{k: v for k, v in doc.items() if k != "peak_to_average"})
 
 
-def demand_from_dict(doc: dict[str, Any]) -> Demand:
+def demand_from_dict(doc: dict[str, Any]) -> TrafficDemand:
     """The demand a demand file holds (KeyError/TypeError/ValueError when it is not one)."""
     if doc.get("kind") != KIND:
         raise ValueError(f"kind is {doc.get('kind')!r}, not {KIND!r}")
     rt = doc.get("request_time_ms")
     requests = _rate(doc["requests"])
     assert requests is not None
-    return Demand(
+    return TrafficDemand(
         method=doc["method"],
         arrival=doc["arrival"],
         resolution_s=float(doc["resolution_s"]),

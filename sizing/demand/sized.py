@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from sizing.demand.model import Demand
+from sizing.demand.model import TrafficDemand
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 
@@ -26,7 +26,7 @@ def sparkline(values: Sequence[int], width: int) -> tuple[str, int]:
 PEAK_WORDS = {"max": "the busiest second", "p99.9": "the p99.9 second", "p99": "the p99 second"}
 
 
-def sized_figures(d: Demand, peak: str) -> tuple[float, float | None]:
+def sized_figures(d: TrafficDemand, peak: str) -> tuple[float, float | None]:
     """RPS and full handshakes/s at ``peak`` (each series' own; None without TLS)."""
     hs = d.full_handshakes
     tps = hs.at(peak) if hs is not None and hs.at(peak) > 0 else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sizing.demand.model import Demand as TrafficDemand
+from sizing.demand.model import TrafficDemand
 from sizing.engine import Demand, Recommendation
 from sizing.engine.choice import Choice
 from sizing.engine.table import SizingTable

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from sizing.demand.model import Demand as Traffic
 from sizing.demand.model import Missing
+from sizing.demand.model import TrafficDemand as Traffic
 from sizing.demand.sized import PEAK_WORDS, sized_figures, sparkline
 from sizing.report.data.chapters import Block, Chapter, Para, Pre, code, facts, h3, p
 from sizing.report.data.model import Fact, Guide

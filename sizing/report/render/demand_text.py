@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import textwrap
 
-from sizing.demand.model import Demand, Rate
+from sizing.demand.model import Rate, TrafficDemand
 from sizing.demand.sized import PEAK_WORDS, sized_figures, sparkline
 
 
@@ -24,7 +24,7 @@ def rate_line(name: str, r: Rate) -> str:
     )
 
 
-def demand_text(d: Demand, width: int = 100) -> str:
+def demand_text(d: TrafficDemand, width: int = 100) -> str:
     """The report: chart, figures, span, how obtained, skipped, notes, missing fields."""
     r = d.requests
     out = [f"Demand from {d.method}, {r.start} to {r.end} ({r.seconds:,} s)"]
@@ -81,7 +81,7 @@ def _wrap(text: str, width: int) -> list[str]:
     return textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False)
 
 
-def sized_line(d: Demand, peak: str, path: object) -> str:
+def sized_line(d: TrafficDemand, peak: str, path: object) -> str:
     """What ``--demand`` sized for, in one line (stderr)."""
     rps, tps = sized_figures(d, peak)
     tls = f" + {_n(tps)} full TLS handshakes/s" if tps is not None else " (no TLS figure)"
@@ -90,7 +90,7 @@ def sized_line(d: Demand, peak: str, path: object) -> str:
     return "\n".join(_wrap(text, 100))
 
 
-def traffic_json(d: Demand, peak: str) -> dict[str, object]:
+def traffic_json(d: TrafficDemand, peak: str) -> dict[str, object]:
     """The demand sized for, in ``recommend --json``: the figures at ``peak`` and where
     they come from."""
     rps, tps = sized_figures(d, peak)
