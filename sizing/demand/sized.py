@@ -31,3 +31,19 @@ def sized_figures(d: TrafficDemand, peak: str) -> tuple[float, float | None]:
     hs = d.full_handshakes
     tps = hs.at(peak) if hs is not None and hs.at(peak) > 0 else None
     return d.requests.at(peak), tps
+
+
+def bars(values: Sequence[int], width: int, height: int = 8) -> tuple[list[str], int]:
+    """The values as a bar chart ``height`` lines high, at most ``width`` columns (each
+    the max of its seconds; a short span stretched), top line first; and the columns per
+    second (negative: seconds per column)."""
+    line, per = sparkline(values, width)
+    cols = [max(values[i : i + per]) for i in range(0, len(values), per)]
+    wide = max(1, width // max(1, len(cols)))
+    top = max(cols) or 1
+    eighths = [round(v / top * height * 8) for v in cols]
+    rows = []
+    for level in range(height - 1, -1, -1):
+        row = "".join(BLOCKS[min(8, max(0, e - level * 8))] * wide for e in eighths)
+        rows.append(row.rstrip() if row.strip() else row[:1])
+    return rows, (wide if per == 1 else -per)

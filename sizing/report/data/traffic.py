@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from sizing.demand.model import Missing
 from sizing.demand.model import TrafficDemand as Traffic
-from sizing.demand.sized import PEAK_WORDS, sized_figures, sparkline
+from sizing.demand.sized import PEAK_WORDS, bars, sized_figures
 from sizing.report.data.chapters import Block, Chapter, Para, Pre, code, facts, h3, p
 from sizing.report.data.model import Fact, Guide
 
@@ -47,11 +47,11 @@ def with_traffic(g: Guide, chapters: Sequence[Chapter]) -> list[Chapter]:
 
 
 def chart_lines(t: Traffic, peak_value: float) -> tuple[str, ...]:
-    """The busiest hour as a sparkline (a short span stretched to the width), with the
+    """The busiest hour as a bar chart (a short span stretched to the width), with the
     first second at the peak sized for marked under it."""
-    line, per = sparkline(t.chart, CHART_COLUMNS)
-    wide = max(1, CHART_COLUMNS // max(1, len(line)))
-    at = next((i // per for i, v in enumerate(t.chart) if v >= peak_value), len(line) - 1)
+    rows, scale = bars(t.chart, CHART_COLUMNS)
+    wide, per = (scale, 1) if scale > 0 else (1, -scale)
+    at = next((i // per for i, v in enumerate(t.chart) if v >= peak_value), 0)
     at = at * wide + wide // 2
     label = f"{peak_value:,.0f} requests/s sized for"
     fits = at + 2 + len(label) <= CHART_COLUMNS
@@ -62,7 +62,7 @@ def chart_lines(t: Traffic, peak_value: float) -> tuple[str, ...]:
         res = "one column per second" if wide == 1 else f"{wide} columns per second"
     return (
         f"requests/s from {t.chart_start} ({res}; top: {max(t.chart):,})",
-        "".join(c * wide for c in line),
+        *rows,
         mark,
     )
 
