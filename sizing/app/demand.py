@@ -6,18 +6,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from sizing.demand import (
-    COMBINED,
-    TrafficDemand,
-    compile_format,
-    format_from_conf,
-    read_counters,
-    read_logs,
-    write_demand,
-)
+from sizing.demand.counted import read_counters
+from sizing.demand.file import load_demand, write_demand
+from sizing.demand.formats import COMBINED, compile_format, format_from_conf
+from sizing.demand.logs import read_logs
+from sizing.demand.model import PEAKS, TrafficDemand
+from sizing.demand.sized import sized_figures
 from sizing.errors import UsageError
 
-__all__ = ["DemandRequest", "derive"]
+__all__ = [
+    "PEAKS",
+    "DemandRequest",
+    "TrafficDemand",
+    "derive",
+    "load_demand",
+    "sized_figures",
+]
 
 
 @dataclass(frozen=True)

@@ -49,8 +49,8 @@ from sizing.cli.sizing_opts import (
 )
 
 if TYPE_CHECKING:
+    from sizing.app.demand import TrafficDemand as Traffic
     from sizing.app.sizing import Recommended
-    from sizing.demand import TrafficDemand as Traffic
 
 # -- recommend -------------------------------------------------------------------------
 
@@ -140,7 +140,6 @@ def _show_recommendation(
 ) -> None:
     """What ``recommend`` prints: the warnings and notes, then the answer (``--json``: the
     one document); an answer that found no fleet ends with its last explanation line."""
-    from sizing.report.render.demand_text import traffic_json
     from sizing.report.render.text import (
         basis_json,
         basis_line,
@@ -159,7 +158,7 @@ def _show_recommendation(
                 "explanation": list(got.explanation),
                 "hint": got.hint,
                 "platforms": versus,
-                **({} if traffic is None else {"traffic": traffic_json(traffic, peak)}),
+                **_traffic_json(traffic, peak),
             }
         )
     else:
@@ -170,6 +169,15 @@ def _show_recommendation(
             typer.echo("\n" + versus_text(got.versus, columns()))
     if result.recommendation is None:
         error(got.explanation[-1] + hint_sentence(got.hint))
+
+
+def _traffic_json(traffic: Traffic | None, peak: str) -> dict[str, object]:
+    """``recommend --json``'s ``traffic`` (the demand file sized for), when --demand."""
+    if traffic is None:
+        return {}
+    from sizing.report.render.demand_text import traffic_json  # deferred: --demand only
+
+    return {"traffic": traffic_json(traffic, peak)}
 
 
 def hint_sentence(hint: str) -> str:

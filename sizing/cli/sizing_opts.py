@@ -28,8 +28,8 @@ from sizing.errors import UsageError
 from sizing.model import HtChoice, Source
 
 if TYPE_CHECKING:
+    from sizing.app.demand import TrafficDemand as Traffic
     from sizing.app.sizing import Inputs, SizingRequest
-    from sizing.demand import TrafficDemand as Traffic
 
 __all__ = [
     "AllowTranslationOpt",
@@ -159,13 +159,18 @@ PeakOpt = Annotated[
 ]
 
 
+PEAK_CHOICES = ("max", "p99.9", "p99")  # sizing.demand's PEAKS, named without importing it
+
+
 def load_traffic(path: Path | None, peak: str) -> Traffic | None:
     """The demand file ``--demand`` names (None without one); ``--peak`` checked."""
-    from sizing.demand import PEAKS, load_demand  # deferred: yaml and the demand model
+    if peak not in PEAK_CHOICES:
+        raise UsageError(f"--peak: {peak!r} is not one of {', '.join(PEAK_CHOICES)}")
+    if path is None:
+        return None
+    from sizing.app.demand import load_demand  # deferred: yaml and the log readers
 
-    if peak not in PEAKS:
-        raise UsageError(f"--peak: {peak!r} is not one of {', '.join(PEAKS)}")
-    return None if path is None else load_demand(path)
+    return load_demand(path)
 
 
 def inputs_of(
@@ -222,7 +227,7 @@ def sizing_request(
     if traffic is not None:
         if rps_n is not None or tps_n is not None:
             raise UsageError("--demand gives the demand: no --rps or --tps beside it")
-        from sizing.demand.sized import sized_figures  # deferred
+        from sizing.app.demand import sized_figures  # deferred
 
         rps_n, tps_n = sized_figures(traffic, peak)
     if rps_n is not None or tps_n is not None:

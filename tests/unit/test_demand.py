@@ -14,9 +14,11 @@ import pytest
 from typer.testing import CliRunner
 
 from sizing.cli import app
-from sizing.demand import COMBINED, compile_format, format_from_conf, load_demand, read_logs
 from sizing.demand.counted import read_counters
 from sizing.demand.derive import nearest_rank
+from sizing.demand.file import load_demand
+from sizing.demand.formats import COMBINED, compile_format, format_from_conf
+from sizing.demand.logs import read_logs
 from sizing.errors import UsageError
 
 runner = CliRunner()
@@ -268,6 +270,12 @@ def test_cli_demand_file_and_recommend_size_the_same_peak(tmp_path: Path) -> Non
         app, ["recommend", "--demand", str(out), "--peak", "p99", "--db", str(db), "--json"]
     )
     assert json.loads(p99.stdout)["demand"]["rps"] == 10
+    from sizing.cli.sizing_opts import PEAK_CHOICES
+    from sizing.demand.model import PEAKS
+
+    assert PEAK_CHOICES == PEAKS
+    bad = runner.invoke(app, ["recommend", "--demand", str(out), "--peak", "p50"])
+    assert bad.exit_code == 2 and "--peak: 'p50' is not one of max, p99.9, p99" in bad.output
     both = runner.invoke(app, ["recommend", "--demand", str(out), "--rps", "5"])
     assert both.exit_code == 2 and "no --rps or --tps beside it" in both.output
     text = runner.invoke(app, ["demand", str(tmp_path / "access.log")])

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sizing.demand.model import TrafficDemand
 from sizing.engine import Demand, Recommendation
 from sizing.engine.choice import Choice
 from sizing.engine.table import SizingTable
 from sizing.report.data.format import MARKS
 from sizing.sources import RunData
 from sizing.sources.request import Inputs, SizingRequest
+
+if TYPE_CHECKING:
+    from sizing.demand.model import TrafficDemand
 
 
 @dataclass(frozen=True)
