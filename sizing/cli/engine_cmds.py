@@ -36,21 +36,25 @@ from sizing.cli.sizing_opts import (
     ComparePlatformsOpt,
     ConfidenceOpt,
     CpuOpt,
+    DemandFileOpt,
     GrowthOpt,
     HeadroomOpt,
     HtOpt,
     MaxServersOpt,
     P95Opt,
+    PeakOpt,
     PlatformOpt,
     RedundancyOpt,
     RpsOpt,
     TpsOpt,
     YearsOpt,
     inputs_of,
+    load_traffic,
     sizing_request,
 )
 
 if TYPE_CHECKING:
+    from sizing.app.demand import TrafficDemand as Traffic
     from sizing.app.sizing import Recommended
 
 # -- recommend -------------------------------------------------------------------------
@@ -83,6 +87,8 @@ def recommend_cmd(
     include_virtualized: VirtualizedOpt = False,
     include_emulated: EmulatedOpt = False,
     json_out: JsonOpt = False,
+    demand: DemandFileOpt = None,
+    peak: PeakOpt = "max",
 ) -> None:
     """The cheapest configuration that carries a demand with headroom.
 
@@ -99,6 +105,7 @@ def recommend_cmd(
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
     from sizing.app import sizing as app_sizing
 
+    traffic = load_traffic(demand, peak)
     got = app_sizing.recommend(
         sizing_request(
             rps=rps,
@@ -118,6 +125,8 @@ def recommend_cmd(
             assume=assume,
             assume_source=assume_source,
             allow_cpu_translation=allow_cpu_translation,
+            traffic=traffic,
+            peak=peak,
             inputs=inputs_of(
                 source,
                 basis,
@@ -130,14 +139,20 @@ def recommend_cmd(
             ),
         )
     )
-    _show_recommendation(got, json_out)
+    if traffic is not None:
+        from sizing.report.render.demand_text import sized_line
+
+        typer.echo(sized_line(traffic, peak, demand), err=True)
+    _show_recommendation(got, json_out, traffic, peak)
     result = got.result
     code = exit_status(Answered(result.recommendation is not None))
     if code:
         raise typer.Exit(int(code))
 
 
-def _show_recommendation(got: Recommended, json_out: bool) -> None:
+def _show_recommendation(
+    got: Recommended, json_out: bool, traffic: Traffic | None = None, peak: str = "max"
+) -> None:
     """What ``recommend`` prints: the warnings and notes, then the answer (``--json``: the
     one document); an answer that found no fleet ends with its last explanation line."""
     from sizing.report.render.terms_text import assumptions_json
@@ -160,6 +175,7 @@ def _show_recommendation(got: Recommended, json_out: bool) -> None:
                 "hint": got.hint,
                 "platforms": versus,
                 "assumptions": assumptions_json(result),
+                **_traffic_json(traffic, peak),
             }
         )
     else:
@@ -170,6 +186,15 @@ def _show_recommendation(got: Recommended, json_out: bool) -> None:
             typer.echo("\n" + versus_text(got.versus, columns()))
     if result.recommendation is None:
         error(got.explanation[-1] + hint_sentence(got.hint))
+
+
+def _traffic_json(traffic: Traffic | None, peak: str) -> dict[str, object]:
+    """``recommend --json``'s ``traffic`` (the demand file sized for), when --demand."""
+    if traffic is None:
+        return {}
+    from sizing.report.render.demand_text import traffic_json  # deferred: --demand only
+
+    return {"traffic": traffic_json(traffic, peak)}
 
 
 def hint_sentence(hint: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -38,17 +39,20 @@ from sizing.cli.sizing_opts import (
     AllowTranslationOpt,
     ConfidenceOpt,
     CpuOpt,
+    DemandFileOpt,
     GrowthOpt,
     HeadroomOpt,
     HtOpt,
     MaxServersOpt,
     P95Opt,
+    PeakOpt,
     PlatformOpt,
     RedundancyOpt,
     RpsOpt,
     TpsOpt,
     YearsOpt,
     inputs_of,
+    load_traffic,
     sizing_request,
 )
 from sizing.errors import SizingError, UsageError
@@ -186,6 +190,8 @@ def guide_cmd(
     title: GuideTitleOpt = "NGINX Sizing Guide",
     customer: GuideCustomerOpt = "",
     prepared_by: GuidePreparedByOpt = "",
+    demand: DemandFileOpt = None,
+    peak: PeakOpt = "max",
 ) -> None:
     """The printable sizing guide: summary, sizing table, charts, methodology, validity.
 
@@ -201,6 +207,7 @@ def guide_cmd(
     from sizing.app.guide import make
 
     fmt_c, path = output_format(out, fmt)
+    traffic = load_traffic(demand, peak)
     sizing = sizing_request(
         rps=rps,
         tps=tps,
@@ -215,6 +222,8 @@ def guide_cmd(
         confidence=confidence,
         cpu=cpu,
         allow_translation=allow_translation,
+        traffic=traffic,
+        peak=peak,
         inputs=inputs_of(
             source,
             basis,
@@ -229,7 +238,11 @@ def guide_cmd(
     )
     if path is not None:
         check_writable(path)
-    request = _looks(sizing, title=title, customer=customer, by=prepared_by, paper=paper)
+    request = replace(
+        _looks(sizing, title=title, customer=customer, by=prepared_by, paper=paper),
+        traffic=traffic,
+        peak=peak,
+    )
     _said(make(request, fmt_c.value, path, say), say)
 
 

@@ -26,9 +26,11 @@ from sizing.cli.options import (
     percent,
     platform_choice,
 )
+from sizing.errors import UsageError
 from sizing.model import HtChoice, Source
 
 if TYPE_CHECKING:
+    from sizing.app.demand import TrafficDemand as Traffic
     from sizing.app.sizing import Inputs, SizingRequest
 
 __all__ = [
@@ -41,15 +43,18 @@ __all__ = [
     "GrowthOpt",
     "YearsOpt",
     "CpuOpt",
+    "DemandFileOpt",
     "HeadroomOpt",
     "HtOpt",
     "MaxServersOpt",
     "P95Opt",
+    "PeakOpt",
     "PlatformOpt",
     "RedundancyOpt",
     "RpsOpt",
     "TpsOpt",
     "inputs_of",
+    "load_traffic",
     "sizing_request",
 ]
 
@@ -189,6 +194,39 @@ ComparePlatformsOpt = Annotated[
         "or published and --platform does not narrow the answer).",
     ),
 ]
+DemandFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--demand",
+        metavar="demand.yml",
+        help="Size for the demand file of `sizing demand`: its peak RPS and full TLS"
+        " handshakes/s together (--peak chooses which peak; --headroom on top). Not with"
+        " --rps/--tps.",
+    ),
+]
+PeakOpt = Annotated[
+    str,
+    typer.Option(
+        "--peak",
+        metavar="max|p99.9|p99",
+        help="With --demand: the busiest second (max), or the 99.9th/99th percentile of the"
+        " per-second rates.",
+    ),
+]
+
+
+PEAK_CHOICES = ("max", "p99.9", "p99")  # sizing.demand's PEAKS, named without importing it
+
+
+def load_traffic(path: Path | None, peak: str) -> Traffic | None:
+    """The demand file ``--demand`` names (None without one); ``--peak`` checked."""
+    if peak not in PEAK_CHOICES:
+        raise UsageError(f"--peak: {peak!r} is not one of {', '.join(PEAK_CHOICES)}")
+    if path is None:
+        return None
+    from sizing.app.demand import load_demand  # deferred: yaml and the log readers
+
+    return load_demand(path)
 
 
 def inputs_of(
@@ -238,6 +276,8 @@ def sizing_request(
     assume: Sequence[str] | None = None,
     assume_source: str | None = None,
     allow_cpu_translation: bool = False,
+    traffic: Traffic | None = None,
+    peak: str = "max",
 ) -> SizingRequest:
     """The request the options ask (no demand without --rps or --tps: the guide's tables
     only); a bad value is one clear usage line."""
@@ -245,6 +285,12 @@ def sizing_request(
 
     demand = None
     rps_n, tps_n, headroom_pct = demand_figures(rps, tps, headroom)
+    if traffic is not None:
+        if rps_n is not None or tps_n is not None:
+            raise UsageError("--demand gives the demand: no --rps or --tps beside it")
+        from sizing.app.demand import sized_figures  # deferred
+
+        rps_n, tps_n = sized_figures(traffic, peak)
     if rps_n is not None or tps_n is not None:
         rule = choice(RedundancyChoice, redundancy, "--redundancy").value
         demand = Demand(rps=rps_n, tps=tps_n, headroom=headroom_pct / 100.0, redundancy=rule)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sizing.engine import Demand, Recommendation
 from sizing.engine.choice import Choice
@@ -11,6 +11,9 @@ from sizing.engine.table import SizingTable
 from sizing.report.data.format import MARKS
 from sizing.sources import RunData
 from sizing.sources.request import Inputs, SizingRequest
+
+if TYPE_CHECKING:
+    from sizing.demand.model import TrafficDemand
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,8 @@ class GuideRequest:
     paper: str = "a4"  # a4 | letter
     tool_version: str = ""
     sizing: SizingRequest = field(default_factory=SizingRequest)
+    traffic: TrafficDemand | None = None  # --demand: the customer's traffic (Your traffic)
+    peak: str = "max"  # --peak: which of its figures was sized for
 
     @property
     def demand(self) -> Demand | None:
