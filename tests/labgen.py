@@ -231,20 +231,12 @@ def store_container_run(store: Store, *, valid: bool = False) -> int:
     )
 
 
-def store_series(
-    store: Store,
-    series: dict[int, Sequence[float]],
-    *,
-    profile: str = "rps",
-    host: str = "r640-01",
-) -> int:
-    """One complete run of one bare-metal host's ``profile`` at the given core counts, each
-    point with exactly the given repetitions (HT off; the edge cases of the engine: two
-    runs, identical runs, a disturbed repetition, tiny or huge rates); returns its id."""
-    env: dict[str, Any] = {
-        "loadgen-01": {"cpu_model": CPU, "hostname": "loadgen-01"},
-        host: _host_facts(host, None),
-    }
+def series_points(
+    series: dict[int, Sequence[float]], *, profile: str = "rps", host: str = "r640-01"
+) -> list[Stored]:
+    """One bare-metal host's ``profile`` points at the given core counts (HT off), each
+    with exactly the given timed repetitions: the edge cases of the engine (two runs,
+    identical runs, a disturbed repetition, tiny or huge rates)."""
     points: list[Stored] = []
     for c, values in sorted(series.items()):
         median = statistics.median(values)
@@ -260,10 +252,26 @@ def store_series(
         )
         # repetition 0 is a warm-up: every value given here is a timed repetition
         points.append((result, _samples(values, profile, first=1)))
+    return points
+
+
+def series_environment(host: str = "r640-01") -> dict[str, Any]:
+    """What a run stores of the hosts of :func:`series_points`."""
+    return {"loadgen-01": {"cpu_model": CPU, "hostname": "loadgen-01"}, host: _host_facts(host, None)}
+
+
+def store_series(
+    store: Store,
+    series: dict[int, Sequence[float]],
+    *,
+    profile: str = "rps",
+    host: str = "r640-01",
+) -> int:
+    """One complete run of :func:`series_points`; returns its id."""
     return store_run(
         store,
-        points,
-        env,
+        series_points(series, profile=profile, host=host),
+        series_environment(host),
         inventory="/lab/inventories/lab.yml",
         argv=["sizing", "run", "-i", "inventories/lab.yml", "--profile", profile],
         tool_version="0.1.0",
