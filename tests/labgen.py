@@ -257,7 +257,10 @@ def series_points(
 
 def series_environment(host: str = "r640-01") -> dict[str, Any]:
     """What a run stores of the hosts of :func:`series_points`."""
-    return {"loadgen-01": {"cpu_model": CPU, "hostname": "loadgen-01"}, host: _host_facts(host, None)}
+    return {
+        "loadgen-01": {"cpu_model": CPU, "hostname": "loadgen-01"},
+        host: _host_facts(host, None),
+    }
 
 
 def store_series(

@@ -62,8 +62,18 @@ def test_a_two_run_pair_answers_in_recommend_table_and_guide(tmp_path: Path, pai
     code, out, err = cli("table", "--article-prices", "--db", str(db))
     assert code == 0 and f"{sorted(pair)[0] / 2 + sorted(pair)[1] / 2:,.0f} m" in out, err
     html = tmp_path / "g.html"
-    code, _, err = cli("guide", "--rps", "100000", "--article-prices", "--db", str(db),
-                       "--format", "html", "--out", str(html))  # fmt: skip
+    code, _, err = cli(
+        "guide",
+        "--rps",
+        "100000",
+        "--article-prices",
+        "--db",
+        str(db),
+        "--format",
+        "html",
+        "--out",
+        str(html),
+    )
     assert code == 0 and html.is_file(), err
 
 
@@ -110,8 +120,16 @@ def _recovery(tmp_path: Path, values: Sequence[float]) -> tuple[Path, Path]:
     for cores, v in enumerate(values, start=2):
         key = PointKey("r640-01", "baremetal", cores, "off", "rps")
         meta = _meta("r640-01", "baremetal", cores, "off", "rps", 1.0, "r640-01")
-        r = PointResult(key, Status.MEASURED, value=v, unit="requests/s", repetitions=3,
-                        ci_low=v, ci_high=v, metadata=meta)  # fmt: skip
+        r = PointResult(
+            key,
+            Status.MEASURED,
+            value=v,
+            unit="requests/s",
+            repetitions=3,
+            ci_low=v,
+            ci_high=v,
+            metadata=meta,
+        )
         lines.append(json.dumps(point_record(1, r, _samples([v, v, v], "rps", first=1))))
     rec = tmp_path / "lab.sqlite.recovery.jsonl"
     rec.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -200,8 +218,12 @@ def small_series(draw: st.DrawFn) -> dict[int, list[float]]:
     return out
 
 
-@settings(max_examples=12, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # fmt: skip
+@settings(
+    max_examples=12,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(series=small_series(), profile=st.sampled_from(["rps", "tps"]))
 def test_the_commands_data_answer_on_any_stored_series(
     template: Path, monkeypatch: pytest.MonkeyPatch, series: dict[int, list[float]], profile: str

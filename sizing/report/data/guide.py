@@ -13,8 +13,8 @@ from sizing.engine.table import SizingTable, build_table
 from sizing.engine.versus import PlatformComparison
 from sizing.model import Figure, FigureKind
 from sizing.report.data.about import about_facts, measured_on
-from sizing.report.data.cover import cover
 from sizing.report.data.certainty import certainty_section
+from sizing.report.data.cover import cover
 from sizing.report.data.format import MARKS, PLATFORM_LABELS, PROVENANCE_TEXT, inventory_name
 from sizing.report.data.gateway import gateway_section
 from sizing.report.data.latency import latency_section

@@ -25,7 +25,6 @@ from sizing.report.render.chartkit import (
     to_svg,
 )
 
-
 NO_CURVE = "no-curve:"  # a drawn tag: the series named after it has no curve
 
 
