@@ -147,6 +147,37 @@ def _lower_bound(ax: Any, f: Any, colour: str, marker: str) -> None:
     )
 
 
+def _observed(ax: Any, s: Any, style: dict[str, Any], full: list[Any], label: str) -> set[str]:
+    """The observed figures that are not lower bounds: filled markers, and a cross for an
+    erratic one (drawn as measured, never fitted). The series' legend entry is on the
+    first drawn."""
+    erratic = [f for f in full if "erratic" in f.flags]
+    kept = [f for f in full if f not in erratic]
+    if kept or not erratic:
+        ax.plot(
+            [f.cores for f in kept],
+            [f.value for f in kept],
+            linestyle="none",
+            marker=style["marker"],
+            color=style["color"],
+            markeredgecolor="white" if s.origin == FigureKind.MEASURED else style["color"],
+            markeredgewidth=0.6,
+            label=label,
+        )
+    if not erratic:
+        return set()
+    ax.plot(
+        [f.cores for f in erratic],
+        [f.value for f in erratic],
+        linestyle="none",
+        marker="x",
+        color=style["color"],
+        markeredgewidth=1.2,
+        label=None if kept else label,
+    )
+    return {"erratic"}
+
+
 def _plot_series(ax: Any, s: Any, cores: list[int], multi_ht: bool) -> set[str]:
     """One series: its fitted curve (solid over the core counts observed in full, dotted
     beyond), its observed figures with their intervals, an open marker and an arrow for a
@@ -157,7 +188,6 @@ def _plot_series(ax: Any, s: Any, cores: list[int], multi_ht: bool) -> set[str]:
     name = PLATFORM_LABELS.get(s.platform, s.platform) + (f", HT {s.ht}" if multi_ht else "")
     full = [f for f in s.observed if not f.lower_bound]
     bounds = [f for f in s.observed if f.lower_bound]
-    erratic = [f for f in full if "erratic" in f.flags]
     observed = [f.cores for f in s.observed]
     lo, hi = min(f.cores for f in full or s.observed), max(f.cores for f in full or s.observed)
     derived = [(c, s.estimate(c)) for c in cores if c not in observed]
@@ -182,30 +212,7 @@ def _plot_series(ax: Any, s: Any, cores: list[int], multi_ht: bool) -> set[str]:
                 linestyle=(0, (1.2, 1.6)),
                 linewidth=1.2,
             )
-    kept = [f for f in full if f not in erratic]
-    label = f"{name}, {s.origin} ({fitted})"
-    if kept or not erratic:
-        ax.plot(
-            [f.cores for f in kept],
-            [f.value for f in kept],
-            linestyle="none",
-            marker=style["marker"],
-            color=style["color"],
-            markeredgecolor="white" if s.origin == FigureKind.MEASURED else style["color"],
-            markeredgewidth=0.6,
-            label=label,
-        )
-    if erratic:
-        drawn.add("erratic")
-        ax.plot(
-            [f.cores for f in erratic],
-            [f.value for f in erratic],
-            linestyle="none",
-            marker="x",
-            color=style["color"],
-            markeredgewidth=1.2,
-            label=None if kept else label,
-        )
+    drawn |= _observed(ax, s, style, full, f"{name}, {s.origin} ({fitted})")
     for f in bounds:
         drawn.add("lower-bound")
         _lower_bound(ax, f, style["color"], style["marker"])
