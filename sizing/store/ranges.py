@@ -74,9 +74,12 @@ def _problem(p: StoredPoint, values: Sequence[float]) -> str | None:
     """Why a measured point's figure cannot be sized on (None: it can)."""
     r = p.result
     rate = is_rate(r.unit) or not r.unit
-    for v in (r.value, *values):
+    # a latency point's timed samples are latencies (ms), not its rate
+    reps_rate = rate and r.metadata.workload.mode != "fixed-rate"
+    checks = [(r.value, rate), *((v, reps_rate) for v in values)]
+    for v, per_second in checks:
         if v is not None:
-            why = number_problem(v, rate=rate)
+            why = number_problem(v, rate=per_second)
             if why:
                 return why
     return None
