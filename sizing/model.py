@@ -146,6 +146,13 @@ class SizingMetric(StrEnum):
     TPS = "tps"
 
 
+# The range of a rate (a figure per second: requests, handshakes) that the store accepts and
+# the engine reasons in. A point measured for seconds cannot show one event in 17 minutes,
+# and no server carries 10^12 requests a second: `sizing import` refuses a rate outside
+# it, a stored one outside it is never sized on, and no bootstrap draw leaves it.
+RATE_FLOOR = 1e-3
+RATE_CEILING = 1e12
+
 # The unit of each sizing profile's figure (the article's two tables).
 PROFILE_UNITS: dict[str, str] = {SizingMetric.RPS: "requests/s", SizingMetric.TPS: "handshakes/s"}
 

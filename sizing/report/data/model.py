@@ -278,6 +278,7 @@ class Guide:
     about: tuple[Fact, ...] = ()  # who, when, the prices and what a cost includes (about.py)
     measured_on: tuple[str, ...] = ()  # the body's hosts, each as what it is
     left_out: tuple[Any, ...] = ()  # data.scope.LeftOut: hosts the body leaves to Appendix A
+    cover: Any = None  # data.cover.Cover: what the cover says the guide contains, in one voice
     bases: tuple[Fact, ...] = ()  # the bases by id and why they were chosen (methodology)
 
     def to_dict(self) -> dict[str, Any]:
