@@ -50,7 +50,7 @@ from sizing.cli.sizing_opts import (
     YearsOpt,
     inputs_of,
     load_traffic,
-    sizing_request,
+    request_from,
 )
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 
 
 def recommend_cmd(
+    ctx: typer.Context,
     rps: RpsOpt = None,
     tps: TpsOpt = None,
     headroom: HeadroomOpt = "20",
@@ -106,39 +107,7 @@ def recommend_cmd(
     from sizing.app import sizing as app_sizing
 
     traffic = load_traffic(demand, peak)
-    got = app_sizing.recommend(
-        sizing_request(
-            rps=rps,
-            tps=tps,
-            headroom=headroom,
-            p95=p95,
-            platform=platform,
-            ht=ht,
-            redundancy=redundancy,
-            years=years,
-            growth=growth,
-            max_servers=max_servers,
-            confidence=confidence,
-            cpu=cpu,
-            allow_translation=allow_translation,
-            compare_platforms=compare_platforms,
-            assume=assume,
-            assume_source=assume_source,
-            allow_cpu_translation=allow_cpu_translation,
-            traffic=traffic,
-            peak=peak,
-            inputs=inputs_of(
-                source,
-                basis,
-                catalog,
-                db,
-                article_prices,
-                include_virtualized,
-                include_emulated,
-                allow_extrapolation,
-            ),
-        )
-    )
+    got = app_sizing.recommend(request_from(ctx.params, traffic))
     if traffic is not None:
         from sizing.report.render.demand_text import sized_line
 

@@ -36,7 +36,11 @@ from sizing.cli.options import (
 )
 from sizing.cli.progress import Steps
 from sizing.cli.sizing_opts import (
+    AllowCpuTranslationOpt,
     AllowTranslationOpt,
+    AssumeOpt,
+    AssumeSourceOpt,
+    ComparePlatformsOpt,
     ConfidenceOpt,
     CpuOpt,
     DemandFileOpt,
@@ -51,9 +55,8 @@ from sizing.cli.sizing_opts import (
     RpsOpt,
     TpsOpt,
     YearsOpt,
-    inputs_of,
     load_traffic,
-    sizing_request,
+    request_from,
 )
 from sizing.errors import SizingError, UsageError
 
@@ -162,6 +165,7 @@ GuidePreparedByOpt = Annotated[
 
 
 def guide_cmd(
+    ctx: typer.Context,
     out: GuideOutOpt = None,
     fmt: GuideFmtOpt = None,
     run: GuideRunOpt = None,
@@ -183,6 +187,10 @@ def guide_cmd(
     confidence: ConfidenceOpt = None,
     cpu: CpuOpt = None,
     allow_translation: AllowTranslationOpt = False,
+    allow_cpu_translation: AllowCpuTranslationOpt = False,
+    compare_platforms: ComparePlatformsOpt = None,
+    assume: AssumeOpt = None,
+    assume_source: AssumeSourceOpt = None,
     db: DbOpt = None,
     include_virtualized: VirtualizedOpt = False,
     include_emulated: EmulatedOpt = False,
@@ -208,34 +216,7 @@ def guide_cmd(
 
     fmt_c, path = output_format(out, fmt)
     traffic = load_traffic(demand, peak)
-    sizing = sizing_request(
-        rps=rps,
-        tps=tps,
-        headroom=headroom,
-        p95=p95,
-        platform=platform,
-        ht=ht,
-        redundancy=redundancy,
-        years=years,
-        growth=growth,
-        max_servers=max_servers,
-        confidence=confidence,
-        cpu=cpu,
-        allow_translation=allow_translation,
-        traffic=traffic,
-        peak=peak,
-        inputs=inputs_of(
-            source,
-            basis,
-            catalog,
-            db,
-            article_prices,
-            include_virtualized,
-            include_emulated,
-            allow_extrapolation,
-            tuple(run or ()),
-        ),
-    )
+    sizing = request_from(ctx.params, traffic)
     if path is not None:
         check_writable(path)
     request = replace(

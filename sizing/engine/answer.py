@@ -355,7 +355,9 @@ class Recommendation:
             "alternatives": [a.to_dict() for a in self.alternatives],
             "rejected": [r.to_dict() for r in self.rejected],
             "fits": [s.to_dict() for s in self.series],
-            "assumptions": [a.to_dict() for a in self.assumptions],
+            # the figures made from a stated assumption (--assume); "assumptions" of the
+            # command's document is the whole table a CFO reads, these among its rows
+            "assumed": [a.to_dict() for a in self.assumptions],
             "measure_next": [
                 {"server": w, "command": c, "note": n or None} for w, c, n in self.measure
             ],

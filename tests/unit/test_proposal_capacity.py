@@ -90,7 +90,7 @@ def test_kvm_is_priced_only_from_a_stated_assumption_labelled_with_its_source(la
     assert missing.exit_code == 2 and "--assume-source" in missing.stderr
     src = ["--assume-source", "vendor benchmark 2025"]
     doc = _json(lab, *assume, *src)
-    (a,) = doc["assumptions"]
+    (a,) = doc["assumed"]
     assert a["platform"] == "kvm" and a["value"] == 0.92 and a["source"] == "vendor benchmark 2025"
     rec = doc["recommendation"]
     assert rec["platform"] == "kvm"
