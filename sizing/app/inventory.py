@@ -70,13 +70,14 @@ class InventoryCheck:
             "connected": self.connected,
         }
 
-    def summary(self) -> list[str]:
+    def summary(self, verbose: bool = False) -> list[str]:
         """Which hosts sizing would measure, load from, run upstreams on, and which it
         ignores (with their groups): a ``servers`` group an inventory already had (a
-        Proxmox host, a NAS) is seen before anything is measured."""
+        Proxmox host, a NAS) is seen before anything is measured. Each line fits
+        :data:`WIDTH`: a long list is summarised unless ``verbose``."""
         inv = self.inventory
         lines = [
-            f"{what} ({group}): {', '.join(h.name for h in hosts)}"
+            _listed(f"{what} ({group})", [h.name for h in hosts], verbose)
             for what, group, hosts in (
                 ("measured", "servers", inv.servers),
                 ("load generators", "clients", inv.clients),
@@ -86,14 +87,39 @@ class InventoryCheck:
         ]
         others = [n for n in inv.hosts if not inv.hosts[n].roles]
         if others:
-            lines.append(f"used as hypervisors: {', '.join(others)}")
+            lines.append(_listed("used as hypervisors", others, verbose))
         if inv.ignored:
             shown = [
                 f"{n} ({', '.join(g for g in groups if g != 'all') or 'ungrouped'})"
                 for n, groups in sorted(inv.ignored.items())
             ]
-            lines.append(f"ignored, in none of servers, clients, upstreams: {', '.join(shown)}")
+            line = f"ignored, in none of servers, clients, upstreams: {', '.join(shown)}"
+            if verbose:
+                lines.append("ignored, in none of servers, clients, upstreams:")
+                lines += [f"  {s}" for s in shown]
+            elif len(line) <= WIDTH:
+                lines.append(line)
+            else:
+                groups = {g for gs in inv.ignored.values() for g in gs if g != "all"}
+                lines.append(
+                    f"ignored: {len(inv.ignored)} hosts in {len(groups)} groups;"
+                    " --verbose lists them"
+                )
         return lines
+
+
+WIDTH = 100  # the width of every line of text output
+
+
+def _listed(label: str, names: list[str], verbose: bool) -> str:
+    """``label: a, b, c``, or ``label: a, b, ... z (300 hosts)`` where that is too wide."""
+    line = f"{label}: {', '.join(names)}"
+    if verbose or len(line) <= WIDTH:
+        return line
+    line = f"{label}: {names[0]}, ... {names[-1]} ({len(names)} hosts; --verbose lists them)"
+    if len(line) <= WIDTH:
+        return line
+    return f"{label}: {len(names)} hosts, {names[0]} first; --verbose lists them"
 
 
 def check(

@@ -68,19 +68,43 @@ R = TypeVar("R")
 
 
 def error(message: str) -> None:
-    """One red line on stderr (plain without colour: not a terminal, or NO_COLOR)."""
+    """One red line on stderr (plain without colour: not a terminal, or NO_COLOR); a line
+    wider than 100 columns goes on, indented, on the next."""
+    text = fitted(f"error: {message}")
     if current().colour:
-        typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+        typer.secho(text, fg=typer.colors.RED, err=True)
     else:
-        typer.echo(f"error: {message}", err=True)
+        typer.echo(text, err=True)
 
 
 def warn(message: str) -> None:
-    """A warning on stderr."""
+    """A warning on stderr (100 columns, as an error)."""
+    text = fitted(f"warning: {message}")
     if current().colour:
-        typer.secho(f"warning: {message}", fg=typer.colors.YELLOW, err=True)
+        typer.secho(text, fg=typer.colors.YELLOW, err=True)
     else:
-        typer.echo(f"warning: {message}", err=True)
+        typer.echo(text, err=True)
+
+
+def fitted(text: str, width: int = 100) -> str:
+    """``text`` with every line wider than ``width`` broken at spaces, the rest of it
+    indented under its start (a word longer than the width, a path, is kept whole)."""
+    import textwrap
+
+    out: list[str] = []
+    for line in text.splitlines() or [""]:
+        if len(line) <= width:
+            out.append(line)
+            continue
+        lead = len(line) - len(line.lstrip())
+        out += textwrap.wrap(
+            line,
+            width=width,
+            subsequent_indent=" " * (lead + 4),
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+    return "\n".join(out)
 
 
 def guarded(fn: Callable[P, R]) -> Callable[P, R]:

@@ -39,12 +39,19 @@ CheckExtraVarsOpt = Annotated[
 ]
 
 
+CheckVerboseOpt = Annotated[
+    bool,
+    typer.Option("--verbose", "-v", help="List every host, however many (one per line)."),
+]
+
+
 def inventory_check(
     file: CheckFileOpt = paths.DEFAULT_INVENTORY,
     json_out: JsonOpt = False,
     connect: CheckConnectOpt = False,
     limit: CheckLimitOpt = None,
     extra_vars: CheckExtraVarsOpt = None,
+    verbose: CheckVerboseOpt = False,
 ) -> None:
     """Validate an inventory offline and print what sizing understood of it."""
     # the inventory's pydantic models, Ansible and the platform backends (start-up)
@@ -58,20 +65,17 @@ def inventory_check(
         notify=warn,
         debug=current().debug,
     )
+    for line in counted(got.inventory.warnings):
+        warn(line)
     if json_out:
         emit_json(got.to_json())
     else:
         inv = got.inventory
         typer.echo(f"{file}: {len(inv.servers)} server(s), {len(inv.clients)} client(s)")
-        typer.echo(
-            tabulate(
-                [_row(h) for h in got.hosts],
-                headers=["host", "roles", "platform", "address", "connection", "cpu", "cost"],
-                tablefmt="simple",
-                disable_numparse=True,
-            )
-        )
-        for line in got.summary():
+        headers = ["host", "roles", "platform", "address", "connection", "cpu", "cost"]
+        rows = narrowed([headers, *[_row(h) for h in got.hosts]], 100)
+        typer.echo(tabulate(rows[1:], headers=rows[0], tablefmt="simple", disable_numparse=True))
+        for line in got.summary(verbose):
             typer.echo(line)
         for h in got.hosts:
             if h.hypervisor is not None:
@@ -87,6 +91,32 @@ def inventory_check(
     code = exit_status(Checked(got.unreachable))
     if code:
         raise typer.Exit(int(code))
+
+
+def counted(lines: tuple[str, ...] | list[str]) -> list[str]:
+    """Each distinct line once, in order, with how often it came when more than once."""
+    seen: dict[str, int] = {}
+    for line in lines:
+        seen[line] = seen.get(line, 0) + 1
+    return [line if n == 1 else f"{line} ({n} times)" for line, n in seen.items()]
+
+
+def narrowed(rows: list[list[str]], width: int) -> list[list[str]]:
+    """The rows of a ``simple`` table (two spaces between columns) cut to ``width``: the
+    widest column loses characters first, a cut cell ending in '~'."""
+    rows = [list(r) for r in rows]
+    ncols = len(rows[0])
+
+    def widths() -> list[int]:  # tabulate pads a header by 2
+        return [max(len(rows[0][i]) + 2, *(len(r[i]) for r in rows[1:])) for i in range(ncols)]
+
+    while sum(w := widths()) + 2 * (ncols - 1) > width and max(w) > 8:
+        col = w.index(max(w))
+        keep = max(w) - 1
+        for r in rows[1:]:
+            if len(r[col]) > keep:
+                r[col] = r[col][: keep - 1] + "~"
+    return rows
 
 
 def _row(h: HostCheck) -> list[str]:
