@@ -65,7 +65,7 @@ def inventory_check(
         notify=warn,
         debug=current().debug,
     )
-    for line in counted(got.inventory.warnings):
+    for line in got.inventory.warning_lines():
         warn(line)
     if json_out:
         emit_json(got.to_json())
@@ -91,14 +91,6 @@ def inventory_check(
     code = exit_status(Checked(got.unreachable))
     if code:
         raise typer.Exit(int(code))
-
-
-def counted(lines: tuple[str, ...] | list[str]) -> list[str]:
-    """Each distinct line once, in order, with how often it came when more than once."""
-    seen: dict[str, int] = {}
-    for line in lines:
-        seen[line] = seen.get(line, 0) + 1
-    return [line if n == 1 else f"{line} ({n} times)" for line, n in seen.items()]
 
 
 def narrowed(rows: list[list[str]], width: int) -> list[list[str]]:

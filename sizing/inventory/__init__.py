@@ -1,17 +1,20 @@
 """Inventories: Ansible inventories with ``sizing_*`` variables.
 
-Ansible reads them (:mod:`sizing.inventory.resolve`): its InventoryManager takes a file
-(YAML, with or without a suffix, or INI) or a directory of them, expands host ranges
-(``web[01:02]``), reads ``group_vars/`` and ``host_vars/``, decrypts ansible-vault values
-with Ansible's own vault secrets (``ANSIBLE_VAULT_PASSWORD_FILE`` or ``vault_password_file``
-in ansible.cfg) and templates the variables sizing reads (``ansible_host: '{{ ... }}'``).
-The variables are the ones ``ansible-inventory --list`` shows, those templated. Before
-Ansible sees a file, sizing's strict reader checks it (duplicate keys with their lines,
-unknown keys in a group; ``!unsafe``, ``!vault`` and merge keys read as Ansible reads
-them); an INI file is checked by Ansible's INI parser. The hosts sizing uses are then
-validated with pydantic, each problem one ``file: host X: field: message`` line; a host
-outside its groups is listed as ignored, never a reason to refuse. ansible-core is imported
-only when an inventory is read, so commands that read none start fast.
+Ansible reads them (:mod:`sizing.inventory.sources`, :mod:`sizing.inventory.resolve`): its
+InventoryManager takes a file (YAML, with or without a suffix, INI, an inventory plugin's
+configuration) or a directory of them (groups defined in one file, used in another), or
+several (repeated ``-i``, merged in order); it expands host ranges (``web[01:02]``), reads
+``group_vars/`` and ``host_vars/``, runs the inventory plugins sizing reads (``constructed``,
+vCenter's, libvirt's), decrypts ansible-vault values with Ansible's own vault secrets
+(``ANSIBLE_VAULT_PASSWORD_FILE`` or ``vault_password_file`` in ansible.cfg) and templates
+the variables sizing reads (``ansible_host: '{{ ... }}'``). Sizing reads no file itself: its
+checks run on what Ansible loaded. What Ansible warns about (a duplicate YAML key, a file
+of a directory no plugin could read) is a warning; a file named by ``-i`` that no plugin
+could read is refused in one line. Only the hosts sizing uses have their variables read
+and validated with pydantic, each problem one ``file: host X: field: message`` line; a host
+outside its groups is listed as ignored, never a reason to refuse (a vaulted ``host_vars``
+file of such a host needs no password). ansible-core is imported only when an inventory is
+read, so commands that read none start fast.
 
 Roles come from group membership: hosts in ``servers`` are measured, hosts in ``clients``
 generate load, hosts in ``upstreams`` serve behind a proxy.

@@ -314,6 +314,13 @@ class Inventory:
     sources: tuple[Path, ...] = ()
     warnings: tuple[str, ...] = ()
 
+    def warning_lines(self) -> list[str]:
+        """Ansible's warnings, each distinct one once, with how often it came."""
+        seen: dict[str, int] = {}
+        for line in self.warnings:
+            seen[line] = seen.get(line, 0) + 1
+        return [line if n == 1 else f"{line} ({n} times)" for line, n in seen.items()]
+
     @property
     def inventories(self) -> tuple[Path, ...]:
         """Every ``-i``, in order."""

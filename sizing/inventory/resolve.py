@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from sizing.errors import InputError
 from sizing.inventory.model import ROLE_GROUPS
 from sizing.inventory.readers import ansible_loader, quick_vars
-from sizing.inventory.sources import load_sources
+from sizing.inventory.sources import kept_display, load_sources
 
 if TYPE_CHECKING:
     from ansible.parsing.dataloader import DataLoader
@@ -117,9 +117,10 @@ def resolve(
         variables = VariableManager(loader=loader, inventory=manager)
         if limit:
             manager.subset(limit)
-        with quick_vars():
+        warnings = list(loaded.warnings)
+        with quick_vars(), kept_display(warnings, lambda _msg, _exc: None):
             out = _read_hosts(loader, manager.get_hosts(), variables, extra_vars or {})
-        out.warnings = loaded.warnings
+        out.warnings = warnings
         out.plugins = {h: o.plugin for o in loaded.outcomes if o.plugin for h in o.hosts}
         out.plugin_configs = {o.plugin: _native(o.config) for o in loaded.outcomes if o.plugin}
         return out
@@ -191,8 +192,36 @@ def _host_vars(
     full = variables.get_vars(host=host, include_hostvars=False, stage="all")
     full.update(extra_vars)  # extra vars win over everything, as in Ansible
     shown = {k: v for k, v in full.items() if k not in C.INTERNAL_STATIC_VARS}
+    for k in list(shown):
+        why = _oversized(shown[k])
+        if why:  # YAML aliases multiply a value; Ansible keeps them as references
+            out.problems.setdefault(host.name, []).append(f"{k}: {why}")
+            del shown[k], full[k]
     out.hosts[host.name][1].update({str(k): _native(v) for k, v in shown.items()})
     return dict(full)
+
+
+MAX_DEPTH = 64  # a value within values
+MAX_NODES = 200_000  # values in one variable, an alias counted each time it is used
+
+
+def _oversized(value: Any) -> str | None:
+    """Why a variable is too big to read (too deep, or too many values through aliases),
+    counted without recursion; None for the others."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    nodes = 0
+    while stack:
+        v, depth = stack.pop()
+        nodes += 1
+        if nodes > MAX_NODES:
+            return f"more than {MAX_NODES} values (YAML aliases?)"
+        if depth > MAX_DEPTH:
+            return f"values nested deeper than {MAX_DEPTH} levels"
+        if isinstance(v, Mapping):
+            stack.extend((x, depth + 1) for x in v.values())
+        elif isinstance(v, list | tuple):
+            stack.extend((x, depth + 1) for x in v)
+    return None
 
 
 def _template_host(loader: DataLoader, name: str, full: dict[str, Any], out: Resolved) -> None:

@@ -13,6 +13,7 @@ vCenter's (``community.vmware.vmware_vm_inventory``) and libvirt's
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,7 +26,14 @@ if TYPE_CHECKING:
     from ansible.inventory.manager import InventoryManager
     from ansible.parsing.dataloader import DataLoader
 
-__all__ = ["OFFLINE_PLUGINS", "Loaded", "SourceOutcome", "load_sources", "plugin_name"]
+__all__ = [
+    "OFFLINE_PLUGINS",
+    "Loaded",
+    "SourceOutcome",
+    "kept_display",
+    "load_sources",
+    "plugin_name",
+]
 
 # Inventory plugins that read files or a lab's own endpoints (vCenter, libvirtd): the
 # others (aws_ec2, azure_rm, gcp_compute, ...) need a cloud account and its API.
@@ -68,7 +76,7 @@ class SourceOutcome:
     plugin: str | None = None  # the ``plugin:`` of a plugin configuration
     config: dict[str, Any] = field(default_factory=dict)  # that configuration, as read
     hosts: list[str] = field(default_factory=list)  # the hosts it added
-    failures: list[str] = field(default_factory=list)  # per plugin tried, why it failed
+    failures: list[tuple[str, str]] = field(default_factory=list)  # (plugin, why it failed)
     refused: str | None = None  # why sizing did not run its plugin
 
 
@@ -87,7 +95,7 @@ def _origin(obj: Any) -> str:
         from ansible._internal._datatag._tags import Origin
     except ImportError:  # pragma: no cover - another ansible-core
         return ""
-    tag = Origin.get_tag(obj) if obj is not None else None
+    tag = obj if isinstance(obj, Origin) else Origin.get_tag(obj) if obj is not None else None
     if tag is None or not getattr(tag, "path", None):
         return ""
     line = getattr(tag, "line_num", None)
@@ -95,19 +103,22 @@ def _origin(obj: Any) -> str:
 
 
 def _cause(exc: BaseException) -> str:
-    """The innermost message of an Ansible error chain, in one line."""
+    """The innermost message of an Ansible error chain, in one line, with the line of the
+    file it names (a YAML syntax error's)."""
     chain = [exc]
     while chain[-1].__cause__ is not None and len(chain) < 10:
         chain.append(chain[-1].__cause__)
+    lines = [w.rsplit(":", 1)[1] for e in chain if ":" in (w := _origin(getattr(e, "obj", None)))]
+    at = f" (line {lines[0]})" if lines else ""
     for e in reversed(chain):
         text = str(getattr(e, "message", None) or e).strip()
         if text:
-            return " ".join(text.split())
-    return type(exc).__name__
+            return " ".join(text.split()) + at
+    return type(exc).__name__ + at
 
 
 @contextmanager
-def _kept_display(warnings: list[str], failure: Any) -> Iterator[None]:
+def kept_display(warnings: list[str], failure: Any) -> Iterator[None]:
     """Ansible's display warnings kept in ``warnings``; a plugin's failure on a file (shown
     only when no plugin read it) handed to ``failure``."""
     from ansible.utils.display import Display
@@ -192,13 +203,14 @@ def load_sources(loader: DataLoader, sources: Sequence[Path]) -> Loaded:
     given = {str(p.resolve()) for p in sources}
     Manager = _manager_class()
 
-    def failure(_msg: str, exc: BaseException) -> None:
+    def failure(msg: str, exc: BaseException) -> None:
         if outcomes:
-            outcomes[-1].failures.append(_cause(exc))
+            found = re.search(r"with '([^']+)' plugin", msg)
+            outcomes[-1].failures.append((found.group(1) if found else "", _cause(exc)))
 
     Manager.outcomes = outcomes
     Manager.given = given
-    with _kept_display(warnings, failure):
+    with kept_display(warnings, failure):
         manager = Manager(loader=loader, sources=[str(p.resolve()) for p in sources])
     problems = []
     for o in outcomes:
@@ -213,20 +225,44 @@ def load_sources(loader: DataLoader, sources: Sequence[Path]) -> Loaded:
         elif o.given:
             problems.append((o.source, f"Ansible cannot read it: {why}"))
         else:
-            warnings.append(f"{o.source}: not read as an inventory ({why})")
+            warnings.append(f"{_as_given(o.source, sources)}: not read as an inventory ({why})")
     if problems:
         source, line = problems[0]
-        raise InputError(source, [line for _, line in problems if _ == source])
+        raise InputError(_as_given(source, sources), [ln for src, ln in problems if src == source])
     return Loaded(manager, outcomes, warnings)
 
 
+def _as_given(source: str, sources: Sequence[Path]) -> str:
+    """A file as the user named it: under the ``-i`` path it came from."""
+    for p in sources:
+        top = str(p.resolve())
+        if source == top:
+            return str(p)
+        if source.startswith(top + "/"):
+            return str(p / source[len(top) + 1 :])
+    return source
+
+
 def _best_failure(o: SourceOutcome) -> str:
-    """The failure that says most: the plugin configuration's own (through ``auto``), else
-    the last plugin's (Ansible tries yaml before ini: ini's reason is the one an INI file
-    needs), without Ansible's framing."""
+    """The failure that says most, without Ansible's framing: a plugin configuration's own
+    (through ``auto``); the YAML plugin's for a YAML file (a ``.yml`` file, or one whose
+    first line the INI plugin cannot read as a host: ``all:``); else the INI plugin's."""
     if not o.failures:
         return "no inventory plugin accepts this file"
-    text = o.failures[-1] if not o.plugin else o.failures[0]
+    why = dict(o.failures)
+    if o.plugin:
+        text = why.get("auto") or o.failures[0][1]
+    elif "yaml" in why and (
+        o.source.endswith((".yml", ".yaml", ".json"))
+        or "ini" not in why
+        or re.search(r"Invalid host pattern '[^']*:'", why["ini"])
+    ):
+        text = why["yaml"]
+        line = re.search(r" \(line \d+\)$", why.get("auto", ""))
+        if line and not text.endswith(")"):
+            text += line.group(0)  # where the YAML parser stopped (what auto's parse saw)
+    else:
+        text = why.get("ini") or o.failures[-1][1]
     for prefix in ("Failed to parse inventory: ", "Failed to parse inventory source: "):
         text = text.removeprefix(prefix)
     return text

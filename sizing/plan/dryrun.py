@@ -168,6 +168,7 @@ def plan_document(
                 cpus=len(f.topology.cpus) if f else None,
                 topology=f.topology.describe() if f else None,
                 cpu_model=f.record.cpu_model if f else None,
+                platform=str(h.platform),
             )
         )
     measured = [p for p in plan if not p.skipped and p.key not in done]

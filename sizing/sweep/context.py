@@ -122,6 +122,8 @@ class RunContext:
         """Read the inventory (through Ansible) and bind everything a run uses to it."""
         shown: Progress = progress or NullProgress()
         inventory = load_inventory(opts.inventory, limit=opts.limit, extra_vars=opts.extra_vars)
+        for line in inventory.warning_lines():
+            shown.note(f"inventory: {line}")
         playbooks = Playbooks(
             inventory.path,
             opts.debug,
