@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,6 +63,7 @@ class InventoryCheck:
     def to_json(self) -> dict[str, Any]:
         return {
             "inventory": str(self.file),
+            "inventories": [str(p) for p in self.inventory.inventories],
             "hosts": [h.to_json(self.connected) for h in self.hosts],
             "ignored": [
                 {"name": n, "groups": list(g)} for n, g in sorted(self.inventory.ignored.items())
@@ -123,7 +124,7 @@ def _listed(label: str, names: list[str], verbose: bool) -> str:
 
 
 def check(
-    file: Path,
+    file: Path | Sequence[Path],
     *,
     limit: str | None = None,
     extra_vars: list[str] | None = None,
@@ -139,7 +140,7 @@ def check(
     backends = {h.name: describe_host(h, inv, options) for h in inv.hosts.values()}
     failed: dict[str, str] = {}
     if connect:
-        _facts, failed = gather_facts(Playbooks(inv.path, debug), list(inv.hosts.values()))
+        _facts, failed = gather_facts(Playbooks(inv.inventories, debug), list(inv.hosts.values()))
         for name, backend in backends.items():
             hyp = backend.get("hypervisor")
             if isinstance(hyp, dict) and hyp.get("error"):
@@ -147,4 +148,4 @@ def check(
     hosts = [
         HostCheck(h, h.connection, backends[h.name], failed.get(h.name)) for h in inv.hosts.values()
     ]
-    return InventoryCheck(file, inv, hosts, connect, failed)
+    return InventoryCheck(inv.path, inv, hosts, connect, failed)

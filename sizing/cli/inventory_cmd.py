@@ -12,14 +12,26 @@ from tabulate import tabulate
 from sizing import paths
 from sizing.app.env import current
 from sizing.app.status import Checked, exit_status
-from sizing.cli.app import emit_json, warn
+from sizing.cli.app import emit_json, fitted, warn
 from sizing.cli.options import JsonOpt
 
 if TYPE_CHECKING:
     from sizing.app.inventory import HostCheck
 
 CheckFileOpt = Annotated[
-    Path, typer.Argument(help="Inventory: a YAML or INI file, or a directory of them.")
+    Path | None,
+    typer.Argument(
+        help="Inventory: a YAML or INI file, a directory of them, or an inventory plugin's"
+        " configuration (default: inventories/local.yml)."
+    ),
+]
+CheckInventoryOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "-i",
+        "--inventory",
+        help="More inventories, after FILE: repeated, merged in order as Ansible merges them.",
+    ),
 ]
 CheckConnectOpt = Annotated[
     bool,
@@ -46,7 +58,8 @@ CheckVerboseOpt = Annotated[
 
 
 def inventory_check(
-    file: CheckFileOpt = paths.DEFAULT_INVENTORY,
+    file: CheckFileOpt = None,
+    inventory: CheckInventoryOpt = None,
     json_out: JsonOpt = False,
     connect: CheckConnectOpt = False,
     limit: CheckLimitOpt = None,
@@ -57,8 +70,9 @@ def inventory_check(
     # the inventory's pydantic models, Ansible and the platform backends (start-up)
     from sizing.app.inventory import check
 
+    sources = [*([file] if file else []), *(inventory or [])] or [paths.DEFAULT_INVENTORY]
     got = check(
-        file,
+        sources,
         limit=limit,
         extra_vars=extra_vars,
         connect=connect,
@@ -71,15 +85,16 @@ def inventory_check(
         emit_json(got.to_json())
     else:
         inv = got.inventory
-        typer.echo(f"{file}: {len(inv.servers)} server(s), {len(inv.clients)} client(s)")
+        shown = " + ".join(str(p) for p in inv.inventories)
+        typer.echo(f"{shown}: {len(inv.servers)} server(s), {len(inv.clients)} client(s)")
         headers = ["host", "roles", "platform", "address", "connection", "cpu", "cost"]
         rows = narrowed([headers, *[_row(h) for h in got.hosts]], 100)
         typer.echo(tabulate(rows[1:], headers=rows[0], tablefmt="simple", disable_numparse=True))
         for line in got.summary(verbose):
-            typer.echo(line)
+            typer.echo(fitted(line))
         for h in got.hosts:
             if h.hypervisor is not None:
-                typer.echo(f"{h.host.name}: {h.hypervisor.get('summary', h.hypervisor)}")
+                typer.echo(fitted(f"{h.host.name}: {h.hypervisor.get('summary', h.hypervisor)}"))
         if connect:
             reached = len(got.hosts) - len(got.unreachable)
             typer.echo(f"reached: {reached} of {len(got.hosts)} host(s)")

@@ -9,8 +9,8 @@ refuse an inventory. ansible-core is imported here only when an inventory is rea
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any

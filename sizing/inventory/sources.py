@@ -275,10 +275,7 @@ def _refused_plugin(name: str | None) -> str | None:
         return None
     short = plugin_name(name)
     if short not in OFFLINE_PLUGINS:
-        return (
-            f"inventory plugin {name} needs a cloud account; sizing reads files, constructed,"
-            " vCenter and libvirt"
-        )
+        return f"inventory plugin {name} needs a cloud (sizing reads files, vCenter, libvirt)"
     from ansible.plugins.loader import inventory_loader
 
     if not inventory_loader.has_plugin(name):

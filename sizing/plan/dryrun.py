@@ -175,7 +175,7 @@ def plan_document(
     configs = sorted({p.config for p in measured})
     return PlanDocument(
         nothing_to_measure=None if measured else nothing_to_measure(plan, done),
-        inventory=str(inventory.path),
+        inventory=" + ".join(str(p) for p in inventory.inventories),
         resume_run=resume_run,
         probed=probed,
         hosts=host_docs,

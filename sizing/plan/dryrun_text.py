@@ -113,6 +113,7 @@ def plan_text(doc: PlanDocument) -> str:
         if probed
         else "hosts (offline: declared facts, nothing contacted; --probe reads the hosts):"
     )
+
     def state(h: PlanHost) -> str:
         if not probed:
             return f"{h.facts} {h.topology}" if h.facts else f"NOT PLANNED: {h.problem}"
@@ -131,8 +132,10 @@ def plan_text(doc: PlanDocument) -> str:
             lines.append(f"  {h.name} ({roles}) {h.address}{cpus}: {state(h)}")
         else:
             names = [g.name for g in group]
-            label = f"{names_text(names)} ({roles})" if len(names) <= 4 else (
-                f"{names[0]} ... {names[-1]} ({len(names)} hosts: {roles})"
+            label = (
+                f"{names_text(names)} ({roles})"
+                if len(names) <= 4
+                else (f"{names[0]} ... {names[-1]} ({len(names)} hosts: {roles})")
             )
             lines.append(f"  {label}, each{cpus}: {state(h)}")
     if doc.points is None:

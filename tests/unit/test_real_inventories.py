@@ -34,6 +34,8 @@ CASES = [
     "ansible-examples-yaml/hosts.yaml",
     "openshift-ansible/40_basic_inventory.ini",
     "lamp-infrastructure/inventory",
+    "kolla-multinode/multinode",
+    "fedora-dir",  # INI files whose groups span files
 ]
 ROLE_GROUPS = {"servers": "server", "clients": "client", "upstreams": "upstream"}
 
