@@ -68,18 +68,17 @@ R = TypeVar("R")
 
 
 def error(message: str) -> None:
-    """One red line on stderr (plain without colour: not a terminal, or NO_COLOR); a line
-    wider than 100 columns goes on, indented, on the next."""
-    text = fitted(f"error: {message}")
+    """One red line on stderr (plain without colour: not a terminal, or NO_COLOR)."""
     if current().colour:
-        typer.secho(text, fg=typer.colors.RED, err=True)
+        typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
     else:
-        typer.echo(text, err=True)
+        typer.echo(f"error: {message}", err=True)
 
 
-def warn(message: str) -> None:
-    """A warning on stderr (100 columns, as an error)."""
-    text = fitted(f"warning: {message}")
+def warn(message: str, *, fit: bool = False) -> None:
+    """A warning on stderr; ``fit``: a line wider than 100 columns goes on, indented, on
+    the next (Ansible's warnings, of any length)."""
+    text = fitted(f"warning: {message}") if fit else f"warning: {message}"
     if current().colour:
         typer.secho(text, fg=typer.colors.YELLOW, err=True)
     else:

@@ -80,7 +80,7 @@ def inventory_check(
         debug=current().debug,
     )
     for line in got.inventory.warning_lines():
-        warn(line)
+        warn(line, fit=True)
     if json_out:
         emit_json(got.to_json())
     else:

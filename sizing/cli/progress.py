@@ -120,7 +120,7 @@ class RichProgress:
 
             self.console.log(f"[yellow]{escape(message)}[/yellow]")
         else:
-            warn(message)
+            warn(message, fit=True)
 
     def info(self, message: str) -> None:
         if self.enabled:

@@ -44,11 +44,15 @@ def ansible_loader() -> type[DataLoader]:
         def load_from_file(
             self, file_name: str, cache: str = "all", unsafe: bool = False, *a: Any, **kw: Any
         ) -> Any:
-            if cache != "none" or a or kw:
+            if cache != "none" or a or set(kw) - {"trusted_as_template"}:
                 return super().load_from_file(file_name, cache, unsafe, *a, **kw)
+            # auto asks untrusted, the yaml and constructed plugins trusted for templating:
+            # one parse, trusted as the plugins that read the values ask
             key = (str(file_name), bool(unsafe))
             if key not in self._parsed_once:
-                self._parsed_once[key] = super().load_from_file(file_name, cache, True)
+                self._parsed_once[key] = super().load_from_file(
+                    file_name, cache, True, trusted_as_template=True
+                )
             return self._parsed_once[key]
 
     return Loader

@@ -120,6 +120,8 @@ def resolve(
         warnings = list(loaded.warnings)
         with quick_vars(), kept_display(warnings, lambda _msg, _exc: None):
             out = _read_hosts(loader, manager.get_hosts(), variables, extra_vars or {})
+        for p in sources:  # the files as the user named them
+            warnings = [w.replace(str(p.resolve()), str(p)) for w in warnings]
         out.warnings = warnings
         out.plugins = {h: o.plugin for o in loaded.outcomes if o.plugin for h in o.hosts}
         out.plugin_configs = {o.plugin: _native(o.config) for o in loaded.outcomes if o.plugin}

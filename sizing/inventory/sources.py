@@ -50,6 +50,8 @@ OFFLINE_PLUGINS = (
     VMWARE_PLUGIN,
     LIBVIRT_PLUGIN,
 )
+# The file names a plugin accepts (its verify_file), said when a configuration has another.
+_NAMES = {VMWARE_PLUGIN: "*.vmware.yml or *.vmware.yaml", LIBVIRT_PLUGIN: "*.libvirt.yml"}
 # Where each plugin comes from, when it is not installed.
 _COLLECTION_HINT = {
     VMWARE_PLUGIN: "scripts/install-collections installs it",
@@ -198,6 +200,11 @@ def load_sources(loader: DataLoader, sources: Sequence[Path]) -> Loaded:
     that its plugin could not read, is refused in one line; so is a file named by ``-i``
     that no plugin could read. A file of a directory that no plugin read is a warning, as
     Ansible has it."""
+    from ansible.plugins.loader import init_plugin_loader
+    from ansible.utils.collection_loader import AnsibleCollectionConfig
+
+    if AnsibleCollectionConfig.collection_finder is None:  # as Ansible's CLIs start
+        init_plugin_loader()  # collections found by FQCN (ansible.builtin.constructed, ...)
     warnings: list[str] = []
     outcomes: list[SourceOutcome] = []
     given = {str(p.resolve()) for p in sources}
@@ -220,7 +227,12 @@ def load_sources(loader: DataLoader, sources: Sequence[Path]) -> Loaded:
             problems.append((o.source, o.refused))
             continue
         why = _best_failure(o)
-        if o.plugin:
+        if o.plugin and "could not be verified by inventory plugin" in why:
+            suffix = _NAMES.get(plugin_name(o.plugin), "the name its documentation gives")
+            problems.append(
+                (o.source, f"inventory plugin {o.plugin} reads only files named {suffix}")
+            )
+        elif o.plugin:
             problems.append((o.source, f"inventory plugin {o.plugin}: {why}"))
         elif o.given:
             problems.append((o.source, f"Ansible cannot read it: {why}"))
@@ -229,6 +241,9 @@ def load_sources(loader: DataLoader, sources: Sequence[Path]) -> Loaded:
     if problems:
         source, line = problems[0]
         raise InputError(_as_given(source, sources), [ln for src, ln in problems if src == source])
+    for p in sources:  # the files as the user named them
+        top = str(p.resolve())
+        warnings = [w.replace(top, str(p)) for w in warnings]
     return Loaded(manager, outcomes, warnings)
 
 
