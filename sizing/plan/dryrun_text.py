@@ -174,6 +174,7 @@ def plan_text(doc: PlanDocument) -> str:
 
 
 _GUEST = {"vsphere": ", ESXi guest", "libvirt": ", KVM guest", "container": ", container"}
+GROUPED = 5  # identical hosts summarised as one shape from this many on
 T = TypeVar("T")
 N = TypeVar("N")
 
@@ -186,7 +187,13 @@ def _shapes(
     groups: dict[Hashable, tuple[list[N], T]] = {}
     for item in items:
         groups.setdefault(shape(item), ([], item))[0].append(name(item))
-    return list(groups.values())
+    out: list[tuple[list[N], T]] = []
+    for names, first in groups.values():
+        if len(names) >= GROUPED:
+            out.append((names, first))
+        else:  # a few hosts are each listed, in their order
+            out += [([name(i)], i) for i in items if name(i) in names]
+    return out
 
 
 def _server_shape(s: PlanServer) -> Hashable:
