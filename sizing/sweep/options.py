@@ -183,7 +183,7 @@ class RunOptions:
     # the -i after the first (Ansible merges repeated -i in order); --resume reads them again
     more_inventories: tuple[Path, ...] = stored(
         (),
-        cli="inventory",
+        refused=False,  # -i: refused beside --resume as "inventory" already
         encode=lambda n, v: {n: [str(Path(p).resolve()) for p in v]} if v else {},
         decode=lambda n, r, now: tuple(Path(p) for p in r.value(n) or ()) or now,
     )

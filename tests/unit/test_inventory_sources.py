@@ -164,7 +164,7 @@ def test_a_plugin_that_cannot_run_offline_is_one_line(
     config.write_text(f"plugin: {plugin}\nregions: [eu-west-1]\n")
     code, out, err = sizing("inventory", "check", str(tmp_path))
     assert code == 3, err
-    assert err == f"error: {config}: {expected}\n"
+    assert err.startswith(f"error: {config}: {expected}") and err.count("\n") == 1
 
 
 def test_ansible_tolerance_on_ignored_hosts_never_stops_sizing(tmp_path: Path) -> None:
@@ -193,9 +193,10 @@ def test_ansible_tolerance_on_ignored_hosts_never_stops_sizing(tmp_path: Path) -
     )
     code, out, err = sizing("inventory", "check", str(tmp_path))
     assert code == 0, err
-    assert (
-        f"warning: {tmp_path / 'hosts.yml'}:11: Found duplicate mapping key 'ansible_host'" in err
-    )
+    warned = err.replace("\n    ", " ")  # Ansible's warnings are wrapped at 100 columns
+    where = tmp_path / "hosts.yml"
+    assert f"warning: {where}:13: Found duplicate mapping key 'ansible_host'." in warned
+    assert "(2 times)" not in warned  # the file is parsed once
     assert "ignored, in none of servers, clients, upstreams: jump1 (bastion), vaulted1" in out
 
 
@@ -270,10 +271,11 @@ def test_no_line_is_wider_than_100_columns(tmp_path: Path, case: str) -> None:
     code, out, err = sizing("inventory", "check", "--verbose", str(path))
     assert code == 0 and _wide(out + err) == []
     db = str(tmp_path / "x.sqlite")
+    cpu = '{"sizing_cpu": {"sockets": 2, "cores_per_socket": 8}}'
     code, out, err = sizing(
-        "run", "-i", str(path), "--plan", "--cores", "1", "--profile", "rps", "--db", db
+        "run", "-i", str(path), "--plan", "--cores", "1", "--profile", "rps", "--db", db, "-e", cpu
     )
-    assert _wide(out + err) == [], (code, out, err)
+    assert code == 0 and _wide(out + err) == [], (code, out, err)
 
 
 def test_a_plan_of_1000_identical_servers_fits_a_screen(tmp_path: Path) -> None:
