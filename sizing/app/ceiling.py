@@ -76,7 +76,7 @@ def probe(
     servers = [h for h in inv.hosts.values() if "server" in h.roles]
     if not servers:
         raise UsageError(f"{inventory}: no host in the servers group to probe")
-    playbooks = Playbooks(inv.path, debug)
+    playbooks = Playbooks(inv.inventories, debug)
     facts, unreachable = gather_facts(playbooks, servers)
     if siblings:
         want = tuple(sorted(int(x) for x in jobs[-1].cpus.split(",")))

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,6 +63,7 @@ class InventoryCheck:
     def to_json(self) -> dict[str, Any]:
         return {
             "inventory": str(self.file),
+            "inventories": [str(p) for p in self.inventory.inventories],
             "hosts": [h.to_json(self.connected) for h in self.hosts],
             "ignored": [
                 {"name": n, "groups": list(g)} for n, g in sorted(self.inventory.ignored.items())
@@ -70,13 +71,14 @@ class InventoryCheck:
             "connected": self.connected,
         }
 
-    def summary(self) -> list[str]:
+    def summary(self, verbose: bool = False) -> list[str]:
         """Which hosts sizing would measure, load from, run upstreams on, and which it
         ignores (with their groups): a ``servers`` group an inventory already had (a
-        Proxmox host, a NAS) is seen before anything is measured."""
+        Proxmox host, a NAS) is seen before anything is measured. Each line fits
+        :data:`WIDTH`: a long list is summarised unless ``verbose``."""
         inv = self.inventory
         lines = [
-            f"{what} ({group}): {', '.join(h.name for h in hosts)}"
+            _listed(f"{what} ({group})", [h.name for h in hosts], verbose)
             for what, group, hosts in (
                 ("measured", "servers", inv.servers),
                 ("load generators", "clients", inv.clients),
@@ -86,18 +88,43 @@ class InventoryCheck:
         ]
         others = [n for n in inv.hosts if not inv.hosts[n].roles]
         if others:
-            lines.append(f"used as hypervisors: {', '.join(others)}")
+            lines.append(_listed("used as hypervisors", others, verbose))
         if inv.ignored:
             shown = [
                 f"{n} ({', '.join(g for g in groups if g != 'all') or 'ungrouped'})"
                 for n, groups in sorted(inv.ignored.items())
             ]
-            lines.append(f"ignored, in none of servers, clients, upstreams: {', '.join(shown)}")
+            line = f"ignored, in none of servers, clients, upstreams: {', '.join(shown)}"
+            if verbose:
+                lines.append("ignored, in none of servers, clients, upstreams:")
+                lines += [f"  {s}" for s in shown]
+            elif len(line) <= WIDTH:
+                lines.append(line)
+            else:
+                groups = {g for gs in inv.ignored.values() for g in gs if g != "all"}
+                lines.append(
+                    f"ignored: {len(inv.ignored)} hosts in {len(groups)} groups;"
+                    " --verbose lists them"
+                )
         return lines
 
 
+WIDTH = 100  # the width of every line of text output
+
+
+def _listed(label: str, names: list[str], verbose: bool) -> str:
+    """``label: a, b, c``, or ``label: a, b, ... z (300 hosts)`` where that is too wide."""
+    line = f"{label}: {', '.join(names)}"
+    if verbose or len(line) <= WIDTH:
+        return line
+    line = f"{label}: {names[0]}, ... {names[-1]} ({len(names)} hosts; --verbose lists them)"
+    if len(line) <= WIDTH:
+        return line
+    return f"{label}: {len(names)} hosts, {names[0]} first; --verbose lists them"
+
+
 def check(
-    file: Path,
+    file: Path | Sequence[Path],
     *,
     limit: str | None = None,
     extra_vars: list[str] | None = None,
@@ -113,7 +140,7 @@ def check(
     backends = {h.name: describe_host(h, inv, options) for h in inv.hosts.values()}
     failed: dict[str, str] = {}
     if connect:
-        _facts, failed = gather_facts(Playbooks(inv.path, debug), list(inv.hosts.values()))
+        _facts, failed = gather_facts(Playbooks(inv.inventories, debug), list(inv.hosts.values()))
         for name, backend in backends.items():
             hyp = backend.get("hypervisor")
             if isinstance(hyp, dict) and hyp.get("error"):
@@ -121,4 +148,4 @@ def check(
     hosts = [
         HostCheck(h, h.connection, backends[h.name], failed.get(h.name)) for h in inv.hosts.values()
     ]
-    return InventoryCheck(file, inv, hosts, connect, failed)
+    return InventoryCheck(inv.path, inv, hosts, connect, failed)

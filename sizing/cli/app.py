@@ -74,9 +74,11 @@ def error(message: str) -> None:
     _said(f"error: {message}", typer.colors.RED)
 
 
-def warn(message: str) -> None:
-    """A warning on stderr."""
-    _said(f"warning: {message}", typer.colors.YELLOW)
+def warn(message: str, *, fit: bool = False) -> None:
+    """A warning on stderr; ``fit``: a line wider than 100 columns goes on, indented, on
+    the next (Ansible's warnings, of any length)."""
+    text = fitted(f"warning: {message}") if fit else f"warning: {message}"
+    _said(text, typer.colors.YELLOW)
 
 
 def _said(line: str, colour: str) -> None:
@@ -121,6 +123,27 @@ def escaped_output() -> Iterator[None]:
         yield
     finally:
         sys.stdout, sys.stderr = saved
+
+
+def fitted(text: str, width: int = 100) -> str:
+    """``text`` with every line wider than ``width`` broken at spaces, the rest of it
+    indented under its start (a word longer than the width, a path, is kept whole)."""
+    import textwrap
+
+    out: list[str] = []
+    for line in text.splitlines() or [""]:
+        if len(line) <= width:
+            out.append(line)
+            continue
+        lead = len(line) - len(line.lstrip())
+        out += textwrap.wrap(
+            line,
+            width=width,
+            subsequent_indent=" " * (lead + 4),
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+    return "\n".join(out)
 
 
 def guarded(fn: Callable[P, R]) -> Callable[P, R]:

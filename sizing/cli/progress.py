@@ -129,7 +129,7 @@ class RichProgress:
         if self.enabled:
             self.console.log(f"[yellow]{_shown(message)}[/yellow]")
         else:
-            warn(message)
+            warn(message, fit=True)
 
     def info(self, message: str) -> None:
         if self.enabled:

@@ -28,8 +28,13 @@ if TYPE_CHECKING:
 # -- the options of `sizing run` (adding one: here, and its RunOptions field) --------
 
 InventoryOpt = Annotated[
-    Path,
-    typer.Option("-i", "--inventory", help="Ansible inventory (default: inventories/local.yml)."),
+    list[Path] | None,
+    typer.Option(
+        "-i",
+        "--inventory",
+        help="Ansible inventory: a file, a directory or a plugin configuration; repeated,"
+        " merged in order as Ansible merges them (default: inventories/local.yml).",
+    ),
 ]
 CoresOpt = Annotated[
     str, typer.Option(help="Core counts to measure, comma-separated (powers of two).")
@@ -215,7 +220,7 @@ UnpairedOpt = Annotated[
 
 def run(
     ctx: typer.Context,
-    inventory: InventoryOpt = paths.DEFAULT_INVENTORY,
+    inventory: InventoryOpt = None,
     cores: CoresOpt = "1,2,4,8",
     ht: HtOpt = HtChoice.OFF,
     profile: ProfileOpt = "rps,tps",
@@ -404,7 +409,8 @@ def _options(
             warmup_s=warmup,
             connections=connections,
         ),
-        inventory=inventory,
+        inventory=(inventory or [paths.DEFAULT_INVENTORY])[0],
+        more_inventories=tuple((inventory or [])[1:]),
         cores=parse_cores(cores),
         hts=choice(HtChoice, ht, "--ht", RUN_HT).modes,
         profiles=tuple(parse_profiles(profile)),

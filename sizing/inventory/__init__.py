@@ -1,17 +1,20 @@
 """Inventories: Ansible inventories with ``sizing_*`` variables.
 
-Ansible reads them (:mod:`sizing.inventory.resolve`): its InventoryManager takes a file
-(YAML, with or without a suffix, or INI) or a directory of them, expands host ranges
-(``web[01:02]``), reads ``group_vars/`` and ``host_vars/``, decrypts ansible-vault values
-with Ansible's own vault secrets (``ANSIBLE_VAULT_PASSWORD_FILE`` or ``vault_password_file``
-in ansible.cfg) and templates the variables sizing reads (``ansible_host: '{{ ... }}'``).
-The variables are the ones ``ansible-inventory --list`` shows, those templated. Before
-Ansible sees a file, sizing's strict reader checks it (duplicate keys with their lines,
-unknown keys in a group; ``!unsafe``, ``!vault`` and merge keys read as Ansible reads
-them); an INI file is checked by Ansible's INI parser. The hosts sizing uses are then
-validated with pydantic, each problem one ``file: host X: field: message`` line; a host
-outside its groups is listed as ignored, never a reason to refuse. ansible-core is imported
-only when an inventory is read, so commands that read none start fast.
+Ansible reads them (:mod:`sizing.inventory.sources`, :mod:`sizing.inventory.resolve`): its
+InventoryManager takes a file (YAML, with or without a suffix, INI, an inventory plugin's
+configuration) or a directory of them (groups defined in one file, used in another), or
+several (repeated ``-i``, merged in order); it expands host ranges (``web[01:02]``), reads
+``group_vars/`` and ``host_vars/``, runs the inventory plugins sizing reads (``constructed``,
+vCenter's, libvirt's), decrypts ansible-vault values with Ansible's own vault secrets
+(``ANSIBLE_VAULT_PASSWORD_FILE`` or ``vault_password_file`` in ansible.cfg) and templates
+the variables sizing reads (``ansible_host: '{{ ... }}'``). Sizing reads no file itself: its
+checks run on what Ansible loaded. What Ansible warns about (a duplicate YAML key, a file
+of a directory no plugin could read) is a warning; a file named by ``-i`` that no plugin
+could read is refused in one line. Only the hosts sizing uses have their variables read
+and validated with pydantic, each problem one ``file: host X: field: message`` line; a host
+outside its groups is listed as ignored, never a reason to refuse (a vaulted ``host_vars``
+file of such a host needs no password). ansible-core is imported only when an inventory is
+read, so commands that read none start fast.
 
 Roles come from group membership: hosts in ``servers`` are measured, hosts in ``clients``
 generate load, hosts in ``upstreams`` serve behind a proxy.
@@ -19,7 +22,8 @@ generate load, hosts in ``upstreams`` serve behind a proxy.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +39,9 @@ from sizing.inventory.model import (
     Inventory,
     check_address,
     is_loopback,
+    short_connection,
 )
-from sizing.inventory.shape import check_sources
+from sizing.inventory.plugins import derive_plugin_vars
 
 __all__ = [
     "CpuSpec",
@@ -49,34 +54,37 @@ __all__ = [
 
 
 def load_inventory(
-    path: Path | str,
+    path: Path | str | Sequence[Path | str],
     *,
     limit: str | None = None,
     extra_vars: Mapping[str, Any] | None = None,
 ) -> Inventory:
     """Read an inventory with Ansible and validate it, or raise :class:`InputError`.
 
-    ``path``: a file (YAML with or without a suffix, INI) or a directory of them, as
-    ``ansible -i`` takes it. Nothing is contacted: Ansible only parses the files,
-    ``group_vars/`` and ``host_vars/`` beside them, decrypts vault values with the secrets
-    its configuration names and templates the variables sizing reads.
+    ``path``: a file (YAML with or without a suffix, INI, an inventory plugin's
+    configuration) or a directory of them, as ``ansible -i`` takes it; or several, merged
+    in order as repeated ``-i`` are. Ansible parses the files, ``group_vars/`` and
+    ``host_vars/`` beside them, runs the inventory plugins sizing reads (constructed,
+    vCenter, libvirt: :mod:`sizing.inventory.sources`), decrypts vault values with the
+    secrets its configuration names and templates the variables sizing reads.
     ``limit``: Ansible host patterns (``--limit``), resolved by Ansible's InventoryManager;
     only the hosts they match are kept. ``extra_vars`` (``-e``) override every host's
     variables, as in ansible-playbook, before the ``sizing_*`` ones are validated.
     """
     from sizing.inventory.resolve import resolve
 
-    path = Path(path)
-    shown = str(path)
-    if not path.exists():
-        raise InputError(shown, ["no such inventory file"])
-    ini_files = check_sources(path)
-    resolved = resolve(path, ini_files, limit, extra_vars or {})
+    paths = [Path(p) for p in ([path] if isinstance(path, str | Path) else path)]
+    for p in paths:
+        if not p.exists():
+            raise InputError(str(p), ["no such inventory file"])
+    resolved = resolve(paths, limit, extra_vars or {})
     if limit and not resolved.hosts:
-        raise InputError(shown, [f"--limit {limit}: matches no host of this inventory"])
-    return build_inventory(
-        path, resolved.hosts, problems=resolved.problems, extra_vars=extra_vars or {}
+        raise InputError(str(paths[0]), [f"--limit {limit}: matches no host of this inventory"])
+    derive_plugin_vars(resolved)
+    inv = build_inventory(
+        paths[0], resolved.hosts, problems=resolved.problems, extra_vars=extra_vars or {}
     )
+    return replace(inv, sources=tuple(paths), warnings=tuple(resolved.warnings))
 
 
 def _shown(name: str) -> str:
@@ -84,9 +92,10 @@ def _shown(name: str) -> str:
     return name if not CONTROL.search(name) else repr(name)
 
 
-# The connections that reach a device's API, not a shell: nginx cannot be installed there
-# and no load generator can run there.
+# The connections that reach a device's API or a Windows host, not a POSIX shell: nginx
+# cannot be installed there and no load generator can run there.
 API_CONNECTIONS = ("network_cli", "httpapi", "netconf")
+WINDOWS_CONNECTIONS = ("winrm", "psrp")
 
 
 def _connection_problems(variables: Mapping[str, Any], roles: frozenset[str]) -> list[str]:
@@ -111,13 +120,12 @@ def _connection_problems(variables: Mapping[str, Any], roles: frozenset[str]) ->
         ):
             problems.append(f"{key}: {port!r} is not a port (1-65535)")
     conn = variables.get("ansible_connection")
-    if conn in API_CONNECTIONS and roles & {"server", "client"}:
+    short = short_connection(conn) if isinstance(conn, str) else None
+    if short in API_CONNECTIONS + WINDOWS_CONNECTIONS and roles & {"server", "client"}:
         role = "server" if "server" in roles else "client"
-        problems.append(
-            f"ansible_connection {conn}: a network device reached through its API cannot be "
-            f"a {role} (sizing installs nginx and runs load generators over a shell); "
-            f"remove it from the {role}s group"
-        )
+        what = "a Windows host" if short in WINDOWS_CONNECTIONS else "a network API"
+        # nginx and the load generators run over a POSIX shell
+        problems.append(f"ansible_connection {conn}: {what}, no shell: not a {role}")
     return problems
 
 

@@ -242,6 +242,16 @@ class HostVars(BaseModel):
         return self
 
 
+def short_connection(name: str) -> str:
+    """A connection plugin's short name: ``ansible.builtin.local`` is ``local``,
+    ``ansible.netcommon.network_cli`` is ``network_cli``; another collection's keeps its
+    FQCN."""
+    for prefix in ("ansible.builtin.", "ansible.legacy.", "ansible.netcommon."):
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return name
+
+
 @dataclass(frozen=True)
 class Host:
     """One inventory host as sizing understands it."""
@@ -258,7 +268,7 @@ class Host:
 
     @property
     def is_local(self) -> bool:
-        return self.variables.get("ansible_connection") == "local"
+        return self.connection == "local"
 
     @property
     def ansible_address(self) -> str:
@@ -280,7 +290,7 @@ class Host:
     @property
     def connection(self) -> str:
         """How Ansible reaches the host (``ssh`` unless the inventory says otherwise)."""
-        return str(self.variables.get("ansible_connection") or "ssh")
+        return short_connection(str(self.variables.get("ansible_connection") or "ssh"))
 
     @property
     def runs_on(self) -> str:
@@ -300,6 +310,21 @@ class Inventory:
     # hosts the inventory has but sizing does not use (in none of its groups), with their
     # groups: listed by `inventory check`, never validated
     ignored: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # every -i, in order (path is the first); Ansible's warnings as it read them
+    sources: tuple[Path, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def warning_lines(self) -> list[str]:
+        """Ansible's warnings, each distinct one once, with how often it came."""
+        seen: dict[str, int] = {}
+        for line in self.warnings:
+            seen[line] = seen.get(line, 0) + 1
+        return [line if n == 1 else f"{line} ({n} times)" for line, n in seen.items()]
+
+    @property
+    def inventories(self) -> tuple[Path, ...]:
+        """Every ``-i``, in order."""
+        return self.sources or (self.path,)
 
     @property
     def servers(self) -> list[Host]:

@@ -8,10 +8,9 @@ sizing's view with ``ansible-inventory --list``):
   no one, yet Ansible deep-copies it before returning it (every tagged string copied
   again): it is returned as parsed.
 - The ``auto`` inventory plugin parses a whole YAML file only to look for a top-level
-  ``plugin:`` key (an inventory plugin's configuration) and fails without one. Sizing's
-  pre-check (:func:`sizing.inventory.shape.check_sources`) has refused every file with such
-  a key, so ``auto`` is left out of the plugins the configuration enables; the others
-  (yaml, ini, toml, script, host_list, ...) are kept in their order.
+  ``plugin:`` key (an inventory plugin's configuration), then the ``yaml`` plugin parses
+  it again: a file loaded with ``cache='none'`` is parsed once per reading of the
+  inventory, and the second caller gets the first parse (neither changes it).
 - ``VariableManager.get_vars`` cleans a host's cached facts even when it has none: with
   none (an inventory read, no play has run) the cleaning returns an empty dict, which is
   what it returns here without scanning the connection plugins on disk for every host.
@@ -28,29 +27,35 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ansible.inventory.manager import InventoryManager
     from ansible.parsing.dataloader import DataLoader
 
-__all__ = ["ansible_readers", "quick_vars"]
+__all__ = ["ansible_loader", "quick_vars"]
 
 
-def ansible_readers() -> tuple[type[DataLoader], type[InventoryManager]]:
-    """Ansible's DataLoader and InventoryManager, with the first two cuts above."""
-    from ansible.inventory.manager import InventoryManager
+def ansible_loader() -> type[DataLoader]:
+    """Ansible's DataLoader, with the first two cuts above (one instance per reading)."""
     from ansible.parsing.dataloader import DataLoader
 
     class Loader(DataLoader):  # type: ignore[misc]  # ansible-core has no types
+        def __init__(self, *a: Any, **kw: Any) -> None:
+            super().__init__(*a, **kw)
+            self._parsed_once: dict[tuple[str, bool], Any] = {}
+
         def load_from_file(
             self, file_name: str, cache: str = "all", unsafe: bool = False, *a: Any, **kw: Any
         ) -> Any:
-            return super().load_from_file(file_name, cache, unsafe or cache == "none", *a, **kw)
+            if cache != "none" or a or set(kw) - {"trusted_as_template"}:
+                return super().load_from_file(file_name, cache, unsafe, *a, **kw)
+            # auto asks untrusted, the yaml and constructed plugins trusted for templating:
+            # one parse, trusted as the plugins that read the values ask
+            key = (str(file_name), bool(unsafe))
+            if key not in self._parsed_once:
+                self._parsed_once[key] = super().load_from_file(
+                    file_name, cache, True, trusted_as_template=True
+                )
+            return self._parsed_once[key]
 
-    class Manager(InventoryManager):  # type: ignore[misc]
-        def _fetch_inventory_plugins(self) -> list[Any]:
-            plugins = super()._fetch_inventory_plugins()
-            return [p for p in plugins if getattr(p, "NAME", None) != "auto"] or plugins
-
-    return Loader, Manager
+    return Loader
 
 
 @contextmanager

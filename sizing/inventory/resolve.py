@@ -9,14 +9,16 @@ refuse an inventory. ansible-core is imported here only when an inventory is rea
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sizing.errors import InputError
 from sizing.inventory.model import ROLE_GROUPS
-from sizing.inventory.readers import ansible_readers, quick_vars
+from sizing.inventory.readers import ansible_loader, quick_vars
+from sizing.inventory.sources import kept_display, load_sources
 
 if TYPE_CHECKING:
     from ansible.parsing.dataloader import DataLoader
@@ -45,6 +47,9 @@ class Resolved:
 
     hosts: dict[str, tuple[set[str], dict[str, Any]]] = field(default_factory=dict)
     problems: dict[str, list[str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # Ansible's, one line each
+    plugins: dict[str, str] = field(default_factory=dict)  # host -> the plugin that added it
+    plugin_configs: dict[str, Any] = field(default_factory=dict)  # plugin -> configuration
 
 
 def first_line(exc: BaseException) -> str:
@@ -91,53 +96,39 @@ def setup_vault(loader: DataLoader) -> None:
         current.secrets = secrets
 
 
-def check_ini(loader: DataLoader, source: str, shown: str) -> None:
-    """Parse an INI inventory with Ansible's INI plugin alone, for one clear error line.
-
-    InventoryManager would only warn and go on with an empty inventory.
-    """
-    from ansible.errors import AnsibleError
-    from ansible.inventory.data import InventoryData
-    from ansible.plugins.loader import inventory_loader
-
-    plugin = inventory_loader.get("ini")
-    try:
-        plugin.parse(InventoryData(), loader, source, cache=False)
-    except AnsibleError as exc:
-        cause = exc.__cause__ if isinstance(exc.__cause__, AnsibleError) else exc
-        message = first_line(cause).removeprefix("Failed to parse inventory: ")
-        raise InputError(shown, [f"INI syntax: {message}"]) from exc
-
-
 def resolve(
-    path: Path,
-    ini_files: list[Path],
+    sources: Sequence[Path],
     limit: str | None = None,
     extra_vars: Mapping[str, Any] | None = None,
 ) -> Resolved:
-    """Each host's groups and variables, as ``ansible-inventory -i PATH --list`` has them
+    """Each host's groups and variables, as ``ansible-inventory -i A -i B --list`` has them
     (``--limit`` and ``-e`` applied as ansible-playbook applies them), with the variables
-    sizing reads templated for the hosts it uses. ``ini_files``: the sources Ansible will
-    read as INI, parsed first for one clear error line."""
+    sizing reads templated for the hosts it uses. Only those hosts' variables are read: a
+    vaulted ``host_vars`` file of a host sizing ignores needs no password."""
     from ansible.errors import AnsibleError
     from ansible.vars.manager import VariableManager
 
-    shown = str(path)
-    DataLoader, InventoryManager = ansible_readers()
-    loader = DataLoader()
+    shown = str(sources[0])
+    loader = ansible_loader()()
     setup_vault(loader)
-    for ini in ini_files:
-        check_ini(loader, str(ini.resolve()), str(ini))
     try:
-        manager = InventoryManager(loader=loader, sources=[str(path.resolve())])
+        loaded = load_sources(loader, sources)
+        manager = loaded.manager
         variables = VariableManager(loader=loader, inventory=manager)
         if limit:
             manager.subset(limit)
-        with quick_vars():
-            return _read_hosts(loader, manager.get_hosts(), variables, extra_vars or {})
+        warnings = list(loaded.warnings)
+        with quick_vars(), kept_display(warnings, lambda _msg, _exc: None):
+            out = _read_hosts(loader, manager.get_hosts(), variables, extra_vars or {})
+        for p in sources:  # the files as the user named them
+            warnings = [w.replace(str(p.resolve()), str(p)) for w in warnings]
+        out.warnings = warnings
+        out.plugins = {h: o.plugin for o in loaded.outcomes if o.plugin for h in o.hosts}
+        out.plugin_configs = {o.plugin: _native(o.config) for o in loaded.outcomes if o.plugin}
+        return out
     except AnsibleError as exc:
-        if "vault password" in first_line(exc).lower():
-            files = ", ".join(str(f) for f in _vault_files(path)) or "a vars file"
+        if "vault password" in first_line(exc).lower() or "vault secrets" in str(exc).lower():
+            files = ", ".join(str(f) for p in sources for f in _vault_files(p)) or "a vars file"
             raise InputError(
                 shown,
                 [f"cannot decrypt the vault-encrypted {files} (no vault password); {VAULT_HINT}"],
@@ -170,19 +161,15 @@ def _vault_files(path: Path) -> list[Path]:
 def _read_hosts(
     loader: DataLoader, hosts: list[Any], variables: Any, extra_vars: Mapping[str, Any]
 ) -> Resolved:
-    """Groups and variables of every host; the used hosts' variables templated."""
-    from ansible import constants as C
-
+    """Every host's groups; the variables of the hosts sizing uses (in a role group, or
+    the hypervisor a used guest names), templated where they need it."""
     out = Resolved()
-    every: dict[str, dict[str, Any]] = {}  # the play's view, magic variables included
+    by_name = {}
     for host in hosts:
-        full = variables.get_vars(host=host, include_hostvars=False, stage="all")
-        full.update(extra_vars)  # extra vars win over everything, as in Ansible
-        every[host.name] = full
-        shown = {k: v for k, v in full.items() if k not in C.INTERNAL_STATIC_VARS}
-        groups = {g.name for g in host.get_groups()} | {"all"}
-        out.hosts[host.name] = (groups, {str(k): _native(v) for k, v in shown.items()})
+        by_name[host.name] = host
+        out.hosts[host.name] = ({g.name for g in host.get_groups()} | {"all"}, {})
     used = [n for n, (g, _) in out.hosts.items() if g & ROLE_GROUPS.keys()]
+    every = {n: _host_vars(by_name[n], variables, extra_vars, out) for n in used}
     for name in used:
         _template_host(loader, name, every[name], out)
     # the hypervisors the used guests live on are used too (libvirt's sizing_vm)
@@ -191,9 +178,52 @@ def _read_hosts(
         for n in used
         if isinstance(vm := out.hosts[n][1].get("sizing_vm"), dict)
     }
-    for name in sorted(named & every.keys() - set(used)):
+    for name in sorted(named & out.hosts.keys() - set(used)):
+        every[name] = _host_vars(by_name[name], variables, extra_vars, out)
         _template_host(loader, name, every[name], out)
     return out
+
+
+def _host_vars(
+    host: Any, variables: Any, extra_vars: Mapping[str, Any], out: Resolved
+) -> dict[str, Any]:
+    """One host's variables as a play sees them (magic variables included, returned), and
+    the plain ones in ``out`` (what ``ansible-inventory --list`` shows)."""
+    from ansible import constants as C
+
+    full = variables.get_vars(host=host, include_hostvars=False, stage="all")
+    full.update(extra_vars)  # extra vars win over everything, as in Ansible
+    shown = {k: v for k, v in full.items() if k not in C.INTERNAL_STATIC_VARS}
+    for k in list(shown):
+        why = _oversized(shown[k])
+        if why:  # YAML aliases multiply a value; Ansible keeps them as references
+            out.problems.setdefault(host.name, []).append(f"{k}: {why}")
+            del shown[k], full[k]
+    out.hosts[host.name][1].update({str(k): _native(v) for k, v in shown.items()})
+    return dict(full)
+
+
+MAX_DEPTH = 64  # a value within values
+MAX_NODES = 200_000  # values in one variable, an alias counted each time it is used
+
+
+def _oversized(value: Any) -> str | None:
+    """Why a variable is too big to read (too deep, or too many values through aliases),
+    counted without recursion; None for the others."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    nodes = 0
+    while stack:
+        v, depth = stack.pop()
+        nodes += 1
+        if nodes > MAX_NODES:
+            return f"more than {MAX_NODES} values (YAML aliases?)"
+        if depth > MAX_DEPTH:
+            return f"values nested deeper than {MAX_DEPTH} levels"
+        if isinstance(v, Mapping):
+            stack.extend((x, depth + 1) for x in v.values())
+        elif isinstance(v, list | tuple):
+            stack.extend((x, depth + 1) for x in v)
+    return None
 
 
 def _template_host(loader: DataLoader, name: str, full: dict[str, Any], out: Resolved) -> None:
@@ -234,15 +264,27 @@ def _needs_templar(value: Any) -> bool:
 
 
 def _why(exc: BaseException) -> str:
-    """Why a value could not be resolved, in one line: a missing vault password says how
-    to give it."""
+    """Why a value could not be resolved, in one line: the undefined variable it names, or
+    a missing vault password and how to give it."""
+    from ansible.errors import AnsibleUndefinedVariable
+
     chain: list[BaseException] = [exc]
     while chain[-1].__cause__ is not None and len(chain) < 10:
         chain.append(chain[-1].__cause__)
-    text = " ".join(first_line(e) for e in chain)
-    if "vault" in text.lower() or "decrypt" in text.lower():
+    for e in chain:
+        if isinstance(e, AnsibleUndefinedVariable):
+            found = _UNDEFINED.search(first_line(e))
+            name = found.group(1) if found else first_line(e)
+            return f"undefined variable {name!r}"
+    if any(type(e).__name__.startswith("AnsibleVault") for e in chain) or any(
+        "vault secrets" in first_line(e).lower() or "decrypt" in first_line(e).lower()
+        for e in chain
+    ):
         return f"cannot decrypt the ansible-vault value (no vault password); {VAULT_HINT}"
     return f"cannot be resolved: {first_line(exc).removeprefix('Error rendering template: ')}"
+
+
+_UNDEFINED = re.compile(r"'([^']+)' is undefined")
 
 
 def _native(value: Any, *, reveal: bool = False) -> Any:

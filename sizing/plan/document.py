@@ -72,6 +72,7 @@ class PlanHost:
     cpus: int | None
     topology: str | None
     cpu_model: str | None
+    platform: str = "baremetal"  # what the host is: bare metal, an ESXi or KVM guest, ...
 
 
 @dataclass(frozen=True)

@@ -168,13 +168,14 @@ def plan_document(
                 cpus=len(f.topology.cpus) if f else None,
                 topology=f.topology.describe() if f else None,
                 cpu_model=f.record.cpu_model if f else None,
+                platform=str(h.platform),
             )
         )
     measured = [p for p in plan if not p.skipped and p.key not in done]
     configs = sorted({p.config for p in measured})
     return PlanDocument(
         nothing_to_measure=None if measured else nothing_to_measure(plan, done),
-        inventory=str(inventory.path),
+        inventory=" + ".join(str(p) for p in inventory.inventories),
         resume_run=resume_run,
         probed=probed,
         hosts=host_docs,

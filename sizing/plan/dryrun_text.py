@@ -3,7 +3,10 @@ and the legs left unpaired, the estimated time and the pre-flight verdicts (100 
 
 from __future__ import annotations
 
-from sizing.plan.document import PlanDocument
+from collections.abc import Callable, Hashable, Sequence
+from typing import TypeVar
+
+from sizing.plan.document import PlanDocument, PlanHost, PlanServer
 from sizing.plan.dryrun import duration_words, names_text, span_words
 
 
@@ -42,13 +45,14 @@ def summary_text(doc: PlanDocument) -> list[str]:
     """The default ``--plan`` text: per server its points and CPU sets, its clients once,
     then the estimate."""
     lines = ["servers (--plan --verbose lists every point with every client's command):"]
-    for s in doc.servers:
-        parts = [f"{s.planned} point(s) to measure"]
+    for names, s in _shapes(doc.servers, lambda s: s.host, _server_shape):
+        parts = [f"{s.planned} point(s) to measure" + (" each" if len(names) > 1 else "")]
         if s.stored:
             parts.append(f"{s.stored} stored")
         if s.skipped:
             parts.append(f"{s.skipped} skipped")
-        lines.append(f"  {s.host}: {', '.join(parts)}")
+        who = s.host if len(names) == 1 else f"{names_text(names)}, one shape"
+        lines.append(f"  {who}: {', '.join(parts)}")
         if s.stands_for:
             lines.append(
                 f"    stands for {len(s.stands_for)} identical server(s) (--sample): "
@@ -74,10 +78,18 @@ def summary_text(doc: PlanDocument) -> list[str]:
             f"repetitions, {duration_words(e.overhead_s)} of it assumed for provisioning and "
             "Ansible)"
         )
+    return _fit(lines)  # 100 columns, continuation lines indented under their item
+
+
+def _fit(lines: list[str]) -> list[str]:
+    """Every line within 100 columns, a continuation indented under its item."""
     import textwrap
 
     out: list[str] = []
-    for line in lines:  # 100 columns, continuation lines indented under their item
+    for line in lines:
+        if len(line) <= 100:
+            out.append(line)
+            continue
         lead = len(line) - len(line.lstrip())
         out += textwrap.wrap(
             line,
@@ -103,18 +115,34 @@ def plan_text(doc: PlanDocument) -> str:
         if probed
         else "hosts (offline: declared facts, nothing contacted; --probe reads the hosts):"
     )
-    for h in doc.hosts:
+
+    def state(h: PlanHost) -> str:
         if not probed:
-            state = f"{h.facts} {h.topology}" if h.facts else f"NOT PLANNED: {h.problem}"
-        elif h.reachable:
-            state = "reachable"
-        else:
-            state = f"UNREACHABLE: {h.problem}"
+            return f"{h.facts} {h.topology}" if h.facts else f"NOT PLANNED: {h.problem}"
+        return "reachable" if h.reachable else f"UNREACHABLE: {h.problem}"
+
+    def shape(h: PlanHost) -> tuple[object, ...]:
+        return (tuple(h.roles), state(h), h.cpus, h.platform)
+
+    hosts = [(hs, hs[0]) for hs, _ in _shapes(doc.hosts, lambda h: h, shape)]
+    if doc.points is not None:  # --verbose: every host
+        hosts = [([h], h) for h in doc.hosts]
+    for group, h in hosts:
         cpus = f", {h.cpus} CPUs" if h.cpus and probed else ""
-        lines.append(f"  {h.name} ({','.join(h.roles)}) {h.address}{cpus}: {state}")
+        roles = ",".join(h.roles) + _GUEST.get(h.platform, "")
+        if len(group) == 1:
+            lines.append(f"  {h.name} ({roles}) {h.address}{cpus}: {state(h)}")
+        else:
+            names = [g.name for g in group]
+            label = (
+                f"{names_text(names)} ({roles})"
+                if len(names) <= 4
+                else (f"{names[0]} ... {names[-1]} ({len(names)} hosts: {roles})")
+            )
+            lines.append(f"  {label}, each{cpus}: {state(h)}")
     if doc.points is None:
         lines += summary_text(doc)
-        return "\n".join([*lines, *pairs_text(doc), *_tail(doc, probed)])
+        return "\n".join(_fit([*lines, *pairs_text(doc), *_tail(doc, probed)]))
     lines.append("points:")
     for p in doc.points:
         if p.status != "planned" or p.run is None:
@@ -144,7 +172,42 @@ def plan_text(doc: PlanDocument) -> str:
             )
     if doc.estimate.points:
         lines.append(f"estimated time: {span_words(doc.estimate.low_s, doc.estimate.high_s)}")
-    return "\n".join([*lines, *pairs_text(doc), *_tail(doc, probed)])
+    return "\n".join(_fit([*lines, *pairs_text(doc), *_tail(doc, probed)]))
+
+
+_GUEST = {"vsphere": ", ESXi guest", "libvirt": ", KVM guest", "container": ", container"}
+GROUPED = 5  # identical hosts summarised as one shape from this many on
+T = TypeVar("T")
+N = TypeVar("N")
+
+
+def _shapes(
+    items: Sequence[T], name: Callable[[T], N], shape: Callable[[T], Hashable]
+) -> list[tuple[list[N], T]]:
+    """Items of one shape together (the first one standing for them), in the order each
+    shape first comes: a plan of 1,000 identical servers is one line, not 1,000."""
+    groups: dict[Hashable, tuple[list[N], T]] = {}
+    for item in items:
+        groups.setdefault(shape(item), ([], item))[0].append(name(item))
+    out: list[tuple[list[N], T]] = []
+    for names, first in groups.values():
+        if len(names) >= GROUPED:
+            out.append((names, first))
+        else:  # a few hosts are each listed, in their order
+            out += [([name(i)], i) for i in items if name(i) in names]
+    return out
+
+
+def _server_shape(s: PlanServer) -> Hashable:
+    return (
+        s.planned,
+        s.stored,
+        s.skipped,
+        tuple(s.configs.items()),
+        tuple(s.clients.items()),
+        tuple((r.points, r.reason) for r in s.skip_reasons),
+        (s.host, *s.stands_for) if s.stands_for else (),  # a sample stands for its own
+    )
 
 
 def _tail(doc: PlanDocument, probed: bool) -> list[str]:
@@ -157,13 +220,30 @@ def _tail(doc: PlanDocument, probed: bool) -> list[str]:
     lines.append(f"playbooks: {runs}")
     if not probed and doc.preflight:
         lines.append("inventory problems (checked offline; the run would stop before any load):")
-        lines += [f"  - {p}" for p in doc.preflight]
+        lines += _bullets(doc.preflight)
         lines.append("pre-flight on the hosts: not run offline (--probe reads them and runs it)")
     elif not probed:
         lines.append("pre-flight: not run offline (--probe reads the hosts and runs it)")
     elif doc.preflight:
         lines.append("pre-flight problems (the run would stop before any load):")
-        lines += [f"  - {p}" for p in doc.preflight]
+        lines += _bullets(doc.preflight)
     else:
         lines.append("pre-flight: all checks pass")
     return lines
+
+
+def _bullets(problems: Sequence[str]) -> list[str]:
+    """``  - problem`` lines, 100 columns, continued under their text."""
+    import textwrap
+
+    out: list[str] = []
+    for p in problems:
+        out += textwrap.wrap(
+            p,
+            width=100,
+            initial_indent="  - ",
+            subsequent_indent="    ",
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+    return out

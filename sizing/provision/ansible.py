@@ -243,7 +243,7 @@ def _envvars(playbook: str) -> dict[str, str]:
 
 def run_playbook(
     playbook: str,
-    inventory: Path,
+    inventory: Path | Sequence[Path],
     *,
     extravars: Mapping[str, Any] | None = None,
     limit: Sequence[str] | None = None,
@@ -284,7 +284,7 @@ def run_playbook(
             runner = ansible_runner.run(
                 private_data_dir=str(private),
                 playbook=str(paths.PLAYBOOKS / playbook),
-                inventory=str(Path(inventory).resolve()),
+                inventory=_sources(inventory),
                 extravars=dict(extravars or {}),
                 envvars=envvars,
                 limit=",".join(limit) if limit else None,
@@ -312,6 +312,14 @@ def run_playbook(
     return result
 
 
+def _sources(inventory: Path | Sequence[Path]) -> str | list[str]:
+    """ansible-runner's inventory: one path, or the list of every -i (merged in order)."""
+    if isinstance(inventory, str | Path):
+        return str(Path(inventory).resolve())
+    paths = [str(Path(p).resolve()) for p in inventory]
+    return paths[0] if len(paths) == 1 else paths
+
+
 @dataclass(frozen=True)
 class Playbooks:
     """ansible-runner bound once to an inventory (and the run's ``--debug``), run many times.
@@ -320,7 +328,7 @@ class Playbooks:
     set by the caller in ``extravars``, since some plays target another group.
     """
 
-    inventory: Path
+    inventory: Path | tuple[Path, ...]  # one -i, or several merged in order
     debug: bool = False
     # -e/--extra-vars: given to every playbook; sizing's own variables of a call win.
     extravars: Mapping[str, Any] = field(default_factory=dict)

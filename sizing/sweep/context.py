@@ -121,9 +121,13 @@ class RunContext:
     def bind(cls, opts: RunOptions, progress: Progress | None = None) -> RunContext:
         """Read the inventory (through Ansible) and bind everything a run uses to it."""
         shown: Progress = progress or NullProgress()
-        inventory = load_inventory(opts.inventory, limit=opts.limit, extra_vars=opts.extra_vars)
+        inventory = load_inventory(
+            (opts.inventory, *opts.more_inventories), limit=opts.limit, extra_vars=opts.extra_vars
+        )
+        for line in inventory.warning_lines():
+            shown.note(f"inventory: {line}")
         playbooks = Playbooks(
-            inventory.path,
+            inventory.inventories,
             opts.debug,
             extravars=opts.extra_vars,
             keep_artifacts=opts.keep_artifacts,

@@ -180,6 +180,13 @@ class RunOptions:
         default_factory=dict,
         metadata={"stored": Stored(_names, lambda n, r, now: now, refused=False)},
     )
+    # the -i after the first (Ansible merges repeated -i in order); --resume reads them again
+    more_inventories: tuple[Path, ...] = stored(
+        (),
+        refused=False,  # -i: refused beside --resume as "inventory" already
+        encode=lambda n, v: {n: [str(Path(p).resolve()) for p in v]} if v else {},
+        decode=lambda n, r, now: tuple(Path(p) for p in r.value(n) or ()) or now,
+    )
     keep_artifacts: Path | None = None  # --keep-artifacts: ansible-runner's artifacts kept
     label: str = stored("", refused=False, decode=_either)  # --label: a name stored with the run
     sample: int | None = stored(None, decode=_either)  # --sample N: N servers per hardware identity

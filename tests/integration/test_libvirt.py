@@ -254,3 +254,51 @@ def test_bad_vm_settings_name_file_host_and_field(image: dict[str, Path], tmp_pa
     result = runner.invoke(app, ["run", "-i", str(inv), "--db", str(tmp_path / "r.sqlite")])
     assert result.exit_code == 3, result.output
     assert f"{inv}: host {lab.DOMAIN}: sizing_vm.vcpus: unknown setting" in result.output
+
+
+def test_the_libvirt_plugin_inventory_reads_as_ansible(
+    image: dict[str, Path], tmp_path: Path
+) -> None:
+    """community.libvirt.libvirt (scripts/install-collections) against the test libvirtd:
+    its domains are read through Ansible's plugin, as ``ansible-inventory --list`` has them
+    (here ignored: in none of sizing's groups); a domain defined for the test, never
+    started, is removed after it."""
+    import json
+    import subprocess
+    import sys
+
+    import libvirt
+
+    conn = libvirt.open(lab.URI)
+    name = "sz6-plugin-probe"
+    dom = conn.defineXML(
+        f"<domain type='qemu'><name>{name}</name><memory unit='MiB'>64</memory><vcpu>1</vcpu>"
+        "<os><type arch='x86_64'>hvm</type></os></domain>"
+    )
+    try:
+        inv = tmp_path / "inv"
+        inv.mkdir()
+        (inv / "10-lab.libvirt.yml").write_text(
+            f"plugin: community.libvirt.libvirt\nuri: {lab.URI}\ninventory_hostname: name\n"
+        )
+        (inv / "20-static.yml").write_text(
+            "all:\n  children:\n    servers:\n      hosts:\n"
+            "        web: {ansible_connection: local}\n"
+            "    clients:\n      hosts:\n        load: {ansible_connection: local}\n"
+        )
+        result = runner.invoke(app, ["inventory", "check", str(inv), "--json"])
+        assert result.exit_code == 0, result.output
+        doc = json.loads(result.stdout)
+        listed = subprocess.run(
+            [str(Path(sys.executable).parent / "ansible-inventory"), "-i", str(inv), "--list"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        every = set(json.loads(listed.stdout)["_meta"]["hostvars"])
+        assert name in every
+        assert {i["name"] for i in doc["ignored"]} == every - {"web", "load"}
+    finally:
+        dom.undefine()
+        conn.close()

@@ -622,3 +622,146 @@ def test_run_with_a_bad_login_fails_with_one_line(
         f"login failed: vSphere refused the user and password from ${USER_ENV} / ${PASSWORD_ENV}"
     )
     assert "wrong" not in result.stderr
+
+
+# -- vCenter's inventory plugin: its VMs as ESXi guests ------------------------------------
+# community.vmware.vmware_vm_inventory (scripts/install-collections) reads vcsim's VMs; the
+# one its `groups:` puts in servers is planned and measured as an ESXi guest, sizing_vm and
+# sizing_hypervisor derived from the plugin's own configuration (credentials from the
+# plugin's VMWARE_USER / VMWARE_PASSWORD, never from a file).
+
+PLUGIN_VM = "DC0_H0_VM0"
+
+
+def _plugin_inventory(
+    vc: dict[str, Any], d: Path, server_vars: dict[str, Any], mp: pytest.MonkeyPatch
+) -> Path:
+    """A directory: the plugin's configuration, a static clients file, group_vars."""
+    mp.setenv("VMWARE_USER", VC_USER)
+    mp.setenv("VMWARE_PASSWORD", VC_PASSWORD)
+    inv = d / "vcenter-inventory"
+    (inv / "group_vars").mkdir(parents=True, exist_ok=True)
+    config = {
+        "plugin": "community.vmware.vmware_vm_inventory",
+        "hostname": "127.0.0.1",
+        "port": vc["port"],
+        "validate_certs": False,  # vcsim's certificate is signed by the test's own CA
+        "hostnames": ["config.name"],
+        "groups": {"servers": f"config.name == '{PLUGIN_VM}'"},
+        "compose": {"ansible_host": f"'{GUEST_IP}'"},
+    }
+    (inv / "10-vcenter.vmware.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+    clients = {
+        "all": {
+            "children": {
+                "clients": {
+                    "hosts": {
+                        "localhost": {
+                            "ansible_connection": "ansible.builtin.local",
+                            "ansible_python_interpreter": "{{ ansible_playbook_python }}",
+                            "sizing_client_cpus": "1",
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (inv / "20-clients.yml").write_text(yaml.safe_dump(clients, sort_keys=False))
+    (inv / "group_vars" / "servers.yml").write_text(yaml.safe_dump(server_vars, sort_keys=False))
+    return inv
+
+
+def test_the_vcenter_plugin_inventory_reads_as_ansible_and_plans_esxi_guests(
+    vcsim: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from typer.testing import CliRunner
+
+    from sizing.cli import app
+
+    cpu = {"sockets": 2, "cores_per_socket": 1}  # vcsim's ESXi host
+    inv = _plugin_inventory(vcsim, tmp_path, {"sizing_cpu": cpu}, monkeypatch)
+    result = CliRunner().invoke(app, ["inventory", "check", str(inv), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    listed = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-inventory"), "-i", str(inv), "--list"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    theirs = json.loads(listed.stdout)
+    assert {h["name"] for h in doc["hosts"]} == {PLUGIN_VM, "localhost"}
+    assert set(theirs["servers"]["hosts"]) == {PLUGIN_VM}
+    every = set(theirs["_meta"]["hostvars"])
+    assert {i["name"] for i in doc["ignored"]} == every - {PLUGIN_VM, "localhost"}
+    assert len(doc["ignored"]) == 3  # vcsim's other VMs
+    [vm] = [h for h in doc["hosts"] if h["name"] == PLUGIN_VM]
+    assert vm["platform"] == "vsphere" and vm["address"] == GUEST_IP
+    assert vm["hypervisor"]["vm"] == PLUGIN_VM
+    assert vm["hypervisor"]["endpoint"] == vcsim["url"]
+    assert VC_PASSWORD not in result.stdout
+
+    db = str(tmp_path / "plan.sqlite")
+    argv = ["run", "-i", str(inv), "--plan", "--cores", "1", "--profile", "static-rps"]
+    plan = CliRunner().invoke(app, [*argv, "--db", db])
+    assert plan.exit_code == 0, plan.output
+    assert f"  {PLUGIN_VM} (server, ESXi guest) {GUEST_IP}: declared 2 sockets" in plan.stdout
+    assert all(len(line) <= 100 for line in plan.output.splitlines())
+
+
+@pytest.mark.slow
+def test_full_run_of_a_vm_the_vcenter_plugin_lists(
+    vcsim: dict[str, Any],
+    guest: dict[str, Any],
+    lab: Path,  # vcsim's VMware Tools report the guest's IP (set by the static lab)
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`sizing run` on the plugin's VM: vcsim sets it up, nginx in the namespace serves wrk."""
+    from typer.testing import CliRunner
+
+    from sizing.cli import app
+    from sizing.provision.ansible import run_playbook
+
+    www = Path(tempfile.mkdtemp(prefix="sz6v-plugin-", dir="/var/tmp"))
+    www.chmod(0o755)
+    server_vars = {
+        "ansible_user": "root",
+        "ansible_ssh_private_key_file": str(guest["key"]),
+        "ansible_ssh_common_args": "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null",
+        "ansible_python_interpreter": "/usr/bin/python3",
+        "sizing_http_port": HTTP_PORT,
+        "sizing_https_port": HTTPS_PORT,
+        "sizing_conf_dir": str(www / "conf"),
+        "sizing_www_root": str(www / "www"),
+        "sizing_log_dir": str(www / "log"),
+        "sizing_pid_file": str(www / "nginx.pid"),
+    }
+    inv = _plugin_inventory(vcsim, tmp_path, server_vars, monkeypatch)
+    db = tmp_path / "sizing.sqlite"
+    argv = ["run", "-i", str(inv), "--cores", "1", "--profile", "static-rps", "--duration", "2"]
+    argv += ["--warmup", "0", "--repeat", "2", "--db", str(db), "--json"]
+    try:
+        result = CliRunner().invoke(app, argv)
+    finally:
+        res = run_playbook("nginx-stop.yml", inv, extravars={"sizing_hosts": PLUGIN_VM})
+        pid_file = www / "nginx.pid"
+        if not res.ok and pid_file.exists():
+            subprocess.run(["kill", pid_file.read_text().strip()], capture_output=True, timeout=10)
+        shutil.rmtree(www, ignore_errors=True)
+    assert result.exit_code == 0, result.output
+    [one] = json.loads(result.stdout)["points"]
+    if one["status"] == "invalid":  # as in test_full_run_vcsim_control_real_nginx_load
+        verdicts = one["metadata"]["guards"]["verdicts"]
+        assert verdicts and {v["flag"] for v in verdicts} <= quiet.MACHINE_VERDICTS, one
+    else:
+        assert one["status"] == "measured", json.dumps(one)
+    assert one["value"] > 0
+    settings = one["metadata"]["platform_settings"]
+    assert settings["vm"] == PLUGIN_VM and settings["guest_ip"] == GUEST_IP
+    assert settings["readback"]["numCPUs"] == 1
+    assert "verification is off" in result.stderr  # the plugin's validate_certs: false
+    assert VC_PASSWORD not in result.stdout

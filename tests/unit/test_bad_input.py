@@ -118,23 +118,18 @@ def test_the_injection_fails_inventory_check(tmp_path: Path) -> None:
     assert result.stdout == ""
 
 
+# What Ansible refuses, said in one line as Ansible says it (sizing reads no file itself).
 SHAPES = {
-    "null host": ("", CLIENT + "        ~: {}\n", "all.children.clients.hosts: host name null"),
-    "integer host": ("", CLIENT + "        123: {}\n", "host name 123 (int) is not a string"),
-    "float group": ("", CLIENT + "    1.5:\n      hosts: {x: }\n", "group name 1.5 (float)"),
-    "control char host": ("", CLIENT + '        "a\\tb": {}\n', "host name 'a\\tb': control"),
-    "escape in host": ("", CLIENT + '        "a\\u001b[2J": {}\n', "control characters"),
+    "null host": ("", CLIENT + "        ~: {}\n", "Host pattern None must be a string"),
+    "integer host": ("", CLIENT + "        123: {}\n", "Host pattern 123 must be a string"),
+    "float group": ("", CLIENT + "    1.5:\n      hosts: {x: }\n", "Unable to add group 1.5"),
+    "control char host": ("", CLIENT + '        "a\\tb": {}\n', "control characters in the host"),
     "group cycle": (
         "",
         CLIENT + "      children:\n        servers:\n          children:\n            clients:\n",
-        "group cycle: clients -> servers -> clients",
+        "creates a recursive dependency loop",
     ),
-    "self cycle": (
-        "",
-        CLIENT + "      children:\n        clients:\n",
-        "group cycle: clients -> clients",
-    ),
-    "non-string var name": ("", CLIENT + "  vars:\n    1: x\n", "all.vars: variable name 1"),
+    "self cycle": ("", CLIENT + "      children:\n        clients:\n", "can't add group to itself"),
 }
 
 
@@ -148,40 +143,18 @@ def test_bad_shapes_are_one_line(tmp_path: Path, case: str) -> None:
     assert str(info.value).startswith(f"{path}: ")
 
 
-def test_deep_group_nesting_is_refused(tmp_path: Path) -> None:
-    lines = ["all:"]
-    for i in range(40):
-        lines.append("  " * (2 * i + 1) + "children:")
-        lines.append("  " * (2 * i + 2) + f"g{i}:")
-    path = tmp_path / "deep.yml"
-    path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(InputError, match="groups nested deeper than 32 levels"):
+@pytest.mark.parametrize("depth", [80, 101])
+def test_deep_values_of_a_used_host_are_refused(tmp_path: Path, depth: int) -> None:
+    path = inventory(tmp_path, "")
+    path.write_text(path.read_text() + "  vars:\n    x: " + "[" * depth + "]" * depth + "\n")
+    with pytest.raises(InputError, match=r"host web: x: values nested deeper than 64 levels"):
         load_inventory(path)
 
 
-@pytest.mark.parametrize("depth", [80, 101, 5000, 50000])
-def test_deep_values_are_refused(tmp_path: Path, depth: int) -> None:
-    path = tmp_path / "deep.yml"
-    path.write_text("all:\n  vars:\n    x: " + "[" * depth + "]" * depth + "\n")
-    with pytest.raises(InputError, match=r"nested deeper than (64|100) levels"):
-        load_inventory(path)
-
-
-def test_alias_bombs_are_refused(tmp_path: Path) -> None:
-    text = "all:\n  vars:\n    a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
-    for i in range(1, 9):
-        prev = f"*a{i - 1}"
-        text += f"    a{i}: &a{i} [{', '.join([prev] * 10)}]\n"
-    path = tmp_path / "bomb.yml"
-    path.write_text(text)
-    with pytest.raises(InputError, match="more than 200000 values"):
-        load_inventory(path)
-
-
-def test_recursive_alias_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "rec.yml"
-    path.write_text("all: &top\n  children:\n    servers: *top\n")
-    with pytest.raises(InputError, match="recursive"):
+def test_values_too_deep_for_yaml_are_one_line(tmp_path: Path) -> None:
+    path = inventory(tmp_path, "")
+    path.write_text(path.read_text() + "  vars:\n    x: " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(InputError, match=r"exceeded maximum nesting depth"):
         load_inventory(path)
 
 
@@ -191,8 +164,9 @@ def test_non_utf8_is_one_line(tmp_path: Path, suffix: str) -> None:
     path.write_bytes(
         b"[servers]\nweb\xff\xfe\n" if suffix == ".ini" else b"all:\n  hosts:\n    h\xff: {}\n"
     )
-    with pytest.raises(InputError, match=r"not UTF-8 text \(byte 0xff"):
+    with pytest.raises(InputError) as info:
         load_inventory(path)
+    assert "\n" not in str(info.value) and str(info.value).startswith(f"{path}: ")
 
 
 def test_ini_group_cycle_is_one_line(tmp_path: Path) -> None:
@@ -206,7 +180,7 @@ def test_bad_group_vars_file_is_refused(tmp_path: Path) -> None:
     path = inventory(tmp_path, "")
     (tmp_path / "group_vars").mkdir()
     (tmp_path / "group_vars" / "all.yml").write_text("x: " + "[" * 80 + "]" * 80 + "\n")
-    with pytest.raises(InputError, match="group_vars/all.yml: variables: values nested deeper"):
+    with pytest.raises(InputError, match="host web: x: values nested deeper than 64 levels"):
         load_inventory(path)
 
 

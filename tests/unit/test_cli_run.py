@@ -26,7 +26,7 @@ runner = CliRunner()
         (["run", "--profile", "rps,nope"], 2, "unknown profile 'nope' (available: "),
         (["run", "-i", str(DATA / "bad_platform.yml")], 3, "sizing_platform: unknown platform"),
         (["run", "-i", str(DATA / "missing.yml")], 3, "no such inventory file"),
-        (["inventory", "check", str(DATA / "bad_yaml.yml")], 3, "YAML syntax"),
+        (["inventory", "check", str(DATA / "bad_yaml.yml")], 3, "YAML parsing failed"),
         (["results", "--run", "99"], 2, "no run 99"),
     ],
 )

@@ -36,7 +36,7 @@ import ansible.vars.manager as vm
 from ansible.inventory.manager import InventoryManager
 from ansible.parsing.dataloader import DataLoader
 from ansible.vars.manager import VariableManager
-from sizing.inventory.readers import ansible_readers, quick_vars
+from sizing.inventory.readers import ansible_loader, quick_vars
 from sizing.inventory.resolve import setup_vault
 
 def view(loader_cls, manager_cls, block):
@@ -55,7 +55,7 @@ def view(loader_cls, manager_cls, block):
 
 originals = (vm.clean_facts, vm.get_vars_from_inventory_sources, vm.get_vars_from_path)
 plain = view(DataLoader, InventoryManager, contextlib.nullcontext())
-quick = view(*ansible_readers(), quick_vars())
+quick = view(ansible_loader(), InventoryManager, quick_vars())
 assert (vm.clean_facts, vm.get_vars_from_inventory_sources, vm.get_vars_from_path) == originals
 assert plain and sorted(plain) == sorted(quick), (sorted(plain), sorted(quick))
 for name, (groups, variables) in plain.items():
@@ -116,17 +116,19 @@ def test_a_yaml_inventory_is_parsed_once_and_not_copied(tmp_path: Path) -> None:
     check_offline(_PARSED_ONCE, str(path))
 
 
-@pytest.mark.parametrize("name", ["constructed.yml", "hosts"])
-def test_an_inventory_plugin_configuration_is_refused_before_ansible(
-    tmp_path: Path, name: str
-) -> None:
-    """Why ``auto`` may be left out: a file with a top-level ``plugin:`` key (the only
-    thing ``auto`` reads) never reaches Ansible."""
-    from sizing.errors import InputError
+def test_an_inventory_plugin_configuration_is_read_by_its_plugin(tmp_path: Path) -> None:
+    """``auto`` is kept (a plugin configuration is read through it) and still parses each
+    YAML file once: the yaml plugin gets auto's parse."""
     from sizing.inventory import load_inventory
 
-    path = tmp_path / name
-    path.write_text("plugin: ansible.builtin.constructed\nstrict: false\n")
-    with pytest.raises(InputError) as err:
-        load_inventory(path)
-    assert "plugin: expected a mapping with hosts, vars or children" in str(err.value)
+    (tmp_path / "10-hosts.yml").write_text(
+        "all:\n  hosts:\n    web1: {ansible_host: 192.0.2.1, tier: web}\n"
+        "    load1: {ansible_host: 192.0.2.2, tier: load}\n"
+    )
+    (tmp_path / "20-groups.yml").write_text(
+        "plugin: ansible.builtin.constructed\nstrict: true\n"
+        "groups:\n  servers: tier == 'web'\n  clients: tier == 'load'\n"
+    )
+    inv = load_inventory(tmp_path)
+    assert [h.name for h in inv.servers] == ["web1"]
+    assert [h.name for h in inv.clients] == ["load1"]

@@ -6,10 +6,10 @@ catalogs are thrown at the loaders. Each must give a valid result or a
 :class:`~sizing.errors.SizingError`; any other exception fails the test.
 
 ``load_inventory`` reads through Ansible (about 20-50 ms an inventory), so most inventory
-examples run against the pure layers it is built from: the strict YAML pre-check
-(``check_yaml_inventory``: reading, shape, cycles, nesting) and the validation of
-resolved hosts (``build_inventory``: pydantic, names, connection variables). A smaller number go
-through the whole path with Ansible. The counts are in :data:`EXAMPLES`; the number of
+examples run against the pure layer it is built from, the validation of resolved hosts
+(``build_inventory``: pydantic, names, connection variables). A smaller number go through
+the whole path with Ansible (sizing reads no inventory file itself), raw YAML text among
+them. The counts are in :data:`EXAMPLES`; the number of
 inputs actually tried is printed at the end of the module.
 """
 
@@ -29,13 +29,11 @@ from hypothesis import strategies as st
 
 from sizing.errors import SizingError
 from sizing.inventory import Inventory, build_inventory, load_inventory
-from sizing.inventory.shape import check_yaml_inventory
 from sizing.profiles import Profile, load_file
 
 EXAMPLES = {
-    "inventory_structure_precheck": 500,
-    "inventory_text_precheck": 400,
-    "inventory_hosts_validation": 600,
+    "inventory_text_full_ansible": 60,
+    "inventory_hosts_validation": 1000,
     "inventory_full_ansible": 120,
     "profile": 350,
     "catalog": 250,
@@ -249,22 +247,6 @@ def workdir() -> Iterator[Path]:
         yield Path(d)
 
 
-@common("inventory_structure_precheck")
-@given(inventories)
-def test_inventory_structures_never_fail_internally(workdir: Path, data: Any) -> None:
-    text = dump(data)
-    if text is None:
-        return
-    TRIED["inventory_structure_precheck"] += 1
-    path = workdir / "inv.yml"
-    path.write_text(text, encoding="utf-8")
-    try:
-        check_yaml_inventory(path)
-    except SizingError:
-        return
-    VALID["inventory_structure_precheck"] += 1
-
-
 yaml_pieces = st.sampled_from(
     [
         "all:",
@@ -317,18 +299,18 @@ yaml_bytes = st.one_of(
 )
 
 
-@common("inventory_text_precheck")
+@common("inventory_text_full_ansible")
 @given(yaml_bytes)
 def test_inventory_text_never_fails_internally(workdir: Path, raw: bytes) -> None:
-    TRIED["inventory_text_precheck"] += 1
+    TRIED["inventory_text_full_ansible"] += 1
     path = workdir / "text.yml"
     path.write_bytes(raw)
     try:
-        check_yaml_inventory(path)
+        load_inventory(path)
     except SizingError as exc:
         assert str(exc).startswith(str(path))
         return
-    VALID["inventory_text_precheck"] += 1
+    VALID["inventory_text_full_ansible"] += 1
 
 
 small_inventories = st.one_of(

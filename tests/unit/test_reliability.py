@@ -121,7 +121,7 @@ def test_the_offline_plan_checks_client_cpus_and_one_machine_named_twice(tmp_pat
         app, ["run", "--plan", "-i", str(inv), "--cores", "1", "--profile", "static-rps"]
     )
     assert res.exit_code == ExitStatus.HOST, res.output
-    out = res.stdout
+    out = res.stdout.replace("\n    ", " ")  # problems are wrapped at 100 columns
     assert "inventory problems (checked offline; the run would stop before any load):" in out
     assert (
         "localhost: wrk would be pinned to CPU(s) 4096-4097, which the host does not have "
@@ -380,5 +380,6 @@ def test_a_client_cpulist_written_for_a_bigger_host_is_refused_offline(tmp_path:
         app, ["run", "--plan", "-i", str(inv), "--cores", "1", "--profile", "static-rps"]
     )
     assert res.exit_code == 4, res.output
-    [line] = [ln for ln in res.stdout.splitlines() if "wrk would be pinned" in ln]
+    unwrapped = res.stdout.replace("\n    ", " ")  # problems are wrapped at 100 columns
+    [line] = [ln for ln in unwrapped.splitlines() if "wrk would be pinned" in ln]
     assert "-4095, which the host does not have online (online: 0-" in line
