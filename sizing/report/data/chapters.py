@@ -11,7 +11,7 @@ chapters are numbered.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -112,6 +112,7 @@ class Chapter:
     num: str
     blocks: tuple[Block, ...] = field(default=())
     appendix: bool = False
+    lead: bool = False  # printed before the table of contents, right after the cover
 
 
 def p(*parts: str | Run, cls: str = "") -> Para:
@@ -134,73 +135,76 @@ def facts(items: Sequence[Fact], cls: str = "", title: str = "") -> Facts:
     return Facts(tuple(items), cls, title)
 
 
+@dataclass(frozen=True)
+class _Spec:
+    """A chapter of the guide's order: its builder returns its blocks, or None when the
+    guide has nothing for it (the chapter is then left out and the numbers close up)."""
+
+    id: str
+    title: str
+    build: Callable[[Guide, Sequence[str]], Sequence[Block] | None]
+    appendix: bool = False
+    lead: bool = False
+
+
+def _charts(g: Guide, chart_ids: Sequence[str]) -> Sequence[Block] | None:
+    return (Charts(),) if chart_ids else None
+
+
+def _limits_all(g: Guide, chart_ids: Sequence[str]) -> Sequence[Block] | None:
+    return None if g.limits_all is None else table(g.limits_all, "limits")
+
+
+def _provenance(g: Guide, chart_ids: Sequence[str]) -> Sequence[Block]:
+    return (
+        p(
+            "Every throughput of the sizing table, where it comes from, and its interval: "
+            "for a measured figure the interval of its median, with the share of the time "
+            "it holds the true median."
+        ),
+        *table(g.provenance, "provenance", show_title=False),
+    )
+
+
 def chapters(g: Guide, chart_ids: Sequence[str]) -> list[Chapter]:
     """The guide's chapters (see the module); ``chart_ids``: the charts drawn (none for
-    Markdown)."""
-    out = [
-        Chapter("summary", "Executive summary", "1", tuple(_summary(g))),
-        Chapter("table", "Sizing table", "2", tuple(_table(g))),
-    ]
-    if chart_ids:
-        out.append(Chapter("charts", "Charts", "3", (Charts(),)))
-    if g.latency is not None:
-        out.append(
-            Chapter(
-                "latency",
-                "Latency under steady load",
-                str(len(out) + 1),
-                tuple(_latency(g, chart_ids)),
-            )
-        )
-    if g.gateway is not None:
-        out.append(
-            Chapter(
-                "gateway",
-                "API gateway: CPU against calls per second",
-                str(len(out) + 1),
-                tuple(_gateway(g, chart_ids)),
-            )
-        )
-    out.append(Chapter("methodology", "Methodology", str(len(out) + 1), tuple(_methodology(g))))
-    out.append(
-        Chapter("validity", "Validity of the measurements", "A", tuple(_validity(g)), appendix=True)
-    )
-    out.append(
-        Chapter(
-            "provenance",
-            "Provenance of every figure",
-            "B",
-            appendix=True,
-            blocks=(
-                p(
-                    "Every throughput of the sizing table, where it comes from, and its interval: "
-                    "for a measured figure the interval of its median, with the share of the time "
-                    "it holds the true median."
-                ),
-                *table(g.provenance, "provenance", show_title=False),
-            ),
-        )
-    )
-    if g.limits_all is not None:
-        out.append(
-            Chapter(
-                "limits-all",
-                "How close to the limit: every figure",
-                "C",
-                appendix=True,
-                blocks=tuple(table(g.limits_all, "limits")),
-            )
-        )
-    out.append(
-        Chapter(
-            "engineers",
-            "For engineers: bases and scaling models",
-            chr(ord("A") + sum(c.appendix for c in out)),
-            appendix=True,
-            blocks=tuple(_engineers(g)),
-        )
-    )
+    Markdown). Body chapters are numbered 1, 2, ...; appendices A, B, ..."""
+    out: list[Chapter] = []
+    for spec in CHAPTERS:
+        blocks = spec.build(g, chart_ids)
+        if blocks is None:
+            continue
+        same = [c for c in out if c.appendix == spec.appendix]
+        num = chr(ord("A") + len(same)) if spec.appendix else str(len(same) + 1)
+        out.append(Chapter(spec.id, spec.title, num, tuple(blocks), spec.appendix, spec.lead))
     return out
+
+
+def _proposal(g: Guide) -> list[Block]:
+    """The page a buyer reads first: the options, the recommendation, the assumptions."""
+    prop = g.proposal
+    blocks: list[Block] = []
+    if prop is not None:
+        blocks.append(p(prop.lead, cls="lead"))
+        blocks += table(prop.options, "options")
+    if prop is not None:
+        blocks += table(prop.costs, "costs")
+    if g.recommendation is not None:
+        blocks.append(RecommendationBlock(g.recommendation))
+    if prop is not None:
+        blocks += table(prop.capacity, "capacity")
+    blocks += table(g.assumptions, "assumptions")
+    if g.reference_only:
+        blocks.append(
+            p(
+                "Every capacity here is the published reference figure of the test hardware, "
+                "not a measurement of yours: measure your own servers with ",
+                code("sizing run"),
+                " before you buy.",
+                cls="note",
+            )
+        )
+    return blocks
 
 
 def _engineers(g: Guide) -> list[Block]:
@@ -214,9 +218,21 @@ def _engineers(g: Guide) -> list[Block]:
             " lists them):",
         ),
         facts(g.bases, "bases"),
+        *_shares(g),
         p("Each series' scaling model, fitted to its observed core counts:"),
         facts(g.methodology.models, "models"),
         *_steps(g),
+    ]
+
+
+def _shares(g: Guide) -> list[Block]:
+    """What a guest carries of bare metal's figure per core count and HT mode, and how
+    each share was obtained (the summary says it in one sentence)."""
+    if g.versus is None:
+        return []
+    return [
+        p("Core for core, what a guest carries of bare metal's figure:"),
+        *table(g.versus.shares, "versus"),
     ]
 
 
@@ -233,6 +249,8 @@ def _steps(g: Guide) -> list[Block]:
 
 
 def _summary(g: Guide) -> list[Block]:
+    """What the proposal rests on: the figures' source, the comparison in a sentence, who
+    prepared the guide, the headline figures and the next configurations."""
     lead = g.basis_text + (
         " The figures describe the published test hardware, not yours." if g.reference_only else ""
     )
@@ -241,18 +259,11 @@ def _summary(g: Guide) -> list[Block]:
         blocks.append(
             p("Not in this guide's figures: " + " ".join(x.sentence() for x in g.left_out))
         )
-    if g.versus is not None:  # the comparison the tool exists for leads the summary
-        v = g.versus
-        blocks += [
-            h3(v.title, "versus"),
-            p(v.sentence, cls="lead"),
-            *table(v.fleets, "versus"),
-            *table(v.shares, "versus"),
-        ]
+    if g.versus is not None:  # the per-core-count shares are in the engineers' appendix
+        blocks += [h3(g.versus.title, "versus"), p(g.versus.sentence)]
     if g.about:
         blocks.append(facts(g.about, "about", title="About this guide"))
     if g.recommendation is not None:
-        blocks.append(RecommendationBlock(g.recommendation))
         blocks += table(g.recommendation.alternatives, "alternatives")
     if g.headlines:
         blocks.append(Headlines(g.headlines))
@@ -291,9 +302,10 @@ def _table(g: Guide) -> list[Block]:
     return blocks
 
 
-def _latency(g: Guide, chart_ids: Sequence[str]) -> list[Block]:
+def _latency(g: Guide, chart_ids: Sequence[str]) -> list[Block] | None:
     lat = g.latency
-    assert lat is not None
+    if lat is None:
+        return None
     blocks: list[Block] = [
         p(
             "The latency profiles offer constant request rates, open loop, and record the latency "
@@ -319,8 +331,9 @@ def _latency(g: Guide, chart_ids: Sequence[str]) -> list[Block]:
     return blocks
 
 
-def _gateway(g: Guide, chart_ids: Sequence[str]) -> list[Block]:
-    assert g.gateway is not None
+def _gateway(g: Guide, chart_ids: Sequence[str]) -> list[Block] | None:
+    if g.gateway is None:
+        return None
     blocks: list[Block] = [
         p(
             "As in the API-gateway article's CPU figure, the gateway (a reverse proxy, or a "
@@ -415,3 +428,19 @@ def _validity_points(g: Guide) -> list[Block]:
             )
         ]
     return [p("No measurement is covered by this guide: it rests on reference data only.")]
+
+
+# The guide's chapters, in order; a new chapter is one more entry (its number follows).
+CHAPTERS: list[_Spec] = [
+    _Spec("summary", "Executive summary", lambda g, c: _proposal(g), lead=True),
+    _Spec("figures", "What the proposal rests on", lambda g, c: _summary(g)),
+    _Spec("table", "Sizing table", lambda g, c: _table(g)),
+    _Spec("charts", "Charts", _charts),
+    _Spec("latency", "Latency under steady load", _latency),
+    _Spec("gateway", "API gateway: CPU against calls per second", _gateway),
+    _Spec("methodology", "Methodology", lambda g, c: _methodology(g)),
+    _Spec("validity", "Validity of the measurements", lambda g, c: _validity(g), True),
+    _Spec("provenance", "Provenance of every figure", _provenance, True),
+    _Spec("limits-all", "How close to the limit: every figure", _limits_all, True),
+    _Spec("engineers", "For engineers: bases and scaling models", lambda g, c: _engineers(g), True),
+]

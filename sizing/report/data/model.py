@@ -274,6 +274,8 @@ class Guide:
     measured_on: tuple[str, ...] = ()  # the body's hosts, each as what it is
     left_out: tuple[Any, ...] = ()  # data.scope.LeftOut: hosts the body leaves to Appendix A
     bases: tuple[Fact, ...] = ()  # the bases by id and why they were chosen (methodology)
+    proposal: Any = None  # data.proposal.Proposal: the options, costs and capacity, page 1
+    assumptions: TableBlock | None = None  # every price and term with its source (page 1)
 
     def to_dict(self) -> dict[str, Any]:
         """The guide's data as one JSON-able document (for tests and debugging)."""
