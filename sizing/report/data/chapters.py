@@ -207,6 +207,17 @@ def _proposal(g: Guide) -> list[Block]:
     return blocks
 
 
+def _certainty(g: Guide, chart_ids: Sequence[str]) -> Sequence[Block] | None:
+    """What each interval covers, and the predicted figures with how each was made."""
+    if not g.certainty:
+        return None
+    return [
+        *(p(x) for x in g.certainty),
+        *table(g.predicted, "predicted"),
+        *(p(x) for x in g.certainty_closing),
+    ]
+
+
 def _engineers(g: Guide) -> list[Block]:
     """The identifiers and the model parameters the body leaves out."""
     return [
@@ -219,8 +230,11 @@ def _engineers(g: Guide) -> list[Block]:
         ),
         facts(g.bases, "bases"),
         *_shares(g),
-        p("Each series' scaling model, fitted to its observed core counts:"),
-        facts(g.methodology.models, "models"),
+        facts(
+            g.methodology.models,
+            "models",
+            title="Each series' scaling model, fitted to its observed core counts",
+        ),
         *_steps(g),
     ]
 
@@ -291,10 +305,12 @@ def _table(g: Guide) -> list[Block]:
     blocks += table(g.ht_gain_table, "ht-gain")
     blocks += table(g.emulated_table, "emulated")
     if g.certainty:
-        blocks.append(h3("How sure are these figures", "how-sure"))
-        blocks += [p(x) for x in g.certainty]
-        blocks += table(g.predicted, "predicted")
-        blocks += [p(x) for x in g.certainty_closing]
+        blocks.append(
+            p(
+                "How sure each figure is, and how the predicted ones were made: the appendix "
+                '"How sure are these figures".'
+            )
+        )
     if g.limits_text:
         blocks.append(h3("How close to the limit", "how-close"))
         blocks += [p(x) for x in g.limits_text]
@@ -442,5 +458,7 @@ CHAPTERS: list[_Spec] = [
     _Spec("validity", "Validity of the measurements", lambda g, c: _validity(g), True),
     _Spec("provenance", "Provenance of every figure", _provenance, True),
     _Spec("limits-all", "How close to the limit: every figure", _limits_all, True),
+    # after the appendices the body names by letter (A, B, C)
+    _Spec("how-sure", "How sure are these figures", _certainty, True),
     _Spec("engineers", "For engineers: bases and scaling models", lambda g, c: _engineers(g), True),
 ]

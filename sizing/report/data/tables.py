@@ -189,6 +189,9 @@ def _throughput_block(table: SizingTable, lab: _Labels, ht: str) -> TableBlock:
             "RPS: requests per second; SSL TPS: new TLS connections (full handshakes) "
             "per second. ≥: a lower bound (the source could not saturate the server); "
             "flags in brackets beside a figure.",
+            "Each figure is the median of its runs, or the central prediction; a "
+            "recommendation sizes on the low end of its interval (Appendix B lists every "
+            "interval), the figure the executive summary multiplies.",
         ),
         groups=(
             ("Hardware cost", ()),

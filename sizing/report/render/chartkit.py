@@ -43,9 +43,9 @@ HT_MARKERS = {
     "on": {
         "baremetal": "D",
         "virtualized-host": "D",
-        "hypervisor": "P",
-        "esxi": "P",
-        "kvm": "X",
+        "hypervisor": "h",  # a filled plus ("P") reads as a thin cross at print size
+        "esxi": "h",
+        "kvm": "p",
         "kubernetes": "<",
         "container": "<",
     }

@@ -331,14 +331,16 @@ def overhead_chart(guide: Guide) -> Chart | None:
                         elinewidth=0.8,
                         capsize=3,
                     )
-                ax.annotate(
+                top = max(p.pct, p.high if p.high is not None else p.pct, 0.0)
+                ax.annotate(  # above the error bar, never across it
                     f"{p.pct:.1f}%" + (" P" if p.pairs else " U" if p.low is not None else ""),
-                    (bar.get_x() + bar.get_width() / 2, max(p.pct, 0.0)),
+                    (bar.get_x() + bar.get_width() / 2, top),
                     xytext=(0, 2),
                     textcoords="offset points",
                     ha="center",
                     va="bottom",
-                    fontsize=6.5,
+                    rotation=90 if len(groups) > 2 else 0,  # side by side they would touch
+                    fontsize=6.0,
                     color=TEXT,
                 )
         ax.set_xticks(range(len(cores)), [str(c) for c in cores])
@@ -346,8 +348,8 @@ def overhead_chart(guide: Guide) -> Chart | None:
         ax.set_ylabel("Throughput lost to virtualization (%)")
         ax.axhline(0, color="#555555", linewidth=0.6)
         top = max([p.high or p.pct for p in points] + [p.pct for p in points])
-        ax.set_ylim(min(0.0, *(p.low or p.pct for p in points)) * 1.1, top * 1.18 + 1)
-        ax.legend(loc="upper right", ncol=len(groups))
+        ax.set_ylim(min(0.0, *(p.low or p.pct for p in points)) * 1.1, top * 1.45 + 1)
+        fig.legend(loc="outside lower center", ncol=len(groups))  # never over a bar
         ax.grid(axis="x", visible=False)
         svg = to_svg(fig)
     sources = sorted({p.source for p in points})
