@@ -2,137 +2,43 @@
 (``templates/guide.html.j2`` and ``templates/guide.md.j2`` each hold one macro per kind of
 block, and no chapter's text): every sentence of a chapter is written here, once.
 
-A block is a paragraph (text runs, some of them code or a URL), a heading, facts, a table,
-preformatted lines, the recommendation, the headline figures, a host's facts, the marks'
-legend or the charts (HTML only). :func:`chapters` builds them from a :class:`Guide`; the
-charts given (none for Markdown) decide whether the charts chapter exists and how the
-chapters are numbered.
+The kinds of block are :mod:`sizing.report.data.blocks`. :data:`CHAPTERS` lists the
+chapters in order, each with the function that writes it: a new chapter is one more entry,
+and the numbers follow (body 1, 2, ...; appendices A, B, ...). A chapter whose function
+returns None is left out (the charts chapter without charts, as for Markdown). The
+executive summary is a lead chapter, printed right after the cover.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import ClassVar
+from dataclasses import dataclass
 
 from sizing.model import FigureKind
-from sizing.report.data.model import Fact, Guide, Headline, HostView, RecommendationView, TableBlock
+from sizing.report.data.blocks import (
+    Block,
+    Chapter,
+    Charts,
+    Facts,
+    Heading,
+    Headlines,
+    HostBlock,
+    Legend,
+    Para,
+    Pre,
+    RecommendationBlock,
+    Run,
+    Table,
+    code,
+    facts,
+    h3,
+    p,
+    table,
+)
+from sizing.report.data.format import PLATFORM_LABELS
+from sizing.report.data.model import Guide
 
-__all__ = ["Chapter", "chapters"]
-
-
-@dataclass(frozen=True)
-class Run:
-    """A piece of a paragraph: plain text, code, or a URL."""
-
-    text: str
-    code: bool = False
-    url: bool = False
-
-
-@dataclass(frozen=True)
-class Block:
-    kind: ClassVar[str]  # the template's macro for it
-
-
-@dataclass(frozen=True)
-class Para(Block):
-    kind: ClassVar[str] = "para"
-    runs: tuple[Run, ...] = ()
-    cls: str = ""  # lead, note
-
-
-@dataclass(frozen=True)
-class Heading(Block):
-    kind: ClassVar[str] = "heading"
-    text: str = ""
-    id: str = ""
-
-
-@dataclass(frozen=True)
-class Facts(Block):
-    kind: ClassVar[str] = "facts"
-    items: tuple[Fact, ...] = ()
-    cls: str = ""
-    title: str = ""  # a small title above them
-
-
-@dataclass(frozen=True)
-class Table(Block):
-    kind: ClassVar[str] = "table"
-    table: TableBlock | None = None
-    cls: str = ""
-    show_title: bool = True
-
-
-@dataclass(frozen=True)
-class Pre(Block):
-    kind: ClassVar[str] = "pre"
-    lines: tuple[str, ...] = ()
-    lang: str = ""
-
-
-@dataclass(frozen=True)
-class RecommendationBlock(Block):
-    kind: ClassVar[str] = "recommendation"
-    view: RecommendationView | None = None
-
-
-@dataclass(frozen=True)
-class Headlines(Block):
-    kind: ClassVar[str] = "headlines"
-    items: tuple[Headline, ...] = ()
-
-
-@dataclass(frozen=True)
-class HostBlock(Block):
-    kind: ClassVar[str] = "host"
-    host: HostView | None = None
-
-
-@dataclass(frozen=True)
-class Charts(Block):
-    kind: ClassVar[str] = "charts"
-
-
-@dataclass(frozen=True)
-class Legend(Block):
-    """The provenance marks' legend, then ``runs`` (where the reference figures are from)."""
-
-    kind: ClassVar[str] = "legend"
-    runs: tuple[Run, ...] = ()
-
-
-@dataclass(frozen=True)
-class Chapter:
-    """One chapter: its anchor, title, number (``A`` for an appendix) and blocks."""
-
-    id: str
-    title: str
-    num: str
-    blocks: tuple[Block, ...] = field(default=())
-    appendix: bool = False
-    lead: bool = False  # printed before the table of contents, right after the cover
-
-
-def p(*parts: str | Run, cls: str = "") -> Para:
-    return Para(tuple(x if isinstance(x, Run) else Run(x) for x in parts), cls)
-
-
-def code(text: str) -> Run:
-    return Run(text, code=True)
-
-
-def h3(text: str, id: str = "") -> Heading:
-    return Heading(text, id)
-
-
-def table(t: TableBlock | None, cls: str = "", show_title: bool = True) -> list[Block]:
-    return [] if t is None else [Table(t, cls, show_title)]
-
-
-def facts(items: Sequence[Fact], cls: str = "", title: str = "") -> Facts:
-    return Facts(tuple(items), cls, title)
+__all__ = ["CHAPTERS", "Chapter", "Facts", "Heading", "Para", "Table", "chapters"]
 
 
 @dataclass(frozen=True)
@@ -230,6 +136,7 @@ def _engineers(g: Guide) -> list[Block]:
         ),
         facts(g.bases, "bases"),
         *_shares(g),
+        *_unpriced(g),
         facts(
             g.methodology.models,
             "models",
@@ -237,6 +144,12 @@ def _engineers(g: Guide) -> list[Block]:
         ),
         *_steps(g),
     ]
+
+
+def _unpriced(g: Guide) -> list[Block]:
+    """Why a platform the executive summary compares has no priced option."""
+    missing = () if g.proposal is None else g.proposal.unpriced
+    return [p(f"Not priced on {PLATFORM_LABELS.get(pl, pl)}: {why}.") for pl, why in missing]
 
 
 def _shares(g: Guide) -> list[Block]:

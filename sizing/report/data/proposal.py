@@ -28,7 +28,7 @@ from sizing.report.data.model import TableBlock, TCell
 
 __all__ = ["Option", "Proposal", "options", "proposal"]
 
-_LABELS = {SizingMetric.RPS: "RPS", SizingMetric.TPS: "TLS handshakes/s"}
+_LABELS: dict[str, str] = {SizingMetric.RPS: "RPS", SizingMetric.TPS: "TLS handshakes/s"}
 
 
 @dataclass(frozen=True)
@@ -131,6 +131,7 @@ class Proposal:
     options: TableBlock | None
     costs: TableBlock | None
     capacity: TableBlock | None
+    unpriced: tuple[tuple[str, str], ...] = ()  # (platform, the engine's reason)
 
 
 def _years(catalog: CostCatalog) -> float | None:
@@ -146,6 +147,8 @@ def _options_table(
     opts: Sequence[Option], catalog: CostCatalog, missing: Sequence[tuple[str, str]] = ()
 ) -> TableBlock:
     cur, years = catalog.currency, _years(catalog)
+    headers: tuple[str, ...]
+    rows: tuple[tuple[TCell, ...], ...]
     if years is None:
         headers = ("Option", "Servers", "Price (hardware, one-off)")
         rows = tuple(
@@ -170,10 +173,15 @@ def _options_table(
     rows += tuple(
         (
             TCell(PLATFORM_LABELS.get(p, p), "", False),
-            TCell(f"not priced: {why}", "", False),
+            TCell(
+                "not priced: its figures size no server of the catalog for this demand "
+                "(why: the engineers' appendix)",
+                "",
+                False,
+            ),
             *(TCell("–") for _ in headers[2:]),
         )
-        for p, why in missing
+        for p, _ in missing
     )
     return TableBlock(title="The options side by side", headers=headers, rows=rows)
 
@@ -280,6 +288,7 @@ def proposal(
             f"No configuration in the catalog carries {result.demand.describe()}.", None, None, None
         )
     rec, cur = opts[0], catalog.currency
+    missing = unpriced(result, versus)
     lead = (
         f"For {result.demand.describe()}, we recommend {rec.fleet_text(ht=False)} on "
         f"{platform_words(rec.platform)}, hyper-threading "
@@ -296,7 +305,8 @@ def proposal(
         )
     return Proposal(
         lead,
-        _options_table(opts, catalog, unpriced(result, versus)),
+        _options_table(opts, catalog, missing),
         _costs_table(opts, catalog),
         _capacity_table(opts, result.demand.profiles),
+        tuple(missing),
     )

@@ -254,7 +254,7 @@ def _figure_fact(f: Figure) -> Fact:
 
 
 # How a figure was obtained, in the words of the proposal (no model names).
-FIGURE_WORDS = {
+FIGURE_WORDS: dict[str, str] = {
     FigureKind.MEASURED: "measured",
     FigureKind.REFERENCE: "published reference figure",
     FigureKind.INTERPOLATED: "between two measured core counts",

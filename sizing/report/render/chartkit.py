@@ -185,12 +185,12 @@ def series_style(platform: str, ht: str) -> dict[str, Any]:
 def cores_axis(ax: Axes, cores: Sequence[int]) -> None:
     """The core counts as the x axis, scaled to what the axes drew (never running empty to
     a catalog core count nothing was drawn at), with ticks that never collide."""
-    drawn = [float(x) for line in ax.get_lines() for x in line.get_xdata()]
+    drawn = [float(x) for line in ax.get_lines() for x in line.get_xdata(orig=False)]  # type: ignore[union-attr, arg-type]
     top = max(drawn) if drawn else max(cores)
     shown = sorted({c for c in cores if c <= top + 1e-9}) or sorted(cores)
     span = top + 0.6
     ax.set_xlim(0, span)
-    width = ax.figure.get_figwidth() * ax.get_position().width
+    width = WIDTH_IN * ax.get_position().width  # every chart is a page's text wide
     ax.set_xticks(spaced_ticks(shown, span, width))
     ax.set_xlabel("CPU cores per server")
 

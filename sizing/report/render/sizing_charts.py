@@ -225,8 +225,9 @@ def cost_chart(guide: Guide) -> Chart | None:
         id="cost",
         title="Cost per throughput per server size",
         caption=(
-            f"Server cost ({guide.cost_basis}) divided by the throughput of one server, at "
-            "each core count the catalog prices. Lower is better."
+            f"Server cost ({guide.cost_basis}) divided by the throughput of one server on "
+            "the low end of its interval (the figure sizing uses), at each core count the "
+            "catalog prices. Lower is better."
             + (
                 " Hollow bars: the throughput is predicted beyond the measured core counts."
                 if predicted
@@ -246,7 +247,7 @@ def _cost_bars(ax: Any, guide: Guide, cells: list[Any], multi_ht: bool) -> None:
         for s in guide.table.series
         if any((c.platform, c.ht, c.profile) == s.key for c in cells)
     ]
-    width = 0.8 / max(1, len(keys))
+    width = min(0.8 / max(1, len(keys)), 0.3)  # one bar alone is no wider than four
     label_them = len(cores) * len(keys) <= 12
     for i, key in enumerate(keys):
         platform, ht, _ = key
@@ -287,6 +288,23 @@ def _cost_bars(ax: Any, guide: Guide, cells: list[Any], multi_ht: bool) -> None:
     ax.grid(axis="x", visible=False)
     top = max(c.cost_per_unit for c in cells)
     ax.set_ylim(0, top * 1.15)
+
+
+def _bar_label(ax: Any, bar: Any, p: Any, rotate: bool) -> None:
+    """An overhead bar's value above its error bar, never across it; upright when the bars
+    stand side by side (their labels would touch)."""
+    top = max(p.pct, p.high if p.high is not None else p.pct, 0.0)
+    ax.annotate(
+        f"{p.pct:.1f}%" + (" P" if p.pairs else " U" if p.low is not None else ""),
+        (bar.get_x() + bar.get_width() / 2, top),
+        xytext=(0, 2),
+        textcoords="offset points",
+        ha="center",
+        va="bottom",
+        rotation=90 if rotate else 0,
+        fontsize=6.0,
+        color=TEXT,
+    )
 
 
 @register("overhead")
@@ -331,18 +349,7 @@ def overhead_chart(guide: Guide) -> Chart | None:
                         elinewidth=0.8,
                         capsize=3,
                     )
-                top = max(p.pct, p.high if p.high is not None else p.pct, 0.0)
-                ax.annotate(  # above the error bar, never across it
-                    f"{p.pct:.1f}%" + (" P" if p.pairs else " U" if p.low is not None else ""),
-                    (bar.get_x() + bar.get_width() / 2, top),
-                    xytext=(0, 2),
-                    textcoords="offset points",
-                    ha="center",
-                    va="bottom",
-                    rotation=90 if len(groups) > 2 else 0,  # side by side they would touch
-                    fontsize=6.0,
-                    color=TEXT,
-                )
+                _bar_label(ax, bar, p, rotate=len(groups) > 2)
         ax.set_xticks(range(len(cores)), [str(c) for c in cores])
         ax.set_xlabel("CPU cores per server")
         ax.set_ylabel("Throughput lost to virtualization (%)")
