@@ -309,4 +309,18 @@ class Guide:
             "gateway": None
             if self.gateway is None
             else {"tables": [t.to_dict() for t in self.gateway.tables]},
+            "assumptions": None if self.assumptions is None else self.assumptions.to_dict(),
+            "proposal": None
+            if self.proposal is None
+            else {
+                "lead": self.proposal.lead,
+                **{
+                    k: None if t is None else t.to_dict()
+                    for k, t in (
+                        ("options", self.proposal.options),
+                        ("costs", self.proposal.costs),
+                        ("capacity", self.proposal.capacity),
+                    )
+                },
+            },
         }

@@ -303,6 +303,8 @@ def proposal(
             f"{o.servers} server{'s' if o.servers != 1 else ''} and costs "
             + (f"{amount(diff, cur)} more." if diff > 0.005 else "the same.")
         )
+    for platform, _ in missing:
+        lead += f" {PLATFORM_LABELS.get(platform, platform)} is not priced: see the options."
     return Proposal(
         lead,
         _options_table(opts, catalog, missing),
