@@ -31,7 +31,7 @@ unit: setup-dev
 
 integration: setup-dev
 	.venv/bin/pytest tests/integration -q -m "integration and noload" -n 2 --dist loadfile
-	scripts/bg wait oha guest-image
+	scripts/bg wait oha guest-image go-tools
 	.venv/bin/pytest tests/integration -q -m "integration and not noload"
 
 # The linters, the unit tests and the integration tests marked noload (they drive no load and
@@ -42,9 +42,10 @@ integration: setup-dev
 # image is built (scripts/test-emulated). The integration tests that measure start after
 # everything else has ended, one at a time, on a machine nothing else uses.
 test: setup-dev
+	.venv/bin/sizing doctor --dev
 	scripts/bg start emulated scripts/test-emulated
 	$(MAKE) --no-print-directory lint-checks
 	.venv/bin/pytest tests/unit -q -n 2 --durations=10
 	.venv/bin/pytest tests/integration -q -m "noload and not emulated" -n 2 --dist loadfile --durations=5
-	scripts/bg wait guest-image emulated oha container-image
+	scripts/bg wait guest-image emulated oha container-image go-tools
 	.venv/bin/pytest tests/integration -q -m "not noload and not emulated" --durations=25

@@ -5,18 +5,27 @@ Parsed with Ansible's own parsers (``parse_kv``, ``DataLoader``), as
 ``ansible.utils.vars.load_extra_vars`` does; a value that is not a mapping is refused in
 one line. The result overrides every inventory variable, in the inventory that sizing
 validates as in every playbook it runs.
+
+A value given with ``-e`` may be a secret (``ansible_become_pass=...``): what is kept of a
+command line (:func:`redact_argv`) keeps the variables' names and never their values.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from sizing.errors import UsageError
 
-__all__ = ["parse_extra_vars"]
+__all__ = ["REDACTED", "parse_extra_vars", "redact_argv"]
+
+REDACTED = "<redacted>"
+
+# sizing's short options that take a value (``-i FILE``, ``-l PATTERN``, ``-o FILE``): in a
+# cluster of short options (``-ve X``) the letters after one of them are its value.
+_SHORT_WITH_VALUE = frozenset("ilo")
 
 
 def parse_extra_vars(values: Sequence[str]) -> dict[str, Any]:
@@ -53,3 +62,64 @@ def parse_extra_vars(values: Sequence[str]) -> dict[str, Any]:
         merged = combine_vars(merged, data)
     # Plain JSON values: what ansible-runner writes to its extravars file.
     return dict(json.loads(json.dumps(merged, default=str)))
+
+
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    """``argv`` with every ``-e``/``--extra-vars`` value replaced by its variables' names
+    (``name=<redacted>``), in each spelling: ``-e V``, ``-eV``, ``-ve V``, ``--extra-vars V``,
+    ``--extra-vars=V``; an ``@file`` keeps its file name, which holds no value. A value
+    that cannot be read as variables is replaced whole."""
+    out: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        if arg == "--":  # the rest are not options
+            out += [arg, *args]
+            break
+        if arg == "--extra-vars":
+            out += [arg, *(_redacted(v) for v in _next(args))]
+        elif arg.startswith("--extra-vars="):
+            out.append("--extra-vars=" + _redacted(arg.split("=", 1)[1]))
+        elif arg.startswith("-") and not arg.startswith("--") and len(arg) > 1:
+            at = _short_e(arg)
+            if at is None:
+                out.append(arg)
+            elif at + 1 < len(arg):
+                out.append(arg[: at + 1] + _redacted(arg[at + 1 :]))
+            else:
+                out += [arg, *(_redacted(v) for v in _next(args))]
+        else:
+            out.append(arg)
+    return out
+
+
+def _next(args: Iterator[str]) -> list[str]:
+    return [v for v in [next(args, None)] if v is not None]
+
+
+def _short_e(arg: str) -> int | None:
+    """Where ``-e`` is in a cluster of short options, or None: a letter that takes a value
+    ends the cluster (``-iexample.yml`` names an inventory)."""
+    for i, c in enumerate(arg[1:], start=1):
+        if c == "e":
+            return i
+        if c in _SHORT_WITH_VALUE or not c.isalpha():
+            return None
+    return None
+
+
+def _redacted(value: str) -> str:
+    """One ``-e`` value without its values: ``@file`` as it is, else ``name=<redacted>``
+    for each variable it sets, or :data:`REDACTED` whole."""
+    if value.startswith("@"):
+        return value
+    try:
+        names = list(parse_extra_vars([value]))
+    except Exception:  # anything unreadable may still hold a secret: nothing of it is kept
+        return REDACTED
+    if not names:
+        return REDACTED if value.strip() else value
+    return " ".join(f"{_printable_name(n)}={REDACTED}" for n in names)
+
+
+def _printable_name(name: str) -> str:
+    return name if name.isidentifier() else REDACTED

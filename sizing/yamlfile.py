@@ -71,8 +71,12 @@ def _too_deep(mark: Any) -> NoReturn:
     raise yaml.YAMLError(f"{where}nested deeper than {MAX_DEPTH} levels")
 
 
-def read_yaml(path: Path, what: str, loader: type[Any] = StrictLoader) -> Any:
-    """Parse ``path`` (a ``what`` file: "inventory", "catalog", ...) or raise InputError."""
+def read_yaml(
+    path: Path, what: str, loader: type[Any] = StrictLoader, *, max_bytes: int | None = None
+) -> Any:
+    """Parse ``path`` (a ``what`` file: "inventory", "catalog", ...) or raise InputError;
+    ``max_bytes``: a larger file is refused before it is parsed (nothing past the limit is
+    read, so a device or a pipe that never ends is refused too)."""
     shown = str(path)
     article = "an" if what[:1] in "aeiou" else "a"
     if not path.exists():
@@ -80,7 +84,10 @@ def read_yaml(path: Path, what: str, loader: type[Any] = StrictLoader) -> Any:
     if path.is_dir():
         raise InputError(shown, [f"is a directory; give {article} {what} YAML file"])
     try:
-        text = path.read_text(encoding="utf-8")
+        if max_bytes is None:
+            text = path.read_text(encoding="utf-8")
+        else:
+            text = _read_bounded(path, what, max_bytes)
     except OSError as exc:
         raise InputError(shown, [f"cannot read: {exc.strerror or exc}"]) from exc
     except UnicodeDecodeError as exc:
@@ -98,3 +105,13 @@ def read_yaml(path: Path, what: str, loader: type[Any] = StrictLoader) -> Any:
         raise InputError(shown, [f"YAML: {exc}"]) from exc
     except RecursionError as exc:  # thousands of nested [ or { (the reader recurses)
         raise InputError(shown, ["YAML nested too deep"]) from exc
+
+
+def _read_bounded(path: Path, what: str, max_bytes: int) -> str:
+    with path.open("rb") as f:
+        raw = f.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        size = path.stat().st_size if path.is_file() else 0
+        held = f"{size:,} bytes, over" if size > max_bytes else "over"
+        raise InputError(str(path), [f"{held} the {max_bytes:,} bytes a {what} file may hold"])
+    return raw.decode("utf-8")

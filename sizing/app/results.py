@@ -181,6 +181,8 @@ def import_recovery(file: Path, db: Path) -> Imported:
     """Store the points a run kept in the recovery file ``file`` (those already stored are
     left: importing twice adds nothing)."""
     records = read_recovery(file)
+    if not records:  # an empty file (a run that could not write it): nothing to store
+        return Imported(0, 0, ())
     Store.exists(db)  # refuses a directory, or one this user may not look into
     with Store(db) as store:
         added, there = store.import_points(records)

@@ -157,6 +157,8 @@ def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
         "allow_extrapolation": req.inputs.allow_extrapolation,
         "confidence": req.confidence,
         "bootstrapper": cached_bootstrapper(req.inputs.db),
+        "years": req.years,
+        "growth": req.growth,
     }
     asked = None if req.platform is None else [req.platform]
 

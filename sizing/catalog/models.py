@@ -8,7 +8,10 @@ milliseconds, which ``sizing recommend`` on the bundled data does not pay.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+import difflib
+import re
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import (
     BaseModel,
@@ -66,6 +69,10 @@ class ServerModel(_Model):
         description="CPU model this price is for: a measured basis whose CPU model contains "
         "it (case-insensitive) is priced by the entries that match.",
     )
+    discount: float | None = Field(
+        default=None, ge=0, lt=1, description="0.15: 15% off this line's list price."
+    )
+    source: str = Field(default="", description="Where this price comes from.")
 
 
 class CeilingModel(_Model):
@@ -84,9 +91,10 @@ class CeilingModel(_Model):
 
 
 class LicenceModel(_Model):
-    """A platform licence: per socket or per core, once or every year."""
+    """A platform licence: per socket, per core or per server (an instance), once or every
+    year, in the catalog's currency or its own."""
 
-    per: Literal["socket", "core"]
+    per: Literal["socket", "core", "server"]
     price: float = Field(
         gt=0, le=MAX_PRICE, description="Per unit; a licence that costs nothing is left out."
     )
@@ -97,6 +105,17 @@ class LicenceModel(_Model):
         le=1024,
         description="Per-core licences: the fewest cores paid for on each socket.",
     )
+    min_per_order: int = Field(
+        default=0,
+        ge=0,
+        le=1_000_000,
+        description="The fewest units (cores, sockets or servers) an order pays for.",
+    )
+    currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
+    discount: float | None = Field(
+        default=None, ge=0, lt=1, description="0.15: 15% off this licence's list price."
+    )
+    source: str = Field(default="", description="Where this price and term come from.")
 
 
 class SupportModel(_Model):
@@ -105,12 +124,27 @@ class SupportModel(_Model):
     share_of_hardware_per_year: float = Field(
         gt=0, le=1, description="0.1: 10% of the hardware price a year."
     )
+    source: str = ""
 
 
 class PowerModel(_Model):
     """The price of electricity."""
 
     price_per_kwh: float = Field(gt=0, le=1_000)
+    source: str = ""
+
+
+class RateModel(_Model):
+    """What one unit of another currency is worth in the catalog's currency."""
+
+    rate: float = Field(gt=0, le=1e6, description="1 unit of the currency in the catalog's.")
+    source: str = Field(min_length=1, description="Where the rate comes from (and when).")
+    date: str = ""
+
+    @field_validator("date", mode="before")
+    @classmethod
+    def _date_as_written(cls, v: Any) -> Any:
+        return v.isoformat() if isinstance(v, dt.date) else v
 
 
 class CatalogModel(_Model):
@@ -127,6 +161,10 @@ class CatalogModel(_Model):
     power: PowerModel | None = None
     amortisation_months: int | None = Field(default=None, ge=1, le=240)
     ceilings: list[CeilingModel] = Field(default_factory=list)
+    discount: float | None = Field(
+        default=None, ge=0, lt=1, description="Off every line without its own discount."
+    )
+    exchange_rates: dict[str, RateModel] = Field(default_factory=dict)
 
     @field_validator("date", mode="before")
     @classmethod
@@ -160,6 +198,18 @@ class CatalogModel(_Model):
             if lic.min_cores_per_socket and lic.per != "core":
                 problems.append(
                     f"licences.{platform}.min_cores_per_socket: only a per-core licence has one"
+                )
+            if lic.currency and lic.currency != self.currency:
+                if lic.currency not in self.exchange_rates:
+                    problems.append(
+                        f"licences.{platform}.currency: {lic.currency} is not the catalog's "
+                        f"{self.currency}: state exchange_rates: {{{lic.currency}: {{rate: "
+                        f"<1 {lic.currency} in {self.currency}>, source: ...}}}}"
+                    )
+        for code in self.exchange_rates:
+            if not re.fullmatch(r"[A-Z]{3}", code) or code == self.currency:
+                problems.append(
+                    f"exchange_rates.{code}: a currency code (EUR) other than the catalog's"
                 )
         for alias, name in LICENCE_ALIASES.items():
             if alias in self.licences and name in self.licences:
@@ -251,8 +301,49 @@ _NOT_POSITIVE = {
 }
 
 
-def problems_of(exc: ValidationError) -> list[str]:
-    """One ``field.path: message`` line per problem of a pydantic validation error."""
+def _fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The keys a model accepts where ``loc`` (an unknown key's path) points: the fields
+    of the model that holds it, found through optional values, lists and mappings (an
+    index or a key of the path is a container's); empty when unknown."""
+    node: Any = model
+    for part in loc[:-1]:
+        node = _optional(node)
+        if isinstance(node, type) and issubclass(node, BaseModel):
+            field = node.model_fields.get(str(part))
+            if field is None:
+                return []
+            node = field.annotation
+            continue
+        args = get_args(node)  # list[X] or dict[K, X]: this part is an index or a key
+        if not args:
+            return []
+        node = args[-1]
+    node = _optional(node)
+    if isinstance(node, type) and issubclass(node, BaseModel):
+        return list(node.model_fields)
+    return []
+
+
+def _optional(node: Any) -> Any:
+    """``X`` of ``X | None``; anything else as it is."""
+    if get_origin(node) in (Union, UnionType):
+        args = [a for a in get_args(node) if a is not type(None)]
+        return args[0] if len(args) == 1 else node
+    return node
+
+
+def unknown_key(key: str, expected: list[str]) -> str:
+    """``unknown field; expected one of a, b, c (did you mean b?)``."""
+    if not expected:
+        return "unknown field"
+    near = difflib.get_close_matches(key, expected, n=1, cutoff=0.6)
+    hint = f"; did you mean {near[0]}?" if near else ""
+    return f"unknown field{hint} (expected: {', '.join(expected)})"
+
+
+def problems_of(exc: ValidationError, model: type[BaseModel] | None = None) -> list[str]:
+    """One ``field.path: message`` line per problem of a pydantic validation error; an
+    unknown key lists the keys ``model`` accepts there."""
     out: list[str] = []
     for e in exc.errors():
         loc = ".".join(str(p) for p in e["loc"] if p != "[key]")
@@ -261,7 +352,10 @@ def problems_of(exc: ValidationError) -> list[str]:
             msg = str(e["ctx"]["error"]) if "ctx" in e else e["msg"]
             out.extend(line for line in msg.splitlines() if line)
             continue
-        msg = "unknown field" if e["type"] == "extra_forbidden" else e["msg"]
+        msg = e["msg"]
+        if e["type"] == "extra_forbidden":
+            key = str(e["loc"][-1]) if e["loc"] else ""
+            msg = unknown_key(key, [] if model is None else _fields_at(model, tuple(e["loc"])))
         first = str(e["loc"][0]) if e["loc"] else ""
         if e["type"] == "greater_than" and first in _NOT_POSITIVE:
             msg = f"{_NOT_POSITIVE[first]}, not {e.get('input')!r}"

@@ -17,6 +17,7 @@ import typer
 from sizing.app.env import Environment, use
 from sizing.cli.app import app, guarded
 from sizing.cli.ceiling_cmd import probe_ceiling
+from sizing.cli.doctor_cmd import doctor_cmd
 from sizing.cli.engine_cmds import recommend_cmd, table_cmd
 from sizing.cli.guide_cmd import guide_cmd
 from sizing.cli.import_cmd import import_cmd
@@ -33,6 +34,7 @@ app.command("run")(guarded(run))
 app.command("results")(guarded(results))
 app.command("import")(guarded(import_cmd))
 app.command("probe-ceiling")(guarded(probe_ceiling))
+app.command("doctor")(guarded(doctor_cmd))
 
 inventory_app = typer.Typer(help="Inspect and validate inventories.", no_args_is_help=True)
 inventory_app.command("check")(guarded(inventory_check))

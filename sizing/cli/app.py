@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
@@ -16,6 +17,7 @@ import typer
 from sizing import __version__
 from sizing.app.env import Environment, current, use
 from sizing.errors import ExitStatus, SizingError
+from sizing.report.render.printable import printable
 
 EXIT_CODES_HELP = "Exit codes: " + ", ".join(f"{int(s)} {s.name.lower()}" for s in ExitStatus) + "."
 
@@ -69,18 +71,56 @@ R = TypeVar("R")
 
 def error(message: str) -> None:
     """One red line on stderr (plain without colour: not a terminal, or NO_COLOR)."""
-    if current().colour:
-        typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
-    else:
-        typer.echo(f"error: {message}", err=True)
+    _said(f"error: {message}", typer.colors.RED)
 
 
 def warn(message: str) -> None:
     """A warning on stderr."""
+    _said(f"warning: {message}", typer.colors.YELLOW)
+
+
+def _said(line: str, colour: str) -> None:
+    """A line on stderr, its control characters escaped, coloured on a terminal (the
+    colour's own escape sequence goes around the escaped line, to the stream itself)."""
+    line = printable(line)
     if current().colour:
-        typer.secho(f"warning: {message}", fg=typer.colors.YELLOW, err=True)
+        typer.echo(typer.style(line, fg=colour), err=True, file=unescaped(sys.stderr))
     else:
-        typer.echo(f"warning: {message}", err=True)
+        typer.echo(line, err=True)
+
+
+class _Escaping:
+    """A text stream whose writes show control characters escaped (:func:`printable`):
+    what a command prints cannot ring the terminal, move its cursor or reorder its text.
+    ``raw`` is the stream itself, for the escape sequences sizing writes on purpose (the
+    colours of :func:`error`, the live progress bar)."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        self.raw.write(printable(text) if isinstance(text, str) else text)
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
+
+
+def unescaped(stream: Any) -> Any:
+    """The stream under an escaping one (itself otherwise)."""
+    return stream.raw if isinstance(stream, _Escaping) else stream
+
+
+@contextlib.contextmanager
+def escaped_output() -> Iterator[None]:
+    """stdout and stderr escape control characters while a command runs: the one place
+    every terminal output passes (a catalog's server name, a host's, a label)."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Escaping(unescaped(sys.stdout)), _Escaping(unescaped(sys.stderr))
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 def guarded(fn: Callable[P, R]) -> Callable[P, R]:
@@ -88,33 +128,39 @@ def guarded(fn: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return fn(*args, **kwargs)
-        except SizingError as exc:
-            if current().debug:
-                traceback.print_exc()
-            error(str(exc))
-            raise typer.Exit(int(exc.code)) from None
-        except KeyboardInterrupt:
-            error("interrupted")
-            raise typer.Exit(int(ExitStatus.INTERRUPTED)) from None
-        except (typer.Exit, typer.Abort):
-            raise
-        except BrokenPipeError:
-            # The reader stopped reading (`sizing results --csv | head`): not an error of
-            # ours. Point stdout at /dev/null so the flush at exit cannot fail again.
-            try:
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            except (OSError, ValueError):  # stdout is not a file (a test runner's buffer)
-                pass
-            raise typer.Exit(int(ExitStatus.OK)) from None
-        except Exception as exc:  # an unexpected bug: still one line unless --debug
-            if current().debug:
-                raise
-            error(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)")
-            raise typer.Exit(int(ExitStatus.ERROR)) from None
+        with escaped_output():
+            return _guarded(fn, *args, **kwargs)
 
     return wrapper
+
+
+def _guarded(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """Run a command: its SizingError as one line on stderr and its exit code."""
+    try:
+        return fn(*args, **kwargs)
+    except SizingError as exc:
+        if current().debug:
+            traceback.print_exc()
+        error(str(exc))
+        raise typer.Exit(int(exc.code)) from None
+    except KeyboardInterrupt:
+        error("interrupted")
+        raise typer.Exit(int(ExitStatus.INTERRUPTED)) from None
+    except (typer.Exit, typer.Abort):
+        raise
+    except BrokenPipeError:
+        # The reader stopped reading (`sizing results --csv | head`): not an error of
+        # ours. Point stdout at /dev/null so the flush at exit cannot fail again.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # stdout is not a file (a test runner's buffer)
+            pass
+        raise typer.Exit(int(ExitStatus.OK)) from None
+    except Exception as exc:  # an unexpected bug: still one line unless --debug
+        if current().debug:
+            raise
+        error(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)")
+        raise typer.Exit(int(ExitStatus.ERROR)) from None
 
 
 def strict_json(value: Any) -> Any:

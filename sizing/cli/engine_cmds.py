@@ -33,6 +33,7 @@ from sizing.cli.sizing_opts import (
     ComparePlatformsOpt,
     ConfidenceOpt,
     CpuOpt,
+    GrowthOpt,
     HeadroomOpt,
     HtOpt,
     MaxServersOpt,
@@ -41,6 +42,7 @@ from sizing.cli.sizing_opts import (
     RedundancyOpt,
     RpsOpt,
     TpsOpt,
+    YearsOpt,
     inputs_of,
     sizing_request,
 )
@@ -59,6 +61,8 @@ def recommend_cmd(
     platform: PlatformOpt = "any",
     ht: HtOpt = "any",
     redundancy: RedundancyOpt = "none",
+    years: YearsOpt = None,
+    growth: GrowthOpt = "0",
     source: SourceOpt = "both",
     basis: BasisOpt = None,
     catalog: CatalogOpt = None,
@@ -98,6 +102,8 @@ def recommend_cmd(
             platform=platform,
             ht=ht,
             redundancy=redundancy,
+            years=years,
+            growth=growth,
             max_servers=max_servers,
             confidence=confidence,
             cpu=cpu,
@@ -125,6 +131,7 @@ def recommend_cmd(
 def _show_recommendation(got: Recommended, json_out: bool) -> None:
     """What ``recommend`` prints: the warnings and notes, then the answer (``--json``: the
     one document); an answer that found no fleet ends with its last explanation line."""
+    from sizing.report.render.terms_text import assumptions_json
     from sizing.report.render.text import (
         basis_json,
         basis_line,
@@ -143,6 +150,7 @@ def _show_recommendation(got: Recommended, json_out: bool) -> None:
                 "explanation": list(got.explanation),
                 "hint": got.hint,
                 "platforms": versus,
+                "assumptions": assumptions_json(result),
             }
         )
     else:

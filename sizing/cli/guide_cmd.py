@@ -38,6 +38,7 @@ from sizing.cli.sizing_opts import (
     AllowTranslationOpt,
     ConfidenceOpt,
     CpuOpt,
+    GrowthOpt,
     HeadroomOpt,
     HtOpt,
     MaxServersOpt,
@@ -46,13 +47,15 @@ from sizing.cli.sizing_opts import (
     RedundancyOpt,
     RpsOpt,
     TpsOpt,
+    YearsOpt,
     inputs_of,
     sizing_request,
 )
 from sizing.errors import SizingError, UsageError
 
 if TYPE_CHECKING:
-    from sizing.app.guide import Made
+    from sizing.app.guide import GuideRequest, Made
+    from sizing.app.sizing import SizingRequest
 
 
 SUFFIXES = {
@@ -165,6 +168,8 @@ def guide_cmd(
     platform: PlatformOpt = "any",
     ht: HtOpt = "any",
     redundancy: RedundancyOpt = "none",
+    years: YearsOpt = None,
+    growth: GrowthOpt = "0",
     source: SourceOpt = "both",
     basis: BasisOpt = None,
     catalog: CatalogOpt = None,
@@ -193,8 +198,7 @@ def guide_cmd(
     say = Steps("guide")  # its seconds count from here: the imports below take a second
     # deferred (measured with -X importtime): the use case, the engine, the sources and the
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
-    from sizing import __version__
-    from sizing.app.guide import GuideRequest, make
+    from sizing.app.guide import make
 
     fmt_c, path = output_format(out, fmt)
     sizing = sizing_request(
@@ -205,6 +209,8 @@ def guide_cmd(
         platform=platform,
         ht=ht,
         redundancy=redundancy,
+        years=years,
+        growth=growth,
         max_servers=max_servers,
         confidence=confidence,
         cpu=cpu,
@@ -223,16 +229,27 @@ def guide_cmd(
     )
     if path is not None:
         check_writable(path)
-    request = GuideRequest(
+    request = _looks(sizing, title=title, customer=customer, by=prepared_by, paper=paper)
+    _said(make(request, fmt_c.value, path, say), say)
+
+
+def _looks(
+    sizing: SizingRequest, *, title: str, customer: str, by: str, paper: str
+) -> GuideRequest:
+    """The guide's request: the sizing question, and how the guide looks (its title, the
+    customer, who prepared it, the paper), dated today."""
+    from sizing import __version__
+    from sizing.app.guide import GuideRequest  # deferred: the guide's import chain
+
+    return GuideRequest(
         title=title,
         customer=customer,
-        prepared_by=prepared_by,
+        prepared_by=by,
         date=dt.date.today().isoformat(),
         paper=choice(PaperChoice, paper, "--paper").value,
         tool_version=__version__,
         sizing=sizing,
     )
-    _said(make(request, fmt_c.value, path, say), say)
 
 
 def _said(made: Made, say: Steps) -> None:

@@ -31,6 +31,9 @@ def import_cmd(
 
     path = current().database(db)
     got = import_recovery(file, path)
+    if not got.runs:
+        typer.echo(f"{file} holds no point: nothing imported")
+        return
     runs = ", ".join(str(r) for r in got.runs)
     typer.echo(
         f"imported {got.added} point(s) into run {runs} of {path}"

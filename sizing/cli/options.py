@@ -24,6 +24,7 @@ class RedundancyChoice(StrEnum):
 
     NONE = "none"
     N_PLUS_1 = "n+1"
+    TWO_N = "2n"
 
 
 E = TypeVar("E", bound=Enum)

@@ -5,14 +5,16 @@ transient rich bar with the time left on a terminal and plain timestamped lines 
 from __future__ import annotations
 
 import re
+import sys
 import time
 from typing import Any
 
 import typer
 
 from sizing.app.env import current
-from sizing.cli.app import warn
+from sizing.cli.app import unescaped, warn
 from sizing.model import PointResult
+from sizing.report.render.printable import printable
 
 __all__ = ["RichProgress", "Steps", "stamped"]
 
@@ -22,6 +24,13 @@ REPEAT_S = 30.0  # a log repeats a step (same words, another duration) at most t
 def stamped(message: str, now: float | None = None) -> str:
     """``2026-11-26 13:20:05 message``: a progress line for a log, in local time."""
     return time.strftime("%Y-%m-%d %H:%M:%S ", time.localtime(now)) + message
+
+
+def _shown(text: str) -> str:
+    """A message on the live bar: control characters escaped, rich's markup as text."""
+    from rich.markup import escape  # deferred with rich itself: a run's progress only
+
+    return escape(printable(text))
 
 
 class RichProgress:
@@ -34,7 +43,9 @@ class RichProgress:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-        self.console = Console(stderr=True)
+        # the stream itself: the bar's escape sequences are sizing's own; the messages on
+        # it are escaped here (:func:`printable`), as every other output is
+        self.console = Console(file=unescaped(sys.stderr))
         self.enabled = self.console.is_terminal if terminal is None else terminal
         self.last_step = ("", 0.0)  # the plain lines' last step (durations masked) and when
         self.bar = Progress(
@@ -91,7 +102,7 @@ class RichProgress:
 
     def step(self, label: str) -> None:
         if self.enabled:
-            self.bar.update(self.task, description=label, left=self._left())
+            self.bar.update(self.task, description=_shown(label), left=self._left())
             return
         # a log gets each step once: "waiting (5 s so far)", repeated each second with
         # another duration, is said every 30 s
@@ -107,7 +118,7 @@ class RichProgress:
             line += f" {result.value:,.0f} {result.unit}"
         if self.enabled:
             self.bar.update(self.task, advance=1, left=self._left())
-            self.console.log(line)
+            self.console.log(_shown(line))
         else:
             left = self._left()
             count = f"[{self.done}/{self.total}{', ' + left if left else ''}]"
@@ -116,17 +127,13 @@ class RichProgress:
     def note(self, message: str) -> None:
         self.said.add(message)
         if self.enabled:
-            from rich.markup import escape
-
-            self.console.log(f"[yellow]{escape(message)}[/yellow]")
+            self.console.log(f"[yellow]{_shown(message)}[/yellow]")
         else:
             warn(message)
 
     def info(self, message: str) -> None:
         if self.enabled:
-            from rich.markup import escape
-
-            self.console.log(escape(message))
+            self.console.log(_shown(message))
         else:
             self._plain(message)
 

@@ -3,6 +3,7 @@ of runs."""
 
 from __future__ import annotations
 
+import textwrap
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -118,6 +119,7 @@ def _run_json(r: StoredRun) -> dict[str, Any]:
         "status": r.status,
         "stored_status": rec.status,
         "inventory": rec.inventory,
+        "note": rec.note or None,  # why it failed or stopped, or what went wrong meanwhile
         "tool_version": rec.tool_version,
         "options": r.options_json,
         "points": [{**point_json(p, ev), "metadata": p.metadata.to_json()} for p, ev in r.points],
@@ -135,6 +137,8 @@ def _run_text(r: StoredRun, verbose: bool) -> str:
             f"abandoned (its process is gone; `sizing run --resume {rec.id}` measures the rest)"
         )
     out = [f"run {rec.id}{named}  {when}  {status}  inventory {rec.inventory}"]
+    if rec.note:  # why it failed or stopped (a run refused by a host's lock has no point)
+        out += textwrap.wrap(rec.note, columns(), initial_indent="  ", subsequent_indent="    ")
     if r.points:
         points = [p for p, _ in r.points]
         evidence = {p.key: ev for p, ev in r.points}

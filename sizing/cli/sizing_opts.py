@@ -22,6 +22,7 @@ from sizing.cli.options import (
     completer,
     demand_figures,
     metavar,
+    percent,
     platform_choice,
 )
 from sizing.model import HtChoice, Source
@@ -33,6 +34,8 @@ __all__ = [
     "AllowTranslationOpt",
     "ComparePlatformsOpt",
     "ConfidenceOpt",
+    "GrowthOpt",
+    "YearsOpt",
     "CpuOpt",
     "HeadroomOpt",
     "HtOpt",
@@ -83,7 +86,8 @@ RedundancyOpt = Annotated[
         "--redundancy",
         metavar=metavar(RedundancyChoice),
         autocompletion=completer(RedundancyChoice),
-        help="n+1: the demand must still be carried with one server down.",
+        help="n+1: the demand must still be carried with one server down; 2n: every"
+        " server has an identical twin (HA pairs) and either half carries it alone.",
     ),
 ]
 MaxServersOpt = Annotated[
@@ -122,6 +126,25 @@ AllowTranslationOpt = Annotated[
         "--allow-translation",
         help="Allow --cpu's translated figures (labelled 'translated', never mixed with"
         " measured ones).",
+    ),
+]
+YearsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--years",
+        metavar="N",
+        help="Price over N years (default: the catalog's amortisation_months) and show the"
+        " cost year by year: hardware when bought, licences, support and power each year.",
+    ),
+]
+GrowthOpt = Annotated[
+    str,
+    typer.Option(
+        "--growth",
+        metavar="PCT",
+        help="The demand grows by this a year (30 or 30%): the fleet is bought for year 1"
+        " and servers are added in the year the demand needs them (needs --years or a"
+        " catalog period of whole years).",
     ),
 ]
 ComparePlatformsOpt = Annotated[
@@ -177,6 +200,8 @@ def sizing_request(
     allow_translation: bool,
     inputs: Inputs,
     compare_platforms: bool | None = None,
+    years: int | None = None,
+    growth: str = "0",
 ) -> SizingRequest:
     """The request the options ask (no demand without --rps or --tps: the guide's tables
     only); a bad value is one clear usage line."""
@@ -199,4 +224,6 @@ def sizing_request(
         cpu=cpu,
         allow_translation=allow_translation,
         compare_platforms=compare_platforms,
+        years=years,
+        growth=percent(growth, "--growth") / 100.0,
     )

@@ -12,6 +12,7 @@ from typing import Any
 from sizing.engine.basis import Basis
 from sizing.engine.costs import CostBreakdown, CostCatalog, ServerOffer
 from sizing.engine.series import Series
+from sizing.engine.yearly import CashFlow
 from sizing.errors import UsageError
 from sizing.model import Figure, SizingMetric
 
@@ -28,7 +29,7 @@ class Demand:
     rps: float | None = None
     tps: float | None = None
     headroom: float = 0.2
-    redundancy: str = "none"  # "none" | "n+1"
+    redundancy: str = "none"  # "none" | "n+1" | "2n"
 
     def validate(self) -> None:
         """Raise :class:`UsageError` with one clear line for a demand that makes no sense."""
@@ -47,8 +48,8 @@ class Demand:
                 f"--headroom must be between 0 and {MAX_HEADROOM_PCT:g} percent, "
                 f"not {self.headroom * 100:g}"
             )
-        if self.redundancy not in ("none", "n+1"):
-            raise UsageError(f"unknown redundancy {self.redundancy!r} (expected none or n+1)")
+        if self.redundancy not in ("none", "n+1", "2n"):
+            raise UsageError(f"unknown redundancy {self.redundancy!r} (expected none, n+1 or 2n)")
 
     @property
     def profiles(self) -> tuple[str, ...]:
@@ -63,6 +64,8 @@ class Demand:
         text = " + ".join(parts) + f" with {self.headroom * 100:g}% headroom"
         if self.redundancy == "n+1":
             text += ", N+1"
+        elif self.redundancy == "2n":
+            text += ", 2N (HA pairs)"
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -102,6 +105,8 @@ class Configuration:
     # without a catalog, e.g. by a test)
     unit_cost: CostBreakdown | None = None
     offer: ServerOffer | None = None  # the catalog entry: model name, CPU model, sockets
+    # what the whole configuration costs (an order minimum is the order's, not a server's)
+    fleet_cost: CostBreakdown | None = None
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -128,6 +133,8 @@ class Configuration:
     def breakdown(self) -> CostBreakdown:
         """What the whole configuration costs, part by part (hardware only when built
         without a catalog)."""
+        if self.fleet_cost is not None:
+            return self.fleet_cost
         unit = self.unit_cost or CostBreakdown(hardware=self.cost_per_server)
         return unit.times(self.servers)
 
@@ -177,6 +184,7 @@ class Fleet:
     utilization: float  # of the counted capacity at the demand
     confidence: float | None
     gap: float = 0.0  # > 0: not proven optimal; at most this share above the cheapest
+    cost: CostBreakdown | None = None  # the whole fleet's (an order minimum applied)
 
     @property
     def servers(self) -> int:
@@ -200,9 +208,13 @@ class Fleet:
     @property
     def breakdown(self) -> CostBreakdown:
         """What the fleet costs, part by part, and what its prices leave out."""
+        if self.cost is not None:
+            return self.cost
         total: CostBreakdown | None = None
         for c, n in self.parts:
-            part = c.breakdown if c.servers == n else replace(c, servers=n).breakdown
+            part = (
+                c.breakdown if c.servers == n else replace(c, servers=n, fleet_cost=None).breakdown
+            )
             total = part if total is None else total.plus(part)
         assert total is not None  # a fleet has at least one part
         return total
@@ -299,6 +311,9 @@ class Recommendation:
     sized_on: Basis | None = None  # the basis of the cheapest configuration
     capacity_of: str = "their CPU"  # what a server's capacity is of (the answer says it)
     catalog: CostCatalog | None = None  # the customer's catalog: name, source, date
+    cash_flow: CashFlow | None = None  # the plan year by year (None: no whole-year period)
+    growth: float = 0.0  # of the demand, a year (--growth)
+    years: int | None = None  # --years (None: the catalog's period)
 
     @property
     def left_out(self) -> tuple[str, ...]:
@@ -326,6 +341,7 @@ class Recommendation:
             "cost_basis": self.cost_basis,
             "currency": self.currency,
             "catalog": None if self.catalog is None else _catalog_dict(self.catalog),
+            "cash_flow": None if self.cash_flow is None else self.cash_flow.to_dict(),
             "left_out": list(self.left_out),
             "recommendation": None
             if self.recommendation is None

@@ -168,6 +168,9 @@ class Price:
             price_per_kwh=base.price_per_kwh,
             amortisation_months=base.amortisation_months,
             support=base.support,
+            discount=base.discount,
+            exchange_rates=base.exchange_rates,
+            sources=base.sources,
         )
 
     def to_dict(self) -> dict[str, Any]:

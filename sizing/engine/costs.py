@@ -26,7 +26,7 @@ prices.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sizing.model import cost_family
@@ -35,37 +35,61 @@ HOURS_PER_MONTH = 730.0  # 8,760 hours a year / 12
 # What no catalog prices: said once where a catalog's scope is stated (the guide), not on
 # every server's cost, where it would repeat the same words on every line.
 NEVER_PRICED = "rack space, cooling and network"
+# What bare metal pays for a hypervisor: said as a priced part, never as a cost left out
+NO_HYPERVISOR_LICENCE = "no hypervisor licence (bare metal)"
 
 
 @dataclass(frozen=True)
 class Licence:
-    """A platform licence, priced per socket or per core, once or every year; a per-core
-    licence counts at least ``min_cores_per_socket`` cores on each socket (0: no
-    minimum)."""
+    """A platform licence, priced per socket, per core or per server (an instance), once or
+    every year; a per-core licence counts at least ``min_cores_per_socket`` cores on each
+    socket (0: no minimum), and an order pays for at least ``min_per_order`` units (0: no
+    minimum), which makes a fleet's licence cost not linear in its servers.
 
-    per: str  # "socket" | "core"
+    ``price`` is what one unit costs in the catalog's currency after the discount; the
+    list price, its currency, the exchange rate and the discount are kept to be stated."""
+
+    per: str  # "socket" | "core" | "server"
     price: float
     term: str = "once"  # "once" | "yearly"
     min_cores_per_socket: int = 0
+    min_per_order: int = 0
+    list_price: float | None = None  # in ``currency``, before the discount
+    currency: str = ""  # "" : the catalog's
+    rate: float = 1.0  # 1 unit of ``currency`` in the catalog's currency
+    discount: float = 0.0
+    source: str = ""
 
     def units(self, *, cores: int, sockets: int) -> int:
-        """The sockets or cores paid for on one server."""
+        """The servers, sockets or cores paid for on one server."""
+        if self.per == "server":
+            return 1
         if self.per == "socket":
             return sockets
         return max(cores, sockets * self.min_cores_per_socket)
 
+    def terms(self, months: int | None) -> float:
+        """How many times the price is paid over ``months`` (once, or each year)."""
+        return 1.0 if self.term == "once" else (months or 12) / 12.0
+
     def cost(self, *, cores: int, sockets: int, months: int | None) -> float:
-        """The licence cost of one server over the amortisation period."""
-        terms = 1.0 if self.term == "once" else (months or 12) / 12.0
-        return self.price * self.units(cores=cores, sockets=sockets) * terms
+        """The licence cost of one server over the amortisation period (an order minimum
+        is the fleet's: :meth:`order_cost`)."""
+        return self.price * self.units(cores=cores, sockets=sockets) * self.terms(months)
+
+    def order_cost(self, units: int, months: int | None) -> float:
+        """What an order of ``units`` units costs over ``months``, its minimum applied."""
+        return self.price * max(units, self.min_per_order) * self.terms(months)
 
     def describe(self) -> str:
-        """How it is sold, in words: ``per core, at least 16 a socket, once``."""
+        """How it is sold, in words: ``per core, at least 16 a socket, 72 an order, yearly``."""
         minimum = (
             f", at least {self.min_cores_per_socket} a socket"
             if self.per == "core" and self.min_cores_per_socket
             else ""
         )
+        if self.min_per_order:
+            minimum += f", at least {self.min_per_order} {self.per}s an order"
         return f"per {self.per}{minimum}, {self.term}"
 
 
@@ -92,6 +116,9 @@ class ServerOffer:
     watts: float | None = None  # at load
     name: str = ""
     cpu_model: str = ""
+    list_price: float | None = None  # before the discount (None: no discount)
+    discount: float = 0.0
+    source: str = ""
 
     def label(self) -> str:
         """``PowerEdge R660 (8 cores)`` when named, else ``8-core``."""
@@ -172,6 +199,10 @@ class CostCatalog:
     source: str = ""
     date: str = ""
     support: Support | None = None
+    discount: float = 0.0  # the catalog's, on every line without its own
+    # a currency's rate in the catalog's currency, with its source: {"EUR": (1.08, "ECB ...")}
+    exchange_rates: Mapping[str, tuple[float, str]] = field(default_factory=dict)
+    sources: Mapping[str, str] = field(default_factory=dict)  # "power", "support": their own
 
     def core_counts(self) -> tuple[int, ...]:
         """The core counts on offer, ascending."""
@@ -226,6 +257,40 @@ class CostCatalog:
             licence_key=key,
         )
 
+    def order_topup(self, platform: str, units: int) -> float:
+        """What ``platform``'s licence order minimum adds to a fleet paying ``units`` units
+        over the period (0 without a minimum)."""
+        found = self.licence_for(platform)
+        if found is None or not found[1].min_per_order:
+            return 0.0
+        lic = found[1]
+        short = max(0, lic.min_per_order - units)
+        return lic.price * short * lic.terms(self.amortisation_months)
+
+    def licence_units(self, platform: str, cores: int) -> int:
+        """The licence units one ``cores``-core server pays on ``platform`` (0: none)."""
+        found = self.licence_for(platform)
+        offer = self.offer(cores)
+        if found is None or offer is None:
+            return 0
+        return found[1].units(cores=offer.cores, sockets=offer.sockets)
+
+    def fleet_cost(self, platform: str, counts: Mapping[int, int]) -> CostBreakdown:
+        """What a fleet (servers by core count) costs on ``platform``, part by part, its
+        licence's order minimum applied to the whole order."""
+        total: CostBreakdown | None = None
+        units = 0
+        for cores, n in sorted(counts.items()):
+            if n <= 0:
+                continue
+            part = self.server_cost(platform, cores).times(n)
+            total = part if total is None else total.plus(part)
+            units += self.licence_units(platform, cores) * n
+        if total is None:
+            return CostBreakdown(hardware=0.0)
+        topup = self.order_topup(platform, units)
+        return replace(total, licence=total.licence + topup) if topup else total
+
     def scope(self, platform: str | None = None, offer: ServerOffer | None = None) -> CostScope:
         """What a cost includes and leaves out, in words: of one ``offer`` on ``platform``
         (the words of :attr:`CostBreakdown.left_out`), or, given neither, of any server of
@@ -235,6 +300,8 @@ class CostCatalog:
         left: list[str] = []
         if keys := self.licence_keys(platform):
             priced.append("platform licence (" + ", ".join(keys) + ")")
+        elif platform is not None and cost_family(platform) == "baremetal":
+            priced.append(NO_HYPERVISOR_LICENCE)  # not a missing cost: there is none
         else:
             left.append("no licence priced" + ("" if platform is None else f" for {platform}"))
         if self.support is not None and months is not None:
@@ -283,6 +350,8 @@ class CostCatalog:
         parts = ["hardware"]
         if keys := self.licence_keys(platform):
             parts.append("licence (" + ", ".join(keys) + ")")
+        elif self.licences and platform is not None and cost_family(platform) == "baremetal":
+            parts.append(NO_HYPERVISOR_LICENCE)
         if self.support is not None and self.amortisation_months is not None:
             parts.append("support")
         if self.price_per_kwh is not None and self.amortisation_months is not None:
@@ -313,15 +382,27 @@ class CostCatalog:
                     "watts": s.watts,
                     "name": s.name,
                     "cpu_model": s.cpu_model,
+                    "list_price": s.list_price,
+                    "discount": s.discount,
                 }
                 for s in sorted(self.servers, key=lambda s: s.cores)
             ],
+            "discount": self.discount,
+            "exchange_rates": {
+                k: {"rate": r, "source": src} for k, (r, src) in sorted(self.exchange_rates.items())
+            },
             "licences": {
                 k: {
                     "per": v.per,
                     "price": v.price,
                     "term": v.term,
                     "min_cores_per_socket": v.min_cores_per_socket,
+                    "min_per_order": v.min_per_order,
+                    "list_price": v.list_price,
+                    "currency": v.currency or self.currency,
+                    "rate": v.rate,
+                    "discount": v.discount,
+                    "source": v.source,
                 }
                 for k, v in sorted(self.licences.items())
             },

@@ -77,8 +77,8 @@ from sizing.engine.answer import (
 from sizing.engine.basis import Basis, Price
 from sizing.engine.costs import CostCatalog
 from sizing.engine.figures import HT_ORDER, PLATFORM_ORDER, build_series
-from sizing.engine.fleet import Offer, cheapest, identical
-from sizing.engine.fleet import confidence as confidence_of
+from sizing.engine.fleet import Offer, identical
+from sizing.engine.fleets import best_fleet, cheapest_fleet, check_terms, plan_of, sized
 from sizing.engine.predict import Bootstrapper, quantile
 from sizing.engine.series import Series
 from sizing.engine.socket import BEYOND_SOCKET
@@ -160,6 +160,8 @@ def recommend(
     allow_extrapolation: bool = False,
     confidence: float | None = None,
     bootstrapper: Bootstrapper | None = None,
+    years: int | None = None,
+    growth: float = 0.0,
 ) -> Recommendation:
     """Rank every configuration the figures and their prices allow; pick the cheapest.
 
@@ -171,13 +173,11 @@ def recommend(
     figures at other core counts are derived or refused (:mod:`sizing.engine.figures`).
     ``max_servers`` (None: no limit) is said in the answer whenever it binds.
     ``confidence`` sizes each server on the 1 − p quantile of its capacity's bootstrap
-    draws instead of its interval's low end.
+    draws instead of its interval's low end. ``years`` (None: the catalog's amortisation
+    period) prices every cost over that many years, and the answer's :class:`CashFlow`
+    spreads the cheapest fleet's over them, the demand growing by ``growth`` a year.
     """
-    demand.validate()
-    if max_servers is not None and max_servers < 1:
-        raise UsageError(f"--max-servers must be at least 1, not {max_servers}")
-    if confidence is not None and not (0.5 <= confidence < 1.0):
-        raise UsageError(f"--confidence must be at least 0.5 and below 1, not {confidence:g}")
+    catalog = _checked(demand, catalog, max_servers, confidence, years, growth)
     by_id = {b.id: b for b in bases}
     series = build_series(
         figures, bases=bases, allow_extrapolation=allow_extrapolation, bootstrapper=bootstrapper
@@ -186,11 +186,7 @@ def recommend(
     wanted = wanted_platforms(platforms)
     wanted_ht = list(ht_modes) if ht_modes is not None else list(HT_ORDER)
     groups = sorted({(k[0], k[1]) for k in series}, key=lambda g: (_platform_index(g[1]), g[0]))
-    have = {g[1] for g in groups}
-    for platform in [] if platforms is None else list(dict.fromkeys(platforms)):
-        hv = platform == "hypervisor" and have & {"hypervisor", *HYPERVISOR_PLATFORMS}
-        if platform not in have and not hv:
-            search.rejected.append(Rejected(platform, "any", None, f"no {platform} figures"))
+    search.rejected.extend(_unmeasured(platforms, {g[1] for g in groups}))
     for basis_id, platform in groups:
         if wanted is not None and platform not in wanted:
             continue
@@ -202,8 +198,11 @@ def recommend(
             search.group(basis_id, platform, ht, priced, price_source)
     feasible = sorted(search.feasible, key=_rank(allow_extrapolation))
     best = feasible[0] if feasible else None
-    fleet = _best_fleet(search.fleets, best, allow_extrapolation)
+    fleet = best_fleet(search.fleets, best, allow_extrapolation)
     used = search.used
+    plan = plan_of(
+        search.groups, max_servers, best, demand, catalog, years, growth, allow_extrapolation
+    )
     used_bases = tuple(by_id[i] for i in dict.fromkeys(s.basis_id for s in used) if i in by_id)
     return Recommendation(
         demand=demand,
@@ -221,7 +220,39 @@ def recommend(
         max_servers=max_servers,
         sized_on=by_id.get(best.basis) if best is not None and best.basis else None,
         catalog=catalog,
+        cash_flow=plan,
+        growth=growth,
+        years=years,
     )
+
+
+def _unmeasured(platforms: Sequence[str] | None, have: set[str]) -> list[Rejected]:
+    """The platforms asked for that no figure is of (``hypervisor``: KVM or ESXi)."""
+    out = []
+    for platform in [] if platforms is None else list(dict.fromkeys(platforms)):
+        hv = platform == "hypervisor" and have & {"hypervisor", *HYPERVISOR_PLATFORMS}
+        if platform not in have and not hv:
+            out.append(Rejected(platform, "any", None, f"no {platform} figures"))
+    return out
+
+
+def _checked(
+    demand: Demand,
+    catalog: CostCatalog,
+    max_servers: int | None,
+    confidence: float | None,
+    years: int | None,
+    growth: float,
+) -> CostCatalog:
+    """A request that makes no sense is one clear line; the catalog priced over
+    ``years`` when asked."""
+    demand.validate()
+    check_terms(catalog, years, growth)
+    if max_servers is not None and max_servers < 1:
+        raise UsageError(f"--max-servers must be at least 1, not {max_servers}")
+    if confidence is not None and not (0.5 <= confidence < 1.0):
+        raise UsageError(f"--confidence must be at least 0.5 and below 1, not {confidence:g}")
+    return catalog if years is None else replace(catalog, amortisation_months=12 * years)
 
 
 @dataclass
@@ -238,6 +269,10 @@ class _Search:
     rejected: list[Rejected] = field(default_factory=list)
     used: list[Series] = field(default_factory=list)
     fleets: list[tuple[bool, Fleet]] = field(default_factory=list)
+    # each basis, platform and HT mode's server types and the catalog that priced them
+    groups: dict[tuple[str, str, str], tuple[list[Configuration], CostCatalog]] = field(
+        default_factory=dict
+    )
 
     def group(
         self, basis_id: str, platform: str, ht: str, priced: CostCatalog | None, price_source: str
@@ -250,6 +285,7 @@ class _Search:
             self.rejected.append(Rejected(platform, ht, None, price_source, basis=basis_id))
             return
         n_plus_1 = 1 if demand.redundancy == "n+1" else 0
+        mirrored = demand.redundancy == "2n"
         need = 1.0 / (1.0 - demand.headroom)
         types: list[Configuration] = []
         for cores in priced.core_counts():
@@ -282,15 +318,17 @@ class _Search:
                 offer=priced.offer(cores),
             )
             types.append(one)
-            n = identical(Offer(cost, share), need, n_plus_1=bool(n_plus_1))
+            n = identical(Offer(cost, share), need, n_plus_1=bool(n_plus_1), mirrored=mirrored)
             if self.max_servers is not None and n > self.max_servers:
                 reason = f"needs {n} servers (max {self.max_servers}, as asked)"
                 self.rejected.append(Rejected(platform, ht, cores, reason, n, basis=basis_id))
                 continue
-            self.feasible.append(_sized(one, n, n_plus_1, share, need, demand))
+            whole = priced.fleet_cost(platform, {cores: n})
+            self.feasible.append(sized(one, n, share, need, demand, whole))
+        self.groups[(basis_id, platform, ht)] = (types, priced)
         for extrapolated in (False, True):
             kinds = types if extrapolated else [t for t in types if not t.extrapolated]
-            fl = _fleet(kinds, demand, need, bool(n_plus_1), self.max_servers)
+            fl = cheapest_fleet(kinds, demand, need, self.max_servers, priced)
             if fl is not None:
                 self.fleets.append((extrapolated, fl))
         self.used.extend(s for s in chosen if s is not None and s not in self.used)
@@ -361,80 +399,6 @@ def _observed_lower(s: Series, cores: int) -> bool:
 def _target(demand: Demand, profile: str) -> float:
     v = demand.rps if profile == SizingMetric.RPS else demand.tps
     return v or 0.0
-
-
-def _sized(
-    one: Configuration, n: int, n_plus_1: int, share: float, need: float, demand: Demand
-) -> Configuration:
-    """``one`` scaled to ``n`` identical servers (counted: n − 1 under N+1)."""
-    counted = n - n_plus_1
-    caps = {f.profile: f.conservative for f in one.figures}
-    conf = None
-    if one.share_draws:
-        conf = confidence_of([one.share_draws], [n], need, bool(n_plus_1))
-    return replace(
-        one,
-        servers=n,
-        counted_servers=counted,
-        total_cost=one.cost_per_server * n,
-        capacity_rps=caps["rps"] * counted if "rps" in caps else None,
-        capacity_tps=caps["tps"] * counted if "tps" in caps else None,
-        utilization=1.0 / (share * counted),
-        confidence=conf,
-    )
-
-
-def _fleet(
-    types: Sequence[Configuration],
-    demand: Demand,
-    need: float,
-    n_plus_1: bool,
-    max_servers: int | None,
-) -> Fleet | None:
-    """The exact cheapest fleet of these server types (one basis, platform, HT)."""
-    if not types:
-        return None
-    offers = []
-    for t in types:
-        # the figures' conservative ends: their --confidence quantile when one was asked
-        load = sum(_target(demand, f.profile) / f.conservative for f in t.figures)
-        offers.append(Offer(t.cost_per_server, 1.0 / load))
-    got = cheapest(offers, need, n_plus_1=n_plus_1)
-    if got is None:
-        return None
-    cost, counts = got.cost, got.counts
-    if max_servers is not None and sum(counts) > max_servers:
-        return None
-    parts = tuple((t, x) for t, x in zip(types, counts, strict=True) if x > 0)
-    carried = sum(o.share * x for o, x in zip(offers, counts, strict=True))
-    if n_plus_1:
-        carried -= max(o.share for o, x in zip(offers, counts, strict=True) if x > 0)
-    conf = None
-    if all(t.share_draws for t, _ in parts):  # only the types used are drawn from
-        conf = confidence_of([t.share_draws for t in types], counts, need, n_plus_1)
-    return Fleet(parts, cost, 1.0 / carried, conf, gap=got.gap)
-
-
-def _best_fleet(
-    fleets: Sequence[tuple[bool, Fleet]], best: Configuration | None, allow: bool
-) -> Fleet | None:
-    """The cheapest fleet of the same kind as the answer: measured core counts only
-    unless the answer itself extrapolates or extrapolation is allowed. Among fleets of
-    the same cost and size, the answer's own kind (basis, platform, HT mode) first: one
-    fleet is never "HT on" in the headline and "HT off" in the comparison."""
-    if best is None:
-        return None
-    loose = allow or best.extrapolated
-    pool = [f for ext, f in fleets if ext == loose]
-    if not pool:
-        return None
-    mine = (best.basis, best.platform, best.ht)
-
-    def key(f: Fleet) -> tuple[float, int, bool]:
-        first = f.parts[0][0]
-        return (round(f.total_cost, 6), f.servers, (first.basis, first.platform, first.ht) != mine)
-
-    return min(pool, key=key)
 
 
 def _platform_index(p: str) -> int:

@@ -56,6 +56,7 @@ class Side:
             "total_cost": None if self.cost is None else round(self.cost, 2),
             "fleet": None if self.fleet is None else self.fleet.to_dict(),
             "identical": None if best is None else best.to_dict(),
+            "cash_flow": None if self.result.cash_flow is None else self.result.cash_flow.to_dict(),
         }
 
 

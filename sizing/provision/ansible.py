@@ -12,7 +12,6 @@ import os
 import shutil
 import signal
 import sys
-import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +20,8 @@ from typing import Any
 
 from sizing import paths
 from sizing.errors import ToolError
+from sizing.provision.runnerdir import keep_artifacts as keep_copy
+from sizing.provision.runnerdir import private_dir, secret_values
 from sizing.signals import STOP_SIGNALS, SignalStop, held
 
 # Settings that keep Ansible quiet and cheap while load runs: the strategy loop polls its
@@ -194,16 +195,6 @@ def ansible_config(cwd: Path | None = None) -> Path | None:
     return cfg
 
 
-def _keep_artifacts(private: Path, keep: Path, playbook: str) -> None:
-    """Copy one playbook's ansible-runner artifacts to ``keep/NNN-<playbook>``."""
-    keep.mkdir(parents=True, exist_ok=True)
-    n = len([p for p in keep.iterdir() if p.is_dir()]) + 1
-    dest = keep / f"{n:03d}-{Path(playbook).stem}"
-    src = private / "artifacts"
-    if src.is_dir():
-        shutil.copytree(src, dest, dirs_exist_ok=True)
-
-
 @dataclass
 class _EventSink:
     """ansible-runner's event handler: each host's outcome, task by task (what each task
@@ -260,12 +251,16 @@ def run_playbook(
     timeout: int | None = None,
     debug: bool = False,
     keep_artifacts: Path | None = None,
+    user_vars: Mapping[str, Any] | None = None,
 ) -> PlaybookResult:
     """Run ``playbooks/<playbook>`` against ``inventory`` and gather per-host outcomes.
 
     ``./ansible.cfg`` applies as it would to ansible-playbook (see :func:`ansible_config`);
     ``keep_artifacts``: a directory that keeps ansible-runner's artifacts (events, stdout)
-    of every playbook, otherwise deleted."""
+    of every playbook, otherwise deleted, without the environment's credentials and the
+    values of ``user_vars`` (the user's ``-e``, already in ``extravars``). The private
+    directory holding the extravars is 0700 and removed at the end
+    (:mod:`sizing.provision.runnerdir`)."""
     try:
         import ansible_runner
     except ImportError as exc:  # pragma: no cover - a broken install
@@ -281,7 +276,7 @@ def run_playbook(
     hosts: dict[str, HostOutcome] = {}
     on_event = _EventSink(hosts)
 
-    private = Path(tempfile.mkdtemp(prefix="sizing-runner-"))
+    private = private_dir()
     envvars = _envvars(playbook)
     cancel = _CancelOnSignal()
     try:
@@ -312,7 +307,7 @@ def run_playbook(
         )
     finally:
         if keep_artifacts is not None:
-            _keep_artifacts(private, keep_artifacts, playbook)
+            keep_copy(private, keep_artifacts, playbook, secret_values(user_vars or {}))
         shutil.rmtree(private, ignore_errors=True)
     return result
 
@@ -350,4 +345,5 @@ class Playbooks:
             timeout=timeout,
             debug=self.debug,
             keep_artifacts=self.keep_artifacts,
+            user_vars=self.extravars,
         )

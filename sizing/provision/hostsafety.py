@@ -22,6 +22,7 @@ from typing import Any
 from sizing.errors import HostError
 from sizing.facts import HostFacts
 from sizing.provision.ansible import Playbooks
+from sizing.provision.runnerdir import start_ticks
 from sizing.records.host import LockOwner, LockReply
 
 __all__ = [
@@ -42,15 +43,6 @@ def new_token() -> str:
     return secrets.token_hex(8)
 
 
-def _start_ticks(pid: int) -> int | None:
-    """The kernel's start time of ``pid`` (clock ticks since boot), or None when gone."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text(errors="replace")
-        return int(text.rsplit(")", 1)[1].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def _controller_id() -> str:
     try:
         return Path("/etc/machine-id").read_text().strip() or socket.gethostname()
@@ -61,7 +53,7 @@ def _controller_id() -> str:
 def owner_record() -> LockOwner:
     """Who takes a lock: this controller and this process (for stale-lock detection)."""
     pid = os.getpid()
-    return LockOwner(_controller_id(), socket.gethostname(), pid, _start_ticks(pid))
+    return LockOwner(_controller_id(), socket.gethostname(), pid, start_ticks(pid))
 
 
 def process_gone(owner: LockOwner) -> bool:
@@ -69,7 +61,7 @@ def process_gone(owner: LockOwner) -> bool:
     that started it: the same machine-id; a reused pid has another start time)."""
     if owner.controller != _controller_id():
         return False
-    return owner.pid is None or _start_ticks(owner.pid) != owner.pid_start
+    return owner.pid is None or start_ticks(owner.pid) != owner.pid_start
 
 
 def _or_unknown(value: object) -> str:

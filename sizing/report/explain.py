@@ -168,7 +168,8 @@ def _cheapest(result: Recommendation, best: Configuration) -> list[str]:
         )
         lines.append(
             f"Cheapest identical fleet: {best.label}, {_money(best.total_cost, cur)} "
-            f"({best.servers} × {_money(best.cost_per_server, cur)})."
+            f"({best.servers} × {_money(best.cost_per_server, cur)}"
+            f"{_topup(best.total_cost - best.servers * best.cost_per_server, cur, catalog, best)})."
         )
         if mix.gap > 0:
             lines.append(
@@ -178,8 +179,9 @@ def _cheapest(result: Recommendation, best: Configuration) -> list[str]:
     else:
         lines.append(
             f"Cheapest: {best.label}, {_money(best.total_cost, cur)} "
-            f"({best.servers} × {_money(best.cost_per_server, cur)}; {includes}"
-            f"{price}; {on}; no mix of server sizes is cheaper)."
+            f"({best.servers} × {_money(best.cost_per_server, cur)}"
+            f"{_topup(best.total_cost - best.servers * best.cost_per_server, cur, catalog, best)}"
+            f"; {includes}{price}; {on}; no mix of server sizes is cheaper)."
         )
     fleet_cost = best.breakdown if mix is None else mix.breakdown
     months = None if result.catalog is None else result.catalog.amortisation_months
@@ -188,6 +190,16 @@ def _cheapest(result: Recommendation, best: Configuration) -> list[str]:
     per_server = "Per server" + ("" if mix is None else " of the identical fleet")
     lines.append(f"{per_server}: " + ", ".join(describe_figure(f) for f in best.figures) + ".")
     return lines
+
+
+def _topup(extra: float, cur: str, catalog: CostCatalog | None, best: Configuration) -> str:
+    """`` + $3,240 to the licence's order minimum of 72 cores``: what an order minimum adds
+    to the servers' own costs (empty when it adds nothing)."""
+    if extra < 0.005 or catalog is None:
+        return ""
+    found = catalog.licence_for(best.platform)
+    least = "" if found is None else f" of {found[1].min_per_order} {found[1].per}s"
+    return f" + {_money(extra, cur)} to the licence's order minimum{least}"
 
 
 def _capacity(result: Recommendation, best: Configuration) -> list[str]:
@@ -206,6 +218,8 @@ def _capacity(result: Recommendation, best: Configuration) -> list[str]:
     counted = f"{best.counted_servers} server" + ("s" if best.counted_servers > 1 else "")
     if demand.redundancy == "n+1":
         counted += " (one of the " + f"{best.servers} down)"
+    elif demand.redundancy == "2n":
+        counted += f" (one half of the {best.servers}: the other half down)"
     lines = [
         f"Capacity on {counted}: "
         + " + ".join(shares)

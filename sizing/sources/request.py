@@ -51,3 +51,5 @@ class SizingRequest:
     # bare metal against the hypervisor for the demand: None: when both were measured (or
     # published) and no --platform narrows the answer; True/False: as asked
     compare_platforms: bool | None = None
+    years: int | None = None  # the period in whole years (None: the catalog's)
+    growth: float = 0.0  # of the demand, a year (0.3: 30%)

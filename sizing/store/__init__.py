@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from sizing.errors import SizingError
+from sizing.extravars import redact_argv
 from sizing.model import PointKey, PointResult, Sample, Status
 from sizing.records import HostRecord, LockOwner, RunOptionsRecord, dump
 from sizing.store.connection import BUSY_TIMEOUT_S, RUN_ATTEMPT_S, RUN_PATIENCE_S, Connection
@@ -101,7 +102,8 @@ class Store(Connection):
         options: RunOptionsRecord | Mapping[str, Any],
     ) -> int:
         """A new run, ``running``, with the options it is measured with (a mapping is read
-        as its stored JSON: a run written by hand, as the tests and benchmarks do)."""
+        as its stored JSON: a run written by hand, as the tests and benchmarks do). Its
+        command line is kept without the values of ``-e`` (:func:`redact_argv`)."""
         record = options
         if not isinstance(record, RunOptionsRecord):
             record = RunOptionsRecord.parse(record)
@@ -113,7 +115,7 @@ class Store(Connection):
                 (
                     time.time(),
                     inventory,
-                    json.dumps(list(argv)),
+                    json.dumps(redact_argv(argv)),
                     tool_version,
                     json.dumps(record.to_json(), default=str),
                 ),

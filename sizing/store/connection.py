@@ -66,6 +66,10 @@ class Connection:
         self._ident: tuple[int, int] | None = None  # the file this writer opened
         self.wal = False  # this writer put the file in WAL mode
         _check_file(self.path, must_exist=readonly)
+        # A writer that finds no data (no file, or an empty one: a database whose creation
+        # failed, a disk full at the first write) creates the database; if that fails,
+        # it leaves nothing behind.
+        creating = not readonly and not _has_data(self.path)
         if not readonly:
             _check_writable(self.path)
         try:
@@ -89,6 +93,8 @@ class Connection:
                 self._ident = (st.st_dev, st.st_ino)
         except BaseException:
             self._db.close()
+            if creating:
+                _remove_unborn(self.path)
             raise
 
     def _ro_uri(self, *, immutable: bool = False) -> str:
@@ -155,12 +161,13 @@ class Connection:
     @staticmethod
     def exists(path: Path | str) -> bool:
         """Whether a results database file is there; a directory is refused (a ``--db``
-        naming one is a mistake, never "nothing measured yet")."""
+        naming one is a mistake, never "nothing measured yet"). An empty file (0 bytes: a
+        database whose creation failed) holds nothing: not there."""
         p = Path(path)
         try:
             if p.is_dir():
                 raise StoreError(p, "is a directory, not a results database")
-            return p.is_file()
+            return p.is_file() and _has_data(p)
         except OSError as exc:  # a directory this user may not look into
             raise StoreError(p, f"cannot be read: {exc.strerror or exc}") from exc
 
@@ -316,6 +323,34 @@ def _check_writable(path: Path) -> None:
         raise StoreError(path, f"cannot write {what} ({why})", code=ExitStatus.STORE)
 
 
+def _has_data(path: Path) -> bool:
+    """Whether ``path`` is a file with something in it (0 bytes is not data)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return False
+    return not (os.path.isfile(path) and st.st_size == 0)
+
+
+def _remove_unborn(path: Path) -> None:
+    """Remove a database this writer failed to create (and SQLite's files beside it), so
+    that no empty file is left for later commands to refuse: only while it holds nothing."""
+    with contextlib.suppress(OSError):
+        if _has_data(path):
+            db = sqlite3.connect(f"file:{quote(str(path.resolve()), safe='/')}?mode=ro", uri=True)
+            try:
+                tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            except sqlite3.Error:
+                return  # not readable as a database: not ours to delete
+            finally:
+                db.close()
+            if tables:
+                return  # another process created it meanwhile
+        for suffix in ("-journal", "-wal", "-shm", ""):
+            with contextlib.suppress(FileNotFoundError):
+                Path(str(path) + suffix).unlink()
+
+
 def _check_file(path: Path, *, must_exist: bool) -> None:
     """Refuse, before SQLite sees it, a path that cannot be a sizing database."""
     try:
@@ -326,11 +361,11 @@ def _check_file(path: Path, *, must_exist: bool) -> None:
         if path.is_dir():
             raise StoreError(path, "is a directory, not a results database")
         if path.stat().st_size == 0:
-            raise StoreError(
-                path,
-                "empty file (0 bytes), not a sizing results database; give a path that "
-                "does not exist and sizing creates its database there",
-            )
+            if not path.is_file():  # /dev/null, a FIFO
+                raise StoreError(path, "not a regular file, not a results database")
+            if must_exist:
+                raise StoreError(path, "empty file (0 bytes): no run is stored in it yet")
+            return  # a writer creates the database in it
         with path.open("rb") as f:
             head = f.read(len(SQLITE_HEADER))
     except OSError as exc:

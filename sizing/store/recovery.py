@@ -3,6 +3,7 @@ imported later with ``sizing import``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -89,6 +90,7 @@ def keep_for_recovery(
     line = json.dumps(point_record(run_id, result, samples), default=str)
     fallback = Path(tempfile.gettempdir()) / f"sizing-{os.getpid()}{RECOVERY_SUFFIX}"
     for path in (recovery_path(db), fallback):
+        new = not path.exists()
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
             try:
@@ -98,12 +100,17 @@ def keep_for_recovery(
                 os.close(fd)
             return path, line
         except OSError:
+            if new:  # a full disk: no empty file is left behind
+                with contextlib.suppress(OSError):
+                    if path.stat().st_size == 0:
+                        path.unlink()
             continue
     return None, line
 
 
 def read_recovery(path: Path) -> list[dict[str, Any]]:
-    """The points of a recovery file, or a SizingError naming the file and line."""
+    """The points of a recovery file (none in an empty one), or a SizingError naming the
+    file and line."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -129,6 +136,4 @@ def read_recovery(path: Path) -> list[dict[str, Any]]:
                 str(path), [f"line {n}: not a point sizing kept for recovery ({exc})"]
             ) from exc
         records.append(rec)
-    if not records:
-        raise InputError(str(path), ["holds no point to import"])
-    return records
+    return records  # an empty file holds nothing to import: not an error

@@ -8,6 +8,8 @@ import sqlite3
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from sizing.extravars import redact_argv
+
 # PRAGMA application_id: "SIZg". A database that carries another id belongs to another
 # application; one without (0) is sizing's only when it has sizing's tables.
 APPLICATION_ID = 0x53495A67
@@ -133,6 +135,20 @@ def _migrate_4(db: sqlite3.Connection) -> None:
             )
 
 
+def _migrate_5(db: sqlite3.Connection) -> None:
+    """Runs stored before their command line was redacted keep no ``-e`` value now
+    (:func:`~sizing.extravars.redact_argv`): a value may be a password."""
+    rows = db.execute("SELECT id, argv FROM runs").fetchall()
+    for rid, raw in rows:
+        try:
+            argv = [str(a) for a in json_column(raw, list)]
+        except (TypeError, ValueError):
+            continue  # a damaged record is left as it is (read as unrecorded)
+        redacted = redact_argv(argv)
+        if redacted != argv:
+            db.execute("UPDATE runs SET argv = ? WHERE id = ?", (json.dumps(redacted), rid))
+
+
 # Ordered: MIGRATIONS[n - 1] takes a database from user_version n - 1 to n. A new schema
 # change is a new function appended here, never an edit of an earlier one.
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
@@ -140,6 +156,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _migrate_2,
     _migrate_3,
     _migrate_4,
+    _migrate_5,
 )
 
 

@@ -442,7 +442,9 @@ def test_a_killed_sizing_run_is_named_abandoned_and_the_next_run_takes_over(
     """kill -9 of `sizing run` mid-point: its nginx and upstream stay (nothing can stop
     them then), the run stays `running` in the store and results names it abandoned; the
     next run (one that needs no upstream) says it took over the run lock of that run,
-    measures, and leaves nothing: the dead run's upstream stopped too."""
+    measures, and leaves nothing: the dead run's upstream stopped too. The dead run's
+    ansible-runner directory (its extravars inside, issue 45) is left by the kill, and
+    removed by the next run."""
     db = tmp_path / "r.sqlite"
     proc = _sizing(["run", "-i", str(local_inv), *RUN1, "--db", str(db)])
     try:
@@ -453,6 +455,8 @@ def test_a_killed_sizing_run_is_named_abandoned_and_the_next_run_takes_over(
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+    left = list(Path(tempfile.gettempdir()).glob(f"sizing-runner-{proc.pid}-*"))
+    assert left and all(p.stat().st_mode & 0o777 == 0o700 for p in left)
     deadline = time.time() + 60  # the dead run's bounded load ends by itself
     while time.time() < deadline and load_processes("28080"):
         time.sleep(0.5)
@@ -466,6 +470,7 @@ def test_a_killed_sizing_run_is_named_abandoned_and_the_next_run_takes_over(
     assert again.exit_code == 0, again.output
     assert "localhost: took over the run lock of run 1 " in again.stderr
     assert again.stderr.count("took over the run lock") == 1  # said once
+    assert not [p for p in left if p.exists()]  # the dead run's extravars are gone
     with Store.open_readonly(db) as store:
         runs = store.runs()
         assert [r.status for r in runs] == ["running", "complete"]

@@ -69,9 +69,11 @@ licences:
     )
     assert problems(path) == [
         "servers.0.price: must be above 0: a server has a price (write the one quoted), not -5",
-        "servers.1.colour: unknown field",
+        "servers.1.colour: unknown field (expected: cores, price, sockets, watts, name, "
+        "cpu_model, discount, source)",
         "servers.2.cores: Input should be a valid integer, unable to parse string as an integer",
-        "licences.hypervisor.per: 'vm' is not allowed; input should be 'socket' or 'core'",
+        "licences.hypervisor.per: 'vm' is not allowed; input should be 'socket', 'core' or "
+        "'server'",
         "licences.xen: 'xen' is not allowed; input should be 'baremetal', 'hypervisor', "
         "'kubernetes', 'esxi', 'kvm', 'libvirt', 'vsphere' or 'virtualized-host'",
     ]

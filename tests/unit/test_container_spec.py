@@ -208,15 +208,15 @@ def test_preflight_says_one_clear_line_per_problem(
 
 def test_a_container_of_another_live_run_is_refused(tmp_path: Path) -> None:
     from sizing.errors import SizingError
-    from sizing.provision.hostsafety import _start_ticks
     from sizing.provision.platforms import BackendOptions
     from sizing.provision.platforms import container as mod
+    from sizing.provision.runnerdir import start_ticks
 
     backend = mod.Container(BackendOptions())
     me = owner_labels(owner_record().to_json())
     backend._refuse_foreign("c", me)  # this run's own: replaced
     backend._refuse_foreign("c", {**me, "io.sizing.pid": str(2**22 + 7)})  # a dead run's
-    init = {**me, "io.sizing.pid": "1", "io.sizing.pid-start": str(_start_ticks(1))}
+    init = {**me, "io.sizing.pid": "1", "io.sizing.pid-start": str(start_ticks(1))}
     with pytest.raises(SizingError, match="belongs to another sizing run that is still running"):
         backend._refuse_foreign("c", init)  # pid 1 lives
 

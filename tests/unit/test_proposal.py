@@ -86,22 +86,22 @@ def _text(ch: Chapter) -> str:
 def test_the_assumptions_state_every_term_with_its_source(guide: Guide) -> None:
     assert guide.assumptions is not None
     rows = {r[0].text: (r[1].text, r[2].text) for r in guide.assumptions.rows}
-    assert rows["Server: PowerEdge R460"][0] == "12 cores, $6,200, 300 W at load"
-    assert rows["Server: PowerEdge R760"][0] == "2 × 32 cores, $19,500, 650 W at load"
-    assert rows["Licence: ESXi"][0] == "$135 per core a year, at least 16 cores per CPU socket"
-    assert rows["Licence: bare metal"][0].startswith("none: no hypervisor")
-    assert rows["Power rate"][0] == "$0.16 per kWh"
-    assert rows["Hours powered"][0].startswith("730 hours a month")
-    assert "26,280 hours over the period" in rows["Hours powered"][0]  # 36 × 730
+    assert rows["PowerEdge R460 (1 × 12 cores)"][0] == "$6,200; 300 W at load"
+    assert rows["PowerEdge R760 (2 × 32 cores)"][0] == "$19,500; 650 W at load"
+    assert rows["ESXi licence"][0] == "$135 per core a year, at least 16 cores per CPU"
+    assert rows["Bare metal licence"][0] == "no hypervisor licence"
+    assert rows["Power"][0].startswith("0.16 USD per kWh")
+    assert "8,760 hours a year" in rows["Power"][0]
     assert rows["Support"][0] == "10% of the hardware price a year"
     assert rows["Period"][0] == "36 months (3 years)"
-    for item in ("Discount", "Currency", "Growth", "Headroom", "Redundancy", "Demand"):
+    assert rows["Discount"][0] == "none: list prices"
+    assert rows["Growth"][0].startswith("none")
+    assert rows["Currency"][0] == "every amount in USD; no exchange rate"
+    for item in ("Headroom", "Redundancy", "Demand"):
         assert item in rows
     assert all(source for _, source in rows.values())
     assert rows["Capacity of one server"][1].startswith("measured with sizing run on r640-01")
-    assert guide.assumptions.notes == (
-        "Price list: Retailer quote, Dell quote 2026-11, 2026-11-20.",
-    )
+    assert rows["ESXi licence"][1] == "catalog Retailer quote: Dell quote 2026-11, 2026-11-20"
 
 
 def test_capacities_shown_multiply_to_the_totals(guide: Guide) -> None:

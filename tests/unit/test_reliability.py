@@ -71,7 +71,7 @@ def test_a_run_whose_process_is_gone_is_shown_abandoned(tmp_path: Path) -> None:
     try:
         from sizing.provision import hostsafety
 
-        alive = replace(owner_record(), pid=child.pid, pid_start=hostsafety._start_ticks(child.pid))
+        alive = replace(owner_record(), pid=child.pid, pid_start=hostsafety.start_ticks(child.pid))
         assert not process_gone(alive)
     finally:
         child.kill()
@@ -187,7 +187,7 @@ def test_resuming_a_run_that_is_still_measuring_is_refused_before_touching_it(
             owner = replace(
                 hostsafety.owner_record(),
                 pid=child.pid,
-                pid_start=hostsafety._start_ticks(child.pid),
+                pid_start=hostsafety.start_ticks(child.pid),
             )
             store.set_owner(run_id, owner)
         res = runner.invoke(app, ["run", "--resume", str(run_id), "--db", str(db)])

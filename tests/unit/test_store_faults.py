@@ -239,7 +239,6 @@ def test_a_recovery_file_that_cannot_be_written_beside_the_db_goes_to_tmp(
     [
         ('{"x": 1}\n', "line 1: not a point sizing kept for recovery"),
         ("not json\n", "line 1: not a point sizing kept for recovery"),
-        ("\n", "holds no point to import"),
     ],
 )
 def test_a_bad_recovery_file_is_one_line_exit_3(tmp_path: Path, text: str, message: str) -> None:
@@ -251,6 +250,18 @@ def test_a_bad_recovery_file_is_one_line_exit_3(tmp_path: Path, text: str, messa
         res.stderr.startswith(f"error: {bad}: {message}") and "\n" not in res.stderr.strip()
     )
     assert not (tmp_path / "r.sqlite").exists()  # nothing created for a bad file
+
+
+@pytest.mark.parametrize("text", ["", "\n", "\n  \n"], ids=["0 bytes", "a newline", "blank"])
+def test_an_empty_recovery_file_imports_as_nothing_said_so(tmp_path: Path, text: str) -> None:
+    """Issue 45: a run on a full disk could leave a 0-byte recovery file; importing it is
+    not an error, and creates no database."""
+    empty = tmp_path / "r.sqlite.recovery.jsonl"
+    empty.write_text(text)
+    res = runner.invoke(app, ["import", str(empty), "--db", str(tmp_path / "r.sqlite")])
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == f"{empty} holds no point: nothing imported\n"
+    assert not (tmp_path / "r.sqlite").exists()
 
 
 def test_a_recovered_point_of_a_run_the_database_lacks_is_refused(tmp_path: Path) -> None:

@@ -168,8 +168,27 @@ def damaged_after_header(path: Path) -> None:
     path.write_bytes(b"SQLite format 3\x00" + os.urandom(8192))
 
 
-def empty(path: Path) -> None:
-    path.write_bytes(b"")
+def test_an_empty_file_is_no_data_a_writer_creates_the_database_in_it(tmp_path: Path) -> None:
+    """Issue 45: a disk full when the database was first created left a 0-byte file, which
+    every command refused. 0 bytes is not data: readers find nothing measured, a writer
+    creates the database there."""
+    db = tmp_path / "x.sqlite"
+    db.write_bytes(b"")
+    assert not Store.exists(db)
+    res = runner.invoke(app, ["results", "--db", str(db)])
+    assert res.exit_code == 0 and res.stdout.startswith("nothing measured yet"), res.output
+    res = runner.invoke(app, ["results", "--json", "--db", str(db)])
+    assert res.exit_code == 0 and json.loads(res.stdout)["runs"] == [], res.output
+    with Store(db) as store:
+        store.start_run(inventory="i", argv=[], tool_version="t", options={})
+    assert Store.exists(db)
+    with Store.open_readonly(db) as store:
+        assert len(store.runs()) == 1
+
+
+def test_dev_null_is_not_taken_for_an_empty_database() -> None:
+    with pytest.raises(StoreError, match="not a regular file"):
+        Store("/dev/null").close()
 
 
 def newer(path: Path) -> None:
@@ -193,7 +212,6 @@ UNUSABLE: list[tuple[Callable[[Path], None], str]] = [
     (foreign_app_id, "not a sizing results database (application id 0x4d2)"),
     (damaged, "not an SQLite database"),
     (damaged_after_header, "damaged results database"),
-    (empty, "empty file (0 bytes), not a sizing results database"),
     (newer, f"written by a newer sizing (schema version {SCHEMA_VERSION + 1}"),
     (truncated_sizing, "damaged sizing results database"),
 ]

@@ -55,7 +55,9 @@ def test_a_family_licence_prices_every_platform_of_the_family(
     assert (cost.licence, cost.licence_key) == (1000, "hypervisor")
     assert "no licence priced for" not in " ".join(cost.left_out)
     bare = cat.server_cost("baremetal", 4)
-    assert bare.licence == 0 and bare.left_out[0] == "no licence priced for baremetal"
+    # bare metal pays no hypervisor licence: said as such, never as a cost left out
+    assert bare.licence == 0 and not any("licence" in x for x in bare.left_out)
+    assert "no hypervisor licence (bare metal)" in cat.scope("baremetal").priced
 
 
 def test_a_platform_licence_overrides_its_family(tmp_path: Path) -> None:
@@ -105,7 +107,6 @@ def test_every_unpriced_part_is_named() -> None:
     )
     plain = CostCatalog(servers=(ServerOffer(4, 1300.0),))
     assert plain.server_cost("baremetal", 4).left_out == (
-        "no licence priced for baremetal",
         "support not priced",
         "power not priced",
     )
@@ -297,8 +298,9 @@ def test_an_answer_says_only_the_licence_its_own_platform_pays(tmp_path: Path) -
     """The catalog prices a hypervisor licence: a bare-metal fleet's cost never claims it
     (its cost line says none applies), a hypervisor fleet's names it."""
     bare = _cli(tmp_path, TCO, "recommend", "--rps", "100000", "--platform", "baremetal")
-    assert "total cost of ownership over 36 months: hardware + power;" in bare, bare
-    assert "licence (hypervisor)" not in bare and "no licence priced for baremetal" in bare
+    said = "total cost of ownership over 36 months: hardware + no hypervisor licence (bare metal)"
+    assert said + " + power;" in bare, bare
+    assert "licence (hypervisor)" not in bare and "no licence priced" not in bare
     esxi = _cli(tmp_path, TCO, "recommend", "--rps", "100000", "--platform", "esxi")
     whole = "total cost of ownership over 36 months: hardware + licence (hypervisor) + power;"
     assert whole in esxi, esxi
@@ -310,7 +312,7 @@ def test_table_prints_models_costs_and_what_is_left_out(tmp_path: Path) -> None:
     assert "cost of one esxi server:" in out
     assert "4c hardware $1,300 + licence $1,000 + power $315.36 = $2,615.36" in out
     assert "prices: catalog TCO example: Acme quote 2026-11, 2026-11-03" in out
-    assert "left out of the costs: no licence priced for baremetal, support not priced" in out
+    assert "left out of the costs: support not priced, no licence priced for kubernetes" in out
     doc = json.loads(
         CliRunner()
         .invoke(

@@ -13,7 +13,6 @@ from sizing.engine.table import SizingTable, build_table
 from sizing.engine.versus import PlatformComparison
 from sizing.model import Figure, FigureKind
 from sizing.report.data.about import about_facts, measured_on
-from sizing.report.data.assumptions import AssumptionInputs, assumptions_table
 from sizing.report.data.certainty import certainty_section
 from sizing.report.data.format import MARKS, PLATFORM_LABELS, PROVENANCE_TEXT, inventory_name
 from sizing.report.data.gateway import gateway_section
@@ -28,7 +27,7 @@ from sizing.report.data.measured_tables import (
 )
 from sizing.report.data.methodology import distinct, methodology
 from sizing.report.data.model import Fact, Guide, GuideRequest
-from sizing.report.data.proposal import proposal
+from sizing.report.data.proposal import assumptions_table, proposal
 from sizing.report.data.runs import cpu_points, validity_table
 from sizing.report.data.scope import scope
 from sizing.report.data.summary import headlines, recommendation_view
@@ -204,8 +203,7 @@ def _page_one(
     source: str,
 ) -> dict[str, Any]:
     """The executive summary's proposal and its assumptions (:class:`Guide` fields)."""
-    assumed = AssumptionInputs(catalog, request.demand, result, source)
     return {
         "proposal": proposal(result, versus, catalog),
-        "assumptions": assumptions_table(assumed),
+        "assumptions": assumptions_table(result, catalog, source),
     }

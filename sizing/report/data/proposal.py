@@ -17,6 +17,7 @@ from sizing.engine import Configuration, Recommendation
 from sizing.engine.costs import CostBreakdown, CostCatalog
 from sizing.engine.versus import PlatformComparison
 from sizing.model import SizingMetric
+from sizing.report.data.assumptions import Assumption, assumptions, catalog_assumptions
 from sizing.report.data.format import (
     PLATFORM_LABELS,
     amount,
@@ -26,7 +27,7 @@ from sizing.report.data.format import (
 )
 from sizing.report.data.model import TableBlock, TCell
 
-__all__ = ["Option", "Proposal", "options", "proposal"]
+__all__ = ["Option", "Proposal", "assumptions_table", "options", "proposal"]
 
 _LABELS: dict[str, str] = {SizingMetric.RPS: "RPS", SizingMetric.TPS: "TLS handshakes/s"}
 
@@ -312,3 +313,54 @@ def proposal(
         _capacity_table(opts, result.demand.profiles),
         tuple(missing),
     )
+
+
+def assumptions_table(
+    result: Recommendation | None, catalog: CostCatalog, figures_from: str
+) -> TableBlock:
+    """Every assumption the costs rest on, with its source: the rows ``recommend`` prints
+    and ``--json`` carries (:func:`sizing.report.data.assumptions.assumptions`), after
+    where one server's capacity comes from."""
+    rows = [
+        Assumption(
+            "Capacity of one server",
+            "the low end of its figure's interval, for its core count and platform",
+            figures_from,
+        ),
+        *(catalog_assumptions(catalog) if result is None else assumptions(result)),
+        *_absent(result, catalog),
+    ]
+    return TableBlock(
+        title="Assumptions and their sources",
+        headers=("Assumption", "Value", "Source"),
+        rows=tuple(
+            (TCell(x.item, "", False), TCell(x.value, "", False), TCell(x.source, "", False))
+            for x in rows
+        ),
+    )
+
+
+def _absent(result: Recommendation | None, catalog: CostCatalog) -> list[Assumption]:
+    """The demand, and the terms a proposal is read for that this one does not apply, said
+    so (no discount, no growth, one currency) rather than left for the reader to guess."""
+    out = []
+    if result is not None:
+        d = result.demand
+        what = " + ".join(
+            f"{v:,.0f} {u}"
+            for v, u in ((d.rps, "requests/s"), (d.tps, "TLS handshakes/s"))
+            if v is not None
+        )
+        out.append(Assumption("Demand", what, "--rps, --tps"))
+        if not result.growth:
+            out.append(Assumption("Growth", "none: the same demand every year", "--growth"))
+    discounted = catalog.discount or any(s.discount for s in catalog.servers)
+    if not discounted and not any(lic.discount for lic in catalog.licences.values()):
+        out.append(Assumption("Discount", "none: list prices", catalog.label))
+    if not catalog.exchange_rates:
+        out.append(
+            Assumption(
+                "Currency", f"every amount in {catalog.currency}; no exchange rate", catalog.label
+            )
+        )
+    return out

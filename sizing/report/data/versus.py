@@ -113,6 +113,10 @@ def versus_lines(cmp: PlatformComparison) -> list[str]:
     for side in (cmp.baremetal, cmp.guest):
         cost = "" if side.fleet is None else f"; {_cost(side, cmp.currency)}"
         out.append(f"  {_name(side.platform)}: {_side(side)}{cost}")
+        plan = side.result.cash_flow
+        if plan is not None and plan.rows and (plan.growth or side.result.years):
+            years = "; ".join(f"year {r.year} {amount(r.total, cmp.currency)}" for r in plan.rows)
+            out.append(f"    year by year: {years}; total {amount(plan.total, cmp.currency)}")
     for p in cmp.demand.profiles:
         mine = [o for o in cmp.overheads if o.profile == p]
         if mine:

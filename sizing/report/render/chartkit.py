@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from sizing.report.data.format import money
 from sizing.report.data.model import Guide
+from sizing.report.render.printable import printable
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -147,7 +148,9 @@ def to_svg(fig: MplFigure) -> str:
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None})
     text = buf.getvalue()
-    return text[text.index("<svg") :]  # drop the XML prolog and doctype: inline-safe
+    # drop the XML prolog and doctype (inline-safe); a label's control characters escaped
+    # (an SVG may not hold them, and they would act in the PDF): sizing writes none itself
+    return printable(text[text.index("<svg") :], keep="\n\t\r")
 
 
 def thousands_axis(ax: Axes, axis: str = "y", prefix: str = "") -> None:

@@ -17,6 +17,7 @@ from sizing import __version__, paths
 from sizing.report.data.chapters import chapters
 from sizing.report.data.format import MARKS, PROVENANCE_TEXT
 from sizing.report.data.model import Guide
+from sizing.report.render.printable import printable
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -34,7 +35,7 @@ def _env(templates: Path | None = None, *, markdown: bool = False) -> Environmen
     env = Environment(
         loader=FileSystemLoader(str(templates or paths.TEMPLATES)),
         autoescape=markdown or (lambda name: bool(name and name.endswith(".html.j2"))),
-        finalize=_md_escape if markdown else None,
+        finalize=_md_escape if markdown else _shown,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -44,20 +45,30 @@ def _env(templates: Path | None = None, *, markdown: bool = False) -> Environmen
     return env
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
 
 
+def _shown(value: Any) -> Any:
+    """A value for the HTML guide (and so the PDF): control and invisible formatting
+    characters escaped (:func:`printable`), before HTML's own escaping. Template output (a
+    macro's Markup) is left as it is."""
+    from markupsafe import Markup
+
+    if isinstance(value, Markup) or not isinstance(value, str):
+        return value
+    return printable(value)
+
+
 def _md_escape(value: Any) -> Any:
-    """A value for the Markdown guide: control characters and newlines gone (nothing
-    starts a line of its own), ``&``, ``<``, ``>`` as HTML entities (no raw HTML), and
-    Markdown's inline specials backslash-escaped. Template output (a macro's Markup) is
-    left as it is."""
+    """A value for the Markdown guide: newlines gone (nothing starts a line of its own),
+    control characters escaped (:func:`printable`), ``&``, ``<``, ``>`` as HTML entities
+    (no raw HTML), and Markdown's inline specials backslash-escaped. Template output (a
+    macro's Markup) is left as it is."""
     from markupsafe import Markup
 
     if isinstance(value, Markup):
         return value
-    text = _CONTROL.sub(" ", str(value))
+    text = printable(str(value).replace("\n", " ").replace("\t", " "), keep="")
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return Markup(_MD_SPECIAL.sub(r"\\\1", text))
 

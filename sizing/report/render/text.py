@@ -129,8 +129,22 @@ def bases_text(
 
 def recommendation_text(result: Recommendation, width: int = TABLE_WIDTH) -> str:
     """The demand, the recommendation's explanation (which names the basis, the capacity
-    interval it sized on and the flags) and the cheapest alternatives, each with its basis
-    and flags; wrapped (the table cut) to ``width`` columns."""
+    interval it sized on and the flags), the cheapest alternatives, each with its basis
+    and flags, and, for a total cost of ownership, the plan year by year and the
+    assumptions with their sources; wrapped (the table cut) to ``width`` columns."""
+    from sizing.report.render.terms_text import assumptions_text, cash_flow_text, shows_terms
+
+    text = _answer_text(result, width)
+    if result.recommendation is None or not shows_terms(result):
+        return text
+    out = [text]
+    if result.cash_flow is not None:
+        out += ["", *cash_flow_text(result.cash_flow, width)]
+    out += ["", *assumptions_text(result, width)]
+    return "\n".join(out)
+
+
+def _answer_text(result: Recommendation, width: int) -> str:
     best = result.recommendation
     out = [f"Demand: {result.demand.describe()}"]
     if best is None:

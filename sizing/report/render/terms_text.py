@@ -1,0 +1,103 @@
+"""The commercial terms in the terminal: the plan year by year (what is bought, and what
+is paid each year, part by part) and the assumptions the costs rest on, each with its
+source. Within 100 columns."""
+
+from __future__ import annotations
+
+import textwrap
+
+from sizing.engine.answer import Recommendation
+from sizing.engine.yearly import CashFlow
+from sizing.report.data.assumptions import assumptions
+from sizing.report.data.format import amount, money, number
+from sizing.report.render.grid import grid
+from sizing.report.render.table_text import TABLE_WIDTH, wrap
+
+__all__ = ["assumptions_json", "assumptions_text", "cash_flow_text", "shows_terms"]
+
+
+def assumptions_json(result: Recommendation) -> list[dict[str, str]]:
+    """The ``"assumptions"`` of ``recommend --json``: item, value and source each."""
+    return [a.to_dict() for a in assumptions(result)]
+
+
+def shows_terms(result: Recommendation) -> bool:
+    """Whether the terminal shows the plan and the assumptions: when the answer is a total
+    cost of ownership (the catalog states a period) or --years/--growth asked for it."""
+    cat = result.catalog
+    return bool(
+        result.years is not None
+        or result.growth
+        or (cat is not None and cat.amortisation_months is not None)
+    )
+
+
+def _short(label: str) -> str:
+    """``PowerEdge R460`` of ``PowerEdge R460 (12 cores)``: the table's width."""
+    return label.split(" (", 1)[0]
+
+
+def cash_flow_text(plan: CashFlow, width: int = TABLE_WIDTH) -> list[str]:
+    """The plan as a table, a line of its total and the fleet the last year needs."""
+    cur = plan.currency
+    grows = f", the demand growing {plan.growth * 100:g}% a year" if plan.growth else ""
+    head = (
+        f"Year by year ({plan.years} years{grows}; {plan.platform}, HT {plan.ht}; "
+        "hardware when bought, licences, support and power each year):"
+    )
+    has_rps = any(r.rps is not None for r in plan.rows)
+    has_tps = any(r.tps is not None for r in plan.rows)
+    headers = [
+        "year",
+        *(["RPS"] if has_rps else []),
+        *(["TPS"] if has_tps else []),
+        "bought",
+        "servers",
+        "hardware",
+        "licence",
+        "support",
+        "power",
+        "total",
+    ]
+    rows = [
+        [
+            r.year,
+            *([number(r.rps)] if has_rps else []),
+            *([number(r.tps)] if has_tps else []),
+            ", ".join(f"{n} × {_short(s)}" for s, n in r.bought) or "–",
+            r.servers,
+            *(money(v, cur, cents=False) for v in (r.hardware, r.licence, r.support, r.power)),
+            money(r.total, cur, cents=False),
+        ]
+        for r in plan.rows
+    ]
+    n = 2 if has_rps else 1
+    lines = grid(headers, rows, left={n + (1 if has_tps else 0)}).splitlines()
+    lines = [x if len(x) <= width else x[: width - 1] + "…" for x in lines]
+    last = ", ".join(f"{k} × {s}" for s, k in plan.last_fleet)
+    tail = (
+        f"Total over {len(plan.rows)} years: {amount(plan.total, cur)} (the rows add up to it,"
+        f" to the cent); year {plan.rows[-1].year} needs {last}."
+        if plan.rows
+        else "No year could be planned."
+    )
+    out = [*wrap(head, width), *lines, *wrap(tail, width)]
+    if plan.note:
+        out.extend(wrap(f"Stopped: {plan.note}.", width))
+    return out
+
+
+def assumptions_text(result: Recommendation, width: int = TABLE_WIDTH) -> list[str]:
+    """Every assumption the costs rest on, one per line, with its source."""
+    out = ["Assumptions (each with its source in brackets):"]
+    for a in assumptions(result):
+        out.extend(
+            textwrap.wrap(
+                f"{a.item}: {a.value} [{a.source}]",
+                width=width,
+                initial_indent="  ",
+                subsequent_indent="    ",
+                break_on_hyphens=False,
+            )
+        )
+    return out
