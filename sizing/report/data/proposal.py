@@ -11,13 +11,14 @@ multiplying what the page says gives the total (:func:`counted_total`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sizing.engine import Configuration, Recommendation
 from sizing.engine.costs import CostBreakdown, CostCatalog
 from sizing.engine.versus import PlatformComparison
 from sizing.model import SizingMetric
 from sizing.report.data.assumptions import Assumption, assumptions, catalog_assumptions
+from sizing.report.data.cashflow_view import cash_flow_table
 from sizing.report.data.format import (
     PLATFORM_LABELS,
     amount,
@@ -42,6 +43,7 @@ class Option:
     total: float
     breakdown: CostBreakdown
     recommended: bool
+    grown: tuple[int, int] | None = None  # with --growth: (first year, last year) servers
 
     @property
     def servers(self) -> int:
@@ -59,6 +61,8 @@ class Option:
             else f"{n} × {c.cores_per_server}-core server"
             for c, n in self.parts
         )
+        if self.grown is not None:
+            body += f" in year 1, {self.grown[1]} by the last year"
         return f"{body}, HT {self.ht}" if ht else body
 
     def per_server(self, profile: str) -> float | None:
@@ -72,6 +76,23 @@ class Option:
 
 
 def _option(platform: str, result: Recommendation, recommended: bool) -> Option | None:
+    got = _flat_option(platform, result, recommended)
+    plan = result.cash_flow
+    if got is None or plan is None or not result.growth or not plan.rows:
+        return got
+    # growing demand: the total is the plan's, year by year, part by part
+    rows = plan.rows
+    paid = CostBreakdown(
+        hardware=sum(r.hardware for r in rows),
+        licence=sum(r.licence for r in rows),
+        support=sum(r.support for r in rows),
+        power=sum(r.power for r in rows),
+        licence_key=got.breakdown.licence_key,
+    )
+    return replace(got, total=plan.total, breakdown=paid, grown=(rows[0].servers, rows[-1].servers))
+
+
+def _flat_option(platform: str, result: Recommendation, recommended: bool) -> Option | None:
     best = result.recommendation
     if best is None:
         return None
@@ -133,6 +154,7 @@ class Proposal:
     costs: TableBlock | None
     capacity: TableBlock | None
     unpriced: tuple[tuple[str, str], ...] = ()  # (platform, the engine's reason)
+    cash_flow: TableBlock | None = None  # the recommended fleet's plan, year by year
 
 
 def _years(catalog: CostCatalog) -> float | None:
@@ -212,7 +234,9 @@ def _costs_table(opts: Sequence[Option], catalog: CostCatalog) -> TableBlock:
         row(
             "Hardware",
             [
-                " + ".join(f"{n} × {amount(_hardware(c), cur)}" for c, n in o.parts)
+                amount(o.breakdown.hardware, cur)
+                if o.grown is not None
+                else " + ".join(f"{n} × {amount(_hardware(c), cur)}" for c, n in o.parts)
                 + f" = {amount(o.breakdown.hardware, cur)}"
                 for o in opts
             ],
@@ -312,6 +336,7 @@ def proposal(
         _costs_table(opts, catalog),
         _capacity_table(opts, result.demand.profiles),
         tuple(missing),
+        cash_flow_table(result.cash_flow),
     )
 
 
