@@ -95,10 +95,10 @@ def _proposal(g: Guide) -> list[Block]:
         blocks += table(prop.options, "options")
     if prop is not None:
         blocks += table(prop.costs, "costs")
-        blocks += table(prop.cash_flow, "cash-flow")
     if g.recommendation is not None:
         blocks.append(RecommendationBlock(g.recommendation))
     if prop is not None:
+        blocks += table(prop.cash_flow, "cash-flow")
         blocks += table(prop.capacity, "capacity")
     blocks += table(g.assumptions, "assumptions")
     if g.reference_only:
