@@ -91,14 +91,22 @@ def best_fleet(
     fleets: Sequence[tuple[bool, Fleet]], best: Configuration | None, allow: bool
 ) -> Fleet | None:
     """The cheapest fleet of the same kind as the answer: measured core counts only
-    unless the answer itself extrapolates or extrapolation is allowed."""
+    unless the answer itself extrapolates or extrapolation is allowed. Among fleets of
+    the same cost and size, the answer's own kind (basis, platform, HT mode) first: one
+    fleet is never "HT on" in the headline and "HT off" in the comparison."""
     if best is None:
         return None
     loose = allow or best.extrapolated
     pool = [f for ext, f in fleets if ext == loose]
     if not pool:
         return None
-    return min(pool, key=lambda f: (round(f.total_cost, 6), f.servers))
+    mine = (best.basis, best.platform, best.ht)
+
+    def key(f: Fleet) -> tuple[float, int, bool]:
+        first = f.parts[0][0]
+        return (round(f.total_cost, 6), f.servers, (first.basis, first.platform, first.ht) != mine)
+
+    return min(pool, key=key)
 
 
 MAX_YEARS = 20

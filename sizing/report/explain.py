@@ -13,7 +13,7 @@ from sizing.engine.recommend import Configuration, Demand, Recommendation
 from sizing.engine.slo import slo_profile_name
 from sizing.knee import Slo
 from sizing.model import DERIVED, Figure, SizingMetric
-from sizing.report.data.format import amount, money
+from sizing.report.data.format import amount, counted_total, money
 
 __all__ = ["confidence_share", "confidence_words", "cost_words", "describe_figure", "explain"]
 
@@ -224,9 +224,11 @@ def _capacity(result: Recommendation, best: Configuration) -> list[str]:
     for f in best.figures:
         target = demand.rps if f.profile == SizingMetric.RPS else demand.tps
         assert target is not None
-        cap = f.conservative * best.counted_servers
+        n = best.counted_servers
+        cap = counted_total(f.conservative, n)  # n × one server as printed: it multiplies
         shares.append(
             f"{target:,.0f} {_unit(f.profile)} uses {target / cap * 100:.1f}% of {cap:,.0f}"
+            f" ({n} × {f.conservative:,.0f})"
         )
     counted = f"{best.counted_servers} server" + ("s" if best.counted_servers > 1 else "")
     if demand.redundancy == "n+1":

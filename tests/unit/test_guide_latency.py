@@ -396,7 +396,7 @@ def test_latency_chart_linear_when_the_range_is_narrow(tmp_path: Path) -> None:
 def test_markdown_and_html_carry_the_tables(db: Path) -> None:
     g = _guide(db)
     md = render_markdown(g)
-    assert "## 3. Latency under steady load" in md and "## 4. Methodology" in md
+    assert "## 4. Latency under steady load" in md and "## 5. Methodology" in md
     assert "| 1,000 | 999 | 0.31 ^m^ | 0.28 ^m^ | 0.42 ^m^ |" in md
     assert "Soak repetitions with jumps: Hypervisor, 1 core" in md
     assert "<svg" not in md
@@ -404,8 +404,8 @@ def test_markdown_and_html_carry_the_tables(db: Path) -> None:
     html = render_html(g, charts)
     assert 'id="latency"' in html and 'id="fig-latency"' in html
     assert 'id="fig-latency-cpu"' in html
-    assert '<span class="num">4</span>Latency under steady load' in html
-    assert '<span class="num">5</span>Methodology' in html
+    assert '<span class="num">5</span>Latency under steady load' in html
+    assert '<span class="num">6</span>Methodology' in html
 
 
 def test_chart_data_carries_the_curve_knee_and_slo() -> None:

@@ -14,7 +14,7 @@ from sizing.engine.answer import Recommendation
 from sizing.engine.costs import HOURS_PER_MONTH, NEVER_PRICED, CostCatalog, Licence, ServerOffer
 from sizing.report.data.format import PLATFORM_LABELS, amount
 
-__all__ = ["AssumptionRow", "assumptions", "licence_terms"]
+__all__ = ["AssumptionRow", "assumptions", "catalog_assumptions", "licence_terms"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,11 @@ def assumptions(result: Recommendation) -> tuple[AssumptionRow, ...]:
     ]
     out += _demand_rows(result)
     return tuple(out)
+
+
+def catalog_assumptions(cat: CostCatalog) -> tuple[AssumptionRow, ...]:
+    """The catalog's rows alone, for a guide asked no demand (no answer to read)."""
+    return tuple(_catalog_rows(cat, None))
 
 
 def _catalog_rows(cat: CostCatalog, years: int | None) -> list[AssumptionRow]:

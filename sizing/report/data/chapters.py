@@ -2,205 +2,136 @@
 (``templates/guide.html.j2`` and ``templates/guide.md.j2`` each hold one macro per kind of
 block, and no chapter's text): every sentence of a chapter is written here, once.
 
-A block is a paragraph (text runs, some of them code or a URL), a heading, facts, a table,
-preformatted lines, the recommendation, the headline figures, a host's facts, the marks'
-legend or the charts (HTML only). :func:`chapters` builds them from a :class:`Guide`; the
-charts given (none for Markdown) decide whether the charts chapter exists and how the
-chapters are numbered.
+The kinds of block are :mod:`sizing.report.data.blocks`. :data:`CHAPTERS` lists the
+chapters in order, each with the function that writes it: a new chapter is one more entry,
+and the numbers follow (body 1, 2, ...; appendices A, B, ...). A chapter whose function
+returns None is left out (the charts chapter without charts, as for Markdown). The
+executive summary is a lead chapter, printed right after the cover.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import ClassVar
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from sizing.model import FigureKind
-from sizing.report.data.model import Fact, Guide, Headline, HostView, RecommendationView, TableBlock
+from sizing.report.data.blocks import (
+    Block,
+    Chapter,
+    Charts,
+    Facts,
+    Heading,
+    Headlines,
+    HostBlock,
+    Legend,
+    Para,
+    Pre,
+    RecommendationBlock,
+    Run,
+    Table,
+    code,
+    facts,
+    h3,
+    p,
+    table,
+)
+from sizing.report.data.format import PLATFORM_LABELS
+from sizing.report.data.model import Guide
 
-__all__ = ["Chapter", "chapters"]
-
-
-@dataclass(frozen=True)
-class Run:
-    """A piece of a paragraph: plain text, code, or a URL."""
-
-    text: str
-    code: bool = False
-    url: bool = False
-
-
-@dataclass(frozen=True)
-class Block:
-    kind: ClassVar[str]  # the template's macro for it
-
-
-@dataclass(frozen=True)
-class Para(Block):
-    kind: ClassVar[str] = "para"
-    runs: tuple[Run, ...] = ()
-    cls: str = ""  # lead, note
-
-
-@dataclass(frozen=True)
-class Heading(Block):
-    kind: ClassVar[str] = "heading"
-    text: str = ""
-    id: str = ""
+__all__ = ["CHAPTERS", "Chapter", "Facts", "Heading", "Para", "Table", "chapters"]
 
 
 @dataclass(frozen=True)
-class Facts(Block):
-    kind: ClassVar[str] = "facts"
-    items: tuple[Fact, ...] = ()
-    cls: str = ""
-    title: str = ""  # a small title above them
-
-
-@dataclass(frozen=True)
-class Table(Block):
-    kind: ClassVar[str] = "table"
-    table: TableBlock | None = None
-    cls: str = ""
-    show_title: bool = True
-
-
-@dataclass(frozen=True)
-class Pre(Block):
-    kind: ClassVar[str] = "pre"
-    lines: tuple[str, ...] = ()
-    lang: str = ""
-
-
-@dataclass(frozen=True)
-class RecommendationBlock(Block):
-    kind: ClassVar[str] = "recommendation"
-    view: RecommendationView | None = None
-
-
-@dataclass(frozen=True)
-class Headlines(Block):
-    kind: ClassVar[str] = "headlines"
-    items: tuple[Headline, ...] = ()
-
-
-@dataclass(frozen=True)
-class HostBlock(Block):
-    kind: ClassVar[str] = "host"
-    host: HostView | None = None
-
-
-@dataclass(frozen=True)
-class Charts(Block):
-    kind: ClassVar[str] = "charts"
-
-
-@dataclass(frozen=True)
-class Legend(Block):
-    """The provenance marks' legend, then ``runs`` (where the reference figures are from)."""
-
-    kind: ClassVar[str] = "legend"
-    runs: tuple[Run, ...] = ()
-
-
-@dataclass(frozen=True)
-class Chapter:
-    """One chapter: its anchor, title, number (``A`` for an appendix) and blocks."""
+class _Spec:
+    """A chapter of the guide's order: its builder returns its blocks, or None when the
+    guide has nothing for it (the chapter is then left out and the numbers close up)."""
 
     id: str
     title: str
-    num: str
-    blocks: tuple[Block, ...] = field(default=())
+    build: Callable[[Guide, Sequence[str]], Sequence[Block] | None]
     appendix: bool = False
+    lead: bool = False
 
 
-def p(*parts: str | Run, cls: str = "") -> Para:
-    return Para(tuple(x if isinstance(x, Run) else Run(x) for x in parts), cls)
+def _charts(g: Guide, chart_ids: Sequence[str]) -> Sequence[Block] | None:
+    return (Charts(),) if chart_ids else None
 
 
-def code(text: str) -> Run:
-    return Run(text, code=True)
+def _limits_all(g: Guide, chart_ids: Sequence[str]) -> Sequence[Block] | None:
+    return None if g.limits_all is None else table(g.limits_all, "limits")
 
 
-def h3(text: str, id: str = "") -> Heading:
-    return Heading(text, id)
-
-
-def table(t: TableBlock | None, cls: str = "", show_title: bool = True) -> list[Block]:
-    return [] if t is None else [Table(t, cls, show_title)]
-
-
-def facts(items: Sequence[Fact], cls: str = "", title: str = "") -> Facts:
-    return Facts(tuple(items), cls, title)
+def _provenance(g: Guide, chart_ids: Sequence[str]) -> Sequence[Block]:
+    return (
+        p(
+            "Every throughput of the sizing table, where it comes from, and its interval: "
+            "for a measured figure the interval of its median, with the share of the time "
+            "it holds the true median."
+        ),
+        *table(g.provenance, "provenance", show_title=False),
+    )
 
 
 def chapters(g: Guide, chart_ids: Sequence[str]) -> list[Chapter]:
     """The guide's chapters (see the module); ``chart_ids``: the charts drawn (none for
-    Markdown)."""
-    out = [
-        Chapter("summary", "Executive summary", "1", tuple(_summary(g))),
-        Chapter("table", "Sizing table", "2", tuple(_table(g))),
-    ]
-    if chart_ids:
-        out.append(Chapter("charts", "Charts", "3", (Charts(),)))
-    if g.latency is not None:
-        out.append(
-            Chapter(
-                "latency",
-                "Latency under steady load",
-                str(len(out) + 1),
-                tuple(_latency(g, chart_ids)),
-            )
-        )
-    if g.gateway is not None:
-        out.append(
-            Chapter(
-                "gateway",
-                "API gateway: CPU against calls per second",
-                str(len(out) + 1),
-                tuple(_gateway(g, chart_ids)),
-            )
-        )
-    out.append(Chapter("methodology", "Methodology", str(len(out) + 1), tuple(_methodology(g))))
-    out.append(
-        Chapter("validity", "Validity of the measurements", "A", tuple(_validity(g)), appendix=True)
-    )
-    out.append(
-        Chapter(
-            "provenance",
-            "Provenance of every figure",
-            "B",
-            appendix=True,
-            blocks=(
-                p(
-                    "Every throughput of the sizing table, where it comes from, and its interval: "
-                    "for a measured figure the interval of its median, with the share of the time "
-                    "it holds the true median."
-                ),
-                *table(g.provenance, "provenance", show_title=False),
-            ),
-        )
-    )
-    if g.limits_all is not None:
-        out.append(
-            Chapter(
-                "limits-all",
-                "How close to the limit: every figure",
-                "C",
-                appendix=True,
-                blocks=tuple(table(g.limits_all, "limits")),
-            )
-        )
-    out.append(
-        Chapter(
-            "engineers",
-            "For engineers: bases and scaling models",
-            chr(ord("A") + sum(c.appendix for c in out)),
-            appendix=True,
-            blocks=tuple(_engineers(g)),
-        )
-    )
+    Markdown). Body chapters are numbered 1, 2, ...; appendices A, B, ..."""
+    out: list[Chapter] = []
+    for spec in CHAPTERS:
+        blocks = spec.build(g, chart_ids)
+        if blocks is None:
+            continue
+        same = [c for c in out if c.appendix == spec.appendix]
+        num = chr(ord("A") + len(same)) if spec.appendix else str(len(same) + 1)
+        out.append(Chapter(spec.id, spec.title, num, tuple(blocks), spec.appendix, spec.lead))
     return out
+
+
+def _traffic(g: Guide) -> Sequence[Block] | None:
+    """The customer's own traffic (``guide --demand``), or nothing."""
+    if g.request.traffic is None:
+        return None
+    from sizing.report.data.traffic import traffic_blocks  # the demand package: --demand only
+
+    return traffic_blocks(g.request.traffic, g.request.peak)
+
+
+def _proposal(g: Guide) -> list[Block]:
+    """The page a buyer reads first: the options, the recommendation, the assumptions."""
+    prop = g.proposal
+    blocks: list[Block] = []
+    if prop is not None:
+        blocks.append(p(prop.lead, cls="lead"))
+        blocks += table(prop.options, "options")
+    if prop is not None:
+        blocks += table(prop.costs, "costs")
+    if g.recommendation is not None:
+        blocks.append(RecommendationBlock(g.recommendation))
+    if prop is not None:
+        blocks += table(prop.cash_flow, "cash-flow")
+        blocks += table(prop.capacity, "capacity")
+    blocks += table(g.assumptions, "assumptions")
+    if g.reference_only:
+        blocks.append(
+            p(
+                "Every capacity here is the published reference figure of the test hardware, "
+                "not a measurement of yours: measure your own servers with ",
+                code("sizing run"),
+                " before you buy.",
+                cls="note",
+            )
+        )
+    return blocks
+
+
+def _certainty(g: Guide, chart_ids: Sequence[str]) -> Sequence[Block] | None:
+    """What each interval covers, and the predicted figures with how each was made."""
+    if not g.certainty:
+        return None
+    return [
+        *(p(x) for x in g.certainty),
+        *table(g.predicted, "predicted"),
+        *(p(x) for x in g.certainty_closing),
+    ]
 
 
 def _engineers(g: Guide) -> list[Block]:
@@ -214,9 +145,31 @@ def _engineers(g: Guide) -> list[Block]:
             " lists them):",
         ),
         facts(g.bases, "bases"),
-        p("Each series' scaling model, fitted to its observed core counts:"),
-        facts(g.methodology.models, "models"),
+        *_shares(g),
+        *_unpriced(g),
+        facts(
+            g.methodology.models,
+            "models",
+            title="Each series' scaling model, fitted to its observed core counts",
+        ),
         *_steps(g),
+    ]
+
+
+def _unpriced(g: Guide) -> list[Block]:
+    """Why a platform the executive summary compares has no priced option."""
+    missing = () if g.proposal is None else g.proposal.unpriced
+    return [p(f"Not priced on {PLATFORM_LABELS.get(pl, pl)}: {why}.") for pl, why in missing]
+
+
+def _shares(g: Guide) -> list[Block]:
+    """What a guest carries of bare metal's figure per core count and HT mode, and how
+    each share was obtained (the summary says it in one sentence)."""
+    if g.versus is None:
+        return []
+    return [
+        p("Core for core, what a guest carries of bare metal's figure:"),
+        *table(g.versus.shares, "versus"),
     ]
 
 
@@ -233,6 +186,8 @@ def _steps(g: Guide) -> list[Block]:
 
 
 def _summary(g: Guide) -> list[Block]:
+    """What the proposal rests on: the figures' source, the comparison in a sentence, who
+    prepared the guide, the headline figures and the next configurations."""
     lead = g.basis_text + (
         " The figures describe the published test hardware, not yours." if g.reference_only else ""
     )
@@ -241,18 +196,11 @@ def _summary(g: Guide) -> list[Block]:
         blocks.append(
             p("Not in this guide's figures: " + " ".join(x.sentence() for x in g.left_out))
         )
-    if g.versus is not None:  # the comparison the tool exists for leads the summary
-        v = g.versus
-        blocks += [
-            h3(v.title, "versus"),
-            p(v.sentence, cls="lead"),
-            *table(v.fleets, "versus"),
-            *table(v.shares, "versus"),
-        ]
+    if g.versus is not None:  # the per-core-count shares are in the engineers' appendix
+        blocks += [h3(g.versus.title, "versus"), p(g.versus.sentence)]
     if g.about:
         blocks.append(facts(g.about, "about", title="About this guide"))
     if g.recommendation is not None:
-        blocks.append(RecommendationBlock(g.recommendation))
         blocks += table(g.recommendation.alternatives, "alternatives")
     if g.headlines:
         blocks.append(Headlines(g.headlines))
@@ -280,10 +228,12 @@ def _table(g: Guide) -> list[Block]:
     blocks += table(g.ht_gain_table, "ht-gain")
     blocks += table(g.emulated_table, "emulated")
     if g.certainty:
-        blocks.append(h3("How sure are these figures", "how-sure"))
-        blocks += [p(x) for x in g.certainty]
-        blocks += table(g.predicted, "predicted")
-        blocks += [p(x) for x in g.certainty_closing]
+        blocks.append(
+            p(
+                "How sure each figure is, and how the predicted ones were made: the appendix "
+                '"How sure are these figures".'
+            )
+        )
     if g.limits_text:
         blocks.append(h3("How close to the limit", "how-close"))
         blocks += [p(x) for x in g.limits_text]
@@ -291,9 +241,10 @@ def _table(g: Guide) -> list[Block]:
     return blocks
 
 
-def _latency(g: Guide, chart_ids: Sequence[str]) -> list[Block]:
+def _latency(g: Guide, chart_ids: Sequence[str]) -> list[Block] | None:
     lat = g.latency
-    assert lat is not None
+    if lat is None:
+        return None
     blocks: list[Block] = [
         p(
             "The latency profiles offer constant request rates, open loop, and record the latency "
@@ -319,8 +270,9 @@ def _latency(g: Guide, chart_ids: Sequence[str]) -> list[Block]:
     return blocks
 
 
-def _gateway(g: Guide, chart_ids: Sequence[str]) -> list[Block]:
-    assert g.gateway is not None
+def _gateway(g: Guide, chart_ids: Sequence[str]) -> list[Block] | None:
+    if g.gateway is None:
+        return None
     blocks: list[Block] = [
         p(
             "As in the API-gateway article's CPU figure, the gateway (a reverse proxy, or a "
@@ -415,3 +367,22 @@ def _validity_points(g: Guide) -> list[Block]:
             )
         ]
     return [p("No measurement is covered by this guide: it rests on reference data only.")]
+
+
+# The guide's chapters, in order; a new chapter is one more entry (its number follows).
+CHAPTERS: list[_Spec] = [
+    _Spec("summary", "Executive summary", lambda g, c: _proposal(g), lead=True),
+    _Spec("traffic", "Your traffic", lambda g, c: _traffic(g)),
+    _Spec("figures", "What the proposal rests on", lambda g, c: _summary(g)),
+    _Spec("table", "Sizing table", lambda g, c: _table(g)),
+    _Spec("charts", "Charts", _charts),
+    _Spec("latency", "Latency under steady load", _latency),
+    _Spec("gateway", "API gateway: CPU against calls per second", _gateway),
+    _Spec("methodology", "Methodology", lambda g, c: _methodology(g)),
+    _Spec("validity", "Validity of the measurements", lambda g, c: _validity(g), True),
+    _Spec("provenance", "Provenance of every figure", _provenance, True),
+    _Spec("limits-all", "How close to the limit: every figure", _limits_all, True),
+    # after the appendices the body names by letter (A, B, C)
+    _Spec("how-sure", "How sure are these figures", _certainty, True),
+    _Spec("engineers", "For engineers: bases and scaling models", lambda g, c: _engineers(g), True),
+]

@@ -91,6 +91,20 @@ def number(v: float | None) -> str:
     return f"{v:,.0f}"
 
 
+def platform_words(platform: str) -> str:
+    """A platform inside a sentence: ``bare metal``, ``a container``'s kind lower-cased,
+    a product name as it is spelt (``ESXi``, ``KVM``, ``Kubernetes``)."""
+    label = PLATFORM_LABELS.get(platform, platform)
+    return label if platform in ("esxi", "kvm", "kubernetes") else label.lower()
+
+
+def counted_total(per_server: float, servers: int) -> float:
+    """The capacity of ``servers`` servers as a page shows it: the number of servers times
+    one server's figure as printed (whole units), so that multiplying what the page says
+    gives the total."""
+    return servers * float(round(per_server))
+
+
 def currency_sign(currency: str) -> str:
     """What goes before an amount: ``$`` for USD, else the code and a space (``EUR ``)."""
     return "$" if currency == "USD" else f"{currency} "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sizing.engine import CostCatalog, Recommendation
 from sizing.engine.basis import Basis
@@ -28,6 +28,7 @@ from sizing.report.data.measured_tables import (
 )
 from sizing.report.data.methodology import distinct, methodology
 from sizing.report.data.model import Fact, Guide, GuideRequest
+from sizing.report.data.proposal import assumptions_table, proposal
 from sizing.report.data.runs import cpu_points, validity_table
 from sizing.report.data.scope import scope
 from sizing.report.data.summary import headlines, recommendation_view
@@ -185,4 +186,26 @@ def build_guide(
         bases=basis_facts(choice),
         left_out=left_out,
         cover=cover(basis == FigureKind.REFERENCE, hosts, left_out, runs, choice),
+        **_page_one(request, catalog, result, versus, figures_from(basis, citation, hosts)),
     )
+
+
+def figures_from(basis: str, citation: str, hosts: Sequence[str]) -> str:
+    """Where the capacity figures come from, for the assumptions' source column."""
+    if basis == FigureKind.REFERENCE:
+        return f"published reference data: {citation}"
+    return "measured with sizing run on " + "; ".join(hosts)
+
+
+def _page_one(
+    request: GuideRequest,
+    catalog: CostCatalog,
+    result: Recommendation | None,
+    versus: PlatformComparison | None,
+    source: str,
+) -> dict[str, Any]:
+    """The executive summary's proposal and its assumptions (:class:`Guide` fields)."""
+    return {
+        "proposal": proposal(result, versus, catalog),
+        "assumptions": assumptions_table(result, catalog, source),
+    }

@@ -280,6 +280,8 @@ class Guide:
     left_out: tuple[Any, ...] = ()  # data.scope.LeftOut: hosts the body leaves to Appendix A
     cover: Any = None  # data.cover.Cover: what the cover says the guide contains, in one voice
     bases: tuple[Fact, ...] = ()  # the bases by id and why they were chosen (methodology)
+    proposal: Any = None  # data.proposal.Proposal: the options, costs and capacity, page 1
+    assumptions: TableBlock | None = None  # every price and term with its source (page 1)
 
     def to_dict(self) -> dict[str, Any]:
         """The guide's data as one JSON-able document (for tests and debugging)."""
@@ -313,4 +315,18 @@ class Guide:
             "gateway": None
             if self.gateway is None
             else {"tables": [t.to_dict() for t in self.gateway.tables]},
+            "assumptions": None if self.assumptions is None else self.assumptions.to_dict(),
+            "proposal": None
+            if self.proposal is None
+            else {
+                "lead": self.proposal.lead,
+                **{
+                    k: None if t is None else t.to_dict()
+                    for k, t in (
+                        ("options", self.proposal.options),
+                        ("costs", self.proposal.costs),
+                        ("capacity", self.proposal.capacity),
+                    )
+                },
+            },
         }

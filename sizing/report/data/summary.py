@@ -13,9 +13,11 @@ from sizing.report.data.format import (
     PROFILE_LABELS,
     amount,
     cell_source,
+    counted_total,
     money,
     number,
     percent,
+    platform_words,
 )
 from sizing.report.data.model import Fact, Headline, RecommendationView, TableBlock, TCell
 from sizing.report.explain import confidence_share, explain
@@ -65,7 +67,7 @@ def headlines(table: SizingTable) -> list[Headline]:
         ]
         if one:
             c = min(one, key=lambda c: (c.platform != "baremetal", c.ht))
-            label = PLATFORM_LABELS.get(c.platform, c.platform).lower()
+            label = platform_words(c.platform)
             out.append(
                 Headline(
                     f"{PROFILE_LABELS[profile]} per core, {label}",
@@ -141,7 +143,7 @@ def _facts(
             Fact("Total cost", amount(best.total_cost, currency)),
             Fact("Cost per server", amount(best.cost_per_server, currency)),
         ]
-        facts += _capacity_facts([(best, 1)])
+        facts += _capacity_facts(best)
         facts.append(Fact("CPU utilisation at the target", percent(best.utilization * 100.0)))
         if best.counted_servers != best.servers:
             facts.append(Fact("Servers counted on", f"{best.counted_servers} (one spare)"))
@@ -183,18 +185,25 @@ def _how_sure(confidence: float | None) -> Fact:
     return Fact("How likely it carries the target", f"{share} of the plausible outcomes")
 
 
-def _capacity_facts(parts: Sequence[tuple[Configuration, int]]) -> list[Fact]:
-    """The summed RPS and SSL TPS capacity of ``parts`` (server type, count), a lower bound
-    when any server's figure is one."""
+def _capacity_facts(best: Configuration) -> list[Fact]:
+    """The RPS and SSL TPS capacity the sizing counted on, as a buyer checks it: servers
+    counted on × one server on the low end of its interval = the total (a lower bound when
+    the server's figure is one)."""
     out: list[Fact] = []
+    n = best.counted_servers
     for profile, unit, label in (("rps", "requests/s", "RPS"), ("tps", "handshakes/s", "SSL TPS")):
-        rps = profile == SizingMetric.RPS
-        caps = [(c.capacity_rps if rps else c.capacity_tps, n) for c, n in parts]
-        if any(v is None for v, _ in caps):
+        cap = best.capacity_rps if profile == SizingMetric.RPS else best.capacity_tps
+        if cap is None:
             continue
-        total = sum((v or 0.0) * n for v, n in caps)
-        lower = any(f.lower_bound and f.profile == profile for c, _ in parts for f in c.figures)
-        out.append(Fact(f"{label} capacity", _capacity(total, unit, lower)))
+        one = cap / n
+        lower = any(f.lower_bound and f.profile == profile for f in best.figures)
+        total = _capacity(counted_total(one, n), unit, lower)
+        out.append(
+            Fact(
+                f"{label} capacity",
+                f"{n} server{'s' if n != 1 else ''} × {number(one)} = {total}",
+            )
+        )
     return out
 
 
@@ -228,15 +237,32 @@ def fleet_figures(best: Configuration, fleet: Fleet | None) -> list[Figure]:
 
 
 def _figure_fact(f: Figure) -> Fact:
+    """One server's figure as the sizing used it (the low end of its interval, named so),
+    with its interval and how it was obtained in plain words; the model behind a
+    prediction is in the engineers' appendix."""
+    label = f"{PROFILE_LABELS.get(f.profile, f.profile)} of one {f.cores}-core server"
+    how = FIGURE_WORDS.get(cell_source(f.source, f.emulated), f.source)
+    if f.lower_bound:
+        return Fact(label, f"≥{number(f.value)} ({how}; a lower bound, sized on it)")
+    if f.ci_low is None or f.ci_high is None:
+        return Fact(label, f"{number(f.conservative)} ({how})")
+    low = "the quantile asked for" if f.sized is not None else "the low end of its interval"
     return Fact(
-        f"{PROFILE_LABELS.get(f.profile, f.profile)} of one {f.cores}-core server",
-        ("≥" if f.lower_bound else "")
-        + f"{number(f.value)}"
-        + (f" ({', '.join(f.flags)})" if f.flags else "")
-        + f" [{cell_source(f.source, f.emulated)}"
-        + (f": {f.origin}" if f.origin else "")
-        + "]",
+        label + ", as sized",
+        f"{number(f.conservative)}: {low} {number(f.ci_low)}–{number(f.ci_high)} ({how})",
     )
+
+
+# How a figure was obtained, in the words of the proposal (no model names).
+FIGURE_WORDS: dict[str, str] = {
+    FigureKind.MEASURED: "measured",
+    FigureKind.REFERENCE: "published reference figure",
+    FigureKind.INTERPOLATED: "between two measured core counts",
+    FigureKind.EXTRAPOLATED: "predicted beyond the measured core counts",
+    FigureKind.SHAPE: "predicted with another series' scaling shape",
+    FigureKind.EMULATED: "measured in a software-emulated guest",
+    FigureKind.TRANSLATED: "translated from another CPU",
+}
 
 
 def _alternatives(alts: Sequence[Configuration], currency: str) -> TableBlock | None:
@@ -273,16 +299,10 @@ def fleet_text(f: Fleet) -> str:
     """``1 × 4-core + 1 × 2-core servers, bare metal, HT off``."""
     first = f.parts[0][0]
     body = " + ".join(f"{n} × {c.cores_per_server}-core" for c, n in f.parts)
-    return (
-        f"{body} servers, {PLATFORM_LABELS.get(first.platform, first.platform).lower()}, "
-        f"HT {first.ht}"
-    )
+    return f"{body} servers, {platform_words(first.platform)}, HT {first.ht}"
 
 
 def config_text(c: Configuration) -> str:
     """``2 servers, bare metal, 8 cores each, HT off``."""
     servers = f"{c.servers} server{'s' if c.servers != 1 else ''}"
-    return (
-        f"{servers}, {PLATFORM_LABELS.get(c.platform, c.platform).lower()}, "
-        f"{c.cores_per_server} cores each, HT {c.ht}"
-    )
+    return f"{servers}, {platform_words(c.platform)}, {c.cores_per_server} cores each, HT {c.ht}"

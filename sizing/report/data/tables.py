@@ -118,10 +118,11 @@ class _Labels:
     def of(cls, table: SizingTable) -> _Labels:
         have = {s.platform for s in table.series}
         bm_p, hv_p = column_platform(table, "baremetal"), column_platform(table, "hypervisor")
+        of = " ÷ throughput of one server on the low end of its interval, the figure sizing uses"
         cost_note = (
-            f"Cost per unit = server cost ({table.cost_basis}) ÷ throughput of one server."
+            f"Cost per unit = server cost ({table.cost_basis}){of} (Appendix B)."
             if table.cost_basis
-            else "Cost per unit = server cost ÷ throughput of one server."
+            else f"Cost per unit = server cost{of} (Appendix B)."
         )
         return cls(
             where=table.blocks[0].title if table.blocks else "",
@@ -189,6 +190,9 @@ def _throughput_block(table: SizingTable, lab: _Labels, ht: str) -> TableBlock:
             "RPS: requests per second; SSL TPS: new TLS connections (full handshakes) "
             "per second. ≥: a lower bound (the source could not saturate the server); "
             "flags in brackets beside a figure.",
+            "Each figure is the median of its runs, or the central prediction; a "
+            "recommendation sizes on the low end of its interval (Appendix B lists every "
+            "interval), the figure the executive summary multiplies.",
         ),
         groups=(
             ("Hardware cost", ()),

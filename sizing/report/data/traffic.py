@@ -2,48 +2,18 @@
 traffic with the peak sized for marked, the figures derived, how they were obtained, and
 where the traffic differs from the workload the figures were measured on.
 
-It is added to the chapters :func:`sizing.report.data.chapters.chapters` builds, after the
-sizing table (and its charts), by :func:`with_traffic`; the chapters after it are
-renumbered."""
+It is one of the chapters :data:`sizing.report.data.chapters.CHAPTERS` lists, right after
+the executive summary, present only when the guide was asked with ``--demand``."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-from dataclasses import replace
 
 from sizing.demand.model import Missing
 from sizing.demand.model import TrafficDemand as Traffic
 from sizing.demand.sized import PEAK_WORDS, bars, sized_figures
-from sizing.report.data.chapters import Block, Chapter, Para, Pre, code, facts, h3, p
-from sizing.report.data.model import Fact, Guide
+from sizing.report.data.blocks import Block, Para, Pre, code, facts, h3, p
+from sizing.report.data.model import Fact
 
 CHART_COLUMNS = 90
-_AFTER = ("summary", "table", "charts")
-
-
-def with_traffic(g: Guide, chapters: Sequence[Chapter]) -> list[Chapter]:
-    """The chapters with "Your traffic" after the sizing table (and charts) when the
-    guide was asked with ``--demand``; unchanged otherwise."""
-    traffic = g.request.traffic
-    if traffic is None:
-        return list(chapters)
-    out: list[Chapter] = []
-    added = False
-    for ch in chapters:
-        if not added and ch.id not in _AFTER and not ch.appendix:
-            out.append(
-                Chapter(
-                    "traffic",
-                    "Your traffic",
-                    str(len(out) + 1),
-                    tuple(traffic_blocks(traffic, g.request.peak)),
-                )
-            )
-            added = True
-        if added and not ch.appendix and ch.num.isdigit():
-            ch = replace(ch, num=str(len(out) + 1))
-        out.append(ch)
-    return out
 
 
 def chart_lines(t: Traffic, peak_value: float) -> tuple[str, ...]:

@@ -20,13 +20,38 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
 
 # Colours of clearly different lightness (dark navy, mid teal, light amber, grey).
+# Every basis platform has a style of its own: a platform without one would fall back to
+# a grey "x", whose white edge (a measured figure's) makes it invisible in the legend.
 PLATFORM_STYLE: dict[str, dict[str, Any]] = {
     "baremetal": {"color": "#1c3553", "marker": "o"},
+    "virtualized-host": {"color": "#5b2a4a", "marker": "o"},
     "hypervisor": {"color": "#3d8c86", "marker": "s"},
-    "kubernetes": {"color": "#c98f2a", "marker": "^"},
+    "esxi": {"color": "#3d8c86", "marker": "s"},
+    "kvm": {"color": "#c98f2a", "marker": "^"},
+    "kubernetes": {"color": "#7a7a7a", "marker": "v"},
+    "container": {"color": "#7a7a7a", "marker": "v"},
 }
-PLATFORM_LINES = {"baremetal": "-", "hypervisor": "--", "kubernetes": "-."}
-HT_MARKERS = {"on": {"baremetal": "D", "hypervisor": "P", "kubernetes": "v"}}
+PLATFORM_LINES = {
+    "baremetal": "-",
+    "virtualized-host": "-",
+    "hypervisor": "--",
+    "esxi": "--",
+    "kvm": "-.",
+    "kubernetes": ":",
+    "container": ":",
+}
+HT_MARKERS = {
+    "on": {
+        "baremetal": "D",
+        "virtualized-host": "D",
+        "hypervisor": "h",  # a filled plus ("P") reads as a thin cross at print size
+        "esxi": "h",
+        "kvm": "p",
+        "kubernetes": "<",
+        "container": "<",
+    }
+}
+MIN_TICK_GAP_IN = 0.18  # the least distance between two tick labels' centres, in inches
 CORE_MARKERS = {1: "o", 2: "s", 4: "^", 8: "D", 16: "v", 32: "P"}
 CORE_COLOURS = {1: "#1c3553", 2: "#3d8c86", 4: "#c98f2a", 8: "#7a7a7a"}
 # Latency series: colour and marker per curve (the lightness steps as above).
@@ -161,9 +186,35 @@ def series_style(platform: str, ht: str) -> dict[str, Any]:
 
 
 def cores_axis(ax: Axes, cores: Sequence[int]) -> None:
-    ax.set_xticks(list(cores))
-    ax.set_xlim(0, max(cores) + 0.6)
+    """The core counts as the x axis, scaled to what the axes drew (never running empty to
+    a catalog core count nothing was drawn at), with ticks that never collide."""
+    drawn = [float(x) for line in ax.get_lines() for x in line.get_xdata(orig=False)]  # type: ignore[union-attr, arg-type]
+    top = max(drawn) if drawn else max(cores)
+    shown = sorted({c for c in cores if c <= top + 1e-9}) or sorted(cores)
+    span = top + 0.6
+    ax.set_xlim(0, span)
+    width = WIDTH_IN * ax.get_position().width  # every chart is a page's text wide
+    ax.set_xticks(spaced_ticks(shown, span, width))
     ax.set_xlabel("CPU cores per server")
+
+
+def spaced_ticks(ticks: Sequence[int], span: float, width_in: float) -> list[int]:
+    """The ticks whose labels stay at least :data:`MIN_TICK_GAP_IN` apart on an axis of
+    ``span`` units and ``width_in`` inches: the smallest and the largest are kept, those
+    crowding a kept neighbour are left out ("1" and "2" never print as "12")."""
+    if not ticks:
+        return []
+    per_unit = width_in / span if span > 0 else 0.0
+    kept = [ticks[0]]
+    for t in ticks[1:]:
+        if (t - kept[-1]) * per_unit >= MIN_TICK_GAP_IN:
+            kept.append(t)
+    last = ticks[-1]
+    if kept[-1] != last:  # the largest always shows: it replaces a crowding neighbour
+        while len(kept) > 1 and (last - kept[-1]) * per_unit < MIN_TICK_GAP_IN:
+            kept.pop()
+        kept.append(last)
+    return kept
 
 
 def several_ht_modes(guide: Guide) -> bool:

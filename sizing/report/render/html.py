@@ -17,7 +17,6 @@ from sizing import __version__, paths
 from sizing.report.data.chapters import chapters
 from sizing.report.data.format import MARKS, PROVENANCE_TEXT
 from sizing.report.data.model import Guide
-from sizing.report.data.traffic import with_traffic
 from sizing.report.render.printable import printable
 
 if TYPE_CHECKING:
@@ -82,7 +81,7 @@ def _md_cell(text: Any) -> str:
 def _context(guide: Guide, charts: Sequence[Chart]) -> dict[str, Any]:
     return {
         "g": guide,
-        "chapters": with_traffic(guide, chapters(guide, [c.id for c in charts])),
+        "chapters": chapters(guide, [c.id for c in charts]),
         "charts": list(charts),
         "marks": MARKS,
         "provenance_text": PROVENANCE_TEXT,

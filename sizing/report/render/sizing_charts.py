@@ -7,10 +7,9 @@ from typing import Any
 
 from sizing.engine.scaling import usl
 from sizing.model import PROFILE_UNITS, FigureKind, SizingMetric
-from sizing.report.data.format import PLATFORM_LABELS, PROFILE_LABELS
+from sizing.report.data.format import PLATFORM_LABELS, PROFILE_LABELS, money
 from sizing.report.data.model import Guide
 from sizing.report.render.chartkit import (
-    PLATFORM_LINES,
     TEXT,
     Chart,
     chart_style,
@@ -244,74 +243,107 @@ def _plot_series(ax: Any, s: Any, cores: list[int], multi_ht: bool) -> set[str]:
 
 @register("cost")
 def cost_chart(guide: Guide) -> Chart | None:
-    """Cost per 1k RPS (and per 100 TPS) against cores, per platform."""
-    cells = [c for r in guide.table.rows for c in r.cells]
+    """Cost per 1k RPS (and per 100 TPS) per priced core count: a bar per series, side by
+    side, only at the core counts the catalog prices (no axis running empty)."""
+    cells = [c for r in guide.table.rows for c in r.cells if c.cost_per_unit is not None]
     profiles = [p for p in ("rps", "tps") if any(c.profile == p for c in cells)]
     if not profiles:
         return None
-    cores = [r.cores for r in guide.table.rows]
     multi_ht = several_ht_modes(guide)
+    predicted = any(c.source == FigureKind.EXTRAPOLATED for c in cells)
     with chart_style():
         fig, axes = new_figure(len(profiles))
         for ax, profile in zip(axes, profiles, strict=True):
-            for s in (s for s in guide.table.series if s.profile == profile):
-                style = series_style(s.platform, s.ht)
-                mine = sorted(
-                    (
-                        c
-                        for c in cells
-                        if (c.platform, c.ht, c.profile) == s.key and c.cost_per_unit is not None
-                    ),
-                    key=lambda c: c.cores,
-                )  # an unpriced cell has no cost to draw
-                name = PLATFORM_LABELS.get(s.platform, s.platform)
-                if multi_ht:
-                    name += f", HT {s.ht}"
-                ax.plot(
-                    [c.cores for c in mine],
-                    [c.cost_per_unit or 0.0 for c in mine],
-                    color=style["color"],
-                    linestyle=PLATFORM_LINES.get(s.platform, ":"),
-                    linewidth=1.2,
-                    label=f"{name} ({s.origin})",
-                )
-                for filled in (True, False):
-                    pts = [c for c in mine if (c.source != FigureKind.EXTRAPOLATED) is filled]
-                    if pts:
-                        ax.plot(
-                            [c.cores for c in pts],
-                            [c.cost_per_unit or 0.0 for c in pts],
-                            linestyle="none",
-                            marker=style["marker"],
-                            color=style["color"],
-                            markerfacecolor=style["color"] if filled else "white",
-                            markeredgecolor="white" if filled else style["color"],
-                            markeredgewidth=0.6 if filled else 1.0,
-                        )
-            cores_axis(ax, cores)
+            _cost_bars(ax, guide, [c for c in cells if c.profile == profile], multi_ht)
             money_axis(ax, guide.currency)
-            ax.set_ylim(bottom=0)
             per = "1k RPS" if profile == SizingMetric.RPS else "100 SSL TPS"
             ax.set_ylabel(f"Cost per {per} ({guide.currency})")
             ax.set_title(f"Cost per {per}")
-        predicted = any(
-            c.source == FigureKind.EXTRAPOLATED and c.cost_per_unit is not None for c in cells
-        )
-        shared_legend(fig, axes, extrapolated=predicted)
+        shared_legend(fig, axes, extrapolated=False)
         svg = to_svg(fig)
     return Chart(
         id="cost",
-        title="Cost per throughput against CPU cores",
+        title="Cost per throughput per server size",
         caption=(
-            f"Server cost ({guide.cost_basis}) divided by the throughput of one server. "
-            "Lower is better."
+            f"Server cost ({guide.cost_basis}) divided by the throughput of one server on "
+            "the low end of its interval (the figure sizing uses), at each core count the "
+            "catalog prices. Lower is better."
             + (
-                " Hollow markers: the throughput is predicted by the fitted model."
+                " Hollow bars: the throughput is predicted beyond the measured core counts."
                 if predicted
                 else ""
             )
         ),
         svg=svg,
+    )
+
+
+def _cost_bars(ax: Any, guide: Guide, cells: list[Any], multi_ht: bool) -> None:
+    """One bar per series at each priced core count, the value printed above it when the
+    bars are few enough to read."""
+    cores = sorted({c.cores for c in cells})
+    keys = [
+        s.key
+        for s in guide.table.series
+        if any((c.platform, c.ht, c.profile) == s.key for c in cells)
+    ]
+    width = min(0.8 / max(1, len(keys)), 0.3)  # one bar alone is no wider than four
+    label_them = len(cores) * len(keys) <= 12
+    for i, key in enumerate(keys):
+        platform, ht, _ = key
+        style = series_style(platform, ht)
+        mine = sorted(
+            (c for c in cells if (c.platform, c.ht, c.profile) == key), key=lambda c: c.cores
+        )
+        name = PLATFORM_LABELS.get(platform, platform) + (f", HT {ht}" if multi_ht else "")
+        # the legend shows the series' filled bar when it has one
+        labelled = next((c for c in mine if c.source != FigureKind.EXTRAPOLATED), mine[0])
+        for c in mine:
+            x = cores.index(c.cores) + (i - (len(keys) - 1) / 2) * width
+            hollow = c.source == FigureKind.EXTRAPOLATED
+            ax.bar(
+                [x],
+                [c.cost_per_unit],
+                width=width * 0.9,
+                color="white" if hollow else style["color"],
+                edgecolor=style["color"],
+                linewidth=1.0,
+                hatch="///" if ht == "on" else "",
+                label=name if c is labelled else None,
+            )
+            if label_them:
+                ax.annotate(
+                    money(c.cost_per_unit, guide.currency),
+                    (x, c.cost_per_unit),
+                    xytext=(0, 2),
+                    textcoords="offset points",
+                    ha="center",
+                    va="bottom",
+                    fontsize=6.0,
+                    color=TEXT,
+                )
+    ax.set_xticks(range(len(cores)), [f"{n} cores" for n in cores])
+    ax.set_xlim(-0.6, len(cores) - 0.4)
+    ax.set_xlabel("CPU cores per server")
+    ax.grid(axis="x", visible=False)
+    top = max(c.cost_per_unit for c in cells)
+    ax.set_ylim(0, top * 1.15)
+
+
+def _bar_label(ax: Any, bar: Any, p: Any, rotate: bool) -> None:
+    """An overhead bar's value above its error bar, never across it; upright when the bars
+    stand side by side (their labels would touch)."""
+    top = max(p.pct, p.high if p.high is not None else p.pct, 0.0)
+    ax.annotate(
+        f"{p.pct:.1f}%" + (" P" if p.pairs else " U" if p.low is not None else ""),
+        (bar.get_x() + bar.get_width() / 2, top),
+        xytext=(0, 2),
+        textcoords="offset points",
+        ha="center",
+        va="bottom",
+        rotation=90 if rotate else 0,
+        fontsize=6.0,
+        color=TEXT,
     )
 
 
@@ -357,23 +389,14 @@ def overhead_chart(guide: Guide) -> Chart | None:
                         elinewidth=0.8,
                         capsize=3,
                     )
-                ax.annotate(
-                    f"{p.pct:.1f}%" + (" P" if p.pairs else " U" if p.low is not None else ""),
-                    (bar.get_x() + bar.get_width() / 2, max(p.pct, 0.0)),
-                    xytext=(0, 2),
-                    textcoords="offset points",
-                    ha="center",
-                    va="bottom",
-                    fontsize=6.5,
-                    color=TEXT,
-                )
+                _bar_label(ax, bar, p, rotate=len(groups) > 2)
         ax.set_xticks(range(len(cores)), [str(c) for c in cores])
         ax.set_xlabel("CPU cores per server")
         ax.set_ylabel("Throughput lost to virtualization (%)")
         ax.axhline(0, color="#555555", linewidth=0.6)
         top = max([p.high or p.pct for p in points] + [p.pct for p in points])
-        ax.set_ylim(min(0.0, *(p.low or p.pct for p in points)) * 1.1, top * 1.18 + 1)
-        ax.legend(loc="upper right", ncol=len(groups))
+        ax.set_ylim(min(0.0, *(p.low or p.pct for p in points)) * 1.1, top * 1.45 + 1)
+        fig.legend(loc="outside lower center", ncol=len(groups))  # never over a bar
         ax.grid(axis="x", visible=False)
         svg = to_svg(fig)
     sources = sorted({p.source for p in points})
