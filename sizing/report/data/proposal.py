@@ -119,7 +119,7 @@ def options(result: Recommendation, versus: PlatformComparison | None) -> list[O
     if best is None:
         return []
     out: list[Option] = []
-    sides = [] if versus is None else [versus.baremetal, versus.guest]
+    sides = [] if versus is None else list(versus.sides)
     for s in sides:
         mine = s.platform == best.platform
         got = _option(s.platform, result if mine else s.result, mine)
@@ -138,10 +138,12 @@ def unpriced(result: Recommendation, versus: PlatformComparison | None) -> list[
     if versus is None or result.recommendation is None:
         return []
     out = []
-    for s in (versus.baremetal, versus.guest):
+    for s in versus.sides:
         if s.result.recommendation is None:
             reasons = list(dict.fromkeys(r.reason for r in s.result.rejected))
             out.append((s.platform, reasons[0] if reasons else "no figures to size it from"))
+    # a platform the catalog prices but nothing measured or assumed: what would price it
+    out += list(versus.unpriced)
     return out
 
 
