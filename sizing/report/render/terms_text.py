@@ -81,10 +81,26 @@ def cash_flow_text(plan: CashFlow, width: int = TABLE_WIDTH) -> list[str]:
         if plan.rows
         else "No year could be planned."
     )
-    out = [*wrap(head, width), *lines, *wrap(tail, width)]
+    out = [*wrap(head, width), *lines, *_licence_lines(plan, width), *wrap(tail, width)]
     if plan.note:
         out.extend(wrap(f"Stopped: {plan.note}.", width))
     return out
+
+
+def _licence_lines(plan: CashFlow, width: int) -> list[str]:
+    """The licence column line by line, each year (when a line is named or there are
+    several): ``licence  vSphere Foundation  NGINX Plus`` under the plan."""
+    names = list(dict.fromkeys(n for r in plan.rows for n, _ in r.licences))
+    if not names or (len(names) == 1 and names[0].endswith(" licence")):
+        return []
+    cur = plan.currency
+    rows = [
+        [r.year, *(money(dict(r.licences).get(n, 0.0), cur, cents=False) for n in names)]
+        for r in plan.rows
+    ]
+    lines = grid(["year", *names], rows).splitlines()
+    lines = [x if len(x) <= width else x[: width - 1] + "…" for x in lines]
+    return ["Licences each year, line by line (the licence column above):", *lines]
 
 
 def assumptions_text(result: Recommendation, width: int = TABLE_WIDTH) -> list[str]:
