@@ -41,9 +41,11 @@ def cash_flow_text(plan: CashFlow, width: int = TABLE_WIDTH) -> list[str]:
     """The plan as a table, a line of its total and the fleet the last year needs."""
     cur = plan.currency
     grows = f", the demand growing {plan.growth * 100:g}% a year" if plan.growth else ""
+    names = list(dict.fromkeys(n for r in plan.rows for n, _ in r.licences))
+    which = f" ({' + '.join(names)})" if names else ""
     head = (
         f"Year by year ({plan.years} years{grows}; {plan.platform}, HT {plan.ht}; "
-        "hardware when bought, licences, support and power each year):"
+        f"hardware when bought, licences{which}, support and power each year):"
     )
     has_rps = any(r.rps is not None for r in plan.rows)
     has_tps = any(r.tps is not None for r in plan.rows)
@@ -88,10 +90,10 @@ def cash_flow_text(plan: CashFlow, width: int = TABLE_WIDTH) -> list[str]:
 
 
 def _licence_lines(plan: CashFlow, width: int) -> list[str]:
-    """The licence column line by line, each year (when a line is named or there are
-    several): ``licence  vSphere Foundation  NGINX Plus`` under the plan."""
+    """The licence column line by line, each year, when there are several lines:
+    ``year  vSphere Foundation  NGINX Plus`` under the plan."""
     names = list(dict.fromkeys(n for r in plan.rows for n, _ in r.licences))
-    if not names or (len(names) == 1 and names[0].endswith(" licence")):
+    if len(names) < 2:
         return []
     cur = plan.currency
     rows = [
