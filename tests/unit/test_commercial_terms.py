@@ -134,7 +134,8 @@ def test_discounts_per_line_and_per_catalog(tmp_path: Path) -> None:
         (
             "licences: {esxi: {per: core, price: 1, min_per_ordr: 72}}\nservers:\n" + R460,
             "licences.esxi.min_per_ordr: unknown field; did you mean min_per_order? (expected: "
-            "per, price, term, min_cores_per_socket, min_per_order, currency, discount, source, name)",
+            "per, price, term, min_cores_per_socket, min_per_order, currency, discount, source, "
+            "name)",
         ),
         (
             "exchange_rates: {EUR: {rate: 1.08, sorce: x}}\nservers:\n" + R460,
