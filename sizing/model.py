@@ -113,12 +113,19 @@ class FigureKind(StrEnum):
     EXTRAPOLATED = "extrapolated"
     TRANSLATED = "translated"
     EMULATED = "emulated"
+    FLOOR = "floor"  # at least what the largest measured count carries (sizing.engine.reach)
+    ASSUMED = "assumed"  # another platform's figure times a stated share (sizing.engine.assume)
 
 
 OBSERVED = (FigureKind.MEASURED, FigureKind.REFERENCE)
 # predicted for a core count not observed: by the fit, between two observed, by a shape
 PREDICTED = (FigureKind.INTERPOLATED, FigureKind.EXTRAPOLATED, FigureKind.SHAPE)
-DERIVED = (*PREDICTED, FigureKind.TRANSLATED)  # not observed as it stands
+DERIVED = (
+    *PREDICTED,
+    FigureKind.TRANSLATED,
+    FigureKind.FLOOR,
+    FigureKind.ASSUMED,
+)  # not observed as it stands
 
 
 def family_of(name: str) -> str:
@@ -138,6 +145,13 @@ class SizingMetric(StrEnum):
     RPS = "rps"
     TPS = "tps"
 
+
+# The range of a rate (a figure per second: requests, handshakes) that the store accepts and
+# the engine reasons in. A point measured for seconds cannot show one event in 17 minutes,
+# and no server carries 10^12 requests a second: `sizing import` refuses a rate outside
+# it, a stored one outside it is never sized on, and no bootstrap draw leaves it.
+RATE_FLOOR = 1e-3
+RATE_CEILING = 1e12
 
 # The unit of each sizing profile's figure (the article's two tables).
 PROFILE_UNITS: dict[str, str] = {SizingMetric.RPS: "requests/s", SizingMetric.TPS: "handshakes/s"}

@@ -116,10 +116,10 @@ def _meta(
     )
 
 
-def _samples(values: Sequence[float], profile: str) -> list[tuple[int, Sample]]:
+def _samples(values: Sequence[float], profile: str, first: int = 0) -> list[tuple[int, Sample]]:
     metric = "requests_per_second" if profile == "rps" else "handshakes_per_second"
     out: list[tuple[int, Sample]] = []
-    for rep, v in enumerate(values):
+    for rep, v in enumerate(values, start=first):
         meta: dict[str, Any] = {"server_cpu": {"busy": 97.5, "steal": 0.0}, "repetition": rep}
         if profile == "tps":
             meta.update(tls_full=int(v * 30), tls_reused=0)
@@ -228,4 +228,55 @@ def store_container_run(store: Store, *, valid: bool = False) -> int:
         argv=["sizing", "run", "--cores", "1"],
         tool_version="0.1.0",
         options={"cores": [1], "warmup_s": 3.0},
+    )
+
+
+def series_points(
+    series: dict[int, Sequence[float]], *, profile: str = "rps", host: str = "r640-01"
+) -> list[Stored]:
+    """One bare-metal host's ``profile`` points at the given core counts (HT off), each
+    with exactly the given timed repetitions: the edge cases of the engine (two runs,
+    identical runs, a disturbed repetition, tiny or huge rates)."""
+    points: list[Stored] = []
+    for c, values in sorted(series.items()):
+        median = statistics.median(values)
+        result = PointResult(
+            key=PointKey(host, "baremetal", c, "off", profile),
+            status=Status.MEASURED,
+            value=median,
+            unit="requests/s" if profile == "rps" else "handshakes/s",
+            repetitions=len(values),
+            ci_low=min(values),
+            ci_high=max(values),
+            metadata=_meta(host, "baremetal", c, "off", profile, median, host),
+        )
+        # repetition 0 is a warm-up: every value given here is a timed repetition
+        points.append((result, _samples(values, profile, first=1)))
+    return points
+
+
+def series_environment(host: str = "r640-01") -> dict[str, Any]:
+    """What a run stores of the hosts of :func:`series_points`."""
+    return {
+        "loadgen-01": {"cpu_model": CPU, "hostname": "loadgen-01"},
+        host: _host_facts(host, None),
+    }
+
+
+def store_series(
+    store: Store,
+    series: dict[int, Sequence[float]],
+    *,
+    profile: str = "rps",
+    host: str = "r640-01",
+) -> int:
+    """One complete run of :func:`series_points`; returns its id."""
+    return store_run(
+        store,
+        series_points(series, profile=profile, host=host),
+        series_environment(host),
+        inventory="/lab/inventories/lab.yml",
+        argv=["sizing", "run", "-i", "inventories/lab.yml", "--profile", profile],
+        tool_version="0.1.0",
+        options={"cores": sorted(series), "warmup_s": 5.0},
     )

@@ -93,6 +93,14 @@ def _platform_line(req: SizingRequest, inputs: BasisInputs) -> str:
             f"{asked} host (`sizing run` with an inventory that declares one)"
         )
     b = others[0]
+    if asked in HYPERVISOR_PLATFORMS:
+        return (
+            f"{_who(b)} has {b.platform} figures; to price {asked}: measure a {asked} guest "
+            f"(`sizing run -i INVENTORY`, an inventory that declares one: "
+            f"inventories/{asked}-lab.yml shows how), or size it from a stated guest share "
+            f"of bare metal's figures: `--assume guest-share={asked}:SHARE --assume-source "
+            "TEXT`"
+        )
     if b.origin == FigureKind.REFERENCE and b.platform == "esxi":
         return (
             f"the article's hypervisor is ESXi ({asked} was not measured): "

@@ -66,7 +66,7 @@ class Finding:
 @dataclass(frozen=True)
 class Check:
     """One program or capability: ``probe`` returns its version or detail, or raises
-    :class:`Missing` with what was not found."""
+    :class:`NotFound` with what was not found."""
 
     name: str
     need: Need
@@ -75,7 +75,7 @@ class Check:
     bg_job: str = ""  # the scripts/bg job that builds it, if one does
 
 
-class Missing(Exception):
+class NotFound(Exception):
     """A check's probe found nothing usable; the message says what was looked for."""
 
 
@@ -91,17 +91,17 @@ def _run(argv: Sequence[str], pattern: str = r"(\d+(?:\.\d+)+)") -> str:
     """The version a program prints (stdout or stderr, whatever its exit status)."""
     exe = _which(argv[0])
     if exe is None:
-        raise Missing(f"{argv[0]} not on PATH")
+        raise NotFound(f"{argv[0]} not on PATH")
     try:
         out = subprocess.run(
             [exe, *argv[1:]], capture_output=True, text=True, timeout=20, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise Missing(f"{argv[0]} does not run: {exc}") from None
+        raise NotFound(f"{argv[0]} does not run: {exc}") from None
     text = out.stdout + out.stderr
     found = re.search(pattern, text)
     if found is None:
-        raise Missing(f"{' '.join(argv)} printed no version: {text.strip()[:60]!r}")
+        raise NotFound(f"{' '.join(argv)} printed no version: {text.strip()[:60]!r}")
     return found.group(1)
 
 
@@ -110,7 +110,7 @@ def _file(*candidates: str | Path) -> Callable[[], str]:
         for c in candidates:
             if Path(c).exists():
                 return str(c)
-        raise Missing(" or ".join(str(c) for c in candidates) + " not found")
+        raise NotFound(" or ".join(str(c) for c in candidates) + " not found")
 
     return probe
 
@@ -123,7 +123,7 @@ def _library(name: str) -> Callable[[], str]:
     def probe() -> str:
         found = ctypes.util.find_library(name)
         if found is None:
-            raise Missing(f"shared library lib{name} not found")
+            raise NotFound(f"shared library lib{name} not found")
         return found
 
     return probe
@@ -132,7 +132,7 @@ def _library(name: str) -> Callable[[], str]:
 def _module(name: str, dist: str = "") -> Callable[[], str]:
     def probe() -> str:
         if importlib.util.find_spec(name) is None:
-            raise Missing(f"Python module {name} not installed in this environment")
+            raise NotFound(f"Python module {name} not installed in this environment")
         from importlib.metadata import PackageNotFoundError, version
 
         try:
@@ -153,7 +153,7 @@ def _checkout_binary(rel: str, name: str) -> Callable[[], str]:
         found = shutil.which(name)
         if found:
             return found
-        raise Missing(f".cache/bin/{rel} not built and {name} not on PATH")
+        raise NotFound(f".cache/bin/{rel} not built and {name} not on PATH")
 
     return probe
 
@@ -283,7 +283,7 @@ def _building(job: str) -> bool:
 def _examine(check: Check) -> Finding:
     try:
         detail = check.probe()
-    except Missing as exc:
+    except NotFound as exc:
         if check.bg_job and _building(check.bg_job):
             return Finding(check.name, check.need, State.BUILDING, str(exc), check.fix)
         return Finding(check.name, check.need, State.MISSING, str(exc), check.fix)

@@ -13,6 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from sizing.app.asked import refuse_confidence, what_exists
+from sizing.app.assumed import (
+    assumed_platforms,
+    measure_next,
+    what_would_price,
+    with_assumptions,
+)
 from sizing.catalog import load_catalog_data
 from sizing.ceilings import ALGORITHMS, StatedCeiling
 from sizing.engine import Demand, SizingTable, build_table
@@ -23,7 +29,15 @@ from sizing.engine.translate import translate
 from sizing.engine.versus import PlatformComparison, Side, guest_platform, overheads
 from sizing.errors import UsageError
 from sizing.knee import Slo, parse_limit_ms
-from sizing.model import BasisPlatform, Figure, FigureKind, HtChoice, SizingMetric, Source
+from sizing.model import (
+    HYPERVISOR_PLATFORMS,
+    BasisPlatform,
+    Figure,
+    FigureKind,
+    HtChoice,
+    SizingMetric,
+    Source,
+)
 from sizing.report.explain import explain, passed_over_line, slo_line
 from sizing.sources import BasisInputs, basis_prices, latency_figures, load_bases
 from sizing.sources.fitcache import cached_bootstrapper
@@ -115,7 +129,10 @@ def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
     """The cheapest configuration that carries the demand (see ``sizing recommend``); the
     guide's recommendation is this one (``with_runs``: the guide's runs are read too)."""
     demand = check(req)
+    asked_assume = assumed_platforms(req.assume, req.assume_source)
     wanted = wanted_platforms(None if req.platform is None else [req.platform])
+    if wanted is not None and wanted & {a.platform for a in asked_assume}:
+        wanted = {*wanted, "baremetal"}  # an assumed guest is made from bare metal's figures
     profiles = tuple(p for p in demand.profiles if not (req.p95 and p == SizingMetric.RPS))
     inputs, warnings = load(
         # with --p95, --basis names the latency workload, not a throughput basis
@@ -134,14 +151,18 @@ def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
     if passed_over_line(inputs.choice):  # part of the answer, not a note on stderr
         why += "; " + passed_over_line(inputs.choice)
     if req.cpu is not None:
-        if demand.rps is not None or req.p95 is not None:
+        if req.p95 is not None or (demand.rps is not None and not req.allow_cpu_translation):
             raise UsageError(
-                "--cpu translates TLS handshake (--tps) figures only: plain RPS is not bound "
-                "by one instruction mix and is never translated; size --rps on a basis "
-                "measured on that CPU"
+                "--cpu translates TLS handshake (--tps) figures: plain RPS is not bound by one "
+                "instruction mix; size --rps on a basis measured on that CPU, or add "
+                "--allow-cpu-translation for the stated rule RPS × min(1, ceiling ratio)"
             )
-        inputs, why = _translated(inputs, req.cpu, req.inputs.catalog, req.allow_translation)
+        inputs, why = _translated(
+            inputs, req.cpu, req.inputs.catalog, req.allow_translation, req.allow_cpu_translation
+        )
         figures = inputs.choice.figures
+    inputs, assumptions = with_assumptions(inputs, asked_assume)
+    figures = inputs.choice.figures
     capacity_of = "their CPU"
     notes = []
     if req.p95 is not None:  # size on "RPS at p95 <= X" of one latency workload only
@@ -165,7 +186,8 @@ def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
     def sized(platforms: Sequence[str] | None) -> Recommendation:
         """The engine's answer, with its words (the basis' sentence, what a capacity is of)."""
         got = engine_recommend(figures, inputs.catalog, demand, platforms=platforms, **how)
-        return replace(got, why=why, capacity_of=capacity_of)
+        got = replace(got, why=why, capacity_of=capacity_of, assumptions=assumptions)
+        return replace(got, measure=measure_next(got, inputs))
 
     result = sized(asked)
     hint = "" if result.recommendation is not None else what_exists(req, demand, inputs)
@@ -196,6 +218,9 @@ def _versus(
     if guest is None:
         return None
     sides = [Side(p, sized([p])) for p in ("baremetal", guest)]
+    present = {f.platform for f in figures}
+    others = tuple(Side(p, sized([p])) for p in HYPERVISOR_PLATFORMS if p != guest and p in present)
+    unpriced = tuple((p, what_would_price(p)) for p in HYPERVISOR_PLATFORMS if p not in present)
     table = build_table(
         figures,
         inputs.catalog,
@@ -212,11 +237,13 @@ def _versus(
         overheads(table, guest),
         inputs.catalog.currency,
         inputs.catalog.basis,
+        others=others,
+        unpriced=unpriced,
     )
 
 
 def _translated(
-    inputs: BasisInputs, cpu: str, catalog: Path | None, allow: bool
+    inputs: BasisInputs, cpu: str, catalog: Path | None, allow: bool, rps: bool = False
 ) -> tuple[BasisInputs, str]:
     """``--cpu``: the chosen basis translated to ``cpu`` by the ratio of the crypto
     ceilings (:mod:`sizing.engine.translate`), priced by the catalog's entries for that CPU;
@@ -246,7 +273,7 @@ def _translated(
             f"{what} ceilings, an estimate rather than a measurement: add "
             "--allow-translation to use it"
         )
-    got = translate(basis, target)
+    got = translate(basis, target, rps=rps)
     if isinstance(got, str):
         raise UsageError(f"--cpu {target.cpu_model}: {got}")
     prices = basis_prices([got], {}, data)

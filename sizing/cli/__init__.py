@@ -17,6 +17,7 @@ import typer
 from sizing.app.env import Environment, use
 from sizing.cli.app import app, guarded
 from sizing.cli.ceiling_cmd import probe_ceiling
+from sizing.cli.demand_cmd import demand_cmd
 from sizing.cli.doctor_cmd import doctor_cmd
 from sizing.cli.engine_cmds import recommend_cmd, table_cmd
 from sizing.cli.guide_cmd import guide_cmd
@@ -30,6 +31,7 @@ from sizing.errors import ExitStatus
 app.command("recommend")(guarded(recommend_cmd))
 app.command("table")(guarded(table_cmd))
 app.command("guide")(guarded(guide_cmd))
+app.command("demand")(guarded(demand_cmd))
 app.command("run")(guarded(run))
 app.command("results")(guarded(results))
 app.command("import")(guarded(import_cmd))

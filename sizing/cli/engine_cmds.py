@@ -29,31 +29,39 @@ from sizing.cli.options import (
     VirtualizedOpt,
 )
 from sizing.cli.sizing_opts import (
+    AllowCpuTranslationOpt,
     AllowTranslationOpt,
+    AssumeOpt,
+    AssumeSourceOpt,
     ComparePlatformsOpt,
     ConfidenceOpt,
     CpuOpt,
+    DemandFileOpt,
     GrowthOpt,
     HeadroomOpt,
     HtOpt,
     MaxServersOpt,
     P95Opt,
+    PeakOpt,
     PlatformOpt,
     RedundancyOpt,
     RpsOpt,
     TpsOpt,
     YearsOpt,
     inputs_of,
-    sizing_request,
+    load_traffic,
+    request_from,
 )
 
 if TYPE_CHECKING:
+    from sizing.app.demand import TrafficDemand as Traffic
     from sizing.app.sizing import Recommended
 
 # -- recommend -------------------------------------------------------------------------
 
 
 def recommend_cmd(
+    ctx: typer.Context,
     rps: RpsOpt = None,
     tps: TpsOpt = None,
     headroom: HeadroomOpt = "20",
@@ -72,11 +80,16 @@ def recommend_cmd(
     confidence: ConfidenceOpt = None,
     cpu: CpuOpt = None,
     allow_translation: AllowTranslationOpt = False,
+    allow_cpu_translation: AllowCpuTranslationOpt = False,
     compare_platforms: ComparePlatformsOpt = None,
+    assume: AssumeOpt = None,
+    assume_source: AssumeSourceOpt = None,
     db: DbOpt = None,
     include_virtualized: VirtualizedOpt = False,
     include_emulated: EmulatedOpt = False,
     json_out: JsonOpt = False,
+    demand: DemandFileOpt = None,
+    peak: PeakOpt = "max",
 ) -> None:
     """The cheapest configuration that carries a demand with headroom.
 
@@ -93,42 +106,22 @@ def recommend_cmd(
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
     from sizing.app import sizing as app_sizing
 
-    got = app_sizing.recommend(
-        sizing_request(
-            rps=rps,
-            tps=tps,
-            headroom=headroom,
-            p95=p95,
-            platform=platform,
-            ht=ht,
-            redundancy=redundancy,
-            years=years,
-            growth=growth,
-            max_servers=max_servers,
-            confidence=confidence,
-            cpu=cpu,
-            allow_translation=allow_translation,
-            compare_platforms=compare_platforms,
-            inputs=inputs_of(
-                source,
-                basis,
-                catalog,
-                db,
-                article_prices,
-                include_virtualized,
-                include_emulated,
-                allow_extrapolation,
-            ),
-        )
-    )
-    _show_recommendation(got, json_out)
+    traffic = load_traffic(demand, peak)
+    got = app_sizing.recommend(request_from(ctx.params, traffic))
+    if traffic is not None:
+        from sizing.report.render.demand_text import sized_line
+
+        typer.echo(sized_line(traffic, peak, demand), err=True)
+    _show_recommendation(got, json_out, traffic, peak)
     result = got.result
     code = exit_status(Answered(result.recommendation is not None))
     if code:
         raise typer.Exit(int(code))
 
 
-def _show_recommendation(got: Recommended, json_out: bool) -> None:
+def _show_recommendation(
+    got: Recommended, json_out: bool, traffic: Traffic | None = None, peak: str = "max"
+) -> None:
     """What ``recommend`` prints: the warnings and notes, then the answer (``--json``: the
     one document); an answer that found no fleet ends with its last explanation line."""
     from sizing.report.render.terms_text import assumptions_json
@@ -151,6 +144,7 @@ def _show_recommendation(got: Recommended, json_out: bool) -> None:
                 "hint": got.hint,
                 "platforms": versus,
                 "assumptions": assumptions_json(result),
+                **_traffic_json(traffic, peak),
             }
         )
     else:
@@ -163,9 +157,23 @@ def _show_recommendation(got: Recommended, json_out: bool) -> None:
         error(got.explanation[-1] + hint_sentence(got.hint))
 
 
+def _traffic_json(traffic: Traffic | None, peak: str) -> dict[str, object]:
+    """``recommend --json``'s ``traffic`` (the demand file sized for), when --demand."""
+    if traffic is None:
+        return {}
+    from sizing.report.render.demand_text import traffic_json  # deferred: --demand only
+
+    return {"traffic": traffic_json(traffic, peak)}
+
+
 def hint_sentence(hint: str) -> str:
     """The hint that follows a refusal, as a sentence of its own (empty without one)."""
-    return f" {hint[0].upper()}{hint[1:]}." if hint else ""
+    if not hint:
+        return ""
+    first = hint.split(" ", 1)[0]
+    if any(c in first for c in "/-`") or not first.isalpha():  # an id, typed as it is
+        return f" Instead: {hint}."
+    return f" {hint[0].upper()}{hint[1:]}."
 
 
 def _say(warnings: Sequence[str], notes: Sequence[str] = ()) -> None:

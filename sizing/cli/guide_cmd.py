@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -35,21 +36,27 @@ from sizing.cli.options import (
 )
 from sizing.cli.progress import Steps
 from sizing.cli.sizing_opts import (
+    AllowCpuTranslationOpt,
     AllowTranslationOpt,
+    AssumeOpt,
+    AssumeSourceOpt,
+    ComparePlatformsOpt,
     ConfidenceOpt,
     CpuOpt,
+    DemandFileOpt,
     GrowthOpt,
     HeadroomOpt,
     HtOpt,
     MaxServersOpt,
     P95Opt,
+    PeakOpt,
     PlatformOpt,
     RedundancyOpt,
     RpsOpt,
     TpsOpt,
     YearsOpt,
-    inputs_of,
-    sizing_request,
+    load_traffic,
+    request_from,
 )
 from sizing.errors import SizingError, UsageError
 
@@ -158,6 +165,7 @@ GuidePreparedByOpt = Annotated[
 
 
 def guide_cmd(
+    ctx: typer.Context,
     out: GuideOutOpt = None,
     fmt: GuideFmtOpt = None,
     run: GuideRunOpt = None,
@@ -179,6 +187,10 @@ def guide_cmd(
     confidence: ConfidenceOpt = None,
     cpu: CpuOpt = None,
     allow_translation: AllowTranslationOpt = False,
+    allow_cpu_translation: AllowCpuTranslationOpt = False,
+    compare_platforms: ComparePlatformsOpt = None,
+    assume: AssumeOpt = None,
+    assume_source: AssumeSourceOpt = None,
     db: DbOpt = None,
     include_virtualized: VirtualizedOpt = False,
     include_emulated: EmulatedOpt = False,
@@ -186,6 +198,8 @@ def guide_cmd(
     title: GuideTitleOpt = "NGINX Sizing Guide",
     customer: GuideCustomerOpt = "",
     prepared_by: GuidePreparedByOpt = "",
+    demand: DemandFileOpt = None,
+    peak: PeakOpt = "max",
 ) -> None:
     """The printable sizing guide: summary, sizing table, charts, methodology, validity.
 
@@ -201,35 +215,15 @@ def guide_cmd(
     from sizing.app.guide import make
 
     fmt_c, path = output_format(out, fmt)
-    sizing = sizing_request(
-        rps=rps,
-        tps=tps,
-        headroom=headroom,
-        p95=p95,
-        platform=platform,
-        ht=ht,
-        redundancy=redundancy,
-        years=years,
-        growth=growth,
-        max_servers=max_servers,
-        confidence=confidence,
-        cpu=cpu,
-        allow_translation=allow_translation,
-        inputs=inputs_of(
-            source,
-            basis,
-            catalog,
-            db,
-            article_prices,
-            include_virtualized,
-            include_emulated,
-            allow_extrapolation,
-            tuple(run or ()),
-        ),
-    )
+    traffic = load_traffic(demand, peak)
+    sizing = request_from(ctx.params, traffic)
     if path is not None:
         check_writable(path)
-    request = _looks(sizing, title=title, customer=customer, by=prepared_by, paper=paper)
+    request = replace(
+        _looks(sizing, title=title, customer=customer, by=prepared_by, paper=paper),
+        traffic=traffic,
+        peak=peak,
+    )
     _said(make(request, fmt_c.value, path, say), say)
 
 

@@ -5,8 +5,9 @@ commands take the same options and ask the same question."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -25,27 +26,36 @@ from sizing.cli.options import (
     percent,
     platform_choice,
 )
+from sizing.errors import UsageError
 from sizing.model import HtChoice, Source
 
 if TYPE_CHECKING:
+    from sizing.app.demand import TrafficDemand as Traffic
     from sizing.app.sizing import Inputs, SizingRequest
 
 __all__ = [
+    "request_from",
+    "AllowCpuTranslationOpt",
     "AllowTranslationOpt",
+    "AssumeOpt",
+    "AssumeSourceOpt",
     "ComparePlatformsOpt",
     "ConfidenceOpt",
     "GrowthOpt",
     "YearsOpt",
     "CpuOpt",
+    "DemandFileOpt",
     "HeadroomOpt",
     "HtOpt",
     "MaxServersOpt",
     "P95Opt",
+    "PeakOpt",
     "PlatformOpt",
     "RedundancyOpt",
     "RpsOpt",
     "TpsOpt",
     "inputs_of",
+    "load_traffic",
     "sizing_request",
 ]
 
@@ -147,6 +157,35 @@ GrowthOpt = Annotated[
         " catalog period of whole years).",
     ),
 ]
+AssumeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--assume",
+        metavar="guest-share=PLATFORM:SHARE",
+        help="Price a platform nobody measured from a stated assumption: e.g."
+        " guest-share=kvm:0.92 sizes KVM on bare metal's figures of the same basis × 0.92,"
+        " per core count, labelled as an assumption with --assume-source on every output."
+        " A measured guest of that platform always wins.",
+    ),
+]
+AssumeSourceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--assume-source",
+        metavar="TEXT",
+        help="Where the --assume figure comes from (required with it), e.g. 'vendor"
+        " benchmark 2025': printed with every figure made from it.",
+    ),
+]
+AllowCpuTranslationOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-cpu-translation",
+        help="With --cpu and --allow-translation, carry RPS figures to MODEL too, by the"
+        " stated rule RPS × min(1, the per-core crypto ceiling ratio): never credited above"
+        " the measured CPU, labelled 'translated'.",
+    ),
+]
 ComparePlatformsOpt = Annotated[
     bool | None,
     typer.Option(
@@ -156,6 +195,39 @@ ComparePlatformsOpt = Annotated[
         "or published and --platform does not narrow the answer).",
     ),
 ]
+DemandFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--demand",
+        metavar="demand.yml",
+        help="Size for the demand file of `sizing demand`: its peak RPS and full TLS"
+        " handshakes/s together (--peak chooses which peak; --headroom on top). Not with"
+        " --rps/--tps.",
+    ),
+]
+PeakOpt = Annotated[
+    str,
+    typer.Option(
+        "--peak",
+        metavar="max|p99.9|p99",
+        help="With --demand: the busiest second (max), or the 99.9th/99th percentile of the"
+        " per-second rates.",
+    ),
+]
+
+
+PEAK_CHOICES = ("max", "p99.9", "p99")  # sizing.demand's PEAKS, named without importing it
+
+
+def load_traffic(path: Path | None, peak: str) -> Traffic | None:
+    """The demand file ``--demand`` names (None without one); ``--peak`` checked."""
+    if peak not in PEAK_CHOICES:
+        raise UsageError(f"--peak: {peak!r} is not one of {', '.join(PEAK_CHOICES)}")
+    if path is None:
+        return None
+    from sizing.app.demand import load_demand  # deferred: yaml and the log readers
+
+    return load_demand(path)
 
 
 def inputs_of(
@@ -202,6 +274,11 @@ def sizing_request(
     compare_platforms: bool | None = None,
     years: int | None = None,
     growth: str = "0",
+    assume: Sequence[str] | None = None,
+    assume_source: str | None = None,
+    allow_cpu_translation: bool = False,
+    traffic: Traffic | None = None,
+    peak: str = "max",
 ) -> SizingRequest:
     """The request the options ask (no demand without --rps or --tps: the guide's tables
     only); a bad value is one clear usage line."""
@@ -209,6 +286,12 @@ def sizing_request(
 
     demand = None
     rps_n, tps_n, headroom_pct = demand_figures(rps, tps, headroom)
+    if traffic is not None:
+        if rps_n is not None or tps_n is not None:
+            raise UsageError("--demand gives the demand: no --rps or --tps beside it")
+        from sizing.app.demand import sized_figures  # deferred
+
+        rps_n, tps_n = sized_figures(traffic, peak)
     if rps_n is not None or tps_n is not None:
         rule = choice(RedundancyChoice, redundancy, "--redundancy").value
         demand = Demand(rps=rps_n, tps=tps_n, headroom=headroom_pct / 100.0, redundancy=rule)
@@ -226,4 +309,52 @@ def sizing_request(
         compare_platforms=compare_platforms,
         years=years,
         growth=percent(growth, "--growth") / 100.0,
+        allow_cpu_translation=allow_cpu_translation,
+        assume=tuple(assume or ()),
+        assume_source=assume_source,
     )
+
+
+def request_from(params: Mapping[str, Any], traffic: Traffic | None = None) -> SizingRequest:
+    """The sizing request of ``recommend``'s or ``guide``'s parsed options (click's
+    ``ctx.params``, by parameter name): the one place that reads them, so the commands that
+    take the same options cannot read them differently. An option a command does not
+    declare takes its default. Click's values come before Typer's conversions: a path is
+    still a string here."""
+    p = params
+    return sizing_request(
+        rps=p["rps"],
+        tps=p["tps"],
+        headroom=p["headroom"],
+        p95=p["p95"],
+        platform=p["platform"],
+        ht=p["ht"],
+        redundancy=p["redundancy"],
+        years=p["years"],
+        growth=p["growth"],
+        max_servers=p["max_servers"],
+        confidence=p["confidence"],
+        cpu=p["cpu"],
+        allow_translation=p["allow_translation"],
+        compare_platforms=p.get("compare_platforms"),
+        assume=p.get("assume"),
+        assume_source=p.get("assume_source"),
+        allow_cpu_translation=p.get("allow_cpu_translation", False),
+        traffic=traffic,
+        peak=p.get("peak", "max"),
+        inputs=inputs_of(
+            p["source"],
+            p["basis"],
+            _path(p["catalog"]),
+            _path(p["db"]),
+            p["article_prices"],
+            p["include_virtualized"],
+            p["include_emulated"],
+            p["allow_extrapolation"],
+            tuple(p.get("run") or ()),
+        ),
+    )
+
+
+def _path(value: str | Path | None) -> Path | None:
+    return None if value is None else Path(value)

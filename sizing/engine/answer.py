@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sizing.engine.assume import Assumption
 from sizing.engine.basis import Basis
 from sizing.engine.costs import CostBreakdown, CostCatalog, ServerOffer
 from sizing.engine.series import Series
@@ -314,6 +315,11 @@ class Recommendation:
     cash_flow: CashFlow | None = None  # the plan year by year (None: no whole-year period)
     growth: float = 0.0  # of the demand, a year (--growth)
     years: int | None = None  # --years (None: the catalog's period)
+    # stated assumptions the answer rests on (sizing.engine.assume), each with its source
+    assumptions: tuple[Assumption, ...] = ()
+    # the runs that would size a catalog server on its own figures instead of a floor,
+    # where they could change the answer: (server, command as typed, note)
+    measure: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def left_out(self) -> tuple[str, ...]:
@@ -349,6 +355,12 @@ class Recommendation:
             "alternatives": [a.to_dict() for a in self.alternatives],
             "rejected": [r.to_dict() for r in self.rejected],
             "fits": [s.to_dict() for s in self.series],
+            # the figures made from a stated assumption (--assume); "assumptions" of the
+            # command's document is the whole table a CFO reads, these among its rows
+            "assumed": [a.to_dict() for a in self.assumptions],
+            "measure_next": [
+                {"server": w, "command": c, "note": n or None} for w, c, n in self.measure
+            ],
         }
 
 

@@ -128,7 +128,8 @@ def _cover(
     order = sorted(range(n), key=lambda i: (offers[i].price / offers[i].share, offers[i].price))
     # greedy start: the best cost per share alone
     first = order[0]
-    k0 = math.ceil(need / offers[first].share - _EPS)
+    # a positive need takes a server, however large it is (need / share may be below _EPS)
+    k0 = max(1, math.ceil(need / offers[first].share - _EPS))
     best = [0] * n
     best[first] = k0
     best_cost = k0 * offers[first].price + extra(best)
@@ -156,7 +157,7 @@ def _cover(
         o = offers[i]
         if cost + left * (o.price / o.share) >= best_cost - tol:
             return  # even the best remaining cost per share cannot beat the incumbent
-        top = math.ceil(left / o.share - _EPS)
+        top = max(1, math.ceil(left / o.share - _EPS))
         # The children's linear bound, here + rest x (the best cost per share after this
         # type), never falls as this type's count falls (its own cost per share is the
         # lowest left): the first count whose linear bound cannot beat the incumbent ends

@@ -82,6 +82,7 @@ from sizing.engine.fleets import best_fleet, cheapest_fleet, check_terms, plan_o
 from sizing.engine.predict import Bootstrapper, quantile
 from sizing.engine.series import Series
 from sizing.engine.socket import BEYOND_SOCKET
+from sizing.engine.translate import other_cpu
 from sizing.errors import UsageError
 from sizing.model import HYPERVISOR_PLATFORMS, Figure, FigureKind, SizingMetric, Source
 
@@ -182,7 +183,7 @@ def recommend(
     series = build_series(
         figures, bases=bases, allow_extrapolation=allow_extrapolation, bootstrapper=bootstrapper
     )
-    search = _Search(demand, series, max_servers, confidence)
+    search = _Search(demand, series, max_servers, confidence, by_id)
     wanted = wanted_platforms(platforms)
     wanted_ht = list(ht_modes) if ht_modes is not None else list(HT_ORDER)
     groups = sorted({(k[0], k[1]) for k in series}, key=lambda g: (_platform_index(g[1]), g[0]))
@@ -265,6 +266,7 @@ class _Search:
     series: Mapping[tuple[str, str, str, str], Series]
     max_servers: int | None
     confidence: float | None
+    by_id: Mapping[str, Basis] = field(default_factory=dict)
     feasible: list[Configuration] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
     used: list[Series] = field(default_factory=list)
@@ -289,7 +291,8 @@ class _Search:
         need = 1.0 / (1.0 - demand.headroom)
         types: list[Configuration] = []
         for cores in priced.core_counts():
-            got = _server(demand, chosen, platform, ht, cores, self.confidence)
+            other = other_cpu(priced.offer(cores), self.by_id.get(basis_id))
+            got = other or _server(demand, chosen, platform, ht, cores, self.confidence)
             if isinstance(got, str):
                 self.rejected.append(Rejected(platform, ht, cores, got, basis=basis_id))
                 continue
@@ -351,7 +354,7 @@ def _server(
     got = [s.estimate(cores) for s in chosen if s is not None]
     refusals = [g for g in got if isinstance(g, str)]
     if refusals:
-        return "; ".join(refusals)
+        return "; ".join(dict.fromkeys(refusals))  # said once, not once per profile
     picked = [g for g in got if isinstance(g, Figure)]
     if any(f.conservative <= 0.0 for f in picked):
         return "a figure's interval reaches zero: re-measure it"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sizing.ceilings import Bound
@@ -18,7 +18,9 @@ from sizing.engine.predict import (
     Bootstrap,
     quantile,
 )
+from sizing.engine.reach import envelope, envelope_draws, floor_figure, lower_counts
 from sizing.engine.scaling import MIN_POINTS, ScalingFit
+from sizing.engine.seriesdraws import raw_draws
 from sizing.engine.shape import (
     Shape,
     counts_of,
@@ -77,6 +79,10 @@ class Series:
     # measured gain over it; predictions are its predictions times the gain
     partner: Series | None = None
     gain: HtGain | None = None
+    # figures and draws already made, per core count (one series, one command)
+    _memo: dict[tuple[str, int], Any] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     @property
     def key(self) -> SeriesKey:
@@ -128,7 +134,22 @@ class Series:
 
     def estimate(self, cores: int) -> Figure | str:
         """The figure at ``cores``, observed or predicted (module docstring), or why it is
-        refused; then the HT and socket rules (:mod:`~sizing.engine.htjoint`, `socket`)."""
+        refused; then the HT and socket rules (:mod:`~sizing.engine.htjoint`, `socket`);
+        never less, at either end, than a smaller count carries (:mod:`.reach`)."""
+        got = self._raw(cores)
+        if isinstance(got, str):
+            return got
+        smaller = [g for m in lower_counts(cores) if isinstance(g := self._raw(m), Figure)]
+        return envelope(got, smaller)
+
+    def _raw(self, cores: int) -> Figure | str:
+        key = ("figure", cores)
+        if key not in self._memo:
+            self._memo[key] = self._ruled(cores)
+        got: Figure | str = self._memo[key]
+        return got
+
+    def _ruled(self, cores: int) -> Figure | str:
         got = self._estimate(cores)
         if self.partner is not None and self.gain is not None:
             got = scaled(got, cores, self.gain, self.partner.estimate, self.cap(cores))
@@ -159,21 +180,25 @@ class Series:
         if lo.cores <= cores <= hi.cores or self._upper_bound_above(cores) is not None:
             a, b = self._neighbours(exact, cores)
             return self._interpolate(a, b, cores, cap)
+        if cores > hi.cores and not self.allow_extrapolation:
+            return floor_figure(self.observed, exact, cores, self.name)
         anchor = hi if cores > hi.cores else lo
         counts = sorted({f.cores for f in exact})
-        far = cores > 2 * hi.cores or 2 * cores < lo.cores
+        far = 2 * cores < lo.cores
         if self.fit.usable:
             if far and not self.allow_extrapolation:
                 return (
-                    f"no figure at {cores} cores on {self.name}: more than twice beyond the "
-                    f"measured {counts[0]}-{counts[-1]} cores; measure closer, or pass "
+                    f"no figure at {cores} cores on {self.name}: below half the smallest "
+                    f"measured count ({counts[0]}-{counts[-1]} cores); measure closer, or pass "
                     "--allow-extrapolation to predict it with its widened interval"
                 )
             return self._extrapolate(anchor, cores, cap)
         if len(counts) < MIN_POINTS and self.shape is not None:
             got = self._borrow(exact, anchor, cores, cap)
-            if got is not None:
+            if got is not None and (isinstance(got, Figure) or cores < hi.cores):
                 return got
+        if cores > hi.cores:  # asked to extrapolate, nothing to do it with: the floor
+            return floor_figure(self.observed, exact, cores, self.name)
         listed = ", ".join(str(n) for n in counts)
         if len(counts) == 1:
             what = f"only 1 core count ({listed}) measured on {self.name}"
@@ -328,47 +353,19 @@ class Series:
         )
 
     def draws(self, cores: int) -> tuple[float, ...] | None:
-        """The bootstrap draws of this series' capacity at ``cores`` (None: no
-        repetitions to draw from): a measured count's median, the law's X(N), a line
-        between two measured counts' medians, or the anchor's median times a borrowed
-        shape; each held to the physical ceilings, and a law's draw to its own linear bound
-        (:mod:`sizing.engine.predict`)."""
-        boot = self.boot
-        if boot is None or boot.empty:
+        """The draws at ``cores`` (:func:`~sizing.engine.seriesdraws.raw_draws`), each
+        never below the same draw at a smaller count (:mod:`.reach`)."""
+        got = self._draws_at(cores)
+        if got is None:
             return None
-        cap = self.limit(cores)
-        got = boot.point_draws(cores)
-        if got is not None:
-            return got
-        exact = sorted(self.exact, key=lambda f: f.cores)
-        if not exact:
-            return None
-        lo, hi = exact[0], exact[-1]
-        inside = lo.cores <= cores <= hi.cores or self._upper_bound_above(cores) is not None
-        line: tuple[float, ...] | None = None
-        if inside:
-            a, b = self._neighbours(exact, cores)
-            da = boot.point_draws(a.cores)
-            # a lower bound has no draws: its value is the least the truth can be
-            db = tuple(b.value for _ in da or ()) if b.lower_bound else boot.point_draws(b.cores)
-            if da is not None and db is not None:
-                t = (cores - a.cores) / (b.cores - a.cores)
-                line = tuple(min(cap, x + (y - x) * t) for x, y in zip(da, db, strict=True))
-            if b.lower_bound and line is not None and self.fit.usable and boot.params:
-                law = boot.curve_draws(cores) or ()
-                return tuple(max(min(v, cap), w) for v, w in zip(law, line, strict=False))
-        if self.fit.usable and boot.params:
-            curve = boot.curve_draws(cores)
-            return None if curve is None else tuple(min(v, cap) for v in curve)
-        if inside:
-            return line
-        if self.shape is not None:
-            anchor = hi if cores > hi.cores else lo
-            ratio = self.shape.ratio(anchor.cores, cores)
-            da = boot.point_draws(anchor.cores)
-            if ratio is not None and da is not None:
-                return tuple(min(cap, x * ratio) for x in da)
-        return None
+        return envelope_draws(got, [self._draws_at(m) for m in lower_counts(cores)])
+
+    def _draws_at(self, cores: int) -> tuple[float, ...] | None:
+        key = ("draws", cores)
+        if key not in self._memo:
+            self._memo[key] = raw_draws(self, cores)
+        got: tuple[float, ...] | None = self._memo[key]
+        return got
 
     def _derived(
         self,

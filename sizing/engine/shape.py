@@ -79,7 +79,9 @@ def counts_of(figs: Iterable[Figure]) -> list[tuple[int, tuple[float, ...]]]:
 def fit_of(figs: Sequence[Figure]) -> ScalingFit:
     counts = counts_of(figs)
     if not counts:
-        return ScalingFit(model="linear", points=(), note="only lower bounds measured")
+        return ScalingFit(
+            model="linear", points=(), note="only lower bounds or erratic figures measured"
+        )
     return _fit_counts(tuple((n, tuple(vs)) for n, vs in counts))
 
 

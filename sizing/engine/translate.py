@@ -11,7 +11,11 @@ interval is the measured one times the ratio, widened by 10 points (other hardwa
 borrowed shape) plus half the range of the shares across the basis' core counts (how far
 "the share stays the same" already failed to hold on A).
 
-Plain RPS is not translated: a keepalive request is not bound by one instruction mix.
+Plain RPS is not translated unless asked (``--allow-cpu-translation``): a keepalive
+request is not bound by one instruction mix. Asked, it follows a stated, one-sided rule:
+RPS × min(1, the same per-core ceiling ratio), its interval widened by the same 10 points:
+a slower core is assumed slower for plain requests by no less than it is for signatures,
+and a faster one is never credited (the measured CPU's figures are the most it gets).
 """
 
 from __future__ import annotations
@@ -20,16 +24,18 @@ from dataclasses import replace
 
 from sizing.ceilings import ALGORITHMS, Bound, StatedCeiling
 from sizing.engine.basis import Basis, Hardware
+from sizing.engine.costs import ServerOffer
 from sizing.model import Figure, FigureKind, SizingMetric
 
-__all__ = ["TRANSLATION_FLOOR", "translate"]
+__all__ = ["TRANSLATION_FLOOR", "other_cpu", "translate"]
 
 TRANSLATION_FLOOR = 0.10
 
 
-def translate(basis: Basis, target: StatedCeiling) -> Basis | str:
+def translate(basis: Basis, target: StatedCeiling, *, rps: bool = False) -> Basis | str:
     """``basis``'s handshake figures carried to ``target``'s CPU, as a basis of its own
-    (``<basis id>~<cpu slug>``), or why it cannot be done."""
+    (``<basis id>~<cpu slug>``), or why it cannot be done; ``rps``: its RPS figures too,
+    by the stated rule of the module docstring."""
     tps = [f for f in basis.figures if f.profile == SizingMetric.TPS]
     if not tps:
         return f"{basis.id} has no TLS handshake (TPS) figure to translate"
@@ -84,6 +90,8 @@ def translate(basis: Basis, target: StatedCeiling) -> Basis | str:
                 )
             )
         bounds.append(replace(own, per_core=to, what=f"{what} ({to:,.0f}/s per core, stated)"))
+        if rps:
+            figures += _rps(basis, ht, min(1.0, ratio), origin)
     if not figures:
         return f"nothing of {basis.id} can be translated to {target.cpu_model}: " + "; ".join(why)
     slug = "".join(c if c.isalnum() else "-" for c in target.cpu_model.lower()).strip("-")
@@ -100,4 +108,49 @@ def translate(basis: Basis, target: StatedCeiling) -> Basis | str:
         pooled_into="",
         citation=f"translated from {basis.id} by the stated ceiling of {target.cpu_model} "
         f"({target.source})",
+    )
+
+
+def _rps(basis: Basis, ht: str, ratio: float, origin: str) -> list[Figure]:
+    """The RPS figures of one HT mode carried by the stated rule (module docstring)."""
+    words = (
+        f"translated by the stated rule RPS × min(1, ceiling ratio) = × {ratio:.2f}, the "
+        f"measured interval widened by {TRANSLATION_FLOOR * 100:.0f} points (other hardware)"
+    )
+    out = []
+    for f in basis.figures:
+        if f.profile != SizingMetric.RPS or f.ht != ht:
+            continue
+        lo = f.ci_low if f.ci_low is not None else f.value
+        hi = f.ci_high if f.ci_high is not None else f.value
+        out.append(
+            replace(
+                f,
+                value=f.value * ratio,
+                ci_low=max(0.0, lo * ratio * (1.0 - TRANSLATION_FLOOR)),
+                ci_high=hi * ratio * (1.0 + TRANSLATION_FLOOR),
+                source=FigureKind.TRANSLATED,
+                origin=f"{origin}; RPS by the stated rule × min(1, ratio) = × {ratio:.2f}",
+                flags=(*f.flags, "translated"),
+                reps=tuple(v * ratio for v in f.reps),
+                coverage=None,
+                interval=words,
+            )
+        )
+    return out
+
+
+def other_cpu(offer: ServerOffer | None, basis: Basis | None) -> str:
+    """Why a catalog server is not sized on a measured basis of another CPU (empty: same
+    CPU, or one of the two does not name it): never silently on the other CPU's figures."""
+    if offer is None or basis is None or not offer.cpu_model or basis.origin != "measured":
+        return ""
+    have = basis.hardware.cpu_model
+    if not have or offer.cpu_model.lower() in have.lower():
+        return ""
+    name = offer.name or f"the {offer.cores}-core server"
+    return (
+        f"{name} has a {offer.cpu_model} CPU, {basis.id} was measured on {have}: not "
+        "sized on another CPU's figures (measure that CPU, or translate with --cpu MODEL "
+        "--allow-translation, and --allow-cpu-translation for RPS)"
     )

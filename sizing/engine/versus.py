@@ -99,6 +99,15 @@ class PlatformComparison:
     overheads: tuple[Overhead, ...]
     currency: str
     cost_basis: str
+    # every other platform the answer prices (KVM beside ESXi), each sized alone
+    others: tuple[Side, ...] = ()
+    # the platforms that could not be priced and what would price them (platform, words)
+    unpriced: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def sides(self) -> tuple[Side, ...]:
+        """Bare metal, the guest compared with it, then the other priced platforms."""
+        return (self.baremetal, self.guest, *self.others)
 
     @property
     def extra_cost(self) -> float | None:
@@ -123,6 +132,8 @@ class PlatformComparison:
             "currency": self.currency,
             "cost_basis": self.cost_basis,
             "overheads": [o.to_dict() for o in self.overheads],
+            "others": [o.to_dict() for o in self.others],
+            "unpriced": [{"platform": p, "what_would_price_it": w} for p, w in self.unpriced],
         }
 
 

@@ -167,6 +167,8 @@ class PlanServer:
     clients: dict[str, str]  # client -> its CPU list
     skip_reasons: list[PlanSkip]
     stands_for: list[str]  # --sample: the identical servers this one is measured for
+    # where the socket boundary falls on a multi-socket host, and which points cross it
+    sockets: str = ""
 
 
 @dataclass(frozen=True)

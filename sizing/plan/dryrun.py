@@ -179,7 +179,7 @@ def plan_document(
         probed=probed,
         hosts=host_docs,
         points=[_point(settings, p, done) for p in plan] if detail else None,
-        servers=_servers(plan, done, stands_for or {}),
+        servers=_servers(plan, done, stands_for or {}, facts),
         estimate=estimate(settings, measured, len(configs), pairs[0] if pairs else ()),
         playbooks=[
             PlanPlaybook("facts.yml", 1 if probed else 0, done=probed),
@@ -316,6 +316,7 @@ def _servers(
     plan: Sequence[PlannedPoint],
     done: Collection[PointKey],
     stands_for: Mapping[str, Sequence[str]],
+    facts: Mapping[str, HostFacts] | None = None,
 ) -> list[PlanServer]:
     """Per server: its points (planned, stored, skipped), the CPU sets of its
     configurations, and the clients that load it, each named once."""
@@ -349,10 +350,47 @@ def _servers(
             if s["clients"]:
                 continue  # a server's points share its clients: the first planned one names them
             s["clients"] = _client_map(p, lists, named)
+    for p in plan:
+        s = out[p.key.host]
+        if "sockets" not in s and p.allocation is not None:
+            s["sockets"] = socket_boundary(plan, p.key.host, facts or {})
     return [
         PlanServer(**{**s, "skip_reasons": [PlanSkip(r, n) for r, n in s["skip_reasons"].items()]})
         for s in out.values()
     ]
+
+
+def socket_boundary(plan: Sequence[PlannedPoint], host: str, facts: Mapping[str, HostFacts]) -> str:
+    """Where the socket boundary falls for ``host``'s points (empty on one socket): the
+    cores of socket 0, the points on one socket and those that span both (the server
+    takes one socket first, then the next; client cores are never a server core's)."""
+    f = facts.get(host)
+    if f is None or f.topology.sockets < 2:
+        return ""
+    socket_of = {c.id: c.socket for c in f.topology.cpus}
+    per = len({(c.socket, c.core) for c in f.topology.cpus if c.socket == min(socket_of.values())})
+    one: list[int] = []
+    both: list[int] = []
+    for p in plan:
+        if p.key.host != host or p.allocation is None:
+            continue
+        used = {socket_of.get(cpu) for cpu in p.allocation.server_cpus}
+        (both if len(used) > 1 else one).append(p.key.cores)
+    text = (
+        f"socket boundary: {f.topology.sockets} sockets of {per} cores; nginx takes socket 0 "
+        f"first, then the next (client cores never share a server core); one socket: "
+        f"{_counts(one)}; across sockets (NUMA): {_counts(both)}"
+    )
+    if not both:
+        text += (
+            f"; to size two-socket servers add counts across it, e.g. --cores "
+            f"{','.join(str(n) for n in sorted({min(16, per), per, min(2 * per, 32), 2 * per}))}"
+        )
+    return text
+
+
+def _counts(cores: Sequence[int]) -> str:
+    return ", ".join(f"{n}c" for n in sorted(set(cores))) or "none"
 
 
 def _client_map(

@@ -58,6 +58,8 @@ def summary_text(doc: PlanDocument) -> list[str]:
             lines.append(
                 "    nginx on CPUs: " + "; ".join(f"{k} {v}" for k, v in s.configs.items())
             )
+        if s.sockets:
+            lines.append(f"    {s.sockets}")
         if s.clients:
             cpus = sorted(set(s.clients.values()))
             on = f" (CPUs {cpus[0]})" if len(cpus) == 1 else ""

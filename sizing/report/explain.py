@@ -76,7 +76,7 @@ def describe_figure(f: Figure) -> str:
         notes.append(f.interval)
     tail = f" ({'; '.join(notes)})"
     if f.lower_bound:
-        return f"≥{f.value:,.0f} {unit}{tail}, sized on {f.value:,.0f}"
+        return f"≥{f.value:,.0f} {unit}{tail}, sized on {f.conservative:,.0f}"
     how = " (the quantile of its draws --confidence asked for)" if f.sized is not None else ""
     if f.ci_low is not None and f.ci_high is not None:
         return (
@@ -143,10 +143,25 @@ def _unanswered(result: Recommendation) -> str:
     sized = [r for r in rejected if r.servers_needed is not None]
     if sized:
         r = min(sized, key=lambda r: (r.servers_needed or 0, r.cores_per_server or 0))
+        larger = sorted(
+            {
+                x.cores_per_server or 0
+                for x in sized
+                if (x.cores_per_server or 0) > (r.cores_per_server or 0)
+            }
+        )
+        if larger:
+            names = ", ".join(f"{n} cores" for n in larger)
+            how = (
+                f"raise --max-servers; the catalog's larger servers ({names}) need as many, "
+                "sized at least on what was measured: a run at their core counts would size "
+                "them on their own figures (the answer without --max-servers names it)"
+            )
+        else:
+            how = "raise --max-servers or add larger servers to the catalog"
         reason = (
             f"the fewest would be {r.servers_needed:,} × {r.platform} "
-            f"{r.cores_per_server}-core (HT {r.ht}); raise --max-servers or add larger "
-            "servers to the catalog"
+            f"{r.cores_per_server}-core (HT {r.ht}); {how}"
         )
     else:
         reason = "; ".join(sorted({r.reason for r in rejected})) or "no figures to size from"

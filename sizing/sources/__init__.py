@@ -191,6 +191,7 @@ def load_bases(
         article_prices=where.article_prices or where.catalog is not None,
         runs=tuple(runs) if with_runs else (),
         note=note,
+        inventories={r.record.id: r.record.inventory for r in runs if r.record.inventory},
     )
 
 

@@ -64,6 +64,7 @@ class BasisInputs:
     article_prices: bool
     runs: tuple[RunData, ...] = ()
     note: str = ""
+    inventories: Mapping[int, str] = field(default_factory=dict)  # run id -> its inventory
 
     @property
     def chosen(self) -> tuple[Basis, ...]:

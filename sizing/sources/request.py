@@ -48,8 +48,12 @@ class SizingRequest:
     confidence: float | None = None
     cpu: str | None = None  # translate --tps figures to this CPU (with allow_translation)
     allow_translation: bool = False
+    allow_cpu_translation: bool = False  # --cpu carries RPS too, by the stated rule
     # bare metal against the hypervisor for the demand: None: when both were measured (or
     # published) and no --platform narrows the answer; True/False: as asked
     compare_platforms: bool | None = None
     years: int | None = None  # the period in whole years (None: the catalog's)
     growth: float = 0.0  # of the demand, a year (0.3: 30%)
+    # --assume guest-share=kvm:0.92 and its --assume-source (sizing.engine.assume)
+    assume: tuple[str, ...] = ()
+    assume_source: str | None = None

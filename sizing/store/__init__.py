@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import sqlite3
 import time
 from collections import defaultdict
@@ -43,6 +44,7 @@ from sizing.model import PointKey, PointResult, Sample, Status
 from sizing.records import HostRecord, LockOwner, RunOptionsRecord, dump
 from sizing.store.connection import BUSY_TIMEOUT_S, RUN_ATTEMPT_S, RUN_PATIENCE_S, Connection
 from sizing.store.drift import with_run_drift
+from sizing.store.ranges import with_ranges
 from sizing.store.recovery import (
     RECOVERY_KIND,
     RECOVERY_SUFFIX,
@@ -316,9 +318,11 @@ class Store(Connection):
         by_point: dict[int, list[float]] = defaultdict(list)
         for r in reps:
             if not self._decode(is_warmup, r, "samples"):
-                by_point[int(r["point_id"])].append(float(r["value"]))
+                # SQLite keeps a NaN as NULL: it reads back as NaN, out of range
+                v = r["value"]
+                by_point[int(r["point_id"])].append(math.nan if v is None else float(v))
         points = [self._decode(point_from_row, r, "points") for r in rows]
-        return with_run_drift(points, by_point)
+        return with_ranges(with_run_drift(points, by_point), by_point)
 
     def samples(self, point_id: int) -> list[tuple[int, Sample]]:
         with self._guard():

@@ -17,6 +17,7 @@ from typing import Any
 from sizing.errors import InputError
 from sizing.model import PointKey, PointResult, Sample
 from sizing.records import SampleMeta
+from sizing.store.ranges import record_problems
 from sizing.store.rows import result_from_columns
 
 RECOVERY_SUFFIX = ".recovery.jsonl"
@@ -121,6 +122,7 @@ def read_recovery(path: Path) -> list[dict[str, Any]]:
         why = f"cannot read the recovery file: {exc.strerror or exc}"
         raise InputError(str(path), [why]) from exc
     records: list[dict[str, Any]] = []
+    refused: list[str] = []  # a number no measurement can have: file, line and field
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -135,5 +137,12 @@ def read_recovery(path: Path) -> list[dict[str, Any]]:
             raise InputError(
                 str(path), [f"line {n}: not a point sizing kept for recovery ({exc})"]
             ) from exc
+        bad = record_problems(rec)
+        if bad:
+            more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+            refused.append(f"line {n}: {bad[0]}{more}")
+            continue
         records.append(rec)
+    if refused:
+        raise InputError(str(path), refused)
     return records  # an empty file holds nothing to import: not an error

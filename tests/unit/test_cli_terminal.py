@@ -91,7 +91,7 @@ def test_recommend_at_80_columns_keeps_its_words(db: Path) -> None:
 
     assert said(narrow) == said(full)
     assert len(narrow.splitlines()) > len(full.splitlines())
-    table = narrow.split("Bare metal or")[0]  # the platforms compared follow the table
+    table = narrow.split("\nBare metal, ")[0]  # the platforms compared follow the table
     assert table.rstrip().endswith("(… cut at 80 columns: --json gives every column)")
 
 

@@ -278,7 +278,7 @@ def _recommend(tmp_path: Path, *extra: str) -> dict[str, Any]:
 
 
 def test_growth_buys_for_year_1_and_adds_servers_and_the_rows_add_up(tmp_path: Path) -> None:
-    doc = _recommend(tmp_path, "--years", "3", "--growth", "30%")
+    doc = _recommend(tmp_path, "--platform", "esxi", "--years", "3", "--growth", "30%")
     plan = doc["cash_flow"]
     rows = plan["rows"]
     assert [r["year"] for r in rows] == [1, 2, 3]

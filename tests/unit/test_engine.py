@@ -23,7 +23,6 @@ from sizing.engine import (
     usl,
 )
 from sizing.engine.scaling import nnls2
-from sizing.engine.series import Unsized
 from sizing.errors import UsageError
 from sizing.model import Figure
 
@@ -140,8 +139,9 @@ def test_extrapolated_figures_are_labelled() -> None:
     s = next(v for v in build_series(REFERENCE).values() if v.key == ("baremetal", "off", "rps"))
     assert s.at(4).source == "reference"
     assert s.at(8).bound == "lower"  # client-bound: shown, never fitted
-    with pytest.raises(Unsized, match="more than twice beyond the measured 1-4 cores"):
-        s.at(16)
+    # beyond the measured counts: a floor on the client-bound 8-core figure (issue 44)
+    floor = s.at(16)
+    assert floor.source == "floor" and floor.lower_bound and floor.conservative == 300000
     s = next(
         v
         for v in build_series(REFERENCE, allow_extrapolation=True).values()
@@ -262,9 +262,11 @@ def test_recommendation_json_shape() -> None:
 def test_table_marks_every_figure_with_its_source() -> None:
     cat = CostCatalog(servers=(*CATALOG.servers, ServerOffer(cores=16, price=4000)))
     t = build_table(REFERENCE, cat)
-    assert t.sources_used == ("extrapolated", "reference")
+    assert t.sources_used == ("floor", "reference")
     row16 = t.rows[-1]
-    assert row16.cores == 16 and {c.source for c in row16.cells} == {"extrapolated"}
+    assert row16.cores == 16 and {c.source for c in row16.cells} == {"floor"}
+    t = build_table(REFERENCE, cat, allow_extrapolation=True)
+    assert {c.source for c in t.rows[-1].cells} == {"extrapolated"}
     assert all(c.overhead_pct is None for c in row16.cells)  # never from extrapolations
 
 

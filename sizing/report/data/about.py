@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sizing.engine import NEVER_PRICED, CostCatalog
-from sizing.model import basis_platform
+from sizing.model import Status, basis_platform
 from sizing.report.data.format import PLATFORM_LABELS
 from sizing.report.data.model import Fact, GuideRequest
 from sizing.sources import RunData
@@ -56,6 +56,8 @@ def measured_on(runs: Sequence[RunData]) -> tuple[str, ...]:
     groups: dict[tuple[str, str], list[str]] = {}
     for run in runs:
         for p in run.points:
+            if p.result.status not in (Status.MEASURED, Status.INVALID):
+                continue  # a skipped or failed point measured nothing on its host
             key = p.result.key
             name = basis_platform(key.platform, p.result.flags)
             label = PLATFORM_LABELS.get(name, name)

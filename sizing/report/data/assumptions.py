@@ -15,11 +15,11 @@ from sizing.engine.costs import HOURS_PER_MONTH, NEVER_PRICED, CostCatalog, Lice
 from sizing.engine.licences import EVERY_PLATFORM, lines_of
 from sizing.report.data.format import PLATFORM_LABELS, amount
 
-__all__ = ["Assumption", "assumptions", "licence_terms"]
+__all__ = ["AssumptionRow", "assumptions", "licence_terms"]
 
 
 @dataclass(frozen=True)
-class Assumption:
+class AssumptionRow:
     """One row: what is assumed, its value in words, and where it comes from."""
 
     item: str
@@ -73,20 +73,29 @@ def _licence_item(key: str, lic: Licence) -> str:
     return f"{lic.name} ({where})" if lic.name else where[0].upper() + where[1:]
 
 
-def assumptions(result: Recommendation) -> tuple[Assumption, ...]:
+def assumptions(result: Recommendation) -> tuple[AssumptionRow, ...]:
     """Every assumption the answer's costs rest on, in the order a CFO reads them."""
     cat = result.catalog
-    out: list[Assumption] = []
+    out: list[AssumptionRow] = []
     if cat is not None:
         out += _catalog_rows(cat, result.years)
+    out += [
+        AssumptionRow(
+            f"{a.platform.upper() if a.platform == 'kvm' else 'ESXi'} guest share",
+            f"{a.value * 100:g}% of bare metal's figures, per core count (not measured)"
+            + ("" if a.used else f"; not used: {a.note}"),
+            a.source,
+        )
+        for a in result.assumptions
+    ]
     out += _demand_rows(result)
     return tuple(out)
 
 
-def _catalog_rows(cat: CostCatalog, years: int | None) -> list[Assumption]:
+def _catalog_rows(cat: CostCatalog, years: int | None) -> list[AssumptionRow]:
     cur, named = cat.currency, cat.label
     rows = [
-        Assumption(
+        AssumptionRow(
             f"{o.name or 'server'} ({o.sockets} × {o.cores // max(o.sockets, 1)} cores)",
             _server(o, cur),
             o.source or named,
@@ -96,25 +105,25 @@ def _catalog_rows(cat: CostCatalog, years: int | None) -> list[Assumption]:
     for key, entry in sorted(cat.licences.items(), key=lambda kv: kv[0] == EVERY_PLATFORM):
         for lic in lines_of(entry):
             rows.append(
-                Assumption(_licence_item(key, lic), licence_terms(lic, cur), lic.source or named)
+                AssumptionRow(_licence_item(key, lic), licence_terms(lic, cur), lic.source or named)
             )
     if not cat.own_licence_key("baremetal"):
         every = [lic.called(k) for k, lic in cat.licence_lines("baremetal")]
         value = "no hypervisor licence" + (f"; pays {' + '.join(every)}" if every else "")
-        rows.append(Assumption("Bare metal licence", value, "bare metal runs none"))
+        rows.append(AssumptionRow("Bare metal licence", value, "bare metal runs none"))
     for code, (rate, source) in sorted(cat.exchange_rates.items()):
-        rows.append(Assumption("Exchange rate", f"1 {code} = {rate:g} {cur}", source or named))
+        rows.append(AssumptionRow("Exchange rate", f"1 {code} = {rate:g} {cur}", source or named))
     if cat.discount:
         rows.append(
-            Assumption("Discount", f"{_pct(cat.discount)} off every line without its own", named)
+            AssumptionRow("Discount", f"{_pct(cat.discount)} off every line without its own", named)
         )
     months = cat.amortisation_months
     if months:
         how = f"--years {years}" if years is not None else f"catalog amortisation_months {months}"
-        rows.append(Assumption("Period", f"{months} months ({months / 12:g} years)", how))
+        rows.append(AssumptionRow("Period", f"{months} months ({months / 12:g} years)", how))
     if cat.price_per_kwh is not None:
         rows.append(
-            Assumption(
+            AssumptionRow(
                 "Power",
                 f"{cat.price_per_kwh:g} {cur} per kWh; each server at its stated load "
                 f"wattage {HOURS_PER_MONTH * 12:,.0f} hours a year",
@@ -123,26 +132,26 @@ def _catalog_rows(cat: CostCatalog, years: int | None) -> list[Assumption]:
         )
     if cat.support is not None:
         rows.append(
-            Assumption(
+            AssumptionRow(
                 "Support",
                 f"{_pct(cat.support.share_of_hardware_per_year)} of the hardware price a year",
                 cat.sources.get("support") or named,
             )
         )
-    rows.append(Assumption("Not priced", NEVER_PRICED, "no catalog prices them"))
+    rows.append(AssumptionRow("Not priced", NEVER_PRICED, "no catalog prices them"))
     return rows
 
 
-def _demand_rows(result: Recommendation) -> list[Assumption]:
+def _demand_rows(result: Recommendation) -> list[AssumptionRow]:
     d = result.demand
     rule = {"none": "none", "n+1": "N+1", "2n": "2N (HA pairs)"}.get(d.redundancy, d.redundancy)
     rows = [
-        Assumption("Headroom", f"{d.headroom * 100:g}% of capacity kept free", "--headroom"),
-        Assumption("Redundancy", rule, "--redundancy"),
+        AssumptionRow("Headroom", f"{d.headroom * 100:g}% of capacity kept free", "--headroom"),
+        AssumptionRow("Redundancy", rule, "--redundancy"),
     ]
     if result.growth:
         rows.append(
-            Assumption(
+            AssumptionRow(
                 "Growth",
                 f"{result.growth * 100:g}% a year (servers added in the year they are needed)",
                 "--growth",

@@ -36,6 +36,8 @@ MARKS: dict[str, str] = {
     FigureKind.EXTRAPOLATED: "x",
     FigureKind.EMULATED: "e",
     FigureKind.TRANSLATED: "t",
+    FigureKind.FLOOR: "f",
+    FigureKind.ASSUMED: "a",
 }
 PROVENANCE_TEXT: dict[str, str] = {
     FigureKind.MEASURED: "measured with sizing on the inventory's hosts",
@@ -46,6 +48,10 @@ PROVENANCE_TEXT: dict[str, str] = {
     FigureKind.EMULATED: "measured in a software-emulated guest (not real hardware)",
     FigureKind.TRANSLATED: "translated from another CPU by the ratio of their crypto ceilings "
     "(estimate)",
+    FigureKind.FLOOR: "at least what the largest measured core count carries (not measured "
+    "beyond it)",
+    FigureKind.ASSUMED: "another platform's figure times a stated share (an assumption, with its "
+    "source)",
 }
 FLAG_TEXT = {
     "client-bound": "the load generator saturated before the server",

@@ -14,6 +14,7 @@ from sizing.engine.versus import PlatformComparison
 from sizing.model import Figure, FigureKind
 from sizing.report.data.about import about_facts, measured_on
 from sizing.report.data.certainty import certainty_section
+from sizing.report.data.cover import cover
 from sizing.report.data.format import MARKS, PLATFORM_LABELS, PROVENANCE_TEXT, inventory_name
 from sizing.report.data.gateway import gateway_section
 from sizing.report.data.latency import latency_section
@@ -183,4 +184,5 @@ def build_guide(
         measured_on=hosts,
         bases=basis_facts(choice),
         left_out=left_out,
+        cover=cover(basis == FigureKind.REFERENCE, hosts, left_out, runs, choice),
     )

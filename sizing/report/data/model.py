@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sizing.engine import Demand, Recommendation
 from sizing.engine.choice import Choice
@@ -11,6 +11,9 @@ from sizing.engine.table import SizingTable
 from sizing.report.data.format import MARKS
 from sizing.sources import RunData
 from sizing.sources.request import Inputs, SizingRequest
+
+if TYPE_CHECKING:
+    from sizing.demand.model import TrafficDemand
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,8 @@ class GuideRequest:
     paper: str = "a4"  # a4 | letter
     tool_version: str = ""
     sizing: SizingRequest = field(default_factory=SizingRequest)
+    traffic: TrafficDemand | None = None  # --demand: the customer's traffic (Your traffic)
+    peak: str = "max"  # --peak: which of its figures was sized for
 
     @property
     def demand(self) -> Demand | None:
@@ -273,6 +278,7 @@ class Guide:
     about: tuple[Fact, ...] = ()  # who, when, the prices and what a cost includes (about.py)
     measured_on: tuple[str, ...] = ()  # the body's hosts, each as what it is
     left_out: tuple[Any, ...] = ()  # data.scope.LeftOut: hosts the body leaves to Appendix A
+    cover: Any = None  # data.cover.Cover: what the cover says the guide contains, in one voice
     bases: tuple[Fact, ...] = ()  # the bases by id and why they were chosen (methodology)
 
     def to_dict(self) -> dict[str, Any]:

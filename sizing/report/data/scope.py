@@ -78,8 +78,10 @@ def scope(
             continue
         flags = {f for _, fl in pts for f in fl}
         valid = sum(1 for s, _ in pts if s is Status.MEASURED)
-        virtual = all("virtualized-host" in fl for _, fl in pts) and not include_virtualized
-        emulated = all("emulated" in fl for _, fl in pts) and not include_emulated
+        # what a host is, its measured points say: a skipped or failed point carries no flag
+        seen = [fl for s, fl in pts if s in (Status.MEASURED, Status.INVALID)]
+        virtual = all("virtualized-host" in fl for fl in seen) and not include_virtualized
+        emulated = all("emulated" in fl for fl in seen) and not include_emulated
         if valid and not virtual and not emulated:
             continue
         invalid = sum(1 for s, _ in pts if s is Status.INVALID)

@@ -118,15 +118,20 @@ def versus_sentence(cmp: PlatformComparison) -> str:
 
 def versus_lines(cmp: PlatformComparison) -> list[str]:
     """The comparison under ``recommend``'s answer (text)."""
-    g = _name(cmp.guest.platform)
-    out = [f"Bare metal or {g} for {cmp.demand.describe()} ({cmp.cost_basis}):"]
-    for side in (cmp.baremetal, cmp.guest):
+    names = [_name(s.platform) for s in cmp.sides] + [_name(p) for p, _ in cmp.unpriced]
+    which = ", ".join(names[:-1]) + f" or {names[-1]}"
+    out = [f"{which} for {cmp.demand.describe()} ({cmp.cost_basis}):"]
+    for side in cmp.sides:
         cost = "" if side.fleet is None else f"; {_cost(side, cmp.currency)}"
         out.append(f"  {_name(side.platform)}: {_side(side)}{cost}")
         plan = side.result.cash_flow
         if plan is not None and plan.rows and (plan.growth or side.result.years):
             years = "; ".join(f"year {r.year} {amount(r.total, cmp.currency)}" for r in plan.rows)
             out.append(f"    year by year: {years}; total {amount(plan.total, cmp.currency)}")
+        assumed = [a for a in side.result.assumptions if a.used and a.platform == side.platform]
+        out.extend(f"    {a.words()}" for a in assumed)
+    for platform, words in cmp.unpriced:
+        out.append(f"  {_name(platform)}: not priced: {words}")
     for p in cmp.demand.profiles:
         mine = [o for o in cmp.overheads if o.profile == p]
         if mine:

@@ -17,6 +17,7 @@ from sizing import __version__, paths
 from sizing.report.data.chapters import chapters
 from sizing.report.data.format import MARKS, PROVENANCE_TEXT
 from sizing.report.data.model import Guide
+from sizing.report.data.traffic import with_traffic
 from sizing.report.render.printable import printable
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ def _md_cell(text: Any) -> str:
 def _context(guide: Guide, charts: Sequence[Chart]) -> dict[str, Any]:
     return {
         "g": guide,
-        "chapters": chapters(guide, [c.id for c in charts]),
+        "chapters": with_traffic(guide, chapters(guide, [c.id for c in charts])),
         "charts": list(charts),
         "marks": MARKS,
         "provenance_text": PROVENANCE_TEXT,

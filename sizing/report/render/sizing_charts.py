@@ -25,6 +25,8 @@ from sizing.report.render.chartkit import (
     to_svg,
 )
 
+NO_CURVE = "no-curve:"  # a drawn tag: the series named after it has no curve
+
 
 @register("throughput")
 def throughput_chart(guide: Guide) -> Chart | None:
@@ -89,11 +91,24 @@ def _throughput_caption(drawn: set[str]) -> str:
             "Error bars: the interval of each measured figure's median (the range "
             "of its repetitions)."
         )
+    if "erratic" in drawn:
+        parts.append(
+            "Crosses (×): erratic figures, a repetition below half or above twice the "
+            "median; drawn as measured, never fitted or sized on."
+        )
+    bare = sorted(d[len(NO_CURVE) :] for d in drawn if d.startswith(NO_CURVE))
+    if bare:
+        parts.append(
+            f"No curve for {', '.join(bare)}: none of its figures can be fitted (each is "
+            "erratic or a lower bound); re-measure them."
+        )
     return " ".join(parts)
 
 
 def _fit_curve(s: Any, top: int) -> list[tuple[float, float]]:
-    """The series' fitted curve from 1 to ``top`` cores."""
+    """The series' fitted curve from 1 to ``top`` cores (none without a figure to fit)."""
+    if not s.fit.points:
+        return []
     if s.fit.model == "usl":
         assert s.fit.lam is not None and s.fit.sigma is not None
         assert s.fit.kappa is not None
@@ -132,6 +147,37 @@ def _lower_bound(ax: Any, f: Any, colour: str, marker: str) -> None:
     )
 
 
+def _observed(ax: Any, s: Any, style: dict[str, Any], full: list[Any], label: str) -> set[str]:
+    """The observed figures that are not lower bounds: filled markers, and a cross for an
+    erratic one (drawn as measured, never fitted). The series' legend entry is on the
+    first drawn."""
+    erratic = [f for f in full if "erratic" in f.flags]
+    kept = [f for f in full if f not in erratic]
+    if kept or not erratic:
+        ax.plot(
+            [f.cores for f in kept],
+            [f.value for f in kept],
+            linestyle="none",
+            marker=style["marker"],
+            color=style["color"],
+            markeredgecolor="white" if s.origin == FigureKind.MEASURED else style["color"],
+            markeredgewidth=0.6,
+            label=label,
+        )
+    if not erratic:
+        return set()
+    ax.plot(
+        [f.cores for f in erratic],
+        [f.value for f in erratic],
+        linestyle="none",
+        marker="x",
+        color=style["color"],
+        markeredgewidth=1.2,
+        label=None if kept else label,
+    )
+    return {"erratic"}
+
+
 def _plot_series(ax: Any, s: Any, cores: list[int], multi_ht: bool) -> set[str]:
     """One series: its fitted curve (solid over the core counts observed in full, dotted
     beyond), its observed figures with their intervals, an open marker and an arrow for a
@@ -147,11 +193,14 @@ def _plot_series(ax: Any, s: Any, cores: list[int], multi_ht: bool) -> set[str]:
     derived = [(c, s.estimate(c)) for c in cores if c not in observed]
     extra = [(c, f.value) for c, f in derived if not isinstance(f, str)]
     # the curve runs only as far as the table predicts: not past a lower bound, nor to a
-    # core count the table leaves empty
+    # core count the table leaves empty; a series with no figure to fit has none
     top = max([hi] + [c for c, _ in extra])
-    curve = _fit_curve(s, top)
+    curve = _fit_curve(s, top) if s.exact else []
     inside = [(x, y) for x, y in curve if lo <= x <= hi]
     fitted = "USL fit" if s.fit.model == "usl" else "linear"
+    if not s.exact:
+        fitted = "no curve: no figure to fit"
+        drawn.add(NO_CURVE + name)
     if len(inside) > 1:
         ax.plot(*zip(*inside, strict=True), color=style["color"], linestyle="-")
     for part in ([(x, y) for x, y in curve if x <= lo], [(x, y) for x, y in curve if x >= hi]):
@@ -163,16 +212,7 @@ def _plot_series(ax: Any, s: Any, cores: list[int], multi_ht: bool) -> set[str]:
                 linestyle=(0, (1.2, 1.6)),
                 linewidth=1.2,
             )
-    ax.plot(
-        [f.cores for f in full],
-        [f.value for f in full],
-        linestyle="none",
-        marker=style["marker"],
-        color=style["color"],
-        markeredgecolor="white" if s.origin == FigureKind.MEASURED else style["color"],
-        markeredgewidth=0.6,
-        label=f"{name}, {s.origin} ({fitted})",
-    )
+    drawn |= _observed(ax, s, style, full, f"{name}, {s.origin} ({fitted})")
     for f in bounds:
         drawn.add("lower-bound")
         _lower_bound(ax, f, style["color"], style["marker"])

@@ -127,6 +127,16 @@ def bases_text(
 # -- recommend ---------------------------------------------------------------------------
 
 
+def _rests_on(result: Recommendation, width: int) -> list[str]:
+    """The assumptions an answer rests on and the runs that would size its floors."""
+    out: list[str] = []
+    for a in result.assumptions:
+        out.extend(wrap(a.words() + ".", width))
+    for server, command, note in result.measure:
+        out.extend(wrap(f"To size the {server} on its own figures: `{command}`{note}.", width))
+    return out
+
+
 def recommendation_text(result: Recommendation, width: int = TABLE_WIDTH) -> str:
     """The demand, the recommendation's explanation (which names the basis, the capacity
     interval it sized on and the flags), the cheapest alternatives, each with its basis
@@ -151,6 +161,7 @@ def _answer_text(result: Recommendation, width: int) -> str:
         return "\n".join(out)
     for line in explain(result):
         out.extend(wrap(line, width))
+    out.extend(_rests_on(result, width))
     refused: dict[str, list[str]] = {}
     for r in result.rejected:
         if r.cores_per_server is not None and r.servers_needed is None:

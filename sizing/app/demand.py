@@ -1,0 +1,61 @@
+"""``sizing demand``: a customer's logs or counters read into a demand, written to the
+demand file when asked (:mod:`sizing.demand` does the reading)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from sizing.demand.counted import read_counters
+from sizing.demand.file import load_demand, write_demand
+from sizing.demand.formats import COMBINED, compile_format, format_from_conf
+from sizing.demand.logs import read_logs
+from sizing.demand.model import PEAKS, TrafficDemand
+from sizing.demand.sized import sized_figures
+from sizing.errors import UsageError
+
+__all__ = [
+    "PEAKS",
+    "DemandRequest",
+    "TrafficDemand",
+    "derive",
+    "load_demand",
+    "sized_figures",
+]
+
+
+@dataclass(frozen=True)
+class DemandRequest:
+    """What ``sizing demand`` was asked: the files, how to read them, where to write."""
+
+    files: tuple[Path, ...]
+    log_format: str | None = None
+    escape: str = "default"
+    nginx_conf: Path | None = None
+    log_name: str | None = None
+    counters: bool = False
+    out: Path | None = None
+
+
+def derive(req: DemandRequest) -> TrafficDemand:
+    """The demand of the request's files (and the demand file written when ``out``)."""
+    if not req.files:
+        raise UsageError("give at least one log or counters file")
+    if req.counters:
+        if req.log_format or req.nginx_conf:
+            raise UsageError("--counters reads counter samples: no --log-format to give")
+        demand = read_counters(list(req.files))
+    else:
+        given = req.log_format is not None or req.nginx_conf is not None
+        if req.log_format is not None and req.nginx_conf is not None:
+            raise UsageError("give --log-format or --nginx-conf, not both")
+        if req.nginx_conf is not None:
+            fmt = format_from_conf(req.nginx_conf, req.log_name or "combined")
+        elif req.log_format is not None:
+            fmt = compile_format(req.log_format, escape=req.escape, name="the given format")
+        else:
+            fmt = compile_format(COMBINED, name="the combined format")
+        demand = read_logs(list(req.files), fmt, given=given)
+    if req.out is not None:
+        write_demand(demand, req.out)
+    return demand

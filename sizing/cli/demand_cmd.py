@@ -1,0 +1,107 @@
+"""``sizing demand FILE...``: the peak demand of a customer's own traffic, from NGINX
+access logs or counters, for ``recommend --demand`` and ``guide --demand``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sizing.cli.app import columns, emit_json
+from sizing.cli.options import JsonOpt
+
+FilesArg = Annotated[
+    list[Path],
+    typer.Argument(
+        help="Access logs (plain or gzip'd, rotations too: access.log access.log.1"
+        " access.log.2.gz; several servers' logs are summed per second), or with"
+        " --counters files of timestamped counter samples.",
+        show_default=False,
+        metavar="FILE...",
+    ),
+]
+LogFormatOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--log-format",
+        metavar="FORMAT",
+        help="The log_format the files are in, as in nginx.conf (its quoted parts joined),"
+        ' e.g. \'$remote_addr [$time_local] "$request" $status $bytes_sent $msec'
+        " $request_time $connection_requests $ssl_session_reused'. Default: combined"
+        " (JSON lines are read by their keys).",
+    ),
+]
+EscapeOpt = Annotated[
+    str,
+    typer.Option("--escape", metavar="default|json", help="The log_format's escape=."),
+]
+ConfOpt = Annotated[
+    Path | None,
+    typer.Option("--nginx-conf", metavar="PATH", help="Read the log_format from this file."),
+]
+NameOpt = Annotated[
+    str | None,
+    typer.Option("--log-name", metavar="NAME", help="The log_format's name in --nginx-conf."),
+]
+CountersOpt = Annotated[
+    bool,
+    typer.Option(
+        "--counters",
+        help="The files are counter samples over time: stub_status pages or Prometheus"
+        " text (nginx-prometheus-exporter) after a line holding the time, or NGINX Plus"
+        ' API answers as JSON lines ({"time": ..., "http/requests": ..., "ssl": ...}).',
+    ),
+]
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        "-o",
+        metavar="demand.yml",
+        help="Write the demand file (YAML, with the files' hashes, span, lines read and"
+        " skipped, method) for recommend/guide --demand.",
+    ),
+]
+
+
+def demand_cmd(
+    files: FilesArg,
+    log_format: LogFormatOpt = None,
+    escape: EscapeOpt = "default",
+    nginx_conf: ConfOpt = None,
+    log_name: NameOpt = None,
+    counters: CountersOpt = False,
+    out: OutOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """The peak demand of your own traffic, from NGINX access logs or counters.
+
+    Bins every request in the second it arrived ($msec - $request_time when both are
+    logged, else the logged time, 1 s) and sums servers per second: the busiest second,
+    the p99 and p99.9 of the per-second rates, peak-to-average, requests/s by status class,
+    new connections/s, full TLS handshakes/s and the resumption share, requests per
+    connection, the response-size mix and p50/p99 $request_time, each with its span. Fields
+    the log lacks are named with the log_format addition that gives them. Streams: memory
+    does not grow with the files' size.
+    """
+    from sizing.app.demand import DemandRequest, derive  # deferred: yaml, the readers
+    from sizing.report.render.demand_text import demand_text
+
+    demand = derive(
+        DemandRequest(
+            files=tuple(files),
+            log_format=log_format,
+            escape=escape,
+            nginx_conf=nginx_conf,
+            log_name=log_name,
+            counters=counters,
+            out=out,
+        )
+    )
+    if json_out:
+        emit_json(demand.to_dict())
+    else:
+        typer.echo(demand_text(demand, columns()))
+    if out is not None:
+        typer.echo(f"demand file written: {out}", err=True)

@@ -1,0 +1,132 @@
+"""NGINX ``log_format`` strings compiled into one regular expression per format.
+
+A format is literal text and variables (``$status``, ``${msec}``). Each variable becomes a
+group that matches up to the next literal character, never across a line; only the
+variables the demand reads are captured (the others are matched and dropped). NGINX writes
+a variable's ``"`` and control bytes escaped (``\\x22`` by default, ``\\"`` with
+``escape=json``), so a quoted field ends at the next ``"``.
+
+The format is also read from ``nginx.conf`` (``--nginx-conf PATH --log-name NAME``): the
+``log_format NAME [escape=...] '...' '...';`` directive, its quoted parts joined.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from sizing.errors import UsageError
+
+COMBINED = (
+    '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent '
+    '"$http_referer" "$http_user_agent"'
+)
+
+# What each variable the demand reads is captured as (one or two groups, in this order).
+_CAPTURES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "time_local": (r"([^\]\n\"]+)", ("time_local",)),
+    "time_iso8601": (r"([0-9T:+\-Z]+)", ("time_iso8601",)),
+    "msec": (r"([0-9]+)\.([0-9]+)", ("msec_s", "msec_ms")),
+    "request_time": (r"([0-9.]+)", ("request_time",)),
+    "status": (r"([0-9])[0-9]*", ("status",)),
+    "bytes_sent": (r"([0-9]+)", ("bytes",)),
+    "body_bytes_sent": (r"([0-9]+)", ("bytes",)),
+    # "1" alone when it is the connection's first request, else empty
+    "connection_requests": (r"(1(?![0-9]))?[0-9]*", ("first",)),
+    "ssl_session_reused": (r"([r.\-]?)", ("reused",)),
+}
+_TIME_VARS = ("msec", "time_iso8601", "time_local")
+_VAR = re.compile(r"\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))")
+
+
+@dataclass(frozen=True)
+class LogFormat:
+    """A compiled format: the pattern (bytes, one line per match, multiline anchors), the
+    names of its groups in order, the variables it logs and its escaping."""
+
+    text: str
+    pattern: re.Pattern[bytes]
+    groups: tuple[str, ...]
+    variables: frozenset[str]
+    escape: str = "default"
+    name: str = ""
+
+    @property
+    def time_field(self) -> str:
+        """The variable the arrival second is read from (the most precise logged)."""
+        return next(v for v in _TIME_VARS if v in self.variables)
+
+    def has(self, *names: str) -> bool:
+        return all(n in self.variables for n in names)
+
+
+def _any_until(stop: str, escape: str) -> str:
+    """A variable no demand figure reads: anything up to the literal that follows."""
+    if stop == '"' and escape == "json":
+        return r'(?:[^"\\\n]|\\.)*'
+    if not stop:
+        return r"[^\n]*"
+    return "[^" + re.escape(stop) + r"\n]*"
+
+
+def compile_format(text: str, *, escape: str = "default", name: str = "") -> LogFormat:
+    """The format's pattern; a format without a time variable is refused (no second to
+    bin a request in)."""
+    parts = []
+    groups: list[str] = []
+    variables: list[str] = []
+    pos = 0
+    matches = list(_VAR.finditer(text))
+    for i, m in enumerate(matches):
+        parts.append(re.escape(text[pos : m.start()]))
+        var = m.group(1) or m.group(2)
+        variables.append(var)
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+        stop = text[m.end() : end][:1]
+        if var in _CAPTURES and not (set(_CAPTURES[var][1]) & set(groups)):
+            rx, names = _CAPTURES[var]
+            if var == "time_local":
+                rx = "([^" + re.escape(stop or "\n") + r"\n]+)" if stop else rx
+            parts.append(rx)
+            groups.extend(names)
+        else:
+            parts.append(_any_until(stop, escape))
+        pos = m.end()
+    parts.append(re.escape(text[pos:]))
+    if not any(v in variables for v in _TIME_VARS):
+        raise UsageError(
+            "the log format logs no time ($msec, $time_iso8601 or $time_local): "
+            "no second to count a request in"
+        )
+    source = "^" + "".join(parts) + r"[ \t\r]*()$"  # () keeps findall's rows tuples
+    pattern = re.compile(source.encode(), re.MULTILINE)
+    return LogFormat(text, pattern, tuple(groups), frozenset(variables), escape, name)
+
+
+_DIRECTIVE = re.compile(
+    r"(?:^|[;{}\s])log_format\s+(\S+)\s+((?:escape=\S+\s+)?)((?:'[^']*'\s*|\"[^\"]*\"\s*|[^;'\"\s]+\s*)+);",
+    re.S,
+)
+
+
+def format_from_conf(conf: Path, name: str) -> LogFormat:
+    """The ``log_format NAME`` of an nginx.conf (its ``include``s are not followed: give
+    the file that holds the directive). ``combined`` is built in."""
+    try:
+        text = conf.read_text(errors="replace")
+    except OSError as exc:
+        raise UsageError(f"{conf}: cannot read: {exc.strerror}") from None
+    text = re.sub(r"#[^\n]*", "", text)
+    found = []
+    for m in _DIRECTIVE.finditer(text):
+        found.append(m.group(1))
+        if m.group(1) == name:
+            escape = m.group(2).strip().partition("=")[2] or "default"
+            pieces = re.findall(r"'([^']*)'|\"([^\"]*)\"|([^\s'\"]+)", m.group(3))
+            fmt = "".join(a or b or c for a, b, c in pieces)
+            return compile_format(fmt, escape=escape, name=name)
+    if name == "combined":
+        return compile_format(COMBINED, name="combined")
+    listed = ", ".join(found) or "none"
+    raise UsageError(f"{conf}: no log_format {name!r} (found: {listed})")

@@ -1,0 +1,147 @@
+"""``sizing demand FILE...`` on access logs: every file scanned, the servers' tallies
+summed per second, and the demand derived with what was skipped, noted and missing."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import sizing.demand.derive as derive
+from sizing.demand.formats import LogFormat
+from sizing.demand.jsonlog import scan_json
+from sizing.demand.model import Missing, SourceFile, TrafficDemand, iso
+from sizing.demand.reader import ReadState, chunks
+from sizing.demand.scan import FileScan, scan_file
+from sizing.demand.servers import clock_notes, server_of
+from sizing.demand.tally import CLASSES, Tally
+from sizing.errors import UsageError
+
+
+def _is_json(path: Path) -> bool:
+    for chunk in chunks(path, ReadState(path), size=4096):
+        return chunk.lstrip()[:1] == b"{"
+    return False
+
+
+def read_logs(paths: list[Path], fmt: LogFormat, *, given: bool) -> TrafficDemand:
+    """The demand of these logs in ``fmt`` (JSON lines are read by their keys when no
+    format was given)."""
+    scans: list[FileScan] = []
+    notes: list[str] = []
+    for path in paths:
+        if not path.is_file():
+            raise UsageError(f"{path}: no such file")
+        if path.stat().st_size == 0:
+            notes.append(f"{path}: empty file, nothing read")
+            continue
+        scan = scan_json(path) if not given and _is_json(path) else scan_file(path, fmt)
+        scans.append(scan)
+    total = Tally()
+    servers: dict[str, Counter[int]] = {}
+    for scan in scans:
+        total.merge(scan.tally)
+        servers.setdefault(server_of(scan.path), Counter()).update(scan.tally.requests)
+        notes.extend(_file_notes(scan))
+    if not total.requests:
+        raise UsageError("no request read: " + ("; ".join(notes) or ", ".join(map(str, paths))))
+    notes.extend(clock_notes(servers))
+    return _demand(scans, total, notes)
+
+
+def _file_notes(scan: FileScan) -> list[str]:
+    notes = []
+    if scan.read.damage:
+        notes.append(
+            f"{scan.path}: {scan.read.damage}; read up to the damage ({scan.lines:,} lines)"
+        )
+    if len(scan.offsets) > 1:
+        (a, _), (b, line) = sorted(scan.offsets.items(), key=lambda kv: kv[1])[:2]
+        notes.append(
+            f"{scan.path}: the UTC offset changes from {a} to {b} at line {line:,} (a DST or"
+            " timezone change): each time is read with its own offset, no second is lost"
+        )
+    return notes
+
+
+def _arrival(have: frozenset[str]) -> tuple[str, list[Missing]]:
+    missing = []
+    if {"msec", "request_time"} <= have:
+        arrival = "$msec − $request_time: the second each request arrived (to the ms)"
+    else:
+        field = next(v for v in ("msec", "time_iso8601", "time_local") if v in have)
+        arrival = (
+            f"${field}: the second each response was logged (1 s resolution; a request"
+            " is counted in the second it ended, not the one it arrived)"
+        )
+        missing.append(Missing("the arrival second to the millisecond", "$msec $request_time"))
+    if "connection_requests" not in have:
+        missing.append(
+            Missing("new connections/s and requests per connection", "$connection_requests")
+        )
+    if "ssl_session_reused" not in have:
+        add = "$ssl_session_reused"
+        if "connection_requests" not in have:
+            add = "$connection_requests $ssl_session_reused"
+        missing.append(Missing("full TLS handshakes/s and the resumption share", add))
+    if not ({"bytes_sent", "body_bytes_sent"} & have):
+        missing.append(Missing("the response-size mix", "$bytes_sent"))
+    if "request_time" not in have:
+        missing.append(Missing("the p50/p99 request time", "$request_time"))
+    return arrival, missing
+
+
+def _skipped_note(scans: list[FileScan], lines: int) -> str:
+    skipped = sum(s.skipped.total for s in scans)
+    samples = [x for s in scans for x in s.skipped.samples]
+    reasons = Counter[str]()
+    for s in scans:
+        reasons.update(s.skipped.counts)
+    why = ", ".join(f"{n:,} {r}" for r, n in reasons.most_common())
+    return f"{skipped:,} of {lines:,} lines skipped ({why}); first at {samples[0]}"
+
+
+def _demand(scans: list[FileScan], t: Tally, notes: list[str]) -> TrafficDemand:
+    start, end = min(t.requests), max(t.requests)
+    have = frozenset.intersection(*(s.variables for s in scans if s.tally.requests))
+    arrival, missing = _arrival(have)
+    has_conn = "connection_requests" in have
+    has_tls = has_conn and "ssl_session_reused" in have
+    chart_start, chart = derive.busiest_hour(t.requests, start, end)
+    skipped = sum(s.skipped.total for s in scans)
+    lines = sum(s.lines for s in scans)
+    if skipped:
+        notes.insert(0, _skipped_note(scans, lines))
+    return TrafficDemand(
+        method=f"{len(scans)} access log" + ("s" if len(scans) > 1 else ""),
+        arrival=arrival,
+        resolution_s=0.001 if "(to the ms)" in arrival else 1.0,
+        requests=derive.rate(t.requests, start, end),
+        classes={c: derive.rate(t.classes[c], start, end) for c in CLASSES if t.classes[c]},
+        new_connections=derive.rate(t.new_connections, start, end) if has_conn else None,
+        full_handshakes=derive.rate(t.full_handshakes, start, end) if has_tls else None,
+        resumption_share=derive.resumption_share(t) if has_tls else None,
+        requests_per_connection=derive.per_connection(t) if has_conn else None,
+        sizes=derive.sizes(t),
+        request_time_ms=derive.request_time(t),
+        chart_start=iso(chart_start),
+        chart=chart,
+        sources=[_source(s) for s in scans],
+        lines=lines,
+        skipped=skipped,
+        skipped_samples=[x for s in scans for x in s.skipped.samples][:5],
+        notes=notes,
+        missing=missing,
+    )
+
+
+def _source(scan: FileScan) -> SourceFile:
+    return SourceFile(
+        path=str(scan.path),
+        sha256=scan.read.sha256,
+        bytes=scan.path.stat().st_size,
+        lines=scan.lines,
+        skipped=dict(scan.skipped.counts),
+        gzip=scan.read.gzip,
+        damage=scan.read.damage,
+        server=server_of(scan.path),
+    )

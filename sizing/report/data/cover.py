@@ -1,0 +1,71 @@
+"""What the guide's cover says it contains, in one voice (pure).
+
+One of three, never two at once:
+
+- ``measured``: the guide is sized on figures measured on the hosts it names;
+- ``not-qualifying``: points were measured, but none qualifies for sizing (a virtualized
+  host, an emulated guest, no valid figure, or a request the measured bases do not
+  serve), so every figure is the published reference's, and the cover says why;
+- ``reference``: nothing was measured; every figure is the published reference's.
+
+The cover's "Measured on" row appears only with the first: a host that was measured but
+not sized on is named in the banner with the reason, never as what the guide rests on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sizing.engine.choice import Choice
+from sizing.model import Status
+from sizing.sources import RunData
+
+__all__ = ["Cover", "cover"]
+
+MEASURED, NOT_QUALIFYING, REFERENCE = "measured", "not-qualifying", "reference"
+
+
+@dataclass(frozen=True)
+class Cover:
+    """The cover's statement: its ``kind``, the hosts it names (measured ones, as what
+    they are) and, for ``not-qualifying``, why nothing measured was sized on."""
+
+    kind: str
+    hosts: tuple[str, ...] = ()
+    why: str = ""
+
+    @property
+    def measured(self) -> bool:
+        return self.kind == MEASURED
+
+
+def _measured_hosts(runs: Sequence[RunData]) -> tuple[str, ...]:
+    """The hosts a run measured something on (a point with a figure, valid or not)."""
+    seen = (p.result for r in runs for p in r.points)
+    hit = (r.key.host for r in seen if r.status in (Status.MEASURED, Status.INVALID))
+    return tuple(dict.fromkeys(hit))
+
+
+def cover(
+    reference_only: bool,
+    measured_on: Sequence[str],
+    left_out: Sequence[Any],
+    runs: Sequence[RunData],
+    choice: Choice,
+) -> Cover:
+    """The cover's statement (module docstring). ``measured_on`` are the body's hosts as
+    what they are; ``left_out`` the hosts the body leaves out (:mod:`.scope`)."""
+    if not reference_only:
+        return Cover(MEASURED, tuple(measured_on))
+    named = tuple(measured_on) or _measured_hosts(runs) or tuple(x.host for x in left_out)
+    if not named:
+        return Cover(REFERENCE)
+    if left_out:
+        why = " ".join(x.sentence() for x in left_out)
+    else:
+        # the choice's own words: "reference: --source reference", or what was passed over
+        passed = "; ".join(f"{i}: {r}" for i, r in choice.passed_over if not i.startswith("ref"))
+        why = (passed or choice.why.removeprefix("reference: ")).rstrip(".") + "."
+    return Cover(NOT_QUALIFYING, named, why)

@@ -1,0 +1,184 @@
+"""The guide's "Your traffic" chapter (``guide --demand``): the customer's per-second
+traffic with the peak sized for marked, the figures derived, how they were obtained, and
+where the traffic differs from the workload the figures were measured on.
+
+It is added to the chapters :func:`sizing.report.data.chapters.chapters` builds, after the
+sizing table (and its charts), by :func:`with_traffic`; the chapters after it are
+renumbered."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from sizing.demand.model import Missing
+from sizing.demand.model import TrafficDemand as Traffic
+from sizing.demand.sized import PEAK_WORDS, bars, sized_figures
+from sizing.report.data.chapters import Block, Chapter, Para, Pre, code, facts, h3, p
+from sizing.report.data.model import Fact, Guide
+
+CHART_COLUMNS = 90
+_AFTER = ("summary", "table", "charts")
+
+
+def with_traffic(g: Guide, chapters: Sequence[Chapter]) -> list[Chapter]:
+    """The chapters with "Your traffic" after the sizing table (and charts) when the
+    guide was asked with ``--demand``; unchanged otherwise."""
+    traffic = g.request.traffic
+    if traffic is None:
+        return list(chapters)
+    out: list[Chapter] = []
+    added = False
+    for ch in chapters:
+        if not added and ch.id not in _AFTER and not ch.appendix:
+            out.append(
+                Chapter(
+                    "traffic",
+                    "Your traffic",
+                    str(len(out) + 1),
+                    tuple(traffic_blocks(traffic, g.request.peak)),
+                )
+            )
+            added = True
+        if added and not ch.appendix and ch.num.isdigit():
+            ch = replace(ch, num=str(len(out) + 1))
+        out.append(ch)
+    return out
+
+
+def chart_lines(t: Traffic, peak_value: float) -> tuple[str, ...]:
+    """The busiest hour as a bar chart (a short span stretched to the width), with the
+    first second at the peak sized for marked under it."""
+    rows, scale = bars(t.chart, CHART_COLUMNS)
+    wide, per = (scale, 1) if scale > 0 else (1, -scale)
+    at = next((i // per for i, v in enumerate(t.chart) if v >= peak_value), 0)
+    at = at * wide + wide // 2
+    label = f"{peak_value:,.0f} requests/s sized for"
+    fits = at + 2 + len(label) <= CHART_COLUMNS
+    mark = " " * at + "▲ " + label if fits else " " * max(0, at - len(label) - 1) + label + " ▲"
+    if per > 1:
+        res = f"one column per {per} s, its busiest second"
+    else:
+        res = "one column per second" if wide == 1 else f"{wide} columns per second"
+    return (
+        f"requests/s from {t.chart_start} ({res}; top: {max(t.chart):,})",
+        *rows,
+        mark,
+    )
+
+
+def _figures(t: Traffic) -> list[Fact]:
+    r = t.requests
+    items = [
+        Fact("Span", f"{r.start} to {r.end} ({r.seconds:,} s)"),
+        Fact(
+            "Requests/s",
+            f"busiest {r.peak:,.0f} at {r.peak_at}, p99.9 {r.p999:,.0f},"
+            f" p99 {r.p99:,.0f}, average {r.average:,.1f}",
+        ),
+    ]
+    if r.peak_to_average:
+        items.append(Fact("Peak-to-average", f"{r.peak_to_average:.2f}"))
+    for name, rate in (
+        ("New connections/s", t.new_connections),
+        ("Full TLS handshakes/s", t.full_handshakes),
+    ):
+        if rate is not None:
+            items.append(
+                Fact(
+                    name,
+                    f"busiest {rate.peak:,.0f}, p99.9 {rate.p999:,.0f},"
+                    f" p99 {rate.p99:,.0f}, average {rate.average:,.1f}",
+                )
+            )
+    if t.resumption_share is not None:
+        items.append(
+            Fact("TLS sessions resumed", f"{t.resumption_share:.1%} of new TLS connections")
+        )
+    if t.requests_per_connection is not None:
+        items.append(Fact("Requests per connection", f"{t.requests_per_connection:.2f}"))
+    if t.request_time_ms is not None:
+        items.append(
+            Fact("Request time", f"p50 {t.request_time_ms[0]} ms, p99 {t.request_time_ms[1]} ms")
+        )
+    if t.sizes:
+        total = sum(n for _, n in t.sizes) or 1
+        items.append(
+            Fact("Response sizes", ", ".join(f"{b}: {n / total:.0%}" for b, n in t.sizes if n))
+        )
+    return items
+
+
+def _differences(t: Traffic) -> list[Block]:
+    """Where this traffic differs from a one-request-per-connection, full-handshake,
+    128 B workload, and which way that moves the cost."""
+    out: list[Block] = [h3("Your traffic and the measured workload")]
+    cheaper = []
+    if t.requests_per_connection is not None and t.requests_per_connection > 1.05:
+        cheaper.append(f"your connections carry {t.requests_per_connection:.1f} requests each")
+    if t.resumption_share:
+        cheaper.append(f"{t.resumption_share:.0%} of your new TLS connections resume a session")
+    if cheaper:
+        out.append(
+            p(
+                "The TLS figures were measured with one request per connection and a full"
+                " handshake on every connection. "
+                + _sentence("; ".join(cheaper))
+                + "This sizing counts only your full handshakes as TLS work, each at the cost of"
+                " a measured one, and every request at the cost of a measured request: for these"
+                " differences, the figures sized on that workload are an upper bound on cost."
+            )
+        )
+    if t.sizes:
+        total = sum(n for _, n in t.sizes) or 1
+        small = t.sizes[0][1] / total
+        out.append(
+            p(
+                f"{small:.0%} of your responses are 128 B or smaller (the measured workload's"
+                " size). Larger responses cost more CPU and bandwidth per request than the"
+                " measured 128 B ones: for them the RPS figures are not an upper bound, and a"
+                " measurement with your sizes (sizing run --profile with a larger file) is the"
+                " way to know."
+                if small < 0.95
+                else f"{small:.0%} of your responses are 128 B or smaller, as measured."
+            )
+        )
+    return out
+
+
+def _missing(m: Missing) -> Para:
+    if m.add.startswith("$"):
+        return p(
+            f"Not in the input: {m.figure} (add ", code(m.add), " to the log_format).", cls="note"
+        )
+    return p(f"Not in the input: {m.figure} ({m.advice}).", cls="note")
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + ". "
+
+
+def traffic_blocks(t: Traffic, peak: str) -> list[Block]:
+    rps, tps = sized_figures(t, peak)
+    sized = f"{rps:,.0f} requests/s" + (f" and {tps:,.0f} full TLS handshakes/s" if tps else "")
+    blocks: list[Block] = [
+        p(
+            f"This guide is sized for {sized}: {PEAK_WORDS[peak]} of your own traffic (each"
+            " series' own, so the two need not fall in the same second), with the headroom"
+            " above on top.",
+            cls="lead",
+        ),
+        Pre(chart_lines(t, rps)),
+        facts(_figures(t), title="What your traffic shows"),
+        h3("How this demand was obtained"),
+        p(
+            f"From {t.method}: {t.lines:,} lines or samples read, {t.skipped:,} skipped."
+            f" Each request was counted in its second by {t.arrival}. The percentiles are"
+            " taken over every second of the span, a quiet second counting as 0. Made with ",
+            code("sizing demand"),
+            "; the files and their SHA-256 hashes are in the demand file.",
+        ),
+    ]
+    blocks += [p(f"Note: {n}", cls="note") for n in t.notes]
+    blocks += [_missing(m) for m in t.missing]
+    return blocks + _differences(t)
