@@ -144,7 +144,8 @@ def catalog_from_dict(data: Mapping[str, Any]) -> CostCatalog:
     Entries with a ``cpu_model`` price only the hardware they name
     (:func:`cpu_offers`); the catalog's general offers are the others (all of them, first
     per core count, when every entry names a CPU). Licence keys ``libvirt`` and ``vsphere``
-    (the inventory's platform names) become the basis platforms ``kvm`` and ``esxi``.
+    (the inventory's platform names) become the basis platforms ``kvm`` and ``esxi``; a
+    key's licence, or its list of licences, becomes a tuple of lines that all apply.
     """
     power = data.get("power")
     support = data.get("support")
@@ -162,7 +163,10 @@ def catalog_from_dict(data: Mapping[str, Any]) -> CostCatalog:
         name=str(data.get("name") or ""),
         currency=currency,
         licences={
-            LICENCE_ALIASES.get(str(k), str(k)): _licence(v, currency, rates, discount)
+            LICENCE_ALIASES.get(str(k), str(k)): tuple(
+                _licence(line, currency, rates, discount)
+                for line in (v if isinstance(v, list) else [v])
+            )
             for k, v in (data.get("licences") or {}).items()
         },
         discount=discount,
@@ -231,6 +235,7 @@ def _licence(
         rate=rate,
         discount=discount,
         source=str(v.get("source") or ""),
+        name=str(v.get("name") or ""),
     )
 
 

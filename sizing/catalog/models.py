@@ -11,19 +11,22 @@ import datetime as dt
 import difflib
 import re
 from types import UnionType
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
+    Tag,
     ValidationError,
     field_validator,
     model_validator,
 )
 
 # A licence is priced per cost family (sizing.model.cost_family) or per platform, which
-# overrides its family; libvirt and vsphere (the inventory's names) are kvm and esxi.
+# overrides its family; libvirt and vsphere (the inventory's names) are kvm and esxi; the
+# lines under "all" apply to every platform besides (sizing.engine.licences).
 LicenceKey = Literal[
     "baremetal",
     "hypervisor",
@@ -33,6 +36,7 @@ LicenceKey = Literal[
     "libvirt",
     "vsphere",
     "virtualized-host",
+    "all",
 ]
 LICENCE_ALIASES = {"libvirt": "kvm", "vsphere": "esxi"}
 
@@ -116,6 +120,27 @@ class LicenceModel(_Model):
         default=None, ge=0, lt=1, description="0.15: 15% off this licence's list price."
     )
     source: str = Field(default="", description="Where this price and term come from.")
+    name: str = Field(
+        default="",
+        max_length=60,
+        description="What is licensed (vSphere Foundation, NGINX Plus), in every output.",
+    )
+
+
+# A key holds one licence (a mapping) or a list of them that all apply. The tags are
+# pydantic's names for the two forms in an error's path; problems_of leaves them out.
+_ONE, _LIST = "[one]", "[list]"
+
+
+def _form(v: Any) -> str:
+    return _LIST if isinstance(v, list) else _ONE
+
+
+LicenceLines = Annotated[
+    Annotated[LicenceModel, Tag(_ONE)]
+    | Annotated[Annotated[list[LicenceModel], Field(min_length=1, max_length=20)], Tag(_LIST)],
+    Discriminator(_form),
+]
 
 
 class SupportModel(_Model):
@@ -156,7 +181,7 @@ class CatalogModel(_Model):
     source: str = ""
     date: str = Field(default="", description="When the prices were given (a quote's date).")
     servers: list[ServerModel] = Field(min_length=1)
-    licences: dict[LicenceKey, LicenceModel] = Field(default_factory=dict)
+    licences: dict[LicenceKey, LicenceLines] = Field(default_factory=dict)
     support: SupportModel | None = None
     power: PowerModel | None = None
     amortisation_months: int | None = Field(default=None, ge=1, le=240)
@@ -190,22 +215,7 @@ class CatalogModel(_Model):
             for i, s in enumerate(self.servers):
                 if s.watts is None:
                     problems.append(f"servers.{i}.watts: required when power is priced")
-        for platform, lic in self.licences.items():
-            if lic.term == "yearly" and self.amortisation_months is None:
-                problems.append(
-                    f"amortisation_months: required by the yearly licence of {platform}"
-                )
-            if lic.min_cores_per_socket and lic.per != "core":
-                problems.append(
-                    f"licences.{platform}.min_cores_per_socket: only a per-core licence has one"
-                )
-            if lic.currency and lic.currency != self.currency:
-                if lic.currency not in self.exchange_rates:
-                    problems.append(
-                        f"licences.{platform}.currency: {lic.currency} is not the catalog's "
-                        f"{self.currency}: state exchange_rates: {{{lic.currency}: {{rate: "
-                        f"<1 {lic.currency} in {self.currency}>, source: ...}}}}"
-                    )
+        problems += self._licence_problems()
         for code in self.exchange_rates:
             if not re.fullmatch(r"[A-Z]{3}", code) or code == self.currency:
                 problems.append(
@@ -219,6 +229,52 @@ class CatalogModel(_Model):
         if problems:
             raise ValueError("\n".join(problems))
         return self
+
+    def _licence_problems(self) -> list[str]:
+        """Each licence line's terms, and the names that tell a platform's lines apart."""
+        problems: list[str] = []
+        for platform, entry in self.licences.items():
+            many = isinstance(entry, list)
+            lines = entry if isinstance(entry, list) else [entry]
+            for i, lic in enumerate(lines):
+                at = f"licences.{platform}" + (f".{i}" if many else "")
+                if lic.term == "yearly" and self.amortisation_months is None:
+                    problems.append(
+                        f"amortisation_months: required by the yearly licence of {platform}"
+                    )
+                if lic.min_cores_per_socket and lic.per != "core":
+                    problems.append(f"{at}.min_cores_per_socket: only a per-core licence has one")
+                if lic.currency and lic.currency != self.currency:
+                    if lic.currency not in self.exchange_rates:
+                        problems.append(
+                            f"{at}.currency: {lic.currency} is not the catalog's "
+                            f"{self.currency}: state exchange_rates: {{{lic.currency}: {{rate: "
+                            f"<1 {lic.currency} in {self.currency}>, source: ...}}}}"
+                        )
+                if len(lines) > 1 and not lic.name.strip():
+                    problems.append(
+                        f"{at}.name: required when {platform} has several licences "
+                        "(what each one licenses, shown in every answer)"
+                    )
+        every = self.licences.get("all")
+        every_names = {x.name.strip().lower() for x in _lines(every) if x.name.strip()}
+        for platform, entry in self.licences.items():
+            seen: set[str] = set() if platform == "all" else set(every_names)
+            many = isinstance(entry, list)
+            for i, lic in enumerate(_lines(entry)):
+                name = lic.name.strip().lower()
+                if name and name in seen:
+                    at = f"licences.{platform}" + (f".{i}" if many else "")
+                    problems.append(
+                        f"{at}.name: {lic.name!r} is named twice among the licences "
+                        f"{platform} pays (all apply: give each line its own name)"
+                    )
+                seen.add(name)
+        return problems
+
+
+def _lines(entry: LicenceModel | list[LicenceModel] | None) -> list[LicenceModel]:
+    return [] if entry is None else entry if isinstance(entry, list) else [entry]
 
 
 # -- reference dataset -----------------------------------------------------------------
@@ -307,7 +363,7 @@ def _fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     index or a key of the path is a container's); empty when unknown."""
     node: Any = model
     for part in loc[:-1]:
-        node = _optional(node)
+        node = _optional(node, part)
         if isinstance(node, type) and issubclass(node, BaseModel):
             field = node.model_fields.get(str(part))
             if field is None:
@@ -318,17 +374,25 @@ def _fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
         if not args:
             return []
         node = args[-1]
-    node = _optional(node)
+    node = _optional(node, loc[-1] if loc else "")
     if isinstance(node, type) and issubclass(node, BaseModel):
         return list(node.model_fields)
     return []
 
 
-def _optional(node: Any) -> Any:
-    """``X`` of ``X | None``; anything else as it is."""
+def _optional(node: Any, part: Any = "") -> Any:
+    """``X`` of ``X | None`` (and of ``Annotated[X, ...]``); of a licence key's two forms
+    (one licence or a list), the list when ``part`` is an index, else the one; anything
+    else as it is."""
+    while get_origin(node) is Annotated:
+        node = get_args(node)[0]
     if get_origin(node) in (Union, UnionType):
         args = [a for a in get_args(node) if a is not type(None)]
-        return args[0] if len(args) == 1 else node
+        if len(args) == 1:
+            return _optional(args[0], part)
+        forms = [_optional(a) for a in args]
+        want = [a for a in forms if (get_origin(a) is list) == isinstance(part, int)]
+        return want[0] if len(want) == 1 else node
     return node
 
 
@@ -346,6 +410,7 @@ def problems_of(exc: ValidationError, model: type[BaseModel] | None = None) -> l
     unknown key lists the keys ``model`` accepts there."""
     out: list[str] = []
     for e in exc.errors():
+        e["loc"] = tuple(p for p in e["loc"] if p not in (_ONE, _LIST))
         loc = ".".join(str(p) for p in e["loc"] if p != "[key]")
         if e["type"] == "value_error":
             # our own cross-field checks: already "field: message" lines
@@ -361,5 +426,9 @@ def problems_of(exc: ValidationError, model: type[BaseModel] | None = None) -> l
             msg = f"{_NOT_POSITIVE[first]}, not {e.get('input')!r}"
         if e["type"] == "literal_error" and "input" in e:
             msg = f"{e['input']!r} is not allowed; {e['msg'].lower()}"
+            words = re.findall(r"'([^']*)'", str(e.get("ctx", {}).get("expected", "")))
+            near = difflib.get_close_matches(str(e["input"]), words, n=1, cutoff=0.6)
+            if near:
+                msg += f" (did you mean {near[0]}?)"
         out.append(f"{loc or '(top)'}: {msg}")
     return out

@@ -41,19 +41,22 @@ def plan_years(catalog: CostCatalog, years: int | None) -> int | None:
 
 
 def order_minimums(
-    catalog: CostCatalog, platform: str, cores: Sequence[int], *, already: int = 0
+    catalog: CostCatalog, platform: str, cores: Sequence[int], *, have: Sequence[int] = ()
 ) -> list[Minimum]:
-    """The order minimum of ``platform``'s licence for server types of these core counts,
-    priced over the catalog's period (empty without one). ``already``: units of a fleet
-    already bought, which a once-paid licence's next order does not count."""
-    found = catalog.licence_for(platform)
-    if found is None or not found[1].min_per_order:
-        return []
-    lic = found[1]
-    per_unit = lic.price * lic.terms(catalog.amortisation_months)
-    units = tuple(float(catalog.licence_units(platform, c)) for c in cores)
-    least = float(lic.min_per_order) + (already if lic.term == "once" else 0)
-    return [Minimum(per_unit, units, least)]
+    """One order minimum per licence line of ``platform`` that has one, for server types of
+    these core counts, priced over the catalog's period (empty without any). ``have``: the
+    fleet already bought (counts per type), whose units a once-paid line's next order does
+    not count."""
+    per_type = [catalog.licence_units(platform, c) for c in cores]
+    out = []
+    for i, (_, lic) in enumerate(catalog.licence_lines(platform)):
+        if not lic.min_per_order:
+            continue
+        units = tuple(float(u[i]) for u in per_type)
+        already = sum(u * x for u, x in zip(units, have, strict=False))
+        least = float(lic.min_per_order) + (already if lic.term == "once" else 0.0)
+        out.append(Minimum(lic.price * lic.terms(catalog.amortisation_months), units, least))
+    return out
 
 
 def cash_flow(
@@ -85,10 +88,7 @@ def cash_flow(
             Offer(left.server_cost(platform, c).total, s / scale)
             for c, s in zip(cores, shares, strict=True)
         ]
-        units_now = sum(
-            left.licence_units(platform, c) * x for c, x in zip(cores, have, strict=True)
-        )
-        mins = order_minimums(left, platform, cores, already=units_now)
+        mins = order_minimums(left, platform, cores, have=have)
         got = cheapest(
             offers, need, n_plus_1=n_plus_1, mirrored=mirrored, minimums=mins, fixed=have
         )
@@ -138,7 +138,7 @@ def _row(
     fleet = {t.cores_per_server: x for t, x in zip(types, have, strict=True) if x}
     bought = {t.cores_per_server: x for t, x in zip(types, added, strict=True) if x}
     hardware = sum(_offer(catalog, c).price * x for c, x in bought.items())
-    licence = _licence_paid(catalog, platform, fleet, bought)
+    licences = _licences_paid(catalog, platform, fleet, bought)
     support = 0.0
     if catalog.support is not None:
         share = catalog.support.share_of_hardware_per_year
@@ -159,25 +159,25 @@ def _row(
         bought=_labelled(types, added),
         fleet=_labelled(types, have),
         hardware=hardware,
-        licence=licence,
+        licence=sum(c for _, c in licences),
         support=support,
         power=power,
         utilization=1.0 / carried if carried > 0 else 0.0,
+        licences=licences,
     )
 
 
-def _licence_paid(
+def _licences_paid(
     catalog: CostCatalog, platform: str, fleet: Mapping[int, int], bought: Mapping[int, int]
-) -> float:
-    found = catalog.licence_for(platform)
-    if found is None:
-        return 0.0
-    lic = found[1]
-    counted = fleet if lic.term == "yearly" else bought
-    units = sum(catalog.licence_units(platform, c) * x for c, x in counted.items())
-    if not units:
-        return 0.0
-    return lic.price * max(units, lic.min_per_order)
+) -> tuple[tuple[str, float], ...]:
+    """What each licence line is paid this year, by name: a yearly line for the fleet in
+    service, a once-paid one for the servers bought; each order's minimum applied."""
+    out = []
+    for i, (key, lic) in enumerate(catalog.licence_lines(platform)):
+        counted = fleet if lic.term == "yearly" else bought
+        units = sum(catalog.licence_units(platform, c)[i] * x for c, x in counted.items())
+        out.append((lic.called(key), lic.price * max(units, lic.min_per_order) if units else 0.0))
+    return tuple(out)
 
 
 def _offer(catalog: CostCatalog, cores: int) -> Any:

@@ -8,9 +8,11 @@ that period, a total cost of ownership:
 
 - a **licence** is priced per platform family (``baremetal``, ``hypervisor``,
   ``kubernetes``: :func:`sizing.model.cost_family`) or per platform (``esxi``, ``kvm``,
-  which overrides its family); per socket or per core (at least ``min_cores_per_socket``
-  cores on each socket, as per-core subscriptions are sold), once or every year
-  (``amortisation_months / 12`` times);
+  which overrides its family), and under ``all`` for every platform besides (a key may
+  hold a list of named lines that all apply: :mod:`sizing.engine.licences`); per server,
+  per socket or per core (at least ``min_cores_per_socket`` cores on each socket, as
+  per-core subscriptions are sold), once or every year (``amortisation_months / 12``
+  times), each line's order minimum applied to the whole order;
 - **support** is a share of the hardware price per year, over the period;
 - **power** is ``watts at load / 1000 * hours in the period * price per kWh`` (a month is
   730 hours).
@@ -25,11 +27,32 @@ prices.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sizing.engine.licences import (
+    EVERY_PLATFORM,
+    KEY_WORDS,
+    Licence,
+    LicenceCost,
+    applying,
+    lines_of,
+)
 from sizing.model import cost_family
+
+__all__ = [
+    "HOURS_PER_MONTH",
+    "NEVER_PRICED",
+    "NO_HYPERVISOR_LICENCE",
+    "CostBreakdown",
+    "CostCatalog",
+    "CostScope",
+    "Licence",
+    "LicenceCost",
+    "ServerOffer",
+    "Support",
+]
 
 HOURS_PER_MONTH = 730.0  # 8,760 hours a year / 12
 # What no catalog prices: said once where a catalog's scope is stated (the guide), not on
@@ -37,60 +60,6 @@ HOURS_PER_MONTH = 730.0  # 8,760 hours a year / 12
 NEVER_PRICED = "rack space, cooling and network"
 # What bare metal pays for a hypervisor: said as a priced part, never as a cost left out
 NO_HYPERVISOR_LICENCE = "no hypervisor licence (bare metal)"
-
-
-@dataclass(frozen=True)
-class Licence:
-    """A platform licence, priced per socket, per core or per server (an instance), once or
-    every year; a per-core licence counts at least ``min_cores_per_socket`` cores on each
-    socket (0: no minimum), and an order pays for at least ``min_per_order`` units (0: no
-    minimum), which makes a fleet's licence cost not linear in its servers.
-
-    ``price`` is what one unit costs in the catalog's currency after the discount; the
-    list price, its currency, the exchange rate and the discount are kept to be stated."""
-
-    per: str  # "socket" | "core" | "server"
-    price: float
-    term: str = "once"  # "once" | "yearly"
-    min_cores_per_socket: int = 0
-    min_per_order: int = 0
-    list_price: float | None = None  # in ``currency``, before the discount
-    currency: str = ""  # "" : the catalog's
-    rate: float = 1.0  # 1 unit of ``currency`` in the catalog's currency
-    discount: float = 0.0
-    source: str = ""
-
-    def units(self, *, cores: int, sockets: int) -> int:
-        """The servers, sockets or cores paid for on one server."""
-        if self.per == "server":
-            return 1
-        if self.per == "socket":
-            return sockets
-        return max(cores, sockets * self.min_cores_per_socket)
-
-    def terms(self, months: int | None) -> float:
-        """How many times the price is paid over ``months`` (once, or each year)."""
-        return 1.0 if self.term == "once" else (months or 12) / 12.0
-
-    def cost(self, *, cores: int, sockets: int, months: int | None) -> float:
-        """The licence cost of one server over the amortisation period (an order minimum
-        is the fleet's: :meth:`order_cost`)."""
-        return self.price * self.units(cores=cores, sockets=sockets) * self.terms(months)
-
-    def order_cost(self, units: int, months: int | None) -> float:
-        """What an order of ``units`` units costs over ``months``, its minimum applied."""
-        return self.price * max(units, self.min_per_order) * self.terms(months)
-
-    def describe(self) -> str:
-        """How it is sold, in words: ``per core, at least 16 a socket, 72 an order, yearly``."""
-        minimum = (
-            f", at least {self.min_cores_per_socket} a socket"
-            if self.per == "core" and self.min_cores_per_socket
-            else ""
-        )
-        if self.min_per_order:
-            minimum += f", at least {self.min_per_order} {self.per}s an order"
-        return f"per {self.per}{minimum}, {self.term}"
 
 
 @dataclass(frozen=True)
@@ -128,14 +97,17 @@ class ServerOffer:
 @dataclass(frozen=True)
 class CostBreakdown:
     """The cost of one server (or a fleet) over the catalog's period, part by part, and
-    what the catalog does not price (``left_out``, in words)."""
+    what the catalog does not price (``left_out``, in words). ``licence`` is the sum of
+    ``licences``, one :class:`LicenceCost` per licence line paid (named)."""
 
     hardware: float
     licence: float = 0.0
     power: float = 0.0
     support: float = 0.0
     left_out: tuple[str, ...] = ()
-    licence_key: str = ""  # the catalog's licence entry that applied ("hypervisor", "esxi")
+    licence_key: str = ""  # the platform's own licence entry that applied ("hypervisor", "esxi")
+    licences: tuple[LicenceCost, ...] = ()
+    no_hypervisor_licence: bool = False  # bare metal, in a catalog that prices licences
 
     @property
     def total(self) -> float:
@@ -143,18 +115,21 @@ class CostBreakdown:
 
     def times(self, n: int) -> CostBreakdown:
         """The cost of ``n`` such servers."""
-        return CostBreakdown(
+        return replace(
+            self,
             hardware=self.hardware * n,
             licence=self.licence * n,
             power=self.power * n,
             support=self.support * n,
-            left_out=self.left_out,
-            licence_key=self.licence_key,
+            licences=tuple(replace(x, cost=x.cost * n) for x in self.licences),
         )
 
     def plus(self, other: CostBreakdown) -> CostBreakdown:
         """Two costs together (a mixed fleet): the parts added, what is left out of either."""
         key = self.licence_key if self.licence_key == other.licence_key else ""
+        lines: dict[tuple[str, str], float] = {}
+        for x in (*self.licences, *other.licences):
+            lines[(x.name, x.key)] = lines.get((x.name, x.key), 0.0) + x.cost
         return CostBreakdown(
             hardware=self.hardware + other.hardware,
             licence=self.licence + other.licence,
@@ -162,12 +137,23 @@ class CostBreakdown:
             support=self.support + other.support,
             left_out=tuple(dict.fromkeys((*self.left_out, *other.left_out))),
             licence_key=key or self.licence_key or other.licence_key,
+            licences=tuple(LicenceCost(n, k, c) for (n, k), c in lines.items()),
+            no_hypervisor_licence=self.no_hypervisor_licence and other.no_hypervisor_licence,
         )
+
+    def with_topups(self, topups: Mapping[str, float]) -> CostBreakdown:
+        """This cost with order minimums' top-ups added to the lines they are named by."""
+        if not any(topups.values()):
+            return self
+        lines = tuple(replace(x, cost=x.cost + topups.get(x.name, 0.0)) for x in self.licences)
+        return replace(self, licence=self.licence + sum(topups.values()), licences=lines)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "hardware": round(self.hardware, 2),
             "licence": round(self.licence, 2),
+            "licences": [x.to_dict() for x in self.licences],
+            "no_hypervisor_licence": self.no_hypervisor_licence,
             "support": round(self.support, 2),
             "power": round(self.power, 2),
             "total": round(self.total, 2),
@@ -193,7 +179,8 @@ class CostCatalog:
     servers: tuple[ServerOffer, ...]
     name: str = ""
     currency: str = "USD"
-    licences: Mapping[str, Licence] = field(default_factory=dict)
+    # a key's licence, or a list of them that all apply (sizing.engine.licences)
+    licences: Mapping[str, Licence | Sequence[Licence]] = field(default_factory=dict)
     price_per_kwh: float | None = None
     amortisation_months: int | None = None
     source: str = ""
@@ -215,20 +202,14 @@ class CostCatalog:
                 return s
         return None
 
-    def licence_for(self, platform: str) -> tuple[str, Licence] | None:
-        """The licence entry that prices ``platform`` and its key: the platform's own
-        (``esxi``) before its family's (``hypervisor``); None when neither is priced."""
-        for key in (platform, cost_family(platform)):
-            if key and key in self.licences:
-                return key, self.licences[key]
-        return None
+    def licence_lines(self, platform: str) -> tuple[tuple[str, Licence], ...]:
+        """The licence lines a server on ``platform`` pays, with their keys: its own
+        (``esxi``) or its family's (``hypervisor``), then every platform's (``all``)."""
+        return applying(self.licences, platform)
 
-    def licence_keys(self, platform: str | None) -> list[str]:
-        """The licence entries a cost on ``platform`` pays (None: every one the catalog prices)."""
-        if platform is None:
-            return sorted(self.licences)
-        found = self.licence_for(platform)
-        return [] if found is None else [found[0]]
+    def own_licence_key(self, platform: str) -> str:
+        """The platform's own licence entry (``esxi``, ``hypervisor``); "" when none."""
+        return next((k for k, _ in self.licence_lines(platform) if k != EVERY_PLATFORM), "")
 
     def server_cost(self, platform: str, cores: int) -> CostBreakdown:
         """What one ``cores``-core server costs on ``platform`` (KeyError if not sold)."""
@@ -236,11 +217,12 @@ class CostCatalog:
         if offer is None:
             raise KeyError(cores)
         months = self.amortisation_months
-        licence_cost, key = 0.0, ""
-        found = self.licence_for(platform)
-        if found is not None:
-            key, licence = found
-            licence_cost = licence.cost(cores=cores, sockets=offer.sockets, months=months)
+        lines = tuple(
+            LicenceCost(
+                lic.called(key), key, lic.cost(cores=cores, sockets=offer.sockets, months=months)
+            )
+            for key, lic in self.licence_lines(platform)
+        )
         support_cost = 0.0
         if self.support is not None and months is not None:
             support_cost = self.support.cost(offer.price, months)
@@ -248,48 +230,83 @@ class CostCatalog:
         if self.price_per_kwh is not None and months is not None and offer.watts is not None:
             hours = months * HOURS_PER_MONTH
             power_cost = offer.watts / 1000.0 * hours * self.price_per_kwh
+        own = self.own_licence_key(platform)
         return CostBreakdown(
             hardware=offer.price,
-            licence=licence_cost,
+            licence=sum(x.cost for x in lines),
             power=power_cost,
             support=support_cost,
             left_out=self.scope(platform, offer).left_out,
-            licence_key=key,
+            licence_key=own,
+            licences=lines,
+            no_hypervisor_licence=bool(self.licences)
+            and not own
+            and cost_family(platform) == "baremetal",
         )
 
-    def order_topup(self, platform: str, units: int) -> float:
-        """What ``platform``'s licence order minimum adds to a fleet paying ``units`` units
-        over the period (0 without a minimum)."""
-        found = self.licence_for(platform)
-        if found is None or not found[1].min_per_order:
-            return 0.0
-        lic = found[1]
-        short = max(0, lic.min_per_order - units)
-        return lic.price * short * lic.terms(self.amortisation_months)
-
-    def licence_units(self, platform: str, cores: int) -> int:
-        """The licence units one ``cores``-core server pays on ``platform`` (0: none)."""
-        found = self.licence_for(platform)
+    def licence_units(self, platform: str, cores: int) -> tuple[int, ...]:
+        """The units one ``cores``-core server pays on ``platform``, one count per licence
+        line of :meth:`licence_lines` (empty: none, or the server is not sold)."""
         offer = self.offer(cores)
-        if found is None or offer is None:
-            return 0
-        return found[1].units(cores=offer.cores, sockets=offer.sockets)
+        if offer is None:
+            return ()
+        return tuple(
+            lic.units(cores=offer.cores, sockets=offer.sockets)
+            for _, lic in self.licence_lines(platform)
+        )
+
+    def order_topups(self, platform: str, counts: Mapping[int, int]) -> dict[str, float]:
+        """What each licence line's order minimum adds to a fleet (servers by core count)
+        over the period, by the line's name (a line without a minimum adds nothing)."""
+        out: dict[str, float] = {}
+        for i, (key, lic) in enumerate(self.licence_lines(platform)):
+            if not lic.min_per_order:
+                continue
+            units = sum(self.licence_units(platform, c)[i] * n for c, n in counts.items() if n > 0)
+            short = max(0, lic.min_per_order - units)
+            out[lic.called(key)] = lic.price * short * lic.terms(self.amortisation_months)
+        return out
 
     def fleet_cost(self, platform: str, counts: Mapping[int, int]) -> CostBreakdown:
-        """What a fleet (servers by core count) costs on ``platform``, part by part, its
-        licence's order minimum applied to the whole order."""
+        """What a fleet (servers by core count) costs on ``platform``, part by part, each
+        licence line's order minimum applied to the whole order."""
         total: CostBreakdown | None = None
-        units = 0
         for cores, n in sorted(counts.items()):
             if n <= 0:
                 continue
             part = self.server_cost(platform, cores).times(n)
             total = part if total is None else total.plus(part)
-            units += self.licence_units(platform, cores) * n
         if total is None:
             return CostBreakdown(hardware=0.0)
-        topup = self.order_topup(platform, units)
-        return replace(total, licence=total.licence + topup) if topup else total
+        return total.with_topups(self.order_topups(platform, counts))
+
+    def licence_words(self, platform: str | None) -> str:
+        """The licences a cost on ``platform`` pays, in words (empty: none): ``licence
+        (vSphere Foundation + NGINX Plus)``; bare metal ``no hypervisor licence (bare
+        metal) + licence (NGINX Plus)``. None: each platform's, ``licences (ESXi: vSphere
+        Foundation + NGINX Plus; KVM: Proxmox VE + NGINX Plus; bare metal: no hypervisor
+        licence, NGINX Plus)``."""
+        if platform is not None:
+            names = [lic.name or k for k, lic in self.licence_lines(platform)]
+            if self.licences and cost_family(platform) == "baremetal":
+                if not self.own_licence_key(platform):
+                    return " + ".join(
+                        [NO_HYPERVISOR_LICENCE, *([f"licence ({' + '.join(names)})"] * bool(names))]
+                    )
+            return f"licence ({' + '.join(names)})" if names else ""
+        if not self.licences:
+            return ""
+        each = []
+        for key in sorted(k for k in self.licences if k != EVERY_PLATFORM):
+            names = [lic.name or lic.describe() for _, lic in self.licence_lines(key)]
+            each.append(f"{KEY_WORDS.get(key, key)}: {' + '.join(names)}")
+        if not self.own_licence_key("baremetal"):
+            more = [lic.name or lic.describe() for _, lic in self.licence_lines("baremetal")]
+            each.append(", ".join(["bare metal: no hypervisor licence", *more]))
+        if EVERY_PLATFORM in self.licences:
+            every = [lic.name or lic.describe() for lic in lines_of(self.licences[EVERY_PLATFORM])]
+            each.append(f"any other platform: {' + '.join(every)}")
+        return f"licences ({'; '.join(each)})"
 
     def scope(self, platform: str | None = None, offer: ServerOffer | None = None) -> CostScope:
         """What a cost includes and leaves out, in words: of one ``offer`` on ``platform``
@@ -298,10 +315,12 @@ class CostCatalog:
         months = self.amortisation_months
         priced = ["hardware (the catalog's server price)"]
         left: list[str] = []
-        if keys := self.licence_keys(platform):
-            priced.append("platform licence (" + ", ".join(keys) + ")")
-        elif platform is not None and cost_family(platform) == "baremetal":
-            priced.append(NO_HYPERVISOR_LICENCE)  # not a missing cost: there is none
+        words = self.licence_words(platform)
+        if platform is not None and cost_family(platform) == "baremetal":
+            # not a missing cost: there is none (and any other licence it pays is named)
+            priced.append(words or NO_HYPERVISOR_LICENCE)
+        elif words:
+            priced.append(f"platform {words}")
         else:
             left.append("no licence priced" + ("" if platform is None else f" for {platform}"))
         if self.support is not None and months is not None:
@@ -348,10 +367,8 @@ class CostCatalog:
         """In words, what a cost on ``platform`` includes: its licence only if one prices it
         (a bare-metal answer never says "licence (hypervisor)"); None: every licence."""
         parts = ["hardware"]
-        if keys := self.licence_keys(platform):
-            parts.append("licence (" + ", ".join(keys) + ")")
-        elif self.licences and platform is not None and cost_family(platform) == "baremetal":
-            parts.append(NO_HYPERVISOR_LICENCE)
+        if words := self.licence_words(platform):
+            parts.append(words)
         if self.support is not None and self.amortisation_months is not None:
             parts.append("support")
         if self.price_per_kwh is not None and self.amortisation_months is not None:
@@ -392,18 +409,22 @@ class CostCatalog:
                 k: {"rate": r, "source": src} for k, (r, src) in sorted(self.exchange_rates.items())
             },
             "licences": {
-                k: {
-                    "per": v.per,
-                    "price": v.price,
-                    "term": v.term,
-                    "min_cores_per_socket": v.min_cores_per_socket,
-                    "min_per_order": v.min_per_order,
-                    "list_price": v.list_price,
-                    "currency": v.currency or self.currency,
-                    "rate": v.rate,
-                    "discount": v.discount,
-                    "source": v.source,
-                }
-                for k, v in sorted(self.licences.items())
+                k: [
+                    {
+                        "name": v.called(k),
+                        "per": v.per,
+                        "price": v.price,
+                        "term": v.term,
+                        "min_cores_per_socket": v.min_cores_per_socket,
+                        "min_per_order": v.min_per_order,
+                        "list_price": v.list_price,
+                        "currency": v.currency or self.currency,
+                        "rate": v.rate,
+                        "discount": v.discount,
+                        "source": v.source,
+                    }
+                    for v in lines_of(entry)
+                ]
+                for k, entry in sorted(self.licences.items())
             },
         }

@@ -25,6 +25,7 @@ class YearRow:
     support: float
     power: float
     utilization: float  # of the counted capacity at that year's demand
+    licences: tuple[tuple[str, float], ...] = ()  # ``licence`` line by line, by name
 
     @property
     def total(self) -> float:
@@ -44,6 +45,7 @@ class YearRow:
             "servers": self.servers,
             "hardware": round(self.hardware, 2),
             "licence": round(self.licence, 2),
+            "licences": [{"name": n, "cost": round(c, 2)} for n, c in self.licences],
             "support": round(self.support, 2),
             "power": round(self.power, 2),
             "total": round(self.total, 2),

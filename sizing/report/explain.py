@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sizing.engine.choice import Choice
-from sizing.engine.costs import CostBreakdown, CostCatalog
+from sizing.engine.costs import CostBreakdown, CostCatalog, LicenceCost
+from sizing.engine.licences import EVERY_PLATFORM, lines_of
 from sizing.engine.predict import DRAWS, MIN_CLAIM_RUNS
 from sizing.engine.recommend import Configuration, Demand, Recommendation
 from sizing.engine.slo import slo_profile_name
@@ -32,14 +33,15 @@ def _unit(profile: str) -> str:
 def cost_words(cost: CostBreakdown, currency: str, catalog: CostCatalog | None = None) -> str:
     """``hardware $1,300 + licence (hypervisor, per socket, once) $1,000 + power $315.36 =
     $2,615.36; left out: support not priced``: every part priced, then what is not."""
-    if cost.total == cost.hardware and not cost.licence_key:
+    if cost.total == cost.hardware and not cost.licence_key and not cost.licences:
         text = f"hardware only, {_money(cost.hardware, currency)}"
         return text + ("; left out: " + ", ".join(cost.left_out) if cost.left_out else "")
     parts = [f"hardware {_money(cost.hardware, currency)}"]
-    if cost.licence_key:
-        lic = None if catalog is None else catalog.licences.get(cost.licence_key)
-        how = "" if lic is None else f", {lic.describe()}"
-        parts.append(f"licence ({cost.licence_key}{how}) {_money(cost.licence, currency)}")
+    if cost.no_hypervisor_licence:
+        parts.append("no hypervisor licence")
+    parts += [_licence_part(x, currency, catalog) for x in cost.licences]
+    if cost.licence_key and not cost.licences:  # a cost made without its lines
+        parts.append(f"licence ({cost.licence_key}) {_money(cost.licence, currency)}")
     if cost.support:
         parts.append(f"support {_money(cost.support, currency)}")
     if cost.power:
@@ -48,6 +50,19 @@ def cost_words(cost: CostBreakdown, currency: str, catalog: CostCatalog | None =
     if cost.left_out:
         text += "; left out: " + ", ".join(cost.left_out)
     return text
+
+
+def _licence_part(x: LicenceCost, currency: str, catalog: CostCatalog | None) -> str:
+    """``licence (esxi, per core, yearly) $29,160`` of an unnamed line; a named one says
+    its name: ``licence NGINX Plus (every platform, per server, yearly) $7,500``."""
+    lines = () if catalog is None or x.key not in catalog.licences else catalog.licences[x.key]
+    lic = next((v for v in lines_of(lines) if v.called(x.key) == x.name), None)
+    where = "every platform" if x.key == EVERY_PLATFORM else x.key
+    how = "" if lic is None else f", {lic.describe()}"
+    name = f" {lic.name}" if lic is not None and lic.name else ""
+    if lic is None and x.name:
+        name = f" {x.name}"
+    return f"licence{name} ({where}{how}) {_money(x.cost, currency)}"
 
 
 def describe_figure(f: Figure) -> str:
@@ -212,9 +227,14 @@ def _topup(extra: float, cur: str, catalog: CostCatalog | None, best: Configurat
     to the servers' own costs (empty when it adds nothing)."""
     if extra < 0.005 or catalog is None:
         return ""
-    found = catalog.licence_for(best.platform)
-    least = "" if found is None else f" of {found[1].min_per_order} {found[1].per}s"
-    return f" + {_money(extra, cur)} to the licence's order minimum{least}"
+    minimums = [(k, lic) for k, lic in catalog.licence_lines(best.platform) if lic.min_per_order]
+    if len(minimums) != 1:
+        topups = catalog.order_topups(best.platform, {best.cores_per_server: best.servers})
+        each = ", ".join(f"{n} {_money(v, cur)}" for n, v in topups.items() if v >= 0.005)
+        return f" + {_money(extra, cur)} to the licences' order minimums ({each})"
+    _, lic = minimums[0]
+    whose = f"{lic.name}'s" if lic.name else "the licence's"
+    return f" + {_money(extra, cur)} to {whose} order minimum of {lic.min_per_order} {lic.per}s"
 
 
 def _capacity(result: Recommendation, best: Configuration) -> list[str]:

@@ -75,7 +75,7 @@ licences:
         "licences.hypervisor.per: 'vm' is not allowed; input should be 'socket', 'core' or "
         "'server'",
         "licences.xen: 'xen' is not allowed; input should be 'baremetal', 'hypervisor', "
-        "'kubernetes', 'esxi', 'kvm', 'libvirt', 'vsphere' or 'virtualized-host'",
+        "'kubernetes', 'esxi', 'kvm', 'libvirt', 'vsphere', 'virtualized-host' or 'all'",
     ]
 
 

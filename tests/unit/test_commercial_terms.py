@@ -50,7 +50,7 @@ def test_a_per_core_licence_pays_16_cores_a_cpu_on_a_2_x_12_core_server(tmp_path
         HEAD + "licences: {esxi: {per: core, price: 135, term: yearly, min_cores_per_socket: 16}}\n"
         "servers:\n  - {cores: 24, sockets: 2, price: 9000}\n",
     )
-    assert cat.licence_units("esxi", 24) == 32  # 2 CPUs x 16, not 24
+    assert cat.licence_units("esxi", 24) == (32,)  # 2 CPUs x 16, not 24
     assert cat.server_cost("esxi", 24).licence == pytest.approx(32 * 135 * 3)  # 12,960
 
 
@@ -74,7 +74,7 @@ def test_a_licence_per_server_an_nginx_plus_instance(tmp_path: Path) -> None:
         HEAD + "licences: {baremetal: {per: server, price: 2500, term: yearly}}\n"
         "servers:\n  - {cores: 64, sockets: 2, price: 19500}\n",
     )
-    assert cat.licence_units("baremetal", 64) == 1
+    assert cat.licence_units("baremetal", 64) == (1,)
     assert cat.server_cost("baremetal", 64).licence == pytest.approx(2500 * 3)
 
 
@@ -86,7 +86,7 @@ def test_a_licence_in_euros_is_converted_at_the_stated_rate(tmp_path: Path) -> N
         "servers:\n  - {cores: 32, sockets: 2, price: 11800}\n",
     )
     # 510 EUR x 1.08 = 550.80 USD per socket a year; 2 sockets x 3 years = 3,304.80
-    assert cat.licences["kvm"].price == pytest.approx(550.80)
+    assert cat.licences["kvm"][0].price == pytest.approx(550.80)
     assert cat.server_cost("kvm", 32).licence == pytest.approx(3304.80)
     assert cat.exchange_rates["EUR"] == (1.08, "ECB, 2026-11-02")
 
@@ -114,8 +114,8 @@ def test_discounts_per_line_and_per_catalog(tmp_path: Path) -> None:
     assert small is not None and large is not None
     assert small.price == pytest.approx(6200 * 0.90)  # the catalog's 10%: 5,580
     assert large.price == pytest.approx(11800 * 0.80)  # its own 20%: 9,440
-    assert cat.licences["esxi"].price == pytest.approx(135 * 0.75)  # its own 25%: 101.25
-    assert cat.licences["kvm"].price == pytest.approx(500 * 0.90)  # the catalog's: 450
+    assert cat.licences["esxi"][0].price == pytest.approx(135 * 0.75)  # its own 25%: 101.25
+    assert cat.licences["kvm"][0].price == pytest.approx(500 * 0.90)  # the catalog's: 450
     assert small.list_price == 6200
 
 
@@ -134,7 +134,8 @@ def test_discounts_per_line_and_per_catalog(tmp_path: Path) -> None:
         (
             "licences: {esxi: {per: core, price: 1, min_per_ordr: 72}}\nservers:\n" + R460,
             "licences.esxi.min_per_ordr: unknown field; did you mean min_per_order? (expected: "
-            "per, price, term, min_cores_per_socket, min_per_order, currency, discount, source)",
+            "per, price, term, min_cores_per_socket, min_per_order, currency, discount, source, "
+            "name)",
         ),
         (
             "exchange_rates: {EUR: {rate: 1.08, sorce: x}}\nservers:\n" + R460,
@@ -338,9 +339,14 @@ def test_the_terminal_shows_the_plan_the_assumptions_and_2n_in_100_columns(
     out = CliRunner().invoke(app, [*args, "--years", "3", "--growth", "30%"]).stdout
     assert "Year by year (3 years, the demand growing 30% a year;" in out
     assert "Total over 3 years: $" in out
-    assert "ESXi licence: $135 per core a year, at least 16 cores per CPU, at least 72 cores" in out
-    assert "KVM licence: EUR 510 per socket a year: $550.80 per socket a year at 1 EUR = 1.08" in (
-        out
+    flat = " ".join(out.split())
+    assert (
+        "vSphere Foundation (ESXi licence): $135 per core a year, at least 16 cores per CPU, at "
+        "least 72 cores" in flat
+    )
+    assert (
+        "Proxmox VE (KVM licence): EUR 510 per socket a year: $550.80 per socket a year at 1 "
+        "EUR = 1.08" in flat
     )
     assert "Bare metal licence: no hypervisor licence" in out
     assert "no licence priced for baremetal" not in out
@@ -378,7 +384,7 @@ def test_the_order_minimum_through_recommend(tmp_path: Path) -> None:
     assert best["cost"]["licence"] == pytest.approx(72 * 135 * 3)
     assert best["total_cost"] == pytest.approx(4 * best["cost_per_server"] + 8 * 135 * 3)
     text = CliRunner().invoke(app, [*args, "--platform", "esxi"]).stdout
-    assert "+ $3,240 to the licence's order minimum of 72 cores" in " ".join(text.split())
+    assert "+ $3,240 to vSphere Foundation's order minimum of 72 cores" in " ".join(text.split())
 
 
 def test_a_server_cheaper_per_server_but_paying_fewer_units_does_not_dominate() -> None:

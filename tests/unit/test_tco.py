@@ -131,7 +131,9 @@ def test_the_catalogs_scope_is_what_every_server_cost_says() -> None:
         "power over 36 months at 0.12 USD/kWh",
     )
     whole = cat.scope()
-    assert "platform licence (hypervisor)" in whole.priced
+    # the whole catalog says each platform's licences in words (bare metal pays none)
+    said = "platform licences (Hypervisor: per core, yearly; bare metal: no hypervisor licence)"
+    assert said in whole.priced
     assert "power over 36 months at 0.12 USD/kWh" in whole.priced  # the 4-core states watts
     assert whole.left_out == (
         "support not priced",

@@ -12,6 +12,7 @@ from typing import Any
 
 from sizing.engine.answer import Recommendation
 from sizing.engine.costs import HOURS_PER_MONTH, NEVER_PRICED, CostCatalog, Licence, ServerOffer
+from sizing.engine.licences import EVERY_PLATFORM, lines_of
 from sizing.report.data.format import PLATFORM_LABELS, amount
 
 __all__ = ["AssumptionRow", "assumptions", "catalog_assumptions", "licence_terms"]
@@ -61,6 +62,17 @@ def licence_terms(lic: Licence, cur: str) -> str:
     return text
 
 
+def _licence_item(key: str, lic: Licence) -> str:
+    """``ESXi licence``; a named line ``vSphere Foundation (ESXi licence)``, ``NGINX Plus
+    (every platform's licence)``."""
+    where = (
+        "every platform's licence"
+        if key == EVERY_PLATFORM
+        else f"{PLATFORM_LABELS.get(key, key)} licence"
+    )
+    return f"{lic.name} ({where})" if lic.name else where[0].upper() + where[1:]
+
+
 def assumptions(result: Recommendation) -> tuple[AssumptionRow, ...]:
     """Every assumption the answer's costs rest on, in the order a CFO reads them."""
     cat = result.catalog
@@ -95,18 +107,15 @@ def _catalog_rows(cat: CostCatalog, years: int | None) -> list[AssumptionRow]:
         )
         for o in sorted(cat.servers, key=lambda o: o.cores)
     ]
-    for key, lic in sorted(cat.licences.items()):
-        rows.append(
-            AssumptionRow(
-                f"{PLATFORM_LABELS.get(key, key)} licence",
-                licence_terms(lic, cur),
-                lic.source or named,
+    for key, entry in sorted(cat.licences.items(), key=lambda kv: kv[0] == EVERY_PLATFORM):
+        for lic in lines_of(entry):
+            rows.append(
+                AssumptionRow(_licence_item(key, lic), licence_terms(lic, cur), lic.source or named)
             )
-        )
-    if not any(k in cat.licences for k in ("baremetal",)):
-        rows.append(
-            AssumptionRow("Bare metal licence", "no hypervisor licence", "bare metal runs none")
-        )
+    if not cat.own_licence_key("baremetal"):
+        every = [lic.called(k) for k, lic in cat.licence_lines("baremetal")]
+        value = "no hypervisor licence" + (f"; pays {' + '.join(every)}" if every else "")
+        rows.append(AssumptionRow("Bare metal licence", value, "bare metal runs none"))
     for code, (rate, source) in sorted(cat.exchange_rates.items()):
         rows.append(AssumptionRow("Exchange rate", f"1 {code} = {rate:g} {cur}", source or named))
     if cat.discount:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sizing.engine.answer import Fleet
+from sizing.engine.licences import EVERY_PLATFORM
 from sizing.engine.versus import Overhead, PlatformComparison, Side
 from sizing.report.data.format import PLATFORM_LABELS, amount
 from sizing.report.explain import cost_words
@@ -66,6 +67,14 @@ def _servers(n: int | None) -> str:
     return f"{n} server{'s' if n != 1 else ''}"
 
 
+def _own_licence(f: Fleet) -> float:
+    """What a fleet pays for its platform's own licence lines (not every platform's)."""
+    cost = f.breakdown
+    if not cost.licences:
+        return cost.licence
+    return sum(x.cost for x in cost.licences if x.key != EVERY_PLATFORM)
+
+
 def versus_sentence(cmp: PlatformComparison) -> str:
     """One plain sentence a buyer can say back: how many servers each platform needs for
     the demand, what the difference costs (and how much of it is the hypervisor's
@@ -87,7 +96,8 @@ def versus_sentence(cmp: PlatformComparison) -> str:
         else f"needs the same {_servers(bm.servers)}"
     )
     why = []
-    licence = guest.fleet.breakdown.licence - bm.fleet.breakdown.licence
+    # the hypervisor's own lines: a licence every platform pays (NGINX Plus) is not its
+    licence = _own_licence(guest.fleet) - _own_licence(bm.fleet)
     if licence > 0.005:
         why.append(f"the hypervisor's licence comes to {amount(licence, cmp.currency)}")
     cores = guest.fleet.parts[-1][0].cores_per_server

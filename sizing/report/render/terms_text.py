@@ -41,9 +41,11 @@ def cash_flow_text(plan: CashFlow, width: int = TABLE_WIDTH) -> list[str]:
     """The plan as a table, a line of its total and the fleet the last year needs."""
     cur = plan.currency
     grows = f", the demand growing {plan.growth * 100:g}% a year" if plan.growth else ""
+    names = list(dict.fromkeys(n for r in plan.rows for n, _ in r.licences))
+    which = f" ({' + '.join(names)})" if names else ""
     head = (
         f"Year by year ({plan.years} years{grows}; {plan.platform}, HT {plan.ht}; "
-        "hardware when bought, licences, support and power each year):"
+        f"hardware when bought, licences{which}, support and power each year):"
     )
     has_rps = any(r.rps is not None for r in plan.rows)
     has_tps = any(r.tps is not None for r in plan.rows)
@@ -81,10 +83,26 @@ def cash_flow_text(plan: CashFlow, width: int = TABLE_WIDTH) -> list[str]:
         if plan.rows
         else "No year could be planned."
     )
-    out = [*wrap(head, width), *lines, *wrap(tail, width)]
+    out = [*wrap(head, width), *lines, *_licence_lines(plan, width), *wrap(tail, width)]
     if plan.note:
         out.extend(wrap(f"Stopped: {plan.note}.", width))
     return out
+
+
+def _licence_lines(plan: CashFlow, width: int) -> list[str]:
+    """The licence column line by line, each year, when there are several lines:
+    ``year  vSphere Foundation  NGINX Plus`` under the plan."""
+    names = list(dict.fromkeys(n for r in plan.rows for n, _ in r.licences))
+    if len(names) < 2:
+        return []
+    cur = plan.currency
+    rows = [
+        [r.year, *(money(dict(r.licences).get(n, 0.0), cur, cents=False) for n in names)]
+        for r in plan.rows
+    ]
+    lines = grid(["year", *names], rows).splitlines()
+    lines = [x if len(x) <= width else x[: width - 1] + "…" for x in lines]
+    return ["Licences each year, line by line (the licence column above):", *lines]
 
 
 def assumptions_text(result: Recommendation, width: int = TABLE_WIDTH) -> list[str]:
