@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from sizing.engine import Configuration, Recommendation
-from sizing.engine.costs import CostBreakdown, CostCatalog
+from sizing.engine.costs import CostBreakdown, CostCatalog, Licence
 from sizing.engine.versus import PlatformComparison
 from sizing.model import SizingMetric
 from sizing.report.data.assumptions import AssumptionRow, assumptions, catalog_assumptions
@@ -382,7 +382,12 @@ def _absent(result: Recommendation | None, catalog: CostCatalog) -> list[Assumpt
         if not result.growth:
             out.append(AssumptionRow("Growth", "none: the same demand every year", "--growth"))
     discounted = catalog.discount or any(s.discount for s in catalog.servers)
-    if not discounted and not any(lic.discount for lic in catalog.licences.values()):
+    lines = [
+        lic
+        for entry in catalog.licences.values()
+        for lic in ((entry,) if isinstance(entry, Licence) else entry)
+    ]
+    if not discounted and not any(lic.discount for lic in lines):
         out.append(AssumptionRow("Discount", "none: list prices", catalog.label))
     if not catalog.exchange_rates:
         out.append(
