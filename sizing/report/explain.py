@@ -246,8 +246,10 @@ def _capacity(result: Recommendation, best: Configuration) -> list[str]:
         assert target is not None
         n = best.counted_servers
         cap = counted_total(f.conservative, n)  # n × one server as printed: it multiplies
+        # below 1 a second as printed (a stored rate may be 1e-3): the share of the exact one
+        of = cap if cap > 0 else f.conservative * n
         shares.append(
-            f"{target:,.0f} {_unit(f.profile)} uses {target / cap * 100:.1f}% of {cap:,.0f}"
+            f"{target:,.0f} {_unit(f.profile)} uses {target / of * 100:.1f}% of {cap:,.0f}"
             f" ({n} × {f.conservative:,.0f})"
         )
     counted = f"{best.counted_servers} server" + ("s" if best.counted_servers > 1 else "")

@@ -196,8 +196,9 @@ def _capacity_facts(best: Configuration) -> list[Fact]:
         if cap is None:
             continue
         one = cap / n
-        lower = any(f.lower_bound and f.profile == profile for f in best.figures)
-        total = _capacity(counted_total(one, n), unit, lower)
+        mine = [f for f in best.figures if f.lower_bound and f.profile == profile]
+        why = _lower_why(mine[0].flags) if mine else ""
+        total = _capacity(counted_total(one, n), unit, bool(mine), why)
         out.append(
             Fact(
                 f"{label} capacity",
@@ -243,7 +244,9 @@ def _figure_fact(f: Figure) -> Fact:
     label = f"{PROFILE_LABELS.get(f.profile, f.profile)} of one {f.cores}-core server"
     how = FIGURE_WORDS.get(cell_source(f.source, f.emulated), f.source)
     if f.lower_bound:
-        return Fact(label, f"≥{number(f.value)} ({how}; a lower bound, sized on it)")
+        # a floor carries the low end of the measured count's interval: as sized
+        low = " the low end of its interval," if f.conservative < f.value else ""
+        return Fact(label + ", as sized", f"≥{number(f.conservative)}:{low} a lower bound ({how})")
     if f.ci_low is None or f.ci_high is None:
         return Fact(label, f"{number(f.conservative)} ({how})")
     low = "the quantile asked for" if f.sized is not None else "the low end of its interval"
@@ -285,13 +288,20 @@ def _alternatives(alts: Sequence[Configuration], currency: str) -> TableBlock | 
     )
 
 
-def _capacity(value: float, unit: str, lower: bool) -> str:
+CLIENT_BOUND_WHY = "the source's clients could not saturate the server"
+FLOOR_WHY = "at least what the largest measured core count of this CPU carries"
+
+
+def _lower_why(flags: tuple[str, ...]) -> str:
+    """Why a figure is a lower bound: its source's clients were the limit, or it is a floor
+    beyond the measured core counts (sizing.engine.reach)."""
+    return CLIENT_BOUND_WHY if "client-bound" in flags else FLOOR_WHY
+
+
+def _capacity(value: float, unit: str, lower: bool, why: str = CLIENT_BOUND_WHY) -> str:
     """``≥300,000 requests/s (a lower bound: ...)`` when the figure is a lower bound."""
     if lower:
-        return (
-            f"≥{number(value)} {unit} (a lower bound: the source's clients could not "
-            "saturate the server)"
-        )
+        return f"≥{number(value)} {unit} (a lower bound: {why})"
     return f"{number(value)} {unit}"
 
 
