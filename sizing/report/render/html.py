@@ -48,6 +48,12 @@ def _env(templates: Path | None = None, *, markdown: bool = False) -> Environmen
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
 
 
+# What the guide keeps of the characters printable() escapes: line breaks and tabs, and the
+# zero-width space the guide itself puts after a basis id's "/" and "+" (a place a long id
+# may wrap: sizing.report.data.measured_tables.breakable); it neither hides nor reorders.
+GUIDE_KEEPS = "\n\t\u200b"
+
+
 def _shown(value: Any) -> Any:
     """A value for the HTML guide (and so the PDF): control and invisible formatting
     characters escaped (:func:`printable`), before HTML's own escaping. Template output (a
@@ -56,7 +62,7 @@ def _shown(value: Any) -> Any:
 
     if isinstance(value, Markup) or not isinstance(value, str):
         return value
-    return printable(value)
+    return printable(value, keep=GUIDE_KEEPS)
 
 
 def _md_escape(value: Any) -> Any:
@@ -68,7 +74,7 @@ def _md_escape(value: Any) -> Any:
 
     if isinstance(value, Markup):
         return value
-    text = printable(str(value).replace("\n", " ").replace("\t", " "), keep="")
+    text = printable(str(value).replace("\n", " ").replace("\t", " "), keep=GUIDE_KEEPS)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return Markup(_MD_SPECIAL.sub(r"\\\1", text))
 
