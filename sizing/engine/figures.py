@@ -191,11 +191,14 @@ def build_series(
     out: dict[BasisSeriesKey, Series] = {}
     for key in sorted(groups, key=lambda k: (k[0], series_order(k[1:]))):
         figs = tuple(sorted(groups[key], key=lambda f: f.cores))
-        origin = (
-            FigureKind.MEASURED
-            if any(f.source == FigureKind.MEASURED for f in figs)
-            else FigureKind.REFERENCE
-        )
+        origin = next(
+            (
+                k
+                for k in (FigureKind.MEASURED, FigureKind.ASSUMED)
+                if any(f.source == k for f in figs)
+            ),
+            FigureKind.REFERENCE,
+        )  # a series made from a stated assumption says so (never "reference")
         points = series_points(figs)
         own = by_id.get(key[0])
         shape = None
