@@ -131,6 +131,28 @@ def recommendation_view(result: Recommendation, currency: str) -> Recommendation
     )
 
 
+def _total_label(result: Recommendation) -> str:
+    """With --growth the box's fleet is year 1's: its cost is not the plan's (said so)."""
+    plan = result.cash_flow
+    return "Total cost of year 1's fleet" if plan is not None and plan.growth else "Total cost"
+
+
+def _growing(result: Recommendation, currency: str) -> list[Fact]:
+    """The plan's total beside year 1's fleet, when the demand grows (the options table and
+    the year-by-year table give the same figure)."""
+    plan = result.cash_flow
+    if plan is None or not plan.growth or not plan.rows:
+        return []
+    last = plan.rows[-1]
+    return [
+        Fact(
+            f"Total over {plan.years} years, growing {plan.growth * 100:g}% a year",
+            f"{amount(plan.total, currency)}: servers added as the demand needs them, "
+            f"{last.servers} by year {last.year} (the plan year by year)",
+        )
+    ]
+
+
 def _facts(
     best: Configuration, fleet: Fleet | None, currency: str, result: Recommendation
 ) -> list[Fact]:
@@ -140,7 +162,8 @@ def _facts(
     if fleet is None:
         facts = [
             Fact("Configuration", config_text(best)),
-            Fact("Total cost", amount(best.total_cost, currency)),
+            Fact(_total_label(result), amount(best.total_cost, currency)),
+            *_growing(result, currency),
             Fact("Cost per server", amount(best.cost_per_server, currency)),
         ]
         facts += _capacity_facts(best)
@@ -151,7 +174,8 @@ def _facts(
         return facts
     facts = [
         Fact("Fleet", fleet_text(fleet)),
-        Fact("Total cost", amount(fleet.total_cost, currency)),
+        Fact(_total_label(result), amount(fleet.total_cost, currency)),
+        *_growing(result, currency),
         *_fleet_capacity(fleet, result),
         Fact("CPU utilisation at the target", percent(fleet.utilization * 100.0)),
     ]
