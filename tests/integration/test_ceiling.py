@@ -56,18 +56,20 @@ def test_probe_ceiling_measures_this_machines_signing_rate() -> None:
 
 
 def test_a_stubbed_tiny_ceiling_bounds_the_extrapolation(tmp_path: Path) -> None:
-    """openssl stubbed to report 200 signatures/s: probe-ceiling shows it, and a TPS
-    series recorded with that ceiling is predicted at 8 cores at no more than 8 × 200."""
+    """openssl stubbed to report 500 signatures/s: probe-ceiling shows it, and a TPS
+    series recorded with that ceiling is predicted at 8 cores at no more than 8 × 500 (a
+    ceiling above what 4 cores measured, 3,800: the floor beyond the measured cores, at
+    least what 4 cores carry, stays under it)."""
     env = _stub(
         tmp_path,
         'case "$1" in version) echo "OpenSSL 9.9.9 (stub)";;\n'
-        '  *) echo "+DTP:2048:private:rsa:1"; echo "+F2:2:2048:200.000000:3000.000000";;\n'
+        '  *) echo "+DTP:2048:private:rsa:1"; echo "+F2:2:2048:500.000000:3000.000000";;\n'
         "esac\n",
     )
     done = _probe(env, "--json")
     assert done.returncode == 0, done.stderr
     (row,) = json.loads(done.stdout)["ceilings"]
-    assert row["sign_per_core"] == 200.0 and row["openssl"] == "OpenSSL 9.9.9 (stub)"
+    assert row["sign_per_core"] == 500.0 and row["openssl"] == "OpenSSL 9.9.9 (stub)"
 
     from typer.testing import CliRunner
 
@@ -90,7 +92,7 @@ def test_a_stubbed_tiny_ceiling_bounds_the_extrapolation(tmp_path: Path) -> None
     )
     assert res.exit_code == 0, res.output
     cell: dict[str, Any] = _cell(json.loads(res.stdout), 8)
-    assert cell["value"] == pytest.approx(1600.0) and cell["ci_high"] <= 1600.0 + 1e-6
+    assert cell["value"] == pytest.approx(4000.0) and cell["ci_high"] <= 4000.0 + 1e-6
     assert "ceiling-bound" in cell["flags"] and "bound by 8 × RSA-2048 signing" in cell["origin"]
 
 

@@ -124,7 +124,9 @@ def test_every_page_holds_its_text(lab: str, tmp_path: Path) -> None:
         if body:
             assert body[-1].y_max - body[-1].y_min <= HEADING_PT, f"alone on page {n}: {body[-1]}"
     titles = [i for i, ln in enumerate(lines) if re.match(r"Figure \d+\. ", ln.text)]
-    assert len(titles) >= 4
+    # throughput, CPU and ceilings at least (the labs are unpriced: no cost chart; the
+    # labs with guests add the overhead chart)
+    assert len(titles) >= 3, [lines[i].text for i in titles]
     for i in titles:
         caption = next(ln for ln in lines[i + 1 :] if ln.text.startswith(CAPTIONS))
         assert caption.page == lines[i].page, f"{lines[i].text!r} and its caption apart"
