@@ -119,15 +119,19 @@ def test_recommend_names_the_local_basis_and_refuses_blind_scaling(
     configs = [c for c in [doc["recommendation"], *doc["alternatives"]] if c is not None]
     for c in configs:
         assert c["basis"] == local_basis["id"]
-        # a 2-, 4- or 8-core server is never sized by scaling the 1-core figure ×N
+        # a 2-, 4- or 8-core server is never sized by scaling the 1-core figure ×N: it is
+        # refused, shaped, or on a floor, at least what the 1 measured core carries (and
+        # never more than it)
         for f in c["figures"]:
-            assert f["source"] in ("measured", "interpolated", "shape"), f
+            assert f["source"] in ("measured", "interpolated", "shape", "floor"), f
+            if f["source"] == "floor":
+                assert f["value"] <= point["ci_high"] + 1e-6, (f, point)
             if virtualized:
                 assert "virtualized-host" in f["flags"]
     refused = [r for r in doc["rejected"] if (r["cores_per_server"] or 0) > 1]
     shaped = [c for c in configs if c["cores_per_server"] > 1]
-    assert refused or all(f["source"] == "shape" for c in shaped for f in c["figures"]), doc[
-        "rejected"
-    ]
+    assert refused or all(
+        f["source"] in ("shape", "floor") for c in shaped for f in c["figures"]
+    ), doc["rejected"]
     if refused:
         assert any("only 1 core count" in r["reason"] for r in refused), refused
