@@ -65,8 +65,10 @@ def start_ticks(pid: int) -> int | None:
 
 
 def private_dir() -> Path:
-    """A new private directory for one playbook run: mode 0700, named after this process."""
-    remove_stale_once()
+    """A new private directory for one playbook run: mode 0700, named after this process.
+    The directories dead processes left are removed first, every time (a glob of the
+    temporary directory: a process that runs several sweeps, as the tests do, sees them)."""
+    remove_stale()
     pid = os.getpid()
     path = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{pid}-{start_ticks(pid) or 0}-"))
     path.chmod(0o700)  # mkdtemp's mode already; said here because extravars live in it
