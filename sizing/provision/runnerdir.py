@@ -17,7 +17,6 @@ environment of ansible-playbook into ``command``, and a task may echo a variable
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import re
@@ -103,12 +102,6 @@ def remove_stale(tmp: Path | None = None) -> list[Path]:
                     shutil.rmtree(path, ignore_errors=True)
                     removed.append(path)
     return removed
-
-
-@functools.cache
-def remove_stale_once() -> None:
-    """:func:`remove_stale`, once per process (before its first playbook)."""
-    remove_stale()
 
 
 def credential_name(name: str) -> bool:
