@@ -50,11 +50,20 @@ print(json.dumps({
 }))
 """
 # What a play sees: ansible_ssh_host wins over ansible_host (Ansible's ssh connection
-# reads both, the last one found winning), the host's name when neither is set.
-_DEBUG_MSG = (
-    "msg={{ {'host': ansible_ssh_host | default(ansible_host) | default(inventory_hostname),"
-    " 'connection': ansible_connection | default('ssh'),"
-    " 'sizing_address': sizing_address | default('')} | to_json }}"
+# reads both, the last one found winning), the host's name when neither is set. One task on
+# the controller reads every host of sizing's groups through ``hostvars``, which Ansible
+# templates (and decrypts) in that host's own context: one fork, not one per host.
+_DEBUG_ARGS = json.dumps(
+    {
+        "msg": "{% set out = {} %}"
+        "{% for h in (groups.get('servers', []) + groups.get('clients', [])"
+        " + groups.get('upstreams', [])) | unique %}{% set v = hostvars[h] %}"
+        "{% set _ = out.update({h: {"
+        "'host': v.ansible_ssh_host | default(v.ansible_host) | default(h),"
+        " 'connection': v.ansible_connection | default('ssh'),"
+        " 'sizing_address': v.sizing_address | default('')}}) %}"
+        "{% endfor %}{{ out | to_json }}"
+    }
 )
 
 
@@ -90,22 +99,22 @@ def _played(path: Path) -> dict[str, dict[str, str]]:
     out = _offline(
         [
             str(BIN / "ansible"),
-            "servers:clients:upstreams",
+            "localhost",
             "-i",
             str(path),
             "-o",
             "-m",
             "ansible.builtin.debug",
             "-a",
-            _DEBUG_MSG,
+            _DEBUG_ARGS,
         ]
     )
-    seen: dict[str, dict[str, str]] = {}
     for line in out.splitlines():
         name, sep, rest = line.partition(" | SUCCESS => ")
-        if sep:
-            seen[name] = json.loads(json.loads(rest)["msg"])
-    return seen
+        if sep and name == "localhost":
+            seen: dict[str, dict[str, str]] = json.loads(json.loads(rest)["msg"])
+            return seen
+    raise AssertionError(f"ansible printed no result for localhost:\n{out}")
 
 
 @pytest.mark.parametrize("case", CASES)
