@@ -5,9 +5,9 @@ commands take the same options and ask the same question."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -32,6 +32,7 @@ from sizing.model import HtChoice, Source
 if TYPE_CHECKING:
     from sizing.app.demand import TrafficDemand as Traffic
     from sizing.app.sizing import Inputs, SizingRequest
+    from sizing.cli.option_set import SizingArgs
 
 __all__ = [
     "request_from",
@@ -42,6 +43,7 @@ __all__ = [
     "ComparePlatformsOpt",
     "ConfidenceOpt",
     "GrowthOpt",
+    "GuideRunOpt",
     "YearsOpt",
     "CpuOpt",
     "DemandFileOpt",
@@ -54,12 +56,21 @@ __all__ = [
     "RedundancyOpt",
     "RpsOpt",
     "TpsOpt",
+    "figures_of",
     "inputs_of",
     "load_traffic",
     "sizing_request",
 ]
 
 
+GuideRunOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--run",
+        metavar="ID|latest",
+        help="Run(s) to cover, repeatable; 'latest' for the newest. Default: every run.",
+    ),
+]
 P95Opt = Annotated[
     str | None,
     typer.Option(
@@ -315,46 +326,46 @@ def sizing_request(
     )
 
 
-def request_from(params: Mapping[str, Any], traffic: Traffic | None = None) -> SizingRequest:
-    """The sizing request of ``recommend``'s or ``guide``'s parsed options (click's
-    ``ctx.params``, by parameter name): the one place that reads them, so the commands that
-    take the same options cannot read them differently. An option a command does not
-    declare takes its default. Click's values come before Typer's conversions: a path is
-    still a string here."""
-    p = params
+def request_from(args: SizingArgs, traffic: Traffic | None = None) -> SizingRequest:
+    """The sizing request of ``recommend``'s or ``guide``'s parsed options (the one
+    :class:`~sizing.cli.option_set.SizingArgs`): the one place that reads them, so the
+    commands that take the same options cannot read them differently. An option a command
+    does not take has its default."""
+    a = args
     return sizing_request(
-        rps=p["rps"],
-        tps=p["tps"],
-        headroom=p["headroom"],
-        p95=p["p95"],
-        platform=p["platform"],
-        ht=p["ht"],
-        redundancy=p["redundancy"],
-        years=p["years"],
-        growth=p["growth"],
-        max_servers=p["max_servers"],
-        confidence=p["confidence"],
-        cpu=p["cpu"],
-        allow_translation=p["allow_translation"],
-        compare_platforms=p.get("compare_platforms"),
-        assume=p.get("assume"),
-        assume_source=p.get("assume_source"),
-        allow_cpu_translation=p.get("allow_cpu_translation", False),
+        rps=a.rps,
+        tps=a.tps,
+        headroom=a.headroom,
+        p95=a.p95,
+        platform=a.platform,
+        ht=a.ht,
+        redundancy=a.redundancy,
+        years=a.years,
+        growth=a.growth,
+        max_servers=a.max_servers,
+        confidence=a.confidence,
+        cpu=a.cpu,
+        allow_translation=a.allow_translation,
+        compare_platforms=a.compare_platforms,
+        assume=a.assume,
+        assume_source=a.assume_source,
+        allow_cpu_translation=a.allow_cpu_translation,
         traffic=traffic,
-        peak=p.get("peak", "max"),
-        inputs=inputs_of(
-            p["source"],
-            p["basis"],
-            _path(p["catalog"]),
-            _path(p["db"]),
-            p["article_prices"],
-            p["include_virtualized"],
-            p["include_emulated"],
-            p["allow_extrapolation"],
-            tuple(p.get("run") or ()),
-        ),
+        peak=a.peak,
+        inputs=figures_of(args),
     )
 
 
-def _path(value: str | Path | None) -> Path | None:
-    return None if value is None else Path(value)
+def figures_of(a: SizingArgs) -> Inputs:
+    """Where the figures come from, as the parsed options say."""
+    return inputs_of(
+        a.source,
+        a.basis,
+        a.catalog,
+        a.db,
+        a.article_prices,
+        a.include_virtualized,
+        a.include_emulated,
+        a.allow_extrapolation,
+        tuple(a.run or ()),
+    )
