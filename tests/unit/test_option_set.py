@@ -34,7 +34,7 @@ def test_each_command_shows_the_options_it_takes() -> None:
         assert flags[name] in got["recommend"] and flags[name] in got["guide"], name
         assert flags[name] not in got["table"], name
     assert "--run" in got["guide"] and "--run" not in got["recommend"]
-    assert set(OPTIONS) == {f for f in SizingArgs.__dataclass_fields__}
+    assert set(OPTIONS) == set(SizingArgs.__dataclass_fields__)
     assert set(OPTIONS) == set(FIGURES) | set(REQUEST) | set(RUNS)
 
 
