@@ -1,1 +1,360 @@
-../../sizing/loadproto.py
+"""The load windows' protocol: what a host's window runner is asked and what it returns.
+
+Stdlib only. One module for both sides: sizing builds a :class:`LoadSpec` per host and
+reads a :class:`RunnerOutput` back; ``playbooks/files/loadgen.py`` reads the spec and
+writes the output. ``playbooks/files/loadproto.py`` is this file (a link), copied to every
+host beside ``loadgen.py`` by ``playbooks/clients.yml``, where ``loadgen.py`` imports it.
+
+The JSON shapes (``to_json``/``from_json``):
+
+* spec: ``{"start_at", "run", "windows": [{"index", "offset", "duration", "commands"?}],
+  "commands"?, "sample_cpu", "sample_net"?, "pidfile"?, "upstream_pidfile"?, "ports"?,
+  "tls_log"?}``. A command is an argv list, or ``{"argv", "stdin"?, "then"?}``: ``stdin``
+  is written to it and each ``then`` argv runs after it exits (vegeta's reports).
+* output: ``{"began", "windows": [{"index", "planned_start", "start", "end",
+  "cpu_before"/"cpu_after" (/proc/stat per CPU), "commands": [{"argv", "rc", "stdout",
+  "stderr", "then"?}], "net_before"/"net_after" (/proc/net/dev rx, tx bytes),
+  "server_alive", "upstream_alive", "clk_tck", "established", "throttled",
+  "nginx_cpu_s", "upstream": {"cpu_s", "quota_cpus", "throttled"}, "net_softirqs",
+  "tls": {"full", "reused", "suites"}}]}``.
+
+``from_json`` is strict: a document of another shape raises :class:`ProtocolError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List  # noqa: UP035 - Python 3.8 on the hosts
+
+__all__ = [
+    "Command",
+    "CommandOutput",
+    "LoadSpec",
+    "ProtocolError",
+    "RunnerOutput",
+    "TlsCounts",
+    "UpstreamProbe",
+    "WindowOutput",
+    "WindowSpec",
+]
+
+# CPU (or interface) -> counters; typing's names: a host may run Python 3.8 (ansible-core's
+# oldest), where this line is evaluated
+Counters = Dict[str, List[int]]  # noqa: UP006
+
+
+class ProtocolError(ValueError):
+    """A document that is not the protocol's shape."""
+
+
+def _get(doc: Any, key: str, kind: Any, default: Any = None, required: bool = False) -> Any:
+    if not isinstance(doc, dict):
+        raise ProtocolError(f"expected an object, got {type(doc).__name__}")
+    if key not in doc or doc[key] is None:
+        if required:
+            raise ProtocolError(f"missing {key!r}")
+        return default
+    value = doc[key]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise ProtocolError(f"{key!r}: expected {getattr(kind, '__name__', kind)}")
+    return value
+
+
+def _argv(value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
+        raise ProtocolError("an argv must be a list of strings")
+    return list(value)
+
+
+@dataclass
+class Command:
+    """One command of a window: an argv, with what to write to it and run after it."""
+
+    argv: list[str]
+    stdin: str | None = None
+    then: list[list[str]] = field(default_factory=list)
+
+    def to_json(self) -> list[str] | dict[str, Any]:
+        if self.stdin is None and not self.then:
+            return list(self.argv)
+        out: dict[str, Any] = {"argv": list(self.argv)}
+        if self.stdin is not None:
+            out["stdin"] = self.stdin
+        if self.then:
+            out["then"] = [list(a) for a in self.then]
+        return out
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Command:
+        if isinstance(doc, list):
+            return cls(_argv(doc))
+        return cls(
+            _argv(_get(doc, "argv", list, required=True)),
+            _get(doc, "stdin", str),
+            [_argv(a) for a in _get(doc, "then", list, [])],
+        )
+
+
+@dataclass
+class WindowSpec:
+    """One window of a host's spec: when it starts (after the common start), how long,
+    and its commands. ``rate`` is the controller's own note (open loop) and is not sent."""
+
+    index: int
+    offset: float
+    duration: float
+    commands: list[Command] | None = None
+    rate: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "index": self.index,
+            "offset": self.offset,
+            "duration": self.duration,
+        }
+        if self.commands is not None:
+            out["commands"] = [c.to_json() for c in self.commands]
+        return out
+
+    @classmethod
+    def from_json(cls, doc: Any) -> WindowSpec:
+        cmds = _get(doc, "commands", list)
+        return cls(
+            _get(doc, "index", int, required=True),
+            _get(doc, "offset", float, required=True),
+            _get(doc, "duration", float, required=True),
+            None if cmds is None else [Command.from_json(c) for c in cmds],
+        )
+
+
+@dataclass
+class LoadSpec:
+    """What one host's window runner does (``sizing_specs[host]``)."""
+
+    windows: list[WindowSpec]
+    sample_cpu: bool = False
+    sample_net: bool = False
+    pidfile: str | None = None  # this host's nginx under test: alive, CPU, throttling
+    upstream_pidfile: str | None = None  # an upstream nginx here: its CPU, cgroup limit
+    ports: list[int] | None = None  # count ESTABLISHED connections mid-window
+    tls_log: str | None = None  # nginx's side log of handshakes (full or resumed)
+    commands: list[Command] | None = None  # every window's, when a window has none
+    start_at: float = 0.0  # the common start (epoch s), set when the batch runs
+    run: str = ""  # the run's token: ``loadgen.py --stop RUN`` kills its runners
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "start_at": self.start_at,
+            "run": self.run,
+            "windows": [w.to_json() for w in self.windows],
+            "sample_cpu": self.sample_cpu,
+        }
+        for key in ("sample_net", "pidfile", "upstream_pidfile", "ports", "tls_log"):
+            value = getattr(self, key)
+            if value:
+                out[key] = value
+        if self.commands is not None:
+            out["commands"] = [c.to_json() for c in self.commands]
+        return out
+
+    @classmethod
+    def from_json(cls, doc: Any) -> LoadSpec:
+        cmds = _get(doc, "commands", list)
+        return cls(
+            windows=[WindowSpec.from_json(w) for w in _get(doc, "windows", list, [])],
+            sample_cpu=_get(doc, "sample_cpu", bool, False),
+            sample_net=_get(doc, "sample_net", bool, False),
+            pidfile=_get(doc, "pidfile", str),
+            upstream_pidfile=_get(doc, "upstream_pidfile", str),
+            ports=_get(doc, "ports", list),
+            tls_log=_get(doc, "tls_log", str),
+            commands=None if cmds is None else [Command.from_json(c) for c in cmds],
+            start_at=_get(doc, "start_at", float, 0.0),
+            run=_get(doc, "run", str, ""),
+        )
+
+    def window_commands(self, window: WindowSpec) -> list[Command]:
+        """A window's commands: its own, else the spec's."""
+        if window.commands is not None:
+            return window.commands
+        return self.commands or []
+
+
+@dataclass
+class CommandOutput:
+    """What one command did: its exit status and output (stderr's last 2,000 characters)."""
+
+    argv: list[str]
+    rc: int
+    stdout: str = ""
+    stderr: str = ""
+    then: list[CommandOutput] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "argv": self.argv,
+            "rc": self.rc,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+        }
+        if self.then is not None:
+            out["then"] = [t.to_json() for t in self.then]
+        return out
+
+    @classmethod
+    def from_json(cls, doc: Any) -> CommandOutput:
+        then = _get(doc, "then", list)
+        return cls(
+            _argv(_get(doc, "argv", list, [])),
+            _get(doc, "rc", int, required=True),
+            _get(doc, "stdout", str, ""),
+            _get(doc, "stderr", str, ""),
+            None if then is None else [CommandOutput.from_json(t) for t in then],
+        )
+
+
+@dataclass
+class TlsCounts:
+    """Handshakes nginx logged over a window: full, resumed, and per protocol and cipher."""
+
+    full: int = 0
+    reused: int = 0
+    suites: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"full": self.full, "reused": self.reused, "suites": dict(self.suites)}
+
+    @classmethod
+    def from_json(cls, doc: Any) -> TlsCounts:
+        return cls(
+            _get(doc, "full", int, 0),
+            _get(doc, "reused", int, 0),
+            {str(k): int(v) for k, v in _get(doc, "suites", dict, {}).items()},
+        )
+
+
+@dataclass
+class UpstreamProbe:
+    """An upstream nginx over a window: CPU seconds, its cgroup's CPU limit, throttling."""
+
+    cpu_s: float | None = None
+    quota_cpus: float | None = None
+    throttled: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cpu_s": self.cpu_s, "quota_cpus": self.quota_cpus, "throttled": self.throttled}
+
+    @classmethod
+    def from_json(cls, doc: Any) -> UpstreamProbe:
+        return cls(
+            _get(doc, "cpu_s", float), _get(doc, "quota_cpus", float), _get(doc, "throttled", int)
+        )
+
+
+def _counters(doc: Any, key: str) -> Counters | None:
+    got = _get(doc, key, dict)
+    if got is None:
+        return None
+    return {str(k): [int(x) for x in v] for k, v in got.items()}
+
+
+@dataclass
+class WindowOutput:
+    """One window as a host's runner reports it (see the module for the JSON)."""
+
+    index: int
+    start: float
+    end: float
+    planned_start: float | None = None
+    commands: list[CommandOutput] = field(default_factory=list)
+    cpu_before: Counters | None = None  # /proc/stat per CPU
+    cpu_after: Counters | None = None
+    net_before: Counters | None = None  # /proc/net/dev: interface -> [rx, tx] bytes
+    net_after: Counters | None = None
+    server_alive: bool | None = None  # the pidfile's nginx master lived at the end
+    upstream_alive: bool | None = None
+    clk_tck: int | None = None
+    established: int | None = None  # connections ESTABLISHED mid-window
+    throttled: int | None = None  # thermal throttling events over the window
+    nginx_cpu_s: float | None = None  # the nginx master's and workers' CPU seconds
+    upstream: UpstreamProbe | None = None
+    net_softirqs: dict[str, dict[str, int]] | None = None  # NET_RX/NET_TX -> CPU -> n
+    tls: TlsCounts | None = None
+
+    @property
+    def span_s(self) -> float:
+        return self.end - self.start
+
+    @property
+    def sampled_cpu(self) -> bool:
+        return bool(self.cpu_before) and bool(self.cpu_after)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "planned_start": self.planned_start,
+            "start": self.start,
+            "end": self.end,
+            "cpu_before": self.cpu_before,
+            "cpu_after": self.cpu_after,
+            "commands": [c.to_json() for c in self.commands],
+            "net_before": self.net_before,
+            "net_after": self.net_after,
+            "server_alive": self.server_alive,
+            "upstream_alive": self.upstream_alive,
+            "clk_tck": self.clk_tck,
+            "established": self.established,
+            "throttled": self.throttled,
+            "nginx_cpu_s": self.nginx_cpu_s,
+            "upstream": None if self.upstream is None else self.upstream.to_json(),
+            "net_softirqs": self.net_softirqs,
+            "tls": None if self.tls is None else self.tls.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, doc: Any) -> WindowOutput:
+        up, tls = _get(doc, "upstream", dict), _get(doc, "tls", dict)
+        sirq = _get(doc, "net_softirqs", dict)
+        return cls(
+            index=_get(doc, "index", int, required=True),
+            start=_get(doc, "start", float, required=True),
+            end=_get(doc, "end", float, required=True),
+            planned_start=_get(doc, "planned_start", float),
+            commands=[CommandOutput.from_json(c) for c in _get(doc, "commands", list, [])],
+            cpu_before=_counters(doc, "cpu_before"),
+            cpu_after=_counters(doc, "cpu_after"),
+            net_before=_counters(doc, "net_before"),
+            net_after=_counters(doc, "net_after"),
+            server_alive=_get(doc, "server_alive", bool),
+            upstream_alive=_get(doc, "upstream_alive", bool),
+            clk_tck=_get(doc, "clk_tck", int),
+            established=_get(doc, "established", int),
+            throttled=_get(doc, "throttled", int),
+            nginx_cpu_s=_get(doc, "nginx_cpu_s", float),
+            upstream=None if up is None else UpstreamProbe.from_json(up),
+            net_softirqs=None
+            if sirq is None
+            else {str(k): {str(c): int(n) for c, n in v.items()} for k, v in sirq.items()},
+            tls=None if tls is None else TlsCounts.from_json(tls),
+        )
+
+
+@dataclass
+class RunnerOutput:
+    """What a host's window runner prints: when it began (the start lead Ansible needed)
+    and its windows (it stops after a window whose nginx died)."""
+
+    began: float
+    windows: list[WindowOutput]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"began": self.began, "windows": [w.to_json() for w in self.windows]}
+
+    @classmethod
+    def from_json(cls, doc: Any) -> RunnerOutput:
+        return cls(
+            _get(doc, "began", float, 0.0),
+            [WindowOutput.from_json(w) for w in _get(doc, "windows", list, required=True)],
+        )

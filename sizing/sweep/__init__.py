@@ -20,7 +20,7 @@ from pathlib import Path
 
 from sizing import __version__
 from sizing.errors import Interrupted, SizingError, UsageError
-from sizing.measure.context import Progress
+from sizing.measure.measure_context import Progress
 from sizing.model import RunStatus, RunSummary
 from sizing.plan.document import PlanDocument
 from sizing.provision.hostsafety import owner_record, process_gone

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from sizing.ceilings import HostCeilings
 from sizing.facts import HostFacts
 from sizing.inventory import Host, Inventory, load_inventory
-from sizing.measure.context import HostHealth, MeasureContext, NullProgress, Progress
+from sizing.measure.measure_context import HostHealth, MeasureContext, NullProgress, Progress
 from sizing.model import PointKey, RunSummary
 from sizing.plan.jwt import make_token
 from sizing.plan.pairs import Pair
