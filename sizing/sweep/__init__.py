@@ -26,7 +26,6 @@ from sizing.plan.document import PlanDocument
 from sizing.provision.hostsafety import owner_record, process_gone
 from sizing.signals import StopSignals, shielded, signal_pending
 from sizing.store import Store
-from sizing.sweep.context import OpenRun, Prepared, RunContext
 from sizing.sweep.options import (
     RunOptions,
     done_keys,
@@ -34,6 +33,7 @@ from sizing.sweep.options import (
     run_options_record,
 )
 from sizing.sweep.prepare import plan_of, resumed_keys
+from sizing.sweep.run_context import OpenRun, Prepared, RunContext
 from sizing.sweep.stages import DRY_RUN, STAGES, against_ceiling
 
 __all__ = [

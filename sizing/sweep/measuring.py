@@ -16,7 +16,7 @@ from sizing.provision.nginx import nginx_vars
 from sizing.provision.platforms import Target
 from sizing.provision.tools import ready_guest
 from sizing.provision.upstream import gateway_vars
-from sizing.sweep.context import Config, RunContext
+from sizing.sweep.run_context import Config, RunContext
 
 Measured = list[tuple[PlannedPoint, PointResult, list[Any]]]
 

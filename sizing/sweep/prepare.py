@@ -22,8 +22,8 @@ from sizing.provision.facts import declared_facts, gather_facts
 from sizing.provision.hostsafety import same_machines
 from sizing.provision.platforms import INVENTORY_PLACEHOLDER
 from sizing.store import Store
-from sizing.sweep.context import Prepared, RunContext
 from sizing.sweep.options import done_keys
+from sizing.sweep.run_context import Prepared, RunContext
 from sizing.topology import Topology
 
 

@@ -29,9 +29,9 @@ from sizing.provision.tools import build_generators, prepare_clients
 from sizing.records import DeclaredRecord, HostRecord
 from sizing.signals import SignalStop, shielded
 from sizing.store import StoreError, keep_for_recovery
-from sizing.sweep.context import OpenRun, Prepared, RunContext
 from sizing.sweep.measuring import measure_legs, measure_point
 from sizing.sweep.prepare import prepare, run_pairs, selected_servers
+from sizing.sweep.run_context import OpenRun, Prepared, RunContext
 
 Stage = Callable[[RunContext, OpenRun], None]
 FirstStage = Callable[[RunContext, OpenRun | None], None]  # the dry run has no open run

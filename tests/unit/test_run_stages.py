@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from sizing.sweep import DRY_RUN, STAGES
-from sizing.sweep.context import Prepared, RunContext, RunState
+from sizing.sweep.run_context import Prepared, RunContext, RunState
 
 
 def test_the_dry_run_is_the_runs_first_stage() -> None:
