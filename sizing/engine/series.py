@@ -20,8 +20,7 @@ from sizing.engine.predict import (
 )
 from sizing.engine.reach import envelope, envelope_draws, floor_figure, lower_counts
 from sizing.engine.scaling import MIN_POINTS, ScalingFit
-from sizing.engine.seriesdraws import raw_draws
-from sizing.engine.shape import (
+from sizing.engine.series_shape import (
     Shape,
     counts_of,
     fit_of,
@@ -29,6 +28,7 @@ from sizing.engine.shape import (
     series_points,
     usable_point,
 )
+from sizing.engine.seriesdraws import raw_draws
 from sizing.engine.socket import beyond_socket
 from sizing.model import Figure, FigureKind
 
