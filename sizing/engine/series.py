@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sizing.ceilings import Bound
+from sizing.engine.beyond_socket import beyond_socket
 from sizing.engine.htjoint import HtGain, scaled
 from sizing.engine.predict import (
     DRAWS,
@@ -29,7 +30,6 @@ from sizing.engine.series_shape import (
     usable_point,
 )
 from sizing.engine.seriesdraws import raw_draws
-from sizing.engine.socket import beyond_socket
 from sizing.model import Figure, FigureKind
 
 SHAPE_FLOOR = 0.10  # added to a borrowed shape's relative half-width
