@@ -11,13 +11,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from sizing.app.asked import refuse_confidence, what_exists
 from sizing.app.assumed import (
     assumed_platforms,
     measure_next,
     what_would_price,
     with_assumptions,
 )
+from sizing.app.what_exists import refuse_confidence, what_exists
 from sizing.catalog import load_catalog_data
 from sizing.ceilings import ALGORITHMS, StatedCeiling
 from sizing.engine import Basis, CostCatalog, Demand, Price, SizingTable, build_table
