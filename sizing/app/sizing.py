@@ -39,9 +39,9 @@ from sizing.model import (
     Source,
 )
 from sizing.report.explain import explain, passed_over_line, slo_line
+from sizing.sizing_request import Inputs, SizingRequest
 from sizing.sources import BasisInputs, basis_prices, latency_figures, load_bases
 from sizing.sources.fitcache import cached_bootstrapper
-from sizing.sources.request import Inputs, SizingRequest
 
 __all__ = [
     "Demand",

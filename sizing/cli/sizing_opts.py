@@ -1,6 +1,6 @@
 """The options of the one sizing request that ``recommend`` and ``guide`` share (and
 ``table`` the part about where the figures come from), and the function that turns their
-values into that request (:class:`sizing.sources.request.SizingRequest`): the two
+values into that request (:class:`sizing.sizing_request.SizingRequest`): the two
 commands take the same options and ask the same question."""
 
 from __future__ import annotations

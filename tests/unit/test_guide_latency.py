@@ -24,7 +24,7 @@ from sizing.records import PointMeta, SampleMeta, SoakRep
 from sizing.report.data import Guide, GuideRequest, latency_ms
 from sizing.report.render.charts import render_charts
 from sizing.report.render.html import render_html, render_markdown
-from sizing.sources.request import Inputs, SizingRequest
+from sizing.sizing_request import Inputs, SizingRequest
 from sizing.store import Store
 from tests.unit.test_guide_data import fill_store
 
