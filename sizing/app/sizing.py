@@ -28,7 +28,7 @@ from sizing.engine.recommend import Recommendation, wanted_platforms
 from sizing.engine.translate import translate
 from sizing.engine.versus import PlatformComparison, Side, guest_platform, overheads
 from sizing.errors import UsageError
-from sizing.knee import Slo, parse_limit_ms
+from sizing.knee import Slo
 from sizing.model import (
     HYPERVISOR_PLATFORMS,
     BasisPlatform,
@@ -38,6 +38,7 @@ from sizing.model import (
     SizingMetric,
     Source,
 )
+from sizing.option_text import parse_limit_ms
 from sizing.report.explain import explain, passed_over_line, slo_line
 from sizing.sizing_request import Inputs, SizingRequest
 from sizing.sources import BasisInputs, basis_prices, latency_figures, load_bases

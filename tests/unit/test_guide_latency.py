@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 
 from sizing.app.guide import prepare
-from sizing.knee import LatencyPoint, knee, parse_slo
+from sizing.knee import LatencyPoint, knee
 from sizing.measure.rates import mean_point, soak_jumps
 from sizing.model import PointKey, PointResult, Sample, Status
+from sizing.option_text import parse_slo
 from sizing.records import PointMeta, SampleMeta, SoakRep
 from sizing.report.data import Guide, GuideRequest, latency_ms
 from sizing.report.render.charts import render_charts
