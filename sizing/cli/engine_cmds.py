@@ -17,9 +17,9 @@ import typer
 
 from sizing.app.status import Answered, exit_status
 from sizing.cli.app import columns, emit_json, error, warn
-from sizing.cli.option_set import FIGURES, REQUEST, SizingArgs, takes
+from sizing.cli.option_set import FIGURES, REQUEST, SizingArgs, figures_of, request_from, takes
 from sizing.cli.options import JsonOpt
-from sizing.cli.sizing_opts import figures_of, load_traffic, request_from
+from sizing.cli.sizing_opts import load_traffic
 
 if TYPE_CHECKING:
     from sizing.app.demand import TrafficDemand as Traffic

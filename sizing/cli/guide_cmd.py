@@ -19,10 +19,10 @@ import typer
 
 from sizing.cli.app import warn
 from sizing.cli.engine_cmds import hint_sentence
-from sizing.cli.option_set import FIGURES, REQUEST, RUNS, SizingArgs, takes
+from sizing.cli.option_set import FIGURES, REQUEST, RUNS, SizingArgs, request_from, takes
 from sizing.cli.options import FormatChoice, PaperChoice, choice, completer, metavar
 from sizing.cli.progress import Steps
-from sizing.cli.sizing_opts import load_traffic, request_from
+from sizing.cli.sizing_opts import load_traffic
 from sizing.errors import SizingError, UsageError
 
 if TYPE_CHECKING:

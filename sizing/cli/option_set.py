@@ -16,7 +16,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sizing.cli.options import (
     ArticlePricesOpt,
@@ -49,9 +49,24 @@ from sizing.cli.sizing_opts import (
     PlatformOpt,
     RedundancyOpt,
     YearsOpt,
+    inputs_of,
+    sizing_request,
 )
 
-__all__ = ["FIGURES", "OPTIONS", "REQUEST", "RUNS", "SizingArgs", "takes"]
+if TYPE_CHECKING:
+    from sizing.app.demand import TrafficDemand as Traffic
+    from sizing.app.sizing import Inputs, SizingRequest
+
+__all__ = [
+    "FIGURES",
+    "OPTIONS",
+    "REQUEST",
+    "RUNS",
+    "SizingArgs",
+    "figures_of",
+    "request_from",
+    "takes",
+]
 
 
 @dataclass(frozen=True)
@@ -167,3 +182,48 @@ def takes(*groups: tuple[str, ...]) -> Callable[[Callable[..., None]], Callable[
         return command
 
     return wrap
+
+
+def request_from(args: SizingArgs, traffic: Traffic | None = None) -> SizingRequest:
+    """The sizing request of ``recommend``'s or ``guide``'s parsed options (the one
+    :class:`SizingArgs`): the one place that reads them, so the
+    commands that take the same options cannot read them differently. An option a command
+    does not take has its default."""
+    a = args
+    return sizing_request(
+        rps=a.rps,
+        tps=a.tps,
+        headroom=a.headroom,
+        p95=a.p95,
+        platform=a.platform,
+        ht=a.ht,
+        redundancy=a.redundancy,
+        years=a.years,
+        growth=a.growth,
+        max_servers=a.max_servers,
+        confidence=a.confidence,
+        cpu=a.cpu,
+        allow_translation=a.allow_translation,
+        compare_platforms=a.compare_platforms,
+        assume=a.assume,
+        assume_source=a.assume_source,
+        allow_cpu_translation=a.allow_cpu_translation,
+        traffic=traffic,
+        peak=a.peak,
+        inputs=figures_of(args),
+    )
+
+
+def figures_of(a: SizingArgs) -> Inputs:
+    """Where the figures come from, as the parsed options say."""
+    return inputs_of(
+        a.source,
+        a.basis,
+        a.catalog,
+        a.db,
+        a.article_prices,
+        a.include_virtualized,
+        a.include_emulated,
+        a.allow_extrapolation,
+        tuple(a.run or ()),
+    )

@@ -1,7 +1,8 @@
-"""The options of the one sizing request that ``recommend`` and ``guide`` share (and
-``table`` the part about where the figures come from), and the function that turns their
-values into that request (:class:`sizing.sizing_request.SizingRequest`): the two
-commands take the same options and ask the same question."""
+"""The Typer declarations of the sizing request's options (``recommend`` and ``guide``
+take them all, ``table`` those of where the figures come from) and the function that turns
+their values into that request (:func:`sizing_request`, giving a
+:class:`sizing.sizing_request.SizingRequest`). Which command takes which, and the one
+parsed object they arrive in: :mod:`sizing.cli.option_set`."""
 
 from __future__ import annotations
 
@@ -32,10 +33,8 @@ from sizing.model import HtChoice, Source
 if TYPE_CHECKING:
     from sizing.app.demand import TrafficDemand as Traffic
     from sizing.app.sizing import Inputs, SizingRequest
-    from sizing.cli.option_set import SizingArgs
 
 __all__ = [
-    "request_from",
     "AllowCpuTranslationOpt",
     "AllowTranslationOpt",
     "AssumeOpt",
@@ -56,7 +55,6 @@ __all__ = [
     "RedundancyOpt",
     "RpsOpt",
     "TpsOpt",
-    "figures_of",
     "inputs_of",
     "load_traffic",
     "sizing_request",
@@ -323,49 +321,4 @@ def sizing_request(
         allow_cpu_translation=allow_cpu_translation,
         assume=tuple(assume or ()),
         assume_source=assume_source,
-    )
-
-
-def request_from(args: SizingArgs, traffic: Traffic | None = None) -> SizingRequest:
-    """The sizing request of ``recommend``'s or ``guide``'s parsed options (the one
-    :class:`~sizing.cli.option_set.SizingArgs`): the one place that reads them, so the
-    commands that take the same options cannot read them differently. An option a command
-    does not take has its default."""
-    a = args
-    return sizing_request(
-        rps=a.rps,
-        tps=a.tps,
-        headroom=a.headroom,
-        p95=a.p95,
-        platform=a.platform,
-        ht=a.ht,
-        redundancy=a.redundancy,
-        years=a.years,
-        growth=a.growth,
-        max_servers=a.max_servers,
-        confidence=a.confidence,
-        cpu=a.cpu,
-        allow_translation=a.allow_translation,
-        compare_platforms=a.compare_platforms,
-        assume=a.assume,
-        assume_source=a.assume_source,
-        allow_cpu_translation=a.allow_cpu_translation,
-        traffic=traffic,
-        peak=a.peak,
-        inputs=figures_of(args),
-    )
-
-
-def figures_of(a: SizingArgs) -> Inputs:
-    """Where the figures come from, as the parsed options say."""
-    return inputs_of(
-        a.source,
-        a.basis,
-        a.catalog,
-        a.db,
-        a.article_prices,
-        a.include_virtualized,
-        a.include_emulated,
-        a.allow_extrapolation,
-        tuple(a.run or ()),
     )
