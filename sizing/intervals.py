@@ -98,7 +98,7 @@ def repetition_flags(values: Sequence[float]) -> tuple[tuple[str, ...], str]:
     """The flag ``erratic`` and one sentence when a repetition lies below half or above
     twice the median (one window measured something else); ``((), "")`` otherwise. A
     trend across the repetitions (``drift``) is decided across a run's points, not here
-    (:mod:`sizing.drift`)."""
+    (:mod:`sizing.trend`)."""
     vals = [float(v) for v in values]
     if len(vals) < 2:
         return (), ""

@@ -23,8 +23,8 @@ from sizing.model import PointResult
 from sizing.provision.hostsafety import process_gone
 from sizing.records import dump
 from sizing.report.data.evidence import Evidence, point_evidence
+from sizing.sizing_request import Inputs
 from sizing.sources import BasisInputs, load_bases
-from sizing.sources.request import Inputs
 from sizing.store import RunRecord, Store, read_recovery
 
 __all__ = [

@@ -16,9 +16,9 @@ from sizing.app.results import points_with_evidence
 from sizing.app.status import Planned
 from sizing.errors import UsageError
 from sizing.extravars import parse_extra_vars
-from sizing.knee import parse_duration_s, parse_rates, parse_slo
-from sizing.measure.context import Progress
+from sizing.measure.measure_context import Progress
 from sizing.model import PointKey, RunSummary
+from sizing.option_text import parse_duration_s, parse_rates, parse_slo
 from sizing.plan import parse_cores
 from sizing.plan.dryrun import duration_words
 from sizing.plan.dryrun_text import plan_text

@@ -7,28 +7,28 @@ emulated figures, a latency workload chosen) comes back in ``notes``, never prin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
-from sizing.app.asked import refuse_confidence, what_exists
 from sizing.app.assumed import (
     assumed_platforms,
     measure_next,
     what_would_price,
     with_assumptions,
 )
+from sizing.app.what_exists import refuse_confidence, what_exists
 from sizing.catalog import load_catalog_data
 from sizing.ceilings import ALGORITHMS, StatedCeiling
-from sizing.engine import Demand, SizingTable, build_table
+from sizing.engine import Basis, CostCatalog, Demand, Price, SizingTable, build_table
 from sizing.engine import recommend as engine_recommend
 from sizing.engine.choice import Choice, Want
+from sizing.engine.predict import Bootstrapper
 from sizing.engine.recommend import Recommendation, wanted_platforms
 from sizing.engine.translate import translate
 from sizing.engine.versus import PlatformComparison, Side, guest_platform, overheads
 from sizing.errors import UsageError
-from sizing.knee import Slo, parse_limit_ms
+from sizing.knee import Slo
 from sizing.model import (
     HYPERVISOR_PLATFORMS,
     BasisPlatform,
@@ -38,13 +38,15 @@ from sizing.model import (
     SizingMetric,
     Source,
 )
+from sizing.option_text import parse_limit_ms
 from sizing.report.explain import explain, passed_over_line, slo_line
+from sizing.sizing_request import Inputs, SizingRequest
 from sizing.sources import BasisInputs, basis_prices, latency_figures, load_bases
 from sizing.sources.fitcache import cached_bootstrapper
-from sizing.sources.request import Inputs, SizingRequest
 
 __all__ = [
     "Demand",
+    "EngineRequest",
     "Inputs",
     "Recommended",
     "SizingRequest",
@@ -53,6 +55,48 @@ __all__ = [
     "recommend",
     "table",
 ]
+
+
+@dataclass(frozen=True)
+class EngineRequest:
+    """How the engine is asked to size a request's figures (every answer of one request,
+    the platforms compared included, is asked the same way)."""
+
+    ht_modes: tuple[str, ...] | None
+    max_servers: int | None
+    bases: tuple[Basis, ...]
+    prices: Mapping[str, Price] | None
+    article_prices: bool
+    allow_extrapolation: bool
+    confidence: float | None
+    bootstrapper: Bootstrapper | None
+    years: int | None
+    growth: float
+
+    def recommend(
+        self,
+        figures: Sequence[Figure],
+        catalog: CostCatalog,
+        demand: Demand,
+        platforms: Sequence[str] | None,
+    ) -> Recommendation:
+        """The engine's answer for ``platforms`` (None: every one the figures hold)."""
+        return engine_recommend(
+            figures,
+            catalog,
+            demand,
+            platforms=platforms,
+            ht_modes=self.ht_modes,
+            max_servers=self.max_servers,
+            bases=self.bases,
+            prices=self.prices,
+            article_prices=self.article_prices,
+            allow_extrapolation=self.allow_extrapolation,
+            confidence=self.confidence,
+            bootstrapper=self.bootstrapper,
+            years=self.years,
+            growth=self.growth,
+        )
 
 
 @dataclass(frozen=True)
@@ -169,23 +213,23 @@ def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
         workload = req.inputs.basis[0] if req.inputs.basis else None
         figures, why, capacity_of, note = _latency_figures(req, workload)
         notes.append(note)
-    how: dict[str, Any] = {
-        "ht_modes": None if req.ht is HtChoice.ANY else [req.ht],
-        "max_servers": req.max_servers,
-        "bases": inputs.bases,
-        "prices": inputs.prices,
-        "article_prices": inputs.article_prices,
-        "allow_extrapolation": req.inputs.allow_extrapolation,
-        "confidence": req.confidence,
-        "bootstrapper": cached_bootstrapper(req.inputs.db),
-        "years": req.years,
-        "growth": req.growth,
-    }
+    how = EngineRequest(
+        ht_modes=None if req.ht is HtChoice.ANY else (req.ht,),
+        max_servers=req.max_servers,
+        bases=tuple(inputs.bases),
+        prices=inputs.prices,
+        article_prices=inputs.article_prices,
+        allow_extrapolation=req.inputs.allow_extrapolation,
+        confidence=req.confidence,
+        bootstrapper=cached_bootstrapper(req.inputs.db),
+        years=req.years,
+        growth=req.growth,
+    )
     asked = None if req.platform is None else [req.platform]
 
     def sized(platforms: Sequence[str] | None) -> Recommendation:
         """The engine's answer, with its words (the basis' sentence, what a capacity is of)."""
-        got = engine_recommend(figures, inputs.catalog, demand, platforms=platforms, **how)
+        got = how.recommend(figures, inputs.catalog, demand, platforms)
         got = replace(got, why=why, capacity_of=capacity_of, assumptions=assumptions)
         return replace(got, measure=measure_next(got, inputs))
 
@@ -209,7 +253,7 @@ def _versus(
     figures: Sequence[Figure],
     inputs: BasisInputs,
     demand: Demand,
-    how: dict[str, Any],
+    how: EngineRequest,
     sized: Callable[[Sequence[str]], Recommendation],
 ) -> PlatformComparison | None:
     """Bare metal against the hypervisor's guests for the demand, when the chosen figures
@@ -227,8 +271,8 @@ def _versus(
         bases=inputs.bases,
         prices=inputs.prices,
         article_prices=inputs.article_prices,
-        allow_extrapolation=how["allow_extrapolation"],
-        bootstrapper=how["bootstrapper"],
+        allow_extrapolation=how.allow_extrapolation,
+        bootstrapper=how.bootstrapper,
     )
     return PlatformComparison(
         demand,

@@ -17,41 +17,9 @@ import typer
 
 from sizing.app.status import Answered, exit_status
 from sizing.cli.app import columns, emit_json, error, warn
-from sizing.cli.options import (
-    ArticlePricesOpt,
-    BasisOpt,
-    CatalogOpt,
-    DbOpt,
-    EmulatedOpt,
-    ExtrapolationOpt,
-    JsonOpt,
-    SourceOpt,
-    VirtualizedOpt,
-)
-from sizing.cli.sizing_opts import (
-    AllowCpuTranslationOpt,
-    AllowTranslationOpt,
-    AssumeOpt,
-    AssumeSourceOpt,
-    ComparePlatformsOpt,
-    ConfidenceOpt,
-    CpuOpt,
-    DemandFileOpt,
-    GrowthOpt,
-    HeadroomOpt,
-    HtOpt,
-    MaxServersOpt,
-    P95Opt,
-    PeakOpt,
-    PlatformOpt,
-    RedundancyOpt,
-    RpsOpt,
-    TpsOpt,
-    YearsOpt,
-    inputs_of,
-    load_traffic,
-    request_from,
-)
+from sizing.cli.option_set import FIGURES, REQUEST, SizingArgs, figures_of, request_from, takes
+from sizing.cli.options import JsonOpt
+from sizing.cli.sizing_opts import load_traffic
 
 if TYPE_CHECKING:
     from sizing.app.demand import TrafficDemand as Traffic
@@ -60,37 +28,8 @@ if TYPE_CHECKING:
 # -- recommend -------------------------------------------------------------------------
 
 
-def recommend_cmd(
-    ctx: typer.Context,
-    rps: RpsOpt = None,
-    tps: TpsOpt = None,
-    headroom: HeadroomOpt = "20",
-    p95: P95Opt = None,
-    platform: PlatformOpt = "any",
-    ht: HtOpt = "any",
-    redundancy: RedundancyOpt = "none",
-    years: YearsOpt = None,
-    growth: GrowthOpt = "0",
-    source: SourceOpt = "both",
-    basis: BasisOpt = None,
-    catalog: CatalogOpt = None,
-    article_prices: ArticlePricesOpt = False,
-    allow_extrapolation: ExtrapolationOpt = False,
-    max_servers: MaxServersOpt = None,
-    confidence: ConfidenceOpt = None,
-    cpu: CpuOpt = None,
-    allow_translation: AllowTranslationOpt = False,
-    allow_cpu_translation: AllowCpuTranslationOpt = False,
-    compare_platforms: ComparePlatformsOpt = None,
-    assume: AssumeOpt = None,
-    assume_source: AssumeSourceOpt = None,
-    db: DbOpt = None,
-    include_virtualized: VirtualizedOpt = False,
-    include_emulated: EmulatedOpt = False,
-    json_out: JsonOpt = False,
-    demand: DemandFileOpt = None,
-    peak: PeakOpt = "max",
-) -> None:
+@takes(REQUEST, FIGURES)
+def recommend_cmd(args: SizingArgs, json_out: JsonOpt = False) -> None:
     """The cheapest configuration that carries a demand with headroom.
 
     A configuration is a platform, cores per server, an HT mode and a number of identical
@@ -106,13 +45,13 @@ def recommend_cmd(
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay
     from sizing.app import sizing as app_sizing
 
-    traffic = load_traffic(demand, peak)
-    got = app_sizing.recommend(request_from(ctx.params, traffic))
+    traffic = load_traffic(args.demand, args.peak)
+    got = app_sizing.recommend(request_from(args, traffic))
     if traffic is not None:
         from sizing.report.render.demand_text import sized_line
 
-        typer.echo(sized_line(traffic, peak, demand), err=True)
-    _show_recommendation(got, json_out, traffic, peak)
+        typer.echo(sized_line(traffic, args.peak, args.demand), err=True)
+    _show_recommendation(got, json_out, traffic, args.peak)
     result = got.result
     code = exit_status(Answered(result.recommendation is not None))
     if code:
@@ -196,18 +135,8 @@ WideOpt = Annotated[
 ]
 
 
-def table_cmd(
-    source: SourceOpt = "both",
-    basis: BasisOpt = None,
-    catalog: CatalogOpt = None,
-    article_prices: ArticlePricesOpt = False,
-    allow_extrapolation: ExtrapolationOpt = False,
-    db: DbOpt = None,
-    include_virtualized: VirtualizedOpt = False,
-    include_emulated: EmulatedOpt = False,
-    json_out: JsonOpt = False,
-    wide: WideOpt = False,
-) -> None:
+@takes(FIGURES)
+def table_cmd(args: SizingArgs, json_out: JsonOpt = False, wide: WideOpt = False) -> None:
     """The cost-per-throughput table, in the shape of the NGINX sizing guide's table.
 
     One block per basis group (a host, its hardware, workload and software; the reference
@@ -224,17 +153,7 @@ def table_cmd(
     from sizing.report.render.table_text import sizing_table_text
     from sizing.report.render.text import basis_json, basis_line
 
-    inputs = inputs_of(
-        source,
-        basis,
-        catalog,
-        db,
-        article_prices,
-        include_virtualized,
-        include_emulated,
-        allow_extrapolation,
-    )
-    table, got, warnings = app_sizing.table(inputs)
+    table, got, warnings = app_sizing.table(figures_of(args))
     _say(warnings)
     if json_out:
         emit_json({"basis": basis_json(got.choice, got.prices), **table.to_dict()})

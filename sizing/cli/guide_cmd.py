@@ -19,45 +19,10 @@ import typer
 
 from sizing.cli.app import warn
 from sizing.cli.engine_cmds import hint_sentence
-from sizing.cli.options import (
-    ArticlePricesOpt,
-    BasisOpt,
-    CatalogOpt,
-    DbOpt,
-    EmulatedOpt,
-    ExtrapolationOpt,
-    FormatChoice,
-    PaperChoice,
-    SourceOpt,
-    VirtualizedOpt,
-    choice,
-    completer,
-    metavar,
-)
+from sizing.cli.option_set import FIGURES, REQUEST, RUNS, SizingArgs, request_from, takes
+from sizing.cli.options import FormatChoice, PaperChoice, choice, completer, metavar
 from sizing.cli.progress import Steps
-from sizing.cli.sizing_opts import (
-    AllowCpuTranslationOpt,
-    AllowTranslationOpt,
-    AssumeOpt,
-    AssumeSourceOpt,
-    ComparePlatformsOpt,
-    ConfidenceOpt,
-    CpuOpt,
-    DemandFileOpt,
-    GrowthOpt,
-    HeadroomOpt,
-    HtOpt,
-    MaxServersOpt,
-    P95Opt,
-    PeakOpt,
-    PlatformOpt,
-    RedundancyOpt,
-    RpsOpt,
-    TpsOpt,
-    YearsOpt,
-    load_traffic,
-    request_from,
-)
+from sizing.cli.sizing_opts import load_traffic
 from sizing.errors import SizingError, UsageError
 
 if TYPE_CHECKING:
@@ -135,14 +100,6 @@ GuideFmtOpt = Annotated[
         help="Output format.",
     ),
 ]
-GuideRunOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--run",
-        metavar="ID|latest",
-        help="Run(s) to cover, repeatable; 'latest' for the newest. Default: every run.",
-    ),
-]
 GuidePaperOpt = Annotated[
     str,
     typer.Option(
@@ -164,42 +121,16 @@ GuidePreparedByOpt = Annotated[
 ]
 
 
+@takes(RUNS, REQUEST, FIGURES)
 def guide_cmd(
-    ctx: typer.Context,
+    *,
     out: GuideOutOpt = None,
     fmt: GuideFmtOpt = None,
-    run: GuideRunOpt = None,
-    rps: RpsOpt = None,
-    tps: TpsOpt = None,
-    headroom: HeadroomOpt = "20",
-    p95: P95Opt = None,
-    platform: PlatformOpt = "any",
-    ht: HtOpt = "any",
-    redundancy: RedundancyOpt = "none",
-    years: YearsOpt = None,
-    growth: GrowthOpt = "0",
-    source: SourceOpt = "both",
-    basis: BasisOpt = None,
-    catalog: CatalogOpt = None,
-    article_prices: ArticlePricesOpt = False,
-    allow_extrapolation: ExtrapolationOpt = False,
-    max_servers: MaxServersOpt = None,
-    confidence: ConfidenceOpt = None,
-    cpu: CpuOpt = None,
-    allow_translation: AllowTranslationOpt = False,
-    allow_cpu_translation: AllowCpuTranslationOpt = False,
-    compare_platforms: ComparePlatformsOpt = None,
-    assume: AssumeOpt = None,
-    assume_source: AssumeSourceOpt = None,
-    db: DbOpt = None,
-    include_virtualized: VirtualizedOpt = False,
-    include_emulated: EmulatedOpt = False,
+    args: SizingArgs,
     paper: GuidePaperOpt = "a4",
     title: GuideTitleOpt = "NGINX Sizing Guide",
     customer: GuideCustomerOpt = "",
     prepared_by: GuidePreparedByOpt = "",
-    demand: DemandFileOpt = None,
-    peak: PeakOpt = "max",
 ) -> None:
     """The printable sizing guide: summary, sizing table, charts, methodology, validity.
 
@@ -215,14 +146,14 @@ def guide_cmd(
     from sizing.app.guide import make
 
     fmt_c, path = output_format(out, fmt)
-    traffic = load_traffic(demand, peak)
-    sizing = request_from(ctx.params, traffic)
+    traffic = load_traffic(args.demand, args.peak)
+    sizing = request_from(args, traffic)
     if path is not None:
         check_writable(path)
     request = replace(
         _looks(sizing, title=title, customer=customer, by=prepared_by, paper=paper),
         traffic=traffic,
-        peak=peak,
+        peak=args.peak,
     )
     _said(make(request, fmt_c.value, path, say), say)
 

@@ -1,13 +1,14 @@
-"""The options of the one sizing request that ``recommend`` and ``guide`` share (and
-``table`` the part about where the figures come from), and the function that turns their
-values into that request (:class:`sizing.sources.request.SizingRequest`): the two
-commands take the same options and ask the same question."""
+"""The Typer declarations of the sizing request's options (``recommend`` and ``guide``
+take them all, ``table`` those of where the figures come from) and the function that turns
+their values into that request (:func:`sizing_request`, giving a
+:class:`sizing.sizing_request.SizingRequest`). Which command takes which, and the one
+parsed object they arrive in: :mod:`sizing.cli.option_set`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from sizing.app.sizing import Inputs, SizingRequest
 
 __all__ = [
-    "request_from",
     "AllowCpuTranslationOpt",
     "AllowTranslationOpt",
     "AssumeOpt",
@@ -42,6 +42,7 @@ __all__ = [
     "ComparePlatformsOpt",
     "ConfidenceOpt",
     "GrowthOpt",
+    "GuideRunOpt",
     "YearsOpt",
     "CpuOpt",
     "DemandFileOpt",
@@ -60,6 +61,14 @@ __all__ = [
 ]
 
 
+GuideRunOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--run",
+        metavar="ID|latest",
+        help="Run(s) to cover, repeatable; 'latest' for the newest. Default: every run.",
+    ),
+]
 P95Opt = Annotated[
     str | None,
     typer.Option(
@@ -313,48 +322,3 @@ def sizing_request(
         assume=tuple(assume or ()),
         assume_source=assume_source,
     )
-
-
-def request_from(params: Mapping[str, Any], traffic: Traffic | None = None) -> SizingRequest:
-    """The sizing request of ``recommend``'s or ``guide``'s parsed options (click's
-    ``ctx.params``, by parameter name): the one place that reads them, so the commands that
-    take the same options cannot read them differently. An option a command does not
-    declare takes its default. Click's values come before Typer's conversions: a path is
-    still a string here."""
-    p = params
-    return sizing_request(
-        rps=p["rps"],
-        tps=p["tps"],
-        headroom=p["headroom"],
-        p95=p["p95"],
-        platform=p["platform"],
-        ht=p["ht"],
-        redundancy=p["redundancy"],
-        years=p["years"],
-        growth=p["growth"],
-        max_servers=p["max_servers"],
-        confidence=p["confidence"],
-        cpu=p["cpu"],
-        allow_translation=p["allow_translation"],
-        compare_platforms=p.get("compare_platforms"),
-        assume=p.get("assume"),
-        assume_source=p.get("assume_source"),
-        allow_cpu_translation=p.get("allow_cpu_translation", False),
-        traffic=traffic,
-        peak=p.get("peak", "max"),
-        inputs=inputs_of(
-            p["source"],
-            p["basis"],
-            _path(p["catalog"]),
-            _path(p["db"]),
-            p["article_prices"],
-            p["include_virtualized"],
-            p["include_emulated"],
-            p["allow_extrapolation"],
-            tuple(p.get("run") or ()),
-        ),
-    )
-
-
-def _path(value: str | Path | None) -> Path | None:
-    return None if value is None else Path(value)

@@ -75,13 +75,13 @@ from sizing.engine.answer import (
     figure_dict,
 )
 from sizing.engine.basis import Basis, Price
+from sizing.engine.beyond_socket import BEYOND_SOCKET
 from sizing.engine.costs import CostCatalog
 from sizing.engine.figures import HT_ORDER, PLATFORM_ORDER, build_series
 from sizing.engine.fleet import Offer, identical
 from sizing.engine.fleets import best_fleet, cheapest_fleet, check_terms, plan_of, sized
 from sizing.engine.predict import Bootstrapper, quantile
 from sizing.engine.series import Series
-from sizing.engine.socket import BEYOND_SOCKET
 from sizing.engine.translate import other_cpu
 from sizing.errors import UsageError
 from sizing.model import HYPERVISOR_PLATFORMS, Figure, FigureKind, SizingMetric, Source

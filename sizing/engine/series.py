@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sizing.ceilings import Bound
+from sizing.engine.beyond_socket import beyond_socket
 from sizing.engine.htjoint import HtGain, scaled
 from sizing.engine.predict import (
     DRAWS,
@@ -20,8 +21,7 @@ from sizing.engine.predict import (
 )
 from sizing.engine.reach import envelope, envelope_draws, floor_figure, lower_counts
 from sizing.engine.scaling import MIN_POINTS, ScalingFit
-from sizing.engine.seriesdraws import raw_draws
-from sizing.engine.shape import (
+from sizing.engine.series_shape import (
     Shape,
     counts_of,
     fit_of,
@@ -29,7 +29,7 @@ from sizing.engine.shape import (
     series_points,
     usable_point,
 )
-from sizing.engine.socket import beyond_socket
+from sizing.engine.seriesdraws import raw_draws
 from sizing.model import Figure, FigureKind
 
 SHAPE_FLOOR = 0.10  # added to a borrowed shape's relative half-width

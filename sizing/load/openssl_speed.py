@@ -1,5 +1,6 @@
-"""``openssl speed``: the argv that measures a private-key operation rate pinned to CPUs,
-and a pure parser of its machine-readable (``-mr``) output.
+"""``openssl speed``: a pure parser of its machine-readable (``-mr``) output (the argv
+that measures a private-key operation rate pinned to CPUs is built on the host, by
+``playbooks/files/ceiling.py``'s ``speed_argv``).
 
 ``-mr`` prints one ``+F<n>:<index>:<bits>:<sign/s>:<verify/s>`` line per algorithm at the
 end (``+F2`` RSA, ``+F4`` ECDSA in OpenSSL 3.0); with ``-multi N`` each child's line is
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from sizing.ceilings import ALGORITHMS, CryptoRate
 
-__all__ = ["OPENSSL_ALG", "SpeedParseError", "parse_speed", "speed_argv"]
+__all__ = ["OPENSSL_ALG", "SpeedParseError", "parse_speed"]
 
 # a profile's tls_key -> openssl speed's name of its signing operation
 OPENSSL_ALG = {"rsa2048": "rsa2048", "ecdsa-p256": "ecdsap256"}
@@ -21,25 +22,6 @@ _BITS = {"rsa2048": 2048, "ecdsa-p256": 256}
 
 class SpeedParseError(ValueError):
     """``openssl speed`` gave no rate for the algorithm (not run, cut short, unknown)."""
-
-
-def speed_argv(alg: str, cpus: str, threads: int = 1, seconds: int = 1) -> list[str]:
-    """``taskset -c CPUS openssl speed -mr -seconds S [-multi N] ALG``."""
-    if alg not in ALGORITHMS:
-        raise ValueError(f"no ceiling for the certificate {alg!r} (known: {', '.join(ALGORITHMS)})")
-    multi = ["-multi", str(threads)] if threads > 1 else []
-    return [
-        "taskset",
-        "-c",
-        cpus,
-        "openssl",
-        "speed",
-        "-mr",
-        "-seconds",
-        str(seconds),
-        *multi,
-        OPENSSL_ALG[alg],
-    ]
 
 
 def parse_speed(text: str, alg: str, *, cpus: str = "", threads: int = 1) -> CryptoRate:

@@ -388,7 +388,7 @@ def _judged(
     problems = acc.problems + [v.reason for v in verdicts]
     invalid = any(v.invalid for v in verdicts)
     # erratic: one window measured something else (drift is decided across the run's points
-    # when the store reads them back: sizing.store.drift)
+    # when the store reads them back: sizing.store.drift_flag)
     odd, odd_why = repetition_flags(values)
     if odd:
         flags.extend(odd)

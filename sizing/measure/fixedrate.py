@@ -60,9 +60,9 @@ from sizing.knee import (
 )
 from sizing.load.latency import LatencyReport
 from sizing.load.tools import OpenLoopTool, open_loop_tool
-from sizing.measure.context import MeasureContext
 from sizing.measure.curve_verdicts import curve_flags
 from sizing.measure.evaluate import Measurement
+from sizing.measure.measure_context import MeasureContext
 from sizing.measure.metadata import latency_metadata
 from sizing.measure.rates import RateWindows, latency_point, merged_point, soak_jumps
 from sizing.measure.validity import CLIENT_BUSY_LIMIT

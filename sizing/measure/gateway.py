@@ -30,8 +30,8 @@ from dataclasses import dataclass, field, replace
 from sizing.errors import SizingError, ToolError
 from sizing.load import curl
 from sizing.loadproto import Command, LoadSpec, WindowSpec
-from sizing.measure.context import MeasureContext
 from sizing.measure.evaluate import Measurement
+from sizing.measure.measure_context import MeasureContext
 from sizing.measure.throughput import Throughput
 from sizing.measure.windows import WindowRunner
 from sizing.model import PointResult, Sample, Status

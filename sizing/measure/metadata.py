@@ -12,7 +12,6 @@ from sizing.plan.loadspec import url_for
 from sizing.plan.points import PlannedPoint
 from sizing.provision.platforms.base import Target
 from sizing.records import (
-    PlatformSettings,
     PointEnvironment,
     PointMeta,
     PointWorkload,
@@ -86,7 +85,7 @@ def throughput_metadata(
         point_environment(point, facts),
         url=url_for(point, target.address),
         target=target.host,
-        platform_settings=PlatformSettings.parse(target.metadata),
+        platform_settings=target.settings,
         server_cpus=cpulist(point.allocation.server_cpus),
         worker_cpus=cpulist(target.workers),
         client_cpus={c: cpulist(v) for c, v in point.client_cpus.items() if v},
@@ -127,7 +126,7 @@ def latency_metadata(
         server_cpus=cpulist(point.allocation.server_cpus) if point.allocation else None,
         worker_cpus=cpulist(target.workers),
         clients=tuple(c.name for c in point.clients),
-        platform_settings=PlatformSettings.parse(target.metadata),
+        platform_settings=target.settings,
     )
     workload = PointWorkload(
         file_size=prof.file_size,

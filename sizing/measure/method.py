@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from sizing.measure.context import MeasureContext
 from sizing.measure.evaluate import Measurement
 from sizing.measure.fixedrate import FixedRate
 from sizing.measure.gateway import Gateway
+from sizing.measure.measure_context import MeasureContext
 from sizing.measure.throughput import Throughput
 from sizing.plan.points import PlannedPoint
 from sizing.profiles import Profile

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field, replace
 
 from sizing.errors import SizingError
 from sizing.intervals import PairedRatio
-from sizing.measure.context import MeasureContext
 from sizing.measure.evaluate import Measurement, Outputs, window_rates
+from sizing.measure.measure_context import MeasureContext
 from sizing.measure.throughput import Throughput, stop_rule
 from sizing.measure.windows import WindowSpec, schedule_windows
 from sizing.model import SERVER_DIED, PointResult, Status

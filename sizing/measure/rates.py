@@ -13,8 +13,8 @@ from sizing.knee import LatencyPoint
 from sizing.load.latency import LatencyReport, merge_latency
 from sizing.load.tools import RateResult, open_loop_tool
 from sizing.loadproto import Command, LoadSpec, WindowOutput, WindowSpec
-from sizing.measure.context import MeasureContext
 from sizing.measure.cpu import client_cpus, window_cpu
+from sizing.measure.measure_context import MeasureContext
 from sizing.measure.throughput import DEFAULT_PIDFILE
 from sizing.measure.validity import STEAL_LIMIT
 from sizing.measure.windows import WindowRunner, point_lead, schedule_windows

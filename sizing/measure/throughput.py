@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sizing.loadproto import LoadSpec
-from sizing.measure.context import MeasureContext
 from sizing.measure.evaluate import Measurement, Outputs, evaluate_windows, window_rates
+from sizing.measure.measure_context import MeasureContext
 from sizing.measure.validity import StopRule
 from sizing.measure.windows import (
     WindowRunner,

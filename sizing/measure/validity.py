@@ -22,9 +22,9 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from sizing.drift import mann_kendall_p
 from sizing.intervals import median_interval, repetition_flags
 from sizing.records import Guards, RepetitionEvidence, Verdict
+from sizing.trend import mann_kendall_p
 
 CLIENT_BUSY_LIMIT = 90.0  # % busy on the client's CPUs: the load generator is saturated
 UPSTREAM_BUSY_LIMIT = 90.0  # % of the upstream nginx's CPUs: the upstream pool is saturated

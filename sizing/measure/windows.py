@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from sizing.loadproto import LoadSpec, ProtocolError, RunnerOutput, WindowOutput, WindowSpec
-from sizing.measure.context import MeasureContext
+from sizing.measure.measure_context import MeasureContext
 from sizing.plan.points import PlannedPoint
 from sizing.plan.settings import START_LEAD_S, WINDOW_GAP_S
 from sizing.provision.platforms.base import Target

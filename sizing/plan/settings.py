@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sizing.knee import Slo, parse_rates, parse_slo
+from sizing.knee import Slo
+from sizing.option_text import parse_rates, parse_slo
 from sizing.profiles import Profile
 
 __all__ = [

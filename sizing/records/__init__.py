@@ -10,10 +10,21 @@ from sizing.records.gateway import GatewayChecks, JwtCheck
 from sizing.records.guards import GuardInputs, Guards, RepetitionEvidence, Verdict
 from sizing.records.host import DeclaredRecord, HostRecord, LockOwner, LockReply, hosts_of
 from sizing.records.latency import Climb, LatencyPoint, LatencyRecord, SloSearch, SoakRep
+from sizing.records.platform import (
+    BaremetalSettings,
+    ContainerSettings,
+    EsxiSettings,
+    GuestTopology,
+    HostHtRecord,
+    KvmSettings,
+    PlatformSettings,
+    QemuThread,
+    UlimitsRecord,
+    VmConfigRecord,
+)
 from sizing.records.point import (
     PairLeg,
     PairRecord,
-    PlatformSettings,
     PointEnvironment,
     PointEvidence,
     PointMeta,
@@ -33,6 +44,15 @@ from sizing.records.window import (
 )
 
 __all__ = [
+    "BaremetalSettings",
+    "ContainerSettings",
+    "EsxiSettings",
+    "GuestTopology",
+    "HostHtRecord",
+    "KvmSettings",
+    "QemuThread",
+    "UlimitsRecord",
+    "VmConfigRecord",
     "Climb",
     "DeclaredRecord",
     "HostRecord",

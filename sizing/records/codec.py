@@ -3,12 +3,15 @@
 A record class is a frozen dataclass whose fields are JSON values, other record classes,
 or lists, tuples and string-keyed dicts of them. :func:`dump` gives its JSON object (a
 field that is None or an empty list or mapping is left out); :func:`load` reads one back,
-leniently: a key the class does not know is kept in the record's ``extra`` field when it
-has one (an older or newer sizing wrote it; nothing is lost when the record is written
-again), a value of the wrong JSON type is dropped to the field's default (a damaged or
-foreign row reads as "not recorded", never as a crash). A field declared with ``flat()``
-is a group of fields stored at its parent's level: the stored shape stays flat while the
-code reads ``meta.env.kernel``.
+leniently: a key the class does not know is kept, verbatim, in the record's field declared
+with ``verbatim()`` when it has one (another sizing, or a host script of another version,
+wrote it; nothing is lost when the record is written again), a value of the wrong JSON
+type is dropped to the field's default (a damaged or foreign row reads as "not
+recorded", never as a crash). A field declared with ``flat()`` is a group of fields
+stored at its parent's level: the stored shape stays flat while the code reads
+``meta.env.kernel``. A record class with a ``kind_of(data)`` classmethod of its own is
+read as the subclass that method names (a record of several kinds, told apart by their
+keys).
 """
 
 from __future__ import annotations
@@ -21,16 +24,23 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any, TypeVar, get_args, get_origin
 
-__all__ = ["dump", "flat", "load"]
+__all__ = ["dump", "flat", "load", "verbatim"]
 
 T = TypeVar("T")
 
 FLAT = "records.flat"
+VERBATIM = "records.verbatim"
 
 
 def flat(cls: type[Any]) -> Any:
     """A group of fields stored at the parent's level (see the module)."""
     return dataclasses.field(default_factory=cls, metadata={FLAT: True})
+
+
+def verbatim() -> Any:
+    """The field that keeps, as read, the keys its record does not declare (see the
+    module): foreign data, never what this sizing writes."""
+    return dataclasses.field(default_factory=dict, metadata={VERBATIM: True})
 
 
 @cache
@@ -50,7 +60,7 @@ def dump(obj: Any) -> Any:
             value = getattr(obj, f.name)
             if f.metadata.get(FLAT):
                 out.update(dump(value))
-            elif f.name == "extra":
+            elif f.metadata.get(VERBATIM):
                 out.update({k: v for k, v in value.items() if k not in out})
             elif value is not None and not _empty(value):
                 out[f.name] = dump(value)
@@ -138,18 +148,20 @@ def _convert(tp: Any, v: Any) -> Any:  # noqa: C901, PLR0911 - one branch per JS
 def load(cls: type[T], data: Mapping[str, Any]) -> T:
     """The record ``cls`` read from its JSON object ``data`` (see the module)."""
     record: Any = cls  # a dataclass type: hashable, whatever the cache's signature says
+    if "kind_of" in vars(record):
+        record = record.kind_of(data)
     hints = _hints(record)
     kwargs: dict[str, Any] = {}
     known: set[str] = set()
-    has_extra = False
+    keep: str | None = None
     for f in _fields(record):
         if f.metadata.get(FLAT):
             group = hints[f.name]
             kwargs[f.name] = load(group, data)
             known |= _keys(group)
             continue
-        if f.name == "extra":
-            has_extra = True
+        if f.metadata.get(VERBATIM):
+            keep = f.name
             continue
         known.add(f.name)
         if f.name not in data:
@@ -158,10 +170,11 @@ def load(cls: type[T], data: Mapping[str, Any]) -> T:
             kwargs[f.name] = _convert(hints[f.name], data[f.name])
         except _Wrong:
             continue  # the field's default: a value of another shape reads as unrecorded
-    if has_extra:
-        kwargs["extra"] = {k: v for k, v in data.items() if k not in known}
+    if keep is not None:
+        kwargs[keep] = {k: v for k, v in data.items() if k not in known}
     try:
-        return cls(**kwargs)
+        out: T = record(**kwargs)
+        return out
     except TypeError:  # a required field is missing: the record cannot be read
         raise _Wrong from None
 
@@ -174,6 +187,6 @@ def _keys(cls: Any) -> frozenset[str]:
     for f in _fields(cls):
         if f.metadata.get(FLAT):
             out |= _keys(hints[f.name])
-        elif f.name != "extra":
+        elif not f.metadata.get(VERBATIM):
             out.add(f.name)
     return frozenset(out)

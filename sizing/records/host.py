@@ -7,10 +7,10 @@ ceilings measured on it. Stored as one JSON object per host in ``runs.environmen
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from sizing.records.codec import dump, load
+from sizing.records.codec import dump, load, verbatim
 
 __all__ = ["DeclaredRecord", "HostRecord", "LockOwner", "LockReply", "hosts_of"]
 
@@ -76,7 +76,8 @@ class HostRecord:
     declared: DeclaredRecord | None = None
     stands_for: tuple[str, ...] | None = None
     ceilings: dict[str, Any] | None = None  # :class:`sizing.ceilings.HostCeilings`
-    extra: dict[str, Any] = field(default_factory=dict)
+    # what a host script of another version reported beyond these facts, kept as reported
+    verbatim_facts: dict[str, Any] = verbatim()
 
     @classmethod
     def parse(cls, data: Any) -> HostRecord:
@@ -105,7 +106,8 @@ class LockOwner:
     token: str | None = None
     since: float | None = None
     unreadable: bool = False  # the lock's owner file could not be read
-    extra: dict[str, Any] = field(default_factory=dict)
+    # what a lock file of another version holds beyond these keys, kept as read
+    verbatim_lock: dict[str, Any] = verbatim()
 
     @classmethod
     def parse(cls, data: Any) -> LockOwner:

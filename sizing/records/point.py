@@ -8,43 +8,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sizing.records.codec import dump, flat, load
+from sizing.records.codec import dump, flat, load, verbatim
 from sizing.records.gateway import GatewayChecks
 from sizing.records.guards import Guards
 from sizing.records.latency import LatencyRecord
+from sizing.records.platform import PlatformSettings
 from sizing.records.window import MergedLatencyRecord
 
 __all__ = [
     "PointEnvironment",
     "PairLeg",
     "PairRecord",
-    "PlatformSettings",
     "PointEvidence",
     "PointMeta",
     "StopRuleRecord",
     "UpstreamRecord",
     "PointWorkload",
 ]
-
-
-@dataclass(frozen=True)
-class PlatformSettings:
-    """What the platform backend set up and read back (a guest's domain or VM); the
-    backend's other details are kept in ``extra``."""
-
-    hypervisor: str | None = None  # libvirt: the hypervisor host; vSphere: "vsphere"
-    esxi_host: str | None = None
-    domain: str | None = None
-    domain_type: str | None = None  # kvm, or qemu (emulated)
-    emulated: bool | None = None
-    vcpus: int | None = None
-    vm: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def parse(cls, data: Mapping[str, Any] | None) -> PlatformSettings:
-        """What a platform backend reported (its ``Target.metadata``)."""
-        return load(cls, data or {})
 
 
 @dataclass(frozen=True)
@@ -90,13 +70,7 @@ class PointEnvironment:
         """The machine a point ran on: a guest's hypervisor host, a container's host, else
         the host itself."""
         s = self.platform_settings
-        if platform == "libvirt" and s is not None and s.hypervisor:
-            return s.hypervisor
-        if platform == "vsphere" and s is not None and s.esxi_host:
-            return s.esxi_host
-        if platform == "container" and s is not None and s.extra.get("container_host"):
-            return str(s.extra["container_host"])
-        return host
+        return (s.physical_host() if s is not None else None) or host
 
 
 @dataclass(frozen=True)
@@ -189,7 +163,8 @@ class PointMeta:
     gateway: GatewayChecks = flat(GatewayChecks)
     pair: PairRecord | None = None
     recovery_id: str | None = None  # the recovery file a point was imported from
-    extra: dict[str, Any] = field(default_factory=dict)  # keys this sizing does not know
+    # keys another sizing stored that this one does not know, kept as they were
+    verbatim_unknown: dict[str, Any] = verbatim()
 
     @classmethod
     def parse(cls, data: Mapping[str, Any] | None) -> PointMeta:

@@ -11,11 +11,11 @@ measures the run is not an option: it is the run's ``owner``
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from functools import cache
 from typing import Any
 
-from sizing.records.codec import dump, flat, load
+from sizing.records.codec import dump, flat, load, verbatim
 
 __all__ = ["RunOptionsRecord", "StoredSettings"]
 
@@ -37,8 +37,8 @@ class StoredSettings:
 
 @dataclass(frozen=True)
 class RunOptionsRecord:
-    """The options a run was measured with (see the module); ``extra`` keeps what another
-    sizing stored beside them, as stored."""
+    """The options a run was measured with (see the module); ``verbatim_unknown`` keeps
+    what another sizing stored beside them, as stored."""
 
     cores: tuple[int, ...] | None = None
     ht: tuple[str, ...] | None = None
@@ -56,7 +56,9 @@ class RunOptionsRecord:
     extra_vars: tuple[str, ...] | None = None  # the names only: values may carry secrets
     label: str | None = None
     sample: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    more_inventories: tuple[str, ...] | None = None  # the -i after the first, resolved
+    # keys another sizing stored that this one does not declare, kept as stored
+    verbatim_unknown: dict[str, Any] = verbatim()
 
     @classmethod
     def parse(cls, data: Any) -> RunOptionsRecord:
@@ -66,24 +68,24 @@ class RunOptionsRecord:
 
     def to_json(self) -> dict[str, Any]:
         """The record as stored and as ``results --json`` shows it: every option, null when
-        not recorded (the measure settings at the record's level), then ``extra``."""
+        not recorded (the measure settings at the record's level), then the keys another sizing
+        stored (``verbatim_unknown``)."""
         out: dict[str, Any] = {}
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name == "settings":
                 out.update({s.name: dump(getattr(value, s.name)) for s in fields(value)})
-            elif f.name != "extra":
+            elif f.name != "verbatim_unknown":
                 out[f.name] = dump(value)
-        out.update({k: v for k, v in self.extra.items() if k not in out})
+        out.update({k: v for k, v in self.verbatim_unknown.items() if k not in out})
         return out
 
     def value(self, name: str) -> Any:
-        """A stored option by its field name: a declared one typed, one this record does
-        not declare (an option added to ``RunOptions`` without a field here) as stored;
-        None when not recorded."""
+        """A stored option by its field name: a declared one typed, one another sizing
+        stored that this record does not declare as stored; None when not recorded."""
         if name in _declared():
             return getattr(self, name)
-        return self.extra.get(name)
+        return self.verbatim_unknown.get(name)
 
     @property
     def warmup_s(self) -> float | None:
@@ -93,4 +95,4 @@ class RunOptionsRecord:
 
 @cache
 def _declared() -> frozenset[str]:
-    return frozenset(f.name for f in fields(RunOptionsRecord) if f.name != "extra")
+    return frozenset(f.name for f in fields(RunOptionsRecord) if f.name != "verbatim_unknown")

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sizing.records.codec import dump, flat, load
+from sizing.records.codec import dump, flat, load, verbatim
 from sizing.records.gateway import GatewayChecks
 
 __all__ = [
@@ -168,8 +168,8 @@ class SampleMeta:
     repetition_at_rate: int | None = None
     # the gateway's single requests (``added_latency_ms``)
     gateway: GatewayChecks = flat(GatewayChecks)
-    # keys this sizing does not know (an older one's, kept as they were)
-    extra: dict[str, Any] = field(default_factory=dict)
+    # keys another sizing stored that this one does not know, kept as they were
+    verbatim_unknown: dict[str, Any] = verbatim()
 
     @classmethod
     def parse(cls, data: Mapping[str, Any] | None) -> SampleMeta:

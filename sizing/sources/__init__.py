@@ -21,6 +21,7 @@ from sizing.engine.choice import choose
 from sizing.engine.slo import latency_workloads, slo_figures
 from sizing.errors import UsageError
 from sizing.model import FigureKind, SizingMetric, Source
+from sizing.sizing_request import Inputs
 from sizing.sources.bases import (
     BasisInputs,
     Declared,
@@ -31,7 +32,6 @@ from sizing.sources.bases import (
     software_label,
 )
 from sizing.sources.declared import basis_prices, declared_of, record_declared
-from sizing.sources.request import Inputs
 from sizing.sources.rundata import RunData
 from sizing.store import Store
 

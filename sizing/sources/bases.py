@@ -23,7 +23,7 @@ from sizing.intervals import interval_words, median_coverage, median_interval, r
 from sizing.model import Figure, FigureKind, SizingMetric, Status, basis_platform
 from sizing.records import HostRecord, PointMeta
 from sizing.sources.pooling import combine, pool_hosts
-from sizing.store.drift import timed_values
+from sizing.store.drift_flag import timed_values
 from sizing.topology import Topology
 
 if TYPE_CHECKING:

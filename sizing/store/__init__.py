@@ -43,7 +43,7 @@ from sizing.extravars import redact_argv
 from sizing.model import PointKey, PointResult, Sample, Status
 from sizing.records import HostRecord, LockOwner, RunOptionsRecord, dump
 from sizing.store.connection import BUSY_TIMEOUT_S, RUN_ATTEMPT_S, RUN_PATIENCE_S, Connection
-from sizing.store.drift import with_run_drift
+from sizing.store.drift_flag import with_run_drift
 from sizing.store.ranges import with_ranges
 from sizing.store.recovery import (
     RECOVERY_KIND,
@@ -302,7 +302,7 @@ class Store(Connection):
 
     def points(self, run_id: int | None = None) -> list[StoredPoint]:
         """A run's points (every run's with None), the ``drift`` flag decided across each
-        run's points (:mod:`sizing.store.drift`)."""
+        run's points (:mod:`sizing.store.drift_flag`)."""
         where, args = ("", ()) if run_id is None else (" WHERE run_id = ?", (run_id,))
         with self._guard():
             rows = self._db.execute(f"SELECT * FROM points{where} ORDER BY id", args).fetchall()

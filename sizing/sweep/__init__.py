@@ -4,9 +4,8 @@ The conductor of the stages (plan -> provision -> measure -> store): the only co
 touches all of them. A run is a list of stage functions (:data:`STAGES`, in
 ``sizing/sweep/stages.py``) over one typed context (:class:`RunContext`: bound once from
 the options; what changes lives in its ``state``). ``run_sweep`` is the one core function
-behind ``sizing run``, and ``plan_sweep`` behind ``sizing run --plan``; both start from the
-same first stage (:func:`sizing.sweep.prepare.prepare`), so the dry run cannot disagree
-with the run.
+behind ``sizing run``, and ``plan_sweep`` behind ``sizing run --plan``: the dry run is
+the run's first stage alone (:data:`DRY_RUN`), so it cannot disagree with the run.
 
 ``run_sweep`` never raises for a point that cannot be measured: the point is stored as
 skipped or failed with its reason. It raises :class:`SizingError` for what stops the whole
@@ -21,23 +20,24 @@ from pathlib import Path
 
 from sizing import __version__
 from sizing.errors import Interrupted, SizingError, UsageError
-from sizing.measure.context import Progress
+from sizing.measure.measure_context import Progress
 from sizing.model import RunStatus, RunSummary
 from sizing.plan.document import PlanDocument
 from sizing.provision.hostsafety import owner_record, process_gone
 from sizing.signals import StopSignals, shielded, signal_pending
 from sizing.store import Store
-from sizing.sweep.context import OpenRun, Prepared, RunContext
 from sizing.sweep.options import (
     RunOptions,
     done_keys,
     resume_options,
     run_options_record,
 )
-from sizing.sweep.prepare import dry_run
-from sizing.sweep.stages import STAGES, against_ceiling
+from sizing.sweep.prepare import plan_of, resumed_keys
+from sizing.sweep.run_context import OpenRun, Prepared, RunContext
+from sizing.sweep.stages import DRY_RUN, STAGES, against_ceiling
 
 __all__ = [
+    "DRY_RUN",
     "STAGES",
     "OpenRun",
     "Prepared",
@@ -67,10 +67,15 @@ def run_sweep(opts: RunOptions, progress: Progress | None = None) -> RunSummary:
 def plan_sweep(
     opts: RunOptions, progress: Progress | None = None, *, detail: bool = True
 ) -> PlanDocument:
-    """``sizing run --plan``: the dry-run document (see :func:`sizing.sweep.prepare.dry_run`)."""
+    """``sizing run --plan``: the dry-run document (:data:`DRY_RUN`, then
+    :func:`sizing.sweep.prepare.plan_of`)."""
     if not opts.profiles:
         raise SizingError("no profile to run")
-    return dry_run(RunContext.bind(opts, progress), detail=detail)
+    ctx = RunContext.bind(opts, progress)
+    resumed_keys(ctx)
+    for _, stage in DRY_RUN:
+        stage(ctx, None)
+    return plan_of(ctx, detail=detail)
 
 
 def run(ctx: RunContext) -> RunSummary:
@@ -131,7 +136,7 @@ def open_run(ctx: RunContext) -> OpenRun:
     except BaseException:
         store.close()
         raise
-    ctx.hosts_taken.locks.run_id = run_id
+    ctx.state.hosts_taken.locks.run_id = run_id
     try:
         store.set_owner(run_id, owner_record())  # results names it abandoned if it dies
     except SizingError:
@@ -143,7 +148,9 @@ def end(ctx: RunContext, summary: RunSummary, *, stopped: bool) -> None:
     """Give back what the run took (load, nginx, locks) and let every backend undo what
     it prepared (a guest gets its settings back), whatever signal comes meanwhile."""
     with shielded(deliver=False):
-        summary.problems += ctx.hosts_taken.end(stopped=stopped, keep_running=ctx.opts.keep_running)
+        summary.problems += ctx.state.hosts_taken.end(
+            stopped=stopped, keep_running=ctx.opts.keep_running
+        )
         for server in ctx.state.provisioned.values():
             try:
                 ctx.backend(server).teardown(server)

@@ -16,7 +16,7 @@ from sizing.provision.nginx import nginx_vars
 from sizing.provision.platforms import Target
 from sizing.provision.tools import ready_guest
 from sizing.provision.upstream import gateway_vars
-from sizing.sweep.context import Config, RunContext
+from sizing.sweep.run_context import Config, RunContext
 
 Measured = list[tuple[PlannedPoint, PointResult, list[Any]]]
 
@@ -25,7 +25,7 @@ def measure_legs(ctx: RunContext, pair: Pair) -> Measured:
     """Both legs of ``pair`` provisioned, then measured in alternation; a leg that
     cannot be provisioned fails, and the other is measured alone (unpaired)."""
     legs = pair.legs
-    health = ctx.health
+    health = ctx.state.health
     if any(h.name in health.broken for p in legs for h in (p.server, *p.clients)):
         return [(p, *measure_point(ctx, p)) for p in legs]
     keep = tuple(p.config for p in legs)
@@ -46,7 +46,7 @@ def measure_legs(ctx: RunContext, pair: Pair) -> Measured:
             else (p, *measure_point(ctx, p))
             for p in legs
         ]
-    ctx.hosts_taken.load.update(hosts)
+    ctx.state.hosts_taken.load.update(hosts)
     measured = measure_pair(ctx.measure, pair, lambda p: provision(ctx, p, keep=keep))
     return [(leg, res, samples) for leg, (res, samples) in zip(legs, measured, strict=True)]
 
@@ -56,19 +56,19 @@ def measure_point(ctx: RunContext, point: PlannedPoint) -> Measurement:
     if point.skipped:
         return PointResult(point.key, Status.SKIPPED, point.skip_reason), []
     for host in [point.server, *point.clients]:
-        if host.name in ctx.health.broken:
+        if host.name in ctx.state.health.broken:
             return PointResult(
-                point.key, Status.FAILED, f"{host.name}: {ctx.health.broken[host.name]}"
+                point.key, Status.FAILED, f"{host.name}: {ctx.state.health.broken[host.name]}"
             ), []
     ctx.progress.step(f"provisioning nginx: {point.key.label()}")
     try:
         target = provision(ctx, point)
     except SizingError as exc:
-        ctx.health.mark_broken(point.server.name, str(exc))
+        ctx.state.health.mark_broken(point.server.name, str(exc))
         ctx.progress.note(str(exc))
         return PointResult(point.key, Status.FAILED, str(exc)), []
     ctx.progress.step(f"measuring {point.key.label()}")
-    ctx.hosts_taken.load.update([target.host, *(c.name for c in point.clients)])
+    ctx.state.hosts_taken.load.update([target.host, *(c.name for c in point.clients)])
     return method_for(point.profile).measure(ctx.measure, point, target)
 
 
@@ -92,14 +92,14 @@ def provision(ctx: RunContext, point: PlannedPoint, keep: Sequence[Config] = ())
         ctx.nginx.forget(target.host)
         if server.name in state.placement:  # a freshly booted guest
             facts, lead = ready_guest(ctx.playbooks, ctx.inventory, target.host)
-            ctx.health.set_lead(target.host, lead)
+            ctx.state.health.set_lead(target.host, lead)
             state.facts[target.host] = facts
     tls_from = next((p for p in ctx.opts.profiles if p.scheme == "https" and p.role == "web"), None)
     extra = nginx_vars(point, target.workers, tls_from)
     if point.profile.needs_upstream:  # load-balance/proxy/api-jwt: the upstreams first
-        ctx.hosts_taken.upstreams.update(up.host for up in point.upstreams)
+        ctx.state.hosts_taken.upstreams.update(up.host for up in point.upstreams)
         ctx.upstream.apply(point)
         extra.update(gateway_vars(ctx.inventory, point, target))
-    ctx.hosts_taken.servers.add(target.host)  # stopped when the run ends
+    ctx.state.hosts_taken.servers.add(target.host)  # stopped when the run ends
     ctx.nginx.apply(target, extra)
     return target

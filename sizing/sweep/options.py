@@ -29,7 +29,7 @@ from sizing.model import (
 )
 from sizing.plan.settings import MeasureSettings
 from sizing.profiles import Profile
-from sizing.records import RunOptionsRecord, dump
+from sizing.records import RunOptionsRecord
 from sizing.records.run import StoredSettings
 from sizing.store import Store
 
@@ -184,7 +184,7 @@ class RunOptions:
     more_inventories: tuple[Path, ...] = stored(
         (),
         refused=False,  # -i: refused beside --resume as "inventory" already
-        encode=lambda n, v: {n: [str(Path(p).resolve()) for p in v]} if v else {},
+        encode=lambda n, v: {n: tuple(str(Path(p).resolve()) for p in v)} if v else {},
         decode=lambda n, r, now: tuple(Path(p) for p in r.value(n) or ()) or now,
     )
     keep_artifacts: Path | None = None  # --keep-artifacts: ansible-runner's artifacts kept
@@ -212,11 +212,8 @@ def run_options_record(opts: RunOptions) -> RunOptionsRecord:
     record: Fields = {}
     for name, how in _stored_fields():
         record.update(how.encode(name, getattr(opts, name)))
-    # an option the record does not declare (yet) is kept in its extra, as stored: stored,
-    # restored by --resume and shown by results --json with no change here or there
-    declared = {f.name for f in fields(RunOptionsRecord)}
-    extra = {k: dump(v) for k, v in record.items() if k not in declared}
-    return RunOptionsRecord(**{k: v for k, v in record.items() if k in declared}, extra=extra)
+    # every stored option is a field of the record (test_run_options_record checks it)
+    return RunOptionsRecord(**record)
 
 
 def resume_refuses() -> tuple[str, ...]:

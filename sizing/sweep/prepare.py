@@ -1,6 +1,7 @@
 """The first stage of a run: the inventory's servers and their facts, the plan, the
 pre-flight verdicts and the pairs (:func:`prepare`). The run (``sizing.sweep.STAGES``) and
-the dry run (:func:`dry_run`) start from it, so the dry run cannot disagree with the run."""
+the dry run (that first stage alone, then :func:`plan_of`) start from it, so the dry run
+cannot disagree with the run."""
 
 from __future__ import annotations
 
@@ -21,23 +22,26 @@ from sizing.provision.facts import declared_facts, gather_facts
 from sizing.provision.hostsafety import same_machines
 from sizing.provision.platforms import INVENTORY_PLACEHOLDER
 from sizing.store import Store
-from sizing.sweep.context import Prepared, RunContext
 from sizing.sweep.options import done_keys
+from sizing.sweep.run_context import Prepared, RunContext
 from sizing.topology import Topology
 
 
 def prepare(
     ctx: RunContext,
     *,
-    backends: bool,
     on_facts: Callable[[dict[str, HostFacts]], None] | None = None,
     probe: bool = True,
 ) -> Prepared:
-    """Facts, plan and pre-flight. ``backends``: ask the platforms too (the hypervisor
-    topology, backend skips) and refuse a run no server or client can carry.
-    ``probe=False`` (the offline ``--plan``): plan on the inventory's declared facts,
-    contacting nothing, and run no pre-flight check (they need the real facts)."""
+    """Facts, plan and pre-flight; the facts and the plan are left in ``ctx.state``.
+    ``on_facts`` (a run's, given the facts as soon as they are read): the run also takes
+    its servers' run locks in the same Ansible run, asks the platforms (the hypervisor
+    topology, backend skips) and refuses what no server or client can carry; the dry run
+    does none of it. ``probe=False`` (the offline ``--plan``): plan on the inventory's
+    declared facts, contacting nothing, and run no pre-flight check (they need the real
+    facts)."""
     inv, state, opts = ctx.inventory, ctx.state, ctx.opts
+    backends = on_facts is not None
     state.placement = _placements(ctx)
     pool = inv.upstreams if any(p.needs_upstream for p in opts.profiles) else []
     hosts = list({h.name: h for h in _fact_hosts(ctx, inv.servers) + inv.clients + pool}.values())
@@ -48,17 +52,17 @@ def prepare(
     facts, unreachable = gather_facts(
         ctx.playbooks,
         hosts,
-        locks=ctx.hosts_taken.locks if backends else None,
+        locks=ctx.state.hosts_taken.locks if backends else None,
         lock_hosts=_lock_hosts(ctx) if backends else (),
     )
     state.facts.update(facts)
     problems = [f"{h}: {why}" for h, why in sorted(unreachable.items())]
     own = {h: f.topology for h, f in state.facts.items()}  # what the hosts themselves see
     topologies = dict(own)  # what the points are planned on
-    if backends:
+    if on_facts is not None:
         _require_reachable(ctx, unreachable)
-        if on_facts is not None:
-            on_facts(state.facts)
+        on_facts(state.facts)
+    if backends:
         problems += _hypervisor_topologies(ctx, topologies)
     plan = build_plan(
         inv,
@@ -72,7 +76,8 @@ def prepare(
     )
     if backends:
         plan = [_backend_skip(ctx, p) for p in plan]
-    todo = [p for p in plan if p.key not in state.done]
+    state.planned = plan
+    todo = state.todo
     if backends and state.done:
         ctx.progress.note(
             f"resuming run {opts.resume_run}: {len(plan) - len(todo)} point(s) "
@@ -93,7 +98,7 @@ def prepare(
     )
     checks += same_machines({h.name: state.facts[h.name] for h in hosts if h.name in state.facts})
     checks += [c for c in same_address(selected_servers(ctx)) if c not in checks]
-    return Prepared(hosts, state.facts, plan, unreachable, set(state.done), checks, problems)
+    return Prepared(hosts, unreachable, checks, problems)
 
 
 def _lock_hosts(ctx: RunContext) -> list[str]:
@@ -116,9 +121,10 @@ def _prepare_offline(ctx: RunContext, hosts: list[Host]) -> Prepared:
         clients=ctx.inventory.clients,
         placement=state.placement,
     )
-    plan = [_undeclared(p, missing, state.placement) for p in plan]
-    checks = offline_checks(plan, selected_servers(ctx), {h: f.topology for h, f in facts.items()})
-    return Prepared(hosts, state.facts, plan, missing, set(state.done), checks, [], probed=False)
+    state.planned = [_undeclared(p, missing, state.placement) for p in plan]
+    topologies = {h: f.topology for h, f in facts.items()}
+    checks = offline_checks(state.planned, selected_servers(ctx), topologies)
+    return Prepared(hosts, missing, checks, [], probed=False)
 
 
 def _require_reachable(ctx: RunContext, unreachable: dict[str, str]) -> None:
@@ -228,23 +234,33 @@ def _backend_skip(ctx: RunContext, point: PlannedPoint) -> PlannedPoint:
     return replace(point, skip_reason=why, allocation=None, client_cpus={})
 
 
-def dry_run(ctx: RunContext, *, detail: bool = True) -> PlanDocument:
-    """``sizing run --plan``: facts, plan and pre-flight, and the exact commands of every
-    point, without provisioning or loading anything and without writing the store."""
-    opts = ctx.opts
-    if opts.resume_run is not None:
-        with Store.open_readonly(opts.db) as store:
-            ctx.state.done = done_keys(store, opts.resume_run)
-    p = prepare(ctx, backends=False, probe=opts.probe)
-    pairs = find_pairs(p.plan, ctx.inventory, ctx.state.placement, p.done, unpaired=opts.unpaired)
+def resumed_keys(ctx: RunContext) -> None:
+    """The dry run of ``--resume``: the points the run leaves alone, read without writing
+    the store (the run reads them as it reopens its record)."""
+    if ctx.opts.resume_run is not None:
+        with Store.open_readonly(ctx.opts.db) as store:
+            ctx.state.done = done_keys(store, ctx.opts.resume_run)
+
+
+def plan_of(ctx: RunContext, *, detail: bool = True) -> PlanDocument:
+    """``sizing run --plan``'s document once the first stage ran: facts, plan and
+    pre-flight, and the exact commands of every point, nothing provisioned or loaded and
+    nothing written to the store."""
+    opts, state = ctx.opts, ctx.state
+    p = state.prepared
+    if p is None:  # pragma: no cover - the dry run runs the first stage first
+        raise RuntimeError("the plan's document is written before the plan is made")
+    pairs = find_pairs(
+        state.planned, ctx.inventory, state.placement, state.done, unpaired=opts.unpaired
+    )
     return plan_document(
         opts.settings,
         opts.resume_run,
         ctx.inventory,
         p.hosts,
-        p.facts,
-        p.plan,
-        p.done,
+        state.facts,
+        state.planned,
+        state.done,
         p.unreachable,
         p.checks,
         probed=p.probed,

@@ -1,9 +1,12 @@
 """The stages of a run, in order (:data:`STAGES`): each a plain function of the run's
 context (:class:`RunContext`) and the open run it stores into (:class:`OpenRun`).
 
-prepare -> take the hosts -> start the generators, ceilings and clients -> measure each
+read the facts, take the servers' locks, plan and check -> refuse what the pre-flight
+refused, pair and estimate -> start the generators, ceilings and clients -> measure each
 point -> conclude. The end (give back the hosts, tear the platforms down, mark the run)
-follows whatever way the stages stop: :func:`sizing.sweep.run`.
+follows whatever way the stages stop: :func:`sizing.sweep.run`. The dry run
+(``run --plan``) is the same pipeline cut after its first stage (:data:`DRY_RUN`), run
+with no open run (esrally's pipeline variants): it takes no lock and stores nothing.
 """
 
 from __future__ import annotations
@@ -26,45 +29,48 @@ from sizing.provision.tools import build_generators, prepare_clients
 from sizing.records import DeclaredRecord, HostRecord
 from sizing.signals import SignalStop, shielded
 from sizing.store import StoreError, keep_for_recovery
-from sizing.sweep.context import OpenRun, Prepared, RunContext
 from sizing.sweep.measuring import measure_legs, measure_point
 from sizing.sweep.prepare import prepare, run_pairs, selected_servers
+from sizing.sweep.run_context import OpenRun, Prepared, RunContext
 
 Stage = Callable[[RunContext, OpenRun], None]
+FirstStage = Callable[[RunContext, OpenRun | None], None]  # the dry run has no open run
 
 
-def facts_and_plan(ctx: RunContext, run: OpenRun) -> None:
-    """Read the hosts' facts (kept with the run at once) and take the servers' run locks,
-    in one Ansible run; plan; run the pre-flight."""
-    ctx.state.prepared = prepare(
-        ctx, backends=True, on_facts=lambda facts: keep_environment(ctx, run, facts)
-    )
-
-
-def take_hosts(ctx: RunContext, run: OpenRun) -> None:
-    """Say what was found (the servers' run locks were taken with their facts: stale ones
-    taken over), refuse a run the pre-flight refused, find the pairs and say the estimated
-    time."""
-    state, summary = ctx.state, run.summary
-    prepared = _prepared(ctx)
-    for host, holder in ctx.hosts_taken.locks.took_over:
+def facts_and_plan(ctx: RunContext, run: OpenRun | None) -> None:
+    """Read the hosts' facts, plan, run the pre-flight. A run (``run``: the open run)
+    takes its servers' run locks in the same Ansible run (a dead run's stale ones taken
+    over, said), keeps the facts with the run at once and asks the platforms; the dry run
+    (no open run) reads and plans only."""
+    if run is None:
+        ctx.state.prepared = prepare(ctx, probe=ctx.opts.probe)
+        return
+    ctx.state.prepared = prepare(ctx, on_facts=lambda facts: keep_environment(ctx, run, facts))
+    taken = ctx.state.hosts_taken
+    for host, holder in taken.locks.took_over:
         # the dead run's nginx and upstream there are this run's to stop when it ends,
         # whether or not it needs them itself (an rps run killed, a static-rps run next)
-        ctx.hosts_taken.servers.add(host)
-        ctx.hosts_taken.upstreams.add(host)
+        taken.servers.add(host)
+        taken.upstreams.add(host)
         line = took_over_text(host, holder)
-        summary.problems.append(line)
+        run.summary.problems.append(line)
         ctx.progress.note(line)
+
+
+def check_and_pair(ctx: RunContext, run: OpenRun) -> None:
+    """Refuse a run the pre-flight refused, find the pairs and say the estimated time."""
+    state, summary = ctx.state, run.summary
+    prepared = _prepared(ctx)
     summary.problems += prepared.problems  # unreachable hosts, hypervisors: said once
-    state.plan = prepared.todo
-    summary.already = len(prepared.plan) - len(state.plan)
+    state.plan = state.todo
+    summary.already = len(state.planned) - len(state.plan)
     if prepared.checks:
         if not ctx.opts.skip_preflight:
             raise PreflightError(prepared.checks)
         for line in prepared.checks:
             ctx.progress.note(f"pre-flight (ignored by --skip-preflight): {line}")
     todo = [p for p in state.plan if not p.skipped]
-    state.pairs = run_pairs(ctx, prepared.plan, prepared.done)
+    state.pairs = run_pairs(ctx, state.planned, state.done)
     if not todo:
         ctx.progress.start(len(state.plan))
         return
@@ -90,7 +96,7 @@ def start_tools(ctx: RunContext, run: OpenRun) -> None:
     ctx.progress.step("preparing load generators")
     guests = list(ctx.state.placement)
     for host, why in prepare_clients(ctx.playbooks, plan, guests).items():
-        ctx.health.mark_broken(host, why)
+        ctx.state.health.mark_broken(host, why)
 
 
 def measure_points(ctx: RunContext, run: OpenRun) -> None:
@@ -144,13 +150,19 @@ def conclude(ctx: RunContext, run: OpenRun) -> None:
 
 
 # The run, top to bottom. The end follows whatever way these stop (sizing.sweep.run).
+FIRST: tuple[str, FirstStage] = (
+    "read the facts, take the servers' locks, plan and check",
+    facts_and_plan,
+)
 STAGES: tuple[tuple[str, Stage], ...] = (
-    ("read the facts, plan and check", facts_and_plan),
-    ("take the hosts", take_hosts),
+    FIRST,
+    ("refuse what the pre-flight refused, pair and estimate", check_and_pair),
     ("start the generators, ceilings and clients", start_tools),
     ("measure each point", measure_points),
     ("conclude", conclude),
 )
+# The dry run (run --plan): the run's first stage alone, with no open run.
+DRY_RUN: tuple[tuple[str, FirstStage], ...] = (FIRST,)
 
 
 def keep_environment(ctx: RunContext, run: OpenRun, facts: dict[str, HostFacts]) -> None:
@@ -230,7 +242,7 @@ def against_ceiling(
 def _prepared(ctx: RunContext) -> Prepared:
     prepared = ctx.state.prepared
     if prepared is None:  # pragma: no cover - the stages' order says it cannot be
-        raise RuntimeError("the hosts are taken before the run is prepared")
+        raise RuntimeError("the plan is checked before it is made")
     return prepared
 
 
@@ -266,7 +278,7 @@ def _ceilings(ctx: RunContext, run: OpenRun, plan: list[PlannedPoint]) -> None:
 
 def _report_broken(ctx: RunContext, run: OpenRun) -> None:
     """Report each host that failed mid-sweep once; its later points fail fast."""
-    for host, why in ctx.health.broken.items():
+    for host, why in ctx.state.health.broken.items():
         if host in ctx.state.reported:
             continue
         ctx.state.reported.add(host)

@@ -41,6 +41,7 @@ from sizing.provision.platforms import BackendOptions  # noqa: E402
 from sizing.provision.platforms.vsphere import VSphere  # noqa: E402
 from sizing.provision.platforms.vsphere_session import wait_task  # noqa: E402
 from sizing.provision.platforms.vsphere_settings import readback  # noqa: E402
+from sizing.records import EsxiSettings, dump  # noqa: E402
 from tests.integration import quiet  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -341,7 +342,8 @@ def test_prepare_sets_and_reads_back_every_setting(vcsim: dict[str, Any], ssh_po
     assert target.host == "vm1"
     assert target.workers == (0, 1)  # the guest's vCPUs
     assert target.address == "127.0.0.1"  # no IP from Tools: the Ansible address
-    meta = target.metadata
+    assert isinstance(target.settings, EsxiSettings)
+    meta = dump(target.settings)  # as the point stores it
     mhz = meta["esxi_cpu_mhz"]
     assert mhz == 3591  # vcsim's host: 3,591,345,000 Hz
     assert meta["readback"] == {

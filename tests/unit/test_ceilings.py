@@ -5,6 +5,7 @@ CPU by the ratio of the ceilings (recommend --cpu, refused without --allow-trans
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from sizing import paths
 from sizing.ceilings import (
     Ceiling,
     HostCeilings,
@@ -22,11 +24,21 @@ from sizing.ceilings import (
     nic_ceiling,
 )
 from sizing.cli import app
-from sizing.load.openssl_speed import SpeedParseError, parse_speed, speed_argv
+from sizing.load.openssl_speed import OPENSSL_ALG, SpeedParseError, parse_speed
 from sizing.records import HostRecord, PointMeta, SampleMeta
 from tests.unit.test_sources import ENV, fill, point
 
 runner = CliRunner()
+
+
+def _ceiling_script() -> Any:
+    """``playbooks/files/ceiling.py``, the script the hosts run, as a module."""
+    path = paths.PLAYBOOKS / "files" / "ceiling.py"
+    spec = importlib.util.spec_from_file_location("sizing_ceiling_script", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_the_parser_reads_real_openssl_speed_output() -> None:
@@ -34,7 +46,7 @@ def test_the_parser_reads_real_openssl_speed_output() -> None:
     ECDSA's +F4 lines; the rates are positive and signing RSA-2048 is far slower than
     verifying it."""
     for key, faster in (("rsa2048", "verify"), ("ecdsa-p256", "sign")):
-        argv = speed_argv(key, "0")
+        argv = _ceiling_script().speed_argv("taskset", "openssl", OPENSSL_ALG[key], "0", 1)
         out = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True)
         rate = parse_speed(out.stdout, key, cpus="0")
         assert rate.sign_per_s > 0 and rate.verify_per_s is not None

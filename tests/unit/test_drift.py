@@ -19,8 +19,8 @@ from scipy.stats import kendalltau
 from typer.testing import CliRunner
 
 from sizing.cli import app
-from sizing.drift import benjamini_hochberg, mann_kendall_p, run_drift, trend, words
 from sizing.store import Store
+from sizing.trend import benjamini_hochberg, mann_kendall_p, run_drift, trend, words
 from tests.unit.test_sources import ENV, fill, point
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -31,8 +31,8 @@ from sizing.report.data import (
 )
 from sizing.report.render import charts as charts_mod
 from sizing.report.render.html import render_markdown
+from sizing.sizing_request import Inputs, SizingRequest
 from sizing.sources import load_bases, read_runs
-from sizing.sources.request import Inputs, SizingRequest
 from sizing.store import Store
 
 runner = CliRunner()

@@ -17,14 +17,15 @@ from typing import Any
 import pytest
 
 from sizing.app.guide import prepare
-from sizing.knee import LatencyPoint, knee, parse_slo
+from sizing.knee import LatencyPoint, knee
 from sizing.measure.rates import mean_point, soak_jumps
 from sizing.model import PointKey, PointResult, Sample, Status
+from sizing.option_text import parse_slo
 from sizing.records import PointMeta, SampleMeta, SoakRep
 from sizing.report.data import Guide, GuideRequest, latency_ms
 from sizing.report.render.charts import render_charts
 from sizing.report.render.html import render_html, render_markdown
-from sizing.sources.request import Inputs, SizingRequest
+from sizing.sizing_request import Inputs, SizingRequest
 from sizing.store import Store
 from tests.unit.test_guide_data import fill_store
 

@@ -14,13 +14,10 @@ from sizing.knee import (
     Slo,
     capacity_from_curve,
     knee,
-    parse_duration_s,
-    parse_limit_ms,
-    parse_rates,
-    parse_slo,
     search,
 )
 from sizing.measure.rates import soak_jumps
+from sizing.option_text import parse_duration_s, parse_limit_ms, parse_rates, parse_slo
 from sizing.records import SoakRep
 
 SLO = Slo("p95", 10.0)

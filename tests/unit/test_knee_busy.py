@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from sizing.engine.slo import slo_figures
-from sizing.knee import KNEE_FLOOR_MS, LatencyPoint, knee, knee_interval, knee_limit, parse_slo
+from sizing.knee import KNEE_FLOOR_MS, LatencyPoint, knee, knee_interval, knee_limit
 from sizing.measure.curve_verdicts import busy_at, client_saturated
 from sizing.model import PointKey, PointResult, Status
+from sizing.option_text import parse_slo
 from sizing.records import PointMeta
 
 

@@ -396,7 +396,7 @@ def test_measure_pair_alternates_warms_up_at_each_switch_and_stops_on_the_ratio(
     assert 3 <= n < 6  # stopped on the ratio's interval: the legs' values scatter more
     assert rec.ratios[0] == pytest.approx(0.8)
     # only the first warm-up is kept with each leg's windows
-    assert ra.metadata.extra["windows"] == [0, *range(1, n + 1)]
+    assert ra.metadata.verbatim_unknown["windows"] == [0, *range(1, n + 1)]
     assert switched.count("vm1") == n + (n % 2 == 0)  # once per window of the leg
 
 

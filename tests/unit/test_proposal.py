@@ -23,7 +23,7 @@ from sizing.model import BasisPlatform
 from sizing.report.data.chapters import Chapter, Heading, Para, Table, chapters
 from sizing.report.data.model import Guide, GuideRequest
 from sizing.report.render.chartkit import HT_MARKERS, MIN_TICK_GAP_IN, PLATFORM_STYLE, spaced_ticks
-from sizing.sources.request import Inputs, SizingRequest
+from sizing.sizing_request import Inputs, SizingRequest
 from tests.labdb import build_lab
 
 runner = CliRunner()

@@ -83,8 +83,8 @@ def failing(
     def stage(ctx: RunContext, run: OpenRun) -> None:
         web = ctx.inventory.hosts["web"]
         ctx.state.provisioned["web"] = web
-        ctx.hosts_taken.servers.add("web")
-        ctx.hosts_taken.load.update(["web", "load"])
+        ctx.state.hosts_taken.servers.add("web")
+        ctx.state.hosts_taken.load.update(["web", "load"])
         result = PointResult(PointKey("web", "baremetal", 1, "off", "rps"), Status.SKIPPED, "x")
         run.store.add_point(run.run_id, result, [])
         run.summary.points.append(result)

@@ -61,7 +61,7 @@ def test_an_older_run_reads_back_typed_read_only_and_migrated(tmp_path: Path) ->
         assert run.owner == LockOwner(controller="m1", pid=42, pid_start=7)
         assert run.label == "r640 baseline" and run.options.warmup_s == 3.0
         assert run.options.cores == (1, 2) and run.options.profiles == ("rps", "tps")
-        assert run.options.extra == {"future": {"x": 1}}  # another sizing's: kept
+        assert run.options.verbatim_unknown == {"future": {"x": 1}}  # another sizing's: kept
         assert run.environment == {"web": HostRecord(kernel="6.1")}
     raw = sqlite3.connect(db).execute("SELECT options, owner FROM runs").fetchone()
     assert "owner" not in json.loads(raw[0]) and json.loads(raw[1]) == OWNER

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from sizing.loadproto import LoadSpec, WindowSpec
-from sizing.measure.context import (
+from sizing.measure.measure_context import (
     MIN_LEAD_S,
     REACH_FACTOR,
     REACH_MARGIN_S,

@@ -50,7 +50,7 @@ def test_a_run_refused_by_a_hosts_lock_says_why_in_results(
 
     def lock_stage(ctx: RunContext, run: OpenRun) -> None:
         res = ctx.playbooks.run("facts.yml", ["web"])
-        ctx.hosts_taken.locks.settle(res, ["web"])
+        ctx.state.hosts_taken.locks.settle(res, ["web"])
 
     monkeypatch.setattr(ansible_mod, "run_playbook", fake_run)
     monkeypatch.setattr(sweep_mod, "STAGES", (("lock", lock_stage),))

@@ -338,5 +338,5 @@ def test_json_options_round_trip(tmp_path: Path) -> None:
         run = store.start_run(
             inventory="i", argv=["a"], tool_version="t", options={"path": Path("/x")}
         )
-        assert store.get_run(run).options.extra == {"path": "/x"}
+        assert store.get_run(run).options.verbatim_unknown == {"path": "/x"}
         assert json.loads(store.get_run(run).argv) == ["a"]

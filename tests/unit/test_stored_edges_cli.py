@@ -234,7 +234,7 @@ def test_the_commands_data_answer_on_any_stored_series(
     from sizing.engine.answer import Demand
     from sizing.report.data.model import GuideRequest
     from sizing.report.render.charts import render_charts
-    from sizing.sources.request import Inputs, SizingRequest
+    from sizing.sizing_request import Inputs, SizingRequest
 
     (run,) = sources.read_runs(template, ())
     points = []

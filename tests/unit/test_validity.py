@@ -52,7 +52,7 @@ def test_stop_rule_never_converges_on_drifting_repetitions() -> None:
     rule = StopRule(min_reps=3, max_reps=10)
     rising = [1000.0, 1001.0, 1002.0, 1003.0, 1004.0, 1005.0]  # within ±0.3%, but a trend
     assert not rule.converged(rising)
-    # not a flag at measurement time: drift is decided across the run (sizing.store.drift)
+    # not a flag at measurement time: drift is decided across the run (sizing.store.drift_flag)
     assert repetition_flags(rising) == ((), "")
 
 

@@ -14,7 +14,7 @@ from sizing.app.guide import prepare
 from sizing.cli import app
 from sizing.engine import Demand
 from sizing.report.data.model import GuideRequest
-from sizing.sources.request import Inputs, SizingRequest
+from sizing.sizing_request import Inputs, SizingRequest
 from tests.labdb import build_lab
 
 runner = CliRunner()

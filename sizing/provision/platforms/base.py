@@ -9,6 +9,7 @@ from typing import Any
 
 from sizing.inventory import Host, Inventory
 from sizing.model import Ht
+from sizing.records import BaremetalSettings, PlatformSettings
 from sizing.topology import Topology
 
 __all__ = ["INVENTORY_PLACEHOLDER", "Backend", "BackendOptions", "Target"]
@@ -21,13 +22,14 @@ class Target:
     ``host`` is the inventory host NGINX is provisioned on (the machine itself for bare
     metal, the guest for a VM); ``address`` is what clients load; ``workers`` are the
     logical CPUs *as that host sees them* that nginx workers are pinned to (for a guest:
-    vCPU 0..N-1); ``metadata`` is every setting read back, stored with the point.
+    vCPU 0..N-1); ``settings`` is what the backend set up and read back, typed per
+    platform, stored with the point.
     """
 
     host: str
     address: str
     workers: tuple[int, ...]
-    metadata: dict[str, Any] = field(default_factory=dict)
+    settings: PlatformSettings = field(default_factory=BaremetalSettings)
     emulated: bool = False
 
 

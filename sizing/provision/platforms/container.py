@@ -27,6 +27,7 @@ import resource
 import shutil
 import socket
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,7 @@ from sizing.provision.platforms.container_spec import (
     placements,
     run_argv,
 )
+from sizing.records import ContainerSettings, UlimitsRecord
 from sizing.records.host import LockOwner
 
 PODMAN_TIMEOUT_S = 120.0
@@ -243,25 +245,26 @@ class Container(Backend):
             )
             try:
                 self._podman(spec, *argv[3:])
-                metadata = self._readback(spec, name, image, cpus)
+                settings = self._readback(spec, name, image, cpus)
             except BaseException:  # a failed start leaves a created container: remove it
                 self._podman(spec, "rm", "--force", "--time", "0", name, check=False)
                 raise
         except SizingError as exc:
             raise HostError(host.name, str(exc)) from None
         nofile, nproc = ulimits(spec)[0]
-        metadata.update(
+        settings = replace(
+            settings,
             container_host=spec.host,
             address=address,
-            argv=argv,
-            ulimits={"nofile": nofile, "nproc": nproc},
-            published=[host.sizing.http_port, host.sizing.https_port],
+            argv=tuple(argv),
+            ulimits=UlimitsRecord(nofile=nofile, nproc=nproc),
+            published=(host.sizing.http_port, host.sizing.https_port),
         )
-        return Target(host=host.name, address=address, workers=tuple(cpus), metadata=metadata)
+        return Target(host=host.name, address=address, workers=tuple(cpus), settings=settings)
 
     def _readback(
         self, spec: ContainerSpec, name: str, image: str, cpus: tuple[int, ...]
-    ) -> dict[str, Any]:
+    ) -> ContainerSettings:
         """The pinning as Podman, /proc and the cgroup report it; refused when they differ."""
         doc = json.loads(
             self._podman(spec, "container", "inspect", "--format", "json", name).stdout
@@ -273,22 +276,23 @@ class Container(Backend):
         if problems:
             raise SizingError(f"pinning did not take effect: {'; '.join(problems)}")
         version = self._podman(spec, "version", "--format", "{{.Client.Version}}", check=False)
-        return {
-            "platform": "container",
-            "runtime": "podman",
-            "podman_version": version.stdout.strip(),
-            "oci_runtime": doc.get("OCIRuntime") or spec.runtime,
-            "container": name,
-            "container_id": str(doc.get("Id", ""))[:12],
-            "image": image,
-            "network": spec.network,
-            "container_address": _container_ip(doc),
-            "cpuset_cpus": hc.get("CpusetCpus"),
-            "memory_bytes": hc.get("Memory"),
-            "proc_cpus_allowed": proc_cpus,
-            "cgroup_cpuset": cgroup_cpus,
-            "init_pid": pid,
-        }
+        memory = hc.get("Memory")
+        return ContainerSettings(
+            platform="container",
+            runtime="podman",
+            podman_version=version.stdout.strip(),
+            oci_runtime=doc.get("OCIRuntime") or spec.runtime,
+            container=name,
+            container_id=str(doc.get("Id", ""))[:12],
+            image=image,
+            network=spec.network,
+            container_address=_container_ip(doc),
+            cpuset_cpus=hc.get("CpusetCpus"),
+            memory_bytes=memory if isinstance(memory, int) else None,
+            proc_cpus_allowed=proc_cpus,
+            cgroup_cpuset=cgroup_cpus,
+            init_pid=pid,
+        )
 
     def teardown(self, host: Host) -> None:
         """Remove the container (its NAT rules and published ports go with it)."""

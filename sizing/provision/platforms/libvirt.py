@@ -131,7 +131,7 @@ class Libvirt(Backend):
             if problems:
                 stop(lv, dom, 0)
                 raise HostError(host.name, f"pinning did not take effect: {'; '.join(problems)}")
-            metadata = guest_record(
+            settings = guest_record(
                 hyp.name,
                 hspec,
                 spec,
@@ -147,7 +147,7 @@ class Libvirt(Backend):
             host=host.name,
             address=host.address,
             workers=tuple(range(layout.vcpus)),
-            metadata=metadata,
+            settings=settings,
             emulated=domain_type == "qemu",
         )
 

@@ -19,6 +19,7 @@ from sizing.errors import InputError, SizingError
 from sizing.inventory import Host, Inventory
 from sizing.model import Ht, Platform
 from sizing.provision.platforms.urls import url_secret
+from sizing.records import GuestTopology, KvmSettings, QemuThread, load
 from sizing.topology import cpulist, parse_cpulist
 
 NAMESPACE = "urn:x-sizing:libvirt:1"  # marks domains that sizing defined (and may redefine)
@@ -357,32 +358,28 @@ def guest_record(
     readback: dict[str, Any],
     boot_s: float,
     versions: tuple[int, int],
-) -> dict[str, Any]:
+) -> KvmSettings:
     """What a prepared guest reports for its points' records: the domain, its topology, its
     pinning as asked and as libvirt and /proc read it back, its QEMU threads and boot time."""
-    return {
-        "hypervisor": hypervisor,
-        "uri": hspec.uri,
-        "domain": spec.domain,
-        "domain_type": domain_type,
-        "emulated": domain_type == "qemu",
-        "vcpus": layout.vcpus,
-        "guest_topology": {
-            "sockets": 1,
-            "cores": layout.vcpus // layout.threads,
-            "threads": layout.threads,
-        },
-        "vcpupin": {str(i): str(c) for i, c in enumerate(layout.pins)},
-        "emulatorpin": cpulist(layout.emulator),
-        "vcpupin_libvirt": {
-            str(i): cpulist(v) for i, v in sorted(readback["libvirt_vcpus"].items())
-        },
-        "emulatorpin_libvirt": cpulist(readback["libvirt_emulator"]),
-        "vcpupin_proc": {str(i): cpulist(v) for i, v in sorted(readback["proc_vcpus"].items())},
-        "qemu_pid": readback["pid"],
-        "qemu_threads": readback["threads"],
-        "boot_s": round(boot_s, 1),
-        "memory_mib": spec.memory_mib,
-        "libvirt_version": versions[0],
-        "hypervisor_version": versions[1],
-    }
+    return KvmSettings(
+        hypervisor=hypervisor,
+        uri=hspec.uri,
+        domain=spec.domain,
+        domain_type=domain_type,
+        emulated=domain_type == "qemu",
+        vcpus=layout.vcpus,
+        guest_topology=GuestTopology(
+            sockets=1, cores=layout.vcpus // layout.threads, threads=layout.threads
+        ),
+        vcpupin={str(i): str(c) for i, c in enumerate(layout.pins)},
+        emulatorpin=cpulist(layout.emulator),
+        vcpupin_libvirt={str(i): cpulist(v) for i, v in sorted(readback["libvirt_vcpus"].items())},
+        emulatorpin_libvirt=cpulist(readback["libvirt_emulator"]),
+        vcpupin_proc={str(i): cpulist(v) for i, v in sorted(readback["proc_vcpus"].items())},
+        qemu_pid=readback["pid"],
+        qemu_threads=tuple(load(QemuThread, t) for t in readback["threads"]),
+        boot_s=round(boot_s, 1),
+        memory_mib=spec.memory_mib,
+        libvirt_version=versions[0],
+        hypervisor_version=versions[1],
+    )

@@ -84,6 +84,7 @@ from sizing.provision.platforms.vsphere_settings import (
     readback,
     spec_values,
 )
+from sizing.records import EsxiSettings, HostHtRecord, VmConfigRecord
 from sizing.topology import Topology
 
 __all__ = ["VSphere"]
@@ -316,25 +317,27 @@ class VSphere(Backend):
         if wrong:
             raise HostError(where, "vSphere did not apply " + "; ".join(wrong))
         address = host.sizing.address or guest_ip or ansible_address(host)
-        metadata = {
-            "hypervisor": "vsphere",
-            "endpoint": hyp.url,
-            "tls_verified": hyp.verify_tls and not self.options.insecure,
-            "vm": vm.name,
-            "esxi_host": esxi.name,
-            "esxi_version": getattr(getattr(esxi.config, "product", None), "fullName", None),
-            "esxi_cpu": topo.describe(),
-            "esxi_cpu_mhz": mhz,
-            "host_ht": state.as_dict(),
-            "host_cpus": sorted(cpus),
-            "asked": values,
-            "readback": got,
-            "power_state": str(vm.runtime.powerState),
-            "guest_ip": guest_ip,
-            "tools_status": str(getattr(vm.guest, "toolsRunningStatus", "") or "") or None,
-        }
+        settings = EsxiSettings(
+            hypervisor="vsphere",
+            endpoint=hyp.url,
+            tls_verified=hyp.verify_tls and not self.options.insecure,
+            vm=vm.name,
+            esxi_host=esxi.name,
+            esxi_version=getattr(getattr(esxi.config, "product", None), "fullName", None),
+            esxi_cpu=topo.describe(),
+            esxi_cpu_mhz=mhz,
+            host_ht=HostHtRecord(
+                available=state.available, active=state.active, config=state.config
+            ),
+            host_cpus=tuple(sorted(cpus)),
+            asked=VmConfigRecord.parse(values),
+            readback=VmConfigRecord.parse(got),
+            power_state=str(vm.runtime.powerState),
+            guest_ip=guest_ip,
+            tools_status=str(getattr(vm.guest, "toolsRunningStatus", "") or "") or None,
+        )
         return Target(
-            host=host.name, address=address, workers=tuple(range(len(cpus))), metadata=metadata
+            host=host.name, address=address, workers=tuple(range(len(cpus))), settings=settings
         )
 
     def teardown(self, host: Host) -> None:

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 from sizing.engine.figures import series_order
 from sizing.errors import SizingError
-from sizing.knee import KNEE_FACTOR, KNEE_FLOOR_MS, parse_slo
+from sizing.knee import KNEE_FACTOR, KNEE_FLOOR_MS
 from sizing.measure.validity import STEAL_LIMIT
 from sizing.model import FigureKind, Platform, PointResult, Status
+from sizing.option_text import parse_slo
 from sizing.records import LatencyRecord, PointMeta, SoakRep
 from sizing.report.data.format import (
     MISSING,

@@ -6,7 +6,6 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sizing.drift import FDR, MIN_CHANGE, MIN_REPS
 from sizing.engine import CostCatalog
 from sizing.engine.table import SizingTable
 from sizing.intervals import interval_words
@@ -16,6 +15,7 @@ from sizing.report.data.format import MISSING, PROFILE_LABELS, money, series_lab
 from sizing.report.data.guests import guest_facts, host_cpus, point_label
 from sizing.report.data.model import Fact, HostView, Methodology, TableBlock, TCell
 from sizing.sources import RunData
+from sizing.trend import FDR, MIN_CHANGE, MIN_REPS
 
 if TYPE_CHECKING:
     from sizing.catalog import Reference

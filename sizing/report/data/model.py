@@ -9,8 +9,8 @@ from sizing.engine import Demand, Recommendation
 from sizing.engine.choice import Choice
 from sizing.engine.table import SizingTable
 from sizing.report.data.format import MARKS
+from sizing.sizing_request import Inputs, SizingRequest
 from sizing.sources import RunData
-from sizing.sources.request import Inputs, SizingRequest
 
 if TYPE_CHECKING:
     from sizing.demand.model import TrafficDemand

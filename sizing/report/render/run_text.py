@@ -18,11 +18,6 @@ if TYPE_CHECKING:
     from sizing.engine.compare import EnvDiff, FigureDiff
 
 
-def value_text(value: float | None, unit: str) -> str:
-    """A point's figure with its unit (``70,123 requests/s``)."""
-    return MISSING if value is None else f"{number(value)} {unit}"
-
-
 def _ratio_cells(ratio: Any, pct: tuple[float, float | None, float | None] | None) -> list[str]:
     """A comparison's figure with its interval, and whether its legs were paired."""
     if ratio is None or pct is None:

@@ -1,7 +1,7 @@
 """The drift flag of a run's points, decided where a run's points are known: on reading.
 
 A trend across one point's repetitions is only worth a flag when it stands out among the
-run's other points (:mod:`sizing.drift`: Mann–Kendall per point, Benjamini–Hochberg over
+run's other points (:mod:`sizing.trend`: Mann–Kendall per point, Benjamini–Hochberg over
 the run). A point alone cannot know that when it is measured, so the store decides it
 every time it reads a run back, from the stored repetitions: every reader (``results``,
 ``--compare``, the guide, the engine's sources, the end of ``run``) sees the same flag and
@@ -16,9 +16,9 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from sizing.drift import run_drift
 from sizing.model import Sample, Status
 from sizing.store.rows import StoredPoint
+from sizing.trend import run_drift
 
 __all__ = ["DRIFT", "timed_values", "with_run_drift"]
 

@@ -1,9 +1,9 @@
 """What one ``sizing run`` works with, typed: bound once (:class:`RunContext`), changed as
 it goes (:class:`RunState`), and the open run it stores into (:class:`OpenRun`).
 
-The run is a list of stage functions over these (``sizing.sweep.STAGES``); no stage keeps
-state of its own, and nothing is set on the context after it is bound but through its
-``state``.
+The run is a list of stage functions over these (``sizing.sweep.STAGES``; the dry run is
+its first stage alone); no stage keeps state of its own. The context is frozen: whatever a
+stage changes (the facts, the plan, the hosts it takes, their health) is in its ``state``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from sizing.ceilings import HostCeilings
 from sizing.facts import HostFacts
 from sizing.inventory import Host, Inventory, load_inventory
-from sizing.measure.context import HostHealth, MeasureContext, NullProgress, Progress
+from sizing.measure.measure_context import HostHealth, MeasureContext, NullProgress, Progress
 from sizing.model import PointKey, RunSummary
 from sizing.plan.jwt import make_token
 from sizing.plan.pairs import Pair
@@ -32,40 +32,39 @@ Config = tuple[str, int, str]  # a point's platform configuration: (server, core
 
 @dataclass(frozen=True)
 class Prepared:
-    """Facts, plan and pre-flight verdicts: what the run and the dry run share."""
+    """The first stage's verdicts beside the facts and plan it leaves in the state: the
+    hosts asked, the unreachable ones, the pre-flight checks and the run-level problems."""
 
     hosts: list[Host]
-    facts: dict[str, HostFacts]
-    plan: list[PlannedPoint]
     unreachable: dict[str, str]
-    done: set[PointKey]
     checks: list[str]  # failed pre-flight checks
     problems: list[str]  # run-level problem lines (a hypervisor that cannot be asked)
     probed: bool = True  # False: planned offline on declared facts, no pre-flight run
-
-    @property
-    def todo(self) -> list[PlannedPoint]:
-        """The points left to measure (``--resume`` leaves out the stored ones)."""
-        return [p for p in self.plan if p.key not in self.done]
 
 
 @dataclass
 class RunState:
     """Everything a run learns or changes while it goes, in one place.
 
-    ``facts`` is shared with the measuring context (a booted guest's facts are added);
-    ``placement``: guest -> the inventory host whose facts plan it; ``done``: the keys
-    ``--resume`` leaves alone; ``stands_for``: ``--sample``'s measured server -> the
-    others; ``targets``: the prepared configurations (one, or a pair's two);
-    ``provisioned``: the servers whose backend prepared a point (torn down at the end);
-    ``ceilings``: the crypto ceilings measured; ``reported``: broken hosts already said.
+    ``hosts_taken``: the locks, nginx and load the run gives back when it ends;
+    ``health``: the hosts found broken (shared with the measuring context); ``facts`` is
+    shared with the measuring context too (a booted guest's facts are added);
+    ``placement``: guest -> the inventory host whose facts plan it; ``planned``: every
+    point of the plan; ``done``: the keys ``--resume`` leaves alone; ``plan``: the points
+    this run measures; ``stands_for``: ``--sample``'s measured server -> the others;
+    ``targets``: the prepared configurations (one, or a pair's two); ``provisioned``: the
+    servers whose backend prepared a point (torn down at the end); ``ceilings``: the
+    crypto ceilings measured; ``reported``: broken hosts already said.
     """
 
+    hosts_taken: RunHosts  # locks, nginx and load to give back
+    health: HostHealth = field(default_factory=HostHealth)
     facts: dict[str, HostFacts] = field(default_factory=dict)
     placement: dict[str, str] = field(default_factory=dict)
+    planned: list[PlannedPoint] = field(default_factory=list)  # the whole plan
     done: set[PointKey] = field(default_factory=set)
     stands_for: dict[str, list[str]] = field(default_factory=dict)
-    prepared: Prepared | None = None  # the first stage's facts, plan and verdicts
+    prepared: Prepared | None = None  # the first stage's verdicts
     targets: dict[Config, Target] = field(default_factory=dict)
     provisioned: dict[str, Host] = field(default_factory=dict)
     ceilings: dict[str, HostCeilings] = field(default_factory=dict)
@@ -74,6 +73,11 @@ class RunState:
     plan: list[PlannedPoint] = field(default_factory=list)  # the points this run measures
     pairs: list[Pair] = field(default_factory=list)
     ended_early: bool = False  # a dead server stopped the run: the rest is skipped
+
+    @property
+    def todo(self) -> list[PlannedPoint]:
+        """The planned points left to measure (``--resume`` leaves out the stored ones)."""
+        return [p for p in self.planned if p.key not in self.done]
 
 
 class Backends:
@@ -99,20 +103,18 @@ class Backends:
         return self.made[key]
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunContext:
-    """A run's parts, bound once from its options: the inventory, Ansible, the hosts'
-    health, the provisioners, what the run takes on its hosts, the measuring context, the
-    backends, and the run's :class:`RunState`."""
+    """A run's parts, bound once from its options: the inventory, Ansible, the
+    provisioners, the measuring context, the backends, and the run's :class:`RunState`
+    (what changes)."""
 
     opts: RunOptions
     progress: Progress
     inventory: Inventory
     playbooks: Playbooks
-    health: HostHealth
     nginx: NginxProvisioner
     upstream: UpstreamProvisioner
-    hosts_taken: RunHosts  # locks, nginx and load to give back
     measure: MeasureContext
     backends: Backends
     state: RunState
@@ -132,28 +134,24 @@ class RunContext:
             extravars=opts.extra_vars,
             keep_artifacts=opts.keep_artifacts,
         )
-        state = RunState()
-        health = HostHealth()
-        hosts_taken = RunHosts(playbooks)
+        state = RunState(hosts_taken=RunHosts(playbooks))
         return cls(
             opts=opts,
             progress=shown,
             inventory=inventory,
             playbooks=playbooks,
-            health=health,
             nginx=NginxProvisioner(playbooks),
             upstream=UpstreamProvisioner(playbooks, inventory, shown.step),
-            hosts_taken=hosts_taken,
             measure=MeasureContext(
                 inventory=inventory,
                 settings=opts.settings,
                 facts=state.facts,
                 playbooks=playbooks,
                 progress=shown,
-                hosts=health,
+                hosts=state.health,
                 tools=ClientTools(playbooks, shown.step),
                 token=make_token(),
-                run_token=hosts_taken.token,
+                run_token=state.hosts_taken.token,
             ),
             backends=Backends(opts, inventory, shown),
             state=state,

@@ -11,8 +11,8 @@ from sizing.engine.basis import Basis
 from sizing.engine.choice import Choice
 from sizing.errors import UsageError
 from sizing.model import HYPERVISOR_PLATFORMS, FigureKind, HtChoice
+from sizing.sizing_request import SizingRequest
 from sizing.sources import BasisInputs
-from sizing.sources.request import SizingRequest
 
 __all__ = ["refuse_confidence", "what_exists"]
 

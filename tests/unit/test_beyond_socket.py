@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 
 from sizing.engine import Basis, Demand, Hardware, Workload, recommend
+from sizing.engine.beyond_socket import BEYOND_SOCKET
 from sizing.engine.costs import CostCatalog, ServerOffer
 from sizing.engine.figures import build_series
-from sizing.engine.socket import BEYOND_SOCKET
 from sizing.intervals import median_coverage, median_interval
 from sizing.model import Figure
 
