@@ -18,7 +18,7 @@ from sizing.engine.costs import (
     ServerOffer,
 )
 from sizing.engine.figures import build_series, latest, measured_figures
-from sizing.engine.overhead import overhead_pct
+from sizing.engine.overhead import figure_overhead
 from sizing.engine.recommend import (
     DEFAULT_MAX_SERVERS,
     Configuration,
@@ -60,10 +60,10 @@ __all__ = [
     "TableRow",
     "build_series",
     "build_table",
+    "figure_overhead",
     "fit",
     "latest",
     "measured_figures",
-    "overhead_pct",
     "recommend",
     "servers_needed",
     "usl",

@@ -82,6 +82,17 @@ class ScalingFit:
             return usl(cores, self.lam, self.sigma, self.kappa)
         return _linear(self.points, cores)
 
+    def curve(self, top: int) -> list[tuple[float, float]]:
+        """The fitted curve from 1 to ``top`` cores for a chart: the USL on a fine grid
+        (121 points), a straight line at each core count (none without a figure)."""
+        if not self.points:
+            return []
+        if self.model == "usl":
+            assert self.lam is not None and self.sigma is not None and self.kappa is not None
+            grid = [1.0 + i * (top - 1.0) / 120 for i in range(121)]
+            return [(n, usl(n, self.lam, self.sigma, self.kappa)) for n in grid]
+        return [(float(n), self.predict(n)) for n in range(1, top + 1)]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "model": self.model,

@@ -7,7 +7,8 @@ profile) and every core count the block's pricing sells it gives the throughput 
 interval, flags, and "≥" for a lower bound), the throughput per core, the scaling
 efficiency against one core (X(N) / (N · X(1))), the cost per 1,000 RPS or per 100 TPS of
 one server, and, **inside a block only**, where a bare-metal and a guest figure were both
-observed, the virtualization overhead ``(bare metal − guest) / bare metal`` in percent.
+observed (a hypervisor's guest or a container), the overhead ``(bare metal − guest) / bare
+metal`` in percent (:mod:`sizing.engine.overhead`, where every overhead is computed).
 Figures the engine refuses to derive (:meth:`Series.estimate`) are left out of the rows
 and listed with their reason in the block's ``refused``.
 """
@@ -21,7 +22,7 @@ from typing import Any
 from sizing.engine.basis import Basis, Price, group_key
 from sizing.engine.costs import CostBreakdown, CostCatalog
 from sizing.engine.figures import build_series, series_order
-from sizing.engine.overhead import ends, ht_gain, leg_ratio, overhead_pct, same_workload
+from sizing.engine.overhead import Comparison, guest_overhead, ht_gain
 from sizing.engine.predict import Bootstrapper
 from sizing.engine.recommend import pricing
 from sizing.engine.series import Series
@@ -54,17 +55,10 @@ class Cell:
     server_cost: float | None  # None: the basis has no price at this core count
     cost_per_unit: float | None
     cost_unit: str
-    overhead_pct: float | None = None
-    # interval of the overhead: of the median of the per-pair ratios when the two legs
-    # alternated (overhead_pairs > 0), else from both figures' intervals
-    overhead_ci: tuple[float, float] | None = None
-    overhead_pairs: int = 0  # 0: unpaired
-    overhead_interval: str = ""  # what the overhead's interval is and covers, in words
+    # a guest's or container's overhead against its block's bare metal (engine.overhead)
+    overhead: Comparison | None = None
     # HT on cells: the gain over HT off of the same series at these cores (HT on / off - 1)
-    ht_gain_pct: float | None = None
-    ht_gain_ci: tuple[float, float] | None = None
-    ht_gain_pairs: int = 0  # 0: unpaired
-    ht_gain_interval: str = ""
+    ht_gain: Comparison | None = None
     basis_id: str = ""
     flags: tuple[str, ...] = ()
     bound: str = ""  # "lower": shown as "≥ value"
@@ -74,6 +68,38 @@ class Cell:
     cost: CostBreakdown | None = None  # server_cost part by part, and what it leaves out
     server_name: str = ""  # the priced server's model, when its catalog names it
     coverage: float | None = None  # the share of the truth the interval states it covers
+
+    @property
+    def overhead_pct(self) -> float | None:
+        return None if self.overhead is None else self.overhead.pct
+
+    @property
+    def overhead_ci(self) -> tuple[float, float] | None:
+        return None if self.overhead is None else self.overhead.interval
+
+    @property
+    def overhead_pairs(self) -> int:
+        return 0 if self.overhead is None else self.overhead.pairs
+
+    @property
+    def overhead_interval(self) -> str:
+        return "" if self.overhead is None else self.overhead.words()
+
+    @property
+    def ht_gain_pct(self) -> float | None:
+        return None if self.ht_gain is None else self.ht_gain.pct
+
+    @property
+    def ht_gain_ci(self) -> tuple[float, float] | None:
+        return None if self.ht_gain is None else self.ht_gain.interval
+
+    @property
+    def ht_gain_pairs(self) -> int:
+        return 0 if self.ht_gain is None else self.ht_gain.pairs
+
+    @property
+    def ht_gain_interval(self) -> str:
+        return "" if self.ht_gain is None else self.ht_gain.words()
 
     @property
     def display(self) -> str:
@@ -372,22 +398,6 @@ def _cell(
     if priced is not None and (offer := priced.offer(cores)) is not None:
         breakdown = priced.server_cost(s.platform, cores)
         cost = breakdown.total
-    overhead = overhead_ci = None
-    pairs, words = 0, ""
-    if s.platform in GUEST_PLATFORMS:
-        bare = next((b for b in block if b.key == ("baremetal", s.ht, s.profile)), None)
-        if bare is not None and not same_workload(bare, s, by_id):
-            bare = None  # e.g. an ECDSA guest beside an RSA host: no overhead between them
-        got = None if bare is None else bare.estimate(cores)
-        # a software-emulated guest loses to emulation, not to virtualization: its loss is
-        # never shown as a virtualization overhead
-        if isinstance(got, Figure) and not f.emulated and not got.emulated:
-            ratio = leg_ratio(got, f) if overhead_pct(got, f) is not None else None
-            if ratio is not None:
-                overhead, pairs, words = ratio.as_loss_pct()[0], ratio.pairs, ratio.words()
-                overhead_ci = ends(ratio.as_loss_pct())
-                pairs = pairs if ratio.paired else 0
-    gain = ht_gain(s, f, cores, block, by_id)
     return Cell(
         platform=s.platform,
         ht=s.ht,
@@ -404,14 +414,8 @@ def _cell(
         server_cost=cost,
         cost_per_unit=None if cost is None else cost / (f.conservative / COST_UNITS[s.profile]),
         cost_unit=COST_UNIT_LABELS[s.profile],
-        overhead_pct=overhead,
-        overhead_ci=overhead_ci,
-        overhead_pairs=pairs,
-        overhead_interval=words,
-        ht_gain_pct=None if gain is None else gain.as_gain_pct()[0],
-        ht_gain_ci=ends(gain.as_gain_pct()) if gain is not None else None,
-        ht_gain_pairs=gain.pairs if gain is not None and gain.paired else 0,
-        ht_gain_interval="" if gain is None else gain.words(),
+        overhead=guest_overhead(s, f, cores, block, by_id),
+        ht_gain=ht_gain(s, f, cores, block, by_id),
         basis_id=s.basis_id,
         flags=f.flags,
         bound=f.bound,
