@@ -35,7 +35,7 @@ from sizing.sweep.options import (
     run_options_record,
 )
 from sizing.sweep.prepare import dry_run
-from sizing.sweep.stages import STAGES, against_ceiling
+from sizing.sweep.stages import STAGES
 
 __all__ = [
     "STAGES",
@@ -44,7 +44,6 @@ __all__ = [
     "RunContext",
     "RunOptions",
     "RunSummary",
-    "against_ceiling",
     "plan_sweep",
     "resume_options",
     "run",
