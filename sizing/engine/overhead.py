@@ -10,20 +10,25 @@ per-pair ratios and the distribution-free interval of that median; unpaired legs
 of the medians with the interval from both legs' intervals. A guest is a hypervisor's
 guest or a container (:data:`GUEST_KINDS`): each is compared with its own host's bare
 metal the same way. ``results``, ``run``'s end, ``table``, ``recommend`` and the guide all
-read these. Pure.
+read these; so does the joint HT model, whose gain over the other HT mode across the
+measured core counts is :func:`ht_gain_of`'s. Pure.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from sizing.engine.basis import Basis
-from sizing.engine.series import Series
 from sizing.intervals import PairedRatio
 from sizing.model import HYPERVISOR_PLATFORMS, OBSERVED, Figure, Platform, PointResult
 from sizing.plan.pairs import PairKind
 from sizing.records import PairRecord
+
+if TYPE_CHECKING:  # only named here: the table's series and bases are passed in
+    from sizing.engine.basis import Basis
+    from sizing.engine.series import Series
 
 # every platform compared with bare metal for an overhead: a hypervisor's guests, a container
 GUEST_KINDS = ("hypervisor", *HYPERVISOR_PLATFORMS, str(Platform.CONTAINER))
@@ -218,3 +223,43 @@ def same_workload(a: Series, b: Series, by_id: Mapping[str, Basis]) -> bool:
     if ba is None or bb is None:
         return True
     return ba.workload.same_as(bb.workload, a.profile)
+
+
+@dataclass(frozen=True)
+class HtGain:
+    """This series ÷ its partner's (the other HT mode), measured at ``counts``."""
+
+    ratio: float
+    low: float
+    high: float
+    counts: tuple[int, ...]
+    partner_ht: str
+
+    def words(self) -> str:
+        pct = (self.ratio - 1) * 100
+        span = f"{(self.low - 1) * 100:+.0f} to {(self.high - 1) * 100:+.0f}%"
+        n = len(self.counts)
+        return (
+            f"HT {self.partner_ht}'s prediction × the HT gain measured at "
+            f"{n} core count{'s' if n != 1 else ''} ({pct:+.1f}%, {span})"
+        )
+
+
+def ht_gain_of(mine: Sequence[Figure], partner: Sequence[Figure], partner_ht: str) -> HtGain | None:
+    """The gain of ``mine`` over ``partner`` at their common exactly measured core counts
+    (None without one)."""
+    theirs = {f.cores: f.value for f in partner if f.value > 0}
+    ratios = sorted(
+        (f.cores, f.value / theirs[f.cores]) for f in mine if f.cores in theirs and f.value > 0
+    )
+    if not ratios:
+        return None
+    logs = [math.log(r) for _, r in ratios]
+    ratio = math.exp(sum(logs) / len(logs))
+    return HtGain(
+        ratio,
+        min(r for _, r in ratios),
+        max(r for _, r in ratios),
+        tuple(n for n, _ in ratios),
+        partner_ht,
+    )

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sizing.ceilings import Bound
-from sizing.engine.htjoint import HtGain, scaled
+from sizing.engine.htjoint import scaled
+from sizing.engine.overhead import HtGain
 from sizing.engine.predict import (
     DRAWS,
     HIGH_Q,
