@@ -19,16 +19,38 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from sizing.intervals import PairedRatio
 from sizing.model import HYPERVISOR_PLATFORMS, OBSERVED, Figure, Platform, PointResult
 from sizing.plan.pairs import PairKind
 from sizing.records import PairRecord
 
-if TYPE_CHECKING:  # only named here: the table's series and bases are passed in
+if TYPE_CHECKING:  # only named here: the table's bases are passed in
     from sizing.engine.basis import Basis
-    from sizing.engine.series import Series
+
+
+class SeriesView(Protocol):
+    """What a comparison reads of a table's series (:class:`sizing.engine.series.Series`,
+    which holds an :class:`HtGain` of this module: named here, not imported)."""
+
+    @property
+    def platform(self) -> str: ...
+
+    @property
+    def ht(self) -> str: ...
+
+    @property
+    def profile(self) -> str: ...
+
+    @property
+    def basis_id(self) -> str: ...
+
+    @property
+    def key(self) -> tuple[str, str, str]: ...
+
+    def estimate(self, cores: int) -> Figure | str: ...
+
 
 # every platform compared with bare metal for an overhead: a hypervisor's guests, a container
 GUEST_KINDS = ("hypervisor", *HYPERVISOR_PLATFORMS, str(Platform.CONTAINER))
@@ -184,7 +206,7 @@ def figure_overhead(baremetal: Figure, guest: Figure) -> Comparison | None:
 
 
 def guest_overhead(
-    s: Series, f: Figure, cores: int, block: Sequence[Series], by_id: Mapping[str, Basis]
+    s: SeriesView, f: Figure, cores: int, block: Sequence[SeriesView], by_id: Mapping[str, Basis]
 ) -> Comparison | None:
     """A guest cell's overhead against its block's bare metal of the same HT and profile
     at ``cores``: a hypervisor's guest or a container; None for another platform, another
@@ -200,7 +222,7 @@ def guest_overhead(
 
 
 def ht_gain(
-    s: Series, f: Figure, cores: int, block: Sequence[Series], by_id: Mapping[str, Basis]
+    s: SeriesView, f: Figure, cores: int, block: Sequence[SeriesView], by_id: Mapping[str, Basis]
 ) -> Comparison | None:
     """HT on against HT off of the same platform and profile at ``cores`` (an HT-on
     cell only): paired when the two figures are the legs of one pair, else from both
@@ -216,7 +238,7 @@ def ht_gain(
     return Legs.of_figures(got, f).compare(PairKind.HT)
 
 
-def same_workload(a: Series, b: Series, by_id: Mapping[str, Basis]) -> bool:
+def same_workload(a: SeriesView, b: SeriesView, by_id: Mapping[str, Basis]) -> bool:
     """Whether two series of one profile measured the same workload (figures without a
     known basis: the block's grouping is all there is to go by)."""
     ba, bb = by_id.get(a.basis_id), by_id.get(b.basis_id)
