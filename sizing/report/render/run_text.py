@@ -15,7 +15,7 @@ from sizing.report.render.grid import grid
 from sizing.report.render.points import UNITS, WIDTH, point_json
 
 if TYPE_CHECKING:
-    from sizing.engine.compare import EnvDiff, FigureDiff
+    from sizing.report.data.results import EnvDiff, FigureDiff
 
 
 def value_text(value: float | None, unit: str) -> str:

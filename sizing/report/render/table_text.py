@@ -22,8 +22,7 @@ from sizing.report.data.format import (
 from sizing.report.render.grid import grid
 
 if TYPE_CHECKING:
-    from sizing.engine import SizingTable
-    from sizing.engine.table import Cell
+    from sizing.report.data.results import Cell, SizingTable
 
 
 def _compared(pct: float | None, ci: tuple[float, float] | None, pairs: int) -> str:

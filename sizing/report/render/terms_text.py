@@ -13,8 +13,7 @@ from sizing.report.render.grid import grid
 from sizing.report.render.table_text import TABLE_WIDTH, wrap
 
 if TYPE_CHECKING:  # the engine's answer, formatted here, never computed
-    from sizing.engine.answer import Recommendation
-    from sizing.engine.yearly import CashFlow
+    from sizing.report.data.results import CashFlow, Recommendation
 
 __all__ = ["assumptions_json", "assumptions_text", "cash_flow_text", "shows_terms"]
 
