@@ -8,6 +8,7 @@ and :mod:`sizing.engine.recommend`.
 """
 
 from sizing.engine.basis import Basis, Hardware, Price, Workload, group_key
+from sizing.engine.cell import Cell
 from sizing.engine.choice import Choice, choose
 from sizing.engine.costs import (
     NEVER_PRICED,
@@ -30,7 +31,7 @@ from sizing.engine.recommend import (
 )
 from sizing.engine.scaling import MIN_POINTS, R2_THRESHOLD, ScalingFit, fit, usl
 from sizing.engine.series import Series
-from sizing.engine.table import Cell, SizingTable, TableRow, build_table
+from sizing.engine.table import SizingTable, TableRow, build_table
 
 __all__ = [
     "NEVER_PRICED",

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from sizing.engine.answer import Recommendation
 from sizing.engine.basis import Basis, Price
+from sizing.engine.cell import Cell
 from sizing.engine.choice import Choice
 from sizing.engine.compare import EnvDiff, FigureDiff
-from sizing.engine.table import Cell, SizingTable
+from sizing.engine.table import SizingTable
 from sizing.engine.versus import PlatformComparison
 from sizing.engine.yearly import CashFlow
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sizing.engine import Configuration, Recommendation
+from sizing.engine.cell import Cell
 from sizing.engine.recommend import Fleet
-from sizing.engine.table import Cell, SizingTable
+from sizing.engine.table import SizingTable
 from sizing.model import PROFILE_UNITS, Figure, FigureKind, SizingMetric
 from sizing.report.data.format import (
     PLATFORM_LABELS,
