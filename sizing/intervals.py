@@ -181,18 +181,6 @@ class PairedRatio:
         leg = median_coverage(n) if n >= 2 and lo is not None else None
         return cls(b / a, lo, hi, n, None, False, leg)
 
-    def as_loss_pct(self) -> tuple[float, float | None, float | None]:
-        """``(1 - ratio)`` in percent, interval flipped: the virtualization overhead."""
-        lo = None if self.high is None else (1 - self.high) * 100.0
-        hi = None if self.low is None else (1 - self.low) * 100.0
-        return (1 - self.ratio) * 100.0, lo, hi
-
-    def as_gain_pct(self) -> tuple[float, float | None, float | None]:
-        """``(ratio - 1)`` in percent: the hyper-threading gain."""
-        lo = None if self.low is None else (self.low - 1) * 100.0
-        hi = None if self.high is None else (self.high - 1) * 100.0
-        return (self.ratio - 1) * 100.0, lo, hi
-
     def words(self) -> str:
         """``5 pairs, range of 5, 93.8%``; for two independent legs ``unpaired (from both
         legs' intervals, each 75%)``: the combined interval holds the true ratio at least

@@ -23,6 +23,7 @@ from sizing.model import PointResult
 from sizing.provision.hostsafety import process_gone
 from sizing.records import dump
 from sizing.report.data.evidence import Evidence, point_evidence
+from sizing.report.data.pairs import PairView, pair_views
 from sizing.sizing_request import Inputs
 from sizing.sources import BasisInputs, load_bases
 from sizing.store import RunRecord, Store, read_recovery
@@ -54,6 +55,11 @@ class StoredRun:
     points: Evidenced
     # its guests beside their host's bare metal of another run
     across: tuple[OverheadPair, ...] = ()
+
+    @property
+    def pairs(self) -> list[PairView]:
+        """Its overheads and HT gains, and ``across`` (:func:`pair_views`)."""
+        return pair_views([p for p, _ in self.points], self.across)
 
     @property
     def options_json(self) -> dict[str, Any]:
@@ -147,6 +153,11 @@ class Compared:
     @property
     def base(self) -> RunRecord:
         return self.runs[0]
+
+    @property
+    def across_pairs(self) -> list[PairView]:
+        """The overheads of ``across`` (:func:`pair_views`)."""
+        return pair_views([], self.across)
 
 
 def compare(db: Path, refs: list[str]) -> Compared:

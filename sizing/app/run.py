@@ -25,6 +25,7 @@ from sizing.plan.dryrun_text import plan_text
 from sizing.plan.settings import MeasureSettings
 from sizing.profiles import parse_list as parse_profiles
 from sizing.report.data.evidence import NO_EVIDENCE, Evidence
+from sizing.report.data.pairs import PairView, pair_views
 from sizing.sources.fitcache import warm
 from sizing.store import Store
 from sizing.sweep import RunOptions, plan_sweep, run_sweep
@@ -71,6 +72,11 @@ class Measured:
     def evidence_of(self, key: PointKey) -> Evidence:
         """A point's evidence (none stored: :data:`NO_EVIDENCE`)."""
         return self.evidence.get(key, NO_EVIDENCE)
+
+    @property
+    def pairs(self) -> list[PairView]:
+        """The run's overheads and HT gains (:func:`pair_views`)."""
+        return pair_views(self.summary.points)
 
 
 def resume(opts: RunOptions, run_id: int, typed: Iterable[str] = ()) -> Resumed:

@@ -123,7 +123,7 @@ def _run_json(r: StoredRun) -> dict[str, Any]:
         "tool_version": rec.tool_version,
         "options": r.options_json,
         "points": [{**point_json(p, ev), "metadata": p.metadata.to_json()} for p, ev in r.points],
-        "comparisons": comparisons_json([p for p, _ in r.points], r.across),
+        "comparisons": comparisons_json(r.pairs),
     }
 
 
@@ -147,7 +147,7 @@ def _run_text(r: StoredRun, verbose: bool) -> str:
         limits = ceiling_lines(points, evidence, width)
         if limits:
             out.append("\n" + "\n".join(limits))
-        pairs = pairs_table(points, r.across, width)
+        pairs = pairs_table(r.pairs, width)
         if pairs:
             out.append(pairs)
     return "\n".join(out) + "\n"
@@ -203,16 +203,16 @@ def _compare(path: Path, refs: list[str], json_out: bool) -> None:
     )
 
     got = compare(path, refs)
-    runs, base, pairs, across = got.runs, got.base, got.against, got.across
+    runs, base, pairs, across = got.runs, got.base, got.against, got.across_pairs
     # a guest of one run beside its host's bare metal of another (unpaired, runs named)
-    overhead = pairs_table([], across)
+    overhead = pairs_table(across)
     overhead = "\n" + overhead if overhead else ""
     if json_out:
         doc: dict[str, Any] = {
             "runs": [{"run_id": r.id, "label": r.label} for r in runs],
             "baseline": base.id,
             "comparisons": [comparison_json(base.id, b, env, figs) for b, env, figs in pairs],
-            "overhead_across_runs": comparisons_json([], across),
+            "overhead_across_runs": comparisons_json(across),
         }
         if len(pairs) == 1:  # two runs: the comparison's keys at the top, as before
             doc.update(doc["comparisons"][0])

@@ -57,7 +57,7 @@ def render_run(measured: Measured, label: str, db: Path, *, json_out: bool, verb
     limits = ceiling_lines(summary.points, evidence, width)
     if limits:
         typer.echo("\n" + "\n".join(limits))
-    pairs = pairs_table(summary.points, width=width)
+    pairs = pairs_table(measured.pairs, width=width)
     if pairs:
         typer.echo(pairs)
     _latency_tables(summary.points)

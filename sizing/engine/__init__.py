@@ -8,6 +8,7 @@ and :mod:`sizing.engine.recommend`.
 """
 
 from sizing.engine.basis import Basis, Hardware, Price, Workload, group_key
+from sizing.engine.cell import Cell
 from sizing.engine.choice import Choice, choose
 from sizing.engine.costs import (
     NEVER_PRICED,
@@ -18,7 +19,7 @@ from sizing.engine.costs import (
     ServerOffer,
 )
 from sizing.engine.figures import build_series, latest, measured_figures
-from sizing.engine.overhead import overhead_pct
+from sizing.engine.overhead import figure_overhead
 from sizing.engine.recommend import (
     DEFAULT_MAX_SERVERS,
     Configuration,
@@ -30,7 +31,7 @@ from sizing.engine.recommend import (
 )
 from sizing.engine.scaling import MIN_POINTS, R2_THRESHOLD, ScalingFit, fit, usl
 from sizing.engine.series import Series
-from sizing.engine.table import Cell, SizingTable, TableRow, build_table
+from sizing.engine.table import SizingTable, TableRow, build_table
 
 __all__ = [
     "NEVER_PRICED",
@@ -60,10 +61,10 @@ __all__ = [
     "TableRow",
     "build_series",
     "build_table",
+    "figure_overhead",
     "fit",
     "latest",
     "measured_figures",
-    "overhead_pct",
     "recommend",
     "servers_needed",
     "usl",

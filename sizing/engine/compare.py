@@ -4,7 +4,8 @@
 pair only when the guest ran on that bare-metal host (a KVM guest's
 ``platform_settings.hypervisor``, an ESXi guest's ``platform_settings.esxi_host``); a guest
 of another machine is refused with a reason and no overhead is computed
-(:func:`pair_points`, :func:`pair_bases`).
+(:func:`pair_points`, :func:`pair_bases`). This module pairs; what a pair gives (the
+overhead, the HT gain) is computed in :mod:`sizing.engine.overhead` alone.
 
 **Across runs.** A guest measured in another run than its host's bare metal (the host was
 reinstalled between them, or the legs were simply measured on different days) still gives
@@ -20,9 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sizing.engine.basis import Basis
+from sizing.engine.overhead import Comparison, point_comparison
 from sizing.engine.table import GUEST_PLATFORMS
-from sizing.intervals import PairedRatio
 from sizing.model import Platform, PointResult, Status
+from sizing.plan.pairs import PairKind
 from sizing.records import HostRecord
 
 # Fingerprint keys worth comparing (the rest, such as the clock, always differ).
@@ -108,26 +110,6 @@ def figure_diff(a: Sequence[PointResult], b: Sequence[PointResult]) -> list[Figu
     return [FigureDiff(k, ia.get(k), ib.get(k)) for k in sorted(set(ia) | set(ib))]
 
 
-def point_ratio(a: PointResult, b: PointResult) -> PairedRatio | None:
-    """B against A for two stored points (:func:`sizing.engine.overhead.leg_ratio` is the
-    same for two figures): the median of the per-pair ratios with its interval when the two
-    points were measured as one pair (both carry the same ``pair`` record), else the
-    unpaired ratio of their medians with the interval of both legs' intervals."""
-    ra, rb = a.metadata.pair, b.metadata.pair
-    ratios = ra.ratios_of(rb) if ra is not None and rb is not None else ()
-    if ratios:
-        return PairedRatio.of_ratios(list(ratios))
-    if not a.value or b.value is None:
-        return None
-    return PairedRatio.unpaired(
-        a.value,
-        b.value,
-        (a.ci_low, a.ci_high),
-        (b.ci_low, b.ci_high),
-        min(a.repetitions, b.repetitions),
-    )
-
-
 def failed_leg(a: PointResult, b: PointResult) -> str:
     """The leg that failed its guards, and why ("" when both are valid): a pair whose
     legs disagree on validity is shown with that leg, never averaged."""
@@ -151,14 +133,14 @@ class OverheadPair:
     note: str = ""  # what else differs between legs of different runs (their software)
 
     @property
-    def ratio(self) -> PairedRatio | None:
-        """The guest's share of bare metal (:func:`point_ratio`)."""
-        return point_ratio(self.baremetal, self.hypervisor)
+    def comparison(self) -> Comparison | None:
+        """The guest's (or container's) share of bare metal and its overhead."""
+        return point_comparison(self.baremetal, self.hypervisor, PairKind.VIRTUALIZATION)
 
     @property
     def paired(self) -> bool:
-        r = self.ratio
-        return r is not None and r.paired
+        c = self.comparison
+        return c is not None and c.paired
 
     @property
     def failed(self) -> str:
@@ -166,16 +148,13 @@ class OverheadPair:
 
     @property
     def overhead_pct(self) -> float | None:
-        r = self.ratio
-        return None if r is None else r.as_loss_pct()[0]
+        c = self.comparison
+        return None if c is None else c.pct
 
     @property
     def overhead_ci(self) -> tuple[float, float] | None:
-        r = self.ratio
-        if r is None:
-            return None
-        _, lo, hi = r.as_loss_pct()
-        return None if lo is None or hi is None else (lo, hi)
+        c = self.comparison
+        return None if c is None else c.interval
 
 
 @dataclass(frozen=True)
@@ -186,8 +165,9 @@ class HtPair:
     on: PointResult
 
     @property
-    def ratio(self) -> PairedRatio | None:
-        return point_ratio(self.off, self.on)
+    def comparison(self) -> Comparison | None:
+        """HT on's gain over HT off."""
+        return point_comparison(self.off, self.on, PairKind.HT)
 
     @property
     def failed(self) -> str:

@@ -57,7 +57,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from sizing.engine.basis import Basis
-from sizing.engine.htjoint import ht_gain_of
+from sizing.engine.overhead import ht_gain_of
 from sizing.engine.predict import Bootstrapper, bootstrap, remembering
 from sizing.engine.scaling import MIN_POINTS
 from sizing.engine.series import (

@@ -6,58 +6,19 @@ below HT off at 16 and 32 cores although it measured +5% at 1, 2, 4 and 8). So t
 with fewer measured core counts (HT on, on a tie) predicts what it did not measure as the
 other's prediction times the gain: its ratio to the other at their common measured counts
 (geometric mean), the interval widened to the lowest and highest of those ratios. A gain
-that changes sign across the counts is carried too: the data say so.
+that changes sign across the counts is carried too: the data say so. The gain itself is
+measured in :mod:`sizing.engine.overhead` (:func:`~sizing.engine.overhead.ht_gain_of`).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
 
+from sizing.engine.overhead import HtGain
 from sizing.model import PREDICTED, Figure
 
-__all__ = ["HtGain", "ht_gain_of", "scaled"]
-
-
-@dataclass(frozen=True)
-class HtGain:
-    """This series ÷ its partner's (the other HT mode), measured at ``counts``."""
-
-    ratio: float
-    low: float
-    high: float
-    counts: tuple[int, ...]
-    partner_ht: str
-
-    def words(self) -> str:
-        pct = (self.ratio - 1) * 100
-        span = f"{(self.low - 1) * 100:+.0f} to {(self.high - 1) * 100:+.0f}%"
-        n = len(self.counts)
-        return (
-            f"HT {self.partner_ht}'s prediction × the HT gain measured at "
-            f"{n} core count{'s' if n != 1 else ''} ({pct:+.1f}%, {span})"
-        )
-
-
-def ht_gain_of(mine: Sequence[Figure], partner: Sequence[Figure], partner_ht: str) -> HtGain | None:
-    """The gain of ``mine`` over ``partner`` at their common exactly measured core counts
-    (None without one)."""
-    theirs = {f.cores: f.value for f in partner if f.value > 0}
-    ratios = sorted(
-        (f.cores, f.value / theirs[f.cores]) for f in mine if f.cores in theirs and f.value > 0
-    )
-    if not ratios:
-        return None
-    logs = [math.log(r) for _, r in ratios]
-    ratio = math.exp(sum(logs) / len(logs))
-    return HtGain(
-        ratio,
-        min(r for _, r in ratios),
-        max(r for _, r in ratios),
-        tuple(n for n, _ in ratios),
-        partner_ht,
-    )
+__all__ = ["scaled"]
 
 
 def scaled(

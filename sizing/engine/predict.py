@@ -51,7 +51,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sizing.engine.scaling import MIN_POINTS, Law, fit, refine, search_lambda, solve3, usl
+from sizing.engine.lm import solve3
+from sizing.engine.scaling import MIN_POINTS, Law, fit, refine, search_lambda, usl
 from sizing.model import RATE_CEILING, RATE_FLOOR
 
 DRAWS = 200

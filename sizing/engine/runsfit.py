@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from sizing.engine.scaling import MIN_POINTS, ScalingFit, fit, solve3, usl, with_r2
+from sizing.engine.lm import Rows, levenberg_marquardt, solve3
+from sizing.engine.scaling import MIN_POINTS, ScalingFit, fit, usl, with_r2
 
 
 def refine_log(
@@ -26,57 +27,16 @@ def refine_log(
     the result is never worse than the start)."""
     pts = [(float(n), math.log(x), float(w)) for (n, x), w in zip(points, weights, strict=True)]
 
-    def parts(v: tuple[float, float, float]) -> list[tuple[float, float, tuple[float, ...]]]:
+    def parts(v: tuple[float, float, float]) -> Rows:
         lam_, s_, k_ = v
-        out: list[tuple[float, float, tuple[float, ...]]] = []
+        out: Rows = []
         for n, y, w in pts:
             d = 1.0 + s_ * (n - 1.0) + k_ * n * (n - 1.0)
             r = math.log(lam_ * n / d) - y if d > 0.0 else math.inf
             out.append((w, r, (1.0 / lam_, -(n - 1.0) / d, -n * (n - 1.0) / d)))
         return out
 
-    def sse(v: tuple[float, float, float]) -> float:
-        return sum(w * r * r for w, r, _ in parts(v))
-
-    cur = start
-    err = sse(cur)
-    mu = 1e-3
-    for _ in range(100):
-        rows = parts(cur)
-        jtj = [[sum(w * g[i] * g[j] for w, _, g in rows) for j in range(3)] for i in range(3)]
-        jtr = [sum(w * g[i] * r for w, r, g in rows) for i in range(3)]
-        held = {i for i in (1, 2) if cur[i] <= 0.0 and jtr[i] > 0.0}
-        improved = False
-        while mu < 1e12:
-            a = [
-                [
-                    (1.0 if i == j else 0.0)
-                    if i in held or j in held
-                    else jtj[i][j] + (mu * jtj[i][i] if i == j else 0.0)
-                    for j in range(3)
-                ]
-                for i in range(3)
-            ]
-            step = solve3(a, [0.0 if i in held else -jtr[i] for i in range(3)])
-            if step is None:
-                mu *= 10.0
-                continue
-            cand = (
-                max(1e-12, cur[0] + step[0]),
-                max(0.0, cur[1] + step[1]),
-                max(0.0, cur[2] + step[2]),
-            )
-            e = sse(cand)
-            if e < err:
-                done = err - e <= 1e-14 * max(err, 1e-300)
-                cur, err, mu, improved = cand, e, max(mu / 10.0, 1e-12), True
-                if done:
-                    return cur
-                break
-            mu *= 10.0
-        if not improved:
-            break
-    return cur
+    return levenberg_marquardt(parts, start, iters=100, tol=1e-14, floor=1e-300)
 
 
 def fit_runs(counts: Sequence[tuple[int, Sequence[float]]]) -> ScalingFit:

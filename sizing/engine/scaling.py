@@ -34,6 +34,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sizing.engine.lm import Rows, levenberg_marquardt
+
 R2_THRESHOLD = 0.9
 MIN_POINTS = 3
 
@@ -79,6 +81,17 @@ class ScalingFit:
             assert self.lam is not None and self.sigma is not None and self.kappa is not None
             return usl(cores, self.lam, self.sigma, self.kappa)
         return _linear(self.points, cores)
+
+    def curve(self, top: int) -> list[tuple[float, float]]:
+        """The fitted curve from 1 to ``top`` cores for a chart: the USL on a fine grid
+        (121 points), a straight line at each core count (none without a figure)."""
+        if not self.points:
+            return []
+        if self.model == "usl":
+            assert self.lam is not None and self.sigma is not None and self.kappa is not None
+            grid = [1.0 + i * (top - 1.0) / 120 for i in range(121)]
+            return [(n, usl(n, self.lam, self.sigma, self.kappa)) for n in grid]
+        return [(float(n), self.predict(n)) for n in range(1, top + 1)]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -240,22 +253,6 @@ def _search_lambda(points: Sequence[tuple[int, float]]) -> float:
     return search_lambda(Law(points), lo, 5.0 * lo, steps=160, iters=60)
 
 
-def solve3(a: list[list[float]], b: list[float], tiny: float = 1e-300) -> list[float] | None:
-    """Solve a 3×3 system by Gaussian elimination with partial pivoting (None: a pivot
-    below ``tiny``, singular)."""
-    m = [row[:] + [v] for row, v in zip(a, b, strict=True)]
-    for c in range(3):
-        p = max(range(c, 3), key=lambda r: abs(m[r][c]))
-        if abs(m[p][c]) < tiny:
-            return None
-        m[c], m[p] = m[p], m[c]
-        for r in range(3):
-            if r != c:
-                f = m[r][c] / m[c][c]
-                m[r] = [x - f * y for x, y in zip(m[r], m[c], strict=True)]
-    return [m[i][3] / m[i][i] for i in range(3)]
-
-
 def refine(
     points: Sequence[tuple[int, float]], lam: float, sigma: float, kappa: float
 ) -> tuple[float, float, float]:
@@ -268,53 +265,16 @@ def refine(
     the squared error, so the result is never worse than the start."""
     pts = [(float(n), float(x)) for n, x in points]
 
-    def sse(v: tuple[float, float, float]) -> float:
-        return sum(_sq(usl(n, *v) - x) for n, x in pts)
-
-    cur = (lam, sigma, kappa)
-    err = sse(cur)
-    mu = 1e-3
-    for _ in range(60):
-        lam_, s_, k_ = cur
-        jtj = [[0.0] * 3 for _ in range(3)]
-        jtr = [0.0, 0.0, 0.0]
+    def rows(v: tuple[float, float, float]) -> Rows:
+        lam_, s_, k_ = v
+        out: Rows = []
         for n, x in pts:
             d = 1.0 + s_ * (n - 1.0) + k_ * n * (n - 1.0)
-            r = lam_ * n / d - x
             g = (n / d, -lam_ * n * (n - 1.0) / (d * d), -lam_ * n * n * (n - 1.0) / (d * d))
-            for i in range(3):
-                jtr[i] += g[i] * r
-                for j in range(3):
-                    jtj[i][j] += g[i] * g[j]
-        improved = False
-        # active set: σ or κ at 0 whose descent direction points below 0 stays at 0
-        held = {i for i in (1, 2) if cur[i] <= 0.0 and jtr[i] > 0.0}
-        while mu < 1e12:
-            a = [
-                [
-                    (1.0 if i == j else 0.0)
-                    if i in held or j in held
-                    else jtj[i][j] + (mu * jtj[i][i] if i == j else 0.0)
-                    for j in range(3)
-                ]
-                for i in range(3)
-            ]
-            step = solve3(a, [0.0 if i in held else -jtr[i] for i in range(3)])
-            if step is None:
-                mu *= 10.0
-                continue
-            cand = (max(1e-12, lam_ + step[0]), max(0.0, s_ + step[1]), max(0.0, k_ + step[2]))
-            e = sse(cand)
-            if e < err:
-                done = err - e <= 1e-13 * err
-                cur, err, mu, improved = cand, e, max(mu / 10.0, 1e-12), True
-                if done:
-                    return cur
-                break
-            mu *= 10.0
-        if not improved:
-            break
-    return cur
+            out.append((1.0, lam_ * n / d - x, g))
+        return out
+
+    return levenberg_marquardt(rows, (lam, sigma, kappa), iters=60, tol=1e-13)
 
 
 def with_r2(

@@ -11,7 +11,8 @@ from typing import Any
 
 from sizing.ceilings import Bound
 from sizing.engine.beyond_socket import beyond_socket
-from sizing.engine.htjoint import HtGain, scaled
+from sizing.engine.htjoint import scaled
+from sizing.engine.overhead import HtGain
 from sizing.engine.predict import (
     DRAWS,
     HIGH_Q,

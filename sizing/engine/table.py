@@ -7,7 +7,8 @@ profile) and every core count the block's pricing sells it gives the throughput 
 interval, flags, and "≥" for a lower bound), the throughput per core, the scaling
 efficiency against one core (X(N) / (N · X(1))), the cost per 1,000 RPS or per 100 TPS of
 one server, and, **inside a block only**, where a bare-metal and a guest figure were both
-observed, the virtualization overhead ``(bare metal − guest) / bare metal`` in percent.
+observed (a hypervisor's guest or a container), the overhead ``(bare metal − guest) / bare
+metal`` in percent (:mod:`sizing.engine.overhead`, where every overhead is computed).
 Figures the engine refuses to derive (:meth:`Series.estimate`) are left out of the rows
 and listed with their reason in the block's ``refused``.
 """
@@ -19,9 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sizing.engine.basis import Basis, Price, group_key
-from sizing.engine.costs import CostBreakdown, CostCatalog
+from sizing.engine.cell import COST_UNIT_LABELS, COST_UNITS, Cell
+from sizing.engine.costs import CostCatalog
 from sizing.engine.figures import build_series, series_order
-from sizing.engine.overhead import ends, ht_gain, leg_ratio, overhead_pct, same_workload
+from sizing.engine.overhead import guest_overhead, ht_gain
 from sizing.engine.predict import Bootstrapper
 from sizing.engine.recommend import pricing
 from sizing.engine.series import Series
@@ -30,94 +32,6 @@ from sizing.model import OBSERVED as MODEL_OBSERVED
 
 GUEST_PLATFORMS = ("hypervisor", *HYPERVISOR_PLATFORMS)
 OBSERVED = MODEL_OBSERVED
-
-COST_UNITS = {"rps": 1000.0, "tps": 100.0}
-COST_UNIT_LABELS = {"rps": "1k RPS", "tps": "100 TPS"}
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One figure of the table with what is derived from it."""
-
-    platform: str
-    ht: str
-    profile: str
-    cores: int
-    value: float
-    unit: str
-    source: str  # measured | reference | extrapolated
-    basis: str  # measured | reference: what the figure (or its model) came from
-    origin: str
-    emulated: bool
-    per_core: float
-    efficiency: float | None
-    server_cost: float | None  # None: the basis has no price at this core count
-    cost_per_unit: float | None
-    cost_unit: str
-    overhead_pct: float | None = None
-    # interval of the overhead: of the median of the per-pair ratios when the two legs
-    # alternated (overhead_pairs > 0), else from both figures' intervals
-    overhead_ci: tuple[float, float] | None = None
-    overhead_pairs: int = 0  # 0: unpaired
-    overhead_interval: str = ""  # what the overhead's interval is and covers, in words
-    # HT on cells: the gain over HT off of the same series at these cores (HT on / off - 1)
-    ht_gain_pct: float | None = None
-    ht_gain_ci: tuple[float, float] | None = None
-    ht_gain_pairs: int = 0  # 0: unpaired
-    ht_gain_interval: str = ""
-    basis_id: str = ""
-    flags: tuple[str, ...] = ()
-    bound: str = ""  # "lower": shown as "≥ value"
-    ci_low: float | None = None
-    ci_high: float | None = None
-    interval: str = ""  # what the interval is and covers, in words
-    cost: CostBreakdown | None = None  # server_cost part by part, and what it leaves out
-    server_name: str = ""  # the priced server's model, when its catalog names it
-    coverage: float | None = None  # the share of the truth the interval states it covers
-
-    @property
-    def display(self) -> str:
-        """The value as shown: ``≥300,000`` for a lower bound."""
-        return ("≥" if self.bound == "lower" else "") + f"{self.value:,.0f}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "basis_id": self.basis_id,
-            "flags": list(self.flags),
-            "bound": self.bound,
-            "display": self.display,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "interval": self.interval,
-            "coverage": self.coverage,
-            "overhead_ci_pct": None if self.overhead_ci is None else list(self.overhead_ci),
-            "platform": self.platform,
-            "ht": self.ht,
-            "profile": self.profile,
-            "cores": self.cores,
-            "value": self.value,
-            "unit": self.unit,
-            "source": self.source,
-            "basis": self.basis,
-            "origin": self.origin,
-            "emulated": self.emulated,
-            "per_core": self.per_core,
-            "efficiency": self.efficiency,
-            "server_cost": self.server_cost,
-            "server_name": self.server_name,
-            "cost": None if self.cost is None else self.cost.to_dict(),
-            "cost_per_unit": self.cost_per_unit,
-            "cost_unit": self.cost_unit,
-            "overhead_pct": self.overhead_pct,
-            "overhead_paired": self.overhead_pairs > 0,
-            "overhead_pairs": self.overhead_pairs,
-            "overhead_interval": self.overhead_interval,
-            "ht_gain_pct": self.ht_gain_pct,
-            "ht_gain_ci_pct": None if self.ht_gain_ci is None else list(self.ht_gain_ci),
-            "ht_gain_paired": self.ht_gain_pairs > 0,
-            "ht_gain_pairs": self.ht_gain_pairs,
-            "ht_gain_interval": self.ht_gain_interval,
-        }
 
 
 @dataclass(frozen=True)
@@ -372,22 +286,6 @@ def _cell(
     if priced is not None and (offer := priced.offer(cores)) is not None:
         breakdown = priced.server_cost(s.platform, cores)
         cost = breakdown.total
-    overhead = overhead_ci = None
-    pairs, words = 0, ""
-    if s.platform in GUEST_PLATFORMS:
-        bare = next((b for b in block if b.key == ("baremetal", s.ht, s.profile)), None)
-        if bare is not None and not same_workload(bare, s, by_id):
-            bare = None  # e.g. an ECDSA guest beside an RSA host: no overhead between them
-        got = None if bare is None else bare.estimate(cores)
-        # a software-emulated guest loses to emulation, not to virtualization: its loss is
-        # never shown as a virtualization overhead
-        if isinstance(got, Figure) and not f.emulated and not got.emulated:
-            ratio = leg_ratio(got, f) if overhead_pct(got, f) is not None else None
-            if ratio is not None:
-                overhead, pairs, words = ratio.as_loss_pct()[0], ratio.pairs, ratio.words()
-                overhead_ci = ends(ratio.as_loss_pct())
-                pairs = pairs if ratio.paired else 0
-    gain = ht_gain(s, f, cores, block, by_id)
     return Cell(
         platform=s.platform,
         ht=s.ht,
@@ -404,14 +302,8 @@ def _cell(
         server_cost=cost,
         cost_per_unit=None if cost is None else cost / (f.conservative / COST_UNITS[s.profile]),
         cost_unit=COST_UNIT_LABELS[s.profile],
-        overhead_pct=overhead,
-        overhead_ci=overhead_ci,
-        overhead_pairs=pairs,
-        overhead_interval=words,
-        ht_gain_pct=None if gain is None else gain.as_gain_pct()[0],
-        ht_gain_ci=ends(gain.as_gain_pct()) if gain is not None else None,
-        ht_gain_pairs=gain.pairs if gain is not None and gain.paired else 0,
-        ht_gain_interval="" if gain is None else gain.words(),
+        overhead=guest_overhead(s, f, cores, block, by_id),
+        ht_gain=ht_gain(s, f, cores, block, by_id),
         basis_id=s.basis_id,
         flags=f.flags,
         bound=f.bound,

@@ -151,21 +151,11 @@ def overheads(table: SizingTable, guest: str) -> tuple[Overhead, ...]:
     out = []
     for row in table.rows:
         for c in row.cells:
-            if c.platform != guest or c.overhead_pct is None or c.source not in OBSERVED:
+            o = c.overhead
+            if c.platform != guest or o is None or c.source not in OBSERVED:
                 continue
-            lo = hi = None
-            if c.overhead_ci is not None:  # a loss interval becomes a share interval
-                lo, hi = 1 - max(c.overhead_ci) / 100.0, 1 - min(c.overhead_ci) / 100.0
+            low, high = o.share_interval or (None, None)
             out.append(
-                Overhead(
-                    c.profile,
-                    c.ht,
-                    c.cores,
-                    1 - c.overhead_pct / 100.0,
-                    lo,
-                    hi,
-                    c.overhead_pairs > 0,
-                    c.source,
-                )
+                Overhead(c.profile, c.ht, c.cores, o.share, low, high, o.pairs > 0, c.source)
             )
     return tuple(sorted(out, key=lambda o: (o.profile, o.ht, o.cores)))

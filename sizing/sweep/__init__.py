@@ -34,7 +34,7 @@ from sizing.sweep.options import (
 )
 from sizing.sweep.prepare import plan_of, resumed_keys
 from sizing.sweep.run_context import OpenRun, Prepared, RunContext
-from sizing.sweep.stages import DRY_RUN, STAGES, against_ceiling
+from sizing.sweep.stages import DRY_RUN, STAGES
 
 __all__ = [
     "DRY_RUN",
@@ -44,7 +44,6 @@ __all__ = [
     "RunContext",
     "RunOptions",
     "RunSummary",
-    "against_ceiling",
     "plan_sweep",
     "resume_options",
     "run",

@@ -12,15 +12,14 @@ with no open run (esrally's pipeline variants): it takes no lock and stores noth
 from __future__ import annotations
 
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from sizing.ceilings import HostCeilings, crypto_ceiling, far_below
 from sizing.errors import PreflightError
 from sizing.facts import HostFacts
-from sizing.measure.cpu import cpu_split
-from sizing.model import SERVER_DIED, PointKey, PointResult, RunStatus, Sample, Status
+from sizing.measure.checks import against_ceiling
+from sizing.model import SERVER_DIED, PointKey, PointResult, RunStatus, Status
 from sizing.plan.dryrun import estimate, span_words
 from sizing.plan.points import PlannedPoint
 from sizing.provision.ceiling import ceiling_jobs, measure_ceilings
@@ -212,31 +211,6 @@ def store_point(ctx: RunContext, run: OpenRun, result: PointResult, samples: lis
     if failure.stopped:
         raise SignalStop(signal.SIGINT)
     raise failure
-
-
-def against_ceiling(
-    ceilings: HostCeilings | None,
-    point: PlannedPoint,
-    result: PointResult,
-    samples: Sequence[tuple[int, Sample]],
-) -> PointResult:
-    """A valid handshake figure far below the crypto ceiling its run measured on the
-    server (``ceilings``) gets the ``far-below-ceiling`` warning
-    flag, with what the server's CPU did instead; any other point is returned as it is."""
-    if result.status is not Status.MEASURED or result.unit != "handshakes/s":
-        return result
-    ceiling = crypto_ceiling(
-        ceilings,
-        point.profile.tls_key or "",
-        point.key.cores,
-        point.key.ht,
-    )
-    timed = [s.metadata for _, s in samples if "." not in s.metric and not s.metadata.warmup]
-    why = far_below(ceiling, result.value, cpu_split(timed))
-    if why is None:
-        return result
-    reason = f"{result.reason}; {why}" if result.reason else why
-    return replace(result, flags=(*result.flags, "far-below-ceiling"), reason=reason)
 
 
 def _prepared(ctx: RunContext) -> Prepared:

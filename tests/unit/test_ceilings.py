@@ -313,10 +313,10 @@ def test_the_sweep_flags_a_valid_handshake_figure_far_below_its_ceiling() -> Non
 
     from sizing import profiles
     from sizing.inventory import load_inventory
+    from sizing.measure.checks import against_ceiling
     from sizing.model import Ht, PointResult, Sample, Status
     from sizing.paths import ROOT
     from sizing.plan import build_plan
-    from sizing.sweep import against_ceiling
     from sizing.topology import Topology
 
     inv = load_inventory(ROOT / "inventories" / "local.yml")
@@ -363,6 +363,13 @@ def test_the_sweep_flags_a_valid_handshake_figure_far_below_its_ceiling() -> Non
     invalid = replace(valid, status=Status.INVALID)
     assert against_ceiling(env, tps, invalid, samples) is invalid
     assert against_ceiling(None, tps, valid, samples) is valid  # no ceiling measured: no guess
+    # keyed on the profile's sizing metric, not the unit's spelling: a TPS profile that
+    # spells its unit otherwise is checked, an RPS profile that spells it so is not
+    spelt = replace(tps, profile=tps.profile.model_copy(update={"unit": "full handshakes/s"}))
+    other = replace(valid, unit="full handshakes/s")
+    assert against_ceiling(env, spelt, other, samples).flags == ("far-below-ceiling",)
+    rps = replace(tps, profile=tps.profile.model_copy(update={"metric": "requests_per_second"}))
+    assert against_ceiling(env, rps, valid, samples) is valid
 
 
 def test_the_host_scripts_report_reads_into_a_hosts_ceilings() -> None:

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from sizing.cli import app
 from sizing.engine.compare import environment_diff, figure_diff, paired
-from sizing.engine.overhead import overhead_interval
+from sizing.engine.overhead import figure_overhead
 from sizing.model import Figure, PointKey, PointResult, Status
 from sizing.records import hosts_of
 from sizing.store import Store
@@ -49,9 +49,11 @@ def test_engine_overhead_interval_only_for_measured_pairs() -> None:
     hv = Figure(
         "hypervisor", 1, "off", "rps", 80.0, "requests/s", "measured", ci_low=79, ci_high=81
     )
-    assert overhead_interval(bm, hv) == pytest.approx(((1 - 81 / 98) * 100, (1 - 79 / 102) * 100))
+    got = figure_overhead(bm, hv)
+    assert got is not None and got.pct == pytest.approx(20.0)
+    assert got.interval == pytest.approx(((1 - 81 / 98) * 100, (1 - 79 / 102) * 100))
     ref = Figure("hypervisor", 1, "off", "rps", 80.0, "requests/s", "reference")
-    assert overhead_interval(bm, ref) is None
+    assert figure_overhead(bm, ref) is None
 
 
 def test_environment_and_figure_diff() -> None:

@@ -4,6 +4,7 @@ figures are simulated (tests/labdb.py), its guests re-labelled as containers."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -188,3 +189,36 @@ def test_a_guide_on_measured_and_published_bases_says_which_is_which(tmp_path: P
     assert "Sized on figures measured with sizing on nginx-ctr1: Container;" in text, text[:2000]
     assert "Beside them, the published reference data" in text
     assert "not measured on your hardware: Kubernetes" in text
+
+
+def test_a_containers_overhead_is_a_column_of_the_table_and_a_row_of_the_guide(
+    tmp_path: Path,
+) -> None:
+    """The container is one more guest kind (sizing.engine.overhead): its overhead against
+    its own host's bare metal is in ``sizing table`` (figure, interval, unpaired), in the
+    table's ``--json`` and in the guide's overhead table and headlines, labelled as the
+    container's (never as a hypervisor's), with the figure ``sizing results`` shows."""
+    db = tmp_path / "r.sqlite"
+    _container_lab(db)
+    table = runner.invoke(app, ["table", "--db", str(db)], env={"COLUMNS": "100"})
+    assert table.exit_code == 0, table.output
+    rows = [line for line in table.output.splitlines() if line.lstrip().startswith("1 ")]
+    assert "RPS overhead container" in table.output and "TPS overhead container" in table.output
+    results = runner.invoke(app, ["results", "--json", "--db", str(db)])
+    compared = json.loads(results.output)["runs"][0]["comparisons"]
+    one = next(c for c in compared if c["b"] == "nginx-ctr1 container 1c ht=off rps")
+    assert one["a"] == "r640-01 baremetal 1c ht=off rps" and not one["paired"]
+    shown = f"{one['pct']:.1f}% ["
+    assert any(shown in row and row.endswith("unpaired") for row in rows), (shown, rows)
+    doc = runner.invoke(app, ["table", "--json", "--db", str(db)])
+    cells = [c for b in json.loads(doc.output)["blocks"] for r in b["rows"] for c in r["cells"]]
+    assert {c["platform"] for c in cells if c["overhead_pct"] is not None} == {"container"}
+    out = tmp_path / "g.md"
+    basis = "r640-01/baremetal/static-128b,nginx-ctr1/container/static-128b"
+    guide = runner.invoke(
+        app, ["guide", "--article-prices", "--db", str(db), "--basis", basis, "--out", str(out)]
+    )
+    assert guide.exit_code == 0, guide.output
+    text = out.read_text()
+    assert f"| RPS (container) | off | 1 | {one['pct']:.1f}%" in text
+    assert "Container overhead, RPS" in text and "Virtualization overhead, RPS" not in text

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from sizing import profiles
+from sizing.engine.overhead import Comparison, Legs
 from sizing.intervals import PairedRatio, median_coverage
 from sizing.inventory import load_inventory
 from sizing.loadproto import CommandOutput, WindowOutput
@@ -218,7 +219,7 @@ def test_paired_ratio_is_the_median_of_the_per_pair_ratios_with_its_interval() -
     assert got.ratio == pytest.approx(statistics.median(ratios))
     assert (got.low, got.high) == (ratios[0], ratios[-1])  # n=6: k=1, 96.9%
     assert got.coverage == pytest.approx(median_coverage(6))
-    value, lo, hi = got.as_loss_pct()
+    value, lo, hi = Comparison(PairKind.VIRTUALIZATION, got).percent()
     assert value == pytest.approx((1 - got.ratio) * 100)
     assert lo == pytest.approx((1 - ratios[-1]) * 100) and hi == pytest.approx(
         (1 - ratios[0]) * 100
@@ -228,7 +229,7 @@ def test_paired_ratio_is_the_median_of_the_per_pair_ratios_with_its_interval() -
 
 
 def test_engine_uses_the_pair_only_when_both_legs_carry_it() -> None:
-    from sizing.engine.compare import paired, point_ratio
+    from sizing.engine.compare import paired
 
     record = {"id": "A | B", "ratios": [0.8, 0.82, 0.79]}
 
@@ -250,12 +251,12 @@ def test_engine_uses_the_pair_only_when_both_legs_carry_it() -> None:
 
     bare = leg("baremetal", 100.0, record, Status.MEASURED)
     guest = leg("libvirt", 80.0, record, Status.INVALID)
-    r = point_ratio(bare, guest)
+    r = Legs.of_points(bare, guest).ratio()
     assert r is not None and r.paired and r.ratio == pytest.approx(0.8) and r.pairs == 3
     (p,) = paired([bare, guest])
     assert p.paired and p.overhead_pct == pytest.approx(20.0)
     assert p.failed == "h leg invalid (not-saturated)"  # shown with the leg, not hidden
-    apart = point_ratio(leg("baremetal", 100.0, None, Status.MEASURED), guest)
+    apart = Legs.of_points(leg("baremetal", 100.0, None, Status.MEASURED), guest).ratio()
     assert apart is not None and not apart.paired
     assert (apart.low, apart.high) == pytest.approx((76 / 105, 84 / 95))
 
@@ -300,8 +301,8 @@ def test_drift_biases_unpaired_legs_and_stays_inside_the_paired_interval() -> No
     true = (1 - TRUE_SHARE) * 100
     for seed in range(20):
         paired, unpaired = _simulate(5, seed)
-        p_val, p_lo, p_hi = paired.as_loss_pct()
-        u_val, u_lo, u_hi = unpaired.as_loss_pct()
+        p_val, p_lo, p_hi = Comparison(PairKind.VIRTUALIZATION, paired).percent()
+        u_val, u_lo, u_hi = Comparison(PairKind.VIRTUALIZATION, unpaired).percent()
         assert p_lo is not None and p_hi is not None and u_lo is not None and u_hi is not None
         if seed == 0:
             print(

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from sizing import profiles
-from sizing.engine.compare import point_ratio
+from sizing.engine.overhead import Legs
 from sizing.loadproto import CommandOutput, WindowOutput
 from sizing.measure import paired as paired_mod
 from sizing.measure.throughput import Throughput
@@ -21,7 +21,7 @@ from sizing.plan.pairs import PairKind, find_pairs
 from sizing.plan.settings import MeasureSettings
 from sizing.provision.platforms.base import Target
 from sizing.records import PointMeta
-from sizing.report.render.points import pair_summary
+from sizing.report.data.pairs import pair_summary
 from tests.unit.test_pairs import SMT, WRK, lab
 
 # per leg, the rate of each window in turn: HT on gains 25%, the guest keeps 80%
@@ -107,10 +107,11 @@ def test_three_legs_alternate_store_both_ratios_and_read_back(
     assert 3 <= len(rec.ratios) == len(rec.c_ratios) <= 6
     assert rec.ratios[0] == pytest.approx(1.25) and rec.c_ratios[0] == pytest.approx(0.8)
     # each ratio read back from the legs: the HT gain from a and b, the overhead from a and c
-    gain, share = point_ratio(ra, rb), point_ratio(ra, rc)
+    gain, share = Legs.of_points(ra, rb).ratio(), Legs.of_points(ra, rc).ratio()
     assert gain is not None and gain.paired and gain.ratio == pytest.approx(1.25, rel=0.01)
     assert share is not None and share.paired and share.ratio == pytest.approx(0.8, rel=0.01)
-    assert point_ratio(rb, rc) is not None and not point_ratio(rb, rc).paired  # type: ignore[union-attr]
+    apart = Legs.of_points(rb, rc).ratio()
+    assert apart is not None and not apart.paired
     summary = pair_summary(rc)
     assert summary is not None and summary["kind"] == "virtualization"
     assert summary["pct"] == pytest.approx(20.0, abs=1.0)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sizing.engine.cell import Cell
 from sizing.engine.recommend import Recommendation
-from sizing.engine.table import Cell, SizingTable
+from sizing.engine.table import SizingTable
 from sizing.model import PREDICTED, FigureKind
 from sizing.report.data.format import number
 from sizing.report.data.model import TableBlock, TCell

@@ -6,7 +6,6 @@ all show a point through :func:`point_evidence` and its :class:`Evidence`."""
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +17,7 @@ from sizing.intervals import (
     median_interval,
     repetition_flags,
 )
-from sizing.measure.cpu import cpu_split
+from sizing.measure.checks import guard_cpu, timed
 from sizing.model import PointResult, Sample
 from sizing.records.host import HostRecord
 from sizing.records.window import LATENCY_KEYS
@@ -82,18 +81,8 @@ class Evidence:
 NO_EVIDENCE = Evidence()  # a point whose samples were not read
 
 
-def _median(values: Sequence[float]) -> float | None:
-    return statistics.median(values) if values else None
-
-
 def _num(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _timed(samples: Sequence[Sample]) -> list[Sample]:
-    """The sample of each timed repetition (warm-up left out), one per repetition: the
-    primary sample, not the per-client ``<metric>.client`` ones."""
-    return [s for s in samples if "." not in s.metric and not s.metadata.warmup]
 
 
 def point_evidence(
@@ -103,7 +92,8 @@ def point_evidence(
 ) -> Evidence:
     """The guards' evidence and the figures around the median.
 
-    ``server_cpu_pct``: median over the timed repetitions of the server's pinned CPUs'
+    The CPU figures are :func:`sizing.measure.checks.guard_cpu`'s. ``server_cpu_pct``:
+    median over the timed repetitions of the server's pinned CPUs'
     busy share; ``client_cpu_pct``: median of the busiest client's CPU; ``errors``,
     ``tls_full``, ``tls_reused``: sums over the timed repetitions; ``interval_pct``: half
     the width of the interval of the median (recomputed from the stored repetitions: old
@@ -113,10 +103,9 @@ def point_evidence(
     CPUs; ``ceilings``: what the hardware allows the figure at most (:mod:`sizing.ceilings`;
     ``host`` is the run's record of the server host, where the crypto ceiling is kept).
     """
-    timed_samples = _timed(samples)
-    timed = [s.metadata for s in timed_samples]
-    server = [m.server_busy for m in timed if m.server_busy is not None]
-    clients = [max(m.client_cpu_busy.values()) for m in timed if m.client_cpu_busy]
+    timed_samples = timed(samples)
+    meta_of = [s.metadata for s in timed_samples]
+    cpu = guard_cpu(samples)
 
     def total(values: Sequence[int | None]) -> int | None:
         got = [v for v in values if v is not None]
@@ -131,17 +120,17 @@ def point_evidence(
     elif result.ci_low is not None and result.ci_high is not None and result.value:
         interval = 100 * (result.ci_high - result.ci_low) / 2 / result.value
     latency = meta.evidence.latency.ms()
-    server_cpu = _median(server)
+    server_cpu = cpu.server_pct
     if server_cpu is None:
         server_cpu = meta.evidence.server_busy_median
     return Evidence(
         server_cpu_pct=server_cpu,
-        client_cpu_pct=_median(clients),
-        errors=total([m.errors for m in timed]),
-        socket_errors=total([m.socket_errors for m in timed]),
-        http_errors=total([m.http_errors for m in timed]),
-        tls_full=total([m.tls_full for m in timed]),
-        tls_reused=total([m.tls_reused for m in timed]),
+        client_cpu_pct=cpu.client_pct,
+        errors=total([m.errors for m in meta_of]),
+        socket_errors=total([m.socket_errors for m in meta_of]),
+        http_errors=total([m.http_errors for m in meta_of]),
+        tls_full=total([m.tls_full for m in meta_of]),
+        tls_reused=total([m.tls_reused for m in meta_of]),
         interval_pct=interval,
         interval_coverage=median_coverage(len(reps)) if len(reps) >= 2 else None,
         ci_low=None if got is None else got[0],
@@ -151,7 +140,7 @@ def point_evidence(
         repetition_flags=(*repetition_flags(reps)[0], *(f for f in result.flags if f == "drift")),
         interval=interval_words(len(reps)) if reps else None,
         latency_ms=latency,
-        server_cpu_split=cpu_split(timed),
+        server_cpu_split=cpu.split,
         ceilings=tuple(
             point_ceilings(
                 tls_key=meta.workload.tls_key or "",

@@ -15,6 +15,7 @@ from sizing.model import Figure, FigureKind
 from sizing.report.data.about import about_facts, measured_on
 from sizing.report.data.certainty import certainty_section
 from sizing.report.data.cover import cover
+from sizing.report.data.curves import series_curves
 from sizing.report.data.format import MARKS, PLATFORM_LABELS, PROVENANCE_TEXT, inventory_name
 from sizing.report.data.gateway import gateway_section
 from sizing.report.data.latency import latency_section
@@ -160,6 +161,7 @@ def build_guide(
         recommendation=rec_view,
         tables=tuple(sizing_tables(table, catalog)),
         table=table,
+        curves=series_curves(table),
         choice=choice,
         overhead=tuple(ov),
         overhead_table=overhead_table(ov),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sizing.engine.figures import series_order
+from sizing.engine.overhead import GUEST_KINDS
 from sizing.engine.table import SizingTable
 from sizing.model import Figure, FigureKind
 from sizing.report.data.format import (
@@ -20,17 +21,13 @@ from sizing.report.data.format import (
     series_label,
 )
 from sizing.report.data.model import OverheadPoint, TableBlock, TCell
-from sizing.report.data.tables import (
-    GUEST,
-    block_tables,
-    figure_text,
-)
+from sizing.report.data.tables import block_tables, figure_text
 
 
 def overhead_points(table: SizingTable) -> list[OverheadPoint]:
-    """Virtualization overhead per HT, profile and core count, within one block of bases
-    (a guest and its own host's bare metal, or the reference testbed) only, with the
-    engine's interval when both legs are measured with confidence intervals.
+    """Virtualization overhead per HT, profile and core count (a container's too), within
+    one block of bases (a guest and its own host's bare metal, or the reference testbed)
+    only, with the engine's interval when both legs are measured with confidence intervals.
 
     The interval is conservative: the lowest overhead pairs the bare-metal interval's low
     end with the hypervisor interval's high end, the highest the other way round.
@@ -39,7 +36,7 @@ def overhead_points(table: SizingTable) -> list[OverheadPoint]:
     for sub in block_tables(table):
         for row in sub.rows:
             for c in row.cells:
-                if c.platform not in GUEST or c.overhead_pct is None:
+                if c.platform not in GUEST_KINDS or c.overhead_pct is None:
                     continue
                 low, high = (None, None) if c.overhead_ci is None else c.overhead_ci
                 out.append(
@@ -53,6 +50,7 @@ def overhead_points(table: SizingTable) -> list[OverheadPoint]:
                         source=cell_source(c.source, c.emulated),
                         pairs=c.overhead_pairs,
                         interval=c.overhead_interval,
+                        platform=c.platform,
                     )
                 )
     return out
@@ -67,7 +65,7 @@ def overhead_table(points: Sequence[OverheadPoint]) -> TableBlock | None:
         return None
     rows = tuple(
         (
-            TCell(PROFILE_LABELS.get(p.profile, p.profile), numeric=False),
+            TCell(p.group, numeric=False),
             TCell(p.ht, numeric=False),
             TCell(str(p.cores)),
             TCell(percent(p.pct), p.source),
@@ -78,7 +76,7 @@ def overhead_table(points: Sequence[OverheadPoint]) -> TableBlock | None:
             ),
             TCell(_how(p.pairs, p.interval, p.low is not None), numeric=False),
         )
-        for p in sorted(points, key=lambda p: (p.ht, p.profile, p.cores))
+        for p in sorted(points, key=lambda p: (p.ht, p.profile, p.platform == "container", p.cores))
     )
     return TableBlock(
         title="Virtualization overhead per core count",

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from sizing.engine import Demand, Recommendation
 from sizing.engine.choice import Choice
 from sizing.engine.table import SizingTable
-from sizing.report.data.format import MARKS
+from sizing.report.data.curves import SeriesCurve
+from sizing.report.data.format import MARKS, PROFILE_LABELS
 from sizing.sizing_request import Inputs, SizingRequest
 from sizing.sources import RunData
 
@@ -170,6 +171,13 @@ class OverheadPoint:
     source: str
     pairs: int = 0  # the legs alternated: pairs of repetitions (0: unpaired)
     interval: str = ""  # what the interval is and covers, in words
+    platform: str = ""  # the guest's platform (a container's overhead is labelled so)
+
+    @property
+    def group(self) -> str:
+        """The metric as a chart or table labels it: ``RPS``, ``RPS (container)``."""
+        label = PROFILE_LABELS.get(self.profile, self.profile)
+        return label + (" (container)" if self.platform == "container" else "")
 
 
 @dataclass(frozen=True)
@@ -282,6 +290,7 @@ class Guide:
     bases: tuple[Fact, ...] = ()  # the bases by id and why they were chosen (methodology)
     proposal: Any = None  # data.proposal.Proposal: the options, costs and capacity, page 1
     assumptions: TableBlock | None = None  # every price and term with its source (page 1)
+    curves: tuple[SeriesCurve, ...] = ()  # what the throughput chart draws of each series
 
     def to_dict(self) -> dict[str, Any]:
         """The guide's data as one JSON-able document (for tests and debugging)."""

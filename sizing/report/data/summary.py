@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sizing.engine import Configuration, Recommendation
+from sizing.engine.cell import Cell
 from sizing.engine.recommend import Fleet
-from sizing.engine.table import Cell, SizingTable
+from sizing.engine.table import SizingTable
 from sizing.model import PROFILE_UNITS, Figure, FigureKind, SizingMetric
 from sizing.report.data.format import (
     PLATFORM_LABELS,
@@ -76,8 +77,22 @@ def headlines(table: SizingTable) -> list[Headline]:
                     cell_source(c.source, c.emulated),
                 )
             )
-    for profile in ("rps", "tps"):
-        ov = [c for c in cells if c.profile == profile and c.overhead_pct is not None]
+    out += _overhead_headlines(cells)
+    return out
+
+
+def _overhead_headlines(cells: Sequence[Cell]) -> list[Headline]:
+    """The overhead's range per metric: a hypervisor's guests', then a container's
+    (another kind of guest: never pooled with a hypervisor's)."""
+    out: list[Headline] = []
+    for profile, container in (("rps", False), ("tps", False), ("rps", True), ("tps", True)):
+        ov = [
+            c
+            for c in cells
+            if c.profile == profile
+            and c.overhead_pct is not None
+            and (c.platform == "container") == container
+        ]
         if ov:
             pcts = [c.overhead_pct for c in ov if c.overhead_pct is not None]
             value = percent(pcts[0]) if len(pcts) == 1 else f"{min(pcts):.0f}–{max(pcts):.0f}%"
@@ -87,7 +102,8 @@ def headlines(table: SizingTable) -> list[Headline]:
             ids = ", ".join(dict.fromkeys(c.basis_id for c in ov))
             out.append(
                 Headline(
-                    f"Virtualization overhead, {PROFILE_LABELS[profile]}",
+                    f"{'Container' if container else 'Virtualization'} overhead, "
+                    f"{PROFILE_LABELS[profile]}",
                     value,
                     f"range over {counts} core count{'s' if counts > 1 else ''}"
                     + (f" and {modes} HT modes" if modes > 1 else "")

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from sizing.engine import CostCatalog
-from sizing.engine.table import Cell, SizingTable
+from sizing.engine.cell import Cell
+from sizing.engine.table import SizingTable
 from sizing.report.data.format import (
     CONTAINER_NOTE,
     MISSING,

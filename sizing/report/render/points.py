@@ -11,11 +11,11 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sizing.engine.compare import OverheadPair, ht_pairs, paired
-from sizing.intervals import PairedRatio, median_coverage
+from sizing.intervals import median_coverage
 from sizing.model import PointKey, PointResult, Status
 from sizing.report.data.evidence import NO_EVIDENCE, Evidence
 from sizing.report.data.format import MISSING, number
+from sizing.report.data.pairs import PairView, pair_summary
 from sizing.report.render.grid import grid
 
 __all__ = ["WIDTH", "comparisons_json", "point_json", "points_csv", "points_table"]
@@ -90,76 +90,33 @@ def point_json(r: PointResult, evidence: Evidence | None = None) -> dict[str, An
     return doc
 
 
-def pair_summary(r: PointResult) -> dict[str, Any] | None:
-    """A paired leg's pair: its kind, this leg's role (``a`` or ``b``), the other leg,
-    the order the windows ran in, and the pair's figure (overhead or HT gain, in percent)
-    with the interval of the median of the per-pair ratios; None for an unpaired point."""
-    rec = r.metadata.pair
-    if rec is None or not rec.ratios:
-        return None
-    # the third leg of three (a guest beside its host's HT off and on) is the overhead's
-    kind, ratios = ("virtualization", rec.c_ratios) if rec.role == "c" else (rec.kind, rec.ratios)
-    ratio = PairedRatio.of_ratios(list(ratios))
-    if ratio is None:
-        return None
-    loss = kind == "virtualization"
-    value, lo, hi = ratio.as_loss_pct() if loss else ratio.as_gain_pct()
-    partner = rec.legs.get("b" if rec.role == "a" else "a")
-    return {
-        "kind": kind,
-        "role": rec.role,
-        "partner": partner.point if partner else None,
-        "order": rec.order,
-        "figure": "overhead" if loss else "ht_gain",
-        "pct": value,
-        "low_pct": lo,
-        "high_pct": hi,
-        "pairs": ratio.pairs,
-        "coverage": ratio.coverage,
-        "interval": ratio.words(),
-    }
-
-
-def comparisons_json(
-    points: Sequence[PointResult], across: Sequence[OverheadPair] = ()
-) -> list[dict[str, Any]]:
-    """Every overhead (bare metal / guest of that host) and HT gain (HT off / on) the
-    points give, paired (median of the per-pair ratios) or unpaired (from both legs'
-    intervals), with the leg that failed its guards when one did; ``across``: overheads
-    whose bare metal was measured in another run (``runs``: bare metal's, guest's)."""
-    out: list[dict[str, Any]] = []
-    for kind, a, b, ratio, failed, pair in [
-        *(
-            ("virtualization", p.baremetal, p.hypervisor, p.ratio, p.failed, p)
-            for p in (*paired(points), *across)
-        ),
-        *(("ht", h.off, h.on, h.ratio, h.failed, None) for h in ht_pairs(points)),
-    ]:
-        if ratio is None:
-            continue
-        runs = None if pair is None or pair.runs is None else list(pair.runs)
-        value, lo, hi = ratio.as_loss_pct() if kind == "virtualization" else ratio.as_gain_pct()
-        out.append(
-            {
-                "kind": kind,
-                "figure": "overhead" if kind == "virtualization" else "ht_gain",
-                "a": a.key.label(),
-                "b": b.key.label(),
-                "pct": value,
-                "low_pct": lo,
-                "high_pct": hi,
-                "paired": ratio.paired,
-                "pairs": ratio.pairs,
-                "coverage": ratio.coverage,  # None unpaired: see leg_coverage
-                "leg_coverage": ratio.leg_coverage,
-                "interval": ratio.words(),
-                "failed_leg": failed or None,
-                "flags": sorted(set(a.flags) | set(b.flags)),
-                "runs": runs,  # the legs' runs when they differ (always unpaired then)
-                "note": (pair.note or None) if pair is not None else None,
-            }
-        )
-    return out
+def comparisons_json(views: Sequence[PairView]) -> list[dict[str, Any]]:
+    """Every overhead and HT gain of :func:`sizing.report.data.pairs.pair_views` that has a
+    figure, for ``--json``: paired (median of the per-pair ratios) or unpaired (from both
+    legs' intervals), with the leg that failed its guards when one did, and the legs' runs
+    when they differ."""
+    return [
+        {
+            "kind": v.kind,
+            "figure": v.figure,
+            "a": v.a.key.label(),
+            "b": v.b.key.label(),
+            "pct": v.pct,
+            "low_pct": v.low,
+            "high_pct": v.high,
+            "paired": v.paired,
+            "pairs": v.pairs,
+            "coverage": v.coverage,  # None unpaired: see leg_coverage
+            "leg_coverage": v.leg_coverage,
+            "interval": v.interval,
+            "failed_leg": v.failed or None,
+            "flags": sorted(set(v.a.flags) | set(v.b.flags)),
+            "runs": None if v.runs is None else list(v.runs),
+            "note": (v.note or None) if v.kind == "virtualization" else None,
+        }
+        for v in views
+        if v.pct is not None
+    ]
 
 
 def _one_interval(doc: dict[str, Any], ev: Evidence) -> None:

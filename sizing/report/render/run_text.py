@@ -4,147 +4,96 @@ latency point's curve with its knee."""
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sizing.engine.compare import OverheadPair, ht_pairs, paired
 from sizing.model import PointResult, Status
 from sizing.records import PointMeta
 from sizing.report.data.format import MISSING, number, percent
+from sizing.report.data.pairs import PairView
 from sizing.report.render.grid import grid
 from sizing.report.render.points import UNITS, WIDTH, point_json
 
 if TYPE_CHECKING:
-    from sizing.engine.compare import EnvDiff, FigureDiff
+    from sizing.report.data.results import EnvDiff, FigureDiff
 
 
-def _ratio_cells(ratio: Any, pct: tuple[float, float | None, float | None] | None) -> list[str]:
+def _ratio_cells(v: PairView) -> list[str]:
     """A comparison's figure with its interval, and whether its legs were paired."""
-    if ratio is None or pct is None:
+    if v.pct is None:
         return [MISSING, ""]
-    value, lo, hi = pct
-    text = percent(value)
-    if lo is not None and hi is not None:
-        text += f" [{lo:.1f}, {hi:.1f}]"
-    if not ratio.paired:
-        each = f" (legs {ratio.leg_coverage * 100:.3g}%)" if ratio.leg_coverage is not None else ""
+    text = percent(v.pct)
+    if v.low is not None and v.high is not None:
+        text += f" [{v.low:.1f}, {v.high:.1f}]"
+    if not v.paired:
+        each = f" (legs {v.leg_coverage * 100:.3g}%)" if v.leg_coverage is not None else ""
         return [text, f"unpaired{each}"]
-    cov = f" ({ratio.coverage * 100:.3g}%)" if ratio.coverage is not None else ""
-    return [text, f"paired×{ratio.pairs}{cov}"]
+    cov = f" ({v.coverage * 100:.3g}%)" if v.coverage is not None else ""
+    return [text, f"paired×{v.pairs}{cov}"]
 
 
 def _short(value: float | None, unit: str) -> str:
     return MISSING if value is None else f"{number(value)} {UNITS.get(unit, unit)}"
 
 
-# (name, leg a, leg b, ratio, a loss?, failed leg and notes, the legs' runs if different)
-_Item = tuple[str, PointResult, PointResult, Any, bool, str, "tuple[int, int] | None"]
+def _name(v: PairView) -> str:
+    k = v.a.key
+    if v.kind == "ht":
+        return f"{k.host} {k.cores}c {k.profile}"
+    return f"{v.b.key.cores}c ht={v.b.key.ht} {v.b.key.profile}"
 
 
-def _pair_sections(
-    points: Sequence[PointResult], across: Sequence[OverheadPair]
-) -> list[tuple[str, list[str], list[_Item]]]:
-    """The tables of :func:`pairs_table`: title, headers and rows; a container's pairs
-    apart from a guest's (a container is not a hypervisor)."""
-    return [
-        (
-            "bare metal vs hypervisor (overhead = 1 - guest / bare metal: paired legs give the "
-            "median of the per-pair ratios and its interval, unpaired ones both legs' intervals)",
-            ["point", "bare metal", "hypervisor", "overhead [interval]", "legs"],
-            [
-                (
-                    f"{p.cores}c ht={p.ht} {p.profile}",
-                    p.baremetal,
-                    p.hypervisor,
-                    p.ratio,
-                    True,
-                    p.failed,
-                    None,
-                )
-                for p in paired(points)
-                if p.hypervisor.key.platform != "container"
-            ],
-        ),
-        (
-            "bare metal vs container (overhead = 1 - container / bare metal, the container "
-            "network path: namespace, veth, bridge, NAT; paired legs give the median of the "
-            "per-pair ratios and its interval)",
-            ["point", "bare metal", "container", "overhead [interval]", "legs"],
-            [
-                (
-                    f"{p.cores}c ht={p.ht} {p.profile}",
-                    p.baremetal,
-                    p.hypervisor,
-                    p.ratio,
-                    True,
-                    p.failed,
-                    None,
-                )
-                for p in paired(points)
-                if p.hypervisor.key.platform == "container"
-            ],
-        ),
-        (
-            "bare metal vs hypervisor across runs (unpaired: the legs ran in different runs, so\n"
-            "the interval is the ratio of the medians with the ends of both legs' intervals)",
-            ["point", "bare metal", "hypervisor", "overhead [interval]", "legs"],
-            [
-                (
-                    f"{p.cores}c ht={p.ht} {p.profile}",
-                    p.baremetal,
-                    p.hypervisor,
-                    p.ratio,
-                    True,
-                    "; ".join(x for x in (p.failed, p.note) if x),
-                    p.runs,
-                )
-                for p in across
-            ],
-        ),
-        (
-            "HT off vs HT on (gain = HT on / HT off - 1)",
-            ["point", "HT off", "HT on", "HT gain [interval]", "legs"],
-            [
-                (
-                    f"{h.off.key.host} {h.off.key.cores}c {h.off.key.profile}",
-                    h.off,
-                    h.on,
-                    h.ratio,
-                    False,
-                    h.failed,
-                    None,
-                )
-                for h in ht_pairs(points)
-            ],
-        ),
-    ]
+# (title, headers, the views of the section)
+_SECTIONS: tuple[tuple[str, list[str], Callable[[PairView], bool]], ...] = (
+    (
+        "bare metal vs hypervisor (overhead = 1 - guest / bare metal: paired legs give the "
+        "median of the per-pair ratios and its interval, unpaired ones both legs' intervals)",
+        ["point", "bare metal", "hypervisor", "overhead [interval]", "legs"],
+        lambda v: v.kind == "virtualization" and v.runs is None and not v.container,
+    ),
+    (
+        "bare metal vs container (overhead = 1 - container / bare metal, the container "
+        "network path: namespace, veth, bridge, NAT; paired legs give the median of the "
+        "per-pair ratios and its interval)",
+        ["point", "bare metal", "container", "overhead [interval]", "legs"],
+        lambda v: v.kind == "virtualization" and v.runs is None and v.container,
+    ),
+    (
+        "bare metal vs hypervisor across runs (unpaired: the legs ran in different runs, so\n"
+        "the interval is the ratio of the medians with the ends of both legs' intervals)",
+        ["point", "bare metal", "hypervisor", "overhead [interval]", "legs"],
+        lambda v: v.kind == "virtualization" and v.runs is not None,
+    ),
+    (
+        "HT off vs HT on (gain = HT on / HT off - 1)",
+        ["point", "HT off", "HT on", "HT gain [interval]", "legs"],
+        lambda v: v.kind == "ht",
+    ),
+)
 
 
-def pairs_table(
-    points: Sequence[PointResult], across: Sequence[OverheadPair] = (), width: int = WIDTH
-) -> str:
-    """Bare metal beside hypervisor with the virtualization overhead, and HT off beside
-    HT on with the HT gain, each with its interval and whether its legs were measured
-    as a pair (the median of the per-pair ratios) or apart; ``across``: this run's guests
-    beside their host's bare metal of another run (unpaired, the runs named); the leg
-    that failed its guards, the flags and a software difference below; empty when there
-    is none."""
+def pairs_table(views: Sequence[PairView], width: int = WIDTH) -> str:
+    """Bare metal beside hypervisor (or container) with the overhead, and HT off beside
+    HT on with the HT gain (:func:`sizing.report.data.pairs.pair_views`), each with its
+    interval and whether its legs were measured as a pair (the median of the per-pair
+    ratios) or apart; a guest beside its host's bare metal of another run (unpaired, the
+    runs named); the leg that failed its guards, the flags and a software difference
+    below; empty when there is none."""
     from tabulate import tabulate
 
     out: list[str] = []
-    sections = _pair_sections(points, across)
-    for title, headers, items in sections:
+    for title, headers, wanted in _SECTIONS:
+        items = [v for v in views if wanted(v)]
         if not items:
             continue
         rows, notes = [], []
-        for name, a, b, ratio, loss, failed, runs in items:
-            pct = None if ratio is None else (ratio.as_loss_pct() if loss else ratio.as_gain_pct())
-            cells = _ratio_cells(ratio, pct)
-            if runs is not None:
-                cells[-1] = f"{cells[-1]}, runs {runs[0]}/{runs[1]}"
-            rows.append([name, _short(a.value, a.unit), _short(b.value, b.unit), *cells])
-            flags = ", ".join(sorted(set(a.flags) | set(b.flags)))
-            said = "; ".join(x for x in (failed, flags) if x)
+        for v in items:
+            name, cells = _name(v), _ratio_cells(v)
+            if v.runs is not None:
+                cells[-1] = f"{cells[-1]}, runs {v.runs[0]}/{v.runs[1]}"
+            rows.append([name, _short(v.a.value, v.a.unit), _short(v.b.value, v.b.unit), *cells])
+            flags = ", ".join(sorted(set(v.a.flags) | set(v.b.flags)))
+            said = "; ".join(x for x in (v.failed, v.note, flags) if x)
             if said:
                 notes.append(
                     textwrap.fill(
@@ -160,7 +109,7 @@ def pairs_table(
             table = [x if len(x) <= width else x[: width - 1] + "…" for x in table]
             table += textwrap.wrap(f"(… cut at {width} columns: --json gives every column)", width)
         out += ["", *textwrap.wrap(title, width), *table, *notes]
-        if loss and any("emulated" in n for n in notes):
+        if items[0].kind == "virtualization" and any("emulated" in n for n in notes):
             out += textwrap.wrap(
                 "emulated: the guest ran under software emulation (QEMU TCG); its loss is "
                 "emulation's, not a virtualization overhead of KVM or ESXi",

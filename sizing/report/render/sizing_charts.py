@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sizing.engine.scaling import usl
 from sizing.model import PROFILE_UNITS, FigureKind, SizingMetric
+from sizing.report.data.curves import SeriesCurve, series_id
 from sizing.report.data.format import PLATFORM_LABELS, PROFILE_LABELS, money
 from sizing.report.data.model import Guide
 from sizing.report.render.chartkit import (
@@ -35,13 +35,14 @@ def throughput_chart(guide: Guide) -> Chart | None:
         return None
     profiles = [p for p in ("rps", "tps") if any(s.profile == p for s in series)]
     cores = [r.cores for r in guide.table.rows]
+    curves = {c.series: c for c in guide.curves}
     multi_ht = several_ht_modes(guide)
     drawn: set[str] = set()
     with chart_style():
         fig, axes = new_figure(len(profiles))
         for ax, profile in zip(axes, profiles, strict=True):
             for s in (s for s in series if s.profile == profile):
-                drawn |= _plot_series(ax, s, cores, multi_ht)
+                drawn |= _plot_series(ax, s, curves.get(series_id(s)), multi_ht)
             cores_axis(ax, cores)
             thousands_axis(ax)
             # an arrow does not widen the axis: make room for it above a lower bound
@@ -104,19 +105,6 @@ def _throughput_caption(drawn: set[str]) -> str:
     return " ".join(parts)
 
 
-def _fit_curve(s: Any, top: int) -> list[tuple[float, float]]:
-    """The series' fitted curve from 1 to ``top`` cores (none without a figure to fit)."""
-    if not s.fit.points:
-        return []
-    if s.fit.model == "usl":
-        assert s.fit.lam is not None and s.fit.sigma is not None
-        assert s.fit.kappa is not None
-        lam, sig, kap = s.fit.lam, s.fit.sigma, s.fit.kappa
-        grid = [1.0 + i * (top - 1.0) / 120 for i in range(121)]
-        return [(n, usl(n, lam, sig, kap)) for n in grid]
-    return [(float(n), s.fit.predict(n)) for n in range(1, top + 1)]
-
-
 def _lower_bound(ax: Any, f: Any, colour: str, marker: str) -> None:
     """A client-bound figure: an open marker, an arrow up and "≥" with its value."""
     ax.plot(
@@ -177,24 +165,20 @@ def _observed(ax: Any, s: Any, style: dict[str, Any], full: list[Any], label: st
     return {"erratic"}
 
 
-def _plot_series(ax: Any, s: Any, cores: list[int], multi_ht: bool) -> set[str]:
+def _plot_series(ax: Any, s: Any, drawing: SeriesCurve | None, multi_ht: bool) -> set[str]:
     """One series: its fitted curve (solid over the core counts observed in full, dotted
     beyond), its observed figures with their intervals, an open marker and an arrow for a
-    lower bound, hollow markers for predicted ones. Returns what it drew beyond the
-    observed figures (``extrapolated``, ``lower-bound``, ``errorbars``)."""
+    lower bound, hollow markers for predicted ones (``drawing``: the curve and the
+    predicted figures, :func:`sizing.report.data.curves.series_curves`). Returns what it
+    drew beyond the observed figures (``extrapolated``, ``lower-bound``, ``errorbars``)."""
     drawn: set[str] = set()
     style = series_style(s.platform, s.ht)
     name = PLATFORM_LABELS.get(s.platform, s.platform) + (f", HT {s.ht}" if multi_ht else "")
     full = [f for f in s.observed if not f.lower_bound]
     bounds = [f for f in s.observed if f.lower_bound]
-    observed = [f.cores for f in s.observed]
     lo, hi = min(f.cores for f in full or s.observed), max(f.cores for f in full or s.observed)
-    derived = [(c, s.estimate(c)) for c in cores if c not in observed]
-    extra = [(c, f.value) for c, f in derived if not isinstance(f, str)]
-    # the curve runs only as far as the table predicts: not past a lower bound, nor to a
-    # core count the table leaves empty; a series with no figure to fit has none
-    top = max([hi] + [c for c, _ in extra])
-    curve = _fit_curve(s, top) if s.exact else []
+    extra = [] if drawing is None else list(drawing.derived)
+    curve = [] if drawing is None else list(drawing.curve)
     inside = [(x, y) for x, y in curve if lo <= x <= hi]
     fitted = "USL fit" if s.fit.model == "usl" else "linear"
     if not s.exact:
@@ -355,19 +339,22 @@ def overhead_chart(guide: Guide) -> Chart | None:
         return None
     cores = sorted({p.cores for p in points})
     groups = sorted(
-        {(p.ht, p.profile) for p in points}, key=lambda k: (k[0], k[1] != SizingMetric.RPS)
+        {(p.ht, p.profile, p.group) for p in points},
+        key=lambda k: (k[0], k[1] != SizingMetric.RPS, k[2]),
     )
     width = 0.8 / len(groups)
+    container = any(p.platform == "container" for p in points)
+    lost = "virtualization or the container" if container else "virtualization"
     fills = ["#1c3553", "#9fb8c9", "#3d8c86", "#d5e5e3"]
     hatches = ["", "///", "..", "xx"]
     with chart_style():
         fig, axes = new_figure(1, height=2.6)
         ax = axes[0]
-        for i, (ht, profile) in enumerate(groups):
-            mine = {p.cores: p for p in points if (p.ht, p.profile) == (ht, profile)}
+        for i, (ht, _, group) in enumerate(groups):
+            mine = {p.cores: p for p in points if (p.ht, p.group) == (ht, group)}
             xs = [cores.index(c) + (i - (len(groups) - 1) / 2) * width for c in mine]
             ys = [p.pct for p in mine.values()]
-            label = PROFILE_LABELS[profile] + (f", HT {ht}" if len(groups) > 2 else "")
+            label = group + (f", HT {ht}" if len(groups) > 2 else "")
             bars = ax.bar(
                 xs,
                 ys,
@@ -392,7 +379,7 @@ def overhead_chart(guide: Guide) -> Chart | None:
                 _bar_label(ax, bar, p, rotate=len(groups) > 2)
         ax.set_xticks(range(len(cores)), [str(c) for c in cores])
         ax.set_xlabel("CPU cores per server")
-        ax.set_ylabel("Throughput lost to virtualization (%)")
+        ax.set_ylabel(f"Throughput lost to {lost} (%)")
         ax.axhline(0, color="#555555", linewidth=0.6)
         top = max([p.high or p.pct for p in points] + [p.pct for p in points])
         ax.set_ylim(min(0.0, *(p.low or p.pct for p in points)) * 1.1, top * 1.45 + 1)
@@ -405,7 +392,7 @@ def overhead_chart(guide: Guide) -> Chart | None:
         id="overhead",
         title="Virtualization overhead per core count",
         caption=(
-            "(bare metal − hypervisor) ÷ bare metal, from "
+            f"(bare metal − {'guest' if container else 'hypervisor'}) ÷ bare metal, from "
             + " and ".join(sources)
             + " figures."
             + (

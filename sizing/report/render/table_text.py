@@ -22,8 +22,7 @@ from sizing.report.data.format import (
 from sizing.report.render.grid import grid
 
 if TYPE_CHECKING:
-    from sizing.engine import SizingTable
-    from sizing.engine.table import Cell
+    from sizing.report.data.results import Cell, SizingTable
 
 
 def _compared(pct: float | None, ci: tuple[float, float] | None, pairs: int) -> str:
@@ -175,7 +174,10 @@ def _block_tables(block: Any, cur: str, width: int | None) -> list[str]:
                     [MISSING if c is None else money(c.cost_per_unit, cur) for c in cells],
                 )
             )
-        if pl in ("kvm", "esxi", "hypervisor"):
+        # a container's overhead only where it has one (a container without bare metal)
+        if pl in ("kvm", "esxi", "hypervisor") or any(
+            c is not None and c.overhead is not None for c in cells
+        ):
             group.append((f"{p.upper()} overhead {pl}", [_overhead(c) for c in cells]))
         if any(c is not None and c.ht_gain_pct is not None for c in cells):
             group.append((f"{p.upper()} HT gain {pl}", [_ht_gain(c) for c in cells]))

@@ -5,13 +5,15 @@ source. Within 100 columns."""
 from __future__ import annotations
 
 import textwrap
+from typing import TYPE_CHECKING
 
-from sizing.engine.answer import Recommendation
-from sizing.engine.yearly import CashFlow
 from sizing.report.data.assumptions import assumptions
 from sizing.report.data.format import amount, money, number
 from sizing.report.render.grid import grid
 from sizing.report.render.table_text import TABLE_WIDTH, wrap
+
+if TYPE_CHECKING:  # the engine's answer, formatted here, never computed
+    from sizing.report.data.results import CashFlow, Recommendation
 
 __all__ = ["assumptions_json", "assumptions_text", "cash_flow_text", "shows_terms"]
 

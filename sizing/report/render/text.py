@@ -19,11 +19,14 @@ from sizing.report.render.points import WIDTH
 from sizing.report.render.table_text import TABLE_WIDTH, wrap
 
 if TYPE_CHECKING:
-    from sizing.engine import Recommendation
-    from sizing.engine.basis import Basis, Price
-    from sizing.engine.choice import Choice
-    from sizing.engine.versus import PlatformComparison
     from sizing.model import Figure
+    from sizing.report.data.results import (
+        Basis,
+        Choice,
+        PlatformComparison,
+        Price,
+        Recommendation,
+    )
 
 
 # -- bases -----------------------------------------------------------------------------
