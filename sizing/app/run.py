@@ -23,7 +23,8 @@ from sizing.plan import parse_cores
 from sizing.plan.dryrun import duration_words
 from sizing.plan.dryrun_text import plan_text
 from sizing.plan.settings import MeasureSettings
-from sizing.profiles import parse_list as parse_profiles
+from sizing.plan.loadspec import generator_problem
+from sizing.profiles import Profile, parse_list
 from sizing.report.data.evidence import NO_EVIDENCE, Evidence
 from sizing.sources.fitcache import warm
 from sizing.store import Store
@@ -71,6 +72,17 @@ class Measured:
     def evidence_of(self, key: PointKey) -> Evidence:
         """A point's evidence (none stored: :data:`NO_EVIDENCE`)."""
         return self.evidence.get(key, NO_EVIDENCE)
+
+
+def parse_profiles(text: str) -> list[Profile]:
+    """``--profile rps,tps``, each checked against its generator's capabilities (one line
+    naming the profile and the field when its generator cannot measure it)."""
+    got = parse_list(text)
+    for prof in got:
+        why = generator_problem(prof)
+        if why:
+            raise UsageError(why)
+    return got
 
 
 def resume(opts: RunOptions, run_id: int, typed: Iterable[str] = ()) -> Resumed:
