@@ -22,8 +22,8 @@ from sizing.model import PointKey, RunSummary
 from sizing.plan import parse_cores
 from sizing.plan.dryrun import duration_words
 from sizing.plan.dryrun_text import plan_text
-from sizing.plan.settings import MeasureSettings
 from sizing.plan.loadspec import generator_problem
+from sizing.plan.settings import MeasureSettings
 from sizing.profiles import Profile, parse_list
 from sizing.report.data.evidence import NO_EVIDENCE, Evidence
 from sizing.sources.fitcache import warm

@@ -30,6 +30,7 @@ __all__ = [
     "window_timeout",
 ]
 
+
 @dataclass(frozen=True)
 class Capabilities:
     """What a generator can do, as the plan and the measurement ask it."""
@@ -153,4 +154,3 @@ def first_version(outputs: list[CommandOutput] | None, pattern: str) -> str | No
         if m:
             return m.group(1)
     return None
-

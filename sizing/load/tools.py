@@ -80,9 +80,7 @@ def open_loop_tool(generator: str) -> OpenLoopTool:
 def client_installs(generators: Iterable[str]) -> tuple[list[str], list[str]]:
     """What ``playbooks/clients.yml`` installs for ``generators``: (the commands it looks
     for, the packages it installs when one is missing); wrk always (the default)."""
-    installs = [
-        i for i in (tool(g).install for g in sorted({DEFAULT_GENERATOR, *generators})) if i
-    ]
+    installs = [i for i in (tool(g).install for g in sorted({DEFAULT_GENERATOR, *generators})) if i]
     commands = sorted({i.command for i in installs})
     packages = sorted({p for i in installs for p in i.packages})
     return commands, packages

@@ -15,6 +15,7 @@ from sizing.model import Ht
 from sizing.plan import PlannedPoint, build_plan
 from sizing.plan.preflight import (
     PreflightError,
+    check_client_argv,
     check_client_cpus,
     check_client_limits,
     check_clock,
@@ -22,7 +23,6 @@ from sizing.plan.preflight import (
     check_plan,
     check_reachable,
     check_server_limits,
-    check_client_argv,
     preflight,
     requirements,
 )
