@@ -18,6 +18,7 @@ from collections.abc import Iterable
 
 from sizing.errors import UsageError
 from sizing.load.base import Capabilities, LoadRequest, LoadTool, ToolInstall
+from sizing.load.h2load import H2LOAD
 from sizing.load.oha import OHA, OhaResult, OhaTool
 from sizing.load.vegeta import VEGETA, VegetaResult, VegetaTool
 from sizing.load.wrk import WRK, WrkResult
@@ -48,7 +49,7 @@ RateResult = OhaResult | VegetaResult  # an open-loop window's
 ToolResult = RateResult | WrkResult
 OpenLoopTool = OhaTool | VegetaTool
 
-TOOLS: dict[str, LoadTool] = {t.name: t for t in (WRK, OHA, VEGETA)}
+TOOLS: dict[str, LoadTool] = {t.name: t for t in (WRK, OHA, VEGETA, H2LOAD)}
 OPEN_LOOP: dict[str, OpenLoopTool] = {t.name: t for t in (OHA, VEGETA)}
 # A fixed-rate profile whose generator runs closed loop is offered its rates by vegeta.
 DEFAULT_OPEN_LOOP: OpenLoopTool = VEGETA
