@@ -1,6 +1,6 @@
-"""What a load generator is to the rest of sizing: the :class:`LoadTool` protocol and the
-tool-neutral types it speaks (:class:`LoadRequest` in; :class:`Capabilities`,
-:class:`ToolInstall` and its parsed output out).
+"""The tool-neutral types a load generator speaks (:class:`LoadRequest` in;
+:class:`Capabilities` and :class:`ToolInstall` out): the protocol itself,
+:class:`sizing.load.tools.LoadTool`, names the tools' results, so it lives in the registry.
 
 Each generator implements it in its own module (``sizing/load/TOOL.py``: its install, its
 version probe, its argv, its parser and latency report, its plan summary, its
@@ -12,19 +12,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sizing.load.latency import LatencyReport
-    from sizing.load.oha import OhaResult
-    from sizing.load.vegeta import VegetaResult
-    from sizing.load.wrk import WrkResult
-    from sizing.loadproto import Command, CommandOutput
+    from sizing.loadproto import CommandOutput
 
 __all__ = [
     "Capabilities",
     "LoadRequest",
-    "LoadTool",
     "ToolInstall",
     "first_version",
     "window_timeout",
@@ -86,60 +81,6 @@ class LoadRequest:
         """A closed-loop tool's threads: one per CPU it may use, never more than its
         connections."""
         return max(1, min(len(self.cpus) or 1, self.connections))
-
-
-class LoadTool(Protocol):
-    """A load generator: its name, capabilities, install, version, argv builder, parser."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def capabilities(self) -> Capabilities: ...
-
-    @property
-    def install(self) -> ToolInstall | None:
-        """What the clients' playbook installs (None: sizing builds and copies it)."""
-        ...
-
-    @property
-    def version(self) -> str | None:
-        """The pinned version a point records (None: the client's own, read from it:
-        :meth:`read_version`)."""
-        ...
-
-    @property
-    def build(self) -> str | None: ...
-
-    @property
-    def planning_rate_per_core(self) -> int:
-        """Requests/s one client core offers on schedule (``benchmarks/generators``)."""
-        ...
-
-    @property
-    def max_rate_lag(self) -> float:
-        """The shortfall of the achieved rate below which a window kept its schedule."""
-        ...
-
-    def command(self, req: LoadRequest) -> Command:
-        """The command (argv, stdin, follow-up reports) a client runs for one window."""
-        ...
-
-    def summary(self, req: LoadRequest) -> list[str]:
-        """The argv the plan prints for ``req`` (``sizing run --plan``)."""
-        ...
-
-    def parse(self, out: CommandOutput) -> WrkResult | OhaResult | VegetaResult:
-        """The command's output parsed, or a :class:`~sizing.errors.ToolError`."""
-        ...
-
-    def latency_report(self, out: CommandOutput) -> LatencyReport:
-        """One client's latency distribution of a window, or a ToolError."""
-        ...
-
-    def read_version(self, out: CommandOutput) -> str | None:
-        """The version of the tool that ran, from a window's output (else :attr:`version`)."""
-        ...
 
 
 def window_timeout(duration_s: float) -> float:

@@ -15,14 +15,16 @@ Adding a generator is its module and its line in :data:`TOOLS`;
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
 from sizing.errors import UsageError
-from sizing.load.base import Capabilities, LoadRequest, LoadTool, ToolInstall
+from sizing.load.base import Capabilities, LoadRequest, ToolInstall
 from sizing.load.h2load import H2LOAD
+from sizing.load.latency import LatencyReport
 from sizing.load.oha import OHA, OhaResult, OhaTool
 from sizing.load.vegeta import VEGETA, VegetaResult, VegetaTool
 from sizing.load.wrk import WRK, WrkResult
-from sizing.loadproto import CommandOutput
+from sizing.loadproto import Command, CommandOutput
 
 __all__ = [
     "DEFAULT_GENERATOR",
@@ -48,6 +50,61 @@ __all__ = [
 RateResult = OhaResult | VegetaResult  # an open-loop window's
 ToolResult = RateResult | WrkResult
 OpenLoopTool = OhaTool | VegetaTool
+
+
+class LoadTool(Protocol):
+    """A load generator: its name, capabilities, install, version, argv builder, parser."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    @property
+    def install(self) -> ToolInstall | None:
+        """What the clients' playbook installs (None: sizing builds and copies it)."""
+        ...
+
+    @property
+    def version(self) -> str | None:
+        """The pinned version a point records (None: the client's own, read from it:
+        :meth:`read_version`)."""
+        ...
+
+    @property
+    def build(self) -> str | None: ...
+
+    @property
+    def planning_rate_per_core(self) -> int:
+        """Requests/s one client core offers on schedule (``benchmarks/generators``)."""
+        ...
+
+    @property
+    def max_rate_lag(self) -> float:
+        """The shortfall of the achieved rate below which a window kept its schedule."""
+        ...
+
+    def command(self, req: LoadRequest) -> Command:
+        """The command (argv, stdin, follow-up reports) a client runs for one window."""
+        ...
+
+    def summary(self, req: LoadRequest) -> list[str]:
+        """The argv the plan prints for ``req`` (``sizing run --plan``)."""
+        ...
+
+    def parse(self, out: CommandOutput) -> ToolResult:
+        """The command's output parsed, or a :class:`~sizing.errors.ToolError`."""
+        ...
+
+    def latency_report(self, out: CommandOutput) -> LatencyReport:
+        """One client's latency distribution of a window, or a ToolError."""
+        ...
+
+    def read_version(self, out: CommandOutput) -> str | None:
+        """The version of the tool that ran, from a window's output (else :attr:`version`)."""
+        ...
+
 
 TOOLS: dict[str, LoadTool] = {t.name: t for t in (WRK, OHA, VEGETA, H2LOAD)}
 OPEN_LOOP: dict[str, OpenLoopTool] = {t.name: t for t in (OHA, VEGETA)}
