@@ -72,9 +72,9 @@ def test_h2load_point_is_stored_and_sized_as_h2load_s(tmp_path: Path, tools: Non
         point: dict[str, Any] = json.loads(run.stdout)["points"][0]
         return point
 
-    point = measure_on_a_quiet_machine(measure, attempts=2, limit_s=10)
+    # stored as h2load's whatever the guards judge (a busy machine makes it invalid)
+    point = measure()
     assert point["profile"] == "static-rps-h2load" and point["value"] > 0
-
     with Store(db) as store:
         (stored,) = store.points()
     env, evidence = stored.result.metadata.env, stored.result.metadata.evidence
@@ -84,6 +84,9 @@ def test_h2load_point_is_stored_and_sized_as_h2load_s(tmp_path: Path, tools: Non
     assert lat.latency_count and lat.latency_p50_ms and lat.latency_p99_ms
     assert 0 < lat.latency_p50_ms <= lat.latency_p99_ms <= (lat.latency_max_ms or 0)
 
+    # sized only when valid: on a busy machine, once more when it is quiet (else a skip)
+    if point["status"] != "measured":
+        measure_on_a_quiet_machine(measure, attempts=1, limit_s=10)
     bases = runner.invoke(app, ["results", "--bases", "--db", str(db), "--json"])
     assert bases.exit_code == 0, bases.output
     (mine,) = [b for b in json.loads(bases.stdout)["bases"] if b["origin"] == "measured"]
