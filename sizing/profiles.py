@@ -55,7 +55,8 @@ class Profile(BaseModel):
     kind: Literal["workload"]
     name: Annotated[str, AfterValidator(_name)]
     description: Text
-    generator: Literal["wrk", "vegeta", "oha"] = "wrk"
+    # a registered load generator (sizing.load.tools.TOOLS; checked when a run plans it)
+    generator: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")] = "wrk"
     metric: Text
     unit: Text
     scheme: Literal["http", "https"]

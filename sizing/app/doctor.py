@@ -221,6 +221,12 @@ CHECKS: tuple[Check, ...] = (
         "scripts/install-vegeta (Go >= 1.22, about a minute)",
         bg_job="go-tools",
     ),
+    Check(
+        "h2load",
+        Need.DEV,
+        _command(["h2load", "--version"]),
+        _apt("nghttp2-client") + " (the h2load generator's test)",
+    ),
     Check("cargo", Need.DEV, _command(["cargo", "--version"]), "rustup (builds oha)"),
     Check("go", Need.DEV, _command(["go", "version"]), "Go >= 1.22 (builds vcsim, vegeta)"),
     Check("podman", Need.DEV, _command(["podman", "--version"]), _apt("podman")),

@@ -22,8 +22,9 @@ from sizing.option_text import parse_duration_s, parse_rates, parse_slo
 from sizing.plan import parse_cores
 from sizing.plan.dryrun import duration_words
 from sizing.plan.dryrun_text import plan_text
+from sizing.plan.loadspec import generator_problem
 from sizing.plan.settings import MeasureSettings
-from sizing.profiles import parse_list as parse_profiles
+from sizing.profiles import Profile, parse_list
 from sizing.report.data.evidence import NO_EVIDENCE, Evidence
 from sizing.report.data.pairs import PairView, pair_views
 from sizing.sources.fitcache import warm
@@ -77,6 +78,17 @@ class Measured:
     def pairs(self) -> list[PairView]:
         """The run's overheads and HT gains (:func:`pair_views`)."""
         return pair_views(self.summary.points)
+
+
+def parse_profiles(text: str) -> list[Profile]:
+    """``--profile rps,tps``, each checked against its generator's capabilities (one line
+    naming the profile and the field when its generator cannot measure it)."""
+    got = parse_list(text)
+    for prof in got:
+        why = generator_problem(prof)
+        if why:
+            raise UsageError(why)
+    return got
 
 
 def resume(opts: RunOptions, run_id: int, typed: Iterable[str] = ()) -> Resumed:

@@ -127,7 +127,7 @@ PlanOnlyOpt = Annotated[
     bool,
     typer.Option(
         "--plan",
-        help="Dry run: print the points, hosts, CPU sets and exact wrk commands;"
+        help="Dry run: print the points, hosts, CPU sets and exact load-generator commands;"
         " provision and load nothing. Offline: plans on the inventory's declared"
         " sizing_cpu and contacts no host (see --probe).",
     ),

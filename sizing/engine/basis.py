@@ -96,6 +96,9 @@ class Workload:
     protocol: str = "HTTP/1.1"
     keepalive: bool = True
     handshake: str = "full"
+    # the load generator that measured it, when not the default one (wrk, the articles'):
+    # figures of two generators are never pooled nor compared
+    generator: str = ""
 
     def label(self) -> str:
         """``static file 128 B, RSA-2048`` or ``load-balancing to web servers, 128 B, ...``."""
@@ -109,11 +112,15 @@ class Workload:
             parts.append("no keepalive")
         if self.handshake != "full":
             parts.append(f"{self.handshake} handshakes")
+        if self.generator:
+            parts.append(f"measured with {self.generator}")
         return ", ".join(parts)
 
     def same_as(self, other: Workload, profile: str | None = None) -> bool:
         """Whether figures of the two workloads measure the same thing. For ``rps`` figures
         the TLS key and handshake mode do not matter (the RPS profile has no handshake)."""
+        if self.generator != other.generator:
+            return False
         if profile == SizingMetric.RPS:
             return (self.role, self.file_size, self.protocol, self.keepalive) == (
                 other.role,
@@ -129,22 +136,26 @@ class Workload:
             )
         return self == other
 
-    def shared(self) -> tuple[str, int, str]:
-        """What every profile of the workload shares (role, file size, protocol): bases
-        alike in it may share a table block even when one lacks a profile's figures (a
-        guest measured for RPS only beside its host measured for RPS and TPS)."""
-        return (self.role, self.file_size, self.protocol)
+    def shared(self) -> tuple[str, int, str, str]:
+        """What every profile of the workload shares (role, file size, protocol, the
+        generator): bases alike in it may share a table block even when one lacks a
+        profile's figures (a guest measured for RPS only beside its host measured for RPS
+        and TPS)."""
+        return (self.role, self.file_size, self.protocol, self.generator)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "role": self.role,
             "file_size": self.file_size,
             "tls_key": self.tls_key,
             "protocol": self.protocol,
             "keepalive": self.keepalive,
             "handshake": self.handshake,
-            "label": self.label(),
         }
+        if self.generator:  # the default generator's bases read as they always did
+            out["generator"] = self.generator
+        out["label"] = self.label()
+        return out
 
 
 @dataclass(frozen=True)
@@ -272,7 +283,7 @@ class Basis:
         }
 
 
-GroupKey = tuple[str, str, tuple[str, int, str], str, str]
+GroupKey = tuple[str, str, tuple[str, int, str, str], str, str]
 
 
 def group_key(b: Basis) -> GroupKey:

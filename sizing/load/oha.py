@@ -33,21 +33,25 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sizing.errors import ToolError, UsageError
+from sizing.load.base import Capabilities, LoadRequest, ToolInstall, window_timeout
 from sizing.load.latency import Histogram, LatencyReport
+from sizing.loadproto import Command, CommandOutput
 from sizing.topology import cpulist
 
 __all__ = [
     "BUILD",
+    "OHA",
     "MAX_RATE_LAG",
     "PLANNING_RATE_PER_CORE",
     "VERSION",
     "OhaParseError",
     "OhaResult",
     "OhaSpec",
+    "OhaTool",
     "argv",
     "hist_argv",
     "parse",
@@ -294,3 +298,61 @@ def parse(json_text: str, hist_text: str | None = None) -> OhaResult:
         errors=errors,
         histogram=parse_histogram(hist_text) if hist_text is not None else None,
     )
+
+
+@dataclass(frozen=True)
+class OhaTool:
+    """oha as a :class:`~sizing.load.base.LoadTool`: open loop, HTTP/1.1 and TLS, exact
+    per-client histograms; built and copied by sizing (``scripts/install-oha``), pinned."""
+
+    name: str = "oha"
+    capabilities: Capabilities = Capabilities(
+        open_loop=True, latency_histogram=True, full_handshakes=True
+    )
+    install: ToolInstall | None = None  # sizing.provision.tools.ClientTools copies it
+    version: str | None = VERSION
+    build: str | None = BUILD
+    planning_rate_per_core: int = PLANNING_RATE_PER_CORE
+    max_rate_lag: float = MAX_RATE_LAG
+
+    def spec(self, req: LoadRequest) -> OhaSpec:
+        spec = OhaSpec(
+            url=req.url,
+            rate=req.rate,
+            duration_s=req.duration_s,
+            connections=req.connections,
+            headers=req.headers,
+            keepalive=req.keepalive,
+            cpus=req.cpus,
+        )
+        if not req.window:
+            return spec
+        return replace(
+            spec,
+            timeout_s=window_timeout(req.duration_s),
+            db_file=f"{req.tool_dir}/oha-results.db",
+        )
+
+    def summary(self, req: LoadRequest) -> list[str]:
+        return self.command(req).argv
+
+    def command(self, req: LoadRequest) -> Command:
+        spec = self.spec(req)
+        cmd = argv(spec, oha=f"{req.tool_dir}/oha")
+        if not spec.db_file:  # the dry run's: no raw latencies written, none to bucket
+            return Command(cmd)
+        return Command(cmd, then=[hist_argv(spec, f"{req.tool_dir}/latency_hist.py")])
+
+    def parse(self, out: CommandOutput) -> OhaResult:
+        if not out.then:
+            raise OhaParseError("latency_hist.py did not run")
+        return parse(out.stdout, out.then[0].stdout)
+
+    def latency_report(self, out: CommandOutput) -> LatencyReport:
+        return self.parse(out).latency_report()
+
+    def read_version(self, out: CommandOutput) -> str | None:
+        return self.version
+
+
+OHA = OhaTool()

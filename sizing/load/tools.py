@@ -1,28 +1,33 @@
-"""The load generators' registry: one :class:`LoadTool` per generator a profile may name.
+"""The load generators' registry: one :class:`~sizing.load.base.LoadTool` per generator a
+profile may name.
 
 A profile's ``generator:`` is looked up here (:func:`tool`, :func:`open_loop_tool`) and
-nowhere else is a generator's name compared: what differs between wrk, oha and vegeta is
-said once, as a tool's :class:`Capabilities`, its argv builder (:meth:`LoadTool.command`,
-from a tool-neutral :class:`LoadRequest`) and its parser (:meth:`LoadTool.parse`); a
-closed-loop window's command and output go through the profile's tool too
-(:func:`closed_loop_parse`: wrk's figures).
+nowhere else is a generator's name compared: everything about a generator (its install,
+version, argv, parser and latency report, plan summary and capabilities) is its own
+module's (``sizing/load/TOOL.py``), and the rest of sizing asks this registry only.
 ``tests/unit/test_load_tools.py`` fails on a generator name check outside this module.
 
-Adding a generator is its driver module (``sizing/load/TOOL.py``: spec, argv, parser),
-its entry here, and its name in ``Profile.generator``; ``playbooks/files/loadgen.py`` runs
-whatever argv it is given.
+Adding a generator is its module and its line in :data:`TOOLS`;
+``playbooks/files/loadgen.py`` runs whatever argv it is given, and
+``playbooks/clients.yml`` installs what the tools declare (:func:`client_installs`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Iterable
 from typing import Protocol
 
 from sizing.errors import UsageError
-from sizing.load import oha, vegeta, wrk
+from sizing.load.base import Capabilities, LoadRequest, ToolInstall
+from sizing.load.h2load import H2LOAD
+from sizing.load.latency import LatencyReport
+from sizing.load.oha import OHA, OhaResult, OhaTool
+from sizing.load.vegeta import VEGETA, VegetaResult, VegetaTool
+from sizing.load.wrk import WRK, WrkResult
 from sizing.loadproto import Command, CommandOutput
 
 __all__ = [
+    "DEFAULT_GENERATOR",
     "DEFAULT_OPEN_LOOP",
     "OHA",
     "OPEN_LOOP",
@@ -34,50 +39,21 @@ __all__ = [
     "LoadTool",
     "OpenLoopTool",
     "RateResult",
+    "ToolInstall",
     "ToolResult",
+    "client_installs",
     "closed_loop_parse",
     "open_loop_tool",
     "tool",
 ]
 
-RateResult = oha.OhaResult | vegeta.VegetaResult  # an open-loop window's
-ToolResult = RateResult | wrk.WrkResult
-
-
-@dataclass(frozen=True)
-class Capabilities:
-    """What a generator can do, as the plan and the measurement ask it."""
-
-    open_loop: bool  # offers a fixed rate on a schedule (else closed loop: as fast as answered)
-    latency_histogram: bool  # a bucketed histogram per client, merged exactly across clients
-    full_handshakes: bool  # can make every request a new TLS connection (keepalive off)
-    # an achieved rate below the offered one means the client fell behind (vegeta's pacer);
-    # False: it also falls when the server saturates, so only a busy client says so (oha)
-    lag_means_client_behind: bool = False
-
-
-@dataclass(frozen=True)
-class LoadRequest:
-    """One client's share of one window, in no tool's terms: each tool builds its spec.
-
-    ``rate`` and ``connections`` are this client's (already split between the clients);
-    ``tool_dir`` is where ``playbooks/clients.yml`` put the tools on the client;
-    ``window=False`` leaves out what only a real window sets (timeouts, result files), as
-    the dry run prints it."""
-
-    url: str
-    duration_s: float
-    connections: int
-    tool_dir: str
-    rate: int = 0  # open loop only
-    headers: tuple[str, ...] = ()
-    keepalive: bool = True
-    cpus: tuple[int, ...] = ()
-    window: bool = True
+RateResult = OhaResult | VegetaResult  # an open-loop window's
+ToolResult = RateResult | WrkResult
+OpenLoopTool = OhaTool | VegetaTool
 
 
 class LoadTool(Protocol):
-    """A load generator: its name, capabilities, pinned version, argv builder and parser."""
+    """A load generator: its name, capabilities, install, version, argv builder, parser."""
 
     @property
     def name(self) -> str: ...
@@ -86,8 +62,14 @@ class LoadTool(Protocol):
     def capabilities(self) -> Capabilities: ...
 
     @property
+    def install(self) -> ToolInstall | None:
+        """What the clients' playbook installs (None: sizing builds and copies it)."""
+        ...
+
+    @property
     def version(self) -> str | None:
-        """The pinned version a point records (None: the client's own, read from it)."""
+        """The pinned version a point records (None: the client's own, read from it:
+        :meth:`read_version`)."""
         ...
 
     @property
@@ -107,140 +89,28 @@ class LoadTool(Protocol):
         """The command (argv, stdin, follow-up reports) a client runs for one window."""
         ...
 
+    def summary(self, req: LoadRequest) -> list[str]:
+        """The argv the plan prints for ``req`` (``sizing run --plan``)."""
+        ...
+
     def parse(self, out: CommandOutput) -> ToolResult:
         """The command's output parsed, or a :class:`~sizing.errors.ToolError`."""
         ...
 
+    def latency_report(self, out: CommandOutput) -> LatencyReport:
+        """One client's latency distribution of a window, or a ToolError."""
+        ...
 
-class OpenLoopTool(LoadTool, Protocol):
-    """A generator that offers fixed rates (``capabilities.open_loop``)."""
-
-    def parse(self, out: CommandOutput) -> RateResult: ...
-
-
-def _timeout(duration_s: float) -> float:
-    return max(5.0, min(30.0, duration_s))
+    def read_version(self, out: CommandOutput) -> str | None:
+        """The version of the tool that ran, from a window's output (else :attr:`version`)."""
+        ...
 
 
-@dataclass(frozen=True)
-class _Wrk:
-    name: str = "wrk"
-    capabilities: Capabilities = Capabilities(
-        open_loop=False, latency_histogram=False, full_handshakes=True
-    )
-    version: str | None = None  # the client's packaged wrk, read from it
-    build: str | None = None
-    planning_rate_per_core: int = 0  # closed loop: it offers what the server answers
-    max_rate_lag: float = 0.0
-
-    def spec(self, req: LoadRequest) -> wrk.WrkSpec:
-        """wrk's spec: one thread per CPU it may use, never more than its connections."""
-        close = () if req.keepalive else ("Connection: close",)
-        return wrk.WrkSpec(
-            url=req.url,
-            threads=max(1, min(len(req.cpus) or 1, req.connections)),
-            connections=req.connections,
-            duration_s=float(req.duration_s),
-            headers=close + req.headers,
-            cpus=req.cpus,
-            script=f"{req.tool_dir}/wrk_report.lua",
-        )
-
-    def command(self, req: LoadRequest) -> Command:
-        return Command(wrk.build_argv(self.spec(req)))
-
-    def parse(self, out: CommandOutput) -> ToolResult:
-        return wrk.parse(out.stdout)
-
-
-@dataclass(frozen=True)
-class _Oha:
-    name: str = "oha"
-    capabilities: Capabilities = Capabilities(
-        open_loop=True, latency_histogram=True, full_handshakes=True
-    )
-    version: str | None = oha.VERSION
-    build: str | None = oha.BUILD
-    planning_rate_per_core: int = oha.PLANNING_RATE_PER_CORE
-    max_rate_lag: float = oha.MAX_RATE_LAG
-
-    def spec(self, req: LoadRequest) -> oha.OhaSpec:
-        spec = oha.OhaSpec(
-            url=req.url,
-            rate=req.rate,
-            duration_s=req.duration_s,
-            connections=req.connections,
-            headers=req.headers,
-            keepalive=req.keepalive,
-            cpus=req.cpus,
-        )
-        if not req.window:
-            return spec
-        return replace(
-            spec, timeout_s=_timeout(req.duration_s), db_file=f"{req.tool_dir}/oha-results.db"
-        )
-
-    def command(self, req: LoadRequest) -> Command:
-        spec = self.spec(req)
-        argv = oha.argv(spec, oha=f"{req.tool_dir}/oha")
-        if not spec.db_file:  # the dry run's: no raw latencies written, none to bucket
-            return Command(argv)
-        return Command(argv, then=[oha.hist_argv(spec, f"{req.tool_dir}/latency_hist.py")])
-
-    def parse(self, out: CommandOutput) -> RateResult:
-        if not out.then:
-            raise oha.OhaParseError("latency_hist.py did not run")
-        return oha.parse(out.stdout, out.then[0].stdout)
-
-
-@dataclass(frozen=True)
-class _Vegeta:
-    name: str = "vegeta"
-    capabilities: Capabilities = Capabilities(
-        open_loop=True,
-        latency_histogram=False,
-        full_handshakes=True,
-        lag_means_client_behind=True,
-    )
-    version: str | None = vegeta.VERSION
-    build: str | None = None
-    planning_rate_per_core: int = vegeta.PLANNING_RATE_PER_CORE
-    max_rate_lag: float = vegeta.MAX_RATE_LAG
-
-    def spec(self, req: LoadRequest) -> vegeta.VegetaSpec:
-        spec = vegeta.VegetaSpec(
-            url=req.url,
-            rate=req.rate,
-            duration_s=req.duration_s,
-            results_file=f"{req.tool_dir}/vegeta-results.bin",
-            headers=req.headers,
-            cpus=req.cpus,
-        )
-        if not req.window:
-            return spec
-        return replace(spec, timeout_s=_timeout(req.duration_s), keepalive=req.keepalive)
-
-    def command(self, req: LoadRequest) -> Command:
-        spec = self.spec(req)
-        binary = f"{req.tool_dir}/vegeta"
-        return Command(
-            vegeta.attack_argv(spec, vegeta=binary),
-            stdin=vegeta.targets(spec),
-            then=vegeta.report_argvs(spec, vegeta=binary),
-        )
-
-    def parse(self, out: CommandOutput) -> RateResult:
-        then = out.then or []
-        if len(then) < 2:
-            raise vegeta.VegetaParseError("vegeta's reports did not run")
-        return vegeta.parse(then[0].stdout, then[1].stdout)
-
-
-WRK, OHA, VEGETA = _Wrk(), _Oha(), _Vegeta()
-TOOLS: dict[str, LoadTool] = {t.name: t for t in (WRK, OHA, VEGETA)}
+TOOLS: dict[str, LoadTool] = {t.name: t for t in (WRK, OHA, VEGETA, H2LOAD)}
 OPEN_LOOP: dict[str, OpenLoopTool] = {t.name: t for t in (OHA, VEGETA)}
 # A fixed-rate profile whose generator runs closed loop is offered its rates by vegeta.
 DEFAULT_OPEN_LOOP: OpenLoopTool = VEGETA
+DEFAULT_GENERATOR = WRK.name  # a profile's when it names none; a basis labelled only if not
 
 
 def tool(name: str) -> LoadTool:
@@ -251,10 +121,10 @@ def tool(name: str) -> LoadTool:
     return found
 
 
-def closed_loop_parse(generator: str, stdout: str) -> wrk.WrkResult:
+def closed_loop_parse(generator: str, out: CommandOutput) -> WrkResult:
     """A closed-loop window's output, parsed by its profile's generator (wrk's figures)."""
-    got = tool(generator).parse(CommandOutput(argv=[], rc=0, stdout=stdout))
-    if not isinstance(got, wrk.WrkResult):
+    got = tool(generator).parse(out)
+    if not isinstance(got, WrkResult):
         raise UsageError(f"{generator} does not measure closed-loop windows")
     return got
 
@@ -263,3 +133,12 @@ def open_loop_tool(generator: str) -> OpenLoopTool:
     """The tool that offers a fixed-rate profile's rates: its own generator when that runs
     open loop, else :data:`DEFAULT_OPEN_LOOP`."""
     return OPEN_LOOP.get(tool(generator).name, DEFAULT_OPEN_LOOP)
+
+
+def client_installs(generators: Iterable[str]) -> tuple[list[str], list[str]]:
+    """What ``playbooks/clients.yml`` installs for ``generators``: (the commands it looks
+    for, the packages it installs when one is missing); wrk always (the default)."""
+    installs = [i for i in (tool(g).install for g in sorted({DEFAULT_GENERATOR, *generators})) if i]
+    commands = sorted({i.command for i in installs})
+    packages = sorted({p for i in installs for p in i.packages})
+    return commands, packages

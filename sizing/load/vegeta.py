@@ -38,19 +38,23 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sizing.errors import ToolError, UsageError
+from sizing.load.base import Capabilities, LoadRequest, ToolInstall, window_timeout
 from sizing.load.latency import LatencyReport
+from sizing.loadproto import Command, CommandOutput
 from sizing.topology import cpulist
 
 __all__ = [
     "MAX_RATE_LAG",
+    "VEGETA",
     "PLANNING_RATE_PER_CORE",
     "VERSION",
     "VegetaParseError",
     "VegetaResult",
     "VegetaSpec",
+    "VegetaTool",
     "attack_argv",
     "parse",
     "parse_hdrplot",
@@ -249,3 +253,62 @@ def parse(json_text: str, hdrplot_text: str | None = None) -> VegetaResult:
         )
     except (TypeError, ValueError) as exc:
         raise VegetaParseError(f"vegeta report has a malformed figure: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class VegetaTool:
+    """vegeta as a :class:`~sizing.load.base.LoadTool`: open loop, HTTP/1.1 and TLS; built
+    and copied by sizing (``scripts/install-vegeta``), pinned."""
+
+    name: str = "vegeta"
+    capabilities: Capabilities = Capabilities(
+        open_loop=True,
+        latency_histogram=False,
+        full_handshakes=True,
+        lag_means_client_behind=True,
+    )
+    install: ToolInstall | None = None  # sizing.provision.tools.ClientTools copies it
+    version: str | None = VERSION
+    build: str | None = None
+    planning_rate_per_core: int = PLANNING_RATE_PER_CORE
+    max_rate_lag: float = MAX_RATE_LAG
+
+    def spec(self, req: LoadRequest) -> VegetaSpec:
+        spec = VegetaSpec(
+            url=req.url,
+            rate=req.rate,
+            duration_s=req.duration_s,
+            results_file=f"{req.tool_dir}/vegeta-results.bin",
+            headers=req.headers,
+            cpus=req.cpus,
+        )
+        if not req.window:
+            return spec
+        return replace(spec, timeout_s=window_timeout(req.duration_s), keepalive=req.keepalive)
+
+    def summary(self, req: LoadRequest) -> list[str]:
+        return self.command(req).argv
+
+    def command(self, req: LoadRequest) -> Command:
+        spec = self.spec(req)
+        binary = f"{req.tool_dir}/vegeta"
+        return Command(
+            attack_argv(spec, vegeta=binary),
+            stdin=targets(spec),
+            then=report_argvs(spec, vegeta=binary),
+        )
+
+    def parse(self, out: CommandOutput) -> VegetaResult:
+        then = out.then or []
+        if len(then) < 2:
+            raise VegetaParseError("vegeta's reports did not run")
+        return parse(then[0].stdout, then[1].stdout)
+
+    def latency_report(self, out: CommandOutput) -> LatencyReport:
+        return self.parse(out).latency_report()
+
+    def read_version(self, out: CommandOutput) -> str | None:
+        return self.version
+
+
+VEGETA = VegetaTool()

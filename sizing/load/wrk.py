@@ -25,11 +25,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sizing.errors import ToolError, UsageError
+from sizing.load.base import Capabilities, LoadRequest, ToolInstall, first_version
 from sizing.load.latency import LatencyReport
+from sizing.loadproto import Command, CommandOutput
 from sizing.topology import cpulist
 
 __all__ = [
+    "WRK",
     "LatencyReport",
+    "WrkTool",
     "WrkParseError",
     "WrkResult",
     "WrkSpec",
@@ -291,3 +295,55 @@ def parse_report(text: str) -> LatencyReport:
         except (ValueError, KeyError, TypeError) as exc:
             raise WrkParseError(f"wrk report line is malformed: {exc}") from exc
     raise WrkParseError("wrk output lacks the sizing report line (wrk_report.lua did not run)")
+
+
+@dataclass(frozen=True)
+class WrkTool:
+    """wrk as a :class:`~sizing.load.base.LoadTool`: closed loop, HTTP/1.1 and TLS, its
+    latency distribution from ``wrk_report.lua``; Debian's package, its version read from
+    the client's binary (``wrk -v``, after each window)."""
+
+    name: str = "wrk"
+    capabilities: Capabilities = Capabilities(
+        open_loop=False,
+        latency_histogram=False,
+        full_handshakes=True,
+        latency_percentiles=(50.0, 75.0, 90.0, 99.0),
+    )
+    install: ToolInstall | None = ToolInstall("wrk", ("wrk",))
+    version: str | None = None  # the client's packaged wrk, read from it
+    build: str | None = None
+    planning_rate_per_core: int = 0  # closed loop: it offers what the server answers
+    max_rate_lag: float = 0.0
+
+    def spec(self, req: LoadRequest) -> WrkSpec:
+        """wrk's spec: one thread per CPU it may use, never more than its connections."""
+        close = () if req.keepalive else ("Connection: close",)
+        return WrkSpec(
+            url=req.url,
+            threads=req.threads,
+            connections=req.connections,
+            duration_s=float(req.duration_s),
+            headers=close + req.headers,
+            cpus=req.cpus,
+            script=f"{req.tool_dir}/wrk_report.lua",
+        )
+
+    def summary(self, req: LoadRequest) -> list[str]:
+        return build_argv(self.spec(req))
+
+    def command(self, req: LoadRequest) -> Command:
+        then = [["wrk", "-v"]] if req.window else []
+        return Command(self.summary(req), then=then)
+
+    def parse(self, out: CommandOutput) -> WrkResult:
+        return parse(out.stdout)
+
+    def latency_report(self, out: CommandOutput) -> LatencyReport:
+        return parse_report(out.stdout)
+
+    def read_version(self, out: CommandOutput) -> str | None:
+        return first_version(out.then, r"\bwrk (\S+)") or self.version
+
+
+WRK = WrkTool()

@@ -27,7 +27,7 @@ from sizing.measure.cpu import (
     upstream_window,
     window_cpu,
 )
-from sizing.measure.metadata import throughput_metadata
+from sizing.measure.metadata import ran_version, throughput_metadata
 from sizing.measure.multihost import Extras, multihost_extras
 from sizing.measure.validity import StopRule, judge, median_ci
 from sizing.model import SERVER_DIED, PointResult, Sample, Status
@@ -74,7 +74,7 @@ def window_rates(point: PlannedPoint, outputs: Mapping[str, Sequence[WindowOutpu
             if w.index == 0 or not w.commands:
                 continue
             try:
-                rps = closed_loop_parse(point.profile.generator, w.commands[0].stdout).rps
+                rps = closed_loop_parse(point.profile.generator, w.commands[0]).rps
                 per[w.index] = per.get(w.index, 0.0) + rps
             except SizingError:
                 per.setdefault(w.index, 0.0)
@@ -109,7 +109,7 @@ class WindowTotals:
     requests: int = 0
     socket_errors: int = 0
     http_errors: int = 0
-    ran: int = 0  # clients whose wrk output could be read
+    ran: int = 0  # clients whose generator's output could be read
     starts: list[float] = field(default_factory=list)
     client_cpu: dict[str, float] = field(default_factory=dict)
 
@@ -130,7 +130,7 @@ def client_window(
     cmd = cw.commands[0]
     totals.starts.append(cw.start)
     try:
-        parsed = closed_loop_parse(prof.generator, cmd.stdout)
+        parsed = closed_loop_parse(prof.generator, cmd)
     except SizingError as exc:
         err_lines = cmd.stderr.strip().splitlines()
         problems.append(
@@ -333,7 +333,7 @@ def evaluate_windows(
         duration=duration,
         rule=rule,
         facts=server_facts,
-        tool_version=client_tool_version,
+        tool_version=ran_version(point, outputs) or client_tool_version,
     )
     # multi-host: server network rates and merged client latency, per window and point
     extras = multihost_extras(
@@ -343,6 +343,7 @@ def evaluate_windows(
         windows,
         server_facts,
         point.server.sizing.nic_gbps,
+        point.profile.generator,
     )
     acc = PointWindows(point, target, outputs, extras)
     for win in windows:

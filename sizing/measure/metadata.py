@@ -3,10 +3,12 @@ metadata provider), as :mod:`sizing.records` types."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from sizing import __version__
-from sizing.load.tools import open_loop_tool
+from sizing.load.tools import open_loop_tool, tool
+from sizing.loadproto import WindowOutput
 from sizing.measure.validity import StopRule
 from sizing.plan.loadspec import url_for
 from sizing.plan.points import PlannedPoint
@@ -23,8 +25,9 @@ from sizing.topology import cpulist
 
 __all__ = [
     "ECDSA_SUITE",
-    "point_environment",
     "latency_metadata",
+    "point_environment",
+    "ran_version",
     "throughput_metadata",
 ]
 
@@ -78,7 +81,9 @@ def throughput_metadata(
     facts: HostRecord,
     tool_version: str | None,
 ) -> PointMeta:
-    """A closed-loop (wrk) point's record, less its evidence (the evaluation adds it)."""
+    """A closed-loop point's record, less its evidence (the evaluation adds it): its
+    ``tool`` is the profile's generator, the one that ran (``tool_version``: its own,
+    :func:`ran_version`)."""
     prof = point.profile
     assert point.allocation is not None
     env = replace(
@@ -90,7 +95,7 @@ def throughput_metadata(
         worker_cpus=cpulist(target.workers),
         client_cpus={c: cpulist(v) for c, v in point.client_cpus.items() if v},
         clients=tuple(c.name for c in point.clients),
-        tool="wrk",
+        tool=tool(prof.generator).name,
         tool_version=tool_version,
         sizing_version=__version__,
         upstreams=upstream_placements(point),
@@ -106,6 +111,20 @@ def throughput_metadata(
     )
     rule_record = StopRuleRecord(rule.fixed, rule.min_reps, rule.max_reps, rule.target)
     return PointMeta(env=env, workload=workload, stop_rule=rule_record)
+
+
+def ran_version(point: PlannedPoint, outputs: Mapping[str, Sequence[WindowOutput]]) -> str | None:
+    """The version the point's generator reported on its first client, from the first
+    window that ran it (:meth:`sizing.load.base.LoadTool.read_version`); else its pinned
+    one, or None."""
+    gen = tool(point.profile.generator)
+    first = point.clients[0].name if point.clients else ""
+    for win in sorted(outputs.get(first, ()), key=lambda w: w.index):
+        if win.commands:
+            got = gen.read_version(win.commands[0])
+            if got:
+                return got
+    return gen.version
 
 
 def latency_metadata(

@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sizing.errors import ToolError
 from sizing.load.latency import LatencyReport, merge_latency
-from sizing.load.wrk import WrkParseError, parse_report
+from sizing.load.tools import DEFAULT_GENERATOR, tool
 from sizing.loadproto import WindowOutput, WindowSpec
 from sizing.records import MergedLatencyRecord, PointEvidence, ServerNet
 from sizing.records.host import HostRecord
@@ -147,11 +148,14 @@ def multihost_extras(
     windows: Sequence[WindowSpec],
     server_facts: HostRecord,
     nic_gbps: float | None,
+    generator: str = DEFAULT_GENERATOR,
 ) -> Extras:
     """Server network rates, the network verdict and merged latency, from the window
-    outputs of ``playbooks/files/loadgen.py`` (``outputs[host]``)."""
+    outputs of ``playbooks/files/loadgen.py`` (``outputs[host]``); each client's latency
+    report is its generator's (:meth:`sizing.load.base.LoadTool.latency_report`)."""
 
     extras = Extras()
+    gen = tool(generator)
     timed_reports: list[LatencyReport] = []
     peaks: list[tuple[float, NetRate, float | None]] = []
     speeds = server_facts.nic_speeds_mbps
@@ -177,9 +181,9 @@ def multihost_extras(
             cw = _window(outputs.get(c), idx)
             if not cw or not cw.commands:
                 continue
-            try:
-                reports.append(parse_report(cw.commands[0].stdout))
-            except WrkParseError:
+            try:  # a client whose tool failed counts nowhere (its window's failure says so)
+                reports.append(gen.latency_report(cw.commands[0]))
+            except ToolError:
                 continue
         merged = merge_latency(reports)
         if merged is not None:

@@ -1,4 +1,4 @@
-"""Closed-loop throughput (wrk): warm up, then repeat until the stop rule is met.
+"""Closed-loop throughput (wrk, h2load): warm up, then repeat until the stop rule is met.
 
 Each batch of windows runs on every host of the point at a common start
 (:class:`~sizing.measure.windows.WindowRunner`); the first batch holds the warm-up and the
@@ -42,7 +42,7 @@ def stop_rule(schedule: Schedule) -> StopRule:
 def host_specs(
     point: PlannedPoint, target: Target, windows: list[WindowSpec], connections: int
 ) -> dict[str, LoadSpec]:
-    """Every host's spec of one batch: wrk on the clients, the samplers on the server."""
+    """Every host's spec of one batch: the generator on the clients, the samplers on the server."""
     prof = point.profile
     sz = point.server.sizing
     url = url_for(point, target.address)
@@ -115,7 +115,6 @@ class Throughput:
     ) -> Measurement:
         """The point's result from its windows' outputs (:func:`evaluate_windows`)."""
         facts = ctx.facts.get(target.host) or ctx.facts.get(point.server.name)
-        first_client = ctx.facts.get(point.clients[0].name)
         return evaluate_windows(
             point,
             target,
@@ -125,7 +124,7 @@ class Throughput:
             duration=schedule.duration_s,
             rule=stop_rule(schedule),
             facts=facts,
-            client_tool_version=first_client.record.wrk_version if first_client else None,
+            client_tool_version=None,  # the generator's own, read from its windows
             broken=ctx.hosts.broken,
         )
 

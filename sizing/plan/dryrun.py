@@ -3,7 +3,7 @@
 Built from the facts and the plan only: nothing is installed, provisioned or loaded, and
 the results store is not written. Offline (the default) the facts are the inventory's
 declared ones (``sizing_cpu``) and no host is contacted; ``--probe`` reads the real ones.
-The wrk argv lists are the very ones the sweep would run (``sizing.plan.loadspec``), so a
+The generators' argv lists are the very ones the sweep would run (``sizing.plan.loadspec``), so a
 large lab can be checked before it is used.
 """
 
@@ -36,9 +36,9 @@ from sizing.plan.document import (
 )
 from sizing.plan.loadspec import (
     client_ceiling,
-    client_command,
     client_request,
-    client_wrk_spec,
+    client_summary,
+    closed_request,
     url_for,
 )
 from sizing.plan.pairs import Pair, PairNote, leg_order
@@ -84,11 +84,11 @@ def _point(settings: MeasureSettings, point: PlannedPoint, done: Collection[Poin
     windows = _windows(schedule)
     clients = []
     for c in point.clients:
-        spec = client_wrk_spec(point, c, url, connections, float(windows.duration_s))
+        req = closed_request(point, c, url, connections, float(windows.duration_s))
         try:
-            argv: list[str] | str = client_command(
+            argv: list[str] | str = client_summary(
                 point, c, url, connections, float(windows.duration_s)
-            ).argv
+            )
         except Exception as exc:  # noqa: BLE001 - shown, and the pre-flight says it too
             argv = f"cannot build: {exc}"
         if point.profile.mode == "fixed-rate":  # latency profiles: vegeta, one attack per rate
@@ -97,7 +97,7 @@ def _point(settings: MeasureSettings, point: PlannedPoint, done: Collection[Poin
             PlanClient(
                 c.name,
                 cpulist(point.client_cpus.get(c.name, ())) or "any",
-                spec.threads,
+                req.threads,
                 connections,
                 argv,
             )

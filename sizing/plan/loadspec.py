@@ -7,9 +7,9 @@ so the dry run prints the very argv the sweep would run.
 
 from __future__ import annotations
 
+from sizing.errors import SizingError
 from sizing.inventory import Host
-from sizing.load import wrk
-from sizing.load.tools import WRK, LoadRequest, open_loop_tool, tool
+from sizing.load.tools import LoadRequest, open_loop_tool, tool
 from sizing.loadproto import Command
 from sizing.paths import TOOL_DIR as DEFAULT_TOOL_DIR
 from sizing.plan.jwt import make_token
@@ -21,11 +21,33 @@ __all__ = [
     "client_ceiling",
     "client_command",
     "client_request",
-    "client_wrk_spec",
+    "client_summary",
+    "closed_request",
+    "generator_problem",
     "request_headers",
     "tool_dir",
     "url_for",
 ]
+
+
+def generator_problem(profile: Profile) -> str:
+    """Why ``profile``'s generator cannot measure it, from the tool's capabilities
+    (unregistered, no TLS, no full handshakes); "" when it can."""
+    try:
+        gen = tool(profile.generator)
+    except SizingError as exc:
+        return f"profile {profile.name}: generator: {exc}"
+    caps = gen.capabilities
+    if profile.mode == "fixed-rate":
+        return ""  # offered by an open-loop tool (open_loop_tool)
+    if profile.scheme == "https" and not caps.tls:
+        return f"profile {profile.name}: generator: {gen.name} does not load https:// URLs"
+    if not profile.keepalive and not caps.full_handshakes:
+        return (
+            f"profile {profile.name}: generator: {gen.name} cannot close each connection "
+            "(keepalive: false needs a generator that makes full handshakes, e.g. wrk)"
+        )
+    return ""
 
 
 def url_for(point: PlannedPoint, address: str) -> str:
@@ -49,17 +71,17 @@ def tool_dir(client: Host) -> str:
     return str(client.variables.get("sizing_tool_dir") or DEFAULT_TOOL_DIR).rstrip("/")
 
 
-def client_wrk_spec(
-    point: PlannedPoint, client: Host, url: str, connections: int, duration_s: float
-) -> wrk.WrkSpec:
-    """The wrk invocation ``client`` runs for one window of ``point`` (``connections``:
-    this client's), as the registry's wrk builds it (:data:`sizing.load.tools.WRK`)."""
-    return WRK.spec(_closed_request(point, client, url, connections, duration_s))
-
-
-def _closed_request(
-    point: PlannedPoint, client: Host, url: str, connections: int, duration_s: float
+def closed_request(
+    point: PlannedPoint,
+    client: Host,
+    url: str,
+    connections: int,
+    duration_s: float,
+    *,
+    window: bool = True,
 ) -> LoadRequest:
+    """``client``'s request for one closed-loop window of ``point`` (``connections``: this
+    client's); ``window=False``: as the dry run prints it."""
     prof = point.profile
     return LoadRequest(
         url=url,
@@ -69,15 +91,25 @@ def _closed_request(
         headers=request_headers(prof),
         keepalive=prof.keepalive,
         cpus=tuple(point.client_cpus.get(client.name, ())),
+        window=window,
     )
+
+
+def client_summary(
+    point: PlannedPoint, client: Host, url: str, connections: int, duration_s: float
+) -> list[str]:
+    """The argv the plan prints for one closed-loop window of ``point`` on ``client``: the
+    profile's generator's own summary (:meth:`sizing.load.base.LoadTool.summary`)."""
+    req = closed_request(point, client, url, connections, duration_s, window=False)
+    return tool(point.profile.generator).summary(req)
 
 
 def client_command(
     point: PlannedPoint, client: Host, url: str, connections: int, duration_s: float
 ) -> Command:
     """The command ``client`` runs for one closed-loop window of ``point``, built by the
-    profile's generator from the same request as :func:`client_wrk_spec`'s."""
-    req = _closed_request(point, client, url, connections, duration_s)
+    profile's generator from :func:`closed_request`."""
+    req = closed_request(point, client, url, connections, duration_s)
     return tool(point.profile.generator).command(req)
 
 

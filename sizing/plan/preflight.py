@@ -13,7 +13,7 @@ The checks:
 * the open-files limit nginx gets, and ``worker_connections``, carry the connections a
   point sends to the server; the clients' open-files limit carries their connections;
 * the clients' ephemeral port range and the server's ``somaxconn`` suffice;
-* wrk's thread count is at most its connection count (the argv is built and checked);
+* the generator's argv builds (wrk: threads at most its connections; checked);
 * the nginx CPU masks are well formed, one CPU each, on CPUs the server has online, and
   the clients' CPU lists name CPUs they have.
 """
@@ -29,8 +29,7 @@ from typing import Any
 from sizing.errors import PreflightError, SizingError
 from sizing.inventory import Host
 from sizing.inventory.model import is_loopback
-from sizing.load import wrk
-from sizing.plan.loadspec import client_ceiling, client_wrk_spec, url_for
+from sizing.plan.loadspec import client_ceiling, client_summary, url_for
 from sizing.plan.points import PlannedPoint
 from sizing.profiles import Profile
 from sizing.records.host import HostRecord
@@ -47,7 +46,7 @@ __all__ = [
     "check_reach",
     "check_reachable",
     "check_server_limits",
-    "check_wrk_argv",
+    "check_client_argv",
     "offline_checks",
     "preflight",
     "same_address",
@@ -342,19 +341,15 @@ def offline_checks(
     return check_reach(plan) + lines + same_address(servers)
 
 
-def check_wrk_argv(
+def check_client_argv(
     point: PlannedPoint, client: Host, connections: int, duration_s: float
 ) -> list[str]:
-    """Build the client's real wrk argv; a spec wrk would refuse is one line."""
+    """Build the client's real argv (the profile's generator's); a request the tool would
+    refuse is one line."""
     try:
-        spec = client_wrk_spec(
-            point, client, url_for(point, point.server.address), connections, duration_s
-        )
-        wrk.build_argv(spec)
+        client_summary(point, client, url_for(point, point.server.address), connections, duration_s)
     except SizingError as exc:
         return [f"{client.name}: {exc}"]
-    if spec.threads > spec.connections:  # build_argv refuses this; kept explicit
-        return [f"{client.name}: {spec.threads} wrk threads > {spec.connections} connections"]
     return []
 
 
@@ -430,7 +425,7 @@ def check_plan(
             if (c.name, conns, dur) in seen_clients:
                 continue
             seen_clients.add((c.name, conns, dur))
-            lines += check_wrk_argv(p, c, conns, dur)
+            lines += check_client_argv(p, c, conns, dur)
         lines += check_offered_rates(p, rates(p.profile))
     out: list[str] = []
     for line in lines:

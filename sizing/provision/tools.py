@@ -13,7 +13,7 @@ from pathlib import Path
 from sizing.errors import HostError, ToolError
 from sizing.facts import HostFacts
 from sizing.inventory import Host, Inventory
-from sizing.load.tools import OHA, VEGETA, open_loop_tool
+from sizing.load.tools import OHA, VEGETA, client_installs, open_loop_tool
 from sizing.paths import ROOT
 from sizing.plan.points import PlannedPoint
 from sizing.provision.ansible import Playbooks
@@ -113,10 +113,17 @@ def prepare_clients(
         | {u.host for p in plan if not p.skipped for u in p.upstreams}
     )  # sampled
     hosts = sorted(set(names) | set(servers))
+    # what the plan's generators declare (sizing.load.base.ToolInstall)
+    commands, packages = client_installs(p.profile.generator for p in plan if not p.skipped)
     res = playbooks.run(
         "clients.yml",
         hosts,
-        extravars={"sizing_clients": ",".join(names), "sizing_hosts": ",".join(hosts)},
+        extravars={
+            "sizing_clients": ",".join(names),
+            "sizing_hosts": ",".join(hosts),
+            "sizing_client_commands": commands,
+            "sizing_client_packages": packages,
+        },
     )
     broken = {
         host: f"load generator could not be installed: {why}"
@@ -140,7 +147,7 @@ def ready_guest(playbooks: Playbooks, inventory: Inventory, host: str) -> tuple[
     if host not in facts:
         why = problems.get(host, "unreachable")
         raise HostError(host, f"facts could not be read after boot: {why}")
-    # its first play (wrk) matches no host
+    # its first play (the generators) matches no host
     res = playbooks.run("clients.yml", [host], extravars={"sizing_hosts": host})
     if not res.ok:
         raise ToolError(f"{host}: the window runner could not be installed: {res.why(host)}")

@@ -20,6 +20,7 @@ from sizing.ceilings import Bound, HostCeilings, crypto_bound, nic_bound
 from sizing.engine.basis import Basis, Hardware, Workload
 from sizing.errors import SizingError, ToolError
 from sizing.intervals import interval_words, median_coverage, median_interval, repetition_flags
+from sizing.load.tools import DEFAULT_GENERATOR
 from sizing.model import Figure, FigureKind, SizingMetric, Status, basis_platform
 from sizing.records import HostRecord, PointMeta
 from sizing.sources.pooling import combine, pool_hosts
@@ -106,10 +107,11 @@ def hardware_of(facts: HostRecord | None, declared: Declared | None = None) -> H
 
 
 def sizing_metric(profile: str) -> SizingMetric | None:
-    """How a stored point's profile sizes: the bundled profile's ``metric:``
+    """How a bundled profile sizes: its ``metric:``
     (:attr:`sizing.profiles.Profile.sizing_metric`: the load-balancing rps/tps and the
     static-file variants, their role keeping them apart); None when it sizes nothing or
-    is not a bundled profile."""
+    is not a bundled profile. A stored point sizes by its run's own definition first
+    (:func:`stored_profiles`)."""
     return _bundled_metric(paths.PROFILES, profile)
 
 
@@ -124,24 +126,50 @@ def _bundled_metric(root: Path, profile: str) -> SizingMetric | None:
         return None
 
 
-def _profile_field(name: str, attr: str, default: Any) -> Any:
-    """A bundled profile's field (the profile YAML where a point's metadata lacks it)."""
+def stored_profiles(run: RunData) -> dict[str, profiles.Profile]:
+    """The profiles a run measured, as its options stored them (``profile_defs``): a
+    user's own profile file, or a bundled one as it was then. One that no longer
+    validates is left out (its points size by the bundled profile of its name)."""
+    out: dict[str, profiles.Profile] = {}
+    for doc in run.record.options.profile_defs or ():
+        try:
+            prof = profiles.Profile.model_validate(doc)
+        except ValueError:
+            continue
+        out[prof.name] = prof
+    return out
+
+
+def _metric_of(defs: Mapping[str, profiles.Profile], profile: str) -> SizingMetric | None:
+    got = defs.get(profile)
+    return got.sizing_metric if got is not None else sizing_metric(profile)
+
+
+def _profile_field(
+    name: str, attr: str, default: Any, defs: Mapping[str, profiles.Profile] | None = None
+) -> Any:
+    """A profile's field, the run's stored definition first, else the bundled profile's
+    (where a point's metadata lacks it)."""
+    if defs and name in defs:
+        return getattr(defs[name], attr)
     try:
         return getattr(profiles.load(name), attr)
     except (SizingError, OSError):
         return default
 
 
-def _workload_of(profile: str, meta: PointMeta) -> tuple[str, int, bool]:
+def _workload_of(
+    profile: str, meta: PointMeta, defs: Mapping[str, profiles.Profile]
+) -> tuple[str, int, bool]:
     """(role, file size, keepalive) of a point (older records were completed by the store's
     migration: :func:`sizing.store.upgrade_point_record`)."""
     w = meta.workload
-    role = w.role or _profile_field(profile, "role", "web")
-    size = w.file_size or _profile_field(profile, "file_size", 128)
+    role = w.role or _profile_field(profile, "role", "web", defs)
+    size = w.file_size or _profile_field(profile, "file_size", 128, defs)
     keepalive = w.keepalive
     if keepalive is None:
-        tps = sizing_metric(profile) is SizingMetric.TPS
-        keepalive = _profile_field(profile, "keepalive", not tps)
+        tps = _metric_of(defs, profile) is SizingMetric.TPS
+        keepalive = _profile_field(profile, "keepalive", not tps, defs)
     return ROLES.get(str(role), str(role)), int(size), bool(keepalive)
 
 
@@ -184,7 +212,9 @@ def measured_figure(
     )
 
 
-GroupKey = tuple[str, str, "Hardware", str, str, str, int, bool]
+# host, basis platform, hardware, software, physical host, role, file size, emulated and
+# the generator ("" for the default one: sizing.load.tools.DEFAULT_GENERATOR)
+GroupKey = tuple[str, str, "Hardware", str, str, str, int, bool, str]
 
 
 @dataclass
@@ -231,9 +261,10 @@ def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[G
     groups: dict[GroupKey, _Group] = {}
     for run in runs:
         env = run.record.environment
+        defs = stored_profiles(run)
         for p in run.points:
             r = p.result
-            sized = sizing_metric(r.key.profile)
+            sized = _metric_of(defs, r.key.profile)
             if sized is None or r.status is not Status.MEASURED or r.value is None:
                 continue
             metric = sized.value  # the engine's profile of the figure
@@ -249,7 +280,7 @@ def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[G
                 meta.env.nginx_version or facts.nginx_version,
                 meta.env.openssl_version or facts.nginx_build_openssl,
             )
-            role, size, keepalive = _workload_of(r.key.profile, meta)
+            role, size, keepalive = _workload_of(r.key.profile, meta, defs)
             # RPS figures carry keepalive; TPS ones never do: the basis keeps the RPS one.
             key: GroupKey = (
                 host,
@@ -260,6 +291,7 @@ def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[G
                 role,
                 size,
                 "emulated" in r.flags,
+                _generator(meta),
             )
             g = groups.setdefault(key, _Group())
             if phys == host and run.record.id >= g.ceiling_run:
@@ -273,7 +305,7 @@ def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[G
                 g.tls_keys.add(
                     str(
                         meta.workload.tls_key
-                        or _profile_field(r.key.profile, "tls_key", None)
+                        or _profile_field(r.key.profile, "tls_key", None, defs)
                         or ""
                     )
                 )
@@ -281,9 +313,15 @@ def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[G
     return groups
 
 
+def _generator(meta: PointMeta) -> str:
+    """The generator that measured a point, "" for the default one (wrk: every point
+    stored before the tool was recorded ran it)."""
+    return "" if meta.env.tool in (None, DEFAULT_GENERATOR) else str(meta.env.tool)
+
+
 def _basis(key: GroupKey, g: _Group, ids: set[str]) -> Basis:
     """One measured basis from its group (``ids``: those given so far, kept unique)."""
-    host, platform, hardware, software, phys, role, size, emulated = key
+    host, platform, hardware, software, phys, role, size, emulated, generator = key
     figures = []
     for (profile, _cores, _ht), entries in sorted(g.slots.items(), key=lambda kv: kv[0]):
         per_run = [
@@ -303,8 +341,10 @@ def _basis(key: GroupKey, g: _Group, ids: set[str]) -> Basis:
         file_size=size,
         keepalive=g.keepalive,
         tls_key=keys[0] if len(keys) == 1 else "/".join(keys),
+        generator=generator,
     )
     slug = f"{role}-{size}b" if size < 1024 or size % 1024 else f"{role}-{size // 1024}k"
+    slug += f"-{generator}" if generator else ""
     basis_id = f"{host}/{platform}/{slug}" + ("-emulated" if emulated else "")
     runs_of = tuple(sorted({p.run_id for e in g.slots.values() for p, _ in e}))
     if basis_id in ids:  # same host and workload, other hardware or software

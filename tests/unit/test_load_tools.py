@@ -6,7 +6,6 @@ the registry compares a generator's name."""
 from __future__ import annotations
 
 import re
-import typing
 from pathlib import Path
 
 import pytest
@@ -14,18 +13,28 @@ import pytest
 from sizing import profiles
 from sizing.inventory import Inventory, load_inventory
 from sizing.load import oha, vegeta
-from sizing.load.tools import OHA, OPEN_LOOP, TOOLS, VEGETA, WRK, open_loop_tool, tool
+from sizing.load.tools import (
+    OHA,
+    OPEN_LOOP,
+    TOOLS,
+    VEGETA,
+    WRK,
+    client_installs,
+    open_loop_tool,
+    tool,
+)
 from sizing.loadproto import CommandOutput
 from sizing.model import Ht
 from sizing.plan import PlannedPoint, build_plan
 from sizing.plan.dryrun import open_loop_plan_argv
-from sizing.plan.loadspec import client_request, client_wrk_spec
+from sizing.plan.loadspec import client_request, closed_request, generator_problem
 from sizing.plan.settings import MeasureSettings, Schedule
 from sizing.topology import Topology
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 REGISTRY = ROOT / "sizing" / "load" / "tools.py"
+LOAD = ROOT / "sizing" / "load"
 NAMES = "|".join(sorted(TOOLS))
 # `x == "oha"`, `"wrk" != x`, `x in ("oha", ...)`, `x not in {"vegeta"}`
 NAME_CHECK = re.compile(
@@ -64,14 +73,46 @@ def test_no_generator_name_check_outside_the_registry() -> None:
     assert found == []
 
 
-def test_every_generator_a_profile_may_name_is_registered() -> None:
-    named = set(typing.get_args(profiles.Profile.model_fields["generator"].annotation))
-    assert named == set(TOOLS) == {"wrk", "oha", "vegeta"}
+def test_no_tool_module_is_imported_outside_sizing_load() -> None:
+    """The rest of sizing reaches a generator through the registry only: no module outside
+    ``sizing/load/`` imports a tool's own module (wrk's argv or its report parser)."""
+    tool_modules = "|".join(sorted(TOOLS))
+    imports = re.compile(
+        rf"from sizing\.load import .*\b({tool_modules})\b|from sizing\.load\.({tool_modules}) "
+    )
+    found = [
+        f"{path.relative_to(ROOT)}: {line.strip()}"
+        for path in sorted((ROOT / "sizing").rglob("*.py"))
+        if LOAD not in path.parents
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if imports.search(line)
+    ]
+    assert found == []
+
+
+def test_every_generator_a_profile_names_is_registered() -> None:
+    named = {profiles.load(n).generator for n in profiles.available()}
+    assert named <= set(TOOLS)
+    assert set(TOOLS) >= {"wrk", "oha", "vegeta"}
     assert set(OPEN_LOOP) == {n for n, t in TOOLS.items() if t.capabilities.open_loop}
     assert not WRK.capabilities.open_loop
-    assert all(t.capabilities.full_handshakes for t in TOOLS.values())
-    # only oha's per-client histograms merge exactly
-    assert [n for n, t in TOOLS.items() if t.capabilities.latency_histogram] == ["oha"]
+    assert WRK.capabilities.full_handshakes and OHA.capabilities.full_handshakes
+    # a tool installed by the clients' playbook names its command and packages; one that
+    # sizing builds and copies (oha, vegeta) none
+    assert OHA.install is None and VEGETA.install is None
+    assert client_installs([]) == (["wrk"], ["wrk"])
+
+
+def test_a_profile_its_generator_cannot_measure_is_one_line() -> None:
+    tps = profiles.load("tps")
+    assert generator_problem(tps) == ""
+    assert "generator: unknown load generator 'ab'" in generator_problem(
+        tps.model_copy(update={"generator": "ab"})
+    )
+    no_close = [n for n, t in TOOLS.items() if not t.capabilities.full_handshakes]
+    for name in no_close:  # a TPS profile needs a new connection per request
+        why = generator_problem(tps.model_copy(update={"generator": name}))
+        assert why.startswith("profile tps: generator: ") and "keepalive" in why
 
 
 def test_a_fixed_rate_profile_naming_wrk_is_offered_its_rates_by_vegeta() -> None:
@@ -127,10 +168,19 @@ def test_vegeta_window_reads_its_targets_and_reports_twice(inv: Inventory) -> No
 def test_the_wrk_spec_is_the_registry_s(inv: Inventory) -> None:
     point = _point(inv, "tps", "wrk")
     client = point.clients[0]
-    spec = client_wrk_spec(point, client, "https://web1:8443/x", 3, 10.0)
+    req = closed_request(point, client, "https://web1:8443/x", 3, 10.0)
+    spec = WRK.spec(req)
     assert spec.headers[:1] == ("Connection: close",)  # tps: a full handshake per request
+    assert spec.threads == req.threads
     assert spec.threads == min(3, max(1, len(point.client_cpus.get(client.name, ()))))
     assert spec.script is not None and spec.script.endswith("/wrk_report.lua")
+    # a window's command reads the version of the wrk that ran; the plan's argv does not
+    assert WRK.command(req).then == [["wrk", "-v"]]
+    assert WRK.summary(req) == WRK.command(req).argv
+    out = CommandOutput(
+        argv=[], rc=0, then=[CommandOutput(argv=[], rc=1, stdout="wrk debian/4.1.0-3+b2 [epoll]")]
+    )
+    assert WRK.read_version(out) == "debian/4.1.0-3+b2"
 
 
 def test_the_tools_parse_their_outputs_or_say_what_did_not_run() -> None:

@@ -15,6 +15,7 @@ from sizing.model import Ht
 from sizing.plan import PlannedPoint, build_plan
 from sizing.plan.preflight import (
     PreflightError,
+    check_client_argv,
     check_client_cpus,
     check_client_limits,
     check_clock,
@@ -22,7 +23,6 @@ from sizing.plan.preflight import (
     check_plan,
     check_reachable,
     check_server_limits,
-    check_wrk_argv,
     preflight,
     requirements,
 )
@@ -185,8 +185,8 @@ def test_client_cpus_must_exist(inv: Inventory) -> None:
 
 def test_wrk_argv_is_built_and_checked(inv: Inventory) -> None:
     point = next(p for p in lab_plan(inv) if not p.skipped)
-    assert check_wrk_argv(point, inv.hosts["load1"], 50, 10) == []
-    lines = check_wrk_argv(point, inv.hosts["load1"], 50, 2.5)
+    assert check_client_argv(point, inv.hosts["load1"], 50, 10) == []
+    lines = check_client_argv(point, inv.hosts["load1"], 50, 2.5)
     assert lines == ["load1: wrk duration must be a whole number of seconds >= 1, not 2.5"]
 
 
