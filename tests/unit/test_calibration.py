@@ -109,3 +109,16 @@ def test_a_floor_is_a_one_sided_statement_counted_apart(tmp_path: Path) -> None:
     s = cal.summary(got)
     assert s["floors"] == {"75.0%": ("75.0%", "100.0% ± 0.0", "12")}
     assert any(line.startswith("one-sided floors") for line in cal.summary_lines(s))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known since 978dffe (docs/engine.md, the calibration study): beyond a knee at the "
+    "last measured count no draw of the law reaches the plateau once each draw is raised to "
+    "what fewer cores carry; 92.5-97.5% held before, ~60-70% now",
+)
+def test_a_plateau_beyond_the_measured_cores_is_covered(tmp_path: Path) -> None:
+    cal = _benchmark()
+    (row,) = cal.study(tmp_path, ["plateau"], [(1, 2, 4, 8)], [3], [0.03], range(8), range(0))
+    hit = [h for n in (16, 32) for h in row["at"][n].hit]
+    assert len(hit) == 16 and sum(hit) / len(hit) >= 0.85
