@@ -29,7 +29,8 @@ from typing import Any
 from sizing.errors import PreflightError, SizingError
 from sizing.inventory import Host
 from sizing.inventory.model import is_loopback
-from sizing.plan.loadspec import client_ceiling, client_summary, url_for
+from sizing.load.tools import open_loop_tool
+from sizing.plan.loadspec import client_ceiling, client_request, client_summary, url_for
 from sizing.plan.points import PlannedPoint
 from sizing.profiles import Profile
 from sizing.records.host import HostRecord
@@ -342,12 +343,23 @@ def offline_checks(
 
 
 def check_client_argv(
-    point: PlannedPoint, client: Host, connections: int, duration_s: float
+    point: PlannedPoint,
+    client: Host,
+    connections: int,
+    duration_s: float,
+    rates: Sequence[int] = (),
 ) -> list[str]:
-    """Build the client's real argv (the profile's generator's); a request the tool would
+    """Build the client's real argv (the profile's generator's: a closed-loop window's, or a
+    fixed-rate profile's open-loop window at its highest rate); a request the tool would
     refuse is one line."""
+    url = url_for(point, point.server.address)
     try:
-        client_summary(point, client, url_for(point, point.server.address), connections, duration_s)
+        if point.profile.mode == "fixed-rate":
+            top = max(rates, default=1)
+            req = client_request(point, client, url, top, duration_s, window=False)
+            open_loop_tool(point.profile.generator).command(req)
+        else:
+            client_summary(point, client, url, connections, duration_s)
     except SizingError as exc:
         return [f"{client.name}: {exc}"]
     return []
@@ -415,17 +427,17 @@ def check_plan(
         if req.client_connections:
             lines += check_client_limits(req.host, host_facts, req.client_connections)
             lines += check_client_cpus(req.host, req.client_cpus, topologies.get(name))
-    seen_clients: set[tuple[str, int, float]] = set()
+    seen_clients: set[tuple[str, str, int, float]] = set()
     for p in plan:
         if p.skipped:
             continue
         conns = connections(p.profile)
         dur = duration_s(p.profile)
         for c in p.clients:
-            if (c.name, conns, dur) in seen_clients:
+            if (c.name, p.profile.generator, conns, dur) in seen_clients:
                 continue
-            seen_clients.add((c.name, conns, dur))
-            lines += check_client_argv(p, c, conns, dur)
+            seen_clients.add((c.name, p.profile.generator, conns, dur))
+            lines += check_client_argv(p, c, conns, dur, rates(p.profile))
         lines += check_offered_rates(p, rates(p.profile))
     out: list[str] = []
     for line in lines:

@@ -190,6 +190,25 @@ def test_wrk_argv_is_built_and_checked(inv: Inventory) -> None:
     assert lines == ["load1: wrk duration must be a whole number of seconds >= 1, not 2.5"]
 
 
+@pytest.mark.parametrize("generator", ["oha", "vegeta"])
+def test_a_fixed_rate_profile_s_argv_is_its_open_loop_tool_s(
+    inv: Inventory, generator: str
+) -> None:
+    """A latency profile's windows are its open-loop generator's at a rate: its argv is
+    checked as that tool builds it (a closed-loop request, rate 0, was refused by oha)."""
+    topos = {
+        "web1": topo("poweredge_r640_2x8c_ht.txt"),
+        "load1": topo("epyc_7502p_1x32c_ht.txt"),
+        "load2": topo("default_columns_i7_4c8t.txt"),
+    }
+    latency = profiles.load("latency-http").model_copy(update={"generator": generator})
+    point = next(p for p in build_plan(inv, topos, (1,), (Ht.OFF,), [latency]) if not p.skipped)
+    client = point.clients[0]
+    assert check_client_argv(point, client, 50, 10) == []  # a climb: no list of rates
+    assert check_client_argv(point, client, 50, 10, [1000, 5000]) == []
+    assert check_plan([point], {}, connections=conns(50), rates=lambda p: [1000]) == []
+
+
 def test_all_problems_are_raised_together(inv: Inventory) -> None:
     plan = lab_plan(inv)
     facts = {
