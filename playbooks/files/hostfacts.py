@@ -20,6 +20,10 @@ import subprocess
 import time
 from typing import Any
 
+# When this script started: sizing takes the time Ansible needed to start it (its reach) for
+# the start lead of the run's first load window, as playbooks/files/loadgen.py's BEGAN.
+BEGAN = time.time()
+
 
 def read(path: str, default: str = "") -> str:
     try:
@@ -183,6 +187,7 @@ def main() -> None:
         "ip_local_port_range": read("/proc/sys/net/ipv4/ip_local_port_range"),
         "mem_total_kb": int(re.sub(r"\D", "", read("/proc/meminfo").splitlines()[0]) or 0),
     }
+    facts["began"] = BEGAN
     facts["time"] = time.time()  # last: compared with the controller's clock around this task
     print(json.dumps(facts))
 

@@ -49,9 +49,10 @@ class NullProgress:
         pass
 
 
-# The start lead once Ansible's reach is known: the slowest reach seen on the host this run,
-# times REACH_FACTOR, plus REACH_MARGIN_S, at least MIN_LEAD_S. Before that the planned
-# default (START_LEAD_S and a stagger per client) holds.
+# The start lead once Ansible's reach is known: the slowest reach seen on the host this run
+# (from the run's facts on), times REACH_FACTOR, plus REACH_MARGIN_S, at least MIN_LEAD_S.
+# Where it is not known (a host whose facts were not read this run), the planned default
+# (START_LEAD_S and a stagger per client) holds.
 REACH_FACTOR = 1.25
 REACH_MARGIN_S = 0.5
 MIN_LEAD_S = 1.5
@@ -63,9 +64,10 @@ class HostHealth:
 
     broken: dict[str, str] = field(default_factory=dict)  # host -> why it is unusable
     leads: dict[str, float] = field(default_factory=dict)  # guest -> seconds to start there
-    # host -> the slowest reach seen this run: seconds from sizing starting load.yml to the
-    # window runner starting on the host (its clock against this machine's, which is what
-    # a common start needs)
+    # host -> the slowest reach seen this run: seconds from sizing starting load.yml (or the
+    # run's facts.yml, before the first window) to the window runner (the facts script)
+    # starting on the host (its clock against this machine's, which is what a common start
+    # needs)
     reach: dict[str, float] = field(default_factory=dict)
 
     def mark_broken(self, host: str, why: str) -> None:

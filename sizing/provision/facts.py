@@ -8,6 +8,7 @@ with :func:`gather_facts`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -46,6 +47,7 @@ def gather_facts(
     extravars: dict[str, Any] = {"sizing_hosts": ",".join(names)}
     if locks is not None and lock_hosts:
         extravars.update(locks.request("acquire"), sizing_lock_hosts=sorted(set(lock_hosts)))
+    called = time.time()
     res = playbooks.run("facts.yml", names, extravars=extravars)
     facts: dict[str, HostFacts] = {}
     problems = res.problems()
@@ -55,7 +57,9 @@ def gather_facts(
             problems.setdefault(name, f"facts could not be read ({res.status})")
             continue
         try:
-            facts[name] = HostFacts.parse(str(out.get("stdout", "")), res.window(name, FACTS_TASK))
+            facts[name] = HostFacts.parse(
+                str(out.get("stdout", "")), res.window(name, FACTS_TASK), called=called
+            )
         except (ValueError, KeyError) as exc:
             problems[name] = f"facts are unreadable: {exc}"
     if locks is not None and lock_hosts:

@@ -56,6 +56,9 @@ def prepare(
         lock_hosts=_lock_hosts(ctx) if backends else (),
     )
     state.facts.update(facts)
+    for name, found in facts.items():  # the first load window's lead is learned from it
+        if found.reach_s is not None:
+            state.health.observe_reach(name, found.reach_s)
     problems = [f"{h}: {why}" for h, why in sorted(unreachable.items())]
     own = {h: f.topology for h, f in state.facts.items()}  # what the hosts themselves see
     topologies = dict(own)  # what the points are planned on

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -100,3 +100,32 @@ def test_the_window_runner_learns_the_reach_of_each_host(monkeypatch: pytest.Mon
     monkeypatch.setattr(Playbooks, "run", old_runner)
     WindowRunner(ctx).run({"web": spec}, lead_s=4.0)
     assert health2.reach == {}
+
+
+def test_the_facts_teach_the_first_windows_lead(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's facts playbook is Ansible's first reach of each host: the facts script's
+    start time (``began``) against the moment sizing started facts.yml gives the reach the
+    first point's lead is learned from; the start time is not kept with the facts."""
+    from types import SimpleNamespace
+
+    from sizing.provision.facts import FACTS_TASK, gather_facts
+
+    lscpu = "# CPU,Core,Socket,Node\n0,0,0,0\n1,1,0,0\n"
+
+    def fake_run(self: Playbooks, playbook: str, hosts: Any, **kw: Any) -> PlaybookResult:
+        assert playbook == "facts.yml"
+        now = time.time()
+        doc = {"began": now + 1.1, "lscpu": lscpu, "time": now + 1.3}
+        outcomes = {h: HostOutcome(ok={FACTS_TASK: {"stdout": json.dumps(doc)}}) for h in hosts}
+        return PlaybookResult("facts.yml", "successful", 0, {}, outcomes)
+
+    monkeypatch.setattr(Playbooks, "run", fake_run)
+    facts, problems = gather_facts(
+        Playbooks(Path("inv.yml")), [cast(Any, SimpleNamespace(name="web"))]
+    )
+    assert problems == {}
+    assert facts["web"].reach_s == pytest.approx(1.1, abs=0.2)
+    assert "began" not in facts["web"].raw
+    health = HostHealth()
+    health.observe_reach("web", facts["web"].reach_s or 0.0)
+    assert health.common_lead(["web"], 4.0) == pytest.approx(REACH_FACTOR * 1.1 + 0.5, abs=0.3)
