@@ -35,17 +35,18 @@ integration: setup-dev
 	.venv/bin/pytest tests/integration -q -m "integration and not noload"
 
 # The linters, the unit tests and the integration tests marked noload (they drive no load and
-# read no CPU figure) run while oha compiles and the guest image builds (scripts/setup --dev
-# starts them with scripts/bg), on both CPUs (pytest-xdist; a noload module's tests stay in
-# one worker, which keeps its fixtures). The libvirt tests (marked emulated: a TCG guest's
-# figures, no speed asserted) start in the background first and run as soon as the guest
-# image is built (scripts/test-emulated). The integration tests that measure start after
-# everything else has ended, one at a time, on a machine nothing else uses.
+# read no CPU figure) run while oha compiles and the guest image is found or built
+# (scripts/setup --dev starts them with scripts/bg), on both CPUs: the linters as one more
+# background job, the tests in one pytest-xdist session (a module's tests stay in one worker,
+# which keeps its fixtures). The libvirt tests (marked emulated: a TCG guest's figures, no
+# speed asserted) start in the background first and run as soon as the guest image is there
+# (scripts/test-emulated). The integration tests that measure start after everything else
+# has ended, one at a time, on a machine nothing else uses.
 test: setup-dev
 	.venv/bin/sizing doctor --dev
 	scripts/bg start emulated scripts/test-emulated
-	$(MAKE) --no-print-directory lint-checks
-	.venv/bin/pytest tests/unit -q -n 2 --durations=10
-	.venv/bin/pytest tests/integration -q -m "noload and not emulated" -n 2 --dist loadfile --durations=5
+	scripts/bg start lint $(MAKE) --no-print-directory lint-checks
+	.venv/bin/pytest tests/unit tests/integration -q -m "not integration or (noload and not emulated)" \
+		-n 2 --dist loadfile --durations=15; rc=$$?; scripts/bg wait lint && exit $$rc
 	scripts/bg wait guest-image emulated oha container-image go-tools
 	.venv/bin/pytest tests/integration -q -m "not noload and not emulated" --durations=25
