@@ -143,7 +143,7 @@ def test_nginx_killed_mid_point_keeps_measured_points(
             "--profile",
             "rps,tps",
             "--duration",
-            "4",
+            "2",
             "--warmup",
             "0",
             "--repeat",
@@ -201,7 +201,7 @@ def test_a_master_killed_mid_point_leaves_no_orphaned_worker(
         "--profile",
         "rps",
         "--duration",
-        "4",
+        "2",
         "--warmup",
         "0",
         "--repeat",
@@ -245,7 +245,7 @@ def test_ctrl_c_keeps_points_and_marks_run_interrupted(
             "--profile",
             "rps,tps",
             "--duration",
-            "3",
+            "2",
             "--warmup",
             "0",
             "--repeat",
@@ -288,7 +288,7 @@ def test_ctrl_c_keeps_points_and_marks_run_interrupted(
 
 # -- issue 27: faults during a real run, each ending with every point kept -----------------
 
-RUN1 = ["--cores", "1", "--profile", "rps", "--duration", "3", "--warmup", "0", "--repeat", "2"]
+RUN1 = ["--cores", "1", "--profile", "rps", "--duration", "2", "--warmup", "0", "--repeat", "2"]
 
 
 def _live_group(pidfile: Path) -> list[str]:
