@@ -156,6 +156,13 @@ RATE_CEILING = 1e12
 # The unit of each sizing profile's figure (the article's two tables).
 PROFILE_UNITS: dict[str, str] = {SizingMetric.RPS: "requests/s", SizingMetric.TPS: "handshakes/s"}
 
+
+def is_tps_figure(unit: str) -> bool:
+    """Whether a stored figure of this unit is sized as TPS (full TLS handshakes a second):
+    the crypto ceiling bounds it. Stored points keep their unit, not their profile's metric."""
+    return unit == PROFILE_UNITS[SizingMetric.TPS]
+
+
 SERVER_DIED = "server-died"  # the point's nginx stopped while it was being measured
 
 

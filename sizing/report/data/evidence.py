@@ -18,7 +18,7 @@ from sizing.intervals import (
     repetition_flags,
 )
 from sizing.measure.checks import guard_cpu, timed
-from sizing.model import PointResult, Sample
+from sizing.model import PointResult, Sample, is_tps_figure
 from sizing.records.host import HostRecord
 from sizing.records.window import LATENCY_KEYS
 
@@ -144,7 +144,7 @@ def point_evidence(
         ceilings=tuple(
             point_ceilings(
                 tls_key=meta.workload.tls_key or "",
-                full_handshakes=result.unit == "handshakes/s",
+                full_handshakes=is_tps_figure(result.unit),
                 cores=result.key.cores,
                 ht=result.key.ht,
                 value=result.value,

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sizing.ceilings import FAR_BELOW, binding, point_ceilings
-from sizing.model import Status
+from sizing.model import Status, is_tps_figure
 from sizing.report.data.format import PROFILE_LABELS, number
 from sizing.report.data.model import TableBlock, TCell
 from sizing.sources import RunData
@@ -59,7 +59,7 @@ def _rows(runs: Sequence[RunData]) -> list[Limit]:
                 continue
             cs = point_ceilings(
                 tls_key=r.metadata.workload.tls_key or "",
-                full_handshakes=r.unit == "handshakes/s",
+                full_handshakes=is_tps_figure(r.unit),
                 cores=r.key.cores,
                 ht=r.key.ht,
                 value=r.value,
