@@ -203,6 +203,10 @@ class HostVars(BaseModel):
     # Where loadgen.py, wrk_report.lua and vegeta go: a directory that the connecting user
     # owns with mode 0700 (playbooks/tasks/tool-dir.yml creates it or refuses it).
     tool_dir: AbsPath | None = None
+    # The run lock's directory on the host (files/hostlock.py): /run/sizing.lock if unset.
+    lock_path: AbsPath | None = Field(
+        default=None, description="the run lock's directory on the host (/run/sizing.lock)"
+    )
     # The upstream nginx of the proxy and api-jwt profiles (playbooks/upstream.yml).
     upstream_port: int | None = Field(default=None, ge=1, le=65535)
     upstream_listen_address: ListenAddress | None = None

@@ -83,13 +83,13 @@ def _stale(holder: LockOwner) -> bool:
     return holder.unreadable or process_gone(holder)
 
 
-def _holder_text(holder: LockOwner) -> str:
+def _holder_text(holder: LockOwner, lock: str) -> str:
     since = holder.since
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(since)) if since else "?"
     return (
         f"another sizing run holds it (pid {_or_unknown(holder.pid)} on "
         f"{_or_unknown(holder.controller_host)}, since {when}); wait for it, or remove "
-        "/run/sizing.lock on the host if that run is gone"
+        f"{lock} on the host if that run is gone"
     )
 
 
@@ -132,7 +132,7 @@ class HostLocks:
         each lock taken, take over each stale one, or raise HostError naming the first host
         another run holds (the hosts locked so far are released)."""
         names = sorted(set(hosts))
-        refused: list[tuple[str, LockOwner]] = []
+        refused: list[tuple[str, LockReply]] = []
         for host in names:
             out = res.json(host, LOCK_TASK)
             if out is None:
@@ -149,11 +149,11 @@ class HostLocks:
                     self.held.append(host)
                     self.took_over.append((host, holder))
                     continue
-            refused.append((host, holder))
+            refused.append((host, reply))
         if refused:
             self.release()
-            host, holder = refused[0]
-            raise HostError(host, _holder_text(holder))
+            host, reply = refused[0]
+            raise HostError(host, _holder_text(reply.holder or LockOwner(), reply.lock))
 
     def release(self) -> list[str]:
         """Give back every lock held; one problem line per host that could not."""

@@ -124,6 +124,7 @@ class LockReply:
 
     acquired: bool = False
     holder: LockOwner | None = None
+    lock: str = "/run/sizing.lock"  # the lock directory (the host's sizing_lock_path)
 
     @classmethod
     def parse(cls, data: Any) -> LockReply:

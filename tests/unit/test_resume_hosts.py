@@ -105,19 +105,20 @@ def test_host_lock_script_takes_refuses_takes_over_and_releases(tmp_path: Path) 
     assert spec is not None and spec.loader is not None
     hl = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hl)
-    hl.LOCK = str(tmp_path / "lock")
-    hl.OWNER = hl.LOCK + "/owner.json"
-    assert hl.acquire("t1", {"pid": 1}, None) == {"acquired": True, "changed": True}
-    assert hl.acquire("t1", {"pid": 1}, None) == {"acquired": True, "changed": False}
-    refused = hl.acquire("t2", {"pid": 2}, None)
+    lock = str(tmp_path / "lock")  # the host's sizing_lock_path (default /run/sizing.lock)
+    assert hl.acquire("t1", {"pid": 1}, None, lock) == {"acquired": True, "changed": True}
+    assert hl.acquire("t1", {"pid": 1}, None, lock) == {"acquired": True, "changed": False}
+    refused = hl.acquire("t2", {"pid": 2}, None, lock)
     assert refused["acquired"] is False and refused["holder"]["pid"] == 1
-    assert hl.acquire("t2", {"pid": 2}, "t-other")["acquired"] is False  # not the holder
-    assert hl.acquire("t2", {"pid": 2}, "t1")["acquired"] is True  # t1 is gone: taken over
-    assert hl.release("t1")["released"] is False  # only the holder releases
-    Path(hl.OWNER).unlink()  # a crash between mkdir and the owner file
-    assert hl.acquire("t3", {}, None)["holder"] == {"token": "", "unreadable": True}
-    assert hl.acquire("t3", {}, "?")["acquired"] is True
-    assert hl.release("t3")["released"] is True and not Path(hl.LOCK).exists()
+    assert refused["lock"] == lock  # the refusal names the directory to remove
+    assert hl.acquire("t2", {"pid": 2}, "t-other", lock)["acquired"] is False  # not the holder
+    assert hl.acquire("t2", {"pid": 2}, "t1", lock)["acquired"] is True  # t1 gone: taken over
+    assert hl.release("t1", lock)["released"] is False  # only the holder releases
+    Path(lock, "owner.json").unlink()  # a crash between mkdir and the owner file
+    assert hl.acquire("t3", {}, None, lock)["holder"] == {"token": "", "unreadable": True}
+    assert hl.acquire("t3", {}, "?", lock)["acquired"] is True
+    assert hl.release("t3", lock)["released"] is True and not Path(lock).exists()
+    assert not Path(hl.LOCK).exists() or hl.holder()["token"] not in ("t1", "t2", "t3")
 
 
 def test_every_option_resume_refuses_is_a_run_option() -> None:
