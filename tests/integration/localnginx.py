@@ -23,6 +23,7 @@ all:
           sizing_www_root: {tmp}/www
           sizing_log_dir: {tmp}/log
           sizing_pid_file: {tmp}/nginx.pid
+          sizing_lock_path: {tmp}/run.lock
 {extra}
     clients:
       hosts:
@@ -44,7 +45,9 @@ def upstream_vars(tmp: Path, port: int) -> str:
 
 
 def write_inventory(tmp: Path, http: int, https: int, extra: str = "") -> Path:
-    """An inventory for localhost whose nginx lives entirely under ``tmp``."""
+    """An inventory for localhost whose nginx, and its run lock, live entirely under ``tmp``:
+    a test's run takes ``tmp/run.lock``, not the machine's /run/sizing.lock, so the tests
+    marked ``robust`` can run beside other runs of this machine (the emulated lane's)."""
     inv = tmp / "inv.yml"
     inv.write_text(INVENTORY.format(http=http, https=https, tmp=tmp, extra=extra))
     return inv

@@ -309,6 +309,8 @@ class NetnsLab:
                         "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"
                     ),
                     "ansible_python_interpreter": "/usr/bin/python3",
+                    # the lab's hosts share this machine's /run: their own run lock
+                    "sizing_lock_path": str(n / "run.lock"),
                 },
                 "children": {
                     "servers": {

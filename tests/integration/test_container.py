@@ -24,6 +24,7 @@ from tests.integration.localnginx import stop_nginx
 from tests.integration.procs import load_processes
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.robust]  # asserts no figure; its own run lock: see pyproject
 NAME = "sizing-it-container"
 BARE, CTR = (28280, 28643), (28281, 28644)
 
@@ -42,6 +43,7 @@ all:
           sizing_www_root: {tmp}/www
           sizing_log_dir: {tmp}/log
           sizing_pid_file: {tmp}/nginx.pid
+          sizing_lock_path: {tmp}/run.lock
         {name}:
           sizing_platform: container
           ansible_connection: sizing_podman

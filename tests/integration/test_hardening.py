@@ -34,7 +34,7 @@ from tests.integration.procs import load_processes
 sys.path.insert(0, str(Path(__file__).parent))
 import netns  # noqa: E402
 
-pytestmark = [pytest.mark.integration]
+pytestmark = [pytest.mark.integration, pytest.mark.robust]
 
 ROOT = Path(__file__).resolve().parents[2]
 SHORT = ["--duration", "2", "--warmup", "0", "--repeat", "1"]
@@ -223,7 +223,7 @@ def test_keep_running_leaves_nginx_up_and_the_lock_refuses_a_second_run(
         "--db",
         str(db),
     ]
-    lock = Path("/run/sizing.lock")
+    lock = tmp_path / "run.lock"  # the inventory's sizing_lock_path
     dead = subprocess.Popen(["sleep", "60"])
     live: subprocess.Popen[bytes] | None = None
     try:

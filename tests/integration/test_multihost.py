@@ -30,7 +30,7 @@ from sizing.store import Store
 sys.path.insert(0, str(Path(__file__).parent))
 import netns  # noqa: E402
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.robust]
 
 # Two timed repetitions: the per-repetition checks (clients summed, started together).
 SHORT = ["--duration", "1", "--warmup", "0", "--repeat", "2"]

@@ -110,6 +110,7 @@ def _found(where: Path) -> dict[str, list[str]]:
     return hits
 
 
+@pytest.mark.robust
 def test_a_real_run_keeps_no_planted_secret_and_the_guide_escapes_control_characters(
     tmp_path: Path, tools: None
 ) -> None:

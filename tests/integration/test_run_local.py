@@ -25,6 +25,7 @@ from tests.integration.procs import load_processes
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
+pytestmark = [pytest.mark.robust]  # asserts no figure; its own run lock: see pyproject
 
 
 @pytest.fixture

@@ -54,7 +54,7 @@ USER_ENV, PASSWORD_ENV = "SZ6V_VC_USER", "SZ6V_VC_PASSWORD"
 VC_USER, VC_PASSWORD = "sizing", "vcsim-test-pw"
 WAIT_S = 30.0
 
-pytestmark = [pytest.mark.integration]
+pytestmark = [pytest.mark.integration, pytest.mark.robust]
 
 
 def _free_port() -> int:
@@ -490,6 +490,7 @@ def lab(vcsim: dict[str, Any], guest: dict[str, Any]) -> Iterator[Path]:
         "sizing_www_root": str(www / "www"),
         "sizing_log_dir": str(www / "log"),
         "sizing_pid_file": str(www / "nginx.pid"),
+        "sizing_lock_path": str(www / "run.lock"),  # the netns guest shares this /run
     }
     inventory = {
         "all": {
@@ -741,6 +742,7 @@ def test_full_run_of_a_vm_the_vcenter_plugin_lists(
         "sizing_www_root": str(www / "www"),
         "sizing_log_dir": str(www / "log"),
         "sizing_pid_file": str(www / "nginx.pid"),
+        "sizing_lock_path": str(www / "run.lock"),  # the netns guest shares this /run
     }
     inv = _plugin_inventory(vcsim, tmp_path, server_vars, monkeypatch)
     db = tmp_path / "sizing.sqlite"
