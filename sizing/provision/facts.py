@@ -9,7 +9,7 @@ with :func:`gather_facts`.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -61,10 +61,18 @@ def gather_facts(
                 str(out.get("stdout", "")), res.window(name, FACTS_TASK), called=called
             )
         except (ValueError, KeyError) as exc:
-            problems[name] = f"facts are unreadable: {exc}"
+            problems[name] = f"facts are unreadable: {exc}; {_printed(out)}"
     if locks is not None and lock_hosts:
         locks.settle(res, [h for h in lock_hosts if h in facts])
     return facts, problems
+
+
+def _printed(out: Mapping[str, Any]) -> str:
+    """What the facts script printed, shortened, for a reply that is not its JSON."""
+    said = [
+        f"{stream} {str(out.get(stream) or '').strip()[:160]!r}" for stream in ("stdout", "stderr")
+    ]
+    return "the script printed " + ", ".join(said) + f" (rc {out.get('rc', '?')})"
 
 
 @lru_cache(maxsize=64)
