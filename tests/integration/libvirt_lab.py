@@ -55,6 +55,16 @@ LIBVIRTD_PID = Path("/run/sz6-libvirtd.pid")
 VIRTLOGD_PID = Path("/run/sz6-virtlogd.pid")
 LAB_QEMU_CONF = Path("/run/sz6-qemu.conf")  # the lab libvirtd's qemu.conf (see up())
 LOCK_FILE = Path(tempfile.gettempdir()) / "sz6-libvirt.lock"
+BARE_DIR = Path("/var/tmp/sz6-bare-metal")  # made by nginx.yml (0755: www-data reads it)
+LOCALHOST_VARS = {
+    "sizing_lock_path": f"{tempfile.gettempdir()}/sz6-run.lock",
+    "sizing_http_port": 28380,
+    "sizing_https_port": 28743,
+    "sizing_conf_dir": str(BARE_DIR / "conf"),
+    "sizing_www_root": str(BARE_DIR / "www"),
+    "sizing_log_dir": str(BARE_DIR / "log"),
+    "sizing_pid_file": str(BARE_DIR / "nginx.pid"),
+}
 URI = "qemu:///system"
 IMAGE_BUILD_TIMEOUT_S = 1500
 
@@ -292,6 +302,9 @@ def inventory(
                             "ansible_connection": "local",
                             "ansible_python_interpreter": "{{ ansible_playbook_python }}",
                             "sizing_hypervisor": {"uri": uri, "domain_type": "qemu"},
+                            # the lab's own run lock, and (bare_metal) its own nginx: the
+                            # robust tests' runs (the README's make run) meet neither
+                            **LOCALHOST_VARS,
                         }
                     }
                 },

@@ -305,8 +305,10 @@ class NetnsLab:
                 "vars": {
                     "ansible_user": "root",
                     "ansible_ssh_private_key_file": str(self.key),
+                    # LogLevel=ERROR: no "Permanently added ..." warning in any task's output
                     "ansible_ssh_common_args": (
-                        "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"
+                        "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
+                        "-o LogLevel=ERROR"
                     ),
                     "ansible_python_interpreter": "/usr/bin/python3",
                     # the lab's hosts share this machine's /run: their own run lock
