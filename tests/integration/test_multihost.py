@@ -30,7 +30,9 @@ from sizing.store import Store
 sys.path.insert(0, str(Path(__file__).parent))
 import netns  # noqa: E402
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.robust]
+# Not robust: under a full machine (the unit tests and both robust lanes beside it) its lab's
+# runs failed in two make test runs of three; it runs among the tests that measure.
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 # Two timed repetitions: the per-repetition checks (clients summed, started together).
 SHORT = ["--duration", "1", "--warmup", "0", "--repeat", "2"]
@@ -248,6 +250,7 @@ def test_client_lost_mid_sweep_is_reported_once_and_resume_measures_the_rest(
         monkeypatch.setattr(Store, "add_point", original)
         lab.restore(c2)
     assert result.exit_code == 4, result.stderr
+    assert result.stdout.strip(), result.stderr  # the run's document, or why not
     doc = json.loads(result.stdout)
     rps, tps = doc["points"]
     assert rps["status"] in ("measured", "invalid")
@@ -314,7 +317,8 @@ def test_interrupted_run_resumes_with_only_the_missing_points(
         deadline = time.monotonic() + 400
         while time.monotonic() < deadline and proc.poll() is None and _count_points(db) < 1:
             time.sleep(0.5)
-        assert proc.poll() is None, "the run ended before it could be interrupted"
+        if proc.poll() is not None:
+            pytest.fail(f"the run ended before it could be interrupted: {proc.communicate()[1]}")
         if _count_points(db) != 1:  # say what the points were
             with sqlite3.connect(db, timeout=5) as con:
                 rows = con.execute("SELECT profile, status, reason FROM points").fetchall()
