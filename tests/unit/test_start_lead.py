@@ -129,3 +129,30 @@ def test_the_facts_teach_the_first_windows_lead(monkeypatch: pytest.MonkeyPatch)
     health = HostHealth()
     health.observe_reach("web", facts["web"].reach_s or 0.0)
     assert health.common_lead(["web"], 4.0) == pytest.approx(REACH_FACTOR * 1.1 + 0.5, abs=0.3)
+
+
+def test_facts_that_do_not_parse_say_what_the_script_printed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A host whose facts script printed something other than its JSON (a login banner,
+    a warning) is one problem line that quotes what it printed, shortened, and its rc.
+    (Ansible's reply is a stand-in here: what is tested is sizing's reading of it.)"""
+    from types import SimpleNamespace
+
+    from sizing.provision.facts import FACTS_TASK, gather_facts
+
+    said = {"stdout": "Welcome to web1\r\n" + "x" * 500, "stderr": "", "rc": 0}
+
+    def fake_run(self: Playbooks, playbook: str, hosts: Any, **kw: Any) -> PlaybookResult:
+        outcomes = {h: HostOutcome(ok={FACTS_TASK: said}) for h in hosts}
+        return PlaybookResult("facts.yml", "successful", 0, {}, outcomes)
+
+    monkeypatch.setattr(Playbooks, "run", fake_run)
+    facts, problems = gather_facts(
+        Playbooks(Path("inv.yml")), [cast(Any, SimpleNamespace(name="web"))]
+    )
+    assert facts == {}
+    line = problems["web"]
+    assert line.startswith("facts are unreadable: Expecting value")
+    assert "stdout 'Welcome to web1" in line and "(rc 0)" in line
+    assert "\n" not in line and len(line) < 300
