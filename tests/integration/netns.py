@@ -10,8 +10,10 @@
 * an Ansible inventory (YAML) that reaches them as root over real SSH.
 
 All namespaces share this machine's filesystem and PID space, so the server host gets its
-own nginx paths and ports (under the lab's directory, ports 28080/28443): it never meets
-the local default instance (8080/8443) or the playbook test's (18080/18443).
+own nginx paths and ports (under the lab's directory, ports 29080/29443): it never meets
+the local default instance (8080/8443), the playbook test's (18080/18443) or the local
+runs' of the other tests (28080/28443 and others), whose checks find leftover load by the
+port in a generator's arguments, and which run at the same time (scripts/test-robust).
 
 Cleanup is by PID (every process inside the namespaces, from ``ip netns pids``, and the
 sshd PIDs we started) and by name (the namespaces, the bridge and the veths named here),
@@ -45,8 +47,8 @@ BRIDGE_ADDR = "198.18.7.1"
 PREFIX_LEN = 24
 SERVER = ("sz-srv", "198.18.7.10")
 CLIENTS = (("sz-c1", "198.18.7.21"), ("sz-c2", "198.18.7.22"))
-HTTP_PORT = 28080
-HTTPS_PORT = 28443
+HTTP_PORT = 29080
+HTTPS_PORT = 29443
 LOCK_FILE = Path(tempfile.gettempdir()) / "sz-netns.lock"
 # The server's nginx files: outside the (0700) test directory, because nginx workers run as
 # an unprivileged user and must traverse the path to the content.
