@@ -30,10 +30,10 @@ from sizing.store import Store
 sys.path.insert(0, str(Path(__file__).parent))
 import netns  # noqa: E402
 
-# robust: no figure asserted (the guards' verdict is accepted, whatever it is), and the lab
-# holds its own run lock and ports (netns.py). It fails loudly, quoting what the facts
-# script printed, when a run cannot read a host.
-pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.robust]
+# Not robust: beside a full machine its lab's runs failed in two make test runs of four (ci8,
+# ci10; ci14 passed, once the lab had ports no other test's runs use), and there it added
+# 252 s to the parallel phase for the 210 s it saves here: it runs among the measuring tests.
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 # Two timed repetitions: the per-repetition checks (clients summed, started together).
 SHORT = ["--duration", "1", "--warmup", "0", "--repeat", "2"]
