@@ -65,7 +65,7 @@ def run(inv: Path, tmp: Path, profile: str, *extra: str) -> dict[str, object]:
             "--warmup",
             "0",
             "--repeat",
-            "2",
+            "1",  # each guard judges every window: one shows the fault
             "--db",
             str(tmp / "r.sqlite"),
             "--json",
@@ -129,7 +129,7 @@ def test_full_handshakes_are_proven(tmp: Path, tools: None) -> None:
                 "--warmup",
                 "0",
                 "--repeat",
-                "2",
+                "1",
                 "--db",
                 str(db),
                 "--json",
