@@ -20,6 +20,11 @@ refusals:
     files    NAME -> {type: file|missing|link|other, uid, mode, sha1} for each NAME in the
              directory, so that the playbook copies only what differs
 
+``tooldir.py --look [--commands NAME,...] TOOL_DIR [NAME ...]`` (the task of
+playbooks/facts.yml that a run asks for) makes and narrows nothing: it reports the same
+document for the directory as it is, and ``commands``: each NAME -> whether it is on PATH.
+sizing skips playbooks/clients.yml when that shows every host ready.
+
 Links are never followed: lstat, mkdir with the mode and then fchmod through a descriptor
 opened with O_NOFOLLOW, and the files are read through O_NOFOLLOW descriptors.
 """
@@ -30,6 +35,7 @@ import hashlib
 import json
 import os
 import pwd
+import shutil
 import stat
 import sys
 from typing import Any
@@ -145,14 +151,22 @@ def describe(path: str) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> None:
-    path = argv[1].rstrip("/") or "/"
+    args = argv[1:]
+    look = bool(args) and args[0] == "--look"
+    commands: list[str] = []
+    if look:
+        args = args[1:]
+        if args[:1] == ["--commands"]:
+            commands = [c for c in args[1].split(",") if c]
+            args = args[2:]
+    path = args[0].rstrip("/") or "/"
     parent = os.path.dirname(path)
     me = os.geteuid()
     st, pst = lstat(path), lstat(parent)
     reasons = refusals(path, parent, me, st, pst)
     error = ""
     created = narrowed = False
-    if not reasons:
+    if not reasons and not look:
         try:
             if st is None:
                 created = make(path, me)
@@ -164,8 +178,8 @@ def main(argv: list[str]) -> None:
                 error += f" ({exc.filename})"
     now = after(path)
     ok = now["isdir"] and now["uid"] == me and now["mode"] == "0700"
-    names = argv[2:] if ok and not reasons and not error else []
-    out = {
+    names = args[1:] if ok and not reasons and not error else []
+    out: dict[str, Any] = {
         "uid": me,
         "reasons": reasons,
         "error": error,
@@ -175,6 +189,8 @@ def main(argv: list[str]) -> None:
         "after": now,
         "files": {name: describe(os.path.join(path, name)) for name in names},
     }
+    if look:
+        out["commands"] = {c: shutil.which(c) is not None for c in commands}
     json.dump(out, sys.stdout, sort_keys=True)
     sys.stdout.write("\n")
 

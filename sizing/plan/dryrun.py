@@ -184,7 +184,11 @@ def plan_document(
         estimate=estimate(settings, measured, len(configs), pairs[0] if pairs else ()),
         playbooks=[
             PlanPlaybook("facts.yml", 1 if probed else 0, done=probed),
-            PlanPlaybook("clients.yml", 1 if measured else 0),
+            PlanPlaybook(
+                "clients.yml",
+                1 if measured else 0,
+                note="at most: not run when the facts show the tools in place",
+            ),
             PlanPlaybook("nginx.yml", len(configs), note="at most, once per config"),
             _load_runs(settings, measured, pairs[0] if pairs else ()),
         ],

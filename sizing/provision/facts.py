@@ -8,12 +8,14 @@ with :func:`gather_facts`.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from sizing.facts import HostFacts
+from sizing.facts import HostFacts, ToolDir
 from sizing.inventory import Host
 from sizing.provision.ansible import Playbooks
 from sizing.provision.hostsafety import HostLocks
@@ -22,12 +24,14 @@ from sizing.topology import Cpu, Topology, parse_cpulist
 __all__ = [
     "DECLARE_HINT",
     "FACTS_TASK",
+    "TOOL_DIR_TASK",
     "declared_facts",
     "declared_topology",
     "gather_facts",
 ]
 
 FACTS_TASK = "Describe the host"
+TOOL_DIR_TASK = "Look at the tool directory without changing it"
 DECLARE_HINT = "declare sizing_cpu or use --probe"
 
 
@@ -37,16 +41,21 @@ def gather_facts(
     *,
     locks: HostLocks | None = None,
     lock_hosts: Sequence[str] = (),
+    tool_commands: Sequence[str] | None = None,
 ) -> tuple[dict[str, HostFacts], dict[str, str]]:
     """Facts of every reachable host, and one problem line for every other host.
 
     ``locks``: a run takes the run lock of ``lock_hosts`` in the same Ansible run (the lock
     task of ``playbooks/facts.yml``) and keeps those of the reachable ones (an unreachable
-    host's points are skipped, its lock is not needed)."""
+    host's points are skipped, its lock is not needed). ``tool_commands`` (a run's): look
+    at each host's tool directory too, and whether these load generators are on its PATH
+    (``HostFacts.tool_dir``), changing nothing."""
     names = sorted({h.name for h in hosts})
     extravars: dict[str, Any] = {"sizing_hosts": ",".join(names)}
     if locks is not None and lock_hosts:
         extravars.update(locks.request("acquire"), sizing_lock_hosts=sorted(set(lock_hosts)))
+    if tool_commands is not None:
+        extravars.update(sizing_tool_look=True, sizing_tool_commands=sorted(set(tool_commands)))
     called = time.time()
     res = playbooks.run("facts.yml", names, extravars=extravars)
     facts: dict[str, HostFacts] = {}
@@ -62,6 +71,12 @@ def gather_facts(
             )
         except (ValueError, KeyError) as exc:
             problems[name] = f"facts are unreadable: {exc}; {_printed(out)}"
+            continue
+        look = res.result(name, TOOL_DIR_TASK) if tool_commands is not None else None
+        if look is not None and look.get("rc") == 0:
+            # unreadable: clients.yml runs and says what is wrong with the directory
+            with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
+                facts[name] = replace(facts[name], tool_dir=ToolDir.parse(str(look["stdout"])))
     if locks is not None and lock_hosts:
         locks.settle(res, [h for h in lock_hosts if h in facts])
     return facts, problems

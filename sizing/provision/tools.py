@@ -4,17 +4,19 @@ its windows."""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 
 from sizing.errors import HostError, ToolError
 from sizing.facts import HostFacts
 from sizing.inventory import Host, Inventory
 from sizing.load.tools import OHA, VEGETA, client_installs, open_loop_tool
-from sizing.paths import ROOT
+from sizing.paths import PLAYBOOKS, ROOT
 from sizing.plan.points import PlannedPoint
 from sizing.provision.ansible import Playbooks
 from sizing.provision.facts import gather_facts
@@ -27,6 +29,7 @@ __all__ = [
     "oha_binary",
     "prepare_clients",
     "ready_guest",
+    "tools_ready",
     "vegeta_binary",
 ]
 
@@ -99,10 +102,14 @@ def build_generators(
 
 
 def prepare_clients(
-    playbooks: Playbooks, plan: Sequence[PlannedPoint], guests: Sequence[str]
+    playbooks: Playbooks,
+    plan: Sequence[PlannedPoint],
+    guests: Sequence[str],
+    facts: Mapping[str, HostFacts],
 ) -> dict[str, str]:
     """Install the load generators on the plan's clients and the window runner on its
-    servers (not on ``guests``, which get it once booted: :func:`ready_guest`).
+    servers (not on ``guests``, which get it once booted: :func:`ready_guest`). Nothing is
+    run when the facts show every one of those hosts ready (:func:`tools_ready`).
 
     Returns host -> why for every host that could not be prepared; raises ToolError when
     no client is left.
@@ -115,6 +122,8 @@ def prepare_clients(
     hosts = sorted(set(names) | set(servers))
     # what the plan's generators declare (sizing.load.base.ToolInstall)
     commands, packages = client_installs(p.profile.generator for p in plan if not p.skipped)
+    if all(tools_ready(facts.get(h), commands if h in names else ()) for h in hosts):
+        return {}
     res = playbooks.run(
         "clients.yml",
         hosts,
@@ -132,6 +141,28 @@ def prepare_clients(
     if broken and all(n in broken for n in names):
         raise ToolError(f"{names[0]}: {broken[names[0]]}")
     return broken
+
+
+# The files playbooks/clients.yml puts in every host's tool directory, with their modes.
+TOOL_FILES = {"loadgen.py": "0700", "loadproto.py": "0600", "wrk_report.lua": "0600"}
+
+
+@lru_cache(maxsize=1)
+def _tool_files() -> dict[str, tuple[str, str]]:
+    """name -> (mode, SHA-1) of this sizing's copies, as files/tooldir.py reports them."""
+    where = PLAYBOOKS / "files"
+    return {
+        name: (mode, hashlib.sha1((where / name).read_bytes()).hexdigest())
+        for name, mode in TOOL_FILES.items()
+    }
+
+
+def tools_ready(facts: HostFacts | None, commands: Sequence[str]) -> bool:
+    """True when the host's facts show what playbooks/clients.yml would leave there: a
+    private tool directory with this sizing's window runner, protocol and wrk script, and
+    ``commands`` (its load generators, for a client) on PATH."""
+    look = facts.tool_dir if facts is not None else None
+    return look is not None and look.holds(_tool_files(), commands)
 
 
 def ready_guest(playbooks: Playbooks, inventory: Inventory, host: str) -> tuple[HostFacts, float]:

@@ -11,6 +11,7 @@ from dataclasses import replace
 from sizing.errors import HostError, InputError, SizingError, UsageError
 from sizing.facts import HostFacts
 from sizing.inventory import Host
+from sizing.load.tools import client_installs
 from sizing.model import PointKey, family_of
 from sizing.plan.document import PlanDocument
 from sizing.plan.dryrun import plan_document
@@ -54,6 +55,8 @@ def prepare(
         hosts,
         locks=ctx.state.hosts_taken.locks if backends else None,
         lock_hosts=_lock_hosts(ctx) if backends else (),
+        # what start_tools needs to know to skip playbooks/clients.yml (a run only)
+        tool_commands=client_installs(p.generator for p in opts.profiles)[0] if backends else None,
     )
     state.facts.update(facts)
     for name, found in facts.items():  # the first load window's lead is learned from it

@@ -94,7 +94,7 @@ def start_tools(ctx: RunContext, run: OpenRun) -> None:
     _ceilings(ctx, run, plan)
     ctx.progress.step("preparing load generators")
     guests = list(ctx.state.placement)
-    for host, why in prepare_clients(ctx.playbooks, plan, guests).items():
+    for host, why in prepare_clients(ctx.playbooks, plan, guests, ctx.state.facts).items():
         ctx.state.health.mark_broken(host, why)
 
 

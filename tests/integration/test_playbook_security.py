@@ -164,3 +164,34 @@ def test_vegeta_refuses_the_hostile_directory_too(tmp_path: Path) -> None:
     assert not res.ok
     assert "it belongs to nobody" in res.why("localhost")
     assert list(tools.iterdir()) == []
+
+
+def test_the_facts_look_says_when_clients_yml_would_change_nothing(tmp_path: Path) -> None:
+    """A run reads each host's tool directory with its facts (facts.yml, changing nothing)
+    and runs clients.yml only when a host lacks what clients.yml would put there."""
+    from sizing.inventory import load_inventory
+    from sizing.provision.ansible import Playbooks
+    from sizing.provision.facts import gather_facts
+    from sizing.provision.tools import tools_ready
+
+    tools = tmp_path / "tools"
+    playbooks = Playbooks(INVENTORY, extravars={"sizing_tool_dir": str(tools)})
+    host = load_inventory(INVENTORY).hosts["localhost"]
+
+    def looked() -> Any:
+        facts, problems = gather_facts(playbooks, [host], tool_commands=["sh", "no-such-cmd"])
+        assert facts["localhost"].tool_dir is not None, problems
+        return facts["localhost"]
+
+    assert not tools_ready(looked(), ["sh"]) and not tools.exists()  # looked at, not made
+    assert copied(clients(tools)) == list(COPIES)
+    facts = looked()
+    assert tools_ready(facts, ["sh"])  # what clients.yml left: the next run skips it
+    assert not tools_ready(facts, ["sh", "no-such-cmd"])  # a generator to install: it runs
+    loadgen = tools / "loadgen.py"
+    runner = loadgen.read_bytes()
+    loadgen.write_bytes(b"print('an older runner')\n")
+    assert not tools_ready(looked(), ["sh"])  # another runner: clients.yml copies it again
+    loadgen.write_bytes(runner)
+    os.chown(tools / "wrk_report.lua", NOBODY, NOBODY)
+    assert not tools_ready(looked(), ["sh"])  # a tool another user owns

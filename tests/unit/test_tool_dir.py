@@ -168,6 +168,79 @@ def test_tooldir_refuses_without_changing_anything(tmp_path: Path) -> None:
     assert tooldir(shared / "tools")["created"]
 
 
+def test_the_look_of_facts_yml_names_what_clients_yml_copies() -> None:
+    """What sizing compares (sizing.provision.tools.TOOL_FILES) is what clients.yml copies,
+    with its modes, and what facts.yml's look describes: a skipped clients.yml cannot
+    leave a file out."""
+    from sizing.provision.tools import TOOL_FILES
+
+    plays = yaml.safe_load((paths.PLAYBOOKS / "clients.yml").read_text())
+    copies = [
+        t["ansible.builtin.copy"] for p in plays for t in p["tasks"] if "ansible.builtin.copy" in t
+    ]
+    assert {Path(c["src"]).name: c["mode"] for c in copies} == TOOL_FILES
+    (facts,) = yaml.safe_load((paths.PLAYBOOKS / "facts.yml").read_text())
+    assert facts["vars_files"] == ["vars/tools.yml"]
+    look = next(
+        t for t in facts["tasks"] if t["name"] == "Look at the tool directory without changing it"
+    )
+    cmd = look["ansible.builtin.script"]["cmd"].split()
+    assert cmd[:2] == ["files/tooldir.py", "--look"] and cmd[-3:] == list(TOOL_FILES)
+    assert look["changed_when"] is False and look["failed_when"] is False
+
+
+def look(path: Path, *commands: str) -> str:
+    """What files/tooldir.py --look prints (the facts.yml task)."""
+    from sizing.provision.tools import TOOL_FILES
+
+    names = list(TOOL_FILES)
+    argv = [sys.executable, str(TOOLDIR), "--look", "--commands", ",".join(commands), str(path)]
+    return subprocess.run([*argv, *names], capture_output=True, text=True, check=True).stdout
+
+
+def test_the_look_changes_nothing(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    missing = json.loads(look(tools, "sh", "no-such-generator"))
+    assert not tools.exists() and not missing["changed"] and missing["files"] == {}
+    assert missing["commands"] == {"sh": True, "no-such-generator": False}
+    tools.mkdir()
+    tools.chmod(0o755)
+    wide = json.loads(look(tools))
+    assert not wide["narrowed"] and wide["after"]["mode"] == "0755"
+    assert stat.S_IMODE(tools.stat().st_mode) == 0o755
+
+
+def test_tools_are_ready_only_when_clients_yml_would_change_nothing(tmp_path: Path) -> None:
+    from sizing.facts import HostFacts, ToolDir
+    from sizing.provision.facts import declared_topology
+    from sizing.provision.tools import TOOL_FILES, tools_ready
+
+    one_cpu = declared_topology(1, 1, 1)
+
+    def ready(*commands: str, have: tuple[str, ...] = ("sh",)) -> bool:
+        facts = HostFacts(one_cpu, {}, tool_dir=ToolDir.parse(look(tools, *have)))
+        return tools_ready(facts, commands)
+
+    tools = tmp_path / "tools"
+    tooldir(tools)  # made as clients.yml makes it, then the files copied as it copies them
+    for name, mode in TOOL_FILES.items():
+        (tools / name).write_bytes((paths.PLAYBOOKS / "files" / name).read_bytes())
+        (tools / name).chmod(int(mode, 8))
+    assert ready("sh") and ready()  # a server needs no generator
+    assert not ready("sh", have=())  # a generator not looked for is not there
+    assert not ready("no-such-generator", have=("no-such-generator",))
+    (tools / "wrk_report.lua").chmod(0o644)
+    assert not ready()  # another mode
+    (tools / "wrk_report.lua").chmod(0o600)
+    (tools / "loadproto.py").write_bytes(b"# an older sizing's protocol\n")
+    assert not ready()  # another content
+    (tools / "loadproto.py").write_bytes((paths.PLAYBOOKS / "files" / "loadproto.py").read_bytes())
+    assert ready()
+    tools.chmod(0o755)
+    assert not ready()  # not private
+    assert not tools_ready(None, ()) and not tools_ready(HostFacts(one_cpu, {}), ())
+
+
 def test_guest_image_secrets_are_0600() -> None:
     plays = yaml.safe_load((paths.PLAYBOOKS / "guest-image.yml").read_text())
     tasks = plays[0]["tasks"]
