@@ -16,13 +16,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from sizing.ceilings import HostCeilings
 from sizing.errors import PreflightError
 from sizing.facts import HostFacts
 from sizing.measure.checks import against_ceiling
 from sizing.model import SERVER_DIED, PointKey, PointResult, RunStatus, Status
 from sizing.plan.dryrun import estimate, span_words
 from sizing.plan.points import PlannedPoint
-from sizing.provision.ceiling import ceiling_jobs, measure_ceilings
+from sizing.provision.ceiling import CeilingJob, ceiling_jobs, measure_ceilings
 from sizing.provision.hostsafety import took_over_text
 from sizing.provision.tools import build_generators, prepare_clients
 from sizing.records import DeclaredRecord, HostRecord
@@ -222,17 +223,24 @@ def _prepared(ctx: RunContext) -> Prepared:
 
 def _ceilings(ctx: RunContext, run: OpenRun, plan: list[PlannedPoint]) -> None:
     """Measure the crypto ceiling of the servers of full-handshake points, once per
-    run and before any nginx runs there, and keep it with the hosts' facts."""
+    run and before any nginx runs there, and keep it with the hosts' facts. A resumed run
+    keeps what its first part measured of the same operations on the same CPUs."""
     placement = ctx.state.placement
     jobs = ceiling_jobs(plan, ctx.state.facts, placement)
     if not jobs:
         return
-    what = "; ".join(
-        f"{h}: {', '.join(f'{j.alg} on cpus {j.cpus}' for j in js)}" for h, js in jobs.items()
-    )
-    ctx.progress.step(f"measuring the crypto ceiling (openssl speed, {what})")
-    got, _ = measure_ceilings(ctx.playbooks, jobs)
     env = run.store.get_run(run.run_id).environment
+    kept = {h: HostCeilings.of(env.get(h)) for h in jobs}
+    have = {h: c for h, c in kept.items() if c is not None and _covers(c, jobs[h])}
+    todo = {h: js for h, js in jobs.items() if h not in have}
+    got: dict[str, HostCeilings] = {}
+    if todo:
+        what = "; ".join(
+            f"{h}: {', '.join(f'{j.alg} on cpus {j.cpus}' for j in js)}" for h, js in todo.items()
+        )
+        ctx.progress.step(f"measuring the crypto ceiling (openssl speed, {what})")
+        got, _ = measure_ceilings(ctx.playbooks, todo)
+    have.update(got)
     patch: dict[str, HostRecord] = {}
     # a container runs on its host's CPUs: the host's ceiling is its own
     sharing = {
@@ -240,7 +248,7 @@ def _ceilings(ctx: RunContext, run: OpenRun, plan: list[PlannedPoint]) -> None:
         for p in plan
         if p.server.name in placement and p.server.platform.shares_host_cpus
     }
-    measured = {**got, **{ctr: got[host] for ctr, host in sharing.items() if host in got}}
+    measured = {**have, **{ctr: have[host] for ctr, host in sharing.items() if host in have}}
     for h, c in measured.items():
         patch[h] = replace(env.get(h, HostRecord()), ceilings=c.to_dict())
         ctx.state.ceilings[h] = c  # what each point is checked against
@@ -248,6 +256,12 @@ def _ceilings(ctx: RunContext, run: OpenRun, plan: list[PlannedPoint]) -> None:
     for h, c in got.items():
         if c.missing:
             run.summary.problems.append(f"{h}: crypto ceiling not measured: {c.missing}")
+
+
+def _covers(kept: HostCeilings, jobs: list[CeilingJob]) -> bool:
+    """True when what a run kept of a host's ceilings has every one of ``jobs``."""
+    done = {(r.alg, r.cpus, r.threads) for r in kept.crypto}
+    return not kept.missing and all((j.alg, j.cpus, j.threads) in done for j in jobs)
 
 
 def _report_broken(ctx: RunContext, run: OpenRun) -> None:

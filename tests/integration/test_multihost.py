@@ -342,6 +342,9 @@ def test_interrupted_run_resumes_with_only_the_missing_points(
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
     assert [p["profile"] for p in doc["points"]] == ["static-tps"]  # rps not measured again
+    # the crypto ceiling is measured once per run: the resumed part keeps the first part's
+    assert "measuring the crypto ceiling" in err
+    assert "measuring the crypto ceiling" not in result.stderr
     with Store(db) as store:
         assert len(store.runs()) == 1
         assert [p.result.key.profile for p in store.points(run.id)] == ["static-rps", "static-tps"]

@@ -395,3 +395,27 @@ def test_the_host_scripts_report_reads_into_a_hosts_ceilings() -> None:
     assert _host(failed, took=1.0).missing == "openssl speed rsa2048 failed (rc 1): no such alg"
     none = _host({"openssl": None, "jobs": [], "missing": "no openssl binary"}, took=0.1)
     assert (none.missing, none.crypto) == ("no openssl binary", ())
+
+
+def test_a_resumed_run_keeps_the_ceilings_its_first_part_measured() -> None:
+    """sweep.stages._covers: what a run stored of a host's ceilings stands for the resumed
+    part only when it has every operation on the same CPUs with the same processes."""
+    from sizing.provision.ceiling import CeilingJob
+    from sizing.sweep.stages import _covers
+
+    kept = HostCeilings.of(
+        HostRecord.parse(
+            {
+                "ceilings": {
+                    "openssl": "OpenSSL 3.0.19",
+                    "crypto": [{"alg": "rsa2048", "cpus": "0", "threads": 1, "sign_per_s": 4100.0}],
+                }
+            }
+        )
+    )
+    assert kept is not None
+    assert _covers(kept, [CeilingJob("rsa2048", "0", 1)])
+    assert not _covers(kept, [CeilingJob("rsa2048", "0", 1), CeilingJob("ecdsa-p256", "0", 1)])
+    assert not _covers(kept, [CeilingJob("rsa2048", "0,1", 2)])  # HT on: both siblings
+    assert not _covers(kept, [CeilingJob("rsa2048", "2", 1)])  # another CPU
+    assert not _covers(HostCeilings(missing="no openssl binary"), [])
