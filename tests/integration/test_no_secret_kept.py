@@ -120,7 +120,7 @@ def test_a_real_run_keeps_no_planted_secret_and_the_guide_escapes_control_charac
     stale = _stale_runner_dir()
     env = {**os.environ, "VSPHERE_PASSWORD": VSPHERE, "MY_API_TOKEN": TOKEN}
     run = _sizing(
-        ["run", "-i", str(inv), "--cores", "1", "--repeat", "2", "--duration", "2"]
+        ["run", "-i", str(inv), "--cores", "1", "--repeat", "2", "--duration", "2", "--warmup", "0"]
         + ["-e", f"ansible_become_pass={BECOME}", "-e", json.dumps({"vcenter_pw": VCENTER})]
         + ["--keep-artifacts", str(kept), "--db", str(db)],
         env,
