@@ -5,10 +5,13 @@ raised as :class:`sizing.errors.SizingError` carry their own, which the CLI's gu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from sizing.errors import ExitStatus
 from sizing.model import RunStatus, RunSummary, Status
-from sizing.plan.document import PlanDocument
+
+if TYPE_CHECKING:  # a type only: the plan's modules (and pydantic) load when a plan is made
+    from sizing.plan.document import PlanDocument
 
 __all__ = ["Answered", "Checked", "Planned", "exit_status"]
 

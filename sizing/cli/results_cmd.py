@@ -14,13 +14,6 @@ from sizing.app.env import current
 from sizing.cli.app import columns, emit_json, warn
 from sizing.cli.options import DbOpt, EmulatedOpt, JsonOpt, VirtualizedOpt
 from sizing.errors import SizingError, UsageError
-from sizing.report.render.points import (
-    ceiling_lines,
-    comparisons_json,
-    point_json,
-    points_table,
-)
-from sizing.report.render.run_text import pairs_table
 
 if TYPE_CHECKING:
     from sizing.app.results import StoredRun
@@ -110,6 +103,10 @@ def results(
 
 
 def _run_json(r: StoredRun) -> dict[str, Any]:
+    # deferred, as the store and the evidence are (sizing.app.results): the renderers load
+    # the engine, which no other command's start needs
+    from sizing.report.render.points import comparisons_json, point_json
+
     rec = r.record
     return {
         "run_id": rec.id,
@@ -128,6 +125,9 @@ def _run_json(r: StoredRun) -> dict[str, Any]:
 
 
 def _run_text(r: StoredRun, verbose: bool) -> str:
+    from sizing.report.render.points import ceiling_lines, points_table
+    from sizing.report.render.run_text import pairs_table
+
     rec = r.record
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(rec.started_at))
     named = f" {rec.label!r}" if rec.label else ""

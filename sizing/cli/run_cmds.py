@@ -16,7 +16,6 @@ from sizing.app.status import Planned, exit_status
 from sizing.cli.app import emit_json, warn
 from sizing.cli.options import RUN_HT, DbOpt, JsonOpt, choice, metavar, run_platforms
 from sizing.cli.progress import RichProgress
-from sizing.cli.run_render import render_run
 from sizing.errors import UsageError
 from sizing.model import HtChoice
 
@@ -298,6 +297,7 @@ def run(
 def _measure(opts: RunOptions, *, json_out: bool, verbose: bool) -> None:
     """The run itself, what it measured, the problems it met, and its exit code."""
     from sizing.app import run as app_run
+    from sizing.cli.run_render import render_run  # the renderers load the engine
 
     with RichProgress() as progress:
         measured = app_run.measure(opts, progress)
