@@ -166,8 +166,14 @@ DRY_RUN: tuple[tuple[str, FirstStage], ...] = (FIRST,)
 
 
 def keep_environment(ctx: RunContext, run: OpenRun, facts: dict[str, HostFacts]) -> None:
-    """Store the hosts' facts with the run, with what the inventory declares."""
+    """Store the hosts' facts with the run, with what the inventory declares. A resumed
+    run keeps the crypto ceilings its first part measured on a host of the same build."""
     env = {h: HostRecord.parse(f.raw) for h, f in facts.items()}
+    before = run.store.get_run(run.run_id).environment if ctx.opts.resume_run else {}
+    for h, rec in env.items():
+        kept = before.get(h)
+        if kept is not None and kept.ceilings is not None and _same_build(kept, rec):
+            env[h] = replace(rec, ceilings=kept.ceilings)
     declared = ctx.inventory.declared()
     # every host, hosts without facts too (a guest's hypervisor: the basis' price),
     # and an empty entry where nothing is declared: the record is then complete,
@@ -256,6 +262,16 @@ def _ceilings(ctx: RunContext, run: OpenRun, plan: list[PlannedPoint]) -> None:
     for h, c in got.items():
         if c.missing:
             run.summary.problems.append(f"{h}: crypto ceiling not measured: {c.missing}")
+
+
+def _same_build(a: HostRecord, b: HostRecord) -> bool:
+    """The same CPU and OpenSSL builds: what a crypto ceiling measured on one holds on the
+    other."""
+    return (a.cpu_model, a.openssl_version, a.nginx_openssl) == (
+        b.cpu_model,
+        b.openssl_version,
+        b.nginx_openssl,
+    )
 
 
 def _covers(kept: HostCeilings, jobs: list[CeilingJob]) -> bool:
