@@ -288,6 +288,7 @@ all:
           sizing_log_dir: {tmp}/log
           sizing_pid_file: {tmp}/nginx.pid
           sizing_tool_dir: {tmp}/tools
+          sizing_lock_path: {tmp}/run.lock
           sizing_upstream_listen_address: 127.0.0.1
           sizing_upstream_port: {upstream}
           sizing_upstream_conf_dir: {tmp}/uconf
@@ -362,6 +363,9 @@ def test_latency_sweep_and_slo_search(workdir: Path, vegeta_bin: str, tools: Non
         assert r.value == lo and (hi is None or (hi - lo) / lo <= 0.02)
 
 
+# robust (scripts/test-robust, beside the unit tests; its inventory names its own run lock):
+# what it checks, the JWT answers and the gateway's probes, does not depend on a quiet machine
+@pytest.mark.robust
 def test_proxy_and_api_jwt(workdir: Path, tools: None) -> None:
     # one run, both points: one provisioning of the clients and the upstream
     doc, db = run_sizing(
