@@ -115,7 +115,7 @@ def measure_next(result: Recommendation, inputs: BasisInputs) -> tuple[tuple[str
                 continue  # even linear scaling would not make it cheaper
             sockets = c.offer.sockets if c.offer is not None else 1
             shape = f"{sockets} × {c.cores_per_server // sockets} cores"
-            name = c.server_name or f"a {c.cores_per_server}-core server"
+            name = c.server_name or f"{c.cores_per_server}-core server"
             command, note = measure_hint(c.cores_per_server, sockets, inventory, host)
             seen[c.cores_per_server] = (f"{name} ({shape})", command, note)
     return tuple(seen[k] for k in sorted(seen))

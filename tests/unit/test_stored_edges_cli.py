@@ -59,6 +59,10 @@ def test_a_two_run_pair_answers_in_recommend_table_and_guide(tmp_path: Path, pai
     code, out, err = cli("recommend", "--rps", "100000", "--article-prices", "--db", str(db))
     assert code == 0, err  # was: internal error: OverflowError: math range error
     assert "× baremetal 1-core" in out and "(measured; range of 2 runs, 50%)" in out
+    # the runs that would size the floors name each server once ("the a 2-core server" was)
+    assert (
+        "To size the 2-core server (1 × 2 cores) on its own figures" in out and "the a " not in out
+    )
     code, out, err = cli("table", "--article-prices", "--db", str(db))
     assert code == 0 and f"{sorted(pair)[0] / 2 + sorted(pair)[1] / 2:,.0f} m" in out, err
     html = tmp_path / "g.html"
