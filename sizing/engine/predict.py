@@ -83,6 +83,14 @@ def quantile(xs: Sequence[float], q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
+def too_few_runs(reps: Sequence[Sequence[float]]) -> int:
+    """The fewest repetitions among these points' when fewer than :data:`MIN_CLAIM_RUNS`:
+    a confidence resting on them is not claimed (the answer says what to measure); else 0.
+    A point without repetitions (reference data, a predicted figure) does not count."""
+    fewest = min((len(r) for r in reps if r), default=0)
+    return fewest if fewest < MIN_CLAIM_RUNS else 0
+
+
 def _exact3(points: Sequence[tuple[int, float]]) -> tuple[float, float, float] | None:
     """The USL through three points exactly, when its σ, κ ≥ 0 (else None).
 

@@ -80,7 +80,7 @@ from sizing.engine.costs import CostCatalog
 from sizing.engine.figures import HT_ORDER, PLATFORM_ORDER, build_series
 from sizing.engine.fleet import Offer, identical
 from sizing.engine.fleets import best_fleet, cheapest_fleet, check_terms, plan_of, sized
-from sizing.engine.predict import Bootstrapper, quantile
+from sizing.engine.predict import MIN_CLAIM_RUNS, Bootstrapper, quantile, too_few_runs
 from sizing.engine.series import Series
 from sizing.engine.translate import other_cpu
 from sizing.errors import UsageError
@@ -368,6 +368,9 @@ def _server(
             per_draw = []
             break
         per_draw.append(list(d))
+    few = too_few_runs([f.reps for f in picked])
+    if few:
+        per_draw = []  # no confidence is claimed on fewer runs (MIN_CLAIM_RUNS)
     draws: tuple[float, ...] = ()
     if per_draw:
         n = min(len(d) for d in per_draw)
@@ -382,6 +385,11 @@ def _server(
         )
     share = 1.0 / load
     if confidence is not None:
+        if few:
+            return (
+                f"--confidence needs {MIN_CLAIM_RUNS} or more repetitions per point: "
+                f"{few} cannot say how much runs vary"
+            )
         if not draws:
             return (
                 "--confidence needs repetitions to draw from; these figures have none "

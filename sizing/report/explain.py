@@ -9,14 +9,21 @@ from collections.abc import Sequence
 from sizing.engine.choice import Choice
 from sizing.engine.costs import CostBreakdown, CostCatalog, LicenceCost
 from sizing.engine.licences import EVERY_PLATFORM, lines_of
-from sizing.engine.predict import DRAWS, MIN_CLAIM_RUNS
+from sizing.engine.predict import DRAWS, MIN_CLAIM_RUNS, too_few_runs
 from sizing.engine.recommend import Configuration, Demand, Recommendation
 from sizing.engine.slo import slo_profile_name
 from sizing.knee import Slo
 from sizing.model import DERIVED, Figure, SizingMetric
 from sizing.report.data.format import amount, counted_total, money
 
-__all__ = ["confidence_share", "confidence_words", "cost_words", "describe_figure", "explain"]
+__all__ = [
+    "confidence_share",
+    "confidence_words",
+    "cost_words",
+    "describe_figure",
+    "explain",
+    "unclaimed_words",
+]
 
 
 _money = amount  # whole units when the amount is whole, cents otherwise
@@ -93,6 +100,14 @@ def confidence_share(conf: float) -> str:
     return f"more than {top * 100:.1f}%" if conf >= 1.0 else f"{min(conf, top) * 100:.0f}%"
 
 
+def unclaimed_words(few: int) -> str:
+    """Why no confidence is claimed on ``few`` repetitions of a point, and what to do."""
+    return (
+        f"{few} repetitions of a point cannot say how much runs vary; measure "
+        f"{MIN_CLAIM_RUNS} or more per core count"
+    )
+
+
 def confidence_words(
     conf: float | None, demand: Demand, basis: str, figures: Sequence[Figure] = ()
 ) -> str:
@@ -102,17 +117,17 @@ def confidence_words(
     what = " + ".join(
         f"{v:,.0f} {u}" for v, u in ((demand.rps, "RPS"), (demand.tps, "TPS")) if v is not None
     )
+    few = too_few_runs([f.reps for f in figures])
+    if few:
+        return (
+            f"How likely it carries {what} at ≤ {limit:g}% of capacity is not claimed: "
+            + unclaimed_words(few)
+            + "."
+        )
     if conf is None:
         return (
             f"How likely it carries {what} at ≤ {limit:g}% of capacity is not known: its "
             "figures carry no repetitions to draw from (reference data, or single runs)."
-        )
-    fewest = min((len(f.reps) for f in figures if f.reps), default=0)
-    if 0 < fewest < MIN_CLAIM_RUNS:
-        return (
-            f"How likely it carries {what} at ≤ {limit:g}% of capacity is not claimed: "
-            f"{fewest} repetitions of a point cannot say how much runs vary; measure "
-            f"{MIN_CLAIM_RUNS} or more per core count."
         )
     return (
         f"Carries {what} at ≤ {limit:g}% of capacity in {confidence_share(conf)} of the plausible "

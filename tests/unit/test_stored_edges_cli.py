@@ -81,6 +81,30 @@ def test_a_two_run_pair_answers_in_recommend_table_and_guide(tmp_path: Path, pai
     assert code == 0 and html.is_file(), err
 
 
+def test_two_runs_claim_no_confidence_in_the_terminal_the_json_or_the_guide(
+    tmp_path: Path,
+) -> None:
+    # below 3 runs a point cannot say how much runs vary (docs/engine.md): the terminal said
+    # so while the guide's summary and --json stated a share of the plausible outcomes
+    db = lab(tmp_path, {1: list(PAIRS[0])})
+    ask = ("recommend", "--rps", "100000", "--article-prices", "--db", str(db))
+    code, out, err = cli(*ask)
+    assert code == 0 and "is not claimed: 2 repetitions of a point" in out, err
+    code, out, err = cli(*ask, "--json")
+    assert code == 0, err
+    assert json.loads(out)["recommendation"]["confidence"] is None
+    html = tmp_path / "g.html"
+    code, _, err = cli("guide", *ask[1:], "--format", "html", "--out", str(html))
+    assert code == 0, err
+    text = html.read_text(encoding="utf-8")
+    assert "not claimed: 2 repetitions of a point cannot say how much runs vary" in text
+    assert "of the plausible outcomes" not in text
+    # --confidence does not size the measured 2-run server type on its draws
+    code, out, err = cli(*ask, "--confidence", "0.9")
+    no_internal_error(code, err)
+    assert "1-core: --confidence needs 3 or more repetitions per point: 2" in out + err
+
+
 def test_a_point_whose_every_figure_is_erratic_is_charted_without_a_curve(tmp_path: Path) -> None:
     db = lab(tmp_path, {1: ERRATIC})
     code, out, err = cli("recommend", "--rps", "100000", "--article-prices", "--db", str(db))

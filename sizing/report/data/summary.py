@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from sizing.engine import Configuration, Recommendation
 from sizing.engine.cell import Cell
+from sizing.engine.predict import too_few_runs
 from sizing.engine.recommend import Fleet
 from sizing.engine.table import SizingTable
 from sizing.model import PROFILE_UNITS, Figure, FigureKind, SizingMetric
@@ -21,7 +22,7 @@ from sizing.report.data.format import (
     platform_words,
 )
 from sizing.report.data.model import Fact, Headline, RecommendationView, TableBlock, TCell
-from sizing.report.explain import confidence_share, explain
+from sizing.report.explain import confidence_share, explain, unclaimed_words
 
 # Figures a headline may quote: measured or published, never derived beyond what was
 # observed; and never a virtualized host's figure under a "bare metal" label.
@@ -186,7 +187,7 @@ def _facts(
         facts.append(Fact("CPU utilisation at the target", percent(best.utilization * 100.0)))
         if best.counted_servers != best.servers:
             facts.append(Fact("Servers counted on", f"{best.counted_servers} (one spare)"))
-        facts.append(_how_sure(best.confidence))
+        facts.append(_how_sure(best.confidence, best.figures))
         return facts
     facts = [
         Fact("Fleet", fleet_text(fleet)),
@@ -195,7 +196,7 @@ def _facts(
         *_fleet_capacity(fleet, result),
         Fact("CPU utilisation at the target", percent(fleet.utilization * 100.0)),
     ]
-    facts.append(_how_sure(fleet.confidence))
+    facts.append(_how_sure(fleet.confidence, best.figures))
     lower = {f.profile for f in best.figures if f.lower_bound}
     alone = [
         _capacity_words(best.capacity_rps, "RPS", "rps" in lower),
@@ -212,9 +213,12 @@ def _facts(
     return facts
 
 
-def _how_sure(confidence: float | None) -> Fact:
+def _how_sure(confidence: float | None, figures: Sequence[Figure]) -> Fact:
     """How likely the fleet carries the target within its headroom, or why it is not
-    known."""
+    claimed or not known (the terminal's rule: :func:`explain.confidence_words`)."""
+    few = too_few_runs([f.reps for f in figures])
+    if few:
+        return Fact("How likely it carries the target", "not claimed: " + unclaimed_words(few))
     if confidence is None:
         return Fact(
             "How likely it carries the target",
