@@ -55,8 +55,12 @@ def _when(text: str) -> float | None:
     except ValueError:
         return None
     if when.tzinfo is None:
-        raise UsageError(f"a sample's time has no UTC offset: {text!r}")
+        raise _NoOffset
     return when.timestamp()
+
+
+class _NoOffset(ValueError):
+    """A sample's ISO 8601 time without a UTC offset: which second it was is unknown."""
 
 
 def _text(path: Path) -> tuple[str, ReadState]:
@@ -96,8 +100,13 @@ def _plus(path: Path, text: str) -> list[CounterSample]:
             if "handshakes" in ssl:
                 values["handshakes"] = float(ssl["handshakes"])
                 values["reuses"] = float(ssl.get("session_reuses", 0))
+        except _NoOffset:
+            raise UsageError(f"{path}:{i}: the sample's time has no UTC offset") from None
         except (ValueError, TypeError, AttributeError) as exc:
-            raise UsageError(f"{path}:{i}: not an NGINX Plus API sample ({exc})") from None
+            # the reason, never the value: a sample's text is the customer's
+            why = "not JSON" if isinstance(exc, json.JSONDecodeError) else "no time, or a counter"
+            why += "" if why == "not JSON" else " that is not a number"
+            raise UsageError(f"{path}:{i}: not an NGINX Plus API sample ({why})") from None
         out.append(CounterSample(t, values))
     return sorted(out, key=lambda s: s.time)
 
@@ -108,7 +117,10 @@ def _blocks(path: Path, text: str, kind: str) -> list[CounterSample]:
     for i, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
-        t = _when(line) if not line.strip().isalpha() else None
+        try:
+            t = _when(line) if not line.strip().isalpha() else None
+        except _NoOffset:
+            raise UsageError(f"{path}:{i}: the sample's time has no UTC offset") from None
         if t is not None and len(line.split()) == 1:
             out.append(CounterSample(t, {}))
             continue

@@ -12,6 +12,7 @@ The format is also read from ``nginx.conf`` (``--nginx-conf PATH --log-name NAME
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +52,8 @@ class LogFormat:
     variables: frozenset[str]
     escape: str = "default"
     name: str = ""
+    # (variable, the pattern up to the literal after it): which field a bad line fails at
+    steps: tuple[tuple[str, str], ...] = ()
 
     @property
     def time_field(self) -> str:
@@ -59,6 +62,20 @@ class LogFormat:
 
     def has(self, *names: str) -> bool:
         return all(n in self.variables for n in names)
+
+    def failing_field(self, line: bytes) -> str:
+        """The first field of the format a line does not match (``$status``), or
+        ``the end of the line`` when every field does and something follows: what a
+        skipped line is reported by, instead of its content."""
+        for var, source in self.steps:
+            if _prefix(source).match(line) is None:
+                return f"${var}"
+        return "the end of the line"
+
+
+@functools.lru_cache(maxsize=256)
+def _prefix(source: str) -> re.Pattern[bytes]:
+    return re.compile(source.encode())
 
 
 def _any_until(stop: str, escape: str) -> str:
@@ -74,6 +91,7 @@ def compile_format(text: str, *, escape: str = "default", name: str = "") -> Log
     """The format's pattern; a format without a time variable is refused (no second to
     bin a request in)."""
     parts = []
+    steps: list[tuple[str, str]] = []
     groups: list[str] = []
     variables: list[str] = []
     pos = 0
@@ -92,6 +110,7 @@ def compile_format(text: str, *, escape: str = "default", name: str = "") -> Log
             groups.extend(names)
         else:
             parts.append(_any_until(stop, escape))
+        steps.append((var, "^" + "".join(parts) + re.escape(stop)))
         pos = m.end()
     parts.append(re.escape(text[pos:]))
     if not any(v in variables for v in _TIME_VARS):
@@ -101,7 +120,9 @@ def compile_format(text: str, *, escape: str = "default", name: str = "") -> Log
         )
     source = "^" + "".join(parts) + r"[ \t\r]*()$"  # () keeps findall's rows tuples
     pattern = re.compile(source.encode(), re.MULTILINE)
-    return LogFormat(text, pattern, tuple(groups), frozenset(variables), escape, name)
+    return LogFormat(
+        text, pattern, tuple(groups), frozenset(variables), escape, name, tuple(steps)
+    )
 
 
 _DIRECTIVE = re.compile(

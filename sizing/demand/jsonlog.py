@@ -75,7 +75,7 @@ def scan_json(path: Path) -> FileScan:
                     reason = "empty line"
                 elif keys and line.lstrip().startswith(b"{"):
                     reason = BAD_TIME
-                scan.skipped.add(reason, where, line)
+                scan.skipped.add(reason, where)
                 continue
             get = doc.get
             status = str(get(keys.get("status", ""), ""))[:1].encode() or None

@@ -26,6 +26,7 @@ class ReadState:
 
     path: Path
     sha256: str = ""
+    content_sha256: str = ""  # of the lines as read (decompressed): a log and its .gz agree
     size: int = 0
     gzip: bool = False
     damage: str = ""  # why the file's bytes stopped early (truncated or corrupt gzip)
@@ -37,6 +38,7 @@ def chunks(path: Path, state: ReadState, size: int = CHUNK) -> Iterator[bytes]:
     ends where the file does). The sha256 of the file's bytes as stored ends in
     ``state``."""
     digest = hashlib.sha256()
+    content = hashlib.sha256()
     with path.open("rb") as raw:
         head = raw.read(2)
         raw.seek(0)
@@ -51,10 +53,13 @@ def chunks(path: Path, state: ReadState, size: int = CHUNK) -> Iterator[bytes]:
                 rest = block
                 continue
             rest = block[cut:]
+            content.update(block[:cut])
             yield block[:cut]
         if rest:
+            content.update(rest)
             yield rest
     state.sha256 = digest.hexdigest()
+    state.content_sha256 = content.hexdigest()
 
 
 def _plain(raw: object, digest: hashlib._Hash, size: int) -> Iterator[bytes]:

@@ -88,20 +88,22 @@ def _bad_lines(scan: FileScan, fmt: LogFormat, chunk: bytes, head: bool, good: i
             continue
         where = f"{scan.path}:{base + i + 1}"
         if not line.strip():
-            scan.skipped.add("empty line", where, line)
+            scan.skipped.add("empty line", where)
             continue
         reason = BINARY if looks_binary(line) else NOT_IN_FORMAT
-        first_bad = first_bad or (where, reason, line)
-        scan.skipped.add(reason, where, line)
+        at = ""
+        if reason == NOT_IN_FORMAT and (scan.skipped.want_sample or first_bad is None):
+            at = fmt.failing_field(line)
+        first_bad = first_bad or (where, reason, at)
+        scan.skipped.add(reason, where, at)
     if head and first_bad and good * 2 < len(lines):
-        where, reason, line = first_bad
-        text = line[:80].decode("utf-8", "backslashreplace")
+        where, reason, at = first_bad
         if reason == BINARY:
-            raise UsageError(f"{scan.path}: binary data, not an access log ({where}: {text!r})")
+            raise UsageError(f"{scan.path}: binary data, not an access log ({where})")
         label = fmt.name or "the given format"
         raise UsageError(
             f"{scan.path}: not in {label} ({good} of {len(lines)} first lines match);"
-            f" first line that does not: {where}: {text}"
+            f" first line that does not: {where}, at {at}"
         )
 
 
@@ -113,7 +115,7 @@ def _count(scan: FileScan, keys: _Keys, rows: list[tuple[bytes, ...]], chunk: by
     for key, n in Counter(map(keys.getter, rows)).items():
         sec = to_sec(key[:nt])
         if sec is None:
-            scan.skipped.add(BAD_TIME, _line_of(scan, chunk, key[0]), key[0], n)
+            scan.skipped.add(BAD_TIME, _line_of(scan, chunk, key[0]), f"${keys.time}", n)
             continue
         got = dict(zip(extras, key[nt:], strict=False))
         tally.add(sec, n, got.get("status"), got.get("first") == b"1", got.get("reused"))

@@ -34,16 +34,26 @@ def size_bucket(n: int) -> int:
 
 @dataclass
 class Skipped:
-    """Lines not counted: how many per reason and the first few, with file:line."""
+    """Lines not counted: how many per reason and the first few by file:line, reason and
+    the field that failed. A line's content is never kept: a customer's log holds client
+    addresses, user names, URLs, tokens and cookies, and what is skipped is reported in
+    the demand file, the terminal and the guide."""
 
     counts: Counter[str] = field(default_factory=Counter)
     samples: list[str] = field(default_factory=list)
 
-    def add(self, reason: str, where: str, line: bytes, n: int = 1) -> None:
+    def add(self, reason: str, where: str, at: str = "", n: int = 1) -> None:
+        """Count ``n`` lines skipped for ``reason``; the first few are kept as
+        ``file:line: reason (at $field)``."""
         self.counts[reason] += n
         if len(self.samples) < 5:
-            text = line[:80].decode("utf-8", "backslashreplace")
-            self.samples.append(f"{where}: {reason}: {text}")
+            self.samples.append(f"{where}: {reason}" + (f" (at {at})" if at else ""))
+
+    @property
+    def want_sample(self) -> bool:
+        """Whether the next skipped line is still sampled (finding its field costs a few
+        matches: only the sampled ones pay it)."""
+        return len(self.samples) < 5
 
     @property
     def total(self) -> int:

@@ -136,10 +136,13 @@ def test_bad_lines_are_counted_and_sampled_with_file_and_line(tmp_path: Path) ->
 
 
 def test_a_format_that_does_not_match_is_refused_with_the_first_line(tmp_path: Path) -> None:
+    """The line is named by file, number and the field that failed, never by its content
+    (a client address, a URL, a token)."""
     log = tmp_path / "access.log"
     log.write_text("".join(combined(s) for s in range(10)))
-    with pytest.raises(UsageError, match=r"not in the given format .*access.log:1: 10\.0\.0\.1"):
+    with pytest.raises(UsageError, match=r"not in the given format .*access.log:1, at \$") as e:
         read_logs([log], compile_format(RICH, name="the given format"), given=True)
+    assert "10.0.0.1" not in str(e.value) and "GET" not in str(e.value)
 
 
 def test_binary_garbage_and_empty_files(tmp_path: Path) -> None:
