@@ -40,12 +40,23 @@ StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _co
 
 
 MAX_DEPTH = 100  # nested mappings and lists; no sizing file needs more than a few
+# Nodes a document may hold once its aliases are expanded. An alias bomb ("billion laughs":
+# a few lines of anchors, each aliased ten times by the next) expands to billions; the
+# loader shares the aliased objects, but whatever walks the result (validation, copying,
+# printing) walks them all. The largest file sizing reads (an inventory of thousands of hosts)
+# holds a few hundred thousand nodes.
+MAX_NODES = 2_000_000
 
 
 def _check_depth(text: str, loader: type[Any]) -> None:
-    """Refuse absurd nesting from the event stream, before the (recursive) composer and
-    constructor see it: thousands of nested ``[`` overflow them, even the C stack."""
+    """Refuse absurd nesting and alias bombs from the event stream, before the (recursive)
+    composer and constructor see it: thousands of nested ``[`` overflow them, even the C
+    stack, and an alias bomb's expansion is counted here in time linear in the text."""
     depth = 0
+    counts = [0]  # expanded nodes of each open collection, the document's at the bottom
+    anchors: list[str | None] = []
+    expanded: dict[str, int] = {}  # an anchor's expanded node count
+    total = 0
     events = yaml.parse(text, Loader=loader)
     while True:
         try:
@@ -62,13 +73,62 @@ def _check_depth(text: str, loader: type[Any]) -> None:
             depth += 1
             if depth > MAX_DEPTH:
                 _too_deep(event.start_mark)
+            counts.append(0)
+            anchors.append(event.anchor)
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
+            n = counts.pop() + 1
+            anchor = anchors.pop()
+            if anchor is not None:
+                expanded[anchor] = n
+            counts[-1] += n
+        elif isinstance(event, yaml.ScalarEvent):
+            counts[-1] += 1
+            total += 1
+            if event.anchor is not None:
+                expanded[event.anchor] = 1
+        elif isinstance(event, yaml.AliasEvent):
+            n = expanded.get(event.anchor or "", 1)
+            counts[-1] += n
+            total += n
+        if total > MAX_NODES:
+            mark = event.start_mark
+            where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+            raise AliasBomb(
+                f"{where}its aliases expand to more than {MAX_NODES:,} values (an alias bomb?)"
+            )
 
 
 def _too_deep(mark: Any) -> NoReturn:
     where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-    raise yaml.YAMLError(f"{where}nested deeper than {MAX_DEPTH} levels")
+    raise ShapeError(f"{where}nested deeper than {MAX_DEPTH} levels")
+
+
+class ShapeError(yaml.YAMLError):
+    """A YAML document nested too deep or whose aliases expand past :data:`MAX_NODES`."""
+
+
+class AliasBomb(ShapeError):
+    """A YAML document whose aliases expand past :data:`MAX_NODES`."""
+
+
+def refuse_bombs(path: Path, what: str) -> None:
+    """An InputError when ``path`` is a YAML alias bomb, for a file that another parser
+    reads afterwards (Ansible's inventory plugins: ``ansible-inventory`` itself hangs on
+    one). Anything else (text that is not YAML, deep nesting) is left to that parser and to
+    the checks of what it read."""
+    try:
+        with path.open("rb") as f:
+            raw = f.read(64 << 20)
+        text = raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    try:
+        _check_depth(text, _Base)
+    except AliasBomb as exc:
+        raise InputError(str(path), [f"YAML: {exc}"]) from None
+    except yaml.YAMLError:
+        return
 
 
 def read_yaml(

@@ -24,7 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from sizing.yamlfile import refuse_bombs
 
 if TYPE_CHECKING:
     from ansible.parsing.dataloader import DataLoader
@@ -40,10 +43,15 @@ def ansible_loader() -> type[DataLoader]:
         def __init__(self, *a: Any, **kw: Any) -> None:
             super().__init__(*a, **kw)
             self._parsed_once: dict[tuple[str, bool], Any] = {}
+            self._checked: set[str] = set()
 
         def load_from_file(
             self, file_name: str, cache: str = "all", unsafe: bool = False, *a: Any, **kw: Any
         ) -> Any:
+            if str(file_name) not in self._checked:
+                # an alias bomb or absurd nesting hangs Ansible's parser: refused first
+                refuse_bombs(Path(str(file_name)), "inventory")
+                self._checked.add(str(file_name))
             if cache != "none" or a or set(kw) - {"trusted_as_template"}:
                 return super().load_from_file(file_name, cache, unsafe, *a, **kw)
             # auto asks untrusted, the yaml and constructed plugins trusted for templating:
