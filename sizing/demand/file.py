@@ -1,32 +1,69 @@
 """The demand file (YAML): written by ``sizing demand --out``, read by ``recommend
---demand`` and ``guide --demand``."""
+--demand`` and ``guide --demand``.
+
+Written atomically (:func:`sizing.outfile.write_atomic`); read as untrusted input: at most
+:data:`MAX_BYTES`, a regular file, YAML without alias bombs or deep nesting
+(:mod:`sizing.yamlfile`), then every field checked (:mod:`sizing.demand.schema`)."""
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 import yaml
 
 from sizing.demand.model import TrafficDemand, demand_from_dict
 from sizing.errors import InputError
+from sizing.outfile import write_atomic
 from sizing.yamlfile import read_yaml
 
-__all__ = ["load_demand", "write_demand"]
+__all__ = ["HEADER", "MAX_BYTES", "load_demand", "write_demand"]
+
+HEADER = "# sizing demand: the peak demand of the files below\n"
+# A demand file holds one hour of per-second counts and a few hundred short lines: 4 MiB is
+# far above any that sizing writes, and far below what could hurt to parse.
+MAX_BYTES = 4 << 20
 
 
 def write_demand(demand: TrafficDemand, path: Path) -> None:
-    """The demand file (YAML), with its provenance."""
+    """The demand file (YAML), with its provenance, written all at once."""
     text = yaml.safe_dump(demand.to_dict(), sort_keys=False, allow_unicode=True, width=100)
-    path.write_text(
-        "# sizing demand: the peak demand of the files below\n"
-        "# for `sizing recommend --demand` and `sizing guide --demand`\n" + text
+    write_atomic(
+        path,
+        HEADER + "# for `sizing recommend --demand` and `sizing guide --demand`\n" + text,
+        "demand file",
     )
 
 
+def _kind(path: Path) -> str:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return ""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return ""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
 def load_demand(path: Path) -> TrafficDemand:
-    """A demand file as written by ``sizing demand --out``; a bad one is one InputError."""
-    doc = read_yaml(path, "demand file")
+    """A demand file as written by ``sizing demand --out``; a bad one is one InputError
+    naming the file and the field."""
+    kind = _kind(path)
+    if kind:
+        raise InputError(str(path), [f"is {kind}, not a demand file"])
+    doc = read_yaml(path, "demand", max_bytes=MAX_BYTES)
     try:
         return demand_from_dict(doc)
-    except (KeyError, TypeError, ValueError, AssertionError) as exc:
-        raise InputError(str(path), [f"not a sizing demand file: {exc}"]) from None
+    except ValueError as exc:  # pydantic's ValidationError is one
+        from pydantic import ValidationError
+
+        from sizing.demand.schema import errors_of
+
+        problems = errors_of(exc) if isinstance(exc, ValidationError) else [str(exc)]
+        raise InputError(str(path), problems) from None
