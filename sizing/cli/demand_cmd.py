@@ -65,6 +65,35 @@ OutOpt = Annotated[
 ]
 
 
+RoleOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--role",
+        metavar="ROLE",
+        help="What NGINX does with these requests (a log cannot tell): static, lb"
+        " (load balancing), proxy or api-jwt (an API gateway validating a JWT per request)."
+        " recommend/guide --demand size on figures of this role.",
+    ),
+]
+AssumeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--assume",
+        metavar="NAME=VALUE",
+        help="A figure the input does not give, stated: tls-share=0.6,"
+        " resumption-share=40%, requests-per-connection=8 (repeatable; needs --assume-source).",
+    ),
+]
+AssumeSourceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--assume-source",
+        metavar="TEXT",
+        help="Where the --assume figures come from (written with them in the demand file).",
+    ),
+]
+
+
 def demand_cmd(
     files: FilesArg,
     log_format: LogFormatOpt = None,
@@ -73,6 +102,9 @@ def demand_cmd(
     log_name: NameOpt = None,
     counters: CountersOpt = False,
     out: OutOpt = None,
+    role: RoleOpt = None,
+    assume: AssumeOpt = None,
+    assume_source: AssumeSourceOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """The peak demand of your own traffic, from NGINX access logs or counters.
@@ -97,6 +129,9 @@ def demand_cmd(
             log_name=log_name,
             counters=counters,
             out=out,
+            role=role,
+            assume=tuple(assume or ()),
+            assume_source=assume_source,
         )
     )
     if json_out:

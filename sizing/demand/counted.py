@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 from sizing.demand.counters import CounterSample, Series, parse_samples, rates
 from sizing.demand.derive import busiest_hour, nearest_rank
+from sizing.demand.inputs import distinct_files
+from sizing.demand.mix import mix_of_counters
 from sizing.demand.model import Missing, Rate, SourceFile, TrafficDemand, iso
 from sizing.errors import UsageError
+from sizing.workload import Assumed, Role
 
 
 def _rate(rates: Counter[int], total: float, t0: float, t1: float) -> Rate:
@@ -39,15 +43,26 @@ def _chart(rates: Counter[int], step: float) -> tuple[int, list[int]]:
     return busiest_hour(per, start, end - 1)
 
 
-def read_counters(paths: list[Path]) -> TrafficDemand:
+def read_counters(
+    paths: list[Path],
+    *,
+    role: Role | None = None,
+    role_source: str = "",
+    assumed: tuple[Assumed, ...] = (),
+) -> TrafficDemand:
     """The demand of the counters' files (one server's series each: their rates summed
-    per interval on the first file's scrape grid)."""
+    per interval on the first file's scrape grid); a file given twice, or a copy, is
+    counted once."""
     series: list[list[CounterSample]] = []
-    kinds, sources, notes = set(), [], []
-    for path in paths:
-        if not path.is_file():
-            raise UsageError(f"{path}: no such file")
+    kinds, sources = set(), []
+    files, notes = distinct_files(paths)
+    seen: dict[str, Path] = {}
+    for path in files:
         kind, got, state = parse_samples(path)
+        if state.content_sha256 in seen:
+            notes.append(f"{path}: the same samples as {seen[state.content_sha256]}: counted once")
+            continue
+        seen[state.content_sha256] = path
         if len(got) < 2:
             raise UsageError(f"{path}: fewer than 2 {kind} samples: no rate to derive")
         kinds.add(kind)
@@ -57,8 +72,8 @@ def read_counters(paths: list[Path]) -> TrafficDemand:
         )
     first = series[0]
     step = statistics.median(b.time - a.time for a, b in zip(first, first[1:], strict=False))
-    if len(paths) > 1:
-        notes.append(f"{len(paths)} series, one per server: rates summed per {step:g} s")
+    if len(series) > 1:
+        notes.append(f"{len(series)} series, one per server: rates summed per {step:g} s")
     req = rates(series, "requests", step)
     if req is None:
         raise UsageError(f"{paths[0]}: no request counter in the samples")
@@ -70,7 +85,15 @@ def read_counters(paths: list[Path]) -> TrafficDemand:
         notes.append(f"{req[2]} interval(s) where a counter went down (a restart) left out")
     t0 = min(s[0].time for s in series)
     t1 = max(s[-1].time for s in series)
-    return _counters_demand(series, (t0, t1), sorted(kinds), sources, notes, req, step)
+    demand = _counters_demand(series, (t0, t1), sorted(kinds), sources, notes, req, step)
+    mix = mix_of_counters(
+        demand.requests_per_connection,
+        demand.resumption_share,
+        role=role,
+        role_source=role_source,
+        assumed=assumed,
+    )
+    return replace(demand, workload=mix)
 
 
 def _counters_demand(

@@ -120,9 +120,7 @@ def compile_format(text: str, *, escape: str = "default", name: str = "") -> Log
         )
     source = "^" + "".join(parts) + r"[ \t\r]*()$"  # () keeps findall's rows tuples
     pattern = re.compile(source.encode(), re.MULTILINE)
-    return LogFormat(
-        text, pattern, tuple(groups), frozenset(variables), escape, name, tuple(steps)
-    )
+    return LogFormat(text, pattern, tuple(groups), frozenset(variables), escape, name, tuple(steps))
 
 
 _DIRECTIVE = re.compile(

@@ -4,17 +4,21 @@ summed per second, and the demand derived with what was skipped, noted and missi
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import sizing.demand.derive as derive
 from sizing.demand.formats import LogFormat
+from sizing.demand.inputs import distinct_files
 from sizing.demand.jsonlog import scan_json
+from sizing.demand.mix import mix_of_tally
 from sizing.demand.model import Missing, SourceFile, TrafficDemand, iso
 from sizing.demand.reader import ReadState, chunks
 from sizing.demand.scan import FileScan, scan_file
 from sizing.demand.servers import clock_notes, server_of
 from sizing.demand.tally import CLASSES, Tally
 from sizing.errors import UsageError
+from sizing.workload import Assumed, Role
 
 
 def _is_json(path: Path) -> bool:
@@ -23,18 +27,33 @@ def _is_json(path: Path) -> bool:
     return False
 
 
-def read_logs(paths: list[Path], fmt: LogFormat, *, given: bool) -> TrafficDemand:
+def read_logs(
+    paths: list[Path],
+    fmt: LogFormat,
+    *,
+    given: bool,
+    role: Role | None = None,
+    role_source: str = "",
+    assumed: tuple[Assumed, ...] = (),
+) -> TrafficDemand:
     """The demand of these logs in ``fmt`` (JSON lines are read by their keys when no
-    format was given)."""
+    format was given). Each file is counted once: a path given twice, and a file whose lines
+    are another's (its gzip'd copy, a copy), are left out with a note."""
+    files, notes = distinct_files(paths)
     scans: list[FileScan] = []
-    notes: list[str] = []
-    for path in paths:
-        if not path.is_file():
-            raise UsageError(f"{path}: no such file")
+    by_content: dict[str, Path] = {}
+    for path in files:
         if path.stat().st_size == 0:
             notes.append(f"{path}: empty file, nothing read")
             continue
         scan = scan_json(path) if not given and _is_json(path) else scan_file(path, fmt)
+        twin = by_content.get(scan.read.content_sha256)
+        if twin is not None and scan.lines:
+            notes.append(
+                f"{path}: the same lines as {twin} (a copy, or its gzip'd copy): counted once"
+            )
+            continue
+        by_content[scan.read.content_sha256] = path
         scans.append(scan)
     total = Tally()
     servers: dict[str, Counter[int]] = {}
@@ -45,7 +64,38 @@ def read_logs(paths: list[Path], fmt: LogFormat, *, given: bool) -> TrafficDeman
     if not total.requests:
         raise UsageError("no request read: " + ("; ".join(notes) or ", ".join(map(str, paths))))
     notes.extend(clock_notes(servers))
-    return _demand(scans, total, notes)
+    notes.extend(twin_notes(servers))
+    demand = _demand(scans, total, notes)
+    have = frozenset.intersection(*(s.variables for s in scans if s.tally.requests))
+    mix = mix_of_tally(total, have, role=role, role_source=role_source, assumed=assumed)
+    return replace(demand, workload=mix)
+
+
+def twin_notes(servers: dict[str, Counter[int]]) -> list[str]:
+    """One line per pair of servers whose traffic is the same, second by second, over an
+    overlap of a minute or more: likely one log given twice under two names (summed, the
+    fleet would be sized for twice the traffic)."""
+    notes = []
+    names = [n for n in sorted(servers) if servers[n]]
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            sa, sb = servers[a], servers[b]
+            lo, hi = max(min(sa), min(sb)), min(max(sa), max(sb))
+            if hi - lo < 60:
+                continue
+            small, big = (sa, sb) if len(sa) <= len(sb) else (sb, sa)
+            inside = [s for s in small if lo <= s <= hi]
+            if (
+                len(inside) >= 10
+                and all(small[s] == big.get(s, 0) for s in inside)
+                and all(small.get(s, 0) == n for s, n in big.items() if lo <= s <= hi)
+            ):
+                notes.append(
+                    f"{a} and {b} carry the same requests in every second of their overlap"
+                    " (likely the same log under two names): both are summed; if they are"
+                    " copies, give one"
+                )
+    return notes
 
 
 def _file_notes(scan: FileScan) -> list[str]:

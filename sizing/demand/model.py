@@ -6,10 +6,15 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from sizing.workload import Assumed, Role, WorkloadMix
+
+if TYPE_CHECKING:
+    from sizing.demand.schema import DemandDoc, RateDoc, WorkloadDoc
 
 KIND = "sizing-demand"
-VERSION = 1
+VERSION = 2  # 2: the workload section (role and traffic mix); 1 is read too
 PEAKS = ("max", "p99.9", "p99")
 
 
@@ -94,6 +99,7 @@ class TrafficDemand:
     skipped_samples: list[str]
     notes: list[str]
     missing: list[Missing]
+    workload: WorkloadMix | None = None  # the role and traffic mix (issue 57)
 
     def to_dict(self) -> dict[str, Any]:
         doc = asdict(self)
@@ -101,40 +107,84 @@ class TrafficDemand:
         doc["sizes"] = [{"bucket": b, "responses": n} for b, n in self.sizes]
         rt = self.request_time_ms
         doc["request_time_ms"] = None if rt is None else {"p50": rt[0], "p99": rt[1]}
+        doc["workload"] = None if self.workload is None else workload_dict(self.workload)
         return {"kind": KIND, "version": VERSION, **doc}
 
 
-def _rate(doc: Any) -> Rate | None:
+def workload_dict(w: WorkloadMix) -> dict[str, Any]:
+    """The demand file's ``workload:`` section (the shape the replay reads)."""
+    return {
+        "role": None if w.role is None else w.role.value,
+        "role_source": w.role_source,
+        "size_field": w.size_field,
+        "sizes": [{"upto": hi, "share": share} for _, hi, share in w.sizes],
+        "per_connection": [{"from": lo, "to": hi, "share": sh} for lo, hi, sh in w.per_connection],
+        "requests_per_connection": w.requests_per_connection,
+        "tls_share": w.tls_share,
+        "resumption_share": w.resumption_share,
+        "status": dict(w.status),
+        "assumed": [{"figure": a.figure, "value": a.value, "source": a.source} for a in w.assumed],
+        "missing": list(w.missing),
+    }
+
+
+def _rate(doc: RateDoc | None) -> Rate | None:
     if doc is None:
         return None
-    return Rate(**{k: v for k, v in doc.items() if k != "peak_to_average"})
+    return Rate(**doc.model_dump(exclude={"peak_to_average"}))
 
 
-def demand_from_dict(doc: dict[str, Any]) -> TrafficDemand:
-    """The demand a demand file holds (KeyError/TypeError/ValueError when it is not one)."""
-    if doc.get("kind") != KIND:
-        raise ValueError(f"kind is {doc.get('kind')!r}, not {KIND!r}")
-    rt = doc.get("request_time_ms")
-    requests = _rate(doc["requests"])
-    assert requests is not None
+def _workload(doc: WorkloadDoc | None) -> WorkloadMix | None:
+    if doc is None:
+        return None
+    sizes, lo = [], 0
+    for b in doc.sizes:
+        sizes.append((lo, b.upto, b.share))
+        lo = (b.upto or 0) + 1
+    return WorkloadMix(
+        role=None if doc.role is None else Role(doc.role),
+        role_source=doc.role_source,
+        sizes=tuple(sizes),
+        size_field=doc.size_field,
+        per_connection=tuple((b.lo, b.hi, b.share) for b in doc.per_connection),
+        requests_per_connection=doc.requests_per_connection,
+        tls_share=doc.tls_share,
+        resumption_share=doc.resumption_share,
+        status=tuple(doc.status.items()),
+        assumed=tuple(Assumed(a.figure, a.value, a.source) for a in doc.assumed),
+        missing=tuple(doc.missing),
+    )
+
+
+def demand_from_dict(raw: Any) -> TrafficDemand:
+    """The demand a demand file holds; ValueError (or pydantic's ValidationError, a
+    ValueError) when it is not one, naming the field and never the value."""
+    from sizing.demand.schema import clean_note, clean_sample, validate  # deferred: pydantic
+
+    doc: DemandDoc = validate(raw)
+    rt = doc.request_time_ms
+    requests = _rate(doc.requests)
+    assert requests is not None  # a required field
+    samples = [c for s in doc.skipped_samples if (c := clean_sample(s)) is not None]
     return TrafficDemand(
-        method=doc["method"],
-        arrival=doc["arrival"],
-        resolution_s=float(doc["resolution_s"]),
+        method=doc.method,
+        arrival=doc.arrival,
+        resolution_s=doc.resolution_s,
         requests=requests,
-        classes={k: r for k, v in doc["classes"].items() if (r := _rate(v)) is not None},
-        new_connections=_rate(doc.get("new_connections")),
-        full_handshakes=_rate(doc.get("full_handshakes")),
-        resumption_share=doc.get("resumption_share"),
-        requests_per_connection=doc.get("requests_per_connection"),
-        sizes=[(s["bucket"], int(s["responses"])) for s in doc.get("sizes", [])],
-        request_time_ms=None if rt is None else (int(rt["p50"]), int(rt["p99"])),
-        chart_start=doc["chart_start"],
-        chart=[int(v) for v in doc["chart"]],
-        sources=[SourceFile(**s) for s in doc.get("sources", [])],
-        lines=int(doc["lines"]),
-        skipped=int(doc["skipped"]),
-        skipped_samples=list(doc.get("skipped_samples", [])),
-        notes=list(doc.get("notes", [])),
-        missing=[Missing(**m) for m in doc.get("missing", [])],
+        classes={k: r for k, v in doc.classes.items() if (r := _rate(v)) is not None},
+        new_connections=_rate(doc.new_connections),
+        full_handshakes=_rate(doc.full_handshakes),
+        resumption_share=doc.resumption_share,
+        requests_per_connection=doc.requests_per_connection,
+        sizes=[(s.bucket, s.responses) for s in doc.sizes],
+        request_time_ms=None if rt is None else (rt.p50, rt.p99),
+        chart_start=doc.chart_start,
+        chart=list(doc.chart),
+        sources=[SourceFile(**s.model_dump()) for s in doc.sources],
+        lines=doc.lines,
+        skipped=doc.skipped,
+        skipped_samples=samples,
+        notes=[clean_note(n) for n in doc.notes],
+        missing=[Missing(m.figure, m.add) for m in doc.missing],
+        workload=_workload(doc.workload),
     )

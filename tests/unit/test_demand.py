@@ -101,9 +101,13 @@ def test_arrival_is_msec_minus_request_time_and_tls_figures(tmp_path: Path) -> N
 def test_rotated_and_gzipped_files_of_two_servers_are_summed_per_second(tmp_path: Path) -> None:
     for server in ("a", "b"):
         (tmp_path / server).mkdir()
-        (tmp_path / server / "access.log").write_text("".join(combined(5) for _ in range(3)))
+        # each server's own lines (byte-identical logs would be one log given twice)
+        size = ord(server)
+        (tmp_path / server / "access.log").write_text(
+            "".join(combined(5, size=size) for _ in range(3))
+        )
         with gzip.open(tmp_path / server / "access.log.2.gz", "wt") as f:
-            f.write("".join(combined(1) for _ in range(4)))
+            f.write("".join(combined(1, size=size) for _ in range(4)))
     files = sorted(tmp_path.glob("*/access.log*"))
     d = read_logs(files, fmt_combined(), given=False)
     assert d.requests.peak == 8 and d.lines == 14

@@ -9,6 +9,7 @@ import textwrap
 
 from sizing.demand.model import Rate, TrafficDemand
 from sizing.demand.sized import PEAK_WORDS, sized_figures, sparkline
+from sizing.workload import ROLE_WORDS, WorkloadMix
 
 
 def _n(x: float | None) -> str:
@@ -74,7 +75,37 @@ def demand_text(d: TrafficDemand, width: int = 100) -> str:
         out += _wrap(f"note: {note}", width)
     for m in d.missing:
         out += _wrap(f"missing: {m.figure}: {m.advice}", width)
+    if d.workload is not None:
+        out += ["", *workload_lines(d.workload, width)]
     return "\n".join(out)
+
+
+def workload_lines(w: WorkloadMix, width: int = 100) -> list[str]:
+    """The workload the demand file carries: the role, the mix, what was assumed."""
+    role = "not stated (--role)" if w.role is None else f"{ROLE_WORDS[w.role]} ({w.role_source})"
+    out = _wrap(f"workload: {role}", width)
+    parts = []
+    for name, label in (("tls_share", "TLS"), ("resumption_share", "resumed")):
+        value = w.figure(name)
+        if value is not None:
+            parts.append(
+                f"{label} {value:.0%}" + (" (assumed)" if getattr(w, name) is None else "")
+            )
+    rpc = w.figure("requests_per_connection")
+    if rpc is not None:
+        parts.append(f"{rpc:.1f} requests per connection")
+    if w.per_connection:
+        shape = ", ".join(
+            f"{lo}{'' if hi == lo else '+' if hi is None else f'-{hi}'}: {sh:.0%}"
+            for lo, hi, sh in w.per_connection
+            if sh >= 0.005
+        )
+        parts.append(f"connections by requests ({shape})")
+    if parts:
+        out += _wrap("  mix: " + "; ".join(parts), width)
+    for a in w.assumed:
+        out += _wrap(f"  assumed: {a.figure.replace('_', ' ')} {a.value:g} ({a.source})", width)
+    return out
 
 
 def _wrap(text: str, width: int) -> list[str]:
