@@ -12,6 +12,7 @@ from sizing.demand.model import TrafficDemand as Traffic
 from sizing.demand.sized import PEAK_WORDS, bars, sized_figures
 from sizing.report.data.blocks import Block, Para, Pre, code, facts, h3, p
 from sizing.report.data.model import Fact
+from sizing.workload import ROLE_WORDS, WorkloadMix
 
 CHART_COLUMNS = 90
 
@@ -76,6 +77,36 @@ def _figures(t: Traffic) -> list[Fact]:
         items.append(
             Fact("Response sizes", ", ".join(f"{b}: {n / total:.0%}" for b, n in t.sizes if n))
         )
+    if t.workload is not None:
+        items += _workload_facts(t.workload)
+    return items
+
+
+ASSUMED_LABELS = {
+    "tls_share": "TLS connections",
+    "resumption_share": "TLS sessions resumed",
+    "requests_per_connection": "Requests per connection",
+}
+
+
+def _workload_facts(w: WorkloadMix) -> list[Fact]:
+    """The workload: the role stated, the mix the logs show, what was assumed (with its
+    source, on every rendering)."""
+    role = "not stated" if w.role is None else f"{ROLE_WORDS[w.role]} ({w.role_source})"
+    items = [Fact("What NGINX does", role)]
+    if w.tls_share is not None:
+        items.append(Fact("TLS connections", f"{w.tls_share:.0%} of new connections"))
+    if w.per_connection:
+        shape = ", ".join(
+            f"{lo}{'' if hi == lo else '+' if hi is None else f'-{hi}'}: {share:.0%}"
+            for lo, hi, share in w.per_connection
+            if share >= 0.005
+        )
+        items.append(Fact("Connections by requests carried", shape))
+    for a in w.assumed:
+        label = ASSUMED_LABELS[a.figure]
+        value = f"{a.value:.0%}" if a.figure.endswith("share") else f"{a.value:g}"
+        items.append(Fact(label, f"{value}, assumed: not in the logs; source: {a.source}"))
     return items
 
 
