@@ -137,8 +137,10 @@ def latency_metadata(
         point_environment(point, facts),
         url=url,
         target=target.host,
-        tool=prof.generator,
-        generator=prof.generator,
+        # the generator that ran: a profile naming a closed-loop one is offered its rates by
+        # the open-loop tool (stored before as the profile's, with this one's version)
+        tool=tool.name,
+        generator=tool.name,
         tool_version=tool.version,
         tool_build=tool.build,
         sizing_version=__version__,

@@ -53,6 +53,7 @@ class PointEnvironment:
     tool: str | None = None
     tool_version: str | None = None
     tool_build: str | None = None
+    tool_mended: str | None = None  # why a stored tool was corrected (store schema 6)
     generator: str | None = None
     sizing_version: str | None = None
     url: str | None = None

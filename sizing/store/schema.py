@@ -83,14 +83,30 @@ def _migrate_2(db: sqlite3.Connection) -> None:
     )
 
 
+# The generators that offered a fixed-rate profile's rates themselves (open loop) when
+# schema 6 came: every other profile generator's fixed-rate points ran on vegeta.
+_OPEN_LOOP_THEN = ("oha", "vegeta")
+_FIXED_RATE_FALLBACK_THEN = "vegeta"
+
+
 def upgrade_point_record(profile: str, data: Mapping[str, Any]) -> dict[str, Any]:
-    """A point record (its metadata JSON) as this sizing writes it. The one shape change so
-    far: ``rps``/``tps`` points stored before they load-balanced (issue 13) carry no
-    ``role``: nginx served the file itself then (``web``). Applied to every point read, so
-    that a database opened read-only (never migrated) reads the same as a migrated one."""
+    """A point record (its metadata JSON) as this sizing writes it. Applied to every point
+    read, so that a database opened read-only (never migrated) reads the same as a migrated
+    one. The shape changes so far:
+
+    - ``rps``/``tps`` points stored before they load-balanced (issue 13) carry no ``role``:
+      nginx served the file itself then (``web``);
+    - a fixed-rate point whose profile named a closed-loop generator (wrk) ran on vegeta,
+      but was stored with ``tool`` and ``generator`` the profile's and ``tool_version``
+      vegeta's (issue 60): its tool is the one that ran, and ``tool_mended`` says so."""
     out = dict(data)
     if profile in ("rps", "tps") and not out.get("role"):
         out["role"] = "web"
+    tool = out.get("tool")
+    if out.get("mode") == "fixed-rate" and tool and tool not in _OPEN_LOOP_THEN:
+        out["tool_mended"] = f"stored as {tool}; its rates were offered by"
+        out["tool_mended"] += f" {_FIXED_RATE_FALLBACK_THEN} (schema 6)"
+        out["tool"] = out["generator"] = _FIXED_RATE_FALLBACK_THEN
     return out
 
 
@@ -149,6 +165,12 @@ def _migrate_5(db: sqlite3.Connection) -> None:
             db.execute("UPDATE runs SET argv = ? WHERE id = ?", (json.dumps(redacted), rid))
 
 
+def _migrate_6(db: sqlite3.Connection) -> None:
+    """Fixed-rate points stored with the profile's closed-loop generator as their tool, and
+    the open-loop one's version, name the tool that ran (:func:`upgrade_point_record`)."""
+    _migrate_3(db)
+
+
 # Ordered: MIGRATIONS[n - 1] takes a database from user_version n - 1 to n. A new schema
 # change is a new function appended here, never an edit of an earlier one.
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
@@ -157,6 +179,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _migrate_3,
     _migrate_4,
     _migrate_5,
+    _migrate_6,
 )
 
 

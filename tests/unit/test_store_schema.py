@@ -340,3 +340,57 @@ def test_json_options_round_trip(tmp_path: Path) -> None:
         )
         assert store.get_run(run).options.verbatim_unknown == {"path": "/x"}
         assert json.loads(store.get_run(run).argv) == ["a"]
+
+
+def test_a_fixed_rate_point_stored_under_its_profiles_generator_names_the_tool_that_ran(
+    tmp_path: Path,
+) -> None:
+    """Schema 6 (issue 60): before it, a fixed-rate point whose profile named wrk ran on
+    vegeta, and was stored as wrk with vegeta's version; the migration (and a read-only
+    reading) names vegeta and says why. An open-loop tool's points are left alone."""
+    from sizing.store import MIGRATIONS
+
+    path = tmp_path / "v5.sqlite"
+    db = sqlite3.connect(path)
+    for migrate in MIGRATIONS[:5]:
+        migrate(db)
+    db.execute("PRAGMA user_version = 5")
+    db.execute(
+        "INSERT INTO runs (started_at, finished_at, status, inventory, argv, tool_version,"
+        " options, environment, note) VALUES (1.0, 2.0, 'complete', 'inv.yml', '[]', '0.1',"
+        " '{}', '{}', '')"
+    )
+    records = {
+        "latency": {
+            "mode": "fixed-rate",
+            "tool": "wrk",
+            "generator": "wrk",
+            "tool_version": "12.12.0",
+        },
+        "latency-100k": {
+            "mode": "fixed-rate",
+            "tool": "oha",
+            "generator": "oha",
+            "tool_version": "1.4.5",
+        },
+        "rps": {"tool": "wrk", "generator": "wrk", "tool_version": "4.1.0"},
+    }
+    for profile, meta in records.items():
+        db.execute(
+            "INSERT INTO points (run_id, created_at, host, platform, cores, ht, profile,"
+            " status, value, unit, repetitions, metadata) VALUES (1, 1.5, 'h', 'baremetal', 1,"
+            " 'off', ?, 'measured', 1.0, 'req/s', 3, ?)",
+            (profile, json.dumps(meta)),
+        )
+    db.commit()
+    db.close()
+    for opener in (Store.open_readonly, Store):
+        with opener(path) as store:
+            env = {p.result.key.profile: p.result.metadata.env for p in store.points(1)}
+        assert (env["latency"].tool, env["latency"].generator) == ("vegeta", "vegeta")
+        assert env["latency"].tool_version == "12.12.0"
+        assert "stored as wrk" in (env["latency"].tool_mended or "")
+        assert (env["latency-100k"].tool, env["latency-100k"].tool_mended) == ("oha", None)
+        assert (env["rps"].tool, env["rps"].tool_mended) == ("wrk", None)
+    raw = dict(sqlite3.connect(path).execute("SELECT profile, metadata FROM points").fetchall())
+    assert json.loads(raw["latency"])["tool"] == "vegeta"
