@@ -254,7 +254,11 @@ def check_saturated(
 
 
 def check_client_bound(reps: Sequence[RepetitionEvidence], clients: int) -> Verdict | None:
-    """Client CPUs above 90% while the server's pinned CPUs stayed below 85%."""
+    """Client CPUs above 90% busy (the generator's own work or anything else on its cores:
+    a starved client is a client limit too) while the server's pinned CPUs stayed below
+    saturation (90%). Between 85% and 90% the server was neither idle nor proven saturated,
+    and the saturated client is what held it there: named so, on any machine (on a fast-RSA
+    host a starved client left the server at 87% and was only called not-saturated)."""
     server = [r.server_busy for r in reps if r.server_busy is not None]
     if not server or not any(r.client_busy for r in reps):
         return None
@@ -264,7 +268,7 @@ def check_client_bound(reps: Sequence[RepetitionEvidence], clients: int) -> Verd
         h: statistics.median([r.client_busy[h] for r in reps if h in r.client_busy]) for h in hosts
     }
     hot = [h for h, b in busy.items() if b > CLIENT_BUSY_LIMIT]
-    if hot and server_busy < SERVER_BUSY_FLOOR:
+    if hot and server_busy < SATURATED:
         more = clients_needed(server_busy, busy)
         names = ", ".join(f"{h} {busy[h]:.0f}%" for h in hot)
         if any(r.upstream_shares_client for r in reps):

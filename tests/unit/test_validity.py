@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -208,3 +209,42 @@ def test_not_saturated_network_and_saturated_server() -> None:
         )
     ]
     assert flags == []
+
+
+# Repetitions of a CPU hog on the load generator's core, static-tps at 1 core (the server's
+# pinned CPU busy %, the client core busy %, handshakes/s). CONSTRUCTED, not recorded: they
+# are shaped as the two kinds of machine issue 60 describes, the usual one (the starved
+# client leaves the server well below 85%) and one with three times its RSA speed, where
+# the starved client left the server between 85% and 90% and the point was called only
+# not-saturated. (A recording needs a machine nothing else uses; docs/validity.md.)
+STARVED = {
+    "slow-rsa": [(71.2, 99.4, 640.0), (69.8, 99.6, 628.0), (72.5, 99.1, 651.0)],
+    "fast-rsa": [(86.4, 98.7, 1790.0), (87.9, 99.2, 1832.0), (86.8, 98.9, 1801.0)],
+}
+
+
+@pytest.mark.parametrize("machine", sorted(STARVED))
+def test_a_starved_client_core_is_client_bound_on_any_machine(machine: str) -> None:
+    reps = [
+        ev(value=v, server_busy=s, client_busy={"localhost": c}, tls_full=int(v) * 2)
+        for s, c, v in STARVED[machine]
+    ]
+    verdicts = judge(
+        reps, requested_connections=50, keepalive=False, handshake_profile=True, clients=1
+    )
+    flags = [v.flag for v in verdicts]
+    assert "client-bound" in flags, flags
+    quiet = [replace(r, client_busy={"localhost": 62.0}) for r in reps]
+    assert "client-bound" not in [
+        v.flag
+        for v in judge(
+            quiet, requested_connections=50, keepalive=False, handshake_profile=True, clients=1
+        )
+    ]
+    saturated = [replace(r, server_busy=93.0) for r in reps]
+    assert "client-bound" not in [
+        v.flag
+        for v in judge(
+            saturated, requested_connections=50, keepalive=False, handshake_profile=True, clients=1
+        )
+    ]
