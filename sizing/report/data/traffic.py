@@ -131,20 +131,39 @@ def _differences(t: Traffic) -> list[Block]:
             )
         )
     if t.sizes:
-        total = sum(n for _, n in t.sizes) or 1
-        small = t.sizes[0][1] / total
-        out.append(
-            p(
-                f"{small:.0%} of your responses are 128 B or smaller (the measured workload's"
-                " size). Larger responses cost more CPU and bandwidth per request than the"
-                " measured 128 B ones: for them the RPS figures are not an upper bound, and a"
-                " measurement with your sizes (sizing run --profile with a larger file) is the"
-                " way to know."
-                if small < 0.95
-                else f"{small:.0%} of your responses are 128 B or smaller, as measured."
-            )
-        )
+        out.append(p(_size_words(t)))
     return out
+
+
+def _size_words(t: Traffic) -> str:
+    """The customer's sizes against the measured workload's, bodies with bodies: with
+    ``$body_bytes_sent`` the 128 B body itself; with ``$bytes_sent`` (headers included) the
+    measured response with its headers, under 512 B (nginx's status line and headers for a
+    static file are about 250 B)."""
+    total = sum(n for _, n in t.sizes) or 1
+    headers = t.workload is not None and t.workload.size_field == "bytes_sent"
+    if t.workload is None:  # a demand file of version 1 does not say which was logged
+        headers = False
+    upto = 2 if headers else 1  # buckets: <= 128 B, <= 512 B, ...
+    small = sum(n for _, n in t.sizes[:upto]) / total
+    if headers:
+        what = (
+            f"{small:.0%} of your responses are 512 B or smaller with their headers"
+            " ($bytes_sent), as the measured workload's are (a 128 B body and its headers)"
+        )
+    else:
+        what = (
+            f"{small:.0%} of your response bodies are 128 B or smaller"
+            + (" ($body_bytes_sent)" if t.workload is not None else "")
+            + ", the measured workload's body size"
+        )
+    if small >= 0.95:
+        return what + "."
+    return (
+        what + ". Larger responses cost more CPU and bandwidth per request than the measured"
+        " ones: for them the RPS figures are not an upper bound, and a measurement of your"
+        " own mix (sizing run --workload with this demand file) is the way to know."
+    )
 
 
 def _missing(m: Missing) -> Para:
