@@ -345,6 +345,13 @@ def test_a_run_whose_valid_figures_recommend_leaves_out_says_how_to_use_them(
     # nothing to say when a figure is sized by default, or nothing is valid
     assert left_out_by_default([vm, _point("r640", "rps", value=1.0e5)]) == []
     assert left_out_by_default([bad]) == []
+    # a run whose only valid figure is a handshake figure is told --tps, not an --rps that
+    # would quietly size from the reference data (issue 62)
+    tps = _point("localhost", "static-tps", value=1900.0, unit="handshakes/s", flags=vm.flags)
+    said = " ".join(left_out_by_default([tps, bad]))
+    assert said.endswith("sizing recommend --tps 2000 --include-virtualized --article-prices")
+    both = " ".join(left_out_by_default([vm, tps]))
+    assert "sizing recommend --rps 200000 --tps 2000 --include-virtualized" in both
     emulated = _point("tcg1", "rps", value=900.0, flags=("emulated",))
     said = " ".join(left_out_by_default([emulated]))
     assert "from a software-emulated guest" in said

@@ -366,11 +366,17 @@ def left_out_by_default(points: Sequence[PointResult], width: int = WIDTH) -> li
         for f in flags
     )
     options = " ".join(kinds[f] for f in flags)
+    # the demand the figures can size: a run whose valid figures are all handshakes has no
+    # RPS figure, and --rps would quietly size from the reference data
+    tls = {p.unit == "handshakes/s" for p in left}
+    demand = " ".join(
+        d for d, is_tls in (("--rps 200000", False), ("--tps 2000", True)) if is_tls in tls
+    )
     text = (
         f"Every valid figure of this run is from {what}: `sizing recommend` leaves such figures "
         "out unless asked, and sizes from the published reference data meanwhile. To size on "
         "them, labelled as what they are (and priced with the article's catalog when the "
-        f"inventory declares no sizing_price_usd): sizing recommend --rps 200000 {options} "
+        f"inventory declares no sizing_price_usd): sizing recommend {demand} {options} "
         "--article-prices"
     )
     return textwrap.wrap(text, width=width, break_on_hyphens=False, break_long_words=False)
