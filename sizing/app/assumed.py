@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from sizing.engine.assume import Assumption, assumed_guest, parse_assume
+from sizing.engine.basis import Basis
 from sizing.engine.fleet import Offer, identical
 from sizing.engine.reach import measure_hint
 from sizing.engine.recommend import Recommendation
@@ -116,9 +117,32 @@ def measure_next(result: Recommendation, inputs: BasisInputs) -> tuple[tuple[str
             sockets = c.offer.sockets if c.offer is not None else 1
             shape = f"{sockets} × {c.cores_per_server // sockets} cores"
             name = c.server_name or f"{c.cores_per_server}-core server"
-            command, note = measure_hint(c.cores_per_server, sockets, inventory, host)
+            command, note = measure_hint(
+                c.cores_per_server,
+                sockets,
+                inventory,
+                host,
+                threads=None if hw is None else hw.threads_per_core,
+                own_client=_own_client(inputs, basis),
+            )
             seen[c.cores_per_server] = (f"{name} ({shape})", command, note)
     return tuple(seen[k] for k in sorted(seen))
+
+
+def _own_client(inputs: BasisInputs, basis: Basis | None) -> bool:
+    """Whether the basis' host was its own load generator in the runs it was measured in
+    (the bundled local inventory: one machine for both): a run of all its cores is refused."""
+    if basis is None:
+        return False
+    hosts = set(basis.hosts)
+    for run in inputs.runs:
+        if run.record.id not in basis.runs:
+            continue
+        for point in run.points:
+            env = point.result.metadata.env
+            if point.result.key.host in hosts and env.clients and hosts & set(env.clients):
+                return True
+    return False
 
 
 def _inventory(inputs: BasisInputs, basis_id: str) -> str:

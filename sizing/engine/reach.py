@@ -152,23 +152,42 @@ def measure_hint(
     sockets: int,
     inventory: str = "",
     host: tuple[int, int] | None = None,
+    *,
+    threads: int | None = None,
+    own_client: bool = False,
 ) -> tuple[str, str]:
     """The run that would size a server of ``cores`` cores on ``sockets`` sockets on its
     own figures, as typed: one socket's count, then both (``sizing run -i lab.yml --cores
     16,32``), and a note. ``host`` (sockets, cores per socket) of the measured host caps
-    the counts at what it has, and the note says so."""
+    the counts at what it can measure, and the note says so: a host that is its own load
+    generator (``own_client``) keeps one core for it, and one without SMT (``threads`` 1)
+    is measured with hyper-threading off. When the host can measure none of the counts,
+    the note says what to add instead of a command that would be refused."""
     per = max(1, cores // max(1, sockets))
     counts = [per, cores] if sockets > 1 else [cores]
     note = ""
+    ht = "off" if threads == 1 else "both"
+    inv = f"-i {inventory} " if inventory else "-i INVENTORY "
     if host is not None:
         h_sockets, h_per = host
-        capped = sorted({min(per, h_per), min(cores, h_sockets * h_per)})
+        room = h_sockets * h_per - (1 if own_client else 0)
+        if room < 1:
+            return (
+                f"sizing run {inv}--cores {cores} --ht {ht}",
+                " (the measured host has no core left beside its load generator: add a client"
+                " host to the inventory first, inventories/lab.yml shows how)",
+            )
+        capped = sorted({min(per, h_per, room), min(cores, room)})
         if capped != sorted(set(counts)):
+            keeps = " and keeps one for its load generator" if own_client else ""
             note = (
-                f" (the measured host has {h_sockets} × {h_per} cores: the nearest it can "
+                f" (the measured host has {h_sockets} × {h_per} cores{keeps}: the nearest it"
+                " can measure; beyond it the server stays on a floor; a client host in the"
+                " inventory frees the last core)"
+                if own_client
+                else f" (the measured host has {h_sockets} × {h_per} cores: the nearest it can "
                 "measure; beyond it the server stays on a floor)"
             )
         counts = capped
-    inv = f"-i {inventory} " if inventory else "-i INVENTORY "
     joined = ",".join(str(n) for n in sorted(set(counts)))
-    return f"sizing run {inv}--cores {joined} --ht both", note
+    return f"sizing run {inv}--cores {joined} --ht {ht}", note

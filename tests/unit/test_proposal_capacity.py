@@ -188,3 +188,25 @@ def test_rps_goes_to_another_cpu_only_by_the_stated_one_sided_rule(
     ][:1]
     ratio = min(1.0, sign / SIGN_PER_CORE)
     assert rps["value"] == pytest.approx(own["value"] * ratio, rel=1e-6)
+
+
+def test_a_hint_is_a_run_the_measured_host_can_do() -> None:
+    """Issue 62: on a 2-core machine that is its own load generator (the bundled local
+    inventory), the run named to size a 2-, 4- or 8-core server was refused ("needs 2 server
+    cores plus at least 1 client core; hyper-threading is not available"). The hint keeps a
+    core for the client, asks no HT the host lacks, and says what to add."""
+    from sizing.engine.reach import measure_hint
+
+    for cores in (2, 4, 8):
+        command, note = measure_hint(
+            cores, 1, "inventories/local.yml", (1, 2), threads=1, own_client=True
+        )
+        assert command == "sizing run -i inventories/local.yml --cores 1 --ht off"
+        assert "keeps one for its load generator" in note and "client host" in note
+    command, note = measure_hint(4, 1, "lab.yml", (1, 1), threads=1, own_client=True)
+    assert "no core left beside its load generator" in note and "add a client host" in note
+    # a host with SMT and its own clients elsewhere: as before
+    assert measure_hint(8, 1, "lab.yml", (1, 16), threads=2) == (
+        "sizing run -i lab.yml --cores 8 --ht both",
+        "",
+    )
