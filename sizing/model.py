@@ -338,3 +338,15 @@ def basis_platform(platform: str, flags: Iterable[str] = ()) -> str:
     if platform == Platform.BAREMETAL and "virtualized-host" in tuple(flags):
         return BasisPlatform.VIRTUALIZED_HOST
     return platform
+
+
+class PairKind(StrEnum):
+    """What a pair compares: leg B against leg A."""
+
+    VIRTUALIZATION = "virtualization"  # A: bare metal, B: a guest or container on it
+    HT = "ht"  # A: HT off, B: HT on, same host, cores and profile
+
+    @property
+    def figure(self) -> str:
+        """The figure a pair of this kind gives."""
+        return "overhead" if self is PairKind.VIRTUALIZATION else "HT gain"

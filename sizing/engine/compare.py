@@ -23,8 +23,7 @@ from typing import Any
 from sizing.engine.basis import Basis
 from sizing.engine.overhead import Comparison, point_comparison
 from sizing.engine.table import GUEST_PLATFORMS
-from sizing.model import Platform, PointResult, Status
-from sizing.plan.pairs import PairKind
+from sizing.model import PairKind, Platform, PointResult, Status
 from sizing.records import HostRecord
 
 # Fingerprint keys worth comparing (the rest, such as the clock, always differ).

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from sizing.intervals import PairedRatio
-from sizing.model import HYPERVISOR_PLATFORMS, OBSERVED, Figure, Platform, PointResult
-from sizing.plan.pairs import PairKind
+from sizing.model import HYPERVISOR_PLATFORMS, OBSERVED, Figure, PairKind, Platform, PointResult
 from sizing.records import PairRecord
 
 if TYPE_CHECKING:  # only named here: the table's bases are passed in

@@ -18,25 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from enum import StrEnum
 
 from sizing.inventory import Inventory
-from sizing.model import Ht, Platform, PointKey
+from sizing.model import Ht, PairKind, Platform, PointKey
 from sizing.plan.points import PlannedPoint
 
 __all__ = ["Pair", "PairKind", "PairNote", "find_pairs", "leg_order", "pairable"]
-
-
-class PairKind(StrEnum):
-    """What a pair compares: leg B against leg A."""
-
-    VIRTUALIZATION = "virtualization"  # A: bare metal, B: a guest or container on it
-    HT = "ht"  # A: HT off, B: HT on, same host, cores and profile
-
-    @property
-    def figure(self) -> str:
-        """The figure a pair of this kind gives."""
-        return "overhead" if self is PairKind.VIRTUALIZATION else "HT gain"
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,7 @@ from typing import Any
 
 from sizing.engine.compare import OverheadPair, ht_pairs, paired
 from sizing.engine.overhead import Comparison, record_comparison
-from sizing.model import PointResult
-from sizing.plan.pairs import PairKind
+from sizing.model import PairKind, PointResult
 
 __all__ = ["PairView", "pair_summary", "pair_views"]
 
