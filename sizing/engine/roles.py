@@ -25,7 +25,13 @@ from typing import Any
 
 from sizing.engine.basis import Basis
 from sizing.engine.choice import Choice, choose
-from sizing.engine.workload_use import WorkloadUse, measuring_run, role_name, role_of_text
+from sizing.engine.workload_use import (
+    PROFILES_OF,
+    WorkloadUse,
+    measuring_run,
+    role_name,
+    role_of_text,
+)
 from sizing.errors import UsageError
 from sizing.model import FigureKind
 from sizing.workload import ROLE_COST_RANK, ROLE_WORDS, Role
@@ -182,11 +188,17 @@ def _refusal(
     cores = "1,2,4,8"  # the measured hardware's counts, when the closest was measured
     if closest is not None and _measured(closest[1]):
         cores = ",".join(str(n) for n in closest[1].bases[0].core_counts()) or cores
-    text = (
-        f"{ask.stated_by or 'the request'} asks for {ROLE_WORDS[role]} ({role_name(role)}),"
-        f" and no basis holds figures of it that can size this demand{why}: measure it with"
-        f" `{measuring_run(role, cores)}`"
-    )
+    asks = f"{ask.stated_by or 'the request'} asks for {ROLE_WORDS[role]} ({role_name(role)})"
+    if mine:  # measured, but not what this demand needs (a gateway has no TPS figures)
+        text = (
+            f"{asks}, and its figures cannot size this demand{why}: measure what they lack"
+            f" (`{measuring_run(role, cores)}` measures {PROFILES_OF[role]} only)"
+        )
+    else:
+        text = (
+            f"{asks}, and no basis holds figures of it{why}: measure it with"
+            f" `{measuring_run(role, cores)}`"
+        )
     if closest is not None:
         r, c = closest
         text += (

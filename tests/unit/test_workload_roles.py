@@ -301,6 +301,10 @@ def test_allowed_another_workload_is_flagged_on_every_rendering(lb_only: Path) -
     )
     assert TOO_SMALL in basis_text and basis_text.startswith("NOT YOUR WORKLOAD'S FIGURES")
     assert TOO_SMALL in why and got.other_workload  # type: ignore[attr-defined]
+    code, out, err = run("guide", *args[1:], "--format", "md", "--out", "-")
+    assert code == 0, err
+    assert "**Data:** NOT YOUR WORKLOAD'S FIGURES (--allow-other-workload)" in out
+    assert TOO_SMALL in err  # the warning, as recommend says it
 
 
 def test_basis_names_the_api_jwt_basis(both: Path) -> None:
@@ -310,6 +314,17 @@ def test_basis_names_the_api_jwt_basis(both: Path) -> None:
     code, _, err = run("recommend", "--rps", "5", "--basis", JWT, "--role", "lb")
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert f"--basis {JWT} (api-jwt) is not load balancing" in err
+    flagged = _json(
+        "recommend", "--rps", "5", "--basis", JWT, "--role", "lb", "--allow-other-workload"
+    )
+    use = flagged["basis"]["workload"]  # type: ignore[index]
+    assert use["other_workload"] and "this fleet is larger than needed" in use["error_direction"]
+
+
+def test_a_role_whose_figures_lack_the_demand_s_profile_says_so(both: Path) -> None:
+    code, out, err = run("recommend", "--rps", "5000", "--tps", "100", "--role", "api-jwt")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert f"its figures cannot size this demand ({JWT}: has no RPS/TPS figures)" in flat(err)
 
 
 def test_the_reference_answer_says_its_role(
