@@ -28,6 +28,7 @@ from sizing.engine.recommend import Recommendation, wanted_platforms
 from sizing.engine.roles import WorkloadAsk
 from sizing.engine.translate import translate
 from sizing.engine.versus import PlatformComparison, Side, guest_platform, overheads
+from sizing.engine.workload_use import WorkloadUse, role_of_text
 from sizing.errors import UsageError
 from sizing.knee import Slo
 from sizing.model import (
@@ -44,7 +45,7 @@ from sizing.report.explain import explain, passed_over_line, slo_line
 from sizing.sizing_request import Inputs, SizingRequest
 from sizing.sources import BasisInputs, basis_prices, latency_figures, load_bases
 from sizing.sources.fitcache import cached_bootstrapper
-from sizing.workload import Role, parse_role
+from sizing.workload import ROLE_WORDS, Role, parse_role
 
 __all__ = [
     "Demand",
@@ -210,7 +211,8 @@ def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
             profiles=profiles,
         ),
         with_runs=with_runs,
-        workload=workload_ask(req),
+        # with --p95 the latency workload sizes, its role checked there (_latency_role)
+        workload=None if req.p95 is not None else workload_ask(req),
     )
     if req.confidence is not None and req.p95 is None:
         refuse_confidence(inputs.choice)
@@ -385,7 +387,26 @@ def _latency_figures(
         f"within {slo.limit_ms:g} ms, per core count"
     )
     capacity = f"the rate at which p95 stays within {slo.limit_ms:g} ms"
+    why += f"; {_latency_role(req, chosen).sentence()}"
     return tuple(found), why, capacity, slo_line(slo, found, chosen)
+
+
+def _latency_role(req: SizingRequest, chosen: str) -> WorkloadUse:
+    """The role of the latency workload ``chosen`` (``latency/proxy/https/1024B``) against
+    the role asked: another one is refused in one line, or flagged when allowed."""
+    parts = chosen.split("/")
+    role = role_of_text(parts[1]) if len(parts) > 1 else None
+    sized = () if role is None else (role,)
+    if req.role is None:
+        return WorkloadUse(sized=sized, stated_by="the latency workload")
+    use = WorkloadUse(sized=sized, needed=req.role, stated_by=req.role_stated_by)
+    if role is not req.role and not req.allow_other_workload:
+        raise UsageError(
+            f"--p95: latency workload {chosen} is not {ROLE_WORDS[req.role]}, which "
+            f"{req.role_stated_by or 'the request'} asks for: measure one of that role, or"
+            " add --allow-other-workload to size on it anyway, flagged"
+        )
+    return use
 
 
 def table(
