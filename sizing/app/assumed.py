@@ -17,12 +17,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from sizing.engine.assume import Assumption, assumed_guest, parse_assume
+from sizing.engine.basis import Basis
 from sizing.engine.fleet import Offer, identical
 from sizing.engine.reach import measure_hint
 from sizing.engine.recommend import Recommendation
+from sizing.engine.workload_use import PROFILES_OF, role_of_text
 from sizing.errors import UsageError
 from sizing.model import FigureKind
 from sizing.sources import BasisInputs
+from sizing.workload import Role
 
 __all__ = ["assumed_platforms", "measure_next", "what_would_price", "with_assumptions"]
 
@@ -117,8 +120,19 @@ def measure_next(result: Recommendation, inputs: BasisInputs) -> tuple[tuple[str
             shape = f"{sockets} × {c.cores_per_server // sockets} cores"
             name = c.server_name or f"{c.cores_per_server}-core server"
             command, note = measure_hint(c.cores_per_server, sockets, inventory, host)
+            command += _gateway_profile(basis)
             seen[c.cores_per_server] = (f"{name} ({shape})", command, note)
     return tuple(seen[k] for k in sorted(seen))
+
+
+def _gateway_profile(basis: Basis | None) -> str:
+    """`` --profile api-jwt`` (or ``proxy``, ``proxy-0k``) for a gateway's basis: ``sizing
+    run`` measures the load-balancing ``rps,tps`` unless told, which would not size it."""
+    role = None if basis is None else role_of_text(basis.workload.role)
+    if basis is None or role not in (Role.PROXY, Role.API_JWT):
+        return ""
+    name = "proxy-0k" if role is Role.PROXY and basis.workload.file_size == 0 else PROFILES_OF[role]
+    return f" --profile {name}"
 
 
 def _inventory(inputs: BasisInputs, basis_id: str) -> str:

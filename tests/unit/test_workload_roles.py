@@ -140,6 +140,8 @@ def test_an_api_jwt_demand_is_sized_on_the_jwt_figures(both: Path) -> None:
     assert f"Sized on {JWT}" in text
     assert "API gateway validating a JWT per request (api-jwt), as asked with --role" in text
     assert "OTHER WORKLOAD" not in text + err
+    # the run that would replace the floor measures the gateway, not load balancing
+    assert "`sizing run -i lab --cores 20,40 --ht both --profile api-jwt`" in text
     basis_text, why, use = _guide_data(
         SizingRequest(
             demand=Demand(rps=DEMAND, headroom=0.2),
