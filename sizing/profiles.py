@@ -15,8 +15,11 @@ from sizing.yamlfile import read_yaml
 
 FILE_SIZES = {128: "/128b", 1024: "/1k", 10240: "/10k", 102400: "/100k"}
 # A profile's ``metric:`` that sizes (``recommend``, ``table``, ``guide``), as the metric.
+# An API gateway's calls per second are the request rate of its own role (api-jwt): they
+# size an RPS demand of that role, never another's (sizing.engine.roles).
 SIZING_METRICS = {
     "requests_per_second": SizingMetric.RPS,
+    "api_calls_per_second": SizingMetric.RPS,
     "handshakes_per_second": SizingMetric.TPS,
 }
 
@@ -100,11 +103,10 @@ class Profile(BaseModel):
     @property
     def sizing_metric(self) -> SizingMetric | None:
         """How this profile's figures size, from its ``metric:`` (:data:`SIZING_METRICS`);
-        None for a profile that sizes nothing. A gateway's (proxy, api-jwt) requests per
-        second are its own figures (``results``, the guide's gateway chapter), not the
-        web tier's the sizing tables count: they never size."""
-        if self.is_gateway:
-            return None
+        None for a profile that sizes nothing. A gateway's (proxy, api-jwt) requests or
+        calls per second size a demand of its own role only: its bases carry the role,
+        and the choice never sizes one role on another's figures unasked
+        (:mod:`sizing.engine.roles`)."""
         return SIZING_METRICS.get(self.metric)
 
     @property

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from sizing.engine.answer import Demand
 from sizing.model import BasisPlatform, HtChoice, Source
+from sizing.workload import Role
 
 __all__ = ["Inputs", "SizingRequest"]
 
@@ -57,3 +58,8 @@ class SizingRequest:
     # --assume guest-share=kvm:0.92 and its --assume-source (sizing.engine.assume)
     assume: tuple[str, ...] = ()
     assume_source: str | None = None
+    # the workload's role (--role, else the demand file's): sized on figures of that role
+    # only (sizing.engine.roles); None: the default choice, as before roles were asked
+    role: Role | None = None
+    role_stated_by: str = ""  # "--role" | "the demand file"
+    allow_other_workload: bool = False  # else a role nobody measured is refused

@@ -21,9 +21,11 @@ from sizing.engine.basis import Basis
 from sizing.engine.fleet import Offer, identical
 from sizing.engine.reach import measure_hint
 from sizing.engine.recommend import Recommendation
+from sizing.engine.workload_use import PROFILES_OF, role_of_text
 from sizing.errors import UsageError
 from sizing.model import FigureKind
 from sizing.sources import BasisInputs
+from sizing.workload import Role
 
 __all__ = ["assumed_platforms", "measure_next", "what_would_price", "with_assumptions"]
 
@@ -125,6 +127,7 @@ def measure_next(result: Recommendation, inputs: BasisInputs) -> tuple[tuple[str
                 threads=None if hw is None else hw.threads_per_core,
                 own_client=_own_client(inputs, basis),
             )
+            command += _gateway_profile(basis)
             seen[c.cores_per_server] = (f"{name} ({shape})", command, note)
     return tuple(seen[k] for k in sorted(seen))
 
@@ -143,6 +146,16 @@ def _own_client(inputs: BasisInputs, basis: Basis | None) -> bool:
             if point.result.key.host in hosts and env.clients and hosts & set(env.clients):
                 return True
     return False
+
+
+def _gateway_profile(basis: Basis | None) -> str:
+    """`` --profile api-jwt`` (or ``proxy``, ``proxy-0k``) for a gateway's basis: ``sizing
+    run`` measures the load-balancing ``rps,tps`` unless told, which would not size it."""
+    role = None if basis is None else role_of_text(basis.workload.role)
+    if basis is None or role not in (Role.PROXY, Role.API_JWT):
+        return ""
+    name = "proxy-0k" if role is Role.PROXY and basis.workload.file_size == 0 else PROFILES_OF[role]
+    return f" --profile {name}"
 
 
 def _inventory(inputs: BasisInputs, basis_id: str) -> str:

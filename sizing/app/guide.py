@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sizing.app.sizing import load, recommend
+from sizing.app.sizing import load, recommend, workload_ask
 from sizing.errors import SizingError
 from sizing.report.data import build_guide
 from sizing.report.data.model import Guide, GuideRequest
@@ -57,7 +57,7 @@ def prepare(request: GuideRequest) -> PreparedGuide:
         inputs, result, versus = got.inputs, got.result, got.versus
         warnings, notes, hint = got.warnings, got.notes, got.hint
     else:
-        inputs, said = load(request.inputs, with_runs=True)
+        inputs, said = load(request.inputs, with_runs=True, workload=workload_ask(request.sizing))
         result, versus, warnings, notes, hint = None, None, tuple(said), (), ""
     emulated = [f for f in figures_of_runs(inputs.runs, include_emulated=True) if f.emulated]
     guide = build_guide(

@@ -25,8 +25,10 @@ from sizing.engine import recommend as engine_recommend
 from sizing.engine.choice import Choice, Want
 from sizing.engine.predict import Bootstrapper
 from sizing.engine.recommend import Recommendation, wanted_platforms
+from sizing.engine.roles import WorkloadAsk
 from sizing.engine.translate import translate
 from sizing.engine.versus import PlatformComparison, Side, guest_platform, overheads
+from sizing.engine.workload_use import WorkloadUse, role_of_text
 from sizing.errors import UsageError
 from sizing.knee import Slo
 from sizing.model import (
@@ -43,17 +45,22 @@ from sizing.report.explain import explain, passed_over_line, slo_line
 from sizing.sizing_request import Inputs, SizingRequest
 from sizing.sources import BasisInputs, basis_prices, latency_figures, load_bases
 from sizing.sources.fitcache import cached_bootstrapper
+from sizing.workload import ROLE_WORDS, Role, parse_role
 
 __all__ = [
     "Demand",
     "EngineRequest",
     "Inputs",
     "Recommended",
+    "Role",
     "SizingRequest",
+    "WorkloadAsk",
     "check",
     "load",
+    "parse_role",
     "recommend",
     "table",
+    "workload_ask",
 ]
 
 
@@ -117,18 +124,35 @@ class Recommended:
         return explain(self.result)
 
 
+def workload_ask(req: SizingRequest) -> WorkloadAsk:
+    """The workload a request asks for (its role, who stated it, whether another role's
+    figures may size it, flagged)."""
+    return WorkloadAsk(req.role, req.role_stated_by, req.allow_other_workload)
+
+
 def load(
     req: Inputs,
     *,
     serves: Want | None = None,
     every_reference: bool = False,
     with_runs: bool = False,
+    workload: WorkloadAsk | None = None,
 ) -> tuple[BasisInputs, list[str]]:
     """Every basis, the chosen ones and the prices (:func:`sizing.sources.load_bases`),
     and the warnings the choice calls for (said on stderr). ``with_runs`` (the guide):
-    the runs ``req.runs`` selects are read and returned, and the bases come from them."""
-    inputs = load_bases(req, serves=serves, every_reference=every_reference, with_runs=with_runs)
+    the runs ``req.runs`` selects are read and returned, and the bases come from them.
+    ``workload``: the role asked (:mod:`sizing.engine.roles`)."""
+    inputs = load_bases(
+        req,
+        serves=serves,
+        every_reference=every_reference,
+        with_runs=with_runs,
+        workload=workload,
+    )
     notes = []
+    use = inputs.choice.workload
+    if use is not None and use.other_workload:
+        notes.append(use.sentence().split("; also measured")[0])
     chosen = inputs.choice.bases
     if any("emulated" in b.flags for b in chosen):
         notes.append(
@@ -187,6 +211,8 @@ def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
             profiles=profiles,
         ),
         with_runs=with_runs,
+        # with --p95 the latency workload sizes, its role checked there (_latency_role)
+        workload=None if req.p95 is not None else workload_ask(req),
     )
     if req.confidence is not None and req.p95 is None:
         refuse_confidence(inputs.choice)
@@ -326,10 +352,13 @@ def _translated(
         f"{got.id}, translated from measured basis {basis.id} to {target.cpu_model} by the "
         f"{what} ceiling ratio (an estimate: {target.source})"
     )
+    if inputs.choice.workload is not None:
+        why += f"; {inputs.choice.workload.sentence()}"
     choice = Choice(
         bases=(got,),
         why=why,
         passed_over=tuple((b.id, "translated to --cpu") for b in inputs.choice.bases),
+        workload=inputs.choice.workload,
     )
     return (
         replace(
@@ -358,13 +387,35 @@ def _latency_figures(
         f"within {slo.limit_ms:g} ms, per core count"
     )
     capacity = f"the rate at which p95 stays within {slo.limit_ms:g} ms"
+    why += f"; {_latency_role(req, chosen).sentence()}"
     return tuple(found), why, capacity, slo_line(slo, found, chosen)
 
 
-def table(inputs: Inputs) -> tuple[SizingTable, BasisInputs, list[str]]:
+def _latency_role(req: SizingRequest, chosen: str) -> WorkloadUse:
+    """The role of the latency workload ``chosen`` (``latency/proxy/https/1024B``) against
+    the role asked: another one is refused in one line, or flagged when allowed."""
+    parts = chosen.split("/")
+    role = role_of_text(parts[1]) if len(parts) > 1 else None
+    sized = () if role is None else (role,)
+    if req.role is None:
+        return WorkloadUse(sized=sized, stated_by="the latency workload")
+    use = WorkloadUse(sized=sized, needed=req.role, stated_by=req.role_stated_by)
+    if role is not req.role and not req.allow_other_workload:
+        raise UsageError(
+            f"--p95: latency workload {chosen} is not {ROLE_WORDS[req.role]}, which "
+            f"{req.role_stated_by or 'the request'} asks for: measure one of that role, or"
+            " add --allow-other-workload to size on it anyway, flagged"
+        )
+    return use
+
+
+def table(
+    inputs: Inputs, workload: WorkloadAsk | None = None
+) -> tuple[SizingTable, BasisInputs, list[str]]:
     """The cost-per-throughput table of the chosen bases (every reference group: the
-    article has a traditional and a Kubernetes table), priced as recommend prices them."""
-    got, notes = load(inputs, every_reference=True)
+    article has a traditional and a Kubernetes table), priced as recommend prices them;
+    ``workload``: the role asked (``--role``)."""
+    got, notes = load(inputs, every_reference=True, workload=workload)
     built = build_table(
         got.choice.figures,
         got.catalog,

@@ -17,7 +17,16 @@ import typer
 
 from sizing.app.status import Answered, exit_status
 from sizing.cli.app import columns, emit_json, error, warn
-from sizing.cli.option_set import FIGURES, REQUEST, SizingArgs, figures_of, request_from, takes
+from sizing.cli.option_set import (
+    FIGURES,
+    REQUEST,
+    WORKLOAD,
+    SizingArgs,
+    figures_of,
+    request_from,
+    takes,
+    workload_from,
+)
 from sizing.cli.options import JsonOpt
 from sizing.cli.sizing_opts import load_traffic
 
@@ -28,7 +37,7 @@ if TYPE_CHECKING:
 # -- recommend -------------------------------------------------------------------------
 
 
-@takes(REQUEST, FIGURES)
+@takes(REQUEST, WORKLOAD, FIGURES)
 def recommend_cmd(args: SizingArgs, json_out: JsonOpt = False) -> None:
     """The cheapest configuration that carries a demand with headroom.
 
@@ -135,7 +144,7 @@ WideOpt = Annotated[
 ]
 
 
-@takes(FIGURES)
+@takes(WORKLOAD, FIGURES)
 def table_cmd(args: SizingArgs, json_out: JsonOpt = False, wide: WideOpt = False) -> None:
     """The cost-per-throughput table, in the shape of the NGINX sizing guide's table.
 
@@ -153,7 +162,7 @@ def table_cmd(args: SizingArgs, json_out: JsonOpt = False, wide: WideOpt = False
     from sizing.report.render.table_text import sizing_table_text
     from sizing.report.render.text import basis_json, basis_line
 
-    table, got, warnings = app_sizing.table(figures_of(args))
+    table, got, warnings = app_sizing.table(figures_of(args), workload_from(args))
     _say(warnings)
     if json_out:
         emit_json({"basis": basis_json(got.choice, got.prices), **table.to_dict()})

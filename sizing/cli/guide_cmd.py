@@ -19,7 +19,15 @@ import typer
 
 from sizing.cli.app import warn
 from sizing.cli.engine_cmds import hint_sentence
-from sizing.cli.option_set import FIGURES, REQUEST, RUNS, SizingArgs, request_from, takes
+from sizing.cli.option_set import (
+    FIGURES,
+    REQUEST,
+    RUNS,
+    WORKLOAD,
+    SizingArgs,
+    request_from,
+    takes,
+)
 from sizing.cli.options import FormatChoice, PaperChoice, choice, completer, metavar
 from sizing.cli.progress import Steps
 from sizing.cli.sizing_opts import load_traffic
@@ -121,7 +129,7 @@ GuidePreparedByOpt = Annotated[
 ]
 
 
-@takes(RUNS, REQUEST, FIGURES)
+@takes(RUNS, REQUEST, WORKLOAD, FIGURES)
 def guide_cmd(
     *,
     out: GuideOutOpt = None,

@@ -3,8 +3,9 @@
 :class:`SizingArgs` is every option of the set with its default, and :data:`OPTIONS` its
 Typer declaration (the flag, the help ``--help`` shows). A command declares only its own
 options and a parameter ``args: SizingArgs``; :func:`takes` gives it the options of the
-groups it uses (:data:`FIGURES`: where the figures come from; :data:`REQUEST`: the
-sizing question; :data:`RUNS`: which runs the guide covers), shown by ``--help`` where
+groups it uses (:data:`FIGURES`: where the figures come from; :data:`WORKLOAD`: the
+workload's role, whose figures size; :data:`REQUEST`: the sizing question; :data:`RUNS`:
+which runs the guide covers), shown by ``--help`` where
 ``args`` stands, and hands it their values as one parsed object (httpie's one
 parsed-arguments namespace). An option a command does not take keeps its default.
 """
@@ -33,6 +34,7 @@ from sizing.cli.options import (
 )
 from sizing.cli.sizing_opts import (
     AllowCpuTranslationOpt,
+    AllowOtherWorkloadOpt,
     AllowTranslationOpt,
     AssumeOpt,
     AssumeSourceOpt,
@@ -48,24 +50,28 @@ from sizing.cli.sizing_opts import (
     PeakOpt,
     PlatformOpt,
     RedundancyOpt,
+    RoleOpt,
     YearsOpt,
     inputs_of,
     sizing_request,
+    workload_of,
 )
 
 if TYPE_CHECKING:
     from sizing.app.demand import TrafficDemand as Traffic
-    from sizing.app.sizing import Inputs, SizingRequest
+    from sizing.app.sizing import Inputs, SizingRequest, WorkloadAsk
 
 __all__ = [
     "FIGURES",
     "OPTIONS",
     "REQUEST",
     "RUNS",
+    "WORKLOAD",
     "SizingArgs",
     "figures_of",
     "request_from",
     "takes",
+    "workload_from",
 ]
 
 
@@ -101,6 +107,8 @@ class SizingArgs:
     include_emulated: bool = False
     demand: Path | None = None
     peak: str = "max"
+    role: str | None = None
+    allow_other_workload: bool = False
 
 
 # Each option's Typer declaration, by its field in SizingArgs (and in that order in --help).
@@ -133,6 +141,8 @@ OPTIONS: dict[str, Any] = {
     "include_emulated": EmulatedOpt,
     "demand": DemandFileOpt,
     "peak": PeakOpt,
+    "role": RoleOpt,
+    "allow_other_workload": AllowOtherWorkloadOpt,
 }
 
 FIGURES = (
@@ -146,8 +156,9 @@ FIGURES = (
     "include_emulated",
 )
 RUNS = ("run",)
+WORKLOAD = ("role", "allow_other_workload")  # whose figures: every sizing command takes it
 REQUEST = tuple(
-    n for n in OPTIONS if n not in FIGURES and n not in RUNS
+    n for n in OPTIONS if n not in FIGURES and n not in RUNS and n not in WORKLOAD
 )  # the question: the demand, the answer's shape, translation, assumptions
 
 
@@ -211,7 +222,14 @@ def request_from(args: SizingArgs, traffic: Traffic | None = None) -> SizingRequ
         traffic=traffic,
         peak=a.peak,
         inputs=figures_of(args),
+        role=a.role,
+        allow_other_workload=a.allow_other_workload,
     )
+
+
+def workload_from(a: SizingArgs) -> WorkloadAsk:
+    """The workload ``table`` is asked for, as the parsed options say."""
+    return workload_of(a.role, a.allow_other_workload)
 
 
 def figures_of(a: SizingArgs) -> Inputs:

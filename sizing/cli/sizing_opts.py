@@ -32,10 +32,11 @@ from sizing.model import HtChoice, Source
 
 if TYPE_CHECKING:
     from sizing.app.demand import TrafficDemand as Traffic
-    from sizing.app.sizing import Inputs, SizingRequest
+    from sizing.app.sizing import Inputs, Role, SizingRequest, WorkloadAsk
 
 __all__ = [
     "AllowCpuTranslationOpt",
+    "AllowOtherWorkloadOpt",
     "AllowTranslationOpt",
     "AssumeOpt",
     "AssumeSourceOpt",
@@ -53,11 +54,14 @@ __all__ = [
     "PeakOpt",
     "PlatformOpt",
     "RedundancyOpt",
+    "RoleOpt",
     "RpsOpt",
     "TpsOpt",
     "inputs_of",
     "load_traffic",
+    "role_of",
     "sizing_request",
+    "workload_of",
 ]
 
 
@@ -225,6 +229,30 @@ PeakOpt = Annotated[
 ]
 
 
+RoleOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--role",
+        metavar="static|lb|proxy|api-jwt",
+        autocompletion=completer(("static", "lb", "load-balance", "proxy", "api-jwt")),
+        help="The workload's role (what NGINX does with each request): size on figures"
+        " of that role only (e.g. api-jwt: an API gateway validating a JWT per request;"
+        " also web, load-balance, jwt ...). Default: the demand file's role, else the"
+        " load-balancing and static-file figures, named in the answer. A role nobody"
+        " measured is refused with the run that measures it.",
+    ),
+]
+AllowOtherWorkloadOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-other-workload",
+        help="When no figures of the workload's role exist, size on the closest role's,"
+        " flagged on every output with the direction of the error (e.g. a JWT gateway on"
+        " load-balancing figures: the fleet is too small).",
+    ),
+]
+
+
 PEAK_CHOICES = ("max", "p99.9", "p99")  # sizing.demand's PEAKS, named without importing it
 
 
@@ -237,6 +265,46 @@ def load_traffic(path: Path | None, peak: str) -> Traffic | None:
     from sizing.app.demand import load_demand  # deferred: yaml and the log readers
 
     return load_demand(path)
+
+
+def role_of(text: str | None, traffic: Traffic | None = None) -> tuple[Role | None, str]:
+    """The workload's role and who stated it: ``--role``, else the demand file's workload
+    role (read with ``getattr``: a demand file without a workload has none); both, and
+    different, is one usage line."""
+    from sizing.app.sizing import parse_role  # deferred: the engine's imports
+
+    asked = None
+    if text is not None:
+        try:
+            asked = parse_role(text)
+        except ValueError as exc:
+            raise UsageError(f"--role: {exc}") from None
+    mix = getattr(traffic, "workload", None)
+    stated = getattr(mix, "role", None)
+    in_file = None
+    if stated is not None:
+        try:
+            in_file = parse_role(str(stated))
+        except ValueError:
+            in_file = None  # the demand file's reader says what is wrong with it
+    if asked is not None and in_file is not None and asked is not in_file:
+        raise UsageError(
+            f"--role {text} is not the demand file's workload ({in_file.value}): drop --role"
+            " to size the file's workload, or size another workload without --demand"
+        )
+    if asked is not None:
+        return asked, "--role"
+    if in_file is not None:
+        return in_file, "the demand file"
+    return None, ""
+
+
+def workload_of(role: str | None, allow_other: bool) -> WorkloadAsk:
+    """The workload ``table`` is asked for (``--role``, ``--allow-other-workload``)."""
+    from sizing.app.sizing import WorkloadAsk  # deferred: the engine's imports
+
+    asked, stated = role_of(role)
+    return WorkloadAsk(asked, stated, allow_other)
 
 
 def inputs_of(
@@ -288,6 +356,8 @@ def sizing_request(
     allow_cpu_translation: bool = False,
     traffic: Traffic | None = None,
     peak: str = "max",
+    role: str | None = None,
+    allow_other_workload: bool = False,
 ) -> SizingRequest:
     """The request the options ask (no demand without --rps or --tps: the guide's tables
     only); a bad value is one clear usage line."""
@@ -295,6 +365,7 @@ def sizing_request(
 
     demand = None
     rps_n, tps_n, headroom_pct = demand_figures(rps, tps, headroom)
+    asked_role, stated_by = role_of(role, traffic)
     if traffic is not None:
         if rps_n is not None or tps_n is not None:
             raise UsageError("--demand gives the demand: no --rps or --tps beside it")
@@ -321,4 +392,7 @@ def sizing_request(
         allow_cpu_translation=allow_cpu_translation,
         assume=tuple(assume or ()),
         assume_source=assume_source,
+        role=asked_role,
+        role_stated_by=stated_by,
+        allow_other_workload=allow_other_workload,
     )

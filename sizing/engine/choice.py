@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sizing.engine.basis import REFERENCE_DEFAULT, Basis, group_key
+from sizing.engine.workload_use import WorkloadUse
 from sizing.errors import UsageError
 from sizing.model import BasisPlatform, Figure, FigureKind
 
@@ -42,11 +43,13 @@ class Want:
 
 @dataclass(frozen=True)
 class Choice:
-    """The bases a command sizes from, why, and the bases it passed over (id, reason)."""
+    """The bases a command sizes from, why, the bases it passed over (id, reason) and the
+    workload they are of, against the one asked (:mod:`sizing.engine.roles`)."""
 
     bases: tuple[Basis, ...]
     why: str
     passed_over: tuple[tuple[str, str], ...] = ()
+    workload: WorkloadUse | None = None
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -61,6 +64,7 @@ class Choice:
             "bases": [b.to_dict() for b in self.bases],
             "why": self.why,
             "passed_over": [{"basis": i, "reason": r} for i, r in self.passed_over],
+            "workload": None if self.workload is None else self.workload.to_dict(),
         }
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from sizing import paths
 from sizing.catalog import load_catalog, load_catalog_data, load_reference
 from sizing.engine import measured_figures
-from sizing.engine.choice import choose
+from sizing.engine.roles import WorkloadAsk, choose_workload
 from sizing.engine.slo import latency_workloads, slo_figures
 from sizing.errors import UsageError
 from sizing.model import FigureKind, SizingMetric, Source
@@ -141,6 +141,7 @@ def load_bases(
     with_runs: bool = False,
     serves: Want | None = None,
     every_reference: bool = False,
+    workload: WorkloadAsk | None = None,
 ) -> BasisInputs:
     """Read the store, the catalog and the reference data; build every basis; choose.
 
@@ -150,6 +151,7 @@ def load_bases(
     ``with_runs`` (the guide): the runs ``where.runs`` selects are read and returned, and
     the bases come from them; otherwise from every run of the store. An explicit
     ``--catalog`` counts as asking for its prices on measured bases (``article_prices``).
+    ``workload``: the role asked (:func:`sizing.engine.roles.choose_workload`).
     """
     catalog = load_catalog(where.catalog)
     catalog_data = load_catalog_data(where.catalog)
@@ -179,9 +181,14 @@ def load_bases(
         include_emulated=where.include_emulated,
         serves=serves,
         every_reference=every_reference,
+        ask=workload,
     )
     if note and not any(b.origin == FigureKind.MEASURED for b in choice.bases):
-        choice = replace(choice, why=f"{choice.why} ({note})")
+        # the note says why no measured basis was chosen: beside that sentence, before
+        # the workload's
+        said = "" if choice.workload is None else f"; {choice.workload.sentence()}"
+        why = choice.why.removesuffix(said)
+        choice = replace(choice, why=f"{why} ({note}){said}")
     return BasisInputs(
         bases=tuple(measured + refs),
         choice=choice,
@@ -202,8 +209,9 @@ def _choose(
     requested: Sequence[str] | None,
     **how: Any,
 ) -> Choice:
-    """The choice among the bases ``source`` offers (``how``: :func:`choose`'s options);
-    ``--source measured`` with no measured basis to offer or chosen is refused."""
+    """The choice among the bases ``source`` offers for the workload asked (``how``:
+    :func:`choose_workload`'s options); ``--source measured`` with no measured basis to
+    offer or chosen is refused."""
     offered = (
         refs
         if source == Source.REFERENCE
@@ -216,7 +224,7 @@ def _choose(
             "--source measured, but nothing usable is measured yet "
             "(run `sizing run`, or use --source reference)"
         )
-    choice = choose(offered, list(requested) if requested else None, **how)
+    choice = choose_workload(offered, list(requested) if requested else None, **how)
     if (
         source == Source.MEASURED
         and not requested

@@ -108,10 +108,10 @@ def hardware_of(facts: HostRecord | None, declared: Declared | None = None) -> H
 
 def sizing_metric(profile: str) -> SizingMetric | None:
     """How a bundled profile sizes: its ``metric:``
-    (:attr:`sizing.profiles.Profile.sizing_metric`: the load-balancing rps/tps and the
-    static-file variants, their role keeping them apart); None when it sizes nothing or
-    is not a bundled profile. A stored point sizes by its run's own definition first
-    (:func:`stored_profiles`)."""
+    (:attr:`sizing.profiles.Profile.sizing_metric`: the load-balancing rps/tps, the
+    static-file variants and the gateways', their role keeping them apart); None when it
+    sizes nothing or is not a bundled profile. A stored point sizes by its run's own
+    definition first (:func:`stored_profiles`)."""
     return _bundled_metric(paths.PROFILES, profile)
 
 

@@ -228,7 +228,7 @@ def test_shell_completion_is_typers_own() -> None:
         res = runner.invoke(app, [], env=env, prog_name="sizing")
         return res.stdout.split()
 
-    assert complete("sizing recommend --r") == ["--rps", "--redundancy"]
+    assert complete("sizing recommend --r") == ["--rps", "--redundancy", "--role"]
     assert complete("sizing recommend --platform e") == ["esxi"]
     assert complete("sizing guide --paper ") == ["a4", "letter"]
     res = runner.invoke(app, ["--help"])

@@ -166,3 +166,20 @@ def test_p95_with_tps_or_reference_only_is_refused_in_one_line(db: Path) -> None
         ],
     )
     assert res.exit_code == 2 and "the reference data has none" in res.stderr
+
+
+def test_p95_sizes_a_latency_workload_of_the_role_asked(db: Path) -> None:
+    """The latency workload's role (its id's second part) against --role: the same is
+    named, another refused in one line, or flagged with --allow-other-workload."""
+    base = ["recommend", "--rps", "3000", "--p95", "10ms", "--article-prices"]
+    base += ["--basis", "latency/proxy"]
+    res = runner.invoke(app, [*base, "--role", "proxy"])
+    assert res.exit_code == 0, res.stderr
+    assert "workload: reverse proxy (proxy), as asked with --role" in " ".join(res.stdout.split())
+    res = runner.invoke(app, [*base, "--role", "api-jwt"])
+    assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "latency workload latency/proxy/https/1024B is not API gateway" in res.stderr
+    res = runner.invoke(app, [*base, "--role", "api-jwt", "--allow-other-workload"])
+    assert res.exit_code == 0, res.stderr
+    flat = " ".join(res.stdout.split())
+    assert "OTHER WORKLOAD" in flat and "this fleet is too small" in flat

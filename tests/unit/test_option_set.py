@@ -10,7 +10,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from sizing.cli import app
-from sizing.cli.option_set import FIGURES, OPTIONS, REQUEST, RUNS, SizingArgs
+from sizing.cli.option_set import FIGURES, OPTIONS, REQUEST, RUNS, WORKLOAD, SizingArgs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,14 +28,14 @@ def test_each_command_shows_the_options_it_takes() -> None:
     flags = {n: _flag(n) for n in OPTIONS}
     flags.update(source="--source", allow_extrapolation="--allow-extrapolation")
     got = {c: _flags(c) for c in ("recommend", "table", "guide")}
-    for name in FIGURES:
+    for name in FIGURES + WORKLOAD:
         assert all(flags[name] in got[c] for c in got), name
     for name in REQUEST:
         assert flags[name] in got["recommend"] and flags[name] in got["guide"], name
         assert flags[name] not in got["table"], name
     assert "--run" in got["guide"] and "--run" not in got["recommend"]
     assert set(OPTIONS) == set(SizingArgs.__dataclass_fields__)
-    assert set(OPTIONS) == set(FIGURES) | set(REQUEST) | set(RUNS)
+    assert set(OPTIONS) == set(FIGURES) | set(REQUEST) | set(RUNS) | set(WORKLOAD)
 
 
 def test_the_options_are_listed_once() -> None:

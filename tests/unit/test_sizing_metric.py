@@ -1,8 +1,8 @@
 """How a profile sizes is its own ``metric:`` (:attr:`Profile.sizing_metric`), not its
-name: the bundled profiles that size are the four that always did, a new profile file with
-a sizing metric sizes with no other change (a stored point by its run's own definition:
-``tests/unit/test_stored_profile.py``), and the metric is an enum whose JSON is the
-plain string it replaced."""
+name: the bundled profiles that size are the four that always did and the gateways' (each
+for its own role's demand), a new profile file with a sizing metric sizes with no other
+change (a stored point by its run's own definition: ``tests/unit/test_stored_profile.py``),
+and the metric is an enum whose JSON is the plain string it replaced."""
 
 from __future__ import annotations
 
@@ -26,13 +26,14 @@ def test_the_article_s_four_size_and_every_profile_that_sizes_says_so() -> None:
         "tps": SizingMetric.TPS,
         "static-tps": SizingMetric.TPS,
     }.items() <= sized.items()
-    # a new bundled profile may size: by its own metric, never as a gateway
+    # a new bundled profile may size: by its own metric
     for name in sized:
-        prof = profiles.load(name)
-        assert prof.metric in SIZING_METRICS and not prof.is_gateway
-    # a gateway's requests per second are its own figure, never the web tier's
+        assert profiles.load(name).metric in SIZING_METRICS
+    # a gateway's requests (or API calls) per second size a demand of its own role only:
+    # its bases carry the role (tests/unit/test_workload_roles.py)
     assert profiles.load("proxy").metric == "requests_per_second"
-    assert sizes["proxy"] is None
+    assert sizes["proxy"] is SizingMetric.RPS and sizes["api-jwt"] is SizingMetric.RPS
+    assert sizes["api-jwt-cpu"] is None and sizes["proxy-cpu"] is None
     assert sizing_metric("rps") is SizingMetric.RPS
     assert sizing_metric("latency") is None
     assert sizing_metric("no-such-profile") is None

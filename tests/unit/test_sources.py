@@ -395,5 +395,6 @@ def test_a_run_with_no_valid_figure_says_so_in_the_basis_sentence(tmp_path: Path
     why = load_bases(Inputs(db=db)).choice.why
     assert why == (
         "reference: no measured basis qualifies (nothing usable measured yet: the run gave no "
-        "valid figure (2 invalid; `sizing results` says why each is not valid))"
+        "valid figure (2 invalid; `sizing results` says why each is not valid)); "
+        "workload: load balancing (load-balance), the default (--role sizes another)"
     )

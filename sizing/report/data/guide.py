@@ -43,6 +43,21 @@ if TYPE_CHECKING:
 
 
 def _basis_text(choice: Choice, basis: str, citation: str) -> str:
+    """What the guide is sized on, in the words a buyer reads, with the workload's flag
+    first when it was sized on another workload's figures and the other workloads measured
+    last (:func:`_sized_text`)."""
+    text = _sized_text(choice, basis, citation)
+    use = choice.workload
+    if use is None:
+        return text
+    if use.other_workload:
+        text = f"NOT YOUR WORKLOAD'S FIGURES (--allow-other-workload): {use.error}. " + text
+    if use.others:
+        text += f" {use.others_line()[0].upper()}{use.others_line()[1:]}."
+    return text
+
+
+def _sized_text(choice: Choice, basis: str, citation: str) -> str:
     """What the guide is sized on, in the words a buyer reads (the bases' ids and why they
     were chosen are in the methodology, :func:`basis_facts`); measured and published
     figures asked for together (``--basis``) are each said for what they are."""
