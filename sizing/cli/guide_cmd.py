@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from sizing.cli.app import warn
+from sizing.cli.app import fitted, warn
 from sizing.cli.engine_cmds import hint_sentence
 from sizing.cli.option_set import (
     FIGURES,
@@ -191,10 +191,10 @@ def _said(made: Made, say: Steps) -> None:
     for w in made.warnings:
         warn(w)
     for n in made.notes:
-        typer.echo(n, err=True)
+        typer.echo(fitted(n), err=True)
     if made.hint:
-        warn("no recommendation in the guide:" + hint_sentence(made.hint))
-    typer.echo(f"basis: {made.basis}", err=True)
+        warn("no recommendation in the guide:" + hint_sentence(made.hint), fit=True)
+    typer.echo(fitted(f"basis: {made.basis}"), err=True)  # 100 columns: it ran to 290
     if made.path is None:
         sys.stdout.write(made.text)
     elif made.pages is not None:

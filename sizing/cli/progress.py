@@ -12,7 +12,7 @@ from typing import Any
 import typer
 
 from sizing.app.env import current
-from sizing.cli.app import unescaped, warn
+from sizing.cli.app import fitted, unescaped, warn
 from sizing.model import PointResult
 from sizing.report.render.printable import printable
 
@@ -22,8 +22,9 @@ REPEAT_S = 30.0  # a log repeats a step (same words, another duration) at most t
 
 
 def stamped(message: str, now: float | None = None) -> str:
-    """``2026-11-26 13:20:05 message``: a progress line for a log, in local time."""
-    return time.strftime("%Y-%m-%d %H:%M:%S ", time.localtime(now)) + message
+    """``2026-11-26 13:20:05 message``: a progress line for a log, in local time, within
+    100 columns (a longer message goes on, indented, on the next lines)."""
+    return fitted(time.strftime("%Y-%m-%d %H:%M:%S ", time.localtime(now)) + message)
 
 
 def _shown(text: str) -> str:

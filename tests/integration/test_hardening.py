@@ -195,7 +195,9 @@ def said(stderr: str) -> list[str]:
     """What a run said on stderr besides its progress: off a terminal (as here) progress
     is plain timestamped lines, which a log keeps; the rest must be the one error line."""
     stamp = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d ")
-    return [ln for ln in stderr.strip().splitlines() if not stamp.match(ln)]
+    # a progress line longer than 100 columns goes on, indented, on the next ones
+    joined = re.sub(r"\n {4,}", " ", stderr.strip())
+    return [ln for ln in joined.splitlines() if not stamp.match(ln)]
 
 
 def test_keep_running_leaves_nginx_up_and_the_lock_refuses_a_second_run(
