@@ -88,8 +88,19 @@ def inventory_check(
         shown = " + ".join(str(p) for p in inv.inventories)
         typer.echo(f"{shown}: {len(inv.servers)} server(s), {len(inv.clients)} client(s)")
         headers = ["host", "roles", "platform", "address", "connection", "cpu", "cost"]
-        rows = narrowed([headers, *[_row(h) for h in got.hosts]], 100)
+        full = [headers, *[_row(h) for h in got.hosts]]
+        rows = narrowed(full, 100)
         typer.echo(tabulate(rows[1:], headers=rows[0], tablefmt="simple", disable_numparse=True))
+        cut = [
+            (whole[0], headers[i], cell)
+            for whole, shown_row in zip(full[1:], rows[1:], strict=True)
+            for i, cell in enumerate(whole)
+            if cell != shown_row[i]
+        ]
+        if cut:  # a cell cut to fit ends in '~': here it is whole
+            typer.echo("cut to fit 100 columns (~), in full:")
+            for host, column, cell in cut:
+                typer.echo(fitted(f"  {host} {column}: {cell}"))
         for line in got.summary(verbose):
             typer.echo(fitted(line))
         for h in got.hosts:
