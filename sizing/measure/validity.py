@@ -27,6 +27,7 @@ from sizing.records import Guards, RepetitionEvidence, Verdict
 from sizing.trend import mann_kendall_p
 
 CLIENT_BUSY_LIMIT = 90.0  # % busy on the client's CPUs: the load generator is saturated
+CLIENT_STARVED = 97.0  # % busy: no idle time left on the client's CPUs (a starved client)
 UPSTREAM_BUSY_LIMIT = 90.0  # % of the upstream nginx's CPUs: the upstream pool is saturated
 SATURATED = 90.0  # % busy on the server's pinned CPUs that proves a capacity figure
 NEAR_LIMIT = 85.0  # a client or upstream this busy is named as the likely limit
@@ -254,11 +255,12 @@ def check_saturated(
 
 
 def check_client_bound(reps: Sequence[RepetitionEvidence], clients: int) -> Verdict | None:
-    """Client CPUs above 90% busy (the generator's own work or anything else on its cores:
-    a starved client is a client limit too) while the server's pinned CPUs stayed below
-    saturation (90%). Between 85% and 90% the server was neither idle nor proven saturated,
-    and the saturated client is what held it there: named so, on any machine (on a fast-RSA
-    host a starved client left the server at 87% and was only called not-saturated)."""
+    """Client CPUs above 90% busy while the server's pinned CPUs stayed below 85%; or a
+    client with no idle time at all (97% or more: its own work or anything else on its
+    cores, a starved client) while the server stayed below saturation (90%). Between 85%
+    and 90% the server was neither idle nor proven saturated, and a client core with no
+    idle left is what held it there (on a fast-RSA host a starved client left the server
+    at 87% and was only called not-saturated); a client at 91% still had time to spare."""
     server = [r.server_busy for r in reps if r.server_busy is not None]
     if not server or not any(r.client_busy for r in reps):
         return None
@@ -268,7 +270,8 @@ def check_client_bound(reps: Sequence[RepetitionEvidence], clients: int) -> Verd
         h: statistics.median([r.client_busy[h] for r in reps if h in r.client_busy]) for h in hosts
     }
     hot = [h for h, b in busy.items() if b > CLIENT_BUSY_LIMIT]
-    if hot and server_busy < SATURATED:
+    starved = [h for h, b in busy.items() if b >= CLIENT_STARVED]
+    if (hot and server_busy < SERVER_BUSY_FLOOR) or (starved and server_busy < SATURATED):
         more = clients_needed(server_busy, busy)
         names = ", ".join(f"{h} {busy[h]:.0f}%" for h in hot)
         if any(r.upstream_shares_client for r in reps):
