@@ -10,7 +10,7 @@ import sizing.demand.derive as derive
 from sizing.demand.formats import LogFormat
 from sizing.demand.jsonlog import scan_json
 from sizing.demand.model import Missing, SourceFile, TrafficDemand, iso
-from sizing.demand.reader import ReadState, chunks
+from sizing.demand.reader import ReadState, check_input, chunks
 from sizing.demand.scan import FileScan, scan_file
 from sizing.demand.servers import clock_notes, server_of
 from sizing.demand.tally import CLASSES, Tally
@@ -29,8 +29,7 @@ def read_logs(paths: list[Path], fmt: LogFormat, *, given: bool) -> TrafficDeman
     scans: list[FileScan] = []
     notes: list[str] = []
     for path in paths:
-        if not path.is_file():
-            raise UsageError(f"{path}: no such file")
+        check_input(path)
         if path.stat().st_size == 0:
             notes.append(f"{path}: empty file, nothing read")
             continue
@@ -49,7 +48,7 @@ def read_logs(paths: list[Path], fmt: LogFormat, *, given: bool) -> TrafficDeman
 
 
 def _file_notes(scan: FileScan) -> list[str]:
-    notes = []
+    notes = list(scan.notes)
     if scan.read.damage:
         notes.append(
             f"{scan.path}: {scan.read.damage}; read up to the damage ({scan.lines:,} lines)"
@@ -101,6 +100,9 @@ def _skipped_note(scans: list[FileScan], lines: int) -> str:
 
 
 def _demand(scans: list[FileScan], t: Tally, notes: list[str]) -> TrafficDemand:
+    outlying = derive.drop_outliers(t)
+    if outlying:
+        notes.append(outlying)
     start, end = min(t.requests), max(t.requests)
     have = frozenset.intersection(*(s.variables for s in scans if s.tally.requests))
     arrival, missing = _arrival(have)
@@ -131,6 +133,7 @@ def _demand(scans: list[FileScan], t: Tally, notes: list[str]) -> TrafficDemand:
         skipped_samples=[x for s in scans for x in s.skipped.samples][:5],
         notes=notes,
         missing=missing,
+        totals=derive.totals(t, t.outliers, bool({"bytes_sent", "body_bytes_sent"} & have)),
     )
 
 

@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from sizing.demand.totals import Totals, totals_from_dict
+
 KIND = "sizing-demand"
 VERSION = 1
 PEAKS = ("max", "p99.9", "p99")
@@ -94,6 +96,7 @@ class TrafficDemand:
     skipped_samples: list[str]
     notes: list[str]
     missing: list[Missing]
+    totals: Totals | None = None  # requests, per status class and bytes sent
 
     def to_dict(self) -> dict[str, Any]:
         doc = asdict(self)
@@ -137,4 +140,5 @@ def demand_from_dict(doc: dict[str, Any]) -> TrafficDemand:
         skipped_samples=list(doc.get("skipped_samples", [])),
         notes=list(doc.get("notes", [])),
         missing=[Missing(**m) for m in doc.get("missing", [])],
+        totals=totals_from_dict(doc.get("totals")),
     )

@@ -12,6 +12,11 @@ from dataclasses import dataclass, field
 # Upper edges (bytes) of the response-size histogram; the last bucket is open.
 SIZE_EDGES = (128, 512, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304)
 CLASSES = ("1xx", "2xx", "3xx", "4xx", "5xx")
+# ``$connection_requests`` is counted exactly up to CONN_EXACT; every larger value is
+# counted together under CONN_OVER (a bounded histogram, whatever the log holds).
+CONN_EXACT = 1001
+CONN_OVER = CONN_EXACT + 1
+EDGES_KEPT = 8  # the earliest and latest seconds kept with where they were read
 
 
 def size_label(i: int) -> str:
@@ -73,6 +78,18 @@ class Tally:
     resumed: Counter[int] = field(default_factory=Counter)
     sizes: list[int] = field(default_factory=lambda: [0] * (len(SIZE_EDGES) + 1))
     request_ms: Counter[int] = field(default_factory=Counter)
+    bytes_sent: int = 0  # the sum of $bytes_sent (or $body_bytes_sent) over the requests
+    # $connection_requests -> requests logged with it (values above CONN_EXACT under
+    # CONN_OVER); and the new connections (connection_requests = 1) by whether they were
+    # TLS ($ssl_session_reused "." or "r") or plain ("" or "-")
+    conn_requests: Counter[int] = field(default_factory=Counter)
+    tls_connections: int = 0
+    plain_connections: int = 0
+    # the EDGES_KEPT earliest and latest seconds, each with the file:line it was first
+    # read at: where a time far from the rest (an outlier) is named
+    edges: dict[int, str] = field(default_factory=dict)
+    outliers: int = 0  # requests left out of the span (times far from the rest)
+    _bounds: tuple[int, int] = field(default=(0, 0), repr=False)
 
     def add(self, sec: int, n: int, cls: bytes | None, first: bool, reused: bytes | None) -> None:
         self.requests[sec] += n
@@ -84,8 +101,41 @@ class Tally:
             self.new_connections[sec] += n
             if reused == b".":
                 self.full_handshakes[sec] += n
+                self.tls_connections += n
             elif reused == b"r":
                 self.resumed[sec] += n
+                self.tls_connections += n
+            elif reused is not None:
+                self.plain_connections += n
+
+    def add_conn(self, value: int, n: int) -> None:
+        """Count ``n`` requests whose ``$connection_requests`` was ``value``."""
+        self.conn_requests[min(value, CONN_OVER)] += n
+
+    def is_edge(self, sec: int) -> bool:
+        """Whether ``sec`` would be among the earliest or latest seconds kept."""
+        if len(self.edges) < 2 * EDGES_KEPT:
+            return sec not in self.edges
+        lo, hi = self._bounds
+        return sec < lo or sec > hi
+
+    def add_edge(self, sec: int, where: str) -> None:
+        """Keep where ``sec`` was read, if it is among the earliest or latest."""
+        if sec in self.edges:
+            return
+        self.edges[sec] = where
+        if len(self.edges) >= 2 * EDGES_KEPT:
+            ordered = sorted(self.edges)
+            for s in ordered[EDGES_KEPT:-EDGES_KEPT]:
+                del self.edges[s]
+            self._bounds = (ordered[EDGES_KEPT - 1], ordered[-EDGES_KEPT])
+
+    def drop(self, seconds: set[int]) -> None:
+        """Leave these seconds out of every per-second series (outliers)."""
+        series = [self.requests, self.new_connections, self.full_handshakes, self.resumed]
+        for counts in series + list(self.classes.values()):
+            for s in seconds:
+                counts.pop(s, None)
 
     def merge(self, other: Tally) -> None:
         self.requests.update(other.requests)
@@ -96,3 +146,9 @@ class Tally:
         self.resumed.update(other.resumed)
         self.sizes = [a + b for a, b in zip(self.sizes, other.sizes, strict=True)]
         self.request_ms.update(other.request_ms)
+        self.bytes_sent += other.bytes_sent
+        self.conn_requests.update(other.conn_requests)
+        self.tls_connections += other.tls_connections
+        self.plain_connections += other.plain_connections
+        for sec, where in other.edges.items():
+            self.add_edge(sec, where)
