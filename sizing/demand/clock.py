@@ -12,12 +12,8 @@ from __future__ import annotations
 import calendar
 from datetime import datetime
 
-_MONTHS = {
-    m: i + 1
-    for i, m in enumerate(
-        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-    )
-}
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_MONTHS = {m: i + 1 for i, m in enumerate(MONTHS)}
 
 
 def local_seconds(text: bytes) -> tuple[int, str]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from sizing.demand.counters import CounterSample, Series, parse_samples, rates
 from sizing.demand.derive import HOUR, busiest_hour, nearest_rank, outliers
 from sizing.demand.model import Missing, Rate, SourceFile, TrafficDemand, iso
+from sizing.demand.persecond import PerSecond
 from sizing.demand.reader import check_input
 from sizing.errors import UsageError
 
@@ -41,7 +42,7 @@ def _chart(rates: Counter[int], step: float) -> tuple[int, list[int]]:
     for a, b in zip(keys, keys[1:] + [end], strict=True):
         for s in range(max(a, lo), min(b, hi)):
             per[s] = int(round(rates[a]))
-    return busiest_hour(per, start, end - 1)
+    return busiest_hour(PerSecond.of(per), start, end - 1)
 
 
 def read_counters(paths: list[Path]) -> TrafficDemand:
@@ -53,7 +54,7 @@ def read_counters(paths: list[Path]) -> TrafficDemand:
         check_input(path)
         kind, got, state = parse_samples(path)
         notes.extend(state.notes)
-        far = outliers(Counter(int(s.time) for s in got))
+        far = set(outliers(PerSecond.of(Counter(int(s.time) for s in got))).tolist())
         if far:
             lines = [f"{path}:{s.line}" for s in got if int(s.time) in far and s.line][:3]
             notes.append(

@@ -4,10 +4,13 @@ the size mix, request times, requests per connection and the resumption share.""
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 
+import numpy as np
+import numpy.typing as npt
+
 from sizing.demand.model import Rate, iso
+from sizing.demand.persecond import PerSecond
 from sizing.demand.tally import CLASSES, SIZE_EDGES, Tally, size_label
 from sizing.demand.totals import Totals
 
@@ -23,61 +26,60 @@ def nearest_rank(sorted_values: Sequence[int], q: float) -> int:
     return sorted_values[k - 1]
 
 
-def rate(series: Counter[int], start: int, end: int) -> Rate:
+def rate(series: PerSecond, start: int, end: int) -> Rate:
     """A per-second series over [start, end] (seconds without a count are 0).
 
     Bounded by the seconds that carry traffic, never the span: the quiet seconds are
     counted, not listed (a percentile whose rank falls among them is 0). The average is
     kept unrounded, so peak-to-average is the figures' own ratio."""
     seconds = end - start + 1
-    inside = {s: v for s, v in series.items() if start <= s <= end and v}
-    ordered = sorted(inside.values())
-    peak = ordered[-1] if ordered else 0
-    peak_at = min((s for s, v in inside.items() if v == peak), default=start)
-    total = sum(ordered)
-    average = total / seconds if seconds else 0.0
+    secs, counts = series.secs, series.counts
+    inside = (secs >= start) & (secs <= end)
+    secs, counts = secs[inside], counts[inside]
+    ordered = np.sort(counts)
+    peak = int(ordered[-1]) if len(ordered) else 0
+    peak_at = int(secs[int(np.argmax(counts))]) if len(counts) else start
     quiet = max(0, seconds - len(ordered))
     return Rate(
         peak=peak,
         peak_at=iso(peak_at),
         p99=_rank(ordered, quiet, 0.99),
         p999=_rank(ordered, quiet, 0.999),
-        average=average,
+        average=int(counts.sum()) / seconds,
         start=iso(start),
         end=iso(end),
-        seconds=end - start + 1,
+        seconds=seconds,
     )
 
 
-def _rank(busy: list[int], quiet: int, q: float) -> int:
+def _rank(busy: npt.NDArray[np.int64], quiet: int, q: float) -> int:
     """The q-quantile by nearest rank of ``busy`` (sorted) and ``quiet`` zeros."""
     n = len(busy) + quiet
     if not n:
         return 0
     k = max(1, math.ceil(q * n))
-    return 0 if k <= quiet else busy[k - quiet - 1]
+    return 0 if k <= quiet else int(busy[k - quiet - 1])
 
 
-def busiest_hour(series: Counter[int], start: int, end: int) -> tuple[int, list[int]]:
+def busiest_hour(series: PerSecond, start: int, end: int) -> tuple[int, list[int]]:
     """The hour the chart shows (3,600 consecutive seconds, or the span when shorter): of
     the hours that hold the busiest second, the one with the most requests; as its first
     second and its per-second counts. Bounded: only the two hours around the busiest
     second are looked at."""
     if end - start + 1 <= HOUR:
-        return start, [series.get(s, 0) for s in range(start, end + 1)]
-    inside = [(v, s) for s, v in series.items() if start <= s <= end and v]
-    if not inside:
+        return start, series.dense(start, end).tolist()
+    secs, counts = series.secs, series.counts
+    inside = (secs >= start) & (secs <= end)
+    if not inside.any():
         return start, [0] * HOUR
-    peak = max(v for v, _ in inside)
-    at = min(s for v, s in inside if v == peak)
+    secs, counts = secs[inside], counts[inside]
+    at = int(secs[int(np.argmax(counts))])
     lo, hi = max(start, at - HOUR + 1), min(at, end - HOUR + 1)
-    window = sum(series.get(s, 0) for s in range(lo, lo + HOUR))
-    best, best_at = window, lo
-    for s in range(lo + 1, hi + 1):
-        window += series.get(s + HOUR - 1, 0) - series.get(s - 1, 0)
-        if window > best:
-            best, best_at = window, s
-    return best_at, [series.get(s, 0) for s in range(best_at, best_at + HOUR)]
+    around = series.dense(lo, hi + HOUR - 1)
+    cum = np.r_[0, np.cumsum(around)]
+    sums = cum[HOUR:] - cum[:-HOUR]  # each hour's requests, by its first second
+    best_at = lo + int(np.argmax(sums))
+    return best_at, around[best_at - lo : best_at - lo + HOUR].tolist()
 
 
 OUTLIER_GAP = 7 * 86_400  # seconds: a gap this long (at least) sets a time apart
@@ -85,45 +87,41 @@ OUTLIER_SPACING = 1_000  # times the median gap between busy seconds, when that 
 OUTLIER_SHARE = 0.01  # a group of times holding less than this share of the requests
 
 
-def outliers(series: Counter[int]) -> set[int]:
+def outliers(series: PerSecond) -> npt.NDArray[np.int64]:
     """The seconds far outside the bulk of the traffic: a stray line from 1970 (a host
     whose clock was not set), or years away. The busy seconds, in order, are cut into
     groups wherever the gap between two is more than OUTLIER_GAP (7 days) and more than
     OUTLIER_SPACING (1,000) times the median gap between busy seconds (the data's own
     spacing); every group but the busiest that holds less than OUTLIER_SHARE (1%) of the
     requests is an outlier. A log with a long quiet spell keeps both sides when both
-    carry traffic. Bounded by the busy seconds (a sort of them)."""
-    busy = sorted(s for s, v in series.items() if v)
+    carry traffic. Bounded by the busy seconds (a sort of their gaps)."""
+    busy, counts = series.secs, series.counts
+    none = np.empty(0, np.int64)
     if len(busy) < 2:
-        return set()
-    gaps = sorted(b - a for a, b in zip(busy, busy[1:], strict=False))
-    cut = max(OUTLIER_GAP, OUTLIER_SPACING * gaps[len(gaps) // 2])
-    if gaps[-1] <= cut:
-        return set()
-    groups: list[list[int]] = [[busy[0]]]
-    for a, b in zip(busy, busy[1:], strict=False):
-        if b - a > cut:
-            groups.append([])
-        groups[-1].append(b)
-    total = sum(series[s] for s in busy)
-    weight = [sum(series[s] for s in g) for g in groups]
-    main = weight.index(max(weight))
-    out: set[int] = set()
-    for i, g in enumerate(groups):
-        if i != main and weight[i] < OUTLIER_SHARE * total:
-            out.update(g)
-    return out
+        return none
+    gaps = np.diff(busy)
+    cut = max(OUTLIER_GAP, OUTLIER_SPACING * int(np.sort(gaps)[len(gaps) // 2]))
+    breaks = np.flatnonzero(gaps > cut) + 1
+    if not len(breaks):
+        return none
+    starts = np.r_[0, breaks]
+    weight = np.add.reduceat(counts, starts)
+    group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(busy)]))
+    small = weight < OUTLIER_SHARE * int(counts.sum())
+    small[int(np.argmax(weight))] = False
+    return busy[small[group]]
 
 
 def drop_outliers(tally: Tally) -> str:
     """Leave the outlier seconds out of the tally's series; the note that says how many
     requests, and where the first were read (empty when none)."""
     out = outliers(tally.requests)
-    if not out:
+    if not len(out):
         return ""
-    n = sum(tally.requests[s] for s in out)
+    keep = np.isin(tally.requests.secs, out)
+    n = int(tally.requests.counts[keep].sum())
     tally.outliers += n
-    where = [f"{tally.edges[s]} ({iso(s)})" for s in sorted(out) if s in tally.edges][:3]
+    where = [f"{tally.edges[s]} ({iso(s)})" for s in out.tolist() if s in tally.edges][:3]
     tally.drop(out)
     at = f": at {', '.join(where)}" if where else ""
     return (
@@ -159,22 +157,22 @@ def request_time(tally: Tally) -> tuple[int, int] | None:
 
 def resumption_share(tally: Tally) -> float | None:
     """Resumed handshakes over the new TLS connections (None without TLS connections)."""
-    full = sum(tally.full_handshakes.values())
-    resumed = sum(tally.resumed.values())
+    full = tally.full_handshakes.total()
+    resumed = tally.resumed.total()
     return round(resumed / (full + resumed), 4) if full + resumed else None
 
 
 def per_connection(tally: Tally) -> float | None:
     """Requests over new connections across the span (None without new connections)."""
-    new = sum(tally.new_connections.values())
-    return round(sum(tally.requests.values()) / new, 3) if new else None
+    new = tally.new_connections.total()
+    return round(tally.requests.total() / new, 3) if new else None
 
 
 def totals(tally: Tally, outliers: int, sizes_logged: bool) -> Totals:
     """What was counted over the span: requests, per status class, bytes sent."""
     return Totals(
-        requests=sum(tally.requests.values()),
-        classes={c: n for c in CLASSES if (n := sum(tally.classes[c].values()))},
+        requests=tally.requests.total(),
+        classes={c: n for c in CLASSES if (n := tally.classes[c].total())},
         bytes_sent=tally.bytes_sent if sizes_logged else None,
         outliers=outliers,
     )

@@ -10,6 +10,7 @@ import sizing.demand.derive as derive
 from sizing.demand.formats import LogFormat
 from sizing.demand.jsonlog import scan_json
 from sizing.demand.model import Missing, SourceFile, TrafficDemand, iso
+from sizing.demand.persecond import PerSecond
 from sizing.demand.reader import ReadState, check_input, chunks
 from sizing.demand.scan import FileScan, scan_file
 from sizing.demand.servers import clock_notes, server_of
@@ -36,10 +37,10 @@ def read_logs(paths: list[Path], fmt: LogFormat, *, given: bool) -> TrafficDeman
         scan = scan_json(path) if not given and _is_json(path) else scan_file(path, fmt)
         scans.append(scan)
     total = Tally()
-    servers: dict[str, Counter[int]] = {}
+    servers: dict[str, PerSecond] = {}
     for scan in scans:
         total.merge(scan.tally)
-        servers.setdefault(server_of(scan.path), Counter()).update(scan.tally.requests)
+        servers.setdefault(server_of(scan.path), PerSecond()).merge(scan.tally.requests)
         notes.extend(_file_notes(scan))
     if not total.requests:
         raise UsageError("no request read: " + ("; ".join(notes) or ", ".join(map(str, paths))))
@@ -103,7 +104,7 @@ def _demand(scans: list[FileScan], t: Tally, notes: list[str]) -> TrafficDemand:
     outlying = derive.drop_outliers(t)
     if outlying:
         notes.append(outlying)
-    start, end = min(t.requests), max(t.requests)
+    start, end = t.requests.first(), t.requests.last()
     have = frozenset.intersection(*(s.variables for s in scans if s.tally.requests))
     arrival, missing = _arrival(have)
     has_conn = "connection_requests" in have

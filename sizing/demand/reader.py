@@ -31,7 +31,7 @@ from typing import BinaryIO
 
 from sizing.errors import UsageError
 
-CHUNK = 4 << 20  # 4 MiB of raw bytes per read: a few ms of parsing, bounded memory
+CHUNK = 1 << 20  # 1 MiB of raw bytes per read: fits the CPU's caches, bounded memory
 MAX_LINE = 64 << 10  # 64 KiB: no access log line is longer (NGINX's default buffer is 4k-64k)
 LONG_LINE = b"\x00line too long\x00"  # stands for a dropped line: NUL is never in a log line
 TOO_LONG = "line too long"
@@ -98,7 +98,8 @@ def chunks(path: Path, state: ReadState, size: int = CHUNK) -> Iterator[bytes]:
         dropping = False  # inside a line longer than MAX_LINE: its bytes are dropped
         for block in source:
             state.size += len(block)
-            content.update(block)
+            if state.gzip:  # a plain file's content is its bytes: hashed once
+                content.update(block)
             if dropping:
                 nl = block.find(b"\n")
                 if nl < 0:
@@ -122,7 +123,7 @@ def chunks(path: Path, state: ReadState, size: int = CHUNK) -> Iterator[bytes]:
         elif rest:
             yield _cap_lines(rest, state)
     state.sha256 = digest.hexdigest()
-    state.content_sha256 = content.hexdigest()
+    state.content_sha256 = content.hexdigest() if state.gzip else state.sha256
 
 
 def _cap_lines(block: bytes, state: ReadState) -> bytes:

@@ -9,17 +9,19 @@ matched one by one to count and sample the ones that do not parse, with file:lin
 
 from __future__ import annotations
 
-import heapq
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
 
-from sizing.demand.clock import in_range, iso_seconds, local_seconds, msec_ms, seconds_ms
+import numpy as np
+import numpy.typing as npt
+
+from sizing.demand.clock import LATEST, MONTHS, in_range, iso_seconds, local_seconds, seconds_ms
 from sizing.demand.formats import DEFAULT_NAME, STOCK, LogFormat, compile_format
 from sizing.demand.reader import LONG_LINE, TOO_LONG, ReadState, chunks, looks_binary
-from sizing.demand.tally import EDGES_KEPT, Skipped, Tally, size_bucket
+from sizing.demand.tally import SIZE_EDGES, Skipped, Tally
 from sizing.errors import UsageError
 
 NOT_IN_FORMAT = "not in the given format"
@@ -121,15 +123,20 @@ def _scan(path: Path, fmt: LogFormat, strict_head: bool) -> FileScan:
     return scan
 
 
+_GOOD = b"\x01"  # what a line in the format is replaced by (no log line is that byte)
+
+
 def _bad_lines(scan: FileScan, fmt: LogFormat, chunk: bytes, head: bool, good: int) -> None:
-    match = fmt.pattern.match
+    """Count and sample the chunk's lines that are not in the format. Each line in the
+    format is first replaced by one byte (``sub``, in C): the lines left are the bad ones,
+    at their line numbers, without matching each line again from Python."""
     base = scan.lines
-    lines = chunk.split(b"\n")
+    lines = fmt.pattern.sub(_GOOD, chunk).split(b"\n")
     if chunk.endswith(b"\n"):
         lines.pop()
     first_bad = None
     for i, line in enumerate(lines):
-        if match(line):
+        if line == _GOOD:
             continue
         where = f"{scan.path}:{base + i + 1}"
         if not line.strip():
@@ -157,28 +164,16 @@ def _bad_lines(scan: FileScan, fmt: LogFormat, chunk: bytes, head: bool, good: i
 
 
 def _count(scan: FileScan, keys: _Keys, rows: list[tuple[bytes, ...]], chunk: bytes) -> None:
+    """Count a chunk's matched rows. The rows are first counted by distinct key (C), then
+    the keys are turned into seconds and status classes as arrays (numpy): Python code
+    runs per chunk and per distinct size, request time and connection count, not per
+    line or per second."""
     tally = scan.tally
-    to_sec = _to_second(scan, keys, chunk)
-    nt = keys.ntime
-    extras = keys.extras
-    seen: dict[int, bytes] = {}
-    for key, n in Counter(map(keys.getter, rows)).items():
-        sec = to_sec(key[:nt])
-        if sec is None:
-            scan.skipped.add(BAD_TIME, _line_of(scan, chunk, key[0]), f"${keys.time}", n)
-            continue
-        seen.setdefault(sec, key[0])
-        got = dict(zip(extras, key[nt:], strict=False))
-        tally.add(sec, n, got.get("status"), got.get("first") == b"1", got.get("reused"))
-    # where the earliest and latest seconds were read: an outlier is named by its line
-    for sec in set(heapq.nsmallest(EDGES_KEPT, seen) + heapq.nlargest(EDGES_KEPT, seen)):
-        if tally.is_edge(sec):
-            tally.add_edge(sec, _line_of(scan, chunk, seen[sec]))
-    if keys.size_at is not None:
-        for size, n in Counter(map(itemgetter(keys.size_at), rows)).items():
-            b = 0 if size == b"-" else int(size)
-            tally.sizes[size_bucket(b)] += n
-            tally.bytes_sent += b * n
+    distinct = Counter(map(keys.getter, rows))
+    if distinct:
+        _count_keys(scan, keys, distinct, chunk)
+    if keys.size_at is not None and rows:
+        _count_sizes(tally, [r[keys.size_at] for r in rows])
     if keys.rt_at is not None:
         for rt, n in Counter(map(itemgetter(keys.rt_at), rows)).items():
             ms = seconds_ms(rt)
@@ -192,20 +187,153 @@ def _count(scan: FileScan, keys: _Keys, rows: list[tuple[bytes, ...]], chunk: by
                 tally.add_conn(1 << 30, n)
 
 
+def _count_keys(
+    scan: FileScan, keys: _Keys, distinct: Counter[tuple[bytes, ...]], chunk: bytes
+) -> None:
+    tally = scan.tally
+    found = list(distinct)
+    n = np.fromiter(distinct.values(), np.int64, len(found))
+    cols = list(zip(*found, strict=True))
+    secs = _seconds(scan, keys, cols, chunk)
+    ok = secs >= 0
+    if not ok.all():
+        for i in np.flatnonzero(~ok).tolist():
+            where = _line_of(scan, chunk, found[i][0]) if scan.skipped.want_sample else ""
+            scan.skipped.add(BAD_TIME, where, f"${keys.time}", int(n[i]))
+    idx = np.flatnonzero(ok)
+    secs, n = secs[idx], n[idx]
+    if not len(secs):
+        return
+    extra = {name: cols[keys.ntime + j] for j, name in enumerate(keys.extras)}
+    status = _first_bytes(extra["status"])[idx] if "status" in extra else None
+    first = _first_bytes(extra["first"])[idx] == ord("1") if "first" in extra else None
+    reused = _first_bytes(extra["reused"])[idx] if "reused" in extra else None
+    tally.add_rows(secs, n, status, first, reused)
+    # where the span's ends were read (an outlier is named by its line): the chunk's
+    # earliest and latest, when they move the span by more than a day
+    lo, hi = int(secs.argmin()), int(secs.argmax())
+    for moved, i in zip(tally.moves_span(int(secs[lo]), int(secs[hi])), (lo, hi), strict=True):
+        if moved:
+            tally.add_edge(int(secs[i]), _line_of(scan, chunk, found[int(idx[i])][0]))
+
+
+def _first_bytes(col: tuple[bytes, ...]) -> npt.NDArray[np.uint8]:
+    """Each value's first byte (0 for an empty one)."""
+    return np.array(col, dtype="S1").view(np.uint8)
+
+
+_POW = np.array([1000, 100, 10, 1], np.int64)
+
+
+def _count_sizes(tally: Tally, sizes: list[bytes]) -> None:
+    """The size histogram and bytes sent; ``-`` (Apache's empty body) is 0 bytes."""
+    arr = np.array(sizes, dtype="S")
+    if arr.dtype.itemsize > 18:  # past int64: count such sizes as the largest bucket
+        long = np.strings.str_len(arr) > 18
+        tally.sizes[-1] += int(long.sum())
+        arr = arr[~long]
+    arr[arr == b"-"] = b"0"
+    values = arr.astype(np.int64)
+    buckets = np.searchsorted(np.array(SIZE_EDGES, np.int64), values, side="left")
+    for i, c in enumerate(np.bincount(buckets, minlength=len(tally.sizes)).tolist()):
+        tally.sizes[i] += c
+    tally.bytes_sent += int(values.sum())
+
+
+def _seconds(
+    scan: FileScan, keys: _Keys, cols: list[tuple[bytes, ...]], chunk: bytes
+) -> npt.NDArray[np.int64]:
+    """The second of each key (-1 where its time is not readable)."""
+    if keys.time == "time_local":
+        return _local_seconds(scan, cols[0], chunk)
+    if keys.time == "msec":
+        whole = np.array(cols[0], dtype="S")
+        bad = np.strings.str_len(whole) > 12
+        whole[bad] = b"0"
+        frac = np.array(cols[1], dtype="S3")
+        ms = whole.astype(np.int64) * 1000 + frac.astype(np.int64) * _POW[np.strings.str_len(frac)]
+        if keys.exact:
+            known = {v: seconds_ms(v) for v in set(cols[2])}
+            rt = np.fromiter((-1 if (x := known[v]) is None else x for v in cols[2]), np.int64)
+            bad |= rt < 0
+            ms -= np.maximum(rt, 0)
+        secs = ms // 1000
+        bad |= (secs < 0) | (secs > LATEST)
+        secs[bad] = -1
+        return secs
+    to_sec = _to_second(scan, keys, chunk)
+    return np.fromiter(
+        (-1 if (x := to_sec((t,))) is None else x for t in cols[0]), np.int64, len(cols[0])
+    )
+
+
+_MONTHS = np.array(
+    sorted((ord(m[0]) << 16) | (ord(m[1]) << 8) | ord(m[2]) for m in MONTHS), np.int64
+)
+_MONTH_OF = {(ord(m[0]) << 16) | (ord(m[1]) << 8) | ord(m[2]): i + 1 for i, m in enumerate(MONTHS)}
+_MONTH_NO = np.array([_MONTH_OF[int(k)] for k in _MONTHS], np.int64)
+_DIGITS = [0, 1, 7, 8, 9, 10, 12, 13, 15, 16, 18, 19, 22, 23, 24, 25]
+_SEPS = {2: b"/", 6: b"/", 11: b":", 14: b":", 17: b":", 20: b" "}
+
+
+def _local_seconds(scan: FileScan, col: tuple[bytes, ...], chunk: bytes) -> npt.NDArray[np.int64]:
+    """``$time_local`` (``28/Nov/2026:05:01:04 +0100``) to epoch seconds, as arrays; a
+    value of another length goes through :func:`local_seconds` one at a time."""
+    raw = np.array(col, dtype="S")
+    secs = np.full(len(col), -1, np.int64)
+    if raw.dtype.itemsize != 26:
+        raw = np.array(col, dtype="S26")
+    fixed = np.strings.str_len(np.array(col, dtype="S27")) == 26
+    m = raw.view(np.uint8).reshape(-1, 26).astype(np.int64)
+    d = m[:, _DIGITS] - 48
+    ok = fixed & ((d >= 0) & (d <= 9)).all(axis=1)
+    for pos, sep in _SEPS.items():
+        ok &= m[:, pos] == sep[0]
+    ok &= (m[:, 21] == ord("+")) | (m[:, 21] == ord("-"))
+    key = (m[:, 3] << 16) | (m[:, 4] << 8) | m[:, 5]
+    at = np.minimum(np.searchsorted(_MONTHS, key), len(_MONTHS) - 1)
+    ok &= _MONTHS[at] == key
+    mon = _MONTH_NO[at]
+    day, year = d[:, 0] * 10 + d[:, 1], d[:, 2] * 1000 + d[:, 3] * 100 + d[:, 4] * 10 + d[:, 5]
+    hh, mm, ss = d[:, 6] * 10 + d[:, 7], d[:, 8] * 10 + d[:, 9], d[:, 10] * 10 + d[:, 11]
+    oh, om = d[:, 12] * 10 + d[:, 13], d[:, 14] * 10 + d[:, 15]
+    ok &= (day >= 1) & (day <= 31) & (hh < 24) & (mm < 60) & (ss <= 60) & (om < 60)
+    # days from 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil)
+    y = year - (mon <= 2)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (mon + np.where(mon > 2, -3, 9)) + 2) // 5 + day - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    sign = np.where(m[:, 21] == ord("+"), 1, -1)
+    got = days * 86400 + hh * 3600 + mm * 60 + ss - sign * (oh * 3600 + om * 60)
+    ok &= (got >= 0) & (got <= LATEST)
+    secs[ok] = got[ok]
+    if ok.any():
+        packed = np.unique(m[ok, 21] * (1 << 32) + oh[ok] * 100 + om[ok])  # sign, hh, mm
+        for p in packed.tolist():
+            off = f"{chr(p >> 32)}{(p & 0xFFFFFFFF) // 100:02d}{(p & 0xFFFFFFFF) % 100:02d}"
+            if off not in scan.offsets:
+                first = next(
+                    t
+                    for t, good in zip(col, ok.tolist(), strict=True)
+                    if good and t.endswith(off.encode())
+                )
+                scan.offsets[off] = int(_line_of(scan, chunk, first).rpartition(":")[2])
+    for i in np.flatnonzero(~fixed).tolist():  # another length: read one at a time
+        try:
+            sec, off = local_seconds(col[i])
+        except (ValueError, KeyError, UnicodeDecodeError, OverflowError):
+            continue
+        if in_range(sec):
+            secs[i] = sec
+            scan.offsets.setdefault(off, int(_line_of(scan, chunk, col[i]).rpartition(":")[2]))
+    return secs
+
+
 def _to_second(
     scan: FileScan, keys: _Keys, chunk: bytes
 ) -> Callable[[tuple[bytes, ...]], int | None]:
     cache = keys.cache
-    if keys.time == "msec":
-
-        def msec(t: tuple[bytes, ...]) -> int | None:
-            ms = msec_ms(t[0], t[1])
-            if ms is not None and keys.exact:
-                rt = seconds_ms(t[2])
-                ms = None if rt is None else ms - rt
-            return None if ms is None or not in_range(ms // 1000) else ms // 1000
-
-        return msec
     parse = local_seconds if keys.time == "time_local" else iso_seconds
 
     def logged(t: tuple[bytes, ...]) -> int | None:

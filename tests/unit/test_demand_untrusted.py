@@ -241,7 +241,11 @@ def test_a_corrupt_gzip_member_keeps_the_lines_before_and_reads_the_next(
     assert len(members[0]) <= start <= len(members[0]) + len(bad)
     assert f"at byte {len(members[0]) + len(bad):,}" in damage  # the next member
     assert d.totals is not None and d.totals.requests >= 6000  # members 1 and 3 whole
-    assert d.requests.end == "2025-11-28T03:24:59Z"  # the third member's last second
+    # the third member read whole (the damaged one's garbage may hold a time or two)
+    from sizing.demand.scan import scan_file
+
+    third = scan_file(log, default_format()).tally.requests.dense(T0 + 200, T0 + 299)
+    assert int(third.sum()) >= 3000
 
 
 # -- crashes that were "internal error" ----------------------------------------------
@@ -356,7 +360,10 @@ def test_the_terminal_tells_the_truth(tmp_path: Path) -> None:
     assert row.split()[1] == "60" and row.endswith(burst)
     assert "peak 60)" in out.replace("\n  ", " ")
     avg = (3600 * 20 + 60) / (DAY + 5001)
-    assert f" {avg:.2g} " in row  # not 0.0
+    assert row.split()[4] == f"{avg:.2f}"  # two significant digits below 1
+    from sizing.report.render.demand_text import _n
+
+    assert [_n(x) for x in (0.00073, 0.033, 1e-05)] == ["0.00073", "0.033", "0.000010"]
     doc = json.loads(demand(str(log), "--json")[1])
     assert doc["requests"]["peak_to_average"] == pytest.approx(60 / avg, rel=1e-9)
     assert all(len(r) <= 100 for r in out.splitlines())

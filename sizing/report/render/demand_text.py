@@ -5,6 +5,7 @@ was skipped, noted and missing. Every line fits the width (at most 100 columns).
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 from sizing.demand.model import Rate, TrafficDemand
@@ -20,7 +21,7 @@ def _n(x: float | None) -> str:
         return f"{x:,.0f}"
     if abs(x) >= 1:
         return f"{x:,.1f}"
-    return f"{x:.2g}"
+    return f"{x:.{max(1, 1 - math.floor(math.log10(abs(x))))}f}"  # 0.033, 0.00073
 
 
 def rate_line(name: str, r: Rate) -> str:
