@@ -74,9 +74,10 @@ def scan_json(path: Path) -> FileScan:
     keys: dict[str, str] | None = None
     tally = scan.tally
     for chunk in chunks(path, scan.read):
-        for line in chunk.split(b"\n"):
-            if not line and chunk.endswith(b"\n"):
-                continue  # after the chunk's last newline: not a line
+        lines = chunk.split(b"\n")
+        if chunk.endswith(b"\n"):
+            lines.pop()  # after the chunk's last newline: not a line
+        for line in lines:
             scan.lines += 1
             where = f"{path}:{scan.lines}"
             if line == LONG_LINE:
