@@ -70,6 +70,9 @@ class LogFormat:
     name: str = ""
     # (variable, the pattern up to the literal after it): which field a bad line fails at
     steps: tuple[tuple[str, str], ...] = ()
+    # every line, one match each: the format's groups and an empty one when it is in the
+    # format, else its text as the last group (the bad lines found in the same pass)
+    scanner: re.Pattern[bytes] | None = None
 
     @property
     def time_field(self) -> str:
@@ -159,7 +162,11 @@ def compile_format(text: str, *, escape: str = "default", name: str = "") -> Log
         )
     source = "^" + "".join(parts) + r"[ \t\r]*()$"  # () keeps findall's rows tuples
     pattern = re.compile(source.encode(), re.MULTILINE)
-    return LogFormat(text, pattern, tuple(groups), frozenset(variables), escape, name, tuple(steps))
+    every = "^(?:" + "".join(parts) + r"[ \t\r]*()|(.*+))$"
+    scanner = re.compile(every.encode(), re.MULTILINE)
+    return LogFormat(
+        text, pattern, tuple(groups), frozenset(variables), escape, name, tuple(steps), scanner
+    )
 
 
 _DIRECTIVE = re.compile(

@@ -56,7 +56,12 @@ class _Keys:
         else:
             tkeys = [self.time]
         self.extras = [x for x in ("status", "first", "reused") if x in g]
-        self.getter = itemgetter(*[g[k] for k in tkeys + self.extras], -1)
+        # the empty group after the format's keeps the keys tuples; the one after it holds
+        # a bad line's text (fmt.scanner)
+        self.getter = itemgetter(*[g[k] for k in tkeys + self.extras], len(fmt.groups))
+        self.bad_key = (b"",) * (len(tkeys) + len(self.extras) + 1)
+        self.time_at = g[tkeys[0]]
+        self.text_at = len(fmt.groups) + 1
         self.ntime = len(tkeys)
         self.size_at = g.get("bytes")
         self.rt_at = g.get("request_time")
@@ -111,33 +116,41 @@ def _recognise(chunk: bytes) -> LogFormat | None:
 def _scan(path: Path, fmt: LogFormat, strict_head: bool) -> FileScan:
     scan = FileScan(path, ReadState(path), variables=fmt.variables)
     keys = _Keys(fmt)
+    assert fmt.scanner is not None
     first = True
     for chunk in chunks(path, scan.read):
-        rows = fmt.pattern.findall(chunk)
+        # one match per line, in order: a line not in the format comes as its text
+        rows = fmt.scanner.findall(chunk)
         n = chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
-        if len(rows) != n:
-            _bad_lines(scan, fmt, chunk, first and strict_head, len(rows))
+        if len(rows) == n + 1:
+            rows.pop()  # the empty match after the chunk's last newline: not a line
+        distinct = Counter(map(keys.getter, rows))
+        bad = distinct.pop(keys.bad_key, 0)
+        if bad:
+            _bad_lines(scan, fmt, keys, rows, first and strict_head, chunk)
         first = False
-        _count(scan, keys, rows, chunk)
+        _count(scan, keys, rows, distinct, chunk)
         scan.lines += n
     return scan
 
 
-_GOOD = b"\x01"  # what a line in the format is replaced by (no log line is that byte)
-
-
-def _bad_lines(scan: FileScan, fmt: LogFormat, chunk: bytes, head: bool, good: int) -> None:
-    """Count and sample the chunk's lines that are not in the format. Each line in the
-    format is first replaced by one byte (``sub``, in C): the lines left are the bad ones,
-    at their line numbers, without matching each line again from Python."""
+def _bad_lines(
+    scan: FileScan,
+    fmt: LogFormat,
+    keys: _Keys,
+    rows: list[tuple[bytes, ...]],
+    head: bool,
+    chunk: bytes,
+) -> None:
+    """Count and sample the chunk's lines that are not in the format (their rows hold no
+    time), by file:line and reason; refuse the file when its first chunk is mostly such
+    lines."""
     base = scan.lines
-    lines = fmt.pattern.sub(_GOOD, chunk).split(b"\n")
-    if chunk.endswith(b"\n"):
-        lines.pop()
+    t, text = keys.time_at, keys.text_at
+    bad = [i for i, r in enumerate(rows) if not r[t]]
     first_bad = None
-    for i, line in enumerate(lines):
-        if line == _GOOD:
-            continue
+    for i in bad:
+        line = rows[i][text]
         where = f"{scan.path}:{base + i + 1}"
         if not line.strip():
             scan.skipped.add("empty line", where)
@@ -151,29 +164,35 @@ def _bad_lines(scan: FileScan, fmt: LogFormat, chunk: bytes, head: bool, good: i
             at = fmt.failing_field(line)
         first_bad = first_bad or (where, reason, at)
         scan.skipped.add(reason, where, at)
-    if head and first_bad and good * 2 < len(lines):
+    good = len(rows) - len(bad)
+    if head and first_bad and good * 2 < len(rows):
         where, reason, at = first_bad
         if reason == BINARY:
             raise UsageError(f"{scan.path}: binary data, not an access log ({where})")
         label = fmt.name or "the given format"
         raise _NotInFormat(
-            f"{scan.path}: not in {label} ({good:,} of {len(lines):,} first lines match);"
+            f"{scan.path}: not in {label} ({good:,} of {len(rows):,} first lines match);"
             f" first line that does not: {where}, at {at}",
             chunk,
         )
 
 
-def _count(scan: FileScan, keys: _Keys, rows: list[tuple[bytes, ...]], chunk: bytes) -> None:
+def _count(
+    scan: FileScan,
+    keys: _Keys,
+    rows: list[tuple[bytes, ...]],
+    distinct: Counter[tuple[bytes, ...]],
+    chunk: bytes,
+) -> None:
     """Count a chunk's matched rows. The rows are first counted by distinct key (C), then
     the keys are turned into seconds and status classes as arrays (numpy): Python code
     runs per chunk and per distinct size, request time and connection count, not per
     line or per second."""
     tally = scan.tally
-    distinct = Counter(map(keys.getter, rows))
     if distinct:
         _count_keys(scan, keys, distinct, chunk)
     if keys.size_at is not None and rows:
-        _count_sizes(tally, [r[keys.size_at] for r in rows])
+        _count_sizes(tally, [x for r in rows if (x := r[keys.size_at])])
     if keys.rt_at is not None:
         for rt, n in Counter(map(itemgetter(keys.rt_at), rows)).items():
             ms = seconds_ms(rt)
