@@ -102,7 +102,7 @@ def _any_until(stop: str, escape: str) -> str:
     Possessive (``*+``): its class excludes that literal, so giving back a byte can never
     make the match succeed, and the engine never tries (no backtracking)."""
     if stop == '"' and escape == "json":
-        return r'(?:[^"\\\n]|\\.)*+'
+        return r'[^"\\\n]*+(?:\\.[^"\\\n]*+)*+'  # unrolled: a run, then escape and run
     if not stop:
         return r"[^\n]*+"
     return "[^" + re.escape(stop) + r"\n]*+"
