@@ -50,6 +50,9 @@ def read_logs(paths: list[Path], fmt: LogFormat, *, given: bool) -> TrafficDeman
 
 def _file_notes(scan: FileScan) -> list[str]:
     notes = list(scan.notes)
+    if scan.skipped.total and not scan.tally.requests:
+        why = ", ".join(f"{n:,} {r}" for r, n in scan.skipped.counts.most_common())
+        notes.append(f"{scan.path}: no line read ({why}; first at {scan.skipped.samples[0]})")
     if scan.read.damage:
         notes.append(
             f"{scan.path}: {scan.read.damage}; read up to the damage ({scan.lines:,} lines)"

@@ -367,3 +367,13 @@ def test_the_terminal_tells_the_truth(tmp_path: Path) -> None:
     doc = json.loads(demand(str(log), "--json")[1])
     assert doc["requests"]["peak_to_average"] == pytest.approx(60 / avg, rel=1e-9)
     assert all(len(r) <= 100 for r in out.splitlines())
+
+
+def test_a_file_of_nothing_readable_says_why(tmp_path: Path) -> None:
+    log = tmp_path / "x.log"
+    log.write_text("y" * 70_000 + "\n")
+    code, out = demand(str(log))
+    assert code != 0 and "internal error" not in out
+    assert f"no line read (1 line too long; first at {log}:1: line too long)" in out.replace(
+        "\n", " "
+    )
