@@ -12,12 +12,8 @@ from __future__ import annotations
 import calendar
 from datetime import datetime
 
-_MONTHS = {
-    m: i + 1
-    for i, m in enumerate(
-        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-    )
-}
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_MONTHS = {m: i + 1 for i, m in enumerate(MONTHS)}
 
 
 def local_seconds(text: bytes) -> tuple[int, str]:
@@ -44,7 +40,31 @@ def iso_seconds(text: bytes) -> tuple[int, str]:
     return int(when.timestamp()), "+0000" if off == "Z" else off
 
 
-def seconds_ms(text: bytes) -> int:
-    """``$request_time`` (``0.123``) in whole milliseconds."""
+# The seconds a logged time may name: 1970 to the end of 9999 (what ISO 8601 can write).
+# A time outside is not readable; a time inside but far from the rest is an outlier.
+LATEST = 253_402_300_799
+_DIGITS = 12  # whole seconds: 12 digits reach past 9999; more is not a time
+
+
+def in_range(sec: int) -> bool:
+    """Whether an epoch second can be a logged time (1970 to 9999)."""
+    return 0 <= sec <= LATEST
+
+
+def msec_ms(whole: bytes, frac: bytes) -> int | None:
+    """``$msec`` (its seconds and fraction) in milliseconds; None past 12 digits."""
+    if len(whole) > _DIGITS:
+        return None
+    return int(whole) * 1000 + int((frac + b"00")[:3])
+
+
+def seconds_ms(text: bytes) -> int | None:
+    """``$request_time`` (``0.123``) in whole milliseconds; None when it is not one or
+    has more than 12 digits of seconds."""
     whole, _, frac = text.partition(b".")
-    return int(whole or b"0") * 1000 + int((frac + b"000")[:3])
+    if len(whole) > _DIGITS or not (whole or frac):
+        return None
+    try:
+        return int(whole or b"0") * 1000 + int((frac + b"000")[:3])
+    except ValueError:
+        return None

@@ -9,10 +9,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from sizing.demand.counters import CounterSample, Series, parse_samples, rates
-from sizing.demand.derive import busiest_hour, nearest_rank
+from sizing.demand.derive import HOUR, busiest_hour, nearest_rank, outliers
 from sizing.demand.inputs import distinct_files
 from sizing.demand.mix import mix_of_counters
 from sizing.demand.model import Missing, Rate, SourceFile, TrafficDemand, iso
+from sizing.demand.persecond import PerSecond
+from sizing.demand.reader import check_input
 from sizing.errors import UsageError
 from sizing.workload import Assumed, Role
 
@@ -25,7 +27,7 @@ def _rate(rates: Counter[int], total: float, t0: float, t1: float) -> Rate:
         peak_at=iso(peak_at),
         p99=nearest_rank(ordered, 0.99),
         p999=nearest_rank(ordered, 0.999),
-        average=round(total / (t1 - t0), 3),
+        average=total / (t1 - t0),
         start=iso(t0),
         end=iso(t1),
         seconds=int(t1 - t0),
@@ -33,14 +35,18 @@ def _rate(rates: Counter[int], total: float, t0: float, t1: float) -> Rate:
 
 
 def _chart(rates: Counter[int], step: float) -> tuple[int, list[int]]:
-    """Per second, each interval's rate over its seconds: the busiest hour (or all)."""
-    start, end = min(rates), max(rates) + int(step)
+    """Per second, each interval's rate over its seconds: the busiest hour (or all).
+    Only the seconds within an hour of the busiest interval are filled: bounded, whatever
+    the span."""
+    start, end = min(rates), max(rates) + max(1, int(step))
+    top = max(rates, key=lambda s: rates[s])
+    lo, hi = top - HOUR, top + HOUR + max(1, int(step))
     per: Counter[int] = Counter()
     keys = sorted(rates)
     for a, b in zip(keys, keys[1:] + [end], strict=True):
-        for s in range(a, b):
+        for s in range(max(a, lo), min(b, hi)):
             per[s] = int(round(rates[a]))
-    return busiest_hour(per, start, end - 1)
+    return busiest_hour(PerSecond.of(per), start, end - 1)
 
 
 def read_counters(
@@ -58,11 +64,21 @@ def read_counters(
     files, notes = distinct_files(paths)
     seen: dict[str, Path] = {}
     for path in files:
+        check_input(path)
         kind, got, state = parse_samples(path)
         if state.content_sha256 in seen:
             notes.append(f"{path}: the same samples as {seen[state.content_sha256]}: counted once")
             continue
         seen[state.content_sha256] = path
+        notes.extend(state.notes)
+        far = set(outliers(PerSecond.of(Counter(int(s.time) for s in got))).tolist())
+        if far:
+            lines = [f"{path}:{s.line}" for s in got if int(s.time) in far and s.line][:3]
+            notes.append(
+                f"{len([s for s in got if int(s.time) in far])} sample(s) at times far from"
+                " the rest left out" + (f": at {', '.join(lines)}" if lines else "")
+            )
+            got = [s for s in got if int(s.time) not in far]
         if len(got) < 2:
             raise UsageError(f"{path}: fewer than 2 {kind} samples: no rate to derive")
         kinds.add(kind)

@@ -16,12 +16,14 @@ interval is averaged away, and the demand says so.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from sizing.demand.clock import in_range
 from sizing.demand.reader import ReadState, chunks
 from sizing.errors import UsageError
 
@@ -42,21 +44,50 @@ _STUB = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s*$")
 class CounterSample:
     time: float
     values: dict[str, float]
+    line: int = 0  # where the sample's time was read
 
 
 def _when(text: str) -> float | None:
     text = text.strip()
     try:
-        return float(text)
+        t = float(text)
     except ValueError:
         pass
+    else:
+        # NaN, infinities and times before 1970 or past 9999 are no time
+        return t if math.isfinite(t) and in_range(int(t)) else None
     try:
         when = datetime.fromisoformat(text)
     except ValueError:
         return None
     if when.tzinfo is None:
         raise _NoOffset
-    return when.timestamp()
+    return when.timestamp() if in_range(int(when.timestamp())) else None
+
+
+def _value(text: object) -> float | None:
+    """A counter's value, or None when it is not a finite number (Prometheus writes
+    ``NaN`` and ``+Inf``; no counter of requests is either)."""
+    v = float(text)  # type: ignore[arg-type]
+    return v if math.isfinite(v) and v >= 0 else None
+
+
+def _merged(path: Path, samples: list[CounterSample], state: ReadState) -> list[CounterSample]:
+    """The samples in time order, those taken at the same time merged into one (the
+    later's values win): two at one time have no interval between them."""
+    out: list[CounterSample] = []
+    same = 0
+    for s in sorted(samples, key=lambda s: s.time):
+        if out and out[-1].time == s.time:
+            out[-1].values.update(s.values)
+            same += 1
+        else:
+            out.append(s)
+    if same:
+        state.notes.append(
+            f"{path}: {same} sample(s) at the same time as the one before, merged into it"
+        )
+    return out
 
 
 class _NoOffset(ValueError):
@@ -74,12 +105,20 @@ def parse_samples(path: Path) -> tuple[str, list[CounterSample], ReadState]:
     text, state = _text(path)
     head = text.lstrip()[:1]
     if head == "{":
-        return "NGINX Plus API", _plus(path, text), state
+        return "NGINX Plus API", _merged(path, _plus(path, text, state), state), state
     kind = "stub_status" if "server accepts handled requests" in text else "Prometheus"
-    return kind, _blocks(path, text, kind), state
+    return kind, _merged(path, _blocks(path, text, kind, state), state), state
 
 
-def _plus(path: Path, text: str) -> list[CounterSample]:
+def _bad_value(state: ReadState, path: Path, line: int) -> None:
+    if not any("not a finite number" in n for n in state.notes):
+        state.notes.append(
+            f"{path}:{line}: a counter value that is not a finite number (NaN, an"
+            " infinity or negative) left out"
+        )
+
+
+def _plus(path: Path, text: str, state: ReadState) -> list[CounterSample]:
     out = []
     for i, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -89,17 +128,20 @@ def _plus(path: Path, text: str) -> list[CounterSample]:
             t = _when(str(doc.get("time", doc.get("timestamp"))))
             if t is None:
                 raise ValueError("no time")
-            values = {}
+            got: dict[str, float | None] = {}
             req = doc.get("http/requests") or doc.get("requests") or {}
             if "total" in req:
-                values["requests"] = float(req["total"])
+                got["requests"] = _value(req["total"])
             conn = doc.get("connections") or {}
             if "accepted" in conn:
-                values["accepted"] = float(conn["accepted"])
+                got["accepted"] = _value(conn["accepted"])
             ssl = doc.get("ssl") or {}
             if "handshakes" in ssl:
-                values["handshakes"] = float(ssl["handshakes"])
-                values["reuses"] = float(ssl.get("session_reuses", 0))
+                got["handshakes"] = _value(ssl["handshakes"])
+                got["reuses"] = _value(ssl.get("session_reuses", 0))
+            values = {k: v for k, v in got.items() if v is not None}
+            if len(values) < len(got):
+                _bad_value(state, path, i)
         except _NoOffset:
             raise UsageError(f"{path}:{i}: the sample's time has no UTC offset") from None
         except (ValueError, TypeError, AttributeError) as exc:
@@ -107,11 +149,11 @@ def _plus(path: Path, text: str) -> list[CounterSample]:
             why = "not JSON" if isinstance(exc, json.JSONDecodeError) else "no time, or a counter"
             why += "" if why == "not JSON" else " that is not a number"
             raise UsageError(f"{path}:{i}: not an NGINX Plus API sample ({why})") from None
-        out.append(CounterSample(t, values))
-    return sorted(out, key=lambda s: s.time)
+        out.append(CounterSample(t, values, i))
+    return out
 
 
-def _blocks(path: Path, text: str, kind: str) -> list[CounterSample]:
+def _blocks(path: Path, text: str, kind: str, state: ReadState) -> list[CounterSample]:
     out: list[CounterSample] = []
     stamped: dict[float, dict[str, float]] = {}
     for i, line in enumerate(text.splitlines(), 1):
@@ -122,8 +164,10 @@ def _blocks(path: Path, text: str, kind: str) -> list[CounterSample]:
         except _NoOffset:
             raise UsageError(f"{path}:{i}: the sample's time has no UTC offset") from None
         if t is not None and len(line.split()) == 1:
-            out.append(CounterSample(t, {}))
+            out.append(CounterSample(t, {}, i))
             continue
+        if len(line.split()) == 1 and line.strip().lstrip("+-").replace(".", "").isdigit():
+            raise UsageError(f"{path}:{i}: a sample time before 1970 or past 9999")
         if kind == "stub_status":
             m = _STUB.match(line)
             if m and out:
@@ -133,15 +177,25 @@ def _blocks(path: Path, text: str, kind: str) -> list[CounterSample]:
         if not m or m.group(1) not in _PROM:
             continue
         name = _PROM[m.group(1)]
+        try:
+            value = _value(m.group(3))
+        except ValueError:
+            value = None
+        if value is None:
+            _bad_value(state, path, i)
+            continue
         if m.group(4):
-            d = stamped.setdefault(int(m.group(4)) / 1000, {})
-            d[name] = d.get(name, 0.0) + float(m.group(3))
+            when = int(m.group(4)[:16]) / 1000
+            if not in_range(int(when)):
+                raise UsageError(f"{path}:{i}: a sample timestamp before 1970 or past 9999")
+            d = stamped.setdefault(when, {})
+            d[name] = d.get(name, 0.0) + value
         elif out:
-            out[-1].values[name] = out[-1].values.get(name, 0.0) + float(m.group(3))
+            out[-1].values[name] = out[-1].values.get(name, 0.0) + value
         else:
             raise UsageError(f"{path}:{i}: a sample before any time line")
     out.extend(CounterSample(t, v) for t, v in stamped.items())
-    return sorted((s for s in out if s.values), key=lambda s: s.time)
+    return [s for s in out if s.values]
 
 
 Series = tuple[Counter[int], float, int]

@@ -4,11 +4,15 @@ the size mix, request times, requests per connection and the resumption share.""
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 
+import numpy as np
+import numpy.typing as npt
+
 from sizing.demand.model import Rate, iso
-from sizing.demand.tally import SIZE_EDGES, Tally, size_label
+from sizing.demand.persecond import PerSecond
+from sizing.demand.tally import CLASSES, SIZE_EDGES, Tally, size_label
+from sizing.demand.totals import Totals
 
 HOUR = 3600
 
@@ -22,43 +26,109 @@ def nearest_rank(sorted_values: Sequence[int], q: float) -> int:
     return sorted_values[k - 1]
 
 
-def rate(series: Counter[int], start: int, end: int, step: float = 1.0) -> Rate:
-    """A per-second series over [start, end] (seconds without a count are 0). ``step`` is
-    the width of one value (1 s for logs; the scrape interval for counters, whose values
-    are already rates)."""
+def rate(series: PerSecond, start: int, end: int) -> Rate:
+    """A per-second series over [start, end] (seconds without a count are 0).
+
+    Bounded by the seconds that carry traffic, never the span: the quiet seconds are
+    counted, not listed (a percentile whose rank falls among them is 0). The average is
+    kept unrounded, so peak-to-average is the figures' own ratio."""
     seconds = end - start + 1
-    values = [series.get(s, 0) for s in range(start, end + 1)] if step == 1.0 else []
-    if step != 1.0:
-        values = list(series.values())
-    ordered = sorted(values)
-    peak = ordered[-1] if ordered else 0
-    peak_at = next((s for s in range(start, end + 1) if series.get(s, 0) == peak), start)
-    total = sum(series.values())
-    average = total / seconds if step == 1.0 else (sum(values) / len(values) if values else 0)
+    secs, counts = series.secs, series.counts
+    inside = (secs >= start) & (secs <= end)
+    secs, counts = secs[inside], counts[inside]
+    ordered = np.sort(counts)
+    peak = int(ordered[-1]) if len(ordered) else 0
+    peak_at = int(secs[int(np.argmax(counts))]) if len(counts) else start
+    quiet = max(0, seconds - len(ordered))
     return Rate(
         peak=peak,
         peak_at=iso(peak_at),
-        p99=nearest_rank(ordered, 0.99),
-        p999=nearest_rank(ordered, 0.999),
-        average=round(average, 3),
+        p99=_rank(ordered, quiet, 0.99),
+        p999=_rank(ordered, quiet, 0.999),
+        average=int(counts.sum()) / seconds,
         start=iso(start),
         end=iso(end),
         seconds=seconds,
     )
 
 
-def busiest_hour(series: Counter[int], start: int, end: int) -> tuple[int, list[int]]:
-    """The hour (3,600 consecutive seconds, or the span when shorter) with the most
-    requests, as its first second and its per-second counts."""
+def _rank(busy: npt.NDArray[np.int64], quiet: int, q: float) -> int:
+    """The q-quantile by nearest rank of ``busy`` (sorted) and ``quiet`` zeros."""
+    n = len(busy) + quiet
+    if not n:
+        return 0
+    k = max(1, math.ceil(q * n))
+    return 0 if k <= quiet else int(busy[k - quiet - 1])
+
+
+def busiest_hour(series: PerSecond, start: int, end: int) -> tuple[int, list[int]]:
+    """The hour the chart shows (3,600 consecutive seconds, or the span when shorter): of
+    the hours that hold the busiest second, the one with the most requests; as its first
+    second and its per-second counts. Bounded: only the two hours around the busiest
+    second are looked at."""
     if end - start + 1 <= HOUR:
-        return start, [series.get(s, 0) for s in range(start, end + 1)]
-    best, best_at = -1, start
-    window = sum(series.get(s, 0) for s in range(start, start + HOUR))
-    for s in range(start, end - HOUR + 2):
-        if window > best:
-            best, best_at = window, s
-        window += series.get(s + HOUR, 0) - series.get(s, 0)
-    return best_at, [series.get(s, 0) for s in range(best_at, best_at + HOUR)]
+        return start, series.dense(start, end).tolist()
+    secs, counts = series.secs, series.counts
+    inside = (secs >= start) & (secs <= end)
+    if not inside.any():
+        return start, [0] * HOUR
+    secs, counts = secs[inside], counts[inside]
+    at = int(secs[int(np.argmax(counts))])
+    lo, hi = max(start, at - HOUR + 1), min(at, end - HOUR + 1)
+    around = series.dense(lo, hi + HOUR - 1)
+    cum = np.r_[0, np.cumsum(around)]
+    sums = cum[HOUR:] - cum[:-HOUR]  # each hour's requests, by its first second
+    best_at = lo + int(np.argmax(sums))
+    return best_at, around[best_at - lo : best_at - lo + HOUR].tolist()
+
+
+OUTLIER_GAP = 7 * 86_400  # seconds: a gap this long (at least) sets a time apart
+OUTLIER_SPACING = 1_000  # times the median gap between busy seconds, when that is longer
+OUTLIER_SHARE = 0.01  # a group of times holding less than this share of the requests
+
+
+def outliers(series: PerSecond) -> npt.NDArray[np.int64]:
+    """The seconds far outside the bulk of the traffic: a stray line from 1970 (a host
+    whose clock was not set), or years away. The busy seconds, in order, are cut into
+    groups wherever the gap between two is more than OUTLIER_GAP (7 days) and more than
+    OUTLIER_SPACING (1,000) times the median gap between busy seconds (the data's own
+    spacing); every group but the busiest that holds less than OUTLIER_SHARE (1%) of the
+    requests is an outlier. A log with a long quiet spell keeps both sides when both
+    carry traffic. Bounded by the busy seconds (a sort of their gaps)."""
+    busy, counts = series.secs, series.counts
+    none = np.empty(0, np.int64)
+    if len(busy) < 2:
+        return none
+    gaps = np.diff(busy)
+    cut = max(OUTLIER_GAP, OUTLIER_SPACING * int(np.sort(gaps)[len(gaps) // 2]))
+    breaks = np.flatnonzero(gaps > cut) + 1
+    if not len(breaks):
+        return none
+    starts = np.r_[0, breaks]
+    weight = np.add.reduceat(counts, starts)
+    group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(busy)]))
+    small = weight < OUTLIER_SHARE * int(counts.sum())
+    small[int(np.argmax(weight))] = False
+    return busy[small[group]]
+
+
+def drop_outliers(tally: Tally) -> str:
+    """Leave the outlier seconds out of the tally's series; the note that says how many
+    requests, and where the first were read (empty when none)."""
+    out = outliers(tally.requests)
+    if not len(out):
+        return ""
+    keep = np.isin(tally.requests.secs, out)
+    n = int(tally.requests.counts[keep].sum())
+    tally.outliers += n
+    where = [f"{tally.edges[s]} ({iso(s)})" for s in out.tolist() if s in tally.edges][:3]
+    tally.drop(out)
+    at = f": at {', '.join(where)}" if where else ""
+    return (
+        f"{n:,} request(s) logged at times far from the rest (more than"
+        f" {OUTLIER_GAP // 86_400} days and {OUTLIER_SPACING:,} times the usual spacing"
+        f" away, under {OUTLIER_SHARE:.0%} of the requests) left out of the span{at}"
+    )
 
 
 def sizes(tally: Tally) -> list[tuple[str, int]]:
@@ -87,12 +157,22 @@ def request_time(tally: Tally) -> tuple[int, int] | None:
 
 def resumption_share(tally: Tally) -> float | None:
     """Resumed handshakes over the new TLS connections (None without TLS connections)."""
-    full = sum(tally.full_handshakes.values())
-    resumed = sum(tally.resumed.values())
+    full = tally.full_handshakes.total()
+    resumed = tally.resumed.total()
     return round(resumed / (full + resumed), 4) if full + resumed else None
 
 
 def per_connection(tally: Tally) -> float | None:
     """Requests over new connections across the span (None without new connections)."""
-    new = sum(tally.new_connections.values())
-    return round(sum(tally.requests.values()) / new, 3) if new else None
+    new = tally.new_connections.total()
+    return round(tally.requests.total() / new, 3) if new else None
+
+
+def totals(tally: Tally, outliers: int, sizes_logged: bool) -> Totals:
+    """What was counted over the span: requests, per status class, bytes sent."""
+    return Totals(
+        requests=tally.requests.total(),
+        classes={c: n for c in CLASSES if (n := tally.classes[c].total())},
+        bytes_sent=tally.bytes_sent if sizes_logged else None,
+        outliers=outliers,
+    )

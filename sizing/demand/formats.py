@@ -23,6 +23,21 @@ COMBINED = (
     '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent '
     '"$http_referer" "$http_user_agent"'
 )
+DEFAULT_NAME = "the combined format"  # the format read when none is given
+# The stock formats tried, in turn, when the default does not match a file's first lines:
+# NGINX's ``main`` (the log_format of the stock nginx.conf) and Apache's common and
+# combined (``%h %l %u %t "%r" %>s %b``; Apache escapes a quote in ``%r`` as ``\"``, and
+# writes ``-`` for an empty body, read as 0 bytes).
+MAIN = COMBINED + ' "$http_x_forwarded_for"'
+APACHE_COMMON = (
+    '$remote_addr $remote_ident $remote_user [$time_local] "$request" $status $body_bytes_sent'
+)
+APACHE_COMBINED = APACHE_COMMON + ' "$http_referer" "$http_user_agent"'
+STOCK = (
+    ("NGINX's main format", MAIN, "default"),
+    ("Apache's combined format", APACHE_COMBINED, "json"),
+    ("Apache's common format", APACHE_COMMON, "json"),
+)
 
 # What each variable the demand reads is captured as (one or two groups, in this order).
 _CAPTURES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -31,10 +46,11 @@ _CAPTURES: dict[str, tuple[str, tuple[str, ...]]] = {
     "msec": (r"([0-9]+)\.([0-9]+)", ("msec_s", "msec_ms")),
     "request_time": (r"([0-9.]+)", ("request_time",)),
     "status": (r"([0-9])[0-9]*", ("status",)),
-    "bytes_sent": (r"([0-9]+)", ("bytes",)),
-    "body_bytes_sent": (r"([0-9]+)", ("bytes",)),
-    # "1" alone when it is the connection's first request, else empty
-    "connection_requests": (r"(1(?![0-9]))?[0-9]*", ("first",)),
+    # Apache's %b writes "-" for an empty body: 0 bytes
+    "bytes_sent": (r"([0-9]+|-)", ("bytes",)),
+    "body_bytes_sent": (r"([0-9]+|-)", ("bytes",)),
+    # the number; and "1" alone when it is the connection's first request, else empty
+    "connection_requests": (r"((1)(?![0-9])|[0-9]*)", ("conn", "first")),
     "ssl_session_reused": (r"([r.\-]?)", ("reused",)),
 }
 _TIME_VARS = ("msec", "time_iso8601", "time_local")
@@ -54,6 +70,9 @@ class LogFormat:
     name: str = ""
     # (variable, the pattern up to the literal after it): which field a bad line fails at
     steps: tuple[tuple[str, str], ...] = ()
+    # every line, one match each: the format's groups and an empty one when it is in the
+    # format, else its text as the last group (the bad lines found in the same pass)
+    scanner: re.Pattern[bytes] | None = None
 
     @property
     def time_field(self) -> str:
@@ -79,30 +98,53 @@ def _prefix(source: str) -> re.Pattern[bytes]:
 
 
 def _any_until(stop: str, escape: str) -> str:
-    """A variable no demand figure reads: anything up to the literal that follows."""
+    """A variable no demand figure reads: anything up to the literal that follows.
+    Possessive (``*+``): its class excludes that literal, so giving back a byte can never
+    make the match succeed, and the engine never tries (no backtracking)."""
     if stop == '"' and escape == "json":
-        return r'(?:[^"\\\n]|\\.)*'
+        return r'[^"\\\n]*+(?:\\.[^"\\\n]*+)*+'  # unrolled: a run, then escape and run
     if not stop:
-        return r"[^\n]*"
-    return "[^" + re.escape(stop) + r"\n]*"
+        return r"[^\n]*+"
+    return "[^" + re.escape(stop) + r"\n]*+"
 
 
 def compile_format(text: str, *, escape: str = "default", name: str = "") -> LogFormat:
     """The format's pattern; a format without a time variable is refused (no second to
-    bin a request in)."""
+    bin a request in), and so is one where a variable the demand reads touches another
+    (``$status$bytes_sent``: nothing tells where one ends). Variables side by side that
+    the demand does not read (``$host$request_uri``) are matched together, up to the
+    literal after the last of them, without backtracking: matching is linear in a line's
+    length whatever the format."""
     parts = []
     steps: list[tuple[str, str]] = []
     groups: list[str] = []
-    variables: list[str] = []
-    pos = 0
     matches = list(_VAR.finditer(text))
+    variables = [m.group(1) or m.group(2) for m in matches]
+    captured: list[bool] = []
+    taken: set[str] = set()
+    for var in variables:
+        want = set(_CAPTURES[var][1]) if var in _CAPTURES else set()
+        captured.append(bool(want) and not want & taken)
+        taken |= want if captured[-1] else set()
+    touching = [matches[i].end() == matches[i + 1].start() for i in range(len(matches) - 1)]
+    for i, touch in enumerate(touching):
+        if touch and (captured[i] or captured[i + 1]):
+            read = variables[i] if captured[i] else variables[i + 1]
+            raise UsageError(
+                f"the log format has ${variables[i]}${variables[i + 1]} with nothing between"
+                f" them: the demand reads ${read} and cannot tell where it ends; log them"
+                " with a space or another character between them"
+            )
+    pos = 0
     for i, m in enumerate(matches):
         parts.append(re.escape(text[pos : m.start()]))
-        var = m.group(1) or m.group(2)
-        variables.append(var)
-        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-        stop = text[m.end() : end][:1]
-        if var in _CAPTURES and not (set(_CAPTURES[var][1]) & set(groups)):
+        var = variables[i]
+        last = i
+        while last < len(touching) and touching[last]:
+            last += 1  # side by side: each matches up to the literal after the last
+        end = matches[last + 1].start() if last + 1 < len(matches) else len(text)
+        stop = text[matches[last].end() : end][:1]
+        if captured[i]:
             rx, names = _CAPTURES[var]
             if var == "time_local":
                 rx = "([^" + re.escape(stop or "\n") + r"\n]+)" if stop else rx
@@ -120,7 +162,11 @@ def compile_format(text: str, *, escape: str = "default", name: str = "") -> Log
         )
     source = "^" + "".join(parts) + r"[ \t\r]*()$"  # () keeps findall's rows tuples
     pattern = re.compile(source.encode(), re.MULTILINE)
-    return LogFormat(text, pattern, tuple(groups), frozenset(variables), escape, name, tuple(steps))
+    every = "^(?:" + "".join(parts) + r"[ \t\r]*()|(.*+))$"
+    scanner = re.compile(every.encode(), re.MULTILINE)
+    return LogFormat(
+        text, pattern, tuple(groups), frozenset(variables), escape, name, tuple(steps), scanner
+    )
 
 
 _DIRECTIVE = re.compile(

@@ -8,31 +8,9 @@ twice the demand.
 
 from __future__ import annotations
 
-import stat
 from pathlib import Path
 
-from sizing.errors import UsageError
-
-
-def file_problem(path: Path) -> str:
-    """Why ``path`` cannot be read as a log or counters file, in words ("" when it can)."""
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        return "no such file"
-    except OSError as exc:
-        return f"cannot read: {exc.strerror or exc}"
-    if stat.S_ISDIR(mode):
-        return "is a directory: give the log files in it (e.g. DIR/access.log*)"
-    if stat.S_ISFIFO(mode):
-        return "is a FIFO (named pipe): give the file it reads from (sizing reads a file twice)"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "is a device, not a log file"
-    if stat.S_ISSOCK(mode):
-        return "is a socket, not a log file"
-    if not stat.S_ISREG(mode):
-        return "is not a regular file"
-    return ""
+from sizing.demand.reader import check_input
 
 
 def distinct_files(paths: list[Path]) -> tuple[list[Path], list[str]]:
@@ -42,9 +20,7 @@ def distinct_files(paths: list[Path]) -> tuple[list[Path], list[str]]:
     out: list[Path] = []
     notes: list[str] = []
     for path in paths:
-        problem = file_problem(path)
-        if problem:
-            raise UsageError(f"{path}: {problem}")
+        check_input(path)  # a regular file, or one line naming what it is
         st = path.stat()
         ident = (st.st_dev, st.st_ino)
         if ident in seen:

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sizing.demand.clock import iso_seconds, local_seconds, seconds_ms
-from sizing.demand.reader import ReadState, chunks, looks_binary
+from sizing.demand.clock import in_range, iso_seconds, local_seconds, seconds_ms
+from sizing.demand.reader import LONG_LINE, TOO_LONG, ReadState, chunks, looks_binary
 from sizing.demand.scan import BAD_TIME, BINARY, FileScan
 from sizing.demand.tally import size_bucket
 
@@ -43,15 +43,29 @@ def _keymap(doc: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def _ms(value: Any) -> int:
+    """A JSON value holding seconds (``"0.123"`` or ``0.123``) in ms; ValueError if not."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValueError("not a number")
+    ms = seconds_ms(str(value).encode())
+    if ms is None:
+        raise ValueError("not a number")
+    return ms
+
+
 def _second(doc: dict[str, Any], keys: dict[str, str]) -> int:
     if "msec" in keys:
-        ms = seconds_ms(str(doc[keys["msec"]]).encode())
+        ms = _ms(doc[keys["msec"]])
         if "request_time" in keys:
-            ms -= seconds_ms(str(doc[keys["request_time"]]).encode())
-        return ms // 1000
-    if "time_iso8601" in keys:
-        return iso_seconds(str(doc[keys["time_iso8601"]]).encode())[0]
-    return local_seconds(str(doc[keys["time_local"]]).encode())[0]
+            ms -= _ms(doc[keys["request_time"]])
+        sec = ms // 1000
+    elif "time_iso8601" in keys:
+        sec = iso_seconds(str(doc[keys["time_iso8601"]]).encode())[0]
+    else:
+        sec = local_seconds(str(doc[keys["time_local"]]).encode())[0]
+    if not in_range(sec):
+        raise ValueError("not a time")
+    return sec
 
 
 def scan_json(path: Path) -> FileScan:
@@ -60,16 +74,24 @@ def scan_json(path: Path) -> FileScan:
     keys: dict[str, str] | None = None
     tally = scan.tally
     for chunk in chunks(path, scan.read):
-        for line in chunk.splitlines():
+        lines = chunk.split(b"\n")
+        if chunk.endswith(b"\n"):
+            lines.pop()  # after the chunk's last newline: not a line
+        for line in lines:
             scan.lines += 1
             where = f"{path}:{scan.lines}"
+            if line == LONG_LINE:
+                scan.skipped.add(TOO_LONG, where)
+                continue
             try:
                 doc = json.loads(line)
+                if not isinstance(doc, dict):
+                    raise TypeError("not an object")
                 if keys is None:
                     keys = _keymap(doc)
                     scan.variables = frozenset(keys)
                 sec = _second(doc, keys)
-            except (ValueError, KeyError, TypeError, AttributeError):
+            except (ValueError, KeyError, TypeError, AttributeError, OverflowError):
                 reason = BINARY if looks_binary(line) else "not JSON with a time"
                 if not line.strip():
                     reason = "empty line"
@@ -79,12 +101,23 @@ def scan_json(path: Path) -> FileScan:
                 continue
             get = doc.get
             status = str(get(keys.get("status", ""), ""))[:1].encode() or None
-            first = str(get(keys.get("connection_requests", ""), "")) == "1"
+            conn = str(get(keys.get("connection_requests", ""), ""))
             reused = str(get(keys.get("ssl_session_reused", ""), "")).encode() or None
-            tally.add(sec, 1, status, first, reused)
+            if "ssl_session_reused" in keys and reused is None:
+                reused = b""
+            tally.add(sec, 1, status, conn == "1", reused)
+            if conn.isdigit() and conn.isascii():
+                tally.add_conn(int(conn[:10]), 1)
+            if tally.is_edge(sec):
+                tally.add_edge(sec, where)
             size = get(keys.get("bytes_sent", keys.get("body_bytes_sent", "")))
-            if size is not None and str(size).isdigit():
-                tally.sizes[size_bucket(int(size))] += 1
+            text = str(size)
+            if size is not None and text.isdigit() and text.isascii() and len(text) < 19:
+                tally.sizes[size_bucket(int(text))] += 1
+                tally.bytes_sent += int(text)
             if "request_time" in keys:
-                tally.request_ms[seconds_ms(str(doc[keys["request_time"]]).encode())] += 1
+                try:
+                    tally.request_ms[_ms(doc[keys["request_time"]])] += 1
+                except ValueError:
+                    pass
     return scan

@@ -7,13 +7,16 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 import sizing.demand.derive as derive
 from sizing.demand.formats import LogFormat
 from sizing.demand.inputs import distinct_files
 from sizing.demand.jsonlog import scan_json
 from sizing.demand.mix import mix_of_tally
 from sizing.demand.model import Missing, SourceFile, TrafficDemand, iso
-from sizing.demand.reader import ReadState, chunks
+from sizing.demand.persecond import PerSecond
+from sizing.demand.reader import ReadState, check_input, chunks
 from sizing.demand.scan import FileScan, scan_file
 from sizing.demand.servers import clock_notes, server_of
 from sizing.demand.tally import CLASSES, Tally
@@ -43,6 +46,7 @@ def read_logs(
     scans: list[FileScan] = []
     by_content: dict[str, Path] = {}
     for path in files:
+        check_input(path)
         if path.stat().st_size == 0:
             notes.append(f"{path}: empty file, nothing read")
             continue
@@ -56,10 +60,10 @@ def read_logs(
         by_content[scan.read.content_sha256] = path
         scans.append(scan)
     total = Tally()
-    servers: dict[str, Counter[int]] = {}
+    servers: dict[str, PerSecond] = {}
     for scan in scans:
         total.merge(scan.tally)
-        servers.setdefault(server_of(scan.path), Counter()).update(scan.tally.requests)
+        servers.setdefault(server_of(scan.path), PerSecond()).merge(scan.tally.requests)
         notes.extend(_file_notes(scan))
     if not total.requests:
         raise UsageError("no request read: " + ("; ".join(notes) or ", ".join(map(str, paths))))
@@ -71,7 +75,7 @@ def read_logs(
     return replace(demand, workload=mix)
 
 
-def twin_notes(servers: dict[str, Counter[int]]) -> list[str]:
+def twin_notes(servers: dict[str, PerSecond]) -> list[str]:
     """One line per pair of servers whose traffic is the same, second by second, over an
     overlap of a minute or more: likely one log given twice under two names (summed, the
     fleet would be sized for twice the traffic)."""
@@ -80,15 +84,15 @@ def twin_notes(servers: dict[str, Counter[int]]) -> list[str]:
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
             sa, sb = servers[a], servers[b]
-            lo, hi = max(min(sa), min(sb)), min(max(sa), max(sb))
+            lo, hi = max(sa.first(), sb.first()), min(sa.last(), sb.last())
             if hi - lo < 60:
                 continue
-            small, big = (sa, sb) if len(sa) <= len(sb) else (sb, sa)
-            inside = [s for s in small if lo <= s <= hi]
+            ia = (sa.secs >= lo) & (sa.secs <= hi)
+            ib = (sb.secs >= lo) & (sb.secs <= hi)
             if (
-                len(inside) >= 10
-                and all(small[s] == big.get(s, 0) for s in inside)
-                and all(small.get(s, 0) == n for s, n in big.items() if lo <= s <= hi)
+                int(ia.sum()) >= 10
+                and np.array_equal(sa.secs[ia], sb.secs[ib])
+                and np.array_equal(sa.counts[ia], sb.counts[ib])
             ):
                 notes.append(
                     f"{a} and {b} carry the same requests in every second of their overlap"
@@ -99,7 +103,10 @@ def twin_notes(servers: dict[str, Counter[int]]) -> list[str]:
 
 
 def _file_notes(scan: FileScan) -> list[str]:
-    notes = []
+    notes = list(scan.notes)
+    if scan.skipped.total and not scan.tally.requests:
+        why = ", ".join(f"{n:,} {r}" for r, n in scan.skipped.counts.most_common())
+        notes.append(f"{scan.path}: no line read ({why}; first at {scan.skipped.samples[0]})")
     if scan.read.damage:
         notes.append(
             f"{scan.path}: {scan.read.damage}; read up to the damage ({scan.lines:,} lines)"
@@ -151,7 +158,10 @@ def _skipped_note(scans: list[FileScan], lines: int) -> str:
 
 
 def _demand(scans: list[FileScan], t: Tally, notes: list[str]) -> TrafficDemand:
-    start, end = min(t.requests), max(t.requests)
+    outlying = derive.drop_outliers(t)
+    if outlying:
+        notes.append(outlying)
+    start, end = t.requests.first(), t.requests.last()
     have = frozenset.intersection(*(s.variables for s in scans if s.tally.requests))
     arrival, missing = _arrival(have)
     has_conn = "connection_requests" in have
@@ -181,6 +191,7 @@ def _demand(scans: list[FileScan], t: Tally, notes: list[str]) -> TrafficDemand:
         skipped_samples=[x for s in scans for x in s.skipped.samples][:5],
         notes=notes,
         missing=missing,
+        totals=derive.totals(t, t.outliers, bool({"bytes_sent", "body_bytes_sent"} & have)),
     )
 
 

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from sizing.demand.totals import Totals
 from sizing.workload import Assumed, Role, WorkloadMix
 
 if TYPE_CHECKING:
@@ -100,6 +101,7 @@ class TrafficDemand:
     notes: list[str]
     missing: list[Missing]
     workload: WorkloadMix | None = None  # the role and traffic mix (issue 57)
+    totals: Totals | None = None  # requests, per status class and bytes sent
 
     def to_dict(self) -> dict[str, Any]:
         doc = asdict(self)
@@ -187,4 +189,5 @@ def demand_from_dict(raw: Any) -> TrafficDemand:
         notes=[clean_note(n) for n in doc.notes],
         missing=[Missing(m.figure, m.add) for m in doc.missing],
         workload=_workload(doc.workload),
+        totals=None if doc.totals is None else Totals(**doc.totals.model_dump()),
     )

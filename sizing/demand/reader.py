@@ -4,20 +4,41 @@ Gzip is recognised by its magic bytes, not its name (``access.log.2.gz`` and a r
 one alike), and decompressed here with :mod:`zlib` so that a truncated or damaged file
 gives every line before the damage, and says where it stopped (``gzip`` module reads
 raise and drop the last block). Several gzip members one after another (``cat a.gz b.gz``,
-logrotate's ``delaycompress``) are read in turn.
+logrotate's ``delaycompress``) are read in turn; after a corrupt block the reader skips
+to the next member's header, when there is one.
+
+Bounded by design, whatever the file holds:
+
+- each read is at most :data:`CHUNK` bytes, and each decompression step gives at most
+  :data:`CHUNK` bytes (zlib's ``max_length``): a small gzip of a huge file is inflated a
+  chunk at a time, never whole;
+- a line longer than :data:`MAX_LINE` is never buffered: it is dropped as it streams by
+  and stands in the chunk as :data:`LONG_LINE` (one line, so line numbers still count),
+  which the scanners report as "line too long" with its file:line.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import stat
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
-CHUNK = 4 << 20  # 4 MiB of raw bytes per read: a few ms of parsing, bounded memory
+from sizing.errors import UsageError
+
+CHUNK = 1 << 20  # 1 MiB of raw bytes per read: fits the CPU's caches, bounded memory
+MAX_LINE = 64 << 10  # 64 KiB: no access log line is longer (NGINX's default buffer is 4k-64k)
+LONG_LINE = b"\x00line too long\x00"  # stands for a dropped line: NUL is never in a log line
+TOO_LONG = "line too long"
 _GZIP_MAGIC = b"\x1f\x8b"
+# a gzip member's header: magic, deflate, no reserved flag, a known XFL and OS byte
+_MEMBER = re.compile(rb"\x1f\x8b\x08[\x00-\x1f].{4}[\x00\x02\x04][\x00-\x0d\xff]", re.S)
+_FEED = 64 << 10  # compressed bytes per decompression step: where damage is, to 64 KiB
 
 
 @dataclass
@@ -31,12 +52,41 @@ class ReadState:
     gzip: bool = False
     damage: str = ""  # why the file's bytes stopped early (truncated or corrupt gzip)
     notes: list[str] = field(default_factory=list)
+    long_lines: int = 0  # lines longer than MAX_LINE, dropped
+
+
+def check_input(path: Path) -> None:
+    """Refuse (UsageError) what is not a regular file, naming what it is: a directory, a
+    FIFO, a device or a socket is never read (a FIFO or ``/dev/zero`` never ends)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+    what = (
+        "a directory"
+        if stat.S_ISDIR(mode)
+        else "a FIFO (named pipe)"
+        if stat.S_ISFIFO(mode)
+        else "a character device"
+        if stat.S_ISCHR(mode)
+        else "a block device"
+        if stat.S_ISBLK(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else ""
+    )
+    if what:
+        raise UsageError(f"{path}: {what}, not a log file: give the files it holds or a copy")
+    if not os.access(path, os.R_OK):
+        raise UsageError(f"{path}: cannot read: permission denied")
 
 
 def chunks(path: Path, state: ReadState, size: int = CHUNK) -> Iterator[bytes]:
     """The file's bytes, decompressed, in chunks that end at a newline (the last chunk
-    ends where the file does). The sha256 of the file's bytes as stored ends in
-    ``state``."""
+    ends where the file does), each line at most :data:`MAX_LINE` bytes (a longer one is
+    :data:`LONG_LINE`). The sha256 of the file's bytes as stored ends in ``state``."""
     digest = hashlib.sha256()
     content = hashlib.sha256()
     with path.open("rb") as raw:
@@ -45,64 +95,147 @@ def chunks(path: Path, state: ReadState, size: int = CHUNK) -> Iterator[bytes]:
         state.gzip = head == _GZIP_MAGIC
         source = _gunzip(raw, digest, state, size) if state.gzip else _plain(raw, digest, size)
         rest = b""
+        dropping = False  # inside a line longer than MAX_LINE: its bytes are dropped
         for block in source:
             state.size += len(block)
-            block = rest + block
+            if state.gzip:  # a plain file's content is its bytes: hashed once
+                content.update(block)
+            if dropping:
+                nl = block.find(b"\n")
+                if nl < 0:
+                    continue
+                dropping = False
+                block = LONG_LINE + block[nl:]
+            else:
+                block = rest + block
             cut = block.rfind(b"\n") + 1
-            if cut == 0:
-                rest = block
-                continue
             rest = block[cut:]
-            content.update(block[:cut])
-            yield block[:cut]
-        if rest:
-            content.update(rest)
-            yield rest
+            if len(rest) > MAX_LINE:
+                rest, dropping = b"", True
+                state.long_lines += 1
+                if not cut:
+                    continue
+            if not cut:
+                continue
+            yield _cap_lines(block[:cut], state)
+        if dropping:
+            yield LONG_LINE
+        elif rest:
+            yield _cap_lines(rest, state)
     state.sha256 = digest.hexdigest()
-    state.content_sha256 = content.hexdigest()
+    state.content_sha256 = content.hexdigest() if state.gzip else state.sha256
 
 
-def _plain(raw: object, digest: hashlib._Hash, size: int) -> Iterator[bytes]:
-    read = raw.read  # type: ignore[attr-defined]
+def _cap_lines(block: bytes, state: ReadState) -> bytes:
+    """``block`` with every line longer than MAX_LINE replaced by LONG_LINE. A line that
+    long leaves a half-cap window without a newline: a few ``find`` calls per chunk rule
+    them out, and only a suspect chunk is split into lines."""
+    half = MAX_LINE // 2
+    if len(block) <= MAX_LINE or all(
+        block.find(b"\n", i, i + half) >= 0 for i in range(0, len(block) - half + 1, half)
+    ):
+        return block
+    lines = block.split(b"\n")
+    for i, line in enumerate(lines):
+        if len(line) > MAX_LINE:
+            lines[i] = LONG_LINE
+            state.long_lines += 1
+    return b"\n".join(lines)
+
+
+def _plain(raw: BinaryIO, digest: hashlib._Hash, size: int) -> Iterator[bytes]:
+    read = raw.read
     while block := read(size):
         digest.update(block)
         yield block
 
 
-def _gunzip(raw: object, digest: hashlib._Hash, state: ReadState, size: int) -> Iterator[bytes]:
-    read = raw.read  # type: ignore[attr-defined]
+class _File:
+    """Reads at an offset, hashing each byte of the file once (a resync reads back)."""
+
+    def __init__(self, raw: BinaryIO, digest: hashlib._Hash) -> None:
+        self.raw, self.digest = raw, digest
+        self.hashed = 0  # bytes hashed so far: reads never skip past them
+        self.at = 0  # the file's position
+
+    def read(self, offset: int, n: int) -> bytes:
+        if offset != self.at:
+            self.raw.seek(offset)
+        block = self.raw.read(n)
+        self.at = offset + len(block)
+        if self.at > self.hashed:
+            self.digest.update(block[self.hashed - offset :])
+            self.hashed = self.at
+        return block
+
+    def drain(self) -> None:
+        """Hash the rest of the file: its hash is the file's, not the part read."""
+        while self.read(self.hashed, CHUNK):
+            pass
+
+
+def _gunzip(raw: BinaryIO, digest: hashlib._Hash, state: ReadState, size: int) -> Iterator[bytes]:
+    """Inflate member after member, at most ``size`` bytes out per step. On damage (data
+    zlib refuses, or a member that never ends): the bytes before it are kept, the damage
+    is said with its byte offsets, and reading resumes at the next member's header after
+    the damaged member's start, when there is one (its lines are kept too)."""
+    f = _File(raw, digest)
+    damages: list[str] = []
+    pos = 0
+    while f.read(pos, 1):
+        end, damage = yield from _member(f, pos, size)
+        if not damage:
+            pos = end
+            continue
+        yield b"\n"  # the partial line cut by the damage ends here (skipped: not a line)
+        nxt = _find_member(f, pos + 1, size)
+        if nxt < 0:
+            damages.append(damage)
+            break
+        if damage.startswith("truncated"):
+            damage = f"corrupt gzip data: the member at byte {pos:,} never ends"
+        damages.append(f"{damage} (read on from the next gzip member, at byte {nxt:,})")
+        pos = nxt
+    f.drain()
+    state.damage = "; ".join(damages)
+
+
+def _member(f: _File, start: int, size: int) -> Generator[bytes, None, tuple[int, str]]:
+    """Inflate the member at ``start``: its bytes, then where it ended and the damage
+    found (empty when none)."""
     inflate = zlib.decompressobj(wbits=31)
-    started = False  # the current member has had bytes: its end-of-stream is due
-    offset = 0
-    while block := read(size):
-        digest.update(block)
-        while block:
-            started = True
-            try:
-                out = inflate.decompress(block)
-            except zlib.error as exc:
-                state.damage = f"corrupt gzip data near byte {offset:,} ({exc})"
-                _drain(read, digest)
-                return
-            if out:
+    off = start
+    while True:
+        piece = f.read(off, _FEED)
+        if not piece:
+            tail = inflate.flush()
+            if tail:
+                yield tail
+            return off, "truncated gzip: the compressed data ends before its end-of-stream marker"
+        try:
+            out = inflate.decompress(piece, size)
+            while out:
                 yield out
-            block = b""
-            if inflate.eof:
-                block = inflate.unused_data
-                inflate = zlib.decompressobj(wbits=31)
-                started = False
-        offset += size
-    if started:
-        tail = inflate.flush()
-        if tail:
-            yield tail
-        state.damage = "truncated gzip: the compressed data ends before its end-of-stream marker"
+                tail = inflate.unconsumed_tail
+                out = inflate.decompress(tail, size) if tail else b""
+        except zlib.error:
+            return off, f"corrupt gzip data, found between bytes {off:,} and {off + len(piece):,}"
+        if inflate.eof:
+            return off + len(piece) - len(inflate.unused_data), ""
+        off += len(piece)
 
 
-def _drain(read: object, digest: hashlib._Hash) -> None:
-    """Hash the rest of a damaged file: its hash is the file's, not the part read."""
-    while block := read(CHUNK):  # type: ignore[operator]
-        digest.update(block)
+def _find_member(f: _File, start: int, size: int) -> int:
+    """The offset of the next member's header at or after ``start`` (-1 when none)."""
+    keep = b""
+    while block := f.read(start, size):
+        data = keep + block
+        m = _MEMBER.search(data)
+        if m:
+            return start - len(keep) + m.start()
+        keep = data[-9:]
+        start += len(block)
+    return -1
 
 
 _BINARY = re.compile(rb"[\x00-\x08\x0e-\x1f]")

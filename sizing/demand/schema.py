@@ -143,6 +143,14 @@ class WorkloadDoc(BaseModel):
         return self
 
 
+class TotalsDoc(BaseModel):
+    model_config = _STRICT
+    requests: Count
+    classes: dict[Literal[CLASSES], Count] = {}  # type: ignore[valid-type]
+    bytes_sent: Count | None = None
+    outliers: Count = 0
+
+
 class DemandDoc(BaseModel):
     model_config = _STRICT
     kind: Literal["sizing-demand"]
@@ -167,6 +175,7 @@ class DemandDoc(BaseModel):
     notes: Annotated[list[Text], Field(max_length=200)] = []
     missing: Annotated[list[MissingDoc], Field(max_length=32)] = []
     workload: WorkloadDoc | None = None
+    totals: TotalsDoc | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> DemandDoc:

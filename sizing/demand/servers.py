@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from pathlib import Path
 
+import numpy as np
+
 from sizing.demand.model import iso
+from sizing.demand.persecond import PerSecond
 
 _ROTATED = re.compile(r"(\.[0-9]+)?(\.gz)?$")
 MAX_LAG = 30  # seconds of clock disagreement looked for
@@ -32,11 +34,11 @@ def _corr(a: list[int], b: list[int]) -> float:
     return cov / math.sqrt(va * vb) if va and vb else 0.0
 
 
-def _span(series: Counter[int]) -> tuple[int, int]:
-    return min(series), max(series)
+def _span(series: PerSecond) -> tuple[int, int]:
+    return series.first(), series.last()
 
 
-def clock_notes(servers: dict[str, Counter[int]]) -> list[str]:
+def clock_notes(servers: dict[str, PerSecond]) -> list[str]:
     """One line per pair of servers whose logs do not overlap in time, or whose traffic
     lines up best with one shifted by a few seconds (their clocks disagree)."""
     notes = []
@@ -49,7 +51,7 @@ def clock_notes(servers: dict[str, Counter[int]]) -> list[str]:
     return notes
 
 
-def _pair(a: str, sa: Counter[int], b: str, sb: Counter[int]) -> str:
+def _pair(a: str, sa: PerSecond, b: str, sb: PerSecond) -> str:
     (a0, a1), (b0, b1) = _span(sa), _span(sb)
     lo, hi = max(a0, b0), min(a1, b1)
     if lo > hi:
@@ -59,12 +61,19 @@ def _pair(a: str, sa: Counter[int], b: str, sb: Counter[int]) -> str:
         )
     if hi - lo < 4 * MAX_LAG:
         return ""
-    mid = max(range(lo, hi + 1), key=lambda s: sa.get(s, 0) + sb.get(s, 0))
+    both = PerSecond()
+    for x in (sa, sb):
+        inside = (x.secs >= lo) & (x.secs <= hi)
+        both.add_many(x.secs[inside], x.counts[inside])
+    mid = int(both.secs[int(np.argmax(both.counts))]) if both else lo  # the busiest second
     w0 = max(lo + MAX_LAG, mid - WINDOW // 2)
     w1 = min(hi - MAX_LAG, w0 + WINDOW)
-    xs = [sa.get(s, 0) for s in range(w0, w1)]
+    if w1 <= w0:
+        return ""
+    xs = sa.dense(w0, w1 - 1).tolist()
+    ys = sb.dense(w0 - MAX_LAG, w1 - 1 + MAX_LAG).tolist()
     scores = {
-        lag: _corr(xs, [sb.get(s + lag, 0) for s in range(w0, w1)])
+        lag: _corr(xs, ys[MAX_LAG + lag : MAX_LAG + lag + w1 - w0])
         for lag in range(-MAX_LAG, MAX_LAG + 1)
     }
     best = max(scores, key=lambda k: (scores[k], -abs(k)))

@@ -185,7 +185,7 @@ def test_a_directory_a_fifo_and_a_device_are_named_as_what_they_are(
     if kind == "fifo":
         os.mkfifo(path)
     got = demand(str(path))
-    word = {"dir": "is a directory", "fifo": "is a FIFO", "device": "is a device"}[kind]
+    word = {"dir": "a directory", "fifo": "a FIFO", "device": "a character device"}[kind]
     assert got.exit_code == 2 and word in got.output and "no such file" not in got.output
 
 

@@ -5,6 +5,7 @@ was skipped, noted and missing. Every line fits the width (at most 100 columns).
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 from sizing.demand.model import Rate, TrafficDemand
@@ -13,16 +14,21 @@ from sizing.workload import ROLE_WORDS, WorkloadMix
 
 
 def _n(x: float | None) -> str:
+    """A figure as read: whole above 100, one decimal above 1, and two significant
+    digits below (an average of 0.004 is not ``0.0``)."""
     if x is None:
         return "-"
-    return f"{x:,.0f}" if x >= 100 or float(x).is_integer() else f"{x:,.1f}"
+    if x >= 100 or float(x).is_integer():
+        return f"{x:,.0f}"
+    if abs(x) >= 1:
+        return f"{x:,.1f}"
+    return f"{x:.{max(1, 1 - math.floor(math.log10(abs(x))))}f}"  # 0.033, 0.00073
 
 
 def rate_line(name: str, r: Rate) -> str:
-    return (
-        f"{name:<20} {_n(r.peak):>9} {_n(r.p999):>9} {_n(r.p99):>9} {_n(r.average):>9}"
-        f"  {r.peak_at[11:19]}"
-    )
+    """One row of the figures table; the peak's date too when the span crosses a day."""
+    when = r.peak_at[11:19] if r.start[:10] == r.end[:10] else r.peak_at[:19].replace("T", " ")
+    return f"{name:<20} {_n(r.peak):>9} {_n(r.p999):>9} {_n(r.p99):>9} {_n(r.average):>9}  {when}"
 
 
 def demand_text(d: TrafficDemand, width: int = 100) -> str:
@@ -31,8 +37,12 @@ def demand_text(d: TrafficDemand, width: int = 100) -> str:
     out = [f"Demand from {d.method}, {r.start} to {r.end} ({r.seconds:,} s)"]
     line, per = sparkline(d.chart, width - 2)
     res = "per second" if per == 1 else f"busiest second of each {per} s"
+    head = (
+        f"Requests/s, the busiest hour holding the busiest second, from {d.chart_start}"
+        f" ({res}; peak {_n(max(d.chart, default=0))}):"
+    )
+    out += _wrap(head, width)
     out += [
-        f"Requests/s, busiest hour from {d.chart_start} ({res}; peak {_n(max(d.chart))}):",
         f"|{line}|"[:width],
         "",
         f"{'per second':<20} {'busiest':>9} {'p99.9':>9} {'p99':>9} {'average':>9}  peak at",
@@ -48,6 +58,7 @@ def demand_text(d: TrafficDemand, width: int = 100) -> str:
     out.append("")
     if r.peak_to_average:
         out.append(f"peak-to-average: {r.peak_to_average:.2f}")
+    out += _totals(d, width)
     if d.resumption_share is not None:
         out.append(f"TLS resumption share: {d.resumption_share:.1%} of new TLS connections")
     if d.requests_per_connection is not None:
@@ -106,6 +117,21 @@ def workload_lines(w: WorkloadMix, width: int = 100) -> list[str]:
     for a in w.assumed:
         out += _wrap(f"  assumed: {a.figure.replace('_', ' ')} {a.value:g} ({a.source})", width)
     return out
+
+
+def _totals(d: TrafficDemand, width: int) -> list[str]:
+    """Requests, per status class and bytes sent: to set beside another tool's totals."""
+    t = d.totals
+    if t is None:
+        return []
+    parts = [f"{t.requests:,} requests"]
+    if t.classes:
+        parts.append(", ".join(f"{c} {n:,}" for c, n in t.classes.items()))
+    if t.bytes_sent is not None:
+        parts.append(f"{t.bytes_sent:,} bytes sent ({t.bytes_sent / 2**20:,.1f} MiB)")
+    if t.outliers:
+        parts.append(f"{t.outliers:,} outside the span")
+    return _wrap("totals: " + "; ".join(parts), width)
 
 
 def _wrap(text: str, width: int) -> list[str]:

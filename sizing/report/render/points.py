@@ -17,6 +17,7 @@ from sizing.report.data.evidence import NO_EVIDENCE, Evidence
 from sizing.report.data.format import MISSING, number
 from sizing.report.data.pairs import PairView, pair_summary
 from sizing.report.render.grid import grid
+from sizing.report.render.point_records import records
 
 __all__ = ["WIDTH", "comparisons_json", "point_json", "points_csv", "points_table"]
 
@@ -150,50 +151,6 @@ def _fit(line: str, width: int) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-# --verbose's records: each header's field in words
-_LABELS = {
-    "median": "median {}",
-    "± (cover)": "interval {}",
-    "spread": "spread {}",
-    "reps": "{} runs",
-    "errors": "{} errors",
-    "srv CPU": "server CPU {}",
-    "cli CPU": "client CPU {}",
-    "p50 ms": "p50 {} ms",
-    "p99 ms": "p99 {} ms",
-}
-
-
-def _records(
-    headers: Sequence[str], rows: Sequence[Sequence[str]], reasons: Sequence[str], width: int
-) -> str:
-    """``--verbose``: a record per point, every field named, wrapped to ``width`` (it wraps
-    rather than widens: a table of every field ran to 170 columns), then each reason in
-    full, wrapped."""
-    import textwrap
-
-    out: list[str] = []
-    for row in rows:
-        out.append(row[0])
-        fields = "; ".join(
-            _LABELS.get(h, h).format(v) for h, v in zip(headers[1:-1], row[1:-1], strict=True)
-        )
-        out += textwrap.wrap(fields, width, initial_indent="    ", subsequent_indent="    ")
-        if row[-1]:
-            out += textwrap.wrap(
-                row[-1],
-                width,
-                initial_indent="    ",
-                subsequent_indent="      ",
-                break_on_hyphens=False,
-            )
-    if reasons:
-        out += ["", "reasons:"]
-        for r in reasons:
-            out += textwrap.wrap(r, width, subsequent_indent="    ", break_on_hyphens=False)
-    return "\n".join(out)
-
-
 def points_table(
     points: Sequence[PointResult],
     evidence: Mapping[PointKey, Evidence] | None = None,
@@ -262,7 +219,7 @@ def points_table(
                 reasons.append(f"{name}: {r.reason}")
         rows.append(row)
     if verbose:
-        return _records(headers, rows, reasons, width)
+        return records(headers, rows, reasons, width)
     table = grid(headers, rows, left={0, len(headers) - 1})
     lines = table.splitlines()
     if any(len(line) > width for line in lines):
