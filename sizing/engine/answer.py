@@ -279,6 +279,7 @@ class Rejected:
     reason: str
     servers_needed: int | None = None  # when the only problem is --max-servers
     basis: str = ""
+    server: str = ""  # the catalog server refused by name ("" when none is named)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -288,6 +289,7 @@ class Rejected:
             "cores_per_server": self.cores_per_server,
             "reason": self.reason,
             "servers_needed": self.servers_needed,
+            "server": self.server,
         }
 
 
