@@ -337,8 +337,40 @@ class Recommendation:
         """The cheapest fleet when it mixes server sizes and beats the identical one."""
         return cheaper_mix(self.fleet, self.recommendation)
 
+    def recommended_dict(self) -> dict[str, Any] | None:
+        """The one fleet the answer recommends, as every rendering names it: the cheaper
+        mix when there is one, else the cheapest identical fleet (None: nothing carries)."""
+        best, mix = self.recommendation, self.cheaper_mix
+        if best is None:
+            return None
+        if mix is not None:
+            first = mix.parts[0][0]
+            parts = [
+                (c.cores_per_server, n, c.server_name, c.cost_per_server) for c, n in mix.parts
+            ]
+            where, label, total = "cheapest_fleet", mix.label, mix.total_cost
+        else:
+            first = best
+            one = (best.cores_per_server, best.servers, best.server_name, best.cost_per_server)
+            parts = [one]
+            where, label, total = "recommendation", best.label, best.total_cost
+        return {
+            "fleet": where,
+            "label": label,
+            "basis": first.basis,
+            "platform": first.platform,
+            "ht": first.ht,
+            "servers": [
+                {"cores": c, "count": n, "server_name": name, "cost_per_server": round(u, 2)}
+                for c, n, name, u in parts
+            ],
+            "server_count": sum(n for _, n, _, _ in parts),
+            "total_cost": round(total, 2),
+        }
+
     def to_dict(self) -> dict[str, Any]:
         return {
+            "recommended": self.recommended_dict(),
             "cheapest_fleet": None if self.fleet is None else self.fleet.to_dict(),
             "confidence_asked": self.confidence_asked,
             "bases": [b.to_dict() for b in self.bases],

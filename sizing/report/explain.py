@@ -207,8 +207,8 @@ def _cheapest(result: Recommendation, best: Configuration) -> list[str]:
     lines = []
     if mix is not None:
         lines.append(
-            f"Cheapest fleet: {mix.label}, {_money(mix.total_cost, cur)} "
-            f"({_money(best.total_cost - mix.total_cost, cur)} less than the cheapest "
+            f"Recommended: {mix.label}, {_money(mix.total_cost, cur)} (the cheapest fleet, "
+            f"{_money(best.total_cost - mix.total_cost, cur)} less than the cheapest "
             f"identical fleet; {includes}{price}; {on})."
         )
         lines.append(
@@ -223,8 +223,8 @@ def _cheapest(result: Recommendation, best: Configuration) -> list[str]:
             )
     else:
         lines.append(
-            f"Cheapest: {best.label}, {_money(best.total_cost, cur)} "
-            f"({best.servers} × {_money(best.cost_per_server, cur)}"
+            f"Recommended: {best.label}, {_money(best.total_cost, cur)} "
+            f"(the cheapest: {best.servers} × {_money(best.cost_per_server, cur)}"
             f"{_topup(best.total_cost - best.servers * best.cost_per_server, cur, catalog, best)}"
             f"; {includes}{price}; {on}; no mix of server sizes is cheaper)."
         )

@@ -140,9 +140,7 @@ def test_no_planted_secret_reaches_any_output(tmp_path: Path, fmt: str, compress
         _grep(f"recommend --demand {extra}", rec.output)
     for suffix in ("md", "html") + (("pdf",) if fmt == "combined" and not compressed else ()):
         guide = tmp_path / f"guide.{suffix}"
-        got = runner.invoke(
-            app, ["guide", "--demand", str(out), "--db", str(db), "-o", str(guide)]
-        )
+        got = runner.invoke(app, ["guide", "--demand", str(out), "--db", str(db), "-o", str(guide)])
         assert got.exit_code == 0, got.output
         _grep(f"guide --demand {suffix} (stderr)", got.output)
         if suffix == "pdf":
