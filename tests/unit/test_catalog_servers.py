@@ -114,3 +114,43 @@ def test_the_same_server_twice_is_still_refused(tmp_path: Path, lab: Path) -> No
     assert got.exit_code != 0
     assert "servers.1.name: 8 cores listed twice" in got.stderr
     assert "Traceback" not in got.output
+
+
+def _money(text: str) -> float:
+    return float(text.rsplit("EUR ", 1)[1].replace(",", ""))
+
+
+def test_the_bank_guide_adds_up_and_says_one_thing(lab: Path, tmp_path: Path) -> None:
+    """The guide's cost table, headline, difference and 2N words on the bank's case."""
+    cat = _catalog(tmp_path, "", "")
+    argv = [*DEMAND, "--growth", "20%", "--db", str(lab), "--catalog", str(cat)]
+    md = runner.invoke(app, ["guide", *argv, "--format", "md", "--out", "-"])
+    assert md.exit_code == 0, md.output
+    doc = json.loads(runner.invoke(app, ["recommend", *argv, "--json"]).stdout)
+    term = " ".join(runner.invoke(app, ["recommend", *argv]).stdout.split())
+    lines = md.stdout.splitlines()
+    start = lines.index(next(x for x in lines if x.startswith("### What each option costs")))
+    body = lines[start + 4 :]
+    body = body[: body.index("")]  # the table ends at its first blank line
+    table = [x.strip("|").split(" | ") for x in body]
+    rows = {r[0].strip(): [c.strip() for c in r[1:]] for r in table}
+    # every column's parts add up to its total; NGINX Plus under its own name
+    assert "NGINX Plus licence" in rows and rows["Hypervisor licence"][0].startswith("none")
+    for col in range(2):
+        parts = [_money(v[col]) for k, v in rows.items() if k != "Total" and "EUR" in v[col]]
+        assert sum(parts) == pytest.approx(_money(rows["Total"][col]), abs=0.015)
+    # one headline figure: the plan's total, the same in the summary, the box and the JSON
+    plan_total = doc["cash_flow"]["total"]
+    flat = " ".join(md.stdout.split())
+    assert f"for EUR {plan_total:,.2f} over 5 years" in flat
+    assert f"for EUR {doc['recommended']['total_cost']:,.2f}" not in flat
+    # the difference between options: the guide's and the terminal's are one figure
+    extra = doc["platforms"]["extra_cost"]
+    assert extra == pytest.approx(
+        doc["platforms"]["guest"]["total"] - doc["platforms"]["baremetal"]["total"], abs=0.015
+    )
+    said = f"costs EUR {extra:,.2f} more"
+    assert said in flat and said in term
+    # 2N is one half of the fleet, not a spare
+    assert "one spare" not in flat
+    assert "(one half of the" in flat

@@ -67,9 +67,15 @@ def _servers(n: int | None) -> str:
     return f"{n} server{'s' if n != 1 else ''}"
 
 
-def _own_licence(f: Fleet) -> float:
-    """What a fleet pays for its platform's own licence lines (not every platform's)."""
-    cost = f.breakdown
+def _own_licence(side: Side) -> float:
+    """What a side pays for its platform's own licence lines (not every platform's): over
+    its plan when the demand grows (the total it is compared on), else its fleet's."""
+    assert side.fleet is not None
+    cost = side.fleet.breakdown
+    plan = side.result.cash_flow
+    if plan is not None and plan.growth and plan.rows:
+        every = {x.name for x in cost.licences if x.key == EVERY_PLATFORM}
+        return sum(c for r in plan.rows for n, c in r.licences if n not in every)
     if not cost.licences:
         return cost.licence
     return sum(x.cost for x in cost.licences if x.key != EVERY_PLATFORM)
@@ -97,7 +103,7 @@ def versus_sentence(cmp: PlatformComparison) -> str:
     )
     why = []
     # the hypervisor's own lines: a licence every platform pays (NGINX Plus) is not its
-    licence = _own_licence(guest.fleet) - _own_licence(bm.fleet)
+    licence = _own_licence(guest) - _own_licence(bm)
     if licence > 0.005:
         why.append(f"the hypervisor's licence comes to {amount(licence, cmp.currency)}")
     cores = guest.fleet.parts[-1][0].cores_per_server
