@@ -278,7 +278,8 @@ def _versus(
         demand,
         sides[0],
         sides[1],
-        overheads(table, guest),
+        # every measured guest's shares, the compared one's first (KVM beside ESXi)
+        tuple(o for p in (guest, *(s.platform for s in others)) for o in overheads(table, p)),
         inputs.catalog.currency,
         inputs.catalog.basis,
         others=others,

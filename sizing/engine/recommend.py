@@ -301,7 +301,10 @@ class _Search:
             other = other_cpu(priced.offer(cores), self.by_id.get(basis_id))
             got = other or _server(demand, chosen, platform, ht, cores, self.confidence)
             if isinstance(got, str):
-                self.rejected.append(Rejected(platform, ht, cores, got, basis=basis_id))
+                name = "" if (o := priced.offer(cores)) is None else o.name
+                self.rejected.append(
+                    Rejected(platform, ht, cores, got, basis=basis_id, server=name)
+                )
                 continue
             picked, share, draws = got
             unit = priced.server_cost(platform, cores)
@@ -331,7 +334,9 @@ class _Search:
             n = identical(Offer(cost, share), need, n_plus_1=bool(n_plus_1), mirrored=mirrored)
             if self.max_servers is not None and n > self.max_servers:
                 reason = f"needs {n} servers (max {self.max_servers}, as asked)"
-                self.rejected.append(Rejected(platform, ht, cores, reason, n, basis=basis_id))
+                self.rejected.append(
+                    Rejected(platform, ht, cores, reason, n, basis=basis_id, server=one.server_name)
+                )
                 continue
             whole = priced.fleet_cost(platform, {cores: n})
             self.feasible.append(sized(one, n, share, need, demand, whole))

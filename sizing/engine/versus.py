@@ -83,6 +83,7 @@ class Overhead:
     high: float | None
     paired: bool
     source: str  # measured | reference (observed figures only)
+    platform: str = ""  # the guest's platform (esxi, kvm); "" read as the compared guest's
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +96,7 @@ class Overhead:
             else [round(self.low, 4), round(self.high, 4)],
             "paired": self.paired,
             "source": self.source,
+            "platform": self.platform,
         }
 
 
@@ -128,7 +130,11 @@ class PlatformComparison:
 
     def share_at(self, profile: str, cores: int, ht: str) -> Overhead | None:
         """The observed overhead at ``cores`` (else the nearest observed core count)."""
-        mine = [o for o in self.overheads if o.profile == profile and o.ht == ht]
+        mine = [
+            o
+            for o in self.overheads
+            if o.profile == profile and o.ht == ht and o.platform in ("", self.guest.platform)
+        ]
         if not mine:
             return None
         return min(mine, key=lambda o: (abs(o.cores - cores), -o.cores))
@@ -167,6 +173,6 @@ def overheads(table: SizingTable, guest: str) -> tuple[Overhead, ...]:
                 continue
             low, high = o.share_interval or (None, None)
             out.append(
-                Overhead(c.profile, c.ht, c.cores, o.share, low, high, o.pairs > 0, c.source)
+                Overhead(c.profile, c.ht, c.cores, o.share, low, high, o.pairs > 0, c.source, guest)
             )
     return tuple(sorted(out, key=lambda o: (o.profile, o.ht, o.cores)))

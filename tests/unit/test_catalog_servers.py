@@ -154,3 +154,21 @@ def test_the_bank_guide_adds_up_and_says_one_thing(lab: Path, tmp_path: Path) ->
     # 2N is one half of the fleet, not a spare
     assert "one spare" not in flat
     assert "(one half of the" in flat
+
+
+def test_a_measured_kvm_guest_is_in_every_table_of_platforms(tmp_path: Path) -> None:
+    """The lab with ESXi and KVM guests: KVM in the guide's sizing tables, its options and
+    the comparison, and in the terminal's "a guest carries" lines."""
+    db = tmp_path / "kvm.sqlite"
+    build_lab(db, kvm=True)
+    argv = ["--rps", "400000", "--db", str(db), "--catalog", str(_catalog(tmp_path, "", ""))]
+    md = runner.invoke(app, ["guide", *argv, "--format", "md", "--out", "-"])
+    assert md.exit_code == 0, md.output
+    heads = [x for x in md.stdout.splitlines() if x.startswith("| Hardware cost | CPU cores")]
+    assert heads and all("RPS – KVM" in h and "RPS – ESXi" in h for h in heads)
+    options = md.stdout.split("### The options side by side")[1].split("###")[0]
+    assert "| KVM |" in options and "| ESXi |" in options
+    text = runner.invoke(app, ["recommend", *argv]).stdout
+    flat = " ".join(text.split())
+    assert "a KVM guest carries of bare metal's RPS" in flat
+    assert "an ESXi guest carries of bare metal's RPS" in flat
