@@ -352,7 +352,12 @@ def _latency_figures(
     assert req.p95 is not None
     slo = Slo("p95", parse_limit_ms(req.p95, "--p95"))
     _, found, chosen = latency_figures(
-        (), slo, req.inputs.db, req.inputs.include_emulated, workload
+        (),
+        slo,
+        req.inputs.db,
+        req.inputs.include_emulated,
+        workload,
+        include_virtualized=req.inputs.include_virtualized,
     )
     why = (
         f"latency workload {chosen}: the measured request rate at which p95 latency stays "
