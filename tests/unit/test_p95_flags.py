@@ -87,3 +87,47 @@ def test_asked_for_it_is_labelled_and_its_flags_travel(db: Path) -> None:
     text = " ".join(runner.invoke(app, argv).stdout.split())
     assert "baremetal" not in text.split("Recommended:")[1].split(")")[0]
     assert "virtualized-host" in text
+
+
+def test_a_sweep_point_shows_no_interval_of_its_rates(tmp_path: Path) -> None:
+    """A fixed-rate sweep's point was shown as "29,344 req/s ±0.0% (96.1%)", flagged
+    erratic with no reason: its windows (one per offered rate) were taken for repetitions."""
+    from sizing.model import Sample
+    from sizing.records import SampleMeta
+
+    path = tmp_path / "sweep.sqlite"
+    rates = [5000.0, 10000.0, 15000.0, 20000.0, 25000.0, 29344.0]
+    samples = [
+        (
+            i,
+            Sample(
+                "requests_per_second",
+                r,
+                "requests/s",
+                SampleMeta.parse({"repetition": i, "warmup": False, "rate": r, "p95_ms": 2.0}),
+            ),
+        )
+        for i, r in enumerate(rates, start=1)
+    ]
+    point = _point(1, ())
+    point = PointResult(
+        point.key,
+        point.status,
+        value=29344.0,
+        unit=point.unit,
+        repetitions=1,
+        metadata=point.metadata,
+    )
+    with Store(path) as store:
+        run_id = store.start_run(inventory="local", argv=["sizing"], tool_version="0", options={})
+        store.add_point(run_id, point, samples)
+        store.finish_run(run_id, "complete")
+    got = runner.invoke(app, ["results", "--db", str(path)])
+    assert got.exit_code == 0, got.output
+    line = next(x for x in got.stdout.splitlines() if "localhost 1c" in x)
+    assert "29,344" in line
+    assert "%)" not in line and "±" not in line, line
+    assert "erratic" not in line, line
+    doc = json.loads(runner.invoke(app, ["results", "--db", str(path), "--json"]).stdout)
+    text = json.dumps(doc)
+    assert '"interval_coverage": null' in text or "interval_coverage" not in text
