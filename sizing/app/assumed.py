@@ -92,6 +92,12 @@ def measure_next(result: Recommendation, inputs: BasisInputs) -> tuple[tuple[str
     host = None
     if hw is not None and hw.sockets and hw.cores_per_socket:
         host = (hw.sockets, hw.cores_per_socket)
+    other = ""
+    if any("translated" in f.flags or f.source == FigureKind.TRANSLATED for f in best.figures):
+        # translated to another CPU: the lab's hosts would measure theirs, not this one
+        inventory, host = "", None
+        cpu = hw.cpu_model if hw is not None and hw.cpu_model else "that CPU"
+        other = f" (add an {cpu} host to the inventory: the measured hosts have another CPU)"
     by_series = {(s.basis_id, s.platform, s.ht, s.profile): s for s in result.series}
     seen: dict[int, tuple[str, str, str]] = {}
     for c in (best, *result.alternatives):
@@ -117,7 +123,7 @@ def measure_next(result: Recommendation, inputs: BasisInputs) -> tuple[tuple[str
             shape = f"{sockets} × {c.cores_per_server // sockets} cores"
             name = c.server_name or f"{c.cores_per_server}-core server"
             command, note = measure_hint(c.cores_per_server, sockets, inventory, host)
-            seen[c.cores_per_server] = (f"{name} ({shape})", command, note)
+            seen[c.cores_per_server] = (f"{name} ({shape})", command, note + other)
     return tuple(seen[k] for k in sorted(seen))
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from sizing.engine.assume import Assumption
 from sizing.engine.basis import Basis
 from sizing.engine.costs import CostBreakdown, CostCatalog, ServerOffer
+from sizing.engine.offers import assumed_cpu
 from sizing.engine.series import Series
 from sizing.engine.yearly import CashFlow
 from sizing.errors import UsageError
@@ -333,6 +334,19 @@ class Recommendation:
         return () if best is None else best.breakdown.left_out
 
     @property
+    def cpu_assumed(self) -> tuple[str, tuple[str, ...]]:
+        """The CPU the answer's basis was measured on (or translated to) and the catalog
+        servers that name no CPU, in a catalog where others name theirs: each is taken to
+        be that CPU (said in every answer). ("", ()) when none is."""
+        b, cat = self.sized_on, self.catalog
+        if b is None or cat is None:
+            return "", ()
+        named = assumed_cpu(cat, b)
+        return (
+            (b.hardware.cpu_model, tuple(o.name or o.label() for o in named)) if named else ("", ())
+        )
+
+    @property
     def cheaper_mix(self) -> Fleet | None:
         """The cheapest fleet when it mixes server sizes and beats the identical one."""
         return cheaper_mix(self.fleet, self.recommendation)
@@ -392,6 +406,9 @@ class Recommendation:
             # the figures made from a stated assumption (--assume); "assumptions" of the
             # command's document is the whole table a CFO reads, these among its rows
             "assumed": [a.to_dict() for a in self.assumptions],
+            "cpu_assumed": None
+            if not self.cpu_assumed[1]
+            else {"cpu": self.cpu_assumed[0], "servers": list(self.cpu_assumed[1])},
             "measure_next": [
                 {"server": w, "command": c, "note": n or None} for w, c, n in self.measure
             ],

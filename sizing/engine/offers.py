@@ -73,7 +73,7 @@ def _dearer(
 def assumed_cpu(catalog: CostCatalog, basis: Basis | None) -> tuple[ServerOffer, ...]:
     """The servers that name no CPU, in a catalog where others name theirs: each is
     taken to be the CPU of the measured basis it is sized on (said in the answer)."""
-    if basis is None or basis.origin != "measured" or not basis.hardware.cpu_model:
+    if basis is None or basis.origin == "reference" or not basis.hardware.cpu_model:
         return ()
     if not any(o.cpu_model for o in catalog.servers):
         return ()

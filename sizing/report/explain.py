@@ -228,6 +228,12 @@ def _cheapest(result: Recommendation, best: Configuration) -> list[str]:
             f"{_topup(best.total_cost - best.servers * best.cost_per_server, cur, catalog, best)}"
             f"; {includes}{price}; {on}; no mix of server sizes is cheaper)."
         )
+    cpu, unnamed = result.cpu_assumed
+    if unnamed:
+        lines.append(
+            f"Taken to be the {cpu} the figures are of (the catalog names no CPU for them, "
+            f"and names one for others): {', '.join(unnamed)}."
+        )
     fleet_cost = best.breakdown if mix is None else mix.breakdown
     months = None if result.catalog is None else result.catalog.amortisation_months
     period = f" over {months} months" if months and fleet_cost.total != fleet_cost.hardware else ""

@@ -172,3 +172,37 @@ def test_a_measured_kvm_guest_is_in_every_table_of_platforms(tmp_path: Path) -> 
     flat = " ".join(text.split())
     assert "a KVM guest carries of bare metal's RPS" in flat
     assert "an ESXi guest carries of bare metal's RPS" in flat
+
+
+def test_a_server_naming_no_cpu_is_said_to_be_the_measured_one(lab: Path, tmp_path: Path) -> None:
+    text, doc = _recommend(lab, _catalog(tmp_path, "", ", cpu_model: AMD EPYC 9354P"))
+    assumed = doc["cpu_assumed"]
+    assert assumed["cpu"] == GOLD
+    assert set(assumed["servers"]) == {"Lenovo SR630 V3 16c", "Lenovo SR630 V3", "Lenovo SR650 V3"}
+    assert f"Taken to be the {GOLD} the figures are of" in text
+
+
+def test_the_run_named_for_another_cpu_targets_a_host_of_that_cpu(tmp_path: Path) -> None:
+    """--cpu with --allow-cpu-translation: the run that would replace the translation
+    measures an AMD host, never the lab's Gold 6248 inventory."""
+    from sizing.store import Store
+    from tests.labgen import store_lab
+
+    db = tmp_path / "gen.sqlite"
+    with Store(db) as store:
+        store_lab(store)
+    cat = _catalog(tmp_path, "", ", cpu_model: AMD EPYC 9354P")
+    cat.write_text(
+        cat.read_text(encoding="utf-8")
+        + "ceilings:\n  - {cpu_model: AMD EPYC 9354P, sign_per_core: 2100, source: sheet}\n",
+        encoding="utf-8",
+    )
+    argv = ["recommend", "--rps", "400000", "--tps", "8000", "--db", str(db), "--catalog"]
+    argv += [str(cat), "--cpu", "AMD EPYC 9354P", "--allow-translation", "--allow-cpu-translation"]
+    got = runner.invoke(app, [*argv, "--json"])
+    assert got.exit_code == 0, got.output
+    nxt = json.loads(got.stdout)["measure_next"]
+    assert nxt
+    for m in nxt:
+        assert "-i INVENTORY" in m["command"] and "lab.yml" not in m["command"]
+        assert "add an AMD EPYC 9354P host to the inventory" in m["note"]
