@@ -19,7 +19,7 @@ from sizing.engine.licences import EVERY_PLATFORM, LicenceCost
 from sizing.engine.versus import PlatformComparison
 from sizing.model import SizingMetric
 from sizing.report.data.assumptions import AssumptionRow, assumptions, catalog_assumptions
-from sizing.report.data.cashflow_view import cash_flow_table
+from sizing.report.data.cashflow_view import bought_table, cash_flow_table
 from sizing.report.data.format import (
     PLATFORM_LABELS,
     amount,
@@ -165,6 +165,7 @@ class Proposal:
     capacity: TableBlock | None
     unpriced: tuple[tuple[str, str], ...] = ()  # (platform, the engine's reason)
     cash_flow: TableBlock | None = None  # the recommended fleet's plan, year by year
+    bought: TableBlock | None = None  # the plan's demand and servers bought, year by year
 
 
 def _years(catalog: CostCatalog) -> float | None:
@@ -367,6 +368,7 @@ def proposal(
         _capacity_table(opts, result.demand.profiles),
         tuple(missing),
         cash_flow_table(result.cash_flow),
+        bought_table(result.cash_flow),
     )
 
 
