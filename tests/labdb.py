@@ -118,11 +118,15 @@ def lab_points(
     guests: bool = True,
     profiles: Sequence[str] = ("rps", "tps"),
     role: str | None = None,
+    kvm: bool = False,
+    kvm_rps: float = 0.88,
+    kvm_tps: float = 0.95,
 ) -> list[tuple[PointResult, list[tuple[int, Sample]]]]:
     """Every point of the lab (bare metal, then its guest), with their repetitions;
     ``profiles`` of :data:`KINDS` (``api-jwt``: a JWT gateway's calls, at the guest's RPS
     share); ``role``: the role stored on the rps and tps points (``load-balance``; None:
-    none stored, as the oldest records)."""
+    none stored, as the oldest records); with ``kvm``, a KVM (libvirt) guest ``nginx-kvmN``
+    on each host too."""
     rng = random.Random(seed)
     out = []
     for i in range(1, hosts + 1):
@@ -130,6 +134,8 @@ def lab_points(
         legs = [(metal, "baremetal", 1.0, 1.0, None)]
         if guests:
             legs.append((guest, "vsphere", guest_rps, guest_tps, metal))
+        if kvm:
+            legs.append((f"nginx-kvm{i}", "libvirt", kvm_rps, kvm_tps, metal))
         for host, platform, g_rps, g_tps, esxi in legs:
             for mode in ht:
                 for n in cores:
@@ -140,6 +146,8 @@ def lab_points(
                         settings = (
                             None
                             if esxi is None
+                            else _kvm_settings(esxi, host, n, mode)
+                            if platform == "libvirt"
                             else {
                                 "hypervisor": "vsphere",
                                 "esxi_host": esxi,
@@ -158,7 +166,23 @@ def lab_points(
     return out
 
 
-def environment(hosts: int = 1, price_usd: float | None = None) -> dict[str, Any]:
+def _kvm_settings(hypervisor: str, domain: str, cores: int, ht: str) -> dict[str, Any]:
+    """What a libvirt guest's backend records (KVM-accelerated, pinned)."""
+    vcpus = cores * (2 if ht == "on" else 1)
+    return {
+        "hypervisor": hypervisor,
+        "uri": f"qemu+ssh://{hypervisor}/system",
+        "domain": domain,
+        "domain_type": "kvm",
+        "emulated": False,
+        "vcpus": vcpus,
+        "vcpupin": {str(v): str(v) for v in range(vcpus)},
+    }
+
+
+def environment(
+    hosts: int = 1, price_usd: float | None = None, kvm: bool = False
+) -> dict[str, Any]:
     """What a run stores of its hosts (facts), for ``hosts`` servers and their guests; with
     ``price_usd``, each host's inventory declares that price (``sizing_price_usd``), as a
     lab's inventory does so that its bases can be priced."""
@@ -177,6 +201,14 @@ def environment(hosts: int = 1, price_usd: float | None = None) -> dict[str, Any
             "nginx_openssl": "3.0.11",
             "hypervisor": "vmware",
         }
+        if kvm:
+            env[f"nginx-kvm{i}"] = {
+                "cpu_model": GOLD,
+                "lscpu": lscpu(1, 8, 1),
+                "nginx_version": "1.22.1",
+                "nginx_openssl": "3.0.11",
+                "hypervisor": "kvm",
+            }
     if price_usd is not None:
         declared = {"sizing_price_usd": price_usd, "sizing_cpu": None, "sizing_cost_ref": None}
         for facts in env.values():
@@ -220,7 +252,7 @@ def build_lab(
         return store_run(
             store,
             lab_points(hosts=hosts, **kw),
-            environment(hosts, price_usd),
+            environment(hosts, price_usd, kvm=bool(kw.get("kvm"))),
             inventory=inventory,
             argv=["sizing", "run"],
             tool_version="0",

@@ -95,6 +95,12 @@ def measure_next(result: Recommendation, inputs: BasisInputs) -> tuple[tuple[str
     host = None
     if hw is not None and hw.sockets and hw.cores_per_socket:
         host = (hw.sockets, hw.cores_per_socket)
+    other = ""
+    if any("translated" in f.flags or f.source == FigureKind.TRANSLATED for f in best.figures):
+        # translated to another CPU: the lab's hosts would measure theirs, not this one
+        inventory, host = "", None
+        cpu = hw.cpu_model if hw is not None and hw.cpu_model else "that CPU"
+        other = f" (add an {cpu} host to the inventory: the measured hosts have another CPU)"
     by_series = {(s.basis_id, s.platform, s.ht, s.profile): s for s in result.series}
     seen: dict[int, tuple[str, str, str]] = {}
     for c in (best, *result.alternatives):
@@ -128,7 +134,7 @@ def measure_next(result: Recommendation, inputs: BasisInputs) -> tuple[tuple[str
                 own_client=_own_client(inputs, basis),
             )
             command += _gateway_profile(basis)
-            seen[c.cores_per_server] = (f"{name} ({shape})", command, note)
+            seen[c.cores_per_server] = (f"{name} ({shape})", command, note + other)
     return tuple(seen[k] for k in sorted(seen))
 
 

@@ -304,7 +304,8 @@ def _versus(
         demand,
         sides[0],
         sides[1],
-        overheads(table, guest),
+        # every measured guest's shares, the compared one's first (KVM beside ESXi)
+        tuple(o for p in (guest, *(s.platform for s in others)) for o in overheads(table, p)),
         inputs.catalog.currency,
         inputs.catalog.basis,
         others=others,
@@ -380,7 +381,12 @@ def _latency_figures(
     assert req.p95 is not None
     slo = Slo("p95", parse_limit_ms(req.p95, "--p95"))
     _, found, chosen = latency_figures(
-        (), slo, req.inputs.db, req.inputs.include_emulated, workload
+        (),
+        slo,
+        req.inputs.db,
+        req.inputs.include_emulated,
+        workload,
+        include_virtualized=req.inputs.include_virtualized,
     )
     why = (
         f"latency workload {chosen}: the measured request rate at which p95 latency stays "

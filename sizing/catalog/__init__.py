@@ -141,17 +141,18 @@ def reference_from_dict(data: Mapping[str, Any]) -> Reference:
 def catalog_from_dict(data: Mapping[str, Any]) -> CostCatalog:
     """Build the engine's :class:`CostCatalog` from a validated (or trusted) mapping.
 
-    Entries with a ``cpu_model`` price only the hardware they name
-    (:func:`cpu_offers`); the catalog's general offers are the others (all of them, first
-    per core count, when every entry names a CPU). Licence keys ``libvirt`` and ``vsphere``
-    (the inventory's platform names) become the basis platforms ``kvm`` and ``esxi``; a
-    key's licence, or its list of licences, becomes a tuple of lines that all apply.
+    Every server is offered, several of one core count included; one naming another CPU
+    than a measured basis' is refused there by name (:mod:`sizing.engine.offers`), and
+    entries naming a CPU price a basis of that CPU (:func:`cpu_offers`). Licence keys
+    ``libvirt`` and ``vsphere`` (the inventory's platform names) become the basis
+    platforms ``kvm`` and ``esxi``; a key's licence, or its list of licences, becomes a
+    tuple of lines that all apply.
     """
     power = data.get("power")
     support = data.get("support")
-    general = [s for s in data["servers"] if not s.get("cpu_model")]
-    if not general:
-        general = list({int(s["cores"]): s for s in reversed(data["servers"])}.values())
+    # every server is offered: one of another CPU than a measured basis' is refused by
+    # name there (sizing.engine.offers), never left out of the answer
+    general = list(data["servers"])
     date = data.get("date") or ""
     discount = float(data.get("discount") or 0.0)
     currency = str(data.get("currency", "USD"))
@@ -241,17 +242,17 @@ def _licence(
 
 def cpu_offers(data: Mapping[str, Any], cpu_model: str) -> tuple[ServerOffer, ...]:
     """The catalog entries whose ``cpu_model`` is part of ``cpu_model`` (case-insensitive):
-    what this catalog sells for that hardware. Empty when none matches or the CPU is
-    unknown."""
+    what prices that hardware. Empty when none matches or the CPU is unknown; else every
+    server of the catalog, so that one of another CPU is refused by name and one naming no
+    CPU is sized as this one (:mod:`sizing.engine.offers`), none left out."""
     if not cpu_model:
         return ()
     have = cpu_model.lower()
+    servers = data["servers"]
+    if not any(s.get("cpu_model") and str(s["cpu_model"]).lower() in have for s in servers):
+        return ()
     discount = float(data.get("discount") or 0.0)
-    return tuple(
-        _offer(s, discount)
-        for s in data["servers"]
-        if s.get("cpu_model") and str(s["cpu_model"]).lower() in have
-    )
+    return tuple(_offer(s, discount) for s in servers)
 
 
 # -- reading ---------------------------------------------------------------------------

@@ -200,13 +200,16 @@ class CatalogModel(_Model):
     @model_validator(mode="after")
     def _consistent(self) -> CatalogModel:
         problems: list[str] = []
-        seen: dict[tuple[int, str], int] = {}
+        # a catalog is a list of servers: several of one core count (other vendors,
+        # sockets, CPUs, prices) are all priced; only the same server twice is refused
+        seen: dict[tuple[int, int, str, str], int] = {}
         for i, s in enumerate(self.servers):
-            slot = (s.cores, s.cpu_model.lower())
+            slot = (s.cores, s.sockets, s.cpu_model.strip().lower(), s.name.strip().lower())
             if slot in seen:
                 first = seen[slot]
                 problems.append(
-                    f"servers.{i}.cores: {s.cores} cores listed twice (also servers.{first})"
+                    f"servers.{i}.name: {s.cores} cores listed twice with the same name, "
+                    f"sockets and CPU (also servers.{first}): give each its own name"
                 )
             seen.setdefault(slot, i)
         if self.power is not None:

@@ -12,6 +12,7 @@ from typing import Any
 from sizing.engine.assume import Assumption
 from sizing.engine.basis import Basis
 from sizing.engine.costs import CostBreakdown, CostCatalog, ServerOffer
+from sizing.engine.offers import assumed_cpu
 from sizing.engine.series import Series
 from sizing.engine.yearly import CashFlow
 from sizing.errors import UsageError
@@ -279,6 +280,7 @@ class Rejected:
     reason: str
     servers_needed: int | None = None  # when the only problem is --max-servers
     basis: str = ""
+    server: str = ""  # the catalog server refused by name ("" when none is named)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -288,6 +290,7 @@ class Rejected:
             "cores_per_server": self.cores_per_server,
             "reason": self.reason,
             "servers_needed": self.servers_needed,
+            "server": self.server,
         }
 
 
@@ -331,12 +334,57 @@ class Recommendation:
         return () if best is None else best.breakdown.left_out
 
     @property
+    def cpu_assumed(self) -> tuple[str, tuple[str, ...]]:
+        """The CPU the answer's basis was measured on (or translated to) and the catalog
+        servers that name no CPU, in a catalog where others name theirs: each is taken to
+        be that CPU (said in every answer). ("", ()) when none is."""
+        b, cat = self.sized_on, self.catalog
+        if b is None or cat is None:
+            return "", ()
+        named = assumed_cpu(cat, b)
+        return (
+            (b.hardware.cpu_model, tuple(o.name or o.label() for o in named)) if named else ("", ())
+        )
+
+    @property
     def cheaper_mix(self) -> Fleet | None:
         """The cheapest fleet when it mixes server sizes and beats the identical one."""
         return cheaper_mix(self.fleet, self.recommendation)
 
+    def recommended_dict(self) -> dict[str, Any] | None:
+        """The one fleet the answer recommends, as every rendering names it: the cheaper
+        mix when there is one, else the cheapest identical fleet (None: nothing carries)."""
+        best, mix = self.recommendation, self.cheaper_mix
+        if best is None:
+            return None
+        if mix is not None:
+            first = mix.parts[0][0]
+            parts = [
+                (c.cores_per_server, n, c.server_name, c.cost_per_server) for c, n in mix.parts
+            ]
+            where, label, total = "cheapest_fleet", mix.label, mix.total_cost
+        else:
+            first = best
+            one = (best.cores_per_server, best.servers, best.server_name, best.cost_per_server)
+            parts = [one]
+            where, label, total = "recommendation", best.label, best.total_cost
+        return {
+            "fleet": where,
+            "label": label,
+            "basis": first.basis,
+            "platform": first.platform,
+            "ht": first.ht,
+            "servers": [
+                {"cores": c, "count": n, "server_name": name, "cost_per_server": round(u, 2)}
+                for c, n, name, u in parts
+            ],
+            "server_count": sum(n for _, n, _, _ in parts),
+            "total_cost": round(total, 2),
+        }
+
     def to_dict(self) -> dict[str, Any]:
         return {
+            "recommended": self.recommended_dict(),
             "cheapest_fleet": None if self.fleet is None else self.fleet.to_dict(),
             "confidence_asked": self.confidence_asked,
             "bases": [b.to_dict() for b in self.bases],
@@ -358,6 +406,9 @@ class Recommendation:
             # the figures made from a stated assumption (--assume); "assumptions" of the
             # command's document is the whole table a CFO reads, these among its rows
             "assumed": [a.to_dict() for a in self.assumptions],
+            "cpu_assumed": None
+            if not self.cpu_assumed[1]
+            else {"cpu": self.cpu_assumed[0], "servers": list(self.cpu_assumed[1])},
             "measure_next": [
                 {"server": w, "command": c, "note": n or None} for w, c, n in self.measure
             ],

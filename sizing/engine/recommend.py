@@ -80,6 +80,7 @@ from sizing.engine.costs import CostCatalog
 from sizing.engine.figures import HT_ORDER, PLATFORM_ORDER, build_series
 from sizing.engine.fleet import Offer, identical
 from sizing.engine.fleets import best_fleet, cheapest_fleet, check_terms, plan_of, sized
+from sizing.engine.offers import pick_offers
 from sizing.engine.predict import MIN_CLAIM_RUNS, Bootstrapper, quantile, too_few_runs
 from sizing.engine.series import Series
 from sizing.engine.translate import other_cpu
@@ -290,11 +291,20 @@ class _Search:
         mirrored = demand.redundancy == "2n"
         need = 1.0 / (1.0 - demand.headroom)
         types: list[Configuration] = []
+        # one server per core count stands for it; every other is named with why
+        priced, passed = pick_offers(priced, platform, self.by_id.get(basis_id))
+        for p in passed:
+            self.rejected.append(
+                Rejected(platform, ht, p.offer.cores, p.reason, basis=basis_id, server=p.offer.name)
+            )
         for cores in priced.core_counts():
             other = other_cpu(priced.offer(cores), self.by_id.get(basis_id))
             got = other or _server(demand, chosen, platform, ht, cores, self.confidence)
             if isinstance(got, str):
-                self.rejected.append(Rejected(platform, ht, cores, got, basis=basis_id))
+                name = "" if (o := priced.offer(cores)) is None else o.name
+                self.rejected.append(
+                    Rejected(platform, ht, cores, got, basis=basis_id, server=name)
+                )
                 continue
             picked, share, draws = got
             unit = priced.server_cost(platform, cores)
@@ -324,7 +334,9 @@ class _Search:
             n = identical(Offer(cost, share), need, n_plus_1=bool(n_plus_1), mirrored=mirrored)
             if self.max_servers is not None and n > self.max_servers:
                 reason = f"needs {n} servers (max {self.max_servers}, as asked)"
-                self.rejected.append(Rejected(platform, ht, cores, reason, n, basis=basis_id))
+                self.rejected.append(
+                    Rejected(platform, ht, cores, reason, n, basis=basis_id, server=one.server_name)
+                )
                 continue
             whole = priced.fleet_cost(platform, {cores: n})
             self.feasible.append(sized(one, n, share, need, demand, whole))

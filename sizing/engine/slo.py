@@ -52,6 +52,9 @@ def slo_profile_name(slo: Slo) -> str:
     return f"rps@{slo.label}"
 
 
+VIRTUALIZED = "virtualized-host"
+
+
 def _family(platform: str) -> str:
     try:
         return Platform(platform).family
@@ -82,10 +85,16 @@ def slo_figures(
     *,
     include_emulated: bool = False,
     workload: str | None = None,
+    include_virtualized: bool = False,
 ) -> list[Figure]:
     """``rps`` figures under ``slo`` from valid latency points given as (run id, result),
     oldest first, of one latency ``workload`` (None: every one, for callers that checked
-    there is only one): the newest per platform family, cores and HT wins."""
+    there is only one): the newest per platform family, cores and HT wins.
+
+    A figure carries every flag of its point (``erratic`` and ``drift`` keep it from
+    being sized on, as a throughput figure's do), and a point of a virtualized host (a
+    container or VM that believes it is bare metal) is ``virtualized-host``, never bare
+    metal, and is used only with ``include_virtualized``."""
     newest: dict[tuple[str, int, str], Figure] = {}
     for run_id, r in points:
         if not _latency_point(r):
@@ -95,10 +104,13 @@ def slo_figures(
         emulated = "emulated" in r.flags
         if emulated and not include_emulated:
             continue
+        virtualized = VIRTUALIZED in r.flags
+        if virtualized and not include_virtualized:
+            continue
         value = capacity(r, slo)
         if not value:
             continue
-        family = _family(r.key.platform)
+        family = VIRTUALIZED if virtualized else _family(r.key.platform)
         lower = _lower_bound(r, slo, value)
         newest[(family, r.key.cores, r.key.ht)] = Figure(
             platform=family,
@@ -111,9 +123,7 @@ def slo_figures(
             origin=f"run {run_id}, {r.key.host}, {r.key.profile}: {slo_profile_name(slo)}",
             emulated=emulated,
             basis=latency_workload(r),
-            flags=tuple(
-                f for f in r.flags if f in ("no-knee", "generator-lag", "client-bound", "emulated")
-            ),
+            flags=tuple(dict.fromkeys(r.flags)),
             bound="lower" if lower else "",
         )
     return list(newest.values())

@@ -149,8 +149,10 @@ def other_cpu(offer: ServerOffer | None, basis: Basis | None) -> str:
     if not have or offer.cpu_model.lower() in have.lower():
         return ""
     name = offer.name or f"the {offer.cores}-core server"
+    # the run that would size it measures a host of ITS CPU, never the lab's other one
     return (
-        f"{name} has a {offer.cpu_model} CPU, {basis.id} was measured on {have}: not "
-        "sized on another CPU's figures (measure that CPU, or translate with --cpu MODEL "
-        "--allow-translation, and --allow-cpu-translation for RPS)"
+        f"{name} has the CPU {offer.cpu_model}, {basis.id} was measured on {have}: not "
+        f"sized on another CPU's figures (add an {offer.cpu_model} host to the inventory "
+        "and measure it, or translate with --cpu MODEL --allow-translation, and "
+        "--allow-cpu-translation for RPS)"
     )

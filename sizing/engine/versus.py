@@ -41,6 +41,15 @@ class Side:
         return None if best is None else best.total_cost
 
     @property
+    def total(self) -> float | None:
+        """What the option costs in all: its plan's total when the demand grows (servers
+        added year by year), else its fleet's cost; the figure options are compared on."""
+        plan = self.result.cash_flow
+        if self.cost is not None and plan is not None and plan.growth and plan.rows:
+            return plan.total
+        return self.cost
+
+    @property
     def servers(self) -> int | None:
         f = self.fleet
         if f is not None:
@@ -54,6 +63,7 @@ class Side:
             "platform": self.platform,
             "servers": self.servers,
             "total_cost": None if self.cost is None else round(self.cost, 2),
+            "total": None if self.total is None else round(self.total, 2),
             "fleet": None if self.fleet is None else self.fleet.to_dict(),
             "identical": None if best is None else best.to_dict(),
             "cash_flow": None if self.result.cash_flow is None else self.result.cash_flow.to_dict(),
@@ -73,6 +83,7 @@ class Overhead:
     high: float | None
     paired: bool
     source: str  # measured | reference (observed figures only)
+    platform: str = ""  # the guest's platform (esxi, kvm); "" read as the compared guest's
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -85,6 +96,7 @@ class Overhead:
             else [round(self.low, 4), round(self.high, 4)],
             "paired": self.paired,
             "source": self.source,
+            "platform": self.platform,
         }
 
 
@@ -111,13 +123,18 @@ class PlatformComparison:
 
     @property
     def extra_cost(self) -> float | None:
-        """What the guests cost more than bare metal for the demand (negative: less)."""
-        a, b = self.baremetal.cost, self.guest.cost
+        """What the guests cost more than bare metal for the demand (negative: less), in
+        all (:attr:`Side.total`: the plans' totals when the demand grows)."""
+        a, b = self.baremetal.total, self.guest.total
         return None if a is None or b is None else b - a
 
     def share_at(self, profile: str, cores: int, ht: str) -> Overhead | None:
         """The observed overhead at ``cores`` (else the nearest observed core count)."""
-        mine = [o for o in self.overheads if o.profile == profile and o.ht == ht]
+        mine = [
+            o
+            for o in self.overheads
+            if o.profile == profile and o.ht == ht and o.platform in ("", self.guest.platform)
+        ]
         if not mine:
             return None
         return min(mine, key=lambda o: (abs(o.cores - cores), -o.cores))
@@ -156,6 +173,6 @@ def overheads(table: SizingTable, guest: str) -> tuple[Overhead, ...]:
                 continue
             low, high = o.share_interval or (None, None)
             out.append(
-                Overhead(c.profile, c.ht, c.cores, o.share, low, high, o.pairs > 0, c.source)
+                Overhead(c.profile, c.ht, c.cores, o.share, low, high, o.pairs > 0, c.source, guest)
             )
     return tuple(sorted(out, key=lambda o: (o.profile, o.ht, o.cores)))

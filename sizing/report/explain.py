@@ -207,8 +207,8 @@ def _cheapest(result: Recommendation, best: Configuration) -> list[str]:
     lines = []
     if mix is not None:
         lines.append(
-            f"Cheapest fleet: {mix.label}, {_money(mix.total_cost, cur)} "
-            f"({_money(best.total_cost - mix.total_cost, cur)} less than the cheapest "
+            f"Recommended: {mix.label}, {_money(mix.total_cost, cur)} (the cheapest fleet, "
+            f"{_money(best.total_cost - mix.total_cost, cur)} less than the cheapest "
             f"identical fleet; {includes}{price}; {on})."
         )
         lines.append(
@@ -223,10 +223,16 @@ def _cheapest(result: Recommendation, best: Configuration) -> list[str]:
             )
     else:
         lines.append(
-            f"Cheapest: {best.label}, {_money(best.total_cost, cur)} "
-            f"({best.servers} × {_money(best.cost_per_server, cur)}"
+            f"Recommended: {best.label}, {_money(best.total_cost, cur)} "
+            f"(the cheapest: {best.servers} × {_money(best.cost_per_server, cur)}"
             f"{_topup(best.total_cost - best.servers * best.cost_per_server, cur, catalog, best)}"
             f"; {includes}{price}; {on}; no mix of server sizes is cheaper)."
+        )
+    cpu, unnamed = result.cpu_assumed
+    if unnamed:
+        lines.append(
+            f"Taken to be the {cpu} the figures are of (the catalog names no CPU for them, "
+            f"and names one for others): {', '.join(unnamed)}."
         )
     fleet_cost = best.breakdown if mix is None else mix.breakdown
     months = None if result.catalog is None else result.catalog.amortisation_months

@@ -244,6 +244,7 @@ def latency_figures(
     db: Path | None,
     include_emulated: bool,
     workload: str | None = None,
+    include_virtualized: bool = False,
 ) -> tuple[tuple[Figure, ...], list[Figure], str]:
     """``--p95``: ``figures`` with their rps figures replaced by the measured
     RPS-under-``slo`` figures of ONE latency workload of the store
@@ -278,11 +279,18 @@ def latency_figures(
                 f"workload; measured: {', '.join(ids)}"
             )
         chosen = matches[0]
-    found = slo_figures(points, slo, include_emulated=include_emulated, workload=chosen)
+    found = slo_figures(
+        points,
+        slo,
+        include_emulated=include_emulated,
+        workload=chosen,
+        include_virtualized=include_virtualized,
+    )
     if not found:
         raise UsageError(
             f"--p95: no rate of {chosen} in {path} met p95 <= {slo.limit_ms:g} ms "
-            "(or its points are emulated: --include-emulated)"
+            "(or its points are emulated or on a virtualized host: --include-emulated, "
+            "--include-virtualized)"
         )
     return tuple(f for f in figures if f.profile != SizingMetric.RPS) + tuple(found), found, chosen
 

@@ -91,7 +91,8 @@ licences: {hypervisor: {per: core, price: 5, term: yearly}}
 """,
     )
     assert problems(path) == [
-        "servers.1.cores: 1 cores listed twice (also servers.0)",
+        "servers.1.name: 1 cores listed twice with the same name, sockets and CPU (also "
+        "servers.0): give each its own name",
         "amortisation_months: required when power is priced",
         "servers.0.watts: required when power is priced",
         "amortisation_months: required by the yearly licence of hypervisor",

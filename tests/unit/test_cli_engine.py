@@ -55,7 +55,9 @@ def test_recommend_on_a_fresh_install_uses_reference_data(db: Path) -> None:
     code, out, err = run("recommend", "--rps", "200000")
     assert code == 0, err
     out = flat(out)
-    assert "Cheapest fleet: 1 × 2-core + 1 × 4-core baremetal (HT off), $2,050" in out
+    assert (
+        "Recommended: 1 × 2-core + 1 × 4-core baremetal (HT off), $2,050 (the cheapest fleet" in out
+    )
     assert "Cheapest identical fleet: 1 × baremetal 8-core (HT off), $2,200" in out
     assert "Per server of the identical fleet: ≥300,000 RPS (reference; client-bound)" in out
     assert "200,000 RPS uses 66.7% of 300,000" in out

@@ -174,7 +174,7 @@ def test_one_fleet_has_one_ht_mode_in_every_rendering(lab: tuple[Path, Path], gu
     assert doc["platforms"]["baremetal"]["fleet"]["ht"] == ht
     text = " ".join(runner.invoke(app, argv).stdout.split())
     n = doc["recommendation"]["servers"]
-    assert re.search(rf"Cheapest: {n} × PowerEdge R460 \(12 cores, baremetal, HT {ht}\)", text)
+    assert re.search(rf"Recommended: {n} × PowerEdge R460 \(12 cores, baremetal, HT {ht}\)", text)
     assert f"Bare metal: {n} servers: {n} × PowerEdge R460 (12 cores) (HT {ht})" in text
     rec = guide.recommendation
     cost = doc["recommendation"]["total_cost"]

@@ -62,7 +62,7 @@ def test_an_empty_database_prices_bare_metal_on_its_client_bound_floor(tmp_path:
     res = runner.invoke(app, [*DEMAND, "--catalog", str(CATALOG), "--db", str(tmp_path / "e.db")])
     assert res.exit_code == 0, res.output
     assert "On bare metal no fleet in the catalog carries the demand" not in res.stdout
-    assert "12 cores, baremetal" in res.stdout.split("Cheapest:")[1].splitlines()[0]
+    assert "12 cores, baremetal" in res.stdout.split("Recommended:")[1].splitlines()[0]
     base = runner.invoke(
         app,
         [

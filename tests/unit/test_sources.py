@@ -11,6 +11,8 @@ import pytest
 
 from sizing.catalog import load_reference
 from sizing.engine.choice import choose
+from sizing.engine.costs import CostCatalog
+from sizing.engine.offers import pick_offers
 from sizing.model import PointKey, PointResult, Sample, Source, Status
 from sizing.records import DeclaredRecord, HostRecord, PointMeta, SampleMeta
 from sizing.sources import (
@@ -338,7 +340,21 @@ def test_catalog_entries_match_by_cpu_model(lab: Path) -> None:
     prices = basis_prices(bases, {}, data)
     p = prices["r640-02/baremetal/static-128b"]
     assert p.source == f"catalog lab prices matched to {XEON}"
-    assert [(o.cores, o.price) for o in p.offers] == [(8, 2000.0), (16, 3500.0)]
+    # every server of the catalog, none left out: the EPYC one is refused by name on this
+    # basis and the unnamed one is taken to be its CPU (sizing.engine.offers)
+    assert [(o.cores, o.price) for o in p.offers] == [
+        (8, 2000.0),
+        (16, 3500.0),
+        (16, 9999.0),
+        (8, 1.0),
+    ]
+    picked, passed = pick_offers(
+        p.catalog(CostCatalog(servers=())),
+        "baremetal",
+        bases_of(lab)["r640-02/baremetal/static-128b"],
+    )
+    assert [(o.cores, o.price) for o in picked.servers] == [(8, 1.0), (16, 3500.0)]
+    assert sorted(x.offer.price for x in passed) == [2000.0, 9999.0]
     assert "localhost/virtualized-host/static-128b" not in prices  # "AMD EPYC" ≠ EPYC 7763
 
 

@@ -287,7 +287,7 @@ def test_recommend_prints_the_cost_part_by_part_and_the_catalog(tmp_path: Path) 
         "--platform",
         "hypervisor",
     )
-    assert "Cheapest: 1 × PowerEdge R650xs (4 cores, esxi, HT off), $2,615.36" in out
+    assert "Recommended: 1 × PowerEdge R650xs (4 cores, esxi, HT off), $2,615.36" in out
     assert (
         "Cost over 36 months: hardware $1,300 + licence (hypervisor, per socket, once) $1,000 "
         "+ power $315.36 = $2,615.36; left out: support not priced." in out

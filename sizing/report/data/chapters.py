@@ -107,6 +107,7 @@ def _proposal(g: Guide) -> list[Block]:
     if g.recommendation is not None:
         blocks.append(RecommendationBlock(g.recommendation))
     if prop is not None:
+        blocks += table(prop.bought, "cash-flow-bought")
         blocks += table(prop.cash_flow, "cash-flow")
         blocks += table(prop.capacity, "capacity")
     blocks += table(g.assumptions, "assumptions")

@@ -113,7 +113,11 @@ def point_evidence(
 
     meta = result.metadata
     interval = None
-    reps = [v for s in timed_samples if (v := _num(s.value)) is not None]
+    # the windows of an open-loop sweep are different rates, not repetitions of one
+    # figure: no interval, coverage or erratic flag is made of them
+    reps = [
+        v for s in timed_samples if s.metadata.rate is None and (v := _num(s.value)) is not None
+    ]
     got = median_interval(reps) if len(reps) >= 2 else None
     if got is not None and result.value:
         interval = 100 * (got[1] - got[0]) / 2 / result.value

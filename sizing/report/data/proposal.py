@@ -15,10 +15,11 @@ from dataclasses import dataclass, replace
 
 from sizing.engine import Configuration, Recommendation
 from sizing.engine.costs import CostBreakdown, CostCatalog, Licence
+from sizing.engine.licences import EVERY_PLATFORM, LicenceCost
 from sizing.engine.versus import PlatformComparison
 from sizing.model import SizingMetric
 from sizing.report.data.assumptions import AssumptionRow, assumptions, catalog_assumptions
-from sizing.report.data.cashflow_view import cash_flow_table
+from sizing.report.data.cashflow_view import bought_table, cash_flow_table
 from sizing.report.data.format import (
     PLATFORM_LABELS,
     amount,
@@ -82,12 +83,19 @@ def _option(platform: str, result: Recommendation, recommended: bool) -> Option 
         return got
     # growing demand: the total is the plan's, year by year, part by part
     rows = plan.rows
+    keys = {x.name: x.key for x in got.breakdown.licences}
+    lines: dict[str, float] = {}
+    for r in rows:
+        for name, cost in r.licences:
+            lines[name] = lines.get(name, 0.0) + cost
     paid = CostBreakdown(
         hardware=sum(r.hardware for r in rows),
         licence=sum(r.licence for r in rows),
         support=sum(r.support for r in rows),
         power=sum(r.power for r in rows),
         licence_key=got.breakdown.licence_key,
+        licences=tuple(LicenceCost(n, keys.get(n, ""), c) for n, c in lines.items()),
+        no_hypervisor_licence=got.breakdown.no_hypervisor_licence,
     )
     return replace(got, total=plan.total, breakdown=paid, grown=(rows[0].servers, rows[-1].servers))
 
@@ -157,6 +165,7 @@ class Proposal:
     capacity: TableBlock | None
     unpriced: tuple[tuple[str, str], ...] = ()  # (platform, the engine's reason)
     cash_flow: TableBlock | None = None  # the recommended fleet's plan, year by year
+    bought: TableBlock | None = None  # the plan's demand and servers bought, year by year
 
 
 def _years(catalog: CostCatalog) -> float | None:
@@ -217,12 +226,30 @@ def _hardware(c: Configuration) -> float:
 
 
 def _licence_cell(o: Option, catalog: CostCatalog) -> str:
+    """The platform's own licence lines (never a line every platform pays)."""
     b = o.breakdown
     if b.licence_key:
-        return amount(b.licence, catalog.currency)
+        own = [x.cost for x in b.licences if x.key != EVERY_PLATFORM]
+        return amount(sum(own) if b.licences else b.licence, catalog.currency)
     if o.platform == "baremetal":
         return "none: no hypervisor"
     return "not priced"
+
+
+def _every_rows(opts: Sequence[Option], cur: str) -> list[tuple[str, list[str]]]:
+    """A row per licence line every platform pays (``all``), under its own name."""
+    names = list(
+        dict.fromkeys(x.name for o in opts for x in o.breakdown.licences if x.key == EVERY_PLATFORM)
+    )
+    out = []
+    for name in names:
+        cells = []
+        for o in opts:
+            paid = [x.cost for x in o.breakdown.licences if x.name == name]
+            cells.append(amount(sum(paid), cur) if paid else "–")
+        label = name if name.lower().endswith("licence") else f"{name} licence"
+        out.append((label[0].upper() + label[1:], cells))
+    return out
 
 
 def _costs_table(opts: Sequence[Option], catalog: CostCatalog) -> TableBlock:
@@ -244,6 +271,7 @@ def _costs_table(opts: Sequence[Option], catalog: CostCatalog) -> TableBlock:
             ],
         ),
         row("Hypervisor licence", [_licence_cell(o, catalog) for o in opts]),
+        *(row(label, cells) for label, cells in _every_rows(opts, cur)),
     ]
     if catalog.support is not None and catalog.amortisation_months:
         rows.append(row("Support", [amount(o.breakdown.support, cur) for o in opts]))
@@ -292,7 +320,8 @@ def _capacity_table(opts: Sequence[Option], profiles: Sequence[str]) -> TableBlo
         notes=(
             "One server's figure is the low end of its interval, the figure the sizing uses: "
             "servers counted on × one server = total capacity. Under N+1 one server is the "
-            "spare and is not counted.",
+            "spare and is not counted; under 2N one half of the servers is counted, the "
+            "other half being down.",
         ),
     )
 
@@ -339,6 +368,7 @@ def proposal(
         _capacity_table(opts, result.demand.profiles),
         tuple(missing),
         cash_flow_table(result.cash_flow),
+        bought_table(result.cash_flow),
     )
 
 

@@ -135,11 +135,7 @@ def recommendation_view(result: Recommendation, currency: str) -> Recommendation
     return RecommendationView(
         demand=demand,
         feasible=True,
-        headline=(
-            f"{fleet_text(fleet)} for {amount(fleet.total_cost, currency)}"
-            if fleet is not None
-            else f"{config_text(best)} for {amount(best.total_cost, currency)}"
-        ),
+        headline=_headline(result, best, fleet, currency),
         facts=tuple(_facts(best, fleet, currency, result)),
         figures=tuple(_figure_fact(f) for f in fleet_figures(best, fleet)),
         explanation=explain(result),
@@ -148,10 +144,45 @@ def recommendation_view(result: Recommendation, currency: str) -> Recommendation
     )
 
 
+def _headline(
+    result: Recommendation, best: Configuration, fleet: Fleet | None, currency: str
+) -> str:
+    """The proposal's one headline figure: the fleet's total or, when the demand grows,
+    the plan's over its years (never year 1's fleet beside the plan's total)."""
+    text = fleet_text(fleet) if fleet is not None else config_text(best)
+    plan = result.cash_flow
+    if plan is not None and plan.growth and plan.rows:
+        last = plan.rows[-1]
+        return (
+            f"{text} in year 1, {last.servers} by year {last.year}, for "
+            f"{amount(plan.total, currency)} over {plan.years} years"
+        )
+    total = fleet.total_cost if fleet is not None else best.total_cost
+    return f"{text} for {amount(total, currency)}"
+
+
+def counted_words(counted: int, servers: int, redundancy: str) -> str:
+    """What the servers counted on are, as the redundancy makes them: ``3 (one spare)``
+    under N+1, ``3 (one half of the 6: the other half down)`` under 2N."""
+    if redundancy == "2n":
+        return f"{counted} (one half of the {servers}: the other half down)"
+    if redundancy == "n+1":
+        return f"{counted} (one spare)"
+    return str(counted)
+
+
 def _total_label(result: Recommendation) -> str:
     """With --growth the box's fleet is year 1's: its cost is not the plan's (said so)."""
     plan = result.cash_flow
     return "Total cost of year 1's fleet" if plan is not None and plan.growth else "Total cost"
+
+
+def _year_one(result: Recommendation, total: float, currency: str) -> list[Fact]:
+    """The fleet's total; none when the demand grows (the plan's total is the one figure)."""
+    plan = result.cash_flow
+    if plan is not None and plan.growth and plan.rows:
+        return []
+    return [Fact(_total_label(result), amount(total, currency))]
 
 
 def _growing(result: Recommendation, currency: str) -> list[Fact]:
@@ -179,19 +210,24 @@ def _facts(
     if fleet is None:
         facts = [
             Fact("Configuration", config_text(best)),
-            Fact(_total_label(result), amount(best.total_cost, currency)),
+            *_year_one(result, best.total_cost, currency),
             *_growing(result, currency),
             Fact("Cost per server", amount(best.cost_per_server, currency)),
         ]
         facts += _capacity_facts(best)
         facts.append(Fact("CPU utilisation at the target", percent(best.utilization * 100.0)))
         if best.counted_servers != best.servers:
-            facts.append(Fact("Servers counted on", f"{best.counted_servers} (one spare)"))
+            facts.append(
+                Fact(
+                    "Servers counted on",
+                    counted_words(best.counted_servers, best.servers, result.demand.redundancy),
+                )
+            )
         facts.append(_how_sure(best.confidence, best.figures))
         return facts
     facts = [
         Fact("Fleet", fleet_text(fleet)),
-        Fact(_total_label(result), amount(fleet.total_cost, currency)),
+        *_year_one(result, fleet.total_cost, currency),
         *_growing(result, currency),
         *_fleet_capacity(fleet, result),
         Fact("CPU utilisation at the target", percent(fleet.utilization * 100.0)),

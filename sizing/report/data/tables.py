@@ -89,9 +89,12 @@ def cost_cell(table: SizingTable, cores: int, platform: str, ht: str, profile: s
     return TCell(money(c.cost_per_unit, table.currency), cell_source(c.source, c.emulated))
 
 
-def overhead_cell(table: SizingTable, cores: int, ht: str, profile: str) -> TCell:
-    """The virtualization overhead (%) and its provenance."""
-    c = table_cell(table, cores, "hypervisor", ht, profile)
+def overhead_cell(
+    table: SizingTable, cores: int, ht: str, profile: str, platform: str = "hypervisor"
+) -> TCell:
+    """The virtualization overhead (%) of a guest platform's (the block's hypervisor
+    column by default) and its provenance."""
+    c = table_cell(table, cores, platform, ht, profile)
     if c is None or c.overhead_pct is None:
         return TCell(MISSING)
     return TCell(percent(c.overhead_pct), cell_source(c.source, c.emulated))
@@ -114,6 +117,8 @@ class _Labels:
     bm: str
     hv: str
     cost_note: str
+    # every guest platform the block measured, with its label: each has its own columns
+    guests: tuple[tuple[str, str], ...] = (("hypervisor", "Hypervisor"),)
 
     @classmethod
     def of(cls, table: SizingTable) -> _Labels:
@@ -130,6 +135,8 @@ class _Labels:
             bm=PLATFORM_LABELS.get(bm_p, bm_p) if bm_p in have else "Bare metal",
             hv=PLATFORM_LABELS.get(hv_p, hv_p) if hv_p in have else "Hypervisor",
             cost_note=cost_note,
+            guests=tuple((p, PLATFORM_LABELS.get(p, p)) for p in GUEST if p in have)
+            or (("hypervisor", PLATFORM_LABELS.get(hv_p, hv_p) if hv_p in have else "Hypervisor"),),
         )
 
     def title(self, text: str) -> str:
@@ -163,28 +170,26 @@ def _sizing_tables(table: SizingTable, catalog: CostCatalog) -> list[TableBlock]
 
 
 def _throughput_block(table: SizingTable, lab: _Labels, ht: str) -> TableBlock:
-    bm, hv = lab.bm, lab.hv
+    bm = lab.bm
+    legs = [("baremetal", bm), *lab.guests]  # every measured guest beside bare metal
     rows = tuple(
         (
             TCell(money(r.hardware_cost, table.currency) if r.sold else "not sold"),
             TCell(str(r.cores)),
-            figure_cell(table, r.cores, "baremetal", ht, "rps"),
-            figure_cell(table, r.cores, "hypervisor", ht, "rps"),
-            figure_cell(table, r.cores, "baremetal", ht, "tps"),
-            figure_cell(table, r.cores, "hypervisor", ht, "tps"),
+            *(figure_cell(table, r.cores, p, ht, "rps") for p, _ in legs),
+            *(figure_cell(table, r.cores, p, ht, "tps") for p, _ in legs),
         )
         for r in table.rows
     )
+    names = tuple(name for _, name in legs)
     return TableBlock(
         title=lab.title(f"Throughput per server, hyper-threading {ht}"),
         caption=lab.where,
         headers=(
             "Hardware cost",
             "CPU cores",
-            f"RPS – {bm}",
-            f"RPS – {hv}",
-            f"SSL TPS – {bm}",
-            f"SSL TPS – {hv}",
+            *(f"RPS – {n}" for n in names),
+            *(f"SSL TPS – {n}" for n in names),
         ),
         rows=rows,
         notes=(
@@ -198,23 +203,25 @@ def _throughput_block(table: SizingTable, lab: _Labels, ht: str) -> TableBlock:
         groups=(
             ("Hardware cost", ()),
             ("CPU cores", ()),
-            ("RPS", (bm, hv)),
-            ("SSL TPS", (bm, hv)),
+            ("RPS", names),
+            ("SSL TPS", names),
         ),
     )
 
 
 def _cost_block(table: SizingTable, lab: _Labels, ht: str) -> TableBlock:
-    bm, hv, cur = lab.bm, lab.hv, table.currency
+    cur = table.currency
+    legs = [("baremetal", lab.bm), *lab.guests]
+    names = tuple(name for _, name in legs)
+    several = len(lab.guests) > 1
+    over = [(p, f" – {n}" if several else "") for p, n in lab.guests]
     rows = tuple(
         (
             TCell(str(r.cores)),
-            cost_cell(table, r.cores, "baremetal", ht, "rps"),
-            cost_cell(table, r.cores, "hypervisor", ht, "rps"),
-            cost_cell(table, r.cores, "baremetal", ht, "tps"),
-            cost_cell(table, r.cores, "hypervisor", ht, "tps"),
-            overhead_cell(table, r.cores, ht, "rps"),
-            overhead_cell(table, r.cores, ht, "tps"),
+            *(cost_cell(table, r.cores, p, ht, "rps") for p, _ in legs),
+            *(cost_cell(table, r.cores, p, ht, "tps") for p, _ in legs),
+            *(overhead_cell(table, r.cores, ht, "rps", p) for p, _ in over),
+            *(overhead_cell(table, r.cores, ht, "tps", p) for p, _ in over),
         )
         for r in table.rows
     )
@@ -223,20 +230,21 @@ def _cost_block(table: SizingTable, lab: _Labels, ht: str) -> TableBlock:
         caption=lab.where,
         headers=(
             "CPU cores",
-            f"Cost per 1k RPS – {bm}",
-            f"Cost per 1k RPS – {hv}",
-            f"Cost per 100 SSL TPS – {bm}",
-            f"Cost per 100 SSL TPS – {hv}",
-            "Overhead RPS",
-            "Overhead SSL TPS",
+            *(f"Cost per 1k RPS – {n}" for n in names),
+            *(f"Cost per 100 SSL TPS – {n}" for n in names),
+            *(f"Overhead RPS{w}" for _, w in over),
+            *(f"Overhead SSL TPS{w}" for _, w in over),
         ),
         rows=rows,
         notes=(lab.cost_note, OVERHEAD_NOTE),
         groups=(
             ("CPU cores", ()),
-            (f"Cost per 1k RPS ({cur})", (bm, hv)),
-            (f"Cost per 100 SSL TPS ({cur})", (bm, hv)),
-            ("Virtualization overhead", ("RPS", "SSL TPS")),
+            (f"Cost per 1k RPS ({cur})", names),
+            (f"Cost per 100 SSL TPS ({cur})", names),
+            (
+                "Virtualization overhead",
+                tuple(f"{m}{w}" for m in ("RPS", "SSL TPS") for _, w in over),
+            ),
         ),
     )
 

@@ -67,9 +67,15 @@ def _servers(n: int | None) -> str:
     return f"{n} server{'s' if n != 1 else ''}"
 
 
-def _own_licence(f: Fleet) -> float:
-    """What a fleet pays for its platform's own licence lines (not every platform's)."""
-    cost = f.breakdown
+def _own_licence(side: Side) -> float:
+    """What a side pays for its platform's own licence lines (not every platform's): over
+    its plan when the demand grows (the total it is compared on), else its fleet's."""
+    assert side.fleet is not None
+    cost = side.fleet.breakdown
+    plan = side.result.cash_flow
+    if plan is not None and plan.growth and plan.rows:
+        every = {x.name for x in cost.licences if x.key == EVERY_PLATFORM}
+        return sum(c for r in plan.rows for n, c in r.licences if n not in every)
     if not cost.licences:
         return cost.licence
     return sum(x.cost for x in cost.licences if x.key != EVERY_PLATFORM)
@@ -97,7 +103,7 @@ def versus_sentence(cmp: PlatformComparison) -> str:
     )
     why = []
     # the hypervisor's own lines: a licence every platform pays (NGINX Plus) is not its
-    licence = _own_licence(guest.fleet) - _own_licence(bm.fleet)
+    licence = _own_licence(guest) - _own_licence(bm)
     if licence > 0.005:
         why.append(f"the hypervisor's licence comes to {amount(licence, cmp.currency)}")
     cores = guest.fleet.parts[-1][0].cores_per_server
@@ -132,14 +138,23 @@ def versus_lines(cmp: PlatformComparison) -> list[str]:
         out.extend(f"    {a.words()}" for a in assumed)
     for platform, words in cmp.unpriced:
         out.append(f"  {_name(platform)}: not priced: {words}")
-    for p in cmp.demand.profiles:
-        mine = [o for o in cmp.overheads if o.profile == p]
-        if mine:
-            out.append(
-                f"  a guest carries of bare metal's {_UNITS[p][0]}: "
-                + "; ".join(f"{_share(o)} at {o.cores}c HT {o.ht}" for o in mine)
-                + f" ({_how(mine[0])})"
-            )
+    guests = list(dict.fromkeys(o.platform or cmp.guest.platform for o in cmp.overheads))
+    for platform in guests:
+        # a guest of each measured hypervisor, named when there are several
+        who = f"an {_name(platform)} guest" if len(guests) > 1 else "a guest"
+        who = who.replace("an K", "a K")
+        for p in cmp.demand.profiles:
+            mine = [
+                o
+                for o in cmp.overheads
+                if o.profile == p and (o.platform or cmp.guest.platform) == platform
+            ]
+            if mine:
+                out.append(
+                    f"  {who} carries of bare metal's {_UNITS[p][0]}: "
+                    + "; ".join(f"{_share(o)} at {o.cores}c HT {o.ht}" for o in mine)
+                    + f" ({_how(mine[0])})"
+                )
     out.append("  " + versus_sentence(cmp))
     return out
 
@@ -163,7 +178,7 @@ def versus_view(cmp: PlatformComparison) -> VersusView:
 
     g = _name(cmp.guest.platform)
     fleets = TableBlock(
-        title=f"Bare metal or {g} for {cmp.demand.describe()}",
+        title=f"{_which(cmp)} for {cmp.demand.describe()}",
         headers=("Platform", "Servers", "Fleet", "Total cost", "What it is made of"),
         rows=tuple(
             (
@@ -173,15 +188,24 @@ def versus_view(cmp: PlatformComparison) -> VersusView:
                 TCell("–" if s.cost is None else amount(s.cost, cmp.currency)),
                 TCell(_cost(s, cmp.currency), "", False),
             )
-            for s in (cmp.baremetal, cmp.guest)
+            for s in cmp.sides
         ),
     )
+    several = len({o.platform or cmp.guest.platform for o in cmp.overheads}) > 1
+    who = "a guest" if several else f"{'an' if g[0] in 'AEIOU' else 'a'} {g} guest"
     shares = TableBlock(
-        title=f"What {'an' if g[0] in 'AEIOU' else 'a'} {g} guest carries of bare metal's "
-        "figure on the same server",
-        headers=("Cores", "HT", "Figure", "Guest share", "How it was obtained"),
+        title=f"What {who} carries of bare metal's figure on the same server",
+        headers=(
+            *(("Guest",) if several else ()),
+            "Cores",
+            "HT",
+            "Figure",
+            "Guest share",
+            "How it was obtained",
+        ),
         rows=tuple(
             (
+                *((TCell(_name(o.platform or cmp.guest.platform), "", False),) if several else ()),
                 TCell(str(o.cores)),
                 TCell(o.ht, "", False),
                 TCell(_UNITS[o.profile][0], "", False),
@@ -192,4 +216,10 @@ def versus_view(cmp: PlatformComparison) -> VersusView:
             if o.profile in cmp.demand.profiles
         ),
     )
-    return VersusView(f"Bare metal or {g}", versus_sentence(cmp), fleets, shares, cmp)
+    return VersusView(_which(cmp), versus_sentence(cmp), fleets, shares, cmp)
+
+
+def _which(cmp: PlatformComparison) -> str:
+    """``Bare metal or ESXi``; ``Bare metal, ESXi or KVM`` with every priced platform."""
+    names = [_name(s.platform) for s in cmp.sides]
+    return ", ".join(names[:-1]) + f" or {names[-1]}"

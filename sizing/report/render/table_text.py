@@ -14,6 +14,7 @@ from sizing.report.data.format import (
     CONTAINER_NOTE,
     MISSING,
     cell_source,
+    currency_sign,
     mark,
     money,
     number,
@@ -170,7 +171,7 @@ def _block_tables(block: Any, cur: str, width: int | None) -> list[str]:
         if p == SizingMetric.RPS:
             group.append(
                 (
-                    f"$/1k RPS {pl}",
+                    f"{currency_sign(cur).strip()}/1k RPS {pl}",
                     [MISSING if c is None else money(c.cost_per_unit, cur) for c in cells],
                 )
             )

@@ -8,7 +8,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from sizing.report.data.assumptions import assumptions
-from sizing.report.data.format import amount, money, number
+from sizing.report.data.format import amount, currency_sign, money, number
 from sizing.report.render.grid import grid
 from sizing.report.render.table_text import TABLE_WIDTH, wrap
 
@@ -49,35 +49,7 @@ def cash_flow_text(plan: CashFlow, width: int = TABLE_WIDTH) -> list[str]:
         f"Year by year ({plan.years} years{grows}; {plan.platform}, HT {plan.ht}; "
         f"hardware when bought, licences{which}, support and power each year):"
     )
-    has_rps = any(r.rps is not None for r in plan.rows)
-    has_tps = any(r.tps is not None for r in plan.rows)
-    headers = [
-        "year",
-        *(["RPS"] if has_rps else []),
-        *(["TPS"] if has_tps else []),
-        "bought",
-        "servers",
-        "hardware",
-        "licence",
-        "support",
-        "power",
-        "total",
-    ]
-    rows = [
-        [
-            r.year,
-            *([number(r.rps)] if has_rps else []),
-            *([number(r.tps)] if has_tps else []),
-            ", ".join(f"{n} × {_short(s)}" for s, n in r.bought) or "–",
-            r.servers,
-            *(money(v, cur, cents=False) for v in (r.hardware, r.licence, r.support, r.power)),
-            money(r.total, cur, cents=False),
-        ]
-        for r in plan.rows
-    ]
-    n = 2 if has_rps else 1
-    lines = grid(headers, rows, left={n + (1 if has_tps else 0)}).splitlines()
-    lines = [x if len(x) <= width else x[: width - 1] + "…" for x in lines]
+    lines = _year_table(plan, width)
     last = ", ".join(f"{k} × {s}" for s, k in plan.last_fleet)
     tail = (
         f"Total over {len(plan.rows)} years: {amount(plan.total, cur)} (the rows add up to it,"
@@ -89,6 +61,77 @@ def cash_flow_text(plan: CashFlow, width: int = TABLE_WIDTH) -> list[str]:
     if plan.note:
         out.extend(wrap(f"Stopped: {plan.note}.", width))
     return out
+
+
+_MONEY = ("hardware", "licence", "support", "power", "total")
+
+
+def _year_table(plan: CashFlow, width: int) -> list[str]:
+    """The plan's rows within ``width``, every amount whole (to the cent, as the total
+    line promises), by rule: one table; else the demand and the servers bought apart
+    from the money; else the money's currency in its headers. Only the names of the
+    servers bought are ever cut (``…``), never an amount."""
+    cur = plan.currency
+    has_rps = any(r.rps is not None for r in plan.rows)
+    has_tps = any(r.tps is not None for r in plan.rows)
+    what = [
+        "year",
+        *(["RPS"] if has_rps else []),
+        *(["TPS"] if has_tps else []),
+        "bought",
+        "servers",
+    ]
+    left = {len(what) - 2}
+    demand = [
+        [
+            str(r.year),
+            *([number(r.rps)] if has_rps else []),
+            *([number(r.tps)] if has_tps else []),
+            ", ".join(f"{n} × {_short(s)}" for s, n in r.bought) or "–",
+            str(r.servers),
+        ]
+        for r in plan.rows
+    ]
+
+    def paid(sign: bool) -> list[list[str]]:
+        return [
+            [
+                amount(v, cur) if sign else amount(v, cur).removeprefix(currency_sign(cur))
+                for v in (r.hardware, r.licence, r.support, r.power, r.total)
+            ]
+            for r in plan.rows
+        ]
+
+    one = grid([*what, *_MONEY], [a + b for a, b in zip(demand, paid(True), strict=True)], left)
+    if _fits(one, width):
+        return one.splitlines()
+    money_table = grid(
+        ["year", *_MONEY], [[str(r.year), *p] for r, p in zip(plan.rows, paid(True), strict=True)]
+    )
+    if not _fits(money_table, width):
+        sign = currency_sign(cur).strip()
+        money_table = grid(
+            ["year", *(f"{h} ({sign})" for h in _MONEY)],
+            [[str(r.year), *p] for r, p in zip(plan.rows, paid(False), strict=True)],
+        )
+    if not _fits(money_table, width):
+        # too wide even so: a sentence a year, wrapped, each amount whole
+        said = [
+            f"year {r.year}: "
+            + " + ".join(f"{h} {v}" for h, v in zip(_MONEY[:-1], p[:-1], strict=True))
+            + f" = {p[-1]}"
+            for r, p in zip(plan.rows, paid(True), strict=True)
+        ]
+        money_table = "\n".join(x for line in said for x in wrap(line, width))
+    first = [
+        x if len(x) <= width else x[: width - 1] + "…"
+        for x in grid(what, demand, left).splitlines()
+    ]
+    return [*first, "", *money_table.splitlines()]
+
+
+def _fits(table: str, width: int) -> bool:
+    return all(len(x) <= width for x in table.splitlines())
 
 
 def _licence_lines(plan: CashFlow, width: int) -> list[str]:
