@@ -1,0 +1,159 @@
+"""A customer's workload turned into what the lab serves and what the generator sends
+(pure): the content files of the size classes, and the weighted targets of
+:mod:`sizing.load.replay` (sizes, closes, schemes, resumption, redirects).
+
+What is reproduced, and how (``docs/workload.md``):
+
+* a size class is served as one file whose response lands in the middle of the class (its
+  geometric middle; an open last class at twice its lower edge, capped at 1 MiB). When the
+  customer counted whole responses (``$bytes_sent``) the file is smaller by the response
+  headers nginx adds (:data:`HEADER_BYTES`); a class narrower than the headers cannot be
+  reproduced, and the comparison says so;
+* requests per connection: the mean, as a close share ``1 / mean`` (a geometric shape);
+* TLS share of connections, and the resumed share of TLS connections: two TLS listeners,
+  the server's ``https_port`` (session reuse off) and ``resume_port`` (tickets and cache);
+* status: 3xx as a redirect the generator does not follow. 4xx and 5xx are not replayed
+  (the error guards would refuse the point): a customer's share of them shows in the
+  status row of the comparison.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from sizing.errors import UsageError
+from sizing.load.replay import ReplayTarget
+from sizing.workload import Role, WorkloadMix
+
+__all__ = [
+    "HEADER_BYTES",
+    "MAX_FILE_BYTES",
+    "REDIRECT_PATH",
+    "ReplayPlan",
+    "ReplayPorts",
+    "body_size",
+    "replay_plan",
+]
+
+# The headers of nginx's 200 response for a static file (server_tokens off): status line,
+# Server, Date, Content-Type, Content-Length, Last-Modified, Connection, ETag, Accept-Ranges.
+# Measured from the lab log ($bytes_sent - $body_bytes_sent: 239-247 by the length of the
+# size and of Connection's value); the middle of that range.
+HEADER_BYTES = 243
+MAX_FILE_BYTES = 1024 * 1024  # an open last class is served at most this large
+REDIRECT_PATH = "/mix-redirect"  # templates/nginx.conf.j2: return 301
+# Where each role's requests go (the template's locations): the file, proxied or not.
+ROLE_PREFIX = {
+    Role.STATIC: "",
+    Role.LOAD_BALANCE: "/lb",
+    Role.PROXY: "/proxy",
+    Role.API_JWT: "/api",
+}
+
+
+@dataclass(frozen=True)
+class ReplayPorts:
+    """Where the lab nginx listens: plain, TLS without resumption, TLS with resumption."""
+
+    address: str
+    http: int
+    https: int
+    resume: int
+
+    def base(self, channel: str) -> str:
+        host = f"[{self.address}]" if ":" in self.address else self.address
+        if channel == "full" and _ipv4(self.address):
+            # The same server by a second name: Go's client session cache is keyed by the
+            # host name, and a full handshake under the resuming listener's name clears the
+            # session it keeps (resumption fell from 40% to 13%, tests/integration).
+            host = f"[::ffff:{self.address}]"
+        scheme, port = {
+            "plain": ("http", self.http),
+            "full": ("https", self.https),
+            "resumed": ("https", self.resume),
+        }[channel]
+        return f"{scheme}://{host}:{port}"
+
+
+def _ipv4(address: str) -> bool:
+    parts = address.split(".")
+    return len(parts) == 4 and all(p.isdigit() and int(p) < 256 for p in parts)
+
+
+@dataclass(frozen=True)
+class ReplayPlan:
+    """The files the lab serves (name -> bytes) and the generator's weighted targets."""
+
+    files: dict[str, int]
+    targets: tuple[ReplayTarget, ...]
+    close_share: float
+    tls_share: float
+    resumption_share: float
+
+
+def body_size(low: int, high: int | None, size_field: str) -> int:
+    """The body of the file that stands for the size class ``low..high`` (see the module)."""
+    top = min(high, MAX_FILE_BYTES) if high is not None else min(2 * max(low, 1), MAX_FILE_BYTES)
+    top = max(top, low)
+    middle = round(math.sqrt(max(low, 1) * max(top, 1)))
+    middle = min(max(middle, low), top)
+    if size_field != "body_bytes_sent":
+        middle -= HEADER_BYTES
+    return max(0, middle)
+
+
+def _mean(mix: WorkloadMix) -> float:
+    mean = mix.figure("requests_per_connection")
+    if mean is None and mix.per_connection:
+        # the mean of the classes at their lower edges: a floor, used when none was given
+        mean = sum(lo * s for lo, _, s in mix.per_connection) / sum(
+            s for _, _, s in mix.per_connection
+        )
+    if mean is None or not math.isfinite(mean) or mean < 1:
+        raise UsageError(
+            "the workload gives no requests per connection: state it "
+            "(sizing demand --assume requests_per_connection=N)"
+        )
+    return mean
+
+
+def replay_plan(
+    mix: WorkloadMix,
+    ports: ReplayPorts,
+    *,
+    headers: tuple[str, ...] = (),
+    close_share: float | None = None,
+) -> ReplayPlan:
+    """The files and targets that replay ``mix`` on ``ports``; ``close_share`` overrides
+    the mix's (a deliberately wrong replay, for the tests of the comparison)."""
+    if not mix.sizes:
+        raise UsageError("the workload has no response sizes to replay")
+    role = mix.role or Role.STATIC
+    p = 1.0 / _mean(mix) if close_share is None else close_share
+    tls = mix.figure("tls_share") or 0.0
+    resumed = mix.figure("resumption_share") or 0.0
+    redirect = dict(mix.status).get("3xx", 0.0)
+    files: dict[str, int] = {}
+    kinds: list[tuple[str, float]] = []
+    served = sum(s for _, _, s in mix.sizes)
+    for low, high, share in mix.sizes:
+        size = body_size(low, high, mix.size_field)
+        name = f"mix-{size}b"
+        files[name] = size
+        kinds.append((f"{ROLE_PREFIX[role]}/{name}", share / served * (1 - redirect)))
+    if redirect > 0:
+        kinds.append((REDIRECT_PATH, redirect))
+    channels = (("plain", 1 - tls), ("full", tls * (1 - resumed)), ("resumed", tls * resumed))
+    targets = [
+        ReplayTarget(
+            ports.base(channel) + path,
+            kind_share * channel_share * (p if close else 1 - p),
+            (*headers, "Connection: close") if close else headers,
+        )
+        for path, kind_share in kinds
+        for channel, channel_share in channels
+        for close in (True, False)
+        if kind_share * channel_share * (p if close else 1 - p) > 0
+    ]
+    return ReplayPlan(files, tuple(targets), p, tls, resumed)
