@@ -232,9 +232,7 @@ def compare(yours: WorkloadMix, replayed: WorkloadMix) -> MixComparison:
     for name, label in (("per_connection", "requests per connection (shape)"),):
         a, b = getattr(yours, name), getattr(replayed, name)
         if a and b:
-            rows.append(
-                MixRow(label, "", "", tvd(_bins_key(a), _bins_key(b)), TOLERANCE[name])
-            )
+            rows.append(MixRow(label, "", "", tvd(_bins_key(a), _bins_key(b)), TOLERANCE[name]))
         else:
             skipped.append(label)
     for name, label in (("tls_share", "TLS share"), ("resumption_share", "resumption")):

@@ -5,9 +5,9 @@ A customer's workload is replayed as one vegeta attack with ``-rate=0 -max-worke
 format, read once and taken round robin. The list carries the mix:
 
 * **sizes**: one target per size class, repeated in proportion to its share;
-* **requests per connection**: a share ``p`` of the targets carry ``Connection: close``
-  (Go's transport and nginx both close after that response), drawn independently of
-  everything else, so a connection's length is geometric with mean ``1/p``. A geometric
+* **requests per connection**: a share ``p`` of the list's entries carry ``Connection:
+  close`` (Go's transport and nginx both close after that response), drawn independently
+  of everything else, so a connection's length is geometric with mean ``1/p``. A geometric
   shape is what this generator can make: a customer's distribution of another shape is
   matched in its mean, and the comparison of shapes says how far apart they are;
 * **TLS and resumption**: targets over ``http://`` and ``https://`` in the customer's
@@ -37,8 +37,14 @@ from sizing.topology import cpulist
 
 __all__ = ["LIST_LENGTH", "REPLAY", "ReplayTarget", "ReplayTool", "target_list"]
 
-LIST_LENGTH = 2000  # entries of a target list: shares resolved to 1/2000
+# Entries of a target list: shares resolved to 1/300, a mean of up to 300 requests per
+# connection. A window's command carries the list to the client inside the window
+# runner's one-argument JSON spec, which Linux caps at 128 KiB (MAX_ARG_STRLEN): 300
+# entries are at most 16 KiB (a 2,000-entry list failed a batch of 4 windows). Headers
+# every request carries (the JWT) go once, on vegeta's command line (-header).
+LIST_LENGTH = 300
 SEED = 57
+CLOSE = "Connection: close"
 
 
 @dataclass(frozen=True)
@@ -63,18 +69,30 @@ def _counts(shares: Sequence[float], n: int) -> list[int]:
     return counts
 
 
-def target_list(targets: Sequence[ReplayTarget], n: int = LIST_LENGTH) -> str:
+def target_list(
+    targets: Sequence[ReplayTarget], n: int = LIST_LENGTH, close_share: float = 0.0
+) -> str:
     """The targets in vegeta's http format, each repeated in proportion to its share and
-    shuffled with a fixed seed (blank lines between targets)."""
+    shuffled with a fixed seed (blank lines between targets); ``round(close_share * n)``
+    entries carry ``Connection: close`` (at least one when the share is above 0), spread
+    over the targets in proportion to their entries."""
     for t in targets:
         if not t.url.startswith(("http://", "https://")) or any(c in t.url for c in " \r\n"):
             raise UsageError("a replay target must be an http:// or https:// URL")
         for h in t.headers:
             if "\r" in h or "\n" in h or ":" not in h:
                 raise UsageError("a replay header must be one 'Name: value' line")
-    entries = [i for i, c in enumerate(_counts([t.share for t in targets], n)) for _ in range(c)]
+    counts = _counts([t.share for t in targets], n)
+    closes = min(n, max(1, round(close_share * n))) if close_share > 0 else 0
+    # the closes in proportion to each target's entries, so that every scheme and
+    # listener has the same close share (its connections then split as its requests do)
+    closing = _counts([float(c) for c in counts], closes) if closes else [0] * len(counts)
+    entries = [(i, k < closing[i]) for i, c in enumerate(counts) for k in range(c)]
     random.Random(SEED).shuffle(entries)
-    blocks = ["\n".join([f"GET {targets[i].url}", *targets[i].headers]) for i in entries]
+    blocks = [
+        "\n".join([f"GET {targets[i].url}", *targets[i].headers, *([CLOSE] if close else [])])
+        for i, close in entries
+    ]
     return "\n\n".join(blocks) + "\n"
 
 
@@ -103,6 +121,9 @@ class ReplayTool:
         """``[taskset] vegeta attack -rate=0 -max-workers=N ... -session-tickets``."""
         if req.connections < 1:
             raise UsageError("a replay needs at least 1 connection")
+        for h in req.headers:
+            if "\r" in h or "\n" in h or ":" not in h:
+                raise UsageError("a replay header must be one 'Name: value' line")
         ms = max(1, round(req.duration_s * 1000))
         timeout = round(window_timeout(req.duration_s) * 1000)
         return [
@@ -119,6 +140,7 @@ class ReplayTool:
             "-redirects=-1",
             "-insecure",
             "-session-tickets",
+            *(f"-header={h}" for h in req.headers),
             f"-output={req.tool_dir}/vegeta-replay.bin",
         ]
 

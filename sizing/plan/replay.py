@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from sizing.errors import UsageError
-from sizing.load.replay import ReplayTarget
+from sizing.load.replay import ReplayTarget, target_list
+from sizing.plan.points import PlannedPoint
+from sizing.plan.workload_spec import profile_mix
 from sizing.workload import Role, WorkloadMix
 
 __all__ = [
@@ -33,6 +36,9 @@ __all__ = [
     "ReplayPlan",
     "ReplayPorts",
     "body_size",
+    "lab_ports",
+    "point_plan",
+    "point_targets",
     "replay_plan",
 ]
 
@@ -91,6 +97,10 @@ class ReplayPlan:
     tls_share: float
     resumption_share: float
 
+    def target_list(self) -> str:
+        """The generator's list (:func:`sizing.load.replay.target_list`)."""
+        return target_list(self.targets, close_share=self.close_share)
+
 
 def body_size(low: int, high: int | None, size_field: str) -> int:
     """The body of the file that stands for the size class ``low..high`` (see the module)."""
@@ -146,14 +156,27 @@ def replay_plan(
         kinds.append((REDIRECT_PATH, redirect))
     channels = (("plain", 1 - tls), ("full", tls * (1 - resumed)), ("resumed", tls * resumed))
     targets = [
-        ReplayTarget(
-            ports.base(channel) + path,
-            kind_share * channel_share * (p if close else 1 - p),
-            (*headers, "Connection: close") if close else headers,
-        )
+        ReplayTarget(ports.base(channel) + path, kind_share * channel_share, headers)
         for path, kind_share in kinds
         for channel, channel_share in channels
-        for close in (True, False)
-        if kind_share * channel_share * (p if close else 1 - p) > 0
+        if kind_share * channel_share > 0
     ]
     return ReplayPlan(files, tuple(targets), p, tls, resumed)
+
+
+def lab_ports(point: PlannedPoint, address: str) -> ReplayPorts:
+    """Where ``point``'s server listens for a replay: its HTTP and HTTPS ports, and the
+    resuming TLS listener on the port after its HTTPS port."""
+    sz = point.server.sizing
+    return ReplayPorts(address, sz.http_port, sz.https_port, sz.https_port + 1)
+
+
+def point_plan(point: PlannedPoint, address: str, headers: tuple[str, ...] = ()) -> ReplayPlan:
+    """The replay of ``point``'s workload on its server at ``address``."""
+    return replay_plan(profile_mix(point.profile), lab_ports(point, address), headers=headers)
+
+
+def point_targets(point: PlannedPoint, url: str, headers: tuple[str, ...] = ()) -> str:
+    """The generator's target list for ``point`` (its server's address from ``url``)."""
+    address = urlsplit(url).hostname or ""
+    return point_plan(point, address, headers).target_list()

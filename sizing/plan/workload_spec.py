@@ -24,16 +24,33 @@ field; no value of the file is echoed (a demand is the customer's).
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sizing.errors import InputError
-from sizing.workload import ASSUMABLE, Assumed, Bin, WorkloadMix, parse_role, workload_key
+from sizing.errors import InputError, UsageError
+from sizing.profiles import Profile
+from sizing.workload import (
+    ASSUMABLE,
+    ROLE_WORDS,
+    Assumed,
+    Bin,
+    Role,
+    WorkloadMix,
+    parse_role,
+    workload_key,
+)
 from sizing.yamlfile import read_yaml
 
-__all__ = ["MAX_DEMAND_BYTES", "load_workload", "workload_from_mapping"]
+__all__ = [
+    "MAX_DEMAND_BYTES",
+    "load_workload",
+    "profile_mix",
+    "workload_from_mapping",
+    "workload_profile",
+]
 
 MAX_DEMAND_BYTES = 8 * 1024 * 1024  # a demand file is small; anything larger is not one
 _STATUS = ("1xx", "2xx", "3xx", "4xx", "5xx")
@@ -59,6 +76,59 @@ def load_workload(path: Path) -> tuple[WorkloadMix, str]:
     except _Bad as exc:
         raise InputError(str(path), [str(exc)]) from None
     return mix, workload_key(section)
+
+
+# A replay's run settings: the generator's workers (closed loop), as the article profiles'
+# connections; repetitions as theirs.
+REPLAY_CONNECTIONS = 50
+# What a replay is sized as, by role: a gateway's figures never size (Profile.sizing_metric).
+_PROFILE_ROLE = {
+    Role.STATIC: "web",
+    Role.LOAD_BALANCE: "load-balance",
+    Role.PROXY: "proxy",
+    Role.API_JWT: "api-jwt",
+}
+
+
+def workload_profile(path: Path) -> Profile:
+    """The profile that replays the demand file's workload: named by its basis key
+    (:func:`~sizing.workload.workload_key`), measured by ``vegeta-replay``, in the
+    customer's own requests per second; the workload carried as canonical JSON."""
+    doc = read_yaml(path, "demand", max_bytes=MAX_DEMAND_BYTES)
+    mix, key = load_workload(path)
+    if mix.role is None:
+        raise InputError(str(path), ["workload.role: not given (sizing demand --role ROLE)"])
+    section = doc["workload"]
+    return Profile(
+        kind="workload",
+        name=key,
+        description=f"your workload, replayed: {ROLE_WORDS[mix.role]}, your mix of sizes,"
+        " connections, TLS and resumption",
+        generator="vegeta-replay",
+        metric="requests_per_second",
+        unit="requests/s",
+        scheme="http",
+        path="/",
+        file_size=0,
+        role=_PROFILE_ROLE[mix.role],  # type: ignore[arg-type]
+        # connections close after the customer's requests per connection and reopen: not
+        # every connection is open at every instant, so the keepalive profiles' guard that
+        # the server held them all does not apply (vegeta still reuses a connection until
+        # its close: sizing.load.replay)
+        keepalive=False,
+        connections=REPLAY_CONNECTIONS,
+        workload=json.dumps(section, sort_keys=True, separators=(",", ":"), default=str),
+    )
+
+
+def profile_mix(profile: Profile) -> WorkloadMix:
+    """The workload a replay profile carries (a UsageError for a profile without one)."""
+    if not profile.workload:
+        raise UsageError(f"profile {profile.name} replays no workload")
+    try:
+        return workload_from_mapping(json.loads(profile.workload))
+    except (ValueError, _Bad) as exc:
+        raise UsageError(f"profile {profile.name}: {exc}") from None
 
 
 def _share(value: Any, field: str) -> float:

@@ -88,6 +88,7 @@ class PointWorkload:
     scheme: str | None = None
     mode: str | None = None  # fixed-rate for the latency profiles
     cpu_curve: bool | None = None  # a gateway CPU curve (api-jwt-cpu, proxy-cpu)
+    customer: str | None = None  # a replayed customer workload's basis key (issue 57)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from sizing.load.base import LoadRequest
-from sizing.load.replay import REPLAY, target_list
+from sizing.load.replay import REPLAY
 from sizing.loadproto import CommandOutput, MixCounts
 from sizing.measure.replay_mix import MIX_MISMATCH, replay_record, replayed_mix, verdict
 from sizing.plan.replay import ReplayPorts, replay_plan
@@ -115,7 +115,7 @@ def _replay(base: Path, ports: ReplayPorts, close_share: float | None = None) ->
         connections=16,
         tool_dir=str(tool_dir),
         cpus=(1,),
-        targets=target_list(plan.targets),
+        targets=plan.target_list(),
     )
     cmd = REPLAY.command(req)
     attack = subprocess.run(

@@ -145,3 +145,36 @@ def test_an_empty_log_is_a_mismatch_not_a_match() -> None:
     record = replay_record("customer-abc", YOURS, MixCounts())
     found = verdict(record)
     assert found is not None and "no request" in found.reason
+
+
+def test_a_mismatched_replay_makes_a_measured_point_invalid_and_keeps_its_figure() -> None:
+    from sizing.measure.replay import with_replay
+    from sizing.model import PointKey, PointResult, Status
+    from sizing.records import PointMeta
+
+    key = PointKey("h", "baremetal", 1, "off", "customer-abc")
+    measured = PointResult(key, Status.MEASURED, "", value=5000.0, metadata=PointMeta())
+    wrong = tally(log_lines([(1, "-")] * 50))
+    got = with_replay(measured, "customer-abc", YOURS, wrong)
+    assert got.status is Status.INVALID and MIX_MISMATCH in got.flags
+    assert got.value == 5000.0 and "requests per connection 1.0 (yours 8.0)" in got.reason
+    assert got.metadata.replay is not None and not got.metadata.replay.ok
+    conns = geometric_connections(8.0, 3000, 0.6, 0.4)
+    right = tally(
+        log_lines(conns[:1500], size=500)
+        + log_lines(conns[1500:2400], size=4000)
+        + log_lines(conns[2400:], size=40000)
+    )
+    fine = with_replay(measured, "customer-abc", YOURS, right)
+    assert fine.status is Status.MEASURED and fine.flags == ()
+    assert fine.metadata.replay is not None and fine.metadata.replay.key == "customer-abc"
+    failed = PointResult(key, Status.FAILED, "nginx died", metadata=PointMeta())
+    assert with_replay(failed, "customer-abc", YOURS, wrong).status is Status.FAILED
+
+
+def test_the_replay_record_survives_the_store_codec() -> None:
+    from sizing.records import PointMeta
+
+    record = replay_record("customer-abc", YOURS, tally(log_lines([(3, "r")] * 10)))
+    meta = PointMeta(replay=record)
+    assert PointMeta.parse(meta.to_json()) == meta

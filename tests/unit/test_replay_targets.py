@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -42,16 +44,21 @@ def entries(text: str) -> list[tuple[str, tuple[str, ...]]]:
 
 def test_the_list_carries_the_mix_in_its_proportions() -> None:
     plan = replay_plan(MIX, PORTS)
-    got = entries(target_list(plan.targets))
+    got = entries(plan.target_list())
     # each target rounds to whole entries: a share is off by at most half an entry a target
     slack = len(plan.targets) / 2 / LIST_LENGTH
     assert len(got) == LIST_LENGTH
     closes = sum("Connection: close" in h for _, h in got)
-    assert abs(closes / LIST_LENGTH - 1 / 8) <= slack
+    assert closes == round(LIST_LENGTH / 8)  # exact, whatever the targets
     https = [u for u, _ in got if u.startswith("https://")]
     assert abs(len(https) / LIST_LENGTH - 0.6) <= slack
     resumed = [u for u in https if ":8444/" in u]
     assert abs(len(resumed) / len(https) - 0.4) <= 0.01
+    # every listener has the mix's close share: its connections split as its requests do
+    for port in (":8080/", ":8443/", ":8444/"):
+        mine = [h for u, h in got if port in u]
+        share = sum("Connection: close" in h for h in mine) / len(mine)
+        assert abs(share - 1 / 8) <= 1 / len(mine), port
     redirects = [u for u, _ in got if u.endswith("/mix-redirect")]
     assert abs(len(redirects) / LIST_LENGTH - 0.03) <= slack
     by_file = Counter(u.rsplit("/", 1)[1] for u, _ in got if "redirect" not in u)
@@ -61,19 +68,17 @@ def test_the_list_carries_the_mix_in_its_proportions() -> None:
 
 
 def test_the_same_mix_gives_the_same_list() -> None:
-    assert target_list(replay_plan(MIX, PORTS).targets) == target_list(
-        replay_plan(MIX, PORTS).targets
-    )
+    assert replay_plan(MIX, PORTS).target_list() == replay_plan(MIX, PORTS).target_list()
 
 
 def test_a_wrong_replay_closes_every_connection() -> None:
-    got = entries(target_list(replay_plan(MIX, PORTS, close_share=1.0).targets))
+    got = entries(replay_plan(MIX, PORTS, close_share=1.0).target_list())
     assert all("Connection: close" in h for _, h in got)
 
 
 def test_role_headers_go_on_every_target() -> None:
     jwt = WorkloadMix(role=Role.API_JWT, sizes=((0, None, 1.0),), requests_per_connection=2)
-    got = entries(target_list(replay_plan(jwt, PORTS, headers=("Authorization: x",)).targets))
+    got = entries(replay_plan(jwt, PORTS, headers=("Authorization: x",)).target_list())
     assert all("Authorization: x" in h for _, h in got)
     assert all("/api/mix-" in u for u, _ in got)
 
@@ -112,6 +117,20 @@ def test_every_entry_is_a_target_and_shares_round_by_less_than_one(
         assert abs(got.get(f"http://127.0.0.1:1/{i}", 0) - s / sum(shares) * n) < 1
 
 
+@given(st.floats(0.0, 1.0), st.integers(1, 3000))
+def test_the_close_share_is_exact_to_one_entry(share: float, n: int) -> None:
+    got = entries(target_list([ReplayTarget("http://a/", 1.0)], n, close_share=share))
+    closes = sum("Connection: close" in h for _, h in got)
+    assert closes == (max(1, round(share * n)) if share > 0 else 0)
+
+
+def test_the_list_fits_the_window_runners_argument_with_room_to_spare() -> None:
+    # the spec travels as one argument (Linux: 128 KiB): the longest URLs a replay makes
+    ports = ReplayPorts("255.255.255.255", 65535, 65534, 65535)
+    text = replay_plan(MIX, ports, close_share=1.0).target_list()
+    assert len(json.dumps(text)) < 20 * 1024
+
+
 def test_a_header_or_url_that_would_split_a_target_is_refused() -> None:
     with pytest.raises(UsageError):
         target_list([ReplayTarget("http://a/\nGET http://b/", 1.0)])
@@ -124,8 +143,9 @@ def test_the_registry_knows_the_replay_generator_and_its_argv_is_closed_loop() -
     req = LoadRequest(
         url="", duration_s=5, connections=40, tool_dir="/t", cpus=(1,), targets="GET http://a/\n"
     )
-    cmd = REPLAY.command(req)
+    cmd = REPLAY.command(replace(req, headers=("Authorization: Bearer t",)))
     assert cmd.argv[:3] == ["taskset", "-c", "1"]
+    assert "-header=Authorization: Bearer t" in cmd.argv
     for flag in ("-rate=0", "-max-workers=40", "-session-tickets", "-keepalive=true"):
         assert flag in cmd.argv
     assert cmd.stdin == "GET http://a/\n" and cmd.then[0][1:3] == ["report", "-type=json"]

@@ -124,3 +124,28 @@ def test_any_value_in_any_field_is_read_or_refused_by_name(key: str, value: Any)
         assert all(0 <= s <= 1 for _, _, s in bins)
     for share in (mix.tls_share, mix.resumption_share):
         assert share is None or 0 <= share <= 1
+
+
+def test_run_workload_plans_the_replay_alone_and_a_bad_file_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from sizing.cli import app
+
+    monkeypatch.setenv("SIZING_DB", str(tmp_path / "r.sqlite"))
+    path = tmp_path / "demand.yml"
+    path.write_text(EXAMPLE)
+    runner = CliRunner()
+    doc = runner.invoke(app, ["run", "--cores", "1", "--workload", str(path), "--plan", "--json"])
+    assert doc.exit_code == 0, doc.output
+    key = load_workload(path)[1]
+    assert key in doc.stdout and '"rps"' not in doc.stdout
+    both = ["run", "--cores", "1", "--workload", str(path), "--profile", "rps", "--plan", "--json"]
+    got = runner.invoke(app, both).stdout
+    assert key in got and '"rps"' in got
+    path.write_text(EXAMPLE.replace("tls_share: 0.6\n", "tls_share: high\n"))
+    bad = runner.invoke(app, ["run", "--workload", str(path), "--plan"])
+    assert bad.exit_code == 3 and bad.stdout == ""
+    assert f"{path}: workload.tls_share" in bad.stderr and "Traceback" not in bad.stderr
+    assert bad.stderr.count("\n") == 1

@@ -1,0 +1,54 @@
+"""Every point of a replayed customer workload belongs to one basis of its own, keyed by
+the demand's workload (workload_key): never pooled with the article profiles' figures,
+nor with another customer's, and labelled as the customer's workload.
+
+Real SQLite stores, filled through the Store API as ``tests/unit/test_sources.py`` does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.unit.test_sources import REPS, point
+from tests.unit.test_stored_profile import _bases, _fill, _named, _profile
+
+
+def _replay(key: str, factor: float) -> tuple[object, dict[str, object]]:
+    got = _named(
+        point(
+            "r640-01",
+            "baremetal",
+            1,
+            "rps",
+            [v * factor for v in REPS],
+            role="web",
+            tool="vegeta-replay",
+            file_size=0,
+            customer=key,
+        ),
+        key,
+    )
+    definition = {**_profile(key, "requests_per_second"), "generator": "vegeta-replay"}
+    return got, {**definition, "file_size": 0, "workload": "{}"}
+
+
+def test_each_customer_workload_is_a_basis_of_its_own(tmp_path: Path) -> None:
+    db = tmp_path / "sizing.sqlite"
+    wrk = _named(point("r640-01", "baremetal", 1, "rps", REPS, role="web"), "static-rps")
+    a, a_def = _replay("customer-aaaaaaaaaaaa", 0.5)
+    b, b_def = _replay("customer-bbbbbbbbbbbb", 0.25)
+    _fill(db, [wrk, a, b], [_profile("static-rps", "requests_per_second"), a_def, b_def])
+    bases = _bases(db)
+    assert sorted(bases) == [
+        "r640-01/baremetal/customer-aaaaaaaaaaaa",
+        "r640-01/baremetal/customer-bbbbbbbbbbbb",
+        "r640-01/baremetal/static-128b",
+    ]
+    mine = bases["r640-01/baremetal/customer-aaaaaaaaaaaa"]
+    assert mine.workload.customer == "customer-aaaaaaaaaaaa"
+    assert "your workload replayed" in mine.workload.label()
+    assert mine.workload.to_dict()["customer"] == "customer-aaaaaaaaaaaa"
+    assert not mine.workload.same_as(bases["r640-01/baremetal/customer-bbbbbbbbbbbb"].workload)
+    # in the customer's own requests per second: its figure, not the article profile's
+    figure = next(f for f in mine.figures if f.cores == 1)
+    static = next(f for f in bases["r640-01/baremetal/static-128b"].figures if f.cores == 1)
+    assert figure.value == static.value * 0.5
