@@ -44,8 +44,8 @@ __all__ = [
 
 # The headers of nginx's 200 response for a static file (server_tokens off): status line,
 # Server, Date, Content-Type, Content-Length, Last-Modified, Connection, ETag, Accept-Ranges.
-# Measured from the lab log ($bytes_sent - $body_bytes_sent: 239-247 by the length of the
-# size and of Connection's value); the middle of that range.
+# Measured from the lab log by benchmarks/replay ($bytes_sent - $body_bytes_sent: 237 to
+# 249, by the length of the size, of Connection's value and of the ETag); the middle.
 HEADER_BYTES = 243
 MAX_FILE_BYTES = 1024 * 1024  # an open last class is served at most this large
 REDIRECT_PATH = "/mix-redirect"  # templates/nginx.conf.j2: return 301
