@@ -6,8 +6,15 @@ Real SQLite stores, filled through the Store API as ``tests/unit/test_sources.py
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+from sizing.loadproto import MixCounts
+from sizing.measure.replay_mix import replay_record
+from sizing.records import PointMeta, dump
+from sizing.report.data.replayed import replayed_blocks
+from sizing.sources import read_runs
+from tests.unit.test_replay_mix import YOURS, log_lines
 from tests.unit.test_sources import REPS, point
 from tests.unit.test_stored_profile import _bases, _fill, _named, _profile
 
@@ -52,3 +59,19 @@ def test_each_customer_workload_is_a_basis_of_its_own(tmp_path: Path) -> None:
     figure = next(f for f in mine.figures if f.cores == 1)
     static = next(f for f in bases["r640-01/baremetal/static-128b"].figures if f.cores == 1)
     assert figure.value == static.value * 0.5
+
+
+def test_the_guide_says_your_traffic_replayed_beside_yours(tmp_path: Path) -> None:
+    counts = MixCounts()
+    for line in log_lines([(1, "-")] * 10):
+        counts.add_line(line)
+    record = replay_record("customer-aaaaaaaaaaaa", YOURS, counts)
+    db = tmp_path / "sizing.sqlite"
+    got, definition = _replay("customer-aaaaaaaaaaaa", 0.5)
+    result, samples = got  # type: ignore[misc]
+    meta = result.metadata.to_json() | {"replay": dump(record)}
+    _fill(db, [(replace(result, metadata=PointMeta.parse(meta)), samples)], [definition])
+    (para,) = replayed_blocks(read_runs(db, ()))
+    text = "".join(r.text for r in para.runs)  # type: ignore[attr-defined]
+    assert text.startswith("Your traffic, replayed on r640-01 at 1 core (run 1, basis customer-")
+    assert "requests per connection 1.0 (yours 8.0)" in text and "mix-mismatch" in text
