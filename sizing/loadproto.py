@@ -273,7 +273,8 @@ class MixCounts:
     def add_line(self, line: str) -> None:
         """Count one line of :data:`MIX_LOG_FORMAT` (a line of another shape: ``unparsed``)."""
         parts = line.split()
-        if len(parts) != 8 or not (parts[3] + parts[5] + parts[6] + parts[7]).isdigit():
+        digits = parts[3] + parts[5] + parts[6] + parts[7] if len(parts) == 8 else ""
+        if not (digits.isascii() and digits.isdigit()):
             self.unparsed += 1
             return
         k, reused = int(parts[3]), parts[4]

@@ -24,8 +24,8 @@ from sizing.plan import parse_cores
 from sizing.plan.dryrun import duration_words
 from sizing.plan.dryrun_text import plan_text
 from sizing.plan.loadspec import generator_problem
+from sizing.plan.replay import workload_profile
 from sizing.plan.settings import MeasureSettings
-from sizing.plan.workload_spec import workload_profile
 from sizing.profiles import Profile, parse_list
 from sizing.report.data.evidence import NO_EVIDENCE, Evidence
 from sizing.report.data.pairs import PairView, pair_views

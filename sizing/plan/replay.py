@@ -19,15 +19,25 @@ What is reproduced, and how (``docs/workload.md``):
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
-from sizing.errors import UsageError
+from sizing.errors import InputError, UsageError
 from sizing.load.replay import ReplayTarget, target_list
 from sizing.plan.points import PlannedPoint
-from sizing.plan.workload_spec import profile_mix
-from sizing.workload import Role, WorkloadMix
+from sizing.plan.workload_spec import (
+    MAX_DEMAND_BYTES,
+    PROFILE_ROLE,
+    REPLAY_CONNECTIONS,
+    load_workload,
+    profile_mix,
+)
+from sizing.profiles import Profile
+from sizing.workload import ROLE_WORDS, Role, WorkloadMix
+from sizing.yamlfile import read_yaml
 
 __all__ = [
     "HEADER_BYTES",
@@ -40,6 +50,7 @@ __all__ = [
     "point_plan",
     "point_targets",
     "replay_plan",
+    "workload_profile",
 ]
 
 # The headers of nginx's 200 response for a static file (server_tokens off): status line,
@@ -123,7 +134,7 @@ def _mean(mix: WorkloadMix) -> float:
     if mean is None or not math.isfinite(mean) or mean < 1:
         raise UsageError(
             "the workload gives no requests per connection: state it "
-            "(sizing demand --assume requests_per_connection=N)"
+            "(sizing demand --assume requests-per-connection=N --assume-source ...)"
         )
     return mean
 
@@ -141,8 +152,19 @@ def replay_plan(
         raise UsageError("the workload has no response sizes to replay")
     role = mix.role or Role.STATIC
     p = 1.0 / _mean(mix) if close_share is None else close_share
-    tls = mix.figure("tls_share") or 0.0
-    resumed = mix.figure("resumption_share") or 0.0
+    tls = mix.figure("tls_share")
+    if tls is None:  # never replayed as 0: plain HTTP would under-size a TLS workload
+        raise UsageError(
+            "the workload gives no TLS share of connections: state it "
+            "(sizing demand --assume tls-share=S --assume-source ...)"
+        )
+    resumed = mix.figure("resumption_share")
+    if resumed is None and tls > 0:
+        raise UsageError(
+            "the workload gives no resumption share of its TLS connections: state it "
+            "(sizing demand --assume resumption-share=S --assume-source ...)"
+        )
+    resumed = resumed or 0.0
     redirect = dict(mix.status).get("3xx", 0.0)
     files: dict[str, int] = {}
     kinds: list[tuple[str, float]] = []
@@ -180,3 +202,38 @@ def point_targets(point: PlannedPoint, url: str, headers: tuple[str, ...] = ()) 
     """The generator's target list for ``point`` (its server's address from ``url``)."""
     address = urlsplit(url).hostname or ""
     return point_plan(point, address, headers).target_list()
+
+
+def workload_profile(path: Path) -> Profile:
+    """The profile that replays the demand file's workload: named by its basis key
+    (:func:`~sizing.workload.workload_key`), measured by ``vegeta-replay``, in the
+    customer's own requests per second; the workload carried as canonical JSON."""
+    doc = read_yaml(path, "demand", max_bytes=MAX_DEMAND_BYTES)
+    mix, key = load_workload(path)
+    if mix.role is None:
+        raise InputError(str(path), ["workload.role: not given (sizing demand --role ROLE)"])
+    try:  # what the replay cannot serve is refused here, at the edge, naming the file
+        replay_plan(mix, ReplayPorts("127.0.0.1", 1, 2, 3))
+    except UsageError as exc:
+        raise InputError(str(path), [f"workload: {exc}"]) from None
+    section = doc["workload"]
+    return Profile(
+        kind="workload",
+        name=key,
+        description=f"your workload, replayed: {ROLE_WORDS[mix.role]}, your mix of sizes,"
+        " connections, TLS and resumption",
+        generator="vegeta-replay",
+        metric="requests_per_second",
+        unit="requests/s",
+        scheme="http",
+        path="/",
+        file_size=0,
+        role=PROFILE_ROLE[mix.role],  # type: ignore[arg-type]
+        # connections close after the customer's requests per connection and reopen: not
+        # every connection is open at every instant, so the keepalive profiles' guard that
+        # the server held them all does not apply (vegeta still reuses a connection until
+        # its close: sizing.load.replay)
+        keepalive=False,
+        connections=REPLAY_CONNECTIONS,
+        workload=json.dumps(section, sort_keys=True, separators=(",", ":"), default=str),
+    )

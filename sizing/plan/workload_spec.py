@@ -34,7 +34,6 @@ from sizing.errors import InputError, UsageError
 from sizing.profiles import Profile
 from sizing.workload import (
     ASSUMABLE,
-    ROLE_WORDS,
     Assumed,
     Bin,
     Role,
@@ -46,10 +45,11 @@ from sizing.yamlfile import read_yaml
 
 __all__ = [
     "MAX_DEMAND_BYTES",
+    "PROFILE_ROLE",
+    "REPLAY_CONNECTIONS",
     "load_workload",
     "profile_mix",
     "workload_from_mapping",
-    "workload_profile",
 ]
 
 MAX_DEMAND_BYTES = 8 * 1024 * 1024  # a demand file is small; anything larger is not one
@@ -68,7 +68,7 @@ def load_workload(path: Path) -> tuple[WorkloadMix, str]:
     """The demand file's workload and the key of its basis, or an InputError naming the
     file and the field."""
     doc = read_yaml(path, "demand", max_bytes=MAX_DEMAND_BYTES)
-    if not isinstance(doc, Mapping) or "workload" not in doc:
+    if not isinstance(doc, Mapping) or doc.get("workload") is None:
         raise InputError(str(path), ["no workload: section (write it with sizing demand --role)"])
     section = doc["workload"]
     try:
@@ -82,43 +82,12 @@ def load_workload(path: Path) -> tuple[WorkloadMix, str]:
 # connections; repetitions as theirs.
 REPLAY_CONNECTIONS = 50
 # What a replay is sized as, by role: a gateway's figures never size (Profile.sizing_metric).
-_PROFILE_ROLE = {
+PROFILE_ROLE = {
     Role.STATIC: "web",
     Role.LOAD_BALANCE: "load-balance",
     Role.PROXY: "proxy",
     Role.API_JWT: "api-jwt",
 }
-
-
-def workload_profile(path: Path) -> Profile:
-    """The profile that replays the demand file's workload: named by its basis key
-    (:func:`~sizing.workload.workload_key`), measured by ``vegeta-replay``, in the
-    customer's own requests per second; the workload carried as canonical JSON."""
-    doc = read_yaml(path, "demand", max_bytes=MAX_DEMAND_BYTES)
-    mix, key = load_workload(path)
-    if mix.role is None:
-        raise InputError(str(path), ["workload.role: not given (sizing demand --role ROLE)"])
-    section = doc["workload"]
-    return Profile(
-        kind="workload",
-        name=key,
-        description=f"your workload, replayed: {ROLE_WORDS[mix.role]}, your mix of sizes,"
-        " connections, TLS and resumption",
-        generator="vegeta-replay",
-        metric="requests_per_second",
-        unit="requests/s",
-        scheme="http",
-        path="/",
-        file_size=0,
-        role=_PROFILE_ROLE[mix.role],  # type: ignore[arg-type]
-        # connections close after the customer's requests per connection and reopen: not
-        # every connection is open at every instant, so the keepalive profiles' guard that
-        # the server held them all does not apply (vegeta still reuses a connection until
-        # its close: sizing.load.replay)
-        keepalive=False,
-        connections=REPLAY_CONNECTIONS,
-        workload=json.dumps(section, sort_keys=True, separators=(",", ":"), default=str),
-    )
 
 
 def profile_mix(profile: Profile) -> WorkloadMix:
@@ -180,20 +149,20 @@ def _sizes(section: Mapping[str, Any]) -> tuple[Bin, ...]:
 def _per_connection(section: Mapping[str, Any]) -> tuple[Bin, ...]:
     bins: list[Bin] = []
     items = _items(section, "per_connection")
-    expected = 1
+    above = 1  # sizing demand leaves out a class no connection fell in: gaps are allowed
     for i, item in enumerate(items):
         where = f"per_connection[{i}]"
         low = _count(item.get("from"), f"{where}.from")
         high = _count(item.get("to"), f"{where}.to", optional=True)
-        if low != expected:
-            raise _Bad(f"{where}.from", "the classes must start at 1 and follow each other")
+        if low is None or low < above:
+            raise _Bad(f"{where}.from", "the classes must start at 1 or more and rise")
         if high is None and i != len(items) - 1:
             raise _Bad(f"{where}.to", "only the last class may be open (null)")
         if high is not None and high < low:
             raise _Bad(f"{where}.to", "below its from")
         assert low is not None
         bins.append((low, high, _share(item.get("share"), f"{where}.share")))
-        expected = (high or 0) + 1
+        above = (high or 0) + 1
     _shares_add_up([b[2] for b in bins], "per_connection")
     return tuple(bins)
 

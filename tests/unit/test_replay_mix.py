@@ -63,8 +63,10 @@ def test_body_sizes_are_used_when_the_customer_counted_bodies() -> None:
 
 
 def test_lines_of_another_shape_are_counted_apart_never_raised() -> None:
-    counts = tally(["", "garbage", "1 2 3 x - 5 6 200", "1.0 0.0 1 1 - 10 10 200 extra"])
-    assert counts.requests == 0 and counts.unparsed == 4
+    lines = ["", "garbage", "1 2 3 x - 5 6 200", "1.0 0.0 1 1 - 10 10 200 extra"]
+    lines.append("1.0 0.0 1 \u00b2 - 10 10 200")  # a digit to isdigit(), not to int()
+    counts = tally(lines)
+    assert counts.requests == 0 and counts.unparsed == 5
 
 
 def test_memory_is_bounded_by_distinct_values() -> None:
@@ -178,3 +180,20 @@ def test_the_replay_record_survives_the_store_codec() -> None:
     record = replay_record("customer-abc", YOURS, tally(log_lines([(3, "r")] * 10)))
     meta = PointMeta(replay=record)
     assert PointMeta.parse(meta.to_json()) == meta
+
+
+@given(
+    st.integers(0, 7),
+    st.text(alphabet=st.characters(codec="utf-8"), max_size=12),
+    st.integers(1, 999),
+)
+def test_a_line_with_one_field_mutated_is_counted_or_set_apart_never_raised(
+    field: int, value: str, k: int
+) -> None:
+    parts = ["1796400000.123", "0.001", "17", str(k), "r", "500", "257", "200"]
+    parts[field] = value
+    counts = MixCounts()
+    counts.add_line(" ".join(parts))
+    assert counts.requests + counts.unparsed == 1
+    if counts.requests:
+        assert sum(counts.status.values()) == 1 and sum(counts.per_conn.values()) == 1

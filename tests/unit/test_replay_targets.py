@@ -77,7 +77,9 @@ def test_a_wrong_replay_closes_every_connection() -> None:
 
 
 def test_role_headers_go_on_every_target() -> None:
-    jwt = WorkloadMix(role=Role.API_JWT, sizes=((0, None, 1.0),), requests_per_connection=2)
+    jwt = WorkloadMix(
+        role=Role.API_JWT, sizes=((0, None, 1.0),), requests_per_connection=2, tls_share=0.0
+    )
     got = entries(replay_plan(jwt, PORTS, headers=("Authorization: x",)).target_list())
     assert all("Authorization: x" in h for _, h in got)
     assert all("/api/mix-" in u for u, _ in got)
@@ -86,8 +88,13 @@ def test_role_headers_go_on_every_target() -> None:
 def test_a_mix_without_sizes_or_requests_per_connection_is_refused() -> None:
     with pytest.raises(UsageError, match="sizes"):
         replay_plan(WorkloadMix(requests_per_connection=2), PORTS)
-    with pytest.raises(UsageError, match="requests_per_connection"):
-        replay_plan(WorkloadMix(sizes=((0, None, 1.0),)), PORTS)
+    with pytest.raises(UsageError, match="requests-per-connection"):
+        replay_plan(WorkloadMix(sizes=((0, None, 1.0),), tls_share=0.0), PORTS)
+    with pytest.raises(UsageError, match="tls-share"):
+        replay_plan(WorkloadMix(sizes=((0, None, 1.0),), requests_per_connection=2), PORTS)
+    tls = WorkloadMix(sizes=((0, None, 1.0),), requests_per_connection=2, tls_share=0.5)
+    with pytest.raises(UsageError, match="resumption-share"):
+        replay_plan(tls, PORTS)
 
 
 @given(st.integers(0, 10**7), st.one_of(st.none(), st.integers(0, 10**7)))

@@ -61,7 +61,7 @@ def test_the_key_follows_the_workload_not_the_rest_of_the_file(tmp_path: Path) -
         ("share: 0.5}, {upto: 4096", "share: 0.9}, {upto: 4096", "workload.sizes"),
         ("upto: 4096", "upto: 64", "workload.sizes[1].upto"),
         ("{upto: 128, share: 0.5}", "{upto: null, share: 0.5}", "workload.sizes[0].upto"),
-        ("from: 2, to: 5", "from: 3, to: 5", "workload.per_connection[1].from"),
+        ("from: 2, to: 5", "from: 1, to: 5", "workload.per_connection[1].from"),
         ("requests_per_connection: 8.0", "requests_per_connection: 0.5", "requests_per_conn"),
         ("2xx: 0.95", "2zz: 0.95", "workload.status"),
         ("size_field: bytes_sent", "size_field: bytes", "workload.size_field"),
@@ -149,3 +149,10 @@ def test_run_workload_plans_the_replay_alone_and_a_bad_file_is_one_line(
     assert bad.exit_code == 3 and bad.stdout == ""
     assert f"{path}: workload.tls_share" in bad.stderr and "Traceback" not in bad.stderr
     assert bad.stderr.count("\n") == 1
+    # what the replay cannot serve is refused at the edge: nothing is replayed as 0
+    unstated = EXAMPLE.replace("tls_share: 0.6\n", "tls_share: null\n")
+    assumed = '  assumed: [{figure: tls_share, value: 0.6, source: "customer\'s statement"}]\n'
+    assert assumed in unstated
+    path.write_text(unstated.replace(assumed, "  assumed: []\n"))
+    unknown = runner.invoke(app, ["run", "--workload", str(path), "--plan"])
+    assert unknown.exit_code == 3 and "--assume tls-share" in unknown.stderr
