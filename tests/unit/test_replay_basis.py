@@ -75,3 +75,20 @@ def test_the_guide_says_your_traffic_replayed_beside_yours(tmp_path: Path) -> No
     text = "".join(r.text for r in para.runs)  # type: ignore[attr-defined]
     assert text.startswith("Your traffic, replayed on r640-01 at 1 core (run 1, basis customer-")
     assert "requests per connection 1.0 (yours 8.0)" in text and "mix-mismatch" in text
+
+
+def test_a_customer_basis_sizes_only_when_asked(tmp_path: Path) -> None:
+    from sizing.engine import choose
+
+    db = tmp_path / "sizing.sqlite"
+    wrk = _named(point("r640-01", "baremetal", 1, "rps", REPS, role="web"), "static-rps")
+    a, a_def = _replay("customer-aaaaaaaaaaaa", 0.5)
+    _fill(db, [wrk, a], [_profile("static-rps", "requests_per_second"), a_def])
+    bases = list(_bases(db).values())
+    chosen = choose(bases)
+    assert chosen.ids == ("r640-01/baremetal/static-128b",)
+    assert "sized only when asked (--basis r640-01/baremetal/customer-aaaaaaaaaaaa)" in dict(
+        chosen.passed_over
+    ).get("r640-01/baremetal/customer-aaaaaaaaaaaa", "")
+    asked = choose(bases, ["r640-01/baremetal/customer-aaaaaaaaaaaa"])
+    assert asked.ids == ("r640-01/baremetal/customer-aaaaaaaaaaaa",)
