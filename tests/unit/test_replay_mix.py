@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -197,3 +198,28 @@ def test_a_line_with_one_field_mutated_is_counted_or_set_apart_never_raised(
     assert counts.requests + counts.unparsed == 1
     if counts.requests:
         assert sum(counts.status.values()) == 1 and sum(counts.per_conn.values()) == 1
+
+
+def test_the_run_says_your_traffic_replayed_within_the_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pathlib import Path
+
+    from sizing.app.run import Measured
+    from sizing.cli import run_render
+    from sizing.model import PointKey, PointResult, RunStatus, RunSummary, Status
+    from sizing.records import PointMeta
+
+    monkeypatch.setattr(run_render, "columns", lambda: 80)
+    wrong = replay_record("customer-abc", YOURS, tally(log_lines([(1, "-")] * 50)))
+    key = PointKey("h", "baremetal", 1, "off", "customer-abc")
+    point = PointResult(
+        key, Status.INVALID, "mix-mismatch", value=1.0, metadata=PointMeta(replay=wrong)
+    )
+    summary = RunSummary(1, RunStatus.COMPLETE, [point])
+    run_render.render_run(Measured(summary, {}), "", Path("db"), json_out=False, verbose=False)
+    out = capsys.readouterr().out
+    said = out[out.index("Your traffic, replayed (h baremetal 1c ht=off customer-abc)") :]
+    assert "requests per connection 1.0 (yours 8.0)" in " ".join(said.split())
+    assert "[mix-mismatch: not used for sizing]" in " ".join(said.split())
+    assert all(len(line) <= 80 for line in out.splitlines() if "replayed" in line)
