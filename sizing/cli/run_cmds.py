@@ -321,6 +321,8 @@ def _resumed(
     when it is complete and there is nothing left to measure (said)."""
     from sizing.app import run as app_run
 
+    if ctx.params.get("workload") is not None:  # the stored run's profiles hold it already
+        raise UsageError(f"--resume {run_id} replays that run's own workload; drop --workload")
     typed = [
         n
         for n in ctx.params

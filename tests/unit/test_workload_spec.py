@@ -156,3 +156,6 @@ def test_run_workload_plans_the_replay_alone_and_a_bad_file_is_one_line(
     path.write_text(unstated.replace(assumed, "  assumed: []\n"))
     unknown = runner.invoke(app, ["run", "--workload", str(path), "--plan"])
     assert unknown.exit_code == 3 and "--assume tls-share" in unknown.stderr
+    path.write_text(EXAMPLE)
+    resumed = runner.invoke(app, ["run", "--resume", "1", "--workload", str(path)])
+    assert resumed.exit_code == 2 and "drop --workload" in resumed.stderr
