@@ -9,14 +9,14 @@ The JSON shapes (``to_json``/``from_json``):
 
 * spec: ``{"start_at", "run", "windows": [{"index", "offset", "duration", "commands"?}],
   "commands"?, "sample_cpu", "sample_net"?, "pidfile"?, "upstream_pidfile"?, "ports"?,
-  "tls_log"?}``. A command is an argv list, or ``{"argv", "stdin"?, "then"?}``: ``stdin``
-  is written to it and each ``then`` argv runs after it exits (vegeta's reports).
+  "tls_log"?, "mix_log"?}``. A command is an argv list, or ``{"argv", "stdin"?,
+  "then"?}``: ``stdin`` is written to it and each ``then`` argv runs after it exits.
 * output: ``{"began", "windows": [{"index", "planned_start", "start", "end",
   "cpu_before"/"cpu_after" (/proc/stat per CPU), "commands": [{"argv", "rc", "stdout",
   "stderr", "then"?}], "net_before"/"net_after" (/proc/net/dev rx, tx bytes),
   "server_alive", "upstream_alive", "clk_tck", "established", "throttled",
   "nginx_cpu_s", "upstream": {"cpu_s", "quota_cpus", "throttled"}, "net_softirqs",
-  "tls": {"full", "reused", "suites"}}]}``.
+  "tls": {"full", "reused", "suites"}, "mix": MixCounts}]}``.
 
 ``from_json`` is strict: a document of another shape raises :class:`ProtocolError`.
 """
@@ -29,7 +29,9 @@ from typing import Any, Dict, List  # noqa: UP035 - Python 3.8 on the hosts
 __all__ = [
     "Command",
     "CommandOutput",
+    "MIX_LOG_FORMAT",
     "LoadSpec",
+    "MixCounts",
     "ProtocolError",
     "RunnerOutput",
     "TlsCounts",
@@ -140,6 +142,7 @@ class LoadSpec:
     upstream_pidfile: str | None = None  # an upstream nginx here: its CPU, cgroup limit
     ports: list[int] | None = None  # count ESTABLISHED connections mid-window
     tls_log: str | None = None  # nginx's side log of handshakes (full or resumed)
+    mix_log: str | None = None  # nginx's log of a replayed mix (MIX_LOG_FORMAT)
     commands: list[Command] | None = None  # every window's, when a window has none
     start_at: float = 0.0  # the common start (epoch s), set when the batch runs
     run: str = ""  # the run's token: ``loadgen.py --stop RUN`` kills its runners
@@ -151,7 +154,7 @@ class LoadSpec:
             "windows": [w.to_json() for w in self.windows],
             "sample_cpu": self.sample_cpu,
         }
-        for key in ("sample_net", "pidfile", "upstream_pidfile", "ports", "tls_log"):
+        for key in ("sample_net", "pidfile", "upstream_pidfile", "ports", "tls_log", "mix_log"):
             value = getattr(self, key)
             if value:
                 out[key] = value
@@ -170,6 +173,7 @@ class LoadSpec:
             upstream_pidfile=_get(doc, "upstream_pidfile", str),
             ports=_get(doc, "ports", list),
             tls_log=_get(doc, "tls_log", str),
+            mix_log=_get(doc, "mix_log", str),
             commands=None if cmds is None else [Command.from_json(c) for c in cmds],
             start_at=_get(doc, "start_at", float, 0.0),
             run=_get(doc, "run", str, ""),
@@ -235,6 +239,86 @@ class TlsCounts:
         )
 
 
+# The lab nginx's log of a replayed workload (templates/nginx.conf.j2 writes it; nginx
+# writes "-" for an empty variable: $ssl_session_reused on a plain connection).
+MIX_LOG_FORMAT = (
+    "$msec $request_time $connection $connection_requests $ssl_session_reused"
+    " $bytes_sent $body_bytes_sent $status"
+)
+MIX_MAX_KEYS = 512  # distinct sizes (or requests-per-connection counts) a window keeps
+
+
+def _bump(counts: Dict[str, int], key: str, cap: int) -> bool:  # noqa: UP006
+    if key in counts or len(counts) < cap:
+        counts[key] = counts.get(key, 0) + 1
+        return True
+    return False
+
+
+@dataclass
+class MixCounts:
+    """A window of the lab's mix log, tallied line by line in bounded memory: the histogram
+    of ``$connection_requests``, how connections began (``-`` plain, ``.`` full handshake,
+    ``r`` resumed), sizes, status classes; values past the cap count in ``overflow``."""
+
+    requests: int = 0
+    unparsed: int = 0
+    overflow: int = 0
+    per_conn: Dict[str, int] = field(default_factory=dict)  # noqa: UP006
+    first: Dict[str, int] = field(default_factory=dict)  # noqa: UP006 - "-", ".", "r"
+    sizes: Dict[str, int] = field(default_factory=dict)  # noqa: UP006 - $bytes_sent
+    body_sizes: Dict[str, int] = field(default_factory=dict)  # noqa: UP006
+    status: Dict[str, int] = field(default_factory=dict)  # noqa: UP006 - "2xx" ...
+
+    def add_line(self, line: str) -> None:
+        """Count one line of :data:`MIX_LOG_FORMAT` (a line of another shape: ``unparsed``)."""
+        parts = line.split()
+        digits = parts[3] + parts[5] + parts[6] + parts[7] if len(parts) == 8 else ""
+        if not (digits.isascii() and digits.isdigit()):
+            self.unparsed += 1
+            return
+        k, reused = int(parts[3]), parts[4]
+        self.requests += 1
+        if not _bump(self.per_conn, str(k), MIX_MAX_KEYS):
+            self.overflow += 1
+        if k == 1:
+            key = reused if reused in (".", "r") else "-"
+            self.first[key] = self.first.get(key, 0) + 1
+        for counts, value in ((self.sizes, parts[5]), (self.body_sizes, parts[6])):
+            if not _bump(counts, str(int(value)), MIX_MAX_KEYS):
+                self.overflow += 1
+        cls = parts[7][0] + "xx"
+        self.status[cls] = self.status.get(cls, 0) + 1
+
+    def merge(self, other: MixCounts) -> MixCounts:
+        """Both tallies as one (several windows of a point)."""
+
+        a, b = self.to_json(), other.to_json()
+        return MixCounts.from_json(
+            {n: a[n] + b[n] if n in _MIX_INTS else _added(a[n], b[n]) for n in a}
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {n: getattr(self, n) for n in _MIX_INTS}
+        out.update({n: dict(getattr(self, n)) for n in _MIX_DICTS})
+        return out
+
+    @classmethod
+    def from_json(cls, doc: Any) -> MixCounts:
+        def counts(name: str) -> Dict[str, int]:  # noqa: UP006
+            return {str(k): int(v) for k, v in _get(doc, name, dict, {}).items()}
+
+        return cls(*(_get(doc, n, int, 0) for n in _MIX_INTS), *(counts(n) for n in _MIX_DICTS))
+
+
+_MIX_INTS = ("requests", "unparsed", "overflow")
+_MIX_DICTS = ("per_conn", "first", "sizes", "body_sizes", "status")
+
+
+def _added(a: Dict[str, int], b: Dict[str, int]) -> Dict[str, int]:  # noqa: UP006
+    return {k: a.get(k, 0) + b.get(k, 0) for k in set(a) | set(b)}
+
+
 @dataclass
 class UpstreamProbe:
     """An upstream nginx over a window: CPU seconds, its cgroup's CPU limit, throttling."""
@@ -282,6 +366,7 @@ class WindowOutput:
     upstream: UpstreamProbe | None = None
     net_softirqs: dict[str, dict[str, int]] | None = None  # NET_RX/NET_TX -> CPU -> n
     tls: TlsCounts | None = None
+    mix: MixCounts | None = None
 
     @property
     def span_s(self) -> float:
@@ -311,11 +396,12 @@ class WindowOutput:
             "upstream": None if self.upstream is None else self.upstream.to_json(),
             "net_softirqs": self.net_softirqs,
             "tls": None if self.tls is None else self.tls.to_json(),
+            "mix": None if self.mix is None else self.mix.to_json(),
         }
 
     @classmethod
     def from_json(cls, doc: Any) -> WindowOutput:
-        up, tls = _get(doc, "upstream", dict), _get(doc, "tls", dict)
+        up, tls, mix = _get(doc, "upstream", dict), _get(doc, "tls", dict), _get(doc, "mix", dict)
         sirq = _get(doc, "net_softirqs", dict)
         return cls(
             index=_get(doc, "index", int, required=True),
@@ -338,6 +424,7 @@ class WindowOutput:
             if sirq is None
             else {str(k): {str(c): int(n) for c, n in v.items()} for k, v in sirq.items()},
             tls=None if tls is None else TlsCounts.from_json(tls),
+            mix=None if mix is None else MixCounts.from_json(mix),
         )
 
 

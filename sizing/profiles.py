@@ -89,6 +89,9 @@ class Profile(BaseModel):
     tls_protocols: Annotated[str, Field(pattern=r"^TLSv1(\.[0-3])?( TLSv1(\.[0-3])?)*$")] | None = (
         None
     )
+    # A replayed customer workload (``sizing run --workload DEMAND.yml``, issue 57): the
+    # demand file's workload section as canonical JSON; the profile's name is its basis key.
+    workload: str | None = Field(default=None, max_length=1 << 20)
 
     @property
     def is_gateway(self) -> bool:

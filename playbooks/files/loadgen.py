@@ -35,6 +35,7 @@ from loadproto import (
     CommandOutput,
     Counters,
     LoadSpec,
+    MixCounts,
     RunnerOutput,
     TlsCounts,
     UpstreamProbe,
@@ -149,6 +150,18 @@ def tls_counts(path: str) -> TlsCounts:
     except OSError:
         pass
     return TlsCounts(full, reused, suites)
+
+
+def mix_counts(path: str) -> MixCounts:
+    """Tally this window's lines of the lab nginx's mix log, one line at a time."""
+    counts = MixCounts()
+    try:
+        with open(path, encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                counts.add_line(line)
+    except OSError:
+        pass
+    return counts
 
 
 def net_softirqs() -> dict[str, dict[str, int]]:
@@ -420,8 +433,9 @@ def window(
     before = cpu_times() if spec.sample_cpu else None
     net_before = net_bytes() if spec.sample_net else None
     t0 = time.time()
-    if spec.tls_log:
-        truncate(spec.tls_log)  # nginx appends (O_APPEND): the file now holds this window only
+    for log in (spec.tls_log, spec.mix_log):
+        if log:
+            truncate(log)  # nginx appends (O_APPEND): the file now holds this window only
     throttle_before = throttle_count() if spec.pidfile else None
     nginx_before = nginx_cpu_seconds(spec.pidfile) if spec.pidfile else None
     up_before = upstream_probe(spec.upstream_pidfile) if spec.upstream_pidfile else None
@@ -437,13 +451,14 @@ def window(
         sleep_until(t0 + duration)
     t1 = time.time()
     nginx_after = nginx_cpu_seconds(spec.pidfile) if spec.pidfile else None
-    tls = None
-    if spec.tls_log:
-        # The side log is buffered with flush=250ms (templates/nginx.conf.j2): the last
+    tls = mix = None
+    if spec.tls_log or spec.mix_log:
+        # The side logs are buffered with flush=250ms (templates/nginx.conf.j2): the last
         # handshakes of the window are written by then. (Under load the 64k buffer fills and
         # is written several times a second whatever the flush is.)
         time.sleep(0.45)
-        tls = tls_counts(spec.tls_log)
+        tls = tls_counts(spec.tls_log) if spec.tls_log else None
+        mix = mix_counts(spec.mix_log) if spec.mix_log else None
     return WindowOutput(
         index=index,
         planned_start=planned,
@@ -463,6 +478,7 @@ def window(
             else None
         ),
         tls=tls,
+        mix=mix,
         net_before=net_before,
         net_after=net_bytes() if spec.sample_net else None,
         cpu_before=before,

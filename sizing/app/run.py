@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from sizing.app.results import points_with_evidence
 from sizing.app.status import Planned
@@ -23,6 +24,7 @@ from sizing.plan import parse_cores
 from sizing.plan.dryrun import duration_words
 from sizing.plan.dryrun_text import plan_text
 from sizing.plan.loadspec import generator_problem
+from sizing.plan.replay import workload_profile
 from sizing.plan.settings import MeasureSettings
 from sizing.profiles import Profile, parse_list
 from sizing.report.data.evidence import NO_EVIDENCE, Evidence
@@ -43,6 +45,7 @@ __all__ = [
     "parse_duration_s",
     "parse_extra_vars",
     "parse_profiles",
+    "run_profiles",
     "parse_rates",
     "parse_slo",
     "plan",
@@ -88,6 +91,15 @@ def parse_profiles(text: str) -> list[Profile]:
         why = generator_problem(prof)
         if why:
             raise UsageError(why)
+    return got
+
+
+def run_profiles(text: str | None, workload: Path | None) -> list[Profile]:
+    """``--profile`` and ``--workload DEMAND.yml``: the named profiles, then the replay of
+    the demand's workload (with ``--workload`` alone, only the replay)."""
+    got = parse_profiles(text or "rps,tps") if text is not None or workload is None else []
+    if workload is not None:
+        got.append(workload_profile(workload))
     return got
 
 

@@ -308,3 +308,14 @@ class PaperChoice(StrEnum):
 
     A4 = "a4"
     LETTER = "letter"
+
+
+# ``run --workload``: declared here, beside the shared options, to keep run_cmds.py small.
+WorkloadOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--workload",
+        help="Replay a demand file's workload (sizing demand --role), checked against the"
+        " lab nginx's own log; alone, it replaces the default profiles.",
+    ),
+]

@@ -14,7 +14,7 @@ from sizing import paths
 from sizing.app.env import current
 from sizing.app.status import Planned, exit_status
 from sizing.cli.app import emit_json, warn
-from sizing.cli.options import RUN_HT, DbOpt, JsonOpt, choice, metavar, run_platforms
+from sizing.cli.options import RUN_HT, DbOpt, JsonOpt, WorkloadOpt, choice, metavar, run_platforms
 from sizing.cli.progress import RichProgress
 from sizing.errors import UsageError
 from sizing.model import HtChoice
@@ -248,6 +248,7 @@ def run(
     skip_preflight: SkipPreflightOpt = False,
     keep_running: KeepRunningOpt = False,
     unpaired: UnpairedOpt = False,
+    workload: WorkloadOpt = None,
 ) -> None:
     """Measure NGINX per core count and HT mode on the inventory's servers, and store it."""
     # The use case is imported where it is called (_resumed, _plan, _measure): measured with
@@ -258,7 +259,11 @@ def run(
         inventory=inventory,
         cores=cores,
         ht=ht,
-        profile=profile,
+        # --workload alone replays the workload only; with --profile, both
+        profile=None
+        if workload and getattr(ctx.get_parameter_source("profile"), "name", "") != "COMMANDLINE"
+        else profile,
+        workload=workload,
         duration=duration,
         repeat=repeat,
         max_repeat=max_repeat,
@@ -316,6 +321,8 @@ def _resumed(
     when it is complete and there is nothing left to measure (said)."""
     from sizing.app import run as app_run
 
+    if ctx.params.get("workload") is not None:  # the stored run's profiles hold it already
+        raise UsageError(f"--resume {run_id} replays that run's own workload; drop --workload")
     typed = [
         n
         for n in ctx.params
@@ -357,7 +364,8 @@ def _options(
     inventory: InventoryOpt,
     cores: CoresOpt,
     ht: HtOpt,
-    profile: ProfileOpt,
+    profile: str | None,
+    workload: WorkloadOpt,
     duration: DurationOpt,
     repeat: RepeatOpt,
     max_repeat: MaxRepeatOpt,
@@ -388,9 +396,9 @@ def _options(
         parse_cores,
         parse_duration_s,
         parse_extra_vars,
-        parse_profiles,
         parse_rates,
         parse_slo,
+        run_profiles,
     )
 
     for name, v in (("--duration", duration), ("--warmup", warmup)):
@@ -413,7 +421,7 @@ def _options(
         more_inventories=tuple((inventory or [])[1:]),
         cores=parse_cores(cores),
         hts=choice(HtChoice, ht, "--ht", RUN_HT).modes,
-        profiles=tuple(parse_profiles(profile)),
+        profiles=tuple(run_profiles(profile, workload)),
         db=current().database(db),
         argv=tuple(sys.argv),
         debug=current().debug,

@@ -3,6 +3,7 @@ pairs and latency curves, in the terminal or as one JSON document."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,6 +62,12 @@ def render_run(measured: Measured, label: str, db: Path, *, json_out: bool, verb
     if pairs:
         typer.echo(pairs)
     _latency_tables(summary.points)
+    for p in summary.points:  # a replayed workload: the lab's log beside the customer's mix
+        replay = p.metadata.replay
+        if replay is not None and replay.requests_logged:
+            matched = "" if replay.ok else " [mix-mismatch: not used for sizing]"
+            line = f"Your traffic, replayed ({p.key.label()}): {replay.words}{matched}"
+            typer.echo("\n" + textwrap.fill(line, width, subsequent_indent="  "))
     advice = no_valid_figure(summary.points, evidence, width) or left_out_by_default(
         summary.points, width
     )

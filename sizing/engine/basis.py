@@ -99,10 +99,15 @@ class Workload:
     # the load generator that measured it, when not the default one (wrk, the articles'):
     # figures of two generators are never pooled nor compared
     generator: str = ""
+    # a replayed customer workload (issue 57): its key (workload_key), a basis of its own,
+    # stated in the customer's own requests per second
+    customer: str = ""
 
     def label(self) -> str:
         """``static file 128 B, RSA-2048`` or ``load-balancing to web servers, 128 B, ...``."""
         role = ROLE_LABELS.get(self.role, self.role)
+        if self.customer:
+            return f"your workload replayed ({role}, {self.customer})"
         parts = [f"{role} {self.file_size:,} B" if self.role == "static" else role]
         if self.role != "static":
             parts.append(f"{self.file_size:,} B")
@@ -119,7 +124,7 @@ class Workload:
     def same_as(self, other: Workload, profile: str | None = None) -> bool:
         """Whether figures of the two workloads measure the same thing. For ``rps`` figures
         the TLS key and handshake mode do not matter (the RPS profile has no handshake)."""
-        if self.generator != other.generator:
+        if (self.generator, self.customer) != (other.generator, other.customer):
             return False
         if profile == SizingMetric.RPS:
             return (self.role, self.file_size, self.protocol, self.keepalive) == (
@@ -141,7 +146,7 @@ class Workload:
         generator): bases alike in it may share a table block even when one lacks a
         profile's figures (a guest measured for RPS only beside its host measured for RPS
         and TPS)."""
-        return (self.role, self.file_size, self.protocol, self.generator)
+        return (self.role, self.file_size, self.protocol, self.generator + self.customer)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -154,6 +159,8 @@ class Workload:
         }
         if self.generator:  # the default generator's bases read as they always did
             out["generator"] = self.generator
+        if self.customer:
+            out["customer"] = self.customer
         out["label"] = self.label()
         return out
 

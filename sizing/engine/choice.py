@@ -137,6 +137,13 @@ def choose(
             # Ask, do not switch: a container leg is another architecture, as Kubernetes is
             beside.append(b)
             ok, why_not = False, "a container leg: sized only when asked (--platform container)"
+        if ok and b.workload.customer:
+            # a customer's replayed workload sizes that customer's demand: never switched
+            # to for another request (its requests are the customer's, not the profiles')
+            ok, why_not = (
+                False,
+                f"a customer's workload replayed: sized only when asked (--basis {b.id})",
+            )
         if ok:
             qualifying.append(b)
         else:

@@ -75,6 +75,7 @@ class LoadRequest:
     keepalive: bool = True
     cpus: tuple[int, ...] = ()
     window: bool = True
+    targets: str = ""  # a replay's weighted target list (sizing.load.replay.target_list)
 
     @property
     def threads(self) -> int:

@@ -22,6 +22,7 @@ from sizing.load.base import Capabilities, LoadRequest, ToolInstall
 from sizing.load.h2load import H2LOAD
 from sizing.load.latency import LatencyReport
 from sizing.load.oha import OHA, OhaResult, OhaTool
+from sizing.load.replay import REPLAY
 from sizing.load.vegeta import VEGETA, VegetaResult, VegetaTool
 from sizing.load.wrk import WRK, WrkResult
 from sizing.loadproto import Command, CommandOutput
@@ -31,6 +32,7 @@ __all__ = [
     "DEFAULT_OPEN_LOOP",
     "OHA",
     "OPEN_LOOP",
+    "REPLAY",
     "TOOLS",
     "VEGETA",
     "WRK",
@@ -106,7 +108,7 @@ class LoadTool(Protocol):
         ...
 
 
-TOOLS: dict[str, LoadTool] = {t.name: t for t in (WRK, OHA, VEGETA, H2LOAD)}
+TOOLS: dict[str, LoadTool] = {t.name: t for t in (WRK, OHA, VEGETA, H2LOAD, REPLAY)}
 OPEN_LOOP: dict[str, OpenLoopTool] = {t.name: t for t in (OHA, VEGETA)}
 # A fixed-rate profile whose generator runs closed loop is offered its rates by vegeta.
 DEFAULT_OPEN_LOOP: OpenLoopTool = VEGETA

@@ -108,6 +108,7 @@ def throughput_metadata(
         tls_key=prof.tls_key,
         keepalive=prof.keepalive,
         role=prof.role,
+        customer=prof.name if prof.workload else None,
     )
     rule_record = StopRuleRecord(rule.fixed, rule.min_reps, rule.max_reps, rule.target)
     return PointMeta(env=env, workload=workload, stop_rule=rule_record)

@@ -8,6 +8,7 @@ from sizing.measure.evaluate import Measurement
 from sizing.measure.fixedrate import FixedRate
 from sizing.measure.gateway import Gateway
 from sizing.measure.measure_context import MeasureContext
+from sizing.measure.replay import Replay
 from sizing.measure.throughput import Throughput
 from sizing.plan.points import PlannedPoint
 from sizing.profiles import Profile
@@ -23,8 +24,11 @@ class Method(Protocol):
 
 
 def method_for(profile: Profile) -> Method:
-    """Latency profiles: open loop at fixed rates; proxy and api-jwt: the gateway checks,
-    then closed loop; every other profile: closed loop."""
+    """Latency profiles: open loop at fixed rates; a replayed customer workload: closed
+    loop over its mix, checked against the lab's log; proxy and api-jwt: the gateway
+    checks, then closed loop; every other profile: closed loop."""
+    if profile.workload:
+        return Replay()
     if profile.mode == "fixed-rate":
         return FixedRate()
     if profile.is_gateway:

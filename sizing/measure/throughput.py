@@ -62,6 +62,7 @@ def host_specs(
         sample_net=True,  # /proc/net/dev: the network-bound verdict
         ports=[sz.https_port if prof.scheme == "https" else sz.http_port],
         tls_log=f"{sz.log_dir or DEFAULT_LOG_DIR}/tls.log" if prof.scheme == "https" else None,
+        mix_log=f"{sz.log_dir or DEFAULT_LOG_DIR}/mix.log" if prof.workload else None,
     )
     add_upstream_specs(point, specs, windows)
     return specs

@@ -14,6 +14,7 @@ from sizing.loadproto import Command
 from sizing.paths import TOOL_DIR as DEFAULT_TOOL_DIR
 from sizing.plan.jwt import make_token
 from sizing.plan.points import PlannedPoint
+from sizing.plan.replay import point_targets
 from sizing.profiles import Profile
 
 __all__ = [
@@ -83,15 +84,18 @@ def closed_request(
     """``client``'s request for one closed-loop window of ``point`` (``connections``: this
     client's); ``window=False``: as the dry run prints it."""
     prof = point.profile
+    headers = request_headers(prof)
     return LoadRequest(
         url=url,
         duration_s=float(duration_s),
         connections=connections,
         tool_dir=tool_dir(client),
-        headers=request_headers(prof),
+        headers=headers,
         keepalive=prof.keepalive,
         cpus=tuple(point.client_cpus.get(client.name, ())),
         window=window,
+        # a replayed customer workload: its weighted targets (sizing.plan.replay)
+        targets=point_targets(point, url) if prof.workload else "",
     )
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from sizing.errors import ToolError
 from sizing.plan.points import PlannedPoint
+from sizing.plan.replay import lab_ports, point_plan
 from sizing.profiles import Profile
 from sizing.provision.ansible import Playbooks
 from sizing.provision.platforms.base import Target
@@ -40,6 +41,11 @@ def nginx_vars(
         extra["sizing_tls_ciphers"] = "ECDHE-ECDSA-AES256-GCM-SHA384"
     if prof.tls_protocols:  # latency profiles: TLS 1.2 only, so the suite above is used
         extra["sizing_tls_protocols"] = prof.tls_protocols
+    if point.profile.workload:  # a replayed customer workload: its files, log, listener
+        ports = lab_ports(point, "")
+        extra["sizing_mix_log"] = True
+        extra["sizing_mix_files"] = point_plan(point, "").files
+        extra["sizing_https_resume_port"] = ports.resume
     return extra
 
 

@@ -13,6 +13,7 @@ from sizing.errors import ToolError
 from sizing.inventory import Host, Inventory
 from sizing.plan.jwt import JWT_SECRET
 from sizing.plan.points import PlannedPoint
+from sizing.plan.replay import point_plan
 from sizing.provision.ansible import Playbooks
 from sizing.provision.platforms.base import Target
 from sizing.topology import affinity_masks
@@ -88,10 +89,12 @@ class UpstreamProvisioner:
         hosts = [self.inventory.hosts[up.host] for up in point.upstreams]
         pinned = {up.cpus for up in point.upstreams}
         cpus = next(iter(pinned)) if len(pinned) == 1 else ()
-        extra = {
+        extra: dict[str, Any] = {
             "sizing_hosts": ",".join(h.name for h in hosts),
             "sizing_upstream_affinity": affinity_masks(cpus) if cpus else "",
         }
+        if point.profile.workload:  # a replayed workload's files, proxied to the pool
+            extra["sizing_mix_files"] = point_plan(point, "").files
         if self.applied == extra:
             return hosts
         names = ", ".join(h.name for h in hosts)

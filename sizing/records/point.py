@@ -13,6 +13,7 @@ from sizing.records.gateway import GatewayChecks
 from sizing.records.guards import Guards
 from sizing.records.latency import LatencyRecord
 from sizing.records.platform import PlatformSettings
+from sizing.records.replay import ReplayRecord
 from sizing.records.window import MergedLatencyRecord
 
 __all__ = [
@@ -88,6 +89,7 @@ class PointWorkload:
     scheme: str | None = None
     mode: str | None = None  # fixed-rate for the latency profiles
     cpu_curve: bool | None = None  # a gateway CPU curve (api-jwt-cpu, proxy-cpu)
+    customer: str | None = None  # a replayed customer workload's basis key (issue 57)
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,7 @@ class PointMeta:
     latency: LatencyRecord = flat(LatencyRecord)
     gateway: GatewayChecks = flat(GatewayChecks)
     pair: PairRecord | None = None
+    replay: ReplayRecord | None = None  # a customer workload's replay (issue 57)
     recovery_id: str | None = None  # the recovery file a point was imported from
     # keys another sizing stored that this one does not know, kept as they were
     verbatim_unknown: dict[str, Any] = verbatim()

@@ -214,7 +214,7 @@ def measured_figure(
 
 # host, basis platform, hardware, software, physical host, role, file size, emulated and
 # the generator ("" for the default one: sizing.load.tools.DEFAULT_GENERATOR)
-GroupKey = tuple[str, str, "Hardware", str, str, str, int, bool, str]
+GroupKey = tuple[str, str, "Hardware", str, str, str, int, bool, str, str]
 
 
 @dataclass
@@ -292,6 +292,7 @@ def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[G
                 size,
                 "emulated" in r.flags,
                 _generator(meta),
+                meta.workload.customer or "",  # a replayed customer workload: its own basis
             )
             g = groups.setdefault(key, _Group())
             if phys == host and run.record.id >= g.ceiling_run:
@@ -321,7 +322,7 @@ def _generator(meta: PointMeta) -> str:
 
 def _basis(key: GroupKey, g: _Group, ids: set[str]) -> Basis:
     """One measured basis from its group (``ids``: those given so far, kept unique)."""
-    host, platform, hardware, software, phys, role, size, emulated, generator = key
+    host, platform, hardware, software, phys, role, size, emulated, generator, customer = key
     figures = []
     for (profile, _cores, _ht), entries in sorted(g.slots.items(), key=lambda kv: kv[0]):
         per_run = [
@@ -342,9 +343,10 @@ def _basis(key: GroupKey, g: _Group, ids: set[str]) -> Basis:
         keepalive=g.keepalive,
         tls_key=keys[0] if len(keys) == 1 else "/".join(keys),
         generator=generator,
+        customer=customer,
     )
     slug = f"{role}-{size}b" if size < 1024 or size % 1024 else f"{role}-{size // 1024}k"
-    slug += f"-{generator}" if generator else ""
+    slug = customer or slug + (f"-{generator}" if generator else "")
     basis_id = f"{host}/{platform}/{slug}" + ("-emulated" if emulated else "")
     runs_of = tuple(sorted({p.run_id for e in g.slots.values() for p, _ in e}))
     if basis_id in ids:  # same host and workload, other hardware or software

@@ -37,6 +37,7 @@ from sizing.report.data.blocks import (
 )
 from sizing.report.data.format import PLATFORM_LABELS
 from sizing.report.data.model import Guide
+from sizing.report.data.replayed import replayed_blocks
 
 __all__ = ["CHAPTERS", "Chapter", "Facts", "Heading", "Para", "Table", "chapters"]
 
@@ -374,6 +375,7 @@ def _validity_points(g: Guide) -> list[Block]:
 CHAPTERS: list[_Spec] = [
     _Spec("summary", "Executive summary", lambda g, c: _proposal(g), lead=True),
     _Spec("traffic", "Your traffic", lambda g, c: _traffic(g)),
+    _Spec("replayed", "Your traffic, replayed", lambda g, c: replayed_blocks(g.runs) or None),
     _Spec("figures", "What the proposal rests on", lambda g, c: _summary(g)),
     _Spec("table", "Sizing table", lambda g, c: _table(g)),
     _Spec("charts", "Charts", _charts),

@@ -1,0 +1,94 @@
+"""Every point of a replayed customer workload belongs to one basis of its own, keyed by
+the demand's workload (workload_key): never pooled with the article profiles' figures,
+nor with another customer's, and labelled as the customer's workload.
+
+Real SQLite stores, filled through the Store API as ``tests/unit/test_sources.py`` does."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from sizing.loadproto import MixCounts
+from sizing.measure.replay_mix import replay_record
+from sizing.records import PointMeta, dump
+from sizing.report.data.replayed import replayed_blocks
+from sizing.sources import read_runs
+from tests.unit.test_replay_mix import YOURS, log_lines
+from tests.unit.test_sources import REPS, point
+from tests.unit.test_stored_profile import _bases, _fill, _named, _profile
+
+
+def _replay(key: str, factor: float) -> tuple[object, dict[str, object]]:
+    got = _named(
+        point(
+            "r640-01",
+            "baremetal",
+            1,
+            "rps",
+            [v * factor for v in REPS],
+            role="web",
+            tool="vegeta-replay",
+            file_size=0,
+            customer=key,
+        ),
+        key,
+    )
+    definition = {**_profile(key, "requests_per_second"), "generator": "vegeta-replay"}
+    return got, {**definition, "file_size": 0, "workload": "{}"}
+
+
+def test_each_customer_workload_is_a_basis_of_its_own(tmp_path: Path) -> None:
+    db = tmp_path / "sizing.sqlite"
+    wrk = _named(point("r640-01", "baremetal", 1, "rps", REPS, role="web"), "static-rps")
+    a, a_def = _replay("customer-aaaaaaaaaaaa", 0.5)
+    b, b_def = _replay("customer-bbbbbbbbbbbb", 0.25)
+    _fill(db, [wrk, a, b], [_profile("static-rps", "requests_per_second"), a_def, b_def])
+    bases = _bases(db)
+    assert sorted(bases) == [
+        "r640-01/baremetal/customer-aaaaaaaaaaaa",
+        "r640-01/baremetal/customer-bbbbbbbbbbbb",
+        "r640-01/baremetal/static-128b",
+    ]
+    mine = bases["r640-01/baremetal/customer-aaaaaaaaaaaa"]
+    assert mine.workload.customer == "customer-aaaaaaaaaaaa"
+    assert "your workload replayed" in mine.workload.label()
+    assert mine.workload.to_dict()["customer"] == "customer-aaaaaaaaaaaa"
+    assert not mine.workload.same_as(bases["r640-01/baremetal/customer-bbbbbbbbbbbb"].workload)
+    # in the customer's own requests per second: its figure, not the article profile's
+    figure = next(f for f in mine.figures if f.cores == 1)
+    static = next(f for f in bases["r640-01/baremetal/static-128b"].figures if f.cores == 1)
+    assert figure.value == static.value * 0.5
+
+
+def test_the_guide_says_your_traffic_replayed_beside_yours(tmp_path: Path) -> None:
+    counts = MixCounts()
+    for line in log_lines([(1, "-")] * 10):
+        counts.add_line(line)
+    record = replay_record("customer-aaaaaaaaaaaa", YOURS, counts)
+    db = tmp_path / "sizing.sqlite"
+    got, definition = _replay("customer-aaaaaaaaaaaa", 0.5)
+    result, samples = got  # type: ignore[misc]
+    meta = result.metadata.to_json() | {"replay": dump(record)}
+    _fill(db, [(replace(result, metadata=PointMeta.parse(meta)), samples)], [definition])
+    (para,) = replayed_blocks(read_runs(db, ()))
+    text = "".join(r.text for r in para.runs)  # type: ignore[attr-defined]
+    assert text.startswith("Your traffic, replayed on r640-01 at 1 core (run 1, basis customer-")
+    assert "requests per connection 1.0 (yours 8.0)" in text and "mix-mismatch" in text
+
+
+def test_a_customer_basis_sizes_only_when_asked(tmp_path: Path) -> None:
+    from sizing.engine import choose
+
+    db = tmp_path / "sizing.sqlite"
+    wrk = _named(point("r640-01", "baremetal", 1, "rps", REPS, role="web"), "static-rps")
+    a, a_def = _replay("customer-aaaaaaaaaaaa", 0.5)
+    _fill(db, [wrk, a], [_profile("static-rps", "requests_per_second"), a_def])
+    bases = list(_bases(db).values())
+    chosen = choose(bases)
+    assert chosen.ids == ("r640-01/baremetal/static-128b",)
+    assert "sized only when asked (--basis r640-01/baremetal/customer-aaaaaaaaaaaa)" in dict(
+        chosen.passed_over
+    ).get("r640-01/baremetal/customer-aaaaaaaaaaaa", "")
+    asked = choose(bases, ["r640-01/baremetal/customer-aaaaaaaaaaaa"])
+    assert asked.ids == ("r640-01/baremetal/customer-aaaaaaaaaaaa",)
