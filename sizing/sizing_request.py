@@ -63,3 +63,5 @@ class SizingRequest:
     role: Role | None = None
     role_stated_by: str = ""  # "--role" | "the demand file"
     allow_other_workload: bool = False  # else a role nobody measured is refused
+    # the demand file's workload (WorkloadMix.key()): its replay in the lab sizes it first
+    customer: str = ""

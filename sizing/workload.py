@@ -128,6 +128,13 @@ class WorkloadMix:
     assumed: tuple[Assumed, ...] = ()
     missing: tuple[str, ...] = field(default=())
 
+    def key(self) -> str:
+        """The basis key of this workload (:func:`workload_key` of its canonical form):
+        what defines the replay (role, sizes, connections, TLS, resumption, status, the
+        figures assumed) and nothing else, so that the demand file's reader and the
+        replay's compute the same key however the file spells its numbers."""
+        return workload_key(canonical(self))
+
     def figure(self, name: str) -> float | None:
         """A scalar figure of the mix: the logged one, else the assumed one."""
         value = getattr(self, name)
@@ -137,6 +144,25 @@ class WorkloadMix:
             if a.figure == name:
                 return a.value
         return None
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(float(x), 6)
+
+
+def canonical(w: WorkloadMix) -> dict[str, object]:
+    """The mix as the key hashes it: numbers as floats rounded to 6 digits, the assumed
+    figures in place of the missing ones, no wording (role_source, missing)."""
+    return {
+        "role": None if w.role is None else w.role.value,
+        "size_field": w.size_field,
+        "sizes": [[hi, _r(share)] for _, hi, share in w.sizes],
+        "per_connection": [[lo, hi, _r(share)] for lo, hi, share in w.per_connection],
+        "requests_per_connection": _r(w.figure("requests_per_connection")),
+        "tls_share": _r(w.figure("tls_share")),
+        "resumption_share": _r(w.figure("resumption_share")),
+        "status": sorted([c, _r(v)] for c, v in w.status),
+    }
 
 
 def workload_key(mix_document: Mapping[str, object]) -> str:

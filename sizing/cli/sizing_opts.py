@@ -395,4 +395,11 @@ def sizing_request(
         role=asked_role,
         role_stated_by=stated_by,
         allow_other_workload=allow_other_workload,
+        customer=_customer(traffic),
     )
+
+
+def _customer(traffic: Traffic | None) -> str:
+    """The key of the demand file's workload (its replay in the lab sizes it), or ""."""
+    mix = getattr(traffic, "workload", None)
+    return "" if mix is None else str(mix.key())

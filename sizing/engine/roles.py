@@ -52,6 +52,8 @@ class WorkloadAsk:
     role: Role | None = None
     stated_by: str = ""
     allow_other: bool = False
+    # the demand file's own workload (WorkloadMix.key()): a replay of it in the lab sizes it
+    customer: str = ""
 
 
 def role_of(b: Basis) -> Role | None:
@@ -70,6 +72,62 @@ def choose_workload(
     ask = ask or WorkloadAsk()
     if requested:
         return _as_asked(bases, requested, ask, how)
+    replayed, why_not = _replayed(bases, ask, how)
+    if replayed is not None:
+        return _finish(replayed, bases, ask)
+    if why_not:  # a replay of this very workload exists, but cannot size: said, then the role
+        got = _by_role(bases, ask, how)
+        return replace(got, why=f"{got.why}; {why_not}")
+    return _by_role(bases, ask, how)
+
+
+def _replayed(
+    bases: Sequence[Basis], ask: WorkloadAsk, how: dict[str, Any]
+) -> tuple[Choice | None, str]:
+    """The bases that replayed the demand's own workload in the lab (issue 57): measured
+    with the customer's mix, they size its demand before any profile's figures; or why a
+    replay of it that exists cannot size ("" when there is none)."""
+    if not ask.customer:
+        return None, ""
+    mine = [b for b in bases if b.workload.customer == ask.customer]
+    if not mine:
+        return None, ""
+    usable: list[Basis] = []
+    reasons: list[str] = []
+    for b in mine:
+        ok, why = b.qualifies(
+            include_virtualized=bool(how.get("include_virtualized")),
+            include_emulated=bool(how.get("include_emulated")),
+        )
+        serves = how.get("serves")
+        if ok and serves is not None and not serves.met_by(b):
+            ok, why = False, f"has no {serves.describe()} figures"
+        if ok:
+            usable.append(b)
+        else:
+            reasons.append(f"{b.id}: {why}")
+    if not usable:
+        return None, (
+            "your own workload was replayed in the lab but cannot size it ("
+            + "; ".join(reasons)
+            + ")"
+        )
+    ids = ", ".join(b.id for b in usable)
+    why = (
+        f"your own workload, replayed in the lab ({ids}): measured with your traffic's mix"
+        " (sizes, requests per connection, TLS and resumption) and checked against it"
+    )
+    chosen = {b.id for b in usable}
+    passed = tuple(
+        (b.id, "not your workload's replay: yours was measured")
+        for b in bases
+        if b.id not in chosen
+    )
+    return Choice(tuple(usable), why, passed), ""
+
+
+def _by_role(bases: Sequence[Basis], ask: WorkloadAsk, how: dict[str, Any]) -> Choice:
+    """The choice by the workload's role (see the module)."""
     if ask.role is None:
         offered = [b for b in bases if b.origin != FigureKind.MEASURED or _default(b)]
         return _finish(choose(offered, **how), bases, ask)

@@ -39,7 +39,6 @@ from sizing.workload import (
     Role,
     WorkloadMix,
     parse_role,
-    workload_key,
 )
 from sizing.yamlfile import read_yaml
 
@@ -75,7 +74,7 @@ def load_workload(path: Path) -> tuple[WorkloadMix, str]:
         mix = workload_from_mapping(section)
     except _Bad as exc:
         raise InputError(str(path), [str(exc)]) from None
-    return mix, workload_key(section)
+    return mix, mix.key()
 
 
 # A replay's run settings: the generator's workers (closed loop), as the article profiles'

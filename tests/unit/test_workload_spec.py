@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from sizing.errors import InputError
 from sizing.plan.workload_spec import load_workload, workload_from_mapping
-from sizing.workload import Role, workload_key
+from sizing.workload import Role
 
 EXAMPLE = """\
 period: {start: 1}
@@ -42,7 +42,7 @@ def test_the_shape_sizing_demand_writes(tmp_path: Path) -> None:
     assert (mix.requests_per_connection, mix.tls_share, mix.resumption_share) == (8.0, 0.6, 0.4)
     assert dict(mix.status) == {"2xx": 0.95, "3xx": 0.03, "4xx": 0.02}
     assert mix.assumed[0].figure == "tls_share"
-    assert key == workload_key(yaml.safe_load(EXAMPLE)["workload"])
+    assert key == mix.key()  # the canonical mix: the demand file's reader gives the same
 
 
 def test_the_key_follows_the_workload_not_the_rest_of_the_file(tmp_path: Path) -> None:
