@@ -1,10 +1,11 @@
 """One log file through its format into a :class:`Tally`, chunk by chunk.
 
 A chunk of whole lines is matched at once (``findall`` over the chunk: the regex engine
-walks the bytes in C) and counted by distinct key (``Counter`` over the captured
-fields): Python code runs once per distinct second, status class, size and request time
-of a chunk, not once per line. When a chunk has fewer matches than lines, its lines are
-matched one by one to count and sample the ones that do not parse, with file:line.
+walks the bytes in C), one match per line: the format's fields, or the line's text when
+it is not in the format (counted and sampled by file:line and reason, never by its text).
+The rows are counted by distinct key (``Counter``), and the keys turned into seconds,
+status classes and sizes as arrays (numpy): Python code runs per chunk and per distinct
+request time or connection count, not per line or per second.
 """
 
 from __future__ import annotations
