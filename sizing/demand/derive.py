@@ -34,8 +34,9 @@ def rate(series: PerSecond, start: int, end: int) -> Rate:
     kept unrounded, so peak-to-average is the figures' own ratio."""
     seconds = end - start + 1
     secs, counts = series.secs, series.counts
-    inside = (secs >= start) & (secs <= end)
-    secs, counts = secs[inside], counts[inside]
+    if len(secs) and (secs[0] < start or secs[-1] > end):
+        inside = (secs >= start) & (secs <= end)
+        secs, counts = secs[inside], counts[inside]
     ordered = np.sort(counts)
     peak = int(ordered[-1]) if len(ordered) else 0
     peak_at = int(secs[int(np.argmax(counts))]) if len(counts) else start
@@ -69,10 +70,11 @@ def busiest_hour(series: PerSecond, start: int, end: int) -> tuple[int, list[int
     if end - start + 1 <= HOUR:
         return start, series.dense(start, end).tolist()
     secs, counts = series.secs, series.counts
-    inside = (secs >= start) & (secs <= end)
-    if not inside.any():
+    if len(secs) and (secs[0] < start or secs[-1] > end):
+        inside = (secs >= start) & (secs <= end)
+        secs, counts = secs[inside], counts[inside]
+    if not len(secs):
         return start, [0] * HOUR
-    secs, counts = secs[inside], counts[inside]
     at = int(secs[int(np.argmax(counts))])
     lo, hi = max(start, at - HOUR + 1), min(at, end - HOUR + 1)
     around = series.dense(lo, hi + HOUR - 1)

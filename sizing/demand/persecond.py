@@ -15,6 +15,23 @@ Ints = npt.NDArray[np.int64]
 _PENDING = 1 << 18  # (second, count) pairs held unsummed before they are summed in
 
 
+def _merged(base_s: Ints, base_c: Ints, add_s: Ints, add_c: Ints) -> tuple[Ints, Ints]:
+    """Two sorted, distinct (second, count) pairs of arrays as one: the seconds in both
+    summed, the new ones inserted in place (no sort of the whole, no copy of ``base``
+    beyond the one the result is)."""
+    if not len(base_s):
+        return add_s, add_c
+    idx = np.searchsorted(base_s, add_s)
+    hit = idx < len(base_s)
+    hit[hit] = base_s[idx[hit]] == add_s[hit]
+    counts = base_c.copy()  # never in place: base may be shared (see merge)
+    counts[idx[hit]] += add_c[hit]
+    new = ~hit
+    if not new.any():
+        return base_s, counts
+    return np.insert(base_s, idx[new], add_s[new]), np.insert(counts, idx[new], add_c[new])
+
+
 def _summed(secs: Ints, counts: Ints) -> tuple[Ints, Ints]:
     """The distinct seconds, sorted, and the sum of each one's counts (zeros left out)."""
     if not len(secs):
@@ -59,7 +76,7 @@ class PerSecond:
         if len(secs):
             self._parts.append((secs, counts))
             self._pending += len(secs)
-            if self._pending > max(_PENDING, len(self._secs)):
+            if self._pending > max(_PENDING, len(self._secs) // 4):
                 self._compact()
 
     def merge(self, other: PerSecond) -> None:
@@ -80,12 +97,15 @@ class PerSecond:
             self._pending += n
 
     def _compact(self) -> None:
+        """Sum the pending pairs among themselves, then into the sorted arrays: the
+        memory it takes beyond the arrays is the pending pairs' and one copy of the
+        result, never a sort of everything."""
         self._flush()
         if self._parts:
-            secs = np.concatenate([self._secs] + [p[0] for p in self._parts])
-            counts = np.concatenate([self._counts] + [p[1] for p in self._parts])
+            secs = np.concatenate([p[0] for p in self._parts])
+            counts = np.concatenate([p[1] for p in self._parts])
             self._parts, self._pending = [], 0
-            self._secs, self._counts = _summed(secs, counts)
+            self._secs, self._counts = _merged(self._secs, self._counts, *_summed(secs, counts))
 
     @property
     def secs(self) -> Ints:

@@ -1,10 +1,11 @@
 """One log file through its format into a :class:`Tally`, chunk by chunk.
 
 A chunk of whole lines is matched at once (``findall`` over the chunk: the regex engine
-walks the bytes in C) and counted by distinct key (``Counter`` over the captured
-fields): Python code runs once per distinct second, status class, size and request time
-of a chunk, not once per line. When a chunk has fewer matches than lines, its lines are
-matched one by one to count and sample the ones that do not parse, with file:line.
+walks the bytes in C), one match per line: the format's fields, or the line's text when
+it is not in the format (counted and sampled by file:line and reason, never by its text).
+The rows are counted by distinct key (``Counter``), and the keys turned into seconds,
+status classes and sizes as arrays (numpy): Python code runs per chunk and per distinct
+request time or connection count, not per line or per second.
 """
 
 from __future__ import annotations
@@ -248,7 +249,7 @@ def _count_sizes(tally: Tally, sizes: list[bytes]) -> None:
     """The size histogram and bytes sent; ``-`` (Apache's empty body) is 0 bytes."""
     arr = np.array(sizes, dtype="S")
     if arr.dtype.itemsize > 18:  # past int64: count such sizes as the largest bucket
-        long = np.strings.str_len(arr) > 18
+        long = np.char.str_len(arr) > 18
         tally.sizes[-1] += int(long.sum())
         arr = arr[~long]
     arr[arr == b"-"] = b"0"
@@ -267,10 +268,10 @@ def _seconds(
         return _local_seconds(scan, cols[0], chunk)
     if keys.time == "msec":
         whole = np.array(cols[0], dtype="S")
-        bad = np.strings.str_len(whole) > 12
+        bad = np.char.str_len(whole) > 12
         whole[bad] = b"0"
         frac = np.array(cols[1], dtype="S3")
-        ms = whole.astype(np.int64) * 1000 + frac.astype(np.int64) * _POW[np.strings.str_len(frac)]
+        ms = whole.astype(np.int64) * 1000 + frac.astype(np.int64) * _POW[np.char.str_len(frac)]
         if keys.exact:
             known = {v: seconds_ms(v) for v in set(cols[2])}
             rt = np.fromiter((-1 if (x := known[v]) is None else x for v in cols[2]), np.int64)
@@ -302,7 +303,7 @@ def _local_seconds(scan: FileScan, col: tuple[bytes, ...], chunk: bytes) -> npt.
     secs = np.full(len(col), -1, np.int64)
     if raw.dtype.itemsize != 26:
         raw = np.array(col, dtype="S26")
-    fixed = np.strings.str_len(np.array(col, dtype="S27")) == 26
+    fixed = np.char.str_len(np.array(col, dtype="S27")) == 26
     m = raw.view(np.uint8).reshape(-1, 26).astype(np.int64)
     d = m[:, _DIGITS] - 48
     ok = fixed & ((d >= 0) & (d <= 9)).all(axis=1)

@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -209,3 +210,23 @@ def test_demand_recovers_the_known_traffic_of_a_real_nginx(
     comb_chart = comb["chart"]
     assert isinstance(comb_chart, list) and sum(comb_chart) == total
     assert abs(comb["requests"]["peak"] - requests["peak"]) <= BURST  # type: ignore[index]
+    # the totals and the workload's tallies: $connection_requests as each connection
+    # counted up (the keep-alive 50 and the burst's), 20 new TLS connections, 22 plain
+    assert rich["totals"] == {
+        "requests": total,
+        "classes": {"2xx": total},
+        "bytes_sent": rich["totals"]["bytes_sent"],  # type: ignore[index]
+        "outliers": 0,
+    }
+    assert rich["totals"]["bytes_sent"] > total * len("ok\n")  # type: ignore[index]
+    from sizing.demand.formats import format_from_conf
+    from sizing.demand.jsonlog import scan_json
+    from sizing.demand.scan import scan_file
+
+    want = Counter([*range(1, 51), *[1] * 40, *range(1, BURST + 1)])
+    for tally in (
+        scan_file(tmp / "rich.log", format_from_conf(tmp / "nginx.conf", "rich")).tally,
+        scan_json(tmp / "json.log").tally,
+    ):
+        assert tally.conn_requests == want
+        assert (tally.tls_connections, tally.plain_connections) == (20, 22)

@@ -203,3 +203,47 @@ def test_real_public_logs_read_with_their_known_totals() -> None:
     assert nasa.totals.classes == {"2xx": 1_680, "3xx": 156, "4xx": 5}
     # -0400 read with its offset: 01/Aug/1995:00:00:01 -0400 is 04:00:01 UTC
     assert nasa.requests.start == "1995-08-01T04:00:01Z"
+
+
+@settings(max_examples=80, deadline=2000)
+@given(
+    batches=st.lists(
+        st.lists(st.tuples(st.integers(-5, 300), st.integers(1, 50)), max_size=40), max_size=12
+    ),
+    pending=st.sampled_from([1, 3, 1 << 18]),
+)
+def test_per_second_counts_equal_a_counter_whatever_the_batching(
+    batches: list[list[tuple[int, int]]], pending: int
+) -> None:
+    import numpy as np
+
+    import sizing.demand.persecond as ps
+
+    old, ps._PENDING = ps._PENDING, pending  # compact often, or never until read
+    try:
+        want: Counter[int] = Counter()
+        got, other = ps.PerSecond(), ps.PerSecond()
+        for i, batch in enumerate(batches):
+            for s, n in batch:
+                want[s] += n
+            if i % 3 == 2:  # one at a time, as the JSON path adds
+                for s, n in batch:
+                    got.add(s, n)
+            elif batch:
+                target = other if i % 3 == 1 else got
+                secs = np.array([s for s, _ in batch], np.int64)
+                target.add_many(secs, np.array([n for _, n in batch], np.int64))
+        shared = ps.PerSecond()
+        shared.merge(other)  # shares other's arrays: merging more must not change other's
+        before = dict(other.items())
+        got.merge(other)
+        shared.merge(got)
+        assert dict(other.items()) == before
+        assert dict(got.items()) == dict(want)
+        assert list(got.secs) == sorted(want)
+        assert got.total() == sum(want.values())
+        if want:
+            lo, hi = min(want), max(want)
+            assert got.dense(lo, hi).tolist() == [want.get(s, 0) for s in range(lo, hi + 1)]
+    finally:
+        ps._PENDING = old
