@@ -86,6 +86,7 @@ def busiest_hour(series: PerSecond, start: int, end: int) -> tuple[int, list[int
 
 OUTLIER_GAP = 7 * 86_400  # seconds: a gap this long (at least) sets a time apart
 OUTLIER_SPACING = 1_000  # times the median gap between busy seconds, when that is longer
+OUTLIER_SECONDS = 3  # a far group of this few busy seconds is an outlier whatever its share
 OUTLIER_SHARE = 0.01  # a group of times holding less than this share of the requests
 
 
@@ -95,8 +96,10 @@ def outliers(series: PerSecond) -> npt.NDArray[np.int64]:
     groups wherever the gap between two is more than OUTLIER_GAP (7 days) and more than
     OUTLIER_SPACING (1,000) times the median gap between busy seconds (the data's own
     spacing); every group but the busiest that holds less than OUTLIER_SHARE (1%) of the
-    requests is an outlier. A log with a long quiet spell keeps both sides when both
-    carry traffic. Bounded by the busy seconds (a sort of their gaps)."""
+    requests, or no more than OUTLIER_SECONDS (3) busy seconds, is an outlier (one stray
+    line in a small log, or a counters' sample at epoch 0 among a few dozen, is more than
+    1% of them). A log with a long quiet spell keeps both sides when both carry traffic.
+    Bounded by the busy seconds (a sort of their gaps)."""
     busy, counts = series.secs, series.counts
     none = np.empty(0, np.int64)
     if len(busy) < 2:
@@ -109,7 +112,8 @@ def outliers(series: PerSecond) -> npt.NDArray[np.int64]:
     starts = np.r_[0, breaks]
     weight = np.add.reduceat(counts, starts)
     group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(busy)]))
-    small = weight < OUTLIER_SHARE * int(counts.sum())
+    seconds = np.diff(np.r_[starts, len(busy)])
+    small = (weight < OUTLIER_SHARE * int(counts.sum())) | (seconds <= OUTLIER_SECONDS)
     small[int(np.argmax(weight))] = False
     return busy[small[group]]
 
@@ -129,7 +133,8 @@ def drop_outliers(tally: Tally) -> str:
     return (
         f"{n:,} request(s) logged at times far from the rest (more than"
         f" {OUTLIER_GAP // 86_400} days and {OUTLIER_SPACING:,} times the usual spacing"
-        f" away, under {OUTLIER_SHARE:.0%} of the requests) left out of the span{at}"
+        f" away, under {OUTLIER_SHARE:.0%} of the requests or in {OUTLIER_SECONDS} seconds or"
+        f" fewer) left out of the span{at}"
     )
 
 

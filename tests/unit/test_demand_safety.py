@@ -374,3 +374,15 @@ def test_any_mutated_demand_file_loads_sound_or_is_one_input_error(
     assert d.chart and min(d.chart) >= 0
     for share in (d.resumption_share,):
         assert share is None or 0 <= share <= 1
+
+
+def test_one_stray_line_in_a_small_log_is_an_outlier_not_a_55_year_span(tmp_path: Path) -> None:
+    """A host whose clock was not set wrote one line dated 1970 among 50: more than 1% of
+    the lines, but one second far from the rest; left out of the span and named."""
+    log = write_log(tmp_path / "a.log", [1] * 50)
+    with log.open("a") as f:
+        f.write('198.51.100.7 - - [01/Jan/1970:00:00:05 +0000] "GET /a HTTP/1.1" 200 5 "-" "c"\n')
+    doc = json.loads(demand(str(log), "--json").stdout)
+    assert doc["requests"]["seconds"] == 50 and doc["requests"]["average"] == 1.0
+    assert doc["totals"]["outliers"] == 1
+    assert any("a.log:51" in n and "left out of the span" in n for n in doc["notes"]), doc["notes"]
