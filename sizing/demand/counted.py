@@ -93,12 +93,20 @@ def read_counters(
     req = rates(series, "requests", step)
     if req is None:
         raise UsageError(f"{paths[0]}: no request counter in the samples")
+    if not req[0]:
+        raise UsageError(
+            f"{paths[0]}: no interval gives a rate: a counter went down (a restart) or jumped"
+            " beyond any server's rate between every two samples; give more samples"
+        )
     notes.append(
         f"counters scraped every {step:g} s: a peak shorter than that is averaged away,"
         " so the busiest interval is a lower bound on the busiest second"
     )
     if req[2]:
-        notes.append(f"{req[2]} interval(s) where a counter went down (a restart) left out")
+        notes.append(
+            f"{req[2]} interval(s) where a counter went down (a restart) or jumped beyond any"
+            " server's rate left out"
+        )
     t0 = min(s[0].time for s in series)
     t1 = max(s[-1].time for s in series)
     demand = _counters_demand(series, (t0, t1), sorted(kinds), sources, notes, req, step)

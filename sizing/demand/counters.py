@@ -195,22 +195,49 @@ def _blocks(path: Path, text: str, kind: str, state: ReadState) -> list[CounterS
         else:
             raise UsageError(f"{path}:{i}: a sample before any time line")
     out.extend(CounterSample(t, v) for t, v in stamped.items())
-    return [s for s in out if s.values]
+    kept = [s for s in out if s.values]
+    if len(kept) < len(out):  # a time line whose page held no counter that could be read
+        state.notes.append(
+            f"{path}: {len(out) - len(kept)} sample(s) with no readable counter (a page cut"
+            f" short, or a value that is not a whole number) left out"
+        )
+    return kept
 
 
 Series = tuple[Counter[int], float, int]
 
 
+MAX_RATE = 1e12  # per second: above any server's (a counter this steep is damaged or wrapped)
+
+
+def _bad_intervals(samples: list[CounterSample]) -> set[float]:
+    """The start times of the intervals in which any counter went down (a restart) or the
+    time did not move: left out of every counter's rates alike, so that requests and
+    connections cover the same intervals (one skipped for requests alone made requests per
+    connection fall below 1)."""
+    bad: set[float] = set()
+    for a, b in zip(samples, samples[1:], strict=False):
+        dt = b.time - a.time
+        if dt <= 0 or any(
+            name in b.values and not 0 <= b.values[name] - v <= MAX_RATE * dt
+            for name, v in a.values.items()
+        ):
+            bad.add(a.time)
+    return bad
+
+
 def rates(series: list[list[CounterSample]], name: str, step: float) -> Series | None:
     """Per interval (keyed by its first second, on the step's grid): the counter's rate
-    summed over the series (one per server); the total change and the resets skipped."""
+    summed over the series (one per server); the total change and the intervals skipped
+    (a counter went down, in any of the counters; or a rate above :data:`MAX_RATE`)."""
     out: Counter[int] = Counter()
     total, resets, found = 0.0, 0, False
     for samples in series:
+        bad = _bad_intervals(samples)
         pts = [(s.time, s.values[name]) for s in samples if name in s.values]
         found = found or len(pts) >= 2
         for (t0, v0), (t1, v1) in zip(pts, pts[1:], strict=False):
-            if v1 < v0 or t1 <= t0:
+            if t0 in bad or v1 < v0 or t1 <= t0 or (v1 - v0) / (t1 - t0) > MAX_RATE:
                 resets += 1
                 continue
             key = int(round(t0 / step) * step)
