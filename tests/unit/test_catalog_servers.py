@@ -206,3 +206,14 @@ def test_the_run_named_for_another_cpu_targets_a_host_of_that_cpu(tmp_path: Path
     for m in nxt:
         assert "-i INVENTORY" in m["command"] and "lab.yml" not in m["command"]
         assert "add an AMD EPYC 9354P host to the inventory" in m["note"]
+
+
+def test_the_table_names_every_server_in_the_catalogs_currency(lab: Path, tmp_path: Path) -> None:
+    """`sizing table` on the bank's catalog: the second 32-core server is named, and the
+    cost per 1k RPS is headed in EUR (it was `$/1k RPS`)."""
+    argv = ["table", "--db", str(lab), "--catalog", str(_catalog(tmp_path, "", ""))]
+    got = runner.invoke(app, argv)
+    assert got.exit_code == 0, got.output
+    flat = " ".join(got.stdout.split())
+    assert "HPE DL325 Gen11 (32 cores) EUR 9,400" in flat
+    assert "EUR/1k RPS" in flat and "$" not in got.stdout

@@ -357,7 +357,11 @@ def proposal(
         lead += (
             f" On {PLATFORM_LABELS.get(o.platform, o.platform)} the same demand needs "
             f"{o.servers} server{'s' if o.servers != 1 else ''} and costs "
-            + (f"{amount(diff, cur)} more." if diff > 0.005 else "the same.")
+            + (
+                f"{amount(diff, cur)} more than on {platform_words(rec.platform)}."
+                if diff > 0.005
+                else f"the same as on {platform_words(rec.platform)}."
+            )
         )
     for platform, _ in missing:
         lead += f" {PLATFORM_LABELS.get(platform, platform)} is not priced: see the options."

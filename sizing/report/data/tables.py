@@ -153,7 +153,7 @@ def _sizing_tables(table: SizingTable, catalog: CostCatalog) -> list[TableBlock]
     lab = _Labels.of(table)
     blocks: list[TableBlock] = []
     for ht in traditional_modes(table):
-        blocks += [_throughput_block(table, lab, ht), _cost_block(table, lab, ht)]
+        blocks += [_throughput_block(table, lab, ht), *_cost_block(table, lab, ht)]
     if any(s.platform == "container" for s in table.series):
         blocks.append(
             _architecture_block(
@@ -209,44 +209,81 @@ def _throughput_block(table: SizingTable, lab: _Labels, ht: str) -> TableBlock:
     )
 
 
-def _cost_block(table: SizingTable, lab: _Labels, ht: str) -> TableBlock:
+def _cost_block(table: SizingTable, lab: _Labels, ht: str) -> list[TableBlock]:
+    """The cost per unit of every platform and the overhead of every guest: one table
+    with one guest platform (the article's shape); with several, the overheads in a table
+    of their own, so that neither runs off the page."""
     cur = table.currency
     legs = [("baremetal", lab.bm), *lab.guests]
     names = tuple(name for _, name in legs)
     several = len(lab.guests) > 1
     over = [(p, f" – {n}" if several else "") for p, n in lab.guests]
-    rows = tuple(
+    costs = [
         (
             TCell(str(r.cores)),
             *(cost_cell(table, r.cores, p, ht, "rps") for p, _ in legs),
             *(cost_cell(table, r.cores, p, ht, "tps") for p, _ in legs),
+        )
+        for r in table.rows
+    ]
+    overheads = [
+        (
             *(overhead_cell(table, r.cores, ht, "rps", p) for p, _ in over),
             *(overhead_cell(table, r.cores, ht, "tps", p) for p, _ in over),
         )
         for r in table.rows
+    ]
+    over_heads = (
+        *(f"Overhead RPS{w}" for _, w in over),
+        *(f"Overhead SSL TPS{w}" for _, w in over),
     )
-    return TableBlock(
-        title=lab.title(f"Cost per throughput and virtualization overhead, hyper-threading {ht}"),
-        caption=lab.where,
-        headers=(
-            "CPU cores",
-            *(f"Cost per 1k RPS – {n}" for n in names),
-            *(f"Cost per 100 SSL TPS – {n}" for n in names),
-            *(f"Overhead RPS{w}" for _, w in over),
-            *(f"Overhead SSL TPS{w}" for _, w in over),
+    over_group = (
+        "Virtualization overhead",
+        tuple(f"{m}{w}" for m in ("RPS", "SSL TPS") for _, w in over),
+    )
+    cost_heads = (
+        "CPU cores",
+        *(f"Cost per 1k RPS – {n}" for n in names),
+        *(f"Cost per 100 SSL TPS – {n}" for n in names),
+    )
+    cost_groups = (
+        ("CPU cores", ()),
+        (f"Cost per 1k RPS ({cur})", names),
+        (f"Cost per 100 SSL TPS ({cur})", names),
+    )
+    if not several:
+        return [
+            TableBlock(
+                title=lab.title(
+                    f"Cost per throughput and virtualization overhead, hyper-threading {ht}"
+                ),
+                caption=lab.where,
+                headers=(*cost_heads, *over_heads),
+                rows=tuple(c + o for c, o in zip(costs, overheads, strict=True)),
+                notes=(lab.cost_note, OVERHEAD_NOTE),
+                groups=(*cost_groups, over_group),
+            )
+        ]
+    return [
+        TableBlock(
+            title=lab.title(f"Cost per throughput, hyper-threading {ht}"),
+            caption=lab.where,
+            headers=cost_heads,
+            rows=tuple(costs),
+            notes=(lab.cost_note,),
+            groups=cost_groups,
         ),
-        rows=rows,
-        notes=(lab.cost_note, OVERHEAD_NOTE),
-        groups=(
-            ("CPU cores", ()),
-            (f"Cost per 1k RPS ({cur})", names),
-            (f"Cost per 100 SSL TPS ({cur})", names),
-            (
-                "Virtualization overhead",
-                tuple(f"{m}{w}" for m in ("RPS", "SSL TPS") for _, w in over),
+        TableBlock(
+            title=lab.title(f"Virtualization overhead, hyper-threading {ht}"),
+            caption=lab.where,
+            headers=("CPU cores", *over_heads),
+            rows=tuple(
+                (TCell(str(r.cores)), *o) for r, o in zip(table.rows, overheads, strict=True)
             ),
+            notes=(OVERHEAD_NOTE,),
+            groups=(("CPU cores", ()), over_group),
         ),
-    )
+    ]
 
 
 def _architecture_block(table: SizingTable, lab: _Labels, platform: str, title: str) -> TableBlock:

@@ -91,10 +91,13 @@ def versus_sentence(cmp: PlatformComparison) -> str:
         missing = bm if bm.fleet is None else guest
         return f"On {_name(missing.platform).lower()} no fleet in the catalog carries the demand."
     extra = cmp.extra_cost or 0.0
+    # the reference said: the summary compares with the recommended option, this with
+    # bare metal, and a reader must never take the one difference for the other
     if abs(extra) < 0.005:
-        money = "costs the same"
+        money = "costs the same as on bare metal"
     else:
-        money = f"costs {amount(abs(extra), cmp.currency)} {'more' if extra > 0 else 'less'}"
+        more = "more" if extra > 0 else "less"
+        money = f"costs {amount(abs(extra), cmp.currency)} {more} than on bare metal"
     what = "" if cmp.cost_basis == "hardware only" else f" ({cmp.cost_basis})"
     servers = (
         f"needs {_servers(guest.servers)} instead of {bm.servers}"

@@ -143,6 +143,22 @@ def sizing_table_text(table: SizingTable, wide: bool = False, width: int = TABLE
     cat = table.catalog
     if cat is not None:
         out.extend(wrap(f"prices: {cat.label}; {table.cost_basis}", fit))
+        # a row per core count: the catalog's other servers of a count are named, never
+        # left out (recommend prices each, and names the one passed over)
+        shown = {r.server_name for r in table.rows if r.server_name}
+        also = [
+            f"{o.label()} {money(o.price, table.currency)}"
+            for o in cat.servers
+            if o.name and o.name not in shown and any(r.cores == o.cores for r in table.rows)
+        ]
+        if also:
+            out.extend(
+                wrap(
+                    "also in the catalog at a core count above (one server a row; `sizing "
+                    "recommend` prices each): " + "; ".join(also),
+                    fit,
+                )
+            )
     if table.left_out:
         out.extend(wrap("left out of the costs: " + ", ".join(table.left_out), fit))
     return "\n".join(out)
