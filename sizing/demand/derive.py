@@ -113,9 +113,12 @@ def outliers(series: PerSecond) -> npt.NDArray[np.int64]:
     weight = np.add.reduceat(counts, starts)
     group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(busy)]))
     seconds = np.diff(np.r_[starts, len(busy)])
-    small = (weight < OUTLIER_SHARE * int(counts.sum())) | (seconds <= OUTLIER_SECONDS)
+    small: npt.NDArray[np.bool_] = (weight < OUTLIER_SHARE * int(counts.sum())) | (
+        seconds <= OUTLIER_SECONDS
+    )
     small[int(np.argmax(weight))] = False
-    return busy[small[group]]
+    out: npt.NDArray[np.int64] = busy[small[group]]
+    return out
 
 
 def drop_outliers(tally: Tally) -> str:
