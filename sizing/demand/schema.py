@@ -85,7 +85,7 @@ class RequestTimeDoc(BaseModel):
 
 class SizeBinDoc(BaseModel):
     model_config = _STRICT
-    upto: Count | None
+    upto: Annotated[int, Field(ge=0, le=64 << 20)] | None  # as plan.workload_spec
     share: Share
 
 

@@ -115,8 +115,10 @@ class ReplayPlan:
 
 def body_size(low: int, high: int | None, size_field: str) -> int:
     """The body of the file that stands for the size class ``low..high`` (see the module)."""
-    top = min(high, MAX_FILE_BYTES) if high is not None else min(2 * max(low, 1), MAX_FILE_BYTES)
-    top = max(top, low)
+    # a bounded class at its geometric middle (1 to 4 MiB: 2 MiB, not its lower edge); the
+    # open last class up to MAX_FILE_BYTES, or just above its lower edge when that is more
+    # (the readers bound every class at MAX_CLASS_BYTES: nothing absurd reaches the lab)
+    top = high if high is not None else min(2 * max(low, 1), max(low, MAX_FILE_BYTES))
     middle = round(math.sqrt(max(low, 1) * max(top, 1)))
     middle = min(max(middle, low), top)
     if size_field != "body_bytes_sent":

@@ -51,7 +51,12 @@ __all__ = [
     "workload_from_mapping",
 ]
 
-MAX_DEMAND_BYTES = 8 * 1024 * 1024  # a demand file is small; anything larger is not one
+# a demand file is small; anything larger is not one: the limit of sizing.demand.file
+# (MAX_BYTES), which this layer may not import (tests/unit/test_replay_sizes.py holds them equal)
+MAX_DEMAND_BYTES = 4 << 20
+# the largest size class a workload may bound (sizing demand's histogram ends at 4 MiB, then
+# an open class); the demand file's schema holds the same limit
+MAX_CLASS_BYTES = 64 << 20
 _STATUS = ("1xx", "2xx", "3xx", "4xx", "5xx")
 _SIZE_FIELDS = ("bytes_sent", "body_bytes_sent")
 
@@ -135,6 +140,8 @@ def _sizes(section: Mapping[str, Any]) -> tuple[Bin, ...]:
     for i, item in enumerate(items):
         where = f"sizes[{i}]"
         upto = _count(item.get("upto"), f"{where}.upto", optional=True)
+        if upto is not None and upto > MAX_CLASS_BYTES:
+            raise _Bad(f"{where}.upto", f"above {MAX_CLASS_BYTES:,} bytes: no lab serves it")
         if upto is None and i != len(items) - 1:
             raise _Bad(f"{where}.upto", "only the last size class may be open (null)")
         if upto is not None and upto < low:

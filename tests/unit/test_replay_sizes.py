@@ -152,3 +152,19 @@ def test_the_demand_file_and_the_replay_name_one_workload(tmp_path: Path) -> Non
     respelt = tmp_path / "respelt.yml"
     respelt.write_text(text)
     assert load_workload(respelt)[1] == key
+
+
+def test_both_readers_of_a_demand_file_refuse_the_same_sizes_and_bodies_stay_bounded() -> None:
+    from sizing.demand.file import MAX_BYTES
+    from sizing.plan.replay import MAX_FILE_BYTES, body_size
+    from sizing.plan.workload_spec import MAX_DEMAND_BYTES
+
+    assert MAX_DEMAND_BYTES == MAX_BYTES
+    from sizing.plan.workload_spec import MAX_CLASS_BYTES
+
+    # a class of 1 to 4 MiB is served at its middle, not at its lower edge
+    assert body_size(1 << 20, 4 << 20, "body_bytes_sent") == 2 << 20
+    # the open class above 4 MiB just above its edge; nothing beyond what the readers allow
+    assert body_size((4 << 20) + 1, None, "body_bytes_sent") == (4 << 20) + 1
+    assert body_size(0, None, "body_bytes_sent") <= MAX_FILE_BYTES
+    assert body_size(MAX_CLASS_BYTES, None, "body_bytes_sent") == MAX_CLASS_BYTES
