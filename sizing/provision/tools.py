@@ -29,6 +29,7 @@ __all__ = [
     "ClientTools",
     "build_generators",
     "build_seconds",
+    "clients_ready",
     "oha_binary",
     "prepare_clients",
     "ready_guest",
@@ -169,15 +170,10 @@ def prepare_clients(
     Returns host -> why for every host that could not be prepared; raises ToolError when
     no client is left.
     """
-    names = sorted({c.name for p in plan if not p.skipped for c in p.clients})
-    servers = sorted(
-        {p.server.name for p in plan if not p.skipped and p.server.name not in guests}
-        | {u.host for p in plan if not p.skipped for u in p.upstreams}
-    )  # sampled
-    hosts = sorted(set(names) | set(servers))
+    names, hosts = _tool_hosts(plan, guests)
     # what the plan's generators declare (sizing.load.base.ToolInstall)
     commands, packages = client_installs(p.profile.generator for p in plan if not p.skipped)
-    if all(tools_ready(facts.get(h), commands if h in names else ()) for h in hosts):
+    if clients_ready(plan, guests, facts):
         return {}
     res = playbooks.run(
         "clients.yml",
@@ -196,6 +192,27 @@ def prepare_clients(
     if broken and all(n in broken for n in names):
         raise ToolError(f"{names[0]}: {broken[names[0]]}")
     return broken
+
+
+def _tool_hosts(plan: Sequence[PlannedPoint], guests: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The plan's clients, and every host that gets the tools (clients, servers not
+    booted per point, upstreams)."""
+    names = sorted({c.name for p in plan if not p.skipped for c in p.clients})
+    servers = sorted(
+        {p.server.name for p in plan if not p.skipped and p.server.name not in guests}
+        | {u.host for p in plan if not p.skipped for u in p.upstreams}
+    )  # sampled
+    return names, sorted(set(names) | set(servers))
+
+
+def clients_ready(
+    plan: Sequence[PlannedPoint], guests: Sequence[str], facts: Mapping[str, HostFacts]
+) -> bool:
+    """True when the facts show every host of the plan ready: :func:`prepare_clients`
+    then runs nothing (and the run's estimate counts nothing for it)."""
+    names, hosts = _tool_hosts(plan, guests)
+    commands, _ = client_installs(p.profile.generator for p in plan if not p.skipped)
+    return all(tools_ready(facts.get(h), commands if h in names else ()) for h in hosts)
 
 
 # The files playbooks/clients.yml puts in every host's tool directory, with their modes.
