@@ -115,7 +115,7 @@ def why_skipped(e: Example) -> str:
         if pattern.search(command) and not (refused and pattern is MEASURES):
             return why
     m = PIPE.match(command)
-    base = m.group("cmd") if m else command
+    base = (m.group("cmd") if m else command).removesuffix(" 2>&1")
     try:
         words = shlex.split(base)
     except ValueError:
@@ -219,11 +219,13 @@ def run_example(e: Example, db: Path) -> tuple[int, list[str]]:
     command = e.command.removeprefix("unshare -n ")
     m = PIPE.match(command)
     base = m.group("cmd") if m else command
-    argv = shlex.split(base)[1:]
+    both = base.endswith(" 2>&1")  # stderr into the pipe, as |& does
+    argv = shlex.split(base.removesuffix(" 2>&1"))[1:]
     got = CliRunner().invoke(app, argv, env={"SIZING_DB": str(db), "COLUMNS": "100"})
     if m is None:
         return got.exit_code, (got.stdout + got.stderr).splitlines()
-    piped = got.stdout + (got.stderr if m.group("op") == "|&" else "")
+    both = both or m.group("op") == "|&"
+    piped = (got.stderr if both else "") + got.stdout
     lines = piped.splitlines()
     arg = shlex.split(m.group("arg"))
     if m.group("filter") == "head":
@@ -233,7 +235,7 @@ def run_example(e: Example, db: Path) -> tuple[int, list[str]]:
     else:
         lines = [x for x in lines if re.search(arg[-1], x)]
     # stderr is not piped: the terminal shows it first
-    return got.exit_code, ([] if m.group("op") == "|&" else got.stderr.splitlines()) + lines
+    return got.exit_code, ([] if both else got.stderr.splitlines()) + lines
 
 
 # The results a page's block runs on (``<!-- data: lab -->`` before it): a new user's after
