@@ -96,7 +96,7 @@ NEEDS = [
     (re.compile(r"^(?!sizing |unshare -n sizing )"), "not a sizing command"),
     (MEASURES, "measures (a real load run)"),
     (re.compile(r"--connect|--probe|probe-ceiling"), "contacts hosts or measures the host"),
-    (re.compile(r"^sizing guide\b"), "renders a PDF (the guide's own tests cover it)"),
+    (re.compile(r"^sizing guide\b"), "renders the guide (its own tests cover it)"),
     (re.compile(r"^sizing run .*--resume"), "needs a stored run to resume"),
 ]
 
@@ -109,7 +109,7 @@ def why_skipped(e: Example) -> str:
         return "no output shown"
     command = re.sub(r"^[A-Z_]+=\S+ ", "", e.command)
     if command != e.command:
-        return "sets an environment variable of another machine's files"
+        return "sets an environment variable for the command (a shell line, not run in-process)"
     refused = e.output[0].startswith("error:")  # refused before anything is touched
     for pattern, why in NEEDS:
         if pattern.search(command) and not (refused and pattern is MEASURES):
