@@ -144,6 +144,8 @@ def _own_client(inputs: BasisInputs, basis: Basis | None) -> bool:
     if basis is None:
         return False
     hosts = set(basis.hosts)
+    if any((run, host) in inputs.own_clients for run in basis.runs for host in hosts):
+        return True  # recommend loads no runs (with_runs): what they showed is kept
     for run in inputs.runs:
         if run.record.id not in basis.runs:
             continue

@@ -21,8 +21,9 @@ from sizing.measure.measure_context import Progress
 from sizing.model import PointKey, RunSummary
 from sizing.option_text import parse_duration_s, parse_rates, parse_slo
 from sizing.plan import parse_cores
-from sizing.plan.dryrun import duration_words
+from sizing.plan.dryrun import duration_words, span_words
 from sizing.plan.dryrun_text import plan_text
+from sizing.plan.estimate import TimeBudget
 from sizing.plan.loadspec import generator_problem
 from sizing.plan.replay import workload_profile
 from sizing.plan.settings import MeasureSettings
@@ -39,6 +40,7 @@ __all__ = [
     "Measured",
     "Resumed",
     "RunOptions",
+    "TimeBudget",
     "duration_words",
     "measure",
     "parse_cores",
@@ -51,6 +53,7 @@ __all__ = [
     "plan",
     "plan_text",
     "resume",
+    "span_words",
 ]
 
 

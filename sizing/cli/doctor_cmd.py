@@ -40,14 +40,20 @@ def doctor_cmd(dev: DevOpt = False, json_out: JsonOpt = False) -> None:
     else:
         for line in doctor_lines(found, columns()):
             typer.echo(line)
-    fatal = [f for f in found if f.state is State.MISSING and (dev or f.need is not Need.LATENCY)]
+    # without --dev a latency generator only warns; built on first need, it is no fault
+    fatal = [
+        f
+        for f in found
+        if (f.state is State.MISSING and (dev or f.need is not Need.LATENCY))
+        or (f.state is State.ON_NEED and dev)
+    ]
     if fatal:
         typer.echo(f"doctor: {len(fatal)} missing: " + ", ".join(f.name for f in fatal), err=True)
         raise typer.Exit(int(ExitStatus.TOOL))
 
 
 # the states (sizing.app.doctor.State, a StrEnum) as printed
-_MARK = {"ok": "ok", "missing": "MISSING", "building": "building"}
+_MARK = {"ok": "ok", "missing": "MISSING", "building": "building", "on need": "on need"}
 
 
 def doctor_lines(found: Sequence[Finding], width: int = 100) -> list[str]:
@@ -60,7 +66,27 @@ def doctor_lines(found: Sequence[Finding], width: int = 100) -> list[str]:
         text = f.detail if f.state == "ok" else f"{f.detail}; {f.fix}"
         if f.state == "building":
             text = f"{f.detail}; a background job builds it now (scripts/bg wait)"
-        body = textwrap.wrap(text, max(20, width - len(head))) or [""]
-        lines.append(head + body[0])
-        lines += [" " * len(head) + more for more in body[1:]]
+        lines += folded(head, text, width)
     return lines
+
+
+def folded(head: str, text: str, width: int) -> list[str]:
+    """``head`` then ``text`` folded at ``width`` under it, never breaking a word (a
+    script's name or a path): a word longer than the room under ``head`` starts its own
+    line at the margin instead, so every line fits ``width`` when every word does."""
+    room = max(20, width - len(head))
+    body = textwrap.wrap(text, room, break_long_words=False, break_on_hyphens=False) or [""]
+    out: list[str] = []
+    indent = " " * len(head)
+    for i, part in enumerate(body):
+        lead = head if i == 0 else indent
+        if len(lead) + len(part) <= width:
+            out.append(lead + part)
+            continue
+        if i == 0:
+            out.append(head.rstrip())  # the name alone; what it found goes under it
+        if len(indent) + len(part) <= width:
+            out.append(indent + part)
+        else:
+            out += textwrap.wrap(part, width, break_long_words=False, break_on_hyphens=False)
+    return out

@@ -7,14 +7,17 @@ from __future__ import annotations
 import re
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from sizing.app.env import current
 from sizing.cli.app import fitted, unescaped, warn
-from sizing.model import PointResult
+from sizing.model import PointKey, PointResult
 from sizing.report.render.printable import printable
+
+if TYPE_CHECKING:
+    from sizing.app.run import TimeBudget
 
 __all__ = ["RichProgress", "Steps", "stamped"]
 
@@ -60,8 +63,8 @@ class RichProgress:
         self.task: Any = None
         self.total = 0
         self.done = 0
-        self.estimate: float | None = None
-        self.began = 0.0
+        self.budget: TimeBudget | None = None
+        self.finished: set[PointKey] = set()  # the points done: the budget's time left
         self.said: set[str] = set()  # notes already on stderr: the end does not repeat them
 
     def __enter__(self) -> RichProgress:
@@ -74,32 +77,36 @@ class RichProgress:
         if self.enabled:
             self.bar.stop()
 
-    def start(self, total: int, seconds: float | None = None) -> None:
-        self.total, self.estimate, self.began = total, seconds, time.monotonic()
+    def start(self, total: int, budget: TimeBudget | None = None) -> None:
+        """``total`` points, skipped ones included; ``budget``: the run's estimate, the
+        one its first line said (:mod:`sizing.plan.estimate`)."""
+        self.total, self.budget = total, budget
         if self.enabled:
             self.bar.update(self.task, total=total, left=self._left())
-        else:
-            left = self._left()
-            self._plain(f"{total} point(s) to measure" + (f", {left}" if left else ""))
+            return
+        measured = len(budget.points) if budget is not None else total
+        line = f"{measured} point(s) to measure"
+        if total > measured:
+            line += f" ({total - measured} skipped)"
+        left = self._left()
+        self._plain(line + (f", {left}" if left else ""))
 
     def _plain(self, message: str) -> None:
         typer.echo(stamped(message), err=True)
 
     def _left(self) -> str:
-        """The time left: the plan's estimate until a point is done, then the pace so far."""
-        if self.done and self.total > self.done:
-            left: float | None = (
-                (time.monotonic() - self.began) / self.done * (self.total - self.done)
-            )
-        elif not self.done:
-            left = self.estimate
-        else:
-            left = None
+        """The time left: the estimate of the points not yet done (a skipped point costs
+        nothing), so it only falls as points finish; nothing once all are done."""
+        if self.budget is None:
+            return ""
+        low, high = self.budget.left(self.finished)
+        if high <= 0:
+            return ""
         # deferred: the run's use case (the sweep) costs every command's start-up 0.3 s;
         # a run's progress has imported it already
-        from sizing.app.run import duration_words
+        from sizing.app.run import span_words
 
-        return f"about {duration_words(left)} left" if left else ""
+        return f"{span_words(low, high)} left"
 
     def step(self, label: str) -> None:
         if self.enabled:
@@ -114,6 +121,7 @@ class RichProgress:
 
     def advance(self, result: PointResult) -> None:
         self.done += 1
+        self.finished.add(result.key)
         line = f"{result.key.label()}: {result.status}"
         if result.value is not None:
             line += f" {result.value:,.0f} {result.unit}"

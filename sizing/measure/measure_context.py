@@ -9,6 +9,7 @@ from typing import Protocol
 from sizing.facts import HostFacts
 from sizing.inventory import Inventory
 from sizing.model import PointResult
+from sizing.plan.estimate import TimeBudget
 from sizing.plan.settings import MeasureSettings
 from sizing.provision.ansible import Playbooks
 from sizing.provision.tools import ClientTools
@@ -19,7 +20,7 @@ __all__ = ["HostHealth", "MeasureContext", "NullProgress", "Progress"]
 class Progress(Protocol):
     """Callbacks the CLI implements to show progress."""
 
-    def start(self, total: int, seconds: float | None = None) -> None: ...
+    def start(self, total: int, budget: TimeBudget | None = None) -> None: ...
 
     def step(self, label: str) -> None: ...
 
@@ -33,7 +34,7 @@ class Progress(Protocol):
 class NullProgress:
     """The default progress: shows nothing."""
 
-    def start(self, total: int, seconds: float | None = None) -> None:
+    def start(self, total: int, budget: TimeBudget | None = None) -> None:
         pass
 
     def step(self, label: str) -> None:

@@ -34,6 +34,7 @@ from sizing.plan.document import (
     PlanUpstream,
     PlanWindows,
 )
+from sizing.plan.estimate import Span, TimeBudget, budget
 from sizing.plan.loadspec import (
     client_ceiling,
     client_request,
@@ -46,7 +47,15 @@ from sizing.plan.points import PlannedPoint
 from sizing.plan.settings import MeasureSettings, Schedule
 from sizing.topology import affinity_masks, cpulist
 
-__all__ = ["estimate", "nothing_to_measure", "open_loop_plan_argv", "plan_document", "span_words"]
+__all__ = [
+    "estimate",
+    "estimate_of",
+    "estimate_words",
+    "nothing_to_measure",
+    "open_loop_plan_argv",
+    "plan_document",
+    "span_words",
+]
 
 
 def _windows(schedule: Schedule) -> PlanWindows:
@@ -148,6 +157,7 @@ def plan_document(
     detail: bool = True,
     stands_for: Mapping[str, Sequence[str]] | None = None,
     pairs: tuple[Sequence[Pair], Sequence[PairNote]] | None = None,
+    once: Sequence[tuple[str, Span]] = (),
 ) -> PlanDocument:
     """The dry run as one typed document. ``probed``: the facts were read from the
     hosts (``--probe``) rather than declared, and the pre-flight checks ran. ``detail``:
@@ -181,7 +191,7 @@ def plan_document(
         hosts=host_docs,
         points=[_point(settings, p, done) for p in plan] if detail else None,
         servers=_servers(plan, done, stands_for or {}, facts),
-        estimate=estimate(settings, measured, len(configs), pairs[0] if pairs else ()),
+        estimate=estimate(settings, measured, len(configs), pairs[0] if pairs else (), once),
         playbooks=[
             PlanPlaybook("facts.yml", 1 if probed else 0, done=probed),
             PlanPlaybook(
@@ -242,62 +252,39 @@ def _pair(settings: MeasureSettings, pair: Pair) -> PlanPair:
     )
 
 
-# What a point costs besides its windows, for the estimate: load.yml's Ansible round trip
-# per point, and nginx.yml once per configuration (a server x core count x HT mode).
-# Assumed, not measured per run (the plan says so): on this 2-core VM a first run's
-# provisioning cost more than this, so the estimate's top end can be short.
-POINT_OVERHEAD_S = 6.0
-CONFIG_OVERHEAD_S = 8.0
-
-
 def estimate(
     settings: MeasureSettings,
     measured: Sequence[PlannedPoint],
-    configs: int,
+    configs: int | None = None,
     pairs: Sequence[Pair] = (),
+    once: Sequence[tuple[str, Span]] = (),
 ) -> PlanEstimate:
-    """How long the points left to measure take: each point's warm-up and timed windows
-    at its fewest and its most repetitions (the adaptive rule stops in between), plus
-    load.yml per point and nginx.yml per configuration (:data:`POINT_OVERHEAD_S`,
-    :data:`CONFIG_OVERHEAD_S`). Latency profiles count one window per offered rate. The
-    legs of a pair (``pairs``) run one window per load.yml, with a warm-up at each switch
-    (about one per pair of windows)."""
-    low = high = 0.0
-    legs = {leg.key for p in pairs for leg in p.legs}
-    paired_extra = 0.0  # the pairs' load.yml runs at their fewest repetitions
-    for pair in pairs:
-        sch = Schedule.of(settings, pair.a.profile)
-        lo_reps = sch.fixed_reps or sch.min_reps
-        hi_reps = sch.fixed_reps or sch.max_reps
-        n = len(pair.legs)  # about n - 1 switches (warm-ups) per round, and the first one
-        paired_extra += n * lo_reps * POINT_OVERHEAD_S
-        low += n * lo_reps * sch.duration_s + ((n - 1) * lo_reps + 1) * sch.warmup_s
-        high += n * hi_reps * (sch.duration_s + POINT_OVERHEAD_S)
-        high += ((n - 1) * hi_reps + 1) * sch.warmup_s
-        high -= n * lo_reps * POINT_OVERHEAD_S  # counted in paired_extra
-    for p in measured:
-        if p.key in legs:
-            continue
-        sch = Schedule.of(settings, p.profile)
-        if p.profile.mode == "fixed-rate":
-            n = len(sch.rates()) * sch.reps_per_rate
-            each = sch.rate_warmup_s + n * (sch.rate_duration_s + 1.0)
-            low += each
-            high += each
-            continue
-        lo_reps = sch.fixed_reps or sch.min_reps
-        hi_reps = sch.fixed_reps or sch.max_reps
-        low += sch.warmup_s + lo_reps * sch.duration_s
-        high += sch.warmup_s + hi_reps * sch.duration_s
-    extra = (
-        (len(measured) - len(legs)) * POINT_OVERHEAD_S + configs * CONFIG_OVERHEAD_S + paired_extra
-    )
+    """How long the points left to measure take, fewest to most repetitions, with the
+    one-time parts that will happen (``once``): :func:`sizing.plan.estimate.budget`, the
+    one estimate the run's first line and its progress say too. ``configs`` is read from
+    the points (kept for callers that pass it)."""
+    return estimate_of(budget(settings, measured, pairs, once))
+
+
+def estimate_of(b: TimeBudget) -> PlanEstimate:
+    """A time budget as the plan's document states it."""
+    low, high = b.total
     return PlanEstimate(
-        points=len(measured),
-        configs=configs,
-        low_s=round(low + extra),
-        high_s=round(high + extra),
-        overhead_s=round(extra),
+        points=len(b.points),
+        configs=b.configs,
+        low_s=round(low),
+        high_s=round(high),
+        overhead_s=round(b.assumed_s),
+    )
+
+
+def estimate_words(e: PlanEstimate) -> str:
+    """The estimate in one sentence, the same in ``run --plan`` and in the run's log."""
+    return (
+        f"estimated time: {span_words(e.low_s, e.high_s)} "
+        f"({e.points} point(s) in {e.configs} configuration(s); fewest to most "
+        f"repetitions, {duration_words(e.overhead_s)} of it assumed for provisioning and "
+        "Ansible)"
     )
 
 

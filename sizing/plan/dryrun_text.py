@@ -7,7 +7,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
 from sizing.plan.document import PlanDocument, PlanHost, PlanServer
-from sizing.plan.dryrun import duration_words, names_text, span_words
+from sizing.plan.dryrun import estimate_words, names_text
 
 
 def pairs_text(doc: PlanDocument) -> list[str]:
@@ -72,12 +72,7 @@ def summary_text(doc: PlanDocument) -> list[str]:
             lines.append(f"    skipped: {r.points} point(s): {r.reason}")
     e = doc.estimate
     if e.points:
-        lines.append(
-            f"estimated time: {span_words(e.low_s, e.high_s)} "
-            f"({e.points} point(s) in {e.configs} configuration(s); fewest to most "
-            f"repetitions, {duration_words(e.overhead_s)} of it assumed for provisioning and "
-            "Ansible)"
-        )
+        lines.append(estimate_words(e))
     return _fit(lines)  # 100 columns, continuation lines indented under their item
 
 
@@ -171,7 +166,7 @@ def plan_text(doc: PlanDocument) -> str:
                 f"{o.generator}'s planning figure from benchmarks/generators)"
             )
     if doc.estimate.points:
-        lines.append(f"estimated time: {span_words(doc.estimate.low_s, doc.estimate.high_s)}")
+        lines.append(estimate_words(doc.estimate))
     return "\n".join(_fit([*lines, *pairs_text(doc), *_tail(doc, probed)]))
 
 

@@ -5,11 +5,13 @@ its windows."""
 from __future__ import annotations
 
 import hashlib
+import os
+import re
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
-from functools import lru_cache
+from collections.abc import Callable, Collection, Mapping, Sequence
+from functools import lru_cache, partial
 from pathlib import Path
 
 from sizing.errors import HostError, ToolError
@@ -26,6 +28,8 @@ __all__ = [
     "VEGETA_BINARY",
     "ClientTools",
     "build_generators",
+    "build_seconds",
+    "clients_ready",
     "oha_binary",
     "prepare_clients",
     "ready_guest",
@@ -55,8 +59,37 @@ def vegeta_binary() -> Path | None:
 
 
 # What building each open-loop generator costs the first time on a machine (2 cores), for
-# the line that says why the run waits: scripts/install-oha and scripts/install-vegeta.
+# the line that says why the run waits (scripts/install-oha and scripts/install-vegeta) and
+# for the run's estimate (:func:`build_seconds`): seconds, fewest to most.
 BUILD_TIME = {"oha": "about 4 to 6 minutes", "vegeta": "about a minute"}
+BUILD_SECONDS = {"oha": (240.0, 360.0), "vegeta": (40.0, 90.0)}
+# What the install scripts print when a build (not a copy) starts: "install-oha: building ..."
+_BUILD_STARTS = re.compile(r"\bbuilding\b")
+
+
+def shared_build(gen: str) -> Path | None:
+    """A copy of ``gen`` that an earlier clone on this machine built, kept outside the
+    checkout (scripts/install-oha keeps ``~/.cache/sizing/bin/oha-<version>-<build>``):
+    the install script copies it instead of compiling. None when there is none."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    for found in sorted((cache / "sizing" / "bin").glob(f"{gen}-*")):
+        if found.suffix != ".build" and found.with_name(found.name + ".build").is_file():
+            return found
+    return None
+
+
+def build_seconds(gens: Collection[str]) -> tuple[float, float]:
+    """What building ``gens`` will cost before the first point, fewest to most seconds:
+    nothing for one already here or on PATH, nor for one the machine's cache holds (a
+    copy), the build's time otherwise (:data:`BUILD_SECONDS`)."""
+    located = {"oha": oha_binary, "vegeta": vegeta_binary}
+    low = high = 0.0
+    for gen in sorted(set(gens) & set(located)):
+        if located[gen]() is not None or shared_build(gen) is not None:
+            continue
+        lo, hi = BUILD_SECONDS[gen]
+        low, high = low + lo, high + hi
+    return low, high
 
 
 def build_generators(
@@ -67,7 +100,9 @@ def build_generators(
 
     ``needed`` holds (generator, profile) pairs. ``make run`` installs only what the default
     profiles use (wrk); oha and vegeta are built here on first need, once per machine, by
-    the checkout's ``scripts/install-<name>``, with a line that says why and for how long.
+    the checkout's ``scripts/install-<name>``. The line that says why the run waits, and for
+    how long, is said when the script says a build starts: a copy taken from the machine's
+    cache takes a second and is not a build.
     Returns generator -> why it is still missing (no checkout script, no compiler, or the
     build failed); the points that need it then fail with that reason.
     """
@@ -81,24 +116,45 @@ def build_generators(
             missing[gen] = f"{gen} is not installed and this installation has no {script}"
             continue
         profiles = ", ".join(sorted({p for g, p in needed if g == gen}))
-        step(
-            f"building {gen} for the profile {profiles} ({BUILD_TIME[gen]}, once per machine; "
-            f"log: {ROOT / '.cache' / f'install-{gen}.log'})"
-        )
         log = ROOT / ".cache" / f"install-{gen}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-        with log.open("w") as out:
-            try:
-                subprocess.run(
-                    [str(script)], stdout=out, stderr=subprocess.STDOUT, timeout=1800, check=False
-                )
-            except subprocess.TimeoutExpired:
-                missing[gen] = f"building {gen} took over 30 minutes (see {log})"
-                continue
+        said = f"building {gen} for the profile {profiles} ({BUILD_TIME[gen]}, once per machine; "
+        said += f"log: {log})"
+        if not _run_install(script, log, partial(step, said)):
+            missing[gen] = f"building {gen} took over 30 minutes (see {log})"
+            continue
         if located[gen]() is None:
             tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
             missing[gen] = f"{gen} could not be built ({tail[0]}; see {log})"
     return missing
+
+
+def _run_install(script: Path, log: Path, building: Callable[[], None]) -> bool:
+    """Run an install script, its output to ``log``; ``building`` is called once, when the
+    log says a build starts. False when it ran over :data:`INSTALL_TIMEOUT_S` (killed)."""
+    deadline = time.monotonic() + INSTALL_TIMEOUT_S
+    said = False
+    with (
+        log.open("w") as out,
+        subprocess.Popen([str(script)], stdout=out, stderr=subprocess.STDOUT) as proc,
+    ):
+        while True:
+            try:
+                proc.wait(timeout=0.2)
+                ended = True
+            except subprocess.TimeoutExpired:
+                ended = False
+            if not said and _BUILD_STARTS.search(log.read_text(errors="replace")):
+                said = True
+                building()
+            if ended:
+                return True
+            if time.monotonic() > deadline:
+                proc.kill()
+                return False
+
+
+INSTALL_TIMEOUT_S = 1800.0
 
 
 def prepare_clients(
@@ -114,15 +170,10 @@ def prepare_clients(
     Returns host -> why for every host that could not be prepared; raises ToolError when
     no client is left.
     """
-    names = sorted({c.name for p in plan if not p.skipped for c in p.clients})
-    servers = sorted(
-        {p.server.name for p in plan if not p.skipped and p.server.name not in guests}
-        | {u.host for p in plan if not p.skipped for u in p.upstreams}
-    )  # sampled
-    hosts = sorted(set(names) | set(servers))
+    names, hosts = _tool_hosts(plan, guests)
     # what the plan's generators declare (sizing.load.base.ToolInstall)
     commands, packages = client_installs(p.profile.generator for p in plan if not p.skipped)
-    if all(tools_ready(facts.get(h), commands if h in names else ()) for h in hosts):
+    if clients_ready(plan, guests, facts):
         return {}
     res = playbooks.run(
         "clients.yml",
@@ -141,6 +192,27 @@ def prepare_clients(
     if broken and all(n in broken for n in names):
         raise ToolError(f"{names[0]}: {broken[names[0]]}")
     return broken
+
+
+def _tool_hosts(plan: Sequence[PlannedPoint], guests: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The plan's clients, and every host that gets the tools (clients, servers not
+    booted per point, upstreams)."""
+    names = sorted({c.name for p in plan if not p.skipped for c in p.clients})
+    servers = sorted(
+        {p.server.name for p in plan if not p.skipped and p.server.name not in guests}
+        | {u.host for p in plan if not p.skipped for u in p.upstreams}
+    )  # sampled
+    return names, sorted(set(names) | set(servers))
+
+
+def clients_ready(
+    plan: Sequence[PlannedPoint], guests: Sequence[str], facts: Mapping[str, HostFacts]
+) -> bool:
+    """True when the facts show every host of the plan ready: :func:`prepare_clients`
+    then runs nothing (and the run's estimate counts nothing for it)."""
+    names, hosts = _tool_hosts(plan, guests)
+    commands, _ = client_installs(p.profile.generator for p in plan if not p.skipped)
+    return all(tools_ready(facts.get(h), commands if h in names else ()) for h in hosts)
 
 
 # The files playbooks/clients.yml puts in every host's tool directory, with their modes.

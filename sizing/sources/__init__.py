@@ -199,6 +199,12 @@ def load_bases(
         runs=tuple(runs) if with_runs else (),
         note=note,
         inventories={r.record.id: r.record.inventory for r in runs if r.record.inventory},
+        own_clients=frozenset(
+            (r.record.id, pt.result.key.host)
+            for r in runs
+            for pt in r.points
+            if pt.result.key.host in (pt.result.metadata.env.clients or ())
+        ),
     )
 
 

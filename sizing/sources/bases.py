@@ -66,6 +66,9 @@ class BasisInputs:
     runs: tuple[RunData, ...] = ()
     note: str = ""
     inventories: Mapping[int, str] = field(default_factory=dict)  # run id -> its inventory
+    # (run id, host) of every server that was its own load generator in that run (the
+    # bundled local inventory): kept without ``runs``, so recommend's hints can say it
+    own_clients: frozenset[tuple[int, str]] = frozenset()
 
     @property
     def chosen(self) -> tuple[Basis, ...]:

@@ -15,13 +15,16 @@ from sizing.load.tools import client_installs
 from sizing.model import PointKey, family_of
 from sizing.plan.document import PlanDocument
 from sizing.plan.dryrun import plan_document
+from sizing.plan.estimate import Span
 from sizing.plan.pairs import Pair, find_pairs
 from sizing.plan.points import PlannedPoint, build_plan
 from sizing.plan.preflight import check_plan, offline_checks, same_address
 from sizing.plan.settings import Schedule
+from sizing.provision.ceiling import ceiling_jobs
 from sizing.provision.facts import declared_facts, gather_facts
 from sizing.provision.hostsafety import same_machines
 from sizing.provision.platforms import INVENTORY_PLACEHOLDER
+from sizing.provision.tools import build_seconds, clients_ready
 from sizing.store import Store
 from sizing.sweep.options import done_keys
 from sizing.sweep.run_context import Prepared, RunContext
@@ -259,6 +262,7 @@ def plan_of(ctx: RunContext, *, detail: bool = True) -> PlanDocument:
     pairs = find_pairs(
         state.planned, ctx.inventory, state.placement, state.done, unpaired=opts.unpaired
     )
+    todo = [q for q in state.planned if not q.skipped and q.key not in state.done]
     return plan_document(
         opts.settings,
         opts.resume_run,
@@ -273,7 +277,37 @@ def plan_of(ctx: RunContext, *, detail: bool = True) -> PlanDocument:
         detail=detail,
         stands_for=ctx.state.stands_for,
         pairs=pairs,
+        once=once_parts(ctx, todo),
     )
+
+
+# What the run does once before its first point, fewest to most seconds (the 2-core VM:
+# the crypto ceiling's openssl speed 3 s; clients.yml 2 s when the tools are in place).
+CEILING_S: Span = (2.0, 20.0)
+CLIENTS_S: Span = (1.0, 40.0)
+GENERATOR_COPY_S: Span = (1.0, 15.0)
+
+
+def once_parts(ctx: RunContext, todo: Sequence[PlannedPoint]) -> list[tuple[str, Span]]:
+    """What the run will do once before its first point, and only what it will do: a
+    generator built (none when built, on PATH or in the machine's cache), the crypto
+    ceiling (full-handshake points), the clients prepared (nothing when the facts show
+    them ready), an open-loop generator copied to the clients."""
+    if not todo:
+        return []
+    parts: list[tuple[str, Span]] = []
+    gens = {p.profile.generator for p in todo}
+    built = build_seconds(gens)
+    if built[1] > 0:
+        parts.append(("building the load generators", built))
+    placement = ctx.state.placement
+    if ceiling_jobs(todo, ctx.state.facts, placement):
+        parts.append(("the crypto ceiling", (0.0 if ctx.opts.resume_run else 2.0, CEILING_S[1])))
+    if not clients_ready(todo, list(placement), ctx.state.facts):
+        parts.append(("preparing the clients", CLIENTS_S))
+    for gen in sorted({p.profile.generator for p in todo if p.profile.mode == "fixed-rate"}):
+        parts.append((f"copying {gen} to the clients", GENERATOR_COPY_S))
+    return parts
 
 
 def run_pairs(ctx: RunContext, plan: Sequence[PlannedPoint], done: set[PointKey]) -> list[Pair]:

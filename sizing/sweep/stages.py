@@ -21,7 +21,8 @@ from sizing.errors import PreflightError
 from sizing.facts import HostFacts
 from sizing.measure.checks import against_ceiling
 from sizing.model import SERVER_DIED, PointKey, PointResult, RunStatus, Status
-from sizing.plan.dryrun import estimate, span_words
+from sizing.plan.dryrun import estimate_of, estimate_words
+from sizing.plan.estimate import budget
 from sizing.plan.points import PlannedPoint
 from sizing.provision.ceiling import CeilingJob, ceiling_jobs, measure_ceilings
 from sizing.provision.hostsafety import took_over_text
@@ -30,7 +31,7 @@ from sizing.records import DeclaredRecord, HostRecord
 from sizing.signals import SignalStop, shielded
 from sizing.store import StoreError, keep_for_recovery
 from sizing.sweep.measuring import measure_legs, measure_point
-from sizing.sweep.prepare import prepare, run_pairs, selected_servers
+from sizing.sweep.prepare import once_parts, prepare, run_pairs, selected_servers
 from sizing.sweep.run_context import OpenRun, Prepared, RunContext
 
 Stage = Callable[[RunContext, OpenRun], None]
@@ -74,12 +75,10 @@ def check_and_pair(ctx: RunContext, run: OpenRun) -> None:
     if not todo:
         ctx.progress.start(len(state.plan))
         return
-    e = estimate(ctx.opts.settings, todo, len({p.config for p in todo}), state.pairs)
-    ctx.progress.info(
-        f"estimated time: {span_words(e.low_s, e.high_s)} for {e.points} "
-        "point(s) (fewest to most repetitions)"
-    )
-    ctx.progress.start(len(state.plan), (e.low_s + e.high_s) / 2)
+    # one estimate (sizing.plan.estimate): the plan's, the first line's and the time left
+    b = budget(ctx.opts.settings, todo, state.pairs, once_parts(ctx, todo))
+    ctx.progress.info(estimate_words(estimate_of(b)))
+    ctx.progress.start(len(state.plan), b)
 
 
 def start_tools(ctx: RunContext, run: OpenRun) -> None:

@@ -84,3 +84,32 @@ def test_one_on_path_is_used_as_it_is(checkout: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("PATH", str(bin_dir) + os.pathsep + os.environ["PATH"])
     steps: list[str] = []
     assert tools.build_generators([("oha", "latency")], steps.append) == {} and steps == []
+
+
+def test_a_copy_from_the_machines_cache_is_not_called_a_build(checkout: Path) -> None:
+    # issue 62: "building oha ... (about 4 to 6 minutes)" was said for a copy taken in 0 s
+    script(
+        checkout,
+        "oha",
+        f"/bin/mkdir -p {checkout}/.cache/bin; /bin/touch {checkout}/.cache/bin/oha\n"
+        "echo 'install-oha: ready (.cache/bin/oha, from the cache)' >&2\n",
+    )
+    steps: list[str] = []
+    assert tools.build_generators([("oha", "latency")], steps.append) == {}
+    assert steps == [] and tools.oha_binary() is not None
+
+
+def test_the_estimate_counts_a_build_only_where_one_will_start(
+    checkout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(checkout / "xdg"))
+    assert tools.build_seconds(["wrk"]) == (0.0, 0.0)
+    assert tools.build_seconds(["oha", "wrk"]) == tools.BUILD_SECONDS["oha"]
+    shared = checkout / "xdg" / "sizing" / "bin"
+    shared.mkdir(parents=True)
+    (shared / "oha-1.16.0-native-tls").write_text("")
+    (shared / "oha-1.16.0-native-tls.build").write_text("1.16.0 native-tls\n")
+    assert tools.build_seconds(["oha"]) == (0.0, 0.0)  # a copy, not a build
+    (checkout / ".cache" / "bin").mkdir(parents=True)
+    (checkout / ".cache" / "bin" / "vegeta").write_text("")
+    assert tools.build_seconds(["oha", "vegeta"]) == (0.0, 0.0)

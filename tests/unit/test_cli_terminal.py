@@ -133,8 +133,11 @@ def result(cores: int, value: float) -> object:
 def test_a_run_not_on_a_terminal_logs_plain_timestamped_lines(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    from sizing.plan.estimate import TimeBudget
+
+    keys = [result(n, 1.0).key for n in (1, 2)]  # type: ignore[attr-defined]
     with RichProgress(terminal=False) as progress:
-        progress.start(2, 120.0)
+        progress.start(2, TimeBudget(points={keys[0]: (60.0, 60.0), keys[1]: (60.0, 60.0)}))
         progress.step("measuring r640-01 1c")
         progress.advance(result(1, 30000.0))  # type: ignore[arg-type]
         progress.step("measuring r640-01 2c")
@@ -150,7 +153,7 @@ def test_a_run_not_on_a_terminal_logs_plain_timestamped_lines(
     assert said[0] == "2 point(s) to measure, about 2 min 00 s left"  # the plan's estimate
     assert said[1] == "measuring r640-01 1c"
     assert re.fullmatch(
-        r"\[1/2, about .+ left\] r640-01 baremetal 1c.* measured 30,000 .+", said[2]
+        r"\[1/2, about 1 min 00 s left\] r640-01 baremetal 1c.* measured 30,000 .+", said[2]
     ), said[2]
     assert re.fullmatch(r"\[2/2\] r640-01 baremetal 2c.* measured 60,000 .+", said[4]), said[4]
     assert said[5] == "run 7 done"

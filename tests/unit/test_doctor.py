@@ -4,7 +4,11 @@ that no machine has is not)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from sizing.app import doctor
@@ -58,3 +62,53 @@ def test_every_program_the_code_runs_is_checked() -> None:
         assert program in names
     for program in ("libvirtd", "vcsim", "pdftoppm", "ansible-playbook", "fonts"):
         assert program in names
+
+
+def test_a_generator_built_on_first_need_is_not_called_missing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # issue 62: right after `make run`, oha and vegeta were "MISSING" though `sizing run`
+    # builds them the first time a latency profile needs them
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "install-oha").write_text("#!/bin/sh\n")
+    monkeypatch.setattr(doctor.paths, "ROOT", tmp_path)
+    check = Check(
+        "oha",
+        Need.LATENCY,
+        doctor._file("/nonexistent/oha"),
+        "scripts/install-oha (cargo)",
+        on_need="scripts/install-oha",
+    )
+    without = Check("vegeta", Need.LATENCY, doctor._file("/nonexistent/v"), "x", on_need="nope")
+    monkeypatch.setattr(doctor, "CHECKS", (check, without))
+    found = diagnose([Need.LATENCY])
+    assert [f.state for f in found] == [State.ON_NEED, State.MISSING]
+    got = CliRunner().invoke(app, ["doctor"])
+    assert got.exit_code == 0, got.output
+    assert "MISSING  vegeta" in got.output and "MISSING  oha" not in got.output
+    assert "on need  oha" in got.output and "builds it when a latency profile" in got.output
+    # `make test` needs it built: --dev still fails on it
+    assert CliRunner().invoke(app, ["doctor", "--dev"]).exit_code == 5
+
+
+@given(
+    words=st.lists(
+        st.text(alphabet="abcdefghij-/._", min_size=1, max_size=70), min_size=1, max_size=30
+    ),
+    width=st.integers(min_value=72, max_value=120),
+)
+def test_a_line_is_folded_between_words_never_inside_one(words: list[str], width: int) -> None:
+    # the fix named "scripts/install-\nvegeta": a word (a script, a path) stays whole
+    found = [doctor.Finding("vegeta", Need.LATENCY, State.MISSING, " ".join(words), "fix it")]
+    lines = doctor_lines(found, width)
+    assert all(len(line) <= width for line in lines)
+    assert " ".join(" ".join(lines).split()[1:]) == f"vegeta {' '.join(words)}; fix it"
+
+
+def test_the_real_checks_fit_100_columns_with_whole_words() -> None:
+    lines = doctor_lines(diagnose(list(Need)), 100)
+    assert all(len(line) <= 100 for line in lines), [x for x in lines if len(x) > 100]
+    for f in diagnose(list(Need)):
+        text = " ".join(lines)
+        for word in f"{f.detail} {f.fix}".split():
+            assert word in text, word

@@ -279,20 +279,27 @@ def test_the_default_plan_is_a_summary_per_server_with_the_estimated_time(
     assert out.count("    nginx on CPUs: 1c HT off 0; 2c HT off 0-1") == 3
     assert out.count("    clients: load000, load001, ... load011 (12 hosts) (CPUs 0-7)") == 3
     assert "taskset" not in out and all(len(x) <= 100 for x in out.splitlines())
-    # 6 points x (3 x 10 s + 3 s warm-up) to (10 x 10 s + 3 s), + 6 x 6 s + 6 configs x 8 s
-    assert "estimated time: 4 min 42 s to 11 min 42 s (6 point(s) in 6 configuration(s);" in out
+    # 6 points x (3 s warm-up + 3 x 10 s) to (+ 7 more batches of 10 s), with each batch's
+    # lead, each point's provisioning, the clients' preparation (sizing.plan.estimate)
+    said = " ".join(out.split())
+    assert "estimated time: 3 min 55 s to 17 min 34 s (6 point(s) in 6 configuration(s);" in said
     full = _plan([*args, "--verbose"])
     assert full.stdout.count("taskset -c 0-7 wrk") == 6 * 12
     import json
 
     doc = json.loads(_plan([*args, "--json"]).stdout)
     assert len(doc["points"]) == 6 and len(doc["points"][0]["clients"]) == 12
+    from sizing.plan.estimate import BATCH_S, CONFIG_S, PROVISION_S
+    from sizing.sweep.prepare import CLIENTS_S
+
+    windows = 3 + 1 + 3 * (10 + 1) - 1
+    setup = [PROVISION_S[i] + CONFIG_S["baremetal"][i] + BATCH_S[i] for i in (0, 1)]
     assert doc["estimate"] == {
         "points": 6,
         "configs": 6,
-        "low_s": 282,
-        "high_s": 702,
-        "overhead_s": 84,
+        "low_s": round(6 * (setup[0] + windows) + CLIENTS_S[0]),
+        "high_s": round(6 * (setup[1] + windows + 7 * (10 + BATCH_S[1])) + CLIENTS_S[1]),
+        "overhead_s": round(6 * setup[0] + CLIENTS_S[0]),
     }
 
 
