@@ -144,8 +144,6 @@ RUN = [e for e in ALL if not why_skipped(e)]
 # expected (xfail, not strict) until that work lands; then remove the entry and mark what
 # cannot run in the page itself.
 IN_FLUX = {
-    "docs/recommend.md": "being rewritten (proposal, cost and KVM wording)",
-    "docs/demand.md": "being rewritten (bodies compared with bodies)",
     "docs/guide.md": "being rewritten (the guide's pages)",
 }
 
