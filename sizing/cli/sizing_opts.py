@@ -372,6 +372,11 @@ def sizing_request(
         from sizing.app.demand import sized_figures  # deferred
 
         rps_n, tps_n = sized_figures(traffic, peak)
+        if not rps_n:
+            raise UsageError(
+                f"--demand: the demand file's {peak} second holds 0 requests/s: nothing to"
+                " size (a log of a quiet span, or counters that never moved)"
+            )
     if rps_n is not None or tps_n is not None:
         rule = choice(RedundancyChoice, redundancy, "--redundancy").value
         demand = Demand(rps=rps_n, tps=tps_n, headroom=headroom_pct / 100.0, redundancy=rule)

@@ -7,6 +7,7 @@ Written atomically (:func:`sizing.outfile.write_atomic`); read as untrusted inpu
 
 from __future__ import annotations
 
+import re
 import stat
 from pathlib import Path
 
@@ -51,13 +52,29 @@ def _kind(path: Path) -> str:
     return "not a regular file"
 
 
+def _where_only(problem: str) -> str:
+    """A YAML problem as where it is, without the parser's words, which may quote the
+    file's content (``duplicate key 'SECRET'``, a tag's name)."""
+    if "alias bomb" in problem or "nested deeper" in problem:
+        return problem  # sizing's own words: they quote nothing
+    m = re.match(r"(YAML(?: syntax)?: line \d+, column \d+)", problem)
+    if m:
+        return f"{m.group(1)}: not valid YAML here (a duplicate key, a tag or a syntax error)"
+    if problem.startswith("YAML"):
+        return "not valid YAML for a demand file"
+    return problem
+
+
 def load_demand(path: Path) -> TrafficDemand:
     """A demand file as written by ``sizing demand --out``; a bad one is one InputError
     naming the file and the field."""
     kind = _kind(path)
     if kind:
         raise InputError(str(path), [f"is {kind}, not a demand file"])
-    doc = read_yaml(path, "demand", max_bytes=MAX_BYTES)
+    try:
+        doc = read_yaml(path, "demand", max_bytes=MAX_BYTES)
+    except InputError as exc:  # the parser's words may quote the file (a key, a tag)
+        raise InputError(str(path), [_where_only(p) for p in exc.problems]) from None
     try:
         return demand_from_dict(doc)
     except ValueError as exc:  # pydantic's ValidationError is one

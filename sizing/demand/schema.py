@@ -212,12 +212,34 @@ def clean_note(note: str) -> str:
     return head + ("; first at " + sample if sample else "")
 
 
+def _known() -> frozenset[str]:
+    names: set[str] = {*CLASSES, *ASSUMABLE, "from", "to"}
+    for model in (
+        RateDoc,
+        SourceDoc,
+        MissingDoc,
+        SizeDoc,
+        RequestTimeDoc,
+        SizeBinDoc,
+        ConnBinDoc,
+        AssumedDoc,
+        WorkloadDoc,
+        TotalsDoc,
+        DemandDoc,
+    ):
+        names.update(model.model_fields)
+    return frozenset(names)
+
+
 def errors_of(exc: ValidationError) -> list[str]:
     """``field.path: message`` per error, never the value that failed (it may be the
-    customer's)."""
+    customer's), nor a key the file made up (a key is the file's content too: shown as
+    ``[key]``)."""
+    known = _known()
     out = []
     for e in exc.errors(include_url=False, include_input=False):
-        where = ".".join(str(p) for p in e["loc"]) or "demand"
+        parts = [p if isinstance(p, int) or p in known else "[key]" for p in e["loc"]]
+        where = ".".join(str(p) for p in parts) or "demand"
         out.append(f"{where}: {str(e['msg']).removeprefix('Value error, ')}")
     return out[:20]
 

@@ -220,7 +220,7 @@ HOSTILE = [
     ("resumption-lots", ("resumption_share", None, "lots"), "resumption_share"),
     ("chart-empty", ("chart", None, []), "chart"),
     ("chart-negative", ("chart", None, [-1, 3]), "chart.0"),
-    ("unknown-key", ("surprise", None, 1), "surprise"),
+    ("unknown-key", ("surprise", None, 1), "[key]: Extra inputs are not permitted"),
     ("version", ("version", None, 7), "version"),
     ("kind", ("kind", None, "catalog"), "kind"),
     ("role", ("workload", "role", "jwt-ish"), "workload.role"),
@@ -249,6 +249,24 @@ def test_a_bad_demand_file_is_one_error_naming_the_field(
         assert "Traceback" not in got.output and "internal error" not in got.output
         assert f"{path}" in got.output and field in got.output
     assert not (tmp_path / "g.md").exists()
+
+
+def test_a_key_or_a_yaml_problem_the_file_made_up_is_not_echoed(
+    tmp_path: Path, good: dict[str, Any]
+) -> None:
+    """A demand file's keys and the YAML parser's words quote the file: the error names
+    where, never what (issue 58: the file is handed around and may carry anything)."""
+    doc = json.loads(json.dumps(good))
+    doc["workload"]["status"] = {"PLANTED-KEY-77": 1.0}
+    keyed = _write(tmp_path, doc)
+    dup = tmp_path / "dup.yml"
+    dup.write_text("PLANTED-DUP-88: 1\nPLANTED-DUP-88: 2\n")
+    tag = tmp_path / "tag.yml"
+    tag.write_text("kind: !PLANTED-TAG-99 x\n")
+    for path in (keyed, dup, tag):
+        got = runner.invoke(app, ["recommend", "--demand", str(path)])
+        assert got.exit_code == 3 and str(path) in got.output, got.output
+        assert "PLANTED" not in got.output, got.output
 
 
 def test_a_negative_or_nan_tls_peak_is_refused_not_dropped(
