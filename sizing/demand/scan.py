@@ -191,7 +191,9 @@ def _count(
     line or per second."""
     tally = scan.tally
     if distinct:
-        _count_keys(scan, keys, distinct, chunk)
+        bad = _count_keys(scan, keys, distinct, chunk)
+        if bad:  # a line skipped for its time feeds no size, request time or connection
+            rows = [r for r in rows if keys.getter(r) not in bad]
     if keys.size_at is not None and rows:
         _count_sizes(tally, [x for r in rows if (x := r[keys.size_at])])
     if keys.rt_at is not None:
@@ -209,21 +211,24 @@ def _count(
 
 def _count_keys(
     scan: FileScan, keys: _Keys, distinct: Counter[tuple[bytes, ...]], chunk: bytes
-) -> None:
+) -> set[tuple[bytes, ...]]:
+    """Count the chunk's distinct keys; the keys skipped for an unreadable time."""
     tally = scan.tally
     found = list(distinct)
     n = np.fromiter(distinct.values(), np.int64, len(found))
     cols = list(zip(*found, strict=True))
     secs = _seconds(scan, keys, cols, chunk)
     ok = secs >= 0
+    bad: set[tuple[bytes, ...]] = set()
     if not ok.all():
         for i in np.flatnonzero(~ok).tolist():
             where = _line_of(scan, chunk, found[i][0]) if scan.skipped.want_sample else ""
             scan.skipped.add(BAD_TIME, where, f"${keys.time}", int(n[i]))
+            bad.add(found[i])
     idx = np.flatnonzero(ok)
     secs, n = secs[idx], n[idx]
     if not len(secs):
-        return
+        return bad
     extra = {name: cols[keys.ntime + j] for j, name in enumerate(keys.extras)}
     status = _first_bytes(extra["status"])[idx] if "status" in extra else None
     first = _first_bytes(extra["first"])[idx] == ord("1") if "first" in extra else None
@@ -235,6 +240,7 @@ def _count_keys(
     for moved, i in zip(tally.moves_span(int(secs[lo]), int(secs[hi])), (lo, hi), strict=True):
         if moved:
             tally.add_edge(int(secs[i]), _line_of(scan, chunk, found[int(idx[i])][0]))
+    return bad
 
 
 def _first_bytes(col: tuple[bytes, ...]) -> npt.NDArray[np.uint8]:

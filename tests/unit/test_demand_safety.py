@@ -404,3 +404,16 @@ def test_one_stray_line_in_a_small_log_is_an_outlier_not_a_55_year_span(tmp_path
     assert doc["requests"]["seconds"] == 50 and doc["requests"]["average"] == 1.0
     assert doc["totals"]["outliers"] == 1
     assert any("a.log:51" in n and "left out of the span" in n for n in doc["notes"]), doc["notes"]
+
+
+def test_a_line_skipped_for_its_time_feeds_no_size_or_total(tmp_path: Path) -> None:
+    """A line whose time cannot be read is skipped whole: its 5 MB response does not
+    count in the bytes sent or the size mix (it did, before the time was checked)."""
+    fmt = "$remote_addr $status $bytes_sent $msec $request_time"
+    good = [f"198.51.100.7 200 100 {T0 + s}.250 0.001\n" for s in range(50)]
+    log = tmp_path / "a.log"
+    log.write_text("".join(good) + "198.51.100.7 200 5000000 " + "9" * 40 + ".1 0.001\n")
+    doc = json.loads(demand(str(log), "--log-format", fmt, "--json").stdout)
+    assert doc["skipped"] == 1 and doc["totals"]["requests"] == 50
+    assert doc["totals"]["bytes_sent"] == 5000
+    assert doc["workload"]["sizes"] == [{"upto": 128, "share": 1.0}]
