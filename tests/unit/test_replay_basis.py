@@ -71,7 +71,11 @@ def test_the_guide_says_your_traffic_replayed_beside_yours(tmp_path: Path) -> No
     result, samples = got  # type: ignore[misc]
     meta = result.metadata.to_json() | {"replay": dump(record)}
     _fill(db, [(replace(result, metadata=PointMeta.parse(meta)), samples)], [definition])
-    (para,) = replayed_blocks(read_runs(db, ()))
+    runs = read_runs(db, ())
+    # another customer's guide never shows this replay (the demand's workload key filters)
+    assert replayed_blocks(runs, "customer-bbbbbbbbbbbb") == []
+    assert len(replayed_blocks(runs, "customer-aaaaaaaaaaaa")) == 1
+    (para,) = replayed_blocks(runs)
     text = "".join(r.text for r in para.runs)  # type: ignore[attr-defined]
     assert text.startswith("Your traffic, replayed on r640-01 at 1 core (run 1, basis customer-")
     assert "requests per connection 1.0 (yours 8.0)" in text and "mix-mismatch" in text

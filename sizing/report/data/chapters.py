@@ -87,6 +87,15 @@ def chapters(g: Guide, chart_ids: Sequence[str]) -> list[Chapter]:
     return out
 
 
+def _replayed(g: Guide) -> Sequence[Block] | None:
+    """The replays of the demand's own workload (``guide --demand``), or nothing: another
+    customer's replays are never shown, and a guide without a demand has no traffic."""
+    t = g.request.traffic
+    if t is None or t.workload is None:
+        return None
+    return replayed_blocks(g.runs, t.workload.key()) or None
+
+
 def _traffic(g: Guide) -> Sequence[Block] | None:
     """The customer's own traffic (``guide --demand``), or nothing."""
     if g.request.traffic is None:
@@ -375,7 +384,7 @@ def _validity_points(g: Guide) -> list[Block]:
 CHAPTERS: list[_Spec] = [
     _Spec("summary", "Executive summary", lambda g, c: _proposal(g), lead=True),
     _Spec("traffic", "Your traffic", lambda g, c: _traffic(g)),
-    _Spec("replayed", "Your traffic, replayed", lambda g, c: replayed_blocks(g.runs) or None),
+    _Spec("replayed", "Your traffic, replayed", lambda g, c: _replayed(g)),
     _Spec("figures", "What the proposal rests on", lambda g, c: _summary(g)),
     _Spec("table", "Sizing table", lambda g, c: _table(g)),
     _Spec("charts", "Charts", _charts),

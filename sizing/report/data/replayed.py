@@ -12,13 +12,15 @@ from sizing.sources.rundata import RunData
 __all__ = ["replayed_blocks"]
 
 
-def replayed_blocks(runs: Sequence[RunData]) -> list[Block]:
-    """One paragraph per replayed point, newest run first; none when nothing was replayed."""
+def replayed_blocks(runs: Sequence[RunData], key: str | None = None) -> list[Block]:
+    """One paragraph per point that replayed the workload ``key`` (the demand file's:
+    another customer's replays never appear in this customer's guide; None: every one),
+    newest run first; none when nothing was replayed."""
     out: list[Block] = []
     for run in sorted(runs, key=lambda r: r.record.id, reverse=True):
         for point in run.points:
             replay = point.result.metadata.replay
-            if replay is None:
+            if replay is None or (key is not None and replay.key != key):
                 continue
             k = point.result.key
             if replay.requests_logged <= 0:
