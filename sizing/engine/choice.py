@@ -224,7 +224,10 @@ def _reference_group(
     why = "reference: no measured basis qualifies" + (f" ({not_ok})" if not_ok else "")
     if anchor is not None and anchor.id != REFERENCE_DEFAULT and serves is not None:
         asked = "/".join(sorted(serves.platforms or ()))
-        why += f"; {anchor.id} is the reference data for --platform {asked}"
+        if asked:
+            why += f"; {anchor.id} is the reference data for --platform {asked}"
+        else:  # chosen by the workload's role (its only reference data), not by a platform
+            why += f"; {anchor.id} is the only reference data of this workload"
     if anchor is None:
         why = "no basis to size from: nothing measured qualifies and no reference data"
     return group, why
