@@ -70,6 +70,13 @@ def read_logs(
     notes.extend(clock_notes(servers))
     notes.extend(twin_notes(servers))
     demand = _demand(scans, total, notes)
+    t = demand.totals
+    unclassed = 0 if t is None or not t.classes else t.requests - sum(t.classes.values())
+    if unclassed > 0:  # a status that is no HTTP class (0, 999, x): counted, in no class
+        demand.notes.append(
+            f"{unclassed:,} request(s) with a status outside 1xx-5xx (0, 600 or above, or"
+            " not a number): counted as requests, in no status class"
+        )
     have = frozenset.intersection(*(s.variables for s in scans if s.tally.requests))
     mix = mix_of_tally(total, have, role=role, role_source=role_source, assumed=assumed)
     return replace(demand, workload=mix)
