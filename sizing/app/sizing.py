@@ -235,6 +235,15 @@ def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
     figures = inputs.choice.figures
     capacity_of = "their CPU"
     notes = []
+    if demand.tps is not None and any(b.workload.customer for b in inputs.choice.bases):
+        # the replay served the customer's TLS connections in their share, resumptions and
+        # full handshakes alike: its figure is in the customer's requests per second, TLS
+        # included; counting the handshakes again on a TPS figure would size them twice
+        demand = replace(demand, tps=None)
+        notes.append(
+            "sized on your requests per second alone: your replayed workload's figure"
+            " carries your TLS connections, full handshakes and resumptions in your mix"
+        )
     if req.p95 is not None:  # size on "RPS at p95 <= X" of one latency workload only
         workload = req.inputs.basis[0] if req.inputs.basis else None
         figures, why, capacity_of, note = _latency_figures(req, workload)

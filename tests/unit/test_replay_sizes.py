@@ -28,13 +28,15 @@ FMT = (
 )
 
 
-def _demand(tmp_path: Path, role: str = "static") -> Path:
+def _demand(tmp_path: Path, role: str = "static", tls: bool = False) -> Path:
     lines = []
     for s in range(60):
         ts = time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(T0 + s))
         for k in range(8):
             size = (300, 3000, 30000)[k % 3]
             reused = "." if k % 2 else "r" if k % 3 else "-"
+            if tls and k % 4 == 0:  # a connection's first request: full handshakes too
+                reused = "." if k == 0 else "r"
             lines.append(
                 f'203.0.113.9 [{ts}] "GET / HTTP/1.1" 200 {size} {T0 + s}.5 0.001'
                 f" {k % 4 + 1} {reused}\n"
@@ -98,6 +100,26 @@ def test_the_demands_own_replay_sizes_it_and_every_rendering_names_it(tmp_path: 
         runner.invoke(app, ["recommend", "--rps", "5000", "--db", str(db), "--json"]).stdout
     )
     assert basis not in plain["basis"]["ids"]
+
+
+def test_a_tls_demand_is_sized_on_its_replay_by_requests_alone(tmp_path: Path) -> None:
+    """A demand with full TLS handshakes (nearly every customer's): the replay served them in
+    the customer's share, so its RPS figure sizes the demand alone, said so; the handshakes
+    are not counted again on a TPS figure (nor does a replay without one fail to serve)."""
+    demand = _demand(tmp_path, tls=True)
+    d = load_demand(demand)
+    assert d.full_handshakes is not None and d.full_handshakes.peak > 0
+    key = d.workload.key()  # type: ignore[union-attr]
+    db = tmp_path / "sizing.sqlite"
+    _lab(db, key)
+    args = ["--demand", str(demand), "--db", str(db), "--article-prices"]
+    got = runner.invoke(app, ["recommend", *args, "--json"])
+    assert got.exit_code == 0, got.output
+    doc = json.loads(got.stdout)
+    assert doc["basis"]["ids"] == [f"r640-01/baremetal/{key}"]
+    assert doc["demand"]["tps"] is None and doc["demand"]["rps"] == d.requests.peak
+    text = runner.invoke(app, ["recommend", *args])
+    assert "sized on your requests per second alone" in " ".join(text.output.split())
 
 
 def test_another_workloads_replay_or_an_invalid_one_does_not_size_the_demand(
