@@ -193,6 +193,19 @@ def check(req: SizingRequest) -> Demand:
     return demand
 
 
+def _on_replay(demand: Demand, inputs: BasisInputs) -> tuple[Demand, list[str]]:
+    """The demand as a customer's replayed workload sizes it: by its requests alone. The
+    replay served the customer's TLS connections in their share, resumptions and full
+    handshakes alike: its figure is in the customer's requests per second, TLS included;
+    counting the handshakes again on a TPS figure would size them twice."""
+    if demand.tps is None or not any(b.workload.customer for b in inputs.choice.bases):
+        return demand, []
+    return replace(demand, tps=None), [
+        "sized on your requests per second alone: your replayed workload's figure carries"
+        " your TLS connections, full handshakes and resumptions in your mix"
+    ]
+
+
 def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
     """The cheapest configuration that carries the demand (see ``sizing recommend``); the
     guide's recommendation is this one (``with_runs``: the guide's runs are read too)."""
@@ -234,16 +247,7 @@ def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
     inputs, assumptions = with_assumptions(inputs, asked_assume)
     figures = inputs.choice.figures
     capacity_of = "their CPU"
-    notes = []
-    if demand.tps is not None and any(b.workload.customer for b in inputs.choice.bases):
-        # the replay served the customer's TLS connections in their share, resumptions and
-        # full handshakes alike: its figure is in the customer's requests per second, TLS
-        # included; counting the handshakes again on a TPS figure would size them twice
-        demand = replace(demand, tps=None)
-        notes.append(
-            "sized on your requests per second alone: your replayed workload's figure"
-            " carries your TLS connections, full handshakes and resumptions in your mix"
-        )
+    demand, notes = _on_replay(demand, inputs)
     if req.p95 is not None:  # size on "RPS at p95 <= X" of one latency workload only
         workload = req.inputs.basis[0] if req.inputs.basis else None
         figures, why, capacity_of, note = _latency_figures(req, workload)
