@@ -18,6 +18,7 @@ import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -26,6 +27,7 @@ from sizing.cli import app
 from sizing.paths import ROOT
 from sizing.provision.ansible import Playbooks
 from tests import labdb
+from tests.offline import names_a_lab, sizing_offline
 from tests.unit.test_hints import two_core_run
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -219,7 +221,11 @@ def run_example(e: Example, db: Path) -> tuple[int, list[str]]:
     base = m.group("cmd") if m else command
     both = base.endswith(" 2>&1")  # stderr into the pipe, as |& does
     argv = shlex.split(base.removesuffix(" 2>&1"))[1:]
-    got = CliRunner().invoke(app, argv, env={"SIZING_DB": str(db), "COLUMNS": "100"})
+    env = {"SIZING_DB": str(db), "COLUMNS": "100"}
+    # an example lab's inventory (named, or by the lab database's runs) is read without a
+    # network (unshare -n), never in process
+    lab = names_a_lab(argv) or e.data == "lab"
+    got: Any = sizing_offline(argv, env) if lab else CliRunner().invoke(app, argv, env=env)
     if m is None:
         return got.exit_code, (got.stdout + got.stderr).splitlines()
     both = both or m.group("op") == "|&"

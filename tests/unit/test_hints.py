@@ -28,6 +28,7 @@ from sizing.records import PointMeta, SampleMeta
 from sizing.report.render.points import left_out_by_default, no_valid_figure
 from sizing.store import Store
 from tests import labdb
+from tests.offline import names_a_lab, sizing_offline
 
 # A 2-core VM's facts as a run stores them (this development VM: a docker-detected host,
 # 1 socket x 2 cores, no SMT)
@@ -201,13 +202,17 @@ def try_hint(command: str, line: str, db: Path) -> str:
             return "a placeholder with no example named on its line"
         argv = [example.group(0) if a == "INVENTORY" else a for a in argv]
     runner = CliRunner()
+
+    def invoke(args: list[str]) -> Any:
+        return sizing(args, db, runner)
+
     if argv[0] == "run":
-        got = runner.invoke(app, [*argv, "--plan", "--json", "--db", str(db)])
+        got = invoke([*argv, "--plan", "--json", "--db", str(db)])
         if got.exit_code != 0:
             return f"exit {got.exit_code}: {got.output.strip()[-300:]}"
         doc = json.loads(got.stdout)
         return doc["nothing_to_measure"] or ""
-    got = runner.invoke(app, [*argv, "--db", str(db)])
+    got = invoke([*argv, "--db", str(db)])
     if got.exit_code != 0:
         return f"exit {got.exit_code}: {got.output.strip()[-300:]}"
     if "--include-virtualized" in argv and "Basis: measured basis" not in got.stdout:
@@ -217,11 +222,19 @@ def try_hint(command: str, line: str, db: Path) -> str:
     return ""
 
 
+def sizing(args: list[str], db: Path, runner: CliRunner | None = None) -> Any:
+    """``sizing ARGS``: in process, or without a network (unshare -n) when it names an
+    example lab's inventory or runs on a lab database (whose runs name one)."""
+    if names_a_lab(args) or db.name.startswith("lab"):
+        return sizing_offline(args)
+    return (runner or CliRunner()).invoke(app, args)
+
+
 def answers(db: Path, asks: list[list[str]]) -> str:
     """What ``sizing recommend`` says (stdout and stderr) for each ask on ``db``."""
     out = []
     for ask in asks:
-        got = CliRunner().invoke(app, ["recommend", *ask, "--db", str(db)])
+        got = sizing(["recommend", *ask, "--db", str(db)], db)
         out.append(got.output)
     return "\n".join(out)
 
