@@ -51,7 +51,7 @@ def check_target(out: Path, what: str) -> None:
             raise SizingError(f"{out}: cannot write the {what}: not a regular file")
         if not parent.is_dir():
             raise SizingError(f"{out}: cannot write the {what}: no directory {parent}")
-        if not os.access(parent, os.W_OK):
+        if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
             ro = bool(os.statvfs(parent).f_flag & os.ST_RDONLY)
             why = "a read-only file system" if ro else "permission denied"
             raise SizingError(f"{out}: cannot write the {what}: {why}")

@@ -9,7 +9,6 @@ only here, inside the command, so ``sizing --help`` stays fast.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -31,7 +30,8 @@ from sizing.cli.option_set import (
 from sizing.cli.options import FormatChoice, PaperChoice, choice, completer, metavar
 from sizing.cli.progress import Steps
 from sizing.cli.sizing_opts import load_traffic
-from sizing.errors import SizingError, UsageError
+from sizing.errors import UsageError
+from sizing.outfile import check_target
 
 if TYPE_CHECKING:
     from sizing.app.guide import GuideRequest, Made
@@ -76,18 +76,7 @@ def output_format(out: Path | None, fmt: str | None) -> tuple[FormatChoice, Path
 
 def check_writable(out: Path) -> None:
     """One clear line, before any work, when ``out`` cannot be written."""
-    parent = out.parent if str(out.parent) else Path(".")
-    try:
-        if out.is_dir():
-            raise SizingError(f"{out}: cannot write the guide: is a directory")
-        if not parent.is_dir():
-            raise SizingError(f"{out}: cannot write the guide: no directory {parent}")
-        if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
-            ro = bool(os.statvfs(parent).f_flag & os.ST_RDONLY)
-            why = "a read-only file system" if ro else "permission denied"
-            raise SizingError(f"{out}: cannot write the guide: {why}")
-    except OSError as exc:  # a parent directory this user may not even look into
-        raise SizingError(f"{out}: cannot write the guide: {exc.strerror or exc}") from exc
+    check_target(out, "guide")
 
 
 GuideOutOpt = Annotated[
