@@ -14,7 +14,6 @@ from sizing.demand.inputs import distinct_files
 from sizing.demand.mix import mix_of_counters
 from sizing.demand.model import Missing, Rate, SourceFile, TrafficDemand, iso
 from sizing.demand.persecond import PerSecond
-from sizing.demand.reader import check_input
 from sizing.errors import UsageError
 from sizing.workload import Assumed, Role
 
@@ -64,7 +63,6 @@ def read_counters(
     files, notes = distinct_files(paths)
     seen: dict[str, Path] = {}
     for path in files:
-        check_input(path)
         kind, got, state = parse_samples(path)
         if state.content_sha256 in seen:
             notes.append(f"{path}: the same samples as {seen[state.content_sha256]}: counted once")

@@ -7,7 +7,7 @@ is ``None`` and named in ``missing``."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import replace
 
 from sizing.demand.tally import CLASSES, SIZE_EDGES, Tally
 from sizing.errors import UsageError
@@ -182,8 +182,6 @@ def mix_of_counters(
 def _with_assumed(mix: WorkloadMix, assumed: tuple[Assumed, ...]) -> WorkloadMix:
     """The mix with the user's assumptions for figures the input lacks; one the input has
     is refused (a measured figure is never overridden by a stated one)."""
-    from dataclasses import replace
-
     for a in assumed:
         if getattr(mix, a.figure) is not None:
             raise UsageError(
@@ -197,10 +195,13 @@ def _with_assumed(mix: WorkloadMix, assumed: tuple[Assumed, ...]) -> WorkloadMix
     return replace(mix, assumed=assumed, missing=missing)
 
 
+_WORDS = {
+    "tls_share": "TLS share",
+    "resumption_share": "resumption share",
+    "requests_per_connection": "requests per connection",
+}
+
+
 def _names(missing: str, figure: str) -> bool:
-    words: dict[str, Any] = {
-        "tls_share": "TLS share",
-        "resumption_share": "resumption share",
-        "requests_per_connection": "requests per connection",
-    }
-    return str(words[figure]) in missing
+    """Whether a missing figure's words are those of ``figure`` (then it is stated)."""
+    return _WORDS[figure] in missing
