@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from sizing.app.outputs import check_target
 from sizing.cli.app import fitted, warn
 from sizing.cli.engine_cmds import hint_sentence
 from sizing.cli.option_set import (
@@ -31,7 +32,6 @@ from sizing.cli.options import FormatChoice, PaperChoice, choice, completer, met
 from sizing.cli.progress import Steps
 from sizing.cli.sizing_opts import load_traffic
 from sizing.errors import UsageError
-from sizing.outfile import check_target
 
 if TYPE_CHECKING:
     from sizing.app.guide import GuideRequest, Made
