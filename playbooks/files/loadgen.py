@@ -451,6 +451,13 @@ def window(
         sleep_until(t0 + duration)
     t1 = time.time()
     nginx_after = nginx_cpu_seconds(spec.pidfile) if spec.pidfile else None
+    # Every counter is read at the window's end, before the wait for the side logs below:
+    # read after it, the CPUs' shares would count 0.45 s of idle as part of the window
+    # (a client busy through a 10 s window was shown 89% busy, below the client-bound line).
+    cpu_after = cpu_times() if spec.sample_cpu else None
+    net_after = net_bytes() if spec.sample_net else None
+    sirq_after = net_softirqs() if spec.sample_net else None
+    up_after = upstream_probe(spec.upstream_pidfile) if spec.upstream_pidfile else None
     tls = mix = None
     if spec.tls_log or spec.mix_log:
         # The side logs are buffered with flush=250ms (templates/nginx.conf.j2): the last
@@ -466,12 +473,8 @@ def window(
         end=t1,
         commands=outs,
         throttled=throttle_count() - throttle_before if throttle_before is not None else None,
-        upstream=(
-            upstream_delta(up_before, upstream_probe(spec.upstream_pidfile))
-            if spec.upstream_pidfile
-            else None
-        ),
-        net_softirqs=softirq_delta(sirq_before, net_softirqs() if spec.sample_net else None),
+        upstream=upstream_delta(up_before, up_after) if spec.upstream_pidfile else None,
+        net_softirqs=softirq_delta(sirq_before, sirq_after),
         nginx_cpu_s=(
             nginx_after - nginx_before
             if nginx_before is not None and nginx_after is not None
@@ -480,9 +483,9 @@ def window(
         tls=tls,
         mix=mix,
         net_before=net_before,
-        net_after=net_bytes() if spec.sample_net else None,
+        net_after=net_after,
         cpu_before=before,
-        cpu_after=cpu_times() if spec.sample_cpu else None,
+        cpu_after=cpu_after,
         server_alive=pid_alive(spec.pidfile) if spec.pidfile else None,
         upstream_alive=pid_alive(spec.upstream_pidfile) if spec.upstream_pidfile else None,
         clk_tck=os.sysconf("SC_CLK_TCK"),
