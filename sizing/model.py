@@ -230,6 +230,27 @@ class PointResult:
     metadata: PointMeta = field(default_factory=PointMeta)
 
 
+# What a client-bound point may carry besides its verdicts and still be a lower bound: the
+# flags that say what the host was, not that the figure is wrong.
+FLOOR_VERDICTS = frozenset({"client-bound", "not-saturated"})
+FLOOR_NOTES = frozenset({"virtualized-host", "emulated", "noisy"})
+
+
+def client_floor(r: PointResult) -> bool:
+    """A point the load generator limited, and nothing else: no errors, no mix mismatch, no
+    erratic or drifting repetitions, no upstream or network limit. What the server served
+    then is the least it can carry (ENGINE: "a client-bound lower bound is a floor too,
+    never a reason to refuse"); it is used as ``≥ value``, never as an exact figure."""
+    flags = set(r.flags)
+    return (
+        r.status is Status.INVALID
+        and "client-bound" in flags
+        and flags <= FLOOR_VERDICTS | FLOOR_NOTES
+        and r.value is not None
+        and r.value > 0
+    )
+
+
 @dataclass
 class RunSummary:
     """What a run did, for rendering."""

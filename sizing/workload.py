@@ -165,12 +165,15 @@ def canonical(w: WorkloadMix) -> dict[str, object]:
     }
 
 
+CUSTOMER_PREFIX = "customer-"  # a replayed customer workload's profile and basis key
+
+
 def workload_key(mix_document: Mapping[str, object]) -> str:
     """The basis key of a customer workload: ``customer-`` and 12 hex digits of the SHA-256
     of its canonical JSON (the demand file's workload section): the same mix, the same
     basis, whatever the file's other content."""
     text = json.dumps(mix_document, sort_keys=True, separators=(",", ":"), default=str)
-    return "customer-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+    return CUSTOMER_PREFIX + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 # -- the closed loop: the replayed mix against the customer's --------------------------

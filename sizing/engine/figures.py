@@ -68,7 +68,16 @@ from sizing.engine.series import (
     fit_of,
     series_points,
 )
-from sizing.model import BasisPlatform, Figure, FigureKind, Ht, Platform, PointResult, Status
+from sizing.model import (
+    BasisPlatform,
+    Figure,
+    FigureKind,
+    Ht,
+    Platform,
+    PointResult,
+    Status,
+    client_floor,
+)
 
 PROFILES = ("rps", "tps")
 PLATFORM_ORDER = tuple(BasisPlatform)  # the sizing table's columns, in order
@@ -81,11 +90,13 @@ def measured_figures(
     points: Iterable[tuple[int, int, PointResult]], include_emulated: bool
 ) -> list[Figure]:
     """The engine's figures from stored points given as (point id, run id, result):
-    valid (measured) points only, the newest point per (platform family, cores, HT,
-    profile); emulated ones only when asked. Oldest first, as :func:`latest` expects."""
-    newest: dict[tuple[str, int, str, str], tuple[int, Figure]] = {}
+    valid (measured) points, and client-bound ones as lower bounds (:func:`client_floor`),
+    the newest point per (platform family, cores, HT, profile), an exact figure before a
+    lower bound; emulated ones only when asked. Oldest first, as :func:`latest` expects."""
+    newest: dict[tuple[str, int, str, str], tuple[tuple[bool, int], Figure]] = {}
     for point_id, run_id, r in points:
-        if r.status is not Status.MEASURED or r.value is None:
+        floor = client_floor(r)
+        if (r.status is not Status.MEASURED and not floor) or r.value is None:
             continue
         emulated = "emulated" in r.flags
         if emulated and not include_emulated:
@@ -107,11 +118,13 @@ def measured_figures(
             ci_low=r.ci_low,
             ci_high=r.ci_high,
             flags=tuple(r.flags),
+            bound="lower" if floor else "",
         )
         slot = (family, r.key.cores, r.key.ht, r.key.profile)
-        if slot not in newest or newest[slot][0] <= point_id:
-            newest[slot] = (point_id, fig)
-    return [f for _, f in sorted(newest.values(), key=lambda t: t[0])]
+        rank = (not floor, point_id)
+        if slot not in newest or newest[slot][0] <= rank:
+            newest[slot] = (rank, fig)
+    return [f for _, f in sorted(newest.values(), key=lambda t: t[0][1])]
 
 
 def latest(figures: Iterable[Figure]) -> list[Figure]:

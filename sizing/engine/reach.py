@@ -26,7 +26,15 @@ from dataclasses import replace
 
 from sizing.model import OBSERVED, Figure, FigureKind
 
-__all__ = ["FLOOR", "envelope", "envelope_draws", "floor_figure", "lower_counts", "measure_hint"]
+__all__ = [
+    "FLOOR",
+    "envelope",
+    "envelope_draws",
+    "floor_figure",
+    "lower_counts",
+    "measure_hint",
+    "raised_to",
+]
 
 FLOOR = "floor"  # a figure's flag: "at least" what a smaller count carries
 MONOTONE = "monotone"  # a figure's flag: raised to what a smaller count carries
@@ -39,15 +47,17 @@ def floor_figure(
 ) -> Figure:
     """The floor at ``cores`` beyond the largest exact count of ``exact`` (module doc):
     the larger (on its low end) of the top exact figure and any lower bound measured
-    between it and ``cores``."""
-    top = max(exact, key=lambda f: f.cores)
+    between it and ``cores``. With no exact figure at all (every point client-bound), the
+    largest lower bound measured at or below ``cores``."""
+    top = [max(exact, key=lambda f: f.cores)] if exact else []
+    above = top[0].cores if top else 0
     bounds = [
         f
         for f in observed
-        if f.lower_bound and "erratic" not in f.flags and top.cores < f.cores <= cores
+        if f.lower_bound and "erratic" not in f.flags and above < f.cores <= cores
     ]
-    anchor = max([top, *bounds], key=lambda f: (f.conservative, f.cores))
-    measured_top = max(f.cores for f in [top, *bounds])
+    anchor = max([*top, *bounds], key=lambda f: (f.conservative, f.cores))
+    measured_top = max(f.cores for f in [*top, *bounds])
     what = "lower bound" if anchor.lower_bound else "figure"
     made = ""
     if anchor.source in (FigureKind.TRANSLATED, FigureKind.ASSUMED):  # says what it rests on
@@ -66,10 +76,12 @@ def floor_figure(
         bound="lower",
         flags=tuple(dict.fromkeys((*anchor.flags, FLOOR))),
         reps=(),
-        coverage=anchor.coverage if not anchor.lower_bound else None,
+        # a measured lower bound's interval says as much of the truth's floor as an exact
+        # figure's low end does: the server carried at least what it served
+        coverage=anchor.coverage,
         interval=(
-            f"its low end is the {anchor.cores}-core figure's ({anchor.interval})"
-            if anchor.interval and not anchor.lower_bound
+            f"its low end is the {anchor.cores}-core {what}'s ({anchor.interval})"
+            if anchor.interval
             else ""
         ),
     )
@@ -191,3 +203,22 @@ def measure_hint(
         counts = capped
     joined = ",".join(str(n) for n in sorted(set(counts)))
     return f"sizing run {inv}--cores {joined} --ht {ht}", note
+
+
+def raised_to(got: Figure | str, bound: Figure) -> Figure | str:
+    """``got`` raised to ``bound``'s low end where it says less (a lower bound measured at
+    the same count); a refusal stays one, and with nothing else the bound is the figure."""
+    if isinstance(got, str):
+        return bound
+    least = bound.conservative
+    if got.conservative >= least:
+        return got
+    return replace(
+        got,
+        value=max(got.value, least),
+        ci_low=least,
+        ci_high=None if got.ci_high is None else max(got.ci_high, least),
+        sized=None if got.sized is None else max(got.sized, least),
+        flags=tuple(dict.fromkeys((*got.flags, "client-bound"))),
+        origin=f"{got.origin}; raised to the {bound.cores}-core lower bound ({bound.origin})",
+    )

@@ -20,20 +20,20 @@ from sizing.engine.predict import (
     Bootstrap,
     quantile,
 )
-from sizing.engine.reach import envelope, envelope_draws, floor_figure, lower_counts
+from sizing.engine.reach import envelope, envelope_draws, floor_figure, lower_counts, raised_to
 from sizing.engine.scaling import MIN_POINTS, ScalingFit
 from sizing.engine.series_shape import (
     Shape,
+    borrowed,
     counts_of,
     fit_of,
     rel_interval,
     series_points,
+    usable_bound,
     usable_point,
 )
 from sizing.engine.seriesdraws import raw_draws
 from sizing.model import Figure, FigureKind
-
-SHAPE_FLOOR = 0.10  # added to a borrowed shape's relative half-width
 
 __all__ = ["Series", "Shape", "Unsized", "counts_of", "fit_of", "series_points", "usable_point"]
 
@@ -166,15 +166,29 @@ class Series:
 
     def _estimate(self, cores: int) -> Figure | str:
         for f in self.observed:
-            if f.cores == cores:
-                if "erratic" in f.flags and not f.lower_bound:
-                    return (
-                        f"the {cores}-core figure of {self.name} is erratic (a repetition below "
-                        "half or above twice its median): re-measure it"
-                    )
-                return f
+            if f.cores != cores:
+                continue
+            if f.lower_bound and f.source == FigureKind.MEASURED and self._exact_below(cores):
+                # a measured bound is the least the truth can be, not the figure: the
+                # series' own rule for this count, raised to it where it says less
+                return raised_to(self._past(cores), f)
+            if "erratic" in f.flags and not f.lower_bound:
+                return (
+                    f"the {cores}-core figure of {self.name} is erratic (a repetition below "
+                    "half or above twice its median): re-measure it"
+                )
+            return f
+        return self._past(cores)
+
+    def _exact_below(self, cores: int) -> bool:
+        return any(e.cores < cores for e in self.exact)
+
+    def _past(self, cores: int) -> Figure | str:
+        """The figure at ``cores`` from the other counts (no figure observed at it)."""
         exact = sorted(self.exact, key=lambda f: f.cores)
-        if not exact:
+        if not exact:  # a lower bound is a floor too, never a reason to refuse (ENGINE)
+            if any(f.cores < cores and usable_bound(f) for f in self.observed):
+                return floor_figure(self.observed, exact, cores, self.name)
             return f"only lower bounds or erratic points measured on {self.name}"
         lo, hi = exact[0], exact[-1]
         cap = self.cap(cores)
@@ -322,25 +336,10 @@ class Series:
                 f"({shape.basis}) was measured only up to {shape.top} cores; pass "
                 "--allow-extrapolation to use it beyond twice that"
             )
-        ratio = shape.ratio(anchor.cores, cores)
-        if ratio is None:
+        got = borrowed(shape, exact, anchor, cores, cap)
+        if got is None:
             return None
-        value = min(anchor.value * ratio, cap)
-        misfit = shape.misfit(exact, anchor.cores)
-        widen = SHAPE_FLOOR + (misfit or 0.0)
-        r = rel_interval(anchor)
-        low = value * max(0.0, 1.0 - r[0] - widen)
-        high = value * (1.0 + r[1] + widen)
-        fitted = (
-            f"misfit {misfit * 100:.1f}% on the overlapping core counts"
-            if misfit is not None
-            else "no overlapping core count to check it on"
-        )
-        words = (
-            f"borrowed shape: the anchor's interval widened by {widen * 100:.0f} points "
-            f"({SHAPE_FLOOR * 100:.0f} for other hardware, {fitted}); its coverage is not "
-            f"known: measure {MIN_POINTS} or more core counts for a stated one"
-        )
+        value, (low, high), fitted, words = got
         return self._derived(
             anchor,
             cores,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from sizing.engine.runsfit import fit_runs
-from sizing.engine.scaling import ScalingFit, fit
+from sizing.engine.scaling import MIN_POINTS, ScalingFit, fit
 from sizing.model import Figure
 
 
@@ -61,6 +61,11 @@ def rel_interval(f: Figure) -> tuple[float, float]:
     return max(0.0, 1.0 - f.ci_low / f.value), max(0.0, f.ci_high / f.value - 1.0)
 
 
+def usable_bound(f: Figure) -> bool:
+    """A lower bound a floor may rest on: not erratic."""
+    return f.lower_bound and "erratic" not in f.flags
+
+
 def usable_point(f: Figure) -> bool:
     """Whether a figure may be fitted or anchor a prediction: not a lower bound, not
     erratic (its repetitions disagree by more than a factor of two)."""
@@ -94,3 +99,35 @@ def _fit_counts(counts: tuple[tuple[int, tuple[float, ...]], ...]) -> ScalingFit
         # the model the draws of sizing.engine.predict assume
         return fit_runs(counts)
     return fit([(n, sum(vs) / len(vs)) for n, vs in counts])
+
+
+SHAPE_FLOOR = 0.10  # added to a borrowed shape's relative half-width (other hardware)
+
+
+def borrowed(
+    shape: Shape, exact: Sequence[Figure], anchor: Figure, cores: int, cap: float
+) -> tuple[float, tuple[float, float], str, str] | None:
+    """The figure at ``cores`` scaled from ``anchor`` by a borrowed ``shape``: its value,
+    its interval (the anchor's widened by :data:`SHAPE_FLOOR` plus the shape's misfit on
+    the series' own counts), what the misfit was and the interval's words; None when the
+    shape does not reach ``cores``."""
+    ratio = shape.ratio(anchor.cores, cores)
+    if ratio is None:
+        return None
+    value = min(anchor.value * ratio, cap)
+    misfit = shape.misfit(exact, anchor.cores)
+    widen = SHAPE_FLOOR + (misfit or 0.0)
+    r = rel_interval(anchor)
+    low = value * max(0.0, 1.0 - r[0] - widen)
+    high = value * (1.0 + r[1] + widen)
+    fitted = (
+        f"misfit {misfit * 100:.1f}% on the overlapping core counts"
+        if misfit is not None
+        else "no overlapping core count to check it on"
+    )
+    words = (
+        f"borrowed shape: the anchor's interval widened by {widen * 100:.0f} points "
+        f"({SHAPE_FLOOR * 100:.0f} for other hardware, {fitted}); its coverage is not "
+        f"known: measure {MIN_POINTS} or more core counts for a stated one"
+    )
+    return value, (low, high), fitted, words

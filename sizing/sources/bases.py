@@ -21,7 +21,7 @@ from sizing.engine.basis import Basis, Hardware, Workload
 from sizing.errors import SizingError, ToolError
 from sizing.intervals import interval_words, median_coverage, median_interval, repetition_flags
 from sizing.load.tools import DEFAULT_GENERATOR
-from sizing.model import Figure, FigureKind, SizingMetric, Status, basis_platform
+from sizing.model import Figure, FigureKind, SizingMetric, Status, basis_platform, client_floor
 from sizing.records import HostRecord, PointMeta
 from sizing.sources.pooling import combine, pool_hosts
 from sizing.store.drift_flag import timed_values
@@ -212,6 +212,7 @@ def measured_figure(
         reps=tuple(float(v) for v in reps),
         coverage=median_coverage(len(reps)) if len(reps) >= 2 else None,
         interval=interval_words(len(reps)),
+        bound="lower" if client_floor(r) else "",
     )
 
 
@@ -268,7 +269,8 @@ def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[G
         for p in run.points:
             r = p.result
             sized = _metric_of(defs, r.key.profile)
-            if sized is None or r.status is not Status.MEASURED or r.value is None:
+            usable = r.status is Status.MEASURED or client_floor(r)
+            if sized is None or not usable or r.value is None:
                 continue
             metric = sized.value  # the engine's profile of the figure
             meta = r.metadata
@@ -328,6 +330,8 @@ def _basis(key: GroupKey, g: _Group, ids: set[str]) -> Basis:
     host, platform, hardware, software, phys, role, size, emulated, generator, customer = key
     figures = []
     for (profile, _cores, _ht), entries in sorted(g.slots.items(), key=lambda kv: kv[0]):
+        exact = [e for e in entries if not client_floor(e[0].result)]
+        entries = exact or entries  # a figure measured whole replaces the lower bounds
         per_run = [
             measured_figure(
                 p.result,

@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -325,6 +326,30 @@ def test_a_run_with_no_valid_figure_says_what_would_give_one() -> None:
     assert "share the client's core" not in " ".join(no_valid_figure(alone, {}))
     valid = [*pts, _point("localhost", "static-rps", value=9.0e4, unit="requests/s")]
     assert no_valid_figure(valid, ev) == []
+    assert "published reference data" in " ".join(no_valid_figure(pts, ev))
+
+
+def test_a_client_bound_replay_is_said_to_size_as_a_lower_bound() -> None:
+    """Issue 57 on a 2-core host: vegeta cannot saturate one nginx core with a customer's
+    mix, so the replay is client-bound. `recommend` sizes on it as "≥" (ENGINE: a
+    client-bound lower bound is a floor too): the run says so, and does not send the user
+    to the static profiles, which are not the customer's workload."""
+    key = "customer-0123456789ab"
+    floor = _point(
+        "localhost",
+        key,
+        Status.INVALID,
+        value=10_411.0,
+        unit="requests/s",
+        flags=("client-bound", "not-saturated", "virtualized-host"),
+        metadata=PointMeta(),
+    )
+    text = " ".join(no_valid_figure([floor], {}))
+    assert f"{key} at 8c is a lower bound" in text
+    assert "sizes on it as" in text and "published reference data" not in text
+    assert "static-rps" not in text
+    wrong = replace(floor, flags=("client-bound", "mix-mismatch"))  # not a floor: never sized
+    assert "published reference data" in " ".join(no_valid_figure([wrong], {}))
 
 
 def test_a_run_whose_valid_figures_recommend_leaves_out_says_how_to_use_them(

@@ -12,12 +12,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sizing.intervals import median_coverage
-from sizing.model import PointKey, PointResult, Status
+from sizing.model import PointKey, PointResult, Status, client_floor
 from sizing.report.data.evidence import NO_EVIDENCE, Evidence
 from sizing.report.data.format import MISSING, number
 from sizing.report.data.pairs import PairView, pair_summary
 from sizing.report.render.grid import grid
 from sizing.report.render.point_records import records
+from sizing.workload import CUSTOMER_PREFIX
 
 __all__ = ["WIDTH", "comparisons_json", "point_json", "points_csv", "points_table"]
 
@@ -329,15 +330,31 @@ def no_valid_figure(
             "load generator and the web servers it load-balances to. On a host this small the "
             "last two share the client's core, and the server cannot be saturated alone."
         )
+    replay = all(p.key.profile.startswith(CUSTOMER_PREFIX) for p in tried)
     text.append(
         "For a valid figure, add a client host (and an upstream host) to the inventory "
-        "(inventories/lab.yml shows how), or measure the static-file profiles, which need no "
-        "upstream (nginx serves the file itself: not the article's workload): "
-        "sizing run --cores 1 --profile static-rps,static-tps"
+        "(inventories/lab.yml shows how)"
+        + (
+            ""
+            if replay
+            else ", or measure the static-file profiles, which need no upstream (nginx serves "
+            "the file itself: not the article's workload): "
+            "sizing run --cores 1 --profile static-rps,static-tps"
+        )
     )
-    text.append(
-        "Until then `sizing recommend` sizes from the published reference data, and says so."
-    )
+    floors = [p for p in tried if client_floor(p)]
+    if floors:
+        names = ", ".join(f"{p.key.profile} at {p.key.cores}c" for p in floors)
+        text.append(
+            f"Until then {names} {'is a lower bound' if len(floors) == 1 else 'are lower bounds'}"
+            ": the load generator alone held the server down, so the server carries at least "
+            'what it served. `sizing recommend` sizes on it as "≥" (a fleet on it may be '
+            "larger than needed, never smaller), and says so."
+        )
+    else:
+        text.append(
+            "Until then `sizing recommend` sizes from the published reference data, and says so."
+        )
     out: list[str] = []
     for t in text:
         out.extend(textwrap.wrap(t, width=width, break_on_hyphens=False, break_long_words=False))
