@@ -96,3 +96,31 @@ def test_a_customer_basis_sizes_only_when_asked(tmp_path: Path) -> None:
     ).get("r640-01/baremetal/customer-aaaaaaaaaaaa", "")
     asked = choose(bases, ["r640-01/baremetal/customer-aaaaaaaaaaaa"])
     assert asked.ids == ("r640-01/baremetal/customer-aaaaaaaaaaaa",)
+
+
+def test_a_client_bound_replay_sizes_as_a_lower_bound_and_a_mismatched_one_never(
+    tmp_path: Path,
+) -> None:
+    """On a host whose client core cannot saturate nginx with the customer's mix (this
+    2-core machine: vegeta serves about a quarter of what one nginx core does), the replay
+    is client-bound: its basis holds it as a lower bound ("≥"), every larger server of the
+    CPU on a floor resting on it. A replay whose mix did not match is never sized."""
+    from sizing.engine import build_series
+    from sizing.model import FigureKind, Status
+
+    db = tmp_path / "sizing.sqlite"
+    got, definition = _replay("customer-aaaaaaaaaaaa", 0.5)
+    result, samples = got  # type: ignore[misc]
+    floor = replace(result, status=Status.INVALID, flags=("client-bound", "not-saturated"))
+    other, other_def = _replay("customer-bbbbbbbbbbbb", 0.5)
+    wrong, wrong_samples = other  # type: ignore[misc]
+    wrong = replace(wrong, status=Status.INVALID, flags=("client-bound", "mix-mismatch"))
+    _fill(db, [(floor, samples), (wrong, wrong_samples)], [definition, other_def])
+    bases = _bases(db)
+    assert list(bases) == ["r640-01/baremetal/customer-aaaaaaaaaaaa"]
+    (fig,) = bases["r640-01/baremetal/customer-aaaaaaaaaaaa"].figures
+    assert fig.lower_bound and fig.value == floor.value and "client-bound" in fig.flags
+    (series,) = build_series(list(bases.values())[0].figures).values()
+    at8 = series.estimate(8)
+    assert not isinstance(at8, str) and at8.source == FigureKind.FLOOR and at8.lower_bound
+    assert at8.conservative == fig.conservative
