@@ -23,6 +23,7 @@ from sizing.ceilings import ALGORITHMS, StatedCeiling
 from sizing.engine import Basis, CostCatalog, Demand, Price, SizingTable, build_table
 from sizing.engine import recommend as engine_recommend
 from sizing.engine.choice import Choice, Want
+from sizing.engine.mixcheck import mix_check
 from sizing.engine.predict import Bootstrapper
 from sizing.engine.recommend import Recommendation, wanted_platforms
 from sizing.engine.roles import WorkloadAsk
@@ -198,12 +199,14 @@ def _on_replay(demand: Demand, inputs: BasisInputs) -> tuple[Demand, list[str]]:
     replay served the customer's TLS connections in their share, resumptions and full
     handshakes alike: its figure is in the customer's requests per second, TLS included;
     counting the handshakes again on a TPS figure would size them twice."""
-    if demand.tps is None or not any(b.workload.customer for b in inputs.choice.bases):
+    replays = [b for b in inputs.choice.bases if b.workload.customer]
+    if demand.tps is None or not replays:
         return demand, []
+    checks = mix_check(replays, inputs.bases, demand.rps or 0.0, demand.tps)
     return replace(demand, tps=None), [
         "sized on your requests per second alone: your replayed workload's figure carries"
         " your TLS connections, full handshakes and resumptions in your mix"
-    ]
+    ] + [c.sentence() for c in checks]
 
 
 def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:

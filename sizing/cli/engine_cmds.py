@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from sizing.app.status import Answered, exit_status
-from sizing.cli.app import columns, emit_json, error, warn
+from sizing.cli.app import columns, emit_json, error, fitted, warn
 from sizing.cli.option_set import (
     FIGURES,
     REQUEST,
@@ -89,6 +89,7 @@ def _show_recommendation(
                 "basis": basis_json(got.inputs.choice, got.inputs.prices),
                 **result.to_dict(),
                 "explanation": list(got.explanation),
+                "notes": list(got.notes),
                 "hint": got.hint,
                 "platforms": versus,
                 "assumptions": assumptions_json(result),
@@ -128,7 +129,7 @@ def _say(warnings: Sequence[str], notes: Sequence[str] = ()) -> None:
     for w in warnings:
         warn(w)
     for n in notes:
-        typer.echo(n, err=True)
+        typer.echo(fitted(n), err=True)  # the width rule: a note ran to 380 columns
 
 
 # -- table -----------------------------------------------------------------------------
