@@ -169,7 +169,8 @@ def _measured(c: Choice) -> bool:
 
 def _pick(bases: Sequence[Basis], role: Role, how: dict[str, Any]) -> Choice | None:
     """The choice among ``role``'s bases alone; None when none can size."""
-    subset = [b for b in bases if role_of(b) is role]
+    # a customer's replay sizes only that customer's demand (_replayed) or when named
+    subset = [b for b in bases if role_of(b) is role and not b.workload.customer]
     if not subset:
         return None
     got = choose(subset, **how)
@@ -240,7 +241,11 @@ def _refusal(
     it, and (when another role could size it) the option that would, flagged."""
     assert ask.role is not None
     role = ask.role
-    mine = [b for b in bases if role_of(b) is role]
+    mine = [
+        b
+        for b in bases
+        if role_of(b) is role and b.workload.customer in ("", ask.customer)  # not another's
+    ]
     why = ""
     if mine:
         reasons = choose(mine, **how).passed_over
@@ -258,6 +263,11 @@ def _refusal(
         text = (
             f"{asks}, and no basis holds figures of it{why}: measure it with"
             f" `{measuring_run(role, cores)}`"
+        )
+    if ask.customer:  # the demand's own mix can be measured too
+        text += (
+            ", or replay the demand's own mix: `sizing run -i INVENTORY --cores "
+            f"{cores} --workload DEMAND_FILE`"
         )
     if closest is not None:
         r, c = closest

@@ -20,7 +20,7 @@ from sizing.engine import measured_figures
 from sizing.engine.roles import WorkloadAsk, choose_workload
 from sizing.engine.slo import latency_workloads, slo_figures
 from sizing.errors import UsageError
-from sizing.model import FigureKind, SizingMetric, Source
+from sizing.model import FigureKind, SizingMetric, Source, Status, client_floor
 from sizing.sizing_request import Inputs
 from sizing.sources.bases import (
     BasisInputs,
@@ -172,17 +172,25 @@ def load_bases(
     refs = reference_bases(reference)
     prices = basis_prices(measured, declared_of(runs) if runs else {}, catalog_data)
     measured = [replace(b, price=prices.get(b.id)) for b in measured]
-    choice = _choose(
-        measured,
-        refs,
-        where.source,
-        where.basis,
-        include_virtualized=where.include_virtualized,
-        include_emulated=where.include_emulated,
-        serves=serves,
-        every_reference=every_reference,
-        ask=workload,
-    )
+    unusable = _unusable_replay(runs, workload.customer if workload else "")
+    try:
+        choice = _choose(
+            measured,
+            refs,
+            where.source,
+            where.basis,
+            include_virtualized=where.include_virtualized,
+            include_emulated=where.include_emulated,
+            serves=serves,
+            every_reference=every_reference,
+            ask=workload,
+        )
+    except UsageError as e:
+        if not unusable:
+            raise
+        raise UsageError(f"{e}; {unusable}") from None
+    if unusable and not any(b.workload.customer for b in choice.bases):
+        choice = replace(choice, why=f"{choice.why}; {unusable}")
     if note and not any(b.origin == FigureKind.MEASURED for b in choice.bases):
         # the note says why no measured basis was chosen: beside that sentence, before
         # the workload's
@@ -205,6 +213,28 @@ def load_bases(
             for pt in r.points
             if pt.result.key.host in (pt.result.metadata.env.clients or ())
         ),
+    )
+
+
+def _unusable_replay(runs: Sequence[RunData], customer: str) -> str:
+    """What became of the demand's own replays that size nothing (invalid, not a lower
+    bound; or failed): said beside the answer or the refusal, never left out silently."""
+    if not customer:
+        return ""
+    bad = [
+        f"run {p.run_id}, {p.result.key.host} {p.result.key.cores}c: "
+        + (", ".join(p.result.flags) or p.result.status.value)
+        for r in runs
+        for p in r.points
+        if p.result.key.profile == customer
+        and p.result.status in (Status.INVALID, Status.FAILED)
+        and not client_floor(p.result)
+    ]
+    if not bad:
+        return ""
+    return (
+        f"your workload's replay in the store sizes nothing ({'; '.join(bad)}: "
+        "`sizing results -v` says why)"
     )
 
 

@@ -87,6 +87,12 @@ def test_several_latency_workloads_need_basis(db: Path) -> None:
     )
 
 
+def _note(stderr: str, start: str) -> str:
+    """The note that starts with ``start``, its wrapped lines (indented) joined."""
+    text = " ".join(x.strip() if x.startswith(" ") else "\n" + x for x in stderr.splitlines())
+    return next(x for x in text.splitlines() if x.startswith(start))
+
+
 def test_basis_names_the_workload_and_lower_bounds_are_said(db: Path) -> None:
     res = runner.invoke(
         app,
@@ -102,7 +108,7 @@ def test_basis_names_the_workload_and_lower_bounds_are_said(db: Path) -> None:
         ],
     )
     assert res.exit_code == 0, res.stderr
-    line = next(x for x in res.stderr.splitlines() if x.startswith("sizing RPS as"))
+    line = _note(res.stderr, "sizing RPS as")
     assert "of latency workload latency/proxy/https/1024B" in line
     assert "baremetal 1c HT off 2,000/s" in line and "lower bound" not in line
     res = runner.invoke(
@@ -119,7 +125,7 @@ def test_basis_names_the_workload_and_lower_bounds_are_said(db: Path) -> None:
         ],
     )
     assert res.exit_code == 0, res.stderr
-    line = next(x for x in res.stderr.splitlines() if x.startswith("sizing RPS as"))
+    line = _note(res.stderr, "sizing RPS as")
     assert ">= 60,000/s" in line and "only a lower bound: no knee reached" in line
     bad = runner.invoke(app, ["recommend", "--rps", "3000", "--p95", "10ms", "--basis", "x"])
     assert bad.exit_code != 0 and "names no latency workload" in bad.stderr

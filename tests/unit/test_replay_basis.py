@@ -124,3 +124,44 @@ def test_a_client_bound_replay_sizes_as_a_lower_bound_and_a_mismatched_one_never
     at8 = series.estimate(8)
     assert not isinstance(at8, str) and at8.source == FigureKind.FLOOR and at8.lower_bound
     assert at8.conservative == fig.conservative
+
+
+def test_a_replay_that_sizes_nothing_is_said_beside_the_answer_and_the_refusal(
+    tmp_path: Path,
+) -> None:
+    """The demand's own replay failed its mix check: the answer sized on the role's
+    profile figures says so, and so does a refusal; a lower bound is not "nothing"."""
+    import pytest
+
+    from sizing.app.sizing import Inputs
+    from sizing.engine.choice import Want
+    from sizing.engine.roles import WorkloadAsk
+    from sizing.errors import UsageError
+    from sizing.model import Source, Status
+    from sizing.sources import load_bases
+    from sizing.workload import Role
+
+    key = "customer-aaaaaaaaaaaa"
+    (result, samples), definition = _replay(key, 0.5)  # type: ignore[misc]
+    wrong = replace(result, status=Status.INVALID, flags=("client-bound", "mix-mismatch"))
+    wrk = _named(point("r640-01", "baremetal", 1, "rps", REPS, role="web"), "static-rps")
+    ask = WorkloadAsk(Role.STATIC, "the demand file", customer=key)
+    said = "your workload's replay in the store sizes nothing (run 1, r640-01 1c: client-bound, "
+    db = tmp_path / "a.sqlite"
+    _fill(db, [wrk, (wrong, samples)], [_profile("static-rps", "requests_per_second"), definition])
+    got = load_bases(Inputs(db=db), serves=Want(profiles=("rps",)), workload=ask)
+    assert said + "mix-mismatch" in got.choice.why
+    alone = tmp_path / "b.sqlite"
+    _fill(alone, [(wrong, samples)], [definition])
+    with pytest.raises(UsageError) as refused:
+        load_bases(
+            Inputs(db=alone, source=Source.BOTH), serves=Want(profiles=("rps",)), workload=ask
+        )
+    assert said in str(refused.value) and "--workload DEMAND_FILE" in str(refused.value)
+    floor = tmp_path / "c.sqlite"
+    bound = replace(result, status=Status.INVALID, flags=("client-bound", "not-saturated"))
+    _fill(
+        floor, [wrk, (bound, samples)], [_profile("static-rps", "requests_per_second"), definition]
+    )
+    got = load_bases(Inputs(db=floor), serves=Want(profiles=("rps",)), workload=ask)
+    assert "sizes nothing" not in got.choice.why and key in got.choice.why
