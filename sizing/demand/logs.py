@@ -128,10 +128,16 @@ def _file_notes(scan: FileScan) -> list[str]:
 
 def _arrival(have: frozenset[str]) -> tuple[str, list[Missing]]:
     missing = []
+    field = next(v for v in ("msec", "time_iso8601", "time_local") if v in have)
     if {"msec", "request_time"} <= have:
         arrival = "$msec − $request_time: the second each request arrived (to the ms)"
+    elif "request_time" in have:
+        arrival = (
+            f"${field} − $request_time: the second each request most likely arrived (1 s"
+            " resolution: the logged second's middle less the request's time)"
+        )
+        missing.append(Missing("the arrival second to the millisecond", "$msec"))
     else:
-        field = next(v for v in ("msec", "time_iso8601", "time_local") if v in have)
         arrival = (
             f"${field}: the second each response was logged (1 s resolution; a request"
             " is counted in the second it ended, not the one it arrived)"
