@@ -1,17 +1,19 @@
 """Counts per epoch second, in memory bounded whatever the span or the traffic.
 
-The seconds are cut into blocks of :data:`BLOCK` (16,384 s, about 4.5 hours), each a dense
-array of counts, created when a second of it first carries traffic. A few blocks are hot
-(in memory, as int64, added to in place); all the series of a process share one budget,
-:data:`HOT_BYTES`, and the least recently used block beyond it is spilled: stored in its
-smallest integer type, zlib-compressed, in one temporary file (an append-only spill that
-the operating system deletes when the process ends). A log read in time order touches one
-or two blocks at a time; whatever the span (a year of one request a second, or ten years
-between two lines), the memory is the budget and an index of the blocks (a few dozen
-bytes a block), never a slot, a pair or an object per second of the span.
+The seconds are cut into blocks of :data:`BLOCK` (65,536 s, about 18 hours), made when a
+second of one first carries traffic: sparse (the busy seconds' offsets and counts, 16
+bytes a busy second) while it holds at most :data:`SPARSE_MAX` busy seconds, then dense
+(the counts of its every second, int64). All the series of a process share one budget of
+blocks in memory, :data:`HOT_BYTES`; the least recently used block beyond it is spilled:
+its busy seconds (or, when smaller, every second's count) in the smallest integer type
+that holds them, appended to one temporary file (which the operating system deletes when
+the process ends), and read back when needed. A log read in time order touches one or two
+blocks at a time; whatever the span (a year of one request a second, or ten years between
+two lines), the memory is the budget and an index of the blocks (a hundred bytes a
+block), never a slot, a pair or an object per second of the span.
 
-Readers walk the blocks in order (:meth:`PerSecond.blocks`), one at a time: a spilled
-block is read back for the walk without being made hot again.
+Readers walk the busy seconds block by block, in order (:meth:`PerSecond.busy`): a
+spilled block is read back for the walk without being made hot again.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from __future__ import annotations
 import os
 import tempfile
 import weakref
-import zlib
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO
@@ -30,38 +31,41 @@ import numpy.typing as npt
 from sizing.errors import UsageError
 
 Ints = npt.NDArray[np.int64]
-BITS = 14
-BLOCK = 1 << BITS  # seconds a block covers
-HOT_BYTES = 32 << 20  # the hot blocks of every series together (256 blocks of 128 KiB)
+BITS = 16
+BLOCK = 1 << BITS  # seconds a block covers (about 18 hours)
+HOT_BYTES = 32 << 20  # the hot blocks of every series together (64 dense ones of 512 KiB)
 _PENDING = 1 << 16  # one-at-a-time adds (the JSON path) buffered before they are added
 _TYPES = (np.uint8, np.uint16, np.uint32)
 
 
 class _Spill:
-    """The process's hot blocks, least recently used first, and the file spilled ones
-    are written to."""
+    """The process's hot blocks, least recently used first, with the bytes each holds,
+    and the file spilled ones are written to."""
 
     def __init__(self) -> None:
-        self.hot: OrderedDict[tuple[int, int], weakref.ref[PerSecond]] = OrderedDict()
+        self.hot: OrderedDict[tuple[int, int], tuple[weakref.ref[PerSecond], int]] = OrderedDict()
+        self.bytes = 0
         self.file: IO[bytes] | None = None
         self.end = 0
 
-    def touch(self, owner: PerSecond, key: int) -> None:
-        """``owner``'s block ``key`` was used: it becomes the most recent; blocks beyond
-        the budget are spilled, oldest first."""
+    def touch(self, owner: PerSecond, key: int, nbytes: int) -> None:
+        """``owner``'s block ``key`` (now ``nbytes``) was used: it becomes the most recent;
+        blocks beyond the budget are spilled, oldest first (never this one)."""
         at = (id(owner), key)
-        if at in self.hot:
-            self.hot.move_to_end(at)
-            return
-        self.hot[at] = weakref.ref(owner)
-        while len(self.hot) > 1 and len(self.hot) * BLOCK * 8 > HOT_BYTES:  # never ``at``
-            (_, old), ref = self.hot.popitem(last=False)
+        old = self.hot.pop(at, None)
+        self.bytes += nbytes - (old[1] if old else 0)
+        self.hot[at] = (weakref.ref(owner), nbytes)
+        while len(self.hot) > 1 and self.bytes > HOT_BYTES:
+            (_, victim_key), (ref, n) = self.hot.popitem(last=False)
+            self.bytes -= n
             victim = ref()
             if victim is not None:
-                victim.spill(old)
+                victim.spill(victim_key)
 
     def forget(self, owner: PerSecond, key: int) -> None:
-        self.hot.pop((id(owner), key), None)
+        got = self.hot.pop((id(owner), key), None)
+        if got:
+            self.bytes -= got[1]
 
     def write(self, data: bytes) -> int:
         at = self.end
@@ -84,18 +88,72 @@ class _Spill:
 
 _SPILL = _Spill()
 
-
-def _pack(block: Ints) -> tuple[bytes, str]:
-    """A block in the smallest unsigned type that holds it, compressed."""
-    top = int(block.max())
-    kind = next((t for t in _TYPES if top <= np.iinfo(t).max), np.int64)
-    if int(block.min()) < 0:
-        kind = np.int64
-    return zlib.compress(block.astype(kind).tobytes(), 1), np.dtype(kind).str
+# A block is dense (the counts of its BLOCK seconds, int64) or sparse (its busy seconds'
+# offsets, ascending, and their counts): sparse while it holds at most SPARSE_MAX seconds,
+# so a log of one request an hour over years takes 16 bytes a busy second, not a block.
+SPARSE_MAX = 1024
+Block = Ints | tuple[Ints, Ints]
 
 
-def _unpack(data: bytes, kind: str) -> Ints:
-    return np.frombuffer(zlib.decompress(data), np.dtype(kind)).astype(np.int64)
+_OVERHEAD = 600  # bytes a block costs beyond its counts (arrays, tuple, the LRU's entry)
+
+
+def _nbytes(block: Block) -> int:
+    return _OVERHEAD + (block.nbytes if isinstance(block, np.ndarray) else block[0].nbytes * 2)
+
+
+def _compact(values: Ints) -> tuple[bytes, str]:
+    """The values in the smallest integer type that holds them."""
+    top, low = (int(values.max()), int(values.min())) if len(values) else (0, 0)
+    kind = next((t for t in _TYPES if top <= np.iinfo(t).max), np.int64) if low >= 0 else np.int64
+    return values.astype(kind).tobytes(), np.dtype(kind).str
+
+
+def _pack(block: Block) -> tuple[bytes, str, int]:
+    """A block as stored: its counts in their smallest integer type, as the busy seconds'
+    offsets and counts when that is smaller than every second's count (a sparse block, or
+    a dense one with few busy seconds); the counts' type; and how many busy seconds (-1:
+    every second's count). Not compressed: zlib cost more CPU than the reading."""
+    offs, counts = _busy(block)
+    data, kind = _compact(counts)
+    if isinstance(block, np.ndarray) and (2 + np.dtype(kind).itemsize) * len(offs) > (
+        np.dtype(kind).itemsize * BLOCK
+    ):
+        return _compact(block)[0], kind, -1
+    return offs.astype(np.uint16).tobytes() + data, kind, len(offs)
+
+
+def _unpack(raw: bytes, kind: str, sparse: int) -> Block:
+    if sparse < 0:
+        return np.frombuffer(raw, np.dtype(kind)).astype(np.int64)
+    offs = np.frombuffer(raw[: 2 * sparse], np.uint16).astype(np.int64)
+    return offs, np.frombuffer(raw[2 * sparse :], np.dtype(kind)).astype(np.int64)
+
+
+def _added(block: Block | None, offs: Ints, counts: Ints) -> Block:
+    """``block`` with ``counts`` added at ``offs`` (unsorted, repeats allowed)."""
+    if isinstance(block, np.ndarray):
+        np.add.at(block, offs, counts)
+        return block
+    if block is not None:
+        offs, counts = np.concatenate([block[0], offs]), np.concatenate([block[1], counts])
+    uniq, inv = np.unique(offs, return_inverse=True)
+    if len(uniq) > SPARSE_MAX:
+        dense = np.zeros(BLOCK, np.int64)
+        np.add.at(dense, offs, counts)
+        return dense
+    summed = np.zeros(len(uniq), np.int64)
+    np.add.at(summed, inv, counts)
+    return uniq, summed
+
+
+def _busy(block: Block) -> tuple[Ints, Ints]:
+    """A block's busy seconds (offsets) and counts."""
+    if isinstance(block, np.ndarray):
+        at = np.flatnonzero(block)
+        return at, block[at]
+    keep = block[1] != 0  # a dropped second stays, at 0, until the block is rebuilt
+    return block[0][keep], block[1][keep]
 
 
 class PerSecond:
@@ -104,8 +162,8 @@ class PerSecond:
     __slots__ = ("_hot", "_cold", "_buf", "_total", "__weakref__")
 
     def __init__(self) -> None:
-        self._hot: dict[int, Ints] = {}  # block key -> its counts (int64, in memory)
-        self._cold: dict[int, tuple[int, int, str]] = {}  # key -> (offset, bytes, dtype)
+        self._hot: dict[int, Block] = {}  # block key -> its counts, in memory
+        self._cold: dict[int, tuple[int, int, str, int]] = {}  # key -> where it was spilled
         self._buf: dict[int, int] = {}
         self._total = 0  # the sum of every count (kept: no walk of the blocks to read it)
 
@@ -128,26 +186,25 @@ class PerSecond:
 
     # -- writing ------------------------------------------------------------------
 
-    def _block(self, key: int) -> Ints:
-        """Block ``key``, hot (read back from the spill, or new)."""
-        block = self._hot.get(key)
-        if block is None:
-            where = self._cold.pop(key, None)
-            if where is None:
-                block = np.zeros(BLOCK, np.int64)
-            else:
-                at, n, kind = where
-                block = _unpack(_SPILL.read(at, n), kind).copy()
-            self._hot[key] = block
-        _SPILL.touch(self, key)
+    def _take(self, key: int) -> Block | None:
+        """Block ``key`` out of the store (read back when spilled; None when new)."""
+        block = self._hot.pop(key, None)
+        if block is None and key in self._cold:
+            at, n, kind, sparse = self._cold.pop(key)
+            block = _unpack(_SPILL.read(at, n), kind, sparse)  # a new array (astype)
         return block
+
+    def _add_block(self, key: int, offs: Ints, counts: Ints) -> None:
+        block = _added(self._take(key), offs, counts)
+        self._hot[key] = block
+        _SPILL.touch(self, key, _nbytes(block))
 
     def spill(self, key: int) -> None:
         """Write block ``key`` to the spill file and free its memory."""
         block = self._hot.pop(key, None)
         if block is not None:
-            data, kind = _pack(block)
-            self._cold[key] = (_SPILL.write(data), len(data), kind)
+            data, kind, sparse = _pack(block)
+            self._cold[key] = (_SPILL.write(data), len(data), kind, sparse)
 
     def add(self, sec: int, n: int = 1) -> None:
         self._buf[sec] = self._buf.get(sec, 0) + n
@@ -162,19 +219,30 @@ class PerSecond:
         keys = secs >> BITS
         lo, hi = int(keys.min()), int(keys.max())
         if lo == hi:  # a chunk read in time order: one block
-            np.add.at(self._block(lo), secs & (BLOCK - 1), counts)
+            self._add_block(lo, secs & (BLOCK - 1), counts)
             return
         order = np.argsort(keys, kind="stable")
         keys, secs, counts = keys[order], secs[order], counts[order]
         cuts = np.flatnonzero(np.diff(keys)) + 1
         for a, b in zip(np.r_[0, cuts].tolist(), np.r_[cuts, len(keys)].tolist(), strict=True):
-            np.add.at(self._block(int(keys[a])), secs[a:b] & (BLOCK - 1), counts[a:b])
+            self._add_block(int(keys[a]), secs[a:b] & (BLOCK - 1), counts[a:b])
 
     def merge(self, other: PerSecond) -> None:
-        """Add ``other``'s counts (``other`` is left as it was)."""
-        for base, counts in other.blocks():
-            self._block(base >> BITS)[:] += counts
-        self._total += other.total()
+        """Add ``other``'s counts (``other`` is left as it was). Into an empty series,
+        ``other``'s spilled blocks are shared, not copied (a spilled block is never
+        written again: changing one writes it anew)."""
+        other._flush()
+        if not self._hot and not self._cold and not self._buf:
+            self._cold = dict(other._cold)
+            self._total = other._total
+            for key, block in list(other._hot.items()):  # touching may spill its blocks
+                self._hot[key] = (
+                    block.copy() if isinstance(block, np.ndarray) else (block[0], block[1].copy())
+                )
+                _SPILL.touch(self, key, _nbytes(block))
+            return
+        for secs, counts in other.busy():
+            self.add_many(secs, counts)
 
     def _flush(self) -> None:
         if self._buf:
@@ -191,22 +259,21 @@ class PerSecond:
         for key in np.unique(seconds >> BITS).tolist():
             if key in self._hot or key in self._cold:
                 at = np.unique(seconds[(seconds >> BITS) == key] & (BLOCK - 1))
-                block = self._block(key)
-                self._total -= int(block[at].sum())
-                block[at] = 0
+                offs, counts = _busy(self._peek(key))
+                gone = np.isin(offs, at)
+                if gone.any():
+                    self._add_block(key, offs[gone], -counts[gone])
+                    self._total -= int(counts[gone].sum())
 
     # -- reading ------------------------------------------------------------------
 
-    def blocks(self, lo: int | None = None, hi: int | None = None) -> Iterator[tuple[int, Ints]]:
-        """Each block (its first second, its counts), in time order; only those that
-        overlap [lo, hi] when given. A spilled block is read for the walk, not kept."""
-        for key in self.keys(lo, hi):
-            base = key << BITS
-            block = self._hot.get(key)
-            if block is None:
-                at, n, kind = self._cold[key]
-                block = _unpack(_SPILL.read(at, n), kind)
-            yield base, block
+    def _peek(self, key: int) -> Block:
+        """Block ``key`` for reading: a spilled one is read back, not made hot."""
+        block = self._hot.get(key)
+        if block is None:
+            at, n, kind, sparse = self._cold[key]
+            block = _unpack(_SPILL.read(at, n), kind, sparse)
+        return block
 
     def keys(self, lo: int | None = None, hi: int | None = None) -> list[int]:
         """The keys of the blocks that overlap [lo, hi], in order."""
@@ -220,13 +287,17 @@ class PerSecond:
 
     def busy(self, lo: int | None = None, hi: int | None = None) -> Iterator[tuple[Ints, Ints]]:
         """Per block, in time order: the seconds in [lo, hi] that carry a count, and
-        their counts."""
-        for base, block in self.blocks(lo, hi):
-            a = 0 if lo is None else max(0, lo - base)
-            b = BLOCK if hi is None else min(BLOCK, hi - base + 1)
-            at = np.flatnonzero(block[a:b]) + a
-            if len(at):
-                yield at + base, block[at]
+        their counts (one block at a time: bounded whatever the span)."""
+        for key in self.keys(lo, hi):
+            offs, counts = _busy(self._peek(key))
+            secs = offs + (key << BITS)
+            if lo is not None or hi is not None:
+                keep = (secs >= (-(1 << 62) if lo is None else lo)) & (
+                    secs <= ((1 << 62) if hi is None else hi)
+                )
+                secs, counts = secs[keep], counts[keep]
+            if len(secs):
+                yield secs, counts
 
     @property
     def secs(self) -> Ints:
@@ -263,8 +334,8 @@ class PerSecond:
         raise IndexError("no second carries a count")
 
     def get(self, sec: int, default: int = 0) -> int:
-        got = self.dense(sec, sec)
-        return int(got[0]) if got[0] else default
+        got = int(self.dense(sec, sec)[0])
+        return got if got else default
 
     def __getitem__(self, sec: int) -> int:
         return self.get(sec)
@@ -283,9 +354,8 @@ class PerSecond:
         """The counts of every second from ``lo`` to ``hi`` (a quiet one 0): only for a
         bounded window (an hour or two), never the span."""
         out = np.zeros(hi - lo + 1, np.int64)
-        for base, block in self.blocks(lo, hi):
-            a, b = max(lo, base), min(hi, base + BLOCK - 1)
-            out[a - lo : b - lo + 1] = block[a - base : b - base + 1]
+        for secs, counts in self.busy(lo, hi):
+            out[secs - lo] = counts
         return out
 
 
