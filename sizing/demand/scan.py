@@ -141,9 +141,9 @@ def _scan(path: Path, fmt: LogFormat, strict_head: bool) -> FileScan:
     for chunk in chunks(path, scan.read):
         # one match per line, in order: a line not in the format comes as its text
         rows = fmt.scanner.findall(chunk)
-        n = chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
-        if len(rows) == n + 1:
+        if chunk.endswith(b"\n"):
             rows.pop()  # the empty match after the chunk's last newline: not a line
+        n = len(rows)  # one match per line: the lines, counted without a pass of their own
         keyed = list(map(keys.getter, rows))
         lines = _Lines(path, scan.lines, keyed)
         distinct = Counter(keyed)
@@ -242,7 +242,7 @@ def _count(
         if bad:  # a line skipped for its time feeds no size, request time or connection
             rows = [r for r, k in zip(rows, lines.keyed, strict=True) if k not in bad]
     if keys.size_at is not None and rows:
-        _count_sizes(tally, [x for r in rows if (x := r[keys.size_at])])
+        _count_sizes(tally, list(filter(None, map(itemgetter(keys.size_at), rows))))
     if keys.rt_at is not None:
         for rt, n in Counter(map(itemgetter(keys.rt_at), rows)).items():
             ms = seconds_ms(rt)
