@@ -181,3 +181,18 @@ def test_a_burst_of_long_requests_peaks_when_it_arrived_not_when_it_ended(
         d = read_logs([path], compile_format(fmt), given=True)
         assert d.requests.peak == 300 and d.requests.seconds == 1, fmt
         assert d.requests.peak_at == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(T0))
+
+
+def test_a_counters_note_names_the_line_an_editor_would(tmp_path: Path) -> None:
+    # a form feed, a file separator and NEL inside a comment are no line breaks
+    from sizing.demand.counted import read_counters
+
+    f = tmp_path / "prom.txt"
+    f.write_text(
+        "1764300000\nnginx_http_requests_total 100\n"
+        "# comment\x0cwith\x1cbytes\x85inside\r\n"
+        "1764300010\nnginx_http_requests_total NaN\n"
+        "1764300020\nnginx_http_requests_total 300\n1764300030\nnginx_http_requests_total 400\n"
+    )
+    d = read_counters([f])
+    assert any(f"{f}:5: a counter value that is not a finite number" in n for n in d.notes), d.notes
