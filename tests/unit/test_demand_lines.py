@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import json
 import re
 import time
 from collections import Counter
@@ -196,3 +197,18 @@ def test_a_counters_note_names_the_line_an_editor_would(tmp_path: Path) -> None:
     )
     d = read_counters([f])
     assert any(f"{f}:5: a counter value that is not a finite number" in n for n in d.notes), d.notes
+
+
+def test_json_lines_count_a_long_request_when_it_arrived(tmp_path: Path) -> None:
+    # the same burst as JSON lines read by their keys: $time_local less $request_time
+    path = tmp_path / "burst.json.log"
+    path.write_text(
+        "".join(
+            json.dumps({"time_local": stamp(T0 + i), "request_time": f"{i}.000", "status": "200"})
+            + "\n"
+            for i in range(300)
+        )
+    )
+    d = read_logs([path], compile_format(COMBINED, name=DEFAULT_NAME), given=False)
+    assert d.requests.peak == 300 and d.requests.seconds == 1
+    assert "$request_time" in d.arrival
