@@ -38,7 +38,7 @@ def rate(series: PerSecond, start: int, end: int) -> Rate:
     seconds = end - start + 1
     hist: Counter[int] = Counter()
     peak, peak_at, total = 0, start, 0
-    for secs, counts in series.busy(start, end):
+    for secs, counts in series.batches(start, end):
         top = int(counts.max())
         if top > peak:  # the first second that holds the busiest count
             peak, peak_at = top, int(secs[int(np.argmax(counts))])
@@ -83,7 +83,7 @@ def busiest_hour(series: PerSecond, start: int, end: int) -> tuple[int, list[int
     if end - start + 1 <= HOUR:
         return start, series.dense(start, end).tolist()
     peak, at = 0, None
-    for secs, counts in series.busy(start, end):
+    for secs, counts in series.batches(start, end):
         top = int(counts.max())
         if top > peak:
             peak, at = top, int(secs[int(np.argmax(counts))])
@@ -107,7 +107,7 @@ def _gaps(series: PerSecond) -> tuple[Counter[int], int]:
     """The gaps between consecutive busy seconds (gap -> how many), and the busy seconds."""
     gaps: Counter[int] = Counter()
     prev, busy = None, 0
-    for secs, _ in series.busy():
+    for secs, _ in series.batches():
         if prev is not None:
             gaps[int(secs[0]) - prev] += 1
         values, n = np.unique(np.diff(secs), return_counts=True)
@@ -136,7 +136,7 @@ def outliers(series: PerSecond) -> npt.NDArray[np.int64]:
         return none
     groups: list[list[int]] = []  # [first second, last second, busy seconds, requests]
     prev = None
-    for secs, counts in series.busy():
+    for secs, counts in series.batches():
         cuts = (np.flatnonzero(np.diff(secs) > cut) + 1).tolist()
         for j, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(secs)], strict=True)):
             if j or prev is None or int(secs[0]) - prev > cut:
@@ -152,7 +152,7 @@ def outliers(series: PerSecond) -> npt.NDArray[np.int64]:
         s
         for g, out in zip(groups, small.tolist(), strict=True)
         if out
-        for s, _ in series.busy(g[0], g[1])
+        for s, _ in series.batches(g[0], g[1])
     ]
     return np.concatenate(far) if far else none
 

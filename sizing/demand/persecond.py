@@ -299,6 +299,23 @@ class PerSecond:
             if len(secs):
                 yield secs, counts
 
+    def batches(
+        self, lo: int | None = None, hi: int | None = None, size: int = BLOCK
+    ) -> Iterator[tuple[Ints, Ints]]:
+        """:meth:`busy`'s seconds and counts gathered into batches of at least ``size``
+        seconds (the last may hold fewer), in time order: a sparse series' blocks of one
+        or two seconds each are read a batch at a time, not one numpy call each."""
+        parts: list[tuple[Ints, Ints]] = []
+        held = 0
+        for secs, counts in self.busy(lo, hi):
+            parts.append((secs, counts))
+            held += len(secs)
+            if held >= size:
+                yield np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+                parts, held = [], 0
+        if parts:
+            yield np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
     @property
     def secs(self) -> Ints:
         """The seconds that carry a count, ascending (a list of every busy second: for
