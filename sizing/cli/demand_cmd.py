@@ -110,7 +110,8 @@ def demand_cmd(
     """The peak demand of your own traffic, from NGINX access logs or counters.
 
     Bins every request in the second it arrived ($msec - $request_time when both are
-    logged, else the logged time, 1 s) and sums servers per second: the busiest second,
+    logged; the logged time less $request_time, to the most likely second, without $msec;
+    else the logged time, 1 s) and sums servers per second: the busiest second,
     the p99 and p99.9 of the per-second rates, peak-to-average, requests/s by status class,
     new connections/s, full TLS handshakes/s and the resumption share, requests per
     connection, the response-size mix and p50/p99 $request_time, each with its span. Fields

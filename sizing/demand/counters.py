@@ -19,6 +19,7 @@ import json
 import math
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -110,6 +111,15 @@ def parse_samples(path: Path) -> tuple[str, list[CounterSample], ReadState]:
     return kind, _merged(path, _blocks(path, text, kind, state), state), state
 
 
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """Each line and its number, as an editor counts them: split at ``\n`` alone
+    (``str.splitlines`` also splits at a form feed, ``\x1c`` to ``\x1e``, NEL and the
+    Unicode separators, and a note would name the wrong line); a ``\r`` before it is
+    dropped."""
+    for i, line in enumerate(text.split("\n"), 1):
+        yield i, line.removesuffix("\r")
+
+
 def _bad_value(state: ReadState, path: Path, line: int) -> None:
     if not any("not a finite number" in n for n in state.notes):
         state.notes.append(
@@ -120,7 +130,7 @@ def _bad_value(state: ReadState, path: Path, line: int) -> None:
 
 def _plus(path: Path, text: str, state: ReadState) -> list[CounterSample]:
     out = []
-    for i, line in enumerate(text.splitlines(), 1):
+    for i, line in _lines(text):
         if not line.strip():
             continue
         try:
@@ -156,7 +166,7 @@ def _plus(path: Path, text: str, state: ReadState) -> list[CounterSample]:
 def _blocks(path: Path, text: str, kind: str, state: ReadState) -> list[CounterSample]:
     out: list[CounterSample] = []
     stamped: dict[float, dict[str, float]] = {}
-    for i, line in enumerate(text.splitlines(), 1):
+    for i, line in _lines(text):
         if not line.strip() or line.startswith("#"):
             continue
         try:

@@ -4,6 +4,7 @@ the size mix, request times, requests per connection and the resumption share.""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -29,37 +30,49 @@ def nearest_rank(sorted_values: Sequence[int], q: float) -> int:
 def rate(series: PerSecond, start: int, end: int) -> Rate:
     """A per-second series over [start, end] (seconds without a count are 0).
 
-    Bounded by the seconds that carry traffic, never the span: the quiet seconds are
-    counted, not listed (a percentile whose rank falls among them is 0). The average is
-    kept unrounded, so peak-to-average is the figures' own ratio."""
+    Bounded whatever the span: the blocks are walked one at a time, and what is kept is
+    the histogram of the per-second counts (one entry per distinct count), from which the
+    percentiles are read by nearest rank; the quiet seconds are counted, not listed (a
+    percentile whose rank falls among them is 0). The average is kept unrounded, so
+    peak-to-average is the figures' own ratio."""
     seconds = end - start + 1
-    secs, counts = series.secs, series.counts
-    if len(secs) and (secs[0] < start or secs[-1] > end):
-        inside = (secs >= start) & (secs <= end)
-        secs, counts = secs[inside], counts[inside]
-    ordered = np.sort(counts)
-    peak = int(ordered[-1]) if len(ordered) else 0
-    peak_at = int(secs[int(np.argmax(counts))]) if len(counts) else start
-    quiet = max(0, seconds - len(ordered))
+    hist: Counter[int] = Counter()
+    peak, peak_at, total = 0, start, 0
+    for secs, counts in series.batches(start, end):
+        top = int(counts.max())
+        if top > peak:  # the first second that holds the busiest count
+            peak, peak_at = top, int(secs[int(np.argmax(counts))])
+        total += int(counts.sum())
+        values, n = np.unique(counts, return_counts=True)
+        hist.update(dict(zip(values.tolist(), n.tolist(), strict=True)))
+    quiet = max(0, seconds - sum(hist.values()))
     return Rate(
         peak=peak,
         peak_at=iso(peak_at),
-        p99=_rank(ordered, quiet, 0.99),
-        p999=_rank(ordered, quiet, 0.999),
-        average=int(counts.sum()) / seconds,
+        p99=_rank(hist, quiet, 0.99),
+        p999=_rank(hist, quiet, 0.999),
+        average=total / seconds,
         start=iso(start),
         end=iso(end),
         seconds=seconds,
     )
 
 
-def _rank(busy: npt.NDArray[np.int64], quiet: int, q: float) -> int:
-    """The q-quantile by nearest rank of ``busy`` (sorted) and ``quiet`` zeros."""
-    n = len(busy) + quiet
+def _rank(hist: Counter[int], quiet: int, q: float) -> int:
+    """The q-quantile by nearest rank of the busy seconds' counts (``hist``: count ->
+    seconds) and ``quiet`` zeros."""
+    n = sum(hist.values()) + quiet
     if not n:
         return 0
     k = max(1, math.ceil(q * n))
-    return 0 if k <= quiet else int(busy[k - quiet - 1])
+    if k <= quiet:
+        return 0
+    seen = quiet
+    for value in sorted(hist):
+        seen += hist[value]
+        if seen >= k:
+            return value
+    return max(hist)
 
 
 def busiest_hour(series: PerSecond, start: int, end: int) -> tuple[int, list[int]]:
@@ -69,13 +82,13 @@ def busiest_hour(series: PerSecond, start: int, end: int) -> tuple[int, list[int
     second are looked at."""
     if end - start + 1 <= HOUR:
         return start, series.dense(start, end).tolist()
-    secs, counts = series.secs, series.counts
-    if len(secs) and (secs[0] < start or secs[-1] > end):
-        inside = (secs >= start) & (secs <= end)
-        secs, counts = secs[inside], counts[inside]
-    if not len(secs):
+    peak, at = 0, None
+    for secs, counts in series.batches(start, end):
+        top = int(counts.max())
+        if top > peak:
+            peak, at = top, int(secs[int(np.argmax(counts))])
+    if at is None:
         return start, [0] * HOUR
-    at = int(secs[int(np.argmax(counts))])
     lo, hi = max(start, at - HOUR + 1), min(at, end - HOUR + 1)
     around = series.dense(lo, hi + HOUR - 1)
     cum = np.r_[0, np.cumsum(around)]
@@ -90,6 +103,19 @@ OUTLIER_SECONDS = 3  # a far group of this few busy seconds is an outlier whatev
 OUTLIER_SHARE = 0.01  # a group of times holding less than this share of the requests
 
 
+def _gaps(series: PerSecond) -> tuple[Counter[int], int]:
+    """The gaps between consecutive busy seconds (gap -> how many), and the busy seconds."""
+    gaps: Counter[int] = Counter()
+    prev, busy = None, 0
+    for secs, _ in series.batches():
+        if prev is not None:
+            gaps[int(secs[0]) - prev] += 1
+        values, n = np.unique(np.diff(secs), return_counts=True)
+        gaps.update(dict(zip(values.tolist(), n.tolist(), strict=True)))
+        prev, busy = int(secs[-1]), busy + len(secs)
+    return gaps, busy
+
+
 def outliers(series: PerSecond) -> npt.NDArray[np.int64]:
     """The seconds far outside the bulk of the traffic: a stray line from 1970 (a host
     whose clock was not set), or years away. The busy seconds, in order, are cut into
@@ -99,26 +125,46 @@ def outliers(series: PerSecond) -> npt.NDArray[np.int64]:
     requests, or no more than OUTLIER_SECONDS (3) busy seconds, is an outlier (one stray
     line in a small log, or a counters' sample at epoch 0 among a few dozen, is more than
     1% of them). A log with a long quiet spell keeps both sides when both carry traffic.
-    Bounded by the busy seconds (a sort of their gaps)."""
-    busy, counts = series.secs, series.counts
+    Bounded: the series is walked block by block, keeping the gaps' histogram and each
+    group's weight."""
     none = np.empty(0, np.int64)
-    if len(busy) < 2:
+    gaps, busy = _gaps(series)
+    if busy < 2:
         return none
-    gaps = np.diff(busy)
-    cut = max(OUTLIER_GAP, OUTLIER_SPACING * int(np.sort(gaps)[len(gaps) // 2]))
-    breaks = np.flatnonzero(gaps > cut) + 1
-    if not len(breaks):
+    cut = max(OUTLIER_GAP, OUTLIER_SPACING * _nth(gaps, (busy - 1) // 2))  # the median
+    if max(gaps) <= cut:
         return none
-    starts = np.r_[0, breaks]
-    weight = np.add.reduceat(counts, starts)
-    group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(busy)]))
-    seconds = np.diff(np.r_[starts, len(busy)])
-    small: npt.NDArray[np.bool_] = (weight < OUTLIER_SHARE * int(counts.sum())) | (
-        seconds <= OUTLIER_SECONDS
-    )
+    groups: list[list[int]] = []  # [first second, last second, busy seconds, requests]
+    prev = None
+    for secs, counts in series.batches():
+        cuts = (np.flatnonzero(np.diff(secs) > cut) + 1).tolist()
+        for j, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(secs)], strict=True)):
+            if j or prev is None or int(secs[0]) - prev > cut:
+                groups.append([int(secs[a]), 0, 0, 0])
+            g = groups[-1]
+            g[1], g[2], g[3] = int(secs[b - 1]), g[2] + b - a, g[3] + int(counts[a:b].sum())
+        prev = int(secs[-1])
+    weight = np.array([g[3] for g in groups], np.int64)
+    few = np.array([g[2] for g in groups], np.int64) <= OUTLIER_SECONDS
+    small: npt.NDArray[np.bool_] = (weight < OUTLIER_SHARE * int(weight.sum())) | few
     small[int(np.argmax(weight))] = False
-    out: npt.NDArray[np.int64] = busy[small[group]]
-    return out
+    far = [
+        s
+        for g, out in zip(groups, small.tolist(), strict=True)
+        if out
+        for s, _ in series.batches(g[0], g[1])
+    ]
+    return np.concatenate(far) if far else none
+
+
+def _nth(hist: Counter[int], k: int) -> int:
+    """The k-th smallest (from 0) of the values a histogram counts."""
+    seen = 0
+    for value in sorted(hist):
+        seen += hist[value]
+        if seen > k:
+            return value
+    return max(hist)
 
 
 def drop_outliers(tally: Tally) -> str:
@@ -127,11 +173,11 @@ def drop_outliers(tally: Tally) -> str:
     out = outliers(tally.requests)
     if not len(out):
         return ""
-    keep = np.isin(tally.requests.secs, out)
-    n = int(tally.requests.counts[keep].sum())
-    tally.outliers += n
+    before = tally.requests.total()
     where = [f"{tally.edges[s]} ({iso(s)})" for s in out.tolist() if s in tally.edges][:3]
     tally.drop(out)
+    n = before - tally.requests.total()
+    tally.outliers += n
     at = f": at {', '.join(where)}" if where else ""
     return (
         f"{n:,} request(s) logged at times far from the rest (more than"

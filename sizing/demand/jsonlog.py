@@ -54,15 +54,17 @@ def _ms(value: Any) -> int:
 
 
 def _second(doc: dict[str, Any], keys: dict[str, str]) -> int:
+    """The second the request arrived: the logged time (when the response ended) less
+    ``$request_time`` when it is logged; a whole-second time's middle, as scan.py does."""
     if "msec" in keys:
         ms = _ms(doc[keys["msec"]])
-        if "request_time" in keys:
-            ms -= _ms(doc[keys["request_time"]])
-        sec = ms // 1000
     elif "time_iso8601" in keys:
-        sec = iso_seconds(str(doc[keys["time_iso8601"]]).encode())[0]
+        ms = iso_seconds(str(doc[keys["time_iso8601"]]).encode())[0] * 1000 + 500
     else:
-        sec = local_seconds(str(doc[keys["time_local"]]).encode())[0]
+        ms = local_seconds(str(doc[keys["time_local"]]).encode())[0] * 1000 + 500
+    if "request_time" in keys:
+        ms -= _ms(doc[keys["request_time"]])
+    sec = ms // 1000
     if not in_range(sec):
         raise ValueError("not a time")
     return sec

@@ -15,7 +15,7 @@ from sizing.demand.inputs import distinct_files
 from sizing.demand.jsonlog import scan_json
 from sizing.demand.mix import mix_of_tally
 from sizing.demand.model import Missing, SourceFile, TrafficDemand, iso
-from sizing.demand.persecond import PerSecond
+from sizing.demand.persecond import PerSecond, aligned
 from sizing.demand.reader import ReadState, chunks
 from sizing.demand.scan import FileScan, scan_file
 from sizing.demand.servers import clock_notes, server_of
@@ -93,19 +93,24 @@ def twin_notes(servers: dict[str, PerSecond]) -> list[str]:
             lo, hi = max(sa.first(), sb.first()), min(sa.last(), sb.last())
             if hi - lo < 60:
                 continue
-            ia = (sa.secs >= lo) & (sa.secs <= hi)
-            ib = (sb.secs >= lo) & (sb.secs <= hi)
-            if (
-                int(ia.sum()) >= 10
-                and np.array_equal(sa.secs[ia], sb.secs[ib])
-                and np.array_equal(sa.counts[ia], sb.counts[ib])
-            ):
+            if _same(sa, sb, lo, hi):
                 notes.append(
                     f"{a} and {b} carry the same requests in every second of their overlap"
                     " (likely the same log under two names): both are summed; if they are"
                     " copies, give one"
                 )
     return notes
+
+
+def _same(sa: PerSecond, sb: PerSecond, lo: int, hi: int) -> bool:
+    """Whether two series carry the same counts in every second of [lo, hi], ten busy
+    seconds or more (block by block: bounded whatever the span)."""
+    busy = 0
+    for _, (a, b) in aligned([sa, sb], lo, hi):
+        if not np.array_equal(a, b):
+            return False
+        busy += int(np.count_nonzero(a))
+    return busy >= 10
 
 
 def _file_notes(scan: FileScan) -> list[str]:
@@ -128,10 +133,16 @@ def _file_notes(scan: FileScan) -> list[str]:
 
 def _arrival(have: frozenset[str]) -> tuple[str, list[Missing]]:
     missing = []
+    field = next(v for v in ("msec", "time_iso8601", "time_local") if v in have)
     if {"msec", "request_time"} <= have:
         arrival = "$msec − $request_time: the second each request arrived (to the ms)"
+    elif "request_time" in have:
+        arrival = (
+            f"${field} − $request_time: the second each request most likely arrived (1 s"
+            " resolution: the logged second's middle less the request's time)"
+        )
+        missing.append(Missing("the arrival second to the millisecond", "$msec"))
     else:
-        field = next(v for v in ("msec", "time_iso8601", "time_local") if v in have)
         arrival = (
             f"${field}: the second each response was logged (1 s resolution; a request"
             " is counted in the second it ended, not the one it arrived)"

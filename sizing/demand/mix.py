@@ -114,8 +114,8 @@ def mix_of_tally(
         missing.append("the response-size mix ($bytes_sent)")
     reached: Mapping[int, int] = getattr(t, "conn_requests", {}) or {}
     per_conn, _ = conn_bins(reached) if "connection_requests" in have else ((), 0)
-    new = sum(t.new_connections.values())
-    rpc = round(sum(t.requests.values()) / new, 3) if new else None
+    new = t.new_connections.total()
+    rpc = round(t.requests.total() / new, 3) if new else None
     if rpc is None:
         missing.append("requests per connection ($connection_requests)")
     tls_share: float | None = None
@@ -125,11 +125,11 @@ def mix_of_tally(
         tls_share = round(tls / (tls + plain), 6)
     else:
         missing.append("the TLS share of connections ($ssl_session_reused)")
-    full, resumed = sum(t.full_handshakes.values()), sum(t.resumed.values())
+    full, resumed = t.full_handshakes.total(), t.resumed.total()
     resumption = round(resumed / (full + resumed), 6) if full + resumed else None
     if resumption is None:
         missing.append("the resumption share ($ssl_session_reused)")
-    counts = {c: sum(t.classes[c].values()) for c in CLASSES}
+    counts = {c: t.classes[c].total() for c in CLASSES}
     total = sum(counts.values())
     status = tuple((c, round(n / total, 6)) for c, n in counts.items() if n) if total else ()
     if role is None:

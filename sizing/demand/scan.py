@@ -11,7 +11,7 @@ request time or connection count, not per line or per second.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -28,7 +28,6 @@ from sizing.errors import UsageError
 NOT_IN_FORMAT = "not in the given format"
 BINARY = "binary data"
 BAD_TIME = "time not readable"
-NL = b"\n"
 
 
 @dataclass
@@ -51,11 +50,11 @@ class _Keys:
     def __init__(self, fmt: LogFormat) -> None:
         g = {name: i for i, name in enumerate(fmt.groups)}
         self.time = fmt.time_field
-        self.exact = self.time == "msec" and "request_time" in g
-        if self.time == "msec":
-            tkeys = ["msec_s", "msec_ms"] + (["request_time"] if self.exact else [])
-        else:
-            tkeys = [self.time]
+        # the logged time is when the response ended: $request_time, when logged, takes
+        # each request back to the second it arrived (docs/demand.md, "arrival second")
+        self.minus_rt = "request_time" in g
+        tkeys = ["msec_s", "msec_ms"] if self.time == "msec" else [self.time]
+        tkeys += ["request_time"] if self.minus_rt else []
         self.extras = [x for x in ("status", "first", "reused") if x in g]
         # the empty group after the format's keeps the keys tuples; the one after it holds
         # a bad line's text (fmt.scanner)
@@ -114,6 +113,26 @@ def _recognise(chunk: bytes) -> LogFormat | None:
     return best if most * 2 >= n else None
 
 
+class _Lines:
+    """Where a chunk's rows are in the file: row ``i`` is line ``base + i + 1`` (one row
+    per line, counted as the chunk streams by, gzip'd or not), and the rows' keys, to find
+    the first line that holds a key (never by searching the chunk for text: the same text
+    can be on several lines, or inside another field)."""
+
+    def __init__(self, path: Path, base: int, keyed: list[tuple[bytes, ...]]) -> None:
+        self.path, self.base, self.keyed = path, base, keyed
+
+    def where(self, row: int) -> str:
+        return f"{self.path}:{self.base + row + 1}"
+
+    def line_of(self, key: tuple[bytes, ...]) -> int:
+        """The line number of the first row with ``key`` (it is one of the chunk's)."""
+        return self.base + self.keyed.index(key) + 1
+
+    def rows_of(self, wanted: Container[tuple[bytes, ...]]) -> list[int]:
+        return [i for i, k in enumerate(self.keyed) if k in wanted]
+
+
 def _scan(path: Path, fmt: LogFormat, strict_head: bool) -> FileScan:
     scan = FileScan(path, ReadState(path), variables=fmt.variables)
     keys = _Keys(fmt)
@@ -122,15 +141,18 @@ def _scan(path: Path, fmt: LogFormat, strict_head: bool) -> FileScan:
     for chunk in chunks(path, scan.read):
         # one match per line, in order: a line not in the format comes as its text
         rows = fmt.scanner.findall(chunk)
-        n = chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
-        if len(rows) == n + 1:
+        if chunk.endswith(b"\n"):
             rows.pop()  # the empty match after the chunk's last newline: not a line
-        distinct = Counter(map(keys.getter, rows))
-        bad = distinct.pop(keys.bad_key, 0)
-        if bad:
-            _bad_lines(scan, fmt, keys, rows, first and strict_head, chunk)
+        n = len(rows)  # one match per line: the lines, counted without a pass of their own
+        keyed = list(map(keys.getter, rows))
+        lines = _Lines(path, scan.lines, keyed)
+        distinct = Counter(keyed)
+        skips: list[tuple[int, str]] = []
+        if distinct.pop(keys.bad_key, 0):
+            skips = _bad_lines(scan, fmt, keys, rows, lines, first and strict_head, chunk)
         first = False
-        _count(scan, keys, rows, distinct, chunk)
+        bad_time = _count(scan, keys, rows, distinct, lines)
+        _skip(scan, fmt, keys, rows, lines, skips, bad_time)
         scan.lines += n
     return scan
 
@@ -140,42 +162,66 @@ def _bad_lines(
     fmt: LogFormat,
     keys: _Keys,
     rows: list[tuple[bytes, ...]],
+    lines: _Lines,
     head: bool,
     chunk: bytes,
-) -> None:
-    """Count and sample the chunk's lines that are not in the format (their rows hold no
-    time), by file:line and reason; refuse the file when its first chunk is mostly such
-    lines."""
-    base = scan.lines
+) -> list[tuple[int, str]]:
+    """The chunk's lines that are not in the format (their rows hold no time), as (row,
+    reason); the file is refused when its first chunk is mostly such lines, naming the
+    first by file:line and the field it fails at."""
     t, text = keys.time_at, keys.text_at
-    bad = [i for i, r in enumerate(rows) if not r[t]]
-    first_bad = None
-    for i in bad:
-        line = rows[i][text]
-        where = f"{scan.path}:{base + i + 1}"
+    out = []
+    for i, r in enumerate(rows):
+        if r[t]:
+            continue
+        line = r[text]
+        reason = NOT_IN_FORMAT
         if not line.strip():
-            scan.skipped.add("empty line", where)
-            continue
-        if line == LONG_LINE:
-            scan.skipped.add(TOO_LONG, where)
-            continue
-        reason = BINARY if looks_binary(line) else NOT_IN_FORMAT
-        at = ""
-        if reason == NOT_IN_FORMAT and (scan.skipped.want_sample or first_bad is None):
-            at = fmt.failing_field(line)
-        first_bad = first_bad or (where, reason, at)
-        scan.skipped.add(reason, where, at)
-    good = len(rows) - len(bad)
-    if head and first_bad and good * 2 < len(rows):
-        where, reason, at = first_bad
+            reason = "empty line"
+        elif line == LONG_LINE:
+            reason = TOO_LONG
+        elif looks_binary(line):
+            reason = BINARY
+        out.append((i, reason))
+    failing = [(i, reason) for i, reason in out if reason in (BINARY, NOT_IN_FORMAT)]
+    good = len(rows) - len(out)
+    if head and failing and good * 2 < len(rows):
+        i, reason = failing[0]
         if reason == BINARY:
-            raise UsageError(f"{scan.path}: binary data, not an access log ({where})")
+            raise UsageError(f"{scan.path}: binary data, not an access log ({lines.where(i)})")
         label = fmt.name or "the given format"
         raise _NotInFormat(
             f"{scan.path}: not in {label} ({good:,} of {len(rows):,} first lines match);"
-            f" first line that does not: {where}, at {at}",
+            f" first line that does not: {lines.where(i)}, at {fmt.failing_field(rows[i][text])}",
             chunk,
         )
+    return out
+
+
+def _skip(
+    scan: FileScan,
+    fmt: LogFormat,
+    keys: _Keys,
+    rows: list[tuple[bytes, ...]],
+    lines: _Lines,
+    skips: list[tuple[int, str]],
+    bad_time: Counter[tuple[bytes, ...]],
+) -> None:
+    """Count the chunk's skipped lines; the first few of the file, in line order, are
+    sampled by file:line, reason and the field that failed (never their text)."""
+    skipped = scan.skipped
+    if bad_time and skipped.want_sample:
+        skips = skips + [(i, BAD_TIME) for i in lines.rows_of(bad_time)]
+    elif bad_time:
+        skipped.add(BAD_TIME, "", f"${keys.time}", bad_time.total())
+    for i, reason in sorted(skips):
+        at = ""
+        if skipped.want_sample:
+            if reason == NOT_IN_FORMAT:
+                at = fmt.failing_field(rows[i][keys.text_at])
+            elif reason == BAD_TIME:
+                at = f"${keys.time}"
+        skipped.add(reason, lines.where(i) if skipped.want_sample else "", at)
 
 
 def _count(
@@ -183,19 +229,20 @@ def _count(
     keys: _Keys,
     rows: list[tuple[bytes, ...]],
     distinct: Counter[tuple[bytes, ...]],
-    chunk: bytes,
-) -> None:
-    """Count a chunk's matched rows. The rows are first counted by distinct key (C), then
-    the keys are turned into seconds and status classes as arrays (numpy): Python code
-    runs per chunk and per distinct size, request time and connection count, not per
-    line or per second."""
+    lines: _Lines,
+) -> Counter[tuple[bytes, ...]]:
+    """Count a chunk's matched rows; the keys skipped for an unreadable time, with their
+    counts. The rows are first counted by distinct key (C), then the keys are turned into
+    seconds and status classes as arrays (numpy): Python code runs per chunk and per
+    distinct size, request time and connection count, not per line or per second."""
     tally = scan.tally
+    bad: Counter[tuple[bytes, ...]] = Counter()
     if distinct:
-        bad = _count_keys(scan, keys, distinct, chunk)
+        bad = _count_keys(scan, keys, distinct, lines)
         if bad:  # a line skipped for its time feeds no size, request time or connection
-            rows = [r for r in rows if keys.getter(r) not in bad]
+            rows = [r for r, k in zip(rows, lines.keyed, strict=True) if k not in bad]
     if keys.size_at is not None and rows:
-        _count_sizes(tally, [x for r in rows if (x := r[keys.size_at])])
+        _count_sizes(tally, list(filter(None, map(itemgetter(keys.size_at), rows))))
     if keys.rt_at is not None:
         for rt, n in Counter(map(itemgetter(keys.rt_at), rows)).items():
             ms = seconds_ms(rt)
@@ -207,24 +254,27 @@ def _count(
                 tally.add_conn(int(conn), n)
             elif conn:
                 tally.add_conn(1 << 30, n)
+    return bad
 
 
 def _count_keys(
-    scan: FileScan, keys: _Keys, distinct: Counter[tuple[bytes, ...]], chunk: bytes
-) -> set[tuple[bytes, ...]]:
+    scan: FileScan, keys: _Keys, distinct: Counter[tuple[bytes, ...]], lines: _Lines
+) -> Counter[tuple[bytes, ...]]:
     """Count the chunk's distinct keys; the keys skipped for an unreadable time."""
     tally = scan.tally
     found = list(distinct)
     n = np.fromiter(distinct.values(), np.int64, len(found))
     cols = list(zip(*found, strict=True))
-    secs = _seconds(scan, keys, cols, chunk)
+
+    def line_at(i: int) -> int:  # the first line of the i-th distinct key
+        return lines.line_of(found[i])
+
+    secs = _seconds(scan, keys, cols, line_at)
     ok = secs >= 0
-    bad: set[tuple[bytes, ...]] = set()
+    bad: Counter[tuple[bytes, ...]] = Counter()
     if not ok.all():
         for i in np.flatnonzero(~ok).tolist():
-            where = _line_of(scan, chunk, found[i][0]) if scan.skipped.want_sample else ""
-            scan.skipped.add(BAD_TIME, where, f"${keys.time}", int(n[i]))
-            bad.add(found[i])
+            bad[found[i]] = int(n[i])
     idx = np.flatnonzero(ok)
     secs, n = secs[idx], n[idx]
     if not len(secs):
@@ -239,7 +289,7 @@ def _count_keys(
     lo, hi = int(secs.argmin()), int(secs.argmax())
     for moved, i in zip(tally.moves_span(int(secs[lo]), int(secs[hi])), (lo, hi), strict=True):
         if moved:
-            tally.add_edge(int(secs[i]), _line_of(scan, chunk, found[int(idx[i])][0]))
+            tally.add_edge(int(secs[i]), f"{scan.path}:{line_at(int(idx[i]))}")
     return bad
 
 
@@ -267,30 +317,42 @@ def _count_sizes(tally: Tally, sizes: list[bytes]) -> None:
 
 
 def _seconds(
-    scan: FileScan, keys: _Keys, cols: list[tuple[bytes, ...]], chunk: bytes
+    scan: FileScan, keys: _Keys, cols: list[tuple[bytes, ...]], line_at: Callable[[int], int]
 ) -> npt.NDArray[np.int64]:
-    """The second of each key (-1 where its time is not readable)."""
-    if keys.time == "time_local":
-        return _local_seconds(scan, cols[0], chunk)
+    """The arrival second of each key (-1 where its time is not readable): the logged
+    time, when the response ended, less ``$request_time`` when that is logged. ``$msec``
+    is to the ms, so the arrival is too; ``$time_local`` and ``$time_iso8601`` name the
+    second the response ended in, so the arrival is the most likely second: that second's
+    middle less the request's time (a request of 0.6 s logged at 05:01:04 most likely
+    arrived in 05:01:03)."""
     if keys.time == "msec":
         whole = np.array(cols[0], dtype="S")
         bad = np.char.str_len(whole) > 12
         whole[bad] = b"0"
         frac = np.array(cols[1], dtype="S3")
         ms = whole.astype(np.int64) * 1000 + frac.astype(np.int64) * _POW[np.char.str_len(frac)]
-        if keys.exact:
-            known = {v: seconds_ms(v) for v in set(cols[2])}
-            rt = np.fromiter((-1 if (x := known[v]) is None else x for v in cols[2]), np.int64)
-            bad |= rt < 0
-            ms -= np.maximum(rt, 0)
-        secs = ms // 1000
-        bad |= (secs < 0) | (secs > LATEST)
-        secs[bad] = -1
-        return secs
-    to_sec = _to_second(scan, keys, chunk)
-    return np.fromiter(
-        (-1 if (x := to_sec((t,))) is None else x for t in cols[0]), np.int64, len(cols[0])
-    )
+    else:
+        if keys.time == "time_local":
+            logged = _local_seconds(scan, cols[0], line_at)
+        else:
+            to_sec = _to_second(scan, keys, line_at)
+            logged = np.fromiter(
+                (-1 if (x := to_sec(i, t)) is None else x for i, t in enumerate(cols[0])),
+                np.int64,
+                len(cols[0]),
+            )
+        bad = logged < 0
+        ms = logged * 1000 + 500
+    if keys.minus_rt:
+        col = cols[keys.ntime - 1]
+        known = {v: seconds_ms(v) for v in set(col)}
+        rt = np.fromiter((-1 if (x := known[v]) is None else x for v in col), np.int64, len(col))
+        bad |= rt < 0
+        ms -= np.maximum(rt, 0)
+    secs = ms // 1000
+    bad |= (secs < 0) | (secs > LATEST)
+    secs[bad] = -1
+    return secs
 
 
 _MONTHS = np.array(
@@ -302,7 +364,9 @@ _DIGITS = [0, 1, 7, 8, 9, 10, 12, 13, 15, 16, 18, 19, 22, 23, 24, 25]
 _SEPS = {2: b"/", 6: b"/", 11: b":", 14: b":", 17: b":", 20: b" "}
 
 
-def _local_seconds(scan: FileScan, col: tuple[bytes, ...], chunk: bytes) -> npt.NDArray[np.int64]:
+def _local_seconds(
+    scan: FileScan, col: tuple[bytes, ...], line_at: Callable[[int], int]
+) -> npt.NDArray[np.int64]:
     """``$time_local`` (``28/Nov/2026:05:01:04 +0100``) to epoch seconds, as arrays; a
     value of another length goes through :func:`local_seconds` one at a time."""
     raw = np.array(col, dtype="S")
@@ -338,13 +402,13 @@ def _local_seconds(scan: FileScan, col: tuple[bytes, ...], chunk: bytes) -> npt.
         packed = np.unique(m[ok, 21] * (1 << 32) + oh[ok] * 100 + om[ok])  # sign, hh, mm
         for p in packed.tolist():
             off = f"{chr(p >> 32)}{(p & 0xFFFFFFFF) // 100:02d}{(p & 0xFFFFFFFF) % 100:02d}"
-            if off not in scan.offsets:
+            if off not in scan.offsets:  # its first line: the keys come in line order
                 first = next(
-                    t
-                    for t, good in zip(col, ok.tolist(), strict=True)
+                    i
+                    for i, (t, good) in enumerate(zip(col, ok.tolist(), strict=True))
                     if good and t.endswith(off.encode())
                 )
-                scan.offsets[off] = int(_line_of(scan, chunk, first).rpartition(":")[2])
+                scan.offsets[off] = line_at(first)
     for i in np.flatnonzero(~fixed).tolist():  # another length: read one at a time
         try:
             sec, off = local_seconds(col[i])
@@ -352,17 +416,21 @@ def _local_seconds(scan: FileScan, col: tuple[bytes, ...], chunk: bytes) -> npt.
             continue
         if in_range(sec):
             secs[i] = sec
-            scan.offsets.setdefault(off, int(_line_of(scan, chunk, col[i]).rpartition(":")[2]))
+            if off not in scan.offsets:
+                scan.offsets[off] = line_at(i)
     return secs
 
 
 def _to_second(
-    scan: FileScan, keys: _Keys, chunk: bytes
-) -> Callable[[tuple[bytes, ...]], int | None]:
+    scan: FileScan, keys: _Keys, line_at: Callable[[int], int]
+) -> Callable[[int, bytes], int | None]:
+    """The second of the i-th distinct key's ``$time_iso8601`` (None when not readable),
+    cached by value."""
     cache = keys.cache
     parse = local_seconds if keys.time == "time_local" else iso_seconds
 
-    def logged(t: tuple[bytes, ...]) -> int | None:
+    def logged(i: int, value: bytes) -> int | None:
+        t = (value,)
         sec = cache.get(t)
         if sec is None:
             try:
@@ -372,15 +440,10 @@ def _to_second(
             if not in_range(sec):
                 return None
             if off not in scan.offsets:
-                scan.offsets[off] = int(_line_of(scan, chunk, t[0]).rpartition(":")[2])
+                scan.offsets[off] = line_at(i)
             if len(cache) > 100_000:
                 cache.clear()
             cache[t] = sec
         return sec
 
     return logged
-
-
-def _line_of(scan: FileScan, chunk: bytes, text: bytes) -> str:
-    at = max(chunk.find(text), 0)
-    return f"{scan.path}:{scan.lines + chunk.count(NL, 0, at) + 1}"

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from sizing.demand.model import iso
-from sizing.demand.persecond import PerSecond
+from sizing.demand.persecond import PerSecond, aligned
 
 _ROTATED = re.compile(r"(\.[0-9]+)?(\.gz)?$")
 MAX_LAG = 30  # seconds of clock disagreement looked for
@@ -61,11 +61,11 @@ def _pair(a: str, sa: PerSecond, b: str, sb: PerSecond) -> str:
         )
     if hi - lo < 4 * MAX_LAG:
         return ""
-    both = PerSecond()
-    for x in (sa, sb):
-        inside = (x.secs >= lo) & (x.secs <= hi)
-        both.add_many(x.secs[inside], x.counts[inside])
-    mid = int(both.secs[int(np.argmax(both.counts))]) if both else lo  # the busiest second
+    mid, top = lo, 0  # the busiest second of the two summed over the overlap
+    for base, (xa, xb) in aligned([sa, sb], lo, hi):
+        both = xa + xb
+        if int(both.max()) > top:
+            top, mid = int(both.max()), base + int(np.argmax(both))
     w0 = max(lo + MAX_LAG, mid - WINDOW // 2)
     w1 = min(hi - MAX_LAG, w0 + WINDOW)
     if w1 <= w0:

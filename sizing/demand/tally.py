@@ -72,7 +72,7 @@ class Skipped:
 
 @dataclass
 class Tally:
-    """Counts per arrival second (:class:`PerSecond`: memory follows the busy seconds),
+    """Counts per arrival second (:class:`PerSecond`: blocks within one memory budget),
     and the distributions that have no second."""
 
     requests: PerSecond = field(default_factory=PerSecond)
