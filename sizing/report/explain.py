@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from sizing.engine.choice import Choice
 from sizing.engine.costs import CostBreakdown, CostCatalog, LicenceCost
-from sizing.engine.licences import EVERY_PLATFORM, lines_of
+from sizing.engine.licences import EVERY_PLATFORM, lines_of, unit_words
 from sizing.engine.predict import DRAWS, MIN_CLAIM_RUNS, too_few_runs
 from sizing.engine.recommend import Configuration, Demand, Recommendation
 from sizing.engine.slo import slo_profile_name
@@ -255,7 +255,8 @@ def _topup(extra: float, cur: str, catalog: CostCatalog | None, best: Configurat
         return f" + {_money(extra, cur)} to the licences' order minimums ({each})"
     _, lic = minimums[0]
     whose = f"{lic.name}'s" if lic.name else "the licence's"
-    return f" + {_money(extra, cur)} to {whose} order minimum of {lic.min_per_order} {lic.per}s"
+    units = unit_words(lic.per, lic.min_per_order)
+    return f" + {_money(extra, cur)} to {whose} order minimum of {lic.min_per_order} {units}"
 
 
 def _capacity(result: Recommendation, best: Configuration) -> list[str]:
