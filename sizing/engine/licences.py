@@ -65,6 +65,10 @@ def unit_words(per: str, n: int = 1) -> str:
     return one if n == 1 else many
 
 
+# A platform that no catalog key names pays the licence of the platform it runs under.
+_RUNS_UNDER = {"container": "kubernetes"}
+
+
 @dataclass(frozen=True)
 class Licence:
     """A licence line, priced per core, socket, socket pair, server or NGINX instance (one
@@ -159,7 +163,7 @@ def applying(
     before its family's (``hypervisor``, which the own key overrides), then every
     platform's (``all``)."""
     out: list[tuple[str, Licence]] = []
-    for key in (platform, cost_family(platform)):
+    for key in (platform, cost_family(platform), _RUNS_UNDER.get(platform, "")):
         if key and key != EVERY_PLATFORM and key in licences:
             out += [(key, lic) for lic in lines_of(licences[key])]
             break
