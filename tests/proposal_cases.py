@@ -22,8 +22,9 @@ from tests.labdb import build_lab
 # empty: the published reference data; bare metal only; with an ESXi guest; with ESXi and
 # KVM guests; "roles": ESXi and KVM guests measured for two roles (load balancing and a
 # reverse proxy, one run each), where --role picks the workload and a reverse proxy meets
-# the Kubernetes reference data's own role
-LABS = ("roles", "esxi+kvm", "empty", "esxi", "baremetal")
+# the Kubernetes reference data's own role; "container": bare metal with an ESXi guest and
+# a container leg (which a Kubernetes licence prices)
+LABS = ("roles", "container", "esxi+kvm", "empty", "esxi", "baremetal")
 MEASURED_CPU = "Gold 6248"  # a part of tests/labdb.py's CPU model: a catalog's match
 OTHER_CPU = "AMD EPYC 9354P"
 KEYS = ("baremetal", "hypervisor", "esxi", "kvm", "kubernetes", "all")
@@ -41,6 +42,8 @@ def build_labs(root: Path) -> dict[str, Path]:
     ):
         out[name] = root / f"{name}.sqlite"
         build_lab(out[name], reps=5, **kw)
+    out["container"] = root / "container.sqlite"
+    build_lab(out["container"], reps=5, container=True, role="load-balance")
     out["roles"] = root / "roles.sqlite"
     for seed, role in enumerate(ROLES, start=1):
         build_lab(out["roles"], reps=5, kvm=True, role=role, seed=seed)
