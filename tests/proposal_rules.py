@@ -112,7 +112,7 @@ def every_platform(case: Case, doc: dict[str, Any], term: str, guide: str) -> st
         assert f"Not priced on Kubernetes: {said}" in guide, said
         return "Kubernetes not priced, the reason said"
     side = priced[0]
-    assert side["sized_on"] and side["sized_on"] in term, side["sized_on"]
+    assert side["own_basis"] and side["own_basis"] in term, side["own_basis"]
     label = "Container" if side["platform"] == "container" else "Kubernetes"
     assert f"{label}: {side['servers']} server" in term
     assert f"{label} (on " in guide and amount(side["total"], case.currency) in guide

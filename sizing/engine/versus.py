@@ -75,7 +75,7 @@ class Side:
             "fleet": None if self.fleet is None else self.fleet.to_dict(),
             "identical": None if best is None else best.to_dict(),
             "cash_flow": None if self.result.cash_flow is None else self.result.cash_flow.to_dict(),
-            "sized_on": self.sized_on or None,
+            "own_basis": self.sized_on or None,
             "not_priced": self.not_priced or None,
         }
 

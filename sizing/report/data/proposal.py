@@ -10,6 +10,7 @@ multiplying what the page says gives the total (:func:`counted_total`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -222,17 +223,17 @@ def _options_table(
     rows += tuple(
         (
             TCell(PLATFORM_LABELS.get(p, p), "", False),
-            TCell(
-                "not priced: its figures size no server of the catalog for this demand "
-                "(why: the engineers' appendix)",
-                "",
-                False,
-            ),
+            TCell(f"not priced: {_first_clause(why)} (why: the engineers' appendix)", "", False),
             *(TCell("–") for _ in headers[2:]),
         )
-        for p, _ in missing
+        for p, why in missing
     )
     return TableBlock(title="The options side by side", headers=headers, rows=rows)
+
+
+def _first_clause(why: str) -> str:
+    """A reason's first clause (``no kvm guest measured``): the appendix says it whole."""
+    return re.split(r"; | \(|: ", why, maxsplit=1)[0]
 
 
 def _hardware(c: Configuration) -> float:
