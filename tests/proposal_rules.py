@@ -7,6 +7,7 @@ beside the others or named not priced with the reason, on every rendering.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -122,3 +123,17 @@ def every_platform(case: Case, doc: dict[str, Any], term: str, guide: str) -> st
             assert f["coverage"] is None and not f["interval"], f
             assert f["source"] == "reference" or "reference/kubernetes" in f["origin"], f
     return f"Kubernetes priced on {side['platform']}"
+
+
+def one_period(case: Case, doc: dict[str, Any], term: str, guide: str) -> None:
+    """Every rendering states one period: ``--years`` when asked, else the catalog's
+    ``amortisation_months`` (the guide's proposal said the catalog's 60 months, and a cost
+    per year of the total / 5, over a 10-year plan)."""
+    months = 12 * case.years if case.years else case.catalog.get("amortisation_months")
+    if not months or doc.get("recommendation") is None:
+        return
+    for text in (term, guide):
+        said = set(re.findall(r"over (\d+) months", text))
+        assert said <= {str(months)}, (months, said)
+        years = set(re.findall(r"[Tt]otal over (\d+) years", text))
+        assert years <= {f"{months / 12:g}"}, (months, years)

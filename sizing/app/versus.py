@@ -88,7 +88,7 @@ def compare_platforms(
         unpriced.append((KUBERNETES, kube.not_priced))
     table = build_table(
         figures,
-        inputs.catalog,
+        sides[0].result.catalog or inputs.catalog,
         bases=inputs.bases,
         prices=inputs.prices,
         article_prices=inputs.article_prices,
@@ -107,7 +107,8 @@ def compare_platforms(
             for o in overheads(table, p)
         ),
         inputs.catalog.currency,
-        inputs.catalog.basis,
+        # the answer's period (--years when asked), not the catalog file's own
+        sides[0].result.cost_basis,
         others=tuple(others),
         unpriced=tuple(unpriced),
     )
