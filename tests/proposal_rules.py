@@ -117,6 +117,11 @@ def every_platform(case: Case, doc: dict[str, Any], term: str, guide: str) -> st
     label = "Container" if side["platform"] == "container" else "Kubernetes"
     assert f"{label}: {side['servers']} server" in term
     assert f"{label} (on " in guide and amount(side["total"], case.currency) in guide
+    # on the answer's workload: the published Kubernetes table is a reverse proxy's, a
+    # container leg's id names its workload (``host/container/load-balance-128b``)
+    basis = (side["identical"] or {}).get("basis") or ""
+    role = "proxy" if basis == "reference/kubernetes" else basis.split("/")[-1].rsplit("-", 1)[0]
+    assert role in {b["workload"]["role"] for b in doc["bases"]}, (basis, doc["bases"])
     for f in (side["identical"] or {}).get("figures", []):
         if f["basis"] == "reference/kubernetes":
             # the published figure, or a floor on it beyond its 8 cores, said so
