@@ -282,3 +282,6 @@ BANK_PROXY = Case(
     BANK.years,
     BANK.growth,
 )
+# the bank's on bare metal alone: Kubernetes is the option compared with bare metal, not
+# priced (no Kubernetes figures of static files), and said so on every rendering
+BANK_METAL = Case(BANK.catalog, BANK.argv, "baremetal", BANK.redundancy, BANK.years, BANK.growth)

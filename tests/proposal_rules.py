@@ -67,11 +67,10 @@ def _configs(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def licence_rules(case: Case, doc: dict[str, Any]) -> None:
-    """Each identical fleet's licence lines, computed by hand from the catalog's terms
-    (one period, no growth: the plan's years are the plan invariant's)."""
-    if case.years is not None or case.growth:
-        return
-    months = case.catalog.get("amortisation_months") or 12
+    """Each identical fleet's licence lines over the answer's period (``--years`` when
+    asked, else the catalog's), computed by hand from the catalog's terms (a growing
+    demand's plan, year by year, is the plan invariant's)."""
+    months = 12 * case.years if case.years else case.catalog.get("amortisation_months") or 12
     servers = {s["name"]: s for s in case.servers}
     for c in _configs(doc):
         s = servers.get(c["server_name"])

@@ -29,7 +29,16 @@ from hypothesis import HealthCheck, Phase, event, example, given, settings
 from typer.testing import CliRunner
 
 from sizing.cli import app
-from tests.proposal_cases import BANK, BANK_PROXY, MIX, ROLES, Case, build_labs, cases
+from tests.proposal_cases import (
+    BANK,
+    BANK_METAL,
+    BANK_PROXY,
+    MIX,
+    ROLES,
+    Case,
+    build_labs,
+    cases,
+)
 from tests.proposal_checks import WIDTH, check
 
 runner = CliRunner()
@@ -71,6 +80,7 @@ def run_case(case: Case, labs: dict[str, Path], tmp: Path) -> tuple[Any, Any, An
 @example(case=MIX)
 @example(case=BANK)
 @example(case=BANK_PROXY)
+@example(case=BANK_METAL)
 def test_every_generated_proposal_adds_up(
     case: Case, labs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
