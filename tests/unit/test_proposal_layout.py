@@ -128,6 +128,9 @@ def test_every_amount_of_the_json_is_whole_in_the_pdf_and_the_terminal(
     # "(EUR)"): on one line with it, a table's cell never wrapping between the two
     for v in _amounts(doc)[:2] + _amounts(doc)[2 + 5 * len(doc["cash_flow"]["rows"]) :]:
         assert amount(v, cur) in got, (v, amount(v, cur))
+    # and no amount anywhere (a cell, a sentence) is cut after its currency code
+    cut = re.search(rf"(?m)^.{{0,40}}\b{cur}\n-?\d[\d,.]*", got)
+    assert cut is None, cut.group(0) if cut else ""
     assert "$" not in flat.replace("$2,500", "")  # the one USD list price, quoted as such
     # the sizing tables of a lab with ESXi and KVM guests: every column on the page (the
     # overheads in a table of their own: they ran off it, the last column cut)
