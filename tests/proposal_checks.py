@@ -13,7 +13,12 @@ import pytest
 
 from sizing.report.data.format import amount, currency_sign
 from tests.proposal_cases import OTHER_CPU, Case
-from tests.proposal_rules import every_platform, licence_rules, one_period
+from tests.proposal_rules import (
+    differences_subtract,
+    every_platform,
+    licence_rules,
+    one_period,
+)
 
 WIDTH = 100  # the terminal's tables fit 100 columns
 
@@ -163,6 +168,7 @@ def check(case: Case, text: Any, js: Any, md: Any) -> str:
     _fits(text.stdout, doc, term)
     licence_rules(case, doc)
     one_period(case, doc, term, guide)
+    differences_subtract(case, doc, guide)
     return every_platform(case, doc, term, guide)
 
 

@@ -141,3 +141,23 @@ def one_period(case: Case, doc: dict[str, Any], term: str, guide: str) -> None:
         assert said <= {str(months)}, (months, said)
         years = set(re.findall(r"[Tt]otal over (\d+) years", text))
         assert years <= {f"{months / 12:g}"}, (months, years)
+
+
+def differences_subtract(case: Case, doc: dict[str, Any], guide: str) -> None:
+    """Each "costs X more than on ..." is the difference of the two totals as printed, to
+    the cent (the guide said EUR 145,528.70 between EUR 381,136.58 and EUR 235,607.87)."""
+    platforms, rec = doc.get("platforms"), doc.get("recommended")
+    if not platforms or rec is None:
+        return
+    sides = [platforms["baremetal"], platforms["guest"], *platforms["others"]]
+    priced = [s for s in sides if s.get("total") is not None]
+    if platforms.get("extra_cost") is not None:
+        extra = platforms["guest"]["total"] - platforms["baremetal"]["total"]
+        assert platforms["extra_cost"] == pytest.approx(extra, abs=0.001), platforms
+    base = next((s for s in priced if s["platform"] == rec["platform"]), None)
+    if base is None:
+        return
+    for s in priced:
+        diff = round(s["total"] - base["total"], 2)
+        if s is not base and diff >= 0.005:
+            assert f"costs {amount(diff, case.currency)} more than on" in guide, (s, diff)

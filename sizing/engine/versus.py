@@ -136,7 +136,8 @@ class PlatformComparison:
         """What the guests cost more than bare metal for the demand (negative: less), in
         all (:attr:`Side.total`: the plans' totals when the demand grows)."""
         a, b = self.baremetal.total, self.guest.total
-        return None if a is None or b is None else b - a
+        # of the totals as printed, to the cent: the reader's subtraction gives it exactly
+        return None if a is None or b is None else round(b, 2) - round(a, 2)
 
     def share_at(self, profile: str, cores: int, ht: str) -> Overhead | None:
         """The observed overhead at ``cores`` (else the nearest observed core count)."""

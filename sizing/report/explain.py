@@ -206,9 +206,10 @@ def _cheapest(result: Recommendation, best: Configuration) -> list[str]:
     includes = result.cost_basis if catalog is None else catalog.basis_for(best.platform)
     lines = []
     if mix is not None:
+        less = round(best.total_cost, 2) - round(mix.total_cost, 2)  # as both are printed
         lines.append(
             f"Recommended: {mix.label}, {_money(mix.total_cost, cur)} (the cheapest fleet, "
-            f"{_money(best.total_cost - mix.total_cost, cur)} less than the cheapest "
+            f"{_money(less, cur)} less than the cheapest "
             f"identical fleet; {includes}{price}; {on})."
         )
         lines.append(

@@ -338,7 +338,7 @@ def proposal(
         + "."
     )
     for o in opts[1:]:
-        diff = o.total - rec.total
+        diff = round(o.total, 2) - round(rec.total, 2)  # as the options table prints them
         lead += (
             f" On {PLATFORM_LABELS.get(o.platform, o.platform)} the same demand needs "
             f"{o.servers} server{'s' if o.servers != 1 else ''}"
