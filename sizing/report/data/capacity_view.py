@@ -11,7 +11,7 @@ from sizing.report.data.format import PLATFORM_LABELS, counted_total, number
 from sizing.report.data.model import TableBlock, TCell
 
 
-class Option(Protocol):
+class Carries(Protocol):
     """What the table reads of an option (:class:`sizing.report.data.proposal.Option`)."""
 
     @property
@@ -28,7 +28,7 @@ __all__ = ["capacity_table"]
 _LABELS: dict[str, str] = {SizingMetric.RPS: "RPS", SizingMetric.TPS: "TLS handshakes/s"}
 
 
-def capacity_table(opts: Sequence[Option], profiles: Sequence[str]) -> TableBlock | None:
+def capacity_table(opts: Sequence[Carries], profiles: Sequence[str]) -> TableBlock | None:
     """What each option carries as sized: servers counted on × one server's capacity on
     the low end of its interval = the total."""
     rows = []
