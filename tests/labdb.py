@@ -121,12 +121,17 @@ def lab_points(
     kvm: bool = False,
     kvm_rps: float = 0.88,
     kvm_tps: float = 0.95,
+    container: bool = False,
+    container_rps: float = 0.55,
+    container_tps: float = 0.98,
 ) -> list[tuple[PointResult, list[tuple[int, Sample]]]]:
     """Every point of the lab (bare metal, then its guest), with their repetitions;
     ``profiles`` of :data:`KINDS` (``api-jwt``: a JWT gateway's calls, at the guest's RPS
     share); ``role``: the role stored on the rps and tps points (``load-balance``; None:
     none stored, as the oldest records); with ``kvm``, a KVM (libvirt) guest ``nginx-kvmN``
-    on each host too."""
+    on each host too; with ``container``, a container leg ``nginx-containerN`` on each
+    (the container network path: about half of bare metal's RPS, as the article's
+    Kubernetes table found, and its handshakes)."""
     rng = random.Random(seed)
     out = []
     for i in range(1, hosts + 1):
@@ -136,6 +141,8 @@ def lab_points(
             legs.append((guest, "vsphere", guest_rps, guest_tps, metal))
         if kvm:
             legs.append((f"nginx-kvm{i}", "libvirt", kvm_rps, kvm_tps, metal))
+        if container:
+            legs.append((f"nginx-container{i}", "container", container_rps, container_tps, metal))
         for host, platform, g_rps, g_tps, esxi in legs:
             for mode in ht:
                 for n in cores:
@@ -148,6 +155,8 @@ def lab_points(
                             if esxi is None
                             else _kvm_settings(esxi, host, n, mode)
                             if platform == "libvirt"
+                            else _container_settings(esxi, host, n)
+                            if platform == "container"
                             else {
                                 "hypervisor": "vsphere",
                                 "esxi_host": esxi,
@@ -180,8 +189,23 @@ def _kvm_settings(hypervisor: str, domain: str, cores: int, ht: str) -> dict[str
     }
 
 
+def _container_settings(host: str, name: str, cores: int) -> dict[str, Any]:
+    """What the container backend records (pinned to the bare-metal leg's CPUs)."""
+    cpus = f"0-{cores - 1}" if cores > 1 else "0"
+    return {
+        "platform": "container",
+        "runtime": "runc",
+        "container": name,
+        "network": "podman",
+        "cpuset_cpus": cpus,
+        "proc_cpus_allowed": cpus,
+        "cgroup_cpuset": cpus,
+        "container_host": host,
+    }
+
+
 def environment(
-    hosts: int = 1, price_usd: float | None = None, kvm: bool = False
+    hosts: int = 1, price_usd: float | None = None, kvm: bool = False, container: bool = False
 ) -> dict[str, Any]:
     """What a run stores of its hosts (facts), for ``hosts`` servers and their guests; with
     ``price_usd``, each host's inventory declares that price (``sizing_price_usd``), as a
@@ -201,6 +225,13 @@ def environment(
             "nginx_openssl": "3.0.11",
             "hypervisor": "vmware",
         }
+        if container:
+            env[f"nginx-container{i}"] = {
+                "cpu_model": GOLD,
+                "lscpu": lscpu(2, 20, 2),
+                "nginx_version": "1.22.1",
+                "nginx_openssl": "3.0.11",
+            }
         if kvm:
             env[f"nginx-kvm{i}"] = {
                 "cpu_model": GOLD,
@@ -252,7 +283,9 @@ def build_lab(
         return store_run(
             store,
             lab_points(hosts=hosts, **kw),
-            environment(hosts, price_usd, kvm=bool(kw.get("kvm"))),
+            environment(
+                hosts, price_usd, kvm=bool(kw.get("kvm")), container=bool(kw.get("container"))
+            ),
             inventory=inventory,
             argv=["sizing", "run"],
             tool_version="0",

@@ -7,16 +7,13 @@ emulated figures, a latency workload chosen) comes back in ``notes``, never prin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from sizing.app.assumed import (
-    assumed_platforms,
-    measure_next,
-    what_would_price,
-    with_assumptions,
-)
+from sizing.app.assumed import assumed_platforms, measure_next, with_assumptions
+from sizing.app.versus import compare_platforms
 from sizing.app.what_exists import refuse_confidence, what_exists
 from sizing.catalog import load_catalog_data
 from sizing.ceilings import ALGORITHMS, StatedCeiling
@@ -28,12 +25,11 @@ from sizing.engine.predict import Bootstrapper
 from sizing.engine.recommend import Recommendation, wanted_platforms
 from sizing.engine.roles import WorkloadAsk
 from sizing.engine.translate import translate
-from sizing.engine.versus import PlatformComparison, Side, guest_platform, overheads
+from sizing.engine.versus import PlatformComparison
 from sizing.engine.workload_use import WorkloadUse, role_of_text
 from sizing.errors import UsageError
 from sizing.knee import Slo
 from sizing.model import (
-    HYPERVISOR_PLATFORMS,
     BasisPlatform,
     Figure,
     FigureKind,
@@ -269,64 +265,20 @@ def recommend(req: SizingRequest, *, with_runs: bool = False) -> Recommended:
     )
     asked = None if req.platform is None else [req.platform]
 
-    def sized(platforms: Sequence[str] | None) -> Recommendation:
-        """The engine's answer, with its words (the basis' sentence, what a capacity is of)."""
-        got = how.recommend(figures, inputs.catalog, demand, platforms)
-        got = replace(got, why=why, capacity_of=capacity_of, assumptions=assumptions)
-        return replace(got, measure=measure_next(got, inputs))
+    def sized(platforms: Sequence[str] | None, figs: Any = None, words: str = "") -> Recommendation:
+        """The engine's answer with its words; ``figs``, ``words``: the Kubernetes option's."""
+        got = how.recommend(figures if figs is None else figs, inputs.catalog, demand, platforms)
+        got = replace(got, why=words or why, capacity_of=capacity_of, assumptions=assumptions)
+        return replace(got, measure=measure_next(got, inputs)) if figs is None else got
 
     result = sized(asked)
     hint = "" if result.recommendation is not None else what_exists(req, demand, inputs)
     versus = None
     if req.compare_platforms or (req.compare_platforms is None and req.platform is None):
-        versus = _versus(figures, inputs, demand, how, sized)
-    return Recommended(
-        result,
-        inputs,
-        tuple(warnings),
-        tuple(notes),
-        p95=req.p95 is not None,
-        hint=hint,
-        versus=versus,
-    )
-
-
-def _versus(
-    figures: Sequence[Figure],
-    inputs: BasisInputs,
-    demand: Demand,
-    how: EngineRequest,
-    sized: Callable[[Sequence[str]], Recommendation],
-) -> PlatformComparison | None:
-    """Bare metal against the hypervisor's guests for the demand, when the chosen figures
-    hold both: each sized alone, and the observed overheads between them."""
-    guest = guest_platform(figures)
-    if guest is None:
-        return None
-    sides = [Side(p, sized([p])) for p in ("baremetal", guest)]
-    present = {f.platform for f in figures}
-    others = tuple(Side(p, sized([p])) for p in HYPERVISOR_PLATFORMS if p != guest and p in present)
-    unpriced = tuple((p, what_would_price(p)) for p in HYPERVISOR_PLATFORMS if p not in present)
-    table = build_table(
-        figures,
-        inputs.catalog,
-        bases=inputs.bases,
-        prices=inputs.prices,
-        article_prices=inputs.article_prices,
-        allow_extrapolation=how.allow_extrapolation,
-        bootstrapper=how.bootstrapper,
-    )
-    return PlatformComparison(
-        demand,
-        sides[0],
-        sides[1],
-        # every measured guest's shares, the compared one's first (KVM beside ESXi)
-        tuple(o for p in (guest, *(s.platform for s in others)) for o in overheads(table, p)),
-        inputs.catalog.currency,
-        inputs.catalog.basis,
-        others=others,
-        unpriced=unpriced,
-    )
+        include = (req.inputs.include_virtualized, req.inputs.include_emulated)
+        versus = compare_platforms(figures, inputs, demand, sized, how, include)
+    p95 = req.p95 is not None
+    return Recommended(result, inputs, tuple(warnings), tuple(notes), p95, hint, versus)
 
 
 def _translated(

@@ -95,10 +95,10 @@ class CeilingModel(_Model):
 
 
 class LicenceModel(_Model):
-    """A platform licence: per socket, per core or per server (an instance), once or every
-    year, in the catalog's currency or its own."""
+    """A platform licence: per core, socket, socket pair (OpenShift), server or NGINX
+    instance, once or every year, in the catalog's currency or its own."""
 
-    per: Literal["socket", "core", "server"]
+    per: Literal["core", "socket", "socket-pair", "server", "instance"]
     price: float = Field(
         gt=0, le=MAX_PRICE, description="Per unit; a licence that costs nothing is left out."
     )

@@ -1,12 +1,17 @@
-"""Licences: how one is sold (per socket, core or server; once or yearly; its minimums),
-and which of a catalog's licence lines a platform pays. Pure.
+"""Licences: how one is sold (per core, socket, socket pair, server or NGINX instance; once
+or yearly; its minimums), and which of a catalog's licence lines a platform pays. Pure.
 
 A catalog's ``licences`` maps a key to one licence or a list of them, all of which apply:
 
 - a platform's own key (``esxi``, ``kvm``) overrides its family's (``hypervisor``), as a
   single licence always did;
 - the lines under :data:`EVERY_PLATFORM` (``all``) apply to every platform besides,
-  bare metal included: a per-instance NGINX Plus subscription is one (``per: server``).
+  bare metal included: a per-instance NGINX Plus subscription is one (``per: instance``).
+
+A server runs one NGINX instance in this sizing (bare metal's own, or one guest or pod
+over all its cores), so a per-instance line pays one a server, as a per-server line does;
+it is named for what it licenses. A per-socket-pair line (OpenShift's subscription covers
+two sockets) pays half the sockets, rounded up: a one-socket server pays a whole pair.
 
 Each line is named (``vSphere Foundation``, ``NGINX Plus``) in every output; a line
 without a ``name`` is called after its key (``ESXi licence``).
@@ -26,6 +31,7 @@ __all__ = [
     "LicenceCost",
     "applying",
     "lines_of",
+    "unit_words",
 ]
 
 # The key whose licences every platform pays (bare metal included): "all" reads as it is
@@ -43,17 +49,38 @@ KEY_WORDS = {
 }
 
 
+# What a licence is sold per, in words: (one, several).
+UNIT_WORDS = {
+    "core": ("core", "cores"),
+    "socket": ("socket", "sockets"),
+    "socket-pair": ("socket pair", "socket pairs"),
+    "server": ("server", "servers"),
+    "instance": ("instance", "instances"),
+}
+
+
+def unit_words(per: str, n: int = 1) -> str:
+    """``core``, ``socket pairs``: the unit a licence is sold per, for ``n`` of them."""
+    one, many = UNIT_WORDS.get(per, (per, f"{per}s"))
+    return one if n == 1 else many
+
+
+# A platform that no catalog key names pays the licence of the platform it runs under.
+_RUNS_UNDER = {"container": "kubernetes"}
+
+
 @dataclass(frozen=True)
 class Licence:
-    """A licence line, priced per socket, per core or per server (an instance), once or
-    every year; a per-core licence counts at least ``min_cores_per_socket`` cores on each
-    socket (0: no minimum), and an order pays for at least ``min_per_order`` units (0: no
-    minimum), which makes a fleet's licence cost not linear in its servers.
+    """A licence line, priced per core, socket, socket pair, server or NGINX instance (one
+    a server: the module's docstring), once or every year; a per-core licence counts at
+    least ``min_cores_per_socket`` cores on each socket (0: no minimum), and an order pays
+    for at least ``min_per_order`` units (0: no minimum), which makes a fleet's licence
+    cost not linear in its servers.
 
     ``price`` is what one unit costs in the catalog's currency after the discount; the
     list price, its currency, the exchange rate and the discount are kept to be stated."""
 
-    per: str  # "socket" | "core" | "server"
+    per: str  # "core" | "socket" | "socket-pair" | "server" | "instance"
     price: float
     term: str = "once"  # "once" | "yearly"
     min_cores_per_socket: int = 0
@@ -66,11 +93,13 @@ class Licence:
     name: str = ""  # "vSphere Foundation", "NGINX Plus"; "" : called after its key
 
     def units(self, *, cores: int, sockets: int) -> int:
-        """The servers, sockets or cores paid for on one server."""
-        if self.per == "server":
+        """The servers, instances, socket pairs, sockets or cores paid for on one server."""
+        if self.per in ("server", "instance"):
             return 1
         if self.per == "socket":
             return sockets
+        if self.per == "socket-pair":
+            return (sockets + 1) // 2
         return max(cores, sockets * self.min_cores_per_socket)
 
     def terms(self, months: int | None) -> float:
@@ -94,8 +123,11 @@ class Licence:
             else ""
         )
         if self.min_per_order:
-            minimum += f", at least {self.min_per_order} {self.per}s an order"
-        return f"per {self.per}{minimum}, {self.term}"
+            minimum += (
+                f", at least {self.min_per_order} {unit_words(self.per, self.min_per_order)}"
+                " an order"
+            )
+        return f"per {unit_words(self.per)}{minimum}, {self.term}"
 
     def called(self, key: str) -> str:
         """The line's name, else its key's: ``NGINX Plus``, ``ESXi licence``."""
@@ -131,7 +163,7 @@ def applying(
     before its family's (``hypervisor``, which the own key overrides), then every
     platform's (``all``)."""
     out: list[tuple[str, Licence]] = []
-    for key in (platform, cost_family(platform)):
+    for key in (platform, cost_family(platform), _RUNS_UNDER.get(platform, "")):
         if key and key != EVERY_PLATFORM and key in licences:
             out += [(key, lic) for lic in lines_of(licences[key])]
             break

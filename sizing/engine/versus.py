@@ -2,6 +2,9 @@
 
 The same demand is sized twice on the same chosen bases, once on bare metal only and once
 on the hypervisor's guests only (the same catalog, headroom, redundancy and HT choice),
+and on every other platform the figures or the catalog hold (KVM beside ESXi; Kubernetes
+on a container leg or the reference data of the same workload, when the catalog prices a
+Kubernetes licence),
 and the overhead that explains the difference is read from the table of those bases: per
 core count, what a guest carries of bare metal's figure, with its interval (paired where
 the two legs were measured in interleaved pairs). Pure: words are the report's.
@@ -22,10 +25,15 @@ __all__ = ["Overhead", "PlatformComparison", "Side", "guest_platform", "overhead
 
 @dataclass(frozen=True)
 class Side:
-    """The demand sized on one platform only."""
+    """The demand sized on one platform only. ``sized_on`` names the basis when it is not
+    the answer's (Kubernetes: a container leg or the reference data of the same workload);
+    ``not_priced`` says why a platform the catalog prices has no fleet (no figures of the
+    answer's workload), said on every rendering instead of a fleet."""
 
     platform: str
     result: Recommendation
+    sized_on: str = ""
+    not_priced: str = ""
 
     @property
     def fleet(self) -> Fleet | None:
@@ -67,6 +75,8 @@ class Side:
             "fleet": None if self.fleet is None else self.fleet.to_dict(),
             "identical": None if best is None else best.to_dict(),
             "cash_flow": None if self.result.cash_flow is None else self.result.cash_flow.to_dict(),
+            "own_basis": self.sized_on or None,
+            "not_priced": self.not_priced or None,
         }
 
 
@@ -126,7 +136,8 @@ class PlatformComparison:
         """What the guests cost more than bare metal for the demand (negative: less), in
         all (:attr:`Side.total`: the plans' totals when the demand grows)."""
         a, b = self.baremetal.total, self.guest.total
-        return None if a is None or b is None else b - a
+        # of the totals as printed, to the cent: the reader's subtraction gives it exactly
+        return None if a is None or b is None else round(b, 2) - round(a, 2)
 
     def share_at(self, profile: str, cores: int, ht: str) -> Overhead | None:
         """The observed overhead at ``cores`` (else the nearest observed core count)."""

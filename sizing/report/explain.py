@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from sizing.engine.choice import Choice
 from sizing.engine.costs import CostBreakdown, CostCatalog, LicenceCost
-from sizing.engine.licences import EVERY_PLATFORM, lines_of
+from sizing.engine.licences import EVERY_PLATFORM, lines_of, unit_words
 from sizing.engine.predict import DRAWS, MIN_CLAIM_RUNS, too_few_runs
 from sizing.engine.recommend import Configuration, Demand, Recommendation
 from sizing.engine.slo import slo_profile_name
@@ -206,9 +206,10 @@ def _cheapest(result: Recommendation, best: Configuration) -> list[str]:
     includes = result.cost_basis if catalog is None else catalog.basis_for(best.platform)
     lines = []
     if mix is not None:
+        less = round(best.total_cost, 2) - round(mix.total_cost, 2)  # as both are printed
         lines.append(
             f"Recommended: {mix.label}, {_money(mix.total_cost, cur)} (the cheapest fleet, "
-            f"{_money(best.total_cost - mix.total_cost, cur)} less than the cheapest "
+            f"{_money(less, cur)} less than the cheapest "
             f"identical fleet; {includes}{price}; {on})."
         )
         lines.append(
@@ -266,7 +267,8 @@ def _topup(extra: float, cur: str, catalog: CostCatalog | None, best: Configurat
         return f" + {_money(extra, cur)} to the licences' order minimums ({each})"
     _, lic = minimums[0]
     whose = f"{lic.name}'s" if lic.name else "the licence's"
-    return f" + {_money(extra, cur)} to {whose} order minimum of {lic.min_per_order} {lic.per}s"
+    units = unit_words(lic.per, lic.min_per_order)
+    return f" + {_money(extra, cur)} to {whose} order minimum of {lic.min_per_order} {units}"
 
 
 def _capacity(result: Recommendation, best: Configuration) -> list[str]:

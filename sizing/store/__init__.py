@@ -58,7 +58,7 @@ from sizing.store.rows import (
     RunRecord,
     StoredPoint,
     StoreError,
-    is_warmup,
+    is_repetition,
     point_from_row,
     run_from_row,
     sample_from_row,
@@ -317,7 +317,7 @@ class Store(Connection):
             ).fetchall()
         by_point: dict[int, list[float]] = defaultdict(list)
         for r in reps:
-            if not self._decode(is_warmup, r, "samples"):
+            if self._decode(is_repetition, r, "samples"):
                 # SQLite keeps a NaN as NULL: it reads back as NaN, out of range
                 v = r["value"]
                 by_point[int(r["point_id"])].append(math.nan if v is None else float(v))

@@ -33,12 +33,16 @@ _NEW_WHY = re.compile(r"(; )?drift: values [^;]*")
 
 def timed_values(samples: Sequence[tuple[int, Sample]]) -> list[float]:
     """The timed repetitions' aggregate figures of a point, in order (not the warm-up,
-    not the per-client samples). :meth:`sizing.store.Store.points` reads the same values
-    in SQL."""
+    not the per-client samples, not a sweep's windows at their offered rates).
+    :meth:`sizing.store.Store.points` reads the same values in SQL."""
     return [
         s.value
         for rep, s in samples
-        if rep >= 1 and not s.metric.endswith(".client") and not s.metadata.warmup
+        if rep >= 1
+        and not s.metric.endswith(".client")
+        and not s.metadata.warmup
+        # an open-loop sweep's windows are different rates, not repetitions of one
+        and s.metadata.rate is None
     ]
 
 

@@ -137,9 +137,12 @@ def result_from_columns(
     )
 
 
-def is_warmup(row: sqlite3.Row) -> bool:
-    """Whether a sample row is a warm-up window's (its record says so)."""
-    return bool(json_column(row["metadata"], dict).get("warmup"))
+def is_repetition(row: sqlite3.Row) -> bool:
+    """Whether a timed sample row repeats its point: not a warm-up window, nor one window
+    of an open-loop sweep (each at its own offered ``rate``: different loads, not
+    repetitions of one, so no interval nor trend is read from them)."""
+    meta = json_column(row["metadata"], dict)
+    return not meta.get("warmup") and meta.get("rate") is None
 
 
 def sample_from_row(row: sqlite3.Row) -> tuple[int, Sample]:

@@ -72,8 +72,8 @@ licences:
         "servers.1.colour: unknown field (expected: cores, price, sockets, watts, name, "
         "cpu_model, discount, source)",
         "servers.2.cores: Input should be a valid integer, unable to parse string as an integer",
-        "licences.hypervisor.per: 'vm' is not allowed; input should be 'socket', 'core' or "
-        "'server'",
+        "licences.hypervisor.per: 'vm' is not allowed; input should be 'core', 'socket', "
+        "'socket-pair', 'server' or 'instance'",
         "licences.xen: 'xen' is not allowed; input should be 'baremetal', 'hypervisor', "
         "'kubernetes', 'esxi', 'kvm', 'libvirt', 'vsphere', 'virtualized-host' or 'all'",
     ]

@@ -128,6 +128,9 @@ def test_a_sweep_point_shows_no_interval_of_its_rates(tmp_path: Path) -> None:
     assert "29,344" in line
     assert "%)" not in line and "±" not in line, line
     assert "erratic" not in line, line
+    # nor a trend: the windows rise with the offered rate, as a sweep's do (drift was
+    # read from them as if they were repetitions drifting up)
+    assert "drift" not in line, line
     doc = json.loads(runner.invoke(app, ["results", "--db", str(path), "--json"]).stdout)
     text = json.dumps(doc)
     assert '"interval_coverage": null' in text or "interval_coverage" not in text

@@ -42,7 +42,27 @@ CASES = [
         "--growth",
         "100%",
     ],
+    # a reverse proxy: OpenShift priced beside bare metal, ESXi and KVM (four options)
+    [
+        "--rps",
+        "400000",
+        "--tps",
+        "8000",
+        "--redundancy",
+        "2n",
+        "--years",
+        "5",
+        "--growth",
+        "20%",
+        "--role",
+        "proxy",
+    ],
 ]
+# OpenShift per socket pair beside the bank's licences (its Kubernetes option)
+OPENSHIFT = (
+    "  kubernetes: {name: OpenShift, per: socket-pair, price: 2900, term: yearly}\n"
+    "  all: {name: NGINX Plus, per: instance,"
+)
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +70,9 @@ def where(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("layout")
     db, cat = root / "lab.sqlite", root / "bank.yml"
     build_lab(db, kvm=True, reps=5)
-    cat.write_text(BANK.replace("420CPU", "420").replace("360AMD", "360"), encoding="utf-8")
+    build_lab(db, kvm=True, reps=5, role="proxy", seed=2)
+    text = BANK.replace("420CPU", "420").replace("360AMD", "360")
+    cat.write_text(text.replace("  all: {name: NGINX Plus, per: server,", OPENSHIFT), "utf-8")
     return {"root": root, "db": db, "catalog": cat}
 
 
@@ -75,7 +97,9 @@ def _whole(value: float, currency: str, text: str) -> bool:
     return re.search(rf"(?<![\d,.]){re.escape(plain)}(?![\d,]|\.\d)", text) is not None
 
 
-@pytest.mark.parametrize("args", CASES, ids=["5y-2n-growth20", "10y-n+1-growth100"])
+@pytest.mark.parametrize(
+    "args", CASES, ids=["5y-2n-growth20", "10y-n+1-growth100", "5y-2n-proxy-openshift"]
+)
 def test_every_amount_of_the_json_is_whole_in_the_pdf_and_the_terminal(
     args: list[str], where: dict[str, Path]
 ) -> None:
@@ -100,6 +124,13 @@ def test_every_amount_of_the_json_is_whole_in_the_pdf_and_the_terminal(
     for v in _amounts(doc):
         assert _whole(v, cur, flat), (v, amount(v, cur))
         assert _whole(v, cur, term), (v, amount(v, cur))
+    # each option's total, printed with its currency (the year table's cells are headed
+    # "(EUR)"): on one line with it, a table's cell never wrapping between the two
+    for v in _amounts(doc)[:2] + _amounts(doc)[2 + 5 * len(doc["cash_flow"]["rows"]) :]:
+        assert amount(v, cur) in got, (v, amount(v, cur))
+    # and no amount anywhere (a cell, a sentence) is cut after its currency code
+    cut = re.search(rf"(?m)^.{{0,40}}\b{cur}\n-?\d[\d,.]*", got)
+    assert cut is None, cut.group(0) if cut else ""
     assert "$" not in flat.replace("$2,500", "")  # the one USD list price, quoted as such
     # the sizing tables of a lab with ESXi and KVM guests: every column on the page (the
     # overheads in a table of their own: they ran off it, the last column cut)

@@ -12,7 +12,7 @@ from typing import Any
 
 from sizing.engine.answer import Recommendation
 from sizing.engine.costs import HOURS_PER_MONTH, NEVER_PRICED, CostCatalog, Licence, ServerOffer
-from sizing.engine.licences import EVERY_PLATFORM, lines_of
+from sizing.engine.licences import EVERY_PLATFORM, lines_of, unit_words
 from sizing.report.data.format import PLATFORM_LABELS, amount
 
 __all__ = ["AssumptionRow", "assumptions", "catalog_assumptions", "licence_terms"]
@@ -48,15 +48,15 @@ def licence_terms(lic: Licence, cur: str) -> str:
     term = "a year" if lic.term == "yearly" else "once"
     own = lic.currency or cur
     listed = lic.list_price if lic.list_price is not None else lic.price
-    text = f"{amount(listed, own)} per {lic.per} {term}"
+    text = f"{amount(listed, own)} per {unit_words(lic.per)} {term}"
     if lic.min_cores_per_socket and lic.per == "core":
         text += f", at least {lic.min_cores_per_socket} cores per CPU"
     if lic.min_per_order:
-        text += f", at least {lic.min_per_order} {lic.per}s an order"
+        text += f", at least {lic.min_per_order} {unit_words(lic.per, lic.min_per_order)} an order"
     if lic.discount:
         text += f", {_pct(lic.discount)} off"
     if own != cur or lic.discount:
-        text += f": {amount(lic.price, cur)} per {lic.per} {term}"
+        text += f": {amount(lic.price, cur)} per {unit_words(lic.per)} {term}"
         if own != cur:
             text += f" at 1 {own} = {lic.rate:g} {cur}"
     return text

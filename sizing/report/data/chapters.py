@@ -209,6 +209,12 @@ def _summary(g: Guide) -> list[Block]:
         )
     if g.versus is not None:  # the per-core-count shares are in the engineers' appendix
         blocks += [h3(g.versus.title, "versus"), p(g.versus.sentence)]
+        # an option sized on its own basis (Kubernetes) says which, beside the answer's
+        blocks += [
+            p(f"{PLATFORM_LABELS.get(s.platform, s.platform)}: {s.sized_on}.")
+            for s in g.versus.comparison.sides
+            if s.sized_on
+        ]
     if g.about:
         blocks.append(facts(g.about, "about", title="About this guide"))
     if g.recommendation is not None:

@@ -125,6 +125,13 @@ def _table(
     )
 
 
+def _answers(catalog: CostCatalog, result: Recommendation | None) -> CostCatalog:
+    """The answer's catalog: its period is ``--years`` when asked (the catalog's own
+    ``amortisation_months`` put "over 60 months", and a cost per year of the total / 5,
+    beside a 10-year plan's total)."""
+    return catalog if result is None or result.catalog is None else result.catalog
+
+
 def build_guide(
     request: GuideRequest,
     catalog: CostCatalog,
@@ -143,7 +150,7 @@ def build_guide(
     only. ``result`` is the recommendation for the request's demand, made by the same use
     case as ``sizing recommend`` (:func:`sizing.app.sizing.recommend`), never here;
     ``bootstrapper`` reads the fit cache ``sizing table`` and ``recommend`` read."""
-    choice = inputs.choice
+    catalog, choice = _answers(catalog, result), inputs.choice
     table = _table(request, catalog, inputs, bootstrapper)
     basis = table.source
     citation = reference.citation()

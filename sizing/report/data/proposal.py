@@ -10,6 +10,7 @@ multiplying what the page says gives the total (:func:`counted_total`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -17,14 +18,13 @@ from sizing.engine import Configuration, Recommendation
 from sizing.engine.costs import CostBreakdown, CostCatalog, Licence
 from sizing.engine.licences import EVERY_PLATFORM, LicenceCost
 from sizing.engine.versus import PlatformComparison
-from sizing.model import SizingMetric
+from sizing.model import SizingMetric, cost_family
 from sizing.report.data.assumptions import AssumptionRow, assumptions, catalog_assumptions
+from sizing.report.data.capacity_view import capacity_table
 from sizing.report.data.cashflow_view import bought_table, cash_flow_table
 from sizing.report.data.format import (
     PLATFORM_LABELS,
     amount,
-    counted_total,
-    number,
     platform_words,
 )
 from sizing.report.data.model import TableBlock, TCell
@@ -45,6 +45,8 @@ class Option:
     breakdown: CostBreakdown
     recommended: bool
     grown: tuple[int, int] | None = None  # with --growth: (first year, last year) servers
+    # what it was sized on when not the answer's basis (Kubernetes: reference figures)
+    sized_on: str = ""
 
     @property
     def servers(self) -> int:
@@ -132,12 +134,19 @@ def options(result: Recommendation, versus: PlatformComparison | None) -> list[O
         mine = s.platform == best.platform
         got = _option(s.platform, result if mine else s.result, mine)
         if got is not None:
-            out.append(got)
+            out.append(replace(got, sized_on=_sized_on(s.sized_on)))
     if not any(o.recommended for o in out):
         got = _option(best.platform, result, True)
         if got is not None:
             out.insert(0, got)
     return sorted(out, key=lambda o: (not o.recommended, o.total))
+
+
+def _sized_on(words: str) -> str:
+    """An option's own basis in a few words (the guide's summary says it whole)."""
+    if not words:
+        return ""
+    return "reference figures" if "reference data" in words else "a measured container leg"
 
 
 def unpriced(result: Recommendation, versus: PlatformComparison | None) -> list[tuple[str, str]]:
@@ -147,7 +156,9 @@ def unpriced(result: Recommendation, versus: PlatformComparison | None) -> list[
         return []
     out = []
     for s in versus.sides:
-        if s.result.recommendation is None:
+        if s.not_priced:
+            out.append((s.platform, s.not_priced))
+        elif s.result.recommendation is None:
             reasons = list(dict.fromkeys(r.reason for r in s.result.rejected))
             out.append((s.platform, reasons[0] if reasons else "no figures to size it from"))
     # a platform the catalog prices but nothing measured or assumed: what would price it
@@ -174,7 +185,12 @@ def _years(catalog: CostCatalog) -> float | None:
 
 
 def _platform(o: Option) -> str:
-    return PLATFORM_LABELS.get(o.platform, o.platform) + (" (recommended)" if o.recommended else "")
+    own = f" (on {o.sized_on})" if o.sized_on else ""
+    return (
+        PLATFORM_LABELS.get(o.platform, o.platform)
+        + own
+        + (" (recommended)" if o.recommended else "")
+    )
 
 
 def _options_table(
@@ -207,17 +223,17 @@ def _options_table(
     rows += tuple(
         (
             TCell(PLATFORM_LABELS.get(p, p), "", False),
-            TCell(
-                "not priced: its figures size no server of the catalog for this demand "
-                "(why: the engineers' appendix)",
-                "",
-                False,
-            ),
+            TCell(f"not priced: {_first_clause(why)} (why: the engineers' appendix)", "", False),
             *(TCell("–") for _ in headers[2:]),
         )
-        for p, _ in missing
+        for p, why in missing
     )
     return TableBlock(title="The options side by side", headers=headers, rows=rows)
+
+
+def _first_clause(why: str) -> str:
+    """A reason's first clause (``no kvm guest measured``): the appendix says it whole."""
+    return re.split(r"; | \(|: ", why, maxsplit=1)[0]
 
 
 def _hardware(c: Configuration) -> float:
@@ -234,6 +250,14 @@ def _licence_cell(o: Option, catalog: CostCatalog) -> str:
     if o.platform == "baremetal":
         return "none: no hypervisor"
     return "not priced"
+
+
+def _own_licence_label(opts: Sequence[Option]) -> str:
+    """The row of each platform's own licence: a hypervisor's, or with a Kubernetes (or
+    container) option beside, the platform's (OpenShift is no hypervisor licence)."""
+    if any(cost_family(o.platform) in ("kubernetes", "container") for o in opts):
+        return "Platform licence (hypervisor, Kubernetes)"
+    return "Hypervisor licence"
 
 
 def _every_rows(opts: Sequence[Option], cur: str) -> list[tuple[str, list[str]]]:
@@ -270,7 +294,7 @@ def _costs_table(opts: Sequence[Option], catalog: CostCatalog) -> TableBlock:
                 for o in opts
             ],
         ),
-        row("Hypervisor licence", [_licence_cell(o, catalog) for o in opts]),
+        row(_own_licence_label(opts), [_licence_cell(o, catalog) for o in opts]),
         *(row(label, cells) for label, cells in _every_rows(opts, cur)),
     ]
     if catalog.support is not None and catalog.amortisation_months:
@@ -284,45 +308,6 @@ def _costs_table(opts: Sequence[Option], catalog: CostCatalog) -> TableBlock:
         headers=("", *(PLATFORM_LABELS.get(o.platform, o.platform) for o in opts)),
         rows=tuple(rows),
         notes=("The licence terms, wattage, hours and rates are in the assumptions below.",),
-    )
-
-
-def _capacity_table(opts: Sequence[Option], profiles: Sequence[str]) -> TableBlock | None:
-    """What each option carries as sized: servers counted on × one server's capacity on
-    the low end of its interval = the total."""
-    rows = []
-    for o in opts:
-        for p in profiles:
-            one = o.per_server(p)
-            if one is None:
-                continue
-            rows.append(
-                (
-                    TCell(PLATFORM_LABELS.get(o.platform, o.platform), "", False),
-                    TCell(_LABELS.get(p, p), "", False),
-                    TCell(str(o.counted)),
-                    TCell(number(one)),
-                    TCell(number(counted_total(one, o.counted))),
-                )
-            )
-    if not rows:
-        return None
-    return TableBlock(
-        title="What each option carries, as sized",
-        headers=(
-            "Option",
-            "Figure",
-            "Servers counted on",
-            "One server (low end)",
-            "Total capacity",
-        ),
-        rows=tuple(rows),
-        notes=(
-            "One server's figure is the low end of its interval, the figure the sizing uses: "
-            "servers counted on × one server = total capacity. Under N+1 one server is the "
-            "spare and is not counted; under 2N one half of the servers is counted, the "
-            "other half being down.",
-        ),
     )
 
 
@@ -353,10 +338,12 @@ def proposal(
         + "."
     )
     for o in opts[1:]:
-        diff = o.total - rec.total
+        diff = round(o.total, 2) - round(rec.total, 2)  # as the options table prints them
         lead += (
             f" On {PLATFORM_LABELS.get(o.platform, o.platform)} the same demand needs "
-            f"{o.servers} server{'s' if o.servers != 1 else ''} and costs "
+            f"{o.servers} server{'s' if o.servers != 1 else ''}"
+            + (f" (sized on {o.sized_on})" if o.sized_on else "")
+            + " and costs "
             + (
                 f"{amount(diff, cur)} more than on {platform_words(rec.platform)}."
                 if diff > 0.005
@@ -369,7 +356,7 @@ def proposal(
         lead,
         _options_table(opts, catalog, missing),
         _costs_table(opts, catalog),
-        _capacity_table(opts, result.demand.profiles),
+        capacity_table(opts, result.demand.profiles),
         tuple(missing),
         cash_flow_table(result.cash_flow),
         bought_table(result.cash_flow),

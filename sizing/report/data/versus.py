@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from sizing.engine.answer import Fleet
 from sizing.engine.licences import EVERY_PLATFORM
 from sizing.engine.versus import Overhead, PlatformComparison, Side
+from sizing.model import HYPERVISOR_PLATFORMS
 from sizing.report.data.format import PLATFORM_LABELS, amount
 from sizing.report.explain import cost_words
 
@@ -44,10 +45,21 @@ def _cost(s: Side, currency: str) -> str:
 
 
 def _side(s: Side) -> str:
+    if s.not_priced:
+        return f"not priced: {s.not_priced}"
     if s.fleet is None:
         return "no fleet in the catalog carries the demand"
     n = s.servers or 0
     return f"{n} server{'s' if n != 1 else ''}: {_fleet(s.fleet)}"
+
+
+def _made_of(s: Side, currency: str) -> str:
+    """The guide's cell: the fleet's cost in parts, and the basis when it is its own; or
+    why the platform is not priced."""
+    if s.not_priced:
+        return f"not priced: {s.not_priced}"
+    cost = _cost(s, currency)
+    return f"{cost} ({s.sized_on})" if s.sized_on else cost
 
 
 def _share(o: Overhead) -> str:
@@ -87,6 +99,8 @@ def versus_sentence(cmp: PlatformComparison) -> str:
     licence), and the measured share a guest carries of bare metal's figure."""
     bm, guest = cmp.baremetal, cmp.guest
     g = _name(guest.platform)
+    if guest.not_priced:
+        return f"{g} is not priced: {guest.not_priced}."
     if bm.cost is None or guest.cost is None or bm.fleet is None or guest.fleet is None:
         missing = bm if bm.fleet is None else guest
         return f"On {_name(missing.platform).lower()} no fleet in the catalog carries the demand."
@@ -108,7 +122,8 @@ def versus_sentence(cmp: PlatformComparison) -> str:
     # the hypervisor's own lines: a licence every platform pays (NGINX Plus) is not its
     licence = _own_licence(guest) - _own_licence(bm)
     if licence > 0.005:
-        why.append(f"the hypervisor's licence comes to {amount(licence, cmp.currency)}")
+        whose = "the hypervisor's" if guest.platform in HYPERVISOR_PLATFORMS else f"the {g}"
+        why.append(f"{whose} licence comes to {amount(licence, cmp.currency)}")
     cores = guest.fleet.parts[-1][0].cores_per_server
     ht = guest.fleet.parts[0][0].ht
     shares = []
@@ -133,6 +148,8 @@ def versus_lines(cmp: PlatformComparison) -> list[str]:
     for side in cmp.sides:
         cost = "" if side.fleet is None else f"; {_cost(side, cmp.currency)}"
         out.append(f"  {_name(side.platform)}: {_side(side)}{cost}")
+        if side.sized_on:
+            out.append(f"    {side.sized_on}")
         plan = side.result.cash_flow
         if plan is not None and plan.rows and (plan.growth or side.result.years):
             years = "; ".join(f"year {r.year} {amount(r.total, cmp.currency)}" for r in plan.rows)
@@ -189,7 +206,7 @@ def versus_view(cmp: PlatformComparison) -> VersusView:
                 TCell("–" if s.servers is None else str(s.servers)),
                 TCell("–" if s.fleet is None else _fleet(s.fleet), "", False),
                 TCell("–" if s.cost is None else amount(s.cost, cmp.currency)),
-                TCell(_cost(s, cmp.currency), "", False),
+                TCell(_made_of(s, cmp.currency), "", False),
             )
             for s in cmp.sides
         ),

@@ -56,13 +56,19 @@ GUIDE_KEEPS = "\n\t\u200b"
 
 def _shown(value: Any) -> Any:
     """A value for the HTML guide (and so the PDF): control and invisible formatting
-    characters escaped (:func:`printable`), before HTML's own escaping. Template output (a
-    macro's Markup) is left as it is."""
+    characters escaped (:func:`printable`), before HTML's own escaping, and an amount kept
+    with its currency code (:data:`_AMOUNT`). Template output (a macro's Markup) is left
+    as it is."""
     from markupsafe import Markup
 
     if isinstance(value, Markup) or not isinstance(value, str):
         return value
-    return printable(value, keep=GUIDE_KEEPS)
+    return _AMOUNT.sub("\u00a0", printable(value, keep=GUIDE_KEEPS))
+
+
+# The space between a currency code and its amount (``EUR 108,962.36``): a cell may wrap
+# at any other space, never there (an amount is read whole, its currency with it).
+_AMOUNT = re.compile(r"(?<=\b[A-Z]{3}) (?=-?\d)")
 
 
 def _md_escape(value: Any) -> Any:
