@@ -329,12 +329,21 @@ def no_valid_figure(
             "load generator and the web servers it load-balances to. On a host this small the "
             "last two share the client's core, and the server cannot be saturated alone."
         )
-    text.append(
-        "For a valid figure, add a client host (and an upstream host) to the inventory "
-        "(inventories/lab.yml shows how), or measure the static-file profiles, which need no "
-        "upstream (nginx serves the file itself: not the article's workload): "
-        "sizing run --cores 1 --profile static-rps,static-tps"
-    )
+    if all(p.metadata.workload.role == "web" for p in tried):
+        # the static-file profiles themselves were not valid: suggesting them again leads
+        # nowhere (issue 62: a hint must be able to succeed where it is given)
+        text.append(
+            "For a valid figure, add a client host to the inventory (inventories/lab.yml shows "
+            "how), so that the load generator does not share this host's CPUs, or measure when "
+            "nothing else runs on the host."
+        )
+    else:
+        text.append(
+            "For a valid figure, add a client host (and an upstream host) to the inventory "
+            "(inventories/lab.yml shows how), or measure the static-file profiles, which need "
+            "no upstream (nginx serves the file itself: not the article's workload): "
+            "sizing run --cores 1 --profile static-rps,static-tps"
+        )
     text.append(
         "Until then `sizing recommend` sizes from the published reference data, and says so."
     )
