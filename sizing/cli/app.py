@@ -78,9 +78,10 @@ def error(message: str) -> None:
     _said(first + (f"\n{fitted(rest)}" if rest else ""), typer.colors.RED)
 
 
-def warn(message: str, *, fit: bool = False) -> None:
-    """A warning on stderr; ``fit``: a line wider than 100 columns goes on, indented, on
-    the next (Ansible's warnings, of any length)."""
+def warn(message: str, *, fit: bool = True) -> None:
+    """A warning on stderr, a line wider than 100 columns going on, indented, on the next
+    (issue 62: every line sizing writes fits 100 columns; Ansible's warnings are of any
+    length); ``fit=False`` keeps it one line."""
     text = fitted(f"warning: {message}") if fit else f"warning: {message}"
     _said(text, typer.colors.YELLOW)
 

@@ -150,6 +150,13 @@ CASES: dict[str, tuple[Argv, bool, tuple[int, ...]]] = {
     "recommend --demand": (
         lambda s: ["recommend", "--demand", str(s.demand), "--catalog", CATALOG, "--years",
                    "10", "--growth", "1000%", "--db", str(s.lab_db)], False, (0,)),
+    "recommend --include-virtualized": (
+        lambda s: ["recommend", "--tps", "2000", "--include-virtualized", "--article-prices",
+                   "--db", str(s.two_core_db)], False, (0,)),
+    "guide --include-virtualized stderr": (
+        lambda s: ["guide", "--out", str(s.tmp / "virtualized.md"), "--tps", "2000",
+                   "--include-virtualized", "--article-prices", "--db", str(s.two_core_db)],
+        False, (0,)),
     "recommend 2-core": (
         lambda s: ["recommend", "--rps", "200000", "--db", str(s.two_core_db)], False, (0,)),
     "recommend bad catalog": (
