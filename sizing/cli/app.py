@@ -18,6 +18,7 @@ from sizing import __version__
 from sizing.app.env import Environment, current, use
 from sizing.errors import ExitStatus, SizingError
 from sizing.report.render.printable import printable
+from sizing.textfit import fold_lines
 
 EXIT_CODES_HELP = "Exit codes: " + ", ".join(f"{int(s)} {s.name.lower()}" for s in ExitStatus) + "."
 
@@ -70,13 +71,17 @@ R = TypeVar("R")
 
 
 def error(message: str) -> None:
-    """One red line on stderr (plain without colour: not a terminal, or NO_COLOR)."""
-    _said(f"error: {message}", typer.colors.RED)
+    """One red line on stderr (plain without colour: not a terminal, or NO_COLOR). The
+    line stays one line, whatever its length (a script greps it); the bullets under it (a
+    catalog's validation, naming long fields and their choices) are folded at 100 columns."""
+    first, _, rest = f"error: {message}".partition("\n")
+    _said(first + (f"\n{fitted(rest)}" if rest else ""), typer.colors.RED)
 
 
-def warn(message: str, *, fit: bool = False) -> None:
-    """A warning on stderr; ``fit``: a line wider than 100 columns goes on, indented, on
-    the next (Ansible's warnings, of any length)."""
+def warn(message: str, *, fit: bool = True) -> None:
+    """A warning on stderr, a line wider than 100 columns going on, indented, on the next
+    (issue 62: every line sizing writes fits 100 columns; Ansible's warnings are of any
+    length); ``fit=False`` keeps it one line."""
     text = fitted(f"warning: {message}") if fit else f"warning: {message}"
     _said(text, typer.colors.YELLOW)
 
@@ -126,24 +131,10 @@ def escaped_output() -> Iterator[None]:
 
 
 def fitted(text: str, width: int = 100) -> str:
-    """``text`` with every line wider than ``width`` broken at spaces, the rest of it
-    indented under its start (a word longer than the width, a path, is kept whole)."""
-    import textwrap
-
-    out: list[str] = []
-    for line in text.splitlines() or [""]:
-        if len(line) <= width:
-            out.append(line)
-            continue
-        lead = len(line) - len(line.lstrip())
-        out += textwrap.wrap(
-            line,
-            width=width,
-            subsequent_indent=" " * (lead + 4),
-            break_on_hyphens=False,
-            break_long_words=False,
-        )
-    return "\n".join(out)
+    """``text`` with every line wider than ``width`` folded at spaces, the rest of it
+    indented under its start (a word longer than the width, a path, is broken after one of
+    its separators: wrapped, never cut; :func:`sizing.textfit.fold`)."""
+    return fold_lines(text, width)
 
 
 def guarded(fn: Callable[P, R]) -> Callable[P, R]:

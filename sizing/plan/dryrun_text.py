@@ -3,11 +3,14 @@ and the legs left unpaired, the estimated time and the pre-flight verdicts (100 
 
 from __future__ import annotations
 
+import re
+import shlex
 from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
 from sizing.plan.document import PlanDocument, PlanHost, PlanServer
 from sizing.plan.dryrun import estimate_words, names_text
+from sizing.textfit import fold_lines
 
 
 def pairs_text(doc: PlanDocument) -> list[str]:
@@ -77,29 +80,36 @@ def summary_text(doc: PlanDocument) -> list[str]:
 
 
 def _fit(lines: list[str]) -> list[str]:
-    """Every line within 100 columns, a continuation indented under its item."""
-    import textwrap
+    """Every line within 100 columns, a continuation indented under its item (a word
+    longer than a line broken after a separator: wrapped, never cut)."""
+    return fold_lines("\n".join(lines)).split("\n") if lines else []
 
-    out: list[str] = []
-    for line in lines:
-        if len(line) <= 100:
-            out.append(line)
-            continue
-        lead = len(line) - len(line.lstrip())
-        out += textwrap.wrap(
-            line,
-            width=100,
-            subsequent_indent=" " * (lead + 4),
-            break_on_hyphens=False,
-            break_long_words=False,
-        ) or [""]
-    return out
+
+# the api-jwt profile's bearer token: its 150 characters say nothing to a reader of the plan
+# (a new one is made when the run starts); --plan --json shows it whole
+_BEARER = re.compile(r"(Authorization: Bearer )[\w-]+\.[\w-]+\.[\w-]+")
+JWT_SHOWN = "<JWT>"
+# masks longer than this (a 224-CPU host's) are described instead of printed: one bit per
+# CPU, 16 of them run to 3,600 columns; --plan --json shows them
+MASK_SHOWN = 64
+
+
+def _affinity(masks: str) -> str:
+    """worker_cpu_affinity as the plan prints it: the masks, or what they say when long."""
+    bits = max((len(m) for m in masks.split()), default=0)
+    if bits <= MASK_SHOWN:
+        return f"worker_cpu_affinity {masks}"
+    n = len(masks.split())
+    return f"worker_cpu_affinity: {n} masks of {bits} bits, one CPU each"
+
+
+def _argv_text(argv: str | Sequence[str]) -> str:
+    text = argv if isinstance(argv, str) else shlex.join(argv)
+    return _BEARER.sub(rf"\g<1>{JWT_SHOWN}", text)
 
 
 def plan_text(doc: PlanDocument) -> str:
     """The dry run for people: hosts, then each point with its CPU sets and commands."""
-    import shlex
-
     lines = [
         f"plan for {doc.inventory}"
         + (f" (resuming run {doc.resume_run})" if doc.resume_run is not None else "")
@@ -139,6 +149,7 @@ def plan_text(doc: PlanDocument) -> str:
         lines += summary_text(doc)
         return "\n".join(_fit([*lines, *pairs_text(doc), *_tail(doc, probed)]))
     lines.append("points:")
+    jwt = False
     for p in doc.points:
         if p.status != "planned" or p.run is None:
             lines.append(f"  {p.label}: {p.status} ({p.reason})")
@@ -146,12 +157,12 @@ def plan_text(doc: PlanDocument) -> str:
         r, w = p.run, p.run.windows
         lines.append(
             f"  {p.label}: nginx {r.nginx_workers} worker(s) on CPUs {r.server_cpus} "
-            f"(worker_cpu_affinity {r.worker_cpu_affinity}); "
+            f"({_affinity(r.worker_cpu_affinity)}); "
             f"{w.repetitions} x {w.duration_s} s after {w.warmup_s} s warm-up"
         )
         for c in r.clients:
-            argv = c.argv if isinstance(c.argv, str) else shlex.join(c.argv)
-            lines.append(f"    {c.host} (CPUs {c.cpus}): {argv}")
+            lines.append(f"    {c.host} (CPUs {c.cpus}): {_argv_text(c.argv)}")
+            jwt = jwt or JWT_SHOWN in lines[-1]
         for u in p.upstreams or ():
             lines.append(f"    upstream nginx: {u.where}")
         if o := p.offered:
@@ -165,6 +176,11 @@ def plan_text(doc: PlanDocument) -> str:
                 f"({o.client_cores} client core(s) x {o.planning_rate_per_core:,}/s, "
                 f"{o.generator}'s planning figure from benchmarks/generators)"
             )
+    if jwt:
+        lines.append(
+            f"{JWT_SHOWN}: the HS256 token the run makes for api-jwt points (sub: sizing, valid "
+            "24 h); --plan --json shows it whole"
+        )
     if doc.estimate.points:
         lines.append(estimate_words(doc.estimate))
     return "\n".join(_fit([*lines, *pairs_text(doc), *_tail(doc, probed)]))

@@ -135,3 +135,55 @@ def test_every_page_holds_its_text(lab: str, tmp_path: Path) -> None:
     text = "\n".join(ln.text for ln in lines)
     assert "localhost, a virtualized host" in text
     assert "Bare metal, 1 core (invalid)" not in text
+
+
+TOP_MM = 14.0  # the running header (the chapter's title) stands above this
+LONE = 3  # a page that is not the last holds at least this many lines of body text
+
+
+def _body_lines(pdf: Path) -> list[int]:
+    """How many lines of body text each page holds (no footer, no running header)."""
+    sizes, lines = _pages(pdf)
+    return [
+        sum(
+            1
+            for ln in lines
+            if ln.page == n and not FOOTER.match(ln.text) and ln.y_min > TOP_MM * MM
+        )
+        for n in range(1, len(sizes) + 1)
+    ]
+
+
+def _demand(tmp: Path) -> Path:
+    """The demand file of the bundled access-log sample (tests/data/logs)."""
+    out = tmp / "demand.yml"
+    log = Path(__file__).parents[1] / "data" / "logs" / "nasa_access_log_aug95_head.gz"
+    res = runner.invoke(app, ["demand", str(log), "--role", "lb", "-o", str(out)])
+    assert res.exit_code == 0, res.stderr
+    return out
+
+
+GUIDES = {
+    "default": lambda tmp: [],  # the bundled reference data: no run measured yet
+    "--demand": lambda tmp: ["--demand", str(_demand(tmp))],
+    "a lab's": None,
+}
+
+
+@pytest.mark.parametrize("guide", list(GUIDES))
+def test_no_page_holds_a_lone_sentence(guide: str, tmp_path: Path) -> None:
+    """Issue 62: page 4 of the default guide, and of the --demand guide, held one sentence
+    (the glossary's last, after a forced break). Every page but the last holds at least
+    LONE lines of body text."""
+    make = GUIDES[guide]
+    if make is None:
+        pdf = _guide(tmp_path, **LABS["32 points"])
+    else:
+        pdf = tmp_path / "guide.pdf"
+        argv = ["guide", "--db", str(tmp_path / "empty.sqlite"), "--out", str(pdf)]
+        res = runner.invoke(app, [*argv, *make(tmp_path)])
+        assert res.exit_code == 0, res.stderr
+    body = _body_lines(pdf)
+    assert len(body) > 5
+    lone = {n: k for n, k in enumerate(body[:-1], start=1) if k < LONE}
+    assert not lone, f"pages holding fewer than {LONE} lines of text (page: lines): {lone}"

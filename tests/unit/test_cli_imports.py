@@ -1,8 +1,9 @@
 """The CLI calls only the use cases: every module of ``sizing/cli`` imports, of sizing,
 only ``sizing.app`` (the use cases, their requests and outcomes), the renderers
 (``sizing.report.render``), the shared vocabulary (``sizing.model``, ``sizing.errors``,
-``sizing.paths``), the version, and itself; at module level, in a function or under
-``TYPE_CHECKING`` alike (issue 35: one path per use case)."""
+``sizing.paths``, ``sizing.textfit``: text folded to the terminal), the version, and
+itself; at module level, in a function or under ``TYPE_CHECKING`` alike (issue 35: one
+path per use case)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ ALLOWED = (
     "sizing.model",
     "sizing.errors",
     "sizing.paths",
+    "sizing.textfit",
 )
 FROM_SIZING = {"__version__", "paths"}  # ``from sizing import ...``
 

@@ -324,6 +324,14 @@ def test_a_run_with_no_valid_figure_says_what_would_give_one() -> None:
     # without a shared upstream, no claim about a small host; with a valid figure, nothing
     alone = [_point("h", "rps", Status.INVALID, flags=("client-bound",), metadata=PointMeta())]
     assert "share the client's core" not in " ".join(no_valid_figure(alone, {}))
+    # issue 62: a run of the static-file profiles that gave no valid figure is not told to
+    # run them again, but what to add
+    web = PointMeta.parse({"role": "web"})
+    static = [
+        _point("localhost", "static-rps", Status.INVALID, flags=("not-saturated",), metadata=web)
+    ]
+    said = " ".join(no_valid_figure(static, {}))
+    assert "--profile static-rps" not in said and "add a client host" in said
     valid = [*pts, _point("localhost", "static-rps", value=9.0e4, unit="requests/s")]
     assert no_valid_figure(valid, ev) == []
     assert "published reference data" in " ".join(no_valid_figure(pts, ev))

@@ -6,10 +6,10 @@ was skipped, noted and missing. Every line fits the width (at most 100 columns).
 from __future__ import annotations
 
 import math
-import textwrap
 
 from sizing.demand.model import Rate, TrafficDemand
 from sizing.demand.sized import PEAK_WORDS, sized_figures, sparkline
+from sizing.textfit import fold
 from sizing.workload import ROLE_WORDS, WorkloadMix
 
 
@@ -135,7 +135,8 @@ def _totals(d: TrafficDemand, width: int) -> list[str]:
 
 
 def _wrap(text: str, width: int) -> list[str]:
-    return textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False)
+    # a file's path longer than a line is broken after a "/", not mid-word
+    return fold(text, width)
 
 
 def sized_line(d: TrafficDemand, peak: str, path: object) -> str:

@@ -331,17 +331,22 @@ def no_valid_figure(
             "last two share the client's core, and the server cannot be saturated alone."
         )
     replay = all(p.key.profile.startswith(CUSTOMER_PREFIX) for p in tried)
-    text.append(
-        "For a valid figure, add a client host (and an upstream host) to the inventory "
-        "(inventories/lab.yml shows how)"
-        + (
-            ""
-            if replay
-            else ", or measure the static-file profiles, which need no upstream (nginx serves "
-            "the file itself: not the article's workload): "
+    if replay or all(p.metadata.workload.role == "web" for p in tried):
+        # the static-file profiles themselves (or the customer's own mix) were not valid:
+        # suggesting the static profiles leads nowhere (issue 62: a hint must be able to
+        # succeed where it is given)
+        text.append(
+            "For a valid figure, add a client host to the inventory (inventories/lab.yml shows "
+            "how), so that the load generator does not share this host's CPUs, or measure when "
+            "nothing else runs on the host."
+        )
+    else:
+        text.append(
+            "For a valid figure, add a client host (and an upstream host) to the inventory "
+            "(inventories/lab.yml shows how), or measure the static-file profiles, which need "
+            "no upstream (nginx serves the file itself: not the article's workload): "
             "sizing run --cores 1 --profile static-rps,static-tps"
         )
-    )
     floors = [p for p in tried if client_floor(p)]
     if floors:
         names = ", ".join(f"{p.key.profile} at {p.key.cores}c" for p in floors)

@@ -4,7 +4,6 @@ its block."""
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +20,7 @@ from sizing.report.data.format import (
     percent,
 )
 from sizing.report.render.grid import grid
+from sizing.textfit import fold
 
 if TYPE_CHECKING:
     from sizing.report.data.results import Cell, SizingTable
@@ -59,6 +59,7 @@ def cell_text(c: Cell) -> str:
 
 
 TABLE_WIDTH = 100  # the default text table fits this many columns (--wide: one table)
+MIN_NAME = 16  # a server's name is never folded narrower than this
 
 
 def _column_groups(
@@ -101,7 +102,7 @@ def wrap(text: str, width: int | None) -> list[str]:
     """A note wrapped to ``width`` (continuation lines indented); as is when None."""
     if width is None or len(text) <= width:
         return [text]
-    return textwrap.wrap(text, width=width, subsequent_indent="  ", break_on_hyphens=False)
+    return fold(text, width)
 
 
 def sizing_table_text(table: SizingTable, wide: bool = False, width: int = TABLE_WIDTH) -> str:
@@ -199,7 +200,31 @@ def _block_tables(block: Any, cur: str, width: int | None) -> list[str]:
         if any(c is not None and c.ht_gain_pct is not None for c in cells):
             group.append((f"{p.upper()} HT gain {pl}", [_ht_gain(c) for c in cells]))
         groups.append(group)
-    return list(_column_groups(fixed, groups, width))
+    return list(_column_groups(_names_folded(fixed, groups, width), groups, width))
+
+
+def _names_folded(
+    fixed: Sequence[tuple[str, Sequence[str]]],
+    groups: Sequence[Sequence[tuple[str, Sequence[str]]]],
+    width: int | None,
+) -> list[tuple[str, Sequence[str]]]:
+    """The fixed columns, the server's names folded over lines when they are too long for
+    the table to fit ``width`` with even its widest single column beside them (a catalog's
+    "Hewlett Packard Enterprise ProLiant DL385 Gen11 2U dual-socket rack server")."""
+    names = dict(fixed).get("server")
+    if width is None or names is None:
+        return list(fixed)
+
+    def wide(col: tuple[str, Sequence[str]]) -> int:
+        return max(len(x) for x in [col[0], *col[1]])
+
+    others = sum(wide(c) + 2 for c in fixed if c[0] != "server")
+    widest = max((wide(c) + 2 for g in groups for c in g), default=0)
+    room = max(width - others - widest, MIN_NAME)
+    if wide(("server", names)) <= room:
+        return list(fixed)
+    folded = ["\n".join(fold(n, room, subsequent="")) for n in names]
+    return [(h, folded if h == "server" else col) for h, col in fixed]
 
 
 def _server_name(row: Any) -> str:
