@@ -124,6 +124,13 @@ def confidence_words(
             + unclaimed_words(few)
             + "."
         )
+    measured = [f for f in figures if f.reps or f.coverage is not None]
+    if conf is None and measured and all(f.lower_bound for f in figures):
+        return (
+            f"How likely it carries {what} at ≤ {limit:g}% of capacity is not drawn: it is "
+            "sized on a lower bound, which has no high end to draw from; the fleet carries it "
+            "whenever the server carries at least the bound's low end, as it did when measured."
+        )
     if conf is None:
         return (
             f"How likely it carries {what} at ≤ {limit:g}% of capacity is not known: its "

@@ -165,3 +165,25 @@ def test_a_replay_that_sizes_nothing_is_said_beside_the_answer_and_the_refusal(
     )
     got = load_bases(Inputs(db=floor), serves=Want(profiles=("rps",)), workload=ask)
     assert "sizes nothing" not in got.choice.why and key in got.choice.why
+
+
+def test_recommend_on_a_client_bound_replay_says_what_the_bound_means(tmp_path: Path) -> None:
+    """The answer on a lower bound: "≥", the fleet possibly larger than needed, never
+    smaller, and no confidence drawn from a figure with no high end."""
+    from typer.testing import CliRunner
+
+    from sizing.cli import app
+    from sizing.model import Status
+
+    key = "customer-aaaaaaaaaaaa"
+    (result, samples), definition = _replay(key, 0.5)  # type: ignore[misc]
+    bound = replace(result, status=Status.INVALID, flags=("client-bound", "not-saturated"))
+    db = tmp_path / "sizing.sqlite"
+    _fill(db, [(bound, samples)], [definition])
+    args = ["recommend", "--rps", "40", "--basis", f"r640-01/baremetal/{key}"]
+    got = CliRunner().invoke(app, [*args, "--db", str(db), "--article-prices"])
+    assert got.exit_code == 0, got.output
+    text = " ".join(got.stdout.split())
+    assert f"Per server: ≥{bound.value:,.0f} RPS (measured; client-bound" in text
+    assert "this fleet may be larger than needed, never smaller" in text
+    assert "is not drawn: it is sized on a lower bound" in text
