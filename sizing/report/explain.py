@@ -108,6 +108,18 @@ def unclaimed_words(few: int) -> str:
     )
 
 
+ON_BOUNDS = (
+    "it is sized on a lower bound, which has no high end to draw from; the fleet carries it "
+    "whenever the server carries at least the bound's low end, as it did when measured"
+)
+
+
+def on_lower_bounds(figures: Sequence[Figure]) -> bool:
+    """Sized on measured lower bounds alone (a client-bound replay): no draws to state."""
+    measured = [f for f in figures if f.reps or f.coverage is not None]
+    return bool(measured) and all(f.lower_bound for f in figures)
+
+
 def confidence_words(
     conf: float | None, demand: Demand, basis: str, figures: Sequence[Figure] = ()
 ) -> str:
@@ -124,12 +136,9 @@ def confidence_words(
             + unclaimed_words(few)
             + "."
         )
-    measured = [f for f in figures if f.reps or f.coverage is not None]
-    if conf is None and measured and all(f.lower_bound for f in figures):
+    if conf is None and on_lower_bounds(figures):
         return (
-            f"How likely it carries {what} at ≤ {limit:g}% of capacity is not drawn: it is "
-            "sized on a lower bound, which has no high end to draw from; the fleet carries it "
-            "whenever the server carries at least the bound's low end, as it did when measured."
+            f"How likely it carries {what} at ≤ {limit:g}% of capacity is not drawn: {ON_BOUNDS}."
         )
     if conf is None:
         return (

@@ -95,6 +95,10 @@ def test_the_demands_own_replay_sizes_it_and_every_rendering_names_it(tmp_path: 
     md = runner.invoke(app, ["guide", *args, "--format", "md", "--out", "-"])
     assert md.exit_code == 0, md.output
     assert basis in md.stdout
+    # the traffic chapter says the mix was measured, not carried over from the article's
+    flat = " ".join(md.stdout.split())
+    assert "This guide is sized on your own mix, replayed in the lab" in flat
+    assert "an upper bound on cost" not in flat
     # --rps alone (no demand file): the replay is the customer's, never switched to
     plain = json.loads(
         runner.invoke(app, ["recommend", "--rps", "5000", "--db", str(db), "--json"]).stdout

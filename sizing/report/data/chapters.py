@@ -102,7 +102,11 @@ def _traffic(g: Guide) -> Sequence[Block] | None:
         return None
     from sizing.report.data.traffic import traffic_blocks  # the demand package: --demand only
 
-    return traffic_blocks(g.request.traffic, g.request.peak)
+    t = g.request.traffic
+    best = None if g.recommendation is None else g.recommendation.result.recommendation
+    key = "" if t.workload is None else t.workload.key()
+    replayed = bool(key) and best is not None and key in (best.basis or "")
+    return traffic_blocks(t, g.request.peak, replayed=replayed)
 
 
 def _proposal(g: Guide) -> list[Block]:

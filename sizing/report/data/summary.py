@@ -22,7 +22,13 @@ from sizing.report.data.format import (
     platform_words,
 )
 from sizing.report.data.model import Fact, Headline, RecommendationView, TableBlock, TCell
-from sizing.report.explain import confidence_share, explain, unclaimed_words
+from sizing.report.explain import (
+    ON_BOUNDS,
+    confidence_share,
+    explain,
+    on_lower_bounds,
+    unclaimed_words,
+)
 
 # Figures a headline may quote: measured or published, never derived beyond what was
 # observed; and never a virtualized host's figure under a "bare metal" label.
@@ -255,6 +261,8 @@ def _how_sure(confidence: float | None, figures: Sequence[Figure]) -> Fact:
     few = too_few_runs([f.reps for f in figures])
     if few:
         return Fact("How likely it carries the target", "not claimed: " + unclaimed_words(few))
+    if confidence is None and on_lower_bounds(figures):
+        return Fact("How likely it carries the target", f"not drawn: {ON_BOUNDS}")
     if confidence is None:
         return Fact(
             "How likely it carries the target",

@@ -110,10 +110,21 @@ def _workload_facts(w: WorkloadMix) -> list[Fact]:
     return items
 
 
-def _differences(t: Traffic) -> list[Block]:
+REPLAYED_WORDS = (
+    "This guide is sized on your own mix, replayed in the lab and checked against your logs"
+    ' ("Your traffic, replayed"): its figure was measured with your requests per'
+    " connection, your TLS and resumption shares and your response sizes, in your own"
+    " requests per second, so none of them is carried over from another workload."
+)
+
+
+def _differences(t: Traffic, replayed: bool = False) -> list[Block]:
     """Where this traffic differs from a one-request-per-connection, full-handshake,
-    128 B workload, and which way that moves the cost."""
+    128 B workload, and which way that moves the cost; or, sized on the demand's own
+    replay, that no such difference applies."""
     out: list[Block] = [h3("Your traffic and the measured workload")]
+    if replayed:
+        return [*out, p(REPLAYED_WORDS)]
     cheaper = []
     if t.requests_per_connection is not None and t.requests_per_connection > 1.05:
         cheaper.append(f"your connections carry {t.requests_per_connection:.1f} requests each")
@@ -178,7 +189,7 @@ def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:] + ". "
 
 
-def traffic_blocks(t: Traffic, peak: str) -> list[Block]:
+def traffic_blocks(t: Traffic, peak: str, replayed: bool = False) -> list[Block]:
     rps, tps = sized_figures(t, peak)
     sized = f"{rps:,.0f} requests/s" + (f" and {tps:,.0f} full TLS handshakes/s" if tps else "")
     blocks: list[Block] = [
@@ -201,4 +212,4 @@ def traffic_blocks(t: Traffic, peak: str) -> list[Block]:
     ]
     blocks += [p(f"Note: {n}", cls="note") for n in t.notes]
     blocks += [_missing(m) for m in t.missing]
-    return blocks + _differences(t)
+    return blocks + _differences(t, replayed)
