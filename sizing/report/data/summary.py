@@ -367,13 +367,19 @@ def _alternatives(alts: Sequence[Configuration], currency: str) -> TableBlock | 
             (
                 TCell(config_text(c), FigureKind.EXTRAPOLATED if c.extrapolated else "", False),
                 TCell(amount(c.total_cost, currency)),
-                TCell(number(c.capacity_rps)),
-                TCell(number(c.capacity_tps)),
+                TCell(_at_least(c, SizingMetric.RPS) + number(c.capacity_rps)),
+                TCell(_at_least(c, SizingMetric.TPS) + number(c.capacity_tps)),
                 TCell(percent(c.utilization * 100.0)),
             )
             for c in alts
         ),
     )
+
+
+def _at_least(c: Configuration, profile: str) -> str:
+    """``≥`` before a capacity that rests on a lower bound (a floor, a client-bound figure)."""
+    figs = [f for f in c.figures if f.profile == profile]
+    return "≥" if figs and any(f.lower_bound for f in figs) else ""
 
 
 CLIENT_BOUND_WHY = "the source's clients could not saturate the server"
