@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sizing.cli import app
+from sizing.model import Status, client_floor
 from sizing.plan.workload_spec import load_workload
 from sizing.store import Store
 from tests.integration.localnginx import stop_nginx, write_inventory
@@ -72,3 +73,17 @@ def test_run_workload_stores_a_point_of_the_customer_basis(tmp_path: Path, tools
     assert {r.figure for r in replay.rows} >= {"requests per connection", "TLS share"}
     assert ("mix-mismatch" in result.flags) == (not replay.ok)
     assert "(yours 8.0)" in replay.words and "(yours 60%)" in replay.words
+    # a point that sizes (valid, or client-bound alone: a lower bound) is what `recommend`
+    # sizes on when asked for its basis, "≥" when it is a lower bound (issue 57; on this
+    # 2-core VM the replay is client-bound when the machine is quiet, not-saturated when not)
+    if result.status is Status.MEASURED or client_floor(result):
+        listed = runner.invoke(app, ["results", "--bases", "--db", str(db), "--json"])
+        (mine,) = [b for b in json.loads(listed.stdout)["bases"] if b["origin"] == "measured"]
+        assert mine["id"].endswith(f"/{key}"), mine["id"]
+        asked = ["recommend", "--rps", "1000", "--basis", mine["id"], "--db", str(db)]
+        got = runner.invoke(app, [*asked, "--include-virtualized", "--article-prices", "--json"])
+        assert got.exit_code == 0, got.output
+        doc = json.loads(got.stdout)
+        assert doc["basis"]["ids"] == [mine["id"]]
+        (fig,) = doc["recommendation"]["figures"]
+        assert (fig["bound"] == "lower") == client_floor(result), fig
