@@ -65,3 +65,4 @@ class SizingRequest:
     allow_other_workload: bool = False  # else a role nobody measured is refused
     # the demand file's workload (WorkloadMix.key()): its replay in the lab sizes it first
     customer: str = ""
+    demand_file: str = ""  # the --demand path, for the run that would replay it

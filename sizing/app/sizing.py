@@ -124,7 +124,9 @@ class Recommended:
 def workload_ask(req: SizingRequest) -> WorkloadAsk:
     """The workload a request asks for (its role, who stated it, whether another role's
     figures may size it, flagged)."""
-    return WorkloadAsk(req.role, req.role_stated_by, req.allow_other_workload, req.customer)
+    return WorkloadAsk(
+        req.role, req.role_stated_by, req.allow_other_workload, req.customer, req.demand_file
+    )
 
 
 def load(

@@ -224,6 +224,7 @@ def request_from(args: SizingArgs, traffic: Traffic | None = None) -> SizingRequ
         inputs=figures_of(args),
         role=a.role,
         allow_other_workload=a.allow_other_workload,
+        demand_file="" if a.demand is None else str(a.demand),
     )
 
 

@@ -358,6 +358,7 @@ def sizing_request(
     peak: str = "max",
     role: str | None = None,
     allow_other_workload: bool = False,
+    demand_file: str = "",
 ) -> SizingRequest:
     """The request the options ask (no demand without --rps or --tps: the guide's tables
     only); a bad value is one clear usage line."""
@@ -401,6 +402,7 @@ def sizing_request(
         role_stated_by=stated_by,
         allow_other_workload=allow_other_workload,
         customer=_customer(traffic),
+        demand_file=demand_file if traffic is not None else "",
     )
 
 

@@ -54,6 +54,7 @@ class WorkloadAsk:
     allow_other: bool = False
     # the demand file's own workload (WorkloadMix.key()): a replay of it in the lab sizes it
     customer: str = ""
+    demand_file: str = ""  # its path, as given: the replay run a refusal names
 
 
 def role_of(b: Basis) -> Role | None:
@@ -267,7 +268,7 @@ def _refusal(
     if ask.customer:  # the demand's own mix can be measured too
         text += (
             ", or replay the demand's own mix: `sizing run -i INVENTORY --cores "
-            f"{cores} --workload DEMAND_FILE`"
+            f"{cores} --workload {ask.demand_file or 'DEMAND_FILE'}`"
         )
     if closest is not None:
         r, c = closest

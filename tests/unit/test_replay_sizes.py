@@ -161,6 +161,8 @@ def test_a_replay_that_cannot_size_is_said(tmp_path: Path) -> None:
     # nothing of the role qualifies either: one line, naming the replay and why
     assert got.exit_code == 2, got.output
     assert f"{key}: virtualized host" in got.output
+    # the run that would replay it names the demand file as given
+    assert f"--workload {demand}`" in " ".join(got.output.split())
     sized = runner.invoke(app, ["recommend", *args, "--include-virtualized", "--json"])
     assert sized.exit_code == 0, sized.output
     assert json.loads(sized.stdout)["basis"]["ids"] == [f"r640-01/virtualized-host/{key}"]
