@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from sizing.engine.basis import Basis
 from sizing.model import Figure
@@ -87,6 +88,11 @@ def _ends(f: Figure) -> tuple[float, float]:
     return max(low, 0.0), high
 
 
+def _model(rps: float, tps: float, cap_rps: float, cap_tps: float) -> float:
+    """The article profiles' capacity for the mix, in its requests a second."""
+    return rps / (rps / cap_rps + tps / cap_tps)
+
+
 def mix_check(
     replays: Sequence[Basis], bases: Sequence[Basis], rps: float, tps: float | None
 ) -> list[MixCheck]:
@@ -117,10 +123,7 @@ def mix_check(
                 (a_lo, a_hi), (t_lo, t_hi) = _ends(a), _ends(t)
                 if min(a.value, t.value, a_lo, t_lo) <= 0:
                     continue
-
-                def predict(cap_rps: float, cap_tps: float) -> float:
-                    return rps / (rps / cap_rps + tps / cap_tps)
-
+                predict = partial(_model, rps, tps)
                 m_lo, m_hi = _ends(f)
                 out.append(
                     MixCheck(
