@@ -201,11 +201,16 @@ class CpuQuota:
         self.root = root
         self.path = root / f"sizing-test-{os.getpid()}"
         self.path.mkdir()
-        quota = int(100_000 * share)
+        # A short period: a window's edges fall inside a period, so a 2 s window of a 5%
+        # quota holds up to one period's quota more or less than 5% of it. Over 100 ms
+        # periods that is ±5% of the upstream's busy share (the guard's line is 90%); over
+        # 20 ms periods, ±1%. (The kernel's smallest quota is 1 ms.)
+        period = 20_000
+        quota = max(1_000, int(period * share))
         if v2:
-            (self.path / "cpu.max").write_text(f"{quota} 100000\n")
+            (self.path / "cpu.max").write_text(f"{quota} {period}\n")
         else:
-            (self.path / "cpu.cfs_period_us").write_text("100000\n")
+            (self.path / "cpu.cfs_period_us").write_text(f"{period}\n")
             (self.path / "cpu.cfs_quota_us").write_text(f"{quota}\n")
         self.moved: set[int] = set()
         self.stop = threading.Event()
