@@ -26,10 +26,13 @@ from typer.testing import CliRunner
 from sizing.cli import app
 from sizing.paths import ROOT
 from sizing.provision.ansible import Playbooks
+from sizing.textfit import fold_lines
 from tests import labdb
 from tests.offline import names_a_lab, sizing_offline
+from tests.unit.test_ceilings import _tps_db
 from tests.unit.test_hints import two_core_run
 
+WIDTH = 100  # the README's promise: no line sizing writes is wider
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 NOT_RUN = re.compile(r"<!--\s*not run:\s*(.+?)\s*-->")
 DATA = re.compile(r"<!--\s*data:\s*(\S+)\s*-->")
@@ -161,56 +164,67 @@ SCRATCH = re.compile(r"/(?:tmp|work)/\S*")
 
 
 def masked(text: str) -> str:
-    """Numbers, times, dates and scratch paths masked; spaces folded; ``…`` as ``...``."""
-    text = text.replace("…", "...")
+    """A line with numbers, times, dates and scratch paths masked and ``…`` as ``...``. Its
+    indentation and words stay as printed: the spaces before a number (a right-aligned
+    column, whose width the number sets) and between words inside a line (a table's
+    padding) are folded to one, trailing spaces dropped."""
+    text = text.replace("…", "...").rstrip()
     text = SCRATCH.sub("PATH", text)
-    text = NUMBER.sub("#", text)
-    return re.sub(r"[ \t]+", " ", text).strip()
+    text = re.sub(r"[ \t]*" + NUMBER.pattern, " #", text)
+    indent = len(text) - len(text.lstrip(" "))
+    return " " * indent + re.sub(r"[ \t]+", " ", text.strip())
+
+
+def _words(text: str) -> str:
+    """A line's words alone (for saying where a page and the output part)."""
+    return re.sub(r"\s+", " ", text).strip()
 
 
 def matches(shown: list[str], got: list[str]) -> str:
-    """ "" when the page's text is in the output, word for word with numbers masked (a
-    line wrapped elsewhere is the same text). A page shows an excerpt as often as the whole:
-    its text may start and end anywhere in the output, and a ``...`` line of it stands for
-    any text between. Else where the two part, in a few words each."""
-    parts = [""]
+    """ "" when the page's lines are the output's, line for line: each line as printed
+    (:func:`masked`), its line breaks and indentation included, so a page that still shows
+    a line the tool now wraps, or words it no longer prints, fails. A page shows an excerpt
+    as often as the whole: its lines may start and end at any line of the output, and a
+    ``...`` line of it stands for any lines between (none included). Else where the two
+    part: the page's line and the output's nearest."""
+    parts: list[list[str]] = [[]]
     for line in shown:
-        if masked(line) == "...":
-            parts.append("")
+        if masked(line).strip() == "...":
+            parts.append([])
         else:
-            parts[-1] = f"{parts[-1]} {masked(line)}".strip()
-    have = " ".join(m for m in (masked(x) for x in got) if m)
+            parts[-1].append(masked(line))
+    have = [masked(x) for x in got]
     at = 0
-    for part in parts:
-        if not part:
-            continue
-        found = have.find(part, at)
+    for part in (p for p in parts if p):
+        found = next(
+            (i for i in range(at, len(have) - len(part) + 1) if have[i : i + len(part)] == part),
+            -1,
+        )
         if found < 0:
-            return _parting(part, _nearest(part, have[at:]))
+            return _parting(part, have[at:])
         at = found + len(part)
     return ""
 
 
-def _nearest(part: str, have: str) -> str:
-    """The output from where it agrees longest with the start of ``part``."""
-    words = part.split()
+def _parting(want: list[str], have: list[str]) -> str:
+    """Where a page's lines and the output part: the first page line that no run of output
+    lines starting where the most agree carries, and the output line in its place."""
     best, where = 0, 0
-    for k in range(len(words), 0, -1):
-        i = have.find(" ".join(words[:k]))
-        if i >= 0:
+    for i in range(len(have)):
+        k = 0
+        while k < len(want) and i + k < len(have) and have[i + k] == want[k]:
+            k += 1
+        if k > best:
             best, where = k, i
-            break
-    return have[where:] if best else have
-
-
-def _parting(want: str, have: str) -> str:
-    """Where ``want`` and ``have`` part: the words before and each side's next words."""
-    w, h = want.split(), have.split()
-    n = next((i for i, (a, b) in enumerate(zip(w, h, strict=False)) if a != b), min(len(w), len(h)))
-    return (
-        f"after {' '.join(w[max(0, n - 6) : n])!r}: page {' '.join(w[n : n + 8])!r}, "
-        f"output {' '.join(h[n : n + 8])!r}"
-    )
+    if best == len(want):
+        return ""
+    mine = want[best]
+    theirs = have[where + best] if where + best < len(have) and best else "(no such line)"
+    if not best:
+        same = [h for h in have if _words(h) == _words(mine)]
+        theirs = f"{same[0]!r} (indented otherwise)" if same else theirs
+        return f"page line {mine!r} is no line of the output; {theirs}"
+    return f"after {best} line(s) agree: page {mine!r}, output {theirs!r}"
 
 
 def run_example(e: Example, db: Path) -> tuple[int, list[str]]:
@@ -227,7 +241,7 @@ def run_example(e: Example, db: Path) -> tuple[int, list[str]]:
     lab = names_a_lab(argv) or e.data == "lab"
     got: Any = sizing_offline(argv, env) if lab else CliRunner().invoke(app, argv, env=env)
     if m is None:
-        return got.exit_code, (got.stdout + got.stderr).splitlines()
+        return got.exit_code, as_a_page_shows((got.stdout + got.stderr).splitlines())
     both = both or m.group("op") == "|&"
     piped = (got.stderr if both else "") + got.stdout
     lines = piped.splitlines()
@@ -239,13 +253,28 @@ def run_example(e: Example, db: Path) -> tuple[int, list[str]]:
     else:
         lines = [x for x in lines if re.search(arg[-1], x)]
     # stderr is not piped: the terminal shows it first
-    return got.exit_code, ([] if both else got.stderr.splitlines()) + lines
+    return got.exit_code, as_a_page_shows(([] if both else got.stderr.splitlines()) + lines)
+
+
+def as_a_page_shows(lines: list[str]) -> list[str]:
+    """The output as the pages show it: an error's line, which the tool keeps one line
+    whatever its length (a script greps it), folded at 100 columns as the tool folds a
+    warning (its continuations indented 4), so no page line is wider than 100."""
+    out: list[str] = []
+    for line in lines:
+        if line.startswith("error: ") and len(line) > WIDTH:
+            out.extend(fold_lines(line, WIDTH, more=4).splitlines())
+        else:
+            out.append(line)
+    return out
 
 
 # The results a page's block runs on (``<!-- data: lab -->`` before it): a new user's after
 # `make run` on a 2-core VM (the default: its rps point invalid, its tps point valid but a
 # virtualized host's), the same with no valid figure, none (the bundled reference data
-# alone), or the example lab's run (tests/labdb.py: simulated figures of r640-01).
+# alone), the example lab's run (tests/labdb.py: simulated figures of r640-01), or
+# r640-01's TPS at 1, 2 and 4 cores with a 1,000/s crypto ceiling (tests/unit/test_ceilings.py:
+# synthetic, for docs/ceilings.md's `--cpu`).
 STATES = {
     "first-day": two_core_run,
     "no-valid": lambda db: two_core_run(db, tps_valid=False),
@@ -253,6 +282,7 @@ STATES = {
     "lab": lambda db: labdb.build_lab(
         db, inventory="inventories/lab.yml", role="load-balance", price_usd=9000.0
     ),
+    "ceilings": lambda db: _tps_db(db.parent, 1000.0).rename(db),
 }
 
 
@@ -312,11 +342,15 @@ def test_the_parser_reads_a_page_as_a_user_does(tmp_path: Path) -> None:
         ("sizing table", ("y",), "", "lab"),
     ]
     assert matches(["a 1", "...", "z 3"], ["a 2", "b", "c", "z 40"]) == ""
-    assert matches(["a b", "c d"], ["a", "b c d"]) == ""  # wrapped elsewhere
-    assert matches(["a 1", "z"], ["a 1", "y"]) == "after 'a #': page 'z', output 'y'"
-    assert matches(["b c"], ["a", "b", "c", "d"]) == ""  # an excerpt
+    assert matches(["a 1", "...", "b"], ["a 2", "b"]) == ""  # "..." may stand for no line
+    assert matches(["a b", "c d"], ["a", "b c d"]) != ""  # wrapped elsewhere: drift
+    assert matches(["a  b", "  c"], ["a b", "  c"]) == ""  # a table's padding
+    assert matches(["a b", "  c"], ["a b", "    c"]) != ""  # indentation is layout
+    assert matches(["n:    5 s", "x"], ["n: 1,205 s", "x"]) == ""  # a column's number
+    assert matches(["a 1", "z"], ["a 1", "y"]) == "after 1 line(s) agree: page 'z', output 'y'"
+    assert matches(["b", "c"], ["a", "b", "c", "d"]) == ""  # an excerpt
     assert matches(["c", "...", "a"], ["a", "b", "c"]) != ""  # in order
-    assert matches(["a", "", "b"], ["a", "", "", "b"]) == ""  # blank lines are no words
+    assert matches(["a", "", "b"], ["a", "", "", "b"]) != ""  # blank lines are layout too
 
 
 def examples_at(page: Path) -> Iterator[Example]:
@@ -329,3 +363,51 @@ def examples_at(page: Path) -> Iterator[Example]:
         yield from examples(page)
     finally:
         globals()["ROOT"] = real
+
+
+# A line the tool wrote, quoted in a page's prose block without its command (errors.md's
+# lock and kill -9 stories): one of its messages.
+MESSAGE = re.compile(r"^\s{4,}(?:error|warning): ")
+
+
+# A document for another program, whose lines are data, not text to fold: a CSV, a JSON
+# document, the guide's Markdown (a paragraph a line)
+DOCUMENT = re.compile(r"--csv\b|--json\b|--format md\b")
+
+
+def tool_lines(page: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line a page shows as the tool's: the output of every
+    ``$ sizing`` example (run here or not) and its messages quoted alone (from where the
+    message starts: a bullet's block is indented deeper). A benchmark's or another
+    program's output is theirs; a CSV or JSON document is data (:data:`DOCUMENT`)."""
+    ours = {
+        e.line: e
+        for e in examples(page)
+        if re.match(r"(?:unshare -n )?sizing ", re.sub(r"^[A-Z_]+=\S+ ", "", e.command))
+        and not DOCUMENT.search(e.command)
+    }
+    lines = page.read_text(encoding="utf-8").splitlines()
+    shown: set[int] = set()
+    for e in ours.values():
+        # the output starts under the command and its continuation lines
+        at = e.line
+        while lines[at - 1].endswith("\\"):
+            at += 1
+        shown.update(range(at + 1, at + 1 + len(e.output)))
+    for n, line in enumerate(lines, 1):
+        if n in shown:
+            yield n, line.removeprefix("    ")
+        elif MESSAGE.match(line):
+            yield n, line.lstrip(" ")
+
+
+def test_no_line_a_page_shows_of_the_tool_is_wider_than_100_columns() -> None:
+    wide = [
+        f"{page.relative_to(ROOT)}:{n}: {len(line)} columns"
+        for page in PAGES
+        for n, line in tool_lines(page)
+        if len(line.rstrip()) > WIDTH
+    ]
+    assert wide == []
+    # the check reads what the pages show: the README's own examples are among its lines
+    assert sum(1 for _ in tool_lines(ROOT / "README.md")) >= 20
