@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from sizing.engine.choice import Choice
-from sizing.model import Status
+from sizing.model import VIRTUALIZED_HOST_WORDS, Status
 from sizing.sources import RunData
 
 __all__ = ["LeftOut", "scope"]
@@ -47,8 +47,9 @@ def _what(host: str, runs: Sequence[RunData], flags: set[str], valid: int) -> tu
     if "emulated" in flags:
         return "a software-emulated guest (not real hardware)", "--include-emulated"
     if "virtualized-host" in flags:
-        guest = f"a {vendor} guest or a container" if vendor else "a VM or a container"
-        return f"a virtualized host ({guest} measured as bare metal)", "--include-virtualized"
+        # the terminal's words (one vocabulary, issue 62), and what the host's facts detected
+        detected = f", detected as {vendor}" if vendor else ""
+        return f"a {VIRTUALIZED_HOST_WORDS}{detected}", "--include-virtualized"
     if not valid:
         return "no valid figure", ""
     return "not used", ""
