@@ -110,6 +110,26 @@ def rich_lines(rng: random.Random) -> list[str]:
     return [line for _, line in sorted(out)]
 
 
+def stub_status(rng: random.Random) -> str:
+    """stub_status pages scraped each second, each after a line holding its time (the loop
+    docs/demand.md shows: `date +%s; curl -s http://127.0.0.1/nginx_status`)."""
+    accepts = requests = 1000
+    out = []
+    for second in range(SECONDS):
+        new = int(_rate(second) / 2.5 + rng.random())
+        accepts += new
+        requests += int(_rate(second) + rng.random())
+        active = 2 + new
+        out.append(
+            f"{int(START.timestamp()) + second}\n"
+            f"Active connections: {active} \n"
+            "server accepts handled requests\n"
+            f" {accepts} {accepts} {requests} \n"
+            f"Reading: 0 Writing: 1 Waiting: {active - 1} \n"
+        )
+    return "".join(out)
+
+
 def files() -> dict[str, bytes]:
     """Each example file's path under examples/ and its bytes."""
     log = "".join(combined_lines(random.Random(62))).encode()
@@ -119,6 +139,7 @@ def files() -> dict[str, bytes]:
         "access.log.gz": gzip.compress(log, compresslevel=9, mtime=0),
         "access-rich.log": "".join(rich_lines(random.Random(2026))).encode(),
         "nginx.conf": NGINX_CONF.encode(),
+        "stub_status.txt": stub_status(random.Random(7)).encode(),
         # not in any format sizing knows: the user field is missing
         "bad/odd.log": b'198.51.100.7 [28/Nov/2026:05:20:00 +0000] "GET / HTTP/1.1" 200 612\n',
         # a binary file given as a log
