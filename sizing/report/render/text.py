@@ -208,8 +208,10 @@ def _answer_text(result: Recommendation, width: int) -> str:
     out.append("")
     out.extend(
         wrap(
-            "Identical fleets (cheapest first; capacity on the low end of each figure's "
-            "interval, whose coverage is stated with the figure):",
+            # numbered from 2: #1 is the recommendation (issue 62: a table starting at row 2
+            # said nothing of why)
+            "Identical fleets (cheapest first, from #2: #1 is the recommendation above; capacity "
+            "on the low end of each figure's interval, whose coverage is stated with the figure):",
             width,
         )
     )
