@@ -17,6 +17,7 @@ from sizing.report.explain import explain, passed_over_line
 from sizing.report.render.grid import grid
 from sizing.report.render.points import WIDTH
 from sizing.report.render.table_text import TABLE_WIDTH, wrap
+from sizing.textfit import fold
 
 if TYPE_CHECKING:
     from sizing.model import Figure
@@ -256,4 +257,10 @@ def versus_text(cmp: PlatformComparison, width: int = TABLE_WIDTH) -> str:
     ``width`` columns)."""
     from sizing.report.data.versus import versus_lines
 
-    return "\n".join(x for line in versus_lines(cmp) for x in wrap(line, width))
+    out: list[str] = []
+    for line in versus_lines(cmp):
+        # a line's continuations indented under it: a platform's line, the lines under it
+        body = line.lstrip(" ")
+        at = " " * (len(line) - len(body))
+        out += [line] if len(line) <= width else fold(body, width, indent=at, subsequent=at + "  ")
+    return "\n".join(out)
