@@ -7,6 +7,7 @@ and the guide say the same words for it and the same reason why KVM is not price
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -74,3 +75,22 @@ def test_the_terminal_and_the_guide_say_the_same_words(tmp_path: Path) -> None:
     said, md = _both(db, "--rps", "200000")
     (why,) = re.findall(r"KVM: not priced: (.+?\)) ", said)
     assert f"Not priced on KVM: {why}" in md
+
+
+def test_the_guides_cover_counts_every_point_it_leaves_out(tmp_path: Path) -> None:
+    """Issue 62: the cover said "8 points, 1 invalid" of a run with 6 skipped points; every
+    status is counted now, and the counts add up to the points (the store's own statuses)."""
+    db = tmp_path / "first-day.db"
+    two_core_run(db)
+    stored = CliRunner().invoke(app, ["results", "--json", "--db", str(db)])
+    statuses = [p["status"] for run in json.loads(stored.stdout)["runs"] for p in run["points"]]
+    guide = CliRunner().invoke(
+        app, ["guide", "--rps", "200000", "--db", str(db), "--format", "md", "--out", "-"]
+    )
+    cover = " ".join(guide.stdout.split("## 1.")[0].split())
+    (said,) = re.findall(r": (\d+) points((?:, \d+ \w+)*); listed in Appendix A", cover)
+    counts = {what: int(n) for n, what in re.findall(r", (\d+) (\w+)", said[1])}
+    assert int(said[0]) == len(statuses) == sum(counts.values()) + statuses.count("measured")
+    assert counts == {
+        s: statuses.count(s) for s in ("invalid", "skipped", "failed") if s in statuses
+    }
