@@ -101,7 +101,6 @@ NEEDS = [
     (re.compile(r"^(?!sizing |unshare -n sizing )"), "not a sizing command"),
     (MEASURES, "measures (a real load run)"),
     (re.compile(r"--connect|--probe|probe-ceiling"), "contacts hosts or measures the host"),
-    (re.compile(r"^sizing guide\b"), "renders the guide (its own tests cover it)"),
     (re.compile(r"^sizing run .*--resume"), "needs a stored run to resume"),
 ]
 
@@ -145,12 +144,9 @@ def skipped_examples() -> list[tuple[str, str, str]]:
 
 RUN = [e for e in ALL if not why_skipped(e)]
 
-# Pages other work is rewriting now (issue 62's proposal and KVM wording): their drift is
-# expected (xfail, not strict) until that work lands; then remove the entry and mark what
-# cannot run in the page itself.
-IN_FLUX = {
-    "docs/guide.md": "being rewritten (the guide's pages)",
-}
+# Pages other work is rewriting now: their drift is expected (xfail, not strict) until that
+# work lands; then remove the entry and mark what cannot run in the page itself. None now.
+IN_FLUX: dict[str, str] = {}
 
 
 def _param(e: Example) -> object:
@@ -227,14 +223,20 @@ def _parting(want: list[str], have: list[str]) -> str:
     return f"after {best} line(s) agree: page {mine!r}, output {theirs!r}"
 
 
-def run_example(e: Example, db: Path) -> tuple[int, list[str]]:
+def run_example(e: Example, db: Path, scratch: Path | None = None) -> tuple[int, list[str]]:
     """The command's exit status and what it printed (stdout, then stderr: as a terminal
-    shows them; ``|&`` pipes both), through the page's ``head``/``tail``/``grep``."""
+    shows them; ``|&`` pipes both), through the page's ``head``/``tail``/``grep``. A guide
+    the page writes to a file is written in ``scratch`` instead (never the repository)."""
     command = e.command.removeprefix("unshare -n ")
     m = PIPE.match(command)
     base = m.group("cmd") if m else command
     both = base.endswith(" 2>&1")  # stderr into the pipe, as |& does
     argv = shlex.split(base.removesuffix(" 2>&1"))[1:]
+    if argv[:1] == ["guide"]:
+        for i, w in enumerate(argv[:-1]):
+            if w in ("-o", "--out") and argv[i + 1] != "-":
+                assert scratch is not None, f"{e.id}: writes {argv[i + 1]}"
+                argv[i + 1] = str(scratch / Path(argv[i + 1]).name)
     env = {"SIZING_DB": str(db), "COLUMNS": "100"}
     # an example lab's inventory (named, or by the lab database's runs) is read without a
     # network (unshare -n), never in process
@@ -312,10 +314,10 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("example", [_param(e) for e in RUN])
 def test_a_documented_command_prints_what_its_page_shows(
-    example: Example, states: dict[str, Path], offline: None
+    example: Example, states: dict[str, Path], offline: None, tmp_path: Path
 ) -> None:
     assert example.data in states, f"{example.id}: no data {example.data!r} ({', '.join(STATES)})"
-    _, got = run_example(example, states[example.data])
+    _, got = run_example(example, states[example.data], tmp_path)
     drift = matches(list(example.output), got)
     assert drift == "", f"{example.id}: {example.command}\n{drift}\n---\n" + "\n".join(got)
 
