@@ -49,6 +49,7 @@ class Example:
     output: tuple[str, ...]
     not_run: str  # the page's reason, or ""
     data: str = "first-day"  # the results it runs on (:data:`STATES`)
+    indent: int = 4  # a block under a list item is indented deeper
 
     @property
     def id(self) -> str:
@@ -70,26 +71,28 @@ def examples(page: Path) -> Iterator[Example]:
             not_run = m.group(1)
         if d:
             data = d.group(1)
-        if not line.startswith("    $ "):
+        dollar = re.match(r"( {4,})\$ ", line)
+        if not dollar:
             if line.strip() and not line.startswith("    ") and not (m or d):
                 not_run, data = "", "first-day"  # a marker holds for the block after it
             i += 1
             continue
+        pad = dollar.group(1)
         start = i
-        command = line[6:]
+        command = line[len(pad) + 2 :]
         while command.endswith("\\") and i + 1 < len(lines):
             i += 1
             command = command[:-1].rstrip() + " " + lines[i].strip()
         i += 1
         output: list[str] = []
-        while i < len(lines) and (lines[i].startswith("    ") or not lines[i].strip()):
-            if lines[i].startswith("    $ "):
+        while i < len(lines) and (lines[i].startswith(pad) or not lines[i].strip()):
+            if lines[i].startswith(pad + "$ "):
                 break
-            output.append(lines[i][4:])
+            output.append(lines[i][len(pad) :])
             i += 1
         while output and not output[-1].strip():
             output.pop()
-        yield Example(rel, start + 1, command.strip(), tuple(output), not_run, data)
+        yield Example(rel, start + 1, command.strip(), tuple(output), not_run, data, len(pad))
 
 
 ALL = [e for p in PAGES for e in examples(p)]
@@ -335,6 +338,7 @@ def test_the_parser_reads_a_page_as_a_user_does(tmp_path: Path) -> None:
         "Text.\n\n    $ sizing recommend --rps 1 \\\n        --tps 2\n    out 1\n\n    out 2\n"
         "    $ sizing doctor\n    ok\n\n<!-- not run: needs a lab -->\n\n    $ sizing run -i lab\n"
         "    x\n\nMore text.\n<!-- data: lab -->\n\n    $ sizing table\n    y\n"
+        "\n- an item:\n\n      $ sizing doctor\n        z\n      w\n"
     )
     found = list(examples_at(page))
     assert [(e.command, e.output, e.not_run, e.data) for e in found] == [
@@ -342,6 +346,7 @@ def test_the_parser_reads_a_page_as_a_user_does(tmp_path: Path) -> None:
         ("sizing doctor", ("ok",), "", "first-day"),
         ("sizing run -i lab", ("x",), "needs a lab", "first-day"),
         ("sizing table", ("y",), "", "lab"),
+        ("sizing doctor", ("  z", "w"), "", "first-day"),  # a list item's block
     ]
     assert matches(["a 1", "...", "z 3"], ["a 2", "b", "c", "z 40"]) == ""
     assert matches(["a 1", "...", "b"], ["a 2", "b"]) == ""  # "..." may stand for no line
@@ -389,16 +394,17 @@ def tool_lines(page: Path) -> Iterator[tuple[int, str]]:
         and not DOCUMENT.search(e.command)
     }
     lines = page.read_text(encoding="utf-8").splitlines()
-    shown: set[int] = set()
+    shown: set[tuple[int, int]] = set()
     for e in ours.values():
         # the output starts under the command and its continuation lines
         at = e.line
         while lines[at - 1].endswith("\\"):
             at += 1
-        shown.update(range(at + 1, at + 1 + len(e.output)))
+        shown.update((n, e.indent) for n in range(at + 1, at + 1 + len(e.output)))
+    indent = dict(shown)
     for n, line in enumerate(lines, 1):
-        if n in shown:
-            yield n, line.removeprefix("    ")
+        if n in indent:
+            yield n, line[indent[n] :]
         elif MESSAGE.match(line):
             yield n, line.lstrip(" ")
 
