@@ -282,8 +282,8 @@ def as_a_page_shows(lines: list[str]) -> list[str]:
 # `make run` on a 2-core VM (the default: its rps point invalid, its tps point valid but a
 # virtualized host's), the same with no valid figure, none (the bundled reference data
 # alone), the example lab's run (tests/labdb.py: simulated figures of r640-01), or
-# r640-01's TPS at 1, 2 and 4 cores with a 1,000/s crypto ceiling (tests/unit/test_ceilings.py:
-# synthetic, for docs/ceilings.md's `--cpu`).
+# r640-01's TPS at 1, 2 and 4 cores with a 1,000/s crypto ceiling, or 500/s (the synthetic
+# stores of tests/unit/test_ceilings.py, for docs/ceilings.md).
 STATES = {
     "first-day": two_core_run,
     "no-valid": lambda db: two_core_run(db, tps_valid=False),
@@ -292,6 +292,7 @@ STATES = {
         db, inventory="inventories/lab.yml", role="load-balance", price_usd=9000.0
     ),
     "ceilings": lambda db: _tps_db(db.parent, 1000.0).rename(db),
+    "ceiling-bound": lambda db: _tps_db(db.parent, 500.0).rename(db),
 }
 
 
