@@ -29,7 +29,8 @@ from sizing.provision.ansible import Playbooks
 from sizing.textfit import fold_lines
 from tests import labdb
 from tests.offline import names_a_lab, sizing_offline
-from tests.unit.test_ceilings import _tps_db
+from tests.unit.test_ceilings import ENV, _tps_db, fill
+from tests.unit.test_engine_honesty import reps, series
 from tests.unit.test_hints import two_core_run
 
 WIDTH = 100  # the README's promise: no line sizing writes is wider
@@ -283,7 +284,8 @@ def as_a_page_shows(lines: list[str]) -> list[str]:
 # virtualized host's), the same with no valid figure, none (the bundled reference data
 # alone), the example lab's run (tests/labdb.py: simulated figures of r640-01), or
 # r640-01's TPS at 1, 2 and 4 cores with a 1,000/s crypto ceiling, or 500/s (the synthetic
-# stores of tests/unit/test_ceilings.py, for docs/ceilings.md).
+# stores of tests/unit/test_ceilings.py, for docs/ceilings.md), or its RPS at 30k / 57k / 100k
+# (tests/unit/test_engine_honesty.py's contended series, for docs/engine.md).
 STATES = {
     "first-day": two_core_run,
     "no-valid": lambda db: two_core_run(db, tps_valid=False),
@@ -293,6 +295,11 @@ STATES = {
     ),
     "ceilings": lambda db: _tps_db(db.parent, 1000.0).rename(db),
     "ceiling-bound": lambda db: _tps_db(db.parent, 500.0).rename(db),
+    "contended": lambda db: fill(
+        db,
+        {"r640-01": ENV["r640-01"]},
+        series("r640-01", {1: reps(30000), 2: reps(57000), 4: reps(100000)}),
+    ),
 }
 
 
