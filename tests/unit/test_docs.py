@@ -431,3 +431,59 @@ def test_no_line_a_page_shows_of_the_tool_is_wider_than_100_columns() -> None:
     assert wide == []
     # the check reads what the pages show: the README's own examples are among its lines
     assert sum(1 for _ in tool_lines(ROOT / "README.md")) >= 20
+
+
+def typed_commands() -> list[tuple[str, str]]:
+    """(where, command) of every ``sizing`` command a page's code blocks show, with or
+    without ``$`` and output (a quick start's list too), its ``\\`` lines joined and what the
+    shell does after it (a comment, a pipe, a redirection) cut; a benchmark's output lines
+    that start with "sizing" are its, not commands."""
+    out = []
+    for page in PAGES:
+        theirs = {
+            n
+            for e in examples(page)
+            if not re.match(r"(?:unshare -n )?sizing ", e.command)
+            for n in range(e.line + 1, e.line + 1 + len(e.output))
+        }
+        lines = page.read_text(encoding="utf-8").splitlines()
+        i = 0
+        while i < len(lines):
+            start = i + 1
+            # "sizing demand: busiest second ..." is a benchmark's output, not a command
+            m = re.match(
+                r"^ {4,}(?:\$ )?(?:unshare -n )?(sizing(?: (?:-|[a-z-]+\b(?!:)).*)?)$", lines[i]
+            )
+            if m and start not in theirs:
+                cmd = m.group(1)
+                while cmd.rstrip().endswith("\\") and i + 1 < len(lines):
+                    i += 1
+                    cmd = cmd.rstrip()[:-1].rstrip() + " " + lines[i].strip()
+                cmd = re.split(r"\s+#\s|\s\|&?\s|\s2>&1|\s2?>\s?\S+", cmd)[0].strip()
+                if not re.search(r"\S {2,}\S", cmd):  # columns: a table's row, not a command
+                    out.append((f"{page.relative_to(ROOT)}:{start}", cmd))
+            i += 1
+    return out
+
+
+@pytest.mark.parametrize(("where", "typed"), typed_commands(), ids=[w for w, _ in typed_commands()])
+def test_every_command_a_page_shows_parses(
+    where: str, typed: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As typed, each names a command and options it takes, with values they accept (the
+    README's own test, tests/unit/test_layout.py, on every page): a renamed option or a
+    dropped choice fails here even where the command cannot run."""
+    import typer
+
+    monkeypatch.chdir(ROOT)
+    cmd: Any = typer.main.get_command(app)
+    args = shlex.split(typed)[1:]
+    while hasattr(cmd, "get_command") and args and not args[0].startswith("-"):
+        sub = cmd.get_command(cmd.context_class(cmd), args[0])
+        assert sub is not None, f"{where}: {typed}: no command {args[0]!r}"
+        cmd, args = sub, args[1:]
+    if "--help" in args:
+        return
+    assert not hasattr(cmd, "get_command"), f"{where}: {typed}: names no command"
+    with cmd.make_context(cmd.name, args, resilient_parsing=False) as ctx:
+        assert ctx.params is not None
