@@ -487,3 +487,13 @@ def test_every_command_a_page_shows_parses(
     assert not hasattr(cmd, "get_command"), f"{where}: {typed}: names no command"
     with cmd.make_context(cmd.name, args, resilient_parsing=False) as ctx:
         assert ctx.params is not None
+
+
+def test_the_regenerator_rewrites_a_whole_output_and_leaves_an_excerpt() -> None:
+    from tests.docs_regen import _whole
+
+    assert _whole(("error: a.log: old words",), ["error: examples/a.log: new words", "x"])
+    assert _whole(("Demand: 5 RPS",), ["Demand: 45 RPS + 6 TPS"])  # numbers masked
+    assert not _whole(("Recommended: 1 x",), ["Demand: 1", "Recommended: 1 x"])  # further on
+    assert not _whole(("Demand: 1", "...", "Cost: 2"), ["Demand: 1", "b", "Cost: 2"])
+    assert not _whole((), ["a"]) and not _whole(("a",), [])
