@@ -65,6 +65,11 @@ class BasisPlatform(StrEnum):
     CONTAINER = "container"  # measured: NGINX in a Podman container (never Kubernetes)
 
 
+# One vocabulary (issue 62): what a virtualized host is, in the words every rendering uses
+# (the terminal's answer, its notes, the options' help, the run tables, the guide).
+VIRTUALIZED_HOST_WORDS = "virtualized host (a container or VM measured as bare metal)"
+
+
 class HtChoice(StrEnum):
     """``--ht``: one hyper-threading mode; ``both`` (``run``: measure each); ``any``
     (sizing: whichever serves the demand better)."""

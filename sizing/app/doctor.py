@@ -213,7 +213,7 @@ CHECKS: tuple[Check, ...] = (
         "oha",
         Need.LATENCY,
         _checkout_binary("oha", "oha"),
-        "scripts/install-oha (cargo, 4-6 min)",
+        "scripts/install-oha (cargo; 4-6 min the first time on a machine, then a copy)",
         bg_job="oha",
         on_need="scripts/install-oha",
     ),
@@ -221,7 +221,8 @@ CHECKS: tuple[Check, ...] = (
         "vegeta",
         Need.LATENCY,
         _checkout_binary("vegeta", "vegeta"),
-        "scripts/install-vegeta (Go >= 1.22, about a minute)",
+        "scripts/install-vegeta (Go >= 1.22; about a minute cold, a second when Go's caches "
+        "or the machine's copy hold it)",
         bg_job="go-tools",
         on_need="scripts/install-vegeta",
     ),

@@ -30,6 +30,7 @@ from sizing.engine.workload_use import WorkloadUse, role_of_text
 from sizing.errors import UsageError
 from sizing.knee import Slo
 from sizing.model import (
+    VIRTUALIZED_HOST_WORDS,
     BasisPlatform,
     Figure,
     FigureKind,
@@ -158,10 +159,7 @@ def load(
             "using figures from software-emulated guests: they do not represent real hardware"
         )
     if any(b.platform == BasisPlatform.VIRTUALIZED_HOST for b in chosen):
-        notes.append(
-            "using a virtualized host (a container or VM measured as bare metal): its figures "
-            "are not bare-metal figures"
-        )
+        notes.append(f"using a {VIRTUALIZED_HOST_WORDS}: its figures are not bare-metal figures")
     return inputs, notes
 
 

@@ -13,6 +13,7 @@ from sizing.app.env import current
 from sizing.cli.app import emit_json
 from sizing.cli.options import JsonOpt
 from sizing.errors import HostError
+from sizing.textfit import fold
 
 if TYPE_CHECKING:
     from sizing.app.ceiling import Probed
@@ -71,18 +72,20 @@ def probe_ceiling(
 
 def _text(rows: list[Probed], tls_key: str) -> str:
     """Each host's ceiling, then the catalog entry that lets `recommend --cpu MODEL
-    --allow-translation` translate a measured TLS basis to that CPU."""
+    --allow-translation` translate a measured TLS basis to that CPU. Every line fits 100
+    columns (issue 62): a host's line is folded, and the entry is block YAML, a field a
+    line, so a long CPU model or host name widens no line past it."""
     out = []
     for r in rows:
         if r.sign_per_core is None:
-            out.append(f"{r.host}: no ceiling: {r.problem or 'not measured'}")
+            out += fold(f"{r.host}: no ceiling: {r.problem or 'not measured'}")
             continue
         ht = (
             f"; HT siblings together {r.sign_per_core_ht:,.0f}/s"
             if r.sign_per_core_ht is not None
             else ""
         )
-        out.append(
+        out += fold(
             f"{r.host}: {r.cpu_model or 'CPU model unknown'}: {r.algorithm} "
             f"{r.sign_per_core:,.0f}/s on cpu {r.cpus}{ht} ({r.build}; {r.took_s} s)"
         )
@@ -93,14 +96,18 @@ def _text(rows: list[Probed], tls_key: str) -> str:
             "ceilings:",
         ]
         for r in good:
-            extra = (
-                f", sign_per_core_ht: {r.sign_per_core_ht}"
-                if r.sign_per_core_ht is not None
-                else ""
-            )
-            out.append(
-                f"  - {{cpu_model: {r.cpu_model!r}, tls_key: {tls_key}, "
-                f"sign_per_core: {r.sign_per_core}{extra}, source: 'sizing "
-                f"probe-ceiling on {r.host} ({r.build})'}}"
-            )
+            out += _scalar("  - cpu_model", r.cpu_model)
+            out += [f"    tls_key: {tls_key}", f"    sign_per_core: {r.sign_per_core}"]
+            if r.sign_per_core_ht is not None:
+                out.append(f"    sign_per_core_ht: {r.sign_per_core_ht}")
+            out += _scalar("    source", f"sizing probe-ceiling on {r.host} ({r.build})")
     return "\n".join(out)
+
+
+def _scalar(key: str, text: str) -> list[str]:
+    """``key: 'text'`` as YAML lines of at most 100 columns: a single-quoted scalar (a quote
+    doubled), folded at single spaces, which YAML reads back as those spaces."""
+    line = f"{key}: '" + text.replace("'", "''") + "'"
+    if len(line) <= 100 or "  " in text or text != text.strip():
+        return [line]  # runs of spaces would not read back from a folded scalar
+    return fold(line, subsequent=" " * (len(key) - len(key.lstrip(" -")) + 2))

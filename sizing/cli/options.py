@@ -16,7 +16,7 @@ from typing import Annotated, TypeVar
 import typer
 
 from sizing.errors import UsageError
-from sizing.model import BasisPlatform, HtChoice, Source
+from sizing.model import VIRTUALIZED_HOST_WORDS, BasisPlatform, HtChoice, Source
 
 
 class RedundancyChoice(StrEnum):
@@ -264,8 +264,7 @@ VirtualizedOpt = Annotated[
     bool,
     typer.Option(
         "--include-virtualized",
-        help="Let the default choice use a virtualized host (a container or VM measured as "
-        "bare metal); never called bare metal.",
+        help=f"Let the default choice use a {VIRTUALIZED_HOST_WORDS}; never called bare metal.",
     ),
 ]
 CatalogOpt = Annotated[

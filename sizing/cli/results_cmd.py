@@ -14,6 +14,7 @@ from sizing.app.env import current
 from sizing.cli.app import columns, emit_json, warn
 from sizing.cli.options import DbOpt, EmulatedOpt, JsonOpt, VirtualizedOpt
 from sizing.errors import SizingError, UsageError
+from sizing.textfit import fold
 
 if TYPE_CHECKING:
     from sizing.app.results import StoredRun
@@ -136,7 +137,10 @@ def _run_text(r: StoredRun, verbose: bool) -> str:
         status = (
             f"abandoned (its process is gone; `sizing run --resume {rec.id}` measures the rest)"
         )
-    out = [f"run {rec.id}{named}  {when}  {status}  inventory {rec.inventory}"]
+    # an abandoned run's status and a long inventory path go on, indented deeper than the
+    # note under it (issue 62's width)
+    header = f"run {rec.id}{named}  {when}  {status}  inventory {rec.inventory}"
+    out = fold(header, columns(), subsequent="    ")
     if rec.note:  # why it failed or stopped (a run refused by a host's lock has no point)
         out += textwrap.wrap(rec.note, columns(), initial_indent="  ", subsequent_indent="    ")
     if r.points:

@@ -28,7 +28,7 @@ from typing import Any
 
 from sizing.ceilings import Bound
 from sizing.engine.costs import CostCatalog, ServerOffer
-from sizing.model import Figure, SizingMetric
+from sizing.model import VIRTUALIZED_HOST_WORDS, Figure, SizingMetric
 
 REFERENCE_DEFAULT = "reference/baremetal"
 
@@ -248,7 +248,7 @@ class Basis:
             return False, "emulated (software-emulated guest)"
         virtualized = self.platform == "virtualized-host" or "virtualized-host" in self.flags
         if virtualized and not include_virtualized:
-            return False, "virtualized host (a container or VM measured as bare metal)"
+            return False, VIRTUALIZED_HOST_WORDS
         return True, ""
 
     def core_counts(self, profile: str | None = None) -> tuple[int, ...]:

@@ -10,6 +10,7 @@ tests/labdb.py's simulated PowerEdge lab (Xeon Gold 6248, bare metal and an ESXi
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -170,8 +171,16 @@ def test_a_measured_kvm_guest_is_in_every_table_of_platforms(tmp_path: Path) -> 
     assert "| KVM |" in options and "| ESXi |" in options
     text = runner.invoke(app, ["recommend", *argv]).stdout
     flat = " ".join(text.split())
-    assert "a KVM guest carries of bare metal's RPS" in flat
-    assert "an ESXi guest carries of bare metal's RPS" in flat
+    # each guest's share named and under its own platform's line (issue 62: it was "a guest
+    # carries of bare metal's RPS", under the KVM line with ESXi's shares)
+    lines = text.splitlines()
+    for name, article in (("KVM", "a"), ("ESXi", "an")):
+        share = f"    {article} {name} guest carries"
+        (at,) = [i for i, x in enumerate(lines) if x.startswith(share)]
+        above = [x for x in lines[:at] if re.match(r"  \S[^:]*: ", x)]
+        assert above[-1].startswith(f"  {name}: "), (name, above[-1])
+        assert re.match(rf"    {article} {name} guest carries \d+%", lines[at])
+    assert "of bare metal's RPS" in flat
 
 
 def test_a_server_naming_no_cpu_is_said_to_be_the_measured_one(lab: Path, tmp_path: Path) -> None:

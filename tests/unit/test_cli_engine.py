@@ -351,10 +351,13 @@ def test_results_bases(db: Path) -> None:
     assert local["price_source"] is None
     assert rows["reference/baremetal"]["chosen"] is True
     assert doc["basis"]["ids"] == ["reference/baremetal", "reference/esxi"]
-    code, out, _ = run("results", "--bases", "--verbose")  # one wide row per basis
-    assert code == 0
-    line = next(x for x in out.splitlines() if x.startswith("lab1/"))
-    assert "noisy, virtualized-host" in line and "no: virtualized host" in line
+    code, out, _ = run("results", "--bases", "--verbose")  # every field in full, a line each
+    assert code == 0 and max(len(x) for x in out.splitlines()) <= 100
+    lines = out.splitlines()
+    i = next(i for i, x in enumerate(lines) if x.startswith("lab1/"))
+    record = " ".join(" ".join(lines[i + 1 : i + 12]).split())
+    assert "flags: noisy, virtualized-host" in record
+    assert "default choice: no: virtualized host" in record
     code, out, _ = run("results", "--bases")  # a two-line record per basis, 100 columns
     assert code == 0 and max(len(x) for x in out.split("\n\nbasis:")[0].splitlines()) <= 100
     i = next(i for i, x in enumerate(out.splitlines()) if x.startswith("lab1/"))

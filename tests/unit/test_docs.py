@@ -26,10 +26,14 @@ from typer.testing import CliRunner
 from sizing.cli import app
 from sizing.paths import ROOT
 from sizing.provision.ansible import Playbooks
+from sizing.textfit import fold_lines
 from tests import labdb
 from tests.offline import names_a_lab, sizing_offline
+from tests.unit.test_ceilings import ENV, _tps_db, fill
+from tests.unit.test_engine_honesty import reps, series
 from tests.unit.test_hints import two_core_run
 
+WIDTH = 100  # the README's promise: no line sizing writes is wider
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 NOT_RUN = re.compile(r"<!--\s*not run:\s*(.+?)\s*-->")
 DATA = re.compile(r"<!--\s*data:\s*(\S+)\s*-->")
@@ -46,6 +50,7 @@ class Example:
     output: tuple[str, ...]
     not_run: str  # the page's reason, or ""
     data: str = "first-day"  # the results it runs on (:data:`STATES`)
+    indent: int = 4  # a block under a list item is indented deeper
 
     @property
     def id(self) -> str:
@@ -67,26 +72,28 @@ def examples(page: Path) -> Iterator[Example]:
             not_run = m.group(1)
         if d:
             data = d.group(1)
-        if not line.startswith("    $ "):
+        dollar = re.match(r"( {4,})\$ ", line)
+        if not dollar:
             if line.strip() and not line.startswith("    ") and not (m or d):
                 not_run, data = "", "first-day"  # a marker holds for the block after it
             i += 1
             continue
+        pad = dollar.group(1)
         start = i
-        command = line[6:]
+        command = line[len(pad) + 2 :]
         while command.endswith("\\") and i + 1 < len(lines):
             i += 1
             command = command[:-1].rstrip() + " " + lines[i].strip()
         i += 1
         output: list[str] = []
-        while i < len(lines) and (lines[i].startswith("    ") or not lines[i].strip()):
-            if lines[i].startswith("    $ "):
+        while i < len(lines) and (lines[i].startswith(pad) or not lines[i].strip()):
+            if lines[i].startswith(pad + "$ "):
                 break
-            output.append(lines[i][4:])
+            output.append(lines[i][len(pad) :])
             i += 1
         while output and not output[-1].strip():
             output.pop()
-        yield Example(rel, start + 1, command.strip(), tuple(output), not_run, data)
+        yield Example(rel, start + 1, command.strip(), tuple(output), not_run, data, len(pad))
 
 
 ALL = [e for p in PAGES for e in examples(p)]
@@ -97,8 +104,11 @@ MEASURES = re.compile(r"^sizing run\b(?!.*--plan)")
 NEEDS = [
     (re.compile(r"^(?!sizing |unshare -n sizing )"), "not a sizing command"),
     (MEASURES, "measures (a real load run)"),
-    (re.compile(r"--connect|--probe|probe-ceiling"), "contacts hosts or measures the host"),
-    (re.compile(r"^sizing guide\b"), "renders the guide (its own tests cover it)"),
+    # an example lab's hosts, tried without a network (unshare -n), fail as the page shows
+    (
+        re.compile(r"^(?!unshare -n ).*--connect|--probe|probe-ceiling"),
+        "contacts hosts or measures the host",
+    ),
     (re.compile(r"^sizing run .*--resume"), "needs a stored run to resume"),
 ]
 
@@ -142,12 +152,9 @@ def skipped_examples() -> list[tuple[str, str, str]]:
 
 RUN = [e for e in ALL if not why_skipped(e)]
 
-# Pages other work is rewriting now (issue 62's proposal and KVM wording): their drift is
-# expected (xfail, not strict) until that work lands; then remove the entry and mark what
-# cannot run in the page itself.
-IN_FLUX = {
-    "docs/guide.md": "being rewritten (the guide's pages)",
-}
+# Pages other work is rewriting now: their drift is expected (xfail, not strict) until that
+# work lands; then remove the entry and mark what cannot run in the page itself. None now.
+IN_FLUX: dict[str, str] = {}
 
 
 def _param(e: Example) -> object:
@@ -161,73 +168,90 @@ SCRATCH = re.compile(r"/(?:tmp|work)/\S*")
 
 
 def masked(text: str) -> str:
-    """Numbers, times, dates and scratch paths masked; spaces folded; ``…`` as ``...``."""
-    text = text.replace("…", "...")
+    """A line with numbers, times, dates and scratch paths masked and ``…`` as ``...``. Its
+    indentation and words stay as printed: the spaces before a number (a right-aligned
+    column, whose width the number sets) and between words inside a line (a table's
+    padding) are folded to one, trailing spaces dropped."""
+    text = text.replace("…", "...").rstrip()
     text = SCRATCH.sub("PATH", text)
-    text = NUMBER.sub("#", text)
-    return re.sub(r"[ \t]+", " ", text).strip()
+    text = re.sub(r"[ \t]*" + NUMBER.pattern, " #", text)
+    indent = len(text) - len(text.lstrip(" "))
+    return " " * indent + re.sub(r"[ \t]+", " ", text.strip())
+
+
+def _words(text: str) -> str:
+    """A line's words alone (for saying where a page and the output part)."""
+    return re.sub(r"\s+", " ", text).strip()
 
 
 def matches(shown: list[str], got: list[str]) -> str:
-    """ "" when the page's text is in the output, word for word with numbers masked (a
-    line wrapped elsewhere is the same text). A page shows an excerpt as often as the whole:
-    its text may start and end anywhere in the output, and a ``...`` line of it stands for
-    any text between. Else where the two part, in a few words each."""
-    parts = [""]
+    """ "" when the page's lines are the output's, line for line: each line as printed
+    (:func:`masked`), its line breaks and indentation included, so a page that still shows
+    a line the tool now wraps, or words it no longer prints, fails. A page shows an excerpt
+    as often as the whole: its lines may start and end at any line of the output, and a
+    ``...`` line of it stands for any lines between (none included). Else where the two
+    part: the page's line and the output's nearest."""
+    parts: list[list[str]] = [[]]
     for line in shown:
-        if masked(line) == "...":
-            parts.append("")
+        if masked(line).strip() == "...":
+            parts.append([])
         else:
-            parts[-1] = f"{parts[-1]} {masked(line)}".strip()
-    have = " ".join(m for m in (masked(x) for x in got) if m)
+            parts[-1].append(masked(line))
+    have = [masked(x) for x in got]
     at = 0
-    for part in parts:
-        if not part:
-            continue
-        found = have.find(part, at)
+    for part in (p for p in parts if p):
+        found = next(
+            (i for i in range(at, len(have) - len(part) + 1) if have[i : i + len(part)] == part),
+            -1,
+        )
         if found < 0:
-            return _parting(part, _nearest(part, have[at:]))
+            return _parting(part, have[at:])
         at = found + len(part)
     return ""
 
 
-def _nearest(part: str, have: str) -> str:
-    """The output from where it agrees longest with the start of ``part``."""
-    words = part.split()
+def _parting(want: list[str], have: list[str]) -> str:
+    """Where a page's lines and the output part: the first page line that no run of output
+    lines starting where the most agree carries, and the output line in its place."""
     best, where = 0, 0
-    for k in range(len(words), 0, -1):
-        i = have.find(" ".join(words[:k]))
-        if i >= 0:
+    for i in range(len(have)):
+        k = 0
+        while k < len(want) and i + k < len(have) and have[i + k] == want[k]:
+            k += 1
+        if k > best:
             best, where = k, i
-            break
-    return have[where:] if best else have
+    if best == len(want):
+        return ""
+    mine = want[best]
+    theirs = have[where + best] if where + best < len(have) and best else "(no such line)"
+    if not best:
+        same = [h for h in have if _words(h) == _words(mine)]
+        theirs = f"{same[0]!r} (indented otherwise)" if same else theirs
+        return f"page line {mine!r} is no line of the output; {theirs}"
+    return f"after {best} line(s) agree: page {mine!r}, output {theirs!r}"
 
 
-def _parting(want: str, have: str) -> str:
-    """Where ``want`` and ``have`` part: the words before and each side's next words."""
-    w, h = want.split(), have.split()
-    n = next((i for i, (a, b) in enumerate(zip(w, h, strict=False)) if a != b), min(len(w), len(h)))
-    return (
-        f"after {' '.join(w[max(0, n - 6) : n])!r}: page {' '.join(w[n : n + 8])!r}, "
-        f"output {' '.join(h[n : n + 8])!r}"
-    )
-
-
-def run_example(e: Example, db: Path) -> tuple[int, list[str]]:
+def run_example(e: Example, db: Path, scratch: Path | None = None) -> tuple[int, list[str]]:
     """The command's exit status and what it printed (stdout, then stderr: as a terminal
-    shows them; ``|&`` pipes both), through the page's ``head``/``tail``/``grep``."""
+    shows them; ``|&`` pipes both), through the page's ``head``/``tail``/``grep``. A guide
+    the page writes to a file is written in ``scratch`` instead (never the repository)."""
     command = e.command.removeprefix("unshare -n ")
     m = PIPE.match(command)
     base = m.group("cmd") if m else command
     both = base.endswith(" 2>&1")  # stderr into the pipe, as |& does
     argv = shlex.split(base.removesuffix(" 2>&1"))[1:]
+    if argv[:1] == ["guide"]:
+        for i, w in enumerate(argv[:-1]):
+            if w in ("-o", "--out") and argv[i + 1] != "-":
+                assert scratch is not None, f"{e.id}: writes {argv[i + 1]}"
+                argv[i + 1] = str(scratch / Path(argv[i + 1]).name)
     env = {"SIZING_DB": str(db), "COLUMNS": "100"}
     # an example lab's inventory (named, or by the lab database's runs) is read without a
     # network (unshare -n), never in process
     lab = names_a_lab(argv) or e.data == "lab"
     got: Any = sizing_offline(argv, env) if lab else CliRunner().invoke(app, argv, env=env)
     if m is None:
-        return got.exit_code, (got.stdout + got.stderr).splitlines()
+        return got.exit_code, as_a_page_shows((got.stdout + got.stderr).splitlines())
     both = both or m.group("op") == "|&"
     piped = (got.stderr if both else "") + got.stdout
     lines = piped.splitlines()
@@ -239,19 +263,42 @@ def run_example(e: Example, db: Path) -> tuple[int, list[str]]:
     else:
         lines = [x for x in lines if re.search(arg[-1], x)]
     # stderr is not piped: the terminal shows it first
-    return got.exit_code, ([] if both else got.stderr.splitlines()) + lines
+    return got.exit_code, as_a_page_shows(([] if both else got.stderr.splitlines()) + lines)
+
+
+def as_a_page_shows(lines: list[str]) -> list[str]:
+    """The output as the pages show it: an error's line, which the tool keeps one line
+    whatever its length (a script greps it), folded at 100 columns as the tool folds a
+    warning (its continuations indented 4), so no page line is wider than 100."""
+    out: list[str] = []
+    for line in lines:
+        if line.startswith("error: ") and len(line) > WIDTH:
+            out.extend(fold_lines(line, WIDTH, more=4).splitlines())
+        else:
+            out.append(line)
+    return out
 
 
 # The results a page's block runs on (``<!-- data: lab -->`` before it): a new user's after
 # `make run` on a 2-core VM (the default: its rps point invalid, its tps point valid but a
 # virtualized host's), the same with no valid figure, none (the bundled reference data
-# alone), or the example lab's run (tests/labdb.py: simulated figures of r640-01).
+# alone), the example lab's run (tests/labdb.py: simulated figures of r640-01), or
+# r640-01's TPS at 1, 2 and 4 cores with a 1,000/s crypto ceiling, or 500/s (the synthetic
+# stores of tests/unit/test_ceilings.py, for docs/ceilings.md), or its RPS at 30k / 57k / 100k
+# (tests/unit/test_engine_honesty.py's contended series, for docs/engine.md).
 STATES = {
     "first-day": two_core_run,
     "no-valid": lambda db: two_core_run(db, tps_valid=False),
     "none": lambda db: None,
     "lab": lambda db: labdb.build_lab(
         db, inventory="inventories/lab.yml", role="load-balance", price_usd=9000.0
+    ),
+    "ceilings": lambda db: _tps_db(db.parent, 1000.0).rename(db),
+    "ceiling-bound": lambda db: _tps_db(db.parent, 500.0).rename(db),
+    "contended": lambda db: fill(
+        db,
+        {"r640-01": ENV["r640-01"]},
+        series("r640-01", {1: reps(30000), 2: reps(57000), 4: reps(100000)}),
     ),
 }
 
@@ -282,10 +329,10 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("example", [_param(e) for e in RUN])
 def test_a_documented_command_prints_what_its_page_shows(
-    example: Example, states: dict[str, Path], offline: None
+    example: Example, states: dict[str, Path], offline: None, tmp_path: Path
 ) -> None:
     assert example.data in states, f"{example.id}: no data {example.data!r} ({', '.join(STATES)})"
-    _, got = run_example(example, states[example.data])
+    _, got = run_example(example, states[example.data], tmp_path)
     drift = matches(list(example.output), got)
     assert drift == "", f"{example.id}: {example.command}\n{drift}\n---\n" + "\n".join(got)
 
@@ -303,6 +350,7 @@ def test_the_parser_reads_a_page_as_a_user_does(tmp_path: Path) -> None:
         "Text.\n\n    $ sizing recommend --rps 1 \\\n        --tps 2\n    out 1\n\n    out 2\n"
         "    $ sizing doctor\n    ok\n\n<!-- not run: needs a lab -->\n\n    $ sizing run -i lab\n"
         "    x\n\nMore text.\n<!-- data: lab -->\n\n    $ sizing table\n    y\n"
+        "\n- an item:\n\n      $ sizing doctor\n        z\n      w\n"
     )
     found = list(examples_at(page))
     assert [(e.command, e.output, e.not_run, e.data) for e in found] == [
@@ -310,13 +358,18 @@ def test_the_parser_reads_a_page_as_a_user_does(tmp_path: Path) -> None:
         ("sizing doctor", ("ok",), "", "first-day"),
         ("sizing run -i lab", ("x",), "needs a lab", "first-day"),
         ("sizing table", ("y",), "", "lab"),
+        ("sizing doctor", ("  z", "w"), "", "first-day"),  # a list item's block
     ]
     assert matches(["a 1", "...", "z 3"], ["a 2", "b", "c", "z 40"]) == ""
-    assert matches(["a b", "c d"], ["a", "b c d"]) == ""  # wrapped elsewhere
-    assert matches(["a 1", "z"], ["a 1", "y"]) == "after 'a #': page 'z', output 'y'"
-    assert matches(["b c"], ["a", "b", "c", "d"]) == ""  # an excerpt
+    assert matches(["a 1", "...", "b"], ["a 2", "b"]) == ""  # "..." may stand for no line
+    assert matches(["a b", "c d"], ["a", "b c d"]) != ""  # wrapped elsewhere: drift
+    assert matches(["a  b", "  c"], ["a b", "  c"]) == ""  # a table's padding
+    assert matches(["a b", "  c"], ["a b", "    c"]) != ""  # indentation is layout
+    assert matches(["n:    5 s", "x"], ["n: 1,205 s", "x"]) == ""  # a column's number
+    assert matches(["a 1", "z"], ["a 1", "y"]) == "after 1 line(s) agree: page 'z', output 'y'"
+    assert matches(["b", "c"], ["a", "b", "c", "d"]) == ""  # an excerpt
     assert matches(["c", "...", "a"], ["a", "b", "c"]) != ""  # in order
-    assert matches(["a", "", "b"], ["a", "", "", "b"]) == ""  # blank lines are no words
+    assert matches(["a", "", "b"], ["a", "", "", "b"]) != ""  # blank lines are layout too
 
 
 def examples_at(page: Path) -> Iterator[Example]:
@@ -329,3 +382,118 @@ def examples_at(page: Path) -> Iterator[Example]:
         yield from examples(page)
     finally:
         globals()["ROOT"] = real
+
+
+# A line the tool wrote, quoted in a page's prose block without its command (errors.md's
+# lock and kill -9 stories): one of its messages.
+MESSAGE = re.compile(r"^\s{4,}(?:error|warning): ")
+
+
+# A document for another program, whose lines are data, not text to fold: a CSV, a JSON
+# document, the guide's Markdown (a paragraph a line)
+DOCUMENT = re.compile(r"--csv\b|--json\b|--format md\b")
+
+
+def tool_lines(page: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line a page shows as the tool's: the output of every
+    ``$ sizing`` example (run here or not) and its messages quoted alone (from where the
+    message starts: a bullet's block is indented deeper). A benchmark's or another
+    program's output is theirs; a CSV or JSON document is data (:data:`DOCUMENT`)."""
+    ours = {
+        e.line: e
+        for e in examples(page)
+        if re.match(r"(?:unshare -n )?sizing ", re.sub(r"^[A-Z_]+=\S+ ", "", e.command))
+        and not DOCUMENT.search(e.command)
+    }
+    lines = page.read_text(encoding="utf-8").splitlines()
+    shown: set[tuple[int, int]] = set()
+    for e in ours.values():
+        # the output starts under the command and its continuation lines
+        at = e.line
+        while lines[at - 1].endswith("\\"):
+            at += 1
+        shown.update((n, e.indent) for n in range(at + 1, at + 1 + len(e.output)))
+    indent = dict(shown)
+    for n, line in enumerate(lines, 1):
+        if n in indent:
+            yield n, line[indent[n] :]
+        elif MESSAGE.match(line):
+            yield n, line.lstrip(" ")
+
+
+def test_no_line_a_page_shows_of_the_tool_is_wider_than_100_columns() -> None:
+    wide = [
+        f"{page.relative_to(ROOT)}:{n}: {len(line)} columns"
+        for page in PAGES
+        for n, line in tool_lines(page)
+        if len(line.rstrip()) > WIDTH
+    ]
+    assert wide == []
+    # the check reads what the pages show: the README's own examples are among its lines
+    assert sum(1 for _ in tool_lines(ROOT / "README.md")) >= 20
+
+
+def typed_commands() -> list[tuple[str, str]]:
+    """(where, command) of every ``sizing`` command a page's code blocks show, with or
+    without ``$`` and output (a quick start's list too), its ``\\`` lines joined and what the
+    shell does after it (a comment, a pipe, a redirection) cut; a benchmark's output lines
+    that start with "sizing" are its, not commands."""
+    out = []
+    for page in PAGES:
+        theirs = {
+            n
+            for e in examples(page)
+            if not re.match(r"(?:unshare -n )?sizing ", e.command)
+            for n in range(e.line + 1, e.line + 1 + len(e.output))
+        }
+        lines = page.read_text(encoding="utf-8").splitlines()
+        i = 0
+        while i < len(lines):
+            start = i + 1
+            # "sizing demand: busiest second ..." is a benchmark's output, not a command
+            m = re.match(
+                r"^ {4,}(?:\$ )?(?:unshare -n )?(sizing(?: (?:-|[a-z-]+\b(?!:)).*)?)$", lines[i]
+            )
+            if m and start not in theirs:
+                cmd = m.group(1)
+                while cmd.rstrip().endswith("\\") and i + 1 < len(lines):
+                    i += 1
+                    cmd = cmd.rstrip()[:-1].rstrip() + " " + lines[i].strip()
+                cmd = re.split(r"\s+#\s|\s\|&?\s|\s2>&1|\s2?>\s?\S+", cmd)[0].strip()
+                if not re.search(r"\S {2,}\S", cmd):  # columns: a table's row, not a command
+                    out.append((f"{page.relative_to(ROOT)}:{start}", cmd))
+            i += 1
+    return out
+
+
+@pytest.mark.parametrize(("where", "typed"), typed_commands(), ids=[w for w, _ in typed_commands()])
+def test_every_command_a_page_shows_parses(
+    where: str, typed: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As typed, each names a command and options it takes, with values they accept (the
+    README's own test, tests/unit/test_layout.py, on every page): a renamed option or a
+    dropped choice fails here even where the command cannot run."""
+    import typer
+
+    monkeypatch.chdir(ROOT)
+    cmd: Any = typer.main.get_command(app)
+    args = shlex.split(typed)[1:]
+    while hasattr(cmd, "get_command") and args and not args[0].startswith("-"):
+        sub = cmd.get_command(cmd.context_class(cmd), args[0])
+        assert sub is not None, f"{where}: {typed}: no command {args[0]!r}"
+        cmd, args = sub, args[1:]
+    if "--help" in args:
+        return
+    assert not hasattr(cmd, "get_command"), f"{where}: {typed}: names no command"
+    with cmd.make_context(cmd.name, args, resilient_parsing=False) as ctx:
+        assert ctx.params is not None
+
+
+def test_the_regenerator_rewrites_a_whole_output_and_leaves_an_excerpt() -> None:
+    from tests.docs_regen import _whole
+
+    assert _whole(("error: a.log: old words",), ["error: examples/a.log: new words", "x"])
+    assert _whole(("Demand: 5 RPS",), ["Demand: 45 RPS + 6 TPS"])  # numbers masked
+    assert not _whole(("Recommended: 1 x",), ["Demand: 1", "Recommended: 1 x"])  # further on
+    assert not _whole(("Demand: 1", "...", "Cost: 2"), ["Demand: 1", "b", "Cost: 2"])
+    assert not _whole((), ["a"]) and not _whole(("a",), [])

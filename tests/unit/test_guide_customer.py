@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from sizing.app.guide import prepare
 from sizing.ceilings import FAR_BELOW
 from sizing.cli import app
+from sizing.model import VIRTUALIZED_HOST_WORDS
 from sizing.report.data import MARKS, Guide, number, percent
 from sizing.report.data.chapters import Para, chapters
 from sizing.report.render import charts as charts_mod
@@ -105,7 +106,8 @@ def test_a_virtualized_machine_is_left_out_of_the_body(container_db: Path) -> No
     g = _guide(container_db, rps=200_000.0)
     assert g.reference_only
     assert [(x.host, x.points, x.invalid) for x in g.left_out] == [("localhost", 2, 2)]
-    assert "virtualized host (a KVM guest or a container" in g.left_out[0].sentence()
+    # the terminal's words, and what the facts detected (issue 62: one vocabulary)
+    assert f"a {VIRTUALIZED_HOST_WORDS}, detected as KVM" in g.left_out[0].sentence()
     assert "Appendix A" in g.left_out[0].sentence()
     # no chart, limit or host description of the container in the body
     assert g.cpu_points == () and g.limit_points == () and not g.methodology.measured

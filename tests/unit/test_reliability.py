@@ -81,8 +81,12 @@ def test_a_run_whose_process_is_gone_is_shown_abandoned(tmp_path: Path) -> None:
 
     db = tmp_path / "s.sqlite"
     with Store(db) as store:
+        # a long inventory path: the run's line is folded, not widened (issue 62)
         dead = store.start_run(
-            inventory="lab", argv=["sizing", "run"], tool_version="0", options={}
+            inventory="/work/main/inventories/" + "a-long-site-name/" * 3 + "local.yml",
+            argv=["sizing", "run"],
+            tool_version="0",
+            options={},
         )
         store.set_owner(dead, alive)
         live = store.start_run(
@@ -91,10 +95,11 @@ def test_a_run_whose_process_is_gone_is_shown_abandoned(tmp_path: Path) -> None:
         store.set_owner(live, replace(owner_record(), pid=os.getpid()))
     res = runner.invoke(app, ["results", "--db", str(db)])
     assert res.exit_code == 0, res.output
+    words = " ".join(res.stdout.split())
     assert f"run {dead} " in res.stdout and (
-        f"abandoned (its process is gone; `sizing run --resume {dead}` measures the rest)"
-        in res.stdout
+        f"abandoned (its process is gone; `sizing run --resume {dead}` measures the rest)" in words
     )
+    assert max(len(line) for line in res.stdout.splitlines()) <= 100
     doc = json.loads(runner.invoke(app, ["results", "--db", str(db), "--json"]).stdout)
     status = {r["run_id"]: (r["status"], r["stored_status"]) for r in doc["runs"]}
     assert status == {dead: ("abandoned", "running"), live: ("running", "running")}

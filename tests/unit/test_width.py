@@ -140,6 +140,9 @@ CASES: dict[str, tuple[Argv, bool, tuple[int, ...]]] = {
     "results": (lambda s: ["results", "--db", str(s.lab_db)], False, (0,)),
     "results -v": (lambda s: ["results", "-v", "--db", str(s.lab_db)], False, (0,)),
     "results --bases": (lambda s: ["results", "--bases", "--db", str(s.lab_db)], False, (0,)),
+    # -v gives every field in full: wrapped, a line each (it was one table of 349 columns)
+    "results --bases -v": (
+        lambda s: ["results", "--bases", "-v", "--db", str(s.lab_db)], False, (0,)),
     "results 2-core": (lambda s: ["results", "--db", str(s.two_core_db)], False, (0,)),
     "results -v 2-core": (lambda s: ["results", "-v", "--db", str(s.two_core_db)], False, (0,)),
     "recommend wide": (

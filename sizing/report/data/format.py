@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from sizing.model import FigureKind
+from sizing.model import VIRTUALIZED_HOST_WORDS, FigureKind
 
 MISSING = "–"  # a figure that is not there
 PLATFORM_LABELS = {
@@ -63,7 +63,7 @@ FLAG_TEXT = {
     "noisy": "the interval of the median stayed wider than the target",
     "emulated": "software-emulated guest (QEMU TCG), not real hardware",
     "network-bound": "the network interface, not the CPU, set the figure",
-    "virtualized-host": "the 'bare metal' host is itself a virtual machine or container",
+    "virtualized-host": f"a {VIRTUALIZED_HOST_WORDS}",
     "generator-lag": "the load generator sent below the offered rate at some rates",
     "no-knee": "latency stayed flat over the whole sweep: the knee lies above it",
     "slo-not-converged": "the search for the SLO capacity did not converge",

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from sizing.engine.choice import Choice
-from sizing.model import Status
+from sizing.model import VIRTUALIZED_HOST_WORDS, Status
 from sizing.sources import RunData
 
 __all__ = ["LeftOut", "scope"]
@@ -29,13 +29,21 @@ class LeftOut:
     points: int
     invalid: int
     option: str = ""  # the guide option that includes it, if one does
+    skipped: int = 0  # not measured (a stated reason each, in Appendix A)
+    failed: int = 0
 
     def sentence(self) -> str:
-        """``localhost, a virtualized host (...): 2 points, 2 invalid; Appendix A lists
-        them (--include-virtualized sizes on it).``"""
+        """``localhost, a virtualized host (...): 8 points, 1 invalid, 6 skipped; listed in
+        Appendix A (--include-virtualized sizes on it).``"""
         counts = f"{self.points} point{'s' if self.points != 1 else ''}"
-        if self.invalid:
-            counts += f", {'all' if self.invalid == self.points else self.invalid} invalid"
+        # every point is counted (issue 62: "8 points, 1 invalid" said nothing of 6 skipped)
+        for n, what in (
+            (self.invalid, "invalid"),
+            (self.skipped, "skipped"),
+            (self.failed, "failed"),
+        ):
+            if n:
+                counts += f", {'all' if n == self.points else n} {what}"
         how = f" ({self.option} sizes on it)" if self.option and self.invalid < self.points else ""
         return f"{self.host}, {self.what}: {counts}; listed in Appendix A{how}."
 
@@ -47,8 +55,9 @@ def _what(host: str, runs: Sequence[RunData], flags: set[str], valid: int) -> tu
     if "emulated" in flags:
         return "a software-emulated guest (not real hardware)", "--include-emulated"
     if "virtualized-host" in flags:
-        guest = f"a {vendor} guest or a container" if vendor else "a VM or a container"
-        return f"a virtualized host ({guest} measured as bare metal)", "--include-virtualized"
+        # the terminal's words (one vocabulary, issue 62), and what the host's facts detected
+        detected = f", detected as {vendor}" if vendor else ""
+        return f"a {VIRTUALIZED_HOST_WORDS}{detected}", "--include-virtualized"
     if not valid:
         return "no valid figure", ""
     return "not used", ""
@@ -84,9 +93,19 @@ def scope(
         emulated = all("emulated" in fl for fl in seen) and not include_emulated
         if valid and not virtual and not emulated:
             continue
-        invalid = sum(1 for s, _ in pts if s is Status.INVALID)
+        count = {st: sum(1 for s, _ in pts if s is st) for st in Status}
         what, option = _what(host, runs, flags, valid)
-        left.append(LeftOut(host, what, len(pts), invalid, option))
+        left.append(
+            LeftOut(
+                host,
+                what,
+                len(pts),
+                count[Status.INVALID],
+                option,
+                skipped=count[Status.SKIPPED],
+                failed=count[Status.FAILED],
+            )
+        )
     out = {x.host for x in left}
     body: list[RunData] = []
     for run in runs:

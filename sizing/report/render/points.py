@@ -12,7 +12,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sizing.intervals import median_coverage
-from sizing.model import PointKey, PointResult, Status, client_floor
+from sizing.model import (
+    VIRTUALIZED_HOST_WORDS,
+    PointKey,
+    PointResult,
+    Status,
+    client_floor,
+)
 from sizing.report.data.evidence import NO_EVIDENCE, Evidence
 from sizing.report.data.format import MISSING, number
 from sizing.report.data.pairs import PairView, pair_summary
@@ -383,7 +389,7 @@ def left_out_by_default(points: Sequence[PointResult], width: int = WIDTH) -> li
     flags = sorted({f for p in left for f in p.flags if f in kinds})
     what = " and ".join(
         {
-            "virtualized-host": "a virtualized host (a container or VM measured as bare metal)",
+            "virtualized-host": f"a {VIRTUALIZED_HOST_WORDS}",
             "emulated": "a software-emulated guest",
         }[f]
         for f in flags

@@ -17,6 +17,7 @@ from sizing.report.explain import explain, passed_over_line
 from sizing.report.render.grid import grid
 from sizing.report.render.points import WIDTH
 from sizing.report.render.table_text import TABLE_WIDTH, wrap
+from sizing.textfit import fold
 
 if TYPE_CHECKING:
     from sizing.model import Figure
@@ -86,10 +87,11 @@ def bases_rows(
 def bases_text(
     rows: Sequence[Mapping[str, Any]], choice: Choice, *, verbose: bool = False, width: int = WIDTH
 ) -> str:
-    """``results --bases``: one line per basis, then the default choice and why. Fits
-    ``width`` columns (the last column cut with …); ``verbose`` adds software, runs and
-    price, in full."""
-    table = []
+    """``results --bases``: one record per basis, then the default choice and why. Fits
+    ``width`` columns: by default two lines a basis, cut with …; ``verbose`` gives every
+    field in full, a line each, wrapped (issue 62: ``-v`` wraps rather than widens; it was
+    one table of 349 columns)."""
+    lines: list[str] = []
     for r in rows:
         cores = "; ".join(
             f"{p.upper()} {','.join(str(c) for c in cs)}" for p, cs in r["core_counts"].items()
@@ -100,30 +102,28 @@ def bases_text(
             if r["chosen"]
             else (f"no: {r['why_not']}" if not r["qualifies"] else f"no: {r['passed_over']}")
         )
-        row = [r["id"], r["hardware"]["label"], r["workload"]["label"], cores or MISSING]
         if verbose:
-            row += [
-                r["software"] or MISSING,
-                ",".join(str(x) for x in r["runs"]) or MISSING,
-                ", ".join(flags) or MISSING,
-                r["price_source"] or "none",
-            ]
-        else:
-            row.append(",".join(flags) or MISSING)
-        table.append([*row, use])
-    if verbose:
-        headers = ["basis", "hardware", "workload", "core counts"]
-        headers += ["software", "runs", "flags", "price", "default choice"]
-        lines = grid(headers, table, left=set(range(len(headers)))).splitlines()
-    else:
+            fields = {
+                "hardware": r["hardware"]["label"],
+                "workload": r["workload"]["label"],
+                "core counts": cores or MISSING,
+                "software": r["software"] or MISSING,
+                "runs": ",".join(str(x) for x in r["runs"]) or MISSING,
+                "flags": ", ".join(flags) or MISSING,
+                "price": r["price_source"] or "none",
+                "default choice": use,
+            }
+            lines += fold(r["id"], width, subsequent="    ")
+            for name, value in fields.items():
+                lines += fold(f"{name}: {value}", width, indent="  ", subsequent="      ")
+            continue
         # A record per basis (two lines), each cut to the width: the labels are long.
-        lines = []
-        for row in table:
-            ident, hardware, workload, cores, flags, use = row
-            lines.append(f"{ident}  [{cores}]  {use}")
-            lines.append(f"    {hardware}; {workload}; flags: {flags}")
+        ident, hardware, workload = r["id"], r["hardware"]["label"], r["workload"]["label"]
+        lines.append(f"{ident}  [{cores or MISSING}]  {use}")
+        lines.append(f"    {hardware}; {workload}; flags: {','.join(flags) or MISSING}")
+    if not verbose:
         lines = [x if len(x) <= width else x[: width - 1] + "…" for x in lines]
-        lines += wrap("(--verbose: one wide table with software, runs and price, in full)", width)
+        lines += wrap("(--verbose: every field in full, a line each)", width)
     return "\n".join([*lines, "", basis_line(choice, width)])
 
 
@@ -208,8 +208,10 @@ def _answer_text(result: Recommendation, width: int) -> str:
     out.append("")
     out.extend(
         wrap(
-            "Identical fleets (cheapest first; capacity on the low end of each figure's "
-            "interval, whose coverage is stated with the figure):",
+            # numbered from 2: #1 is the recommendation (issue 62: a table starting at row 2
+            # said nothing of why)
+            "Identical fleets (cheapest first, from #2: #1 is the recommendation above; capacity "
+            "on the low end of each figure's interval, whose coverage is stated with the figure):",
             width,
         )
     )
@@ -254,4 +256,10 @@ def versus_text(cmp: PlatformComparison, width: int = TABLE_WIDTH) -> str:
     ``width`` columns)."""
     from sizing.report.data.versus import versus_lines
 
-    return "\n".join(x for line in versus_lines(cmp) for x in wrap(line, width))
+    out: list[str] = []
+    for line in versus_lines(cmp):
+        # a line's continuations indented under it: a platform's line, the lines under it
+        body = line.lstrip(" ")
+        at = " " * (len(line) - len(body))
+        out += [line] if len(line) <= width else fold(body, width, indent=at, subsequent=at + "  ")
+    return "\n".join(out)
