@@ -69,7 +69,8 @@ static int match_line(const Op *ops, int nops, const char *p, const char *e, Row
             break;
         case 'T':
             if (o->stop) {
-                while (p < e && (unsigned char)*p != o->stop) p++;
+                const char *q = memchr(p, o->stop, (size_t)(e - p));
+                p = q ? q : e;
             } else {
                 while (p < e && *p != ']' && *p != '"') p++;
             }
@@ -120,7 +121,8 @@ static int match_line(const Op *ops, int nops, const char *p, const char *e, Row
             break;
         case 'X':
             if (o->stop) {
-                while (p < e && (unsigned char)*p != o->stop) p++;
+                const char *q = memchr(p, o->stop, (size_t)(e - p));
+                p = q ? q : e;
             } else {
                 p = e;
             }

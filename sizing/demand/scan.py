@@ -110,7 +110,12 @@ def _recognise(chunk: bytes) -> LogFormat | None:
     best, most = None, 0
     for name, text, escape in STOCK:
         fmt = compile_format(text, escape=escape, name=name)
-        got = len(fmt.pattern.findall(chunk))
+        native = fastscan.native() if fmt.program is not None else None
+        if native is not None:  # the lines in the format: all but those returned as not
+            found = native.scan(chunk, fmt.program, fmt.time_field == "msec")
+            got = found[0] - len(found[8])
+        else:
+            got = len(fmt.pattern.findall(chunk))
         if got > most:
             best, most = fmt, got
     return best if most * 2 >= n else None
@@ -193,30 +198,31 @@ def _bad_lines(
     """The chunk's lines that are not in the format (row, text), as (row, reason); the
     file is refused when its first chunk is mostly such lines, naming the first by
     file:line and the field it fails at."""
-    out = []
-    for i, line in bad:
-        reason = NOT_IN_FORMAT
-        if not line.strip():
-            reason = "empty line"
-        elif line == LONG_LINE:
-            reason = TOO_LONG
-        elif looks_binary(line):
-            reason = BINARY
-        out.append((i, reason))
-    failing = [(i, reason) for i, reason in out if reason in (BINARY, NOT_IN_FORMAT)]
-    good = n - len(out)
-    if head and failing and good * 2 < n:
-        i, reason = failing[0]
-        where = f"{scan.path}:{scan.lines + i + 1}"
-        if reason == BINARY:
-            raise UsageError(f"{scan.path}: binary data, not an access log ({where})")
-        label = fmt.name or "the given format"
-        raise _NotInFormat(
-            f"{scan.path}: not in {label} ({good:,} of {n:,} first lines match);"
-            f" first line that does not: {where}, at {fmt.failing_field(dict(bad)[i])}",
-            chunk,
-        )
-    return out
+    good = n - len(bad)
+    if head and good * 2 < n:  # refused at its first line that fails, if one does
+        for i, line in bad:
+            reason = _reason(line)
+            if reason == BINARY:
+                where = f"{scan.path}:{scan.lines + i + 1}"
+                raise UsageError(f"{scan.path}: binary data, not an access log ({where})")
+            if reason == NOT_IN_FORMAT:
+                label = fmt.name or "the given format"
+                raise _NotInFormat(
+                    f"{scan.path}: not in {label} ({good:,} of {n:,} first lines match);"
+                    f" first line that does not: {scan.path}:{scan.lines + i + 1}, at"
+                    f" {fmt.failing_field(line)}",
+                    chunk,
+                )
+    return [(i, _reason(line)) for i, line in bad]
+
+
+def _reason(line: bytes) -> str:
+    """Why a line not in the format is skipped."""
+    if not line.strip():
+        return "empty line"
+    if line == LONG_LINE:
+        return TOO_LONG
+    return BINARY if looks_binary(line) else NOT_IN_FORMAT
 
 
 def _skip(
