@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from sizing.demand.counted import read_counters
 from sizing.demand.file import HEADER, load_demand, write_demand
 from sizing.demand.formats import COMBINED, compile_format, format_from_conf
 from sizing.demand.logs import read_logs
@@ -63,6 +62,8 @@ def derive(req: DemandRequest) -> TrafficDemand:
     if req.counters:
         if req.log_format or req.nginx_conf:
             raise UsageError("--counters reads counter samples: no --log-format to give")
+        from sizing.demand.counted import read_counters  # deferred: --counters alone
+
         demand = read_counters(list(req.files), role=role, role_source=role_source, assumed=assumed)
     else:
         given = req.log_format is not None or req.nginx_conf is not None

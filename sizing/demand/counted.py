@@ -3,29 +3,31 @@ as a log's, at the scrape interval."""
 
 from __future__ import annotations
 
-import statistics
-from collections import Counter
+import math
 from dataclasses import replace
 from pathlib import Path
 
-from sizing.demand.counters import CounterSample, Series, parse_samples, rates
-from sizing.demand.derive import HOUR, busiest_hour, nearest_rank, outliers
+import numpy as np
+import numpy.typing as npt
+
+from sizing.demand.counters import Samples, parse_samples
+from sizing.demand.derive import HOUR, busiest_hour, outliers
 from sizing.demand.inputs import distinct_files
 from sizing.demand.mix import mix_of_counters
 from sizing.demand.model import Missing, Rate, SourceFile, TrafficDemand, iso
 from sizing.demand.persecond import PerSecond
+from sizing.demand.rates import Rates, Series, rates
 from sizing.errors import UsageError
 from sizing.workload import Assumed, Role
 
 
-def _rate(rates: Counter[int], total: float, t0: float, t1: float) -> Rate:
-    ordered = sorted(rates.values())
-    peak_at = max(rates, key=lambda s: rates[s])
+def _rate(rates: Rates, total: float, t0: float, t1: float) -> Rate:
+    ordered = np.sort(rates.values)
     return Rate(
-        peak=ordered[-1],
-        peak_at=iso(peak_at),
-        p99=nearest_rank(ordered, 0.99),
-        p999=nearest_rank(ordered, 0.999),
+        peak=float(ordered[-1]),
+        peak_at=iso(rates.peak_at()),
+        p99=_rank(ordered, 0.99),
+        p999=_rank(ordered, 0.999),
         average=total / (t1 - t0),
         start=iso(t0),
         end=iso(t1),
@@ -33,19 +35,52 @@ def _rate(rates: Counter[int], total: float, t0: float, t1: float) -> Rate:
     )
 
 
-def _chart(rates: Counter[int], step: float) -> tuple[int, list[int]]:
+def _rank(ordered: npt.NDArray[np.float64], q: float) -> float:
+    """derive.nearest_rank of a sorted array."""
+    return float(ordered[max(1, math.ceil(q * len(ordered))) - 1])
+
+
+def _chart(rates: Rates, step: float) -> tuple[int, list[int]]:
     """Per second, each interval's rate over its seconds: the busiest hour (or all).
     Only the seconds within an hour of the busiest interval are filled: bounded, whatever
     the span."""
-    start, end = min(rates), max(rates) + max(1, int(step))
-    top = max(rates, key=lambda s: rates[s])
-    lo, hi = top - HOUR, top + HOUR + max(1, int(step))
-    per: Counter[int] = Counter()
-    keys = sorted(rates)
-    for a, b in zip(keys, keys[1:] + [end], strict=True):
+    order = np.argsort(rates.keys)
+    keys, values = rates.keys[order], rates.values[order]
+    start, end = int(keys[0]), int(keys[-1]) + max(1, int(step))
+    top = rates.peak_at()
+    # busiest_hour reads the hours around the first busiest second (at or before top):
+    # nothing past top + HOUR, whatever the step (a scrape a year apart filled a year)
+    lo, hi = top - HOUR, top + HOUR + min(max(1, int(step)), HOUR)
+    nxt = np.r_[keys[1:], end]
+    near = (keys < hi) & (nxt > lo)  # the intervals that reach into the hour around the top
+    per: dict[int, int] = {}
+    for a, b, v in zip(keys[near].tolist(), nxt[near].tolist(), values[near].tolist(), strict=True):
         for s in range(max(a, lo), min(b, hi)):
-            per[s] = int(round(rates[a]))
+            per[s] = int(round(v))
     return busiest_hour(PerSecond.of(per), start, end - 1)
+
+
+def _far(path: Path, got: Samples, notes: list[str]) -> Samples:
+    """The samples without those at times far from the rest (noted, with their lines)."""
+    if len(got) < 2:
+        return got
+    secs = got.time.astype(np.int64)  # in time order (merged): counted by runs, no sort
+    starts = np.flatnonzero(np.r_[True, secs[1:] != secs[:-1]])
+    counts = np.diff(np.r_[starts, len(secs)])
+    busy = PerSecond()
+    for a in range(0, len(starts), 1 << 16):  # a slice at a time: few temporary arrays
+        busy.add_many(secs[starts[a : a + (1 << 16)]], counts[a : a + (1 << 16)])
+    del starts, counts
+    far = outliers(busy)
+    if not len(far):
+        return got
+    out = np.isin(secs, far)
+    lines = [f"{path}:{n}" for n in got.line[out].tolist() if n][:3]
+    notes.append(
+        f"{int(out.sum())} sample(s) at times far from the rest left out"
+        + (f": at {', '.join(lines)}" if lines else "")
+    )
+    return got.take(~out)
 
 
 def read_counters(
@@ -58,7 +93,7 @@ def read_counters(
     """The demand of the counters' files (one server's series each: their rates summed
     per interval on the first file's scrape grid); a file given twice, or a copy, is
     counted once."""
-    series: list[list[CounterSample]] = []
+    series: list[Samples] = []
     kinds, sources = set(), []
     files, notes = distinct_files(paths)
     seen: dict[str, Path] = {}
@@ -69,14 +104,7 @@ def read_counters(
             continue
         seen[state.content_sha256] = path
         notes.extend(state.notes)
-        far = set(outliers(PerSecond.of(Counter(int(s.time) for s in got))).tolist())
-        if far:
-            lines = [f"{path}:{s.line}" for s in got if int(s.time) in far and s.line][:3]
-            notes.append(
-                f"{len([s for s in got if int(s.time) in far])} sample(s) at times far from"
-                " the rest left out" + (f": at {', '.join(lines)}" if lines else "")
-            )
-            got = [s for s in got if int(s.time) not in far]
+        got = _far(path, got, notes)
         if len(got) < 2:
             raise UsageError(f"{path}: fewer than 2 {kind} samples: no rate to derive")
         kinds.add(kind)
@@ -85,13 +113,13 @@ def read_counters(
             SourceFile(str(path), state.sha256, path.stat().st_size, len(got), gzip=state.gzip)
         )
     first = series[0]
-    step = statistics.median(b.time - a.time for a, b in zip(first, first[1:], strict=False))
+    step = float(np.median(np.diff(first.time)))
     if len(series) > 1:
         notes.append(f"{len(series)} series, one per server: rates summed per {step:g} s")
     req = rates(series, "requests", step)
     if req is None:
         raise UsageError(f"{paths[0]}: no request counter in the samples")
-    if not req[0]:
+    if not len(req[0]):
         raise UsageError(
             f"{paths[0]}: no interval gives a rate: a counter went down (a restart) or jumped"
             " beyond any server's rate between every two samples; give more samples"
@@ -105,8 +133,8 @@ def read_counters(
             f"{req[2]} interval(s) where a counter went down (a restart) or jumped beyond any"
             " server's rate left out"
         )
-    t0 = min(s[0].time for s in series)
-    t1 = max(s[-1].time for s in series)
+    t0 = min(float(s.time[0]) for s in series)
+    t1 = max(float(s.time[-1]) for s in series)
     demand = _counters_demand(series, (t0, t1), sorted(kinds), sources, notes, req, step)
     mix = mix_of_counters(
         demand.requests_per_connection,
@@ -118,8 +146,19 @@ def read_counters(
     return replace(demand, workload=mix)
 
 
+def _less(a: Rates, b: Rates) -> Rates:
+    """``a``'s rates less ``b``'s in the same interval (0 where ``b`` has none), at least
+    0: the full handshakes, from the handshakes and the resumed ones."""
+    order = np.argsort(b.keys)
+    keys = b.keys[order]
+    at = np.minimum(np.searchsorted(keys, a.keys), max(len(keys) - 1, 0))
+    same = keys[at] == a.keys if len(keys) else np.zeros(len(a.keys), np.bool_)
+    minus = np.where(same, b.values[order][at] if len(keys) else 0.0, 0.0)
+    return Rates(a.keys, np.maximum(0.0, a.values - minus))
+
+
 def _counters_demand(
-    series: list[list[CounterSample]],
+    series: list[Samples],
     span: tuple[float, float],
     kinds: list[str],
     sources: list[SourceFile],
@@ -133,9 +172,8 @@ def _counters_demand(
     hs, ru = rates(series, "handshakes", step), rates(series, "reuses", step)
     full = None
     share = None
-    if hs and ru:
-        full_rates = Counter({k: max(0.0, v - ru[0].get(k, 0)) for k, v in hs[0].items()})
-        full = _rate(full_rates, hs[1] - ru[1], t0, t1)  # type: ignore[arg-type]
+    if hs and ru and len(hs[0]):  # (no interval left: no figure, not a crash)
+        full = _rate(_less(hs[0], ru[0]), hs[1] - ru[1], t0, t1)
         share = round(ru[1] / hs[1], 4) if hs[1] else None
     missing = []
     if hs is None:
@@ -153,7 +191,7 @@ def _counters_demand(
         resolution_s=step,
         requests=_rate(per, total, t0, t1),
         classes={},
-        new_connections=_rate(acc[0], acc[1], t0, t1) if acc else None,
+        new_connections=_rate(acc[0], acc[1], t0, t1) if acc and len(acc[0]) else None,
         full_handshakes=full,
         resumption_share=share,
         requests_per_connection=round(total / acc[1], 3) if acc and acc[1] else None,

@@ -18,11 +18,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections import Counter
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
 
 from sizing.demand.clock import in_range
 from sizing.demand.reader import ReadState, chunks
@@ -42,10 +45,53 @@ _STUB = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s*$")
 
 
 @dataclass
-class CounterSample:
-    time: float
-    values: dict[str, float]
-    line: int = 0  # where the sample's time was read
+class Samples:
+    """A file's samples as columns (one row a sample, in time order once merged): the
+    time, the line its time was read at (0: a Prometheus sample's own timestamp) and each
+    counter's value (NaN where the sample does not hold that counter). Eight bytes a
+    value: a million samples take 48 MB, not the 800 MB of an object each."""
+
+    time: npt.NDArray[np.float64]
+    line: npt.NDArray[np.int64]
+    values: dict[str, npt.NDArray[np.float64]]
+
+    def __len__(self) -> int:
+        return len(self.time)
+
+    def take(self, rows: npt.NDArray[np.intp] | npt.NDArray[np.bool_]) -> Samples:
+        return Samples(
+            self.time[rows], self.line[rows], {k: v[rows] for k, v in self.values.items()}
+        )
+
+
+class _Columns:
+    """Samples as they are read, one row at a time, into arrays (no object per sample); a
+    counter's column is made when the first sample holding it is read."""
+
+    def __init__(self) -> None:
+        self.time, self.line = array("d"), array("q")
+        self.values: dict[str, array[float]] = {}
+
+    def add(self, t: float, values: dict[str, float], line: int) -> None:
+        n = len(self.time)
+        self.time.append(t)
+        self.line.append(line)
+        for f, v in values.items():
+            col = self.values.get(f)
+            if col is None:
+                col = self.values[f] = array("d", [math.nan]) * n
+            col.append(v)
+        if len(values) < len(self.values):
+            for col in self.values.values():
+                if len(col) == n:
+                    col.append(math.nan)
+
+    def samples(self) -> Samples:
+        return Samples(
+            np.frombuffer(self.time, np.float64),
+            np.frombuffer(self.line, np.int64),
+            {f: np.frombuffer(self.values[f], np.float64) for f in FIELDS if f in self.values},
+        )
 
 
 def _when(text: str) -> float | None:
@@ -73,51 +119,77 @@ def _value(text: object) -> float | None:
     return v if math.isfinite(v) and v >= 0 else None
 
 
-def _merged(path: Path, samples: list[CounterSample], state: ReadState) -> list[CounterSample]:
+def _merged(path: Path, samples: Samples, state: ReadState) -> Samples:
     """The samples in time order, those taken at the same time merged into one (the
-    later's values win): two at one time have no interval between them."""
-    out: list[CounterSample] = []
-    same = 0
-    for s in sorted(samples, key=lambda s: s.time):
-        if out and out[-1].time == s.time:
-            out[-1].values.update(s.values)
-            same += 1
-        else:
-            out.append(s)
-    if same:
-        state.notes.append(
-            f"{path}: {same} sample(s) at the same time as the one before, merged into it"
-        )
-    return out
+    later's values win, counter by counter): two at one time have no interval between
+    them."""
+    n = len(samples)
+    if n < 2 or bool((np.diff(samples.time) > 0).all()):
+        return samples  # in time order, no two at one time (as scraped): nothing to do
+    s = samples.take(np.argsort(samples.time, kind="stable"))
+    starts = np.flatnonzero(np.r_[True, np.diff(s.time) != 0])
+    if len(starts) == n:
+        return s
+    rows = np.arange(n)
+    values = {}
+    for name, col in s.values.items():  # each counter: the group's last value held
+        last = np.maximum.reduceat(np.where(np.isnan(col), -1, rows), starts)
+        values[name] = np.where(last >= 0, col[np.maximum(last, 0)], math.nan)
+    state.notes.append(
+        f"{path}: {n - len(starts)} sample(s) at the same time as the one before, merged into it"
+    )
+    return Samples(s.time[starts], s.line[starts], values)
 
 
 class _NoOffset(ValueError):
     """A sample's ISO 8601 time without a UTC offset: which second it was is unknown."""
 
 
-def _text(path: Path) -> tuple[str, ReadState]:
+_STUB_PAGE = b"server accepts handled requests"
+
+
+def _kind(path: Path) -> str:
+    """What a file holds, from a first pass over it (chunk by chunk: bounded): NGINX Plus
+    API answers when it starts with ``{``; stub_status when a page's header is anywhere in
+    it; else Prometheus text."""
+    head = ""
+    stub = False
+    for chunk in chunks(path, ReadState(path)):
+        if not head:
+            head = chunk.decode("utf-8", "replace").lstrip()[:1]
+            if head == "{":
+                return "NGINX Plus API"
+        if _STUB_PAGE in chunk:  # a chunk ends at a newline: the header is never cut
+            stub = True
+            if head:
+                break
+    return "stub_status" if stub else "Prometheus"
+
+
+def parse_samples(path: Path) -> tuple[str, Samples, ReadState]:
+    """The kind of counters a file holds and its samples in time order. The file is read
+    twice, a chunk at a time (what it holds, then its samples): the memory is the
+    samples' columns, never the file's text or an object per line."""
+    kind = _kind(path)
     state = ReadState(path)
-    text = b"".join(chunks(path, state)).decode("utf-8", "replace")
-    return text, state
+    if kind == "NGINX Plus API":
+        return kind, _merged(path, _plus(path, state), state), state
+    return kind, _merged(path, _blocks(path, kind, state), state), state
 
 
-def parse_samples(path: Path) -> tuple[str, list[CounterSample], ReadState]:
-    """The kind of counters a file holds and its samples in time order."""
-    text, state = _text(path)
-    head = text.lstrip()[:1]
-    if head == "{":
-        return "NGINX Plus API", _merged(path, _plus(path, text, state), state), state
-    kind = "stub_status" if "server accepts handled requests" in text else "Prometheus"
-    return kind, _merged(path, _blocks(path, text, kind, state), state), state
-
-
-def _lines(text: str) -> Iterator[tuple[int, str]]:
+def _lines(path: Path, state: ReadState) -> Iterator[tuple[int, str]]:
     """Each line and its number, as an editor counts them: split at ``\n`` alone
     (``str.splitlines`` also splits at a form feed, ``\x1c`` to ``\x1e``, NEL and the
     Unicode separators, and a note would name the wrong line); a ``\r`` before it is
-    dropped."""
-    for i, line in enumerate(text.split("\n"), 1):
-        yield i, line.removesuffix("\r")
+    dropped. Streamed: a chunk of whole lines at a time."""
+    i = 0
+    for chunk in chunks(path, state):
+        lines = chunk.decode("utf-8", "replace").split("\n")
+        if chunk.endswith(b"\n"):
+            lines.pop()  # after the chunk's last newline: not a line
+        for line in lines:
+            i += 1
+            yield i, line.removesuffix("\r")
 
 
 def _bad_value(state: ReadState, path: Path, line: int) -> None:
@@ -128,9 +200,9 @@ def _bad_value(state: ReadState, path: Path, line: int) -> None:
         )
 
 
-def _plus(path: Path, text: str, state: ReadState) -> list[CounterSample]:
-    out = []
-    for i, line in _lines(text):
+def _plus(path: Path, state: ReadState) -> Samples:
+    out = _Columns()
+    for i, line in _lines(path, state):
         if not line.strip():
             continue
         try:
@@ -159,29 +231,51 @@ def _plus(path: Path, text: str, state: ReadState) -> list[CounterSample]:
             why = "not JSON" if isinstance(exc, json.JSONDecodeError) else "no time, or a counter"
             why += "" if why == "not JSON" else " that is not a number"
             raise UsageError(f"{path}:{i}: not an NGINX Plus API sample ({why})") from None
-        out.append(CounterSample(t, values, i))
-    return out
+        out.add(t, values, i)
+    return out.samples()
 
 
-def _blocks(path: Path, text: str, kind: str, state: ReadState) -> list[CounterSample]:
-    out: list[CounterSample] = []
-    stamped: dict[float, dict[str, float]] = {}
-    for i, line in _lines(text):
-        if not line.strip() or line.startswith("#"):
+_NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_:")
+
+
+def _blocks(path: Path, kind: str, state: ReadState) -> Samples:
+    out = _Columns()
+    # samples with their own timestamp: (time, counter, value) in file order, summed per
+    # time and counter at the end
+    stamps, which, amounts = array("d"), array("b"), array("d")
+    cur: dict[str, float] | None = None  # the page after the last time line
+    cur_line, empty = 0, 0
+
+    def close() -> None:
+        nonlocal empty
+        if cur is not None:
+            if cur:
+                out.add(cur_t, cur, cur_line)
+            else:  # a time line whose page held no counter that could be read
+                empty += 1
+
+    cur_t = 0.0
+    for i, line in _lines(path, state):
+        bare = line.strip()
+        if not bare or line.startswith("#"):
             continue
         try:
-            t = _when(line) if not line.strip().isalpha() else None
+            # a line that starts as a metric's name is no time (float and ISO 8601 need a
+            # digit or a sign first; "nan" and "inf" alone are letters only, never read)
+            t = None if bare[0] in _NAME_START or bare.isalpha() else _when(line)
         except _NoOffset:
             raise UsageError(f"{path}:{i}: the sample's time has no UTC offset") from None
-        if t is not None and len(line.split()) == 1:
-            out.append(CounterSample(t, {}, i))
+        one = " " not in bare and len(bare.split()) == 1
+        if t is not None and one:
+            close()
+            cur, cur_t, cur_line = {}, t, i
             continue
-        if len(line.split()) == 1 and line.strip().lstrip("+-").replace(".", "").isdigit():
+        if one and bare.lstrip("+-").replace(".", "").isdigit():
             raise UsageError(f"{path}:{i}: a sample time before 1970 or past 9999")
         if kind == "stub_status":
             m = _STUB.match(line)
-            if m and out:
-                out[-1].values.update(accepted=float(m.group(1)), requests=float(m.group(3)))
+            if m and cur is not None:
+                cur.update(accepted=float(m.group(1)), requests=float(m.group(3)))
             continue
         m = _PROM_LINE.match(line)
         if not m or m.group(1) not in _PROM:
@@ -198,59 +292,64 @@ def _blocks(path: Path, text: str, kind: str, state: ReadState) -> list[CounterS
             when = int(m.group(4)[:16]) / 1000
             if not in_range(int(when)):
                 raise UsageError(f"{path}:{i}: a sample timestamp before 1970 or past 9999")
-            d = stamped.setdefault(when, {})
-            d[name] = d.get(name, 0.0) + value
-        elif out:
-            out[-1].values[name] = out[-1].values.get(name, 0.0) + value
+            stamps.append(when)
+            which.append(FIELDS.index(name))
+            amounts.append(value)
+        elif cur is not None:
+            cur[name] = cur.get(name, 0.0) + value
         else:
             raise UsageError(f"{path}:{i}: a sample before any time line")
-    out.extend(CounterSample(t, v) for t, v in stamped.items())
-    kept = [s for s in out if s.values]
-    if len(kept) < len(out):  # a time line whose page held no counter that could be read
+    close()
+    if empty:
         state.notes.append(
-            f"{path}: {len(out) - len(kept)} sample(s) with no readable counter (a page cut"
+            f"{path}: {empty} sample(s) with no readable counter (a page cut"
             f" short, or a value that is not a whole number) left out"
         )
-    return kept
+    return _joined(out.samples(), stamps, which, amounts)
 
 
-Series = tuple[Counter[int], float, int]
+def _joined(
+    got: Samples, stamps: array[float], which: array[int], amounts: array[float]
+) -> Samples:
+    """The samples after time lines, then those with their own timestamps."""
+    if not stamps:
+        return got
+    more = _stamped(stamps, which, amounts)
+
+    def col(s: Samples, f: str) -> npt.NDArray[np.float64]:
+        return s.values.get(f, np.full(len(s), math.nan))
+
+    return Samples(
+        np.concatenate([got.time, more.time]),
+        np.concatenate([got.line, more.line]),
+        {
+            f: np.concatenate([col(got, f), col(more, f)])
+            for f in FIELDS
+            if f in got.values or f in more.values
+        },
+    )
 
 
-MAX_RATE = 1e12  # per second: above any server's (a counter this steep is damaged or wrapped)
-
-
-def _bad_intervals(samples: list[CounterSample]) -> set[float]:
-    """The start times of the intervals in which any counter went down (a restart) or the
-    time did not move: left out of every counter's rates alike, so that requests and
-    connections cover the same intervals (one skipped for requests alone made requests per
-    connection fall below 1)."""
-    bad: set[float] = set()
-    for a, b in zip(samples, samples[1:], strict=False):
-        dt = b.time - a.time
-        if dt <= 0 or any(
-            name in b.values and not 0 <= b.values[name] - v <= MAX_RATE * dt
-            for name, v in a.values.items()
-        ):
-            bad.add(a.time)
-    return bad
-
-
-def rates(series: list[list[CounterSample]], name: str, step: float) -> Series | None:
-    """Per interval (keyed by its first second, on the step's grid): the counter's rate
-    summed over the series (one per server); the total change and the intervals skipped
-    (a counter went down, in any of the counters; or a rate above :data:`MAX_RATE`)."""
-    out: Counter[int] = Counter()
-    total, resets, found = 0.0, 0, False
-    for samples in series:
-        bad = _bad_intervals(samples)
-        pts = [(s.time, s.values[name]) for s in samples if name in s.values]
-        found = found or len(pts) >= 2
-        for (t0, v0), (t1, v1) in zip(pts, pts[1:], strict=False):
-            if t0 in bad or v1 < v0 or t1 <= t0 or (v1 - v0) / (t1 - t0) > MAX_RATE:
-                resets += 1
-                continue
-            key = int(round(t0 / step) * step)
-            out[key] += round((v1 - v0) / (t1 - t0), 3)  # type: ignore[assignment]
-            total += v1 - v0
-    return (out, total, resets) if found else None
+def _stamped(stamps: array[float], which: array[int], amounts: array[float]) -> Samples:
+    """One sample per timestamp, in the order the timestamps were first met, each counter
+    the sum of its values at that time (in file order, as a running sum)."""
+    when = np.frombuffer(stamps, np.float64)
+    uniq, first, inv = np.unique(when, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    row = rank[inv]
+    field = np.frombuffer(which, np.int8)
+    value = np.frombuffer(amounts, np.float64)
+    values = {}
+    for k, f in enumerate(FIELDS):
+        mine = field == k
+        if mine.any():
+            col = np.full(len(uniq), math.nan)
+            held = np.zeros(len(uniq), np.bool_)
+            held[row[mine]] = True
+            sums = np.zeros(len(uniq))
+            np.add.at(sums, row[mine], value[mine])
+            col[held] = sums[held]
+            values[f] = col
+    return Samples(uniq[order], np.zeros(len(uniq), np.int64), values)

@@ -11,12 +11,9 @@ import re
 import stat
 from pathlib import Path
 
-import yaml
-
 from sizing.demand.model import TrafficDemand, demand_from_dict
 from sizing.errors import InputError
 from sizing.outfile import write_atomic
-from sizing.yamlfile import read_yaml
 
 __all__ = ["HEADER", "MAX_BYTES", "load_demand", "write_demand"]
 
@@ -28,6 +25,8 @@ MAX_BYTES = 4 << 20
 
 def write_demand(demand: TrafficDemand, path: Path) -> None:
     """The demand file (YAML), with its provenance, written all at once."""
+    import yaml  # deferred: `sizing demand` without --out never writes YAML
+
     text = yaml.safe_dump(demand.to_dict(), sort_keys=False, allow_unicode=True, width=100)
     write_atomic(
         path,
@@ -71,6 +70,8 @@ def load_demand(path: Path) -> TrafficDemand:
     kind = _kind(path)
     if kind:
         raise InputError(str(path), [f"is {kind}, not a demand file"])
+    from sizing.yamlfile import read_yaml  # deferred: yaml, for the files that read one
+
     try:
         doc = read_yaml(path, "demand", max_bytes=MAX_BYTES)
     except InputError as exc:  # the parser's words may quote the file (a key, a tag)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sizing.errors import UsageError
@@ -73,6 +73,9 @@ class LogFormat:
     # every line, one match each: the format's groups and an empty one when it is in the
     # format, else its text as the last group (the bad lines found in the same pass)
     scanner: re.Pattern[bytes] | None = None
+    # the same match as ops for the compiled reader (sizing.demand.fastscan), or None when
+    # a field could end inside the text that follows it (the regular expression reads it)
+    program: bytes | None = None
 
     @property
     def time_field(self) -> str:
@@ -136,8 +139,10 @@ def compile_format(text: str, *, escape: str = "default", name: str = "") -> Log
                 " with a space or another character between them"
             )
     pos = 0
+    program: list[bytes] | None = []
     for i, m in enumerate(matches):
         parts.append(re.escape(text[pos : m.start()]))
+        program = _op(program, "L", "", text[pos : m.start()])
         var = variables[i]
         last = i
         while last < len(touching) and touching[last]:
@@ -150,11 +155,14 @@ def compile_format(text: str, *, escape: str = "default", name: str = "") -> Log
                 rx = "([^" + re.escape(stop or "\n") + r"\n]+)" if stop else rx
             parts.append(rx)
             groups.extend(names)
+            program = _op(program, _OPS[var], stop)
         else:
             parts.append(_any_until(stop, escape))
+            program = _op(program, "J" if stop == '"' and escape == "json" else "X", stop)
         steps.append((var, "^" + "".join(parts) + re.escape(stop)))
         pos = m.end()
     parts.append(re.escape(text[pos:]))
+    program = _op(program, "L", "", text[pos:])
     if not any(v in variables for v in _TIME_VARS):
         raise UsageError(
             "the log format logs no time ($msec, $time_iso8601 or $time_local): "
@@ -164,9 +172,43 @@ def compile_format(text: str, *, escape: str = "default", name: str = "") -> Log
     pattern = re.compile(source.encode(), re.MULTILINE)
     every = "^(?:" + "".join(parts) + r"[ \t\r]*()|(.*+))$"
     scanner = re.compile(every.encode(), re.MULTILINE)
-    return LogFormat(
+    fmt = LogFormat(
         text, pattern, tuple(groups), frozenset(variables), escape, name, tuple(steps), scanner
     )
+    if program is not None and fmt.time_field in ("msec", "time_local"):
+        return replace(fmt, program=b"".join(program))
+    return fmt
+
+
+# The compiled reader's op for each variable read, and the bytes its class holds: a field
+# followed by one of them could end earlier than its longest run (the regular expression
+# backtracks), so such a format is read by the regular expression alone.
+_OPS = {
+    "time_local": "T",
+    "time_iso8601": "I",
+    "msec": "M",
+    "request_time": "R",
+    "status": "S",
+    "bytes_sent": "B",
+    "body_bytes_sent": "B",
+    "connection_requests": "N",
+    "ssl_session_reused": "U",
+}
+_HOLDS = {"I": "0123456789T:+-Z", "M": "0123456789", "R": "0123456789.", "S": "0123456789"}
+_HOLDS |= {"B": "0123456789", "N": "0123456789", "U": "r.-"}
+
+
+def _op(program: list[bytes] | None, op: str, stop: str, literal: str = "") -> list[bytes] | None:
+    """``program`` with one op added (sizing/demand/_fastscan.c reads them), or None when
+    the compiled reader cannot match what the regular expression does."""
+    lit = literal.encode()
+    if program is None or "\n" in literal or len(lit) > 0xFFFF:
+        return None
+    if stop and (not stop.isascii() or stop in _HOLDS.get(op, "") or stop in "\n\0"):
+        return None
+    if op == "L" and not lit:
+        return program
+    return [*program, op.encode() + (stop.encode() or b"\0") + len(lit).to_bytes(2) + lit]
 
 
 _DIRECTIVE = re.compile(

@@ -91,7 +91,7 @@ _SPILL = _Spill()
 # A block is dense (the counts of its BLOCK seconds, int64) or sparse (its busy seconds'
 # offsets, ascending, and their counts): sparse while it holds at most SPARSE_MAX seconds,
 # so a log of one request an hour over years takes 16 bytes a busy second, not a block.
-SPARSE_MAX = 1024
+SPARSE_MAX = 8192  # 128 KiB sparse against 512 KiB dense; a walk of a sparse block is cheap
 Block = Ints | tuple[Ints, Ints]
 
 

@@ -15,14 +15,17 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import numpy.typing as npt
 
-from sizing.demand.clock import LATEST, MONTHS, in_range, iso_seconds, local_seconds, seconds_ms
+from sizing.demand import fastscan
+from sizing.demand.clock import seconds_ms
 from sizing.demand.formats import DEFAULT_NAME, STOCK, LogFormat, compile_format
 from sizing.demand.reader import LONG_LINE, TOO_LONG, ReadState, chunks, looks_binary
-from sizing.demand.tally import SIZE_EDGES, Skipped, Tally
+from sizing.demand.tally import Skipped, Tally
+from sizing.demand.times import Cache, seconds
 from sizing.errors import UsageError
 
 NOT_IN_FORMAT = "not in the given format"
@@ -66,7 +69,7 @@ class _Keys:
         self.size_at = g.get("bytes")
         self.rt_at = g.get("request_time")
         self.conn_at = g.get("conn")
-        self.cache: dict[tuple[bytes, ...], int | None] = {}
+        self.cache: Cache = {}
 
 
 def scan_file(path: Path, fmt: LogFormat, *, strict_head: bool = True) -> FileScan:
@@ -107,7 +110,12 @@ def _recognise(chunk: bytes) -> LogFormat | None:
     best, most = None, 0
     for name, text, escape in STOCK:
         fmt = compile_format(text, escape=escape, name=name)
-        got = len(fmt.pattern.findall(chunk))
+        native = fastscan.native() if fmt.program is not None else None
+        if native is not None:  # the lines in the format: all but those returned as not
+            found = native.scan(chunk, fmt.program, fmt.time_field == "msec")
+            got = found[0] - len(found[8])
+        else:
+            got = len(fmt.pattern.findall(chunk))
         if got > most:
             best, most = fmt, got
     return best if most * 2 >= n else None
@@ -136,92 +144,112 @@ class _Lines:
 def _scan(path: Path, fmt: LogFormat, strict_head: bool) -> FileScan:
     scan = FileScan(path, ReadState(path), variables=fmt.variables)
     keys = _Keys(fmt)
-    assert fmt.scanner is not None
+    native = fastscan.native() if fmt.program is not None else None
     first = True
     for chunk in chunks(path, scan.read):
-        # one match per line, in order: a line not in the format comes as its text
-        rows = fmt.scanner.findall(chunk)
-        if chunk.endswith(b"\n"):
-            rows.pop()  # the empty match after the chunk's last newline: not a line
-        n = len(rows)  # one match per line: the lines, counted without a pass of their own
-        keyed = list(map(keys.getter, rows))
-        lines = _Lines(path, scan.lines, keyed)
-        distinct = Counter(keyed)
-        skips: list[tuple[int, str]] = []
-        if distinct.pop(keys.bad_key, 0):
-            skips = _bad_lines(scan, fmt, keys, rows, lines, first and strict_head, chunk)
+        if native is not None:  # the compiled reader: the same counts, from columns
+            n = _fast_chunk(scan, fmt, keys, native, chunk, first and strict_head)
+        else:
+            n = _regex_chunk(scan, fmt, keys, chunk, first and strict_head)
         first = False
-        bad_time = _count(scan, keys, rows, distinct, lines)
-        _skip(scan, fmt, keys, rows, lines, skips, bad_time)
         scan.lines += n
     return scan
+
+
+def _fast_chunk(
+    scan: FileScan, fmt: LogFormat, keys: _Keys, native: ModuleType, chunk: bytes, head: bool
+) -> int:
+    cols = fastscan.read_chunk(native, chunk, fmt, scan.offsets, scan.lines)
+    skips = _bad_lines(scan, fmt, cols.bad, cols.rows, head, chunk) if cols.bad else []
+    bad_rows = fastscan.count(scan.tally, cols, fmt, f"{scan.path}:", scan.lines)
+    _skip(scan, fmt, keys, dict(cols.bad), skips, len(bad_rows), lambda: bad_rows)
+    return cols.rows
+
+
+def _regex_chunk(scan: FileScan, fmt: LogFormat, keys: _Keys, chunk: bytes, head: bool) -> int:
+    # one match per line, in order: a line not in the format comes as its text
+    assert fmt.scanner is not None
+    rows = fmt.scanner.findall(chunk)
+    if chunk.endswith(b"\n"):
+        rows.pop()  # the empty match after the chunk's last newline: not a line
+    n = len(rows)  # one match per line: the lines, counted without a pass of their own
+    keyed = list(map(keys.getter, rows))
+    lines = _Lines(scan.path, scan.lines, keyed)
+    distinct = Counter(keyed)
+    skips: list[tuple[int, str]] = []
+    bad: list[tuple[int, bytes]] = []
+    if distinct.pop(keys.bad_key, 0):
+        bad = [(i, r[keys.text_at]) for i, r in enumerate(rows) if not r[keys.time_at]]
+        skips = _bad_lines(scan, fmt, bad, n, head, chunk)
+    bad_time = _count(scan, keys, rows, distinct, lines)
+    rows_of = lines.rows_of
+    _skip(scan, fmt, keys, dict(bad), skips, bad_time.total(), lambda: rows_of(bad_time))
+    return n
 
 
 def _bad_lines(
     scan: FileScan,
     fmt: LogFormat,
-    keys: _Keys,
-    rows: list[tuple[bytes, ...]],
-    lines: _Lines,
+    bad: list[tuple[int, bytes]],
+    n: int,
     head: bool,
     chunk: bytes,
 ) -> list[tuple[int, str]]:
-    """The chunk's lines that are not in the format (their rows hold no time), as (row,
-    reason); the file is refused when its first chunk is mostly such lines, naming the
-    first by file:line and the field it fails at."""
-    t, text = keys.time_at, keys.text_at
-    out = []
-    for i, r in enumerate(rows):
-        if r[t]:
-            continue
-        line = r[text]
-        reason = NOT_IN_FORMAT
-        if not line.strip():
-            reason = "empty line"
-        elif line == LONG_LINE:
-            reason = TOO_LONG
-        elif looks_binary(line):
-            reason = BINARY
-        out.append((i, reason))
-    failing = [(i, reason) for i, reason in out if reason in (BINARY, NOT_IN_FORMAT)]
-    good = len(rows) - len(out)
-    if head and failing and good * 2 < len(rows):
-        i, reason = failing[0]
-        if reason == BINARY:
-            raise UsageError(f"{scan.path}: binary data, not an access log ({lines.where(i)})")
-        label = fmt.name or "the given format"
-        raise _NotInFormat(
-            f"{scan.path}: not in {label} ({good:,} of {len(rows):,} first lines match);"
-            f" first line that does not: {lines.where(i)}, at {fmt.failing_field(rows[i][text])}",
-            chunk,
-        )
-    return out
+    """The chunk's lines that are not in the format (row, text), as (row, reason); the
+    file is refused when its first chunk is mostly such lines, naming the first by
+    file:line and the field it fails at."""
+    good = n - len(bad)
+    if head and good * 2 < n:  # refused at its first line that fails, if one does
+        for i, line in bad:
+            reason = _reason(line)
+            if reason == BINARY:
+                where = f"{scan.path}:{scan.lines + i + 1}"
+                raise UsageError(f"{scan.path}: binary data, not an access log ({where})")
+            if reason == NOT_IN_FORMAT:
+                label = fmt.name or "the given format"
+                raise _NotInFormat(
+                    f"{scan.path}: not in {label} ({good:,} of {n:,} first lines match);"
+                    f" first line that does not: {scan.path}:{scan.lines + i + 1}, at"
+                    f" {fmt.failing_field(line)}",
+                    chunk,
+                )
+    return [(i, _reason(line)) for i, line in bad]
+
+
+def _reason(line: bytes) -> str:
+    """Why a line not in the format is skipped."""
+    if not line.strip():
+        return "empty line"
+    if line == LONG_LINE:
+        return TOO_LONG
+    return BINARY if looks_binary(line) else NOT_IN_FORMAT
 
 
 def _skip(
     scan: FileScan,
     fmt: LogFormat,
     keys: _Keys,
-    rows: list[tuple[bytes, ...]],
-    lines: _Lines,
+    texts: dict[int, bytes],
     skips: list[tuple[int, str]],
-    bad_time: Counter[tuple[bytes, ...]],
+    bad_time: int,
+    bad_time_rows: Callable[[], list[int]],
 ) -> None:
     """Count the chunk's skipped lines; the first few of the file, in line order, are
     sampled by file:line, reason and the field that failed (never their text)."""
     skipped = scan.skipped
     if bad_time and skipped.want_sample:
-        skips = skips + [(i, BAD_TIME) for i in lines.rows_of(bad_time)]
+        skips = skips + [(i, BAD_TIME) for i in bad_time_rows()]
     elif bad_time:
-        skipped.add(BAD_TIME, "", f"${keys.time}", bad_time.total())
+        skipped.add(BAD_TIME, "", f"${keys.time}", bad_time)
     for i, reason in sorted(skips):
         at = ""
         if skipped.want_sample:
             if reason == NOT_IN_FORMAT:
-                at = fmt.failing_field(rows[i][keys.text_at])
+                at = fmt.failing_field(texts[i])
             elif reason == BAD_TIME:
                 at = f"${keys.time}"
-        skipped.add(reason, lines.where(i) if skipped.want_sample else "", at)
+        where = f"{scan.path}:{scan.lines + i + 1}" if skipped.want_sample else ""
+        skipped.add(reason, where, at)
 
 
 def _count(
@@ -269,7 +297,8 @@ def _count_keys(
     def line_at(i: int) -> int:  # the first line of the i-th distinct key
         return lines.line_of(found[i])
 
-    secs = _seconds(scan, keys, cols, line_at)
+    rt_col = cols[keys.ntime - 1] if keys.minus_rt else None
+    secs = seconds(scan.offsets, keys.time, cols, rt_col, keys.cache, line_at)
     ok = secs >= 0
     bad: Counter[tuple[bytes, ...]] = Counter()
     if not ok.all():
@@ -298,152 +327,13 @@ def _first_bytes(col: tuple[bytes, ...]) -> npt.NDArray[np.uint8]:
     return np.array(col, dtype="S1").view(np.uint8)
 
 
-_POW = np.array([1000, 100, 10, 1], np.int64)
-
-
 def _count_sizes(tally: Tally, sizes: list[bytes]) -> None:
     """The size histogram and bytes sent; ``-`` (Apache's empty body) is 0 bytes."""
     arr = np.array(sizes, dtype="S")
+    long = 0
     if arr.dtype.itemsize > 18:  # past int64: count such sizes as the largest bucket
-        long = np.char.str_len(arr) > 18
-        tally.sizes[-1] += int(long.sum())
-        arr = arr[~long]
+        over = np.char.str_len(arr) > 18
+        long = int(over.sum())
+        arr = arr[~over]
     arr[arr == b"-"] = b"0"
-    values = arr.astype(np.int64)
-    buckets = np.searchsorted(np.array(SIZE_EDGES, np.int64), values, side="left")
-    for i, c in enumerate(np.bincount(buckets, minlength=len(tally.sizes)).tolist()):
-        tally.sizes[i] += c
-    tally.bytes_sent += int(values.sum())
-
-
-def _seconds(
-    scan: FileScan, keys: _Keys, cols: list[tuple[bytes, ...]], line_at: Callable[[int], int]
-) -> npt.NDArray[np.int64]:
-    """The arrival second of each key (-1 where its time is not readable): the logged
-    time, when the response ended, less ``$request_time`` when that is logged. ``$msec``
-    is to the ms, so the arrival is too; ``$time_local`` and ``$time_iso8601`` name the
-    second the response ended in, so the arrival is the most likely second: that second's
-    middle less the request's time (a request of 0.6 s logged at 05:01:04 most likely
-    arrived in 05:01:03)."""
-    if keys.time == "msec":
-        whole = np.array(cols[0], dtype="S")
-        bad = np.char.str_len(whole) > 12
-        whole[bad] = b"0"
-        frac = np.array(cols[1], dtype="S3")
-        ms = whole.astype(np.int64) * 1000 + frac.astype(np.int64) * _POW[np.char.str_len(frac)]
-    else:
-        if keys.time == "time_local":
-            logged = _local_seconds(scan, cols[0], line_at)
-        else:
-            to_sec = _to_second(scan, keys, line_at)
-            logged = np.fromiter(
-                (-1 if (x := to_sec(i, t)) is None else x for i, t in enumerate(cols[0])),
-                np.int64,
-                len(cols[0]),
-            )
-        bad = logged < 0
-        ms = logged * 1000 + 500
-    if keys.minus_rt:
-        col = cols[keys.ntime - 1]
-        known = {v: seconds_ms(v) for v in set(col)}
-        rt = np.fromiter((-1 if (x := known[v]) is None else x for v in col), np.int64, len(col))
-        bad |= rt < 0
-        ms -= np.maximum(rt, 0)
-    secs = ms // 1000
-    bad |= (secs < 0) | (secs > LATEST)
-    secs[bad] = -1
-    return secs
-
-
-_MONTHS = np.array(
-    sorted((ord(m[0]) << 16) | (ord(m[1]) << 8) | ord(m[2]) for m in MONTHS), np.int64
-)
-_MONTH_OF = {(ord(m[0]) << 16) | (ord(m[1]) << 8) | ord(m[2]): i + 1 for i, m in enumerate(MONTHS)}
-_MONTH_NO = np.array([_MONTH_OF[int(k)] for k in _MONTHS], np.int64)
-_DIGITS = [0, 1, 7, 8, 9, 10, 12, 13, 15, 16, 18, 19, 22, 23, 24, 25]
-_SEPS = {2: b"/", 6: b"/", 11: b":", 14: b":", 17: b":", 20: b" "}
-
-
-def _local_seconds(
-    scan: FileScan, col: tuple[bytes, ...], line_at: Callable[[int], int]
-) -> npt.NDArray[np.int64]:
-    """``$time_local`` (``28/Nov/2026:05:01:04 +0100``) to epoch seconds, as arrays; a
-    value of another length goes through :func:`local_seconds` one at a time."""
-    raw = np.array(col, dtype="S")
-    secs = np.full(len(col), -1, np.int64)
-    if raw.dtype.itemsize != 26:
-        raw = np.array(col, dtype="S26")
-    fixed = np.char.str_len(np.array(col, dtype="S27")) == 26
-    m = raw.view(np.uint8).reshape(-1, 26).astype(np.int64)
-    d = m[:, _DIGITS] - 48
-    ok = fixed & ((d >= 0) & (d <= 9)).all(axis=1)
-    for pos, sep in _SEPS.items():
-        ok &= m[:, pos] == sep[0]
-    ok &= (m[:, 21] == ord("+")) | (m[:, 21] == ord("-"))
-    key = (m[:, 3] << 16) | (m[:, 4] << 8) | m[:, 5]
-    at = np.minimum(np.searchsorted(_MONTHS, key), len(_MONTHS) - 1)
-    ok &= _MONTHS[at] == key
-    mon = _MONTH_NO[at]
-    day, year = d[:, 0] * 10 + d[:, 1], d[:, 2] * 1000 + d[:, 3] * 100 + d[:, 4] * 10 + d[:, 5]
-    hh, mm, ss = d[:, 6] * 10 + d[:, 7], d[:, 8] * 10 + d[:, 9], d[:, 10] * 10 + d[:, 11]
-    oh, om = d[:, 12] * 10 + d[:, 13], d[:, 14] * 10 + d[:, 15]
-    ok &= (day >= 1) & (day <= 31) & (hh < 24) & (mm < 60) & (ss <= 60) & (om < 60)
-    # days from 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil)
-    y = year - (mon <= 2)
-    era = y // 400
-    yoe = y - era * 400
-    doy = (153 * (mon + np.where(mon > 2, -3, 9)) + 2) // 5 + day - 1
-    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
-    sign = np.where(m[:, 21] == ord("+"), 1, -1)
-    got = days * 86400 + hh * 3600 + mm * 60 + ss - sign * (oh * 3600 + om * 60)
-    ok &= (got >= 0) & (got <= LATEST)
-    secs[ok] = got[ok]
-    if ok.any():
-        packed = np.unique(m[ok, 21] * (1 << 32) + oh[ok] * 100 + om[ok])  # sign, hh, mm
-        for p in packed.tolist():
-            off = f"{chr(p >> 32)}{(p & 0xFFFFFFFF) // 100:02d}{(p & 0xFFFFFFFF) % 100:02d}"
-            if off not in scan.offsets:  # its first line: the keys come in line order
-                first = next(
-                    i
-                    for i, (t, good) in enumerate(zip(col, ok.tolist(), strict=True))
-                    if good and t.endswith(off.encode())
-                )
-                scan.offsets[off] = line_at(first)
-    for i in np.flatnonzero(~fixed).tolist():  # another length: read one at a time
-        try:
-            sec, off = local_seconds(col[i])
-        except (ValueError, KeyError, UnicodeDecodeError, OverflowError):
-            continue
-        if in_range(sec):
-            secs[i] = sec
-            if off not in scan.offsets:
-                scan.offsets[off] = line_at(i)
-    return secs
-
-
-def _to_second(
-    scan: FileScan, keys: _Keys, line_at: Callable[[int], int]
-) -> Callable[[int, bytes], int | None]:
-    """The second of the i-th distinct key's ``$time_iso8601`` (None when not readable),
-    cached by value."""
-    cache = keys.cache
-    parse = local_seconds if keys.time == "time_local" else iso_seconds
-
-    def logged(i: int, value: bytes) -> int | None:
-        t = (value,)
-        sec = cache.get(t)
-        if sec is None:
-            try:
-                sec, off = parse(t[0])
-            except (ValueError, KeyError, UnicodeDecodeError, OverflowError):
-                return None
-            if not in_range(sec):
-                return None
-            if off not in scan.offsets:
-                scan.offsets[off] = line_at(i)
-            if len(cache) > 100_000:
-                cache.clear()
-            cache[t] = sec
-        return sec
-
-    return logged
+    tally.add_sizes(arr.astype(np.int64), long)

@@ -16,6 +16,7 @@ from sizing.demand.persecond import Ints, PerSecond
 
 # Upper edges (bytes) of the response-size histogram; the last bucket is open.
 SIZE_EDGES = (128, 512, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304)
+_EDGES = np.array(SIZE_EDGES, np.int64)
 CLASSES = ("1xx", "2xx", "3xx", "4xx", "5xx")
 # ``$connection_requests`` is counted exactly up to CONN_EXACT; every larger value is
 # counted together under CONN_OVER (a bounded histogram, whatever the log holds).
@@ -140,6 +141,15 @@ class Tally:
                     self.tls_connections += int(n[m].sum())
                 plain = first & ((reused == 0) | (reused == ord("-")))
                 self.plain_connections += int(n[plain].sum())
+
+    def add_sizes(self, values: Ints, long: int = 0) -> None:
+        """Count responses of these sizes (bytes), and ``long`` ones past int64 (in the
+        largest bucket, not in the bytes sent)."""
+        self.sizes[-1] += long
+        buckets = np.searchsorted(_EDGES, values, side="left")
+        for i, c in enumerate(np.bincount(buckets, minlength=len(self.sizes)).tolist()):
+            self.sizes[i] += c
+        self.bytes_sent += int(values.sum())
 
     def add_conn(self, value: int, n: int) -> None:
         """Count ``n`` requests whose ``$connection_requests`` was ``value``."""

@@ -219,3 +219,53 @@ def test_memory_does_not_grow_with_the_busy_seconds_past_the_budget(tmp_path: Pa
     assert (s_secs, s_peak, s_n) == (100_000, 1, 100_000)
     assert (l_secs, l_peak, l_n) == (1_000_000, 1, 1_000_000)
     assert l_rss - s_rss < 8, (s_rss, l_rss)
+
+
+_COUNTERS = """
+import sys
+from pathlib import Path
+from sizing.demand.counted import read_counters
+d = read_counters([Path(sys.argv[1])])
+hwm = next(x for x in open("/proc/self/status") if x.startswith("VmHWM")).split()[1]
+print(d.lines, int(d.requests.peak), int(hwm) // 1024)
+"""
+
+
+def _prometheus(path: Path, samples: int) -> None:
+    """A scrape a second of nginx-prometheus-exporter's two counters, 80 bytes a sample;
+    one second carries 1,000 requests, every other 100 + (i % 7)."""
+    t0, req, acc = 1_764_288_000, 0, 0
+    with path.open("w") as f:
+        for start in range(0, samples, 10_000):
+            rows = []
+            for i in range(start, min(samples, start + 10_000)):
+                req += 1000 if i == samples // 2 else 100 + i % 7
+                acc += 10
+                rows.append(
+                    f"{t0 + i}\nnginx_http_requests_total {req}\nnginx_connections_accepted {acc}\n"
+                )
+            f.write("".join(rows))
+
+
+def test_counters_memory_grows_by_a_few_columns_a_sample(tmp_path: Path) -> None:
+    # 50,000 and 500,000 samples: the samples are kept as columns (their time, line and
+    # each counter's value: 8 bytes each) and the rates as two arrays, about 100 bytes a
+    # sample in all; the text split into lines and an object a sample took 800 (a million
+    # samples peaked at 808 MiB)
+    small, large = tmp_path / "small.prom", tmp_path / "large.prom"
+    _prometheus(small, 50_000)
+    _prometheus(large, 500_000)
+    got = []
+    for path in (small, large):
+        done = subprocess.run(
+            [sys.executable, "-c", _COUNTERS, str(path)],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        got.append([int(x) for x in done.stdout.split()])
+    (s_n, s_peak, s_rss), (l_n, l_peak, l_rss) = got
+    assert (s_n, s_peak, l_n, l_peak) == (50_000, 1000, 500_000, 1000)
+    grown = (l_rss - s_rss) * (1 << 20) / (l_n - s_n)
+    assert grown < 200, f"{grown:.0f} bytes a sample ({s_rss} MiB, then {l_rss} MiB)"
