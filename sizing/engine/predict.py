@@ -48,7 +48,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sizing.engine.lm import solve3
@@ -172,11 +172,28 @@ def _law(cores: int, p: tuple[float, float, float]) -> float | None:
         return usl(cores, lam, sigma, kappa)
     # below zero the denominator may fall, vanish or turn: past its fall the law has no
     # meaning left, and the linear bound is all that is known
-    if denom <= 1e-3 or any(
-        1.0 + sigma * (m - 1.0) + kappa * m * (m - 1.0) <= 1e-3 for m in range(1, cores)
-    ):
+    if denom <= 1e-3 or _falls(sigma, kappa, cores):
         return None
     return lam * cores / denom
+
+
+def _falls(sigma: float, kappa: float, cores: int) -> bool:
+    """Whether the law's denominator 1 + σ(m−1) + κm(m−1) is at most 1e-3 at a whole
+    ``m`` from 1 to ``cores`` − 1. It is a parabola in m: its least over whole m is at an
+    end of the range or, when it opens upwards (κ > 0), beside its vertex, so those few
+    counts are checked instead of every one (recommend asks it of each draw at each count:
+    scanning the range made it quadratic in cores)."""
+    last = cores - 1
+    if last < 1:
+        return False
+    at = {1, last}
+    if kappa > 0.0:
+        vertex = (1.0 - sigma / kappa) / 2.0  # where σ + κ(2m − 1) = 0
+        if 1.0 < vertex < last:
+            # the whole counts on either side, and one more each way for rounding
+            mid = math.floor(vertex)
+            at.update(m for m in range(mid - 1, mid + 3) if 1 <= m <= last)
+    return any(1.0 + sigma * (m - 1.0) + kappa * m * (m - 1.0) <= 1e-3 for m in at)
 
 
 def _held(x: float | None, grow: float, line: float) -> float:
@@ -203,6 +220,11 @@ class Bootstrap:
     medians: tuple[tuple[float, ...], ...] = ()
     params: tuple[tuple[float, float, float], ...] = ()
     spread: tuple[float, ...] = ()  # per draw: its log-widening per doubling of distance
+    # the curve's draws already made, per core count: one bootstrap serves every series
+    # built on its data in one command (recommend, its platform comparison and its table)
+    _curves: dict[int, tuple[float, ...]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     @property
     def empty(self) -> bool:
@@ -230,13 +252,21 @@ class Bootstrap:
         distance from the measured counts and each held to its own linear bound."""
         if not self.params:
             return None
-        d = self.distance(cores)
-        spread = self.spread or (0.0,) * len(self.params)
-        out = []
-        for p, m, w in zip(self.params, self.medians, spread, strict=True):
-            line = cores * max(x / n for x, n in zip(m, self.counts, strict=True))
-            out.append(_held(_law(cores, p), w * d, line))
-        return tuple(out)
+        got = self._curves.get(cores)
+        if got is None:
+            d = self.distance(cores)
+            spread = self.spread or (0.0,) * len(self.params)
+            got = tuple(
+                _held(_law(cores, p), w * d, cores * best)
+                for p, best, w in zip(self.params, self._per_core, spread, strict=True)
+            )
+            self._curves[cores] = got
+        return got
+
+    @functools.cached_property
+    def _per_core(self) -> tuple[float, ...]:
+        """Per draw, its best per-core median: N times it is the draw's linear bound."""
+        return tuple(max(x / n for x, n in zip(m, self.counts, strict=True)) for m in self.medians)
 
     def to_json(self) -> dict[str, Any]:
         return {

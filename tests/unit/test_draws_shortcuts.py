@@ -1,0 +1,118 @@
+"""The shortcuts that keep ``recommend`` fast give what the plain definitions give.
+
+- :func:`sizing.engine.predict._falls` checks a draw's law denominator at a few whole
+  counts (the ends and beside the parabola's vertex) instead of every count below
+  ``cores``: over generated σ, κ of either sign it answers as the scan does.
+- :meth:`Series.draws <sizing.engine.series.Series.draws>` raises a count's draws to the
+  running most of the smaller counts' (kept per count) instead of a pass over each
+  smaller count: on the series of a generated lab (tests/labdb.py, simulated figures, not
+  measurements) and the reference data, every count's draws equal
+  :func:`~sizing.engine.reach.envelope_draws` over every smaller count's, both with and
+  without ``--allow-extrapolation``.
+- A bootstrap's curve draws are remembered per count (one bootstrap serves recommend, its
+  platform comparison and its table): asked again they are the same object, and equal to
+  the draws computed as first written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sizing.catalog import load_reference
+from sizing.engine.figures import build_series
+from sizing.engine.predict import Bootstrap, _falls, _held, _law, bootstrap, remembering
+from sizing.engine.reach import envelope_draws, lower_counts
+from sizing.engine.series import Series
+from sizing.sources import read_runs
+from sizing.sources.bases import measured_bases, reference_bases
+from sizing.sources.declared import declared_of
+from tests.labdb import build_lab
+
+
+def _scan(sigma: float, kappa: float, cores: int) -> bool:
+    """The definition: the denominator at every whole count from 1 to cores - 1."""
+    return any(1.0 + sigma * (m - 1.0) + kappa * m * (m - 1.0) <= 1e-3 for m in range(1, cores))
+
+
+coefficient = st.one_of(
+    st.floats(-1.0, 1.0, allow_nan=False),
+    st.floats(-1e-3, 1e-3, allow_nan=False),
+    st.sampled_from([0.0, -0.0, 1e-300, -1e-300, 5e-324]),
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(sigma=coefficient, kappa=coefficient, cores=st.integers(0, 400))
+def test_the_denominators_fall_is_found_as_the_scan_finds_it(
+    sigma: float, kappa: float, cores: int
+) -> None:
+    assert _falls(sigma, kappa, cores) is _scan(sigma, kappa, cores)
+
+
+@pytest.mark.parametrize(
+    "sigma,kappa,cores",
+    [
+        (-0.4, 0.01, 64),  # the vertex inside: the parabola dips below 1e-3 there only
+        (-0.2, -0.001, 10),  # opening downwards: the last count is the least
+        (0.05, -0.002, 40),
+        (-0.1, 0.0, 12),  # a line: the last count
+    ],
+)
+def test_pinned_falls(sigma: float, kappa: float, cores: int) -> None:
+    assert _falls(sigma, kappa, cores) is _scan(sigma, kappa, cores)
+
+
+@pytest.fixture(scope="module")
+def series(tmp_path_factory: pytest.TempPathFactory) -> list[Series]:
+    db: Path = tmp_path_factory.mktemp("lab") / "lab.db"
+    build_lab(db, inventory="/lab/inventories/lab.yml", cores=(1, 2, 4, 8, 16, 40))
+    runs = read_runs(db, ())
+    bases = [*measured_bases(runs, declared_of(runs)), *reference_bases(load_reference())]
+    figures = [f for b in bases for f in b.figures]
+    out: list[Series] = []
+    for allow in (False, True):
+        made = build_series(
+            figures, bases=bases, allow_extrapolation=allow, bootstrapper=remembering(bootstrap)
+        )
+        out += made.values()
+    return out
+
+
+def test_the_running_envelope_is_the_envelope_over_every_smaller_count(
+    series: list[Series],
+) -> None:
+    checked = 0
+    for s in series:
+        for cores in (*range(1, 140), 160, 200, 256):
+            got = s.draws(cores)
+            smaller = [s._draws_at(m) for m in lower_counts(cores)]
+            plain = envelope_draws(s._draws_at(cores), smaller)
+            assert got == plain, (s.name, s.ht, s.profile, cores)
+            checked += got is not None
+    assert checked > 1000  # the lab's series have draws: the comparison was made
+
+
+def _plain_curve(boot: Bootstrap, cores: int) -> tuple[float, ...]:
+    """The curve's draws as first written: each draw's linear bound from its medians."""
+    d = boot.distance(cores)
+    spread = boot.spread or (0.0,) * len(boot.params)
+    return tuple(
+        _held(
+            _law(cores, p), w * d, cores * max(x / n for x, n in zip(m, boot.counts, strict=True))
+        )
+        for p, m, w in zip(boot.params, boot.medians, spread, strict=True)
+    )
+
+
+def test_a_bootstraps_curve_draws_are_remembered_and_unchanged(series: list[Series]) -> None:
+    boots = {id(s.boot): s.boot for s in series if s.boot is not None and s.boot.params}
+    assert boots
+    for boot in boots.values():
+        for cores in (1, 3, 8, 24, 40, 64, 96):
+            first = boot.curve_draws(cores)
+            assert boot.curve_draws(cores) is first
+            assert first == _plain_curve(Bootstrap.from_json(boot.to_json()), cores)
