@@ -51,8 +51,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sizing.engine.lawdraw import held, law_at
 from sizing.engine.lm import solve3
-from sizing.engine.scaling import MIN_POINTS, Law, fit, refine, search_lambda, usl
+from sizing.engine.scaling import MIN_POINTS, Law, fit, refine, search_lambda
 from sizing.model import RATE_CEILING, RATE_FLOOR
 
 DRAWS = 200
@@ -163,51 +164,6 @@ def data_key(counts: Counts) -> str:
     return f"{METHOD}:{_seed(counts):016x}"
 
 
-def _law(cores: int, p: tuple[float, float, float]) -> float | None:
-    """X(cores) of a draw's law; None where a curve with σ or κ below zero has turned
-    superlinear without bound (its draw is then its linear bound)."""
-    lam, sigma, kappa = p
-    denom = 1.0 + sigma * (cores - 1.0) + kappa * cores * (cores - 1.0)
-    if sigma >= 0.0 and kappa >= 0.0:
-        return usl(cores, lam, sigma, kappa)
-    # below zero the denominator may fall, vanish or turn: past its fall the law has no
-    # meaning left, and the linear bound is all that is known
-    if denom <= 1e-3 or _falls(sigma, kappa, cores):
-        return None
-    return lam * cores / denom
-
-
-def _falls(sigma: float, kappa: float, cores: int) -> bool:
-    """Whether the law's denominator 1 + σ(m−1) + κm(m−1) is at most 1e-3 at a whole
-    ``m`` from 1 to ``cores`` − 1. It is a parabola in m: its least over whole m is at an
-    end of the range or, when it opens upwards (κ > 0), beside its vertex, so those few
-    counts are checked instead of every one (recommend asks it of each draw at each count:
-    scanning the range made it quadratic in cores)."""
-    last = cores - 1
-    if last < 1:
-        return False
-    at = {1, last}
-    if kappa > 0.0:
-        vertex = (1.0 - sigma / kappa) / 2.0  # where σ + κ(2m − 1) = 0
-        if 1.0 < vertex < last:
-            # the whole counts on either side, and one more each way for rounding
-            mid = math.floor(vertex)
-            at.update(m for m in range(mid - 1, mid + 3) if 1 <= m <= last)
-    return any(1.0 + sigma * (m - 1.0) + kappa * m * (m - 1.0) <= 1e-3 for m in at)
-
-
-def _held(x: float | None, grow: float, line: float) -> float:
-    """min(x·e^grow, line), at least 0 (``line`` when ``x`` is None), compared in logs: a
-    far widening of a draw with a wide noise must not overflow on its way to the bound."""
-    if x is None:
-        return max(0.0, line)
-    if x <= 0.0:
-        return 0.0
-    if line <= 0.0:
-        return max(0.0, line)
-    return line if grow >= math.log(line / x) else x * math.exp(grow)
-
-
 @dataclass(frozen=True)
 class Bootstrap:
     """The draws of one series (see the module docstring).
@@ -223,6 +179,11 @@ class Bootstrap:
     # the curve's draws already made, per core count: one bootstrap serves every series
     # built on its data in one command (recommend, its platform comparison and its table)
     _curves: dict[int, tuple[float, ...]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    # the figures already made by each series built on it, by the series (equal series,
+    # rebuilt by another call of the engine in the same command, share them)
+    _made: dict[Any, dict[Any, Any]] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
 
@@ -257,11 +218,21 @@ class Bootstrap:
             d = self.distance(cores)
             spread = self.spread or (0.0,) * len(self.params)
             got = tuple(
-                _held(_law(cores, p), w * d, cores * best)
+                held(law_at(cores, p), w * d, cores * best)
                 for p, best, w in zip(self.params, self._per_core, spread, strict=True)
             )
             self._curves[cores] = got
         return got
+
+    def memo_of(self, series: Any) -> dict[Any, Any]:
+        """The memo of what ``series`` (a :class:`sizing.engine.series.Series` on these
+        draws) has made: shared by every equal series while this bootstrap lives (one
+        command: recommend's answers, its platform comparison and its table build the same
+        series again); a series that cannot be hashed keeps its own."""
+        try:
+            return self._made.setdefault(series, {})
+        except TypeError:
+            return {}
 
     @functools.cached_property
     def _per_core(self) -> tuple[float, ...]:

@@ -20,14 +20,7 @@ from sizing.engine.predict import (
     Bootstrap,
     quantile,
 )
-from sizing.engine.reach import (
-    DENSE_UP_TO,
-    envelope,
-    envelope_draws,
-    floor_figure,
-    lower_counts,
-    raised_to,
-)
+from sizing.engine.reach import envelope, floor_figure, lower_counts, raised_to
 from sizing.engine.scaling import MIN_POINTS, ScalingFit
 from sizing.engine.series_shape import (
     Shape,
@@ -39,7 +32,7 @@ from sizing.engine.series_shape import (
     usable_bound,
     usable_point,
 )
-from sizing.engine.seriesdraws import raw_draws
+from sizing.engine.seriesdraws import enveloped_draws, raw_draws
 from sizing.model import Figure, FigureKind
 
 __all__ = ["Series", "Shape", "Unsized", "counts_of", "fit_of", "series_points", "usable_point"]
@@ -91,6 +84,10 @@ class Series:
     _memo: dict[tuple[str, int], Any] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
+
+    def __post_init__(self) -> None:
+        if self.boot is not None:  # equal series of one command share what they made
+            object.__setattr__(self, "_memo", self.boot.memo_of(self))
 
     @property
     def key(self) -> SeriesKey:
@@ -362,34 +359,7 @@ class Series:
     def draws(self, cores: int) -> tuple[float, ...] | None:
         """The draws at ``cores`` (:func:`~sizing.engine.seriesdraws.raw_draws`), each
         never below the same draw at a smaller count (:mod:`.reach`)."""
-        got = self._draws_at(cores)
-        if got is None:
-            return None
-        if cores <= DENSE_UP_TO + 1:  # every smaller count: their running most, kept
-            return envelope_draws(got, list(self._most_below(cores).values()))
-        return envelope_draws(got, [self._draws_at(m) for m in lower_counts(cores)])
-
-    def _most_below(self, cores: int) -> dict[int, tuple[float, ...]]:
-        """Draw by draw, the most that the counts below ``cores`` carry (by the draws'
-        length, as :func:`~sizing.engine.reach.envelope_draws` pairs them): kept per
-        count, so the envelope at every count of a table costs one step, not a pass over
-        each smaller count."""
-        key = ("below", cores)
-        if key not in self._memo:
-            got: dict[int, tuple[float, ...]] = {}
-            if cores > 1:
-                got = dict(self._most_below(cores - 1))
-                new = self._draws_at(cores - 1)
-                if new is not None:
-                    prev = got.get(len(new))
-                    got[len(new)] = (
-                        new
-                        if prev is None
-                        else tuple(max(a, b) for a, b in zip(prev, new, strict=True))
-                    )
-            self._memo[key] = got
-        most: dict[int, tuple[float, ...]] = self._memo[key]
-        return most
+        return enveloped_draws(self, cores)
 
     def _draws_at(self, cores: int) -> tuple[float, ...] | None:
         key = ("draws", cores)

@@ -2,16 +2,17 @@
 here: the series imports this module) at a core count, before the monotone envelope
 (:meth:`Series.draws <sizing.engine.series.Series.draws>` applies it): a measured count's
 median draws, the law's, a line between two measured counts, a borrowed shape's, or a
-floor's (the draws of the count it rests on)."""
+floor's (the draws of the count it rests on); and the draws after the envelope
+(:func:`enveloped_draws`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from sizing.engine.predict import Bootstrap
-from sizing.engine.reach import floor_figure
+from sizing.engine.reach import DENSE_UP_TO, envelope_draws, floor_figure, lower_counts
 
-__all__ = ["raw_draws"]
+__all__ = ["enveloped_draws", "raw_draws"]
 
 
 def raw_draws(s: Any, cores: int) -> tuple[float, ...] | None:
@@ -60,3 +61,37 @@ def raw_draws(s: Any, cores: int) -> tuple[float, ...] | None:
         if ratio is not None and da is not None:
             return tuple(min(cap, x * ratio) for x in da)
     return None
+
+
+def enveloped_draws(s: Any, cores: int) -> tuple[float, ...] | None:
+    """The series' draws at ``cores``, each raised to the most the same draw carries at
+    a smaller count (:func:`~sizing.engine.reach.envelope_draws` over
+    :func:`~sizing.engine.reach.lower_counts`)."""
+    got: tuple[float, ...] | None = s._draws_at(cores)
+    if got is None:
+        return None
+    if cores <= DENSE_UP_TO + 1:  # every smaller count: their running most, kept
+        return envelope_draws(got, list(_most_below(s, cores).values()))
+    return envelope_draws(got, [s._draws_at(m) for m in lower_counts(cores)])
+
+
+def _most_below(s: Any, cores: int) -> dict[int, tuple[float, ...]]:
+    """Draw by draw, the most that the counts below ``cores`` carry (by the draws'
+    length, as :func:`~sizing.engine.reach.envelope_draws` pairs them): kept in the
+    series' memo per count, so the envelope at every count of a table costs one step, not
+    a pass over each smaller count."""
+    memo: dict[Any, Any] = s._memo
+    key = ("below", cores)
+    if key not in memo:
+        got: dict[int, tuple[float, ...]] = {}
+        if cores > 1:
+            got = dict(_most_below(s, cores - 1))
+            new: tuple[float, ...] | None = s._draws_at(cores - 1)
+            if new is not None:
+                prev = got.get(len(new))
+                if prev is not None:
+                    new = tuple(max(a, b) for a, b in zip(prev, new, strict=True))
+                got[len(new)] = new
+        memo[key] = got
+    kept: dict[int, tuple[float, ...]] = memo[key]
+    return kept

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from sizing.errors import UsageError
+from sizing.load import DEFAULT_GENERATOR
 from sizing.load.base import Capabilities, LoadRequest, ToolInstall
 from sizing.load.h2load import H2LOAD
 from sizing.load.latency import LatencyReport
@@ -112,7 +113,6 @@ TOOLS: dict[str, LoadTool] = {t.name: t for t in (WRK, OHA, VEGETA, H2LOAD, REPL
 OPEN_LOOP: dict[str, OpenLoopTool] = {t.name: t for t in (OHA, VEGETA)}
 # A fixed-rate profile whose generator runs closed loop is offered its rates by vegeta.
 DEFAULT_OPEN_LOOP: OpenLoopTool = VEGETA
-DEFAULT_GENERATOR = WRK.name  # a profile's when it names none; a basis labelled only if not
 
 
 def tool(name: str) -> LoadTool:

@@ -20,7 +20,7 @@ from sizing.ceilings import Bound, HostCeilings, crypto_bound, nic_bound
 from sizing.engine.basis import Basis, Hardware, Workload
 from sizing.errors import SizingError, ToolError
 from sizing.intervals import interval_words, median_coverage, median_interval, repetition_flags
-from sizing.load.tools import DEFAULT_GENERATOR
+from sizing.load import DEFAULT_GENERATOR
 from sizing.model import Figure, FigureKind, SizingMetric, Status, basis_platform, client_floor
 from sizing.records import HostRecord, PointMeta
 from sizing.sources.pooling import combine, pool_hosts
@@ -91,14 +91,9 @@ def hardware_of(facts: HostRecord | None, declared: Declared | None = None) -> H
     model = facts.cpu_model or ""
     sockets = cores = threads = None
     if facts.lscpu:
-        try:
-            topo = Topology.from_lscpu(facts.lscpu)
-        except ToolError:
-            topo = None
-        if topo is not None:
-            sockets = topo.sockets
-            cores = len(topo.physical_cores()) // max(1, topo.sockets)
-            threads = topo.threads_per_core
+        got = _lscpu_shape(facts.lscpu)
+        if got is not None:
+            sockets, cores, threads = got
     cpu = declared.cpu if declared is not None else None
     if cpu:
         model = model or str(cpu.get("model") or "")
@@ -107,6 +102,18 @@ def hardware_of(facts: HostRecord | None, declared: Declared | None = None) -> H
             cores = int(cpu["cores_per_socket"])
             threads = int(cpu.get("threads_per_core", 1))
     return Hardware(model, sockets, cores, threads)
+
+
+@functools.lru_cache(maxsize=64)
+def _lscpu_shape(lscpu: str) -> tuple[int, int, int] | None:
+    """(sockets, cores per socket, threads per core) of an ``lscpu`` text, None where it
+    cannot be read; once per distinct text (every point of a host stores the same one, and
+    recommend reads them all)."""
+    try:
+        topo = Topology.from_lscpu(lscpu)
+    except ToolError:
+        return None
+    return topo.sockets, len(topo.physical_cores()) // max(1, topo.sockets), topo.threads_per_core
 
 
 def sizing_metric(profile: str) -> SizingMetric | None:
@@ -217,7 +224,7 @@ def measured_figure(
 
 
 # host, basis platform, hardware, software, physical host, role, file size, emulated and
-# the generator ("" for the default one: sizing.load.tools.DEFAULT_GENERATOR)
+# the generator ("" for the default one: sizing.load.DEFAULT_GENERATOR)
 GroupKey = tuple[str, str, "Hardware", str, str, str, int, bool, str, str]
 
 

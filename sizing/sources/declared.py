@@ -13,7 +13,6 @@ from sizing.catalog import cpu_offers
 from sizing.engine.basis import Price
 from sizing.engine.costs import ServerOffer
 from sizing.errors import SizingError
-from sizing.inventory import load_inventory
 from sizing.model import FigureKind
 from sizing.records.host import DeclaredRecord, HostRecord
 from sizing.sources.bases import Declared
@@ -81,6 +80,10 @@ def _declared_from_inventory(inventory: str) -> dict[str, DeclaredRecord]:
         path = paths.INVENTORIES / path.name
     if not path.is_file():
         return {}
+
+    # deferred: only a run stored before the sweep kept its declared facts reads its
+    # inventory (once, then backfilled); recommend on any other run imports no inventory code
+    from sizing.inventory import load_inventory
 
     try:
         inv = load_inventory(path)

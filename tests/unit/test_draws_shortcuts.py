@@ -1,6 +1,6 @@
 """The shortcuts that keep ``recommend`` fast give what the plain definitions give.
 
-- :func:`sizing.engine.predict._falls` checks a draw's law denominator at a few whole
+- :func:`sizing.engine.lawdraw.denominator_falls` checks a draw's law denominator at a few whole
   counts (the ends and beside the parabola's vertex) instead of every count below
   ``cores``: over generated σ, κ of either sign it answers as the scan does.
 - :meth:`Series.draws <sizing.engine.series.Series.draws>` raises a count's draws to the
@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 from sizing.catalog import load_reference
 from sizing.engine.figures import build_series
-from sizing.engine.predict import Bootstrap, _falls, _held, _law, bootstrap, remembering
+from sizing.engine.lawdraw import denominator_falls, held, law_at
+from sizing.engine.predict import Bootstrap, bootstrap, remembering
 from sizing.engine.reach import envelope_draws, lower_counts
 from sizing.engine.series import Series
 from sizing.sources import read_runs
@@ -50,7 +51,7 @@ coefficient = st.one_of(
 def test_the_denominators_fall_is_found_as_the_scan_finds_it(
     sigma: float, kappa: float, cores: int
 ) -> None:
-    assert _falls(sigma, kappa, cores) is _scan(sigma, kappa, cores)
+    assert denominator_falls(sigma, kappa, cores) is _scan(sigma, kappa, cores)
 
 
 @pytest.mark.parametrize(
@@ -63,7 +64,7 @@ def test_the_denominators_fall_is_found_as_the_scan_finds_it(
     ],
 )
 def test_pinned_falls(sigma: float, kappa: float, cores: int) -> None:
-    assert _falls(sigma, kappa, cores) is _scan(sigma, kappa, cores)
+    assert denominator_falls(sigma, kappa, cores) is _scan(sigma, kappa, cores)
 
 
 @pytest.fixture(scope="module")
@@ -100,10 +101,9 @@ def _plain_curve(boot: Bootstrap, cores: int) -> tuple[float, ...]:
     """The curve's draws as first written: each draw's linear bound from its medians."""
     d = boot.distance(cores)
     spread = boot.spread or (0.0,) * len(boot.params)
+    c = boot.counts
     return tuple(
-        _held(
-            _law(cores, p), w * d, cores * max(x / n for x, n in zip(m, boot.counts, strict=True))
-        )
+        held(law_at(cores, p), w * d, cores * max(x / n for x, n in zip(m, c, strict=True)))
         for p, m, w in zip(boot.params, boot.medians, spread, strict=True)
     )
 
@@ -116,3 +116,30 @@ def test_a_bootstraps_curve_draws_are_remembered_and_unchanged(series: list[Seri
             first = boot.curve_draws(cores)
             assert boot.curve_draws(cores) is first
             assert first == _plain_curve(Bootstrap.from_json(boot.to_json()), cores)
+
+
+def test_equal_series_of_one_command_share_what_they_made(
+    tmp_path: Path,
+) -> None:
+    """recommend, its platform comparison and its table build the same series again: with
+    one bootstrapper (one command) an equal series shares the first one's figures, and they
+    are those of a series built alone."""
+    db = tmp_path / "lab.db"
+    build_lab(db, inventory="/lab/inventories/lab.yml")
+    runs = read_runs(db, ())
+    bases = measured_bases(runs, declared_of(runs))
+    figures = [f for b in bases for f in b.figures]
+    boot = remembering(bootstrap)
+    first = build_series(figures, bases=bases, bootstrapper=boot)
+    firsts = {k: [s.estimate(n) for n in range(1, 33)] for k, s in first.items()}
+    again = build_series(figures, bases=bases, bootstrapper=boot)
+    alone = build_series(figures, bases=bases, bootstrapper=remembering(bootstrap))
+    shared = 0
+    for key, s in again.items():
+        if s.boot is not None:
+            assert s._memo is first[key]._memo
+            shared += 1
+        assert [s.estimate(n) for n in range(1, 33)] == firsts[key]
+        assert [alone[key].estimate(n) for n in range(1, 33)] == firsts[key]
+        assert alone[key]._memo is not s._memo
+    assert shared

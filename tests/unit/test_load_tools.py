@@ -103,6 +103,23 @@ def test_every_generator_a_profile_names_is_registered() -> None:
     assert client_installs([]) == (["wrk"], ["wrk"])
 
 
+def test_the_default_generator_is_registered() -> None:
+    """``sizing.load.DEFAULT_GENERATOR`` lives beside no driver (the store's readers name
+    it without importing them): it is the registry's wrk, and importing it loads no driver."""
+    import subprocess
+    import sys
+
+    from sizing.load import DEFAULT_GENERATOR
+
+    assert tool(DEFAULT_GENERATOR) is WRK
+    code = (
+        "import sys; from sizing.load import DEFAULT_GENERATOR; "
+        "print(sorted(m for m in sys.modules if m.startswith('sizing.load.')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
 def test_a_profile_its_generator_cannot_measure_is_one_line() -> None:
     tps = profiles.load("tps")
     assert generator_problem(tps) == ""
