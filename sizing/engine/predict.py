@@ -217,10 +217,20 @@ class Bootstrap:
         if got is None:
             d = self.distance(cores)
             spread = self.spread or (0.0,) * len(self.params)
-            got = tuple(
-                held(law_at(cores, p), w * d, cores * best)
-                for p, best, w in zip(self.params, self._per_core, spread, strict=True)
-            )
+            out: list[float] = []
+            for p, best, w in zip(self.params, self._per_core, spread, strict=True):
+                lam, sigma, kappa = p
+                if sigma >= 0.0 and kappa >= 0.0:
+                    # the law's usual case, as law_at and held compute it, without the calls
+                    # (recommend asks some 50,000 draws a command)
+                    x = lam * cores / (1.0 + sigma * (cores - 1.0) + kappa * cores * (cores - 1.0))
+                    line = cores * best
+                    grow = w * d
+                    if x > 0.0 and line > 0.0:
+                        out.append(line if grow >= math.log(line / x) else x * math.exp(grow))
+                        continue
+                out.append(held(law_at(cores, p), w * d, cores * best))
+            got = tuple(out)
             self._curves[cores] = got
         return got
 
