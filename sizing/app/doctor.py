@@ -181,7 +181,7 @@ def _apt(*packages: str) -> str:
 
 def _installed_generators(*, default: bool) -> list[Check]:
     """The generators the clients' playbook installs from Debian (each one's
-    ``ToolInstall``, :mod:`sizing.load.tools`): the default one (wrk) is needed by a run,
+    ``ToolInstall``, :mod:`sizing.load.tools`): the default one is needed by a run,
     the others by their tests."""
     out = []
     for tool in TOOLS.values():
@@ -207,6 +207,11 @@ def _built_generators() -> list[Check]:
         )
         for b in builds().values()
     ]
+
+
+def _with(compiler: str) -> str:
+    """The generators whose build needs ``compiler`` (their ``ToolBuild.needs``)."""
+    return ", ".join(b.binary for b in builds().values() if b.needs.lower().startswith(compiler))
 
 
 SETUP = "scripts/setup"
@@ -242,8 +247,8 @@ CHECKS: tuple[Check, ...] = (
     Check("matplotlib", Need.GUIDE, _module("matplotlib"), SETUP),
     *_built_generators(),
     *_installed_generators(default=False),
-    Check("cargo", Need.DEV, _command(["cargo", "--version"]), "rustup (builds oha)"),
-    Check("go", Need.DEV, _command(["go", "version"]), "Go >= 1.22 (builds vcsim, vegeta)"),
+    Check("cargo", Need.DEV, _command(["cargo", "--version"]), f"rustup (builds {_with('cargo')})"),
+    Check("go", Need.DEV, _command(["go", "version"]), f"Go >= 1.22 (builds vcsim, {_with('go')})"),
     Check("podman", Need.DEV, _command(["podman", "--version"]), _apt("podman")),
     Check("podman --init (catatonit)", Need.DEV, _podman_init, _apt("catatonit")),
     Check("runc", Need.DEV, _command(["runc", "--version"]), _apt("runc")),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sizing.errors import SizingError
 from sizing.inventory import Host
-from sizing.load.tools import LoadRequest, open_loop_tool, tool
+from sizing.load.tools import DEFAULT_GENERATOR, LoadRequest, open_loop_tool, tool
 from sizing.loadproto import Command
 from sizing.paths import TOOL_DIR as DEFAULT_TOOL_DIR
 from sizing.plan.jwt import make_token
@@ -46,7 +46,8 @@ def generator_problem(profile: Profile) -> str:
     if not profile.keepalive and not caps.full_handshakes:
         return (
             f"profile {profile.name}: generator: {gen.name} cannot close each connection "
-            "(keepalive: false needs a generator that makes full handshakes, e.g. wrk)"
+            "(keepalive: false needs a generator that makes full handshakes, e.g. "
+            f"{DEFAULT_GENERATOR})"
         )
     return ""
 

@@ -54,7 +54,7 @@ def located(build: ToolBuild) -> Path | None:
     return Path(found) if found else None
 
 
-# What the install scripts print when a build (not a copy) starts: "install-oha: building ..."
+# What the install scripts print when a build (not a copy) starts: "install-NAME: building ..."
 _BUILD_STARTS = re.compile(r"\bbuilding\b")
 
 
@@ -283,7 +283,7 @@ def ready_guest(playbooks: Playbooks, inventory: Inventory, host: str) -> tuple[
 
 class ClientTools:
     """The generators sizing builds and copies itself, copied to a point's clients once per
-    run, on demand (the latency profiles' open-loop tool, the replay's vegeta)."""
+    run, on demand (the latency profiles' open-loop tool, the replay's)."""
 
     def __init__(self, playbooks: Playbooks, step: Callable[[str], None]) -> None:
         self.playbooks = playbooks

@@ -327,7 +327,7 @@ def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[G
 
 
 def _generator(meta: PointMeta) -> str:
-    """The generator that measured a point, "" for the default one (wrk: every point
+    """The generator that measured a point, "" for the default one (every point
     stored before the tool was recorded ran it)."""
     return "" if meta.env.tool in (None, DEFAULT_GENERATOR) else str(meta.env.tool)
 

@@ -83,7 +83,7 @@ def check_and_pair(ctx: RunContext, run: OpenRun) -> None:
 
 def start_tools(ctx: RunContext, run: OpenRun) -> None:
     """Build the load generators the points need, measure the crypto ceilings and prepare
-    the clients (the window runner, wrk)."""
+    the clients (the window runner, the load generators)."""
     plan = ctx.state.plan
     todo = [p for p in plan if not p.skipped]
     if not todo:
