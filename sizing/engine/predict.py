@@ -51,7 +51,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sizing.engine.lawdraw import held, law_at
+from sizing.engine.lawdraw import Falls, curve_at
 from sizing.engine.lm import solve3
 from sizing.engine.scaling import MIN_POINTS, Law, fit, refine, search_lambda
 from sizing.model import RATE_CEILING, RATE_FLOOR
@@ -181,6 +181,9 @@ class Bootstrap:
     _curves: dict[int, tuple[float, ...]] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
+    _points: dict[int, tuple[float, ...]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
     # the figures already made by each series built on it, by the series (equal series,
     # rebuilt by another call of the engine in the same command, share them)
     _made: dict[Any, dict[Any, Any]] = field(
@@ -196,8 +199,11 @@ class Bootstrap:
         """The draws of the median at a measured core count."""
         if self.empty or cores not in self.counts:
             return None
-        i = self.counts.index(cores)
-        return tuple(m[i] for m in self.medians)
+        got = self._points.get(cores)
+        if got is None:
+            i = self.counts.index(cores)
+            got = self._points[cores] = tuple(m[i] for m in self.medians)
+        return got
 
     def distance(self, cores: int) -> float:
         """Doublings from ``cores`` to the nearest measured count (0 inside them)."""
@@ -215,22 +221,10 @@ class Bootstrap:
             return None
         got = self._curves.get(cores)
         if got is None:
-            d = self.distance(cores)
             spread = self.spread or (0.0,) * len(self.params)
-            out: list[float] = []
-            for p, best, w in zip(self.params, self._per_core, spread, strict=True):
-                lam, sigma, kappa = p
-                if sigma >= 0.0 and kappa >= 0.0:
-                    # the law's usual case, as law_at and held compute it, without the calls
-                    # (recommend asks some 50,000 draws a command)
-                    x = lam * cores / (1.0 + sigma * (cores - 1.0) + kappa * cores * (cores - 1.0))
-                    line = cores * best
-                    grow = w * d
-                    if x > 0.0 and line > 0.0:
-                        out.append(line if grow >= math.log(line / x) else x * math.exp(grow))
-                        continue
-                out.append(held(law_at(cores, p), w * d, cores * best))
-            got = tuple(out)
+            got = curve_at(
+                cores, self.distance(cores), self.params, self._per_core, spread, self._falls
+            )
             self._curves[cores] = got
         return got
 
@@ -243,6 +237,11 @@ class Bootstrap:
             return self._made.setdefault(series, {})
         except TypeError:
             return {}
+
+    @functools.cached_property
+    def _falls(self) -> Falls:
+        """Where each draw's law falls away (:class:`~sizing.engine.lawdraw.Falls`)."""
+        return Falls(self.params)
 
     @functools.cached_property
     def _per_core(self) -> tuple[float, ...]:

@@ -7,6 +7,7 @@ floor's (the draws of the count it rests on); and the draws after the envelope
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from sizing.engine.predict import Bootstrap
@@ -37,23 +38,21 @@ def raw_draws(s: Any, cores: int) -> tuple[float, ...] | None:
         # a floor's draws are those of the count it rests on (none on a lower bound)
         floor = floor_figure(s.observed, exact, cores, s.name)
         return None if floor.ci_low != hi.conservative else boot.point_draws(hi.cores)
-    line: tuple[float, ...] | None = None
+    law = s.fit.usable and bool(boot.params)
     if inside:
         a, b = s._neighbours(exact, cores)
-        da = boot.point_draws(a.cores)
-        # a lower bound has no draws: its value is the least the truth can be
-        db = tuple(b.value for _ in da or ()) if b.lower_bound else boot.point_draws(b.cores)
-        if da is not None and db is not None:
-            t = (cores - a.cores) / (b.cores - a.cores)
-            line = tuple(min(cap, x + (y - x) * t) for x, y in zip(da, db, strict=True))
-        if b.lower_bound and line is not None and s.fit.usable and boot.params:
-            law = boot.curve_draws(cores) or ()
-            return tuple(max(min(v, cap), w) for v, w in zip(law, line, strict=False))
-    if s.fit.usable and boot.params:
+        if b.lower_bound or not law:  # the line is used: made only then
+            line = _line(boot, a, b, cores, cap)
+            if not law:
+                return line
+            if line is not None:
+                under = boot.curve_draws(cores) or ()
+                return tuple(max(min(v, cap), w) for v, w in zip(under, line, strict=False))
+    if law:
         curve = boot.curve_draws(cores)
-        return None if curve is None else tuple(min(v, cap) for v in curve)
-    if inside:
-        return line
+        if curve is None or cap == math.inf:  # min(v, inf) is v: the curve's own draws
+            return curve
+        return tuple(min(v, cap) for v in curve)
     if s.shape is not None:
         anchor = hi if cores > hi.cores else lo
         ratio = s.shape.ratio(anchor.cores, cores)
@@ -61,6 +60,18 @@ def raw_draws(s: Any, cores: int) -> tuple[float, ...] | None:
         if ratio is not None and da is not None:
             return tuple(min(cap, x * ratio) for x in da)
     return None
+
+
+def _line(boot: Bootstrap, a: Any, b: Any, cores: int, cap: float) -> tuple[float, ...] | None:
+    """The draws on the straight line between the counts ``a`` and ``b`` (figures), each
+    held to ``cap``; None when either end has no draws."""
+    da = boot.point_draws(a.cores)
+    # a lower bound has no draws: its value is the least the truth can be
+    db = tuple(b.value for _ in da or ()) if b.lower_bound else boot.point_draws(b.cores)
+    if da is None or db is None:
+        return None
+    t = (cores - a.cores) / (b.cores - a.cores)
+    return tuple(min(cap, x + (y - x) * t) for x, y in zip(da, db, strict=True))
 
 
 def enveloped_draws(s: Any, cores: int) -> tuple[float, ...] | None:

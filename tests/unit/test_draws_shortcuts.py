@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from sizing.catalog import load_reference
 from sizing.engine.figures import build_series
-from sizing.engine.lawdraw import denominator_falls, held, law_at
+from sizing.engine.lawdraw import Falls, curve_at, denominator_falls, held, law_at
 from sizing.engine.predict import Bootstrap, bootstrap, remembering
 from sizing.engine.reach import envelope_draws, lower_counts
 from sizing.engine.series import Series
@@ -46,7 +46,7 @@ coefficient = st.one_of(
 )
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(sigma=coefficient, kappa=coefficient, cores=st.integers(0, 400))
 def test_the_denominators_fall_is_found_as_the_scan_finds_it(
     sigma: float, kappa: float, cores: int
@@ -143,3 +143,31 @@ def test_equal_series_of_one_command_share_what_they_made(
         assert [alone[key].estimate(n) for n in range(1, 33)] == firsts[key]
         assert alone[key]._memo is not s._memo
     assert shared
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    params=st.lists(
+        st.tuples(st.floats(1.0, 1e5), coefficient, coefficient), min_size=1, max_size=12
+    ),
+    asks=st.lists(st.integers(1, 300), min_size=1, max_size=12),
+    spread=st.floats(-1.0, 1.0),
+    distance=st.floats(0.0, 4.0),
+)
+def test_every_draw_at_once_is_each_draw_by_the_definitions(
+    params: list[tuple[float, float, float]], asks: list[int], spread: float, distance: float
+) -> None:
+    """:func:`curve_at` with one :class:`Falls` asked counts in any order gives each draw's
+    ``held(law_at(...))``, and ``Falls.by`` the scan of every count up to the one asked."""
+    falls = Falls(params)
+    per_core = [p[0] * 0.9 for p in params]
+    spreads = [spread * (i % 3 - 1) for i in range(len(params))]
+    for cores in asks:
+        got = curve_at(cores, distance, params, per_core, spreads, falls)
+        want = tuple(
+            held(law_at(cores, p), w * distance, cores * best)
+            for p, best, w in zip(params, per_core, spreads, strict=True)
+        )
+        assert got == want
+        for i, (_, sigma, kappa) in enumerate(params):
+            assert falls.by(i, cores) is _scan(sigma, kappa, cores + 1)
