@@ -31,16 +31,17 @@ __all__ = [
 class Capabilities:
     """What a generator can do, as the plan and the measurement ask it."""
 
+    # each is read where it decides something: open_loop by the registry (OPEN_LOOP),
+    # full_handshakes and tls by the plan (loadspec.generator_problem), single_threaded by
+    # the plan (the CPUs it is pinned to and shown on), lag_means_client_behind by the
+    # fixed-rate measurement
     open_loop: bool  # offers a fixed rate on a schedule (else closed loop: as fast as answered)
-    latency_histogram: bool  # a bucketed histogram per client, merged exactly across clients
     full_handshakes: bool  # can make every request a new TLS connection (keepalive off)
     # an achieved rate below the offered one means the client fell behind (vegeta's pacer);
     # False: it also falls when the server saturates, so only a busy client says so (oha)
     lag_means_client_behind: bool = False
     tls: bool = True  # loads https:// URLs
-    http_versions: tuple[str, ...] = ("1.1",)  # the HTTP versions it can speak
-    # the latency percentiles its report gives (a histogram gives any: empty)
-    latency_percentiles: tuple[float, ...] = ()
+    single_threaded: bool = False  # uses one CPU however many it is given (ApacheBench)
 
 
 @dataclass(frozen=True)

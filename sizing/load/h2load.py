@@ -186,9 +186,7 @@ class H2loadTool:
     """h2load as a :class:`~sizing.load.base.LoadTool` (see the module)."""
 
     name: str = "h2load"
-    capabilities: Capabilities = Capabilities(
-        open_loop=False, latency_histogram=True, full_handshakes=False
-    )
+    capabilities: Capabilities = Capabilities(open_loop=False, full_handshakes=False)
     install: ToolInstall | None = ToolInstall("h2load", ("nghttp2-client",))
     built: ToolBuild | None = None
     ships: tuple[str, ...] = ()

@@ -306,9 +306,7 @@ class OhaTool:
     per-client histograms; built and copied by sizing (``scripts/install-oha``), pinned."""
 
     name: str = "oha"
-    capabilities: Capabilities = Capabilities(
-        open_loop=True, latency_histogram=True, full_handshakes=True
-    )
+    capabilities: Capabilities = Capabilities(open_loop=True, full_handshakes=True)
     install: ToolInstall | None = None  # built and copied by sizing: its ``built``
     built: ToolBuild | None = ToolBuild(
         binary="oha",

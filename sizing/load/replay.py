@@ -108,7 +108,6 @@ class ReplayTool:
     name: str = "vegeta-replay"
     capabilities: Capabilities = Capabilities(
         open_loop=False,
-        latency_histogram=False,
         full_handshakes=True,
     )
     install: ToolInstall | None = None  # the vegeta binary sizing builds and copies

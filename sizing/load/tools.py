@@ -47,6 +47,7 @@ __all__ = [
     "builds",
     "built_for",
     "client_files",
+    "pinned_cpus",
     "ToolResult",
     "client_installs",
     "closed_loop_parse",
@@ -125,7 +126,12 @@ class LoadTool(Protocol):
 
 
 TOOLS: dict[str, LoadTool] = {t.name: t for t in (WRK, OHA, VEGETA, H2LOAD, REPLAY)}
-OPEN_LOOP: dict[str, OpenLoopTool] = {t.name: t for t in (OHA, VEGETA)}
+# the tools that say they run open loop (their results are the open-loop union's)
+OPEN_LOOP: dict[str, OpenLoopTool] = {
+    name: t
+    for name, t in TOOLS.items()
+    if t.capabilities.open_loop and isinstance(t, OhaTool | VegetaTool)
+}
 # A fixed-rate profile whose generator runs closed loop is offered its rates by vegeta.
 DEFAULT_OPEN_LOOP: OpenLoopTool = VEGETA
 
@@ -178,3 +184,11 @@ def client_files() -> tuple[str, ...]:
     """The files the installed generators (those ``clients.yml`` installs) ship to every
     client's tool directory beside the window runner (wrk's report script)."""
     return tuple(dict.fromkeys(f for t in TOOLS.values() if t.install is not None for f in t.ships))
+
+
+def pinned_cpus(generator: str, cpus: tuple[int, ...]) -> tuple[int, ...]:
+    """The CPUs ``generator`` is pinned to of a client's set ``cpus``: all of them, or the
+    first alone for a single-threaded tool (it would use no other: the plan shows and the
+    client ceiling counts what it uses). A name no tool is registered under keeps them."""
+    found = TOOLS.get(generator)
+    return cpus[:1] if found is not None and found.capabilities.single_threaded else cpus

@@ -276,7 +276,6 @@ class VegetaTool:
     name: str = "vegeta"
     capabilities: Capabilities = Capabilities(
         open_loop=True,
-        latency_histogram=False,
         full_handshakes=True,
         lag_means_client_behind=True,
     )

@@ -306,9 +306,7 @@ class WrkTool:
     name: str = "wrk"
     capabilities: Capabilities = Capabilities(
         open_loop=False,
-        latency_histogram=False,
         full_handshakes=True,
-        latency_percentiles=(50.0, 75.0, 90.0, 99.0),
     )
     install: ToolInstall | None = ToolInstall("wrk", ("wrk",))
     built: ToolBuild | None = None

@@ -105,7 +105,7 @@ def _point(settings: MeasureSettings, point: PlannedPoint, done: Collection[Poin
         clients.append(
             PlanClient(
                 c.name,
-                cpulist(point.client_cpus.get(c.name, ())) or "any",
+                cpulist(req.cpus) or "any",  # what the generator is pinned to
                 req.threads,
                 connections,
                 argv,
