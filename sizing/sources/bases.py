@@ -22,7 +22,7 @@ from sizing.errors import SizingError, ToolError
 from sizing.intervals import interval_words, median_coverage, median_interval, repetition_flags
 from sizing.load import DEFAULT_GENERATOR
 from sizing.model import Figure, FigureKind, SizingMetric, Status, basis_platform, client_floor
-from sizing.records import HostRecord, PointMeta
+from sizing.records import DeclaredCpu, HostRecord, PointMeta
 from sizing.sources.pooling import combine, pool_hosts
 from sizing.store.drift_flag import timed_values
 from sizing.topology import Topology
@@ -47,7 +47,7 @@ class Declared:
     ``sizing_cost_ref``), as recorded with its run or read back from the inventory file."""
 
     price_usd: float | None = None
-    cpu: Mapping[str, Any] | None = None
+    cpu: DeclaredCpu | None = None
     cost_ref: str | None = None
     where: str = ""  # "run 3" | "inventory inventories/lab.yml"
 
@@ -95,12 +95,12 @@ def hardware_of(facts: HostRecord | None, declared: Declared | None = None) -> H
         if got is not None:
             sockets, cores, threads = got
     cpu = declared.cpu if declared is not None else None
-    if cpu:
-        model = model or str(cpu.get("model") or "")
-        if sockets is None:
-            sockets = int(cpu.get("sockets", 1))
-            cores = int(cpu["cores_per_socket"])
-            threads = int(cpu.get("threads_per_core", 1))
+    if cpu is not None:
+        model = model or cpu.model or ""
+        if sockets is None and cpu.cores_per_socket is not None:
+            sockets = cpu.sockets or 1
+            cores = cpu.cores_per_socket
+            threads = cpu.threads_per_core or 1
     return Hardware(model, sockets, cores, threads)
 
 

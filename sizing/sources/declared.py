@@ -117,8 +117,8 @@ def basis_prices(
             if d is None or d.price_usd is None:
                 continue
             cores = b.hardware.physical_cores
-            if cores is None and d.cpu:
-                cores = int(d.cpu.get("sockets", 1)) * int(d.cpu["cores_per_socket"])
+            if cores is None and d.cpu is not None:
+                cores = d.cpu.physical_cores
             if cores is None:
                 continue
             sockets = b.hardware.sockets or 1

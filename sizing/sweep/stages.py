@@ -255,7 +255,7 @@ def _ceilings(ctx: RunContext, run: OpenRun, plan: list[PlannedPoint]) -> None:
     }
     measured = {**have, **{ctr: have[host] for ctr, host in sharing.items() if host in have}}
     for h, c in measured.items():
-        patch[h] = replace(env.get(h, HostRecord()), ceilings=c.to_dict())
+        patch[h] = replace(env.get(h, HostRecord()), ceilings=c.record())
         ctx.state.ceilings[h] = c  # what each point is checked against
     run.store.set_environment(run.run_id, patch)
     for h, c in got.items():

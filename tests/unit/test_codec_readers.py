@@ -199,3 +199,21 @@ def test_a_dumped_record_reads_back_alike(cls: Any) -> None:
         pytest.skip(f"{cls.__name__} has required fields")
     data = records.dump(made)
     assert codec.load(cls, data) == _ref_load(cls, data) == made
+
+
+def test_a_stored_histogram_is_a_record_and_its_json_is_the_histograms() -> None:
+    """``latency_histogram`` is typed (no ``Any`` in what sizing writes): a window's merged
+    histogram is stored as :meth:`Histogram.to_json` wrote it, and reads back as a record
+    (a row stored before, as that same JSON, reads the same)."""
+    from sizing.load.latency import Histogram, bucket_of
+    from sizing.records import HistogramRecord, SampleMeta
+
+    hist = Histogram(
+        count=3, sum_ms=6.5, min_ms=1.0, max_ms=4.5, buckets={bucket_of(1.0): 1, bucket_of(4.5): 2}
+    )
+    meta = SampleMeta(latency_histogram=HistogramRecord.parse(hist.to_json()))
+    stored = meta.to_json()
+    assert stored["latency_histogram"] == hist.to_json()
+    back = SampleMeta.parse(stored)
+    assert back == meta and back.latency_histogram is not None
+    assert Histogram.from_json(records.dump(back.latency_histogram)) == hist
