@@ -33,7 +33,7 @@ from sizing.engine.series_shape import (
     usable_point,
 )
 from sizing.engine.seriesdraws import enveloped_draws, raw_draws
-from sizing.model import Figure, FigureKind
+from sizing.model import OBSERVED, Figure, FigureKind
 
 __all__ = ["Series", "Shape", "Unsized", "counts_of", "fit_of", "series_points", "usable_point"]
 
@@ -142,8 +142,8 @@ class Series:
         refused; then the HT and socket rules (:mod:`~sizing.engine.htjoint`, `socket`);
         never less, at either end, than a smaller count carries (:mod:`.reach`)."""
         got = self._raw(cores)
-        if isinstance(got, str):
-            return got
+        if isinstance(got, str) or got.source in OBSERVED:
+            return got  # an observed figure is never raised: no smaller count is asked
         smaller = [g for m in lower_counts(cores) if isinstance(g := self._raw(m), Figure)]
         return envelope(got, smaller)
 

@@ -171,3 +171,27 @@ def test_every_draw_at_once_is_each_draw_by_the_definitions(
         assert got == want
         for i, (_, sigma, kappa) in enumerate(params):
             assert falls.by(i, cores) is _scan(sigma, kappa, cores + 1)
+
+
+def test_the_comparisons_observed_rows_give_the_full_tables_overheads(tmp_path: Path) -> None:
+    """recommend's platform comparison reads only the observed overheads of a table: built
+    with the observed core counts alone they are those of the full table (the catalog's
+    other counts are not predicted for nothing)."""
+    from sizing.catalog import catalog_from_dict
+    from sizing.engine import build_table
+    from sizing.engine.versus import overheads
+
+    db = tmp_path / "lab.db"
+    build_lab(db, inventory="/lab/inventories/lab.yml")
+    runs = read_runs(db, ())
+    bases = measured_bases(runs, declared_of(runs))
+    figures = [f for b in bases for f in b.figures]
+    catalog = catalog_from_dict(
+        {"servers": [{"cores": n, "price": 1000.0 * n} for n in (2, 3, 6, 8, 12, 16)]}
+    )
+    full = build_table(figures, catalog, bases=bases, bootstrapper=remembering(bootstrap))
+    some = build_table(
+        figures, catalog, bases=bases, bootstrapper=remembering(bootstrap), observed_only=True
+    )
+    assert overheads(some, "esxi") == overheads(full, "esxi") != ()
+    assert {r.cores for r in some.rows} < {r.cores for r in full.rows}
