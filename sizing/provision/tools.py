@@ -138,7 +138,7 @@ def _seconds(s: float) -> str:
 
 # A build that ends this soon after it starts (Go's caches held it) is not announced with
 # the cold build's time: only what it took is said, once it is done (issue 62: "building
-# vegeta ... (about a minute)" before a build of 0.5 s).
+# ... (about a minute)" was said before a build of 0.5 s).
 ANNOUNCE_AFTER_S = 2.0
 
 
