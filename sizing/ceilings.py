@@ -25,8 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sizing.records import HostRecord, PointMeta
-from sizing.records.codec import load
+from sizing.records import CeilingsRecord, CryptoRecord, HostRecord, PointMeta
 
 __all__ = [
     "ALGORITHMS",
@@ -101,29 +100,34 @@ class HostCeilings:
             "took_s": self.took_s,
         }
 
+    def record(self) -> CeilingsRecord:
+        """What the run's record of the host keeps (:meth:`of` reads it back)."""
+        return CeilingsRecord(
+            openssl=self.openssl,
+            crypto=tuple(
+                CryptoRecord(r.alg, r.cpus, r.threads, r.sign_per_s, r.verify_per_s)
+                for r in self.crypto
+            ),
+            missing=self.missing,
+            took_s=self.took_s,
+        )
+
     @classmethod
     def of(cls, host: HostRecord | None) -> HostCeilings | None:
         """What the run's record of a host kept of its ceilings (None: not measured)."""
         if host is None or host.ceilings is None:
             return None
-        stored = load(_StoredCeilings, host.ceilings)
-        crypto = []
-        for d in stored.crypto:
-            try:  # one unreadable measurement leaves the others
-                crypto.append(load(CryptoRate, d))
-            except ValueError:
-                continue
-        return cls(stored.openssl, tuple(crypto), stored.missing, stored.took_s)
-
-
-@dataclass(frozen=True)
-class _StoredCeilings:
-    """:meth:`HostCeilings.to_dict` as stored, its measurements read one by one."""
-
-    openssl: str = ""
-    crypto: tuple[dict[str, Any], ...] = ()
-    missing: str = ""
-    took_s: float | None = None
+        stored = host.ceilings
+        crypto = tuple(
+            CryptoRate(r.alg, r.cpus, r.threads, r.sign_per_s, r.verify_per_s)
+            for r in stored.crypto
+            # one unreadable measurement leaves the others
+            if r.alg is not None
+            and r.cpus is not None
+            and r.threads is not None
+            and r.sign_per_s is not None
+        )
+        return cls(stored.openssl or "", crypto, stored.missing or "", stored.took_s)
 
 
 @dataclass(frozen=True)

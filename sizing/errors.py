@@ -87,7 +87,8 @@ class PreflightError(SizingError):
 
 
 class ToolError(SizingError):
-    """A tool the run needs (nginx, wrk, ansible) is missing, cannot install or fails."""
+    """A tool the run needs (nginx, a load generator, ansible) is missing, cannot install or
+    fails."""
 
     code = ExitStatus.TOOL
 

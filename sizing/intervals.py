@@ -17,6 +17,7 @@ fewer than 2 values there is no interval (``None``).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ def median(values: Sequence[float]) -> float:
     return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2.0
 
 
+@functools.cache  # a few (n, k) pairs, asked for every figure read
 def coverage(n: int, k: int) -> float:
     """Coverage of [x(k), x(n−k+1)] for the median of ``n`` values (``1 ≤ k ≤ n/2``)."""
     if n < 2 or k < 1 or 2 * k > n:

@@ -73,8 +73,9 @@ class Profile(BaseModel):
     warmup_s: float = Field(default=3, ge=0, le=600)
     repetitions: int = Field(default=3, ge=1, le=100)
     # -- latency, proxy and API-gateway profiles (sizing.measure: fixedrate, gateway) --
-    # max-rate: closed loop as fast as the server answers (wrk); fixed-rate: constant
-    # offered rates, open loop (vegeta), latency per rate, knee and SLO capacity.
+    # max-rate: closed loop as fast as the server answers; fixed-rate: constant offered
+    # rates, open loop (sizing.load.tools.open_loop_tool), latency per rate, knee and SLO
+    # capacity.
     mode: Literal["max-rate", "fixed-rate"] = "max-rate"
     rates: Text | None = None  # fixed-rate: "1000:10000:1000" or "500,1000"; --rates wins
     slo: Text | None = None  # fixed-rate: "p95=10ms"; --slo wins

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import textwrap
 
-__all__ = ["fold", "fold_lines"]
+__all__ = ["WIDTH", "fold", "fold_lines"]
 
 # where a word too long for any line is broken: just after one of these, a path's "/" first
 SEPARATORS = ("/", ".,;:-_=&?@")
 # a piece shorter than this is not worth starting a long word on the current line: the
 # word goes on the next line instead
 MIN_PIECE = 10
+WIDTH = 100  # the terminal's text fits at most this many columns (without --verbose)
 
 
 class _Folder(textwrap.TextWrapper):

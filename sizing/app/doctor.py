@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sizing import paths
+from sizing.load.tools import DEFAULT_GENERATOR, TOOLS, builds
 
 __all__ = ["Check", "Finding", "Need", "State", "diagnose", "CHECKS"]
 
@@ -178,12 +179,47 @@ def _apt(*packages: str) -> str:
     return "apt-get install --no-install-recommends " + " ".join(packages)
 
 
+def _installed_generators(*, default: bool) -> list[Check]:
+    """The generators the clients' playbook installs from Debian (each one's
+    ``ToolInstall``, :mod:`sizing.load.tools`): the default one is needed by a run,
+    the others by their tests."""
+    out = []
+    for tool in TOOLS.values():
+        inst = tool.install
+        if inst is None or (tool.name == DEFAULT_GENERATOR) is not default:
+            continue
+        fix = _apt(*inst.packages) + ("" if default else f" (the {tool.name} generator's test)")
+        need = Need.RUN if default else Need.DEV
+        out.append(Check(tool.name, need, _command([inst.command, *inst.probe]), fix))
+    return out
+
+
+def _built_generators() -> list[Check]:
+    """The generators sizing builds itself on first need (each one's ``ToolBuild``)."""
+    return [
+        Check(
+            b.binary,
+            Need.LATENCY,
+            _checkout_binary(b.binary, b.binary),
+            f"{b.script} ({b.needs}; {b.cost_words})",
+            bg_job=b.bg_job,
+            on_need=b.script,
+        )
+        for b in builds().values()
+    ]
+
+
+def _with(compiler: str) -> str:
+    """The generators whose build needs ``compiler`` (their ``ToolBuild.needs``)."""
+    return ", ".join(b.binary for b in builds().values() if b.needs.lower().startswith(compiler))
+
+
 SETUP = "scripts/setup"
 SETUP_DEV = "scripts/setup --dev"
 
 CHECKS: tuple[Check, ...] = (
     Check("nginx", Need.RUN, _command(["nginx", "-v"]), _apt("nginx")),
-    Check("wrk", Need.RUN, _command(["wrk", "--version"]), _apt("wrk")),
+    *_installed_generators(default=True),
     Check("openssl", Need.RUN, _command(["openssl", "version"]), _apt("openssl")),
     Check("taskset", Need.RUN, _command(["taskset", "--version"]), _apt("util-linux")),
     Check(
@@ -209,31 +245,10 @@ CHECKS: tuple[Check, ...] = (
     Check("fonts (DejaVu Sans)", Need.GUIDE, _fonts, _apt("fonts-dejavu-core")),
     Check("weasyprint", Need.GUIDE, _module("weasyprint"), SETUP),
     Check("matplotlib", Need.GUIDE, _module("matplotlib"), SETUP),
-    Check(
-        "oha",
-        Need.LATENCY,
-        _checkout_binary("oha", "oha"),
-        "scripts/install-oha (cargo; 4-6 min the first time on a machine, then a copy)",
-        bg_job="oha",
-        on_need="scripts/install-oha",
-    ),
-    Check(
-        "vegeta",
-        Need.LATENCY,
-        _checkout_binary("vegeta", "vegeta"),
-        "scripts/install-vegeta (Go >= 1.22; about a minute cold, a second when Go's caches "
-        "or the machine's copy hold it)",
-        bg_job="go-tools",
-        on_need="scripts/install-vegeta",
-    ),
-    Check(
-        "h2load",
-        Need.DEV,
-        _command(["h2load", "--version"]),
-        _apt("nghttp2-client") + " (the h2load generator's test)",
-    ),
-    Check("cargo", Need.DEV, _command(["cargo", "--version"]), "rustup (builds oha)"),
-    Check("go", Need.DEV, _command(["go", "version"]), "Go >= 1.22 (builds vcsim, vegeta)"),
+    *_built_generators(),
+    *_installed_generators(default=False),
+    Check("cargo", Need.DEV, _command(["cargo", "--version"]), f"rustup (builds {_with('cargo')})"),
+    Check("go", Need.DEV, _command(["go", "version"]), f"Go >= 1.22 (builds vcsim, {_with('go')})"),
     Check("podman", Need.DEV, _command(["podman", "--version"]), _apt("podman")),
     Check("podman --init (catatonit)", Need.DEV, _podman_init, _apt("catatonit")),
     Check("runc", Need.DEV, _command(["runc", "--version"]), _apt("runc")),

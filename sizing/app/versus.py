@@ -94,6 +94,7 @@ def compare_platforms(
         article_prices=inputs.article_prices,
         allow_extrapolation=how.allow_extrapolation,
         bootstrapper=how.bootstrapper,
+        observed_only=True,  # only the observed overheads are read from it
     )
     return PlatformComparison(
         demand,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sizing import paths
-from sizing.catalog.models import LICENCE_ALIASES, CatalogModel, ReferenceModel, problems_of
+from sizing.catalog.aliases import LICENCE_ALIASES
 from sizing.engine.costs import CostCatalog, Licence, ServerOffer, Support
 from sizing.errors import InputError
 from sizing.model import PROFILE_UNITS, Figure, FigureKind
@@ -280,7 +280,10 @@ def _is_bundled(path: Path, bundled: Path) -> bool:
 
 
 def _validated_catalog(path: Path, data: Any) -> CostCatalog:
+    # deferred (as below): defining the models costs more than the rest of recommend
     from pydantic import ValidationError
+
+    from sizing.catalog.models import CatalogModel, problems_of
 
     try:
         model = CatalogModel.model_validate(data)
@@ -291,6 +294,8 @@ def _validated_catalog(path: Path, data: Any) -> CostCatalog:
 
 def _validated_reference(path: Path, data: Any) -> Reference:
     from pydantic import ValidationError
+
+    from sizing.catalog.models import ReferenceModel, problems_of
 
     try:
         model = ReferenceModel.model_validate(data)
@@ -321,6 +326,8 @@ def load_catalog_data(path: Path | str | None = None) -> dict[str, Any]:
     if _is_bundled(p, DEFAULT_CATALOG) and "servers" in data:
         return dict(data)
     from pydantic import ValidationError
+
+    from sizing.catalog.models import CatalogModel, problems_of
 
     try:
         dumped: dict[str, Any] = CatalogModel.model_validate(data).model_dump()

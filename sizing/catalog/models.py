@@ -24,6 +24,8 @@ from pydantic import (
     model_validator,
 )
 
+from sizing.catalog.aliases import LICENCE_ALIASES
+
 # A licence is priced per cost family (sizing.model.cost_family) or per platform, which
 # overrides its family; libvirt and vsphere (the inventory's names) are kvm and esxi; the
 # lines under "all" apply to every platform besides (sizing.engine.licences).
@@ -38,7 +40,6 @@ LicenceKey = Literal[
     "virtualized-host",
     "all",
 ]
-LICENCE_ALIASES = {"libvirt": "kvm", "vsphere": "esxi"}
 
 
 # The most any one price may be (a server, a licence): far above any real one, and low

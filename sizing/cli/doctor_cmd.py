@@ -26,8 +26,8 @@ DevOpt = Annotated[
 
 
 def doctor_cmd(dev: DevOpt = False, json_out: JsonOpt = False) -> None:
-    """Check each external program and capability sizing calls (nginx, wrk, oha, openssl,
-    taskset, numactl, the guide's Pango and fonts; with --dev podman and its init, runc,
+    """Check each external program and capability sizing calls (nginx, the load generators,
+    openssl, taskset, numactl, the guide's Pango and fonts; with --dev podman and its init, runc,
     libvirtd, QEMU, vcsim, poppler): one line each, its version or what installs it. Exits
     5 when something needed is missing (the latency generators only warn without --dev:
     `sizing run` builds them on first need)."""

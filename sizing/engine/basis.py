@@ -96,7 +96,7 @@ class Workload:
     protocol: str = "HTTP/1.1"
     keepalive: bool = True
     handshake: str = "full"
-    # the load generator that measured it, when not the default one (wrk, the articles'):
+    # the load generator that measured it, when not the default one (the articles'):
     # figures of two generators are never pooled nor compared
     generator: str = ""
     # a replayed customer workload (issue 57): its key (workload_key), a basis of its own,

@@ -48,11 +48,12 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from sizing.engine.lawdraw import Falls, curve_at
 from sizing.engine.lm import solve3
-from sizing.engine.scaling import MIN_POINTS, Law, fit, refine, search_lambda, usl
+from sizing.engine.scaling import MIN_POINTS, Law, fit, refine, search_lambda
 from sizing.model import RATE_CEILING, RATE_FLOOR
 
 DRAWS = 200
@@ -163,34 +164,6 @@ def data_key(counts: Counts) -> str:
     return f"{METHOD}:{_seed(counts):016x}"
 
 
-def _law(cores: int, p: tuple[float, float, float]) -> float | None:
-    """X(cores) of a draw's law; None where a curve with σ or κ below zero has turned
-    superlinear without bound (its draw is then its linear bound)."""
-    lam, sigma, kappa = p
-    denom = 1.0 + sigma * (cores - 1.0) + kappa * cores * (cores - 1.0)
-    if sigma >= 0.0 and kappa >= 0.0:
-        return usl(cores, lam, sigma, kappa)
-    # below zero the denominator may fall, vanish or turn: past its fall the law has no
-    # meaning left, and the linear bound is all that is known
-    if denom <= 1e-3 or any(
-        1.0 + sigma * (m - 1.0) + kappa * m * (m - 1.0) <= 1e-3 for m in range(1, cores)
-    ):
-        return None
-    return lam * cores / denom
-
-
-def _held(x: float | None, grow: float, line: float) -> float:
-    """min(x·e^grow, line), at least 0 (``line`` when ``x`` is None), compared in logs: a
-    far widening of a draw with a wide noise must not overflow on its way to the bound."""
-    if x is None:
-        return max(0.0, line)
-    if x <= 0.0:
-        return 0.0
-    if line <= 0.0:
-        return max(0.0, line)
-    return line if grow >= math.log(line / x) else x * math.exp(grow)
-
-
 @dataclass(frozen=True)
 class Bootstrap:
     """The draws of one series (see the module docstring).
@@ -203,6 +176,19 @@ class Bootstrap:
     medians: tuple[tuple[float, ...], ...] = ()
     params: tuple[tuple[float, float, float], ...] = ()
     spread: tuple[float, ...] = ()  # per draw: its log-widening per doubling of distance
+    # the curve's draws already made, per core count: one bootstrap serves every series
+    # built on its data in one command (recommend, its platform comparison and its table)
+    _curves: dict[int, tuple[float, ...]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    _points: dict[int, tuple[float, ...]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    # the figures already made by each series built on it, by the series (equal series,
+    # rebuilt by another call of the engine in the same command, share them)
+    _made: dict[Any, dict[Any, Any]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     @property
     def empty(self) -> bool:
@@ -213,8 +199,11 @@ class Bootstrap:
         """The draws of the median at a measured core count."""
         if self.empty or cores not in self.counts:
             return None
-        i = self.counts.index(cores)
-        return tuple(m[i] for m in self.medians)
+        got = self._points.get(cores)
+        if got is None:
+            i = self.counts.index(cores)
+            got = self._points[cores] = tuple(m[i] for m in self.medians)
+        return got
 
     def distance(self, cores: int) -> float:
         """Doublings from ``cores`` to the nearest measured count (0 inside them)."""
@@ -230,13 +219,34 @@ class Bootstrap:
         distance from the measured counts and each held to its own linear bound."""
         if not self.params:
             return None
-        d = self.distance(cores)
-        spread = self.spread or (0.0,) * len(self.params)
-        out = []
-        for p, m, w in zip(self.params, self.medians, spread, strict=True):
-            line = cores * max(x / n for x, n in zip(m, self.counts, strict=True))
-            out.append(_held(_law(cores, p), w * d, line))
-        return tuple(out)
+        got = self._curves.get(cores)
+        if got is None:
+            spread = self.spread or (0.0,) * len(self.params)
+            got = curve_at(
+                cores, self.distance(cores), self.params, self._per_core, spread, self._falls
+            )
+            self._curves[cores] = got
+        return got
+
+    def memo_of(self, series: Any) -> dict[Any, Any]:
+        """The memo of what ``series`` (a :class:`sizing.engine.series.Series` on these
+        draws) has made: shared by every equal series while this bootstrap lives (one
+        command: recommend's answers, its platform comparison and its table build the same
+        series again); a series that cannot be hashed keeps its own."""
+        try:
+            return self._made.setdefault(series, {})
+        except TypeError:
+            return {}
+
+    @functools.cached_property
+    def _falls(self) -> Falls:
+        """Where each draw's law falls away (:class:`~sizing.engine.lawdraw.Falls`)."""
+        return Falls(self.params)
+
+    @functools.cached_property
+    def _per_core(self) -> tuple[float, ...]:
+        """Per draw, its best per-core median: N times it is the draw's linear bound."""
+        return tuple(max(x / n for x, n in zip(m, self.counts, strict=True)) for m in self.medians)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -20,7 +20,7 @@ from sizing.engine.predict import (
     Bootstrap,
     quantile,
 )
-from sizing.engine.reach import envelope, envelope_draws, floor_figure, lower_counts, raised_to
+from sizing.engine.reach import envelope, floor_figure, lower_counts, raised_to
 from sizing.engine.scaling import MIN_POINTS, ScalingFit
 from sizing.engine.series_shape import (
     Shape,
@@ -32,8 +32,8 @@ from sizing.engine.series_shape import (
     usable_bound,
     usable_point,
 )
-from sizing.engine.seriesdraws import raw_draws
-from sizing.model import Figure, FigureKind
+from sizing.engine.seriesdraws import enveloped_draws, raw_draws
+from sizing.model import OBSERVED, Figure, FigureKind
 
 __all__ = ["Series", "Shape", "Unsized", "counts_of", "fit_of", "series_points", "usable_point"]
 
@@ -84,6 +84,10 @@ class Series:
     _memo: dict[tuple[str, int], Any] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
+
+    def __post_init__(self) -> None:
+        if self.boot is not None:  # equal series of one command share what they made
+            object.__setattr__(self, "_memo", self.boot.memo_of(self))
 
     @property
     def key(self) -> SeriesKey:
@@ -138,8 +142,8 @@ class Series:
         refused; then the HT and socket rules (:mod:`~sizing.engine.htjoint`, `socket`);
         never less, at either end, than a smaller count carries (:mod:`.reach`)."""
         got = self._raw(cores)
-        if isinstance(got, str):
-            return got
+        if isinstance(got, str) or got.source in OBSERVED:
+            return got  # an observed figure is never raised: no smaller count is asked
         smaller = [g for m in lower_counts(cores) if isinstance(g := self._raw(m), Figure)]
         return envelope(got, smaller)
 
@@ -355,10 +359,7 @@ class Series:
     def draws(self, cores: int) -> tuple[float, ...] | None:
         """The draws at ``cores`` (:func:`~sizing.engine.seriesdraws.raw_draws`), each
         never below the same draw at a smaller count (:mod:`.reach`)."""
-        got = self._draws_at(cores)
-        if got is None:
-            return None
-        return envelope_draws(got, [self._draws_at(m) for m in lower_counts(cores)])
+        return enveloped_draws(self, cores)
 
     def _draws_at(self, cores: int) -> tuple[float, ...] | None:
         key = ("draws", cores)

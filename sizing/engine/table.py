@@ -149,8 +149,13 @@ def build_table(
     article_prices: bool = False,
     allow_extrapolation: bool = False,
     bootstrapper: Bootstrapper | None = None,
+    observed_only: bool = False,
 ) -> SizingTable:
     """The table of ``figures`` in blocks per basis group (module docstring).
+
+    ``observed_only``: only the rows of the core counts a series observed (what the
+    overheads between observed figures read: recommend's platform comparison), not the
+    catalog's others, which would each be predicted for nothing.
 
     ``bases`` are every known basis (labels, prices, shapes); figures without a known basis
     form one block per origin. Prices as in :func:`sizing.engine.recommend.recommend`;
@@ -169,7 +174,8 @@ def build_table(
         b = by_id.get(s.basis_id)
         grouped.setdefault(("", s.origin) if b is None else group_key(b), []).append(s)
     blocks = [
-        _block(members, catalog, by_id, price_map, article_prices) for members in grouped.values()
+        _block(members, catalog, by_id, price_map, article_prices, observed_only)
+        for members in grouped.values()
     ]
     blocks.sort(key=lambda blk: (blk.series[0].origin != FigureKind.MEASURED, blk.title))
     all_rows: list[TableRow] = []
@@ -208,6 +214,7 @@ def _block(
     by_id: Mapping[str, Basis],
     prices: Mapping[str, Price],
     article_prices: bool,
+    observed_only: bool = False,
 ) -> TableGroup:
     members = sorted(members, key=lambda s: series_order(s.key))
     ids = tuple(dict.fromkeys(s.basis_id for s in members))
@@ -230,7 +237,7 @@ def _block(
     # The lab's figures survive a customer's catalog: every observed core count has its row
     # (unpriced where the catalog sells no such server) beside the catalog's.
     observed = {f.cores for s in members for f in s.observed}
-    counts = sold | observed
+    counts = observed if observed_only else sold | observed
     if known:
         b0 = known[0]
         title = " + ".join(ids) + (

@@ -200,7 +200,7 @@ class HostVars(BaseModel):
     fault_locations: bool | None = Field(
         default=None, description="test-only nginx locations that answer 503 (fault tests)"
     )
-    # Where loadgen.py, wrk_report.lua and vegeta go: a directory that the connecting user
+    # Where loadgen.py and the load generators' files go: a directory that the connecting user
     # owns with mode 0700 (playbooks/tasks/tool-dir.yml creates it or refuses it).
     tool_dir: AbsPath | None = None
     # The run lock's directory on the host (files/hostlock.py): /run/sizing.lock if unset.

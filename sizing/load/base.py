@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Capabilities",
     "LoadRequest",
+    "ToolBuild",
     "ToolInstall",
     "first_version",
     "window_timeout",
@@ -30,31 +31,65 @@ __all__ = [
 class Capabilities:
     """What a generator can do, as the plan and the measurement ask it."""
 
+    # each is read where it decides something: open_loop by the registry (OPEN_LOOP),
+    # full_handshakes and tls by the plan (loadspec.generator_problem), single_threaded by
+    # the plan (the CPUs it is pinned to and shown on), lag_means_client_behind by the
+    # fixed-rate measurement
     open_loop: bool  # offers a fixed rate on a schedule (else closed loop: as fast as answered)
-    latency_histogram: bool  # a bucketed histogram per client, merged exactly across clients
     full_handshakes: bool  # can make every request a new TLS connection (keepalive off)
     # an achieved rate below the offered one means the client fell behind (vegeta's pacer);
     # False: it also falls when the server saturates, so only a busy client says so (oha)
     lag_means_client_behind: bool = False
     tls: bool = True  # loads https:// URLs
-    http_versions: tuple[str, ...] = ("1.1",)  # the HTTP versions it can speak
-    # the latency percentiles its report gives (a histogram gives any: empty)
-    latency_percentiles: tuple[float, ...] = ()
+    single_threaded: bool = False  # uses one CPU however many it is given (ApacheBench)
 
 
 @dataclass(frozen=True)
 class ToolInstall:
     """How ``playbooks/clients.yml`` installs a generator on a client: the Debian packages
-    to install when ``command`` is not found. None on a tool: sizing builds and copies it
-    itself (:class:`sizing.provision.tools.ClientTools`: oha, vegeta)."""
+    to install when ``command`` is not found; ``probe``, the arguments that print its
+    version (``sizing doctor``). None on a tool that sizing builds and copies itself (its
+    :class:`ToolBuild`: oha, vegeta)."""
 
     command: str
     packages: tuple[str, ...]
+    probe: tuple[str, ...] = ("--version",)
 
     def __post_init__(self) -> None:
         for name in (self.command, *self.packages):
             if not re.fullmatch(r"[a-z0-9][a-z0-9.+-]*", name):
                 raise ValueError(f"not a command or package name: {name!r}")
+
+
+@dataclass(frozen=True)
+class ToolBuild:
+    """A generator sizing builds once per machine and copies to its clients itself (a
+    tool's ``built``; its ``install`` is then None): the checkout's
+    ``scripts/install-BINARY`` builds ``.cache/bin/BINARY`` (one on PATH serves as well),
+    and ``playbook`` copies it, with the files it ships, to every client of a point that
+    needs it, given the binary's path as ``extravar``. ``needs`` is what the build needs
+    (said when the binary is missing), ``time_words`` and ``seconds`` what a cold build
+    costs on a 2-core machine (the line that says why a run waits; the run's estimate,
+    fewest to most), ``bg_job`` the ``scripts/bg`` job that builds it after the setup and
+    ``cost_words`` what a build costs, first and later (``sizing doctor``)."""
+
+    binary: str
+    playbook: str
+    extravar: str
+    needs: str
+    time_words: str
+    seconds: tuple[float, float]
+    bg_job: str
+    cost_words: str
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", self.binary):
+            raise ValueError(f"not a binary name: {self.binary!r}")
+
+    @property
+    def script(self) -> str:
+        """The checkout's install script, relative to the checkout."""
+        return f"scripts/install-{self.binary}"
 
 
 @dataclass(frozen=True)

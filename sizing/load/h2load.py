@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 
 from sizing.errors import ToolError, UsageError
-from sizing.load.base import Capabilities, LoadRequest, ToolInstall, first_version
+from sizing.load.base import Capabilities, LoadRequest, ToolBuild, ToolInstall, first_version
 from sizing.load.latency import HIST_GROWTH, Histogram, LatencyReport
 from sizing.load.wrk import WrkResult
 from sizing.loadproto import Command, CommandOutput
@@ -186,10 +186,10 @@ class H2loadTool:
     """h2load as a :class:`~sizing.load.base.LoadTool` (see the module)."""
 
     name: str = "h2load"
-    capabilities: Capabilities = Capabilities(
-        open_loop=False, latency_histogram=True, full_handshakes=False
-    )
+    capabilities: Capabilities = Capabilities(open_loop=False, full_handshakes=False)
     install: ToolInstall | None = ToolInstall("h2load", ("nghttp2-client",))
+    built: ToolBuild | None = None
+    ships: tuple[str, ...] = ()
     version: str | None = None  # the client's packaged h2load, read from it
     build: str | None = None
     planning_rate_per_core: int = 0  # closed loop: it offers what the server answers

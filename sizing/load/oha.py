@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sizing.errors import ToolError, UsageError
-from sizing.load.base import Capabilities, LoadRequest, ToolInstall, window_timeout
+from sizing.load.base import Capabilities, LoadRequest, ToolBuild, ToolInstall, window_timeout
 from sizing.load.latency import Histogram, LatencyReport
 from sizing.loadproto import Command, CommandOutput
 from sizing.topology import cpulist
@@ -306,10 +306,19 @@ class OhaTool:
     per-client histograms; built and copied by sizing (``scripts/install-oha``), pinned."""
 
     name: str = "oha"
-    capabilities: Capabilities = Capabilities(
-        open_loop=True, latency_histogram=True, full_handshakes=True
+    capabilities: Capabilities = Capabilities(open_loop=True, full_handshakes=True)
+    install: ToolInstall | None = None  # built and copied by sizing: its ``built``
+    built: ToolBuild | None = ToolBuild(
+        binary="oha",
+        playbook="oha.yml",
+        extravar="sizing_oha_binary",
+        needs="cargo",
+        time_words="about 4 to 6 minutes",
+        seconds=(240.0, 360.0),
+        bg_job="oha",
+        cost_words="4-6 min the first time on a machine, then a copy",
     )
-    install: ToolInstall | None = None  # sizing.provision.tools.ClientTools copies it
+    ships: tuple[str, ...] = ("latency_hist.py",)  # oha.yml: buckets its raw latencies
     version: str | None = VERSION
     build: str | None = BUILD
     planning_rate_per_core: int = PLANNING_RATE_PER_CORE

@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sizing.errors import UsageError
-from sizing.load.base import Capabilities, LoadRequest, ToolInstall, window_timeout
+from sizing.load.base import Capabilities, LoadRequest, ToolBuild, ToolInstall, window_timeout
 from sizing.load.latency import LatencyReport
-from sizing.load.vegeta import VERSION, VegetaParseError, parse
+from sizing.load.vegeta import BUILT, VERSION, VegetaParseError, parse
 from sizing.load.wrk import WrkResult
 from sizing.loadproto import Command, CommandOutput
 from sizing.topology import cpulist
@@ -108,10 +108,11 @@ class ReplayTool:
     name: str = "vegeta-replay"
     capabilities: Capabilities = Capabilities(
         open_loop=False,
-        latency_histogram=False,
         full_handshakes=True,
     )
-    install: ToolInstall | None = None  # the vegeta binary sizing copies (ClientTools)
+    install: ToolInstall | None = None  # the vegeta binary sizing builds and copies
+    built: ToolBuild | None = BUILT
+    ships: tuple[str, ...] = ()
     version: str | None = VERSION
     build: str | None = None
     planning_rate_per_core: int = 7_000  # vegeta's (benchmarks/generators)

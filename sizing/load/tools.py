@@ -18,7 +18,8 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from sizing.errors import UsageError
-from sizing.load.base import Capabilities, LoadRequest, ToolInstall
+from sizing.load import DEFAULT_GENERATOR
+from sizing.load.base import Capabilities, LoadRequest, ToolBuild, ToolInstall
 from sizing.load.h2load import H2LOAD
 from sizing.load.latency import LatencyReport
 from sizing.load.oha import OHA, OhaResult, OhaTool
@@ -41,7 +42,12 @@ __all__ = [
     "LoadTool",
     "OpenLoopTool",
     "RateResult",
+    "ToolBuild",
     "ToolInstall",
+    "builds",
+    "built_for",
+    "client_files",
+    "pinned_cpus",
     "ToolResult",
     "client_installs",
     "closed_loop_parse",
@@ -66,6 +72,17 @@ class LoadTool(Protocol):
     @property
     def install(self) -> ToolInstall | None:
         """What the clients' playbook installs (None: sizing builds and copies it)."""
+        ...
+
+    @property
+    def built(self) -> ToolBuild | None:
+        """How sizing builds it and copies it to the clients (None: ``install`` does)."""
+        ...
+
+    @property
+    def ships(self) -> tuple[str, ...]:
+        """The files of ``playbooks/files/`` its install puts in a client's tool directory
+        beside it (``clients.yml`` for an installed tool, its ``built.playbook`` else)."""
         ...
 
     @property
@@ -109,10 +126,14 @@ class LoadTool(Protocol):
 
 
 TOOLS: dict[str, LoadTool] = {t.name: t for t in (WRK, OHA, VEGETA, H2LOAD, REPLAY)}
-OPEN_LOOP: dict[str, OpenLoopTool] = {t.name: t for t in (OHA, VEGETA)}
+# the tools that say they run open loop (their results are the open-loop union's)
+OPEN_LOOP: dict[str, OpenLoopTool] = {
+    name: t
+    for name, t in TOOLS.items()
+    if t.capabilities.open_loop and isinstance(t, OhaTool | VegetaTool)
+}
 # A fixed-rate profile whose generator runs closed loop is offered its rates by vegeta.
 DEFAULT_OPEN_LOOP: OpenLoopTool = VEGETA
-DEFAULT_GENERATOR = WRK.name  # a profile's when it names none; a basis labelled only if not
 
 
 def tool(name: str) -> LoadTool:
@@ -144,3 +165,30 @@ def client_installs(generators: Iterable[str]) -> tuple[list[str], list[str]]:
     commands = sorted({i.command for i in installs})
     packages = sorted({p for i in installs for p in i.packages})
     return commands, packages
+
+
+def builds() -> dict[str, ToolBuild]:
+    """Every generator binary sizing builds and copies itself, by binary (vegeta-replay
+    runs vegeta's: one build serves both)."""
+    return {t.built.binary: t.built for t in TOOLS.values() if t.built is not None}
+
+
+def built_for(generator: str) -> ToolBuild | None:
+    """What sizing builds and copies for a point of ``generator`` (None: nothing, or a
+    name no tool is registered under)."""
+    found = TOOLS.get(generator)
+    return None if found is None else found.built
+
+
+def client_files() -> tuple[str, ...]:
+    """The files the installed generators (those ``clients.yml`` installs) ship to every
+    client's tool directory beside the window runner (wrk's report script)."""
+    return tuple(dict.fromkeys(f for t in TOOLS.values() if t.install is not None for f in t.ships))
+
+
+def pinned_cpus(generator: str, cpus: tuple[int, ...]) -> tuple[int, ...]:
+    """The CPUs ``generator`` is pinned to of a client's set ``cpus``: all of them, or the
+    first alone for a single-threaded tool (it would use no other: the plan shows and the
+    client ceiling counts what it uses). A name no tool is registered under keeps them."""
+    found = TOOLS.get(generator)
+    return cpus[:1] if found is not None and found.capabilities.single_threaded else cpus

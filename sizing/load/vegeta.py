@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from sizing.errors import ToolError, UsageError
-from sizing.load.base import Capabilities, LoadRequest, ToolInstall, window_timeout
+from sizing.load.base import Capabilities, LoadRequest, ToolBuild, ToolInstall, window_timeout
 from sizing.load.latency import LatencyReport
 from sizing.loadproto import Command, CommandOutput
 from sizing.topology import cpulist
@@ -63,6 +63,19 @@ __all__ = [
 ]
 
 VERSION = "v12.12.0"  # scripts/install-vegeta
+# scripts/install-vegeta builds it (a static binary), vegeta.yml copies it to the clients
+BUILT = ToolBuild(
+    binary="vegeta",
+    playbook="vegeta.yml",
+    extravar="sizing_vegeta_binary",
+    needs="Go >= 1.22",
+    time_words="about a minute",
+    # the fewest is none: Go's build cache, when it holds it, makes the build 0.5 s (37 s
+    # with only the module cache, about a minute cold; measured on 2 cores)
+    seconds=(0.0, 90.0),
+    bg_job="go-tools",
+    cost_words="about a minute cold, a second when Go's caches or the machine's copy hold it",
+)
 MAX_RATE_LAG = 0.02  # sent rate more than 2% below the offered rate: the client fell behind
 # The planning figure for sizing clients (requests/s one client core offers on schedule):
 # from benchmarks/generators on the 2-core development machine (7,500 sustained, collapsing
@@ -263,11 +276,12 @@ class VegetaTool:
     name: str = "vegeta"
     capabilities: Capabilities = Capabilities(
         open_loop=True,
-        latency_histogram=False,
         full_handshakes=True,
         lag_means_client_behind=True,
     )
-    install: ToolInstall | None = None  # sizing.provision.tools.ClientTools copies it
+    install: ToolInstall | None = None  # built and copied by sizing: its ``built``
+    built: ToolBuild | None = BUILT
+    ships: tuple[str, ...] = ()
     version: str | None = VERSION
     build: str | None = None
     planning_rate_per_core: int = PLANNING_RATE_PER_CORE

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sizing.errors import ToolError, UsageError
-from sizing.load.base import Capabilities, LoadRequest, ToolInstall, first_version
+from sizing.load.base import Capabilities, LoadRequest, ToolBuild, ToolInstall, first_version
 from sizing.load.latency import LatencyReport
 from sizing.loadproto import Command, CommandOutput
 from sizing.topology import cpulist
@@ -306,11 +306,11 @@ class WrkTool:
     name: str = "wrk"
     capabilities: Capabilities = Capabilities(
         open_loop=False,
-        latency_histogram=False,
         full_handshakes=True,
-        latency_percentiles=(50.0, 75.0, 90.0, 99.0),
     )
     install: ToolInstall | None = ToolInstall("wrk", ("wrk",))
+    built: ToolBuild | None = None
+    ships: tuple[str, ...] = ("wrk_report.lua",)  # clients.yml: its latency distribution
     version: str | None = None  # the client's packaged wrk, read from it
     build: str | None = None
     planning_rate_per_core: int = 0  # closed loop: it offers what the server answers

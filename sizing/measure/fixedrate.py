@@ -1,7 +1,8 @@
-"""The latency profiles' measurement: constant offered rates, open loop (oha or vegeta).
+"""The latency profiles' measurement: constant offered rates, open loop.
 
 The method of a profile with ``mode: fixed-rate`` (:func:`sizing.measure.method.method_for`).
-The profile's ``generator`` (``oha``, or ``vegeta``) offers the rates. One point (host ×
+The profile's ``generator`` offers the rates when it runs open loop, else the registry's
+default open-loop tool (:func:`sizing.load.tools.open_loop_tool`). One point (host ×
 platform × cores × HT × profile) is measured as:
 
 1. **Sweep.** With ``--rates`` (or ``--slo``): a warm-up window at the lowest rate, then one
@@ -12,8 +13,8 @@ platform × cores × HT × profile) is measured as:
    interval; it stops at the clients' ceiling (their cores × the generator's planning
    rate per core) or when the generator falls behind (the knee then lies above: a lower
    bound). Every client offers ``rate / clients`` (sums for rates); the latency
-   distributions of all clients and repetitions of a rate are merged (oha: histograms
-   added exactly; vegeta: request-weighted mixtures), never averaged
+   distributions of all clients and repetitions of a rate are merged (a tool with a latency
+   histogram: added exactly; one without: request-weighted mixtures), never averaged
    (:func:`sizing.load.latency.merge_latency`). The server's pinned CPUs are sampled per
    window: the CPU-against-offered-rate curve.
 2. **SLO search** (``--slo p95=10ms``): :func:`sizing.knee.search` probes new rates, one
@@ -124,8 +125,9 @@ class RateCurve:
             )
             if warm:
                 continue
-            # vegeta's pacer falls behind only on the client side; oha's finished rate
-            # also falls when the server saturates, so it lags only on a saturated client.
+            # a pacer that falls behind only on the client side says so by its lag (the
+            # capability); another's finished rate also falls when the server saturates, so
+            # it lags only on a saturated client.
             if (meta.lag or 0.0) > self.tool.max_rate_lag and (
                 self.tool.capabilities.lag_means_client_behind
                 or any(b >= CLIENT_BUSY_LIMIT for b in win.client_busy.values())

@@ -9,7 +9,7 @@ article. ``api-jwt`` validates an HS256 JWT on every request with njs (the NGINX
 JavaScript module from Debian, ``templates/sizing-jwt.js.j2``) before proxying; a missing
 or wrong token gets 401 and is never proxied.
 
-Before its wrk windows a gateway point measures, from its first client, with curl:
+Before its load windows a gateway point measures, from its first client, with curl:
 
 * **added latency**: the timing breakdown (connect, TLS, first byte, total; median of
   ``SINGLE_REQUESTS`` fresh connections each, alternating, after a warm-up pair) of one

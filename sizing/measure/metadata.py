@@ -131,7 +131,7 @@ def ran_version(point: PlannedPoint, outputs: Mapping[str, Sequence[WindowOutput
 def latency_metadata(
     point: PlannedPoint, target: Target, url: str, facts: HostRecord | None
 ) -> PointMeta:
-    """An open-loop (oha or vegeta) point's record, less its curve (the caller adds it)."""
+    """An open-loop (fixed-rate) point's record, less its curve (the caller adds it)."""
     prof = point.profile
     tool = open_loop_tool(prof.generator)
     env = replace(

@@ -21,7 +21,7 @@ from sizing.measure.windows import WindowRunner, point_lead, schedule_windows
 from sizing.plan.loadspec import client_request
 from sizing.plan.points import PlannedPoint
 from sizing.provision.platforms.base import Target
-from sizing.records import CpuWindow, SampleMeta, SoakRep
+from sizing.records import CpuWindow, HistogramRecord, SampleMeta, SoakRep
 
 Result = RateResult
 
@@ -168,7 +168,9 @@ def latency_point(
         status_codes=_sum_codes(results),
         error_messages=tuple(sorted({e for r in results for e in r.errors})[:5]),
         latency_histogram=(
-            merged.histogram.to_json() if merged is not None and merged.histogram else None
+            HistogramRecord.parse(merged.histogram.to_json())
+            if merged is not None and merged.histogram
+            else None
         ),
         client_cpu_busy=win.client_busy,
         server_cpu=server,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from sizing.load.tools import built_for
 from sizing.loadproto import MixCounts
 from sizing.measure.evaluate import Measurement, Outputs, window_rates
 from sizing.measure.measure_context import MeasureContext
@@ -62,7 +63,8 @@ class Replay(Throughput):
         window's command carries the target list, and a batch's spec travels as one
         argument (:data:`sizing.load.replay.LIST_LENGTH`), so a batch holds one window."""
         assert point.allocation is not None
-        ctx.tools.ensure_vegeta(point.clients)  # vegeta-replay runs the pinned vegeta
+        # the replay's generator runs a binary sizing builds and copies (its `built`)
+        ctx.tools.ensure(built_for(point.profile.generator), point.clients)
         schedule = Schedule.of(ctx.settings, point.profile)
         rule = stop_rule(schedule)
         outputs: Outputs = {}

@@ -1,4 +1,5 @@
-"""Closed-loop throughput (wrk, h2load): warm up, then repeat until the stop rule is met.
+"""Closed-loop throughput (the profile's generator): warm up, then repeat until the stop
+rule is met.
 
 Each batch of windows runs on every host of the point at a common start
 (:class:`~sizing.measure.windows.WindowRunner`); the first batch holds the warm-up and the

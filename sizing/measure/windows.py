@@ -1,6 +1,6 @@
 """Load windows on every host of a point at a common start: the ONE window runner.
 
-Every measurement (closed-loop wrk, open-loop vegeta, the gateway's single curl requests)
+Every measurement (closed-loop and open-loop generators, the gateway's single curl requests)
 hands ``playbooks/load.yml`` a spec per host; the hosts' window runner
 (``playbooks/files/loadgen.py``) waits for the common start, runs each window's commands at
 its offset and samples the CPUs, the network and nginx around it.

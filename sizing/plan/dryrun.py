@@ -65,7 +65,7 @@ def _windows(schedule: Schedule) -> PlanWindows:
 def open_loop_plan_argv(
     schedule: Schedule, point: PlannedPoint, client: Host, url: str, duration: float
 ) -> list[str] | str:
-    """A latency point's dry run: its open-loop tool's argv (oha's run or vegeta's attack)
+    """A latency point's dry run: its open-loop tool's argv (one window)
     for the first offered rate on ``client``."""
     try:
         req = client_request(point, client, url, schedule.rates()[0], duration, window=False)
@@ -100,12 +100,12 @@ def _point(settings: MeasureSettings, point: PlannedPoint, done: Collection[Poin
             )
         except Exception as exc:  # noqa: BLE001 - shown, and the pre-flight says it too
             argv = f"cannot build: {exc}"
-        if point.profile.mode == "fixed-rate":  # latency profiles: vegeta, one attack per rate
+        if point.profile.mode == "fixed-rate":  # latency profiles: open loop, one window per rate
             argv = open_loop_plan_argv(schedule, point, c, url, float(windows.duration_s))
         clients.append(
             PlanClient(
                 c.name,
-                cpulist(point.client_cpus.get(c.name, ())) or "any",
+                cpulist(req.cpus) or "any",  # what the generator is pinned to
                 req.threads,
                 connections,
                 argv,

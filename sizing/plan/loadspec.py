@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sizing.errors import SizingError
 from sizing.inventory import Host
-from sizing.load.tools import LoadRequest, open_loop_tool, tool
+from sizing.load.tools import DEFAULT_GENERATOR, LoadRequest, open_loop_tool, pinned_cpus, tool
 from sizing.loadproto import Command
 from sizing.paths import TOOL_DIR as DEFAULT_TOOL_DIR
 from sizing.plan.jwt import make_token
@@ -46,7 +46,8 @@ def generator_problem(profile: Profile) -> str:
     if not profile.keepalive and not caps.full_handshakes:
         return (
             f"profile {profile.name}: generator: {gen.name} cannot close each connection "
-            "(keepalive: false needs a generator that makes full handshakes, e.g. wrk)"
+            "(keepalive: false needs a generator that makes full handshakes, e.g. "
+            f"{DEFAULT_GENERATOR})"
         )
     return ""
 
@@ -92,7 +93,7 @@ def closed_request(
         tool_dir=tool_dir(client),
         headers=headers,
         keepalive=prof.keepalive,
-        cpus=tuple(point.client_cpus.get(client.name, ())),
+        cpus=pinned_cpus(prof.generator, tuple(point.client_cpus.get(client.name, ()))),
         window=window,
         # a replayed customer workload: its weighted targets (sizing.plan.replay)
         targets=point_targets(point, url) if prof.workload else "",
@@ -139,9 +140,16 @@ def client_request(
         tool_dir=tool_dir(client),
         headers=request_headers(point.profile),
         keepalive=point.profile.keepalive,
-        cpus=tuple(point.client_cpus.get(client.name, ())),
+        cpus=_open_loop_cpus(point, client),
         window=window,
     )
+
+
+def _open_loop_cpus(point: PlannedPoint, client: Host) -> tuple[int, ...]:
+    """The CPUs the point's open-loop tool is pinned to on ``client``
+    (:func:`~sizing.load.tools.pinned_cpus`)."""
+    cpus = tuple(point.client_cpus.get(client.name, ()))
+    return pinned_cpus(open_loop_tool(point.profile.generator).name, cpus)
 
 
 def client_ceiling(point: PlannedPoint) -> tuple[float, int, int]:
@@ -149,5 +157,5 @@ def client_ceiling(point: PlannedPoint) -> tuple[float, int, int]:
     rate per core). Their pinned cores (1 when unpinned) times the generator's planning
     figure per core (``PLANNING_RATE_PER_CORE``, from ``benchmarks/generators``)."""
     per_core = open_loop_tool(point.profile.generator).planning_rate_per_core
-    cores = sum(max(1, len(point.client_cpus.get(c.name, ()))) for c in point.clients)
+    cores = sum(max(1, len(_open_loop_cpus(point, c))) for c in point.clients)
     return float(cores * per_core), cores, per_core

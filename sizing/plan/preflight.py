@@ -13,7 +13,7 @@ The checks:
 * the open-files limit nginx gets, and ``worker_connections``, carry the connections a
   point sends to the server; the clients' open-files limit carries their connections;
 * the clients' ephemeral port range and the server's ``somaxconn`` suffice;
-* the generator's argv builds (wrk: threads at most its connections; checked);
+* the generator's argv builds (a closed-loop tool: threads at most its connections; checked);
 * the nginx CPU masks are well formed, one CPU each, on CPUs the server has online, and
   the clients' CPU lists name CPUs they have.
 """
@@ -58,7 +58,7 @@ NGINX_BACKLOG = 511  # nginx's default listen backlog on Linux (NGX_LISTEN_BACKL
 NGINX_DEFAULT_WORKER_CONNECTIONS = 16384  # playbooks/nginx.yml's default
 NGINX_DEFAULT_RLIMIT_NOFILE = 65536  # playbooks/nginx.yml's default
 SPARE_FDS_SERVER = 64  # listen sockets, logs, open_file_cache, epoll
-SPARE_FDS_CLIENT = 16  # wrk's epoll descriptors, stdio, the Lua script
+SPARE_FDS_CLIENT = 16  # the generator's epoll descriptors, stdio, its report script
 
 
 @dataclass
@@ -68,7 +68,7 @@ class Requirements:
     host: Host
     server_connections: int = 0  # connections all clients open to this server at once
     server_workers: int = 0  # fewest workers sharing them (worst case per worker)
-    client_connections: int = 0  # connections this host's wrk opens
+    client_connections: int = 0  # connections this host's load generator opens
     masks: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)  # (masks, cpus)
     client_cpus: set[int] = field(default_factory=set)
 
@@ -192,7 +192,7 @@ def _port_range(text: Any) -> int | None:
 
 
 def check_client_limits(host: Host, facts: HostRecord, connections: int) -> list[str]:
-    """wrk's open files and the ephemeral ports on a client."""
+    """The load generator's open files and the ephemeral ports on a client."""
     if connections <= 0:
         return []
     out: list[str] = []
@@ -200,16 +200,16 @@ def check_client_limits(host: Host, facts: HostRecord, connections: int) -> list
     soft = facts.nofile_soft
     if soft is not None and int(soft) < connections + SPARE_FDS_CLIENT:
         out.append(
-            f"{name}: open-files limit {soft} is below the {connections} connections wrk "
-            f"opens plus {SPARE_FDS_CLIENT}; raise it (ulimit -n, limits.conf) for "
+            f"{name}: open-files limit {soft} is below the {connections} connections the load "
+            f"generator opens plus {SPARE_FDS_CLIENT}; raise it (ulimit -n, limits.conf) for "
             f"{host.variables.get('ansible_user', 'the Ansible user')} or lower --connections"
         )
     ports = _port_range(facts.ip_local_port_range)
     if ports is not None and ports < connections:
         out.append(
             f"{name}: the ephemeral port range ({' '.join(str(facts.ip_local_port_range).split())}"
-            f", {ports} ports) is smaller than the {connections} connections wrk opens; "
-            f"widen net.ipv4.ip_local_port_range"
+            f", {ports} ports) is smaller than the {connections} connections the load generator "
+            "opens; widen net.ipv4.ip_local_port_range"
         )
     return out
 
@@ -248,7 +248,7 @@ def check_cpu_masks(
 
 
 def check_client_cpus(host: Host, cpus: Iterable[int], topology: Topology | None) -> list[str]:
-    """The CPUs a client's wrk is pinned to, and every CPU its ``sizing_client_cpus``
+    """The CPUs a client's load generator is pinned to, and every CPU its ``sizing_client_cpus``
     names (the planner keeps only the ones it finds, which hides a list written for
     another host), exist on that client."""
     wanted = set(cpus)
@@ -263,8 +263,9 @@ def check_client_cpus(host: Host, cpus: Iterable[int], topology: Topology | None
     missing = sorted(wanted - set(online))
     if missing:
         return [
-            f"{host.name}: wrk would be pinned to CPU(s) {cpulist(missing)}, which the host "
-            f"does not have online (online: {cpulist(online)}); fix sizing_client_cpus"
+            f"{host.name}: the load generator would be pinned to CPU(s) {cpulist(missing)}, "
+            f"which the host does not have online (online: {cpulist(online)}); "
+            "fix sizing_client_cpus"
         ]
     return []
 

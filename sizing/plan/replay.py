@@ -26,7 +26,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from sizing.errors import InputError, UsageError
-from sizing.load.replay import ReplayTarget, target_list
+from sizing.load.replay import REPLAY, ReplayTarget, target_list
 from sizing.plan.points import PlannedPoint
 from sizing.plan.workload_spec import (
     MAX_DEMAND_BYTES,
@@ -208,8 +208,9 @@ def point_targets(point: PlannedPoint, url: str, headers: tuple[str, ...] = ()) 
 
 def workload_profile(path: Path) -> Profile:
     """The profile that replays the demand file's workload: named by its basis key
-    (:func:`~sizing.workload.workload_key`), measured by ``vegeta-replay``, in the
-    customer's own requests per second; the workload carried as canonical JSON."""
+    (:func:`~sizing.workload.workload_key`), measured by the replay generator
+    (:mod:`sizing.load.replay`), in the customer's own requests per second; the workload
+    carried as canonical JSON."""
     doc = read_yaml(path, "demand", max_bytes=MAX_DEMAND_BYTES)
     mix, key = load_workload(path)
     if mix.role is None:
@@ -224,7 +225,7 @@ def workload_profile(path: Path) -> Profile:
         name=key,
         description=f"your workload, replayed: {ROLE_WORDS[mix.role]}, your mix of sizes,"
         " connections, TLS and resumption",
-        generator="vegeta-replay",
+        generator=REPLAY.name,
         metric="requests_per_second",
         unit="requests/s",
         scheme="http",
@@ -233,8 +234,8 @@ def workload_profile(path: Path) -> Profile:
         role=PROFILE_ROLE[mix.role],  # type: ignore[arg-type]
         # connections close after the customer's requests per connection and reopen: not
         # every connection is open at every instant, so the keepalive profiles' guard that
-        # the server held them all does not apply (vegeta still reuses a connection until
-        # its close: sizing.load.replay)
+        # the server held them all does not apply (the replay generator still reuses a
+        # connection until its close: sizing.load.replay)
         keepalive=False,
         connections=REPLAY_CONNECTIONS,
         workload=json.dumps(section, sort_keys=True, separators=(",", ":"), default=str),

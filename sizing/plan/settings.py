@@ -46,21 +46,21 @@ class MeasureSettings:
 class Schedule:
     """The windows of one profile's points under the run's settings.
 
-    Closed-loop windows (wrk) take whole seconds; open-loop windows (vegeta) take the
+    Closed-loop windows take whole seconds; open-loop windows (the fixed rates) take the
     seconds as given.
     """
 
     settings: MeasureSettings
     profile: Profile
     connections: int  # per client
-    duration_s: int  # wrk: whole seconds per timed repetition
-    warmup_s: int  # wrk: whole seconds of warm-up, 0 for none
+    duration_s: int  # closed loop: whole seconds per timed repetition
+    warmup_s: int  # closed loop: whole seconds of warm-up, 0 for none
     min_reps: int  # adaptive repetitions: at least this many ...
     max_reps: int  # ... at most this many
     fixed_reps: int | None  # --repeat N: exactly N
-    rate_duration_s: float  # vegeta: seconds per window at one rate
-    rate_warmup_s: float  # vegeta: seconds of warm-up at the first rate, 0 for none
-    reps_per_rate: int  # vegeta: repetitions of every rate (the soak)
+    rate_duration_s: float  # open loop: seconds per window at one rate
+    rate_warmup_s: float  # open loop: seconds of warm-up at the first rate, 0 for none
+    reps_per_rate: int  # open loop: repetitions of every rate (the soak)
 
     @classmethod
     def of(cls, settings: MeasureSettings, profile: Profile) -> Schedule:

@@ -1,6 +1,8 @@
 """The tools on the hosts: the load generators and the window runner (``clients.yml``),
-oha (``oha.yml``) and vegeta (``vegeta.yml``), and a freshly booted guest made ready for
-its windows."""
+the generators sizing builds and copies itself (each one's ``built`` playbook, as its
+module in :mod:`sizing.load` declares it), and a freshly booted guest made ready for its
+windows. No generator is named here: each is asked of the registry
+(:mod:`sizing.load.tools`)."""
 
 from __future__ import annotations
 
@@ -17,79 +19,70 @@ from pathlib import Path
 from sizing.errors import HostError, ToolError
 from sizing.facts import HostFacts
 from sizing.inventory import Host, Inventory
-from sizing.load.tools import OHA, VEGETA, client_installs, open_loop_tool
+from sizing.load.tools import ToolBuild, built_for, client_files, client_installs, open_loop_tool
 from sizing.paths import PLAYBOOKS, ROOT
 from sizing.plan.points import PlannedPoint
 from sizing.provision.ansible import Playbooks
 from sizing.provision.facts import gather_facts
 
 __all__ = [
-    "OHA_BINARY",
-    "VEGETA_BINARY",
+    "TOOL_FILES",
     "ClientTools",
     "build_generators",
     "build_seconds",
+    "checkout_binary",
     "clients_ready",
-    "oha_binary",
+    "located",
     "prepare_clients",
     "ready_guest",
     "tools_ready",
-    "vegeta_binary",
 ]
 
-VEGETA_BINARY = ROOT / ".cache" / "bin" / "vegeta"  # scripts/install-vegeta
-OHA_BINARY = ROOT / ".cache" / "bin" / "oha"  # scripts/install-oha
+
+def checkout_binary(build: ToolBuild) -> Path:
+    """Where the checkout's ``scripts/install-BINARY`` leaves what it builds."""
+    return ROOT / ".cache" / "bin" / build.binary
 
 
-def oha_binary() -> Path | None:
-    """The oha to copy to the clients: the checkout's pinned build, else one on PATH."""
-    if OHA_BINARY.is_file():
-        return OHA_BINARY
-    found = shutil.which("oha")
+def located(build: ToolBuild) -> Path | None:
+    """The binary to copy to the clients: the checkout's pinned build, else one on PATH (an
+    installed package, e.g. under pipx, has no checkout cache)."""
+    own = checkout_binary(build)
+    if own.is_file():
+        return own
+    found = shutil.which(build.binary)
     return Path(found) if found else None
 
 
-def vegeta_binary() -> Path | None:
-    """The vegeta to copy to the clients: the checkout's pinned build, else one on PATH
-    (an installed package, e.g. under pipx, has no checkout cache)."""
-    if VEGETA_BINARY.is_file():
-        return VEGETA_BINARY
-    found = shutil.which("vegeta")
-    return Path(found) if found else None
-
-
-# What building each open-loop generator costs the first time on a machine (2 cores), for
-# the line that says why the run waits (scripts/install-oha and scripts/install-vegeta) and
-# for the run's estimate (:func:`build_seconds`): seconds, fewest to most.
-BUILD_TIME = {"oha": "about 4 to 6 minutes", "vegeta": "about a minute"}
-# vegeta's fewest is none: Go's build cache, when it holds it, makes the build 0.5 s (37 s
-# with only the module cache, about a minute cold; measured on 2 cores).
-BUILD_SECONDS = {"oha": (240.0, 360.0), "vegeta": (0.0, 90.0)}
-# What the install scripts print when a build (not a copy) starts: "install-oha: building ..."
+# What the install scripts print when a build (not a copy) starts: "install-NAME: building ..."
 _BUILD_STARTS = re.compile(r"\bbuilding\b")
 
 
-def shared_build(gen: str) -> Path | None:
-    """A copy of ``gen`` that an earlier clone on this machine built, kept outside the
-    checkout (scripts/install-oha keeps ``~/.cache/sizing/bin/oha-<version>-<build>``):
+def shared_build(binary: str) -> Path | None:
+    """A copy of ``binary`` that an earlier clone on this machine built, kept outside the
+    checkout (scripts/install-BINARY keeps ``~/.cache/sizing/bin/BINARY-<version>-<build>``):
     the install script copies it instead of compiling. None when there is none."""
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    for found in sorted((cache / "sizing" / "bin").glob(f"{gen}-*")):
+    for found in sorted((cache / "sizing" / "bin").glob(f"{binary}-*")):
         if found.suffix != ".build" and found.with_name(found.name + ".build").is_file():
             return found
     return None
 
 
+def _builds(gens: Collection[str]) -> dict[str, ToolBuild]:
+    """What the generators ``gens`` need built, by binary (the registry's ``built``)."""
+    return {b.binary: b for g in gens if (b := built_for(g)) is not None}
+
+
 def build_seconds(gens: Collection[str]) -> tuple[float, float]:
     """What building ``gens`` will cost before the first point, fewest to most seconds:
     nothing for one already here or on PATH, nor for one the machine's cache holds (a
-    copy), the build's time otherwise (:data:`BUILD_SECONDS`)."""
-    located = {"oha": oha_binary, "vegeta": vegeta_binary}
+    copy), the build's time otherwise (each build's declared ``seconds``)."""
     low = high = 0.0
-    for gen in sorted(set(gens) & set(located)):
-        if located[gen]() is not None or shared_build(gen) is not None:
+    for binary, build in sorted(_builds(gens).items()):
+        if located(build) is not None or shared_build(binary) is not None:
             continue
-        lo, hi = BUILD_SECONDS[gen]
+        lo, hi = build.seconds
         low, high = low + lo, high + hi
     return low, high
 
@@ -97,41 +90,40 @@ def build_seconds(gens: Collection[str]) -> tuple[float, float]:
 def build_generators(
     needed: Sequence[tuple[str, str]], step: Callable[[str], None]
 ) -> dict[str, str]:
-    """Build the open-loop generators the plan needs and this checkout lacks, before
-    anything is measured (nothing compiles while load runs).
+    """Build the generators the plan needs that sizing builds itself and this checkout
+    lacks, before anything is measured (nothing compiles while load runs).
 
     ``needed`` holds (generator, profile) pairs. ``make run`` installs only what the default
-    profiles use (wrk); oha and vegeta are built here on first need, once per machine, by
-    the checkout's ``scripts/install-<name>``. The line that says why the run waits, and for
-    how long, is said when the script says a build starts and it still runs a moment later:
-    a copy taken from the machine's cache is not a build, and a build that Go's caches make
-    quick is only said with the time it took, once done.
-    Returns generator -> why it is still missing (no checkout script, no compiler, or the
+    profiles use; a generator with a ``built`` declaration is built here on first need, once
+    per machine, by the checkout's ``scripts/install-<binary>``. The line that says why the
+    run waits, and for how long, is said when the script says a build starts and it still
+    runs a moment later: a copy taken from the machine's cache is not a build, and a build
+    that Go's caches make quick is only said with the time it took, once done.
+    Returns binary -> why it is still missing (no checkout script, no compiler, or the
     build failed); the points that need it then fail with that reason.
     """
-    located = {"oha": oha_binary, "vegeta": vegeta_binary}
     missing: dict[str, str] = {}
-    for gen in sorted({g for g, _ in needed if g in located}):
-        if located[gen]() is not None:
+    for binary, build in sorted(_builds({g for g, _ in needed}).items()):
+        if located(build) is not None:
             continue
-        script = ROOT / "scripts" / f"install-{gen}"
+        script = ROOT / build.script
         if not script.is_file():
-            missing[gen] = f"{gen} is not installed and this installation has no {script}"
+            missing[binary] = f"{binary} is not installed and this installation has no {script}"
             continue
-        profiles = ", ".join(sorted({p for g, p in needed if g == gen}))
-        log = ROOT / ".cache" / f"install-{gen}.log"
+        profiles = ", ".join(sorted({p for g, p in needed if built_for(g) == build}))
+        log = ROOT / ".cache" / f"install-{binary}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-        said = f"building {gen} for the profile {profiles} ({BUILD_TIME[gen]}, once per machine; "
-        said += f"log: {log})"
+        said = f"building {binary} for the profile {profiles} ({build.time_words}, once per "
+        said += f"machine; log: {log})"
         took = _run_install(script, log, partial(step, said))
         if took is None:
-            missing[gen] = f"building {gen} took over 30 minutes (see {log})"
+            missing[binary] = f"building {binary} took over 30 minutes (see {log})"
             continue
-        if located[gen]() is None:
+        if located(build) is None:
             tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
-            missing[gen] = f"{gen} could not be built ({tail[0]}; see {log})"
+            missing[binary] = f"{binary} could not be built ({tail[0]}; see {log})"
         elif took > 0:
-            step(f"built {gen} in {_seconds(took)}")
+            step(f"built {binary} in {_seconds(took)}")
     return missing
 
 
@@ -146,7 +138,7 @@ def _seconds(s: float) -> str:
 
 # A build that ends this soon after it starts (Go's caches held it) is not announced with
 # the cold build's time: only what it took is said, once it is done (issue 62: "building
-# vegeta ... (about a minute)" before a build of 0.5 s).
+# ... (about a minute)" was said before a build of 0.5 s).
 ANNOUNCE_AFTER_S = 2.0
 
 
@@ -242,8 +234,13 @@ def clients_ready(
     return all(tools_ready(facts.get(h), commands if h in names else ()) for h in hosts)
 
 
-# The files playbooks/clients.yml puts in every host's tool directory, with their modes.
-TOOL_FILES = {"loadgen.py": "0700", "loadproto.py": "0600", "wrk_report.lua": "0600"}
+# The files playbooks/clients.yml puts in every host's tool directory, with their modes:
+# the window runner and its protocol, and what the installed generators ship beside them.
+TOOL_FILES = {
+    "loadgen.py": "0700",
+    "loadproto.py": "0600",
+    **dict.fromkeys(client_files(), "0600"),
+}
 
 
 @lru_cache(maxsize=1)
@@ -258,7 +255,7 @@ def _tool_files() -> dict[str, tuple[str, str]]:
 
 def tools_ready(facts: HostFacts | None, commands: Sequence[str]) -> bool:
     """True when the host's facts show what playbooks/clients.yml would leave there: a
-    private tool directory with this sizing's window runner, protocol and wrk script, and
+    private tool directory with this sizing's window runner, protocol and generators' files, and
     ``commands`` (its load generators, for a client) on PATH."""
     look = facts.tool_dir if facts is not None else None
     return look is not None and look.holds(_tool_files(), commands)
@@ -285,67 +282,43 @@ def ready_guest(playbooks: Playbooks, inventory: Inventory, host: str) -> tuple[
 
 
 class ClientTools:
-    """Tools installed once per run on demand (oha or vegeta for the latency profiles)."""
+    """The generators sizing builds and copies itself, copied to a point's clients once per
+    run, on demand (the latency profiles' open-loop tool, the replay's)."""
 
     def __init__(self, playbooks: Playbooks, step: Callable[[str], None]) -> None:
         self.playbooks = playbooks
         self.step = step
-        self.vegeta_on: set[str] = set()
-        self.oha_on: set[str] = set()
+        self.copied: dict[str, set[str]] = {}  # binary -> the clients that have it
 
     def ensure_generator(self, generator: str, clients: Sequence[Host]) -> None:
         """Copy a fixed-rate profile's open-loop generator to its clients once per run."""
-        install = {OHA.name: self.ensure_oha, VEGETA.name: self.ensure_vegeta}
-        install[open_loop_tool(generator).name](clients)
+        self.ensure(open_loop_tool(generator).built, clients)
 
-    def ensure_oha(self, clients: Sequence[Host]) -> None:
-        """Copy the pinned oha and ``latency_hist.py`` to every client once per run
-        (``playbooks/oha.yml``)."""
-        names = sorted({c.name for c in clients} - self.oha_on)
+    def ensure(self, build: ToolBuild | None, clients: Sequence[Host]) -> None:
+        """Copy the binary ``build`` declares (and the files its playbook ships) to every
+        client that lacks it this run; nothing for None (a generator clients.yml installs)."""
+        if build is None:
+            return
+        have = self.copied.setdefault(build.binary, set())
+        names = sorted({c.name for c in clients} - have)
         if not names:
             return
-        binary = oha_binary()
+        binary = located(build)
         if binary is None:
             raise ToolError(
-                f"oha is not installed ({OHA_BINARY} is missing, none on PATH): "
-                "scripts/install-oha builds the pinned oha (it needs cargo)"
+                f"{build.binary} is not installed ({checkout_binary(build)} is missing, none "
+                f"on PATH): {build.script} builds the pinned {build.binary} (it needs "
+                f"{build.needs})"
             )
-        self.step("installing oha on the clients")
+        self.step(f"installing {build.binary} on the clients")
         res = self.playbooks.run(
-            "oha.yml",
+            build.playbook,
             names,
-            extravars={"sizing_hosts": ",".join(names), "sizing_oha_binary": str(binary)},
+            extravars={"sizing_hosts": ",".join(names), build.extravar: str(binary)},
         )
         if not res.ok:
             host, why = next(
                 iter(res.problems().items()), (names[0], f"{res.status} (rc {res.rc})")
             )
-            raise ToolError(f"{host}: oha could not be installed: {why}")
-        self.oha_on.update(names)
-
-    def ensure_vegeta(self, clients: Sequence[Host]) -> None:
-        """Copy the pinned vegeta to every client once per run (``playbooks/vegeta.yml``)."""
-        names = sorted({c.name for c in clients} - self.vegeta_on)
-        if not names:
-            return
-        binary = vegeta_binary()
-        if binary is None:
-            raise ToolError(
-                f"vegeta is not installed ({VEGETA_BINARY} is missing, none on PATH): "
-                "scripts/install-vegeta builds the pinned vegeta (it needs go)"
-            )
-        self.step("installing vegeta on the clients")
-        res = self.playbooks.run(
-            "vegeta.yml",
-            names,
-            extravars={
-                "sizing_hosts": ",".join(names),
-                "sizing_vegeta_binary": str(binary),
-            },
-        )
-        if not res.ok:
-            host, why = next(
-                iter(res.problems().items()), (names[0], f"{res.status} (rc {res.rc})")
-            )
-            raise ToolError(f"{host}: vegeta could not be installed: {why}")
-        self.vegeta_on.update(names)
+            raise ToolError(f"{host}: {build.binary} could not be installed: {why}")
+        have.update(names)

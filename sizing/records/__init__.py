@@ -8,7 +8,16 @@ are spelled.
 from sizing.records.codec import dump, load
 from sizing.records.gateway import GatewayChecks, JwtCheck
 from sizing.records.guards import GuardInputs, Guards, RepetitionEvidence, Verdict
-from sizing.records.host import DeclaredRecord, HostRecord, LockOwner, LockReply, hosts_of
+from sizing.records.host import (
+    CeilingsRecord,
+    CryptoRecord,
+    DeclaredCpu,
+    DeclaredRecord,
+    HostRecord,
+    LockOwner,
+    LockReply,
+    hosts_of,
+)
 from sizing.records.latency import Climb, LatencyPoint, LatencyRecord, SloSearch, SoakRep
 from sizing.records.platform import (
     BaremetalSettings,
@@ -36,6 +45,7 @@ from sizing.records.run import RunOptionsRecord
 from sizing.records.window import (
     CpuShare,
     CpuWindow,
+    HistogramRecord,
     KernelOutside,
     MergedLatencyRecord,
     SampleMeta,
@@ -53,7 +63,10 @@ __all__ = [
     "QemuThread",
     "UlimitsRecord",
     "VmConfigRecord",
+    "CeilingsRecord",
     "Climb",
+    "CryptoRecord",
+    "DeclaredCpu",
     "DeclaredRecord",
     "HostRecord",
     "LockOwner",
@@ -61,6 +74,7 @@ __all__ = [
     "hosts_of",
     "CpuShare",
     "CpuWindow",
+    "HistogramRecord",
     "PointEnvironment",
     "GatewayChecks",
     "GuardInputs",

@@ -20,7 +20,7 @@ import dataclasses
 import enum
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any, TypeVar, get_args, get_origin
 
@@ -48,6 +48,7 @@ def _hints(cls: Any) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
+@cache
 def _fields(cls: type[Any]) -> tuple[dataclasses.Field[Any], ...]:
     return dataclasses.fields(cls)
 
@@ -87,62 +88,114 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
-def _convert(tp: Any, v: Any) -> Any:  # noqa: C901, PLR0911 - one branch per JSON type
+def _convert(tp: Any, v: Any) -> Any:
+    """``v`` read as a value of type ``tp``, or :class:`_Wrong`."""
+    return _converter(tp)(v)
+
+
+def _same(v: Any) -> Any:
+    return v
+
+
+@cache
+def _converter(tp: Any) -> Callable[[Any], Any]:  # noqa: C901, PLR0911 - one per JSON type
+    """How a stored value of type ``tp`` is read (:func:`_convert`): decided once per type,
+    not per value (a results database holds thousands of records, each read the same)."""
     origin = get_origin(tp)
     if tp is Any:
-        return v
+        return _same
     if origin in (typing.Union, types.UnionType):
         args = get_args(tp)
-        if v is None and type(None) in args:
-            return None
-        for arg in args:
-            if arg is type(None):
-                continue
+        nullable = type(None) in args
+        each = [_converter(arg) for arg in args if arg is not type(None)]
+
+        def union(v: Any) -> Any:
+            if v is None and nullable:
+                return None
+            for conv in each:
+                try:
+                    return conv(v)
+                except _Wrong:
+                    continue
+            raise _Wrong
+
+        return union
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        record: Any = tp
+
+        def nested(v: Any) -> Any:
+            if v is None or not isinstance(v, Mapping):
+                raise _Wrong
+            return load(record, v)
+
+        return nested
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        kind: Any = tp
+
+        def member(v: Any) -> Any:
+            if v is None:
+                raise _Wrong
             try:
-                return _convert(arg, v)
-            except _Wrong:
-                continue
-        raise _Wrong
+                return kind(v)
+            except ValueError:
+                raise _Wrong from None
+
+        return member
+    if origin in (list, tuple):
+        args = get_args(tp)
+        inner = _converter(args[0] if args else Any)
+        as_tuple = origin is tuple
+
+        def sequence(v: Any) -> Any:
+            if v is None or not isinstance(v, list | tuple):
+                raise _Wrong
+            items = [inner(x) for x in v]
+            return tuple(items) if as_tuple else items
+
+        return sequence
+    if origin in (dict, Mapping):
+        value = _converter(get_args(tp)[1] if get_args(tp) else Any)
+
+        def mapping(v: Any) -> Any:
+            if v is None or not isinstance(v, Mapping):
+                raise _Wrong
+            return {str(k): value(x) for k, x in v.items()}
+
+        return mapping
+    return _SCALARS.get(tp, _present)
+
+
+def _present(v: Any) -> Any:
     if v is None:
         raise _Wrong
-    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        if not isinstance(v, Mapping):
-            raise _Wrong
-        return load(tp, v)
-    if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        try:
-            return tp(v)
-        except ValueError:
-            raise _Wrong from None
-    if origin in (list, tuple):
-        if not isinstance(v, list | tuple):
-            raise _Wrong
-        args = get_args(tp)
-        inner = args[0] if args else Any
-        items = [_convert(inner, x) for x in v]
-        return tuple(items) if origin is tuple else items
-    if origin in (dict, Mapping):
-        if not isinstance(v, Mapping):
-            raise _Wrong
-        vt = get_args(tp)[1] if get_args(tp) else Any
-        return {str(k): _convert(vt, x) for k, x in v.items()}
-    if tp is bool:
-        if isinstance(v, bool):
-            return v
-        raise _Wrong
-    if tp is float:
-        if _is_number(v):
-            return float(v)
-        raise _Wrong
-    if tp is int:
-        if _is_number(v) and float(v).is_integer():
-            return int(v)
-        raise _Wrong
-    if tp is str:
-        if isinstance(v, str):
-            return v
-        raise _Wrong
     return v
+
+
+def _bool(v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    raise _Wrong
+
+
+def _float(v: Any) -> float:
+    if _is_number(v):
+        return float(v)
+    raise _Wrong
+
+
+def _int(v: Any) -> int:
+    if _is_number(v) and float(v).is_integer():
+        return int(v)
+    raise _Wrong
+
+
+def _str(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    raise _Wrong
+
+
+_SCALARS: dict[Any, Callable[[Any], Any]] = {bool: _bool, float: _float, int: _int, str: _str}
 
 
 def load(cls: type[T], data: Mapping[str, Any]) -> T:
@@ -150,33 +203,44 @@ def load(cls: type[T], data: Mapping[str, Any]) -> T:
     record: Any = cls  # a dataclass type: hashable, whatever the cache's signature says
     if "kind_of" in vars(record):
         record = record.kind_of(data)
-    hints = _hints(record)
-    kwargs: dict[str, Any] = {}
-    known: set[str] = set()
-    keep: str | None = None
-    for f in _fields(record):
-        if f.metadata.get(FLAT):
-            group = hints[f.name]
-            kwargs[f.name] = load(group, data)
-            known |= _keys(group)
-            continue
-        if f.metadata.get(VERBATIM):
-            keep = f.name
-            continue
-        known.add(f.name)
-        if f.name not in data:
+    plain, groups, keep = _plan(record)
+    kwargs: dict[str, Any] = {name: load(group, data) for name, group in groups}
+    for name, value in data.items():
+        conv = plain.get(name)
+        if conv is None:
             continue
         try:
-            kwargs[f.name] = _convert(hints[f.name], data[f.name])
+            kwargs[name] = conv(value)
         except _Wrong:
             continue  # the field's default: a value of another shape reads as unrecorded
     if keep is not None:
+        known = _keys(record)
         kwargs[keep] = {k: v for k, v in data.items() if k not in known}
     try:
         out: T = record(**kwargs)
         return out
     except TypeError:  # a required field is missing: the record cannot be read
         raise _Wrong from None
+
+
+@cache
+def _plan(
+    cls: Any,
+) -> tuple[dict[str, Callable[[Any], Any]], tuple[tuple[str, Any], ...], str | None]:
+    """How :func:`load` reads ``cls``, once per class: its stored fields by name with
+    their readers, its flat groups (name, class), and its ``verbatim()`` field's name."""
+    hints = _hints(cls)
+    plain: dict[str, Callable[[Any], Any]] = {}
+    groups: list[tuple[str, Any]] = []
+    keep: str | None = None
+    for f in _fields(cls):
+        if f.metadata.get(FLAT):
+            groups.append((f.name, hints[f.name]))
+        elif f.metadata.get(VERBATIM):
+            keep = f.name
+        else:
+            plain[f.name] = _converter(hints[f.name])
+    return plain, tuple(groups), keep
 
 
 @cache

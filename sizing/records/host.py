@@ -12,7 +12,57 @@ from typing import Any
 
 from sizing.records.codec import dump, load, verbatim
 
-__all__ = ["DeclaredRecord", "HostRecord", "LockOwner", "LockReply", "hosts_of"]
+__all__ = [
+    "CeilingsRecord",
+    "CryptoRecord",
+    "DeclaredCpu",
+    "DeclaredRecord",
+    "HostRecord",
+    "LockOwner",
+    "LockReply",
+    "hosts_of",
+]
+
+
+@dataclass(frozen=True)
+class DeclaredCpu:
+    """What the inventory declares of a host's CPUs (its ``sizing_cpu``, as
+    :class:`sizing.inventory.model.CpuSpec` checked it; a field None: not declared)."""
+
+    model: str | None = None
+    sockets: int | None = None
+    cores_per_socket: int | None = None
+    threads_per_core: int | None = None
+
+    @property
+    def physical_cores(self) -> int | None:
+        """Sockets (1 when not declared) times cores per socket; None without the latter."""
+        if self.cores_per_socket is None:
+            return None
+        return (self.sockets or 1) * self.cores_per_socket
+
+
+@dataclass(frozen=True)
+class CryptoRecord:
+    """One ``openssl speed`` measurement as stored (:class:`sizing.ceilings.CryptoRate`);
+    one lacking a field it needs is left out as it is read."""
+
+    alg: str | None = None
+    cpus: str | None = None
+    threads: int | None = None
+    sign_per_s: float | None = None
+    verify_per_s: float | None = None
+
+
+@dataclass(frozen=True)
+class CeilingsRecord:
+    """What a run measured of one host's crypto ceilings (:class:`sizing.ceilings.
+    HostCeilings`): the ``openssl`` measured, its measurements, why none could be made."""
+
+    openssl: str | None = None
+    crypto: tuple[CryptoRecord, ...] = ()
+    missing: str | None = None
+    took_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -21,7 +71,7 @@ class DeclaredRecord:
     where an older run's entry was read from (its inventory file), when not the run."""
 
     sizing_price_usd: float | None = None
-    sizing_cpu: dict[str, Any] | None = None
+    sizing_cpu: DeclaredCpu | None = None
     sizing_cost_ref: str | None = None
     _from: str | None = None
 
@@ -75,7 +125,7 @@ class HostRecord:
     # what the run keeps beside the facts
     declared: DeclaredRecord | None = None
     stands_for: tuple[str, ...] | None = None
-    ceilings: dict[str, Any] | None = None  # :class:`sizing.ceilings.HostCeilings`
+    ceilings: CeilingsRecord | None = None  # :class:`sizing.ceilings.HostCeilings`
     # what a host script of another version reported beyond these facts, kept as reported
     verbatim_facts: dict[str, Any] = verbatim()
 

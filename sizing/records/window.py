@@ -14,12 +14,32 @@ from sizing.records.gateway import GatewayChecks
 __all__ = [
     "CpuShare",
     "CpuWindow",
+    "HistogramRecord",
     "KernelOutside",
     "MergedLatencyRecord",
     "SampleMeta",
     "ServerNet",
     "UpstreamWindow",
 ]
+
+
+@dataclass(frozen=True)
+class HistogramRecord:
+    """A window's latency histogram merged over its clients, as stored
+    (:meth:`sizing.load.latency.Histogram.to_json`: bucket index, as a string, to its
+    request count, on 1% log-spaced buckets of ``growth``)."""
+
+    count: int | None = None
+    sum_ms: float | None = None
+    min_ms: float | None = None
+    max_ms: float | None = None
+    growth: float | None = None
+    buckets: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, data: Mapping[str, object]) -> HistogramRecord:
+        """The record of a histogram's JSON form, leniently (:func:`load`)."""
+        return load(cls, data)
 
 
 @dataclass(frozen=True)
@@ -161,7 +181,7 @@ class SampleMeta:
     lag: float | None = None
     status_codes: dict[str, int] | None = None
     error_messages: tuple[str, ...] | None = None
-    latency_histogram: Any = None
+    latency_histogram: HistogramRecord | None = None
     clients: int | None = None
     problems: tuple[str, ...] | None = None
     phase: str | None = None  # sweep, search

@@ -20,9 +20,9 @@ from sizing.ceilings import Bound, HostCeilings, crypto_bound, nic_bound
 from sizing.engine.basis import Basis, Hardware, Workload
 from sizing.errors import SizingError, ToolError
 from sizing.intervals import interval_words, median_coverage, median_interval, repetition_flags
-from sizing.load.tools import DEFAULT_GENERATOR
+from sizing.load import DEFAULT_GENERATOR
 from sizing.model import Figure, FigureKind, SizingMetric, Status, basis_platform, client_floor
-from sizing.records import HostRecord, PointMeta
+from sizing.records import DeclaredCpu, HostRecord, PointMeta
 from sizing.sources.pooling import combine, pool_hosts
 from sizing.store.drift_flag import timed_values
 from sizing.topology import Topology
@@ -47,7 +47,7 @@ class Declared:
     ``sizing_cost_ref``), as recorded with its run or read back from the inventory file."""
 
     price_usd: float | None = None
-    cpu: Mapping[str, Any] | None = None
+    cpu: DeclaredCpu | None = None
     cost_ref: str | None = None
     where: str = ""  # "run 3" | "inventory inventories/lab.yml"
 
@@ -91,22 +91,29 @@ def hardware_of(facts: HostRecord | None, declared: Declared | None = None) -> H
     model = facts.cpu_model or ""
     sockets = cores = threads = None
     if facts.lscpu:
-        try:
-            topo = Topology.from_lscpu(facts.lscpu)
-        except ToolError:
-            topo = None
-        if topo is not None:
-            sockets = topo.sockets
-            cores = len(topo.physical_cores()) // max(1, topo.sockets)
-            threads = topo.threads_per_core
+        got = _lscpu_shape(facts.lscpu)
+        if got is not None:
+            sockets, cores, threads = got
     cpu = declared.cpu if declared is not None else None
-    if cpu:
-        model = model or str(cpu.get("model") or "")
-        if sockets is None:
-            sockets = int(cpu.get("sockets", 1))
-            cores = int(cpu["cores_per_socket"])
-            threads = int(cpu.get("threads_per_core", 1))
+    if cpu is not None:
+        model = model or cpu.model or ""
+        if sockets is None and cpu.cores_per_socket is not None:
+            sockets = cpu.sockets or 1
+            cores = cpu.cores_per_socket
+            threads = cpu.threads_per_core or 1
     return Hardware(model, sockets, cores, threads)
+
+
+@functools.lru_cache(maxsize=64)
+def _lscpu_shape(lscpu: str) -> tuple[int, int, int] | None:
+    """(sockets, cores per socket, threads per core) of an ``lscpu`` text, None where it
+    cannot be read; once per distinct text (every point of a host stores the same one, and
+    recommend reads them all)."""
+    try:
+        topo = Topology.from_lscpu(lscpu)
+    except ToolError:
+        return None
+    return topo.sockets, len(topo.physical_cores()) // max(1, topo.sockets), topo.threads_per_core
 
 
 def sizing_metric(profile: str) -> SizingMetric | None:
@@ -217,7 +224,7 @@ def measured_figure(
 
 
 # host, basis platform, hardware, software, physical host, role, file size, emulated and
-# the generator ("" for the default one: sizing.load.tools.DEFAULT_GENERATOR)
+# the generator ("" for the default one: sizing.load.DEFAULT_GENERATOR)
 GroupKey = tuple[str, str, "Hardware", str, str, str, int, bool, str, str]
 
 
@@ -320,7 +327,7 @@ def _groups(runs: Sequence[RunData], declared: Mapping[str, Declared]) -> dict[G
 
 
 def _generator(meta: PointMeta) -> str:
-    """The generator that measured a point, "" for the default one (wrk: every point
+    """The generator that measured a point, "" for the default one (every point
     stored before the tool was recorded ran it)."""
     return "" if meta.env.tool in (None, DEFAULT_GENERATOR) else str(meta.env.tool)
 

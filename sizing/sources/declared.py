@@ -13,7 +13,6 @@ from sizing.catalog import cpu_offers
 from sizing.engine.basis import Price
 from sizing.engine.costs import ServerOffer
 from sizing.errors import SizingError
-from sizing.inventory import load_inventory
 from sizing.model import FigureKind
 from sizing.records.host import DeclaredRecord, HostRecord
 from sizing.sources.bases import Declared
@@ -82,6 +81,10 @@ def _declared_from_inventory(inventory: str) -> dict[str, DeclaredRecord]:
     if not path.is_file():
         return {}
 
+    # deferred: only a run stored before the sweep kept its declared facts reads its
+    # inventory (once, then backfilled); recommend on any other run imports no inventory code
+    from sizing.inventory import load_inventory
+
     try:
         inv = load_inventory(path)
     except (SizingError, OSError, ValueError):
@@ -114,8 +117,8 @@ def basis_prices(
             if d is None or d.price_usd is None:
                 continue
             cores = b.hardware.physical_cores
-            if cores is None and d.cpu:
-                cores = int(d.cpu.get("sockets", 1)) * int(d.cpu["cores_per_socket"])
+            if cores is None and d.cpu is not None:
+                cores = d.cpu.physical_cores
             if cores is None:
                 continue
             sockets = b.hardware.sockets or 1

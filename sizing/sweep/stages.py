@@ -83,7 +83,7 @@ def check_and_pair(ctx: RunContext, run: OpenRun) -> None:
 
 def start_tools(ctx: RunContext, run: OpenRun) -> None:
     """Build the load generators the points need, measure the crypto ceilings and prepare
-    the clients (the window runner, wrk)."""
+    the clients (the window runner, the load generators)."""
     plan = ctx.state.plan
     todo = [p for p in plan if not p.skipped]
     if not todo:
@@ -255,7 +255,7 @@ def _ceilings(ctx: RunContext, run: OpenRun, plan: list[PlannedPoint]) -> None:
     }
     measured = {**have, **{ctr: have[host] for ctr, host in sharing.items() if host in have}}
     for h, c in measured.items():
-        patch[h] = replace(env.get(h, HostRecord()), ceilings=c.to_dict())
+        patch[h] = replace(env.get(h, HostRecord()), ceilings=c.record())
         ctx.state.ceilings[h] = c  # what each point is checked against
     run.store.set_environment(run.run_id, patch)
     for h, c in got.items():

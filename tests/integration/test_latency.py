@@ -39,8 +39,14 @@ from typer.testing import CliRunner
 
 from sizing.cli import app
 from sizing.load import oha, vegeta, wrk
-from sizing.provision.tools import OHA_BINARY, VEGETA_BINARY
+from sizing.load.tools import OHA, VEGETA
+from sizing.provision.tools import checkout_binary
 from sizing.store import Store
+
+assert OHA.built is not None
+OHA_BINARY = checkout_binary(OHA.built)  # scripts/install-oha
+assert VEGETA.built is not None
+VEGETA_BINARY = checkout_binary(VEGETA.built)  # scripts/install-vegeta
 
 runner = CliRunner()
 

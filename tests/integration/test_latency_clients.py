@@ -28,12 +28,16 @@ import pytest
 
 from sizing.load import oha
 from sizing.load.latency import HIST_GROWTH, merge_latency
+from sizing.load.tools import OHA
 from sizing.paths import ROOT
-from sizing.provision.tools import OHA_BINARY
+from sizing.provision.tools import checkout_binary
 
 sys.path.insert(0, str(Path(__file__).parent))
 import netns  # noqa: E402
 import quiet  # noqa: E402
+
+assert OHA.built is not None
+OHA_BINARY = checkout_binary(OHA.built)  # scripts/install-oha
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -15,14 +15,16 @@ from pathlib import Path
 
 import pytest
 
+from sizing.load.tools import OHA
 from sizing.provision import tools
+
+OHA_BUILT = OHA.built
+assert OHA_BUILT is not None
 
 
 @pytest.fixture
 def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(tools, "ROOT", tmp_path)
-    monkeypatch.setattr(tools, "OHA_BINARY", tmp_path / ".cache" / "bin" / "oha")
-    monkeypatch.setattr(tools, "VEGETA_BINARY", tmp_path / ".cache" / "bin" / "vegeta")
     monkeypatch.setenv("PATH", str(tmp_path / "empty-path"))  # no oha or vegeta on PATH
     (tmp_path / "scripts").mkdir()
     return tmp_path
@@ -48,7 +50,7 @@ def test_a_missing_generator_is_built_once_with_a_line_that_says_why(
     steps: list[str] = []
     needed = [("wrk", "rps"), ("oha", "latency"), ("oha", "latency-https")]
     assert tools.build_generators(needed, steps.append) == {}
-    assert tools.oha_binary() == checkout / ".cache" / "bin" / "oha"
+    assert tools.located(OHA_BUILT) == checkout / ".cache" / "bin" / "oha"
     line, done = steps
     assert line.startswith("building oha for the profile latency, latency-https (about 4 to 6")
     assert "once per machine" in line and "install-oha.log" in line
@@ -120,7 +122,7 @@ def test_a_copy_from_the_machines_cache_is_not_called_a_build(checkout: Path) ->
     )
     steps: list[str] = []
     assert tools.build_generators([("oha", "latency")], steps.append) == {}
-    assert steps == [] and tools.oha_binary() is not None
+    assert steps == [] and tools.located(OHA_BUILT) is not None
 
 
 def test_the_estimate_counts_a_build_only_where_one_will_start(
@@ -128,7 +130,7 @@ def test_the_estimate_counts_a_build_only_where_one_will_start(
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(checkout / "xdg"))
     assert tools.build_seconds(["wrk"]) == (0.0, 0.0)
-    assert tools.build_seconds(["oha", "wrk"]) == tools.BUILD_SECONDS["oha"]
+    assert tools.build_seconds(["oha", "wrk"]) == OHA_BUILT.seconds
     shared = checkout / "xdg" / "sizing" / "bin"
     shared.mkdir(parents=True)
     (shared / "oha-1.16.0-native-tls").write_text("")

@@ -25,7 +25,7 @@ from sizing.ceilings import (
 )
 from sizing.cli import app
 from sizing.load.openssl_speed import OPENSSL_ALG, SpeedParseError, parse_speed
-from sizing.records import HostRecord, PointMeta, SampleMeta
+from sizing.records import HostRecord, PointMeta, SampleMeta, dump
 from tests.unit.test_sources import ENV, fill, point
 
 runner = CliRunner()
@@ -419,3 +419,26 @@ def test_a_resumed_run_keeps_the_ceilings_its_first_part_measured() -> None:
     assert not _covers(kept, [CeilingJob("rsa2048", "0,1", 2)])  # HT on: both siblings
     assert not _covers(kept, [CeilingJob("rsa2048", "2", 1)])  # another CPU
     assert not _covers(HostCeilings(missing="no openssl binary"), [])
+
+
+def test_a_hosts_ceilings_are_stored_as_a_record_and_read_back_alike() -> None:
+    """``HostRecord.ceilings`` is typed (no ``Any`` in what sizing writes): what a run
+    measured reads back as measured, one measurement lacking a field it needs is left out
+    (the others kept), and an older row stored as ``to_dict`` wrote it reads the same."""
+    from sizing.ceilings import CryptoRate
+
+    measured = HostCeilings(
+        openssl="OpenSSL 3.0.19",
+        crypto=(
+            CryptoRate("rsa2048", "0", 1, 935.0, 31000.0),
+            CryptoRate("rsa2048", "0-1", 2, 1850.0),
+        ),
+        took_s=6.5,
+    )
+    stored = dump(HostRecord(ceilings=measured.record()))
+    assert HostCeilings.of(HostRecord.parse(stored)) == measured
+    assert HostCeilings.of(HostRecord.parse({"ceilings": measured.to_dict()})) == measured
+    broken = measured.to_dict()
+    broken["crypto"][1].pop("sign_per_s")
+    got = HostCeilings.of(HostRecord.parse({"ceilings": broken}))
+    assert got is not None and got.crypto == measured.crypto[:1]

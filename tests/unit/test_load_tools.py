@@ -26,10 +26,11 @@ from sizing.load.tools import (
 from sizing.loadproto import CommandOutput
 from sizing.model import Ht
 from sizing.plan import PlannedPoint, build_plan
+from sizing.plan.dryrun import _point as plan_point
 from sizing.plan.dryrun import open_loop_plan_argv
 from sizing.plan.loadspec import client_request, closed_request, generator_problem
 from sizing.plan.settings import MeasureSettings, Schedule
-from sizing.topology import Topology
+from sizing.topology import Topology, cpulist
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -103,6 +104,23 @@ def test_every_generator_a_profile_names_is_registered() -> None:
     assert client_installs([]) == (["wrk"], ["wrk"])
 
 
+def test_the_default_generator_is_registered() -> None:
+    """``sizing.load.DEFAULT_GENERATOR`` lives beside no driver (the store's readers name
+    it without importing them): it is the registry's wrk, and importing it loads no driver."""
+    import subprocess
+    import sys
+
+    from sizing.load import DEFAULT_GENERATOR
+
+    assert tool(DEFAULT_GENERATOR) is WRK
+    code = (
+        "import sys; from sizing.load import DEFAULT_GENERATOR; "
+        "print(sorted(m for m in sys.modules if m.startswith('sizing.load.')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
 def test_a_profile_its_generator_cannot_measure_is_one_line() -> None:
     tps = profiles.load("tps")
     assert generator_problem(tps) == ""
@@ -155,6 +173,45 @@ def test_oha_window_writes_raw_latencies_and_buckets_them(inv: Inventory) -> Non
     settings = MeasureSettings()
     dry = open_loop_plan_argv(Schedule.of(settings, point.profile), point, client, req.url, 40.0)
     assert isinstance(dry, list) and "--db-url" not in dry and f"{req.tool_dir}/oha" in dry
+
+
+def test_a_single_threaded_generator_is_pinned_to_one_cpu(
+    inv: Inventory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool that declares itself single-threaded (ApacheBench) gets one CPU of its
+    client's set: in its request, in the plan's line and in the client ceiling; the
+    others keep the whole set."""
+    import dataclasses
+
+    from sizing.load import tools as registry
+    from sizing.plan.loadspec import client_ceiling
+
+    one = dataclasses.replace(
+        WRK,
+        name="one-thread",
+        capabilities=dataclasses.replace(WRK.capabilities, single_threaded=True),
+    )
+    monkeypatch.setitem(registry.TOOLS, one.name, one)
+    whole = _point(inv, "rps", "wrk")
+    single = _point(inv, "rps", "one-thread")
+    client = single.clients[0]
+    cpus = single.client_cpus[client.name]
+    assert len(cpus) > 1  # the lab's client has many: the check can fail
+    assert closed_request(single, client, "http://web1/x", 8, 10.0).cpus == cpus[:1]
+    assert closed_request(whole, client, "http://web1/x", 8, 10.0).cpus == cpus
+    run = plan_point(MeasureSettings(), single, ()).run
+    assert run is not None and run.clients[0].cpus == cpulist(cpus[:1])
+    # an open-loop tool that says so is counted on one core a client
+    open_one = dataclasses.replace(
+        VEGETA,
+        name="one-rate",
+        capabilities=dataclasses.replace(VEGETA.capabilities, single_threaded=True),
+    )
+    monkeypatch.setitem(registry.TOOLS, open_one.name, open_one)
+    monkeypatch.setitem(registry.OPEN_LOOP, open_one.name, open_one)
+    rated = _point(inv, "proxy-cpu", "one-rate")
+    assert client_ceiling(rated)[1] == len(rated.clients)
+    assert client_ceiling(_point(inv, "proxy-cpu", "vegeta"))[1] > len(rated.clients)
 
 
 def test_vegeta_window_reads_its_targets_and_reports_twice(inv: Inventory) -> None:

@@ -178,8 +178,8 @@ def test_cpu_masks() -> None:
 def test_client_cpus_must_exist(inv: Inventory) -> None:
     lines = check_client_cpus(inv.hosts["load2"], {0, 1, 2, 3}, topo("this_machine_2cpu.txt"))
     assert lines == [
-        "load2: wrk would be pinned to CPU(s) 2-3, which the host does not have online "
-        "(online: 0-1); fix sizing_client_cpus"
+        "load2: the load generator would be pinned to CPU(s) 2-3, which the host does not "
+        "have online (online: 0-1); fix sizing_client_cpus"
     ]
 
 

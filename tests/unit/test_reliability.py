@@ -129,8 +129,8 @@ def test_the_offline_plan_checks_client_cpus_and_one_machine_named_twice(tmp_pat
     out = res.stdout.replace("\n    ", " ")  # problems are wrapped at 100 columns
     assert "inventory problems (checked offline; the run would stop before any load):" in out
     assert (
-        "localhost: wrk would be pinned to CPU(s) 4096-4097, which the host does not have "
-        "online (online: " in out
+        "localhost: the load generator would be pinned to CPU(s) 4096-4097, which the host "
+        "does not have online (online: " in out
     )
     assert "web1 and web2 are the same machine (this machine (loopback))" in out
     one = tmp_path / "one.yml"
@@ -393,5 +393,5 @@ def test_a_client_cpulist_written_for_a_bigger_host_is_refused_offline(tmp_path:
     )
     assert res.exit_code == 4, res.output
     unwrapped = res.stdout.replace("\n    ", " ")  # problems are wrapped at 100 columns
-    [line] = [ln for ln in unwrapped.splitlines() if "wrk would be pinned" in ln]
+    [line] = [ln for ln in unwrapped.splitlines() if "would be pinned" in ln]
     assert "-4095, which the host does not have online (online: 0-" in line

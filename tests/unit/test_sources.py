@@ -14,7 +14,7 @@ from sizing.engine.choice import choose
 from sizing.engine.costs import CostCatalog
 from sizing.engine.offers import pick_offers
 from sizing.model import PointKey, PointResult, Sample, Source, Status
-from sizing.records import DeclaredRecord, HostRecord, PointMeta, SampleMeta
+from sizing.records import DeclaredCpu, DeclaredRecord, HostRecord, PointMeta, SampleMeta
 from sizing.sources import (
     Declared,
     Inputs,
@@ -387,11 +387,11 @@ def test_declared_falls_back_to_the_runs_inventory_file(tmp_path: Path) -> None:
     assert patch["c1"] == HostRecord(declared=DeclaredRecord())
     d = declared_of(runs)["r640-01"]
     assert d.price_usd == 4100 and d.where == f"inventory {inv}"
-    assert d.cpu is not None and d.cpu["cores_per_socket"] == 8
+    assert d.cpu is not None and d.cpu.cores_per_socket == 8
 
 
 def test_hardware_and_software_labels() -> None:
-    hw = hardware_of(None, Declared(cpu={"model": "Xeon", "sockets": 2, "cores_per_socket": 8}))
+    hw = hardware_of(None, Declared(cpu=DeclaredCpu(model="Xeon", sockets=2, cores_per_socket=8)))
     assert (hw.cpu_model, hw.physical_cores, hw.threads_per_core) == ("Xeon", 16, 1)
     assert hardware_of(HostRecord(lscpu="garbage")).sockets is None
     assert software_label("1.24.0", None) == "nginx 1.24"

@@ -64,12 +64,13 @@ def _table(s: GatewaySeries, meta: PointMeta) -> TableBlock:
                 TCell(MISSING if p95 is None else latency_ms(p95)),
             )
         )
+    by = f" ({meta.env.tool})" if meta.env.tool else ""  # the generator that offered them
     return TableBlock(
         title=f"{s.label}: server CPU per offered calls/s (run {s.run_id}, {s.host})",
         headers=("Offered (calls/s)", "Achieved (calls/s)", "Server CPU busy", "p95 latency (ms)"),
         rows=tuple(rows),
         notes=(
-            f"Profile {s.profile}: {meta.env.url or ''}, offered open loop (vegeta) for "
+            f"Profile {s.profile}: {meta.env.url or ''}, offered open loop{by} for "
             f"{meta.workload.duration_s or MISSING} s per rate; CPU busy is the mean over the "
             "server's pinned CPUs.",
         ),

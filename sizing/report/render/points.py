@@ -24,11 +24,11 @@ from sizing.report.data.format import MISSING, number
 from sizing.report.data.pairs import PairView, pair_summary
 from sizing.report.render.grid import grid
 from sizing.report.render.point_records import records
+from sizing.textfit import WIDTH
 from sizing.workload import CUSTOMER_PREFIX
 
 __all__ = ["WIDTH", "comparisons_json", "point_json", "points_csv", "points_table"]
 
-WIDTH = 100  # the terminal's text fits at most this many columns (without --verbose)
 UNITS = {"requests/s": "req/s", "handshakes/s": "hs/s"}
 CSV_FIELDS = [
     "run_id",

@@ -15,9 +15,8 @@ from sizing.model import FigureKind
 from sizing.report.data.format import MISSING, money, number, percent
 from sizing.report.explain import explain, passed_over_line
 from sizing.report.render.grid import grid
-from sizing.report.render.points import WIDTH
 from sizing.report.render.table_text import TABLE_WIDTH, wrap
-from sizing.textfit import fold
+from sizing.textfit import WIDTH, fold
 
 if TYPE_CHECKING:
     from sizing.model import Figure
