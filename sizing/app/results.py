@@ -20,6 +20,7 @@ from sizing.engine.compare import (
 )
 from sizing.errors import UsageError
 from sizing.model import PointResult
+from sizing.paths import Database
 from sizing.provision.hostsafety import process_gone
 from sizing.records import dump
 from sizing.report.data.evidence import Evidence, point_evidence
@@ -106,7 +107,7 @@ def points_with_evidence(store: Store, run_id: int) -> Evidenced:
     ]
 
 
-def read(db: Path, run: str | None = None) -> list[StoredRun]:
+def read(db: Database, run: str | None = None) -> list[StoredRun]:
     """Every stored run (or the one ``run`` names), oldest first; none without a database."""
     if not Store.exists(db):
         return []
@@ -128,13 +129,13 @@ def read(db: Path, run: str | None = None) -> list[StoredRun]:
         ]
 
 
-def exists(db: Path) -> bool:
+def exists(db: Database) -> bool:
     """Whether the results database exists (a directory, or one this user may not look
     into, is refused)."""
     return Store.exists(db)
 
 
-def bases(db: Path, *, include_virtualized: bool, include_emulated: bool) -> BasisInputs:
+def bases(db: Database, *, include_virtualized: bool, include_emulated: bool) -> BasisInputs:
     """``results --bases``: every basis, and the one the engine commands would choose."""
     return load_bases(
         Inputs(db=db, include_virtualized=include_virtualized, include_emulated=include_emulated)
@@ -160,7 +161,7 @@ class Compared:
         return pair_views([], self.across)
 
 
-def compare(db: Path, refs: list[str]) -> Compared:
+def compare(db: Database, refs: list[str]) -> Compared:
     """Every run ``refs`` names (by id or label) against the first."""
     if not Store.exists(db):
         raise UsageError(f"--compare: {db} does not exist; nothing measured yet")
@@ -188,7 +189,7 @@ class Imported:
     runs: tuple[int, ...]
 
 
-def import_recovery(file: Path, db: Path) -> Imported:
+def import_recovery(file: Path, db: Database) -> Imported:
     """Store the points a run kept in the recovery file ``file`` (those already stored are
     left: importing twice adds nothing)."""
     records = read_recovery(file)
