@@ -13,9 +13,9 @@ from typing import Any, Self, TypeVar
 from urllib.parse import quote
 
 from sizing.errors import ExitStatus
-from sizing.paths import Database, DbUrl
+from sizing.paths import Database, DbUrl, database
 from sizing.store import engines
-from sizing.store.engines import DB_ERRORS, Db, EngineError, PgConnection, is_server
+from sizing.store.engines import DB_ERRORS, Db, EngineError, PgConnection
 from sizing.store.engines import tables as engine_tables
 from sizing.store.rows import StoreError
 from sizing.store.schema import (
@@ -61,7 +61,7 @@ class Connection:
         timeout: float = BUSY_TIMEOUT_S,
         patience: float | None = None,
     ) -> None:
-        self.path: Database = path if is_server(path) else Path(path)  # type: ignore[assignment]
+        self.path: Database = database(path)  # a file, or a server's address
         self.readonly = readonly
         self.timeout = timeout
         self.patience = timeout if patience is None else max(patience, timeout)
@@ -204,9 +204,10 @@ class Connection:
         database whose creation failed) holds nothing: not there. A server's database is
         there once it holds tables (a new, empty one holds nothing yet); one that cannot be
         reached or logged into is a StoreError."""
-        if isinstance(path, DbUrl):
-            return _server_has_tables(path)
-        p = Path(path)
+        where = database(path)
+        if isinstance(where, DbUrl):
+            return _server_has_tables(where)
+        p = Path(where)
         try:
             if p.is_dir():
                 raise StoreError(p, "is a directory, not a results database")

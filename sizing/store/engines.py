@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Protocol, Self
 from urllib.parse import urlsplit
 
-from sizing.paths import DbUrl, data_dir
+from sizing.paths import DbUrl, data_dir, database
 
 # The kinds of EngineError, and the ones a write waits out (another writer holds a lock).
 BUSY = "busy"
@@ -93,23 +93,18 @@ class Db(Protocol):
     def __exit__(self, *exc: Any) -> Any: ...
 
 
-def is_server(where: object) -> bool:
-    """Whether a results database is a server's (an address) rather than a file."""
-    return isinstance(where, DbUrl)
-
-
 def beside(where: Path | str, suffix: str) -> Path:
     """A local file that belongs with a results database (its recovery file, its cache):
     beside the file; for a server's database, in the user's data directory under a name
     made of the server's address (``servers/<host>-<dbname>-<hash><suffix>``), one per
     address, since no file can sit beside a server's database."""
-    if not isinstance(where, DbUrl):
-        p = Path(where)
-        return p.with_name(p.name + suffix)
-    parts = urlsplit(str(where))
+    at = database(where)
+    if not isinstance(at, DbUrl):
+        return at.with_name(at.name + suffix)
+    parts = urlsplit(str(at))
     label = "-".join(x for x in (parts.hostname or "local", parts.path.strip("/")) if x)
     label = re.sub(r"[^A-Za-z0-9._-]+", "_", label)[:60]
-    digest = hashlib.sha256(str(where).encode()).hexdigest()[:12]
+    digest = hashlib.sha256(str(at).encode()).hexdigest()[:12]
     folder = data_dir() / "servers"
     with contextlib.suppress(OSError):
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -402,8 +397,9 @@ def connect(where: Path | str, *, timeout: float = 30.0) -> Db:
     """A plain connection to a results database, for writing, with nothing checked,
     created or migrated: the tests build older and damaged databases through it, on
     either engine, in the store's one dialect."""
-    if isinstance(where, DbUrl):
-        return PgConnection(where, readonly=False, timeout=timeout)
-    db = sqlite3.connect(str(where), timeout=timeout)
+    at = database(where)
+    if isinstance(at, DbUrl):
+        return PgConnection(at, readonly=False, timeout=timeout)
+    db = sqlite3.connect(str(at), timeout=timeout)
     db.row_factory = sqlite3.Row
     return db
