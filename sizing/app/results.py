@@ -28,6 +28,7 @@ from sizing.report.data.pairs import PairView, pair_views
 from sizing.sizing_request import Inputs
 from sizing.sources import BasisInputs, load_bases
 from sizing.store import RunRecord, Store, read_recovery
+from sizing.store.copy import Copied, copy_store
 
 __all__ = [
     "Compared",
@@ -187,6 +188,12 @@ class Imported:
     added: int
     there: int
     runs: tuple[int, ...]
+
+
+def copy_database(source: Database, destination: Database) -> Copied:
+    """``sizing store copy``: ``source`` copied whole into the new ``destination``
+    (:func:`sizing.store.copy.copy_store`)."""
+    return copy_store(source, destination)
 
 
 def import_recovery(file: Path, db: Database) -> Imported:

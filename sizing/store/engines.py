@@ -403,3 +403,14 @@ def connect(where: Path | str, *, timeout: float = 30.0) -> Db:
     db = sqlite3.connect(str(at), timeout=timeout)
     db.row_factory = sqlite3.Row
     return db
+
+
+def restart_ids(db: Db, table: str) -> None:
+    """After rows were written with their own ids (a copy): the next new row's id follows
+    the highest. SQLite's AUTOINCREMENT keeps track itself; a server's identity column
+    is told."""
+    if isinstance(db, PgConnection):
+        db.execute(
+            f"SELECT setval(pg_get_serial_sequence('{table}', 'id'),"
+            f" COALESCE((SELECT max(id) FROM {table}), 0) + 1, false)"
+        )
