@@ -14,9 +14,9 @@ from urllib.parse import quote
 
 from sizing.errors import ExitStatus
 from sizing.paths import Database, DbUrl, database
-from sizing.store import engines
 from sizing.store.engines import DB_ERRORS, Db, EngineError, PgConnection
 from sizing.store.engines import tables as engine_tables
+from sizing.store.explain import explain, is_busy
 from sizing.store.rows import StoreError
 from sizing.store.schema import (
     APPLICATION_ID,
@@ -112,7 +112,7 @@ class Connection:
         try:
             self._db = PgConnection(url, readonly=self.readonly, timeout=self.timeout)
         except EngineError as exc:
-            why, code = _explain(exc, self.timeout, url)
+            why, code = explain(exc, self.timeout, url)
             raise StoreError(url, why, code=code) from None
         try:
             self._open_schema()
@@ -293,7 +293,7 @@ class Connection:
         try:
             yield
         except DB_ERRORS as exc:
-            why, code = _explain(exc, self.timeout, self.path)
+            why, code = explain(exc, self.timeout, self.path)
             raise StoreError(self.path, why, code=code) from exc
 
     def _write(self, fn: Callable[[], T]) -> T:
@@ -311,7 +311,7 @@ class Connection:
                 with contextlib.suppress(*DB_ERRORS):
                     self._db.rollback()
                 waited = time.monotonic() - began
-                busy = _busy(exc)
+                busy = is_busy(exc)
                 stopped = busy and self.stop()
                 if busy and not stopped and waited + delay < self.patience:
                     if self.on_wait is not None:
@@ -319,7 +319,7 @@ class Connection:
                     time.sleep(delay)
                     delay = min(delay * 2, 4.0)
                     continue
-                why, code = _explain(exc, max(waited, self.timeout), self.path)
+                why, code = explain(exc, max(waited, self.timeout), self.path)
                 if stopped:
                     why = why.replace("; try again when it has finished", "; stopped by a signal")
                 raise StoreError(self.path, why, code=code, stopped=stopped) from exc
@@ -346,12 +346,12 @@ def _server_has_tables(url: DbUrl) -> bool:
     try:
         db = PgConnection(url, readonly=True, timeout=BUSY_TIMEOUT_S)
     except EngineError as exc:
-        why, code = _explain(exc, BUSY_TIMEOUT_S, url)
+        why, code = explain(exc, BUSY_TIMEOUT_S, url)
         raise StoreError(url, why, code=code) from None
     try:
         return bool(engine_tables(db))
     except EngineError as exc:
-        why, code = _explain(exc, BUSY_TIMEOUT_S, url)
+        why, code = explain(exc, BUSY_TIMEOUT_S, url)
         raise StoreError(url, why, code=code) from None
     finally:
         db.close()
@@ -428,70 +428,7 @@ def _check_file(path: Path, *, must_exist: bool) -> None:
         raise StoreError(path, "not an SQLite database (damaged, or a file of another kind)")
 
 
-def _explain(
-    exc: Exception, timeout: float, path: Database | None = None
-) -> tuple[str, ExitStatus]:
-    """One line for an engine's error, and its exit status: :attr:`ExitStatus.STORE` when
-    the machine, not the file's content, is in the way (locked, disk full, the file gone or
-    read-only, the server refusing or gone), :attr:`ExitStatus.INPUT` when the file is not a
-    usable database."""
-    if isinstance(exc, EngineError):
-        return _explain_server(exc, timeout)
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    if _busy(exc):
-        return (
-            f"the results database is locked by another process (waited {_seconds(timeout)}); "
-            "try again when it has finished"
-        ), ExitStatus.STORE
-    if name.startswith("SQLITE_FULL"):
-        return "the disk is full: cannot write the results database", ExitStatus.STORE
-    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
-        return f"damaged results database ({exc})", ExitStatus.INPUT
-    if isinstance(path, Path) and not path.exists():
-        return (
-            "the results database was deleted or moved while sizing used it",
-            ExitStatus.STORE,
-        )
-    if name.startswith(("SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_CANTOPEN")):
-        return f"cannot write the results database ({exc})", ExitStatus.STORE
-    return f"results database error: {exc}", ExitStatus.INPUT
-
-
-def _explain_server(exc: EngineError, timeout: float) -> tuple[str, ExitStatus]:
-    """One line for a server's error (libpq's or the server's words after sizing's)."""
-    why = {
-        engines.AUTH: "the server refused the login (wrong or missing password, or no such "
-        "role; the password comes from PGPASSWORD, ~/.pgpass or a service file)",
-        engines.UNREACHABLE: "cannot reach the database server",
-        engines.NO_DATABASE: "no such database on the server (create it first: docs/team-store.md)",
-        engines.DENIED: "this role may not write the results database (a read-only role "
-        "reads only)",
-        engines.LOST: "the connection to the database server was lost",
-        engines.FULL: "the database server's disk is full",
-    }.get(exc.kind)
-    if exc.kind == engines.BUSY:
-        return (
-            f"the results database is locked by another process (waited {_seconds(timeout)}); "
-            "try again when it has finished"
-        ), ExitStatus.STORE
-    if why is None:
-        return f"results database error: {exc}", ExitStatus.INPUT
-    return f"{why}: {exc}", ExitStatus.STORE
-
-
-def _busy(exc: Exception) -> bool:
-    """Whether another connection holds the lock (worth waiting for)."""
-    if isinstance(exc, EngineError):
-        return exc.kind == engines.BUSY
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc)
-
-
-def _seconds(s: float) -> str:
-    if s < 10:
-        return f"{s:.1f}".rstrip("0").rstrip(".") + " s"
-    if s < 120:
-        return f"{s:.0f} s"
-    if s < 7200:
-        return f"{s / 60:.0f} min"
-    return f"{s / 3600:.1f} h"
+def error_of(where: Database, exc: Exception) -> StoreError:
+    """An engine's error as the one StoreError line the store says for it."""
+    why, code = explain(exc, BUSY_TIMEOUT_S, where)
+    return StoreError(where, why, code=code)

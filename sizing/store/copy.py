@@ -19,9 +19,9 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from sizing.paths import Database, DbUrl, database
+from sizing.paths import Database, database
 from sizing.store import Store
-from sizing.store.connection import _explain
+from sizing.store.connection import error_of
 from sizing.store.engines import DB_ERRORS, Db, EngineError, connect, restart_ids, tables
 from sizing.store.rows import StoreError
 from sizing.store.schema import MIGRATIONS
@@ -107,5 +107,4 @@ def _store_error(where: Database, exc: BaseException) -> StoreError:
     if isinstance(exc, OSError):
         return StoreError(where, f"cannot write the copy: {exc.strerror or exc}")
     assert isinstance(exc, Exception)
-    why, code = _explain(exc, 30.0, where if isinstance(where, (Path, DbUrl)) else None)
-    return StoreError(where, why, code=code)
+    return error_of(where, exc)

@@ -32,6 +32,7 @@ import hashlib
 import math
 import re
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, Self
@@ -68,6 +69,9 @@ class Cursor(Protocol):
 
     @property
     def lastrowid(self) -> int | None: ...
+
+    @property
+    def rowcount(self) -> int: ...
 
     def fetchone(self) -> Any: ...
 
@@ -109,6 +113,16 @@ def beside(where: Path | str, suffix: str) -> Path:
     with contextlib.suppress(OSError):
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     return folder / f"{label}-{digest}{suffix}"
+
+
+def now(db: Db) -> float:
+    """The database's clock (seconds since the epoch): a server's, which every machine of a
+    team shares (their own clocks may differ); a file's, this machine's."""
+    if isinstance(db, PgConnection):
+        row = db.execute("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()
+        assert row is not None
+        return float(row[0])
+    return time.time()
 
 
 def tables(db: Db) -> dict[str, set[str]]:
@@ -153,10 +167,11 @@ class Row(tuple[Any, ...]):
 class _Cursor:
     """A statement's rows, fetched at once (the store's reads are whole tables)."""
 
-    def __init__(self, rows: list[Row], lastrowid: int | None = None) -> None:
+    def __init__(self, rows: list[Row], lastrowid: int | None = None, rowcount: int = -1) -> None:
         self._rows = rows
         self._at = 0
         self.lastrowid = lastrowid
+        self.rowcount = rowcount
 
     def fetchone(self) -> Row | None:
         if self._at >= len(self._rows):
@@ -344,9 +359,9 @@ class PgConnection:
             with self._conn.cursor() as cur:
                 cur.execute(_sql(sql, params), params or None)
                 if cur.description is None:
-                    return _Cursor([])
+                    return _Cursor([], rowcount=cur.rowcount)
                 index = {c.name: i for i, c in enumerate(cur.description)}
-                return _Cursor([Row(v, index) for v in cur.fetchall()])
+                return _Cursor([Row(v, index) for v in cur.fetchall()], rowcount=cur.rowcount)
         except self._psycopg.Error as exc:
             raise self._error(exc) from None
 

@@ -173,6 +173,27 @@ def _migrate_6(db: Db) -> None:
     _migrate_3(db)
 
 
+LEASES = """
+CREATE TABLE IF NOT EXISTS leases (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL UNIQUE,       -- run:<id> | host:<inventory name>
+    run_id INTEGER,
+    token TEXT NOT NULL,             -- the holding process's run token
+    owner TEXT NOT NULL DEFAULT '{}',  -- JSON: controller, host, pid (LockOwner)
+    taken_at REAL NOT NULL,
+    renewed_at REAL NOT NULL,
+    expires_at REAL NOT NULL         -- the database's clock: renewed_at + the lease time
+)
+"""
+
+
+def _migrate_7(db: Db) -> None:
+    """Leases: who holds a run and its hosts, renewed while it lives, so that a run on
+    another machine knows when a holder is gone (:mod:`sizing.store.leases`). The one
+    table whose rows change: they say who works now, not what was measured."""
+    db.execute(LEASES)
+
+
 # Ordered: MIGRATIONS[n - 1] takes a database from user_version n - 1 to n. A new schema
 # change is a new function appended here, never an edit of an earlier one.
 MIGRATIONS: tuple[Callable[[Db], None], ...] = (
@@ -182,6 +203,7 @@ MIGRATIONS: tuple[Callable[[Db], None], ...] = (
     _migrate_4,
     _migrate_5,
     _migrate_6,
+    _migrate_7,
 )
 
 
