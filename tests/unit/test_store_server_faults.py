@@ -19,8 +19,9 @@ from typer.testing import CliRunner
 from sizing.cli import app
 from sizing.errors import ExitStatus
 from sizing.model import PointKey, PointResult, Status
+from sizing.paths import database
 from sizing.records import PointMeta
-from sizing.store import Store
+from sizing.store import Store, StoreError, recovery_path
 from sizing.store.engines import connect
 from sizing.store.recovery import point_record
 from tests.pgcluster import PASSWORD, Cluster
@@ -159,3 +160,51 @@ def test_the_password_from_a_pgpass_file_and_from_a_service_file(
     code, out, err = cli("results", "--json", "--db", "postgresql://?service=lab")
     assert code == 0, err
     assert json.loads(out)["runs"] and PASSWORD not in out + err
+
+
+def test_a_point_the_server_cannot_take_is_kept_for_import(
+    pg_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server ends the run's connection mid-run (as a restart or a cut network does):
+    the sweep's own ``store_point`` keeps the point in the recovery file (in the user's
+    data directory: nothing sits beside a server's database), names the import command
+    and ends the run with the store's error; the import puts the point back."""
+    from sizing.model import RunStatus, RunSummary
+    from sizing.sweep import OpenRun
+    from sizing.sweep.stages import store_point
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    name = pg_cluster.createdb("gone")
+    url = database(pg_cluster.url(name))
+    store = Store.for_run(url)
+    run_id = store.start_run(inventory="i", argv=[], tool_version="t", options={})
+    notes: list[str] = []
+
+    class Notes:
+        def note(self, message: str) -> None:
+            notes.append(message)
+
+    class Context:  # the stage reads only the context's progress
+        progress = Notes()
+
+    summary = RunSummary(run_id=run_id, status=RunStatus.RUNNING)
+    pg_cluster.sql(
+        "postgres",
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+        f" WHERE datname = '{name}' AND application_name = 'sizing'",
+    )
+    with pytest.raises(StoreError) as got:
+        store_point(Context(), OpenRun(store, summary), POINT, [])  # type: ignore[arg-type]
+    assert got.value.code == ExitStatus.STORE
+    assert "the connection to the database server was lost" in str(got.value)
+    kept = recovery_path(url)
+    assert kept.is_relative_to(tmp_path / "data" / "sizing" / "servers") and kept.is_file()
+    [note] = notes
+    assert f"import it with `sizing import {kept} --db {url}`" in note
+    store.finish_run(run_id, "failed", "the server went away")  # a new connection
+    store.close()
+    code, out, err = cli("import", str(kept), "--db", url)
+    assert code == 0 and out.startswith("imported 1 point(s) into run 1"), err
+    with Store.open_readonly(url) as st:
+        assert [p.result.value for p in st.points(run_id)] == [POINT.value]
+        assert st.get_run(run_id).status == "failed"
