@@ -219,9 +219,11 @@ def _value(v: Any) -> Any:
 
 
 def _kind(exc: Exception) -> str:
-    """What a psycopg error means to the user (its SQLSTATE where the server gave one)."""
+    """What a psycopg error means to the user: its SQLSTATE where the server gave one;
+    libpq's words where it failed before any (a login refused, no such database, no
+    server: psycopg's OperationalError without a state)."""
     state = str(getattr(exc, "sqlstate", "") or "")
-    text = str(exc)
+    text = str(exc) if not state else ""
     if state in ("40001", "40P01", "55P03", "55006"):
         return BUSY
     if state.startswith("28") or "password" in text or "no pg_hba.conf entry" in text:
@@ -232,7 +234,7 @@ def _kind(exc: Exception) -> str:
         return DENIED
     if state == "53100":
         return FULL
-    if state.startswith("08") or "connection" in text.lower() or "server" in text.lower():
+    if state.startswith(("08", "57P")) or (not state and type(exc).__name__ == "OperationalError"):
         return LOST
     return OTHER
 

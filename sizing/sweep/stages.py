@@ -82,9 +82,11 @@ def _take_host_leases(ctx: RunContext, run: OpenRun) -> None:
         ) from None
     if run.keeper is not None:
         run.keeper.held += len(hosts)
+    said = {host for host, _ in ctx.state.hosts_taken.locks.took_over}  # the lock's line
     for held in took:
-        if held.run_id != run.run_id:
-            line = f"{held.name.removeprefix('host:')}: took over the lease of {held.describe()}"
+        host = held.name.removeprefix("host:")
+        if held.run_id != run.run_id and host not in said:
+            line = f"{host}: took over the lease of {held.describe()}"
             run.summary.problems.append(line)
             ctx.progress.note(line)
 
