@@ -34,7 +34,9 @@ from tests.pgcluster import Cluster
 
 pytestmark = [pytest.mark.robust]
 
-LEASE_S = "8"  # the lease time of every process here (SIZING_LEASE_S): a dead run's ends soon
+# every process's lease time (SIZING_LEASE_S): long enough for the refused resume to start
+# on a busy machine (it took 5 s on one), short for a test
+LEASE_S = "20"
 RUN = ["--cores", "1", "--profile", "static-rps", "--warmup", "0"]
 
 
