@@ -128,14 +128,26 @@ class Cluster:
         return name
 
     def stop(self) -> None:
-        """Stop the server by its PID (a fast shutdown), then remove everything."""
+        """Stop the server by its PID (a fast shutdown: SIGINT), wait until it has gone
+        (its pid file removed, as pg_ctl waits; the process itself is not this one's child
+        to reap), SIGKILL after 30 s; then remove everything."""
         if self.pid is not None:
+            pidfile = self.data / "postmaster.pid"
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGINT)
                 deadline = time.monotonic() + 30
-                while time.monotonic() < deadline:
-                    os.kill(self.pid, 0)
+                while time.monotonic() < deadline and pidfile.exists() and _alive(self.pid):
                     time.sleep(0.05)
-                os.kill(self.pid, signal.SIGKILL)
+                if pidfile.exists() and _alive(self.pid):
+                    os.kill(self.pid, signal.SIGKILL)
             self.pid = None
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie left for init to reap does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"

@@ -151,7 +151,7 @@ FIGURE = st.floats(min_value=0.0, max_value=1e12, allow_nan=False)
 
 
 @settings(
-    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(values=st.lists(st.lists(FIGURE, min_size=1, max_size=3), min_size=1, max_size=4))
 def test_any_store_copies_both_ways_unchanged(
