@@ -29,6 +29,7 @@ from sizing.sizing_request import Inputs
 from sizing.sources import BasisInputs, load_bases
 from sizing.store import RunRecord, Store, read_recovery
 from sizing.store.copy import Copied, copy_store
+from sizing.store.leases import Lease, leases
 
 __all__ = [
     "Compared",
@@ -73,10 +74,13 @@ class StoredRun:
         return out
 
 
-def status(run: RunRecord) -> str:
+def status(run: RunRecord, lease: Lease | None = None) -> str:
     """The stored status, except that a run still marked running whose process is gone
-    (killed with SIGKILL, a crashed machine) is ``abandoned``."""
+    (killed with SIGKILL, a crashed machine) is ``abandoned``: known on the machine that
+    ran it, and on any machine once the run's ``lease`` in the database has expired."""
     if run.status == "running" and run.owner is not None and process_gone(run.owner):
+        return "abandoned"
+    if run.status == "running" and lease is not None and lease.expired:
         return "abandoned"
     return str(run.status)
 
@@ -118,10 +122,11 @@ def read(db: Database, run: str | None = None) -> list[StoredRun]:
         for p in store.points():
             every.setdefault(p.run_id, []).append(p.result)
         across = pair_across_runs(every)
+        held = {x.name: x for x in leases(store)}
         return [
             StoredRun(
                 r,
-                status(r),
+                status(r, held.get(f"run:{r.id}")),
                 points_with_evidence(store, r.id),
                 tuple(a for a in across if a.runs and a.runs[1] == r.id),
             )

@@ -26,7 +26,9 @@ from sizing.store.engines import DB_ERRORS, Db, EngineError, connect, restart_id
 from sizing.store.rows import StoreError
 from sizing.store.schema import MIGRATIONS
 
-TABLES = ("runs", "points", "samples")  # parents first: the references hold at every row
+# parents first: the references hold at every row; the leases too (who held a run, whose
+# expiry makes `results` name it abandoned, reads the same from the copy)
+TABLES = ("runs", "points", "samples", "leases")
 BATCH = 5000
 
 
@@ -90,7 +92,10 @@ def _fill(
     out.execute(f"PRAGMA user_version = {version}")
     made = tables(out)
     for table in TABLES:
-        columns = sorted(have.get(table, set()) & made[table])
+        columns = sorted(have.get(table, set()) & made.get(table, set()))
+        if not columns:  # a source from before the table (leases: schema 7)
+            counts[table] = 0
+            continue
         names = ", ".join(columns)
         marks = ", ".join("?" for _ in columns)
         rows = reader.execute(f"SELECT {names} FROM {table} ORDER BY id").fetchall()

@@ -9,6 +9,7 @@ processes. No mock.
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import time
 
@@ -117,3 +118,27 @@ def test_two_processes_racing_for_an_expired_lease_one_wins(store_url: Database)
             (held,) = leases(store)
             take(store, ["host:r640-01"], run_id=1, token=held.token, owner=A, seconds=0.05)
         time.sleep(0.1)
+
+
+def test_results_names_a_run_abandoned_once_its_lease_expired(store_url: Database) -> None:
+    """A run of another machine (its process cannot be seen from here) is ``running`` while
+    its lease lives, and ``abandoned`` once the lease has expired, on either engine."""
+    from typer.testing import CliRunner
+
+    from sizing.cli import app
+
+    with Store(store_url) as store:
+        run = store.start_run(inventory="i", argv=[], tool_version="t", options={})
+        store.set_owner(run, B)
+        take(store, [f"run:{run}"], run_id=run, token="tb", owner=B, seconds=600)
+
+    def shown() -> str:
+        got = CliRunner().invoke(app, ["results", "--json", "--db", str(store_url)])
+        assert got.exit_code == 0, got.stderr
+        return str(json.loads(got.stdout)["runs"][0]["status"])
+
+    assert shown() == "running"
+    with Store(store_url) as store:
+        take(store, [f"run:{run}"], run_id=run, token="tb", owner=B, seconds=0.05)
+    time.sleep(0.1)
+    assert shown() == "abandoned"
