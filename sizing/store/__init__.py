@@ -1,4 +1,10 @@
-"""The results store: SQLite, append-only, versioned.
+"""The results store: append-only, versioned; a SQLite file, or a team's database on a
+PostgreSQL server (``--db postgresql://...``: :mod:`sizing.store.engines` translates the one
+dialect the store is written in, and nothing above this package knows which engine it is;
+docs/team-store.md). What follows says it in SQLite's terms; a server has the same rules:
+the same schema version and migrations, read-only transactions for a reader, the server's
+errors as the same one line (a login refused, no server, no such database: exit code 6),
+and leases (:mod:`sizing.store.leases`) for runs on several machines.
 
 A run holds points; a point holds its repetitions' samples. Nothing is overwritten: a new
 ``sizing run`` is a new run, and a resumed run appends the points it measures. Every
