@@ -244,7 +244,12 @@ class LeaseKeeper:
         if store is not None:
             store.close()
 
+    def halt(self) -> None:
+        """Renew no more (the thread ends after a renewal under way)."""
+        self._stop.set()
+
     def stop(self) -> None:
+        """Renew no more, and wait (10 s at most) for the thread to end."""
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=10)

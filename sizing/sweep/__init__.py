@@ -204,8 +204,9 @@ def finish(ctx: RunContext, opened: OpenRun, status: RunStatus, note: str) -> No
     store, summary = opened.store, opened.summary
     store.patience = min(store.patience, FINISH_PATIENCE_S)  # the user waits for this one
     store.stop = lambda: False
-    if opened.keeper is not None:
-        opened.keeper.stop()
+    keeper = opened.keeper
+    if keeper is not None:
+        keeper.halt()  # renews no more; a renewal under way ends on its own connection
     try:
         store.finish_run(summary.run_id, status, note)
         with contextlib.suppress(SizingError):  # not given back: they expire
@@ -220,6 +221,8 @@ def finish(ctx: RunContext, opened: OpenRun, status: RunStatus, note: str) -> No
         summary.problems.append(line)
         ctx.progress.note(line)
     finally:
+        if keeper is not None:
+            keeper.stop()
         store.close()
 
 
