@@ -10,6 +10,8 @@ holds symbolic links to them, which an editable install follows and a wheel buil
 The results database follows the user, not the working directory: ``$SIZING_DB``, else
 ``sizing.sqlite`` in the user's data directory (``platformdirs``: on Linux
 ``$XDG_DATA_HOME/sizing``, by default ``~/.local/share/sizing``). ``--db`` overrides both.
+Either may also name a team's database on a server, ``postgresql://user@host/dbname``
+(:class:`DbUrl`; docs/team-store.md): which engine serves it is the store's business alone.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from __future__ import annotations
 import os
 from importlib.resources import files
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+from sizing.errors import UsageError
 
 # The checkout root when running from one (an editable install); tools built by scripts/
 # (``.cache/bin``) are found there.
@@ -55,15 +60,56 @@ def data_dir() -> Path:
     return user_data_path(APP_NAME, appauthor=False)
 
 
-def default_db() -> Path:
+URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+class DbUrl(str):
+    """A results database on a server, by its address (``postgresql://user@host/dbname``,
+    ``postgresql:///dbname?host=/run/postgresql``, ``postgresql://?service=lab``). It never
+    carries a password: :func:`database` refuses one, so that none reaches a process list,
+    a shell's history, a message or the store."""
+
+    __slots__ = ()
+
+
+# A results database: a file (SQLite) or a server's address.
+Database = Path | DbUrl
+
+
+def database(given: str | Path, where: str = "--db") -> Database:
+    """The results database named by ``given`` (``--db``, ``$SIZING_DB``): an address when it
+    starts with ``postgresql://``, a file otherwise. An address with a password in it is
+    refused in one line that does not repeat it."""
+    if isinstance(given, Path):
+        return given
+    text = str(given)
+    if not text.startswith(URL_SCHEMES):
+        return Path(text).expanduser()
+    try:
+        parts = urlsplit(text)
+        secret = parts.password is not None or any(
+            k == "password" for k, _ in parse_qsl(parts.query, keep_blank_values=True)
+        )
+    except ValueError as exc:
+        raise UsageError(f"{where}: not a valid postgresql:// address ({exc})") from None
+    if secret:
+        raise UsageError(
+            f"{where}: the address carries a password, which sizing refuses (it would be seen "
+            "in the process list and kept in the shell's history): give it in PGPASSWORD, "
+            "~/.pgpass or a service file (docs/team-store.md)"
+        )
+    return DbUrl(text)
+
+
+def default_db() -> Database:
     """The results database: ``$SIZING_DB``, else ``sizing.sqlite`` in :func:`data_dir`."""
     env = os.environ.get("SIZING_DB")
     if env:
-        return Path(env).expanduser()
+        return database(env, "SIZING_DB")
     return data_dir() / DB_NAME
 
 
-def results_db(given: Path | None) -> Path:
+def results_db(given: str | Path | None) -> Database:
     """The results database a command uses: ``--db`` when given, else :func:`default_db`
     (the one place the default is resolved: the CLI's environment and the reads ask it)."""
-    return given if given is not None else default_db()
+    return database(given) if given is not None else default_db()

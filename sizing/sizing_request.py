@@ -14,6 +14,7 @@ from pathlib import Path
 
 from sizing.engine.answer import Demand
 from sizing.model import BasisPlatform, HtChoice, Source
+from sizing.paths import Database
 from sizing.workload import Role
 
 __all__ = ["Inputs", "SizingRequest"]
@@ -27,7 +28,7 @@ class Inputs:
     source: Source = Source.BOTH
     basis: tuple[str, ...] = ()
     catalog: Path | None = None
-    db: Path | None = None
+    db: Database | None = None
     article_prices: bool = False
     include_virtualized: bool = False
     include_emulated: bool = False

@@ -39,7 +39,7 @@ class Environment:
             colour=err_tty and "NO_COLOR" not in os.environ,
         )
 
-    def database(self, given: Path | None) -> Path:
+    def database(self, given: str | Path | None) -> paths.Database:
         """The results database: ``--db`` when given, else the default
         (:func:`sizing.paths.results_db`)."""
         return paths.results_db(given)

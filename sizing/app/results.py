@@ -20,6 +20,7 @@ from sizing.engine.compare import (
 )
 from sizing.errors import UsageError
 from sizing.model import PointResult
+from sizing.paths import Database
 from sizing.provision.hostsafety import process_gone
 from sizing.records import dump
 from sizing.report.data.evidence import Evidence, point_evidence
@@ -27,6 +28,8 @@ from sizing.report.data.pairs import PairView, pair_views
 from sizing.sizing_request import Inputs
 from sizing.sources import BasisInputs, load_bases
 from sizing.store import RunRecord, Store, read_recovery
+from sizing.store.copy import Copied, copy_store
+from sizing.store.leases import Lease, leases
 
 __all__ = [
     "Compared",
@@ -71,10 +74,13 @@ class StoredRun:
         return out
 
 
-def status(run: RunRecord) -> str:
+def status(run: RunRecord, lease: Lease | None = None) -> str:
     """The stored status, except that a run still marked running whose process is gone
-    (killed with SIGKILL, a crashed machine) is ``abandoned``."""
+    (killed with SIGKILL, a crashed machine) is ``abandoned``: known on the machine that
+    ran it, and on any machine once the run's ``lease`` in the database has expired."""
     if run.status == "running" and run.owner is not None and process_gone(run.owner):
+        return "abandoned"
+    if run.status == "running" and lease is not None and lease.expired:
         return "abandoned"
     return str(run.status)
 
@@ -106,7 +112,7 @@ def points_with_evidence(store: Store, run_id: int) -> Evidenced:
     ]
 
 
-def read(db: Path, run: str | None = None) -> list[StoredRun]:
+def read(db: Database, run: str | None = None) -> list[StoredRun]:
     """Every stored run (or the one ``run`` names), oldest first; none without a database."""
     if not Store.exists(db):
         return []
@@ -116,10 +122,11 @@ def read(db: Path, run: str | None = None) -> list[StoredRun]:
         for p in store.points():
             every.setdefault(p.run_id, []).append(p.result)
         across = pair_across_runs(every)
+        held = {x.name: x for x in leases(store)}
         return [
             StoredRun(
                 r,
-                status(r),
+                status(r, held.get(f"run:{r.id}")),
                 points_with_evidence(store, r.id),
                 tuple(a for a in across if a.runs and a.runs[1] == r.id),
             )
@@ -128,13 +135,13 @@ def read(db: Path, run: str | None = None) -> list[StoredRun]:
         ]
 
 
-def exists(db: Path) -> bool:
+def exists(db: Database) -> bool:
     """Whether the results database exists (a directory, or one this user may not look
     into, is refused)."""
     return Store.exists(db)
 
 
-def bases(db: Path, *, include_virtualized: bool, include_emulated: bool) -> BasisInputs:
+def bases(db: Database, *, include_virtualized: bool, include_emulated: bool) -> BasisInputs:
     """``results --bases``: every basis, and the one the engine commands would choose."""
     return load_bases(
         Inputs(db=db, include_virtualized=include_virtualized, include_emulated=include_emulated)
@@ -160,7 +167,7 @@ class Compared:
         return pair_views([], self.across)
 
 
-def compare(db: Path, refs: list[str]) -> Compared:
+def compare(db: Database, refs: list[str]) -> Compared:
     """Every run ``refs`` names (by id or label) against the first."""
     if not Store.exists(db):
         raise UsageError(f"--compare: {db} does not exist; nothing measured yet")
@@ -188,7 +195,13 @@ class Imported:
     runs: tuple[int, ...]
 
 
-def import_recovery(file: Path, db: Path) -> Imported:
+def copy_database(source: Database, destination: Database) -> Copied:
+    """``sizing store copy``: ``source`` copied whole into the new ``destination``
+    (:func:`sizing.store.copy.copy_store`)."""
+    return copy_store(source, destination)
+
+
+def import_recovery(file: Path, db: Database) -> Imported:
     """Store the points a run kept in the recovery file ``file`` (those already stored are
     left: importing twice adds nothing)."""
     records = read_recovery(file)

@@ -26,6 +26,7 @@ from sizing.cli.inventory_cmd import inventory_check
 from sizing.cli.options import nearest
 from sizing.cli.results_cmd import results
 from sizing.cli.run_cmds import run
+from sizing.cli.store_cmd import store_copy
 from sizing.errors import ExitStatus
 
 app.command("recommend")(guarded(recommend_cmd))
@@ -41,6 +42,10 @@ app.command("doctor")(guarded(doctor_cmd))
 inventory_app = typer.Typer(help="Inspect and validate inventories.", no_args_is_help=True)
 inventory_app.command("check")(guarded(inventory_check))
 app.add_typer(inventory_app, name="inventory")
+
+store_app = typer.Typer(help="Copy results databases.", no_args_is_help=True)
+store_app.command("copy")(guarded(store_copy))
+app.add_typer(store_app, name="store")
 
 __all__ = ["app", "main"]
 

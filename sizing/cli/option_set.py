@@ -102,7 +102,7 @@ class SizingArgs:
     compare_platforms: bool | None = None
     assume: list[str] | None = None
     assume_source: str | None = None
-    db: Path | None = None
+    db: str | None = None
     include_virtualized: bool = False
     include_emulated: bool = False
     demand: Path | None = None

@@ -277,11 +277,13 @@ CatalogOpt = Annotated[
     ),
 ]
 DbOpt = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
         "--db",
-        help="Results database (default: $SIZING_DB, else sizing.sqlite in the user data "
-        "directory, ~/.local/share/sizing).",
+        help="Results database: a file (default: $SIZING_DB, else sizing.sqlite in the user "
+        "data directory, ~/.local/share/sizing), or a team's PostgreSQL database, "
+        "postgresql://user@host/dbname (the password from PGPASSWORD or ~/.pgpass, never "
+        "here; docs/team-store.md).",
     ),
 ]
 EmulatedOpt = Annotated[

@@ -14,6 +14,7 @@ from sizing.app.env import current
 from sizing.cli.app import columns, emit_json, warn
 from sizing.cli.options import DbOpt, EmulatedOpt, JsonOpt, VirtualizedOpt
 from sizing.errors import SizingError, UsageError
+from sizing.paths import Database
 from sizing.textfit import fold
 
 if TYPE_CHECKING:
@@ -172,7 +173,7 @@ def _write_csv(rows: list[Any], out: Path | None) -> None:
 
 
 def _bases(
-    path: Path, json_out: bool, include_virtualized: bool, include_emulated: bool, verbose: bool
+    path: Database, json_out: bool, include_virtualized: bool, include_emulated: bool, verbose: bool
 ) -> None:
     """``results --bases``: every basis, and the one the engine commands would choose."""
     # deferred (measured with -X importtime): the use case, the engine, the sources and the
@@ -193,7 +194,7 @@ def _bases(
         typer.echo(bases_text(rows, inputs.choice, verbose=verbose, width=columns()))
 
 
-def _compare(path: Path, refs: list[str], json_out: bool) -> None:
+def _compare(path: Database, refs: list[str], json_out: bool) -> None:
     """``results --compare``: every run against the first (environment and figures)."""
     # deferred (measured with -X importtime): the use case, the engine, the sources and the
     # report, 0.1-0.3 s that `sizing --help` and the other commands' start-up do not pay

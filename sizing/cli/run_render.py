@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from sizing.cli.app import columns, emit_json
 from sizing.model import PointResult
+from sizing.paths import Database
 from sizing.report.render.points import (
     ceiling_lines,
     left_out_by_default,
@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 __all__ = ["render_run"]
 
 
-def render_run(measured: Measured, label: str, db: Path, *, json_out: bool, verbose: bool) -> None:
+def render_run(
+    measured: Measured, label: str, db: Database, *, json_out: bool, verbose: bool
+) -> None:
     """A run's outcome: its points with their evidence, limits, pairs, latency curves and
     what would give a valid figure (``--json``: one document)."""
     summary, evidence = measured.summary, measured.evidence

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from sizing import paths
 from sizing.cli.options import (
     PLATFORM_METAVAR,
     SIZING_HT,
@@ -311,7 +312,7 @@ def inputs_of(
     source: str,
     basis: str | None,
     catalog: Path | None,
-    db: Path | None,
+    db: str | None,
     article_prices: bool,
     include_virtualized: bool,
     include_emulated: bool,
@@ -325,7 +326,7 @@ def inputs_of(
         source=choice(Source, source, "--source"),
         basis=basis_ids(basis),
         catalog=catalog,
-        db=db,
+        db=None if db is None else paths.database(db),
         article_prices=article_prices,
         include_virtualized=include_virtualized,
         include_emulated=include_emulated,

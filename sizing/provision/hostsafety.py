@@ -14,7 +14,7 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,6 +102,10 @@ class HostLocks:
     held: list[str] = field(default_factory=list)
     run_id: int | None = None  # named in the lock, for the run that may take it over
     took_over: list[tuple[str, LockOwner]] = field(default_factory=list)
+    # a holder known gone by other means than its process on this controller: the run's
+    # lease in the results database, which every machine sees, expired or taken over
+    # (set by the sweep, which holds the store)
+    gone_elsewhere: Callable[[LockOwner], bool] = lambda _: False
 
     def request(self, action: str, stale: str = "-") -> dict[str, Any]:
         """The lock script's variables (``playbooks/host-lock.yml``, or the lock task that
@@ -143,7 +147,7 @@ class HostLocks:
                 self.held.append(host)
                 continue
             holder = reply.holder or LockOwner()
-            if _stale(holder):
+            if _stale(holder) or self.gone_elsewhere(holder):
                 again = self._run("acquire", [host], holder.token or "?")
                 if LockReply.parse(again.json(host, LOCK_TASK)).acquired:
                     self.held.append(host)

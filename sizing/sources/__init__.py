@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sizing import paths
@@ -21,6 +20,7 @@ from sizing.engine.roles import WorkloadAsk, choose_workload
 from sizing.engine.slo import latency_workloads, slo_figures
 from sizing.errors import UsageError
 from sizing.model import FigureKind, SizingMetric, Source, Status, client_floor
+from sizing.paths import Database
 from sizing.sizing_request import Inputs
 from sizing.sources.bases import (
     BasisInputs,
@@ -62,20 +62,20 @@ if TYPE_CHECKING:
     from sizing.model import Figure
 
 
-def db_path(db: Path | None) -> Path:
+def db_path(db: Database | None) -> Database:
     """The results database (:func:`sizing.paths.results_db`); a directory is refused."""
     path = paths.results_db(db)
     Store.exists(path)  # refuses a directory, or one this user may not look into
     return path
 
 
-def read_runs(db: Path, selectors: Sequence[str]) -> list[RunData]:
+def read_runs(db: Database, selectors: Sequence[str]) -> list[RunData]:
     """The runs the guide covers, with their points and samples.
 
     ``selectors`` are run ids or ``latest``; none means every run of the store. An unknown
     run is a :class:`UsageError`. A missing database holds no runs (and is not created).
     """
-    if not db.is_file():
+    if not Store.exists(db):
         if selectors:
             raise UsageError(f"--run {selectors[0]}: no results database at {db}")
         return []
@@ -277,7 +277,7 @@ def _choose(
 def latency_figures(
     figures: Sequence[Figure],
     slo: Slo,
-    db: Path | None,
+    db: Database | None,
     include_emulated: bool,
     workload: str | None = None,
     include_virtualized: bool = False,
@@ -291,7 +291,7 @@ def latency_figures(
     latency point is a :class:`UsageError` naming the ids there are."""
     path = db_path(db)
     points: list[tuple[int, Any]] = []
-    if path.is_file():
+    if Store.exists(path):
         with Store.open_readonly(path) as store:
             points = [(p.run_id, p.result) for p in store.iter_valid()]
     ids = sorted(latency_workloads(points))

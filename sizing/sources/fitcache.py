@@ -25,16 +25,18 @@ from sizing.engine.predict import (
 )
 from sizing.errors import SizingError
 from sizing.model import FigureKind
+from sizing.paths import Database
 from sizing.sources import Inputs, db_path, load_bases
+from sizing.store import beside as store_beside
 
 MAX_ENTRIES = 500
 
 
-def cache_path(db: Path) -> Path:
-    return db.with_name(db.name + ".fits.json")
+def cache_path(db: Database) -> Path:
+    return store_beside(db, ".fits.json")
 
 
-def cached_bootstrapper(db: Path | None) -> Bootstrapper:
+def cached_bootstrapper(db: Database | None) -> Bootstrapper:
     """A bootstrapper for :func:`sizing.engine.figures.build_series` that reads and
     fills the cache beside ``db`` (the default database when None)."""
     path = cache_path(db_path(db))
@@ -75,7 +77,7 @@ def cached_bootstrapper(db: Path | None) -> Bootstrapper:
     return remembering(boot)
 
 
-def warm(db: Path) -> None:
+def warm(db: Database) -> None:
     """Compute and cache the bootstrap of every measured series in ``db`` (the end of a
     run: where figures change). Never fails the caller: a cache is only a cache."""
     try:

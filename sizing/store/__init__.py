@@ -1,4 +1,10 @@
-"""The results store: SQLite, append-only, versioned.
+"""The results store: append-only, versioned; a SQLite file, or a team's database on a
+PostgreSQL server (``--db postgresql://...``: :mod:`sizing.store.engines` translates the one
+dialect the store is written in, and nothing above this package knows which engine it is;
+docs/team-store.md). What follows says it in SQLite's terms; a server has the same rules:
+the same schema version and migrations, read-only transactions for a reader, the server's
+errors as the same one line (a login refused, no server, no such database: exit code 6),
+and leases (:mod:`sizing.store.leases`) for runs on several machines.
 
 A run holds points; a point holds its repetitions' samples. Nothing is overwritten: a new
 ``sizing run`` is a new run, and a resumed run appends the points it measures. Every
@@ -35,15 +41,16 @@ import sqlite3
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from sizing.errors import SizingError
 from sizing.extravars import redact_argv
 from sizing.model import PointKey, PointResult, Sample, Status
+from sizing.paths import Database
 from sizing.records import HostRecord, LockOwner, RunOptionsRecord, dump
 from sizing.store.connection import BUSY_TIMEOUT_S, RUN_ATTEMPT_S, RUN_PATIENCE_S, Connection
 from sizing.store.drift_flag import with_run_drift
+from sizing.store.engines import DB_ERRORS, beside
 from sizing.store.ranges import with_ranges
 from sizing.store.recovery import (
     RECOVERY_KIND,
@@ -83,6 +90,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoredPoint",
+    "beside",
     "keep_for_recovery",
     "point_record",
     "read_recovery",
@@ -124,7 +132,7 @@ class Store(Connection):
             )
             self._db.commit()
             assert cur.lastrowid is not None
-            return cur.lastrowid
+            return int(cur.lastrowid)
 
         return self._write(insert)
 
@@ -136,7 +144,7 @@ class Store(Connection):
 
     @classmethod
     def backfill_environment(
-        cls, path: Path, patches: Mapping[int, Mapping[str, HostRecord]]
+        cls, path: Database, patches: Mapping[int, Mapping[str, HostRecord]]
     ) -> None:
         """Write what a read found missing from older runs' environment records (run id ->
         hosts' records), once, so that no later command derives it again. Best effort: a
@@ -148,7 +156,9 @@ class Store(Connection):
             with cls(path, timeout=1.0) as store:
                 for run_id, patch in patches.items():
                     store.set_environment(run_id, patch)
-        except (SizingError, OSError, sqlite3.Error):
+        except (SizingError, OSError):
+            pass
+        except DB_ERRORS:
             pass
 
     def reopen_run(self, run_id: int) -> None:
@@ -219,7 +229,7 @@ class Store(Connection):
                 return self._insert_point(run_id, result, samples)
 
         point_id = self._write(insert)
-        with contextlib.suppress(sqlite3.Error):  # the main file current: a copy of it alone
+        with contextlib.suppress(*DB_ERRORS):  # the main file current: a copy of it alone
             self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")  # holds every point
         return point_id
 
@@ -255,8 +265,8 @@ class Store(Connection):
                 json.dumps(result.metadata.to_json(), default=str),
             ),
         )
-        point_id = cur.lastrowid
-        assert point_id is not None
+        assert cur.lastrowid is not None
+        point_id = int(cur.lastrowid)
         self._db.executemany(
             "INSERT INTO samples (point_id, repetition, metric, value, unit, metadata)"
             " VALUES (?,?,?,?,?,?)",
@@ -286,10 +296,11 @@ class Store(Connection):
             with self._db:
                 for rec in records:
                     run_id, result, samples = point_from_record(rec)
+                    # the record's JSON as json.dumps writes it: one query for both engines
+                    mark = "%" + json.dumps({"recovery_id": str(rec["recovery_id"])})[1:-1] + "%"
                     there = self._db.execute(
-                        "SELECT 1 FROM points WHERE run_id = ? AND "
-                        "json_extract(metadata, '$.recovery_id') = ?",
-                        (run_id, rec["recovery_id"]),
+                        "SELECT 1 FROM points WHERE run_id = ? AND metadata LIKE ?",
+                        (run_id, mark),
                     ).fetchone()
                     if there:
                         skipped += 1

@@ -13,6 +13,10 @@ from typing import Any, Self, TypeVar
 from urllib.parse import quote
 
 from sizing.errors import ExitStatus
+from sizing.paths import Database, DbUrl, database
+from sizing.store.engines import DB_ERRORS, Db, EngineError, PgConnection
+from sizing.store.engines import tables as engine_tables
+from sizing.store.explain import explain, is_busy
 from sizing.store.rows import StoreError
 from sizing.store.schema import (
     APPLICATION_ID,
@@ -57,7 +61,7 @@ class Connection:
         timeout: float = BUSY_TIMEOUT_S,
         patience: float | None = None,
     ) -> None:
-        self.path = Path(path)
+        self.path: Database = database(path)  # a file, or a server's address
         self.readonly = readonly
         self.timeout = timeout
         self.patience = timeout if patience is None else max(patience, timeout)
@@ -65,40 +69,71 @@ class Connection:
         self.on_wait: Callable[[float], None] | None = None
         self._ident: tuple[int, int] | None = None  # the file this writer opened
         self.wal = False  # this writer put the file in WAL mode
-        _check_file(self.path, must_exist=readonly)
+        self._db: Db
+        if isinstance(self.path, DbUrl):
+            self.wal = True  # a server keeps its own log: nothing to switch
+            self._open_server(self.path)
+            return
+        file = self.path
+        _check_file(file, must_exist=readonly)
         # A writer that finds no data (no file, or an empty one: a database whose creation
         # failed, a disk full at the first write) creates the database; if that fails,
         # it leaves nothing behind.
-        creating = not readonly and not _has_data(self.path)
+        creating = not readonly and not _has_data(file)
         if not readonly:
-            _check_writable(self.path)
+            _check_writable(file)
         try:
             if readonly:
-                self._db = sqlite3.connect(self._ro_uri(), uri=True, timeout=timeout)
+                db = sqlite3.connect(self._ro_uri(), uri=True, timeout=timeout)
             else:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._db = sqlite3.connect(str(self.path), timeout=timeout)
+                file.parent.mkdir(parents=True, exist_ok=True)
+                db = sqlite3.connect(str(file), timeout=timeout)
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(self.path, f"cannot open the results database: {exc}") from exc
-        self._db.row_factory = sqlite3.Row
+            raise StoreError(file, f"cannot open the results database: {exc}") from exc
+        db.row_factory = sqlite3.Row
+        self._db = db
         try:
             if readonly:
                 self._readable()
-            with self._guard():
-                version = self._identify()
-                if not readonly and version < SCHEMA_VERSION:
-                    self._migrate()
+            self._open_schema()
             if not readonly:
-                st = self.path.stat()
+                st = file.stat()
                 self._ident = (st.st_dev, st.st_ino)
         except BaseException:
             self._db.close()
             if creating:
-                _remove_unborn(self.path)
+                _remove_unborn(file)
             raise
 
+    def _open_server(self, url: DbUrl) -> None:
+        """A team's database on a PostgreSQL server: connected, then identified and
+        migrated as a file is. A server that cannot be used (a wrong password, none
+        answering, no such database) is one StoreError line with the store's exit code."""
+        try:
+            self._db = PgConnection(url, readonly=self.readonly, timeout=self.timeout)
+        except EngineError as exc:
+            why, code = explain(exc, self.timeout, url)
+            raise StoreError(url, why, code=code) from None
+        try:
+            self._open_schema()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _open_schema(self) -> None:
+        with self._guard():
+            version = self._identify()
+            if not self.readonly and version < SCHEMA_VERSION:
+                self._migrate()
+
+    @property
+    def _file(self) -> Path:
+        """The SQLite file (the methods that ask are SQLite's own)."""
+        assert isinstance(self.path, Path)
+        return self.path
+
     def _ro_uri(self, *, immutable: bool = False) -> str:
-        uri = "file:" + quote(str(self.path.resolve()), safe="/") + "?mode=ro"
+        uri = "file:" + quote(str(self._file.resolve()), safe="/") + "?mode=ro"
         return uri + ("&immutable=1" if immutable else "")
 
     def _readable(self) -> None:
@@ -108,14 +143,15 @@ class Connection:
         try:
             self._db.execute("PRAGMA user_version").fetchone()
         except sqlite3.Error as exc:
-            if "unable to open" not in str(exc) or os.access(self.path.parent, os.W_OK):
+            if "unable to open" not in str(exc) or os.access(self._file.parent, os.W_OK):
                 return  # _identify says what it is
             self._db.close()
-            self._db = sqlite3.connect(self._ro_uri(immutable=True), uri=True, timeout=self.timeout)
-            self._db.row_factory = sqlite3.Row
+            db = sqlite3.connect(self._ro_uri(immutable=True), uri=True, timeout=self.timeout)
+            db.row_factory = sqlite3.Row
+            self._db = db
 
     @classmethod
-    def for_run(cls, path: Path | str) -> Self:
+    def for_run(cls, path: Database | str) -> Self:
         """The store a run writes through: short attempts, retried for hours."""
         return cls(path, timeout=RUN_ATTEMPT_S, patience=RUN_PATIENCE_S)
 
@@ -136,6 +172,8 @@ class Connection:
     def _still_there(self) -> None:
         """Refuse to write when the file was deleted or replaced since it was opened: in
         WAL mode SQLite would go on writing to the orphaned WAL file, and lose it all."""
+        if not isinstance(self.path, Path):
+            return  # a server's database: its files are the server's
         try:
             st = self.path.stat()
             same = self._ident is None or (st.st_dev, st.st_ino) == self._ident
@@ -154,16 +192,22 @@ class Connection:
             return str(self._db.execute("PRAGMA journal_mode").fetchone()[0])
 
     @classmethod
-    def open_readonly(cls, path: Path | str, *, timeout: float = BUSY_TIMEOUT_S) -> Self:
-        """Open an existing database for reading only (``mode=ro``); never writes."""
+    def open_readonly(cls, path: Database | str, *, timeout: float = BUSY_TIMEOUT_S) -> Self:
+        """Open an existing database for reading only (``mode=ro``, a server's read-only
+        transactions); never writes."""
         return cls(path, readonly=True, timeout=timeout)
 
     @staticmethod
-    def exists(path: Path | str) -> bool:
+    def exists(path: Database | str) -> bool:
         """Whether a results database file is there; a directory is refused (a ``--db``
         naming one is a mistake, never "nothing measured yet"). An empty file (0 bytes: a
-        database whose creation failed) holds nothing: not there."""
-        p = Path(path)
+        database whose creation failed) holds nothing: not there. A server's database is
+        there once it holds tables (a new, empty one holds nothing yet); one that cannot be
+        reached or logged into is a StoreError."""
+        where = database(path)
+        if isinstance(where, DbUrl):
+            return _server_has_tables(where)
+        p = Path(where)
         try:
             if p.is_dir():
                 raise StoreError(p, "is a directory, not a results database")
@@ -201,12 +245,7 @@ class Connection:
                 f"written by a newer sizing (schema version {version}; this sizing knows up "
                 f"to {SCHEMA_VERSION}): upgrade sizing to read it",
             )
-        tables = {
-            str(r[0]): {str(c[1]) for c in self._db.execute(f'PRAGMA table_info("{r[0]}")')}
-            for r in self._db.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-            )
-        }
+        tables = engine_tables(self._db)
         if not tables and version == 0 and app_id == 0:
             if self.readonly:
                 raise StoreError(self.path, "not a sizing results database (it holds no tables)")
@@ -253,8 +292,8 @@ class Connection:
         """SQLite's errors as one StoreError line naming the file."""
         try:
             yield
-        except sqlite3.Error as exc:
-            why, code = _explain(exc, self.timeout, self.path)
+        except DB_ERRORS as exc:
+            why, code = explain(exc, self.timeout, self.path)
             raise StoreError(self.path, why, code=code) from exc
 
     def _write(self, fn: Callable[[], T]) -> T:
@@ -268,11 +307,11 @@ class Connection:
                 self._use_wal()  # at the first write (or a reader held the file then)
             try:
                 return fn()
-            except sqlite3.Error as exc:
-                with contextlib.suppress(sqlite3.Error):
+            except DB_ERRORS as exc:
+                with contextlib.suppress(*DB_ERRORS):
                     self._db.rollback()
                 waited = time.monotonic() - began
-                busy = _busy(exc)
+                busy = is_busy(exc)
                 stopped = busy and self.stop()
                 if busy and not stopped and waited + delay < self.patience:
                     if self.on_wait is not None:
@@ -280,7 +319,7 @@ class Connection:
                     time.sleep(delay)
                     delay = min(delay * 2, 4.0)
                     continue
-                why, code = _explain(exc, max(waited, self.timeout), self.path)
+                why, code = explain(exc, max(waited, self.timeout), self.path)
                 if stopped:
                     why = why.replace("; try again when it has finished", "; stopped by a signal")
                 raise StoreError(self.path, why, code=code, stopped=stopped) from exc
@@ -292,7 +331,7 @@ class Connection:
 
         self._write(update)
 
-    def _decode(self, decode: Callable[[sqlite3.Row], T], row: sqlite3.Row, table: str) -> T:
+    def _decode(self, decode: Callable[[Any], T], row: Any, table: str) -> T:
         """A row as sizing's type, or one StoreError line naming the row and the value."""
         try:
             return decode(row)
@@ -301,6 +340,21 @@ class Connection:
             raise StoreError(
                 self.path, f"damaged row {table} id {ident}: {type(exc).__name__}: {exc}"
             ) from exc
+
+
+def _server_has_tables(url: DbUrl) -> bool:
+    try:
+        db = PgConnection(url, readonly=True, timeout=BUSY_TIMEOUT_S)
+    except EngineError as exc:
+        why, code = explain(exc, BUSY_TIMEOUT_S, url)
+        raise StoreError(url, why, code=code) from None
+    try:
+        return bool(engine_tables(db))
+    except EngineError as exc:
+        why, code = explain(exc, BUSY_TIMEOUT_S, url)
+        raise StoreError(url, why, code=code) from None
+    finally:
+        db.close()
 
 
 def _check_writable(path: Path) -> None:
@@ -374,43 +428,7 @@ def _check_file(path: Path, *, must_exist: bool) -> None:
         raise StoreError(path, "not an SQLite database (damaged, or a file of another kind)")
 
 
-def _explain(
-    exc: sqlite3.Error, timeout: float, path: Path | None = None
-) -> tuple[str, ExitStatus]:
-    """One line for an SQLite error, and its exit status: :attr:`ExitStatus.STORE` when
-    the machine, not the file's content, is in the way (locked, disk full, the file gone or
-    read-only), :attr:`ExitStatus.INPUT` when the file is not a usable database."""
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    if _busy(exc):
-        return (
-            f"the results database is locked by another process (waited {_seconds(timeout)}); "
-            "try again when it has finished"
-        ), ExitStatus.STORE
-    if name.startswith("SQLITE_FULL"):
-        return "the disk is full: cannot write the results database", ExitStatus.STORE
-    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
-        return f"damaged results database ({exc})", ExitStatus.INPUT
-    if path is not None and not path.exists():
-        return (
-            "the results database was deleted or moved while sizing used it",
-            ExitStatus.STORE,
-        )
-    if name.startswith(("SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_CANTOPEN")):
-        return f"cannot write the results database ({exc})", ExitStatus.STORE
-    return f"results database error: {exc}", ExitStatus.INPUT
-
-
-def _busy(exc: sqlite3.Error) -> bool:
-    """Whether another connection holds the lock (worth waiting for)."""
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc)
-
-
-def _seconds(s: float) -> str:
-    if s < 10:
-        return f"{s:.1f}".rstrip("0").rstrip(".") + " s"
-    if s < 120:
-        return f"{s:.0f} s"
-    if s < 7200:
-        return f"{s / 60:.0f} min"
-    return f"{s / 3600:.1f} h"
+def error_of(where: Database, exc: Exception) -> StoreError:
+    """An engine's error as the one StoreError line the store says for it."""
+    why, code = explain(exc, BUSY_TIMEOUT_S, where)
+    return StoreError(where, why, code=code)

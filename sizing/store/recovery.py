@@ -17,6 +17,7 @@ from typing import Any
 from sizing.errors import InputError
 from sizing.model import PointKey, PointResult, Sample
 from sizing.records import SampleMeta
+from sizing.store.engines import beside
 from sizing.store.ranges import record_problems
 from sizing.store.rows import result_from_columns
 
@@ -27,9 +28,9 @@ RECOVERY_KIND = "sizing-point"
 
 
 def recovery_path(db: Path | str) -> Path:
-    """The recovery file beside a results database."""
-    p = Path(db)
-    return p.with_name(p.name + RECOVERY_SUFFIX)
+    """The recovery file beside a results database (a server's: in the user's data
+    directory, :func:`~sizing.store.engines.beside`)."""
+    return beside(db, RECOVERY_SUFFIX)
 
 
 def point_record(

@@ -1,14 +1,16 @@
 """The results database's schema and its ``user_version`` migrations; a point record in
-this sizing's shape (:func:`upgrade_point_record`)."""
+this sizing's shape (:func:`upgrade_point_record`). One schema and one sequence for both
+engines: written in SQLite's dialect, which :mod:`sizing.store.engines` translates for a
+PostgreSQL server."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from sizing.extravars import redact_argv
+from sizing.store.engines import Db
 
 # PRAGMA application_id: "SIZg". A database that carries another id belongs to another
 # application; one without (0) is sizing's only when it has sizing's tables.
@@ -67,14 +69,14 @@ CREATE INDEX IF NOT EXISTS samples_point ON samples(point_id);
 """
 
 
-def _migrate_1(db: sqlite3.Connection) -> None:
+def _migrate_1(db: Db) -> None:
     """The first schema (a no-op on a database that already has it)."""
     for statement in SCHEMA_V1.split(";"):
         if statement.strip():
             db.execute(statement)
 
 
-def _migrate_2(db: sqlite3.Connection) -> None:
+def _migrate_2(db: Db) -> None:
     """Mark the database as sizing's and index points by configuration (``--resume``
     and the engine look points up by their key)."""
     db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
@@ -110,7 +112,7 @@ def upgrade_point_record(profile: str, data: Mapping[str, Any]) -> dict[str, Any
     return out
 
 
-def _migrate_3(db: sqlite3.Connection) -> None:
+def _migrate_3(db: Db) -> None:
     """Point records in this sizing's shape (:func:`upgrade_point_record`)."""
     rows = db.execute("SELECT id, profile, metadata FROM points").fetchall()
     for pid, profile, raw in rows:
@@ -134,7 +136,7 @@ def upgrade_run_row(options: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
     return out, owner
 
 
-def _migrate_4(db: sqlite3.Connection) -> None:
+def _migrate_4(db: Db) -> None:
     """A run's owner in its own column (:func:`upgrade_run_row`)."""
     db.execute("ALTER TABLE runs ADD COLUMN owner TEXT")
     rows = db.execute("SELECT id, options FROM runs").fetchall()
@@ -151,7 +153,7 @@ def _migrate_4(db: sqlite3.Connection) -> None:
             )
 
 
-def _migrate_5(db: sqlite3.Connection) -> None:
+def _migrate_5(db: Db) -> None:
     """Runs stored before their command line was redacted keep no ``-e`` value now
     (:func:`~sizing.extravars.redact_argv`): a value may be a password."""
     rows = db.execute("SELECT id, argv FROM runs").fetchall()
@@ -165,21 +167,43 @@ def _migrate_5(db: sqlite3.Connection) -> None:
             db.execute("UPDATE runs SET argv = ? WHERE id = ?", (json.dumps(redacted), rid))
 
 
-def _migrate_6(db: sqlite3.Connection) -> None:
+def _migrate_6(db: Db) -> None:
     """Fixed-rate points stored with the profile's closed-loop generator as their tool, and
     the open-loop one's version, name the tool that ran (:func:`upgrade_point_record`)."""
     _migrate_3(db)
 
 
+LEASES = """
+CREATE TABLE IF NOT EXISTS leases (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL UNIQUE,       -- run:<id> | host:<inventory name>
+    run_id INTEGER,
+    token TEXT NOT NULL,             -- the holding process's run token
+    owner TEXT NOT NULL DEFAULT '{}',  -- JSON: controller, host, pid (LockOwner)
+    taken_at REAL NOT NULL,
+    renewed_at REAL NOT NULL,
+    expires_at REAL NOT NULL         -- the database's clock: renewed_at + the lease time
+)
+"""
+
+
+def _migrate_7(db: Db) -> None:
+    """Leases: who holds a run and its hosts, renewed while it lives, so that a run on
+    another machine knows when a holder is gone (:mod:`sizing.store.leases`). The one
+    table whose rows change: they say who works now, not what was measured."""
+    db.execute(LEASES)
+
+
 # Ordered: MIGRATIONS[n - 1] takes a database from user_version n - 1 to n. A new schema
 # change is a new function appended here, never an edit of an earlier one.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+MIGRATIONS: tuple[Callable[[Db], None], ...] = (
     _migrate_1,
     _migrate_2,
     _migrate_3,
     _migrate_4,
     _migrate_5,
     _migrate_6,
+    _migrate_7,
 )
 
 

@@ -15,6 +15,7 @@ marking the run interrupted; every point finished before that is already committ
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -24,8 +25,9 @@ from sizing.measure.measure_context import Progress
 from sizing.model import RunStatus, RunSummary
 from sizing.plan.document import PlanDocument
 from sizing.provision.hostsafety import owner_record, process_gone
+from sizing.records import LockOwner
 from sizing.signals import StopSignals, shielded, signal_pending
-from sizing.store import Store
+from sizing.store import Store, leases
 from sizing.sweep.options import (
     RunOptions,
     done_keys,
@@ -140,7 +142,45 @@ def open_run(ctx: RunContext) -> OpenRun:
         store.set_owner(run_id, owner_record())  # results names it abandoned if it dies
     except SizingError:
         pass  # a store that cannot take it now fails the run at its next write
-    return OpenRun(store, RunSummary(run_id=run_id, status=RunStatus.RUNNING))
+    opened = OpenRun(store, RunSummary(run_id=run_id, status=RunStatus.RUNNING))
+    try:
+        _take_run_lease(ctx, opened)
+    except BaseException:
+        store.close()
+        raise
+    return opened
+
+
+def _take_run_lease(ctx: RunContext, opened: OpenRun) -> None:
+    """The run's lease on itself, renewed from a thread while it lives; a host lock whose
+    run's lease expired or was taken over is stale, from any machine."""
+    store, token = opened.store, ctx.state.hosts_taken.token
+    took = leases.take(
+        store,
+        [f"run:{opened.run_id}"],
+        run_id=opened.run_id,
+        token=token,
+        owner=owner_record(),
+        gone=process_gone,
+    )
+    for held in took:
+        line = f"run {opened.run_id}: took over its lease ({held.describe()})"
+        ctx.progress.note(line.replace("; it expires in 0 s if that process is gone", ""))
+    ctx.state.hosts_taken.locks.gone_elsewhere = lambda holder: _lease_gone(store, holder)
+    opened.keeper = leases.LeaseKeeper(store.path, token, held=1).start()
+
+
+def _lease_gone(store: Store, holder: LockOwner) -> bool:
+    """Whether the run that holds a host lock is gone by its lease: expired, or taken over
+    by another process (a ``--resume`` elsewhere). A lock without a lease (a sizing from
+    before leases) is not taken for gone."""
+    if holder.run_id is None:
+        return False
+    try:
+        (held,) = leases.leases(store, [f"run:{holder.run_id}"]) or (None,)
+    except SizingError:
+        return False
+    return held is not None and (held.expired or held.token != holder.token)
 
 
 def end(ctx: RunContext, summary: RunSummary, *, stopped: bool) -> None:
@@ -164,8 +204,13 @@ def finish(ctx: RunContext, opened: OpenRun, status: RunStatus, note: str) -> No
     store, summary = opened.store, opened.summary
     store.patience = min(store.patience, FINISH_PATIENCE_S)  # the user waits for this one
     store.stop = lambda: False
+    keeper = opened.keeper
+    if keeper is not None:
+        keeper.halt()  # renews no more; a renewal under way ends on its own connection
     try:
         store.finish_run(summary.run_id, status, note)
+        with contextlib.suppress(SizingError):  # not given back: they expire
+            leases.release(store, ctx.state.hosts_taken.token)
     except SizingError as exc:
         why = str(exc).removeprefix(f"{store.path}: ")
         why = why.removesuffix("; try again when it has finished")
@@ -176,6 +221,8 @@ def finish(ctx: RunContext, opened: OpenRun, status: RunStatus, note: str) -> No
         summary.problems.append(line)
         ctx.progress.note(line)
     finally:
+        if keeper is not None:
+            keeper.stop()
         store.close()
 
 
@@ -198,10 +245,18 @@ def _refuse_live(store: Store, run_id: int) -> None:
     owner = run.owner
     if run.status != RunStatus.RUNNING or owner is None or process_gone(owner):
         return
+    (held,) = leases.leases(store, [f"run:{run_id}"]) or (None,)
+    if held is not None and held.expired:
+        return  # its machine stopped renewing it: taken over (open_run says so)
     if owner.pid == os.getpid():
         return
+    lease = (
+        ""
+        if held is None
+        else f"; if its machine is gone, its lease expires in {held.expires_at - held.at:.0f} s"
+    )
     raise UsageError(
         f"--resume {run_id}: run {run_id} is still measuring (pid {owner.pid} on "
         f"{owner.controller_host or 'this machine'}); wait for it to end, or stop it "
-        "(Ctrl-C, or kill that pid), then resume"
+        f"(Ctrl-C, or kill that pid), then resume{lease}"
     )

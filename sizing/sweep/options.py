@@ -27,6 +27,7 @@ from sizing.model import (
     PointKey,
     Status,
 )
+from sizing.paths import Database
 from sizing.plan.settings import MeasureSettings
 from sizing.profiles import Profile
 from sizing.records import RunOptionsRecord
@@ -151,7 +152,7 @@ class RunOptions:
     profiles: tuple[Profile, ...] = field(
         metadata={"stored": Stored(_profiles_record, _profiles_back, cli="profile")}
     )
-    db: Path
+    db: Database
     # --duration, --warmup, --repeat, ...: each refused by its own name
     settings: MeasureSettings = field(
         default_factory=MeasureSettings,

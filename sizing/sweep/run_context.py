@@ -25,6 +25,7 @@ from sizing.provision.platforms import Backend, BackendOptions, Target, backend_
 from sizing.provision.tools import ClientTools
 from sizing.provision.upstream import UpstreamProvisioner
 from sizing.store import Store
+from sizing.store.leases import LeaseKeeper
 from sizing.sweep.options import RunOptions
 
 Config = tuple[str, int, str]  # a point's platform configuration: (server, cores, HT)
@@ -168,6 +169,7 @@ class OpenRun:
 
     store: Store
     summary: RunSummary
+    keeper: LeaseKeeper | None = None  # renews the run's leases while it lives
 
     @property
     def run_id(self) -> int:

@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from sizing.ceilings import HostCeilings
-from sizing.errors import PreflightError
+from sizing.errors import ExitStatus, HostError, PreflightError
 from sizing.facts import HostFacts
 from sizing.measure.checks import against_ceiling
 from sizing.model import SERVER_DIED, PointKey, PointResult, RunStatus, Status
@@ -25,11 +25,11 @@ from sizing.plan.dryrun import estimate_of, estimate_words
 from sizing.plan.estimate import budget
 from sizing.plan.points import PlannedPoint
 from sizing.provision.ceiling import CeilingJob, ceiling_jobs, measure_ceilings
-from sizing.provision.hostsafety import took_over_text
+from sizing.provision.hostsafety import owner_record, process_gone, took_over_text
 from sizing.provision.tools import build_generators, prepare_clients
 from sizing.records import DeclaredRecord, HostRecord
 from sizing.signals import SignalStop, shielded
-from sizing.store import StoreError, keep_for_recovery
+from sizing.store import StoreError, keep_for_recovery, leases
 from sizing.sweep.measuring import measure_legs, measure_point
 from sizing.sweep.prepare import once_parts, prepare, run_pairs, selected_servers
 from sizing.sweep.run_context import OpenRun, Prepared, RunContext
@@ -48,6 +48,7 @@ def facts_and_plan(ctx: RunContext, run: OpenRun | None) -> None:
         return
     ctx.state.prepared = prepare(ctx, on_facts=lambda facts: keep_environment(ctx, run, facts))
     taken = ctx.state.hosts_taken
+    _take_host_leases(ctx, run)
     for host, holder in taken.locks.took_over:
         # the dead run's nginx and upstream there are this run's to stop when it ends,
         # whether or not it needs them itself (an rps run killed, a static-rps run next)
@@ -56,6 +57,38 @@ def facts_and_plan(ctx: RunContext, run: OpenRun | None) -> None:
         line = took_over_text(host, holder)
         run.summary.problems.append(line)
         ctx.progress.note(line)
+
+
+def _take_host_leases(ctx: RunContext, run: OpenRun) -> None:
+    """The leases on the hosts whose run lock the run took, in the results database: the
+    lock of every machine of a team (:mod:`sizing.store.leases`). A host another live run
+    holds is refused as a held run lock is; an expired lease is taken over, said."""
+    hosts = sorted(ctx.state.hosts_taken.locks.held)
+    if not hosts:
+        return
+    try:
+        took = leases.take(
+            run.store,
+            [f"host:{h}" for h in hosts],
+            run_id=run.run_id,
+            token=ctx.state.hosts_taken.token,
+            owner=owner_record(),
+            gone=process_gone,
+        )
+    except leases.LeaseHeld as exc:
+        host = exc.lease.name.removeprefix("host:")
+        raise HostError(
+            host, f"another sizing run holds its lease in {run.store.path} ({exc.lease.describe()})"
+        ) from None
+    if run.keeper is not None:
+        run.keeper.held += len(hosts)
+    said = {host for host, _ in ctx.state.hosts_taken.locks.took_over}  # the lock's line
+    for held in took:
+        host = held.name.removeprefix("host:")
+        if held.run_id != run.run_id and host not in said:
+            line = f"{host}: took over the lease of {held.describe()}"
+            run.summary.problems.append(line)
+            ctx.progress.note(line)
 
 
 def check_and_pair(ctx: RunContext, run: OpenRun) -> None:
@@ -194,6 +227,13 @@ def store_point(ctx: RunContext, run: OpenRun, result: PointResult, samples: lis
     signal ended the wait)."""
     store, summary = run.store, run.summary
     try:
+        if run.keeper is not None and run.keeper.lost:
+            raise StoreError(
+                store.path,
+                f"run {summary.run_id}'s lease was taken over by another process (its "
+                "renewal failed for longer than the lease time): this run stores no more",
+                code=ExitStatus.STORE,
+            )
         with shielded():  # a signal now stops the run once this point is stored
             store.add_point(summary.run_id, result, samples)
             summary.points.append(result)

@@ -2,16 +2,17 @@
 stored it), not by the bundled profile of its name; and the figures of two load generators
 are two bases, never pooled, the non-default one labelled.
 
-Real SQLite stores, filled through the Store API as ``tests/unit/test_sources.py`` does."""
+Real stores on both engines (``store_url``: SQLite and PostgreSQL), filled through the
+Store API as ``tests/unit/test_sources.py`` does."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from sizing import profiles
 from sizing.model import PointKey
+from sizing.paths import Database
 from sizing.sources import declared_of, measured_bases, read_runs
 from sizing.store import Store
 from tests.unit.test_sources import ENV, REPS, point
@@ -23,7 +24,7 @@ def _profile(name: str, metric: str) -> dict[str, Any]:
     return {**base, "name": name, "metric": metric}
 
 
-def _fill(db: Path, points: list[Any], defs: list[dict[str, Any]]) -> None:
+def _fill(db: Database, points: list[Any], defs: list[dict[str, Any]]) -> None:
     with Store(db) as store:
         run_id = store.start_run(
             inventory="lab",
@@ -44,13 +45,13 @@ def _named(result_samples: Any, profile: str) -> Any:
     return replace(result, key=key), samples
 
 
-def _bases(db: Path) -> dict[str, Any]:
+def _bases(db: Database) -> dict[str, Any]:
     runs = read_runs(db, ())
     return {b.id: b for b in measured_bases(runs, declared_of(runs))}
 
 
-def test_a_users_profile_sizes_by_its_stored_metric(tmp_path: Path) -> None:
-    db = tmp_path / "sizing.sqlite"
+def test_a_users_profile_sizes_by_its_stored_metric(store_url: Database) -> None:
+    db = store_url
     mine = _named(point("r640-01", "baremetal", 1, "rps", REPS, role="web"), "my-static")
     _fill(db, [mine], [_profile("my-static", "requests_per_second")])
     bases = _bases(db)
@@ -59,16 +60,16 @@ def test_a_users_profile_sizes_by_its_stored_metric(tmp_path: Path) -> None:
     assert bases["r640-01/baremetal/static-128b"].core_counts("rps") == (1,)
 
 
-def test_a_stored_metric_outranks_the_bundled_profile_of_its_name(tmp_path: Path) -> None:
-    db = tmp_path / "sizing.sqlite"
+def test_a_stored_metric_outranks_the_bundled_profile_of_its_name(store_url: Database) -> None:
+    db = store_url
     # a user's own static-rps whose metric is not one that sizes: its points size nothing
     mine = _named(point("r640-01", "baremetal", 1, "rps", REPS, role="web"), "static-rps")
     _fill(db, [mine], [_profile("static-rps", "latency_p99_ms")])
     assert _bases(db) == {}
 
 
-def test_two_generators_figures_are_two_bases(tmp_path: Path) -> None:
-    db = tmp_path / "sizing.sqlite"
+def test_two_generators_figures_are_two_bases(store_url: Database) -> None:
+    db = store_url
     wrk = _named(point("r640-01", "baremetal", 1, "rps", REPS, role="web"), "static-rps")
     h2 = _named(
         point("r640-01", "baremetal", 1, "rps", [v * 2 for v in REPS], role="web", tool="h2load"),
