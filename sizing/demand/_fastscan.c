@@ -32,7 +32,6 @@
 #include <string.h>
 
 #define LATEST 253402300799LL /* the end of 9999 */
-#define MAX_OPS 256
 
 typedef struct {
     char op;
@@ -58,8 +57,8 @@ typedef struct {
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
 /* Match one line [p, e) (no newline in it); 1 when it is in the format. */
-static int match_line(const Op *ops, int nops, const char *p, const char *e, Row *r) {
-    for (int k = 0; k < nops; k++) {
+static int match_line(const Op *ops, Py_ssize_t nops, const char *p, const char *e, Row *r) {
+    for (Py_ssize_t k = 0; k < nops; k++) {
         const Op *o = &ops[k];
         const char *s = p;
         switch (o->op) {
@@ -216,16 +215,20 @@ static int fixed_width(const char *t, Py_ssize_t n) {
     return k == 26;
 }
 
-static int parse_program(const char *prog, Py_ssize_t plen, Op *ops) {
-    int n = 0;
-    Py_ssize_t i = 0;
+/* The program's ops into ops (when not NULL: room for all of them); how many there are,
+ * -1 when it is not a program. A format has as many ops as it likes (one per variable and
+ * per literal between them): counted first, never held to a fixed number. */
+static Py_ssize_t parse_program(const char *prog, Py_ssize_t plen, Op *ops) {
+    Py_ssize_t n = 0, i = 0;
     while (i + 4 <= plen) {
-        if (n == MAX_OPS) return -1;
-        ops[n].op = prog[i];
-        ops[n].stop = (unsigned char)prog[i + 1];
-        ops[n].len = ((unsigned char)prog[i + 2] << 8) | (unsigned char)prog[i + 3];
-        ops[n].lit = prog + i + 4;
-        i += 4 + ops[n].len;
+        Py_ssize_t len = ((unsigned char)prog[i + 2] << 8) | (unsigned char)prog[i + 3];
+        if (ops) {
+            ops[n].op = prog[i];
+            ops[n].stop = (unsigned char)prog[i + 1];
+            ops[n].len = len;
+            ops[n].lit = prog + i + 4;
+        }
+        i += 4 + len;
         if (i > plen) return -1;
         n++;
     }
@@ -239,14 +242,20 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     Py_buffer chunk, prog;
     int msec;
     if (!PyArg_ParseTuple(args, "y*y*p", &chunk, &prog, &msec)) return NULL;
-    Op ops[MAX_OPS];
-    int nops = parse_program(prog.buf, prog.len, ops);
+    Op *ops = NULL;
+    Py_ssize_t nops = parse_program(prog.buf, prog.len, NULL);
     PyObject *out = NULL, *bad = NULL, *odd = NULL, *offs = NULL;
     PyObject *cols[7] = {NULL};
     if (nops < 0) {
         PyErr_SetString(PyExc_ValueError, "not a program");
         goto done;
     }
+    ops = PyMem_New(Op, nops ? nops : 1);
+    if (!ops) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    parse_program(prog.buf, prog.len, ops);
     const char *buf = chunk.buf, *end = buf + chunk.len;
     Py_ssize_t rows = 0;
     for (const char *p = buf; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) rows++;
@@ -345,6 +354,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     out = Py_BuildValue("(nOOOOOOOOOO)", rows, cols[0], cols[1], cols[2], cols[3], cols[4],
                         cols[5], cols[6], bad, odd, offs);
 done:
+    PyMem_Free(ops);
     for (int i = 0; i < 7; i++) Py_XDECREF(cols[i]);
     Py_XDECREF(bad);
     Py_XDECREF(odd);
