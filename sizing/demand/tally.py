@@ -17,6 +17,7 @@ from sizing.demand.persecond import Ints, PerSecond
 # Upper edges (bytes) of the response-size histogram; the last bucket is open.
 SIZE_EDGES = (128, 512, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304)
 _EDGES = np.array(SIZE_EDGES, np.int64)
+_SUM_SAFE = 2**63 - 1  # the largest sum an int64 holds
 CLASSES = ("1xx", "2xx", "3xx", "4xx", "5xx")
 # ``$connection_requests`` is counted exactly up to CONN_EXACT; every larger value is
 # counted together under CONN_OVER (a bounded histogram, whatever the log holds).
@@ -149,7 +150,12 @@ class Tally:
         buckets = np.searchsorted(_EDGES, values, side="left")
         for i, c in enumerate(np.bincount(buckets, minlength=len(self.sizes)).tolist()):
             self.sizes[i] += c
-        self.bytes_sent += int(values.sum())
+        # int64 holds one size, not always their sum: 20 sizes of 10^18 wrapped to a
+        # wrong total. numpy sums only when the largest times the count cannot overflow.
+        if len(values) and int(values.max()) > _SUM_SAFE // len(values):
+            self.bytes_sent += sum(values.tolist())
+        else:
+            self.bytes_sent += int(values.sum())
 
     def add_conn(self, value: int, n: int) -> None:
         """Count ``n`` requests whose ``$connection_requests`` was ``value``."""

@@ -177,6 +177,22 @@ def test_apache_dash_for_an_empty_body_is_0_bytes(tmp_path: Path) -> None:
     assert d.totals.classes == {"2xx": 1, "3xx": 1, "4xx": 1} and d.totals.bytes_sent == 100
 
 
+@pytest.mark.parametrize("fast", [True, False], ids=["compiled", "regex"])
+def test_bytes_sent_is_summed_past_int64(
+    tmp_path: Path, fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each size fits in int64, their sum does not: 20 sizes of 10^18 - 1 once wrapped to
+    1,553,255,926,290,448,364 bytes sent, in both readers."""
+    from sizing.demand import fastscan
+
+    monkeypatch.setattr(fastscan, "ENABLED", fast)
+    log = tmp_path / "a.log"
+    big = 999_999_999_999_999_999
+    log.write_text("".join(line(T0 + i, 200, str(big)) for i in range(20)))
+    d = read_logs([log], default_format(), given=False)
+    assert d.totals is not None and d.totals.bytes_sent == 20 * big
+
+
 @pytest.mark.parametrize(
     ("name", "tail"),
     [
