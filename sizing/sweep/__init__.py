@@ -145,7 +145,15 @@ def open_run(ctx: RunContext) -> OpenRun:
     opened = OpenRun(store, RunSummary(run_id=run_id, status=RunStatus.RUNNING))
     try:
         _take_run_lease(ctx, opened)
-    except BaseException:
+    except leases.LeaseHeld:
+        store.close()  # another live process runs it: its record is that process's
+        raise
+    except BaseException as exc:
+        # The run's record exists: a lease that cannot be written (a full disk, a server
+        # gone) ends it failed with the reason, as a later write would.
+        why = str(exc) if isinstance(exc, SizingError) else f"{type(exc).__name__}: {exc}"
+        with contextlib.suppress(SizingError):
+            store.finish_run(run_id, RunStatus.FAILED, why)
         store.close()
         raise
     return opened
