@@ -42,6 +42,7 @@ from sizing.inventory.model import (
     short_connection,
 )
 from sizing.inventory.plugins import derive_plugin_vars
+from sizing.model import Platform
 
 __all__ = [
     "CpuSpec",
@@ -140,7 +141,8 @@ def _sizing_problems(hname: str, exc: ValidationError, extra_vars: Mapping[str, 
             msg = "unknown variable"
         elif err["type"] == "enum":
             got = err.get("input")
-            msg = f"unknown platform {got!r} (expected baremetal, libvirt, vsphere)"
+            known = ", ".join(p.value for p in Platform)
+            msg = f"unknown platform {got!r} (expected {known})"
         elif err["type"] == "finite_number":
             msg = "must be a finite number (not .inf or .nan)"
         top = f"sizing_{err['loc'][0]}" if err["loc"] else ""
