@@ -121,6 +121,15 @@ def _bad(p: LatencyPoint, limit: float) -> bool:
     return p.p95_ms > limit or p.error_ratio > 0.001
 
 
+def below_sweep(points: Sequence[LatencyPoint], factor: float = KNEE_FACTOR) -> LatencyPoint | None:
+    """The lowest rate when it is already past the knee (p95 beyond the knee limit, or
+    errors): the knee lies below the sweep, and no rate of it is a figure. None otherwise."""
+    pts = sorted(points, key=lambda p: p.rate)
+    if not pts:
+        return None
+    return pts[0] if _bad(pts[0], _knee_limit(pts, factor)) else None
+
+
 def knee_interval(
     points: Sequence[LatencyPoint], factor: float = KNEE_FACTOR
 ) -> tuple[float, float] | None:

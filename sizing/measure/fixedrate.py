@@ -52,6 +52,7 @@ from sizing.knee import (
     LatencyPoint,
     SearchResult,
     Slo,
+    below_sweep,
     capacity_from_curve,
     climb_next,
     knee,
@@ -333,7 +334,7 @@ def judge_curve(
         knee_factor=KNEE_FACTOR,
         knee_limit_ms=knee_limit(good_pts),
         knee_busy=verdict or None,
-        knee_reason=None if interval else (climb_reason or "no rate exceeded the knee limit"),
+        knee_reason=None if interval else (climb_reason or _no_knee_reason(good_pts)),
         climb=Climb(ceiling.rate, ceiling.client_cores, ceiling.per_core) if climbing else None,
         slo=str(slo) if slo else None,
         slo_label=slo.label if slo else None,
@@ -387,8 +388,26 @@ def _figure(
         return result.capacity
     if knee_rate is not None:
         return knee_rate
+    first = below_sweep(good_pts)
+    if first is not None:
+        # Every rate was past the knee, the lowest included (a dead upstream answers each
+        # request with an error): the highest rate is no figure, whatever the curve's shape.
+        flags.append("knee-below")
+        problems.append(
+            f"the lowest rate, {first.rate:,.0f} requests/s, was already past the knee (p95 "
+            f"{first.p95_ms:,.4g} ms, {first.error_ratio:.2%} errors): the knee lies below the "
+            "sweep; sweep lower rates"
+        )
+        return None
     flags.append("no-knee")
     problems.append(
         climb_reason or "latency stayed flat over the whole sweep: the knee lies above it"
     )
     return max(p.rate for p in good_pts) if good_pts else None
+
+
+def _no_knee_reason(pts: Sequence[LatencyPoint]) -> str:
+    """Why a curve has no knee interval: no rate past it, or every rate past it."""
+    if below_sweep(pts) is not None:
+        return "the lowest rate was already past the knee limit: the knee lies below the sweep"
+    return "no rate exceeded the knee limit"

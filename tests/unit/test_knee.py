@@ -217,3 +217,31 @@ def test_soak_jumps_find_the_credit_exhaustion() -> None:
     assert soak_jumps(steady) == []
     steady[1] = SoakRep(2, p95_ms=3.0, mean_ms=1.0, server_steal=12.0)
     assert soak_jumps(steady) == [2]
+
+
+def test_a_sweep_whose_every_rate_failed_is_no_figure() -> None:
+    """A dead upstream: every request of every rate an error, latency flat. That is a knee
+    below the sweep, not 'flat over the whole sweep' with the highest rate as the figure
+    (a real run printed 'median 5,000 req/s' and 'no knee' over 100% errors)."""
+    from sizing.knee import below_sweep
+    from sizing.measure.fixedrate import _Ceiling, _figure
+
+    dead = [point(r, 3000.0, errors=1.0) for r in (1000, 2000, 3000, 4000, 5000)]
+    assert knee(dead) is None and below_sweep(dead) == dead[0]
+    flags: list[str] = []
+    problems: list[str] = []
+    value = _figure(
+        None, None, None, dead, _Ceiling(8000.0, 1, 8000), "vegeta", flags, problems, ""
+    )
+    assert value is None and flags == ["knee-below"], (value, flags)
+    assert "1,000 requests/s, was already past the knee" in problems[0]
+    assert "100.00% errors" in problems[0]
+    # A flat, error-free sweep still has its knee above it, and the highest rate stands.
+    flat = [point(r, 2.0) for r in (1000, 2000, 3000)]
+    flags, problems = [], []
+    assert below_sweep(flat) is None
+    assert (
+        _figure(None, None, None, flat, _Ceiling(8000.0, 1, 8000), "vegeta", flags, problems, "")
+        == 3000
+    )
+    assert flags == ["no-knee"]

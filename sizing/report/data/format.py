@@ -66,6 +66,7 @@ FLAG_TEXT = {
     "virtualized-host": f"a {VIRTUALIZED_HOST_WORDS}",
     "generator-lag": "the load generator sent below the offered rate at some rates",
     "no-knee": "latency stayed flat over the whole sweep: the knee lies above it",
+    "knee-below": "the lowest rate was already past the knee: the knee lies below the sweep",
     "slo-not-converged": "the search for the SLO capacity did not converge",
     "lower-bound": "a lower bound: the true capacity may be higher",
     "far-below-ceiling": "a handshake figure under half its crypto ceiling: something other "
