@@ -320,7 +320,7 @@ def judge_curve(
         slo, result, k.rate if k else None, good_pts, ceiling, tool, flags, problems, climb_reason
     )
     invalid = value is None or (value in lagging) or "unstable" in flags
-    facts = ctx.facts.get(target.host) or ctx.facts.get(point.server.name)
+    facts = ctx.facts_of(point, target)
     base = latency_metadata(point, target, url, facts.record if facts else None)
     reps = acc.reps_per_rate
     jumps = {f"{r:g}": tuple(soak_jumps(s)) for r, s in acc.series.items() if soak_jumps(s)}

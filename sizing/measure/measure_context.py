@@ -10,8 +10,10 @@ from sizing.facts import HostFacts
 from sizing.inventory import Inventory
 from sizing.model import PointResult
 from sizing.plan.estimate import TimeBudget
+from sizing.plan.points import PlannedPoint
 from sizing.plan.settings import MeasureSettings
 from sizing.provision.ansible import Playbooks
+from sizing.provision.platforms import Target
 from sizing.provision.tools import ClientTools
 
 __all__ = ["HostHealth", "MeasureContext", "NullProgress", "Progress"]
@@ -112,3 +114,8 @@ class MeasureContext:
     tools: ClientTools
     token: str  # api-jwt: the JWT of the run
     run_token: str = ""  # names the run's window runners on the hosts (run-end.yml)
+
+    def facts_of(self, point: PlannedPoint, target: Target) -> HostFacts | None:
+        """The facts of the host a point ran on: a booted guest's own (its target's),
+        else that host's or its server's as the run read them."""
+        return target.facts or self.facts.get(target.host) or self.facts.get(point.server.name)

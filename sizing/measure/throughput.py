@@ -116,7 +116,7 @@ class Throughput:
         schedule: Schedule,
     ) -> Measurement:
         """The point's result from its windows' outputs (:func:`evaluate_windows`)."""
-        facts = ctx.facts.get(target.host) or ctx.facts.get(point.server.name)
+        facts = ctx.facts_of(point, target)
         return evaluate_windows(
             point,
             target,

@@ -3,7 +3,8 @@
 The conductor of the stages (plan -> provision -> measure -> store): the only code that
 touches all of them. A run is a list of stage functions (:data:`STAGES`, in
 ``sizing/sweep/stages.py``) over one typed context (:class:`RunContext`: bound once from
-the options; what changes lives in its ``state``). ``run_sweep`` is the one core function
+the options; what the run holds on the hosts is in its ``ledger``), each returning what it
+made as the next :class:`Sweep` (a value). ``run_sweep`` is the one core function
 behind ``sizing run``, and ``plan_sweep`` behind ``sizing run --plan``: the dry run is
 the run's first stage alone (:data:`DRY_RUN`), so it cannot disagree with the run.
 
@@ -22,7 +23,7 @@ from pathlib import Path
 from sizing import __version__
 from sizing.errors import Interrupted, SizingError, UsageError
 from sizing.measure.measure_context import Progress
-from sizing.model import RunStatus, RunSummary
+from sizing.model import PointKey, RunStatus, RunSummary
 from sizing.plan.document import PlanDocument
 from sizing.provision.hostsafety import owner_record, process_gone
 from sizing.records import LockOwner
@@ -35,7 +36,7 @@ from sizing.sweep.options import (
     run_options_record,
 )
 from sizing.sweep.prepare import plan_of, resumed_keys
-from sizing.sweep.run_context import OpenRun, Prepared, RunContext
+from sizing.sweep.run_context import OpenRun, Prepared, RunContext, Sweep
 from sizing.sweep.stages import DRY_RUN, STAGES
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "RunContext",
     "RunOptions",
     "RunSummary",
+    "Sweep",
     "plan_sweep",
     "resume_options",
     "run",
@@ -73,10 +75,10 @@ def plan_sweep(
     if not opts.profiles:
         raise SizingError("no profile to run")
     ctx = RunContext.bind(opts, progress)
-    resumed_keys(ctx)
+    sweep = Sweep(done=resumed_keys(ctx))
     for _, stage in DRY_RUN:
-        stage(ctx, None)
-    return plan_of(ctx, detail=detail)
+        sweep = stage(ctx, None, sweep)
+    return plan_of(ctx, sweep, detail=detail)
 
 
 def run(ctx: RunContext) -> RunSummary:
@@ -89,8 +91,9 @@ def run(ctx: RunContext) -> RunSummary:
     try:
         with StopSignals():
             try:
+                sweep = Sweep(done=opened.done)
                 for _, stage in STAGES:
-                    stage(ctx, opened)
+                    sweep = stage(ctx, opened, sweep)
             except BaseException:
                 end(ctx, summary, stopped=True)
                 raise
@@ -121,11 +124,12 @@ def open_run(ctx: RunContext) -> OpenRun:
     store = Store.for_run(opts.db)
     store.stop = signal_pending  # Ctrl-C ends a wait for the lock (the point is kept)
     store.on_wait = lambda seconds: _waiting(ctx, seconds)
+    done: frozenset[PointKey] = frozenset()
     try:
         if opts.resume_run is not None:
             run_id = opts.resume_run
             _refuse_live(store, run_id)
-            ctx.state.done = done_keys(store, run_id)
+            done = frozenset(done_keys(store, run_id))
             store.reopen_run(run_id)
         else:
             run_id = store.start_run(
@@ -137,12 +141,12 @@ def open_run(ctx: RunContext) -> OpenRun:
     except BaseException:
         store.close()
         raise
-    ctx.state.hosts_taken.locks.run_id = run_id
+    ctx.ledger.hosts_taken.locks.run_id = run_id
     try:
         store.set_owner(run_id, owner_record())  # results names it abandoned if it dies
     except SizingError:
         pass  # a store that cannot take it now fails the run at its next write
-    opened = OpenRun(store, RunSummary(run_id=run_id, status=RunStatus.RUNNING))
+    opened = OpenRun(store, RunSummary(run_id=run_id, status=RunStatus.RUNNING), done=done)
     try:
         _take_run_lease(ctx, opened)
     except leases.LeaseHeld:
@@ -162,7 +166,7 @@ def open_run(ctx: RunContext) -> OpenRun:
 def _take_run_lease(ctx: RunContext, opened: OpenRun) -> None:
     """The run's lease on itself, renewed from a thread while it lives; a host lock whose
     run's lease expired or was taken over is stale, from any machine."""
-    store, token = opened.store, ctx.state.hosts_taken.token
+    store, token = opened.store, ctx.ledger.hosts_taken.token
     took = leases.take(
         store,
         [f"run:{opened.run_id}"],
@@ -174,7 +178,7 @@ def _take_run_lease(ctx: RunContext, opened: OpenRun) -> None:
     for held in took:
         line = f"run {opened.run_id}: took over its lease ({held.describe()})"
         ctx.progress.note(line.replace("; it expires in 0 s if that process is gone", ""))
-    ctx.state.hosts_taken.locks.gone_elsewhere = lambda holder: _lease_gone(store, holder)
+    ctx.ledger.hosts_taken.locks.gone_elsewhere = lambda holder: _lease_gone(store, holder)
     opened.keeper = leases.LeaseKeeper(store.path, token, held=1).start()
 
 
@@ -195,15 +199,15 @@ def end(ctx: RunContext, summary: RunSummary, *, stopped: bool) -> None:
     """Give back what the run took (load, nginx, locks) and let every backend undo what
     it prepared (a guest gets its settings back), whatever signal comes meanwhile."""
     with shielded(deliver=False):
-        summary.problems += ctx.state.hosts_taken.end(
+        summary.problems += ctx.ledger.hosts_taken.end(
             stopped=stopped, keep_running=ctx.opts.keep_running
         )
-        for server in ctx.state.provisioned.values():
+        for server in ctx.ledger.provisioned.values():
             try:
                 ctx.backend(server).teardown(server)
             except Exception as exc:  # noqa: BLE001 - every server gets its teardown
                 summary.problems.append(f"teardown: {exc}")
-        ctx.state.provisioned.clear()
+        ctx.ledger.provisioned.clear()
 
 
 def finish(ctx: RunContext, opened: OpenRun, status: RunStatus, note: str) -> None:
@@ -218,7 +222,7 @@ def finish(ctx: RunContext, opened: OpenRun, status: RunStatus, note: str) -> No
     try:
         store.finish_run(summary.run_id, status, note)
         with contextlib.suppress(SizingError):  # not given back: they expire
-            leases.release(store, ctx.state.hosts_taken.token)
+            leases.release(store, ctx.ledger.hosts_taken.token)
     except SizingError as exc:
         why = str(exc).removeprefix(f"{store.path}: ")
         why = why.removesuffix("; try again when it has finished")
@@ -236,8 +240,8 @@ def finish(ctx: RunContext, opened: OpenRun, status: RunStatus, note: str) -> No
 
 def _waiting(ctx: RunContext, seconds: float) -> None:
     """The store waits for another process's lock: said once, then on the bar."""
-    if not ctx.state.said_waiting:
-        ctx.state.said_waiting = True
+    if not ctx.ledger.said_waiting:
+        ctx.ledger.said_waiting = True
         ctx.progress.note(
             f"{ctx.opts.db}: the results database is locked by another process; the "
             "finished point waits in memory and sizing retries (Ctrl-C stops and keeps "

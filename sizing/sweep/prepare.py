@@ -1,5 +1,6 @@
 """The first stage of a run: the inventory's servers and their facts, the plan, the
-pre-flight verdicts and the pairs (:func:`prepare`). The run (``sizing.sweep.STAGES``) and
+pre-flight verdicts and the pairs (:func:`prepare`, which returns them in a new
+:class:`Sweep`). The run (``sizing.sweep.STAGES``) and
 the dry run (that first stage alone, then :func:`plan_of`) start from it, so the dry run
 cannot disagree with the run."""
 
@@ -27,117 +28,154 @@ from sizing.provision.platforms import INVENTORY_PLACEHOLDER
 from sizing.provision.tools import build_seconds, clients_ready
 from sizing.store import Store
 from sizing.sweep.options import done_keys
-from sizing.sweep.run_context import Prepared, RunContext
+from sizing.sweep.run_context import Prepared, RunContext, Sweep, frozen_map
 from sizing.topology import Topology
 
 
 def prepare(
     ctx: RunContext,
+    sweep: Sweep,
     *,
-    on_facts: Callable[[dict[str, HostFacts]], None] | None = None,
+    on_facts: Callable[[Mapping[str, HostFacts]], None] | None = None,
     probe: bool = True,
-) -> Prepared:
-    """Facts, plan and pre-flight; the facts and the plan are left in ``ctx.state``.
-    ``on_facts`` (a run's, given the facts as soon as they are read): the run also takes
-    its servers' run locks in the same Ansible run, asks the platforms (the hypervisor
-    topology, backend skips) and refuses what no server or client can carry; the dry run
-    does none of it. ``probe=False`` (the offline ``--plan``): plan on the inventory's
-    declared facts, contacting nothing, and run no pre-flight check (they need the real
-    facts)."""
-    inv, state, opts = ctx.inventory, ctx.state, ctx.opts
+) -> Sweep:
+    """Facts, plan and pre-flight: ``sweep`` with the facts, the placement, the plan and
+    the verdicts (:class:`Prepared`). ``on_facts`` (a run's, given the facts as soon as
+    they are read): the run also takes its servers' run locks in the same Ansible run,
+    asks the platforms (the hypervisor topology, backend skips) and refuses what no server
+    or client can carry; the dry run does none of it. ``probe=False`` (the offline
+    ``--plan``): plan on the inventory's declared facts, contacting nothing, and run no
+    pre-flight check (they need the real facts)."""
+    inv, opts = ctx.inventory, ctx.opts
     backends = on_facts is not None
-    state.placement = _placements(ctx)
+    placement = _placements(ctx)
     pool = inv.upstreams if any(p.needs_upstream for p in opts.profiles) else []
-    hosts = list({h.name: h for h in _fact_hosts(ctx, inv.servers) + inv.clients + pool}.values())
+    hosts = list(
+        {h.name: h for h in _fact_hosts(ctx, placement, inv.servers) + inv.clients + pool}.values()
+    )
     if not probe:
-        return _prepare_offline(ctx, hosts)
+        return _prepare_offline(ctx, sweep, hosts, placement)
     ctx.progress.step("reading host facts")
     # a run takes its servers' run locks in the same Ansible run (the dry run does not)
     facts, unreachable = gather_facts(
         ctx.playbooks,
         hosts,
-        locks=ctx.state.hosts_taken.locks if backends else None,
-        lock_hosts=_lock_hosts(ctx) if backends else (),
+        locks=ctx.ledger.hosts_taken.locks if backends else None,
+        lock_hosts=_lock_hosts(ctx, placement) if backends else (),
         # what start_tools needs to know to skip playbooks/clients.yml (a run only)
         tool_commands=client_installs(p.generator for p in opts.profiles)[0] if backends else None,
     )
-    state.facts.update(facts)
+    facts = {**sweep.facts, **facts}
     for name, found in facts.items():  # the first load window's lead is learned from it
         if found.reach_s is not None:
-            state.health.observe_reach(name, found.reach_s)
+            ctx.ledger.health.observe_reach(name, found.reach_s)
     problems = [f"{h}: {why}" for h, why in sorted(unreachable.items())]
-    own = {h: f.topology for h, f in state.facts.items()}  # what the hosts themselves see
+    own = {h: f.topology for h, f in facts.items()}  # what the hosts themselves see
     topologies = dict(own)  # what the points are planned on
     if on_facts is not None:
-        _require_reachable(ctx, unreachable)
-        on_facts(state.facts)
+        _require_reachable(ctx, facts, placement, unreachable)
+        on_facts(facts)
     if backends:
         problems += _hypervisor_topologies(ctx, topologies)
+    servers, stands_for = selected_servers(ctx, facts)
     plan = build_plan(
         inv,
         topologies,
         opts.cores,
         opts.hts,
         opts.profiles,
-        servers=selected_servers(ctx),
-        clients=[c for c in inv.clients if c.name in state.facts],
-        placement=state.placement,
+        servers=servers,
+        clients=[c for c in inv.clients if c.name in facts],
+        placement=placement,
     )
     if backends:
         plan = [_backend_skip(ctx, p) for p in plan]
-    state.planned = plan
-    todo = state.todo
-    if backends and state.done:
+    todo = [p for p in plan if p.key not in sweep.done]
+    if backends and sweep.done:
         ctx.progress.note(
             f"resuming run {opts.resume_run}: {len(plan) - len(todo)} point(s) "
             f"already stored, {len(todo)} to measure"
         )
     ctx.progress.step("pre-flight checks")
-    settings = opts.settings
+    checks = _preflight(ctx, todo, facts, hosts, unreachable, own)
+    checks += [c for c in same_address(servers) if c not in checks]
+    return replace(
+        sweep,
+        prepared=Prepared(hosts, unreachable, checks, problems),
+        facts=frozen_map(facts),
+        placement=frozen_map(placement),
+        planned=tuple(plan),
+        stands_for=frozen_map(stands_for),
+    )
+
+
+def _preflight(
+    ctx: RunContext,
+    todo: list[PlannedPoint],
+    facts: Mapping[str, HostFacts],
+    hosts: list[Host],
+    unreachable: dict[str, str],
+    topologies: dict[str, Topology],
+) -> list[str]:
+    """The pre-flight checks of the points to measure, on the facts read (``topologies``:
+    what the hosts themselves see)."""
+    settings = ctx.opts.settings
     checks = check_plan(
         todo,
-        {h: f.record for h, f in state.facts.items()},
+        {h: f.record for h, f in facts.items()},
         connections=lambda p: Schedule.of(settings, p).connections,
         duration_s=lambda p: float(Schedule.of(settings, p).duration_s),
         rates=lambda p: settings.rates or (),
         hosts=[h.name for h in hosts],
         unreachable=unreachable,
-        clock={h: f.clock_window for h, f in state.facts.items() if f.clock_window},
-        topologies=own,
+        clock={h: f.clock_window for h, f in facts.items() if f.clock_window},
+        topologies=topologies,
     )
-    checks += same_machines({h.name: state.facts[h.name] for h in hosts if h.name in state.facts})
-    checks += [c for c in same_address(selected_servers(ctx)) if c not in checks]
-    return Prepared(hosts, unreachable, checks, problems)
+    return checks + same_machines({h.name: facts[h.name] for h in hosts if h.name in facts})
 
 
-def _lock_hosts(ctx: RunContext) -> list[str]:
+def _lock_hosts(ctx: RunContext, placement: Mapping[str, str]) -> list[str]:
     """The hosts whose run lock a run takes: its servers', a guest's hypervisor host's."""
-    return sorted({ctx.state.placement.get(s.name, s.name) for s in selected_servers(ctx)})
+    return sorted({placement.get(s.name, s.name) for s in selected_servers(ctx, {})[0]})
 
 
-def _prepare_offline(ctx: RunContext, hosts: list[Host]) -> Prepared:
+def _prepare_offline(
+    ctx: RunContext, sweep: Sweep, hosts: list[Host], placement: dict[str, str]
+) -> Sweep:
     """The plan on declared facts (see :func:`declared_facts`): nothing contacted."""
-    state = ctx.state
     facts, missing = declared_facts(hosts)
-    state.facts.update(facts)
+    facts = {**sweep.facts, **facts}
+    servers, stands_for = selected_servers(ctx, facts)
     plan = build_plan(
         ctx.inventory,
         {h: f.topology for h, f in facts.items()},
         ctx.opts.cores,
         ctx.opts.hts,
         ctx.opts.profiles,
-        servers=selected_servers(ctx),
+        servers=servers,
         clients=ctx.inventory.clients,
-        placement=state.placement,
+        placement=placement,
     )
-    state.planned = [_undeclared(p, missing, state.placement) for p in plan]
+    planned = [_undeclared(p, missing, placement) for p in plan]
     topologies = {h: f.topology for h, f in facts.items()}
-    checks = offline_checks(state.planned, selected_servers(ctx), topologies)
-    return Prepared(hosts, missing, checks, [], probed=False)
+    checks = offline_checks(planned, servers, topologies)
+    return replace(
+        sweep,
+        prepared=Prepared(hosts, missing, checks, [], probed=False),
+        facts=frozen_map(facts),
+        placement=frozen_map(placement),
+        planned=tuple(planned),
+        stands_for=frozen_map(stands_for),
+    )
 
 
-def _require_reachable(ctx: RunContext, unreachable: dict[str, str]) -> None:
-    inv, facts, placement = ctx.inventory, ctx.state.facts, ctx.state.placement
+def _require_reachable(
+    ctx: RunContext,
+    facts: Mapping[str, HostFacts],
+    placement: Mapping[str, str],
+    unreachable: dict[str, str],
+) -> None:
+    inv = ctx.inventory
     if not any(placement.get(s.name, s.name) in facts for s in inv.servers):
         raise HostError(
             ", ".join(s.name for s in inv.servers),
@@ -150,14 +188,17 @@ def _require_reachable(ctx: RunContext, unreachable: dict[str, str]) -> None:
         )
 
 
-def selected_servers(ctx: RunContext) -> list[Host]:
+def selected_servers(
+    ctx: RunContext, facts: Mapping[str, HostFacts]
+) -> tuple[list[Host], dict[str, tuple[str, ...]]]:
     """The inventory's servers, narrowed by ``--platform`` (a platform or a family) and
-    by ``--sample N`` (once their facts are known: :func:`sample_servers`)."""
+    by ``--sample N`` once their ``facts`` are known (:func:`sample_servers`), and which
+    measured server stands for which others."""
     chosen = _platform_servers(ctx)
-    if ctx.opts.sample is None or not ctx.state.facts:
-        return chosen
-    kept, ctx.state.stands_for = sample_servers(chosen, ctx.state.facts, ctx.opts.sample)
-    return kept
+    if ctx.opts.sample is None or not facts:
+        return chosen, {}
+    kept, stands = sample_servers(chosen, facts, ctx.opts.sample)
+    return kept, {k: tuple(v) for k, v in stands.items()}
 
 
 def _platform_servers(ctx: RunContext) -> list[Host]:
@@ -198,9 +239,11 @@ def _placements(ctx: RunContext) -> dict[str, str]:
     return out
 
 
-def _fact_hosts(ctx: RunContext, servers: Sequence[Host]) -> list[Host]:
+def _fact_hosts(
+    ctx: RunContext, placement: Mapping[str, str], servers: Sequence[Host]
+) -> list[Host]:
     """Whose facts plan a server: its own, or its hypervisor's for a guest."""
-    return [ctx.inventory.hosts[ctx.state.placement.get(s.name, s.name)] for s in servers]
+    return [ctx.inventory.hosts[placement.get(s.name, s.name)] for s in servers]
 
 
 def _hypervisor_topologies(ctx: RunContext, topologies: dict[str, Topology]) -> list[str]:
@@ -243,41 +286,43 @@ def _backend_skip(ctx: RunContext, point: PlannedPoint) -> PlannedPoint:
     return replace(point, skip_reason=why, allocation=None, client_cpus={})
 
 
-def resumed_keys(ctx: RunContext) -> None:
+def resumed_keys(ctx: RunContext) -> frozenset[PointKey]:
     """The dry run of ``--resume``: the points the run leaves alone, read without writing
     the store (the run reads them as it reopens its record)."""
-    if ctx.opts.resume_run is not None:
-        with Store.open_readonly(ctx.opts.db) as store:
-            ctx.state.done = done_keys(store, ctx.opts.resume_run)
+    if ctx.opts.resume_run is None:
+        return frozenset()
+    with Store.open_readonly(ctx.opts.db) as store:
+        return frozenset(done_keys(store, ctx.opts.resume_run))
 
 
-def plan_of(ctx: RunContext, *, detail: bool = True) -> PlanDocument:
-    """``sizing run --plan``'s document once the first stage ran: facts, plan and
-    pre-flight, and the exact commands of every point, nothing provisioned or loaded and
-    nothing written to the store."""
-    opts, state = ctx.opts, ctx.state
-    p = state.prepared
+def plan_of(ctx: RunContext, sweep: Sweep, *, detail: bool = True) -> PlanDocument:
+    """``sizing run --plan``'s document once the first stage made ``sweep``: facts, plan
+    and pre-flight, and the exact commands of every point, nothing provisioned or loaded
+    and nothing written to the store."""
+    opts = ctx.opts
+    p = sweep.prepared
     if p is None:  # pragma: no cover - the dry run runs the first stage first
         raise RuntimeError("the plan's document is written before the plan is made")
+    planned = list(sweep.planned)
     pairs = find_pairs(
-        state.planned, ctx.inventory, state.placement, state.done, unpaired=opts.unpaired
+        planned, ctx.inventory, dict(sweep.placement), set(sweep.done), unpaired=opts.unpaired
     )
-    todo = [q for q in state.planned if not q.skipped and q.key not in state.done]
+    todo = [q for q in planned if not q.skipped and q.key not in sweep.done]
     return plan_document(
         opts.settings,
         opts.resume_run,
         ctx.inventory,
         p.hosts,
-        state.facts,
-        state.planned,
-        state.done,
+        dict(sweep.facts),
+        planned,
+        set(sweep.done),
         p.unreachable,
         p.checks,
         probed=p.probed,
         detail=detail,
-        stands_for=ctx.state.stands_for,
+        stands_for={k: list(v) for k, v in sweep.stands_for.items()},
         pairs=pairs,
-        once=once_parts(ctx, todo),
+        once=once_parts(ctx, sweep, todo),
     )
 
 
@@ -288,7 +333,9 @@ CLIENTS_S: Span = (1.0, 40.0)
 GENERATOR_COPY_S: Span = (1.0, 15.0)
 
 
-def once_parts(ctx: RunContext, todo: Sequence[PlannedPoint]) -> list[tuple[str, Span]]:
+def once_parts(
+    ctx: RunContext, sweep: Sweep, todo: Sequence[PlannedPoint]
+) -> list[tuple[str, Span]]:
     """What the run will do once before its first point, and only what it will do: a
     generator built (none when built, on PATH or in the machine's cache), the crypto
     ceiling (full-handshake points), the clients prepared (nothing when the facts show
@@ -300,22 +347,26 @@ def once_parts(ctx: RunContext, todo: Sequence[PlannedPoint]) -> list[tuple[str,
     built = build_seconds(gens)
     if built[1] > 0:
         parts.append(("building the load generators", built))
-    placement = ctx.state.placement
-    if ceiling_jobs(todo, ctx.state.facts, placement):
+    placement, facts = dict(sweep.placement), dict(sweep.facts)
+    if ceiling_jobs(todo, facts, placement):
         parts.append(("the crypto ceiling", (0.0 if ctx.opts.resume_run else 2.0, CEILING_S[1])))
-    if not clients_ready(todo, list(placement), ctx.state.facts):
+    if not clients_ready(todo, list(placement), facts):
         parts.append(("preparing the clients", CLIENTS_S))
     for gen in sorted({p.profile.generator for p in todo if p.profile.mode == "fixed-rate"}):
         parts.append((f"copying {gen} to the clients", GENERATOR_COPY_S))
     return parts
 
 
-def run_pairs(ctx: RunContext, plan: Sequence[PlannedPoint], done: set[PointKey]) -> list[Pair]:
-    """The run's pairs (none with ``--unpaired``); why a leg that could have had a
-    partner has none is said once, before any load. ``done``: the points ``--resume``
-    leaves alone."""
+def run_pairs(ctx: RunContext, sweep: Sweep) -> list[Pair]:
+    """The run's pairs of ``sweep.planned`` (none with ``--unpaired``); why a leg that
+    could have had a partner has none is said once, before any load. ``sweep.done``: the
+    points ``--resume`` leaves alone."""
     pairs, notes = find_pairs(
-        plan, ctx.inventory, ctx.state.placement, done, unpaired=ctx.opts.unpaired
+        list(sweep.planned),
+        ctx.inventory,
+        dict(sweep.placement),
+        set(sweep.done),
+        unpaired=ctx.opts.unpaired,
     )
     for note in notes:
         ctx.progress.info(f"{note.point}: {note.reason}")
@@ -328,7 +379,7 @@ def run_pairs(ctx: RunContext, plan: Sequence[PlannedPoint], done: set[PointKey]
 
 
 def _undeclared(
-    point: PlannedPoint, missing: dict[str, str], placement: dict[str, str]
+    point: PlannedPoint, missing: dict[str, str], placement: Mapping[str, str]
 ) -> PlannedPoint:
     """An offline point skipped for a host without declared facts says what to do."""
     if not point.skipped:

@@ -1,14 +1,23 @@
-"""What one ``sizing run`` works with, typed: bound once (:class:`RunContext`), changed as
-it goes (:class:`RunState`), and the open run it stores into (:class:`OpenRun`).
+"""What one ``sizing run`` works with, typed: bound once (:class:`RunContext`), what its
+stages make (:class:`Sweep`, a value), what it holds on the hosts until it ends
+(:class:`RunLedger`), and the open run it stores into (:class:`OpenRun`).
 
-The run is a list of stage functions over these (``sizing.sweep.STAGES``; the dry run is
-its first stage alone); no stage keeps state of its own. The context is frozen: whatever a
-stage changes (the facts, the plan, the hosts it takes, their health) is in its ``state``.
+The run is a list of stage functions (``sizing.sweep.STAGES``; the dry run is its first
+stage alone), each given the :class:`Sweep` so far and returning the next one
+(``dataclasses.replace``): the facts, the plan, the pairs and the crypto ceilings pass from
+stage to stage by value, never changed in place, so a stage can be read, tested and
+reordered on its own (esrally's pipeline over a context it does not mutate). The context
+is frozen. What is not a product but a holding (the locks, nginx and load the run must
+give back, the platforms it prepared, the hosts found broken) is the ledger's: the end
+gives it back whichever way the stages stop.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import TypeVar
 
 from sizing.ceilings import HostCeilings
 from sizing.facts import HostFacts
@@ -43,42 +52,63 @@ class Prepared:
     probed: bool = True  # False: planned offline on declared facts, no pre-flight run
 
 
-@dataclass
-class RunState:
-    """Everything a run learns or changes while it goes, in one place.
+K = TypeVar("K")
+V = TypeVar("V")
 
-    ``hosts_taken``: the locks, nginx and load the run gives back when it ends;
-    ``health``: the hosts found broken (shared with the measuring context); ``facts`` is
-    shared with the measuring context too (a booted guest's facts are added);
+
+def frozen_map(items: Mapping[K, V] | None = None) -> Mapping[K, V]:
+    """A read-only copy of ``items``: a :class:`Sweep`'s mappings are values too."""
+    return MappingProxyType(dict(items or {}))
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """What the stages have made so far, a value: each stage returns a new one.
+
+    ``done``: the keys ``--resume`` leaves alone (read before the first stage);
+    ``prepared``: the first stage's verdicts; ``facts``: every host's facts it read;
     ``placement``: guest -> the inventory host whose facts plan it; ``planned``: every
-    point of the plan; ``done``: the keys ``--resume`` leaves alone; ``plan``: the points
-    this run measures; ``stands_for``: ``--sample``'s measured server -> the others;
-    ``targets``: the prepared configurations (one, or a pair's two); ``provisioned``: the
-    servers whose backend prepared a point (torn down at the end); ``ceilings``: the
-    crypto ceilings measured; ``reported``: broken hosts already said.
+    point of the plan; ``stands_for``: ``--sample``'s measured server -> the others;
+    ``plan``: the points this run measures and ``pairs`` the legs measured together
+    (the second stage's); ``ceilings``: the crypto ceilings each point is checked against
+    (the third's); ``ended_early``: a dead server stopped the measuring (the fourth's).
     """
 
-    hosts_taken: RunHosts  # locks, nginx and load to give back
-    health: HostHealth = field(default_factory=HostHealth)
-    facts: dict[str, HostFacts] = field(default_factory=dict)
-    placement: dict[str, str] = field(default_factory=dict)
-    planned: list[PlannedPoint] = field(default_factory=list)  # the whole plan
-    done: set[PointKey] = field(default_factory=set)
-    stands_for: dict[str, list[str]] = field(default_factory=dict)
-    prepared: Prepared | None = None  # the first stage's verdicts
-    targets: dict[Config, Target] = field(default_factory=dict)
-    provisioned: dict[str, Host] = field(default_factory=dict)
-    ceilings: dict[str, HostCeilings] = field(default_factory=dict)
-    reported: set[str] = field(default_factory=set)
-    said_waiting: bool = False  # the store's wait for a lock was said once
-    plan: list[PlannedPoint] = field(default_factory=list)  # the points this run measures
-    pairs: list[Pair] = field(default_factory=list)
-    ended_early: bool = False  # a dead server stopped the run: the rest is skipped
+    done: frozenset[PointKey] = frozenset()
+    prepared: Prepared | None = None
+    facts: Mapping[str, HostFacts] = field(default_factory=frozen_map)
+    placement: Mapping[str, str] = field(default_factory=frozen_map)
+    planned: tuple[PlannedPoint, ...] = ()
+    stands_for: Mapping[str, tuple[str, ...]] = field(default_factory=frozen_map)
+    plan: tuple[PlannedPoint, ...] = ()
+    pairs: tuple[Pair, ...] = ()
+    ceilings: Mapping[str, HostCeilings] = field(default_factory=frozen_map)
+    ended_early: bool = False
 
     @property
     def todo(self) -> list[PlannedPoint]:
         """The planned points left to measure (``--resume`` leaves out the stored ones)."""
         return [p for p in self.planned if p.key not in self.done]
+
+
+@dataclass
+class RunLedger:
+    """What the run holds until it ends, not what its stages make: given back by the end
+    whichever way the stages stop.
+
+    ``hosts_taken``: the locks, nginx and load to give back; ``health``: the hosts found
+    broken while measuring (their later points fail fast); ``targets``: the prepared
+    configurations (one, or a pair's two); ``provisioned``: the servers whose backend
+    prepared a point (torn down at the end); ``reported``: broken hosts already said;
+    ``said_waiting``: the store's wait for a lock was said once.
+    """
+
+    hosts_taken: RunHosts
+    health: HostHealth = field(default_factory=HostHealth)
+    targets: dict[Config, Target] = field(default_factory=dict)
+    provisioned: dict[str, Host] = field(default_factory=dict)
+    reported: set[str] = field(default_factory=set)
+    said_waiting: bool = False
 
 
 class Backends:
@@ -107,8 +137,8 @@ class Backends:
 @dataclass(frozen=True)
 class RunContext:
     """A run's parts, bound once from its options: the inventory, Ansible, the
-    provisioners, the measuring context, the backends, and the run's :class:`RunState`
-    (what changes)."""
+    provisioners, the measuring context (its facts are the first stage's:
+    :meth:`measuring`), the backends, and the run's :class:`RunLedger` (what it holds)."""
 
     opts: RunOptions
     progress: Progress
@@ -118,7 +148,7 @@ class RunContext:
     upstream: UpstreamProvisioner
     measure: MeasureContext
     backends: Backends
-    state: RunState
+    ledger: RunLedger
 
     @classmethod
     def bind(cls, opts: RunOptions, progress: Progress | None = None) -> RunContext:
@@ -135,7 +165,7 @@ class RunContext:
             extravars=opts.extra_vars,
             keep_artifacts=opts.keep_artifacts,
         )
-        state = RunState(hosts_taken=RunHosts(playbooks))
+        ledger = RunLedger(hosts_taken=RunHosts(playbooks))
         return cls(
             opts=opts,
             progress=shown,
@@ -146,17 +176,21 @@ class RunContext:
             measure=MeasureContext(
                 inventory=inventory,
                 settings=opts.settings,
-                facts=state.facts,
+                facts=frozen_map(),  # none read yet: measuring() gives the sweep's
                 playbooks=playbooks,
                 progress=shown,
-                hosts=state.health,
+                hosts=ledger.health,
                 tools=ClientTools(playbooks, shown.step),
                 token=make_token(),
-                run_token=state.hosts_taken.token,
+                run_token=ledger.hosts_taken.token,
             ),
             backends=Backends(opts, inventory, shown),
-            state=state,
+            ledger=ledger,
         )
+
+    def measuring(self, sweep: Sweep) -> MeasureContext:
+        """The measuring context with the facts the first stage read."""
+        return replace(self.measure, facts=sweep.facts)
 
     def backend(self, server: Host) -> Backend:
         """The backend of ``server``'s platform."""
@@ -170,10 +204,20 @@ class OpenRun:
     store: Store
     summary: RunSummary
     keeper: LeaseKeeper | None = None  # renews the run's leases while it lives
+    done: frozenset[PointKey] = frozenset()  # --resume: the points stored before
 
     @property
     def run_id(self) -> int:
         return self.summary.run_id
 
 
-__all__ = ["Backends", "Config", "OpenRun", "Prepared", "RunContext", "RunState"]
+__all__ = [
+    "Backends",
+    "Config",
+    "OpenRun",
+    "Prepared",
+    "RunContext",
+    "RunLedger",
+    "Sweep",
+    "frozen_map",
+]

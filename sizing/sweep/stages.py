@@ -1,5 +1,7 @@
 """The stages of a run, in order (:data:`STAGES`): each a plain function of the run's
-context (:class:`RunContext`) and the open run it stores into (:class:`OpenRun`).
+context (:class:`RunContext`), the open run it stores into (:class:`OpenRun`) and what the
+stages before it made (:class:`Sweep`), returning the next :class:`Sweep`: the facts, the
+plan, the pairs and the ceilings pass by value, so a stage can be run and tested alone.
 
 read the facts, take the servers' locks, plan and check -> refuse what the pre-flight
 refused, pair and estimate -> start the generators, ceilings and clients -> measure each
@@ -12,7 +14,7 @@ with no open run (esrally's pipeline variants): it takes no lock and stores noth
 from __future__ import annotations
 
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -32,22 +34,21 @@ from sizing.signals import SignalStop, shielded
 from sizing.store import StoreError, keep_for_recovery, leases
 from sizing.sweep.measuring import measure_legs, measure_point
 from sizing.sweep.prepare import once_parts, prepare, run_pairs, selected_servers
-from sizing.sweep.run_context import OpenRun, Prepared, RunContext
+from sizing.sweep.run_context import OpenRun, Prepared, RunContext, Sweep, frozen_map
 
-Stage = Callable[[RunContext, OpenRun], None]
-FirstStage = Callable[[RunContext, OpenRun | None], None]  # the dry run has no open run
+Stage = Callable[[RunContext, OpenRun, Sweep], Sweep]
+FirstStage = Callable[[RunContext, OpenRun | None, Sweep], Sweep]  # the dry run: no open run
 
 
-def facts_and_plan(ctx: RunContext, run: OpenRun | None) -> None:
+def facts_and_plan(ctx: RunContext, run: OpenRun | None, sweep: Sweep) -> Sweep:
     """Read the hosts' facts, plan, run the pre-flight. A run (``run``: the open run)
     takes its servers' run locks in the same Ansible run (a dead run's stale ones taken
     over, said), keeps the facts with the run at once and asks the platforms; the dry run
     (no open run) reads and plans only."""
     if run is None:
-        ctx.state.prepared = prepare(ctx, probe=ctx.opts.probe)
-        return
-    ctx.state.prepared = prepare(ctx, on_facts=lambda facts: keep_environment(ctx, run, facts))
-    taken = ctx.state.hosts_taken
+        return prepare(ctx, sweep, probe=ctx.opts.probe)
+    made = prepare(ctx, sweep, on_facts=lambda facts: keep_environment(ctx, run, facts))
+    taken = ctx.ledger.hosts_taken
     _take_host_leases(ctx, run)
     for host, holder in taken.locks.took_over:
         # the dead run's nginx and upstream there are this run's to stop when it ends,
@@ -57,13 +58,14 @@ def facts_and_plan(ctx: RunContext, run: OpenRun | None) -> None:
         line = took_over_text(host, holder)
         run.summary.problems.append(line)
         ctx.progress.note(line)
+    return made
 
 
 def _take_host_leases(ctx: RunContext, run: OpenRun) -> None:
     """The leases on the hosts whose run lock the run took, in the results database: the
     lock of every machine of a team (:mod:`sizing.store.leases`). A host another live run
     holds is refused as a held run lock is; an expired lease is taken over, said."""
-    hosts = sorted(ctx.state.hosts_taken.locks.held)
+    hosts = sorted(ctx.ledger.hosts_taken.locks.held)
     if not hosts:
         return
     try:
@@ -71,7 +73,7 @@ def _take_host_leases(ctx: RunContext, run: OpenRun) -> None:
             run.store,
             [f"host:{h}" for h in hosts],
             run_id=run.run_id,
-            token=ctx.state.hosts_taken.token,
+            token=ctx.ledger.hosts_taken.token,
             owner=owner_record(),
             gone=process_gone,
         )
@@ -82,7 +84,7 @@ def _take_host_leases(ctx: RunContext, run: OpenRun) -> None:
         ) from None
     if run.keeper is not None:
         run.keeper.held += len(hosts)
-    said = {host for host, _ in ctx.state.hosts_taken.locks.took_over}  # the lock's line
+    said = {host for host, _ in ctx.ledger.hosts_taken.locks.took_over}  # the lock's line
     for held in took:
         host = held.name.removeprefix("host:")
         if held.run_id != run.run_id and host not in said:
@@ -91,63 +93,69 @@ def _take_host_leases(ctx: RunContext, run: OpenRun) -> None:
             ctx.progress.note(line)
 
 
-def check_and_pair(ctx: RunContext, run: OpenRun) -> None:
-    """Refuse a run the pre-flight refused, find the pairs and say the estimated time."""
-    state, summary = ctx.state, run.summary
-    prepared = _prepared(ctx)
+def check_and_pair(ctx: RunContext, run: OpenRun, sweep: Sweep) -> Sweep:
+    """Refuse a run the pre-flight refused, find the pairs and say the estimated time:
+    ``sweep`` with the points this run measures and their pairs."""
+    summary = run.summary
+    prepared = _prepared(sweep)
     summary.problems += prepared.problems  # unreachable hosts, hypervisors: said once
-    state.plan = state.todo
-    summary.already = len(state.planned) - len(state.plan)
+    plan = sweep.todo
+    summary.already = len(sweep.planned) - len(plan)
     if prepared.checks:
         if not ctx.opts.skip_preflight:
             raise PreflightError(prepared.checks)
         for line in prepared.checks:
             ctx.progress.note(f"pre-flight (ignored by --skip-preflight): {line}")
-    todo = [p for p in state.plan if not p.skipped]
-    state.pairs = run_pairs(ctx, state.planned, state.done)
+    todo = [p for p in plan if not p.skipped]
+    pairs = run_pairs(ctx, sweep)
+    made = replace(sweep, plan=tuple(plan), pairs=tuple(pairs))
     if not todo:
-        ctx.progress.start(len(state.plan))
-        return
+        ctx.progress.start(len(plan))
+        return made
     # one estimate (sizing.plan.estimate): the plan's, the first line's and the time left
-    b = budget(ctx.opts.settings, todo, state.pairs, once_parts(ctx, todo))
+    b = budget(ctx.opts.settings, todo, pairs, once_parts(ctx, sweep, todo))
     ctx.progress.info(estimate_words(estimate_of(b)))
-    ctx.progress.start(len(state.plan), b)
+    ctx.progress.start(len(plan), b)
+    return made
 
 
-def start_tools(ctx: RunContext, run: OpenRun) -> None:
+def start_tools(ctx: RunContext, run: OpenRun, sweep: Sweep) -> Sweep:
     """Build the load generators the points need, measure the crypto ceilings and prepare
-    the clients (the window runner, the load generators)."""
-    plan = ctx.state.plan
+    the clients (the window runner, the load generators): ``sweep`` with the ceilings."""
+    plan = list(sweep.plan)
     todo = [p for p in plan if not p.skipped]
     if not todo:
-        return
+        return sweep
     needed = [(p.profile.generator, p.profile.name) for p in todo]
     for gen, why in build_generators(needed, ctx.progress.step).items():
         run.summary.problems.append(f"{why}: the points that need {gen} are not measured")
-    _ceilings(ctx, run, plan)
+    ceilings = _ceilings(ctx, run, sweep)
     ctx.progress.step("preparing load generators")
-    guests = list(ctx.state.placement)
-    for host, why in prepare_clients(ctx.playbooks, plan, guests, ctx.state.facts).items():
-        ctx.state.health.mark_broken(host, why)
+    guests = list(sweep.placement)
+    for host, why in prepare_clients(ctx.playbooks, plan, guests, dict(sweep.facts)).items():
+        ctx.ledger.health.mark_broken(host, why)
+    return replace(sweep, ceilings=frozen_map(ceilings))
 
 
-def measure_points(ctx: RunContext, run: OpenRun) -> None:
+def measure_points(ctx: RunContext, run: OpenRun, sweep: Sweep) -> Sweep:
     """Measure and store every point in order (a pair's legs together). A dead server
-    ends the run early: the rest is stored as skipped."""
-    plan, summary = ctx.state.plan, run.summary
-    partner = {leg.key: p for p in ctx.state.pairs for leg in p.legs}
+    ends the run early (``sweep`` with ``ended_early``): the rest is stored as skipped."""
+    plan, summary = sweep.plan, run.summary
+    partner = {leg.key: p for p in sweep.pairs for leg in p.legs}
     finished: set[PointKey] = set()
     for point in plan:
         if point.key in finished:
             continue  # the second leg of a pair, measured with its first
         pair = partner.get(point.key)
         measured = (
-            measure_legs(ctx, pair) if pair is not None else [(point, *measure_point(ctx, point))]
+            measure_legs(ctx, sweep, pair)
+            if pair is not None
+            else [(point, *measure_point(ctx, sweep, point))]
         )
         died = False
         for leg, result, samples in measured:
             finished.add(leg.key)
-            ceiling = ctx.state.ceilings.get(leg.server.name)
+            ceiling = sweep.ceilings.get(leg.server.name)
             result = against_ceiling(ceiling, leg, result, samples)
             store_point(ctx, run, result, samples)
             ctx.progress.advance(result)
@@ -162,23 +170,24 @@ def measure_points(ctx: RunContext, run: OpenRun) -> None:
                     summary.points.append(
                         PointResult(rest.key, Status.SKIPPED, "not measured: run interrupted")
                     )
-            ctx.state.ended_early = True
-            return
+            return replace(sweep, ended_early=True)
+    return sweep
 
 
-def conclude(ctx: RunContext, run: OpenRun) -> None:
+def conclude(ctx: RunContext, run: OpenRun, sweep: Sweep) -> Sweep:
     """The run's status: complete, or failed when every point tried failed (provisioning
     or every host failed: never "complete"); a run a dead server ended stays interrupted
     (``--resume`` may continue it)."""
     summary = run.summary
-    if ctx.state.ended_early:
-        return
+    if sweep.ended_early:
+        return sweep
     tried = [p for p in summary.points if p.status is not Status.SKIPPED]
     if tried and all(p.status is Status.FAILED for p in tried):
         summary.status = RunStatus.FAILED
         summary.problems.insert(0, f"every point failed: {tried[0].reason}")
-        return
+        return sweep
     summary.status = RunStatus.COMPLETE
+    return sweep
 
 
 # The run, top to bottom. The end follows whatever way these stop (sizing.sweep.run).
@@ -197,7 +206,7 @@ STAGES: tuple[tuple[str, Stage], ...] = (
 DRY_RUN: tuple[tuple[str, FirstStage], ...] = (FIRST,)
 
 
-def keep_environment(ctx: RunContext, run: OpenRun, facts: dict[str, HostFacts]) -> None:
+def keep_environment(ctx: RunContext, run: OpenRun, facts: Mapping[str, HostFacts]) -> None:
     """Store the hosts' facts with the run, with what the inventory declares. A resumed
     run keeps the crypto ceilings its first part measured on a host of the same build."""
     env = {h: HostRecord.parse(f.raw) for h, f in facts.items()}
@@ -215,8 +224,7 @@ def keep_environment(ctx: RunContext, run: OpenRun, facts: dict[str, HostFacts])
             env.get(name, HostRecord()), declared=DeclaredRecord.parse(declared.get(name, {}))
         )
     if ctx.opts.sample is not None:  # which measured server stands for which
-        selected_servers(ctx)
-        for name, others in ctx.state.stands_for.items():
+        for name, others in selected_servers(ctx, facts)[1].items():
             env[name] = replace(env.get(name, HostRecord()), stands_for=tuple(others))
     run.store.set_environment(run.run_id, env)
 
@@ -259,21 +267,23 @@ def store_point(ctx: RunContext, run: OpenRun, result: PointResult, samples: lis
     raise failure
 
 
-def _prepared(ctx: RunContext) -> Prepared:
-    prepared = ctx.state.prepared
+def _prepared(sweep: Sweep) -> Prepared:
+    prepared = sweep.prepared
     if prepared is None:  # pragma: no cover - the stages' order says it cannot be
         raise RuntimeError("the plan is checked before it is made")
     return prepared
 
 
-def _ceilings(ctx: RunContext, run: OpenRun, plan: list[PlannedPoint]) -> None:
+def _ceilings(ctx: RunContext, run: OpenRun, sweep: Sweep) -> dict[str, HostCeilings]:
     """Measure the crypto ceiling of the servers of full-handshake points, once per
-    run and before any nginx runs there, and keep it with the hosts' facts. A resumed run
-    keeps what its first part measured of the same operations on the same CPUs."""
-    placement = ctx.state.placement
-    jobs = ceiling_jobs(plan, ctx.state.facts, placement)
+    run and before any nginx runs there, and keep it with the hosts' facts; returns what
+    each point is checked against. A resumed run keeps what its first part measured of the
+    same operations on the same CPUs."""
+    plan: list[PlannedPoint] = list(sweep.plan)
+    placement = dict(sweep.placement)
+    jobs = ceiling_jobs(plan, dict(sweep.facts), placement)
     if not jobs:
-        return
+        return {}
     env = run.store.get_run(run.run_id).environment
     kept = {h: HostCeilings.of(env.get(h)) for h in jobs}
     have = {h: c for h, c in kept.items() if c is not None and _covers(c, jobs[h])}
@@ -296,11 +306,11 @@ def _ceilings(ctx: RunContext, run: OpenRun, plan: list[PlannedPoint]) -> None:
     measured = {**have, **{ctr: have[host] for ctr, host in sharing.items() if host in have}}
     for h, c in measured.items():
         patch[h] = replace(env.get(h, HostRecord()), ceilings=c.record())
-        ctx.state.ceilings[h] = c  # what each point is checked against
     run.store.set_environment(run.run_id, patch)
     for h, c in got.items():
         if c.missing:
             run.summary.problems.append(f"{h}: crypto ceiling not measured: {c.missing}")
+    return measured
 
 
 def _same_build(a: HostRecord, b: HostRecord) -> bool:
@@ -321,10 +331,10 @@ def _covers(kept: HostCeilings, jobs: list[CeilingJob]) -> bool:
 
 def _report_broken(ctx: RunContext, run: OpenRun) -> None:
     """Report each host that failed mid-sweep once; its later points fail fast."""
-    for host, why in ctx.state.health.broken.items():
-        if host in ctx.state.reported:
+    for host, why in ctx.ledger.health.broken.items():
+        if host in ctx.ledger.reported:
             continue
-        ctx.state.reported.add(host)
+        ctx.ledger.reported.add(host)
         line = f"{host}: {why}; the points that need it are not measured"
         run.summary.problems.append(line)  # shown once, when the run ends
         ctx.progress.step(line)

@@ -26,7 +26,7 @@ from sizing.model import PointKey, PointResult, Status
 from sizing.provision.ansible import PlaybookResult
 from sizing.signals import SignalStop, StopSignals, shielded
 from sizing.store import Store, StoreError
-from sizing.sweep import OpenRun, RunContext, RunOptions
+from sizing.sweep import OpenRun, RunContext, RunOptions, Sweep
 
 INVENTORY = """
 all:
@@ -80,11 +80,11 @@ def failing(
     """The run's stages replaced by one that prepares a server, provisions nginx, stores a
     point and fails (``completes``: a ``SystemExit`` there is the run completing)."""
 
-    def stage(ctx: RunContext, run: OpenRun) -> None:
+    def stage(ctx: RunContext, run: OpenRun, sweep: Sweep) -> Sweep:
         web = ctx.inventory.hosts["web"]
-        ctx.state.provisioned["web"] = web
-        ctx.state.hosts_taken.servers.add("web")
-        ctx.state.hosts_taken.load.update(["web", "load"])
+        ctx.ledger.provisioned["web"] = web
+        ctx.ledger.hosts_taken.servers.add("web")
+        ctx.ledger.hosts_taken.load.update(["web", "load"])
         result = PointResult(PointKey("web", "baremetal", 1, "off", "rps"), Status.SKIPPED, "x")
         run.store.add_point(run.run_id, result, [])
         run.summary.points.append(result)
@@ -94,6 +94,7 @@ def failing(
             if not completes:
                 raise
             run.summary.status = "complete"  # type: ignore[assignment]
+        return sweep
 
     monkeypatch.setattr(sweep_mod, "STAGES", (("fails", stage),))
 

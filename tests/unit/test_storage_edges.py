@@ -24,7 +24,7 @@ from sizing.errors import HostError, InputError
 from sizing.provision.ansible import HostOutcome, PlaybookResult
 from sizing.provision.hostsafety import LOCK_TASK, owner_record
 from sizing.report.render.printable import printable
-from sizing.sweep import OpenRun, RunContext, RunOptions
+from sizing.sweep import OpenRun, RunContext, RunOptions, Sweep
 
 runner = CliRunner()
 
@@ -49,9 +49,10 @@ def test_a_run_refused_by_a_hosts_lock_says_why_in_results(
         hosts = {"web": HostOutcome(ok={LOCK_TASK: reply})} if playbook == "facts.yml" else {}
         return PlaybookResult(playbook, "successful", 0, {}, hosts)
 
-    def lock_stage(ctx: RunContext, run: OpenRun) -> None:
+    def lock_stage(ctx: RunContext, run: OpenRun, sweep: Sweep) -> Sweep:
         res = ctx.playbooks.run("facts.yml", ["web"])
-        ctx.state.hosts_taken.locks.settle(res, ["web"])
+        ctx.ledger.hosts_taken.locks.settle(res, ["web"])
+        return sweep
 
     monkeypatch.setattr(ansible_mod, "run_playbook", fake_run)
     monkeypatch.setattr(sweep_mod, "STAGES", (("lock", lock_stage),))

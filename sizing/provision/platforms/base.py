@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sizing.facts import HostFacts
 from sizing.inventory import Host, Inventory
 from sizing.model import Ht
 from sizing.records import BaremetalSettings, PlatformSettings
@@ -23,7 +24,8 @@ class Target:
     metal, the guest for a VM); ``address`` is what clients load; ``workers`` are the
     logical CPUs *as that host sees them* that nginx workers are pinned to (for a guest:
     vCPU 0..N-1); ``settings`` is what the backend set up and read back, typed per
-    platform, stored with the point.
+    platform, stored with the point; ``facts``: a freshly booted guest's own, read once it
+    answered (the run's first stage read its hypervisor's).
     """
 
     host: str
@@ -31,6 +33,7 @@ class Target:
     workers: tuple[int, ...]
     settings: PlatformSettings = field(default_factory=BaremetalSettings)
     emulated: bool = False
+    facts: HostFacts | None = None
 
 
 # Backends validate their host variables (sizing_vm, sizing_hypervisor) lazily and raise
