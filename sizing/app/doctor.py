@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes.util
 import enum
+import glob
 import importlib.util
 import os
 import re
@@ -161,6 +162,24 @@ def _checkout_binary(rel: str, name: str) -> Callable[[], str]:
     return probe
 
 
+def _fastscan() -> str:
+    # `sizing demand` reads without it (the regular expressions: slower); its tests and
+    # the speed benchmark hold the two readers to each other
+    spec = importlib.util.find_spec("sizing.demand._fastscan")
+    if spec is None or spec.origin is None:
+        raise NotFound("sizing/demand/_fastscan.c is not built")
+    return Path(spec.origin).name
+
+
+def _initdb() -> str:
+    # tests/pgcluster.py starts a throwaway cluster with Debian's initdb and pg_ctl, which
+    # are not on PATH (/usr/lib/postgresql/<major>/bin)
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb")) or [shutil.which("initdb") or ""]
+    if not found[-1]:
+        raise NotFound("initdb not found in /usr/lib/postgresql/*/bin nor on PATH")
+    return _run([found[-1], "--version"])
+
+
 def _podman_init() -> str:
     # `podman run --init` starts the container-init binary containers.conf names; Debian's
     # podman looks for catatonit there (a recommended package, not a dependency).
@@ -295,6 +314,14 @@ CHECKS: tuple[Check, ...] = (
         "ip (iproute2)", Need.DEV, _command(["ip", "-V"], r"iproute2-([\w.]+)"), _apt("iproute2")
     ),
     Check("goaccess", Need.DEV, _command(["goaccess", "--version"]), _apt("goaccess")),
+    Check(
+        "C log reader (sizing.demand._fastscan)",
+        Need.DEV,
+        _fastscan,
+        "scripts/build-fastscan .venv/bin/python (needs gcc, python3-dev)",
+    ),
+    Check("initdb (PostgreSQL)", Need.DEV, _initdb, _apt("postgresql") + " (team store tests)"),
+    Check("psycopg", Need.DEV, _module("psycopg"), SETUP_DEV + " (team store tests)"),
 )
 
 
