@@ -10,7 +10,6 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import Enum, StrEnum
-from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
@@ -243,14 +242,3 @@ class PaperChoice(StrEnum):
 
     A4 = "a4"
     LETTER = "letter"
-
-
-# ``run --workload``: declared here, beside the shared options, to keep run_cmds.py small.
-WorkloadOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--workload",
-        help="Replay a demand file's workload (sizing demand --role), checked against the"
-        " lab nginx's own log; alone, it replaces the default profiles.",
-    ),
-]
