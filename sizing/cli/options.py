@@ -10,13 +10,12 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import Enum, StrEnum
-from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
 
 from sizing.errors import UsageError
-from sizing.model import VIRTUALIZED_HOST_WORDS, BasisPlatform, HtChoice, Source
+from sizing.model import VIRTUALIZED_HOST_WORDS, BasisPlatform, HtChoice
 
 
 class RedundancyChoice(StrEnum):
@@ -199,81 +198,15 @@ def platform_choice(value: str, option: str = "--platform") -> BasisPlatform | N
         ) from None
 
 
-RpsOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--rps",
-        metavar=RATE_METAVAR,
-        help="Target requests per second: 200000, 200,000, 200k or 1.5M.",
-    ),
-]
-TpsOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--tps",
-        metavar=RATE_METAVAR,
-        help="Target TLS handshakes (new connections) per second: 2000, 2,000 or 2k.",
-    ),
-]
-HeadroomOpt = Annotated[
-    str,
-    typer.Option("--headroom", metavar="PCT", help="Share of capacity kept free, 0-90: 20 or 20%."),
-]
 RPS_UNIT = "requests per second"
 TPS_UNIT = "TLS handshakes per second"
 
 
-SourceOpt = Annotated[
-    str,
-    typer.Option(
-        "--source",
-        metavar=metavar(Source),
-        autocompletion=completer(Source),
-        help="Bases to choose from: measured only, the bundled reference data only, or both "
-        "(the default: a qualifying measured basis, else the reference). --basis names one.",
-    ),
-]
-BasisOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--basis",
-        metavar="ID[,ID]",
-        help="Size from these bases (ids from `sizing results --bases`, or a unique prefix); "
-        "default: the measured basis with the most core counts that qualifies, else the "
-        "reference.",
-    ),
-]
-ExtrapolationOpt = Annotated[
-    bool,
-    typer.Option(
-        "--allow-extrapolation",
-        help="Let the fitted scaling model size core counts beyond those measured, ranked "
-        "with measured ones (labelled extrapolated).",
-    ),
-]
-ArticlePricesOpt = Annotated[
-    bool,
-    typer.Option(
-        "--article-prices",
-        help="Price measured bases with the catalog (by default the article's 2021 list) "
-        "when the inventory declares no sizing_price_usd and no catalog entry matches "
-        "their CPU.",
-    ),
-]
 VirtualizedOpt = Annotated[
     bool,
     typer.Option(
         "--include-virtualized",
         help=f"Let the default choice use a {VIRTUALIZED_HOST_WORDS}; never called bare metal.",
-    ),
-]
-CatalogOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--catalog",
-        help="Hardware cost catalog YAML (default: the bundled profiles/catalog.yml, the "
-        "article's prices). Giving one prices measured bases with it (as --article-prices).",
-        dir_okay=False,
     ),
 ]
 DbOpt = Annotated[
@@ -309,14 +242,3 @@ class PaperChoice(StrEnum):
 
     A4 = "a4"
     LETTER = "letter"
-
-
-# ``run --workload``: declared here, beside the shared options, to keep run_cmds.py small.
-WorkloadOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--workload",
-        help="Replay a demand file's workload (sizing demand --role), checked against the"
-        " lab nginx's own log; alone, it replaces the default profiles.",
-    ),
-]

@@ -5,9 +5,9 @@ the options stored with a run and restored by ``--resume``, and the exit status.
 metadata how it is stored with a run (:class:`Stored`), and from that one declaration come
 the record (:func:`run_options_record`), the options ``--resume`` restores
 (:func:`resume_options`) and the ``sizing run`` options it refuses when typed beside it
-(:func:`resume_refuses`). Adding a ``run`` option touches two files: the option in
-``cli/run_cmds.py`` and its field here (docs/architecture.md). Records written by an
-older sizing lack some keys: those keep the options given now.
+(:func:`resume_refuses`). Adding a ``run`` option touches two files: its field of
+``RunArgs`` in ``cli/run_args.py`` (flag and help) and its field of the same name here.
+Records written by an older sizing lack some keys: those keep the options given now.
 """
 
 from __future__ import annotations
