@@ -158,8 +158,11 @@ def load_bases(
     reference = load_reference()
     runs: list[RunData] = []
     note = ""
+    missing = ""  # a results file named that is not there: said first, before a refusal
     if where.source != Source.REFERENCE:
         path = db_path(where.db)
+        if not isinstance(path, paths.DbUrl) and not Store.exists(path):
+            missing = f"no results database at {path} (nothing measured there yet)"
         runs = read_runs(path, where.runs if with_runs else ())
         if not runs:
             note = "nothing measured yet"
@@ -186,9 +189,12 @@ def load_bases(
             ask=workload,
         )
     except UsageError as e:
-        if not unusable:
+        # a refusal on a file that is not there is about the file first (an unknown
+        # --basis is unknown because nothing was read)
+        said = f"{missing}: {e}" if missing else str(e)
+        if not unusable and not missing:
             raise
-        raise UsageError(f"{e}; {unusable}") from None
+        raise UsageError(f"{said}; {unusable}" if unusable else said) from None
     if unusable and not any(b.workload.customer for b in choice.bases):
         choice = replace(choice, why=f"{choice.why}; {unusable}")
     if note and not any(b.origin == FigureKind.MEASURED for b in choice.bases):
