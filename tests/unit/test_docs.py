@@ -198,6 +198,10 @@ def matches(shown: list[str], got: list[str]) -> str:
         else:
             parts[-1].append(masked(line))
     have = [masked(x) for x in got]
+    if shown and shown[0].startswith("error: ") and parts[0] and have[: len(parts[0])] != parts[0]:
+        # a refusal the page shows from its first line is all the command prints before it:
+        # an error line found after lines the page leaves out is not the page's output
+        return _parting(parts[0], have[: len(parts[0])])
     at = 0
     for part in (p for p in parts if p):
         found = next(
@@ -370,6 +374,9 @@ def test_the_parser_reads_a_page_as_a_user_does(tmp_path: Path) -> None:
     assert matches(["b", "c"], ["a", "b", "c", "d"]) == ""  # an excerpt
     assert matches(["c", "...", "a"], ["a", "b", "c"]) != ""  # in order
     assert matches(["a", "", "b"], ["a", "", "", "b"]) != ""  # blank lines are layout too
+    # a refusal shown from its first line: nothing printed before it (issue 62)
+    assert matches(["error: no"], ["Demand: 1", "error: no"]) != ""
+    assert matches(["error: no", "..."], ["error: no", "b"]) == ""
 
 
 def examples_at(page: Path) -> Iterator[Example]:
