@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sizing import paths
@@ -158,11 +159,8 @@ def load_bases(
     reference = load_reference()
     runs: list[RunData] = []
     note = ""
-    missing = ""  # a results file named that is not there: said first, before a refusal
     if where.source != Source.REFERENCE:
         path = db_path(where.db)
-        if not isinstance(path, paths.DbUrl) and not Store.exists(path):
-            missing = f"no results database at {path} (nothing measured there yet)"
         runs = read_runs(path, where.runs if with_runs else ())
         if not runs:
             note = "nothing measured yet"
@@ -189,12 +187,7 @@ def load_bases(
             ask=workload,
         )
     except UsageError as e:
-        # a refusal on a file that is not there is about the file first (an unknown
-        # --basis is unknown because nothing was read)
-        said = f"{missing}: {e}" if missing else str(e)
-        if not unusable and not missing:
-            raise
-        raise UsageError(f"{said}; {unusable}" if unusable else said) from None
+        raise _refusal(e, where, unusable) from None
     if unusable and not any(b.workload.customer for b in choice.bases):
         choice = replace(choice, why=f"{choice.why}; {unusable}")
     if note and not any(b.origin == FigureKind.MEASURED for b in choice.bases):
@@ -220,6 +213,18 @@ def load_bases(
             if pt.result.key.host in (pt.result.metadata.env.clients or ())
         ),
     )
+
+
+def _refusal(e: UsageError, where: Inputs, unusable: str) -> UsageError:
+    """The choice's refusal with what explains it: a results file that is not there,
+    said first (an unknown --basis is unknown because nothing was read), and the
+    customer's replays that size nothing, said after."""
+    path = db_path(where.db) if where.source != Source.REFERENCE else None
+    missing = isinstance(path, Path) and not Store.exists(path)
+    if not unusable and not missing:
+        return e
+    said = f"no results database at {path} (nothing measured there yet): {e}" if missing else str(e)
+    return UsageError(f"{said}; {unusable}" if unusable else said)
 
 
 def _unusable_replay(runs: Sequence[RunData], customer: str) -> str:
