@@ -28,6 +28,7 @@ def _states(scratch: Path) -> dict[str, Path]:
         db = where / f"{name}.db"
         build(db)
         out[name] = db
+    docs.SIMULATED.main(["--out", str(scratch / "simulated")])  # where simulated_db looks
     return out
 
 

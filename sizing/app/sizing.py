@@ -121,6 +121,15 @@ class Recommended:
         """The choice in words and numbers (:func:`sizing.report.explain.explain`)."""
         return explain(self.result)
 
+    @property
+    def answers_anything(self) -> bool:
+        """Whether any part of the demand is answered: a recommendation, or one platform of
+        the comparison priced. When none is, the refusal's one line says all there is
+        (what exists instead and the command that asks for it), with no block before it."""
+        if self.result.recommendation is not None:
+            return True
+        return self.versus is not None and any(s.servers is not None for s in self.versus.sides)
+
 
 def workload_ask(req: SizingRequest) -> WorkloadAsk:
     """The workload a request asks for (its role, who stated it, whether another role's

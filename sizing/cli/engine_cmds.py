@@ -96,7 +96,7 @@ def _show_recommendation(
                 **_traffic_json(traffic, peak),
             }
         )
-    else:
+    elif got.answers_anything:  # else the error's one line below says all there is
         if result.recommendation is None and not got.p95:  # else the explanation names it
             typer.echo(basis_line(got.inputs.choice, columns()))
         typer.echo(recommendation_text(result, columns()))

@@ -27,7 +27,7 @@ from sizing.errors import SizingError
 from sizing.intervals import PairedRatio
 from sizing.measure.evaluate import Measurement, Outputs, window_rates
 from sizing.measure.measure_context import MeasureContext
-from sizing.measure.throughput import Throughput, stop_rule
+from sizing.measure.throughput import NGINX_DIED, UPSTREAM_DIED, Throughput, stop_rule
 from sizing.measure.windows import WindowSpec, schedule_windows
 from sizing.model import SERVER_DIED, PointResult, Status
 from sizing.plan.pairs import Pair, leg_order
@@ -134,12 +134,17 @@ def _result(ctx: MeasureContext, leg: _Leg, schedule: Schedule) -> Measurement:
     res, samples = Throughput.evaluate(
         ctx, leg.point, leg.target, leg.outputs, leg.windows, schedule
     )
-    if leg.failure == "nginx died" and SERVER_DIED not in res.flags:
+    if leg.failure in (NGINX_DIED, UPSTREAM_DIED) and SERVER_DIED not in res.flags:
         # it died in a later warm-up, whose output is not kept: say so all the same
+        which = (
+            f"nginx died on {leg.target.host}"
+            if leg.failure == NGINX_DIED
+            else "the upstream nginx died"
+        )
         res = replace(
             res,
             status=Status.FAILED,
-            reason=f"nginx died on {leg.target.host} during a warm-up",
+            reason=f"{which} during a warm-up",
             flags=(*res.flags, SERVER_DIED),
         )
     return res, samples

@@ -27,9 +27,12 @@ from sizing.plan.points import PlannedPoint
 from sizing.plan.settings import Schedule
 from sizing.provision.platforms.base import Target
 
-__all__ = ["Throughput", "stop_rule"]
+__all__ = ["NGINX_DIED", "UPSTREAM_DIED", "Throughput", "stop_rule"]
 
 DEFAULT_PIDFILE = "/run/sizing-nginx.pid"
+# what :meth:`Throughput.run_batch` returns when a probe saw an nginx gone
+NGINX_DIED = "nginx died"
+UPSTREAM_DIED = "the upstream nginx died"
 DEFAULT_LOG_DIR = "/var/log/sizing-nginx"
 
 
@@ -139,10 +142,14 @@ class Throughput:
         connections: int,
         outputs: Outputs,
     ) -> str | None:
-        """Run one batch; merge its outputs into ``outputs``. Returns a failure, or None."""
+        """Run one batch; merge its outputs into ``outputs``. Returns a failure, or None:
+        a host lost, the server's nginx dead (:data:`NGINX_DIED`) or an upstream's
+        (:data:`UPSTREAM_DIED`). A death ends the point after the batch it was seen in: a
+        repetition measured against a dead nginx measures its refusals."""
         specs = host_specs(point, target, windows, connections)
+        upstreams = {up.host for up in point.upstreams}
         lost: str | None = None
-        died = False
+        died = upstream_died = False
         # Every host's output is merged before anything is decided, whatever the host
         # order: a server that sorts before its clients must not leave them unread, and
         # its own probe (server_alive) outranks what the clients saw.
@@ -155,4 +162,10 @@ class Throughput:
             outputs.setdefault(out.host, []).extend(out.windows)
             if out.host == target.host and any(w.server_alive is False for w in out.windows):
                 died = True
-        return "nginx died" if died else lost
+            # the upstream's own probe: its workers may have gone while the proxy served
+            # on, answering every request with a refused connection (issue 62)
+            if out.host in upstreams and any(w.upstream_alive is False for w in out.windows):
+                upstream_died = True
+        if died:
+            return NGINX_DIED
+        return UPSTREAM_DIED if upstream_died else lost

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sizing import paths
@@ -186,9 +187,7 @@ def load_bases(
             ask=workload,
         )
     except UsageError as e:
-        if not unusable:
-            raise
-        raise UsageError(f"{e}; {unusable}") from None
+        raise _refusal(e, where, unusable) from None
     if unusable and not any(b.workload.customer for b in choice.bases):
         choice = replace(choice, why=f"{choice.why}; {unusable}")
     if note and not any(b.origin == FigureKind.MEASURED for b in choice.bases):
@@ -214,6 +213,18 @@ def load_bases(
             if pt.result.key.host in (pt.result.metadata.env.clients or ())
         ),
     )
+
+
+def _refusal(e: UsageError, where: Inputs, unusable: str) -> UsageError:
+    """The choice's refusal with what explains it: a results file that is not there,
+    said first (an unknown --basis is unknown because nothing was read), and the
+    customer's replays that size nothing, said after."""
+    path = db_path(where.db) if where.source != Source.REFERENCE else None
+    missing = isinstance(path, Path) and not Store.exists(path)
+    if not unusable and not missing:
+        return e
+    said = f"no results database at {path} (nothing measured there yet): {e}" if missing else str(e)
+    return UsageError(f"{said}; {unusable}" if unusable else said)
 
 
 def _unusable_replay(runs: Sequence[RunData], customer: str) -> str:

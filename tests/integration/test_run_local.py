@@ -438,6 +438,60 @@ def test_an_upstream_master_killed_mid_point_fails_it_and_leaves_nothing(
         assert [p.result.status.value for p in store.points(doc["run_id"])] == ["failed"]
 
 
+def test_an_upstream_dead_in_repetition_1_ends_the_point_there(
+    local_inv: Path, tmp_path: Path, tools: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 62, as typed (docs/latency.md:33): the upstream died in repetition 1 and the
+    run measured 9 more repetitions against it (2,827,643 refused connections in the
+    proxy's log). Adaptive repetitions, one a batch after the first (a copy of profiles/
+    whose rps asks for 1 repetition first: one repetition alone never meets the stop rule,
+    so without the fix repetition 2 always runs): the upstream's master killed by its PID
+    during repetition 1 ends the point after it, failed (server-died) with the reason."""
+    import sizing.paths
+
+    profiles = tmp_path / "profiles"
+    shutil.copytree(ROOT / "profiles", profiles)
+    rps = profiles / "rps.yml"
+    assert "repetitions: 3\n" in rps.read_text()
+    rps.write_text(rps.read_text().replace("repetitions: 3\n", "repetitions: 1\n"))
+    monkeypatch.setattr(sizing.paths, "PROFILES", profiles)
+    db = tmp_path / "r.sqlite"
+    up_pid = tmp_path / "up" / "nginx.pid"
+    killed: list[float] = []
+
+    def killer() -> None:
+        deadline = time.time() + 240
+        while time.time() < deadline:
+            if load_processes("28080") and _alive(up_pid):
+                time.sleep(1.0)  # inside repetition 1 (3 s)
+                os.kill(int(up_pid.read_text().strip()), signal.SIGKILL)  # the master only
+                killed.append(time.time())
+                return
+            time.sleep(0.2)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    argv = ["run", "-i", str(local_inv), "--cores", "1", "--profile", "rps", "--duration", "3"]
+    argv += ["--warmup", "0", "--max-repeat", "6", "--db", str(db), "--json"]
+    started = time.time()
+    result = runner.invoke(app, argv)
+    took = time.time() - started
+    thread.join(timeout=5)
+    assert killed, "the upstream was never seen under load"
+    assert result.exit_code == 4, result.output
+    doc = json.loads(result.stdout)
+    [point] = doc["points"]
+    assert point["status"] == "failed" and "server-died" in point["flags"]
+    assert point["reason"].startswith("the upstream nginx died on localhost during repetition 1")
+    assert "repetition 2" not in result.stderr, result.stderr
+    with Store.open_readonly(db) as store:
+        [stored] = store.points(doc["run_id"])
+        reps = {rep for rep, _ in store.samples(stored.id)}
+    assert reps and max(reps) == 1, reps  # no sample of a repetition after the death
+    assert not _listening(28180) and not _listening(28080) and not _listening(28443)
+    print(f"killed {killed[0] - started:.1f} s into the run, which took {took:.1f} s")
+
+
 def test_a_killed_sizing_run_is_named_abandoned_and_the_next_run_takes_over(
     local_inv: Path, tmp_path: Path, tools: None
 ) -> None:

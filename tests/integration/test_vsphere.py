@@ -715,6 +715,37 @@ def test_the_vcenter_plugin_inventory_reads_as_ansible_and_plans_esxi_guests(
     assert all(len(line) <= 100 for line in plan.output.splitlines())
 
 
+def test_the_shipped_vc_inventory_reads_as_docs_inventories_shows(
+    vcsim: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/inventories.md's ``examples/inventories/vc`` (issue 62: it shipped nowhere),
+    against vcsim: only its port is this simulator's (the page starts one on 18989). What
+    the page shows: DC0_H0_VM0 the one ESXi guest in servers, localhost the client, vcsim's
+    3 other VMs ignored, nothing contacted."""
+    from typer.testing import CliRunner
+
+    from sizing.cli import app
+
+    shipped = ROOT / "examples" / "inventories" / "vc"
+    inv = tmp_path / "vc"
+    shutil.copytree(shipped, inv)
+    config = inv / "vcenter.vmware.yml"
+    assert "port: 18989\n" in config.read_text()
+    config.write_text(config.read_text().replace("port: 18989\n", f"port: {vcsim['port']}\n"))
+    monkeypatch.setenv("VMWARE_USER", VC_USER)
+    monkeypatch.setenv("VMWARE_PASSWORD", VC_PASSWORD)
+    result = CliRunner().invoke(app, ["inventory", "check", str(inv), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    roles = {h["name"]: (h["roles"], h["platform"]) for h in doc["hosts"]}
+    assert roles == {PLUGIN_VM: (["server"], "vsphere"), "localhost": (["client"], "baremetal")}
+    assert len(doc["ignored"]) == 3
+    text = CliRunner().invoke(app, ["inventory", "check", str(inv)], env={"COLUMNS": "100"})
+    assert text.exit_code == 0, text.output
+    assert text.stdout.endswith("offline check: no host contacted (--connect reaches them)\n")
+    assert VC_PASSWORD not in text.output
+
+
 @pytest.mark.slow
 def test_full_run_of_a_vm_the_vcenter_plugin_lists(
     vcsim: dict[str, Any],

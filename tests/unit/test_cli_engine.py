@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from sizing.cli import app
@@ -236,8 +239,13 @@ def test_measured_basis_without_a_price_is_not_priced_with_the_article(db: Path)
     measure(db, [("baremetal", 1, "off", "rps", 70000.0, ())])
     code, out, err = run("recommend", "--rps", "10000")
     assert code == 1
-    assert out.startswith("basis: lab1/baremetal/static-128b — measured basis")
+    # nothing answered: the refusal's one line, no block before it (issue 62)
+    assert out == "" and len(err.splitlines()) == 1 and err.startswith("error: ")
     assert "set sizing_price_usd in the inventory, give --catalog FILE, or pass" in err
+    # the same basis with a price answers: the block and its basis line are there
+    code, out, err = run("recommend", "--rps", "10000", "--article-prices")
+    assert code == 0, err
+    assert "lab1/baremetal/static-128b" in out
 
 
 def test_one_core_count_is_not_scaled(db: Path) -> None:
@@ -437,3 +445,48 @@ def test_help_lists_choices(db: Path) -> None:
         "--db",
     ):
         assert text in out
+
+
+def test_nothing_answered_is_the_refusals_one_line(db: Path) -> None:
+    """Issue 62: `recommend --tps 5000 --ht on` (no HT-on figure in the default group)
+    printed a 15-line block of platforms that carry nothing before its error line."""
+    code, out, err = run("recommend", "--tps", "5000", "--ht", "on")
+    assert code == 1 and out == ""
+    (line,) = err.splitlines()
+    assert line.startswith("error: No configuration carries 5,000 TPS with 20% headroom")
+    assert line.endswith("`--platform kubernetes --ht on`.")
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    rps=st.one_of(st.none(), st.integers(1, 10**9)),
+    tps=st.one_of(st.none(), st.integers(1, 10**7)),
+    ht=st.sampled_from(["off", "on", "any"]),
+    platform=st.sampled_from([None, "baremetal", "esxi", "kvm", "kubernetes"]),
+)
+def test_an_answer_or_one_refusal_line(
+    rps: int | None, tps: int | None, ht: str, platform: str | None
+) -> None:
+    """Whatever the demand: an answer (exit 0); or no part answered and one error line
+    alone (exit 1); or a part answered (a platform priced) with the block and its error."""
+    assume(rps is not None or tps is not None)
+    argv = ["recommend", "--ht", ht, *(["--platform", platform] if platform else [])]
+    argv += [*(["--rps", str(rps)] if rps else []), *(["--tps", str(tps)] if tps else [])]
+    with tempfile.TemporaryDirectory() as d:
+        res = runner.invoke(app, argv, env={"SIZING_DB": str(Path(d) / "none.sqlite")})
+    assert res.exit_code in (0, 1, 2), res.output
+    errors = [x for x in res.stderr.splitlines() if x.startswith("error: ")]
+    if res.exit_code == 0:
+        assert res.stdout and not errors
+    elif res.exit_code == 1:
+        assert len(errors) == 1
+        with tempfile.TemporaryDirectory() as d:
+            env = {"SIZING_DB": str(Path(d) / "none.sqlite")}
+            doc = json.loads(runner.invoke(app, [*argv, "--json"], env=env).stdout)
+        versus = doc["platforms"] or {}
+        sides = [versus.get("baremetal"), versus.get("guest"), *versus.get("others", [])]
+        answered = any(s and s["servers"] is not None for s in sides)
+        # a block is printed only around a part of an answer; alone, the line says it all
+        assert bool(res.stdout) == answered, res.output
+    else:
+        assert res.stdout == "" and len(errors) == 1

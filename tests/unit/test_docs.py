@@ -29,8 +29,6 @@ from sizing.provision.ansible import Playbooks
 from sizing.textfit import fold_lines
 from tests import labdb
 from tests.offline import names_a_lab, sizing_offline
-from tests.unit.test_ceilings import ENV, _tps_db, fill
-from tests.unit.test_engine_honesty import reps, series
 from tests.unit.test_hints import two_core_run
 
 WIDTH = 100  # the README's promise: no line sizing writes is wider
@@ -98,6 +96,123 @@ def examples(page: Path) -> Iterator[Example]:
 
 ALL = [e for p in PAGES for e in examples(p)]
 
+
+def _simulated() -> Any:
+    """``examples/simulated.py``, the script that writes the pages' simulated stores."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("sizing_examples_simulated", SIMULATED_PY)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SIMULATED_PY = ROOT / "examples" / "simulated.py"
+SIMULATED = _simulated()
+# where the script writes (`.venv/bin/python examples/simulated.py`), as the pages name it
+SIMULATED_DIR = ".cache/examples/"
+
+
+def simulated_db(word: str, db: Path) -> str:
+    """A page's ``--db .cache/examples/NAME.sqlite``: the store of that name the script
+    writes, built for the test beside ``db`` (never in the repository's .cache)."""
+    m = re.fullmatch(re.escape(SIMULATED_DIR) + r"([\w-]+)\.sqlite", word)
+    if m is None:
+        return word
+    assert m.group(1) in SIMULATED.STORES, f"examples/simulated.py writes no {word}"
+    return str(db.parent.parent / "simulated" / f"{m.group(1)}.sqlite")
+
+
+# -- every file a page's command reads is there (issue 62) -----------------------------------
+# As typed, docs/inventories.md cat'ed and checked directories that shipped nowhere,
+# docs/ceilings.md sized on a unit test's store and docs/recommend.md on a database the page
+# never made: each was skipped here as "uses X, which the repository does not hold". A file a
+# command reads is now in the repository, or written by an earlier command of the same page
+# (``--db`` of a run, ``-o``, a redirection, a script's "wrote X" line), or one of these few,
+# each the reader's own by the page's own story:
+READERS_OWN = {
+    ("docs/hypervisors.md", "inv.yml"): "the reader's libvirt lab inventory",
+    ("docs/errors.md", "g.sqlite.recovery.jsonl"): "the recovery file of the page's crash story",
+    ("docs/errors.md", "g.sqlite"): "the database of the page's crash story",
+    ("docs/errors.md", "empty.recovery.jsonl"): "an empty recovery file of the page's story",
+    ("docs/errors.md", "e.sqlite"): "the database an import creates",
+    ("docs/demand.md", "rich.log"): "the log a real nginx wrote in the integration test",
+    ("docs/demand.md", "nginx.conf"): "that nginx's configuration",
+}
+# options whose value is a file the command reads (--db: any command but a run, which writes)
+READ_OPTIONS = {"-i", "--inventory", "--catalog", "--db", "--demand", "--workload"}
+READ_OPTIONS |= {"--counters", "--nginx-conf"}
+WRITE_OPTIONS = {"-o", "--out"}
+WROTE = re.compile(r"^\s*wrote (\S+)")
+
+
+def file_uses(e: Example) -> tuple[list[str], list[str]]:
+    """(read, written): the files ``e``'s command line reads and writes, as typed."""
+    line = re.split(r"\s+#\s", e.command)[0].removesuffix("&").strip()
+    read: list[str] = []
+    written = [m.group(1) for x in e.output if (m := WROTE.match(x))]
+    for part in re.split(r"\s\|&?\s", line)[:1]:  # what a pipe's filter reads is the pipe
+        try:
+            words = shlex.split(part.replace(" 2>&1", ""))
+        except ValueError:
+            continue
+        env = {}
+        while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):
+            name, _, value = words.pop(0).partition("=")
+            env[name] = value
+        if words[:2] == ["unshare", "-n"]:
+            words = words[2:]
+        if not words:
+            continue
+        run = words[:2] == ["sizing", "run"]
+        for name, value in env.items():
+            if name == "SIZING_DB":
+                (written if run else read).append(value)
+            elif name.endswith("_FILE"):
+                read.append(value)
+        if words[0] in ("cat", "sqlite3"):
+            read += [w for w in words[1 : 2 if words[0] == "sqlite3" else None] if w[:1] != "-"]
+            continue
+        if words[0] != "sizing":
+            continue
+        read += _arguments(words[1:])
+        for before, w in zip(words, words[1:], strict=False):
+            if before in WRITE_OPTIONS and w != "-":
+                written.append(w)
+            elif before == "--db" and run:
+                written.append(w)
+            elif before in READ_OPTIONS:
+                read.append(w)
+        redirect = re.search(r"\s>\s?(\S+)", part)
+        if redirect:
+            written.append(redirect.group(1))
+    return read, written
+
+
+def _arguments(args: list[str]) -> list[str]:
+    """The values of the command's positional arguments (files: `inventory check DIR`,
+    `demand LOG...`, `import FILE`), as its parser reads them."""
+    import typer
+
+    cmd: Any = typer.main.get_command(app)
+    while hasattr(cmd, "get_command") and args and not args[0].startswith("-"):
+        sub = cmd.get_command(cmd.context_class(cmd), args[0])
+        if sub is None:
+            return []
+        cmd, args = sub, args[1:]
+    if hasattr(cmd, "get_command"):
+        return []
+    ctx = cmd.make_context(cmd.name, list(args), resilient_parsing=True)
+    out: list[str] = []
+    for param in cmd.params:
+        if param.param_type_name == "argument" and param.name is not None:
+            value = ctx.params.get(param.name)
+            values = value if isinstance(value, list | tuple) else [value]
+            out += [str(v) for v in values if v is not None]
+    return out
+
+
 # What needs what this machine (or a unit test) cannot give: measuring, root, a lab's
 # hosts, another program.
 MEASURES = re.compile(r"^sizing run\b(?!.*--plan)")
@@ -132,16 +247,13 @@ def why_skipped(e: Example) -> str:
         words = shlex.split(base)
     except ValueError:
         return "not a command line (quoting)"
-    if words[1:3] == ["inventory", "check"] and not (ROOT / words[3]).exists():
-        return f"checks {words[3]}, which the page builds in a scratch folder"
-    for before, w in zip(["", *words[:-1]], words, strict=True):
-        if before in ("-o", "--out"):
-            continue  # what the command writes
-        if (
-            re.fullmatch(r"[\w./-]+\.(?:ya?ml|log|gz|ini|conf|sqlite|db|csv)", w)
-            and not (ROOT / w).exists()
-        ):
-            return f"uses {w}, which the repository does not hold"
+    del words  # a command line that parses
+    # a file the repository does not hold: the reader's own, or what an earlier command
+    # that cannot run here makes (a real run's --db); a missing one fails
+    # test_every_file_a_page_reads_is_there_or_made_first, never skips silently
+    for w in file_uses(e)[0]:
+        if not (ROOT / w).exists() and not w.startswith((SIMULATED_DIR, "/")):
+            return f"reads {w}, which the reader makes (the page says how)"
     return ""
 
 
@@ -198,6 +310,10 @@ def matches(shown: list[str], got: list[str]) -> str:
         else:
             parts[-1].append(masked(line))
     have = [masked(x) for x in got]
+    if shown and shown[0].startswith("error: ") and parts[0] and have[: len(parts[0])] != parts[0]:
+        # a refusal the page shows from its first line is all the command prints before it:
+        # an error line found after lines the page leaves out is not the page's output
+        return _parting(parts[0], have[: len(parts[0])])
     at = 0
     for part in (p for p in parts if p):
         found = next(
@@ -246,6 +362,7 @@ def run_example(e: Example, db: Path, scratch: Path | None = None) -> tuple[int,
                 assert scratch is not None, f"{e.id}: writes {argv[i + 1]}"
                 argv[i + 1] = str(scratch / Path(argv[i + 1]).name)
     env = {"SIZING_DB": str(db), "COLUMNS": "100"}
+    argv = [simulated_db(w, db) for w in argv]
     # an example lab's inventory (named, or by the lab database's runs) is read without a
     # network (unshare -n), never in process
     lab = names_a_lab(argv) or e.data == "lab"
@@ -282,23 +399,14 @@ def as_a_page_shows(lines: list[str]) -> list[str]:
 # The results a page's block runs on (``<!-- data: lab -->`` before it): a new user's after
 # `make run` on a 2-core VM (the default: its rps point invalid, its tps point valid but a
 # virtualized host's), the same with no valid figure, none (the bundled reference data
-# alone), the example lab's run (tests/labdb.py: simulated figures of r640-01), or
-# r640-01's TPS at 1, 2 and 4 cores with a 1,000/s crypto ceiling, or 500/s (the synthetic
-# stores of tests/unit/test_ceilings.py, for docs/ceilings.md), or its RPS at 30k / 57k / 100k
-# (tests/unit/test_engine_honesty.py's contended series, for docs/engine.md).
+# alone), the example lab's run (tests/labdb.py: simulated figures of r640-01). A page that
+# sizes on examples/simulated.py's stores names one with --db (:func:`simulated_db`).
 STATES = {
     "first-day": two_core_run,
     "no-valid": lambda db: two_core_run(db, tps_valid=False),
     "none": lambda db: None,
     "lab": lambda db: labdb.build_lab(
         db, inventory="inventories/lab.yml", role="load-balance", price_usd=9000.0
-    ),
-    "ceilings": lambda db: _tps_db(db.parent, 1000.0).rename(db),
-    "ceiling-bound": lambda db: _tps_db(db.parent, 500.0).rename(db),
-    "contended": lambda db: fill(
-        db,
-        {"r640-01": ENV["r640-01"]},
-        series("r640-01", {1: reps(30000), 2: reps(57000), 4: reps(100000)}),
     ),
 }
 
@@ -311,6 +419,9 @@ def states(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         db = tmp_path_factory.mktemp("docs") / f"{name}.db"
         build(db)
         out[name] = db
+    # examples/simulated.py's stores, where :func:`simulated_db` finds them from any state's
+    top = next(iter(out.values())).parent.parent
+    SIMULATED.main(["--out", str(top / "simulated")])
     return out
 
 
@@ -370,6 +481,9 @@ def test_the_parser_reads_a_page_as_a_user_does(tmp_path: Path) -> None:
     assert matches(["b", "c"], ["a", "b", "c", "d"]) == ""  # an excerpt
     assert matches(["c", "...", "a"], ["a", "b", "c"]) != ""  # in order
     assert matches(["a", "", "b"], ["a", "", "", "b"]) != ""  # blank lines are layout too
+    # a refusal shown from its first line: nothing printed before it (issue 62)
+    assert matches(["error: no"], ["Demand: 1", "error: no"]) != ""
+    assert matches(["error: no", "..."], ["error: no", "b"]) == ""
 
 
 def examples_at(page: Path) -> Iterator[Example]:
@@ -497,3 +611,58 @@ def test_the_regenerator_rewrites_a_whole_output_and_leaves_an_excerpt() -> None
     assert not _whole(("Recommended: 1 x",), ["Demand: 1", "Recommended: 1 x"])  # further on
     assert not _whole(("Demand: 1", "...", "Cost: 2"), ["Demand: 1", "b", "Cost: 2"])
     assert not _whole((), ["a"]) and not _whole(("a",), [])
+
+
+def missing_files(page: Path) -> list[str]:
+    """Where a page's command reads a file that is not in the repository, not written by an
+    earlier command of the page and not the reader's own (:data:`READERS_OWN`)."""
+    rel = str(page.relative_to(ROOT))
+    made: set[str] = set()
+    out = []
+    for e in examples(page):
+        read, written = file_uses(e)
+        for w in read:
+            there = (ROOT / w).exists() if not w.startswith("/") else Path(w).exists()
+            own = (rel, w) in READERS_OWN
+            if not (there or w in made or own or "$" in w or w.isupper()):
+                out.append(f"{e.id}: {e.command}: reads {w}, which nothing makes")
+        made.update(written)
+    return out
+
+
+def test_every_file_a_page_reads_is_there_or_made_first() -> None:
+    assert [m for page in PAGES for m in missing_files(page)] == []
+    # and the reader's own files are still what the pages use
+    used = {(e.page, w) for p in PAGES for e in examples(p) for w in file_uses(e)[0]}
+    assert set(READERS_OWN) <= used, set(READERS_OWN) - used
+
+
+def test_the_file_check_catches_what_issue_62_found(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "Text.\n\n    $ cat edge-dir-ini/sizing\n    [servers:children]\n"
+        "    $ sizing inventory check vc\n    vc: 1 server(s)\n"
+        "    $ SIZING_DB=.cache/bench/r.sqlite sizing recommend --rps 1 --basis localhost\n"
+        "    Demand: 1 RPS\n"
+        "    $ sizing table --db .cache/examples/x.sqlite --catalog no/such.yml\n    y\n"
+        "    $ sizing run --cores 1 --db made.sqlite\n"
+        "    $ sizing results --db made.sqlite\n    z\n"
+        "    $ python make.py\n    wrote out/new.sqlite (x)\n"
+        "    $ sizing table --db out/new.sqlite -i inventories/local.yml\n    w\n"
+    )
+    real = globals()["ROOT"]
+    try:
+        globals()["ROOT"] = tmp_path
+        (tmp_path / "inventories").mkdir()
+        (tmp_path / "inventories" / "local.yml").write_text("all: {}\n")
+        found = missing_files(page)
+    finally:
+        globals()["ROOT"] = real
+    reads = [x.rsplit(": reads ", 1)[1].split(",")[0] for x in found]
+    assert reads == [
+        "edge-dir-ini/sizing",
+        "vc",
+        ".cache/bench/r.sqlite",
+        ".cache/examples/x.sqlite",
+        "no/such.yml",
+    ]

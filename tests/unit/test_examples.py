@@ -4,11 +4,14 @@ writes it), so a page's example cannot drift from the file it names."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from sizing.paths import ROOT
+from tests.offline import check_offline
 from tests.unit.test_docs import ALL
 
 EXAMPLES = ROOT / "examples"
@@ -33,6 +36,67 @@ def test_the_example_logs_hold_no_routable_address() -> None:
 
 
 def test_every_file_a_documented_command_names_exists() -> None:
-    named = {w for e in ALL for w in re.findall(r"\b(?:examples|profiles)/[\w./-]+", e.command)}
+    # a repository path (not .cache/examples/..., which examples/simulated.py writes)
+    path = re.compile(r"(?<![\w./])(?:examples|profiles)/[\w./-]+")
+    named = {w for e in ALL for w in path.findall(e.command)}
     assert named, "no page names an example file"
     assert sorted(w for w in named if not (ROOT / w).exists()) == []
+
+
+def test_the_shipped_vcenter_inventory_without_a_vcenter_is_one_line() -> None:
+    """docs/inventories.md's ``examples/inventories/vc`` read with no vSphere simulator to
+    answer (offline: unshare -n): one line naming the plugin's file, exit 3, no traceback."""
+    out = check_offline(
+        """
+        import os, sys
+        os.chdir(sys.argv[1])
+        from typer.testing import CliRunner
+        from sizing.cli import app
+        env = {"VMWARE_USER": "user", "VMWARE_PASSWORD": "pass"}
+        res = CliRunner().invoke(app, ["inventory", "check", "examples/inventories/vc"], env=env)
+        print(res.exit_code)
+        print(res.stderr, end="")
+        """,
+        str(ROOT),
+    )
+    code, _, err = out.partition("\n")
+    assert code == "3" and err.count("\n") == 1, out
+    assert err.startswith(
+        "error: examples/inventories/vc/vcenter.vmware.yml: inventory plugin"
+        " community.vmware.vmware_vm_inventory: Unknown error while connecting to vCenter"
+        " or ESXi API at 127.0.0.1:18989"
+    ), err
+    assert "Traceback" not in err and "pass" not in err
+
+
+def test_every_figure_of_the_simulated_stores_says_it_is_simulated(tmp_path: Path) -> None:
+    """docs/ceilings.md and docs/engine.md size on examples/simulated.py's stores: no output
+    may show one of their figures as a measurement (issue 62). Every point is flagged
+    ``simulated``, and the table, the recommendation and its JSON say so of every figure."""
+    from typer.testing import CliRunner
+
+    from sizing.cli import app
+    from sizing.store import Store
+    from tests.unit.test_docs import SIMULATED
+
+    assert SIMULATED.main(["--out", str(tmp_path)]) == 0
+    runner = CliRunner()
+    for name in SIMULATED.STORES:
+        db = tmp_path / f"{name}.sqlite"
+        with Store(db) as store:
+            (run,) = store.runs()
+            points = store.points(run.id)
+        assert points and all("simulated" in p.result.flags for p in points)
+        assert all(p.result.key.host.startswith("simulated-") for p in points)
+        argv = ["--db", str(db), "--source", "measured", "--article-prices"]
+        table = runner.invoke(app, ["table", *argv, "--allow-extrapolation"])
+        assert table.exit_code == 0, table.output
+        rows = [x for x in table.stdout.splitlines() if re.match(r"\s+\d+\s+\$", x)]
+        assert rows and all("simulated" in x for x in rows), table.stdout
+        demand = ["--tps", "3000"] if name != "contended" else ["--rps", "150000"]
+        rec = runner.invoke(app, ["recommend", *argv, *demand, "--json"])
+        assert rec.exit_code == 0, rec.output
+        doc = json.loads(rec.stdout)
+        figures = [f for c in [doc["recommendation"], *doc["alternatives"]] for f in c["figures"]]
+        assert figures and all("simulated" in f["flags"] for f in figures)
+        assert doc["recommendation"]["basis"].startswith("simulated-r640/")

@@ -76,6 +76,8 @@ FLAG_TEXT = {
     "drift": "the repetitions rose or fell in order, more than chance explains across the run's "
     "points (at a 5% false-discovery rate): the host may have changed during the test",
     "erratic": "a repetition far from the others (below half or above twice the median)",
+    # examples/simulated.py flags every point it makes up: no output shows one as measured
+    "simulated": "made up for an example (examples/simulated.py), not measured",
 }
 STATUS_TEXT = {
     "measured": "measured",
