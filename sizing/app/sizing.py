@@ -327,7 +327,7 @@ def _translated(
     prices = basis_prices([got], {}, data)
     got = replace(got, price=prices.get(got.id))
     why = (
-        f"{got.id}, translated from measured basis {basis.id} to {target.cpu_model} by the "
+        f"{got.id}, translated from {basis.kind} basis {basis.id} to {target.cpu_model} by the "
         f"{what} ceiling ratio (an estimate: {target.source})"
     )
     if inputs.choice.workload is not None:

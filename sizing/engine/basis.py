@@ -215,7 +215,7 @@ class Basis:
     measured basis (``localhost/virtualized-host/static-128b``), ``reference/<platform>``
     for the bundled data. ``physical_host`` is the machine the figures ran on (a guest's
     hypervisor host). ``flags`` are the flags every figure shares that disqualify it by
-    default (``emulated``, ``virtualized-host``).
+    default (``emulated``, ``virtualized-host``) or that say what it is (``simulated``).
     """
 
     id: str
@@ -235,7 +235,14 @@ class Basis:
     disagrees: tuple[str, ...] = ()  # where hosts of the same identity disagree, in words
     bounds: tuple[Bound, ...] = ()  # physical ceilings of its series (sizing.ceilings)
 
+    @property
+    def kind(self) -> str:
+        """What its figures are, in a word before "basis": measured, reference, or
+        simulated (an example store's made-up figures: never called measured)."""
+        return "simulated" if "simulated" in self.flags else str(self.origin)
+
     def bounds_of(self, profile: str, ht: str) -> tuple[Bound, ...]:
+
         return tuple(b for b in self.bounds if b.profile == profile and b.ht == ht)
 
     def qualifies(self, *, include_virtualized: bool, include_emulated: bool) -> tuple[bool, str]:

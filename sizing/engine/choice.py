@@ -180,7 +180,7 @@ def _measured_group(
     group = [best] + [b for b in qualifying if b is not best and group_key(b) == key]
     n = len(best.core_counts())
     why = (
-        f"measured basis {best.id} ({n} core count{'s' if n != 1 else ''}, valid"
+        f"{best.kind} basis {best.id} ({n} core count{'s' if n != 1 else ''}, valid"
         + (f", run {_newest(best)}" if best.runs else "")
         + ")"
     )

@@ -376,7 +376,9 @@ def _basis(key: GroupKey, g: _Group, ids: set[str]) -> Basis:
         n = nic_bound(metric, ht, metas)
         if n is not None:
             bounds.append(n)
-    flags = [f for f in ("emulated", "virtualized-host") if all(f in x.flags for x in figs)]
+    # simulated: an example store's made-up figures (examples/simulated.py), said as such
+    shared = ("emulated", "virtualized-host", "simulated")
+    flags = [f for f in shared if all(f in x.flags for x in figs)]
     if platform == "virtualized-host" and "virtualized-host" not in flags:
         flags.append("virtualized-host")
     return Basis(

@@ -93,7 +93,12 @@ def test_every_figure_of_the_simulated_stores_says_it_is_simulated(tmp_path: Pat
         assert table.exit_code == 0, table.output
         rows = [x for x in table.stdout.splitlines() if re.match(r"\s+\d+\s+\$", x)]
         assert rows and all("simulated" in x for x in rows), table.stdout
+        # its basis is a simulated one, never called measured (table and recommend alike)
+        said = table.stdout + table.stderr
+        assert "simulated basis" in said and "measured basis" not in said, said
         demand = ["--tps", "3000"] if name != "contended" else ["--rps", "150000"]
+        text = runner.invoke(app, ["recommend", *argv, *demand])
+        assert "measured basis" not in text.stdout + text.stderr, text.stdout
         rec = runner.invoke(app, ["recommend", *argv, *demand, "--json"])
         assert rec.exit_code == 0, rec.output
         doc = json.loads(rec.stdout)
