@@ -342,7 +342,7 @@ def _basis(key: GroupKey, g: _Group, ids: set[str]) -> Basis:
         per_run = [
             measured_figure(
                 p.result,
-                repetition_values(run.samples.get(p.id, ())),
+                run.timed(p.id),
                 platform,
                 profile,
                 f"run {p.run_id}, {host}",
