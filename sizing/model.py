@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING, Any
 
-from sizing.records import PointMeta, SampleMeta
+if TYPE_CHECKING:
+    from sizing.records import PointMeta, SampleMeta
 
 
 class Ht(StrEnum):
@@ -194,6 +196,21 @@ class RunStatus(StrEnum):
     FAILED = "failed"
 
 
+def _records() -> Any:
+    # deferred: the records' classes (a third of the CLI's start) are read only when a
+    # point or a sample is made; the enums here are what `sizing demand` and `--help` need
+    import sizing.records
+
+    return sizing.records
+
+
+def __getattr__(name: str) -> Any:
+    """``sizing.model.PointMeta`` and ``SampleMeta``, as before their import was deferred."""
+    if name in ("PointMeta", "SampleMeta"):
+        return getattr(_records(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 @dataclass(frozen=True)
 class Sample:
     """One measured value with what produced it (PerfKitBenchmarker's Sample)."""
@@ -201,7 +218,7 @@ class Sample:
     metric: str
     value: float
     unit: str
-    metadata: SampleMeta = field(default_factory=SampleMeta)
+    metadata: SampleMeta = field(default_factory=lambda: _records().SampleMeta())
 
 
 @dataclass(frozen=True)
@@ -232,7 +249,7 @@ class PointResult:
     ci_low: float | None = None
     ci_high: float | None = None
     flags: tuple[str, ...] = ()
-    metadata: PointMeta = field(default_factory=PointMeta)
+    metadata: PointMeta = field(default_factory=lambda: _records().PointMeta())
 
 
 # What a client-bound point may carry besides its verdicts and still be a lower bound: the
