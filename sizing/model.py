@@ -153,6 +153,18 @@ class SizingMetric(StrEnum):
     TPS = "tps"
 
 
+# A profile's ``metric:`` that sizes (``recommend``, ``table``, ``guide``), as the metric
+# (here, not beside the pydantic model of sizing.profiles, so that sizing.profile_facts
+# reads a stored profile without pydantic). An API gateway's calls per second are the
+# request rate of its own role (api-jwt): they size an RPS demand of that role, never
+# another's (sizing.engine.roles).
+SIZING_METRICS = {
+    "requests_per_second": SizingMetric.RPS,
+    "api_calls_per_second": SizingMetric.RPS,
+    "handshakes_per_second": SizingMetric.TPS,
+}
+
+
 # The range of a rate (a figure per second: requests, handshakes) that the store accepts and
 # the engine reasons in. A point measured for seconds cannot show one event in 17 minutes,
 # and no server carries 10^12 requests a second: `sizing import` refuses a rate outside
