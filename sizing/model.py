@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING, Any
 
-from sizing.records import PointMeta, SampleMeta
+if TYPE_CHECKING:
+    from sizing.records import PointMeta, SampleMeta
 
 
 class Ht(StrEnum):
@@ -151,6 +153,18 @@ class SizingMetric(StrEnum):
     TPS = "tps"
 
 
+# A profile's ``metric:`` that sizes (``recommend``, ``table``, ``guide``), as the metric
+# (here, not beside the pydantic model of sizing.profiles, so that sizing.profile_facts
+# reads a stored profile without pydantic). An API gateway's calls per second are the
+# request rate of its own role (api-jwt): they size an RPS demand of that role, never
+# another's (sizing.engine.roles).
+SIZING_METRICS = {
+    "requests_per_second": SizingMetric.RPS,
+    "api_calls_per_second": SizingMetric.RPS,
+    "handshakes_per_second": SizingMetric.TPS,
+}
+
+
 # The range of a rate (a figure per second: requests, handshakes) that the store accepts and
 # the engine reasons in. A point measured for seconds cannot show one event in 17 minutes,
 # and no server carries 10^12 requests a second: `sizing import` refuses a rate outside
@@ -194,6 +208,21 @@ class RunStatus(StrEnum):
     FAILED = "failed"
 
 
+def _records() -> Any:
+    # deferred: the records' classes (a third of the CLI's start) are read only when a
+    # point or a sample is made; the enums here are what `sizing demand` and `--help` need
+    import sizing.records
+
+    return sizing.records
+
+
+def __getattr__(name: str) -> Any:
+    """``sizing.model.PointMeta`` and ``SampleMeta``, as before their import was deferred."""
+    if name in ("PointMeta", "SampleMeta"):
+        return getattr(_records(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 @dataclass(frozen=True)
 class Sample:
     """One measured value with what produced it (PerfKitBenchmarker's Sample)."""
@@ -201,7 +230,7 @@ class Sample:
     metric: str
     value: float
     unit: str
-    metadata: SampleMeta = field(default_factory=SampleMeta)
+    metadata: SampleMeta = field(default_factory=lambda: _records().SampleMeta())
 
 
 @dataclass(frozen=True)
@@ -232,7 +261,7 @@ class PointResult:
     ci_low: float | None = None
     ci_high: float | None = None
     flags: tuple[str, ...] = ()
-    metadata: PointMeta = field(default_factory=PointMeta)
+    metadata: PointMeta = field(default_factory=lambda: _records().PointMeta())
 
 
 # What a client-bound point may carry besides its verdicts and still be a lower bound: the

@@ -10,18 +10,10 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from sizing import paths
 from sizing.errors import InputError, SizingError, UsageError
-from sizing.model import SizingMetric
+from sizing.model import SIZING_METRICS, SizingMetric
 from sizing.yamlfile import read_yaml
 
 FILE_SIZES = {128: "/128b", 1024: "/1k", 10240: "/10k", 102400: "/100k"}
-# A profile's ``metric:`` that sizes (``recommend``, ``table``, ``guide``), as the metric.
-# An API gateway's calls per second are the request rate of its own role (api-jwt): they
-# size an RPS demand of that role, never another's (sizing.engine.roles).
-SIZING_METRICS = {
-    "requests_per_second": SizingMetric.RPS,
-    "api_calls_per_second": SizingMetric.RPS,
-    "handshakes_per_second": SizingMetric.TPS,
-}
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _URL_PATH = re.compile(r"/[A-Za-z0-9._~/%-]*\Z")

@@ -4,7 +4,9 @@ Each command parses its options, calls one core function and renders the result.
 are :class:`sizing.errors.SizingError`; :func:`guarded` turns them into one red line on
 stderr and the error's exit code, with a traceback only under ``--debug``.
 
-The commands are composed here, explicitly, in the order ``--help`` lists them.
+The commands are composed here, explicitly, in the order ``--help`` lists them; each is
+registered by name (:mod:`sizing.cli.lazy`): its module is imported only when it runs, so
+that ``sizing --help`` and one command start without every command's imports.
 """
 
 from __future__ import annotations
@@ -16,35 +18,101 @@ import typer
 
 from sizing.app.env import Environment, use
 from sizing.cli.app import app, guarded
-from sizing.cli.ceiling_cmd import probe_ceiling
-from sizing.cli.demand_cmd import demand_cmd
-from sizing.cli.doctor_cmd import doctor_cmd
-from sizing.cli.engine_cmds import recommend_cmd, table_cmd
-from sizing.cli.guide_cmd import guide_cmd
-from sizing.cli.import_cmd import import_cmd
-from sizing.cli.inventory_cmd import inventory_check
-from sizing.cli.options import nearest
-from sizing.cli.results_cmd import results
-from sizing.cli.run_cmds import run
-from sizing.cli.store_cmd import store_copy
+from sizing.cli.lazy import Lazy, register
 from sizing.errors import ExitStatus
 
-app.command("recommend")(guarded(recommend_cmd))
-app.command("table")(guarded(table_cmd))
-app.command("guide")(guarded(guide_cmd))
-app.command("demand")(guarded(demand_cmd))
-app.command("run")(guarded(run))
-app.command("results")(guarded(results))
-app.command("import")(guarded(import_cmd))
-app.command("probe-ceiling")(guarded(probe_ceiling))
-app.command("doctor")(guarded(doctor_cmd))
+# name, module of sizing.cli, function, and the first sentence of its docstring: what
+# `sizing --help` lists (tests/unit/test_lazy_commands.py checks each against the docstring)
+register(
+    app,
+    Lazy(
+        "recommend",
+        "engine_cmds",
+        "recommend_cmd",
+        "The cheapest configuration that carries a demand with headroom.",
+    ),
+    Lazy(
+        "table",
+        "engine_cmds",
+        "table_cmd",
+        "The cost-per-throughput table, in the shape of the NGINX sizing guide's table.",
+    ),
+    Lazy(
+        "guide",
+        "guide_cmd",
+        "guide_cmd",
+        "The printable sizing guide: summary, sizing table, charts, methodology, validity.",
+    ),
+    Lazy(
+        "demand",
+        "demand_cmd",
+        "demand_cmd",
+        "The peak demand of your own traffic, from NGINX access logs or counters.",
+    ),
+    Lazy(
+        "run",
+        "run_cmds",
+        "run",
+        "Measure NGINX per core count and HT mode on the inventory's servers, and store it.",
+    ),
+    Lazy(
+        "results",
+        "results_cmd",
+        "results",
+        "List stored runs and their points, compare runs, export CSV, or list the bases.",
+    ),
+    Lazy(
+        "import",
+        "import_cmd",
+        "import_cmd",
+        "Import points a run kept in a recovery file into their run.",
+    ),
+    Lazy(
+        "probe-ceiling",
+        "ceiling_cmd",
+        "probe_ceiling",
+        "Measure the crypto ceiling of the inventory's servers (openssl speed of the "
+        "certificate's signing operation, pinned; about 2 s per measurement, no nginx), and "
+        "print it with the catalog entry that lets `recommend --cpu MODEL --allow-translation` "
+        "translate a measured TLS basis to that CPU.",
+    ),
+    Lazy(
+        "doctor",
+        "doctor_cmd",
+        "doctor_cmd",
+        "Check each external program and capability sizing calls (nginx, the load "
+        "generators, openssl, taskset, numactl, the guide's Pango and fonts; with --dev podman "
+        "and its init, runc, libvirtd, QEMU, vcsim, poppler): one line each, its version or "
+        "what installs it.",
+    ),
+    wrap=guarded,
+)
 
 inventory_app = typer.Typer(help="Inspect and validate inventories.", no_args_is_help=True)
-inventory_app.command("check")(guarded(inventory_check))
+register(
+    inventory_app,
+    Lazy(
+        "check",
+        "inventory_cmd",
+        "inventory_check",
+        "Validate an inventory offline and print what sizing understood of it.",
+    ),
+    wrap=guarded,
+)
 app.add_typer(inventory_app, name="inventory")
 
 store_app = typer.Typer(help="Copy results databases.", no_args_is_help=True)
-store_app.command("copy")(guarded(store_copy))
+register(
+    store_app,
+    Lazy(
+        "copy",
+        "store_cmd",
+        "store_copy",
+        "Copy a results database into a new one, losslessly: every run, point and sample "
+        "with its id, so that `sizing results --json` prints the same from both.",
+    ),
+    wrap=guarded,
+)
 app.add_typer(store_app, name="store")
 
 __all__ = ["app", "main"]
@@ -87,6 +155,8 @@ def usage_line(exc: Any) -> str:
         hint = param.get_error_hint(ctx) if ctx is not None else str(param.name or "")
     text = " ".join(str(getattr(exc, "message", exc)).split())
     # a mistyped option: Click lists up to three neighbours, we name the nearest
+    from sizing.cli.options import nearest  # deferred: the options' vocabulary (sizing.model)
+
     near = nearest(str(getattr(exc, "option_name", "")), getattr(exc, "possibilities", None) or ())
     if near:
         text = text.rstrip(".") + f"; did you mean {near}?"

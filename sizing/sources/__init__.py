@@ -70,11 +70,14 @@ def db_path(db: Database | None) -> Database:
     return path
 
 
-def read_runs(db: Database, selectors: Sequence[str]) -> list[RunData]:
-    """The runs the guide covers, with their points and samples.
+def read_runs(db: Database, selectors: Sequence[str], *, samples: bool = True) -> list[RunData]:
+    """The runs the guide covers, with their points, each point's timed repetitions and,
+    unless ``samples`` is False, its samples.
 
     ``selectors`` are run ids or ``latest``; none means every run of the store. An unknown
     run is a :class:`UsageError`. A missing database holds no runs (and is not created).
+    ``samples=False`` (recommend, table: what sizes needs only the timed repetitions)
+    leaves the samples unread: decoding them was most of the read.
     """
     if not Store.exists(db):
         if selectors:
@@ -103,9 +106,9 @@ def read_runs(db: Database, selectors: Sequence[str]) -> list[RunData]:
             ids = sorted(known)
         out: list[RunData] = []
         for run_id in sorted(ids):
-            points = store.points(run_id)
-            samples = {p.id: tuple(store.samples(p.id)) for p in points}
-            out.append(RunData(known[run_id], tuple(points), samples))
+            points, timed = store.timed_points(run_id)
+            got = {p.id: tuple(store.samples(p.id)) for p in points} if samples else {}
+            out.append(RunData(known[run_id], tuple(points), got, timed))
     return out
 
 
@@ -161,7 +164,7 @@ def load_bases(
     note = ""
     if where.source != Source.REFERENCE:
         path = db_path(where.db)
-        runs = read_runs(path, where.runs if with_runs else ())
+        runs = read_runs(path, where.runs if with_runs else (), samples=with_runs)
         if not runs:
             note = "nothing measured yet"
         # runs recorded before the sweep kept what their inventory declares get it once,

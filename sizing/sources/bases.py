@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sizing import paths, profiles
+from sizing import paths
 from sizing.catalog import REFERENCE_BASES
 from sizing.ceilings import Bound, HostCeilings, crypto_bound, nic_bound
 from sizing.engine.basis import Basis, Hardware, Workload
@@ -22,6 +22,7 @@ from sizing.errors import SizingError, ToolError
 from sizing.intervals import interval_words, median_coverage, median_interval, repetition_flags
 from sizing.load import DEFAULT_GENERATOR
 from sizing.model import Figure, FigureKind, SizingMetric, Status, basis_platform, client_floor
+from sizing.profile_facts import ProfileFacts, bundled_facts, facts_of
 from sizing.records import DeclaredCpu, HostRecord, PointMeta
 from sizing.sources.pooling import combine, pool_hosts
 from sizing.store.drift_flag import timed_values
@@ -131,45 +132,45 @@ def _bundled_metric(root: Path, profile: str) -> SizingMetric | None:
     if not (root / f"{profile}.yml").is_file():
         return None
     try:
-        return profiles.load(profile).sizing_metric
+        return bundled_facts(profile).sizing_metric
     except (SizingError, OSError):
         return None
 
 
-def stored_profiles(run: RunData) -> dict[str, profiles.Profile]:
-    """The profiles a run measured, as its options stored them (``profile_defs``): a
-    user's own profile file, or a bundled one as it was then. One that no longer
-    validates is left out (its points size by the bundled profile of its name)."""
-    out: dict[str, profiles.Profile] = {}
+def stored_profiles(run: RunData) -> dict[str, ProfileFacts]:
+    """What sizes of the profiles a run measured, as its options stored them
+    (``profile_defs``): a user's own profile file, or a bundled one as it was then. One
+    that no longer validates is left out (its points size by the bundled profile of its
+    name). Read without pydantic where the document is certainly valid
+    (:mod:`sizing.profile_facts`)."""
+    out: dict[str, ProfileFacts] = {}
     for doc in run.record.options.profile_defs or ():
-        try:
-            prof = profiles.Profile.model_validate(doc)
-        except ValueError:
-            continue
-        out[prof.name] = prof
+        prof = facts_of(doc)
+        if prof is not None:
+            out[prof.name] = prof
     return out
 
 
-def _metric_of(defs: Mapping[str, profiles.Profile], profile: str) -> SizingMetric | None:
+def _metric_of(defs: Mapping[str, ProfileFacts], profile: str) -> SizingMetric | None:
     got = defs.get(profile)
     return got.sizing_metric if got is not None else sizing_metric(profile)
 
 
 def _profile_field(
-    name: str, attr: str, default: Any, defs: Mapping[str, profiles.Profile] | None = None
+    name: str, attr: str, default: Any, defs: Mapping[str, ProfileFacts] | None = None
 ) -> Any:
     """A profile's field, the run's stored definition first, else the bundled profile's
     (where a point's metadata lacks it)."""
     if defs and name in defs:
         return getattr(defs[name], attr)
     try:
-        return getattr(profiles.load(name), attr)
+        return getattr(bundled_facts(name), attr)
     except (SizingError, OSError):
         return default
 
 
 def _workload_of(
-    profile: str, meta: PointMeta, defs: Mapping[str, profiles.Profile]
+    profile: str, meta: PointMeta, defs: Mapping[str, ProfileFacts]
 ) -> tuple[str, int, bool]:
     """(role, file size, keepalive) of a point (older records were completed by the store's
     migration: :func:`sizing.store.upgrade_point_record`)."""
@@ -342,7 +343,7 @@ def _basis(key: GroupKey, g: _Group, ids: set[str]) -> Basis:
         per_run = [
             measured_figure(
                 p.result,
-                repetition_values(run.samples.get(p.id, ())),
+                run.timed(p.id),
                 platform,
                 profile,
                 f"run {p.run_id}, {host}",

@@ -314,6 +314,14 @@ class Store(Connection):
     def points(self, run_id: int | None = None) -> list[StoredPoint]:
         """A run's points (every run's with None), the ``drift`` flag decided across each
         run's points (:mod:`sizing.store.drift_flag`)."""
+        return self.timed_points(run_id)[0]
+
+    def timed_points(
+        self, run_id: int | None = None
+    ) -> tuple[list[StoredPoint], dict[int, tuple[float, ...]]]:
+        """:meth:`points`, and each point's timed repetitions by point id (the values
+        :func:`sizing.store.drift_flag.timed_values` takes from its samples, read here
+        without decoding a sample): what a reader that sizes needs of the samples."""
         where, args = ("", ()) if run_id is None else (" WHERE run_id = ?", (run_id,))
         with self._guard():
             rows = self._db.execute(f"SELECT * FROM points{where} ORDER BY id", args).fetchall()
@@ -333,7 +341,8 @@ class Store(Connection):
                 v = r["value"]
                 by_point[int(r["point_id"])].append(math.nan if v is None else float(v))
         points = [self._decode(point_from_row, r, "points") for r in rows]
-        return with_ranges(with_run_drift(points, by_point), by_point)
+        timed = {p: tuple(v) for p, v in by_point.items()}
+        return with_ranges(with_run_drift(points, by_point), by_point), timed
 
     def samples(self, point_id: int) -> list[tuple[int, Sample]]:
         with self._guard():

@@ -45,6 +45,9 @@ NOT_FOR_RECOMMEND = (
     "sizing.demand",
     "sizing.catalog.models",
     "sizing.report.render.points",
+    # issue 60: a stored or bundled profile is read without pydantic (sizing.profile_facts)
+    "sizing.profiles",
+    "pydantic",
     "ansible",
     "jinja2",
     "matplotlib",

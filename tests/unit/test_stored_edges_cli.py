@@ -272,7 +272,7 @@ def test_the_commands_data_answer_on_any_stored_series(
         samples[i] = tuple(s)
     fake = [type(run)(run.record, tuple(points), samples)]
     # the store read replaced by the same points in memory (the file is the boundary)
-    monkeypatch.setattr(sources, "read_runs", lambda db, selectors: fake)
+    monkeypatch.setattr(sources, "read_runs", lambda db, selectors, **_: fake)
     inputs = Inputs(db=template, article_prices=True)
     demand = Demand(**{profile: 5000.0})
     got = recommend(SizingRequest(demand=demand, inputs=inputs))
