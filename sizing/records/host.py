@@ -112,7 +112,6 @@ class HostRecord:
     nginx_version: str | None = None
     nginx_openssl: str | None = None  # the OpenSSL nginx was built with
     openssl_version: str | None = None
-    wrk_version: str | None = None
     nofile_soft: int | None = None
     nofile_hard: int | None = None
     cap_sys_resource: bool | None = None  # may raise the hard open-files limit

@@ -54,7 +54,8 @@ class PointEnvironment:
     tool: str | None = None
     tool_version: str | None = None
     tool_build: str | None = None
-    tool_mended: str | None = None  # why a stored tool was corrected (store schema 6)
+    # why a stored tool (schema 6) or its version (schema 8) was corrected, or could not be
+    tool_mended: str | None = None
     generator: str | None = None
     sizing_version: str | None = None
     url: str | None = None
@@ -67,6 +68,14 @@ class PointEnvironment:
     irq_steering: str | None = None
     upstreams: tuple[UpstreamRecord, ...] | None = None
     upstream: str | None = None  # a gateway's first upstream (its single requests' baseline)
+
+    @property
+    def measured_by(self) -> str | None:
+        """The generator that measured the point and its version (``wrk 4.2.0``): the
+        point's own facts, never its host's; None when the point recorded no generator."""
+        if not self.tool:
+            return None
+        return f"{self.tool} {self.tool_version}" if self.tool_version else self.tool
 
     def physical_host(self, host: str, platform: str) -> str:
         """The machine a point ran on: a guest's hypervisor host, a container's host, else
