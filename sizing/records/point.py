@@ -71,7 +71,7 @@ class PointEnvironment:
 
     @property
     def measured_by(self) -> str | None:
-        """The generator that measured the point and its version (``wrk 4.2.0``): the
+        """The generator that measured the point and its version (``NAME VERSION``): the
         point's own facts, never its host's; None when the point recorded no generator."""
         if not self.tool:
             return None

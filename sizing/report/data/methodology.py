@@ -285,7 +285,7 @@ def _settings(runs: Sequence[RunData], used: Used) -> list[Fact]:
 
 def _generators(used: Used) -> str:
     """The generator and its version that measured each figure (a point's own, never its
-    host's): ``wrk 4.2.0 (every figure)``, or each one with the figures it measured."""
+    host's): ``NAME VERSION (every figure)``, or each one with the figures it measured."""
     by_tool: dict[str, list[str]] = {}
     for _, p in used:
         env, key = p.result.metadata.env, p.result.key
