@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from sizing.records.codec import dump, flat, load, verbatim
+from sizing.records.codec import dump_object, flat, load, verbatim
 from sizing.records.gateway import GatewayChecks
 from sizing.records.guards import Guards
 from sizing.records.latency import LatencyRecord
@@ -177,16 +176,15 @@ class PointMeta:
     replay: ReplayRecord | None = None  # a customer workload's replay (issue 57)
     recovery_id: str | None = None  # the recovery file a point was imported from
     # keys another sizing stored that this one does not know, kept as they were
-    verbatim_unknown: dict[str, Any] = verbatim()
+    verbatim_unknown: dict[str, object] = verbatim()
 
     @classmethod
-    def parse(cls, data: Mapping[str, Any] | None) -> PointMeta:
+    def parse(cls, data: Mapping[str, object] | None) -> PointMeta:
         """A stored point record (JSON object), leniently (:func:`load`)."""
         return load(cls, data or {})
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = dump(self)
-        return out
+    def to_json(self) -> dict[str, object]:
+        return dump_object(self)
 
     @property
     def is_latency(self) -> bool:

@@ -143,7 +143,7 @@ def stored_profiles(run: RunData) -> dict[str, profiles.Profile]:
     out: dict[str, profiles.Profile] = {}
     for doc in run.record.options.profile_defs or ():
         try:
-            prof = profiles.Profile.model_validate(doc)
+            prof = profiles.Profile.model_validate(doc.to_json())
         except ValueError:
             continue
         out[prof.name] = prof
