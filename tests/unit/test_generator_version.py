@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from sizing.model import PointKey, PointResult, Status
 from sizing.records import HostRecord, PointMeta
-from sizing.report.data.format import PROFILE_LABELS
+from sizing.report.data.format import MISSING, PROFILE_LABELS
 from sizing.report.data.methodology import _generators, _host_facts
+from sizing.report.render.points import CSV_FIELDS, point_json, points_table
 from sizing.store import StoredPoint
 
 
@@ -41,6 +42,17 @@ def test_each_generator_names_the_figures_it_measured() -> None:
         f"wrk 4.1.0: srv {PROFILE_LABELS['tps']}",
         f"wrk 4.2.0: srv {PROFILE_LABELS['rps']}",
     ]
+
+
+def test_results_name_the_generator_and_version_of_each_point() -> None:
+    """``results --verbose`` names what measured each point; ``--json`` and ``--csv`` carry
+    it as ``tool`` and ``tool_version``."""
+    (_, wrk), (_, bare) = stored("srv", "rps", "wrk", "4.2.0"), stored("vm", "tps", None, None)
+    text = points_table([wrk.result, bare.result], verbose=True)
+    assert "measured by wrk 4.2.0" in text and f"measured by {MISSING}" in text
+    doc = point_json(wrk.result)
+    assert (doc["tool"], doc["tool_version"]) == ("wrk", "4.2.0")
+    assert {"tool", "tool_version"} <= set(CSV_FIELDS)
 
 
 def test_a_host_fact_names_no_generator() -> None:
