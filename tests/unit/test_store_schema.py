@@ -351,18 +351,6 @@ def test_a_fixed_rate_point_stored_under_its_profiles_generator_names_the_tool_t
     """Schema 6 (issue 60): before it, a fixed-rate point whose profile named wrk ran on
     vegeta, and was stored as wrk with vegeta's version; the migration (and a read-only
     reading) names vegeta and says why. An open-loop tool's points are left alone."""
-    from sizing.store import MIGRATIONS
-
-    path = tmp_path / "v5.sqlite"
-    db = sqlite3.connect(path)
-    for migrate in MIGRATIONS[:5]:
-        migrate(db)
-    db.execute("PRAGMA user_version = 5")
-    db.execute(
-        "INSERT INTO runs (started_at, finished_at, status, inventory, argv, tool_version,"
-        " options, environment, note) VALUES (1.0, 2.0, 'complete', 'inv.yml', '[]', '0.1',"
-        " '{}', '{}', '')"
-    )
     records = {
         "latency": {
             "mode": "fixed-rate",
@@ -378,15 +366,7 @@ def test_a_fixed_rate_point_stored_under_its_profiles_generator_names_the_tool_t
         },
         "rps": {"tool": "wrk", "generator": "wrk", "tool_version": "4.1.0"},
     }
-    for profile, meta in records.items():
-        db.execute(
-            "INSERT INTO points (run_id, created_at, host, platform, cores, ht, profile,"
-            " status, value, unit, repetitions, metadata) VALUES (1, 1.5, 'h', 'baremetal', 1,"
-            " 'off', ?, 'measured', 1.0, 'req/s', 3, ?)",
-            (profile, json.dumps(meta)),
-        )
-    db.commit()
-    db.close()
+    path = database_at(5, tmp_path / "v5.sqlite", records)
     for opener in (Store.open_readonly, Store):
         with opener(path) as store:
             env = {p.result.key.profile: p.result.metadata.env for p in store.points(1)}
@@ -399,20 +379,22 @@ def test_a_fixed_rate_point_stored_under_its_profiles_generator_names_the_tool_t
     assert json.loads(raw["latency"])["tool"] == "vegeta"
 
 
-def v7_database(path: Path, environment: dict[str, Any], records: dict[str, Any]) -> Path:
-    """A database at schema 7, its run's hosts keeping a generator's version as a host
-    fact, and one point per profile in ``records``."""
+def database_at(
+    version: int, path: Path, records: dict[str, Any], environment: dict[str, Any] | None = None
+) -> Path:
+    """A database left at schema ``version``: one run (its hosts' ``environment``) with one
+    point of host ``srv`` per profile in ``records`` (its stored metadata)."""
     from sizing.store import MIGRATIONS
 
     db = sqlite3.connect(path)
-    for migrate in MIGRATIONS[:7]:
+    for migrate in MIGRATIONS[:version]:
         migrate(db)
-    db.execute("PRAGMA user_version = 7")
+    db.execute(f"PRAGMA user_version = {version}")
     db.execute(
         "INSERT INTO runs (started_at, finished_at, status, inventory, argv, tool_version,"
         " options, environment, note) VALUES (1.0, 2.0, 'complete', 'inv.yml', '[]', '0.1',"
         " '{}', ?, '')",
-        (json.dumps(environment),),
+        (json.dumps(environment or {}),),
     )
     for profile, meta in records.items():
         db.execute(
@@ -444,7 +426,7 @@ def test_a_hosts_generator_version_moves_onto_its_points(tmp_path: Path) -> None
         "proxy": {"tool": "wrk", "tool_version": "4.2.1", "clients": ["c1"]},
         "latency": {"mode": "fixed-rate", "tool": "vegeta", "tool_version": "12.12.0"},
     }
-    path = v7_database(tmp_path / "v7.sqlite", environment, records)
+    path = database_at(7, tmp_path / "v7.sqlite", records, environment)
     before = digest(path)
     for opener in (Store.open_readonly, Store):
         with opener(path) as store:
