@@ -106,11 +106,12 @@ def test_no_generator_name_outside_sizing_load() -> None:
     """Issue 60: no generator's name outside ``sizing/load/`` (its module and its registry
     line) and the profiles' data, with no allowance: not in the rest of ``sizing/``, nor in
     the host scripts but a generator's own (a file a module of ``sizing/load/`` names, such
-    as the report script it ships)."""
+    as the report script it ships), nor in the templates (nginx's, the guide's)."""
     load_text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(LOAD.glob("*.py")))
     own = {p for p in HOST_SCRIPTS.iterdir() if p.is_file() and p.name in load_text}
     scanned = [p for p in sorted((ROOT / "sizing").rglob("*.py")) if LOAD not in p.parents]
     scanned += [p for p in sorted(HOST_SCRIPTS.glob("*.py")) if p not in own]
+    scanned += [p for p in sorted((ROOT / "templates").rglob("*")) if p.is_file()]
     found = [
         f"{path.relative_to(ROOT)}: {line}"
         for path in scanned
