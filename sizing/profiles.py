@@ -10,6 +10,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from sizing import paths
 from sizing.errors import InputError, SizingError, UsageError
+from sizing.load import DEFAULT_GENERATOR
 from sizing.model import SIZING_METRICS, SizingMetric
 from sizing.yamlfile import read_yaml
 
@@ -51,7 +52,7 @@ class Profile(BaseModel):
     name: Annotated[str, AfterValidator(_name)]
     description: Text
     # a registered load generator (sizing.load.tools.TOOLS; checked when a run plans it)
-    generator: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")] = "wrk"
+    generator: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")] = DEFAULT_GENERATOR
     metric: Text
     unit: Text
     scheme: Literal["http", "https"]

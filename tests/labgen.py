@@ -59,7 +59,6 @@ def _host_facts(name: str, hypervisor: str | None) -> dict[str, Any]:
         "nginx_version": "1.22.1",
         "nginx_openssl": "3.0.15",
         "openssl_version": "3.0.15",
-        "wrk_version": "4.1.0",
         "mem_total_kb": 384 * 1024 * 1024,
         "governor": "performance",
         "nic_speeds_mbps": {"ens1f0": 25_000},

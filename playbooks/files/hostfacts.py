@@ -3,7 +3,7 @@
 
 Run on every host by playbooks/facts.yml. It reads the CPU topology from sysfs (in the
 `lscpu -p=CPU,CORE,SOCKET,NODE` shape), the CPU model and microcode, the frequency
-governor, the SMT state, the kernel, the hypervisor, the nginx/OpenSSL/wrk builds and the
+governor, the SMT state, the kernel, the hypervisor, the nginx and OpenSSL builds and the
 limits a load test needs (file descriptors, somaxconn, ephemeral ports), and the clock.
 """
 
@@ -180,7 +180,6 @@ def main() -> None:
         "nginx_version": nginx_version,
         "nginx_openssl": nginx_openssl,
         "openssl_version": version_of(["openssl", "version"], r"OpenSSL (\S+)"),
-        "wrk_version": version_of(["wrk", "-v"], r"wrk (\S+)"),
         **limits(),
         "nic_speeds_mbps": nic_speeds(),
         "somaxconn": int(read("/proc/sys/net/core/somaxconn", "0") or 0),

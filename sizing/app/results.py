@@ -178,7 +178,9 @@ def compare(db: Database, refs: list[str]) -> Compared:
     against = [
         (
             other.id,
-            environment_diff(base.environment, other.environment),
+            environment_diff(
+                base.environment, other.environment, (points[base.id], points[other.id])
+            ),
             figure_diff(points[base.id], points[other.id]),
         )
         for other in runs[1:]

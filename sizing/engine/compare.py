@@ -38,7 +38,6 @@ FINGERPRINT = (
     "nginx_version",
     "nginx_openssl",
     "openssl_version",
-    "wrk_version",
     "online",
     "lscpu",
     "mem_total_kb",
@@ -80,9 +79,16 @@ class FigureDiff:
         return a.ci_low <= b.ci_high and b.ci_low <= a.ci_high
 
 
-def environment_diff(a: Mapping[str, HostRecord], b: Mapping[str, HostRecord]) -> list[EnvDiff]:
-    """Per host, the fingerprint fields whose values differ (a host in one run only too)."""
+def environment_diff(
+    a: Mapping[str, HostRecord],
+    b: Mapping[str, HostRecord],
+    points: tuple[Sequence[PointResult], Sequence[PointResult]] = ((), ()),
+) -> list[EnvDiff]:
+    """Per host, the fingerprint fields whose values differ (a host in one run only too),
+    and the generators (with their versions) that measured each run's points on it: a
+    generator's version is its points' fact, not its host's."""
     out: list[EnvDiff] = []
+    ga, gb = (_generators(ps) for ps in points)
     for host in sorted(set(a) | set(b)):
         ea, eb = a.get(host), b.get(host)
         if ea is None or eb is None:
@@ -99,7 +105,19 @@ def environment_diff(a: Mapping[str, HostRecord], b: Mapping[str, HostRecord]) -
             va, vb = getattr(ea, key), getattr(eb, key)
             if va != vb:
                 out.append(EnvDiff(host, key, va, vb))
+        if host in ga and host in gb and ga[host] != gb[host]:
+            out.append(EnvDiff(host, "generator", ga.get(host), gb.get(host)))
     return out
+
+
+def _generators(points: Sequence[PointResult]) -> dict[str, str]:
+    """Per host measured, the generators of its points, sorted and comma-separated."""
+    by_host: dict[str, set[str]] = {}
+    for p in points:
+        g = p.metadata.env.measured_by
+        if g is not None:
+            by_host.setdefault(p.key.host, set()).add(g)
+    return {host: ", ".join(sorted(gs)) for host, gs in by_host.items()}
 
 
 def figure_diff(a: Sequence[PointResult], b: Sequence[PointResult]) -> list[FigureDiff]:
@@ -296,6 +314,7 @@ def _software_note(a: PointResult, b: PointResult) -> str:
             ("nginx", ea.nginx_version, eb.nginx_version),
             ("OpenSSL", ea.openssl_version, eb.openssl_version),
             ("kernel", ea.kernel, eb.kernel),
+            ("generator", ea.measured_by, eb.measured_by),
         )
         if x and y and x != y
     ]

@@ -168,11 +168,11 @@ class MergedLatency:
         """The stored record of this distribution (``latency_p99_ms`` ...)."""
         return records.MergedLatencyRecord.of(
             self.percentiles_ms,
-            latency_count=self.count,
-            latency_min_ms=self.min_ms,
-            latency_mean_ms=self.mean_ms,
-            latency_max_ms=self.max_ms,
-            latency_clients=self.clients,
+            count=self.count,
+            min_ms=self.min_ms,
+            mean_ms=self.mean_ms,
+            max_ms=self.max_ms,
+            clients=self.clients,
         )
 
 

@@ -48,7 +48,7 @@ _CREDENTIAL = re.compile(
     re.IGNORECASE,
 )
 
-# Shorter values are not searched for in the kept files: replacing every "ab" would garble
+# Shorter values are not searched for in the kept files: replacing every "xy" would garble
 # them (the environment's credentials are removed from ``command`` by name, whatever their
 # length).
 MIN_SECRET_LEN = 4

@@ -41,7 +41,7 @@ from sizing.records.point import (
     StopRuleRecord,
     UpstreamRecord,
 )
-from sizing.records.run import RunOptionsRecord
+from sizing.records.run import ProfileDefRecord, RunOptionsRecord
 from sizing.records.window import (
     CpuShare,
     CpuWindow,
@@ -99,6 +99,7 @@ __all__ = [
     "UpstreamWindow",
     "Verdict",
     "PointWorkload",
+    "ProfileDefRecord",
     "RunOptionsRecord",
     "dump",
     "load",

@@ -22,9 +22,9 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from functools import cache
-from typing import Any, TypeVar, get_args, get_origin
+from typing import TypeVar, cast, get_args, get_origin
 
-__all__ = ["dump", "flat", "load", "verbatim"]
+__all__ = ["dump", "dump_object", "flat", "load", "verbatim"]
 
 T = TypeVar("T")
 
@@ -32,35 +32,49 @@ FLAT = "records.flat"
 VERBATIM = "records.verbatim"
 
 
-def flat(cls: type[Any]) -> Any:
+# A reader of one stored value: the value as its field's type, or _Wrong.
+Reader = Callable[[object], object]
+
+
+def flat(cls: type[T]) -> T:
     """A group of fields stored at the parent's level (see the module)."""
-    return dataclasses.field(default_factory=cls, metadata={FLAT: True})
+    field: T = dataclasses.field(default_factory=cls, metadata={FLAT: True})
+    return field
 
 
-def verbatim() -> Any:
+def verbatim() -> dict[str, object]:
     """The field that keeps, as read, the keys its record does not declare (see the
     module): foreign data, never what this sizing writes."""
-    return dataclasses.field(default_factory=dict, metadata={VERBATIM: True})
+    field: dict[str, object] = dataclasses.field(default_factory=dict, metadata={VERBATIM: True})
+    return field
 
 
 @cache
-def _hints(cls: Any) -> dict[str, Any]:
+def _hints(cls: type) -> dict[str, object]:
     return typing.get_type_hints(cls)
 
 
 @cache
-def _fields(cls: type[Any]) -> tuple[dataclasses.Field[Any], ...]:
+def _fields(cls: type) -> tuple[dataclasses.Field[object], ...]:
     return dataclasses.fields(cls)
 
 
-def dump(obj: Any) -> Any:
+def dump_object(record: object) -> dict[str, object]:
+    """A record's JSON object (:func:`dump` of a dataclass)."""
+    out = dump(record)
+    if not isinstance(out, dict):
+        raise TypeError(f"{type(record).__name__} is not a record")
+    return out
+
+
+def dump(obj: object) -> object:
     """The JSON value of a record (or of any JSON-ready value holding records)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for f in _fields(type(obj)):
             value = getattr(obj, f.name)
             if f.metadata.get(FLAT):
-                out.update(dump(value))
+                out.update(dump_object(value))
             elif f.metadata.get(VERBATIM):
                 out.update({k: v for k, v in value.items() if k not in out})
             elif value is not None and not _empty(value):
@@ -75,7 +89,7 @@ def dump(obj: Any) -> Any:
     return obj
 
 
-def _empty(value: Any) -> bool:
+def _empty(value: object) -> bool:
     return isinstance(value, list | tuple | dict) and not value
 
 
@@ -84,32 +98,29 @@ class _Wrong(ValueError):
     cannot do without)."""
 
 
-def _is_number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
-def _convert(tp: Any, v: Any) -> Any:
+def _convert(tp: object, v: object) -> object:
     """``v`` read as a value of type ``tp``, or :class:`_Wrong`."""
     return _converter(tp)(v)
 
 
-def _same(v: Any) -> Any:
+def _same(v: object) -> object:
     return v
 
 
 @cache
-def _converter(tp: Any) -> Callable[[Any], Any]:  # noqa: C901, PLR0911 - one per JSON type
+def _converter(tp: object) -> Reader:  # noqa: C901, PLR0911 - one per JSON type
     """How a stored value of type ``tp`` is read (:func:`_convert`): decided once per type,
-    not per value (a results database holds thousands of records, each read the same)."""
+    not per value (a results database holds thousands of records, each read the same).
+    A field declared ``object`` is kept as stored."""
     origin = get_origin(tp)
-    if tp is Any:
+    if tp is object:
         return _same
     if origin in (typing.Union, types.UnionType):
         args = get_args(tp)
         nullable = type(None) in args
         each = [_converter(arg) for arg in args if arg is not type(None)]
 
-        def union(v: Any) -> Any:
+        def union(v: object) -> object:
             if v is None and nullable:
                 return None
             for conv in each:
@@ -121,18 +132,18 @@ def _converter(tp: Any) -> Callable[[Any], Any]:  # noqa: C901, PLR0911 - one pe
 
         return union
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        record: Any = tp
+        record: type = tp
 
-        def nested(v: Any) -> Any:
+        def nested(v: object) -> object:
             if v is None or not isinstance(v, Mapping):
                 raise _Wrong
             return load(record, v)
 
         return nested
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        kind: Any = tp
+        kind: type[enum.Enum] = tp
 
-        def member(v: Any) -> Any:
+        def member(v: object) -> object:
             if v is None:
                 raise _Wrong
             try:
@@ -143,10 +154,10 @@ def _converter(tp: Any) -> Callable[[Any], Any]:  # noqa: C901, PLR0911 - one pe
         return member
     if origin in (list, tuple):
         args = get_args(tp)
-        inner = _converter(args[0] if args else Any)
+        inner = _converter(args[0]) if args else _same
         as_tuple = origin is tuple
 
-        def sequence(v: Any) -> Any:
+        def sequence(v: object) -> object:
             if v is None or not isinstance(v, list | tuple):
                 raise _Wrong
             items = [inner(x) for x in v]
@@ -154,9 +165,9 @@ def _converter(tp: Any) -> Callable[[Any], Any]:  # noqa: C901, PLR0911 - one pe
 
         return sequence
     if origin in (dict, Mapping):
-        value = _converter(get_args(tp)[1] if get_args(tp) else Any)
+        value = _converter(get_args(tp)[1]) if get_args(tp) else _same
 
-        def mapping(v: Any) -> Any:
+        def mapping(v: object) -> object:
             if v is None or not isinstance(v, Mapping):
                 raise _Wrong
             return {str(k): value(x) for k, x in v.items()}
@@ -165,46 +176,46 @@ def _converter(tp: Any) -> Callable[[Any], Any]:  # noqa: C901, PLR0911 - one pe
     return _SCALARS.get(tp, _present)
 
 
-def _present(v: Any) -> Any:
+def _present(v: object) -> object:
     if v is None:
         raise _Wrong
     return v
 
 
-def _bool(v: Any) -> bool:
+def _bool(v: object) -> bool:
     if isinstance(v, bool):
         return v
     raise _Wrong
 
 
-def _float(v: Any) -> float:
-    if _is_number(v):
+def _float(v: object) -> float:
+    if isinstance(v, int | float) and not isinstance(v, bool):
         return float(v)
     raise _Wrong
 
 
-def _int(v: Any) -> int:
-    if _is_number(v) and float(v).is_integer():
+def _int(v: object) -> int:
+    if isinstance(v, int | float) and not isinstance(v, bool) and float(v).is_integer():
         return int(v)
     raise _Wrong
 
 
-def _str(v: Any) -> str:
+def _str(v: object) -> str:
     if isinstance(v, str):
         return v
     raise _Wrong
 
 
-_SCALARS: dict[Any, Callable[[Any], Any]] = {bool: _bool, float: _float, int: _int, str: _str}
+_SCALARS: dict[object, Reader] = {bool: _bool, float: _float, int: _int, str: _str}
 
 
-def load(cls: type[T], data: Mapping[str, Any]) -> T:
+def load(cls: type[T], data: Mapping[str, object]) -> T:
     """The record ``cls`` read from its JSON object ``data`` (see the module)."""
-    record: Any = cls  # a dataclass type: hashable, whatever the cache's signature says
+    record: type = cls  # a dataclass type: hashable, whatever the cache's signature says
     if "kind_of" in vars(record):
-        record = record.kind_of(data)
+        record = record.kind_of(data)  # type: ignore[attr-defined]  # the check above
     plain, groups, keep = _plan(record)
-    kwargs: dict[str, Any] = {name: load(group, data) for name, group in groups}
+    kwargs: dict[str, object] = {name: load(group, data) for name, group in groups}
     for name, value in data.items():
         conv = plain.get(name)
         if conv is None:
@@ -217,25 +228,24 @@ def load(cls: type[T], data: Mapping[str, Any]) -> T:
         known = _keys(record)
         kwargs[keep] = {k: v for k, v in data.items() if k not in known}
     try:
-        out: T = record(**kwargs)
-        return out
+        return cast(T, record(**kwargs))
     except TypeError:  # a required field is missing: the record cannot be read
         raise _Wrong from None
 
 
 @cache
 def _plan(
-    cls: Any,
-) -> tuple[dict[str, Callable[[Any], Any]], tuple[tuple[str, Any], ...], str | None]:
+    cls: type,
+) -> tuple[dict[str, Reader], tuple[tuple[str, type], ...], str | None]:
     """How :func:`load` reads ``cls``, once per class: its stored fields by name with
     their readers, its flat groups (name, class), and its ``verbatim()`` field's name."""
     hints = _hints(cls)
-    plain: dict[str, Callable[[Any], Any]] = {}
-    groups: list[tuple[str, Any]] = []
+    plain: dict[str, Reader] = {}
+    groups: list[tuple[str, type]] = []
     keep: str | None = None
     for f in _fields(cls):
         if f.metadata.get(FLAT):
-            groups.append((f.name, hints[f.name]))
+            groups.append((f.name, _record_type(hints[f.name])))
         elif f.metadata.get(VERBATIM):
             keep = f.name
         else:
@@ -243,14 +253,21 @@ def _plan(
     return plain, tuple(groups), keep
 
 
+def _record_type(hint: object) -> type:
+    """A flat group's declared type: a record class."""
+    if not isinstance(hint, type):
+        raise TypeError(f"a flat() field holds a record class, not {hint!r}")
+    return hint
+
+
 @cache
-def _keys(cls: Any) -> frozenset[str]:
+def _keys(cls: type) -> frozenset[str]:
     """Every stored key of ``cls``, its flat groups' included."""
     hints = _hints(cls)
     out: set[str] = set()
     for f in _fields(cls):
         if f.metadata.get(FLAT):
-            out |= _keys(hints[f.name])
+            out |= _keys(_record_type(hints[f.name]))
         elif not f.metadata.get(VERBATIM):
             out.add(f.name)
     return frozenset(out)

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from sizing.records.codec import dump, load, verbatim
+from sizing.records.codec import dump_object, load, verbatim
 
 __all__ = [
     "CeilingsRecord",
@@ -76,7 +75,7 @@ class DeclaredRecord:
     _from: str | None = None
 
     @classmethod
-    def parse(cls, data: Any) -> DeclaredRecord:
+    def parse(cls, data: object) -> DeclaredRecord:
         """What an inventory declares of a host (its ``sizing_*`` variables), leniently."""
         return load(cls, data) if isinstance(data, Mapping) else cls()
 
@@ -112,7 +111,6 @@ class HostRecord:
     nginx_version: str | None = None
     nginx_openssl: str | None = None  # the OpenSSL nginx was built with
     openssl_version: str | None = None
-    wrk_version: str | None = None
     nofile_soft: int | None = None
     nofile_hard: int | None = None
     cap_sys_resource: bool | None = None  # may raise the hard open-files limit
@@ -127,10 +125,10 @@ class HostRecord:
     stands_for: tuple[str, ...] | None = None
     ceilings: CeilingsRecord | None = None  # :class:`sizing.ceilings.HostCeilings`
     # what a host script of another version reported beyond these facts, kept as reported
-    verbatim_facts: dict[str, Any] = verbatim()
+    verbatim_facts: dict[str, object] = verbatim()
 
     @classmethod
-    def parse(cls, data: Any) -> HostRecord:
+    def parse(cls, data: object) -> HostRecord:
         """A host's stored or reported JSON object, leniently (:func:`load`); anything
         else reads as a host of which nothing is known."""
         return load(cls, data) if isinstance(data, Mapping) else cls()
@@ -157,15 +155,14 @@ class LockOwner:
     since: float | None = None
     unreadable: bool = False  # the lock's owner file could not be read
     # what a lock file of another version holds beyond these keys, kept as read
-    verbatim_lock: dict[str, Any] = verbatim()
+    verbatim_lock: dict[str, object] = verbatim()
 
     @classmethod
-    def parse(cls, data: Any) -> LockOwner:
+    def parse(cls, data: object) -> LockOwner:
         return load(cls, data) if isinstance(data, Mapping) else cls()
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = dump(self)
-        return out
+    def to_json(self) -> dict[str, object]:
+        return dump_object(self)
 
 
 @dataclass(frozen=True)
@@ -177,10 +174,10 @@ class LockReply:
     lock: str = "/run/sizing.lock"  # the lock directory (the host's sizing_lock_path)
 
     @classmethod
-    def parse(cls, data: Any) -> LockReply:
+    def parse(cls, data: object) -> LockReply:
         return load(cls, data) if isinstance(data, Mapping) else cls()
 
 
-def hosts_of(environment: Mapping[str, Any]) -> dict[str, HostRecord]:
+def hosts_of(environment: Mapping[str, object]) -> dict[str, HostRecord]:
     """A run's environment record, host by host."""
     return {str(h): HostRecord.parse(d) for h, d in environment.items()}

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from sizing.records.codec import load
 
@@ -35,7 +34,7 @@ class PlatformSettings:
     """What a platform backend set up and read back (one of the kinds below)."""
 
     @classmethod
-    def kind_of(cls, data: Mapping[str, Any]) -> type[PlatformSettings]:
+    def kind_of(cls, data: Mapping[str, object]) -> type[PlatformSettings]:
         """The kind a stored object is, by the keys its backend writes (see the module)."""
         if data.get("platform") == "container" or "container_host" in data:
             return ContainerSettings
@@ -46,7 +45,7 @@ class PlatformSettings:
         return BaremetalSettings
 
     @classmethod
-    def parse(cls, data: Mapping[str, Any] | None) -> PlatformSettings:
+    def parse(cls, data: Mapping[str, object] | None) -> PlatformSettings:
         """What a platform backend reported, or a stored object, as its kind."""
         return load(cls, data or {})
 
@@ -140,7 +139,7 @@ class VmConfigRecord:
     memoryReservationMb: int | None = None  # noqa: N815
 
     @classmethod
-    def parse(cls, data: Mapping[str, Any]) -> VmConfigRecord:
+    def parse(cls, data: Mapping[str, object]) -> VmConfigRecord:
         return load(cls, data)
 
 

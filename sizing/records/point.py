@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from sizing.records.codec import dump, flat, load, verbatim
+from sizing.records.codec import dump_object, flat, load, verbatim
 from sizing.records.gateway import GatewayChecks
 from sizing.records.guards import Guards
 from sizing.records.latency import LatencyRecord
@@ -54,7 +53,8 @@ class PointEnvironment:
     tool: str | None = None
     tool_version: str | None = None
     tool_build: str | None = None
-    tool_mended: str | None = None  # why a stored tool was corrected (store schema 6)
+    # why a stored tool (schema 6) or its version (schema 8) was corrected, or could not be
+    tool_mended: str | None = None
     generator: str | None = None
     sizing_version: str | None = None
     url: str | None = None
@@ -67,6 +67,14 @@ class PointEnvironment:
     irq_steering: str | None = None
     upstreams: tuple[UpstreamRecord, ...] | None = None
     upstream: str | None = None  # a gateway's first upstream (its single requests' baseline)
+
+    @property
+    def measured_by(self) -> str | None:
+        """The generator that measured the point and its version (``NAME VERSION``): the
+        point's own facts, never its host's; None when the point recorded no generator."""
+        if not self.tool:
+            return None
+        return f"{self.tool} {self.tool_version}" if self.tool_version else self.tool
 
     def physical_host(self, host: str, platform: str) -> str:
         """The machine a point ran on: a guest's hypervisor host, a container's host, else
@@ -168,16 +176,15 @@ class PointMeta:
     replay: ReplayRecord | None = None  # a customer workload's replay (issue 57)
     recovery_id: str | None = None  # the recovery file a point was imported from
     # keys another sizing stored that this one does not know, kept as they were
-    verbatim_unknown: dict[str, Any] = verbatim()
+    verbatim_unknown: dict[str, object] = verbatim()
 
     @classmethod
-    def parse(cls, data: Mapping[str, Any] | None) -> PointMeta:
+    def parse(cls, data: Mapping[str, object] | None) -> PointMeta:
         """A stored point record (JSON object), leniently (:func:`load`)."""
         return load(cls, data or {})
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = dump(self)
-        return out
+    def to_json(self) -> dict[str, object]:
+        return dump_object(self)
 
     @property
     def is_latency(self) -> bool:

@@ -13,11 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from functools import cache
-from typing import Any
 
-from sizing.records.codec import dump, flat, load, verbatim
+from sizing.records.codec import dump, dump_object, flat, load, verbatim
 
-__all__ = ["RunOptionsRecord", "StoredSettings"]
+__all__ = ["ProfileDefRecord", "RunOptionsRecord", "StoredSettings"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +35,50 @@ class StoredSettings:
 
 
 @dataclass(frozen=True)
+class ProfileDefRecord:
+    """One profile as a run measured it (``sizing.profiles.Profile``, field for field, as
+    ``model_dump(mode="json")`` writes it; ``tests/unit/test_profile_def_record.py`` keeps
+    the two in step): a user's own profile file, or a bundled one as it was then, which
+    ``--resume`` and the bases read back (:meth:`to_json`, validated again as a profile).
+    ``verbatim_unknown`` keeps what another sizing's profile held beside these."""
+
+    kind: str | None = None
+    name: str | None = None
+    description: str | None = None
+    generator: str | None = None
+    metric: str | None = None
+    unit: str | None = None
+    scheme: str | None = None
+    path: str | None = None
+    file_size: int | None = None
+    keepalive: bool | None = None
+    tls_key: str | None = None
+    tls_session_reuse: bool | None = None
+    connections: int | None = None
+    duration_s: float | None = None
+    warmup_s: float | None = None
+    repetitions: int | None = None
+    mode: str | None = None
+    rates: str | None = None
+    slo: str | None = None
+    role: str | None = None
+    upstream_keepalive: int | None = None
+    tls_protocols: str | None = None
+    workload: str | None = None
+    verbatim_unknown: dict[str, object] = verbatim()
+
+    @classmethod
+    def parse(cls, data: object) -> ProfileDefRecord:
+        """A stored profile, leniently; anything else reads as a profile of nothing."""
+        return load(cls, data) if isinstance(data, Mapping) else cls()
+
+    def to_json(self) -> dict[str, object]:
+        """The profile's fields as stored (those not recorded left out: the profile's
+        defaults), for ``Profile.model_validate``."""
+        return dump_object(self)
+
+
+@dataclass(frozen=True)
 class RunOptionsRecord:
     """The options a run was measured with (see the module); ``verbatim_unknown`` keeps
     what another sizing stored beside them, as stored."""
@@ -44,7 +87,7 @@ class RunOptionsRecord:
     ht: tuple[str, ...] | None = None
     profiles: tuple[str, ...] | None = None
     # each profile's definition as measured (a profile file may change after the run)
-    profile_defs: tuple[dict[str, Any], ...] | None = None
+    profile_defs: tuple[ProfileDefRecord, ...] | None = None
     settings: StoredSettings = flat(StoredSettings)
     skip_preflight: bool | None = None
     platforms: tuple[str, ...] | None = None
@@ -58,19 +101,19 @@ class RunOptionsRecord:
     sample: int | None = None
     more_inventories: tuple[str, ...] | None = None  # the -i after the first, resolved
     # keys another sizing stored that this one does not declare, kept as stored
-    verbatim_unknown: dict[str, Any] = verbatim()
+    verbatim_unknown: dict[str, object] = verbatim()
 
     @classmethod
-    def parse(cls, data: Any) -> RunOptionsRecord:
+    def parse(cls, data: object) -> RunOptionsRecord:
         """A stored options object, leniently (:func:`~sizing.records.codec.load`);
         anything else reads as a record of nothing."""
         return load(cls, data) if isinstance(data, Mapping) else cls()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The record as stored and as ``results --json`` shows it: every option, null when
         not recorded (the measure settings at the record's level), then the keys another sizing
         stored (``verbatim_unknown``)."""
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name == "settings":
@@ -80,7 +123,7 @@ class RunOptionsRecord:
         out.update({k: v for k, v in self.verbatim_unknown.items() if k not in out})
         return out
 
-    def value(self, name: str) -> Any:
+    def value(self, name: str) -> object:
         """A stored option by its field name: a declared one typed, one another sizing
         stored that this record does not declare as stored; None when not recorded."""
         if name in _declared():

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from sizing.records.codec import dump, flat, load, verbatim
+from sizing.records.codec import dump_object, flat, load, verbatim
 from sizing.records.gateway import GatewayChecks
 
 __all__ = [
@@ -124,11 +123,32 @@ class MergedLatencyRecord:
         return {k: float(v) for k, v in got.items() if v is not None}
 
     @classmethod
-    def of(cls, percentiles_ms: Mapping[float, float], **figures: Any) -> MergedLatencyRecord:
-        """From percentiles keyed by number (99.9 -> ``latency_p99_9_ms``)."""
-        named = {f"latency_p{p:g}_ms".replace(".", "_"): v for p, v in percentiles_ms.items()}
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in {**named, **figures}.items() if k in known})
+    def of(
+        cls,
+        percentiles_ms: Mapping[float, float],
+        *,
+        count: int | None = None,
+        clients: int | None = None,
+        min_ms: float | None = None,
+        mean_ms: float | None = None,
+        max_ms: float | None = None,
+    ) -> MergedLatencyRecord:
+        """From percentiles keyed by number (99.9 -> ``latency_p99_9_ms``; one the record
+        does not declare is left out) and the distribution's other figures."""
+        p = {f"{q:g}".replace(".", "_"): v for q, v in percentiles_ms.items()}
+        return cls(
+            latency_count=count,
+            latency_clients=clients,
+            latency_min_ms=min_ms,
+            latency_mean_ms=mean_ms,
+            latency_max_ms=max_ms,
+            latency_p50_ms=p.get("50"),
+            latency_p75_ms=p.get("75"),
+            latency_p90_ms=p.get("90"),
+            latency_p95_ms=p.get("95"),
+            latency_p99_ms=p.get("99"),
+            latency_p99_9_ms=p.get("99_9"),
+        )
 
 
 @dataclass(frozen=True)
@@ -189,13 +209,12 @@ class SampleMeta:
     # the gateway's single requests (``added_latency_ms``)
     gateway: GatewayChecks = flat(GatewayChecks)
     # keys another sizing stored that this one does not know, kept as they were
-    verbatim_unknown: dict[str, Any] = verbatim()
+    verbatim_unknown: dict[str, object] = verbatim()
 
     @classmethod
-    def parse(cls, data: Mapping[str, Any] | None) -> SampleMeta:
+    def parse(cls, data: Mapping[str, object] | None) -> SampleMeta:
         """A stored sample record (JSON object), leniently (:func:`load`)."""
         return load(cls, data or {})
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = dump(self)
-        return out
+    def to_json(self) -> dict[str, object]:
+        return dump_object(self)

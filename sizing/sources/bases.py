@@ -145,7 +145,7 @@ def stored_profiles(run: RunData) -> dict[str, ProfileFacts]:
     (:mod:`sizing.profile_facts`)."""
     out: dict[str, ProfileFacts] = {}
     for doc in run.record.options.profile_defs or ():
-        prof = facts_of(doc)
+        prof = facts_of(doc.to_json())
         if prof is not None:
             out[prof.name] = prof
     return out

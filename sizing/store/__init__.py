@@ -73,7 +73,10 @@ from sizing.store.rows import (
 from sizing.store.schema import (
     APPLICATION_ID,
     MIGRATIONS,
+    MOVED_VERSIONS,
     SCHEMA_VERSION,
+    host_versions,
+    json_column,
     upgrade_point_record,
 )
 
@@ -340,9 +343,24 @@ class Store(Connection):
                 # SQLite keeps a NaN as NULL: it reads back as NaN, out of range
                 v = r["value"]
                 by_point[int(r["point_id"])].append(math.nan if v is None else float(v))
-        points = [self._decode(point_from_row, r, "points") for r in rows]
+        versions = self._host_versions() if self.schema_version < MOVED_VERSIONS else {}
+        points = [
+            self._decode(lambda r: point_from_row(r, versions.get(int(r["run_id"]))), r, "points")
+            for r in rows
+        ]
         timed = {p: tuple(v) for p, v in by_point.items()}
         return with_ranges(with_run_drift(points, by_point), by_point), timed
+
+    def _host_versions(self) -> dict[int, dict[str, str]]:
+        """Each run's hosts' generator versions, in a database not migrated to schema 8
+        (opened read-only): its points read them as a migrated one's hold them."""
+        with self._guard():
+            rows = self._db.execute("SELECT id, environment FROM runs").fetchall()
+        out: dict[int, dict[str, str]] = {}
+        for r in rows:
+            with contextlib.suppress(TypeError, ValueError):
+                out[int(r["id"])] = host_versions(json_column(r["environment"], dict))
+        return out
 
     def samples(self, point_id: int) -> list[tuple[int, Sample]]:
         with self._guard():

@@ -19,7 +19,13 @@ from sizing.records import (
     SampleMeta,
     hosts_of,
 )
-from sizing.store.schema import json_column, upgrade_point_record, upgrade_run_row
+from sizing.store.schema import (
+    json_column,
+    upgrade_environment,
+    upgrade_point_record,
+    upgrade_point_version,
+    upgrade_run_row,
+)
 
 
 class StoreError(SizingError):
@@ -88,7 +94,7 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
         argv=str(row["argv"]),
         tool_version=str(row["tool_version"]),
         options=RunOptionsRecord.parse(options),
-        environment=hosts_of(json_column(row["environment"], dict)),
+        environment=hosts_of(upgrade_environment(json_column(row["environment"], dict))),
         note=str(row["note"]),
         owner=None if owner is None else LockOwner.parse(owner),
     )
@@ -98,8 +104,10 @@ def _opt_float(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def point_from_row(row: sqlite3.Row) -> StoredPoint:
-    """A point as read back from a row of ``points``."""
+def point_from_row(row: sqlite3.Row, versions: Mapping[str, str] | None = None) -> StoredPoint:
+    """A point as read back from a row of ``points``; ``versions``: its run's hosts' generator
+    versions, stored before schema 8 (:func:`~sizing.store.schema.upgrade_point_version`),
+    when the database was not migrated."""
     key = PointKey(
         str(row["host"]),
         str(row["platform"]),
@@ -112,7 +120,10 @@ def point_from_row(row: sqlite3.Row) -> StoredPoint:
         run_id=int(row["run_id"]),
         created_at=float(row["created_at"]),
         result=result_from_columns(
-            key, row, json_column(row["flags"], list), json_column(row["metadata"], dict)
+            key,
+            row,
+            json_column(row["flags"], list),
+            upgrade_point_version(json_column(row["metadata"], dict), versions or {}),
         ),
     )
 

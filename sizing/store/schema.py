@@ -10,6 +10,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from sizing.extravars import redact_argv
+from sizing.load import (
+    FIXED_RATE_FALLBACK_AT_SCHEMA_6,
+    HOST_FACT_GENERATOR,
+    OPEN_LOOP_AT_SCHEMA_6,
+)
 from sizing.store.engines import Db
 
 # PRAGMA application_id: "SIZg". A database that carries another id belongs to another
@@ -85,12 +90,6 @@ def _migrate_2(db: Db) -> None:
     )
 
 
-# The generators that offered a fixed-rate profile's rates themselves (open loop) when
-# schema 6 came: every other profile generator's fixed-rate points ran on vegeta.
-_OPEN_LOOP_THEN = ("oha", "vegeta")
-_FIXED_RATE_FALLBACK_THEN = "vegeta"
-
-
 def upgrade_point_record(profile: str, data: Mapping[str, Any]) -> dict[str, Any]:
     """A point record (its metadata JSON) as this sizing writes it. Applied to every point
     read, so that a database opened read-only (never migrated) reads the same as a migrated
@@ -98,17 +97,18 @@ def upgrade_point_record(profile: str, data: Mapping[str, Any]) -> dict[str, Any
 
     - ``rps``/``tps`` points stored before they load-balanced (issue 13) carry no ``role``:
       nginx served the file itself then (``web``);
-    - a fixed-rate point whose profile named a closed-loop generator (wrk) ran on vegeta,
-      but was stored with ``tool`` and ``generator`` the profile's and ``tool_version``
-      vegeta's (issue 60): its tool is the one that ran, and ``tool_mended`` says so."""
+    - a fixed-rate point whose profile named a closed-loop generator ran on the open-loop
+      fallback (``sizing.load.FIXED_RATE_FALLBACK_AT_SCHEMA_6``), but was stored with
+      ``tool`` and ``generator`` the profile's and ``tool_version`` the fallback's (issue
+      60): its tool is the one that ran, and ``tool_mended`` says so."""
     out = dict(data)
     if profile in ("rps", "tps") and not out.get("role"):
         out["role"] = "web"
     tool = out.get("tool")
-    if out.get("mode") == "fixed-rate" and tool and tool not in _OPEN_LOOP_THEN:
+    if out.get("mode") == "fixed-rate" and tool and tool not in OPEN_LOOP_AT_SCHEMA_6:
         out["tool_mended"] = f"stored as {tool}; its rates were offered by"
-        out["tool_mended"] += f" {_FIXED_RATE_FALLBACK_THEN} (schema 6)"
-        out["tool"] = out["generator"] = _FIXED_RATE_FALLBACK_THEN
+        out["tool_mended"] += f" {FIXED_RATE_FALLBACK_AT_SCHEMA_6} (schema 6)"
+        out["tool"] = out["generator"] = FIXED_RATE_FALLBACK_AT_SCHEMA_6
     return out
 
 
@@ -194,6 +194,90 @@ def _migrate_7(db: Db) -> None:
     db.execute(LEASES)
 
 
+# Before schema 8 a host's facts kept one generator's version (issue 60).
+_HOST_VERSION = f"{HOST_FACT_GENERATOR}_version"
+MOVED_VERSIONS = 8  # the schema that moved it onto the points (_migrate_8)
+
+
+def upgrade_environment(environment: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's environment (host by host) as this sizing stores it: no host keeps a
+    generator's version, which is its points' (:func:`upgrade_point_version`). Applied to
+    every run read, as :func:`upgrade_point_record`."""
+    return {
+        host: {k: v for k, v in facts.items() if k != _HOST_VERSION}
+        if isinstance(facts, Mapping)
+        else facts
+        for host, facts in environment.items()
+    }
+
+
+def host_versions(environment: Mapping[str, Any]) -> dict[str, str]:
+    """The generator's version each host of a run stored before schema 8, by host."""
+    return {
+        str(host): str(facts[_HOST_VERSION])
+        for host, facts in environment.items()
+        if isinstance(facts, Mapping) and facts.get(_HOST_VERSION)
+    }
+
+
+def upgrade_point_version(data: Mapping[str, Any], versions: Mapping[str, str]) -> dict[str, Any]:
+    """A point record stored before schema 8 with its generator's version, which its run's
+    hosts kept (``versions``, :func:`host_versions`). The version is read from the hosts
+    that ran the generator (the point's ``clients``; every host of the run when it recorded
+    none), and only when the point has none of its own: one version among them is the
+    point's, said in ``tool_mended``; several, or a point that recorded no generator, cannot
+    be mended, and ``tool_mended`` says what the hosts held."""
+    out = dict(data)
+    tool = out.get("tool")
+    if out.get("tool_version") or tool not in (None, HOST_FACT_GENERATOR):
+        return out
+    clients = out.get("clients")
+    ran = [str(c) for c in clients] if isinstance(clients, list) and clients else sorted(versions)
+    found = sorted({versions[h] for h in ran if h in versions})
+    if not found:
+        return out
+    held = ", ".join(found)
+    if tool is None:
+        gen = HOST_FACT_GENERATOR
+        out["tool_mended"] = f"no generator recorded; its hosts held {gen} {held} (schema 8)"
+    elif len(found) == 1:
+        out["tool_version"] = found[0]
+        out["tool_mended"] = "tool_version read from its load generators' host facts (schema 8)"
+    else:
+        out["tool_mended"] = f"tool_version unknown: its load generators held {held} (schema 8)"
+    return out
+
+
+def _migrate_8(db: Db) -> None:
+    """A generator's version is its point's, never its host's: each host's version moves
+    onto its run's points (:func:`upgrade_point_version`) and leaves the run's environment
+    (:func:`upgrade_environment`)."""
+    for rid, raw in db.execute("SELECT id, environment FROM runs").fetchall():
+        try:
+            environment = json_column(raw, dict)
+        except (TypeError, ValueError):
+            continue  # a damaged record is left as it is (read as unrecorded)
+        versions = host_versions(environment)
+        if not versions:
+            continue
+        points = db.execute("SELECT id, metadata FROM points WHERE run_id = ?", (rid,))
+        for pid, meta in points.fetchall():
+            try:
+                data = json_column(meta, dict)
+            except (TypeError, ValueError):
+                continue
+            new = upgrade_point_version(data, versions)
+            if new != data:
+                db.execute(
+                    "UPDATE points SET metadata = ? WHERE id = ?",
+                    (json.dumps(new, default=str), pid),
+                )
+        db.execute(
+            "UPDATE runs SET environment = ? WHERE id = ?",
+            (json.dumps(upgrade_environment(environment), default=str), rid),
+        )
+
+
 # Ordered: MIGRATIONS[n - 1] takes a database from user_version n - 1 to n. A new schema
 # change is a new function appended here, never an edit of an earlier one.
 MIGRATIONS: tuple[Callable[[Db], None], ...] = (
@@ -204,6 +288,7 @@ MIGRATIONS: tuple[Callable[[Db], None], ...] = (
     _migrate_5,
     _migrate_6,
     _migrate_7,
+    _migrate_8,
 )
 
 

@@ -31,7 +31,7 @@ from sizing.paths import Database
 from sizing.plan.settings import MeasureSettings
 from sizing.profiles import Profile
 from sizing.records import RunOptionsRecord
-from sizing.records.run import StoredSettings
+from sizing.records.run import ProfileDefRecord, StoredSettings
 from sizing.store import Store
 
 Fields = dict[str, Any]  # some fields of a RunOptionsRecord, by name
@@ -105,7 +105,7 @@ def _settings_back(name: str, record: RunOptionsRecord, now: MeasureSettings) ->
 def _profiles_record(_: str, ps: tuple[Profile, ...]) -> Fields:
     return {
         "profiles": tuple(p.name for p in ps),
-        "profile_defs": tuple(p.model_dump(mode="json") for p in ps),
+        "profile_defs": tuple(ProfileDefRecord.parse(p.model_dump(mode="json")) for p in ps),
     }
 
 
@@ -113,7 +113,7 @@ def _profiles_back(
     _: str, record: RunOptionsRecord, now: tuple[Profile, ...]
 ) -> tuple[Profile, ...]:
     if defs := record.profile_defs:
-        return tuple(Profile.model_validate(d) for d in defs)
+        return tuple(Profile.model_validate(d.to_json()) for d in defs)
     return tuple(profiles_mod.load(n) for n in record.profiles or ()) or now
 
 
@@ -186,7 +186,7 @@ class RunOptions:
         (),
         refused=False,  # -i: refused beside --resume as "inventory" already
         encode=lambda n, v: {n: tuple(str(Path(p).resolve()) for p in v)} if v else {},
-        decode=lambda n, r, now: tuple(Path(p) for p in r.value(n) or ()) or now,
+        decode=lambda n, r, now: tuple(Path(p) for p in r.more_inventories or ()) or now,
     )
     keep_artifacts: Path | None = None  # --keep-artifacts: ansible-runner's artifacts kept
     label: str = stored("", refused=False, decode=_either)  # --label: a name stored with the run

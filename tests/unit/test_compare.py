@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from sizing.cli import app
 from sizing.engine.compare import environment_diff, figure_diff, paired
 from sizing.engine.overhead import figure_overhead
 from sizing.model import Figure, PointKey, PointResult, Status
-from sizing.records import hosts_of
+from sizing.records import PointMeta, hosts_of
 from sizing.store import Store
 
 runner = CliRunner()
@@ -63,6 +64,27 @@ def test_environment_and_figure_diff() -> None:
     assert diffs == {("web", "kernel"): ("6.1", "6.12"), ("c2", "(host)"): ("absent", "present")}
     (f,) = figure_diff([point("baremetal", 100.0, 99, 101)], [point("baremetal", 110.0, 108, 112)])
     assert f.change == pytest.approx(0.10) and f.overlapping is False
+
+
+def measured_by(tool: str | None, version: str | None, host: str = "h") -> PointResult:
+    meta = PointMeta.parse({"tool": tool, "tool_version": version})
+    p = point("baremetal", 100.0, 99, 101)
+    return replace(p, key=replace(p.key, host=host), metadata=meta)
+
+
+def test_the_generators_version_is_compared_per_point_never_per_host() -> None:
+    """Two runs of one host whose points were measured by different generator versions
+    differ in their ``generator``; the hosts' own facts hold no generator's version."""
+    hosts = hosts_of({"h": {"kernel": "6.1"}, "g": {"kernel": "6.1"}})
+    a = [measured_by("wrk", "4.1.0"), measured_by("wrk", "4.2.0", "g")]
+    b = [measured_by("wrk", "4.2.0"), measured_by("wrk", "4.2.0", "g")]
+    diffs = [(d.host, d.key, d.a, d.b) for d in environment_diff(hosts, hosts, (a, b))]
+    assert diffs == [("h", "generator", "wrk 4.1.0", "wrk 4.2.0")]
+    assert environment_diff(hosts, hosts, (a, a)) == []
+    # a host measured in one run only is not a generator's difference (figure_diff has it)
+    assert environment_diff(hosts, hosts, (a[:1], b[1:])) == []
+    assert measured_by(None, "4.1.0").metadata.env.measured_by is None
+    assert measured_by("vegeta", None).metadata.env.measured_by == "vegeta"
 
 
 def test_results_shows_pairs_and_compare(tmp_path: Path) -> None:

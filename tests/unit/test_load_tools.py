@@ -74,6 +74,53 @@ def test_no_generator_name_check_outside_the_registry() -> None:
     assert found == []
 
 
+# A generator's name as a word of its own in any text: code, strings, comments, docstrings
+# (``_`` separates words here, so a host's ``wrk_version`` is the name too).
+NAME_WORD = re.compile(
+    rf"(?<![A-Za-z0-9])({'|'.join(re.escape(n) for n in sorted(TOOLS))})(?![A-Za-z0-9])",
+    re.IGNORECASE,
+)
+HOST_SCRIPTS = ROOT / "playbooks" / "files"
+
+
+def name_words(text: str) -> list[str]:
+    """The lines of ``text`` that name a registered generator."""
+    return [line.strip() for line in text.splitlines() if NAME_WORD.search(line)]
+
+
+def test_the_grep_sees_a_generator_name() -> None:
+    text = (
+        "wrk_version: str | None = None\n"
+        "# offered by vegeta\n"
+        'x = "OHA"\n'
+        "frameworks, ohana, h2loader, vegetables\n"
+    )
+    assert name_words(text) == [
+        "wrk_version: str | None = None",
+        "# offered by vegeta",
+        'x = "OHA"',
+    ]
+
+
+def test_no_generator_name_outside_sizing_load() -> None:
+    """Issue 60: no generator's name outside ``sizing/load/`` (its module and its registry
+    line) and the profiles' data, with no allowance: not in the rest of ``sizing/``, nor in
+    the host scripts but a generator's own (a file a module of ``sizing/load/`` names, such
+    as the report script it ships), nor in the templates (nginx's, the guide's)."""
+    load_text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(LOAD.glob("*.py")))
+    own = {p for p in HOST_SCRIPTS.iterdir() if p.is_file() and p.name in load_text}
+    scanned = [p for p in sorted((ROOT / "sizing").rglob("*.py")) if LOAD not in p.parents]
+    scanned += [p for p in sorted(HOST_SCRIPTS.glob("*.py")) if p not in own]
+    scanned += [p for p in sorted((ROOT / "templates").rglob("*")) if p.is_file()]
+    found = [
+        f"{path.relative_to(ROOT)}: {line}"
+        for path in scanned
+        for line in name_words(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+    assert len(scanned) > 100  # the walk saw the package
+
+
 def test_no_tool_module_is_imported_outside_sizing_load() -> None:
     """The rest of sizing reaches a generator through the registry only: no module outside
     ``sizing/load/`` imports a tool's own module (wrk's argv or its report parser)."""
@@ -124,8 +171,8 @@ def test_the_default_generator_is_registered() -> None:
 def test_a_profile_its_generator_cannot_measure_is_one_line() -> None:
     tps = profiles.load("tps")
     assert generator_problem(tps) == ""
-    assert "generator: unknown load generator 'ab'" in generator_problem(
-        tps.model_copy(update={"generator": "ab"})
+    assert "generator: unknown load generator 'no-such-tool'" in generator_problem(
+        tps.model_copy(update={"generator": "no-such-tool"})
     )
     no_close = [n for n, t in TOOLS.items() if not t.capabilities.full_handshakes]
     for name in no_close:  # a TPS profile needs a new connection per request
@@ -137,8 +184,8 @@ def test_a_fixed_rate_profile_naming_wrk_is_offered_its_rates_by_vegeta() -> Non
     assert open_loop_tool("oha") is OHA
     assert open_loop_tool("vegeta") is VEGETA
     assert open_loop_tool("wrk") is VEGETA
-    with pytest.raises(Exception, match="unknown load generator 'ab'"):
-        tool("ab")
+    with pytest.raises(Exception, match="unknown load generator 'no-such-tool'"):
+        tool("no-such-tool")
 
 
 @pytest.fixture

@@ -132,6 +132,7 @@ VERBATIM_FIELDS = {
     "PointMeta": "verbatim_unknown",
     "SampleMeta": "verbatim_unknown",
     "RunOptionsRecord": "verbatim_unknown",
+    "ProfileDefRecord": "verbatim_unknown",  # another sizing's profile fields
     "HostRecord": "verbatim_facts",
     "LockOwner": "verbatim_lock",
 }

@@ -10,8 +10,11 @@ import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from sizing.cli import app
@@ -348,18 +351,6 @@ def test_a_fixed_rate_point_stored_under_its_profiles_generator_names_the_tool_t
     """Schema 6 (issue 60): before it, a fixed-rate point whose profile named wrk ran on
     vegeta, and was stored as wrk with vegeta's version; the migration (and a read-only
     reading) names vegeta and says why. An open-loop tool's points are left alone."""
-    from sizing.store import MIGRATIONS
-
-    path = tmp_path / "v5.sqlite"
-    db = sqlite3.connect(path)
-    for migrate in MIGRATIONS[:5]:
-        migrate(db)
-    db.execute("PRAGMA user_version = 5")
-    db.execute(
-        "INSERT INTO runs (started_at, finished_at, status, inventory, argv, tool_version,"
-        " options, environment, note) VALUES (1.0, 2.0, 'complete', 'inv.yml', '[]', '0.1',"
-        " '{}', '{}', '')"
-    )
     records = {
         "latency": {
             "mode": "fixed-rate",
@@ -375,15 +366,7 @@ def test_a_fixed_rate_point_stored_under_its_profiles_generator_names_the_tool_t
         },
         "rps": {"tool": "wrk", "generator": "wrk", "tool_version": "4.1.0"},
     }
-    for profile, meta in records.items():
-        db.execute(
-            "INSERT INTO points (run_id, created_at, host, platform, cores, ht, profile,"
-            " status, value, unit, repetitions, metadata) VALUES (1, 1.5, 'h', 'baremetal', 1,"
-            " 'off', ?, 'measured', 1.0, 'req/s', 3, ?)",
-            (profile, json.dumps(meta)),
-        )
-    db.commit()
-    db.close()
+    path = database_at(5, tmp_path / "v5.sqlite", records)
     for opener in (Store.open_readonly, Store):
         with opener(path) as store:
             env = {p.result.key.profile: p.result.metadata.env for p in store.points(1)}
@@ -394,3 +377,111 @@ def test_a_fixed_rate_point_stored_under_its_profiles_generator_names_the_tool_t
         assert (env["rps"].tool, env["rps"].tool_mended) == ("wrk", None)
     raw = dict(sqlite3.connect(path).execute("SELECT profile, metadata FROM points").fetchall())
     assert json.loads(raw["latency"])["tool"] == "vegeta"
+
+
+def database_at(
+    version: int, path: Path, records: dict[str, Any], environment: dict[str, Any] | None = None
+) -> Path:
+    """A database left at schema ``version``: one run (its hosts' ``environment``) with one
+    point of host ``srv`` per profile in ``records`` (its stored metadata)."""
+    from sizing.store import MIGRATIONS
+
+    db = sqlite3.connect(path)
+    for migrate in MIGRATIONS[:version]:
+        migrate(db)
+    db.execute(f"PRAGMA user_version = {version}")
+    db.execute(
+        "INSERT INTO runs (started_at, finished_at, status, inventory, argv, tool_version,"
+        " options, environment, note) VALUES (1.0, 2.0, 'complete', 'inv.yml', '[]', '0.1',"
+        " '{}', ?, '')",
+        (json.dumps(environment or {}),),
+    )
+    for profile, meta in records.items():
+        db.execute(
+            "INSERT INTO points (run_id, created_at, host, platform, cores, ht, profile,"
+            " status, value, unit, repetitions, metadata) VALUES (1, 1.5, 'srv', 'baremetal',"
+            " 1, 'off', ?, 'measured', 1.0, 'req/s', 3, ?)",
+            (profile, json.dumps(meta)),
+        )
+    db.commit()
+    db.close()
+    return path
+
+
+def test_a_hosts_generator_version_moves_onto_its_points(tmp_path: Path) -> None:
+    """Schema 8 (issue 60): a generator's version is its point's, never its host's. The
+    version the run's hosts kept moves onto the points its generator measured from them (the
+    point's clients; every host when it recorded none), only where the point has none; what
+    cannot be mended (clients that disagree, a point that recorded no generator) says so in
+    ``tool_mended``. A read-only reading of the old database reads the same."""
+    environment = {
+        "srv": {"kernel": "6.1", "wrk_version": "4.1.0"},
+        "c1": {"kernel": "6.1", "wrk_version": "4.1.0"},
+        "c2": {"kernel": "6.1", "wrk_version": "4.2.0"},
+    }
+    records = {
+        "rps": {"tool": "wrk", "clients": ["c1"]},
+        "tps": {"tool": "wrk", "clients": ["c1", "c2"]},
+        "static-rps": {"nginx": "1.22"},
+        "proxy": {"tool": "wrk", "tool_version": "4.2.1", "clients": ["c1"]},
+        "latency": {"mode": "fixed-rate", "tool": "vegeta", "tool_version": "12.12.0"},
+    }
+    path = database_at(7, tmp_path / "v7.sqlite", records, environment)
+    before = digest(path)
+    for opener in (Store.open_readonly, Store):
+        with opener(path) as store:
+            env = {p.result.key.profile: p.result.metadata.env for p in store.points(1)}
+            hosts = store.get_run(1).environment
+        assert (env["rps"].tool_version, env["rps"].measured_by) == ("4.1.0", "wrk 4.1.0")
+        assert "host facts (schema 8)" in (env["rps"].tool_mended or "")
+        assert env["tps"].tool_version is None
+        assert "unknown" in (env["tps"].tool_mended or "")
+        assert "4.1.0, 4.2.0" in (env["tps"].tool_mended or "")
+        assert env["static-rps"].tool is None
+        assert "no generator recorded" in (env["static-rps"].tool_mended or "")
+        assert (env["proxy"].tool_version, env["proxy"].tool_mended) == ("4.2.1", None)
+        assert (env["latency"].measured_by, env["latency"].tool_mended) == ("vegeta 12.12.0", None)
+        # no host keeps a generator's version, not even as a foreign fact
+        assert {h.kernel for h in hosts.values()} == {"6.1"}
+        assert all(h.verbatim_facts == {} for h in hosts.values())
+        if opener is Store.open_readonly:
+            assert digest(path) == before
+    db = sqlite3.connect(path)
+    (raw_env,) = db.execute("SELECT environment FROM runs").fetchone()
+    assert all("wrk_version" not in facts for facts in json.loads(raw_env).values())
+    raw = dict(db.execute("SELECT profile, metadata FROM points").fetchall())
+    assert json.loads(raw["rps"])["tool_version"] == "4.1.0"
+    assert json.loads(raw["latency"]) == records["latency"]
+
+
+_NAMES = st.sampled_from(["srv", "c1", "c2", "c3"])
+_VERSIONS = st.dictionaries(_NAMES, st.sampled_from(["4.1.0", "4.2.0", "5"]), max_size=4)
+_RECORDS = st.fixed_dictionaries(
+    {},
+    optional={
+        "tool": st.sampled_from(["wrk", "vegeta", "oha", "h2load"]),
+        "tool_version": st.sampled_from(["4.2.1", "", "12.12.0"]),
+        "clients": st.lists(_NAMES, max_size=3),
+        "nginx": st.just("1.22"),
+    },
+)
+
+
+@given(data=_RECORDS, versions=_VERSIONS)
+def test_a_moved_version_is_one_of_its_hosts_and_nothing_else_changes(
+    data: dict[str, Any], versions: dict[str, str]
+) -> None:
+    """Whatever a stored point and its hosts held: the upgrade changes only the version and
+    the note, sets a version only where the point had none and only to one its hosts held,
+    and applying it twice changes nothing more."""
+    from sizing.store.schema import upgrade_point_version
+
+    new = upgrade_point_version(data, versions)
+    changed = {k for k in set(new) | set(data) if new.get(k) != data.get(k)}
+    assert changed <= {"tool_version", "tool_mended"}
+    if "tool_version" in changed:
+        assert not data.get("tool_version")
+        assert new["tool_version"] in versions.values()
+        assert new["tool_mended"]
+    assert upgrade_point_version(new, versions) == new
+    assert upgrade_point_version(data, {}) == data

@@ -96,8 +96,6 @@ def _host_facts(host: HostRecord) -> list[Fact]:
         )
     if host.openssl_version:
         facts.append(Fact("OpenSSL", host.openssl_version))
-    if host.wrk_version:
-        facts.append(Fact("wrk", host.wrk_version))
     return facts
 
 
@@ -264,13 +262,12 @@ def _settings(runs: Sequence[RunData], used: Used) -> list[Fact]:
     """How the points were measured: tools, builds, warm-up, repetitions, TLS."""
     metas = [p.result.metadata for _, p in used]
     envs = [m.env for m in metas]
-    tools = distinct(f"{e.tool} {e.tool_version or ''}".strip() for e in envs if e.tool)
     warmups = distinct(
         f"{warmup:g} s" for run in runs if (warmup := run.record.options.warmup_s) is not None
     )
     rules = distinct(_stop_rule_text(m.stop_rule) for m in metas if m.stop_rule)
     settings = [
-        Fact("Load generator", ", ".join(tools) or "not recorded"),
+        Fact("Load generator", _generators(used)),
         Fact("nginx", _join(e.nginx_version for e in envs)),
         Fact("OpenSSL (nginx's)", _join(e.openssl_version for e in envs)),
         Fact("Kernel", _join(e.kernel for e in envs)),
@@ -284,6 +281,24 @@ def _settings(runs: Sequence[RunData], used: Used) -> list[Fact]:
         Fact("Drift (a trend across a point's repetitions)", _drift_text(used)),
     ]
     return settings + _tls(used)
+
+
+def _generators(used: Used) -> str:
+    """The generator and its version that measured each figure (a point's own, never its
+    host's): ``NAME VERSION (every figure)``, or each one with the figures it measured."""
+    by_tool: dict[str, list[str]] = {}
+    for _, p in used:
+        env, key = p.result.metadata.env, p.result.key
+        tool = env.measured_by or "not recorded"
+        if env.tool and not env.tool_version:
+            tool += " (version not recorded)"
+        figure = f"{key.host} {PROFILE_LABELS.get(key.profile, key.profile)}"
+        figures = by_tool.setdefault(tool, [])
+        if figure not in figures:
+            figures.append(figure)
+    if len(by_tool) <= 1:
+        return next((f"{t} (every figure)" for t in by_tool), "not recorded")
+    return "; ".join(f"{t}: {', '.join(figures)}" for t, figures in sorted(by_tool.items()))
 
 
 def _figure_text(used: Used) -> str:

@@ -17,6 +17,7 @@ _LABELS = {
     "cli CPU": "client CPU {}",
     "p50 ms": "p50 {} ms",
     "p99 ms": "p99 {} ms",
+    "generator": "measured by {}",
 }
 
 

@@ -66,6 +66,8 @@ CSV_FIELDS = [
     "pair_low_pct",
     "pair_high_pct",
     "pairs",
+    "tool",
+    "tool_version",
     "flags",
     "reason",
 ]
@@ -90,6 +92,9 @@ def point_json(r: PointResult, evidence: Evidence | None = None) -> dict[str, An
         "ci_low": r.ci_low,
         "ci_high": r.ci_high,
         "flags": list(r.flags),
+        # the generator that measured the figure, and its version: the point's own
+        "tool": r.metadata.env.tool,
+        "tool_version": r.metadata.env.tool_version,
     }
     if evidence is not None:
         doc["evidence"] = evidence.to_json()
@@ -184,6 +189,7 @@ def points_table(
             "cli CPU",
             "p50 ms",
             "p99 ms",
+            "generator",
             "flags / reason",
         ]
     rows = []
@@ -221,6 +227,7 @@ def points_table(
             row[-1:-1] = [
                 MISSING if p50 is None else f"{p50:.2f}",
                 MISSING if p99 is None else f"{p99:.2f}",
+                r.metadata.env.measured_by or MISSING,
             ]
             if r.reason:
                 reasons.append(f"{name}: {r.reason}")
