@@ -1,9 +1,11 @@
 """Load-generator drivers, one module per tool.
 
 Each driver is an argv builder plus a pure ``parse(text)`` that turns the tool's output
-into a frozen result with normalised units (milliseconds, bytes, seconds) and raises a
-:class:`~sizing.errors.SizingError` subclass naming the figure it could not find. Drivers
-never build shell strings and never run anything themselves.
+into the one neutral result every tool returns (:class:`sizing.load.result.LoadResult`,
+normalised units: milliseconds, bytes, seconds) and raises a
+:class:`~sizing.errors.SizingError` subclass naming the figure it could not find. No
+driver imports another's module. Drivers never build shell strings and never run anything
+themselves.
 """
 
 __all__ = [

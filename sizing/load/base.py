@@ -1,6 +1,7 @@
 """The tool-neutral types a load generator speaks (:class:`LoadRequest` in;
-:class:`Capabilities` and :class:`ToolInstall` out): the protocol itself,
-:class:`sizing.load.tools.LoadTool`, names the tools' results, so it lives in the registry.
+:class:`Capabilities` and :class:`ToolInstall` out); every tool's parser returns
+:class:`sizing.load.result.LoadResult`. The protocol itself,
+:class:`sizing.load.tools.LoadTool`, lives in the registry.
 
 Each generator implements it in its own module (``sizing/load/TOOL.py``: its install, its
 version probe, its argv, its parser and latency report, its plan summary, its

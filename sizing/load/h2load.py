@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from sizing.errors import ToolError, UsageError
 from sizing.load.base import Capabilities, LoadRequest, ToolBuild, ToolInstall, first_version
 from sizing.load.latency import HIST_GROWTH, Histogram, LatencyReport
-from sizing.load.wrk import WrkResult
+from sizing.load.result import LoadResult
 from sizing.loadproto import Command, CommandOutput
 from sizing.topology import cpulist
 
@@ -123,8 +123,9 @@ def _ms(value: str, unit: str) -> float:
     return float(value) * _TIME_MS[unit]
 
 
-def parse(text: str) -> WrkResult:
-    """h2load's text report as wrk's figures; :class:`H2loadParseError` names what lacks."""
+def parse(text: str) -> LoadResult:
+    """h2load's text report as a :class:`LoadResult`; :class:`H2loadParseError` names what
+    lacks."""
     found = {
         "the 'finished in' line": _RE_FINISHED.search(text),
         "the 'requests:' line": _RE_REQUESTS.search(text),
@@ -143,17 +144,18 @@ def parse(text: str) -> WrkResult:
     duration = float(fin[1])
     total_bytes = int(traffic[1])
     threads = _RE_THREAD.findall(text)
-    return WrkResult(
+    return LoadResult(
         requests=int(req[3]),
         duration_s=duration,
         bytes_read=total_bytes,
-        rps=float(fin[2]),
+        rate=float(fin[2]),
+        throughput=int(req[4]) / duration if duration > 0 else 0.0,
         transfer_bps=total_bytes / duration if duration > 0 else 0.0,
+        latency_min_ms=_ms(times[1], times[2]),
         latency_mean_ms=_ms(times[5], times[6]),
         latency_stdev_ms=_ms(times[7], times[8]),
         latency_max_ms=_ms(times[3], times[4]),
-        errors_read=int(req[6]),
-        errors_timeout=int(req[7]),
+        errors={"errored": int(req[6]), "timeout": int(req[7])},
         non_2xx_3xx=int(status[3]) + int(status[4]),
         threads=len(threads),
         connections=sum(int(n) for n in threads),
@@ -218,15 +220,14 @@ class H2loadTool:
         hist = ["python3", "-c", HIST_SCRIPT, spec.log_file]
         return Command(argv(spec), then=[hist, ["h2load", "--version"]])
 
-    def parse(self, out: CommandOutput) -> WrkResult:
+    def parse(self, out: CommandOutput) -> LoadResult:
         return parse(out.stdout)
 
     def latency_report(self, out: CommandOutput) -> LatencyReport:
         if not out.then:
             raise H2loadParseError("h2load's latency histogram did not run")
         got = self.parse(out)
-        errors = got.non_2xx_3xx + got.total_errors
-        report = parse_histogram(out.then[0].stdout, got.requests, errors)
+        report = parse_histogram(out.then[0].stdout, got.requests, got.failed)
         if report.count > got.requests:  # h2load appends: a log an earlier window left
             raise H2loadParseError(
                 f"h2load's log holds {report.count} answers, more than its {got.requests}"

@@ -33,12 +33,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sizing.errors import ToolError, UsageError
 from sizing.load.base import Capabilities, LoadRequest, ToolBuild, ToolInstall, window_timeout
 from sizing.load.latency import Histogram, LatencyReport
+from sizing.load.result import LoadResult
 from sizing.loadproto import Command, CommandOutput
 from sizing.topology import cpulist
 
@@ -49,7 +50,6 @@ __all__ = [
     "PLANNING_RATE_PER_CORE",
     "VERSION",
     "OhaParseError",
-    "OhaResult",
     "OhaSpec",
     "OhaTool",
     "argv",
@@ -158,63 +158,6 @@ def hist_argv(spec: OhaSpec, script: str, *, python: str = "python3") -> list[st
     return [python, script, spec.db_file]
 
 
-@dataclass(frozen=True)
-class OhaResult:
-    """oha's report, normalised: times in ms (the run's length in s).
-
-    ``requests`` counts every finished request (answered or failed); ``achieved_rate`` is
-    requests per second over the run. ``histogram`` comes from ``latency_hist.py`` when
-    given.
-    """
-
-    requests: int
-    duration_s: float
-    achieved_rate: float
-    success_rate: float
-    latency_min_ms: float
-    latency_mean_ms: float
-    latency_max_ms: float
-    latency_percentiles_ms: dict[float, float]
-    bytes_in: int
-    status_codes: dict[str, int]
-    errors: dict[str, int] = field(default_factory=dict)
-    histogram: Histogram | None = None
-
-    @property
-    def failed(self) -> int:
-        """Requests without a 2xx/3xx answer, transport errors and timeouts included."""
-        bad = sum(n for code, n in self.status_codes.items() if not code.startswith(("2", "3")))
-        return bad + sum(self.errors.values())
-
-    @property
-    def rate(self) -> float:
-        """The rate requests finished at (oha's schedule is fixed; this is what it kept)."""
-        return self.achieved_rate
-
-    @property
-    def throughput(self) -> float:
-        """Successful responses per second."""
-        ok = self.requests - self.failed
-        return ok / self.duration_s if self.duration_s > 0 else 0.0
-
-    def lag(self, offered: float) -> float:
-        """How far the finished rate fell short of ``offered``, as a fraction."""
-        return max(0.0, (offered - self.achieved_rate) / offered) if offered > 0 else 0.0
-
-    def latency_report(self) -> LatencyReport:
-        """This client's distribution for :func:`sizing.load.latency.merge_latency`."""
-        return LatencyReport(
-            count=self.histogram.count if self.histogram else self.requests - self.failed,
-            min_ms=self.latency_min_ms,
-            max_ms=self.latency_max_ms,
-            mean_ms=self.latency_mean_ms,
-            cdf=tuple(sorted(self.latency_percentiles_ms.items())),
-            requests=self.requests,
-            errors=self.failed,
-            histogram=self.histogram,
-        )
-
-
 def _num(doc: Mapping[str, Any], key: str, where: str) -> float:
     v = doc.get(key)
     if v is None:
@@ -239,8 +182,10 @@ def parse_histogram(text: str) -> Histogram:
         raise OhaParseError(f"latency histogram is unreadable: {exc}") from exc
 
 
-def parse(json_text: str, hist_text: str | None = None) -> OhaResult:
-    """Parse ``oha --output-format json`` (and optionally ``latency_hist.py``'s output).
+def parse(json_text: str, hist_text: str | None = None) -> LoadResult:
+    """Parse ``oha --output-format json`` (and optionally ``latency_hist.py``'s output) as
+    a :class:`LoadResult`: ``requests`` counts every finished request (answered or
+    failed), ``rate`` the rate they finished at (oha's schedule is fixed: what it kept).
 
     Raises :class:`OhaParseError` naming what is missing when the text is not oha's JSON
     report or lacks the latencies, the counts or the run's length.
@@ -284,18 +229,23 @@ def parse(json_text: str, hist_text: str | None = None) -> OhaResult:
     for p in (99.9,):
         if pct.get(f"p{p:g}") is not None:
             percentiles[p] = 1000 * _num(pct, f"p{p:g}", "latencyPercentiles.")
-    return OhaResult(
+    bad = sum(n for code, n in codes.items() if not code.startswith(("2", "3")))
+    ok = requests - bad - sum(errors.values())
+    return LoadResult(
         requests=requests,
         duration_s=total_s,
-        achieved_rate=per_s,
-        success_rate=float(summary.get("successRate") or 0.0),
+        rate=per_s,
+        throughput=ok / total_s if total_s > 0 else 0.0,
+        success_ratio=float(summary.get("successRate") or 0.0),
         latency_min_ms=1000 * num(summary, "fastest", "summary."),
         latency_mean_ms=1000 * num(summary, "average", "summary."),
         latency_max_ms=1000 * num(summary, "slowest", "summary."),
         latency_percentiles_ms=percentiles,
-        bytes_in=int(summary.get("totalData") or 0),
+        bytes_read=int(summary.get("totalData") or 0),
         status_codes=codes,
+        non_2xx_3xx=bad,
         errors=errors,
+        error_messages=tuple(errors),
         histogram=parse_histogram(hist_text) if hist_text is not None else None,
     )
 
@@ -352,7 +302,7 @@ class OhaTool:
             return Command(cmd)
         return Command(cmd, then=[hist_argv(spec, f"{req.tool_dir}/latency_hist.py")])
 
-    def parse(self, out: CommandOutput) -> OhaResult:
+    def parse(self, out: CommandOutput) -> LoadResult:
         if not out.then:
             raise OhaParseError("latency_hist.py did not run")
         return parse(out.stdout, out.then[0].stdout)

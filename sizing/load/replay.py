@@ -17,8 +17,9 @@ format, read once and taken round robin. The list carries the mix:
   ``-session-tickets`` keeps a client session cache, so it resumes where the server lets it.
 
 The list is shuffled with a fixed seed: the same mix gives the same list, byte for byte.
-The report is vegeta's JSON report, read into the closed-loop figures wrk gives
-(:class:`~sizing.load.wrk.WrkResult`), so the throughput guards read it unchanged.
+The report is vegeta's JSON report (:mod:`sizing.load.vegeta_report`), read as closed-loop
+figures (a :class:`~sizing.load.result.LoadResult` of the answered requests), so the
+throughput guards read it as they read wrk's.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from dataclasses import dataclass
 from sizing.errors import UsageError
 from sizing.load.base import Capabilities, LoadRequest, ToolBuild, ToolInstall, window_timeout
 from sizing.load.latency import LatencyReport
-from sizing.load.vegeta import BUILT, VERSION, VegetaParseError, parse
-from sizing.load.wrk import WrkResult
+from sizing.load.result import LoadResult
+from sizing.load.vegeta_report import BUILT, VERSION, VegetaParseError, parse
 from sizing.loadproto import Command, CommandOutput
 from sizing.topology import cpulist
 
@@ -155,28 +156,29 @@ class ReplayTool:
     def summary(self, req: LoadRequest) -> list[str]:
         return self.argv(req)
 
-    def parse(self, out: CommandOutput) -> WrkResult:
+    def parse(self, out: CommandOutput) -> LoadResult:
         """vegeta's JSON report as closed-loop figures: every response counted (code 0,
-        a transport error, is a read error; other codes outside 2xx/3xx are non-2xx)."""
+        a transport error, is an error; other codes outside 2xx/3xx are non-2xx)."""
         if not out.then:
             raise VegetaParseError("vegeta's report did not run")
         got = parse(out.then[0].stdout)
-        codes = got.status_codes
-        transport = codes.get("0", 0)
-        answered = got.requests - transport
+        answered = got.requests - got.total_errors
         duration = got.duration_s + got.wait_s
-        return WrkResult(
+        return LoadResult(
             requests=answered,
             duration_s=duration,
-            bytes_read=got.bytes_in,
-            rps=answered / duration if duration > 0 else 0.0,
-            transfer_bps=got.bytes_in / duration if duration > 0 else 0.0,
+            bytes_read=got.bytes_read,
+            rate=answered / duration if duration > 0 else 0.0,
+            throughput=got.throughput,
+            transfer_bps=got.bytes_read / duration if duration > 0 else 0.0,
+            latency_min_ms=got.latency_min_ms,
             latency_mean_ms=got.latency_mean_ms,
-            latency_stdev_ms=0.0,
             latency_max_ms=got.latency_max_ms,
             latency_percentiles_ms=dict(got.latency_percentiles_ms),
-            errors_read=transport,
-            non_2xx_3xx=got.failed - transport,
+            errors=dict(got.errors),
+            non_2xx_3xx=got.non_2xx_3xx,
+            error_messages=got.error_messages,
+            status_codes=dict(got.status_codes),
         )
 
     def latency_report(self, out: CommandOutput) -> LatencyReport:

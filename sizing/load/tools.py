@@ -22,10 +22,11 @@ from sizing.load import DEFAULT_GENERATOR
 from sizing.load.base import Capabilities, LoadRequest, ToolBuild, ToolInstall
 from sizing.load.h2load import H2LOAD
 from sizing.load.latency import LatencyReport
-from sizing.load.oha import OHA, OhaResult, OhaTool
+from sizing.load.oha import OHA
 from sizing.load.replay import REPLAY
-from sizing.load.vegeta import VEGETA, VegetaResult, VegetaTool
-from sizing.load.wrk import WRK, WrkResult
+from sizing.load.result import LoadResult
+from sizing.load.vegeta import VEGETA
+from sizing.load.wrk import WRK
 from sizing.loadproto import Command, CommandOutput
 
 __all__ = [
@@ -39,25 +40,19 @@ __all__ = [
     "WRK",
     "Capabilities",
     "LoadRequest",
+    "LoadResult",
     "LoadTool",
-    "OpenLoopTool",
-    "RateResult",
     "ToolBuild",
     "ToolInstall",
     "builds",
     "built_for",
     "client_files",
     "pinned_cpus",
-    "ToolResult",
     "client_installs",
     "closed_loop_parse",
     "open_loop_tool",
     "tool",
 ]
-
-RateResult = OhaResult | VegetaResult  # an open-loop window's
-ToolResult = RateResult | WrkResult
-OpenLoopTool = OhaTool | VegetaTool
 
 
 class LoadTool(Protocol):
@@ -112,8 +107,9 @@ class LoadTool(Protocol):
         """The argv the plan prints for ``req`` (``sizing run --plan``)."""
         ...
 
-    def parse(self, out: CommandOutput) -> ToolResult:
-        """The command's output parsed, or a :class:`~sizing.errors.ToolError`."""
+    def parse(self, out: CommandOutput) -> LoadResult:
+        """The command's output parsed (every tool's the same type), or a
+        :class:`~sizing.errors.ToolError`."""
         ...
 
     def latency_report(self, out: CommandOutput) -> LatencyReport:
@@ -126,14 +122,10 @@ class LoadTool(Protocol):
 
 
 TOOLS: dict[str, LoadTool] = {t.name: t for t in (WRK, OHA, VEGETA, H2LOAD, REPLAY)}
-# the tools that say they run open loop (their results are the open-loop union's)
-OPEN_LOOP: dict[str, OpenLoopTool] = {
-    name: t
-    for name, t in TOOLS.items()
-    if t.capabilities.open_loop and isinstance(t, OhaTool | VegetaTool)
-}
+# the tools that say they run open loop (their capability; every tool's result is a LoadResult)
+OPEN_LOOP: dict[str, LoadTool] = {name: t for name, t in TOOLS.items() if t.capabilities.open_loop}
 # A fixed-rate profile whose generator runs closed loop is offered its rates by vegeta.
-DEFAULT_OPEN_LOOP: OpenLoopTool = VEGETA
+DEFAULT_OPEN_LOOP: LoadTool = VEGETA
 
 
 def tool(name: str) -> LoadTool:
@@ -144,15 +136,16 @@ def tool(name: str) -> LoadTool:
     return found
 
 
-def closed_loop_parse(generator: str, out: CommandOutput) -> WrkResult:
-    """A closed-loop window's output, parsed by its profile's generator (wrk's figures)."""
-    got = tool(generator).parse(out)
-    if not isinstance(got, WrkResult):
+def closed_loop_parse(generator: str, out: CommandOutput) -> LoadResult:
+    """A closed-loop window's output, parsed by its profile's generator; a generator whose
+    capabilities say it runs open loop does not measure closed-loop windows."""
+    found = tool(generator)
+    if found.capabilities.open_loop:
         raise UsageError(f"{generator} does not measure closed-loop windows")
-    return got
+    return found.parse(out)
 
 
-def open_loop_tool(generator: str) -> OpenLoopTool:
+def open_loop_tool(generator: str) -> LoadTool:
     """The tool that offers a fixed-rate profile's rates: its own generator when that runs
     open loop, else :data:`DEFAULT_OPEN_LOOP`."""
     return OPEN_LOOP.get(tool(generator).name, DEFAULT_OPEN_LOOP)

@@ -22,7 +22,8 @@ Go module proxy. Read from its ``lib/attack.go`` (v12.12.0):
 * The one way vegeta can still omit is a generator too slow to keep its own schedule (a
   saturated client CPU): the pacer then sends late and in bursts, and the lateness is not
   in the latencies. vegeta reports the rate it really sent at (``rate``); the sweep flags
-  a point whose sent rate falls short of the offered rate (:func:`VegetaResult.lag`).
+  a point whose sent rate falls short of the offered rate
+  (:meth:`~sizing.load.result.LoadResult.lag`).
 
 ``tests/integration/test_latency.py`` proves it against a server paused for a known time
 (its percentiles meet the bounds computed from the pause, wrk's closed loop does not).
@@ -30,19 +31,20 @@ Go module proxy. Read from its ``lib/attack.go`` (v12.12.0):
 A window runs ``vegeta attack -output FILE`` with the target on stdin, then two reports of
 the same results file: ``report -type=json`` (counts, rate, mean and percentiles, all in
 nanoseconds) and ``report -type=hdrplot`` (the latency distribution at a fine percentile
-grid, for merging several clients' distributions).
+grid, for merging several clients' distributions), read by
+:mod:`sizing.load.vegeta_report` (shared with the replay generator, which runs vegeta too).
 """
 
 from __future__ import annotations
 
-import json
 import math
-import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
-from sizing.errors import ToolError, UsageError
+from sizing.errors import UsageError
 from sizing.load.base import Capabilities, LoadRequest, ToolBuild, ToolInstall, window_timeout
 from sizing.load.latency import LatencyReport
+from sizing.load.result import LoadResult
+from sizing.load.vegeta_report import BUILT, VERSION, VegetaParseError, parse, parse_hdrplot
 from sizing.loadproto import Command, CommandOutput
 from sizing.topology import cpulist
 
@@ -50,9 +52,9 @@ __all__ = [
     "MAX_RATE_LAG",
     "VEGETA",
     "PLANNING_RATE_PER_CORE",
+    "BUILT",
     "VERSION",
     "VegetaParseError",
-    "VegetaResult",
     "VegetaSpec",
     "VegetaTool",
     "attack_argv",
@@ -62,29 +64,11 @@ __all__ = [
     "targets",
 ]
 
-VERSION = "v12.12.0"  # scripts/install-vegeta
-# scripts/install-vegeta builds it (a static binary), vegeta.yml copies it to the clients
-BUILT = ToolBuild(
-    binary="vegeta",
-    playbook="vegeta.yml",
-    extravar="sizing_vegeta_binary",
-    needs="Go >= 1.22",
-    time_words="about a minute",
-    # the fewest is none: Go's build cache, when it holds it, makes the build 0.5 s (37 s
-    # with only the module cache, about a minute cold; measured on 2 cores)
-    seconds=(0.0, 90.0),
-    bg_job="go-tools",
-    cost_words="about a minute cold, a second when Go's caches or the machine's copy hold it",
-)
 MAX_RATE_LAG = 0.02  # sent rate more than 2% below the offered rate: the client fell behind
 # The planning figure for sizing clients (requests/s one client core offers on schedule):
 # from benchmarks/generators on the 2-core development machine (7,500 sustained, collapsing
 # by 8,300), rounded down.
 PLANNING_RATE_PER_CORE = 7_000
-
-
-class VegetaParseError(ToolError):
-    """vegeta's report lacks a figure the run needs (vegeta failed, or the text is cut)."""
 
 
 @dataclass(frozen=True)
@@ -162,113 +146,6 @@ def report_argvs(spec: VegetaSpec, *, vegeta: str = "vegeta") -> list[list[str]]
 
 
 @dataclass(frozen=True)
-class VegetaResult:
-    """vegeta's report, normalised: times in ms (durations in s).
-
-    ``rate`` is the rate requests were really sent at; ``throughput`` the rate of
-    successful responses over the attack and the wait for the last ones. ``cdf`` holds
-    (percentile, ms) pairs from the hdrplot report (empty when it was not given).
-    """
-
-    requests: int
-    rate: float
-    throughput: float
-    success: float
-    duration_s: float
-    wait_s: float
-    latency_min_ms: float
-    latency_mean_ms: float
-    latency_max_ms: float
-    latency_percentiles_ms: dict[float, float]
-    bytes_in: int
-    status_codes: dict[str, int]
-    errors: tuple[str, ...] = ()
-    cdf: tuple[tuple[float, float], ...] = field(default=())
-
-    @property
-    def failed(self) -> int:
-        """Requests without a 2xx/3xx answer (code 0 is a transport error or timeout)."""
-        return sum(n for code, n in self.status_codes.items() if not code.startswith(("2", "3")))
-
-    def lag(self, offered: float) -> float:
-        """How far the sent rate fell short of ``offered``, as a fraction (0 = on time)."""
-        return max(0.0, (offered - self.rate) / offered) if offered > 0 else 0.0
-
-    def latency_report(self) -> LatencyReport:
-        """This client's distribution for :func:`sizing.load.latency.merge_latency`."""
-        return LatencyReport(
-            count=self.requests,
-            min_ms=self.latency_min_ms,
-            max_ms=self.latency_max_ms,
-            mean_ms=self.latency_mean_ms,
-            cdf=self.cdf or tuple(sorted(self.latency_percentiles_ms.items())),
-            requests=self.requests,
-            errors=self.failed,
-        )
-
-
-_NS_PER_MS = 1e6
-_PERCENTILES = {"50th": 50.0, "90th": 90.0, "95th": 95.0, "99th": 99.0}
-_HDR_LINE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)\s+(\d+)\s+(\S+)\s*$")
-
-
-def parse_hdrplot(text: str) -> tuple[tuple[float, float], ...]:
-    """(percentile 0-100, ms) pairs of ``report -type=hdrplot``; raises when none."""
-    out: list[tuple[float, float]] = []
-    for line in text.splitlines():
-        m = _HDR_LINE.match(line)
-        if m:
-            out.append((float(m.group(2)) * 100.0, float(m.group(1))))
-    if not out:
-        raise VegetaParseError("vegeta hdrplot report has no 'Value Percentile' lines")
-    return tuple(out)
-
-
-def parse(json_text: str, hdrplot_text: str | None = None) -> VegetaResult:
-    """Parse ``vegeta report -type=json`` (and optionally ``-type=hdrplot``).
-
-    Raises :class:`VegetaParseError` naming what is missing when the text is not vegeta's
-    JSON report or lacks the latencies, the request count or the rate.
-    """
-    text = json_text.strip()
-    if not text:
-        raise VegetaParseError("vegeta report is empty (the attack wrote no results)")
-    lines = [line for line in text.splitlines() if line.lstrip().startswith("{")]
-    if not lines:
-        raise VegetaParseError(f"vegeta report is not JSON: {text.splitlines()[0][:200]!r}")
-    try:
-        doc = json.loads(lines[-1])  # the report is one line; stray stderr lines are skipped
-    except ValueError as exc:
-        raise VegetaParseError(f"vegeta report is not JSON: {exc}") from exc
-    if not isinstance(doc, dict):
-        raise VegetaParseError("vegeta report is not a JSON object")
-    missing = [k for k in ("latencies", "requests", "rate", "throughput") if k not in doc]
-    lat = doc.get("latencies") or {}
-    missing += [f"latencies.{k}" for k in ("mean", "max", "min", *_PERCENTILES) if k not in lat]
-    if missing:
-        raise VegetaParseError("vegeta report lacks " + ", ".join(missing))
-    try:
-        return VegetaResult(
-            requests=int(doc["requests"]),
-            rate=float(doc["rate"]),
-            throughput=float(doc["throughput"]),
-            success=float(doc.get("success", 0.0)),
-            duration_s=float(doc.get("duration", 0)) / 1e9,
-            wait_s=float(doc.get("wait", 0)) / 1e9,
-            latency_min_ms=float(lat["min"]) / _NS_PER_MS,
-            latency_mean_ms=float(lat["mean"]) / _NS_PER_MS,
-            latency_max_ms=float(lat["max"]) / _NS_PER_MS,
-            latency_percentiles_ms={p: float(lat[k]) / _NS_PER_MS for k, p in _PERCENTILES.items()},
-            bytes_in=int((doc.get("bytes_in") or {}).get("total", 0)),
-            status_codes={str(k): int(v) for k, v in (doc.get("status_codes") or {}).items()},
-            errors=tuple(str(e) for e in (doc.get("errors") or [])),
-            cdf=parse_hdrplot(hdrplot_text) if hdrplot_text is not None else (),
-        )
-    except (TypeError, ValueError) as exc:
-        raise VegetaParseError(f"vegeta report has a malformed figure: {exc}") from exc
-
-
-@dataclass(frozen=True)
 class VegetaTool:
     """vegeta as a :class:`~sizing.load.base.LoadTool`: open loop, HTTP/1.1 and TLS; built
     and copied by sizing (``scripts/install-vegeta``), pinned."""
@@ -312,7 +189,7 @@ class VegetaTool:
             then=report_argvs(spec, vegeta=binary),
         )
 
-    def parse(self, out: CommandOutput) -> VegetaResult:
+    def parse(self, out: CommandOutput) -> LoadResult:
         then = out.then or []
         if len(then) < 2:
             raise VegetaParseError("vegeta's reports did not run")

@@ -22,11 +22,12 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sizing.errors import ToolError, UsageError
 from sizing.load.base import Capabilities, LoadRequest, ToolBuild, ToolInstall, first_version
 from sizing.load.latency import LatencyReport
+from sizing.load.result import LoadResult
 from sizing.loadproto import Command, CommandOutput
 from sizing.topology import cpulist
 
@@ -35,7 +36,6 @@ __all__ = [
     "LatencyReport",
     "WrkTool",
     "WrkParseError",
-    "WrkResult",
     "WrkSpec",
     "build_argv",
     "parse",
@@ -118,46 +118,6 @@ def build_argv(spec: WrkSpec, *, wrk: str = "wrk", pin_with: str = "taskset") ->
     return argv
 
 
-@dataclass(frozen=True)
-class WrkResult:
-    """wrk's report, normalised: times in ms (duration in s), sizes in bytes.
-
-    ``latency_percentiles_ms`` maps 50, 75, 90 and 99 to milliseconds when wrk ran with
-    ``--latency``, and is empty otherwise.
-    """
-
-    requests: int
-    duration_s: float
-    bytes_read: int
-    rps: float
-    transfer_bps: float
-    latency_mean_ms: float
-    latency_stdev_ms: float
-    latency_max_ms: float
-    latency_percentiles_ms: dict[float, float] = field(default_factory=dict)
-    errors_connect: int = 0
-    errors_read: int = 0
-    errors_write: int = 0
-    errors_timeout: int = 0
-    non_2xx_3xx: int = 0
-    threads: int = 0
-    connections: int = 0
-
-    @property
-    def total_errors(self) -> int:
-        """Socket errors of all kinds: connect, read, write and timeout."""
-        return self.errors_connect + self.errors_read + self.errors_write + self.errors_timeout
-
-    @property
-    def error_ratio(self) -> float:
-        """(socket errors + non-2xx/3xx responses) / requests.
-
-        Not bounded by 1: a server that goes away makes wrk count one write or read
-        error per reconnect attempt, many more than completed requests.
-        """
-        return (self.total_errors + self.non_2xx_3xx) / max(self.requests, 1)
-
-
 _TIME_MS = {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 60e3, "h": 3600e3}
 _BINARY = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
 
@@ -199,8 +159,8 @@ def _percentiles(lines: Sequence[str]) -> dict[float, float]:
     return result
 
 
-def parse(text: str) -> WrkResult:
-    """Parse wrk's report (its stdout; stderr mixed in is tolerated).
+def parse(text: str) -> LoadResult:
+    """Parse wrk's report (its stdout; stderr mixed in is tolerated) as a :class:`LoadResult`.
 
     Raises :class:`WrkParseError` naming what is missing when the threads line, the
     Latency line, the requests line, ``Requests/sec`` or ``Transfer/sec`` is absent, or
@@ -248,22 +208,25 @@ def parse(text: str) -> WrkResult:
         else (0, 0, 0, 0)
     )
     non2xx_m = _RE_NON2XX.search(text)
+    requests = int(requests_m.group(1))
+    duration_s = _ms(requests_m.group(2), requests_m.group(3)) / 1000.0
+    non_2xx_3xx = int(non2xx_m.group(1)) if non2xx_m else 0
+    # answered in time and not > 399: a late answer is counted in requests and as a timeout
+    succeeded = max(0, requests - non_2xx_3xx - timeout)
 
-    return WrkResult(
-        requests=int(requests_m.group(1)),
-        duration_s=_ms(requests_m.group(2), requests_m.group(3)) / 1000.0,
+    return LoadResult(
+        requests=requests,
+        duration_s=duration_s,
         bytes_read=round(_bytes(requests_m.group(4), requests_m.group(5))),
-        rps=float(rps_m.group(1)),
+        rate=float(rps_m.group(1)),
+        throughput=succeeded / duration_s if duration_s > 0 else 0.0,
         transfer_bps=_bytes(transfer_m.group(1), transfer_m.group(2)),
         latency_mean_ms=_ms(latency_m.group(1), latency_m.group(2)),
         latency_stdev_ms=_ms(latency_m.group(3), latency_m.group(4)),
         latency_max_ms=_ms(latency_m.group(5), latency_m.group(6)),
         latency_percentiles_ms=percentiles,
-        errors_connect=connect,
-        errors_read=read,
-        errors_write=write,
-        errors_timeout=timeout,
-        non_2xx_3xx=int(non2xx_m.group(1)) if non2xx_m else 0,
+        errors={"connect": connect, "read": read, "write": write, "timeout": timeout},
+        non_2xx_3xx=non_2xx_3xx,
         threads=int(threads_m.group(1)),
         connections=int(threads_m.group(2)),
     )
@@ -336,7 +299,7 @@ class WrkTool:
         then = [["wrk", "-v"]] if req.window else []
         return Command(self.summary(req), then=then)
 
-    def parse(self, out: CommandOutput) -> WrkResult:
+    def parse(self, out: CommandOutput) -> LoadResult:
         return parse(out.stdout)
 
     def latency_report(self, out: CommandOutput) -> LatencyReport:

@@ -61,7 +61,7 @@ from sizing.knee import (
     search,
 )
 from sizing.load.latency import LatencyReport
-from sizing.load.tools import OpenLoopTool, open_loop_tool
+from sizing.load.tools import LoadTool, open_loop_tool
 from sizing.measure.curve_verdicts import curve_flags
 from sizing.measure.evaluate import Measurement
 from sizing.measure.measure_context import MeasureContext
@@ -84,7 +84,7 @@ class RateCurve:
     latency reports, the soak series, the rates where the generator lagged."""
 
     runner: RateWindows
-    tool: OpenLoopTool
+    tool: LoadTool
     duration: float
     reps_per_rate: int
     samples: list[tuple[int, Sample]] = field(default_factory=list)

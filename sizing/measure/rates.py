@@ -11,7 +11,8 @@ from dataclasses import asdict, dataclass, replace
 from sizing.errors import ServerDied, SizingError, ToolError
 from sizing.knee import LatencyPoint
 from sizing.load.latency import LatencyReport, merge_latency
-from sizing.load.tools import RateResult, open_loop_tool
+from sizing.load.result import LoadResult
+from sizing.load.tools import open_loop_tool
 from sizing.loadproto import Command, LoadSpec, WindowOutput, WindowSpec
 from sizing.measure.cpu import client_cpus, window_cpu
 from sizing.measure.measure_context import MeasureContext
@@ -23,9 +24,6 @@ from sizing.plan.points import PlannedPoint
 from sizing.provision.platforms.base import Target
 from sizing.records import CpuWindow, HistogramRecord, SampleMeta, SoakRep
 
-Result = RateResult
-
-
 JUMP_FACTOR = 2.0  # a repetition whose p95 is 2x the median of the rate's others: a jump
 
 
@@ -34,7 +32,7 @@ class RateWindow:
     """One window at one rate, its clients' outputs parsed."""
 
     window: WindowSpec
-    results: list[Result]
+    results: list[LoadResult]
     problems: list[str]
     server_cpu: CpuWindow | None
     client_busy: dict[str, float]
@@ -100,7 +98,7 @@ class RateWindows:
 
     def _window(self, w: WindowSpec, outputs: dict[str, dict[int, WindowOutput]]) -> RateWindow:
         point, target = self.point, self.target
-        parsed: list[Result] = []
+        parsed: list[LoadResult] = []
         problems: list[str] = []
         client_busy: dict[str, float] = {}
         for c in point.clients:
@@ -166,7 +164,7 @@ def latency_point(
         requests=requests,
         errors=failed,
         status_codes=_sum_codes(results),
-        error_messages=tuple(sorted({e for r in results for e in r.errors})[:5]),
+        error_messages=tuple(sorted({e for r in results for e in r.error_messages})[:5]),
         latency_histogram=(
             HistogramRecord.parse(merged.histogram.to_json())
             if merged is not None and merged.histogram
@@ -180,7 +178,7 @@ def latency_point(
     return lp, meta, reports
 
 
-def _sum_codes(results: Sequence[Result]) -> dict[str, int]:
+def _sum_codes(results: Sequence[LoadResult]) -> dict[str, int]:
     out: dict[str, int] = {}
     for r in results:
         for code, n in r.status_codes.items():

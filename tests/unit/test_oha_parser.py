@@ -15,10 +15,11 @@ import pytest
 from sizing.errors import UsageError
 from sizing.load import oha
 from sizing.load.latency import HIST_GROWTH, merge_latency
+from sizing.load.result import LoadResult
 from sizing.paths import ROOT
 
 
-def _golden(data_dir: Path, name: str) -> oha.OhaResult:
+def _golden(data_dir: Path, name: str) -> LoadResult:
     d = data_dir / "oha"
     return oha.parse((d / f"{name}.json").read_text(), (d / f"{name}.hist.json").read_text())
 
@@ -32,9 +33,9 @@ def test_steady_report_in_milliseconds(data_dir: Path) -> None:
         assert r.latency_percentiles_ms[float(p)] == pytest.approx(want[f"p{p}_ms"])
     assert r.latency_mean_ms == pytest.approx(want["mean_ms"])
     assert r.latency_max_ms == pytest.approx(want["max_ms"])
-    assert r.achieved_rate == pytest.approx(want["achieved_rate"])
+    assert r.rate == pytest.approx(want["achieved_rate"])
     assert r.duration_s == pytest.approx(want["duration_s"])
-    assert r.lag(2000) < 0.01 and r.lag(4000) == pytest.approx(1 - r.achieved_rate / 4000)
+    assert r.lag(2000) < 0.01 and r.lag(4000) == pytest.approx(1 - r.rate / 4000)
     assert r.histogram is not None and r.histogram.count == want["hist_count"]
     # the histogram's percentiles are oha's own to the 1% bucket
     for p in (50.0, 95.0, 99.0):

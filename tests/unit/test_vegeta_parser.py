@@ -10,9 +10,10 @@ import pytest
 from sizing.errors import UsageError
 from sizing.load import vegeta
 from sizing.load.latency import merge_latency
+from sizing.load.result import LoadResult
 
 
-def _golden(data_dir: Path, name: str) -> vegeta.VegetaResult:
+def _golden(data_dir: Path, name: str) -> LoadResult:
     d = data_dir / "vegeta"
     return vegeta.parse((d / f"{name}.json").read_text(), (d / f"{name}.hdrplot").read_text())
 
@@ -38,8 +39,8 @@ def test_steady_report_in_milliseconds(data_dir: Path) -> None:
 def test_transport_errors_count_as_failed(data_dir: Path) -> None:
     r = _golden(data_dir, "refused_100rps_1s")
     assert r.status_codes == {"0": 100}
-    assert r.failed == 100 and r.success == 0.0
-    assert any("connection refused" in e for e in r.errors)
+    assert r.failed == 100 and r.success_ratio == 0.0
+    assert any("connection refused" in e for e in r.error_messages)
 
 
 def test_one_client_merges_to_itself(data_dir: Path) -> None:

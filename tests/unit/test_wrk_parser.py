@@ -16,7 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sizing.errors import ExitStatus, SizingError, UsageError
-from sizing.load.wrk import WrkParseError, WrkResult, WrkSpec, build_argv, parse
+from sizing.load.result import LoadResult
+from sizing.load.wrk import WrkParseError, WrkSpec, build_argv, parse
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "wrk"
 GOLDEN = sorted(DATA.glob("*.txt"))
@@ -55,7 +56,7 @@ def test_golden(path: Path) -> None:
             assert type(got) is type(value), name
 
 
-def _golden(name: str) -> WrkResult:
+def _golden(name: str) -> LoadResult:
     return parse((DATA / name).read_text())
 
 
@@ -96,15 +97,15 @@ def test_error_figures() -> None:
     assert _golden("redirect_302.txt").non_2xx_3xx == 0
 
     timeouts = _golden("timeouts_limit_rate.txt")  # all 8 answers came after --timeout 1s
-    assert timeouts.errors_timeout == 8 == timeouts.requests
+    assert timeouts.errors["timeout"] == 8 == timeouts.requests
     assert timeouts.latency_mean_ms == 0.0  # "-nan%" in +/- Stdev: nothing recorded
 
     killed = _golden("server_killed_midrun.txt")
-    assert (killed.errors_read, killed.errors_write) == (18, 194353)
+    assert (killed.errors["read"], killed.errors["write"]) == (18, 194353)
     assert killed.error_ratio > 1.0  # one error per reconnect attempt
 
     handmade = _golden("handmade_connect_errors.txt")
-    assert handmade.errors_connect == 7
+    assert handmade.errors["connect"] == 7
     assert handmade.total_errors == 7 + 18 + 194353 + 2
 
 
