@@ -23,8 +23,8 @@ lint: setup-dev lint-checks
 # re-checks only the files whose content differs (mypy compares hashes when mtimes differ).
 MYPY_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/sizing/mypy
 lint-checks:
-	.venv/bin/ruff check sizing tests benchmarks/* playbooks/files examples
-	.venv/bin/ruff format --check sizing tests benchmarks/* playbooks/files examples
+	.venv/bin/ruff check sizing tests benchmarks/* playbooks/files playbooks/callback_plugins examples
+	.venv/bin/ruff format --check sizing tests benchmarks/* playbooks/files playbooks/callback_plugins examples
 	MYPY_CACHE_DIR="$(MYPY_CACHE_DIR)" .venv/bin/mypy
 	.venv/bin/ansible-lint playbooks/
 	.venv/bin/lint-imports

@@ -25,10 +25,13 @@ from sizing.provision.runnerdir import private_dir, secret_values
 from sizing.signals import STOP_SIGNALS, SignalStop, held
 
 # Settings that keep Ansible quiet and cheap while load runs: the strategy loop polls its
-# workers every DEFAULT_INTERNAL_POLL_INTERVAL (1 ms by default), which would take CPU
-# from the server and the load generator on a small host.
+# workers every DEFAULT_INTERNAL_POLL_INTERVAL (1 ms by default), which took 8 to 10% of
+# the TLS handshakes of the local inventory's server (docs/validity.md, "Fidelity").
+# ansible-core reads that interval from an ansible.cfg only (ANSIBLE_INTERNAL_POLL_INTERVAL
+# was never read): playbooks/callback_plugins/sizing_poll.py sets it from
+# SIZING_ANSIBLE_POLL_INTERVAL, leaving a user's ansible.cfg theirs.
 ANSIBLE_ENV = {
-    "ANSIBLE_INTERNAL_POLL_INTERVAL": "0.05",
+    "SIZING_ANSIBLE_POLL_INTERVAL": "0.05",
     "ANSIBLE_RETRY_FILES_ENABLED": "False",
     "ANSIBLE_NOCOLOR": "True",
     "ANSIBLE_LOCALHOST_WARNING": "False",
@@ -233,7 +236,7 @@ def _envvars(playbook: str) -> dict[str, str]:
     """The environment of one ansible-playbook run."""
     envvars = dict(ANSIBLE_ENV)
     if playbook not in LOAD_PLAYBOOKS:  # nothing is measured meanwhile: answer each task fast
-        envvars["ANSIBLE_INTERNAL_POLL_INTERVAL"] = "0.005"
+        envvars["SIZING_ANSIBLE_POLL_INTERVAL"] = "0.005"
     envvars["ANSIBLE_ROLES_PATH"] = str(paths.PLAYBOOKS / "roles")
     cfg = ansible_config()
     if cfg is not None:
