@@ -111,7 +111,7 @@ def _write(db: Path, env: dict[str, Any], points: list[tuple[PointResult, list[A
     db.unlink(missing_ok=True)  # a store is appended to: start each one empty
     with Store(db) as store:
         run_id = store.start_run(
-            inventory="SIMULATED (examples/simulated.py): no figure was measured",
+            inventory="SIMULATED: no figure was measured (made up by simulated.py in examples)",
             argv=["examples/simulated.py"],
             tool_version="simulated",
             options={},

@@ -101,6 +101,13 @@ def test_every_figure_of_the_simulated_stores_says_it_is_simulated(tmp_path: Pat
         assert "measured basis" not in text.stdout + text.stderr, text.stdout
         rec = runner.invoke(app, ["recommend", *argv, *demand, "--json"])
         assert rec.exit_code == 0, rec.output
+        if name == "ceilings":  # the guide's cover and basis line say made up, never measured
+            out = tmp_path / f"{name}.md"
+            guide = runner.invoke(app, ["guide", *argv, *demand, "--out", str(out)])
+            assert guide.exit_code == 0, guide.output
+            md = out.read_text()
+            assert "**Simulated figures.**" in md and "Measured on your hosts" not in md
+            assert "Sized on figures measured" not in md and "measured with sizing run" not in md
         doc = json.loads(rec.stdout)
         figures = [f for c in [doc["recommendation"], *doc["alternatives"]] for f in c["figures"]]
         assert figures and all("simulated" in f["flags"] for f in figures)

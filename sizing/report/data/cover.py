@@ -1,8 +1,10 @@
 """What the guide's cover says it contains, in one voice (pure).
 
-One of three, never two at once:
+One of four, never two at once:
 
 - ``measured``: the guide is sized on figures measured on the hosts it names;
+- ``simulated``: the guide is sized on made-up figures (``examples/simulated.py``'s
+  example stores: every figure flagged ``simulated``), never called measured;
 - ``not-qualifying``: points were measured, but none qualifies for sizing (a virtualized
   host, an emulated guest, no valid figure, or a request the measured bases do not
   serve), so every figure is the published reference's, and the cover says why;
@@ -22,9 +24,10 @@ from sizing.engine.choice import Choice
 from sizing.model import Status
 from sizing.sources import RunData
 
-__all__ = ["Cover", "cover"]
+__all__ = ["SIMULATED", "Cover", "cover", "simulated"]
 
 MEASURED, NOT_QUALIFYING, REFERENCE = "measured", "not-qualifying", "reference"
+SIMULATED = "simulated"
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,13 @@ class Cover:
     @property
     def measured(self) -> bool:
         return self.kind == MEASURED
+
+
+def simulated(choice: Choice) -> bool:
+    """Whether every basis of ``choice`` that is not the published reference is made up
+    (:attr:`sizing.engine.basis.Basis.kind`): its figures are then never called measured."""
+    own = [b for b in choice.bases if b.origin != "reference"]
+    return bool(own) and all(b.kind == SIMULATED for b in own)
 
 
 def _measured_hosts(runs: Sequence[RunData]) -> tuple[str, ...]:
@@ -58,7 +68,7 @@ def cover(
     """The cover's statement (module docstring). ``measured_on`` are the body's hosts as
     what they are; ``left_out`` the hosts the body leaves out (:mod:`.scope`)."""
     if not reference_only:
-        return Cover(MEASURED, tuple(measured_on))
+        return Cover(SIMULATED if simulated(choice) else MEASURED, tuple(measured_on))
     named = tuple(measured_on) or _measured_hosts(runs) or tuple(x.host for x in left_out)
     if not named:
         return Cover(REFERENCE)

@@ -14,7 +14,7 @@ from sizing.engine.versus import PlatformComparison
 from sizing.model import Figure, FigureKind
 from sizing.report.data.about import about_facts, measured_on
 from sizing.report.data.certainty import certainty_section
-from sizing.report.data.cover import cover
+from sizing.report.data.cover import cover, simulated
 from sizing.report.data.curves import series_curves
 from sizing.report.data.format import MARKS, PLATFORM_LABELS, PROVENANCE_TEXT, inventory_name
 from sizing.report.data.gateway import gateway_section
@@ -80,7 +80,12 @@ def _sized_text(choice: Choice, basis: str, citation: str) -> str:
         )
     hosts = ", ".join(dict.fromkeys(h for b in measured for h in b.hosts))
     platforms, _, workload = described(measured)
-    text = f"Sized on figures measured with sizing on {hosts}: {platforms}; NGINX {workload}."
+    made = (
+        "made up for an example (examples/simulated.py), not measured,"
+        if simulated(choice)
+        else "measured with sizing"
+    )
+    text = f"Sized on figures {made} on {hosts}: {platforms}; NGINX {workload}."
     if published:
         platforms, hardware, workload = described(published)
         text += (
@@ -210,14 +215,16 @@ def build_guide(
         bases=basis_facts(choice),
         left_out=left_out,
         cover=cover(basis == FigureKind.REFERENCE, hosts, left_out, runs, choice),
-        **_page_one(request, catalog, result, versus, figures_from(basis, citation, hosts)),
+        **_page_one(request, catalog, result, versus, figures_from(basis, citation, hosts, choice)),
     )
 
 
-def figures_from(basis: str, citation: str, hosts: Sequence[str]) -> str:
+def figures_from(basis: str, citation: str, hosts: Sequence[str], choice: Choice) -> str:
     """Where the capacity figures come from, for the assumptions' source column."""
     if basis == FigureKind.REFERENCE:
         return f"published reference data: {citation}"
+    if simulated(choice):
+        return "made up for an example (examples/simulated.py), not measured: " + "; ".join(hosts)
     return "measured with sizing run on " + "; ".join(hosts)
 
 
