@@ -343,7 +343,7 @@ class Store(Connection):
                 # SQLite keeps a NaN as NULL: it reads back as NaN, out of range
                 v = r["value"]
                 by_point[int(r["point_id"])].append(math.nan if v is None else float(v))
-        versions = self._host_versions() if self.schema_version < MOVED_VERSIONS else {}
+        versions = self._host_versions(run_id) if self.schema_version < MOVED_VERSIONS else {}
         points = [
             self._decode(lambda r: point_from_row(r, versions.get(int(r["run_id"]))), r, "points")
             for r in rows
@@ -351,11 +351,13 @@ class Store(Connection):
         timed = {p: tuple(v) for p, v in by_point.items()}
         return with_ranges(with_run_drift(points, by_point), by_point), timed
 
-    def _host_versions(self) -> dict[int, dict[str, str]]:
-        """Each run's hosts' generator versions, in a database not migrated to schema 8
-        (opened read-only): its points read them as a migrated one's hold them."""
+    def _host_versions(self, run_id: int | None = None) -> dict[int, dict[str, str]]:
+        """Each run's hosts' generator versions (``run_id``'s alone when given), in a
+        database not migrated to schema 8 (opened read-only): its points read them as a
+        migrated one's hold them."""
+        where, args = ("", ()) if run_id is None else (" WHERE id = ?", (run_id,))
         with self._guard():
-            rows = self._db.execute("SELECT id, environment FROM runs").fetchall()
+            rows = self._db.execute(f"SELECT id, environment FROM runs{where}", args).fetchall()
         out: dict[int, dict[str, str]] = {}
         for r in rows:
             with contextlib.suppress(TypeError, ValueError):

@@ -123,7 +123,7 @@ def point_from_row(row: sqlite3.Row, versions: Mapping[str, str] | None = None) 
             key,
             row,
             json_column(row["flags"], list),
-            upgrade_point_version(json_column(row["metadata"], dict), versions or {}),
+            _upgraded(json_column(row["metadata"], dict), versions),
         ),
     )
 
@@ -167,3 +167,9 @@ def sample_from_row(row: sqlite3.Row) -> tuple[int, Sample]:
             SampleMeta.parse(json_column(row["metadata"], dict)),
         ),
     )
+
+
+def _upgraded(metadata: dict[str, Any], versions: Mapping[str, str] | None) -> dict[str, Any]:
+    """A point's metadata as schema 8 holds it: only a database not migrated gives the
+    hosts' ``versions`` (a migrated one's points hold their own)."""
+    return upgrade_point_version(metadata, versions) if versions else metadata
