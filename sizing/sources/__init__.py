@@ -29,7 +29,6 @@ from sizing.sources.bases import (
     hardware_of,
     measured_bases,
     reference_bases,
-    repetition_values,
     software_label,
 )
 from sizing.sources.declared import basis_prices, declared_of, record_declared
@@ -52,7 +51,6 @@ __all__ = [
     "nginx_template",
     "read_runs",
     "reference_bases",
-    "repetition_values",
     "software_label",
 ]
 

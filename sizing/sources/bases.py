@@ -25,7 +25,6 @@ from sizing.model import Figure, FigureKind, SizingMetric, Status, basis_platfor
 from sizing.profile_facts import ProfileFacts, bundled_facts, facts_of
 from sizing.records import DeclaredCpu, HostRecord, PointMeta
 from sizing.sources.pooling import combine, pool_hosts
-from sizing.store.drift_flag import timed_values
 from sizing.topology import Topology
 
 if TYPE_CHECKING:
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
     from sizing.engine import CostCatalog
     from sizing.engine.basis import Basis, Hardware, Price
     from sizing.engine.choice import Choice
-    from sizing.model import Figure, Sample
+    from sizing.model import Figure
     from sizing.sources.rundata import RunData
     from sizing.store import StoredPoint
 
@@ -182,12 +181,6 @@ def _workload_of(
         tps = _metric_of(defs, profile) is SizingMetric.TPS
         keepalive = _profile_field(profile, "keepalive", not tps, defs)
     return ROLES.get(str(role), str(role)), int(size), bool(keepalive)
-
-
-def repetition_values(samples: Sequence[tuple[int, Sample]]) -> list[float]:
-    """The timed repetitions' aggregate figures of a throughput point (not the warm-up,
-    not the per-client samples): the values the store tests for drift."""
-    return timed_values(samples)
 
 
 def measured_figure(
