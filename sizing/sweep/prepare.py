@@ -17,7 +17,7 @@ from sizing.model import PointKey, family_of
 from sizing.plan.document import PlanDocument
 from sizing.plan.dryrun import plan_document
 from sizing.plan.estimate import Span
-from sizing.plan.pairs import Pair, find_pairs
+from sizing.plan.pairs import Pair, PairNote, find_pairs
 from sizing.plan.points import PlannedPoint, build_plan
 from sizing.plan.preflight import check_plan, offline_checks, same_address
 from sizing.plan.settings import Schedule
@@ -303,25 +303,21 @@ def plan_of(ctx: RunContext, sweep: Sweep, *, detail: bool = True) -> PlanDocume
     p = sweep.prepared
     if p is None:  # pragma: no cover - the dry run runs the first stage first
         raise RuntimeError("the plan's document is written before the plan is made")
-    planned = list(sweep.planned)
-    pairs = find_pairs(
-        planned, ctx.inventory, dict(sweep.placement), set(sweep.done), unpaired=opts.unpaired
-    )
-    todo = [q for q in planned if not q.skipped and q.key not in sweep.done]
+    todo = [q for q in sweep.todo if not q.skipped]
     return plan_document(
         opts.settings,
         opts.resume_run,
         ctx.inventory,
         p.hosts,
-        dict(sweep.facts),
-        planned,
-        set(sweep.done),
+        sweep.facts,
+        sweep.planned,
+        sweep.done,
         p.unreachable,
         p.checks,
         probed=p.probed,
         detail=detail,
-        stands_for={k: list(v) for k, v in sweep.stands_for.items()},
-        pairs=pairs,
+        stands_for=sweep.stands_for,
+        pairs=_pairs(ctx, sweep),
         once=once_parts(ctx, sweep, todo),
     )
 
@@ -347,27 +343,27 @@ def once_parts(
     built = build_seconds(gens)
     if built[1] > 0:
         parts.append(("building the load generators", built))
-    placement, facts = dict(sweep.placement), dict(sweep.facts)
-    if ceiling_jobs(todo, facts, placement):
+    if ceiling_jobs(todo, sweep.facts, sweep.placement):
         parts.append(("the crypto ceiling", (0.0 if ctx.opts.resume_run else 2.0, CEILING_S[1])))
-    if not clients_ready(todo, list(placement), facts):
+    if not clients_ready(todo, list(sweep.placement), sweep.facts):
         parts.append(("preparing the clients", CLIENTS_S))
     for gen in sorted({p.profile.generator for p in todo if p.profile.mode == "fixed-rate"}):
         parts.append((f"copying {gen} to the clients", GENERATOR_COPY_S))
     return parts
 
 
+def _pairs(ctx: RunContext, sweep: Sweep) -> tuple[list[Pair], list[PairNote]]:
+    """:func:`find_pairs` of the sweep's plan, as the run and its dry run both ask."""
+    return find_pairs(
+        sweep.planned, ctx.inventory, sweep.placement, sweep.done, unpaired=ctx.opts.unpaired
+    )
+
+
 def run_pairs(ctx: RunContext, sweep: Sweep) -> list[Pair]:
     """The run's pairs of ``sweep.planned`` (none with ``--unpaired``); why a leg that
     could have had a partner has none is said once, before any load. ``sweep.done``: the
     points ``--resume`` leaves alone."""
-    pairs, notes = find_pairs(
-        list(sweep.planned),
-        ctx.inventory,
-        dict(sweep.placement),
-        set(sweep.done),
-        unpaired=ctx.opts.unpaired,
-    )
+    pairs, notes = _pairs(ctx, sweep)
     for note in notes:
         ctx.progress.info(f"{note.point}: {note.reason}")
     if pairs:

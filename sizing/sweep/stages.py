@@ -25,7 +25,6 @@ from sizing.measure.checks import against_ceiling
 from sizing.model import SERVER_DIED, PointKey, PointResult, RunStatus, Status
 from sizing.plan.dryrun import estimate_of, estimate_words
 from sizing.plan.estimate import budget
-from sizing.plan.points import PlannedPoint
 from sizing.provision.ceiling import CeilingJob, ceiling_jobs, measure_ceilings
 from sizing.provision.hostsafety import owner_record, process_gone, took_over_text
 from sizing.provision.tools import build_generators, prepare_clients
@@ -122,7 +121,7 @@ def check_and_pair(ctx: RunContext, run: OpenRun, sweep: Sweep) -> Sweep:
 def start_tools(ctx: RunContext, run: OpenRun, sweep: Sweep) -> Sweep:
     """Build the load generators the points need, measure the crypto ceilings and prepare
     the clients (the window runner, the load generators): ``sweep`` with the ceilings."""
-    plan = list(sweep.plan)
+    plan = sweep.plan
     todo = [p for p in plan if not p.skipped]
     if not todo:
         return sweep
@@ -132,7 +131,7 @@ def start_tools(ctx: RunContext, run: OpenRun, sweep: Sweep) -> Sweep:
     ceilings = _ceilings(ctx, run, sweep)
     ctx.progress.step("preparing load generators")
     guests = list(sweep.placement)
-    for host, why in prepare_clients(ctx.playbooks, plan, guests, dict(sweep.facts)).items():
+    for host, why in prepare_clients(ctx.playbooks, plan, guests, sweep.facts).items():
         ctx.ledger.health.mark_broken(host, why)
     return replace(sweep, ceilings=frozen_map(ceilings))
 
@@ -279,9 +278,8 @@ def _ceilings(ctx: RunContext, run: OpenRun, sweep: Sweep) -> dict[str, HostCeil
     run and before any nginx runs there, and keep it with the hosts' facts; returns what
     each point is checked against. A resumed run keeps what its first part measured of the
     same operations on the same CPUs."""
-    plan: list[PlannedPoint] = list(sweep.plan)
-    placement = dict(sweep.placement)
-    jobs = ceiling_jobs(plan, dict(sweep.facts), placement)
+    plan, placement = sweep.plan, sweep.placement
+    jobs = ceiling_jobs(plan, sweep.facts, placement)
     if not jobs:
         return {}
     env = run.store.get_run(run.run_id).environment
