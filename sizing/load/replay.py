@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sizing.errors import UsageError
 from sizing.load.base import Capabilities, LoadRequest, ToolBuild, ToolInstall, window_timeout
@@ -164,21 +164,17 @@ class ReplayTool:
         got = parse(out.then[0].stdout)
         answered = got.requests - got.total_errors
         duration = got.duration_s + got.wait_s
-        return LoadResult(
+        # vegeta's own report, answered requests over the attack and its wait (every field
+        # it has kept, so none a LoadResult gains later is dropped here)
+        return replace(
+            got,
             requests=answered,
             duration_s=duration,
-            bytes_read=got.bytes_read,
             rate=answered / duration if duration > 0 else 0.0,
-            throughput=got.throughput,
             transfer_bps=got.bytes_read / duration if duration > 0 else 0.0,
-            latency_min_ms=got.latency_min_ms,
-            latency_mean_ms=got.latency_mean_ms,
-            latency_max_ms=got.latency_max_ms,
-            latency_percentiles_ms=dict(got.latency_percentiles_ms),
-            errors=dict(got.errors),
-            non_2xx_3xx=got.non_2xx_3xx,
-            error_messages=got.error_messages,
-            status_codes=dict(got.status_codes),
+            success_ratio=None,
+            wait_s=0.0,
+            latency_count=None,
         )
 
     def latency_report(self, out: CommandOutput) -> LatencyReport:
