@@ -158,7 +158,7 @@ def test_plan_prints_points_hosts_and_commands_without_running(
         "--db",
         str(db),
     )
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 0, result.stderr + result.stdout
     doc = json.loads(result.stdout)
     assert [h["name"] for h in doc["hosts"] if h["reachable"]] == ["sz-srv", "sz-c1", "sz-c2"]
     assert doc["preflight"] == []
@@ -180,7 +180,7 @@ def test_plan_prints_points_hosts_and_commands_without_running(
         "--probe",
         "--verbose",
     )
-    assert text.exit_code == 0, text.stderr
+    assert text.exit_code == 0, text.stderr + text.stdout
     assert "sz-c2 (CPUs 1): taskset -c 1 wrk -t1 -c50" in text.stdout
     assert "-H 'Connection: close'" in text.stdout
     assert "pre-flight: all checks pass" in text.stdout
