@@ -5,4 +5,9 @@ stores every figure with its metadata, and turns the figures into cost-per-throu
 tables, recommendations and printable sizing guides.
 """
 
+from sizing.classcode import install as _install_classcode
+
 __version__ = "0.1.0"
+
+# the methods dataclasses writes, compiled once and kept beside the bytecode
+_install_classcode()
