@@ -53,6 +53,18 @@ APP_NAME = "sizing"
 DB_NAME = "sizing.sqlite"
 
 
+def profile_file(name: str, root: Path | None = None) -> tuple[Path | None, str | None]:
+    """The file a ``--profile`` name means, and the name its document must carry: a
+    ``.yml``/``.yaml`` file by path (any name: None), else the file of ``root`` whose stem
+    is ``name`` (its document must be named so too; ``root`` None: the bundled profiles),
+    else ``(None, name)``."""
+    root = PROFILES if root is None else root
+    candidate = Path(name)
+    if candidate.suffix in (".yml", ".yaml") and candidate.exists():
+        return candidate, None
+    return next((f for f in sorted(root.glob("*.yml")) if f.stem == name), None), name
+
+
 def data_dir() -> Path:
     """The user's data directory for sizing (not created here)."""
     from platformdirs import user_data_path  # imported when a command needs the store

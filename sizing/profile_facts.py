@@ -168,15 +168,8 @@ def bundled_facts(name: str) -> ProfileFacts:
 @functools.cache
 def _bundled(root: Path, name: str) -> ProfileFacts:
     # once per profiles folder and name: every stored point asks, the files do not change.
-    # The file sizing.profiles.load would read: a profile file by path, else the bundled
-    # file of that name, whose own name must be it
-    candidate = Path(name)
-    if candidate.suffix in (".yml", ".yaml") and candidate.exists():
-        found: Path | None = candidate
-        named = None
-    else:
-        found = next((f for f in sorted(root.glob("*.yml")) if f.stem == name), None)
-        named = name
+    # The file sizing.profiles.load reads (paths.profile_file, for both)
+    found, named = paths.profile_file(name, root)
     if found is not None:
         try:
             fast = fast_facts(read_yaml(found, "profile"))

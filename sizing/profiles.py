@@ -148,15 +148,12 @@ def load_file(path: Path) -> Profile:
 
 def load(name: str) -> Profile:
     """Load a bundled profile by name, or a profile file by path."""
-    candidate = Path(name)
-    if candidate.suffix in (".yml", ".yaml") and candidate.exists():
-        return load_file(candidate)
-    for f in sorted(paths.PROFILES.glob("*.yml")):
-        if f.stem == name:
-            prof = load_file(f)
-            if prof.name != name:
-                raise InputError(str(f), [f"name: {prof.name!r} does not match the file name"])
-            return prof
+    found, named = paths.profile_file(name)
+    if found is not None:
+        prof = load_file(found)
+        if named is not None and prof.name != named:
+            raise InputError(str(found), [f"name: {prof.name!r} does not match the file name"])
+        return prof
     known = ", ".join(available()) or "none"
     raise UsageError(f"unknown profile {name!r} (available: {known})")
 
