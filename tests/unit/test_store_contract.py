@@ -3,7 +3,8 @@ and a new database on the session's throwaway PostgreSQL cluster; tests/conftest
 never asks which engine it got. What holds for one holds for the other: the schema's
 version and the refusal of a newer one, append-only runs and points, a resumed run, the
 import of recovered points, the migrations from every earlier version, one line for a
-damaged row, and the commands above the store reading the same figures.
+damaged row, schema 8's move of a host's generator version onto its points (old rows),
+and the commands above the store reading the same figures.
 
 Real engines both (SQLite, and Debian's PostgreSQL server started by the test session);
 no mock.
@@ -207,6 +208,55 @@ def test_migrating_from_every_earlier_version(store_url: Database, version: int)
         assert run.owner is not None and run.owner.pid == 7
         assert "owner" not in run.options.verbatim_unknown
         assert ("k=v" in run.argv) is (version >= 5)  # redacted by migration 5
+
+
+def test_schema_8_moves_a_hosts_generator_version_onto_its_points(store_url: Database) -> None:
+    """Schema 8 (issue 60) on old rows, on either engine: the generator version a run's
+    hosts kept moves onto the points measured from them, and what cannot be mended says
+    why in ``tool_mended``; a read-only reading (never migrated) reads the same."""
+    db = connect(store_url)
+    for migrate in MIGRATIONS[:7]:
+        migrate(db)
+    db.execute("PRAGMA user_version = 7")
+    environment = {
+        "srv": {"kernel": "6.1", "wrk_version": "4.1.0"},
+        "c1": {"kernel": "6.1", "wrk_version": "4.1.0"},
+        "c2": {"kernel": "6.1", "wrk_version": "4.2.0"},
+    }
+    db.execute(
+        "INSERT INTO runs (started_at, finished_at, status, inventory, argv, tool_version,"
+        " options, environment, note) VALUES (1.0, 2.0, 'complete', 'inv.yml', '[]', '0.1',"
+        " '{}', ?, '')",
+        (json.dumps(environment),),
+    )
+    records = {
+        "rps": {"tool": "wrk", "clients": ["c1"]},
+        "tps": {"tool": "wrk", "clients": ["c1", "c2"]},
+        "static-rps": {"nginx": "1.22"},
+        "proxy": {"tool": "wrk", "tool_version": "4.2.1", "clients": ["c1"]},
+    }
+    for profile, meta in records.items():
+        db.execute(
+            "INSERT INTO points (run_id, created_at, host, platform, cores, ht, profile,"
+            " status, value, unit, repetitions, metadata) VALUES (1, 1.5, 'srv', 'baremetal',"
+            " 1, 'off', ?, 'measured', 1.0, 'req/s', 3, ?)",
+            (profile, json.dumps(meta)),
+        )
+    db.commit()
+    db.close()
+    for opener in (Store.open_readonly, Store):
+        with opener(store_url) as store:
+            env = {p.result.key.profile: p.result.metadata.env for p in store.points(1)}
+            hosts = store.get_run(1).environment
+            version = store.schema_version
+        assert version == (7 if opener == Store.open_readonly else SCHEMA_VERSION)
+        assert (env["rps"].tool_version, env["rps"].measured_by) == ("4.1.0", "wrk 4.1.0")
+        assert "host facts (schema 8)" in (env["rps"].tool_mended or "")
+        assert env["tps"].tool_version is None
+        assert "4.1.0, 4.2.0" in (env["tps"].tool_mended or "")
+        assert "no generator recorded" in (env["static-rps"].tool_mended or "")
+        assert (env["proxy"].tool_version, env["proxy"].tool_mended) == ("4.2.1", None)
+        assert all(h.verbatim_facts == {} for h in hosts.values())
 
 
 def test_a_damaged_row_is_one_line_naming_it(store_url: Database) -> None:

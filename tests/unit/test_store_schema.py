@@ -444,7 +444,7 @@ def test_a_hosts_generator_version_moves_onto_its_points(tmp_path: Path) -> None
         # no host keeps a generator's version, not even as a foreign fact
         assert {h.kernel for h in hosts.values()} == {"6.1"}
         assert all(h.verbatim_facts == {} for h in hosts.values())
-        if opener is Store.open_readonly:
+        if opener == Store.open_readonly:
             assert digest(path) == before
     db = sqlite3.connect(path)
     (raw_env,) = db.execute("SELECT environment FROM runs").fetchone()
