@@ -25,7 +25,8 @@ drawn around known curves), every host's name starting ``simulated-``:
 - ``lab.sqlite``: a PowerEdge ``simulated-r640-01`` (Xeon Gold 6248, 2 x 20 cores) and its
   ESXi guest, ``rps`` and ``tps`` at 1, 2, 4 and 8 cores, HT off and on, 10 repetitions;
 - ``gateway-lab.sqlite``: that host alone, HT off, load balancing and an API gateway's calls
-  (``api-jwt``), its inventory declaring a price of $9,000;
+  (``api-jwt``), its inventory declaring a price of $9,000; ``lb-lab.sqlite``: the same
+  without the gateway's calls;
 - ``roles-lab.sqlite``: the host with ESXi and KVM guests, two runs: load balancing, then a
   reverse proxy (5 repetitions each).
 """
@@ -177,21 +178,21 @@ def lab_store(db: Path, *runs: dict[str, Any]) -> Path:
     return db
 
 
+# the gateway's lab: the host alone, HT off, load balancing (and its calls), priced
+GATEWAY: dict[str, Any] = {
+    "guests": False,
+    "ht": ("off",),
+    "role": "load-balance",
+    "price_usd": 9000.0,
+}
+
 STORES: dict[str, Callable[[Path], Path]] = {
     "ceilings": lambda db: tps_store(db, 1000.0),
     "ceiling-bound": lambda db: tps_store(db, 500.0),
     "contended": contended_store,
     "lab": lambda db: lab_store(db, {"role": "load-balance"}),
-    "gateway-lab": lambda db: lab_store(
-        db,
-        {
-            "profiles": ("rps", "tps", "api-jwt"),
-            "guests": False,
-            "ht": ("off",),
-            "role": "load-balance",
-            "price_usd": 9000.0,
-        },
-    ),
+    "gateway-lab": lambda db: lab_store(db, {**GATEWAY, "profiles": ("rps", "tps", "api-jwt")}),
+    "lb-lab": lambda db: lab_store(db, GATEWAY),
     "roles-lab": lambda db: lab_store(
         db,
         *(
