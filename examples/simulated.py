@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write the SIMULATED results databases that docs/ceilings.md and docs/engine.md size on.
+"""Write the SIMULATED results databases that docs/ceilings.md, engine.md and recommend.md size on.
 
 No figure in them was measured: each point's repetitions are made-up numbers around a chosen
 curve, stored through sizing's own Store API as a run stores them, so that a reader can run
@@ -18,6 +18,17 @@ The stores (``tests/unit/test_docs.py`` builds the same ones to run the pages):
   openssl reports in ``tests/integration/test_ceiling.py``): above the ceiling, held down;
 - ``contended.sqlite``: requests at 30,000, 57,000 and 100,000/s at 1, 2 and 4 cores (3
   repetitions each): a series that bends under contention.
+
+and the labs of docs/recommend.md, made by ``examples/labdb.py`` (the tests' lab, its figures
+drawn around known curves), every host's name starting ``simulated-``:
+
+- ``lab.sqlite``: a PowerEdge ``simulated-r640-01`` (Xeon Gold 6248, 2 x 20 cores) and its
+  ESXi guest, ``rps`` and ``tps`` at 1, 2, 4 and 8 cores, HT off and on, 10 repetitions;
+- ``gateway-lab.sqlite``: that host alone, HT off, load balancing and an API gateway's calls
+  (``api-jwt``), its inventory declaring a price of $9,000; ``lb-lab.sqlite``: the same
+  without the gateway's calls;
+- ``roles-lab.sqlite``: the host with ESXi and KVM guests, two runs: load balancing, then a
+  reverse proxy (5 repetitions each).
 """
 
 from __future__ import annotations
@@ -32,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
+from examples.labdb import build_lab  # noqa: E402
 from sizing.model import PointKey, PointResult, Sample, Status  # noqa: E402
 from sizing.records import PointMeta, SampleMeta  # noqa: E402
 from sizing.store import Store  # noqa: E402
@@ -106,12 +118,15 @@ def _point(cores: int, profile: str, reps: Sequence[float]) -> tuple[PointResult
     return result, samples
 
 
+INVENTORY = "SIMULATED: no figure was measured (made up by simulated.py in examples)"
+
+
 def _write(db: Path, env: dict[str, Any], points: list[tuple[PointResult, list[Any]]]) -> Path:
     db.parent.mkdir(parents=True, exist_ok=True)
     db.unlink(missing_ok=True)  # a store is appended to: start each one empty
     with Store(db) as store:
         run_id = store.start_run(
-            inventory="SIMULATED: no figure was measured (made up by simulated.py in examples)",
+            inventory=INVENTORY,
             argv=["examples/simulated.py"],
             tool_version="simulated",
             options={},
@@ -140,10 +155,51 @@ def contended_store(db: Path) -> Path:
     return _write(db, _environment(None), points)
 
 
+# a lab store's inventory: one word, because the run an answer names to size a server on its
+# own figures is typed with it (``sizing run -i SIMULATED --cores 20,40``), and it says it
+LAB_INVENTORY = "SIMULATED"
+
+
+def lab_store(db: Path, *runs: dict[str, Any]) -> Path:
+    """The tests' lab (``examples/labdb.py``), one run per ``runs`` entry (its keywords),
+    every host ``simulated-...`` and every point flagged ``simulated``."""
+    db.parent.mkdir(parents=True, exist_ok=True)
+    db.unlink(missing_ok=True)
+    for kw in runs:
+        build_lab(
+            db,
+            inventory=LAB_INVENTORY,
+            argv=["examples/simulated.py"],
+            tool_version="simulated",
+            prefix="simulated-",
+            flags=(FLAG,),
+            **kw,
+        )
+    return db
+
+
+# the gateway's lab: the host alone, HT off, load balancing (and its calls), priced
+GATEWAY: dict[str, Any] = {
+    "guests": False,
+    "ht": ("off",),
+    "role": "load-balance",
+    "price_usd": 9000.0,
+}
+
 STORES: dict[str, Callable[[Path], Path]] = {
     "ceilings": lambda db: tps_store(db, 1000.0),
     "ceiling-bound": lambda db: tps_store(db, 500.0),
     "contended": contended_store,
+    "lab": lambda db: lab_store(db, {"role": "load-balance"}),
+    "gateway-lab": lambda db: lab_store(db, {**GATEWAY, "profiles": ("rps", "tps", "api-jwt")}),
+    "lb-lab": lambda db: lab_store(db, GATEWAY),
+    "roles-lab": lambda db: lab_store(
+        db,
+        *(
+            {"reps": 5, "kvm": True, "role": r, "seed": s}
+            for s, r in ((1, "load-balance"), (2, "proxy"))
+        ),
+    ),
 }
 
 

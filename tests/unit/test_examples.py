@@ -84,15 +84,17 @@ def test_every_figure_of_the_simulated_stores_says_it_is_simulated(tmp_path: Pat
     for name in SIMULATED.STORES:
         db = tmp_path / f"{name}.sqlite"
         with Store(db) as store:
-            (run,) = store.runs()
-            points = store.points(run.id)
+            points = [p for run in store.runs() for p in store.points(run.id)]
         assert points and all("simulated" in p.result.flags for p in points)
         assert all(p.result.key.host.startswith("simulated-") for p in points)
         argv = ["--db", str(db), "--source", "measured", "--article-prices"]
         table = runner.invoke(app, ["table", *argv, "--allow-extrapolation"])
         assert table.exit_code == 0, table.output
-        rows = [x for x in table.stdout.splitlines() if re.match(r"\s+\d+\s+\$", x)]
-        assert rows and all("simulated" in x for x in rows), table.stdout
+        rows = [x for x in table.stdout.splitlines() if re.match(r"\s+\d+ {2,}\S", x)]
+        # every figure of a row is marked simulated (a lab's wide table goes on in panels
+        # whose rows may hold only ratios of them: an HT gain, a guest's overhead)
+        assert any("simulated" in x for x in rows), table.stdout
+        assert not [x for x in rows if re.search(r"\d [a-z]\b(?! \(simulated\b)", x)], table.stdout
         # its basis is a simulated one, never called measured (table and recommend alike)
         said = table.stdout + table.stderr
         assert "simulated basis" in said and "measured basis" not in said, said
@@ -111,4 +113,4 @@ def test_every_figure_of_the_simulated_stores_says_it_is_simulated(tmp_path: Pat
         doc = json.loads(rec.stdout)
         figures = [f for c in [doc["recommendation"], *doc["alternatives"]] for f in c["figures"]]
         assert figures and all("simulated" in f["flags"] for f in figures)
-        assert doc["recommendation"]["basis"].startswith("simulated-r640/")
+        assert doc["recommendation"]["basis"].startswith("simulated-r640")
