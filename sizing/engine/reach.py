@@ -21,6 +21,7 @@ to the most any smaller count of the same series carries (:func:`envelope`).
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -179,7 +180,7 @@ def measure_hint(
     counts = [per, cores] if sockets > 1 else [cores]
     note = ""
     ht = "off" if threads == 1 else "both"
-    inv = f"-i {inventory} " if inventory else "-i INVENTORY "
+    inv = f"-i {shlex.quote(inventory)} " if inventory else "-i INVENTORY "
     if host is not None:
         h_sockets, h_per = host
         room = h_sockets * h_per - (1 if own_client else 0)

@@ -12,15 +12,19 @@ generated catalog of 1- and 2-socket servers is sized on every basis.
 from __future__ import annotations
 
 import math
+import shlex
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sizing.catalog import load_reference
 from sizing.engine import Demand, recommend
 from sizing.engine.costs import CostCatalog, ServerOffer
 from sizing.engine.figures import build_series
 from sizing.engine.predict import bootstrap, remembering
+from sizing.engine.reach import measure_hint
 from sizing.engine.series import Series
 from sizing.model import Figure, FigureKind
 from sizing.sources import read_runs
@@ -141,3 +145,15 @@ def test_a_generated_catalog_is_sized_on_every_basis_and_more_cores_never_carry_
             for a, b in zip(configs, configs[1:], strict=False):
                 for fa, fb in zip(a.figures, b.figures, strict=True):
                     assert fb.conservative >= fa.conservative * (1 - 1e-9), (a, b)
+
+
+@settings(max_examples=60, deadline=None)
+@given(inventory=st.text(min_size=1, max_size=40), cores=st.integers(1, 128))
+def test_the_run_named_is_typed_as_printed_whatever_the_inventory(
+    inventory: str, cores: int
+) -> None:
+    """The suggested run is one a shell reads back with the inventory as one argument: a
+    path with spaces, quotes or a colon (an example store's inventory text) stays whole."""
+    command, _ = measure_hint(cores, 2, inventory)
+    argv = shlex.split(command)
+    assert argv[:4] == ["sizing", "run", "-i", inventory]
