@@ -94,6 +94,7 @@ class Overhead:
     paired: bool
     source: str  # measured | reference (observed figures only)
     platform: str = ""  # the guest's platform (esxi, kvm); "" read as the compared guest's
+    simulated: bool = False  # its figures are an example store's, made up (never "measured")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -107,6 +108,7 @@ class Overhead:
             "paired": self.paired,
             "source": self.source,
             "platform": self.platform,
+            "simulated": self.simulated,
         }
 
 
@@ -183,7 +185,6 @@ def overheads(table: SizingTable, guest: str) -> tuple[Overhead, ...]:
             if c.platform != guest or o is None or c.source not in OBSERVED:
                 continue
             low, high = o.share_interval or (None, None)
-            out.append(
-                Overhead(c.profile, c.ht, c.cores, o.share, low, high, o.pairs > 0, c.source, guest)
-            )
+            share = (c.profile, c.ht, c.cores, o.share, low, high, o.pairs > 0, c.source, guest)
+            out.append(Overhead(*share, simulated="simulated" in c.flags))
     return tuple(sorted(out, key=lambda o: (o.profile, o.ht, o.cores)))

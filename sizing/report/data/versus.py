@@ -72,6 +72,8 @@ def _share(o: Overhead) -> str:
 def _how(o: Overhead) -> str:
     if o.source == "reference":
         return "published"
+    if o.simulated:  # an example store's made-up figures are never called measured
+        return "simulated, paired" if o.paired else "simulated, in separate runs, unpaired"
     return "paired measurement" if o.paired else "measured in separate runs, unpaired"
 
 
