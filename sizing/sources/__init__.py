@@ -165,6 +165,8 @@ def load_bases(
         runs = read_runs(path, where.runs if with_runs else (), samples=with_runs)
         if not runs:
             note = "nothing measured yet"
+            if where.db is not None and not Store.exists(path):  # a --db named, not there
+                note = f"no results database at {path}"
         # runs recorded before the sweep kept what their inventory declares get it once,
         # so that no later read-only command reads an inventory (through Ansible) again
         Store.backfill_environment(path, record_declared(runs))

@@ -70,6 +70,18 @@ def test_recommend_on_a_fresh_install_uses_reference_data(db: Path) -> None:
     assert not db.exists()  # looking did not create the database
 
 
+def test_a_db_named_that_is_not_there_is_said_beside_the_reference_answer(
+    db: Path, tmp_path: Path
+) -> None:
+    """A --db that names no file (a mistyped path, say) sizes on the reference data, as a
+    fresh install does, and the basis line names the file it did not find."""
+    missing = tmp_path / "typo.sqlite"
+    code, out, err = run("recommend", "--rps", "200000", "--db", str(missing))
+    assert code == 0, err
+    assert f"reference: no measured basis qualifies (no results database at {missing})" in flat(out)
+    assert not missing.exists()
+
+
 def test_recommend_json(db: Path) -> None:
     code, out, _ = run(
         "recommend", "--rps", "100000", "--headroom", "0", "--platform", "baremetal", "--json"
