@@ -5,6 +5,7 @@ hypervisor's licence charged and the measured share a guest carries."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,28 @@ def test_the_guide_leads_with_the_same_comparison(lab: tuple[Path, Path]) -> Non
         ).stdout
     )
     assert json.loads(json.dumps(guide.versus.comparison.to_dict())) == cli["platforms"]
+
+
+def test_with_growth_the_sentence_says_its_difference_is_the_plans_totals(
+    lab: tuple[Path, Path],
+) -> None:
+    """With --growth the sides are compared on their year-by-year plans: the sentence says
+    so (its server counts are the first year's), and its difference is the difference of
+    the two plans' printed totals, not of the one-fleet lines above it."""
+    db, cat = lab
+    argv = ["recommend", "--rps", "500000", "--db", str(db), "--catalog", str(cat)]
+    argv += ["--years", "4", "--growth", "30%"]
+    got = runner.invoke(app, [*argv, "--json"])
+    assert got.exit_code == 0, got.stderr
+    cmp = json.loads(got.stdout)["platforms"]
+    text = " ".join(runner.invoke(app, argv).stdout.split())
+    sentence = text[text.index("On ESXi the same demand") :]
+    assert " in the first year and costs " in sentence
+    assert "than on bare metal over 4 years of demand growing 30% a year" in sentence
+    money = float(sentence.split("costs $", 1)[1].split(" ", 1)[0].replace(",", ""))
+    totals = re.findall(r"year by year: .*?total \$([\d,.]+)", text)
+    assert len(totals) >= 2
+    bare, esxi = (float(t.replace(",", "")) for t in totals[:2])
+    assert money == pytest.approx(abs(esxi - bare), abs=0.01)
+    assert money == pytest.approx(abs(cmp["extra_cost"]), abs=0.01)
+    assert "the hypervisor's licence comes to $" in sentence and " of it;" in sentence

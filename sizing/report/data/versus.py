@@ -107,25 +107,38 @@ def versus_sentence(cmp: PlatformComparison) -> str:
         missing = bm if bm.fleet is None else guest
         return f"On {_name(missing.platform).lower()} no fleet in the catalog carries the demand."
     extra = cmp.extra_cost or 0.0
+    # When the demand grows, the sides are compared on their plans' totals (Side.total):
+    # the sentence says so, and that its server counts are the first year's, so that its
+    # difference is the year-by-year totals' and never read as the one-fleet lines' above.
+    plan = guest.result.cash_flow
+    grows = plan is not None and bool(plan.growth) and bool(plan.rows)
+    over = (
+        f" over {plan.years} years of demand growing {plan.growth:.0%} a year (the year-by-year"
+        " totals)"
+        if plan is not None and grows
+        else ""
+    )
     # the reference said: the summary compares with the recommended option, this with
     # bare metal, and a reader must never take the one difference for the other
     if abs(extra) < 0.005:
-        money = "costs the same as on bare metal"
+        money = f"costs the same as on bare metal{over}"
     else:
         more = "more" if extra > 0 else "less"
-        money = f"costs {amount(abs(extra), cmp.currency)} {more} than on bare metal"
+        money = f"costs {amount(abs(extra), cmp.currency)} {more} than on bare metal{over}"
     what = "" if cmp.cost_basis == "hardware only" else f" ({cmp.cost_basis})"
+    first = " in the first year" if grows else ""
     servers = (
-        f"needs {_servers(guest.servers)} instead of {bm.servers}"
+        f"needs {_servers(guest.servers)} instead of {bm.servers}{first}"
         if guest.servers != bm.servers
-        else f"needs the same {_servers(bm.servers)}"
+        else f"needs the same {_servers(bm.servers)}{first}"
     )
     why = []
     # the hypervisor's own lines: a licence every platform pays (NGINX Plus) is not its
     licence = _own_licence(guest) - _own_licence(bm)
     if licence > 0.005:
         whose = "the hypervisor's" if guest.platform in HYPERVISOR_PLATFORMS else f"the {g}"
-        why.append(f"{whose} licence comes to {amount(licence, cmp.currency)}")
+        of_it = " of it" if grows else ""
+        why.append(f"{whose} licence comes to {amount(licence, cmp.currency)}{of_it}")
     cores = guest.fleet.parts[-1][0].cores_per_server
     ht = guest.fleet.parts[0][0].ht
     shares = []
