@@ -26,6 +26,9 @@ JSON_HELP = (
     "--json prints one strict JSON document on stdout: a number that is not finite "
     "(NaN, an infinite price) is printed as null."
 )
+# ``--json``, shared by the commands; here beside emit_json rather than in
+# sizing.cli.options, whose vocabulary (sizing.model) `sizing demand` does not need
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 
 app = typer.Typer(
     name="sizing",

@@ -9,8 +9,7 @@ from typing import Annotated
 
 import typer
 
-from sizing.cli.app import columns, emit_json
-from sizing.cli.options import JsonOpt
+from sizing.cli.app import JsonOpt, columns, emit_json
 
 FilesArg = Annotated[
     list[Path],

@@ -14,6 +14,7 @@ from typing import Annotated, TypeVar
 
 import typer
 
+from sizing.cli.app import JsonOpt as JsonOpt  # defined there; imported from here too
 from sizing.errors import UsageError
 from sizing.model import VIRTUALIZED_HOST_WORDS, BasisPlatform, HtChoice
 
@@ -226,7 +227,6 @@ EmulatedOpt = Annotated[
         help="Also use figures measured in software-emulated guests (never by default).",
     ),
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 
 
 class FormatChoice(StrEnum):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import inspect
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -117,31 +118,47 @@ def test_a_mistyped_command_is_refused_with_the_nearest_names() -> None:
     assert "No such command 'recomend'" in got.output and "'recommend'" in got.output
 
 
+# Runs sizing's command line in a fresh interpreter and prints the modules it imported
+# (those of sizing.cli and the heavier ones a command may not need).
+_LOADED = (
+    "import sys, io, contextlib, sizing.cli\n"
+    "sys.argv = ['sizing', *sys.argv[1:]]\n"
+    "try:\n"
+    "    with contextlib.redirect_stdout(io.StringIO()):\n"
+    "        sizing.cli.main()\n"
+    "except SystemExit as e:\n"
+    "    assert not e.code, e.code\n"
+    "print(' '.join(sorted(m for m in sys.modules if m.startswith(('sizing.cli.', "
+    "'sizing.records', 'sizing.model', 'importlib.resources', 'pydantic', 'yaml', "
+    "'tabulate')))))\n"
+)
+
+
+def _loaded(*argv: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", _LOADED, *argv], capture_output=True, text=True, check=True
+    )
+    return set(out.stdout.split())
+
+
 def test_help_and_one_command_import_only_their_own_command_module() -> None:
     """``sizing --help`` imports no command's module, nor the records, pydantic, YAML or
     tabulate; ``sizing demand --help`` imports the demand command's module alone."""
-    code = (
-        "import sys, io, contextlib, sizing.cli\n"
-        "sys.argv = ['sizing', *sys.argv[1:]]\n"
-        "try:\n"
-        "    with contextlib.redirect_stdout(io.StringIO()):\n"
-        "        sizing.cli.main()\n"
-        "except SystemExit as e:\n"
-        "    assert not e.code, e.code\n"
-        "print(' '.join(sorted(m for m in sys.modules if m.startswith(('sizing.cli.', "
-        "'sizing.records', 'pydantic', 'yaml', 'tabulate')))))\n"
-    )
-
-    def loaded(*argv: str) -> set[str]:
-        out = subprocess.run(
-            [sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True
-        )
-        return set(out.stdout.split())
-
-    assert loaded("--help") == {"sizing.cli.app", "sizing.cli.lazy"}
-    assert loaded("demand", "--help") == {
+    assert _loaded("--help") == {"sizing.cli.app", "sizing.cli.lazy"}
+    assert _loaded("demand", "--help") == {
         "sizing.cli.app",
         "sizing.cli.lazy",
         "sizing.cli.demand_cmd",
-        "sizing.cli.options",
+    }
+
+
+def test_demand_on_a_small_log_imports_only_what_reading_it_needs() -> None:
+    """A small log's ``sizing demand`` is mostly start-up (issue 58): it imports no other
+    command's module nor the options' vocabulary (sizing.model), importlib.resources,
+    pydantic, YAML or tabulate."""
+    log = Path(__file__).parent.parent / "data" / "logs" / "nasa_access_log_aug95_head.gz"
+    assert _loaded("demand", str(log), "--json") == {
+        "sizing.cli.app",
+        "sizing.cli.lazy",
+        "sizing.cli.demand_cmd",
     }
