@@ -15,7 +15,7 @@ The JSON shapes (``to_json``/``from_json``):
   "cpu_before"/"cpu_after" (/proc/stat per CPU), "commands": [{"argv", "rc", "stdout",
   "stderr", "then"?}], "net_before"/"net_after" (/proc/net/dev rx, tx bytes),
   "server_alive", "upstream_alive", "clk_tck", "established", "throttled",
-  "nginx_cpu_s", "upstream": {"cpu_s", "quota_cpus", "throttled"}, "net_softirqs",
+  "nginx_cpu_s", "upstream"/"limit": {"cpu_s", "quota_cpus", "throttled"}, "net_softirqs",
   "tls": {"full", "reused", "suites"}, "mix": MixCounts}]}``.
 
 ``from_json`` is strict: a document of another shape raises :class:`ProtocolError`.
@@ -321,7 +321,8 @@ def _added(a: Dict[str, int], b: Dict[str, int]) -> Dict[str, int]:  # noqa: UP0
 
 @dataclass
 class UpstreamProbe:
-    """An upstream nginx over a window: CPU seconds, its cgroup's CPU limit, throttling."""
+    """An upstream nginx over a window: CPU seconds, its cgroup's CPU limit, throttling (a
+    window's ``limit``: its host's processes' cgroup limits, no CPU seconds)."""
 
     cpu_s: float | None = None
     quota_cpus: float | None = None
@@ -339,9 +340,7 @@ class UpstreamProbe:
 
 def _counters(doc: Any, key: str) -> Counters | None:
     got = _get(doc, key, dict)
-    if got is None:
-        return None
-    return {str(k): [int(x) for x in v] for k, v in got.items()}
+    return None if got is None else {str(k): [int(x) for x in v] for k, v in got.items()}
 
 
 @dataclass
@@ -364,6 +363,7 @@ class WindowOutput:
     throttled: int | None = None  # thermal throttling events over the window
     nginx_cpu_s: float | None = None  # the nginx master's and workers' CPU seconds
     upstream: UpstreamProbe | None = None
+    limit: UpstreamProbe | None = None  # this host's cgroup CPU limits: least quota, throttling
     net_softirqs: dict[str, dict[str, int]] | None = None  # NET_RX/NET_TX -> CPU -> n
     tls: TlsCounts | None = None
     mix: MixCounts | None = None
@@ -394,6 +394,7 @@ class WindowOutput:
             "throttled": self.throttled,
             "nginx_cpu_s": self.nginx_cpu_s,
             "upstream": None if self.upstream is None else self.upstream.to_json(),
+            "limit": None if self.limit is None else self.limit.to_json(),
             "net_softirqs": self.net_softirqs,
             "tls": None if self.tls is None else self.tls.to_json(),
             "mix": None if self.mix is None else self.mix.to_json(),
@@ -402,6 +403,7 @@ class WindowOutput:
     @classmethod
     def from_json(cls, doc: Any) -> WindowOutput:
         up, tls, mix = _get(doc, "upstream", dict), _get(doc, "tls", dict), _get(doc, "mix", dict)
+        lim = _get(doc, "limit", dict)
         sirq = _get(doc, "net_softirqs", dict)
         return cls(
             index=_get(doc, "index", int, required=True),
@@ -420,6 +422,7 @@ class WindowOutput:
             throttled=_get(doc, "throttled", int),
             nginx_cpu_s=_get(doc, "nginx_cpu_s", float),
             upstream=None if up is None else UpstreamProbe.from_json(up),
+            limit=None if lim is None else UpstreamProbe.from_json(lim),
             net_softirqs=None
             if sirq is None
             else {str(k): {str(c): int(n) for c, n in v.items()} for k, v in sirq.items()},

@@ -246,22 +246,64 @@ def read_throttled(path: str) -> int | None:
 
 def upstream_probe(pidfile: str) -> UpstreamProbe | None:
     """The upstream nginx's CPU seconds so far, its workers' cgroup limit and throttling."""
+    worker = worker_pid(pidfile)
+    if worker is None:
+        return None
+    quota, throttled = cgroup_cpu(worker)
+    return UpstreamProbe(nginx_cpu_seconds(pidfile), quota, throttled)
+
+
+def worker_pid(pidfile: str) -> int | None:
+    """One worker of the nginx whose master ``pidfile`` names (the master itself when it
+    has none; None: no such master): the workers' cgroup is the one that does the work."""
     try:
         with open(pidfile, encoding="ascii") as fh:
             master = int(fh.read().strip())
     except (OSError, ValueError):
         return None
-    worker = master
     for stat in glob.glob("/proc/[0-9]*/stat"):
         try:
             with open(stat, encoding="ascii", errors="replace") as fh:
                 if int(fh.read().rsplit(")", 1)[1].split()[1]) == master:
-                    worker = int(stat.split("/")[2])
-                    break
+                    return int(stat.split("/")[2])
         except (OSError, ValueError, IndexError):
             continue
-    quota, throttled = cgroup_cpu(worker)
-    return UpstreamProbe(nginx_cpu_seconds(pidfile), quota, throttled)
+    return master
+
+
+def limit_probe(pidfile: str | None) -> UpstreamProbe:
+    """The cgroup CPU limits of this host's processes in the window: this runner's (its
+    load generator's, a child of it) and the nginx under test's (``pidfile``): the least
+    quota and the throttled periods of each distinct cgroup, summed. Under a quota the
+    CPUs look idle while these wait for it, so no busy share can say so."""
+    pids = [os.getpid()]
+    worker = worker_pid(pidfile) if pidfile else None
+    if worker is not None:
+        pids.append(worker)
+    seen: dict[str, tuple[float | None, int | None]] = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cgroup", encoding="ascii") as fh:
+                key = fh.read()
+        except OSError:
+            continue
+        if key not in seen:
+            seen[key] = cgroup_cpu(pid)
+    quotas = [q for q, _ in seen.values() if q is not None]
+    counts = [t for _, t in seen.values() if t is not None]
+    return UpstreamProbe(None, min(quotas) if quotas else None, sum(counts) if counts else None)
+
+
+def limit_delta(before: UpstreamProbe, after: UpstreamProbe) -> UpstreamProbe | None:
+    """The throttled periods over the window (None: no limit or nothing to count)."""
+    if after.quota_cpus is None and after.throttled is None:
+        return None
+    thr = (
+        after.throttled - before.throttled
+        if before.throttled is not None and after.throttled is not None
+        else None
+    )
+    return UpstreamProbe(None, after.quota_cpus, thr)
 
 
 def upstream_delta(
@@ -457,6 +499,7 @@ def window(
     throttle_before = throttle_count() if spec.pidfile else None
     nginx_before = nginx_cpu_seconds(spec.pidfile) if spec.pidfile else None
     up_before = upstream_probe(spec.upstream_pidfile) if spec.upstream_pidfile else None
+    limit_before = limit_probe(spec.pidfile)
     sirq_before = net_softirqs() if spec.sample_net else None
     outs: list[CommandOutput] = []
     established = None
@@ -476,6 +519,7 @@ def window(
     net_after = net_bytes() if spec.sample_net else None
     sirq_after = net_softirqs() if spec.sample_net else None
     up_after = upstream_probe(spec.upstream_pidfile) if spec.upstream_pidfile else None
+    limit = limit_delta(limit_before, limit_probe(spec.pidfile))
     tls = mix = None
     if spec.tls_log or spec.mix_log:
         # The side logs are buffered with flush=250ms (templates/nginx.conf.j2): the last
@@ -492,6 +536,7 @@ def window(
         commands=outs,
         throttled=throttle_count() - throttle_before if throttle_before is not None else None,
         upstream=upstream_delta(up_before, up_after) if spec.upstream_pidfile else None,
+        limit=limit,
         net_softirqs=softirq_delta(sirq_before, sirq_after),
         nginx_cpu_s=(
             nginx_after - nginx_before

@@ -106,6 +106,16 @@ def upstream_window(
     )
 
 
+def quota_limits(windows: Sequence[WindowOutput]) -> tuple[float | None, int | None]:
+    """The hosts' cgroup CPU limits over one window (each host's output of it): the least
+    quota, in CPUs, and the periods the limits throttled the nginx under test or a load
+    generator, summed (None, None: no host found a limit)."""
+    limits = [w.limit for w in windows if w.limit is not None]
+    quotas = [x.quota_cpus for x in limits if x.quota_cpus is not None]
+    counts = [x.throttled for x in limits if x.throttled is not None]
+    return (min(quotas) if quotas else None), (sum(counts) if counts else None)
+
+
 def kernel_outside(window: WindowOutput | None, pinned: Sequence[int]) -> KernelOutside | None:
     """Kernel network work on the server host's CPUs outside nginx's pinned ones.
 

@@ -23,6 +23,7 @@ from sizing.measure.cpu import (
     client_cpus,
     kernel_outside,
     nginx_cpu_pct,
+    quota_limits,
     server_work,
     upstream_window,
     window_cpu,
@@ -223,6 +224,9 @@ class PointWindows:
         # common start began late, and the skew says by how much
         starts = totals.starts + ([sw.start] if sw and sw.start else [])
         extra = self.extras.windows.get(idx)
+        quota, quota_throttled = quota_limits(
+            [w for ws in self.outputs.values() for w in ws if w.index == idx]
+        )
         return SampleMeta(
             repetition=idx,
             warmup=idx == 0,
@@ -243,6 +247,8 @@ class PointWindows:
             tls_full=sw.tls.full if sw and sw.tls else None,
             tls_reused=sw.tls.reused if sw and sw.tls else None,
             throttled=sw.throttled if sw else None,
+            quota_cpus=quota,
+            quota_throttled=quota_throttled,
             upstream_cpu=upstream_windows(self.point, self.outputs, idx) or None,
             kernel_outside=kernel_outside(sw, workers),
             server_net=extra.server_net if extra else None,  # multi-host: the NIC
@@ -263,6 +269,8 @@ class PointWindows:
             tls_full=m.tls_full or 0,
             tls_reused=m.tls_reused or 0,
             throttled=m.throttled or 0,
+            quota_throttled=m.quota_throttled or 0,
+            quota_cpus=m.quota_cpus,
             upstream_busy={h: u.busy for h, u in ups.items() if u.busy is not None},
             upstream_capacity={h: u.capacity for h, u in ups.items() if u.capacity is not None},
             upstream_shares_client=any(u.shares_with for u in self.point.upstreams),

@@ -31,7 +31,11 @@ class RepetitionEvidence:
     established: int | None = None  # server connections seen ESTABLISHED mid-window
     tls_full: int = 0  # handshakes logged as full (session not reused)
     tls_reused: int = 0  # handshakes logged as resumed
-    throttled: int = 0  # thermal / cgroup throttling events on the server during the window
+    throttled: int = 0  # thermal throttling events on the server during the window
+    # periods a cgroup CPU limit (quota_cpus CPUs) throttled the nginx under test or a load
+    # generator during the window: their CPUs look idle while they wait
+    quota_throttled: int = 0
+    quota_cpus: float | None = None
     # upstream host -> % busy of the CPUs its nginx may use (pinned CPUs, cgroup quota)
     upstream_busy: dict[str, float] = field(default_factory=dict)
     upstream_capacity: dict[str, float] = field(default_factory=dict)  # host -> CPUs
@@ -55,6 +59,7 @@ class GuardInputs:
 
 # The verdicts that say the server's CPU did not set the figure, and what did.
 LIMITED_BY = {
+    "cpu-quota": "a cgroup CPU limit (a quota) on the server or the load generator",
     "not-saturated": "nothing found: the server was not saturated",
     "client-bound": "the load generator's CPUs",
     "upstream-bound": "the upstream's CPUs",

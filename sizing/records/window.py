@@ -176,6 +176,10 @@ class SampleMeta:
     tls_full: int | None = None
     tls_reused: int | None = None
     throttled: int | None = None
+    # the hosts' cgroup CPU limits over the window: the least quota (CPUs) and the periods
+    # it throttled the nginx under test or a load generator (None: no limit found)
+    quota_cpus: float | None = None
+    quota_throttled: int | None = None
     upstream_cpu: dict[str, UpstreamWindow] | None = None
     kernel_outside: KernelOutside | None = None
     server_net: ServerNet | None = None
