@@ -214,7 +214,9 @@ def check_saturated(
     top_client = max(client.values(), default=0.0)
     top_up = max(upstream.values(), default=0.0)
     seen = [r.established for r in reps if r.established is not None]
-    if top_up >= NEAR_LIMIT:
+    if any(r.quota_throttled > 0 for r in reps):
+        limit = "cgroup CPU limit that throttled it or its load generator (cpu-quota)"
+    elif top_up >= NEAR_LIMIT:
         limit = f"upstream ({top_up:.0f}% of its CPUs)"
     elif server_busy >= SATURATED:
         limit = (
@@ -251,6 +253,27 @@ def check_saturated(
         "not-saturated",
         f"not-saturated: the server's pinned CPUs {load}, so this is not a capacity figure; "
         f"limited by the {limit}",
+    )
+
+
+def check_quota(reps: Sequence[RepetitionEvidence]) -> Verdict | None:
+    """A cgroup CPU limit (a container's or a systemd slice's quota) throttled the nginx
+    under test or a load generator during a timed repetition. Their CPUs then look idle
+    while they wait for the quota, so neither the server's busy share nor the client's
+    can say what held the figure (a starved client read as "limited by the connections"):
+    the limit did, and it is named."""
+    hit = [r for r in reps if r.quota_throttled > 0]
+    if not hit:
+        return None
+    quotas = [r.quota_cpus for r in hit if r.quota_cpus is not None]
+    of = f" of {min(quotas):g} CPU{'' if min(quotas) == 1 else 's'}" if quotas else ""
+    return Verdict(
+        "cpu-quota",
+        f"cpu-quota: a cgroup CPU limit{of} throttled the nginx under test or its load "
+        f"generator {sum(r.quota_throttled for r in hit)} times, in {len(hit)} of {len(reps)} "
+        "timed repetitions: their CPUs look idle while they wait for it, so this measures the "
+        "limit, not the cores. Fix: run outside the limit (a container's --cpus, a slice's "
+        "CPUQuota) or raise it above the cores measured",
     )
 
 
@@ -360,6 +383,7 @@ def judge(
         check_errors(reps),
         check_connections(reps, requested_connections, keepalive),
         check_tls(reps, handshake_profile),
+        check_quota(reps),
         check_client_bound(reps, clients),
         check_upstream_bound(reps),
         check_stability(reps),

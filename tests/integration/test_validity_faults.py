@@ -8,11 +8,13 @@ few connections to load the server. (nginx killed mid-repetition is in test_run_
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -79,9 +81,25 @@ def run(inv: Path, tmp: Path, profile: str, *extra: str) -> dict[str, object]:
     return point
 
 
+def _own_cpu_quota() -> float | None:
+    """The CPU quota of this test's own cgroup (the machine held to less CPU than its
+    cores, as a container's --cpus does), in CPUs; None without one."""
+    files = str(paths.PLAYBOOKS / "files")  # the hosts' runner reads it so: the same code
+    sys.path.insert(0, files)
+    try:
+        loadgen = importlib.import_module("loadgen")
+    finally:
+        sys.path.remove(files)
+    quota, _ = loadgen.cgroup_cpu(os.getpid())
+    return quota if isinstance(quota, float) else None
+
+
 def test_busy_client_core_is_flagged_client_bound(tmp: Path, tools: None) -> None:
     """A CPU hog shares the load generator's core: the point measures the client. (The same
-    run without the hog is not client-bound: test_full_handshakes_are_proven.)"""
+    run without the hog is not client-bound: test_full_handshakes_are_proven.) Where the
+    tests themselves run under a cgroup CPU quota below the machine's cores, the hog spends
+    the quota: the generator and nginx are throttled, their CPUs look idle, and the cause
+    named is the quota (cpu-quota), not a busy core."""
     inv = write_inventory(tmp, 28090, 28490)
     hog = subprocess.Popen(
         ["timeout", "120", "taskset", "-c", "1", "sh", "-c", "while :; do :; done"],
@@ -93,7 +111,12 @@ def test_busy_client_core_is_flagged_client_bound(tmp: Path, tools: None) -> Non
         os.killpg(hog.pid, signal.SIGKILL)  # timeout and the shell loop it started
         hog.wait(timeout=10)
     assert squeezed["status"] == "invalid", squeezed
-    assert "client-bound" in squeezed["flags"]
+    quota = _own_cpu_quota()
+    if quota is not None and quota < (os.cpu_count() or 1):
+        assert "cpu-quota" in squeezed["flags"], str(squeezed.get("reason"))
+        assert "limited by the connections" not in str(squeezed["reason"])
+        return
+    assert "client-bound" in squeezed["flags"], str(squeezed.get("reason"))
     assert "more cores or add" in str(squeezed["reason"])
 
 
@@ -257,6 +280,25 @@ class CpuQuota:
                 return
             except OSError:
                 time.sleep(0.1)
+
+
+def test_a_server_under_a_cgroup_cpu_quota_is_flagged_cpu_quota(tmp: Path, tools: None) -> None:
+    """The nginx under test gets 30% of a CPU (a cgroup quota, as a container's --cpus
+    0.3 would) on its pinned core: the core looks 70% idle while nginx waits for its quota.
+    The point names the quota, never "more concurrency would load it further"."""
+    inv = write_inventory(tmp, 28097, 28497)
+    quota = CpuQuota(tmp / "nginx.pid", 0.3)
+    try:
+        point = run(inv, tmp, "static-rps")
+    finally:
+        quota.close()
+    assert quota.moved, "the nginx under test never started"
+    assert point["status"] == "invalid", point
+    reason = str(point["reason"])
+    assert "cpu-quota" in point["flags"], reason
+    assert "a cgroup CPU limit of 0.3 CPUs throttled" in reason, reason
+    assert "more concurrency" not in reason
+    assert point["metadata"]["guards"]["limited_by"].startswith("a cgroup CPU limit"), point
 
 
 @pytest.fixture

@@ -257,3 +257,57 @@ def test_a_starved_client_core_is_client_bound_on_any_machine(machine: str) -> N
             saturated, requested_connections=50, keepalive=False, handshake_profile=True, clients=1
         )
     ]
+
+
+# A cgroup CPU quota (a container's --cpus, a slice's CPUQuota) on the nginx under test or
+# its load generator: the CPUs look idle while they wait. Shaped as this VM showed it under a
+# 1-CPU quota with a hog beside the client (tests/integration/test_validity_faults.py): the
+# server's pinned CPU 38% busy, the client's 70%, called "limited by the connections".
+QUOTA_STARVED = [(38.0, 70.0, 455.0, 61), (41.0, 68.0, 470.0, 58), (36.0, 71.0, 440.0, 64)]
+
+
+@pytest.mark.parametrize("max_rate", [True, False])
+def test_a_cgroup_quota_that_throttled_the_point_is_named(max_rate: bool) -> None:
+    reps = [
+        ev(value=v, server_busy=s, client_busy={"localhost": c}, quota_throttled=n, quota_cpus=1.0)
+        for s, c, v, n in QUOTA_STARVED
+    ]
+    verdicts = judge(
+        reps,
+        requested_connections=50,
+        keepalive=False,
+        handshake_profile=False,
+        clients=1,
+        max_rate=max_rate,
+    )
+    flags = [v.flag for v in verdicts]
+    assert flags[0] == "cpu-quota", flags
+    assert "a cgroup CPU limit of 1 CPU throttled" in verdicts[0].reason
+    assert "183 times, in 3 of 3 timed repetitions" in verdicts[0].reason
+    assert "client-bound" not in flags  # the client's core had idle time: the quota's
+    if max_rate:
+        (sat,) = [v for v in verdicts if v.flag == "not-saturated"]
+        assert "limited by the cgroup CPU limit" in sat.reason
+        assert "connections" not in sat.reason.split("limited by")[1]
+    # no throttling over the same figures: no quota verdict, the old attribution stands
+    calm = [replace(r, quota_throttled=0) for r in reps]
+    assert "cpu-quota" not in [
+        v.flag
+        for v in judge(
+            calm, requested_connections=50, keepalive=False, handshake_profile=False, clients=1
+        )
+    ]
+
+
+def test_a_quota_that_never_throttled_is_not_a_verdict() -> None:
+    """A limit above what the point used (quota 8 CPUs, no period throttled) holds nothing."""
+    reps = [ev(quota_cpus=8.0, quota_throttled=0) for _ in range(3)]
+    got = judge(reps, requested_connections=50, keepalive=True, handshake_profile=False, clients=1)
+    assert [v.flag for v in got] == []
+
+
+def test_one_throttled_repetition_of_several_is_counted_as_such() -> None:
+    reps = [ev(quota_cpus=0.5, quota_throttled=0), ev(quota_cpus=0.5, quota_throttled=7)]
+    got = judge(reps, requested_connections=50, keepalive=True, handshake_profile=False, clients=1)
+    (v,) = [x for x in got if x.flag == "cpu-quota"]
+    assert "of 0.5 CPUs throttled" in v.reason and "7 times, in 1 of 2 timed" in v.reason

@@ -55,6 +55,7 @@ PROVENANCE_TEXT: dict[str, str] = {
 }
 FLAG_TEXT = {
     "client-bound": "the load generator saturated before the server",
+    "cpu-quota": "a cgroup CPU limit throttled the server or the load generator",
     "connections": "fewer connections were established than asked",
     "errors": "socket errors or non-2xx/3xx responses",
     "reused-sessions": "TLS sessions were resumed in a handshake test",
