@@ -12,10 +12,11 @@ module's table of code objects before compiling it, so a class defined again run
 code compiled once. A module of this package has its table beside its bytecode
 (``records/__pycache__/point.cpython-311.classcode``, where
 :func:`importlib.util.cache_from_source` puts the ``.pyc``, ``PYTHONPYCACHEPREFIX``
-included), headed by the interpreter's bytecode magic number: a table of another Python,
-or one that cannot be read, is ignored and written again. The code for a text is what
-``compile`` makes of that text, so a class behaves the same whether its methods came from
-a table or not. Classes of other packages are compiled as ``dataclasses`` always does.
+included), headed by the interpreter's bytecode magic number and the table's format: a
+table of another Python or format, or one that cannot be read, is ignored and written
+again. The code for a text is what ``compile`` makes of that text, as ``dataclasses``
+compiles it (no future flag inherited), so a class behaves the same whether its methods
+came from a table or not. Classes of other packages are compiled as ``dataclasses`` always does.
 
 A table is written when a process compiled something new for its module, unless bytecode
 is not to be written (``PYTHONDONTWRITEBYTECODE``), as Python treats ``.pyc`` files;
@@ -43,7 +44,9 @@ __all__ = ["MAX_ENTRIES", "ClassCode", "install", "main", "table_path"]
 
 MAX_ENTRIES = 256  # per module: its classes' methods, a few versions of each
 _PACKAGE = str(Path(__file__).resolve().parent) + os.sep
-_MAGIC = importlib.util.MAGIC_NUMBER
+# the interpreter's bytecode magic, then this table format's own (cc2: compiled without
+# inheriting this module's future flags; a cc1 table held string annotations)
+_MAGIC = importlib.util.MAGIC_NUMBER + b"cc2"
 
 
 def table_path(module_file: str) -> Path:
@@ -72,16 +75,20 @@ class ClassCode:
     def exec(self, source: Any, globals_: Any = None, locals_: Any = None) -> None:
         """``exec`` as ``dataclasses`` calls it, with the text's code from its module's
         table (the module whose globals the methods are defined in)."""
-        table = self._table(globals_) if isinstance(source, str) else None
-        if table is None:
+        if not isinstance(source, str):
             builtins.exec(source, globals_, locals_)
             return
-        code = table.code.get(source)
+        table = self._table(globals_)
+        code = None if table is None else table.code.get(source)
         if code is None:
-            code = compile(source, "<string>", "exec")
-            table.code[source] = code
-            table.compiled += 1
-        table.used[source] = code
+            # dont_inherit: as dataclasses' own exec compiles it, without this module's
+            # ``from __future__ import annotations`` (the methods' annotations are objects)
+            code = compile(source, "<string>", "exec", dont_inherit=True)
+            if table is not None:
+                table.code[source] = code
+                table.compiled += 1
+        if table is not None:
+            table.used[source] = code
         builtins.exec(code, globals_, locals_)
 
     def _table(self, globals_: Any) -> _Table | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import inspect
 import keyword
 import os
 import subprocess
@@ -74,7 +75,7 @@ def test_a_table_is_written_read_back_and_used_without_compiling(
     assert compiled >= 5  # __init__, __repr__, __eq__, the orderings, __setattr__, ...
     first.save()
     path = table_path(str(g["__file__"]))
-    assert path.is_file() and path.read_bytes().startswith(importlib.util.MAGIC_NUMBER)
+    assert path.is_file() and path.read_bytes().startswith(classcode._MAGIC)
     assert oct(path.stat().st_mode & 0o777) == oct(0o644)
 
     again = ClassCode(str(root) + os.sep)
@@ -107,10 +108,11 @@ def test_a_module_outside_the_root_is_compiled_as_always(
     [
         b"",
         b"\x00\x00\x00\x00garbage",
-        importlib.util.MAGIC_NUMBER + b"\xff\xfe",
-        importlib.util.MAGIC_NUMBER + b"N",
+        importlib.util.MAGIC_NUMBER + b"cc1" + b"\xff\xfe",  # an older format's
+        classcode._MAGIC + b"\xff\xfe",
+        classcode._MAGIC + b"N",
     ],
-    ids=["empty", "another-python", "cut", "not-a-dict"],
+    ids=["empty", "another-python", "older-format", "cut", "not-a-dict"],
 )
 def test_a_damaged_or_foreign_table_is_ignored_and_written_again(
     root: Path, monkeypatch: pytest.MonkeyPatch, damage: bytes
@@ -217,6 +219,9 @@ def test_a_class_from_the_table_behaves_as_one_compiled_afresh(
         assert sum(t.compiled for t in reader.tables.values()) == 0
         a, b = afresh(*range(len(fields))), cached(*range(len(fields)))
         assert repr(a) == repr(b)
+        # the signature too: compiled as dataclasses compiles it (no future flags inherited)
+        assert afresh.__init__.__annotations__ == cached.__init__.__annotations__
+        assert inspect.signature(afresh) == inspect.signature(cached)
         assert (a == afresh(*range(len(fields)))) == (b == cached(*range(len(fields))))
         assert (getattr(afresh, "__hash__", None) is None) == (
             getattr(cached, "__hash__", None) is None
