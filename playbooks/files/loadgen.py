@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 from types import FrameType
+from typing import Dict, Optional, Tuple  # noqa: UP035 - Python 3.8 on the hosts
 
 from loadproto import (
     Command,
@@ -198,39 +199,65 @@ def net_softirqs() -> dict[str, dict[str, int]]:
     return out
 
 
-def cgroup_cpu(pid: int) -> tuple[float | None, int | None]:
-    """The CPU limit of ``pid``'s cgroup: (quota in CPUs or None, throttled periods so far).
-    cgroup v2 (cpu.max, cpu.stat nr_throttled) or v1 (cpu.cfs_quota_us / cfs_period_us)."""
+# cgroup dir -> (quota in CPUs, throttled periods); typing's names: Python 3.8 on the hosts
+Limits = Dict[str, Tuple[Optional[float], Optional[int]]]  # noqa: UP006, UP007
+
+
+def cgroup_chain(pid: int) -> Limits:
+    """Every cgroup from ``pid``'s own up to the root, by its directory: its CPU quota in
+    CPUs (None: none) and the periods it throttled so far. A parent's quota (a systemd
+    slice's CPUQuota, a pod's limit) holds its children too, and only its own cpu.stat
+    counts its throttling. cgroup v2 (cpu.max, cpu.stat nr_throttled) or v1
+    (cpu.cfs_quota_us / cfs_period_us)."""
     try:
         with open(f"/proc/{pid}/cgroup", encoding="ascii") as fh:
             lines = fh.read().splitlines()
     except OSError:
-        return None, None
+        return {}
     for line in lines:
         hier, ctrls, path = (line.split(":", 2) + ["", ""])[:3]
         if hier == "0" and os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
-            base = "/sys/fs/cgroup" + path
-            try:
-                with open(base + "/cpu.max", encoding="ascii") as fh:
-                    quota, period = fh.read().split()
-                limit = None if quota == "max" else int(quota) / int(period)
-            except (OSError, ValueError):
-                limit = None
-            return limit, read_throttled(base + "/cpu.stat")
-        if "cpu" in ctrls.split(","):
-            base = "/sys/fs/cgroup/" + ctrls + path
-            if not os.path.isdir(base):
-                base = "/sys/fs/cgroup/cpu" + path
-            try:
-                with open(base + "/cpu.cfs_quota_us", encoding="ascii") as fh:
-                    quota_us = int(fh.read())
-                with open(base + "/cpu.cfs_period_us", encoding="ascii") as fh:
-                    period_us = int(fh.read())
-                limit = quota_us / period_us if quota_us > 0 else None
-            except (OSError, ValueError):
-                limit = None
-            return limit, read_throttled(base + "/cpu.stat")
-    return None, None
+            root, read = "/sys/fs/cgroup", _v2_quota
+        elif "cpu" in ctrls.split(","):
+            root = "/sys/fs/cgroup/" + ctrls
+            if not os.path.isdir(root):
+                root = "/sys/fs/cgroup/cpu"
+            read = _v1_quota
+        else:
+            continue
+        parts = [p for p in path.split("/") if p]
+        dirs = [root + "".join("/" + p for p in parts[:n]) for n in range(len(parts), -1, -1)]
+        return {d: (read(d), read_throttled(d + "/cpu.stat")) for d in dirs if os.path.isdir(d)}
+    return {}
+
+
+def _v2_quota(base: str) -> float | None:
+    try:
+        with open(base + "/cpu.max", encoding="ascii") as fh:
+            quota, period = fh.read().split()
+        return None if quota == "max" else int(quota) / int(period)
+    except (OSError, ValueError):
+        return None
+
+
+def _v1_quota(base: str) -> float | None:
+    try:
+        with open(base + "/cpu.cfs_quota_us", encoding="ascii") as fh:
+            quota_us = int(fh.read())
+        with open(base + "/cpu.cfs_period_us", encoding="ascii") as fh:
+            period_us = int(fh.read())
+        return quota_us / period_us if quota_us > 0 else None
+    except (OSError, ValueError):
+        return None
+
+
+def cgroup_cpu(pid: int) -> tuple[float | None, int | None]:
+    """The CPU limit over ``pid``: (the least quota of its cgroups in CPUs or None, their
+    throttled periods so far, summed)."""
+    chain = cgroup_chain(pid)
+    quotas = [q for q, _ in chain.values() if q is not None]
+    counts = [t for _, t in chain.values() if t is not None]
+    return (min(quotas) if quotas else None), (sum(counts) if counts else None)
 
 
 def read_throttled(path: str) -> int | None:
@@ -271,39 +298,36 @@ def worker_pid(pidfile: str) -> int | None:
     return master
 
 
-def limit_probe(pidfile: str | None) -> UpstreamProbe:
-    """The cgroup CPU limits of this host's processes in the window: this runner's (its
-    load generator's, a child of it) and the nginx under test's (``pidfile``): the least
-    quota and the throttled periods of each distinct cgroup, summed. Under a quota the
-    CPUs look idle while these wait for it, so no busy share can say so."""
+def limit_probe(pidfile: str | None) -> Limits:
+    """The cgroup CPU limits over this host's processes in the window, every cgroup once:
+    this runner's (its load generator's, a child of it) and the nginx under test's
+    (``pidfile``). Under a quota the CPUs look idle while these wait for it, so no busy
+    share can say so."""
     pids = [os.getpid()]
     worker = worker_pid(pidfile) if pidfile else None
     if worker is not None:
         pids.append(worker)
-    seen: dict[str, tuple[float | None, int | None]] = {}
+    seen: Limits = {}
     for pid in pids:
-        try:
-            with open(f"/proc/{pid}/cgroup", encoding="ascii") as fh:
-                key = fh.read()
-        except OSError:
-            continue
-        if key not in seen:
-            seen[key] = cgroup_cpu(pid)
-    quotas = [q for q, _ in seen.values() if q is not None]
-    counts = [t for _, t in seen.values() if t is not None]
-    return UpstreamProbe(None, min(quotas) if quotas else None, sum(counts) if counts else None)
+        seen.update(cgroup_chain(pid))
+    return seen
 
 
-def limit_delta(before: UpstreamProbe, after: UpstreamProbe) -> UpstreamProbe | None:
-    """The throttled periods over the window (None: no limit or nothing to count)."""
-    if after.quota_cpus is None and after.throttled is None:
+def limit_delta(before: Limits, after: Limits) -> UpstreamProbe | None:
+    """The periods the limits throttled over the window, summed, and the quota that did
+    (the least of the cgroups whose count rose; else the least there is). None: no
+    cgroup has a limit."""
+    quotas = {d: q for d, (q, _) in after.items() if q is not None}
+    if not quotas:
         return None
-    thr = (
-        after.throttled - before.throttled
-        if before.throttled is not None and after.throttled is not None
-        else None
-    )
-    return UpstreamProbe(None, after.quota_cpus, thr)
+    rose = {}
+    for d, (_, thr) in after.items():
+        was = before.get(d, (None, None))[1]
+        if thr is not None and was is not None:
+            rose[d] = thr - was
+    hit = [quotas[d] for d, n in rose.items() if n > 0 and d in quotas]
+    total = sum(rose.values()) if rose else None
+    return UpstreamProbe(None, min(hit) if hit else min(quotas.values()), total)
 
 
 def upstream_delta(

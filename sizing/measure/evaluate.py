@@ -224,8 +224,11 @@ class PointWindows:
         # common start began late, and the skew says by how much
         starts = totals.starts + ([sw.start] if sw and sw.start else [])
         extra = self.extras.windows.get(idx)
+        # the server's and the load generators' hosts only: an upstream-only host's limit
+        # is the upstream-bound guard's (its probe), never "the nginx under test's"
+        hosts = {self.target.host, *(c.name for c in self.point.clients)}
         quota, quota_throttled = quota_limits(
-            [w for ws in self.outputs.values() for w in ws if w.index == idx]
+            [w for h in hosts for w in self.outputs.get(h, ()) if w.index == idx]
         )
         return SampleMeta(
             repetition=idx,

@@ -273,7 +273,8 @@ def check_quota(reps: Sequence[RepetitionEvidence]) -> Verdict | None:
         f"generator {sum(r.quota_throttled for r in hit)} times, in {len(hit)} of {len(reps)} "
         "timed repetitions: their CPUs look idle while they wait for it, so this measures the "
         "limit, not the cores. Fix: run outside the limit (a container's --cpus, a slice's "
-        "CPUQuota) or raise it above the cores measured",
+        "CPUQuota) or raise it above what everything in that cgroup needs (on a one-host run "
+        "the load generator shares it with nginx)",
     )
 
 

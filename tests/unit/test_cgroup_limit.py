@@ -59,12 +59,35 @@ def test_a_windows_limit_survives_the_protocol() -> None:
 
 
 def test_the_delta_is_the_periods_throttled_in_the_window(loadgen: ModuleType) -> None:
-    probe = loadgen.UpstreamProbe  # the runner's own copy of the protocol's class
-    got = loadgen.limit_delta(probe(None, 1.0, 100), probe(None, 1.0, 160))
-    assert got.to_json() == {"cpu_s": None, "quota_cpus": 1.0, "throttled": 60}
-    none = probe(None, None, None)
-    assert loadgen.limit_delta(none, none) is None  # no limit, nothing said
-    assert loadgen.limit_delta(none, probe(None, 1.0, 4)).to_json()["throttled"] is None
+    """Per cgroup: the counts that rose are summed, and the quota named is the least of
+    the cgroups that throttled (an idle client's smaller quota is not the one that held)."""
+    before = {"/srv": (2.0, 100), "/client": (0.5, 7), "/": (None, 0)}
+    after = {"/srv": (2.0, 160), "/client": (0.5, 7), "/": (None, 0)}
+    got = loadgen.limit_delta(before, after).to_json()
+    assert got == {"cpu_s": None, "quota_cpus": 2.0, "throttled": 60}
+    # nothing throttled: the least quota there is, and a count of 0
+    calm = loadgen.limit_delta(before, before).to_json()
+    assert calm == {"cpu_s": None, "quota_cpus": 0.5, "throttled": 0}
+    # no cgroup with a quota: nothing said
+    assert loadgen.limit_delta({"/": (None, 0)}, {"/": (None, 0)}) is None
+
+
+def test_a_cgroup_shared_by_nginx_and_the_runner_is_counted_once(
+    loadgen: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The nginx under test in the runner's own cgroup (a one-host run, a container): its
+    limit's throttling is one count, not one per process; a parent's limit (a slice's
+    quota) is read with the child's."""
+    chains = {
+        os.getpid(): {"/slice/run": (None, 0), "/slice": (1.0, 40), "/": (None, 0)},
+        4242: {"/slice/run": (None, 0), "/slice": (1.0, 40), "/": (None, 0)},
+    }
+    monkeypatch.setattr(loadgen, "cgroup_chain", lambda pid: chains.get(pid, {}))
+    monkeypatch.setattr(loadgen, "worker_pid", lambda pidfile: 4242)
+    got = loadgen.limit_probe(str(tmp_path / "nginx.pid"))
+    assert got == {"/slice/run": (None, 0), "/slice": (1.0, 40), "/": (None, 0)}
+    after = {k: (q, (n or 0) + (25 if k == "/slice" else 0)) for k, (q, n) in got.items()}
+    assert loadgen.limit_delta(got, after).to_json()["throttled"] == 25
 
 
 def _cgroup_root() -> Path | None:
@@ -75,26 +98,31 @@ def _cgroup_root() -> Path | None:
     return root if os.access(root, os.W_OK) else None
 
 
-def test_a_real_quota_and_its_throttling_are_read(loadgen: ModuleType) -> None:
+def test_a_real_parent_quota_and_its_throttling_are_read(loadgen: ModuleType) -> None:
+    """A quota on a parent cgroup (a slice's, a pod's) holds a process in a child cgroup
+    without one: the child's own files say nothing, the parent's count the throttling."""
     root = _cgroup_root()
     if root is None:
         pytest.skip("needs root and a writable cgroup file system to make a cgroup with a quota")
     group = root / f"sizing-limit-test-{os.getpid()}"
+    child = group / "run"
     group.mkdir()
+    child.mkdir()
     spin = None
     try:
         if (root / "cgroup.controllers").exists():
+            (group / "cgroup.subtree_control").write_text("+cpu\n")
             (group / "cpu.max").write_text("20000 100000\n")  # 0.2 CPU
         else:
             (group / "cpu.cfs_period_us").write_text("100000\n")
             (group / "cpu.cfs_quota_us").write_text("20000\n")
-        # the shell joins the cgroup and becomes the loop (exec): killing its PID ends it
+        # the shell joins the child cgroup and becomes the loop (exec): killing its PID ends it
         spin = subprocess.Popen(
-            ["sh", "-c", f"echo $$ > {group}/cgroup.procs && exec sh -c 'while :; do :; done'"],
+            ["sh", "-c", f"echo $$ > {child}/cgroup.procs && exec sh -c 'while :; do :; done'"],
             start_new_session=True,
         )
         deadline = time.monotonic() + 5
-        first = (None, None)
+        first: tuple[float | None, int | None] = (None, None)
         while time.monotonic() < deadline:
             first = loadgen.cgroup_cpu(spin.pid)
             if first[0] is not None:
@@ -105,15 +133,19 @@ def test_a_real_quota_and_its_throttling_are_read(loadgen: ModuleType) -> None:
         quota, throttled = loadgen.cgroup_cpu(spin.pid)
         assert quota == pytest.approx(0.2)
         assert throttled is not None and first[1] is not None and throttled - first[1] >= 3
+        chain = loadgen.cgroup_chain(spin.pid)
+        assert chain[str(child)][0] is None and chain[str(group)][0] == pytest.approx(0.2)
         # this test's own process is outside the limit
         assert loadgen.cgroup_cpu(os.getpid())[0] != pytest.approx(0.2)
     finally:
         if spin is not None:
             os.killpg(spin.pid, signal.SIGKILL)
             spin.wait(timeout=5)
-        for _ in range(50):
-            try:
-                group.rmdir()
-                break
-            except OSError:
-                time.sleep(0.05)
+        for d in (child, group):
+            for _ in range(50):
+                try:
+                    d.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.05)
+    assert not group.exists(), f"{group} was left behind"
