@@ -113,8 +113,8 @@ def versus_sentence(cmp: PlatformComparison) -> str:
     plan = guest.result.cash_flow
     grows = plan is not None and bool(plan.growth) and bool(plan.rows)
     over = (
-        f" over {plan.years} years of demand growing {plan.growth:.0%} a year (the year-by-year"
-        " totals)"
+        f" over {plan.years} years of demand growing {plan.growth * 100:g}% a year (the"
+        " year-by-year totals)"
         if plan is not None and grows
         else ""
     )
