@@ -187,18 +187,18 @@ def measure_hint(
         if room < 1:
             return (
                 f"sizing run {inv}--cores {cores} --ht {ht}",
-                " (the measured host has no core left beside its load generator: add a client"
+                " (the lab's host has no core left beside its load generator: add a client"
                 " host to the inventory first, inventories/lab.yml shows how)",
             )
         capped = sorted({min(per, h_per, room), min(cores, room)})
         if capped != sorted(set(counts)):
             keeps = " and keeps one for its load generator" if own_client else ""
             note = (
-                f" (the measured host has {h_sockets} × {h_per} cores{keeps}: the nearest it"
+                f" (the lab's host has {h_sockets} × {h_per} cores{keeps}: the nearest it"
                 " can measure; beyond it the server stays on a floor; a client host in the"
                 " inventory frees the last core)"
                 if own_client
-                else f" (the measured host has {h_sockets} × {h_per} cores: the nearest it can "
+                else f" (the lab's host has {h_sockets} × {h_per} cores: the nearest it can "
                 "measure; beyond it the server stays on a floor)"
             )
         counts = capped

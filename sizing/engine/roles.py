@@ -205,7 +205,7 @@ def _finish(got: Choice, bases: Sequence[Basis], ask: WorkloadAsk) -> Choice:
     """The choice with its workload said: the roles sized, the one asked, the other
     workloads measured, and the bases of other roles passed over as such."""
     sized = tuple(dict.fromkeys(r for b in got.bases if (r := role_of(b)) is not None))
-    held: dict[Role, str] = {}
+    held: dict[Role, Basis] = {}
     for b in sorted(bases, key=lambda b: b.id):
         r = role_of(b)
         if (
@@ -215,12 +215,16 @@ def _finish(got: Choice, bases: Sequence[Basis], ask: WorkloadAsk) -> Choice:
             and b.figures
             and not b.pooled_into
         ):
-            held.setdefault(r, b.id)
+            held.setdefault(r, b)
     use = WorkloadUse(
         sized=sized,
         needed=ask.role,
         stated_by=ask.stated_by,
-        others=tuple(sorted(held.items(), key=lambda rb: _ORDER.index(rb[0]))),
+        others=tuple(
+            sorted(((r, b.id) for r, b in held.items()), key=lambda rb: _ORDER.index(rb[0]))
+        ),
+        # an example store's made-up figures are never called measured
+        others_simulated=bool(held) and all("simulated" in b.flags for b in held.values()),
     )
     seen = {b.id for b in got.bases} | {i for i, _ in got.passed_over}
     passed = got.passed_over + tuple(

@@ -64,6 +64,7 @@ class WorkloadUse:
     needed: Role | None = None
     stated_by: str = ""
     others: tuple[tuple[Role, str], ...] = ()
+    others_simulated: bool = False  # the others' figures are made up (examples/simulated.py)
 
     @property
     def other_workload(self) -> bool:
@@ -109,7 +110,8 @@ class WorkloadUse:
         """The other workloads held, in one line; empty when there are none."""
         if not self.others:
             return ""
-        return "also measured: " + ", ".join(
+        said = "also simulated: " if self.others_simulated else "also measured: "
+        return said + ", ".join(
             f"{_words(r)} ({basis}; --role {role_name(r)})" for r, basis in self.others
         )
 

@@ -105,6 +105,7 @@ def test_every_figure_of_the_simulated_stores_says_it_is_simulated(tmp_path: Pat
         # simulated too, never "measured in separate runs" or "paired measurement"
         flat = " ".join(text.stdout.split())
         assert "measured in separate runs" not in flat and "paired measurement" not in flat
+        assert "also measured" not in flat and "measured host" not in flat, flat
         if name in ("lab", "roles-lab"):
             assert "of bare metal's TLS handshakes (simulated, in separate runs" in flat, flat
         rec = runner.invoke(app, ["recommend", *argv, *demand, "--json"])
