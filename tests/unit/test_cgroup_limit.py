@@ -121,13 +121,18 @@ def test_a_real_parent_quota_and_its_throttling_are_read(loadgen: ModuleType) ->
             ["sh", "-c", f"echo $$ > {child}/cgroup.procs && exec sh -c 'while :; do :; done'"],
             start_new_session=True,
         )
+        # wait until the shell has joined the child cgroup (before, it is in this test's own,
+        # which may have a quota of its own: a machine held to less CPU)
+        joined = f"/{child.relative_to(root)}"
         deadline = time.monotonic() + 5
-        first: tuple[float | None, int | None] = (None, None)
         while time.monotonic() < deadline:
-            first = loadgen.cgroup_cpu(spin.pid)
-            if first[0] is not None:
+            text = Path(f"/proc/{spin.pid}/cgroup").read_text()
+            if joined in (line.split(":", 2)[-1] for line in text.splitlines()):
                 break
             time.sleep(0.02)
+        else:
+            pytest.fail(f"the spinning shell never joined {child}")
+        first = loadgen.cgroup_cpu(spin.pid)
         assert first[0] == pytest.approx(0.2)
         time.sleep(0.6)  # a spinning process meets its quota every 100 ms period
         quota, throttled = loadgen.cgroup_cpu(spin.pid)
