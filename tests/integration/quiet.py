@@ -22,7 +22,7 @@ import pytest
 
 # What a busy or stolen machine explains: the guards' flags for a figure the server's CPUs
 # did not set because something else had them.
-MACHINE_VERDICTS = frozenset({"unstable", "not-saturated", "client-bound"})
+MACHINE_VERDICTS = frozenset({"unstable", "not-saturated", "client-bound", "cpu-quota"})
 # Every flag a validity guard sets on an invalid point (the others, such as
 # ``virtualized-host``, describe the point and invalidate nothing).
 GUARD_FLAGS = MACHINE_VERDICTS | {

@@ -165,7 +165,7 @@ def test_sigterm_mid_point_ends_the_run_and_leaves_no_load_and_no_nginx(
     assert "Traceback" not in err and "interrupted" in err
     with Store.open_readonly(db) as store:
         [run] = store.runs()
-        assert run.status == "interrupted"
+        assert run.status == "interrupted", err  # stderr says why a mark could not be made
         assert run.note == "interrupted by SIGTERM"
         assert [p.result.key.profile for p in store.points(run.id)] == ["static-rps"]
     assert load_processes("28494") == [] and load_processes("28094") == []

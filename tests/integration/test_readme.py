@@ -91,7 +91,10 @@ def test_readme_as_typed(tmp_path: Path) -> None:
     assert (bin_dir / "sizing").resolve() == (clone / ".venv" / "bin" / "sizing").resolve()
     assert "run 1 (complete)" in made.stdout
     for line in made.stdout.splitlines():
-        assert len(line) <= 100, line  # the run table fits 100 columns
+        # the run table fits 100 columns; a line naming the results file holds the user's
+        # path whole (here pytest's, whose length grows with its run counter)
+        if str(tmp_path) not in line:
+            assert len(line) <= 100, line
 
     # A first run on a host too small for the article's workload ends with the next step
     # as a command: it runs as printed (shortened the same way) and measures
