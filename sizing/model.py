@@ -122,6 +122,9 @@ class FigureKind(StrEnum):
     EMULATED = "emulated"
     FLOOR = "floor"  # at least what the largest measured count carries (sizing.engine.reach)
     ASSUMED = "assumed"  # another platform's figure times a stated share (sizing.engine.assume)
+    # a table cell's kind for a figure examples/simulated.py made up (flagged ``simulated``):
+    # the engine sizes on it as on a measured one; no rendering calls it measured
+    SIMULATED = "simulated"
 
 
 OBSERVED = (FigureKind.MEASURED, FigureKind.REFERENCE)

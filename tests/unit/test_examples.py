@@ -95,6 +95,9 @@ def test_every_figure_of_the_simulated_stores_says_it_is_simulated(tmp_path: Pat
         # whose rows may hold only ratios of them: an HT gain, a guest's overhead)
         assert any("simulated" in x for x in rows), table.stdout
         assert not [x for x in rows if re.search(r"\d [a-z]\b(?! \(simulated\b)", x)], table.stdout
+        # and its mark is the made-up one, never m (measured), named in the legend
+        assert not [x for x in rows if re.search(r"\d m \(", x)], table.stdout
+        assert "d made up for an example, not measured" in " ".join(table.stdout.split())
         # its basis is a simulated one, never called measured (table and recommend alike)
         said = table.stdout + table.stderr
         assert "simulated basis" in said and "measured basis" not in said, said
@@ -117,6 +120,11 @@ def test_every_figure_of_the_simulated_stores_says_it_is_simulated(tmp_path: Pat
             md = out.read_text()
             assert "**Simulated figures.**" in md and "Measured on your hosts" not in md
             assert "Sized on figures measured" not in md and "measured with sizing run" not in md
+            # no figure of it is marked or worded measured: the summary's, the tables', the
+            # appendix's points (the legend lists every kind, the made-up one among them)
+            assert "^m^ |" not in md and not re.search(r"\d ?\^m\^", md), md
+            assert "(measured)" not in md and "measured, used with a warning" not in md
+            assert "^d^ made up for an example (examples/simulated.py), not measured" in md
         doc = json.loads(rec.stdout)
         figures = [f for c in [doc["recommendation"], *doc["alternatives"]] for f in c["figures"]]
         assert figures and all("simulated" in f["flags"] for f in figures)

@@ -5,6 +5,7 @@ and the templates. Pure, no imports beyond the standard library.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import PurePath
 
 from sizing.model import VIRTUALIZED_HOST_WORDS, FigureKind
@@ -38,6 +39,7 @@ MARKS: dict[str, str] = {
     FigureKind.TRANSLATED: "t",
     FigureKind.FLOOR: "f",
     FigureKind.ASSUMED: "a",
+    FigureKind.SIMULATED: "d",
 }
 PROVENANCE_TEXT: dict[str, str] = {
     FigureKind.MEASURED: "measured with sizing on the inventory's hosts",
@@ -52,6 +54,7 @@ PROVENANCE_TEXT: dict[str, str] = {
     "beyond it)",
     FigureKind.ASSUMED: "another platform's figure times a stated share (an assumption, with its "
     "source)",
+    FigureKind.SIMULATED: "made up for an example (examples/simulated.py), not measured",
 }
 FLAG_TEXT = {
     "client-bound": "the load generator saturated before the server",
@@ -144,9 +147,19 @@ def series_label(platform: str, ht: str, profile: str, *, with_ht: bool = True) 
     return f"{text} (HT {ht})" if with_ht else text
 
 
-def cell_source(source: str, emulated: bool) -> str:
-    """The provenance shown for a figure: emulated beats measured."""
-    return FigureKind.EMULATED if emulated and source == FigureKind.MEASURED else source
+def cell_source(source: str, emulated: bool, flags: Sequence[str]) -> str:
+    """The provenance shown for a figure: emulated beats measured, and a figure flagged
+    ``simulated`` (made up by examples/simulated.py) is never shown as measured."""
+    if source != FigureKind.MEASURED:
+        return source
+    if "simulated" in flags:
+        return FigureKind.SIMULATED
+    return FigureKind.EMULATED if emulated else source
+
+
+def provenance_text(*, simulated: bool) -> dict[str, str]:
+    """The provenance legend: every kind, the made-up one only where figures are made up."""
+    return {k: v for k, v in PROVENANCE_TEXT.items() if simulated or k != FigureKind.SIMULATED}
 
 
 def inventory_name(path: str) -> str:

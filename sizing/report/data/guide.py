@@ -16,7 +16,7 @@ from sizing.report.data.about import about_facts, measured_on
 from sizing.report.data.certainty import certainty_section
 from sizing.report.data.cover import cover, simulated
 from sizing.report.data.curves import series_curves
-from sizing.report.data.format import MARKS, PLATFORM_LABELS, PROVENANCE_TEXT, inventory_name
+from sizing.report.data.format import MARKS, PLATFORM_LABELS, inventory_name, provenance_text
 from sizing.report.data.gateway import gateway_section
 from sizing.report.data.latency import latency_section
 from sizing.report.data.limits import limits_section
@@ -168,7 +168,8 @@ def build_guide(
     hosts = measured_on(body)
     limits = limits_section(body, FigureKind.REFERENCE in table.sources_used)
     ov = overhead_points(table)
-    legend = tuple(Fact(MARKS[k], f"{k}: {v}") for k, v in PROVENANCE_TEXT.items())
+    shown = provenance_text(simulated=simulated(choice))
+    legend = tuple(Fact(MARKS[k], f"{k}: {v}") for k, v in shown.items())
     return Guide(
         request=request,
         title=request.title,

@@ -81,7 +81,7 @@ def latency_section(runs: Sequence[RunData]) -> LatencySection | None:
     soak_tables: list[TableBlock] = []
     for key in order:
         item, meta = newest[key]
-        src = cell_source(FigureKind.MEASURED, "emulated" in item.flags)
+        src = cell_source(FigureKind.MEASURED, "emulated" in item.flags, item.flags)
         s = _series(item, _latency_label(item, multi_ht, multi_profile))
         series.append(s)
         summary.append(_summary_row(s, item, meta, src))

@@ -14,10 +14,10 @@ from sizing.report.data.format import (
     MISSING,
     PLATFORM_LABELS,
     PROFILE_LABELS,
-    PROVENANCE_TEXT,
     cell_source,
     number,
     percent,
+    provenance_text,
     series_label,
 )
 from sizing.report.data.model import OverheadPoint, TableBlock, TCell
@@ -47,7 +47,7 @@ def overhead_points(table: SizingTable) -> list[OverheadPoint]:
                         pct=c.overhead_pct,
                         low=low,
                         high=high,
-                        source=cell_source(c.source, c.emulated),
+                        source=cell_source(c.source, c.emulated, c.flags),
                         pairs=c.overhead_pairs,
                         interval=c.overhead_interval,
                         platform=c.platform,
@@ -114,7 +114,7 @@ def ht_gain_table(table: SizingTable) -> TableBlock | None:
                         TCell(PROFILE_LABELS.get(c.profile, c.profile), numeric=False),
                         TCell(PLATFORM_LABELS.get(c.platform, c.platform), numeric=False),
                         TCell(str(c.cores)),
-                        TCell(percent(c.ht_gain_pct), cell_source(c.source, c.emulated)),
+                        TCell(percent(c.ht_gain_pct), cell_source(c.source, c.emulated, c.flags)),
                         TCell(span),
                         TCell(
                             _how(c.ht_gain_pairs, c.ht_gain_interval, lo is not None), numeric=False
@@ -155,13 +155,15 @@ def _breakable(basis_id: str) -> str:
 def provenance_table(table: SizingTable) -> TableBlock:
     """Every figure of the sizing table: its basis, provenance, flags and interval."""
     rows: list[tuple[TCell, ...]] = []
+    made_up = False  # a figure examples/simulated.py made up: the legend names its mark
     for sub in block_tables(table):
         for s in sorted(sub.series, key=lambda s: series_order((s.platform, s.ht, s.profile))):
             for r in sub.rows:
                 c = r.cell(s.platform, s.ht, s.profile)
                 if c is None:
                     continue
-                src = cell_source(c.source, c.emulated)
+                src = cell_source(c.source, c.emulated, c.flags)
+                made_up = made_up or src == FigureKind.SIMULATED
                 origin = c.origin
                 if c.source in (FigureKind.EXTRAPOLATED, FigureKind.SHAPE):
                     # the model's parameters are in the engineers' appendix
@@ -187,7 +189,7 @@ def provenance_table(table: SizingTable) -> TableBlock:
         title="Provenance of every figure",
         headers=("Basis", "Series", "Cores", "Value", "Provenance", "Interval", "Source"),
         rows=tuple(rows),
-        notes=tuple(f"{k}: {v}." for k, v in PROVENANCE_TEXT.items())
+        notes=tuple(f"{k}: {v}." for k, v in provenance_text(simulated=made_up).items())
         + (
             "A measured figure's interval is that of the median of its repetitions, with "
             "its coverage; a predicted figure's is a 95% bootstrap prediction interval, or "

@@ -35,6 +35,8 @@ def validity_table(runs: Sequence[RunData]) -> TableBlock | None:
                 status = "measured, emulated (not used for sizing by default)"
             elif r.status is Status.MEASURED and "virtualized-host" in r.flags:
                 status = "measured on a virtualized host (not used for sizing by default)"
+            elif r.status is Status.MEASURED and "simulated" in r.flags:
+                status = "made up for an example, used as if measured"
             elif r.status is Status.MEASURED:
                 status = "measured, used with a warning"
             else:

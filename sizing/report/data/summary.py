@@ -62,7 +62,7 @@ def headlines(table: SizingTable) -> list[Headline]:
                 "Lowest cost per 1k RPS",
                 money(best.cost_per_unit, table.currency),
                 _detail(best, f"{label}, {best.cores} cores, HT {best.ht}"),
-                cell_source(best.source, best.emulated),
+                cell_source(best.source, best.emulated, best.flags),
             )
         )
     for profile in ("rps", "tps"):
@@ -81,7 +81,7 @@ def headlines(table: SizingTable) -> list[Headline]:
                     f"{PROFILE_LABELS[profile]} per core, {label}",
                     c.display,
                     _detail(c, f"1 core, HT {c.ht}, {PROFILE_UNITS[profile]}"),
-                    cell_source(c.source, c.emulated),
+                    cell_source(c.source, c.emulated, c.flags),
                 )
             )
     out += _overhead_headlines(cells)
@@ -105,7 +105,7 @@ def _overhead_headlines(cells: Sequence[Cell]) -> list[Headline]:
             value = percent(pcts[0]) if len(pcts) == 1 else f"{min(pcts):.0f}–{max(pcts):.0f}%"
             counts = len({c.cores for c in ov})  # core counts, not core counts × HT modes
             modes = len({c.ht for c in ov})
-            src = {cell_source(c.source, c.emulated) for c in ov}
+            src = {cell_source(c.source, c.emulated, c.flags) for c in ov}
             ids = ", ".join(dict.fromkeys(c.basis_id for c in ov))
             out.append(
                 Headline(
@@ -330,7 +330,7 @@ def _figure_fact(f: Figure) -> Fact:
     with its interval and how it was obtained in plain words; the model behind a
     prediction is in the engineers' appendix."""
     label = f"{PROFILE_LABELS.get(f.profile, f.profile)} of one {f.cores}-core server"
-    how = FIGURE_WORDS.get(cell_source(f.source, f.emulated), f.source)
+    how = FIGURE_WORDS.get(cell_source(f.source, f.emulated, f.flags), f.source)
     if f.lower_bound:
         # a floor carries the low end of the measured count's interval: as sized
         low = " the low end of its interval," if f.conservative < f.value else ""
@@ -353,6 +353,7 @@ FIGURE_WORDS: dict[str, str] = {
     FigureKind.SHAPE: "predicted with another series' scaling shape",
     FigureKind.EMULATED: "measured in a software-emulated guest",
     FigureKind.TRANSLATED: "translated from another CPU",
+    FigureKind.SIMULATED: "made up for an example, not measured",
 }
 
 

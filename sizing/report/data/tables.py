@@ -78,7 +78,7 @@ def figure_cell(table: SizingTable, cores: int, platform: str, ht: str, profile:
     c = table_cell(table, cores, platform, ht, profile)
     if c is None:
         return TCell(MISSING)
-    return TCell(figure_text(c), cell_source(c.source, c.emulated))
+    return TCell(figure_text(c), cell_source(c.source, c.emulated, c.flags))
 
 
 def cost_cell(table: SizingTable, cores: int, platform: str, ht: str, profile: str) -> TCell:
@@ -86,7 +86,7 @@ def cost_cell(table: SizingTable, cores: int, platform: str, ht: str, profile: s
     c = table_cell(table, cores, platform, ht, profile)
     if c is None or c.cost_per_unit is None:
         return TCell(MISSING)
-    return TCell(money(c.cost_per_unit, table.currency), cell_source(c.source, c.emulated))
+    return TCell(money(c.cost_per_unit, table.currency), cell_source(c.source, c.emulated, c.flags))
 
 
 def overhead_cell(
@@ -97,7 +97,7 @@ def overhead_cell(
     c = table_cell(table, cores, platform, ht, profile)
     if c is None or c.overhead_pct is None:
         return TCell(MISSING)
-    return TCell(percent(c.overhead_pct), cell_source(c.source, c.emulated))
+    return TCell(percent(c.overhead_pct), cell_source(c.source, c.emulated, c.flags))
 
 
 def sizing_tables(table: SizingTable, catalog: CostCatalog) -> list[TableBlock]:

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sizing import __version__, paths
+from sizing.model import FigureKind
 from sizing.report.data.chapters import chapters
-from sizing.report.data.format import MARKS, PROVENANCE_TEXT
+from sizing.report.data.format import MARKS, provenance_text
 from sizing.report.data.model import Guide
 from sizing.report.render.printable import printable
 
@@ -96,7 +97,9 @@ def _context(guide: Guide, charts: Sequence[Chart]) -> dict[str, Any]:
         "chapters": chapters(guide, [c.id for c in charts]),
         "charts": list(charts),
         "marks": MARKS,
-        "provenance_text": PROVENANCE_TEXT,
+        "provenance_text": provenance_text(
+            simulated=getattr(guide.cover, "kind", "") == FigureKind.SIMULATED
+        ),
         "page_size": PAPER.get(guide.paper, "A4"),
         "version": __version__,
     }

@@ -49,7 +49,7 @@ def cell_text(c: Cell) -> str:
     """A table figure for the terminal: ``≥300,000 r (client-bound)``: the value (lower
     bounds with ≥), its provenance mark and its flags."""
     text = c.display
-    m = mark(cell_source(c.source, c.emulated))
+    m = mark(cell_source(c.source, c.emulated, c.flags))
     if m:
         text += f" {m}"
     flags = [f for f in c.flags if f != "emulated"]
@@ -127,11 +127,20 @@ def sizing_table_text(table: SizingTable, wide: bool = False, width: int = TABLE
         for n in _block_notes(block, table.currency):
             out.extend(wrap(n, fit))
     out.append("")
+    made_up = any(
+        "simulated" in c.flags
+        for b in table.blocks
+        for r in b.rows
+        for s in b.series
+        if (c := r.cell(s.platform, s.ht, s.profile)) is not None
+    )
     legend = (
         f"{mark('reference')} reference, {mark('measured')} measured, "
         f"{mark('interpolated')} interpolated, {mark('extrapolated')} extrapolated, "
         f"{mark('shape')} shape-borrowed, {mark('emulated')} emulated, "
-        f"{mark('translated')} translated to another CPU; "
+        f"{mark('translated')} translated to another CPU"
+        + (f", {mark('simulated')} made up for an example, not measured" if made_up else "")
+        + "; "
         "≥ a lower bound (the source could not saturate the server); (flags) beside a "
         f"figure; cost per unit on {table.cost_basis}, sized on the low end of each figure's "
         "interval (range of n runs with its coverage, or a 95% prediction interval); "
