@@ -168,8 +168,7 @@ def build_guide(
     hosts = measured_on(body)
     limits = limits_section(body, FigureKind.REFERENCE in table.sources_used)
     ov = overhead_points(table)
-    shown = provenance_text(simulated=simulated(choice))
-    legend = tuple(Fact(MARKS[k], f"{k}: {v}") for k, v in shown.items())
+    shown = provenance_text(simulated=simulated(choice)).items()
     return Guide(
         request=request,
         title=request.title,
@@ -200,7 +199,7 @@ def build_guide(
         validity=validity_table(runs),
         provenance=provenance_table(table),
         runs=tuple(runs),
-        legend=legend,
+        legend=tuple(Fact(MARKS[k], f"{k}: {v}") for k, v in shown),
         latency=latency_section(body),
         gateway=gateway_section(body),
         certainty=sure.paragraphs,
