@@ -23,7 +23,6 @@ from sizing.store.schema import (
     MIGRATIONS,
     REQUIRED_COLUMNS,
     SCHEMA_VERSION,
-    SQLITE_HEADER,
 )
 
 T = TypeVar("T")
@@ -420,12 +419,15 @@ def _check_file(path: Path, *, must_exist: bool) -> None:
             if must_exist:
                 raise StoreError(path, "empty file (0 bytes): no run is stored in it yet")
             return  # a writer creates the database in it
-        with path.open("rb") as f:
-            head = f.read(len(SQLITE_HEADER))
     except OSError as exc:
         raise StoreError(path, f"cannot read the results database: {exc.strerror or exc}") from exc
-    if head != SQLITE_HEADER:
-        raise StoreError(path, "not an SQLite database (damaged, or a file of another kind)")
+    # Its first bytes are SQLite's to read (a file of another kind is SQLITE_NOTADB, said
+    # by explain()), never through a descriptor of sizing's own: closing any descriptor of
+    # a file drops every POSIX lock the process holds on it, the SQLite connections' too.
+    # A run's lease keeper opens a second connection while the run's is open; with the
+    # run's shared lock gone, another process's closing connection took itself for the
+    # last one, checkpointed and deleted the WAL, and the run's later writes (its end
+    # among them) went on into the deleted file and were lost.
 
 
 def error_of(where: Database, exc: Exception) -> StoreError:

@@ -34,7 +34,9 @@ def explain(exc: Exception, timeout: float, path: Database | None = None) -> tup
         ), ExitStatus.STORE
     if name.startswith("SQLITE_FULL"):
         return "the disk is full: cannot write the results database", ExitStatus.STORE
-    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+    if name.startswith("SQLITE_NOTADB"):
+        return "not an SQLite database (damaged, or a file of another kind)", ExitStatus.INPUT
+    if name.startswith("SQLITE_CORRUPT"):
         return f"damaged results database ({exc})", ExitStatus.INPUT
     if isinstance(path, Path) and not path.exists():
         return (

@@ -214,7 +214,7 @@ UNUSABLE: list[tuple[Callable[[Path], None], str]] = [
     (foreign, "not a sizing results database (it holds the tables customers)"),
     (foreign_app_id, "not a sizing results database (application id 0x4d2)"),
     (damaged, "not an SQLite database"),
-    (damaged_after_header, "damaged results database"),
+    (damaged_after_header, "not an SQLite database (damaged, or a file of another kind)"),
     (newer, f"written by a newer sizing (schema version {SCHEMA_VERSION + 1}"),
     (truncated_sizing, "damaged sizing results database"),
 ]
