@@ -43,6 +43,7 @@ from sizing.provision.platforms.vsphere_session import wait_task  # noqa: E402
 from sizing.provision.platforms.vsphere_settings import readback  # noqa: E402
 from sizing.records import EsxiSettings, dump  # noqa: E402
 from tests.integration import quiet  # noqa: E402
+from tests.integration.netns import kill_namespace_processes  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 VCSIM = ROOT / ".cache" / "bin" / "vcsim"
@@ -447,6 +448,8 @@ def guest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             "PermitRootLogin prohibit-password\nPasswordAuthentication no\n"
             "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPrintMotd no\n"
             "Subsystem sftp internal-sftp\n"
+            # a session whose client is gone ends within 15 s, whatever the teardown missed
+            "ClientAliveInterval 5\nClientAliveCountMax 3\n"
         )
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation dir
         log = (d / "sshd.log").open("wb")
@@ -462,6 +465,9 @@ def guest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     finally:
         if proc is not None:
             _stop(proc)
+        # the sessions sshd forked (ansible's persistent connections) outlive it: once the
+        # veth is gone their peer can never close them, and they would wait forever
+        kill_namespace_processes(NS)
         subprocess.run(["ip", "link", "del", VETH_HOST], capture_output=True, timeout=30)
         subprocess.run(["ip", "netns", "del", NS], capture_output=True, timeout=30)
 
