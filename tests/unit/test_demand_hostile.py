@@ -1,0 +1,62 @@
+"""``sizing demand``, ``recommend --demand`` and ``guide --demand`` on inputs found by an
+adversarial pass after issue 58's hardening: each case failed before its fix (a hang, an
+"internal error", memory past the bound, a figure read from a value no NGINX writes)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sizing.cli import app
+from sizing.demand.formats import MAX_CONF_BYTES, format_from_conf
+from sizing.errors import UsageError
+
+runner = CliRunner()
+T0 = 1_764_300_000
+
+
+def line(sec: int) -> str:
+    ts = time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(sec))
+    return f'10.0.0.1 - - [{ts}] "GET / HTTP/1.1" 200 512 "-" "curl/8.5.0"\n'
+
+
+def demand(*args: str) -> tuple[int, str]:
+    got = runner.invoke(app, ["demand", *args])
+    return got.exit_code, got.output
+
+
+# --nginx-conf ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "conf",
+    [
+        "log_format main " + "a" * 26,  # a bare word, no ';': each split was tried
+        "log_format main '$remote_addr [$time_local]' " + "$a " * 26 + "'unclosed",
+    ],
+)
+def test_a_log_format_without_its_semicolon_fails_in_linear_time(tmp_path: Path, conf: str) -> None:
+    path = tmp_path / "nginx.conf"
+    path.write_text("http {\n  " + conf + "\n}\n")
+    t = time.process_time()
+    with pytest.raises(UsageError, match="no log_format 'main'"):
+        format_from_conf(path, "main")
+    assert time.process_time() - t < 1.0  # was 7 s at 26 letters, doubling with each
+
+
+def test_nginx_conf_that_is_a_fifo_or_too_big_is_refused_in_one_line(tmp_path: Path) -> None:
+    log = tmp_path / "access.log"
+    log.write_text(line(T0))
+    fifo = tmp_path / "fifo.conf"
+    os.mkfifo(fifo)  # read, it would never end
+    code, out = demand(str(log), "--nginx-conf", str(fifo), "--log-name", "main")
+    assert code == 2 and "a FIFO (named pipe), not an nginx.conf" in out
+    big = tmp_path / "big.conf"
+    big.write_bytes(b"#" * (MAX_CONF_BYTES + 1))
+    code, out = demand(str(log), "--nginx-conf", str(big), "--log-name", "main")
+    assert code == 2 and f"over the {MAX_CONF_BYTES:,} bytes" in out
+    assert "Traceback" not in out and len(out.strip().splitlines()) == 1
