@@ -226,9 +226,11 @@ def _plus(path: Path, state: ReadState) -> Samples:
                 _bad_value(state, path, i)
         except _NoOffset:
             raise UsageError(f"{path}:{i}: the sample's time has no UTC offset") from None
-        except (ValueError, TypeError, AttributeError) as exc:
-            # the reason, never the value: a sample's text is the customer's
-            why = "not JSON" if isinstance(exc, json.JSONDecodeError) else "no time, or a counter"
+        except (ValueError, TypeError, AttributeError, OverflowError, RecursionError) as exc:
+            # the reason, never the value: a sample's text is the customer's. OverflowError:
+            # an integer too large for a float; RecursionError: thousands of nested [
+            bad_json = isinstance(exc, (json.JSONDecodeError, RecursionError))
+            why = "not JSON" if bad_json else "no time, or a counter"
             why += "" if why == "not JSON" else " that is not a number"
             raise UsageError(f"{path}:{i}: not an NGINX Plus API sample ({why})") from None
         out.add(t, values, i)

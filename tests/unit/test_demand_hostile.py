@@ -60,3 +60,34 @@ def test_nginx_conf_that_is_a_fifo_or_too_big_is_refused_in_one_line(tmp_path: P
     code, out = demand(str(log), "--nginx-conf", str(big), "--log-name", "main")
     assert code == 2 and f"over the {MAX_CONF_BYTES:,} bytes" in out
     assert "Traceback" not in out and len(out.strip().splitlines()) == 1
+
+
+# JSON lines: access logs and NGINX Plus samples ------------------------------------------
+
+
+def test_a_deeply_nested_json_line_is_skipped_not_an_internal_error(tmp_path: Path) -> None:
+    log = tmp_path / "access.json"
+    docs = [f'{{"msec": "{T0 + i}.000", "status": 200}}\n' for i in range(20)]
+    docs.insert(5, "[" * 60_000 + "\n")  # under the 64 KiB line cap; json recurses per [
+    log.write_text("".join(docs))
+    code, out = demand(str(log), "--json")
+    assert code == 0, out
+    assert "internal error" not in out and '"skipped": 1' in out and '"lines": 21' in out
+
+
+@pytest.mark.parametrize(
+    ("sample", "why"),
+    [
+        (f'{{"time": {T0 + 9}, "http/requests": {{"total": 1{"0" * 400}}}}}', "a number"),
+        ("[" * 60_000, "not JSON"),
+    ],
+)
+def test_an_nginx_plus_sample_too_deep_or_too_big_is_one_line(
+    tmp_path: Path, sample: str, why: str
+) -> None:
+    path = tmp_path / "plus.jsonl"
+    good = [f'{{"time": {T0 + i}, "http/requests": {{"total": {100 * i}}}}}' for i in range(5)]
+    path.write_text("\n".join([*good, sample]) + "\n")
+    code, out = demand("--counters", str(path))
+    assert code == 2 and f"{path}:6: not an NGINX Plus API sample" in out and why in out
+    assert "internal error" not in out and len(out.strip().splitlines()) == 1
