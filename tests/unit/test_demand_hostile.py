@@ -9,11 +9,15 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from sizing.cli import app
+from sizing.demand.file import load_demand
 from sizing.demand.formats import MAX_CONF_BYTES, format_from_conf
-from sizing.errors import UsageError
+from sizing.errors import InputError, UsageError
+from sizing.yamlfile import MAX_INT_CHARS
 
 runner = CliRunner()
 T0 = 1_764_300_000
@@ -91,3 +95,48 @@ def test_an_nginx_plus_sample_too_deep_or_too_big_is_one_line(
     code, out = demand("--counters", str(path))
     assert code == 2 and f"{path}:6: not an NGINX Plus API sample" in out and why in out
     assert "internal error" not in out and len(out.strip().splitlines()) == 1
+
+
+# YAML: an integer Python will not read ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def demand_text(tmp_path_factory: pytest.TempPathFactory) -> str:
+    tmp = tmp_path_factory.mktemp("demand")
+    log = tmp / "access.log"
+    log.write_text("".join(line(T0 + i // 3) for i in range(90)))
+    code, out = demand(str(log), "-o", str(tmp / "d.yml"))
+    assert code == 0, out
+    return (tmp / "d.yml").read_text()
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    field=st.sampled_from(["lines: ", "skipped: ", "  seconds: ", "chart:\n- "]),
+    digits=st.integers(min_value=1, max_value=6000),
+)
+def test_an_integer_of_any_length_in_a_demand_file_loads_or_is_one_input_error(
+    tmp_path_factory: pytest.TempPathFactory, demand_text: str, field: str, digits: int
+) -> None:
+    """Python reads no decimal of more than 4,300 digits (a ValueError the YAML loader
+    does not mark): such a file was an internal error in recommend and guide --demand."""
+    at = demand_text.index("\n" + field) + 1 + len(field)
+    end = demand_text.index("\n", at)
+    path = tmp_path_factory.mktemp("int") / "d.yml"
+    path.write_text(demand_text[:at] + "9" * digits + demand_text[end:])
+    try:
+        load_demand(path)
+    except InputError as exc:
+        assert str(path) in str(exc) and len(exc.problems) >= 1
+        if digits > MAX_INT_CHARS:
+            assert "too long" in exc.problems[0] and "line " in exc.problems[0]
+
+
+def test_a_catalog_price_of_5000_digits_is_one_line(tmp_path: Path) -> None:
+    catalog = tmp_path / "catalog.yml"
+    catalog.write_text(
+        "kind: catalog\nname: x\nservers:\n  - {cores: 2, price: " + "9" * 5000 + "}\n"
+    )
+    got = runner.invoke(app, ["table", "--catalog", str(catalog)])
+    assert got.exit_code == 3 and "internal error" not in got.output, got.output
+    assert f"{catalog}: YAML syntax: line 4" in got.output and "too long" in got.output
