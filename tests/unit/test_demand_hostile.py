@@ -5,6 +5,8 @@ adversarial pass after issue 58's hardening: each case failed before its fix (a 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from typer.testing import CliRunner
 from sizing.cli import app
 from sizing.demand.file import load_demand
 from sizing.demand.formats import MAX_CONF_BYTES, format_from_conf
+from sizing.demand.reader import _by_rows
 from sizing.errors import InputError, UsageError
 from sizing.yamlfile import MAX_INT_CHARS
 
@@ -140,3 +143,61 @@ def test_a_catalog_price_of_5000_digits_is_one_line(tmp_path: Path) -> None:
     got = runner.invoke(app, ["table", "--catalog", str(catalog)])
     assert got.exit_code == 3 and "internal error" not in got.output, got.output
     assert f"{catalog}: YAML syntax: line 4" in got.output and "too long" in got.output
+
+
+# Memory: a chunk of very short lines ----------------------------------------------------
+
+_MEASURE = """
+import sys
+from pathlib import Path
+from sizing.demand.formats import COMBINED, DEFAULT_NAME, compile_format
+from sizing.demand.logs import read_logs
+d = read_logs([Path(sys.argv[1])], compile_format(COMBINED, name=DEFAULT_NAME), given=False)
+hwm = next(x for x in open("/proc/self/status") if x.startswith("VmHWM")).split()[1]
+print(d.totals.requests if d.totals else 0, d.skipped, int(hwm) // 1024)
+"""
+
+
+def _peak(path: Path) -> tuple[int, int, int]:
+    """Requests, skipped lines and the peak RSS (MiB) of a fresh interpreter reading
+    ``path`` (its own VmHWM: the parent's is not counted)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    requests, skipped, rss = map(int, done.stdout.split())
+    return requests, skipped, rss
+
+
+def test_megabytes_of_empty_lines_take_memory_by_chunk_not_by_line(tmp_path: Path) -> None:
+    """A chunk of 1 MiB holds a million empty lines: read whole, each skipped line's row
+    and reason took 317 MB for a 1 MiB file; in pieces of MAX_ROWS lines, a few MB."""
+    small = tmp_path / "small.log"
+    small.write_text(line(T0) + line(T0 + 1))
+    log = tmp_path / "empty-lines.log"
+    log.write_text(line(T0) + "\n" * (2 << 20) + line(T0 + 1))
+    base = _peak(small)[2]
+    requests, skipped, rss = _peak(log)
+    assert (requests, skipped) == (2, 2 << 20)
+    assert rss - base < 60, (rss, base)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    lines=st.lists(st.binary(max_size=6).map(lambda b: b.replace(b"\n", b"")), max_size=200),
+    tail=st.booleans(),
+    rows=st.integers(min_value=1, max_value=20),
+)
+def test_pieces_of_a_chunk_hold_every_byte_in_order_and_at_most_rows_lines(
+    lines: list[bytes], tail: bool, rows: int
+) -> None:
+    block = b"\n".join(lines) + (b"\n" if tail and lines else b"")
+    pieces = list(_by_rows(block, rows))
+    assert b"".join(pieces) == block
+    for piece in pieces[:-1]:
+        assert piece.endswith(b"\n") and piece.count(b"\n") <= rows
+    if pieces:
+        assert pieces[-1].count(b"\n") <= rows
