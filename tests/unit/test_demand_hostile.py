@@ -16,8 +16,17 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from sizing.cli import app
+from sizing.demand import fastscan
 from sizing.demand.file import load_demand
-from sizing.demand.formats import MAX_CONF_BYTES, format_from_conf
+from sizing.demand.formats import (
+    COMBINED,
+    DEFAULT_NAME,
+    MAX_CONF_BYTES,
+    LogFormat,
+    compile_format,
+    format_from_conf,
+)
+from sizing.demand.logs import read_logs
 from sizing.demand.reader import _by_rows
 from sizing.errors import InputError, UsageError
 from sizing.yamlfile import MAX_INT_CHARS
@@ -201,3 +210,56 @@ def test_pieces_of_a_chunk_hold_every_byte_in_order_and_at_most_rows_lines(
         assert piece.endswith(b"\n") and piece.count(b"\n") <= rows
     if pieces:
         assert pieces[-1].count(b"\n") <= rows
+
+
+# UTC offsets no clock is set to ------------------------------------------------------------
+
+
+def _read_with(path: Path, native: bool, fmt: LogFormat | None = None) -> tuple[int, int]:
+    """Requests and skipped lines of ``path``, by the compiled reader or the regular
+    expression (the reference)."""
+    old = fastscan.ENABLED
+    fastscan.ENABLED = native
+    try:
+        fmt = fmt or compile_format(COMBINED, name=DEFAULT_NAME)
+        d = read_logs([path], fmt, given=fmt.name != DEFAULT_NAME)
+    finally:
+        fastscan.ENABLED = old
+    assert d.totals is not None
+    return d.totals.requests, d.skipped
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    sign=st.sampled_from("+-"),
+    hours=st.integers(min_value=0, max_value=99),
+    minutes=st.integers(min_value=0, max_value=59),
+    native=st.booleans(),
+)
+def test_a_utc_offset_past_14_hours_is_no_time(
+    tmp_path_factory: pytest.TempPathFactory, sign: str, hours: int, minutes: int, native: bool
+) -> None:
+    """``-2400`` or ``+9900`` (a garbled digit) moved a request days away: the span, the
+    average and the percentiles with it. Both readers refuse it alike; ISO 8601 too."""
+    ok = hours * 60 + minutes <= 14 * 60
+    tmp = tmp_path_factory.mktemp("tz")
+    odd = line(T0 + 5).replace("+0000", f"{sign}{hours:02d}{minutes:02d}")
+    log = tmp / "a.log"
+    log.write_text("".join(line(T0 + i) for i in range(10)) + odd)
+    assert _read_with(log, native) == ((11, 0) if ok else (10, 1))
+    iso = tmp / "iso.log"
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(T0 + 5))
+    iso.write_text(
+        "".join(f"2025-11-28T03:20:0{i}+00:00 200\n" for i in range(10))
+        + f"{stamp}{sign}{hours:02d}:{minutes:02d} 200\n"
+    )
+    fmt = compile_format("$time_iso8601 $status", name="iso")
+    assert _read_with(iso, native, fmt) == ((11, 0) if ok else (10, 1))
+
+
+def test_a_counter_sample_at_an_offset_past_14_hours_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "prom.txt"
+    pages = [f"{T0 + i}\nnginx_http_requests_total {100 * i}\n" for i in range(5)]
+    path.write_text("".join(pages) + "2025-11-28T03:20:00+23:59\nnginx_http_requests_total 5\n")
+    code, out = demand("--counters", str(path))
+    assert code == 2 and f"{path}:11: the sample's time has a UTC offset past" in out, out
