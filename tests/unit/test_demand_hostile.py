@@ -263,3 +263,22 @@ def test_a_counter_sample_at_an_offset_past_14_hours_is_one_line(tmp_path: Path)
     path.write_text("".join(pages) + "2025-11-28T03:20:00+23:59\nnginx_http_requests_total 5\n")
     code, out = demand("--counters", str(path))
     assert code == 2 and f"{path}:11: the sample's time has a UTC offset past" in out, out
+
+
+# --out - ------------------------------------------------------------------------------------
+
+
+def test_out_dash_writes_the_demand_file_to_stdout_not_a_file_named_dash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``guide --out -`` writes stdout; ``demand --out -`` wrote a file named ``-``."""
+    monkeypatch.chdir(tmp_path)
+    log = tmp_path / "access.log"
+    log.write_text("".join(line(T0 + i // 4) for i in range(40)))
+    got = runner.invoke(app, ["demand", str(log), "-o", "-"])
+    assert got.exit_code == 0, got.output
+    assert not (tmp_path / "-").exists()
+    (tmp_path / "d.yml").write_text(got.stdout)
+    assert load_demand(tmp_path / "d.yml").requests.peak == 4
+    code, out = demand(str(log), "-o", "-", "--json")
+    assert code == 2 and "--out - and --json both write stdout" in out
