@@ -78,6 +78,10 @@ def seconds_ms(text: bytes) -> int | None:
     whole, _, frac = text.partition(b".")
     if len(whole) > _DIGITS or not (whole or frac):
         return None
+    # digits only, as NGINX writes it: int() also reads "-5", "+5", " 5" and "1_0", which
+    # a JSON log's value can hold (a negative time moved the arrival later)
+    if not (whole.isdigit() or not whole) or not (frac.isdigit() or not frac):
+        return None
     try:
         return int(whole or b"0") * 1000 + int((frac + b"000")[:3])
     except ValueError:

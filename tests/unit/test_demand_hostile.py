@@ -4,7 +4,9 @@ adversarial pass after issue 58's hardening: each case failed before its fix (a 
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -282,3 +284,26 @@ def test_out_dash_writes_the_demand_file_to_stdout_not_a_file_named_dash(
     assert load_demand(tmp_path / "d.yml").requests.peak == 4
     code, out = demand(str(log), "-o", "-", "--json")
     assert code == 2 and "--out - and --json both write stdout" in out
+
+
+# $request_time in a JSON log ----------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(value=st.one_of(st.text(max_size=8), st.integers(-(10**6), 10**6), st.floats()))
+def test_a_json_request_time_is_read_as_the_format_reads_it(
+    tmp_path_factory: pytest.TempPathFactory, value: object
+) -> None:
+    """A JSON log's ``request_time`` is a time only when it is what NGINX writes (digits, a
+    dot, digits): ``-5`` moved the request 5 s later and was counted as a -5,000 ms time."""
+    log = tmp_path_factory.mktemp("rt") / "a.json"
+    docs = [{"msec": f"{T0 + i}.500", "request_time": "0.010", "status": 200} for i in range(9)]
+    docs.append({"msec": f"{T0 + 8}.500", "request_time": value, "status": 200})
+    log.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    d = read_logs([log], compile_format(COMBINED, name=DEFAULT_NAME), given=False)
+    text = str(value)
+    ok = bool(re.fullmatch(r"[0-9]*\.?[0-9]*", text)) and text not in ("", ".")
+    ok = ok and len(text.partition(".")[0]) <= 12 and not isinstance(value, bool)
+    assert d.skipped == (0 if ok else 1), text
+    assert d.request_time_ms is not None and d.request_time_ms[0] >= 0
+    assert d.requests.end.endswith("03:20:08Z")  # never later than it was logged
