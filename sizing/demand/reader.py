@@ -87,6 +87,36 @@ def check_input(path: Path) -> None:
         raise UsageError(f"{path}: cannot read: permission denied")
 
 
+# What a file's first bytes say it is, when it is not text sizing reads (gzip it reads):
+# named, instead of "binary data" or "fewer than 2 samples".
+_OTHER_KINDS = (
+    (b"BZh", "bzip2-compressed", "bunzip2 -k FILE, or recompress it with gzip"),
+    (b"\xfd7zXZ\x00", "xz-compressed", "unxz -k FILE, or recompress it with gzip"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed", "unzstd FILE, or recompress it with gzip"),
+    (b"PK\x03\x04", "a zip archive", "unzip it and give the files it holds"),
+    (b"\xff\xfe", "UTF-16 text", "convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"),
+    (b"\xfe\xff", "UTF-16 text", "convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"),
+)
+
+
+def check_kind(path: Path) -> None:
+    """Refuse (UsageError) a file whose first bytes say it is compressed in a way sizing
+    does not read (bzip2, xz, zstd, zip) or UTF-16 text, naming what it is and the way to
+    a file it reads."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(6)
+    except OSError:
+        return  # the reader says why
+    for magic, what, how in _OTHER_KINDS:
+        if head.startswith(magic) and (magic != b"BZh" or head[3:4].isdigit()):
+            raise UsageError(
+                f"{path}: {what}: sizing reads plain and gzip'd files; {how}".replace(
+                    "FILE", str(path)
+                )
+            )
+
+
 def chunks(path: Path, state: ReadState, size: int = CHUNK) -> Iterator[bytes]:
     """The file's bytes, decompressed, in chunks that end at a newline (the last chunk
     ends where the file does), each line at most :data:`MAX_LINE` bytes (a longer one is

@@ -4,12 +4,15 @@ adversarial pass after issue 58's hardening: each case failed before its fix (a 
 
 from __future__ import annotations
 
+import bz2
 import json
+import lzma
 import os
 import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -307,3 +310,28 @@ def test_a_json_request_time_is_read_as_the_format_reads_it(
     assert d.skipped == (0 if ok else 1), text
     assert d.request_time_ms is not None and d.request_time_ms[0] >= 0
     assert d.requests.end.endswith("03:20:08Z")  # never later than it was logged
+
+
+# bzip2, xz, zstd, zip, UTF-16 -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pack", "said"),
+    [
+        (lambda b: bz2.compress(b), "bzip2-compressed"),
+        (lambda b: lzma.compress(b), "xz-compressed"),
+        (lambda b: b"\x28\xb5\x2f\xfd" + b"\0" * 20, "zstd-compressed"),
+        (lambda b: b"PK\x03\x04" + b, "a zip archive"),
+        (lambda b: b.decode().encode("utf-16"), "UTF-16 text"),
+    ],
+)
+@pytest.mark.parametrize("counters", [False, True])
+def test_a_compression_sizing_does_not_read_is_named(
+    tmp_path: Path, pack: Callable[[bytes], bytes], said: str, counters: bool
+) -> None:
+    """They were "binary data, not an access log", and with --counters "fewer than 2
+    Prometheus samples"."""
+    path = tmp_path / "access.log.x"
+    path.write_bytes(pack("".join(line(T0 + i) for i in range(20)).encode()))
+    code, out = demand(*(["--counters"] if counters else []), str(path))
+    assert code == 2 and f"{path}: {said}: sizing reads plain and gzip'd files" in out, out
