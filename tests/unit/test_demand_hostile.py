@@ -7,6 +7,7 @@ from __future__ import annotations
 import bz2
 import json
 import lzma
+import math
 import os
 import re
 import subprocess
@@ -32,6 +33,7 @@ from sizing.demand.formats import (
     format_from_conf,
 )
 from sizing.demand.logs import read_logs
+from sizing.demand.mix import parse_assumptions
 from sizing.demand.reader import _by_rows
 from sizing.errors import InputError, UsageError
 from sizing.yamlfile import MAX_INT_CHARS
@@ -335,3 +337,38 @@ def test_a_compression_sizing_does_not_read_is_named(
     path.write_bytes(pack("".join(line(T0 + i) for i in range(20)).encode()))
     code, out = demand(*(["--counters"] if counters else []), str(path))
     assert code == 2 and f"{path}: {said}: sizing reads plain and gzip'd files" in out, out
+
+
+# --assume as typed --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        ("tls-share=0.5%%", "the value is not a number"),  # was read as 0.005
+        ("tls-share", "give NAME=VALUE"),  # was "'tls-share' is not one of tls-share, ..."
+        ("requests-per-connection=1e12", "from 1 to 1,000,000,000"),  # was "give 1 or more"
+    ],
+)
+def test_an_assumption_as_typed_is_read_or_refused_saying_why(
+    tmp_path: Path, typed: str, said: str
+) -> None:
+    log = tmp_path / "access.log"
+    log.write_text(line(T0))
+    code, out = demand(str(log), "--assume", typed, "--assume-source", "a test")
+    assert code == 2 and said in out, out
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    share=st.one_of(st.floats(min_value=-1.0, max_value=2.0), st.just(-0.0), st.just(math.nan)),
+    pct=st.booleans(),
+)
+def test_an_assumed_share_is_in_range_and_never_minus_zero(share: float, pct: bool) -> None:
+    typed = f"tls-share={share * 100 if pct else share}{'%' if pct else ''}"
+    try:
+        (got,) = parse_assumptions([typed], "a test")
+    except UsageError:
+        assert math.isnan(share) or not 0 <= share <= 1 or pct  # x * 100 / 100 may pass 1
+        return
+    assert 0 <= got.value <= 1 and math.copysign(1, got.value) == 1
