@@ -253,7 +253,10 @@ def _gunzip(raw: BinaryIO, digest: hashlib._Hash, state: ReadState, size: int) -
 
 def _member(f: _File, start: int, size: int) -> Generator[bytes, None, tuple[int, str]]:
     """Inflate the member at ``start``: its bytes, then where it ended and the damage
-    found (empty when none)."""
+    found (empty when none). zlib gives nothing of a call that meets damage (a corrupt
+    block, a wrong CRC in the trailer): the call is made again from a copy of the state
+    before it, a few bytes at a time, so that every byte before the damage is kept (a
+    whole call was lost: a small file's every line) and the damage's offset is exact."""
     inflate = zlib.decompressobj(wbits=31)
     off = start
     while True:
@@ -263,17 +266,47 @@ def _member(f: _File, start: int, size: int) -> Generator[bytes, None, tuple[int
             if tail:
                 yield tail
             return off, "truncated gzip: the compressed data ends before its end-of-stream marker"
+        data = piece
+        while data:
+            before = inflate.copy()
+            try:
+                out = inflate.decompress(data, size)
+            except zlib.error:
+                at = off + len(piece) - len(data) + (yield from _salvage(before, data, size))
+                return at, f"corrupt gzip data, found at byte {at:,}"
+            if out:
+                yield out
+            if inflate.eof:
+                return off + len(piece) - len(inflate.unused_data), ""
+            if not out and inflate.unconsumed_tail == data:
+                break  # no progress: nothing more comes of this input
+            data = inflate.unconsumed_tail
+        off += len(piece)
+
+
+_STEP = 512  # compressed bytes per call while salvaging (then one at a time)
+
+
+def _salvage(inflate: zlib._Decompress, data: bytes, size: int) -> Generator[bytes, None, int]:
+    """What ``data`` gives before the damage zlib refuses in it, fed a few bytes at a
+    time from the state before the failed call; the damage's offset in ``data``."""
+    pos = 0
+    step = _STEP
+    while pos < len(data):
+        before = inflate.copy()
         try:
-            out = inflate.decompress(piece, size)
+            out = inflate.decompress(data[pos : pos + step], size)
             while out:
                 yield out
                 tail = inflate.unconsumed_tail
                 out = inflate.decompress(tail, size) if tail else b""
         except zlib.error:
-            return off, f"corrupt gzip data, found between bytes {off:,} and {off + len(piece):,}"
-        if inflate.eof:
-            return off + len(piece) - len(inflate.unused_data), ""
-        off += len(piece)
+            if step == 1:
+                return pos
+            inflate, step = before, 1  # again, a byte at a time: to the byte that fails
+            continue
+        pos += step
+    return pos
 
 
 def _find_member(f: _File, start: int, size: int) -> int:

@@ -5,6 +5,7 @@ adversarial pass after issue 58's hardening: each case failed before its fix (a 
 from __future__ import annotations
 
 import bz2
+import gzip
 import json
 import lzma
 import math
@@ -13,6 +14,7 @@ import re
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -372,3 +374,58 @@ def test_an_assumed_share_is_in_range_and_never_minus_zero(share: float, pct: bo
         assert math.isnan(share) or not 0 <= share <= 1 or pct  # x * 100 / 100 may pass 1
         return
     assert 0 <= got.value <= 1 and math.copysign(1, got.value) == 1
+
+
+# A damaged gzip -----------------------------------------------------------------------------
+
+
+def _intact_lines(packed: bytes, original: bytes) -> int:
+    """The reference: the lines zlib gives whole and unchanged before it refuses the data,
+    fed a byte at a time (each byte's output kept)."""
+    inflate = zlib.decompressobj(wbits=31)
+    got = bytearray()
+    for i in range(len(packed)):
+        try:
+            got += inflate.decompress(packed[i : i + 1])
+        except zlib.error:
+            break
+    same = 0
+    while same < min(len(got), len(original)) and got[same] == original[same]:
+        same += 1
+    return original[:same].count(b"\n")
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(where=st.floats(min_value=0.05, max_value=1.0), flips=st.integers(1, 40))
+def test_a_damaged_gzip_keeps_every_line_before_the_damage(
+    tmp_path_factory: pytest.TempPathFactory, where: float, flips: int
+) -> None:
+    """zlib gives nothing of a call that meets damage: one call inflated a small file
+    whole, so a corrupt block, or only a wrong CRC in the trailer, lost every line."""
+    original = "".join(line(T0 + i // 10) for i in range(600)).encode()
+    packed = bytearray(gzip.compress(original))
+    at = min(len(packed) - 1, 10 + int(where * (len(packed) - 10)))
+    for i in range(at, min(len(packed), at + flips)):
+        packed[i] ^= 0x5A
+    log = tmp_path_factory.mktemp("gz") / "access.log.gz"
+    log.write_bytes(bytes(packed))
+    want = _intact_lines(bytes(packed), original)
+    try:
+        d = read_logs([log], compile_format(COMBINED, name=DEFAULT_NAME), given=False)
+    except UsageError:
+        assert want == 0
+        return
+    assert d.totals is not None and d.totals.requests >= want
+    assert d.sources[0].damage.startswith(("corrupt gzip data", "truncated gzip"))
+
+
+def test_a_gzip_with_a_wrong_crc_keeps_all_its_lines(tmp_path: Path) -> None:
+    original = "".join(line(T0 + i // 10) for i in range(600)).encode()
+    packed = gzip.compress(original)
+    log = tmp_path / "access.log.gz"
+    log.write_bytes(packed[:-8] + b"\0\0\0\0" + packed[-4:])
+    d = read_logs([log], compile_format(COMBINED, name=DEFAULT_NAME), given=False)
+    assert d.totals is not None and d.totals.requests == 600
+    found = re.fullmatch(r"corrupt gzip data, found at byte ([0-9,]+)", d.sources[0].damage)
+    assert found is not None  # in the trailer's CRC, where zlib checks it
+    assert len(packed) - 8 <= int(found.group(1).replace(",", "")) < len(packed) - 4
