@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -429,3 +429,36 @@ def test_a_gzip_with_a_wrong_crc_keeps_all_its_lines(tmp_path: Path) -> None:
     found = re.fullmatch(r"corrupt gzip data, found at byte ([0-9,]+)", d.sources[0].damage)
     assert found is not None  # in the trailer's CRC, where zlib checks it
     assert len(packed) - 8 <= int(found.group(1).replace(",", "")) < len(packed) - 4
+
+
+# One server's files that hold the same lines ----------------------------------------------------
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(
+    rates=st.lists(st.integers(min_value=0, max_value=6), min_size=150, max_size=300),
+    kept=st.floats(min_value=0.3, max_value=0.99),
+)
+@example(rates=[3] * 200, kept=0.9)  # 179 busy seconds the same in both: named
+def test_a_log_beside_a_gzip_of_most_of_its_lines_is_named(
+    tmp_path_factory: pytest.TempPathFactory, rates: list[int], kept: float
+) -> None:
+    """``access.log`` and an ``access.log.1.gz`` made from it a little earlier were summed
+    as one server's rotations, without a word: the busiest second doubled. Rotations that
+    follow each other in time are never named."""
+    seconds = [s for s, n in enumerate(rates) for _ in range(n)]
+    cut = int(len(seconds) * kept)
+    if cut < 2 or cut == len(seconds):
+        return
+    tmp = tmp_path_factory.mktemp("rot")
+    log, rotated = tmp / "access.log", tmp / "access.log.1.gz"
+    fmt = compile_format(COMBINED, name=DEFAULT_NAME)
+    rotated.write_bytes(gzip.compress("".join(line(T0 + s) for s in seconds[:cut]).encode()))
+    log.write_text("".join(line(T0 + s) for s in seconds))  # a copy of the lines, and more
+    lo, hi = max(seconds[0], seconds[0]) + 1, min(seconds[-1], seconds[cut - 1]) - 1
+    busy = sum(1 for s in range(lo, hi + 1) if rates[s])
+    named = [n for n in read_logs([log, rotated], fmt, given=False).notes if "one server" in n]
+    assert bool(named) == (hi - lo >= 60 and busy >= 10), (lo, hi, busy)
+    log.write_text("".join(line(T0 + s) for s in seconds[cut:]))  # the lines after it
+    named = [n for n in read_logs([log, rotated], fmt, given=False).notes if "one server" in n]
+    assert not named
