@@ -38,6 +38,23 @@ def _construct_mapping(loader: Any, node: yaml.MappingNode, deep: bool = False) 
 
 StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
+# The longest integer a file sizing reads may write. Python refuses to read a decimal of
+# more than 4,300 digits (a ValueError, which the loader does not mark with a line); no
+# count, price or port needs more than twenty.
+MAX_INT_CHARS = 1000
+
+
+def _construct_int(loader: Any, node: yaml.ScalarNode) -> Any:
+    text = loader.construct_scalar(node)
+    if len(text) > MAX_INT_CHARS:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"an integer of {len(text):,} characters: too long", node.start_mark
+        )
+    return yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
+
+
+StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
 
 MAX_DEPTH = 100  # nested mappings and lists; no sizing file needs more than a few
 # Nodes a document may hold once its aliases are expanded. An alias bomb ("billion laughs":

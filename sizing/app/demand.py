@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from sizing.demand.file import HEADER, load_demand, write_demand
+from sizing.demand.file import HEADER, demand_yaml, load_demand, write_demand
 from sizing.demand.formats import COMBINED, compile_format, format_from_conf
 from sizing.demand.logs import read_logs
 from sizing.demand.mix import parse_assumptions, role_of
@@ -19,6 +19,7 @@ __all__ = [
     "PEAKS",
     "DemandRequest",
     "TrafficDemand",
+    "demand_yaml",
     "derive",
     "load_demand",
     "sized_figures",
@@ -40,6 +41,12 @@ class DemandRequest:
     assume: tuple[str, ...] = ()  # --assume NAME=VALUE: a figure the input lacks
     assume_source: str | None = None
 
+    @property
+    def to_file(self) -> bool:
+        """Whether the demand file is written to a file (``--out -``: to stdout, by the
+        command, as ``guide --out -`` writes the guide)."""
+        return self.out is not None and str(self.out) != "-"
+
 
 def derive(req: DemandRequest) -> TrafficDemand:
     """The demand of the request's files (and the demand file written when ``out``).
@@ -50,7 +57,8 @@ def derive(req: DemandRequest) -> TrafficDemand:
         raise UsageError("give at least one log or counters file")
     role, role_source = role_of(req.role)
     assumed = parse_assumptions(req.assume, req.assume_source)
-    if req.out is not None:
+    if req.to_file:
+        assert req.out is not None
         inputs = [*req.files, *([req.nginx_conf] if req.nginx_conf else [])]
         refuse_inputs(req.out, inputs, "--out")
         check_target(req.out, "demand file")
@@ -78,7 +86,8 @@ def derive(req: DemandRequest) -> TrafficDemand:
         demand = read_logs(
             list(req.files), fmt, given=given, role=role, role_source=role_source, assumed=assumed
         )
-    if req.out is not None:
+    if req.to_file:
+        assert req.out is not None
         write_demand(demand, req.out)
     return demand
 

@@ -60,7 +60,7 @@ OutOpt = Annotated[
         "-o",
         metavar="demand.yml",
         help="Write the demand file (YAML, with the files' hashes, span, lines read and"
-        " skipped, method) for recommend/guide --demand.",
+        " skipped, method) for recommend/guide --demand; '-' writes it to stdout.",
     ),
 ]
 
@@ -121,9 +121,13 @@ def demand_cmd(
     # numpy's BLAS starts a thread per CPU when it loads, for nothing here (no linear
     # algebra): 0.04 s of CPU, a fifth of a small log's whole run. A user's setting stands.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from sizing.app.demand import DemandRequest, derive  # deferred: numpy, the readers
+    from sizing.app.demand import DemandRequest, demand_yaml, derive  # deferred: numpy
+    from sizing.errors import UsageError
     from sizing.report.render.demand_text import demand_text
 
+    to_stdout = out is not None and str(out) == "-"
+    if to_stdout and json_out:
+        raise UsageError("--out - and --json both write stdout: give one")
     demand = derive(
         DemandRequest(
             files=tuple(files),
@@ -138,9 +142,11 @@ def demand_cmd(
             assume_source=assume_source,
         )
     )
-    if json_out:
+    if to_stdout:  # stdout carries the demand file alone: `-o - > demand.yml` reads back
+        typer.echo(demand_yaml(demand), nl=False)
+    elif json_out:
         emit_json(demand.to_dict())
     else:
         typer.echo(demand_text(demand, columns()))
-    if out is not None:
+    if out is not None and not to_stdout:
         typer.echo(f"demand file written: {out}", err=True)

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #define LATEST 253402300799LL /* the end of 9999 */
+#define MAX_OFFSET_MIN (14 * 60) /* sizing.demand.clock.MAX_OFFSET_MIN */
 
 typedef struct {
     char op;
@@ -177,6 +178,7 @@ static int64_t local_time(const unsigned char *m, int *slot) {
     int64_t hh = d[6] * 10 + d[7], mm = d[8] * 10 + d[9], ss = d[10] * 10 + d[11];
     int64_t oh = d[12] * 10 + d[13], om = d[14] * 10 + d[15];
     if (day < 1 || day > 31 || hh >= 24 || mm >= 60 || ss > 60 || om >= 60) return -1;
+    if (oh * 60 + om > MAX_OFFSET_MIN) return -1; /* no clock is set past UTC+-14:00 */
     int64_t y = year - (mon <= 2);
     int64_t era = floordiv(y, 400);
     int64_t yoe = y - era * 400;

@@ -16,13 +16,21 @@ MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", 
 _MONTHS = {m: i + 1 for i, m in enumerate(MONTHS)}
 
 
+# The widest UTC offset a clock is set to: UTC+14:00 (Kiribati), UTC-12:00 the other way.
+# A wider one (``-2400``, ``+9900``: a garbled digit) is no time: read, it moved requests
+# days away and stretched the span, the average and the percentiles with them.
+MAX_OFFSET_MIN = 14 * 60
+
+
 def local_seconds(text: bytes) -> tuple[int, str]:
     """Epoch seconds and the UTC offset of a ``$time_local``; ValueError if not one."""
     s = text.decode("ascii")
     day, mon, rest = s.split("/", 2)
     year, hh, mm, ss_off = rest.split(":", 3)
     ss, off = ss_off.split(" ")
-    if len(off) != 5 or off[0] not in "+-":
+    if len(off) != 5 or off[0] not in "+-" or not off[1:].isdigit():
+        raise ValueError(s)
+    if int(off[1:3]) * 60 + int(off[3:5]) > MAX_OFFSET_MIN or int(off[3:5]) >= 60:
         raise ValueError(s)
     base = calendar.timegm((int(year), _MONTHS[mon], int(day), int(hh), int(mm), int(ss), 0, 0, 0))
     sign = 1 if off[0] == "+" else -1
@@ -34,10 +42,16 @@ def iso_seconds(text: bytes) -> tuple[int, str]:
     """Epoch seconds and the UTC offset of a ``$time_iso8601``; ValueError if not one."""
     s = text.decode("ascii")
     when = datetime.fromisoformat(s)
-    if when.tzinfo is None:
+    if when.tzinfo is None or not offset_ok(when):
         raise ValueError(s)
     off = s[19:].replace(":", "") or "+0000"
     return int(when.timestamp()), "+0000" if off == "Z" else off
+
+
+def offset_ok(when: datetime) -> bool:
+    """Whether an aware time's UTC offset is one a clock is set to (within 14 hours)."""
+    off = when.utcoffset()
+    return off is not None and abs(off.total_seconds()) <= MAX_OFFSET_MIN * 60
 
 
 # The seconds a logged time may name: 1970 to the end of 9999 (what ISO 8601 can write).
@@ -63,6 +77,10 @@ def seconds_ms(text: bytes) -> int | None:
     has more than 12 digits of seconds."""
     whole, _, frac = text.partition(b".")
     if len(whole) > _DIGITS or not (whole or frac):
+        return None
+    # digits only, as NGINX writes it: int() also reads "-5", "+5", " 5" and "1_0", which
+    # a JSON log's value can hold (a negative time moved the arrival later)
+    if not (whole.isdigit() or not whole) or not (frac.isdigit() or not frac):
         return None
     try:
         return int(whole or b"0") * 1000 + int((frac + b"000")[:3])

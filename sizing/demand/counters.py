@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from sizing.demand.clock import in_range
+from sizing.demand.clock import in_range, offset_ok
 from sizing.demand.reader import ReadState, chunks
 from sizing.errors import UsageError
 
@@ -109,6 +109,8 @@ def _when(text: str) -> float | None:
         return None
     if when.tzinfo is None:
         raise _NoOffset
+    if not offset_ok(when):  # past UTC+-14:00: a garbled time, not a clock's
+        raise _FarOffset
     return when.timestamp() if in_range(int(when.timestamp())) else None
 
 
@@ -143,6 +145,14 @@ def _merged(path: Path, samples: Samples, state: ReadState) -> Samples:
 
 class _NoOffset(ValueError):
     """A sample's ISO 8601 time without a UTC offset: which second it was is unknown."""
+
+    why = "the sample's time has no UTC offset"
+
+
+class _FarOffset(_NoOffset):
+    """A sample's ISO 8601 time with an offset no clock is set to (past UTC+-14:00)."""
+
+    why = "the sample's time has a UTC offset past +-14:00"
 
 
 _STUB_PAGE = b"server accepts handled requests"
@@ -224,11 +234,13 @@ def _plus(path: Path, state: ReadState) -> Samples:
             values = {k: v for k, v in got.items() if v is not None}
             if len(values) < len(got):
                 _bad_value(state, path, i)
-        except _NoOffset:
-            raise UsageError(f"{path}:{i}: the sample's time has no UTC offset") from None
-        except (ValueError, TypeError, AttributeError) as exc:
-            # the reason, never the value: a sample's text is the customer's
-            why = "not JSON" if isinstance(exc, json.JSONDecodeError) else "no time, or a counter"
+        except _NoOffset as exc:
+            raise UsageError(f"{path}:{i}: {exc.why}") from None
+        except (ValueError, TypeError, AttributeError, OverflowError, RecursionError) as exc:
+            # the reason, never the value: a sample's text is the customer's. OverflowError:
+            # an integer too large for a float; RecursionError: thousands of nested [
+            bad_json = isinstance(exc, (json.JSONDecodeError, RecursionError))
+            why = "not JSON" if bad_json else "no time, or a counter"
             why += "" if why == "not JSON" else " that is not a number"
             raise UsageError(f"{path}:{i}: not an NGINX Plus API sample ({why})") from None
         out.add(t, values, i)
@@ -263,8 +275,8 @@ def _blocks(path: Path, kind: str, state: ReadState) -> Samples:
             # a line that starts as a metric's name is no time (float and ISO 8601 need a
             # digit or a sign first; "nan" and "inf" alone are letters only, never read)
             t = None if bare[0] in _NAME_START or bare.isalpha() else _when(line)
-        except _NoOffset:
-            raise UsageError(f"{path}:{i}: the sample's time has no UTC offset") from None
+        except _NoOffset as exc:
+            raise UsageError(f"{path}:{i}: {exc.why}") from None
         one = " " not in bare and len(bare.split()) == 1
         if t is not None and one:
             close()

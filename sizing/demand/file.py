@@ -15,7 +15,7 @@ from sizing.demand.model import TrafficDemand, demand_from_dict
 from sizing.errors import InputError
 from sizing.outfile import write_atomic
 
-__all__ = ["HEADER", "MAX_BYTES", "load_demand", "write_demand"]
+__all__ = ["HEADER", "MAX_BYTES", "demand_yaml", "load_demand", "write_demand"]
 
 HEADER = "# sizing demand: the peak demand of the files below\n"
 # A demand file holds one hour of per-second counts and a few hundred short lines: 4 MiB is
@@ -23,16 +23,17 @@ HEADER = "# sizing demand: the peak demand of the files below\n"
 MAX_BYTES = 4 << 20
 
 
-def write_demand(demand: TrafficDemand, path: Path) -> None:
-    """The demand file (YAML), with its provenance, written all at once."""
+def demand_yaml(demand: TrafficDemand) -> str:
+    """The demand file's text (YAML), with its provenance."""
     import yaml  # deferred: `sizing demand` without --out never writes YAML
 
     text = yaml.safe_dump(demand.to_dict(), sort_keys=False, allow_unicode=True, width=100)
-    write_atomic(
-        path,
-        HEADER + "# for `sizing recommend --demand` and `sizing guide --demand`\n" + text,
-        "demand file",
-    )
+    return HEADER + "# for `sizing recommend --demand` and `sizing guide --demand`\n" + text
+
+
+def write_demand(demand: TrafficDemand, path: Path) -> None:
+    """The demand file (YAML), with its provenance, written all at once."""
+    write_atomic(path, demand_yaml(demand), "demand file")
 
 
 def _kind(path: Path) -> str:
@@ -54,7 +55,7 @@ def _kind(path: Path) -> str:
 def _where_only(problem: str) -> str:
     """A YAML problem as where it is, without the parser's words, which may quote the
     file's content (``duplicate key 'SECRET'``, a tag's name)."""
-    if "alias bomb" in problem or "nested deeper" in problem:
+    if "alias bomb" in problem or "nested deeper" in problem or "characters: too long" in problem:
         return problem  # sizing's own words: they quote nothing
     m = re.match(r"(YAML(?: syntax)?: line \d+, column \d+)", problem)
     if m:

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from sizing.demand.reader import check_input
 from sizing.errors import UsageError
 
 COMBINED = (
@@ -211,19 +212,22 @@ def _op(program: list[bytes] | None, op: str, stop: str, literal: str = "") -> l
     return [*program, op.encode() + (stop.encode() or b"\0") + len(lit).to_bytes(2) + lit]
 
 
+# Possessive (``*+``, ``++``): a bare word is matched whole, never split in two, so a
+# directive without its ``;`` fails in time linear in its length (with ``+`` a 28-letter
+# word after ``log_format main`` took the engine past 20 s: each split was tried).
 _DIRECTIVE = re.compile(
-    r"(?:^|[;{}\s])log_format\s+(\S+)\s+((?:escape=\S+\s+)?)((?:'[^']*'\s*|\"[^\"]*\"\s*|[^;'\"\s]+\s*)+);",
+    r"(?:^|[;{}\s])log_format\s++(\S++)\s++((?:escape=\S++\s++)?)"
+    r"((?:'[^']*+'\s*+|\"[^\"]*+\"\s*+|[^;'\"\s]++\s*+)++);",
     re.S,
 )
+# An nginx.conf is a few kilobytes; the cap keeps a wrong path (a log, an image) bounded.
+MAX_CONF_BYTES = 4 << 20
 
 
 def format_from_conf(conf: Path, name: str) -> LogFormat:
     """The ``log_format NAME`` of an nginx.conf (its ``include``s are not followed: give
     the file that holds the directive). ``combined`` is built in."""
-    try:
-        text = conf.read_text(errors="replace")
-    except OSError as exc:
-        raise UsageError(f"{conf}: cannot read: {exc.strerror}") from None
+    text = _read_conf(conf)
     text = re.sub(r"#[^\n]*", "", text)
     found = []
     for m in _DIRECTIVE.finditer(text):
@@ -237,3 +241,23 @@ def format_from_conf(conf: Path, name: str) -> LogFormat:
         return compile_format(COMBINED, name="combined")
     listed = ", ".join(found) or "none"
     raise UsageError(f"{conf}: no log_format {name!r} (found: {listed})")
+
+
+def _read_conf(conf: Path) -> str:
+    """The nginx.conf's text: a regular file (a FIFO or ``/dev/zero`` never ends), at
+    most :data:`MAX_CONF_BYTES`; else one UsageError naming the file."""
+    try:
+        check_input(conf)
+    except UsageError as exc:
+        raise UsageError(str(exc).replace("not a log file", "not an nginx.conf")) from None
+    try:
+        with conf.open("rb") as f:
+            raw = f.read(MAX_CONF_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"{conf}: cannot read: {exc.strerror}") from None
+    if len(raw) > MAX_CONF_BYTES:
+        raise UsageError(
+            f"{conf}: over the {MAX_CONF_BYTES:,} bytes an nginx.conf may hold: give the file"
+            " that holds the log_format directive"
+        )
+    return raw.decode("utf-8", "replace")

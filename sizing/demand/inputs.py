@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sizing.demand.reader import check_input
+from sizing.demand.reader import check_input, check_kind
 
 
 def distinct_files(paths: list[Path]) -> tuple[list[Path], list[str]]:
@@ -21,6 +21,7 @@ def distinct_files(paths: list[Path]) -> tuple[list[Path], list[str]]:
     notes: list[str] = []
     for path in paths:
         check_input(path)  # a regular file, or one line naming what it is
+        check_kind(path)  # not bzip2, xz, zstd, zip or UTF-16: named, not "binary data"
         st = path.stat()
         ident = (st.st_dev, st.st_ino)
         if ident in seen:

@@ -93,7 +93,8 @@ def scan_json(path: Path) -> FileScan:
                     keys = _keymap(doc)
                     scan.variables = frozenset(keys)
                 sec = _second(doc, keys)
-            except (ValueError, KeyError, TypeError, AttributeError, OverflowError):
+            # RecursionError: a line of thousands of nested [ (json recurses per level)
+            except (ValueError, KeyError, TypeError, AttributeError, OverflowError, RecursionError):
                 reason = BINARY if looks_binary(line) else "not JSON with a time"
                 if not line.strip():
                     reason = "empty line"

@@ -68,6 +68,7 @@ def read_logs(
         raise UsageError("no request read: " + ("; ".join(notes) or ", ".join(map(str, paths))))
     notes.extend(clock_notes(servers))
     notes.extend(twin_notes(servers))
+    notes.extend(rotation_notes(scans))
     demand = _demand(scans, total, notes)
     t = demand.totals
     unclassed = 0 if t is None or not t.classes else t.requests - sum(t.classes.values())
@@ -99,6 +100,33 @@ def twin_notes(servers: dict[str, PerSecond]) -> list[str]:
                     " (likely the same log under two names): both are summed; if they are"
                     " copies, give one"
                 )
+    return notes
+
+
+def rotation_notes(scans: list[FileScan]) -> list[str]:
+    """One line per pair of one server's files (a log and its rotations) that carry the
+    same requests in every second where they overlap, a minute or more: a log beside a
+    copy of most of its lines (``access.log`` and an ``access.log.1.gz`` made from it a
+    little earlier) is summed as two rotations, the overlap twice. Rotations follow each
+    other in time; the overlap's first and last seconds are left out of the comparison (a
+    copy made mid-second holds part of its last one)."""
+    by_server: dict[str, list[FileScan]] = {}
+    for scan in scans:
+        if scan.tally.requests:
+            by_server.setdefault(server_of(scan.path), []).append(scan)
+    notes = []
+    for group in by_server.values():
+        for i, a in enumerate(group):
+            for b in group[i + 1 :]:
+                sa, sb = a.tally.requests, b.tally.requests
+                lo, hi = max(sa.first(), sb.first()) + 1, min(sa.last(), sb.last()) - 1
+                if hi - lo >= 60 and _same(sa, sb, lo, hi):
+                    notes.append(
+                        f"{a.path} and {b.path} (files of one server) carry the same requests"
+                        f" in every second from {iso(lo)} to {iso(hi)}: likely one holds the"
+                        " other's lines; both are summed, the overlap twice: give the files"
+                        " without the copy"
+                    )
     return notes
 
 

@@ -34,15 +34,19 @@ def parse_assumptions(items: Sequence[str], source: str | None) -> tuple[Assumed
     for item in items:
         name, sep, value = item.partition("=")
         key = name.strip().lower().replace("-", "_")
-        if not sep or key not in ASSUMABLE:
+        if not sep:
+            raise UsageError(f"--assume {name.strip()}: give NAME=VALUE (one of {names})")
+        if key not in ASSUMABLE:
             raise UsageError(f"--assume: {name.strip()!r} is not one of {names} (NAME=VALUE)")
+        text = value.strip()
         try:
-            number = float(value.strip().rstrip("%")) / (100 if value.strip().endswith("%") else 1)
+            # one % at most ("0.5%%" read as 0.005 before); + 0.0: "-0" is 0, not "-0%"
+            number = float(text.removesuffix("%")) / (100 if text.endswith("%") else 1) + 0.0
         except ValueError:
             raise UsageError(f"--assume {name.strip()}: the value is not a number") from None
         share = key != "requests_per_connection"
         if not (0 <= number <= 1 if share else 1 <= number <= 1e9):
-            want = "a share from 0 to 1 (or 0% to 100%)" if share else "1 or more"
+            want = "a share from 0 to 1 (or 0% to 100%)" if share else "from 1 to 1,000,000,000"
             raise UsageError(f"--assume {name.strip()}: give {want}")
         if key in out:
             raise UsageError(f"--assume: {name.strip()} given twice")

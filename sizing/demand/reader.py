@@ -33,6 +33,10 @@ from sizing.errors import UsageError
 
 CHUNK = 1 << 20  # 1 MiB of raw bytes per read: fits the CPU's caches, bounded memory
 MAX_LINE = 64 << 10  # 64 KiB: no access log line is longer (NGINX's default buffer is 4k-64k)
+# Lines per chunk at most: a reader keeps a few objects per line of a chunk (a skipped line's
+# row and reason), so 1 MiB of empty lines (a million) took 317 MB. A real log's line is a
+# few hundred bytes: its 1 MiB chunks hold a few thousand lines and are never cut.
+MAX_ROWS = 32 << 10
 LONG_LINE = b"\x00line too long\x00"  # stands for a dropped line: NUL is never in a log line
 TOO_LONG = "line too long"
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -83,6 +87,36 @@ def check_input(path: Path) -> None:
         raise UsageError(f"{path}: cannot read: permission denied")
 
 
+# What a file's first bytes say it is, when it is not text sizing reads (gzip it reads):
+# named, instead of "binary data" or "fewer than 2 samples".
+_OTHER_KINDS = (
+    (b"BZh", "bzip2-compressed", "bunzip2 -k FILE, or recompress it with gzip"),
+    (b"\xfd7zXZ\x00", "xz-compressed", "unxz -k FILE, or recompress it with gzip"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed", "unzstd FILE, or recompress it with gzip"),
+    (b"PK\x03\x04", "a zip archive", "unzip it and give the files it holds"),
+    (b"\xff\xfe", "UTF-16 text", "convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"),
+    (b"\xfe\xff", "UTF-16 text", "convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"),
+)
+
+
+def check_kind(path: Path) -> None:
+    """Refuse (UsageError) a file whose first bytes say it is compressed in a way sizing
+    does not read (bzip2, xz, zstd, zip) or UTF-16 text, naming what it is and the way to
+    a file it reads."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(6)
+    except OSError:
+        return  # the reader says why
+    for magic, what, how in _OTHER_KINDS:
+        if head.startswith(magic) and (magic != b"BZh" or head[3:4].isdigit()):
+            raise UsageError(
+                f"{path}: {what}: sizing reads plain and gzip'd files; {how}".replace(
+                    "FILE", str(path)
+                )
+            )
+
+
 def chunks(path: Path, state: ReadState, size: int = CHUNK) -> Iterator[bytes]:
     """The file's bytes, decompressed, in chunks that end at a newline (the last chunk
     ends where the file does), each line at most :data:`MAX_LINE` bytes (a longer one is
@@ -117,13 +151,30 @@ def chunks(path: Path, state: ReadState, size: int = CHUNK) -> Iterator[bytes]:
                     continue
             if not cut:
                 continue
-            yield _cap_lines(block[:cut], state)
+            yield from _by_rows(_cap_lines(block[:cut], state))
         if dropping:
             yield LONG_LINE
         elif rest:
-            yield _cap_lines(rest, state)
+            yield from _by_rows(_cap_lines(rest, state))
     state.sha256 = digest.hexdigest()
     state.content_sha256 = content.hexdigest() if state.gzip else state.sha256
+
+
+def _by_rows(block: bytes, rows: int = MAX_ROWS) -> Iterator[bytes]:
+    """``block`` in pieces of at most ``rows`` lines, each ending at a newline (the last
+    where the block does)."""
+    if block.count(b"\n") <= rows:
+        yield block
+        return
+    import numpy as np  # deferred: only a block of very short lines is cut
+
+    ends = np.flatnonzero(np.frombuffer(block, np.uint8) == 10)[rows - 1 :: rows] + 1
+    start = 0
+    for end in ends.tolist():
+        yield block[start:end]
+        start = end
+    if start < len(block):
+        yield block[start:]
 
 
 def _cap_lines(block: bytes, state: ReadState) -> bytes:
@@ -202,7 +253,10 @@ def _gunzip(raw: BinaryIO, digest: hashlib._Hash, state: ReadState, size: int) -
 
 def _member(f: _File, start: int, size: int) -> Generator[bytes, None, tuple[int, str]]:
     """Inflate the member at ``start``: its bytes, then where it ended and the damage
-    found (empty when none)."""
+    found (empty when none). zlib gives nothing of a call that meets damage (a corrupt
+    block, a wrong CRC in the trailer): the call is made again from a copy of the state
+    before it, a few bytes at a time, so that every byte before the damage is kept (a
+    whole call was lost: a small file's every line) and the damage's offset is exact."""
     inflate = zlib.decompressobj(wbits=31)
     off = start
     while True:
@@ -212,17 +266,47 @@ def _member(f: _File, start: int, size: int) -> Generator[bytes, None, tuple[int
             if tail:
                 yield tail
             return off, "truncated gzip: the compressed data ends before its end-of-stream marker"
+        data = piece
+        while data:
+            before = inflate.copy()
+            try:
+                out = inflate.decompress(data, size)
+            except zlib.error:
+                at = off + len(piece) - len(data) + (yield from _salvage(before, data, size))
+                return at, f"corrupt gzip data, found at byte {at:,}"
+            if out:
+                yield out
+            if inflate.eof:
+                return off + len(piece) - len(inflate.unused_data), ""
+            if not out and inflate.unconsumed_tail == data:
+                break  # no progress: nothing more comes of this input
+            data = inflate.unconsumed_tail
+        off += len(piece)
+
+
+_STEP = 512  # compressed bytes per call while salvaging (then one at a time)
+
+
+def _salvage(inflate: zlib._Decompress, data: bytes, size: int) -> Generator[bytes, None, int]:
+    """What ``data`` gives before the damage zlib refuses in it, fed a few bytes at a
+    time from the state before the failed call; the damage's offset in ``data``."""
+    pos = 0
+    step = _STEP
+    while pos < len(data):
+        before = inflate.copy()
         try:
-            out = inflate.decompress(piece, size)
+            out = inflate.decompress(data[pos : pos + step], size)
             while out:
                 yield out
                 tail = inflate.unconsumed_tail
                 out = inflate.decompress(tail, size) if tail else b""
         except zlib.error:
-            return off, f"corrupt gzip data, found between bytes {off:,} and {off + len(piece):,}"
-        if inflate.eof:
-            return off + len(piece) - len(inflate.unused_data), ""
-        off += len(piece)
+            if step == 1:
+                return pos
+            inflate, step = before, 1  # again, a byte at a time: to the byte that fails
+            continue
+        pos += step
+    return pos
 
 
 def _find_member(f: _File, start: int, size: int) -> int:

@@ -241,15 +241,20 @@ def _skip(
         skips = skips + [(i, BAD_TIME) for i in bad_time_rows()]
     elif bad_time:
         skipped.add(BAD_TIME, "", f"${keys.time}", bad_time)
-    for i, reason in sorted(skips):
+    skips = sorted(skips)
+    k = 0
+    while k < len(skips) and skipped.want_sample:
+        i, reason = skips[k]
         at = ""
-        if skipped.want_sample:
-            if reason == NOT_IN_FORMAT:
-                at = fmt.failing_field(texts[i])
-            elif reason == BAD_TIME:
-                at = f"${keys.time}"
-        where = f"{scan.path}:{scan.lines + i + 1}" if skipped.want_sample else ""
-        skipped.add(reason, where, at)
+        if reason == NOT_IN_FORMAT:
+            at = fmt.failing_field(texts[i])
+        elif reason == BAD_TIME:
+            at = f"${keys.time}"
+        skipped.add(reason, f"{scan.path}:{scan.lines + i + 1}", at)
+        k += 1
+    # the rest counted by reason at once: a chunk of short bad lines is tens of thousands
+    for reason, n in Counter(reason for _, reason in skips[k:]).items():
+        skipped.add(reason, "", "", n)
 
 
 def _count(

@@ -13,7 +13,15 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from sizing.demand.clock import LATEST, MONTHS, in_range, iso_seconds, local_seconds, seconds_ms
+from sizing.demand.clock import (
+    LATEST,
+    MAX_OFFSET_MIN,
+    MONTHS,
+    in_range,
+    iso_seconds,
+    local_seconds,
+    seconds_ms,
+)
 
 Ints = npt.NDArray[np.int64]
 Cache = dict[tuple[bytes, ...], int | None]
@@ -108,6 +116,7 @@ def local_seconds_array(
     hh, mm, ss = d[:, 6] * 10 + d[:, 7], d[:, 8] * 10 + d[:, 9], d[:, 10] * 10 + d[:, 11]
     oh, om = d[:, 12] * 10 + d[:, 13], d[:, 14] * 10 + d[:, 15]
     ok &= (day >= 1) & (day <= 31) & (hh < 24) & (mm < 60) & (ss <= 60) & (om < 60)
+    ok &= oh * 60 + om <= MAX_OFFSET_MIN
     # days from 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil)
     y = year - (mon <= 2)
     era = y // 400
