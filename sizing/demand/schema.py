@@ -244,15 +244,21 @@ def errors_of(exc: ValidationError) -> list[str]:
     return out[:20]
 
 
+# a log or a counters export given where a demand file goes (the usual mistake): the way on
+WRITE_ONE = " (from a log or counters, `sizing demand FILE -o demand.yml` writes one)"
+
+
 def validate(doc: Any) -> DemandDoc:
     """The demand file's document, validated (ValidationError, or ValueError when it is
     not a mapping or not a demand file at all)."""
     if not isinstance(doc, dict):
         name = type(doc).__name__
         shown = "empty" if doc is None else ("an " if name[0] in "aeiou" else "a ") + name
-        raise ValueError(f"not a sizing demand file: the document is {shown}, not a mapping")
+        raise ValueError(
+            f"not a sizing demand file: the document is {shown}, not a mapping{WRITE_ONE}"
+        )
     if doc.get("kind") != KIND:
-        raise ValueError(f"kind: not {KIND!r}: not a sizing demand file")
+        raise ValueError(f"kind: not {KIND!r}: not a sizing demand file{WRITE_ONE}")
     if doc.get("version") not in VERSIONS:
         raise ValueError(
             "version: this sizing reads demand files of version "

@@ -269,6 +269,22 @@ def test_a_key_or_a_yaml_problem_the_file_made_up_is_not_echoed(
         assert "PLANTED" not in got.output, got.output
 
 
+def test_a_log_given_as_a_demand_file_says_how_to_make_one(tmp_path: Path) -> None:
+    """The usual mistake: the customer's log (a real one: Elastic's sample, whose lines
+    YAML reads as one string) given to --demand. One line that names the way on, and
+    nothing of the log."""
+    log = tmp_path / "access.log"
+    with gzip.open(Path(__file__).parents[1] / "data/logs/elastic_apache_logs.gz", "rt") as f:
+        log.write_text("".join(next(f) for _ in range(200)))
+    guide = ["guide", "--demand", str(log), "-o", str(tmp_path / "g.md")]
+    for command in (["recommend", "--demand", str(log)], guide):
+        got = runner.invoke(app, command)
+        assert got.exit_code == 3, got.output
+        assert got.output.count("\n") == 1 and "sizing demand FILE -o demand.yml" in got.output
+        assert "GET" not in got.output and "HTTP/1.1" not in got.output, got.output
+    assert not (tmp_path / "g.md").exists()
+
+
 def test_a_negative_or_nan_tls_peak_is_refused_not_dropped(
     tmp_path: Path, good: dict[str, Any]
 ) -> None:
