@@ -8,13 +8,11 @@ few connections to load the server. (nginx killed mid-repetition is in test_run_
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -29,7 +27,7 @@ from typer.testing import CliRunner
 from sizing import paths
 from sizing.cli import app
 from tests.integration.localnginx import stop_nginx, upstream_vars, write_inventory
-from tests.integration.quiet import measure_on_a_quiet_machine
+from tests.integration.quiet import measure_on_a_quiet_machine, under_a_quota
 
 runner = CliRunner()
 
@@ -81,19 +79,6 @@ def run(inv: Path, tmp: Path, profile: str, *extra: str) -> dict[str, object]:
     return point
 
 
-def _own_cpu_quota() -> float | None:
-    """The CPU quota of this test's own cgroup (the machine held to less CPU than its
-    cores, as a container's --cpus does), in CPUs; None without one."""
-    files = str(paths.PLAYBOOKS / "files")  # the hosts' runner reads it so: the same code
-    sys.path.insert(0, files)
-    try:
-        loadgen = importlib.import_module("loadgen")
-    finally:
-        sys.path.remove(files)
-    quota, _ = loadgen.cgroup_cpu(os.getpid())
-    return quota if isinstance(quota, float) else None
-
-
 def _squeezed_by_a_hog(tmp: Path) -> dict[str, object]:
     """static-tps at 1 core with a CPU hog on the load generator's core (CPU 1)."""
     inv = write_inventory(tmp, 28090, 28490)
@@ -108,15 +93,10 @@ def _squeezed_by_a_hog(tmp: Path) -> dict[str, object]:
         hog.wait(timeout=10)
 
 
-def _under_a_quota() -> bool:
-    quota = _own_cpu_quota()
-    return quota is not None and quota < (os.cpu_count() or 1)
-
-
 def test_busy_client_core_is_flagged_client_bound(tmp: Path, tools: None) -> None:
     """A CPU hog shares the load generator's core: the point measures the client. (The same
     run without the hog is not client-bound: test_full_handshakes_are_proven.)"""
-    if _under_a_quota():
+    if under_a_quota():
         pytest.skip(
             "these tests run under a cgroup CPU quota below the machine's cores: the hog "
             "spends the quota, and the cause is the quota "
@@ -132,7 +112,7 @@ def test_busy_client_core_under_a_cpu_quota_names_the_quota(tmp: Path, tools: No
     """Where the tests themselves run under a cgroup CPU quota below the machine's cores (a
     container's --cpus), the hog spends the quota: the generator and nginx are throttled,
     their CPUs look idle, and the cause named is the quota, never "the connections"."""
-    if not _under_a_quota():
+    if not under_a_quota():
         pytest.skip(
             "these tests run under no cgroup CPU quota: the busy core is the cause "
             "(test_busy_client_core_is_flagged_client_bound)"
