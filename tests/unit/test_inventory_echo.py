@@ -94,3 +94,45 @@ def test_whatever_the_line_it_never_comes_back(line: str) -> None:
     ):
         text = without_line_text(shape.format(line + SECRET + line))
         assert SECRET not in text
+
+
+# -- a -e value is never repeated ------------------------------------------------------------
+
+GOOD_INI = "[servers]\ns1 ansible_host=192.0.2.1\n[clients]\nc1 ansible_host=192.0.2.2\n"
+
+_READ_WITH_E = """
+import json, sys
+from sizing.errors import InputError
+from sizing.extravars import parse_extra_vars
+from sizing.inventory import load_inventory
+out = []
+for value in sys.argv[2:]:
+    try:
+        load_inventory(sys.argv[1], extra_vars=parse_extra_vars([value]))
+        out.append(None)
+    except InputError as exc:
+        out.append(exc.problems)
+print(json.dumps(out))
+"""
+
+# (-e value, the one problem it makes): said once, about -e, for both hosts it applies to
+E_CASES = [
+    (f"ansible_host={SECRET};x", "-e ansible_host: not an IP address or a host name"),
+    (f"ansible_ssh_port={SECRET}", "-e ansible_ssh_port: not a port (1-65535)"),
+    (f"sizing_address={SECRET};x", "-e sizing_address: the value is not an IP address or a host"),
+    (f"sizing_platform={SECRET}", "-e sizing_platform: unknown platform (expected baremetal"),
+    (f"sizing_client_cpus={SECRET}", "-e sizing_client_cpus: the value is not a CPU list"),
+    (f"sizing_listen_address={SECRET}:80", "-e sizing_listen_address: the value is not an address"),
+    ("ansible_connection=winrm", "-e ansible_connection: winrm: a Windows host, no shell"),
+]
+
+
+def test_a_bad_e_value_is_said_once_about_e_without_its_value(tmp_path: Path) -> None:
+    path = tmp_path / "hosts.ini"
+    path.write_text(GOOD_INI)
+    got = json.loads(check_offline(_READ_WITH_E, str(path), *(v for v, _ in E_CASES)))
+    for (value, expected), problems in zip(E_CASES, got, strict=True):
+        assert problems is not None, value
+        assert len(problems) == 1, (value, problems)
+        assert problems[0].startswith(expected), (value, problems)
+        assert SECRET not in problems[0], (value, problems)
