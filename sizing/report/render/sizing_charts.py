@@ -273,6 +273,10 @@ def _cost_bars(ax: Any, guide: Guide, cells: list[Any], multi_ht: bool) -> None:
     ]
     width = min(0.8 / max(1, len(keys)), 0.3)  # one bar alone is no wider than four
     label_them = len(cores) * len(keys) <= 12
+    # Bars side by side are narrower than their amounts ("EUR 12,345"): the labels stand
+    # upright, or each runs into its neighbour's
+    upright = len(cores) * len(keys) > 1
+    longest = max(len(money(c.cost_per_unit, guide.currency)) for c in cells)
     for i, key in enumerate(keys):
         platform, ht, _ = key
         style = series_style(platform, ht)
@@ -303,6 +307,7 @@ def _cost_bars(ax: Any, guide: Guide, cells: list[Any], multi_ht: bool) -> None:
                     textcoords="offset points",
                     ha="center",
                     va="bottom",
+                    rotation=90 if upright else 0,
                     fontsize=6.0,
                     color=TEXT,
                 )
@@ -311,7 +316,11 @@ def _cost_bars(ax: Any, guide: Guide, cells: list[Any], multi_ht: bool) -> None:
     ax.set_xlabel("CPU cores per server")
     ax.grid(axis="x", visible=False)
     top = max(c.cost_per_unit for c in cells)
-    ax.set_ylim(0, top * 1.15)
+    # room above the tallest bar for its upright label: 6-point characters of about 3.8
+    # points each, on a plot about 110 points high (a chart is 3 inches with its title,
+    # axis label and legend)
+    room = (longest * 3.8 + 6) / 110 if label_them and upright else 0.13
+    ax.set_ylim(0, top / (1 - min(room, 0.6)))
 
 
 def _bar_label(ax: Any, bar: Any, p: Any, rotate: bool) -> None:

@@ -1,0 +1,62 @@
+"""A chart's printed values never overlap: the cost chart printed each bar's amount level
+above it, and six bars side by side at one core count (bare metal, ESXi and KVM, HT off and
+on) ran their EUR amounts into each other ("EUR 3,372" over "EUR 3,266"). The lab is
+tests/labdb.py's simulated one (not a measurement), priced by one 40-core server."""
+
+from __future__ import annotations
+
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sizing.app.guide import prepare
+from sizing.engine import Demand
+from sizing.report.data import GuideRequest
+from sizing.report.render import charts as charts_mod
+from sizing.report.render import sizing_charts
+from sizing.sizing_request import Inputs, SizingRequest
+from tests.labdb import build_lab
+
+CATALOG = """kind: catalog
+name: one server in EUR
+source: test prices, not a quote
+currency: EUR
+servers:
+  - {name: R760, cores: 40, sockets: 2, price: %s, cpu_model: Gold 6248}
+"""
+
+
+@pytest.mark.parametrize("price", ["9400", "12345678.9"])
+@pytest.mark.parametrize("kvm", [False, True])
+def test_no_two_values_of_the_cost_chart_overlap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, price: str, kvm: bool
+) -> None:
+    db, catalog = tmp_path / "lab.sqlite", tmp_path / "eur.yml"
+    build_lab(db, kvm=kvm, reps=3)
+    catalog.write_text(CATALOG % price)
+    inputs = Inputs(db=db, catalog=catalog)
+    request = GuideRequest(
+        date="2026-01-02", sizing=SizingRequest(demand=Demand(rps=1e6), inputs=inputs)
+    )
+    guide = prepare(request).guide
+    drawn: list[Any] = []
+    monkeypatch.setattr(sizing_charts, "to_svg", lambda fig: drawn.append(fig) or "<svg/>")
+    (chart,) = charts_mod.render_charts(guide, only=["cost"])
+    (fig,) = drawn
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    labelled = 0
+    for ax in fig.axes:
+        texts = [t for t in ax.texts if t.get_text().startswith("EUR")]
+        labelled += len(texts)
+        boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts]
+        for (a, box_a), (b, box_b) in combinations(boxes, 2):
+            assert not box_a.overlaps(box_b), (a, b)
+        inside = ax.get_window_extent(renderer)
+        for text, box in boxes:  # within the plot, under its title
+            assert box.y1 <= inside.y1 + 0.5, text
+    assert labelled >= 4  # the values are printed: two platforms or more, HT off and on
