@@ -60,3 +60,41 @@ def test_no_two_values_of_the_cost_chart_overlap(
         for text, box in boxes:  # within the plot, under its title
             assert box.y1 <= inside.y1 + 0.5, text
     assert labelled >= 4  # the values are printed: two platforms or more, HT off and on
+
+
+def _charts(
+    db: Path, catalog: Path, monkeypatch: pytest.MonkeyPatch, only: list[str]
+) -> list[tuple[Any, Any]]:
+    """Each chart of ``only`` with its matplotlib figure."""
+    inputs = Inputs(db=db, catalog=catalog)
+    request = GuideRequest(
+        date="2026-01-02", sizing=SizingRequest(demand=Demand(rps=1e6), inputs=inputs)
+    )
+    guide = prepare(request).guide
+    drawn: list[Any] = []
+    monkeypatch.setattr(sizing_charts, "to_svg", lambda fig: drawn.append(fig) or "<svg/>")
+    charts = charts_mod.render_charts(guide, only=only)
+    return list(zip(charts, drawn, strict=True))
+
+
+@pytest.mark.parametrize("made_up", [False, True])
+def test_a_chart_says_its_figures_are_made_up_where_they_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, made_up: bool
+) -> None:
+    """An example store's figures (examples/simulated.py, flagged ``simulated``) were
+    "measured (USL fit)" in Figure 1's legend and "(measured or reference)" in its caption,
+    and the cost chart did not say what its throughput was."""
+    db, catalog = tmp_path / "lab.sqlite", tmp_path / "eur.yml"
+    build_lab(db, reps=3, flags=("simulated",) if made_up else ())
+    catalog.write_text(CATALOG % "9400")
+    kind = "simulated" if made_up else "measured"
+    (throughput, fig), (cost, _) = _charts(db, catalog, monkeypatch, ["throughput", "cost"])
+    (legend,) = fig.legends
+    labels = [t.get_text() for t in legend.get_texts() if "fit)" in t.get_text()]
+    assert labels and all(f", {kind} (" in label for label in labels), labels
+    assert f"observed figures ({kind})" in throughput.caption
+    # the 40-core server is priced on a floor of the 8-core figures: a floor of made-up ones
+    assert "from floor" in cost.caption
+    assert ("made up for an example, not measured" in cost.caption) is made_up
+    if made_up:
+        assert "measured" not in " ".join(labels)
