@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from itertools import combinations
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from sizing.app.guide import prepare
 from sizing.engine import Demand
 from sizing.report.data import GuideRequest
+from sizing.report.data.guide import NAMED_HOSTS, _basis_text
 from sizing.report.render import charts as charts_mod
 from sizing.report.render import sizing_charts
 from sizing.sizing_request import Inputs, SizingRequest
@@ -98,3 +100,44 @@ def test_a_chart_says_its_figures_are_made_up_where_they_are(
     assert ("made up for an example, not measured" in cost.caption) is made_up
     if made_up:
         assert "measured" not in " ".join(labels)
+
+
+class _Label:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def label(self) -> str:
+        return self.text
+
+
+def _basis(platform: str, hosts: tuple[str, ...]) -> Any:
+    return SimpleNamespace(
+        origin="measured",
+        kind="measured",
+        platform=platform,
+        hosts=hosts,
+        hardware=_Label("Xeon Gold 6248"),
+        workload=_Label("load-balancing to web servers, 128 B, RSA-2048"),
+    )
+
+
+@pytest.mark.parametrize("hosts", [1, 2, 4, 5, 8, 40])
+def test_the_basis_sentence_names_four_hosts_at_most(hosts: int) -> None:
+    """The basis sentence (the cover's Data row, the summary's lead) named every host: a
+    lab of eight long host names filled the cover past its page. It names four at most, or
+    three and how many more; the methodology names each."""
+    names = [
+        f"nginx-edge-{i:02d}.frankfurt-hall-b.payments.example-bank.internal" for i in range(hosts)
+    ]
+    half = (hosts + 1) // 2
+    choice = SimpleNamespace(
+        bases=[_basis("baremetal", tuple(names[:half])), _basis("esxi", tuple(names[half:]))],
+        workload=None,
+    )
+    text = _basis_text(choice, "measured", "the article")  # type: ignore[arg-type]
+    shown = [n for n in names if n in text]
+    assert len(shown) == min(hosts, NAMED_HOSTS if hosts <= NAMED_HOSTS else NAMED_HOSTS - 1)
+    if hosts > NAMED_HOSTS:
+        assert f" and {hosts - NAMED_HOSTS + 1} more: " in text
+    else:
+        assert "more:" not in text
