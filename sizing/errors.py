@@ -49,13 +49,22 @@ class InputError(SizingError):
 
     code = ExitStatus.INPUT
 
+    # The most problems the message lists: an inventory of 100,000 hosts with one mistake
+    # each made 200,000 lines of stderr. ``problems`` keeps every one.
+    SHOWN = 20
+
     def __init__(self, path: str, problems: list[str]) -> None:
         self.path = path
         self.problems = problems
         if len(problems) == 1:
             message = f"{path}: {problems[0]}"
         else:
-            message = f"{path}:\n" + "\n".join(f"  - {p}" for p in problems)
+            shown = problems[: self.SHOWN]
+            message = f"{path}:\n" + "\n".join(f"  - {p}" for p in shown)
+            if len(problems) > len(shown):
+                rest = len(problems) - len(shown)
+                message += f"\n  - and {rest:,} more problem{'s' if rest != 1 else ''} (the first "
+                message += f"{len(shown)} are listed)"
         super().__init__(message)
 
 

@@ -13,6 +13,7 @@ command line (:func:`redact_argv`) keeps the variables' names and never their va
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ REDACTED = "<redacted>"
 # sizing's short options that take a value (``-i FILE``, ``-l PATTERN``, ``-o FILE``): in a
 # cluster of short options (``-ve X``) the letters after one of them are its value.
 _SHORT_WITH_VALUE = frozenset("ilo")
+_QUOTED = re.compile(r"(['\"])(.*?)\1")
 
 
 def parse_extra_vars(values: Sequence[str]) -> dict[str, Any]:
@@ -39,9 +41,12 @@ def parse_extra_vars(values: Sequence[str]) -> dict[str, Any]:
 
     loader = DataLoader()
     merged: dict[str, Any] = {}
-    for text in values:
+    for n, text in enumerate(values, start=1):
         if not text:
             continue
+        # A value may be a password: a refusal names the -e by its place and the file by its
+        # name (which holds no value), never the text given (docs/run.md, "-e").
+        shown = text if text.startswith("@") else f"value {n}"
         try:
             if text.startswith("@"):
                 path = Path(text[1:]).expanduser()
@@ -49,19 +54,32 @@ def parse_extra_vars(values: Sequence[str]) -> dict[str, Any]:
                     raise UsageError(f"-e {text}: no such file")
                 data = loader.load_from_file(str(path.resolve()))
             elif text[0] in "/.":
-                raise UsageError(f"-e {text}: prepend a file name with '@' (-e @{text})")
+                raise UsageError(f"-e value {n}: a file name needs '@' before it (-e @FILE)")
             elif text[0] in "[{":
                 data = loader.load(text)
             else:
                 data = parse_kv(text)
         except AnsibleError as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise UsageError(f"-e {text[:60]}: {first}") from None
+            raise UsageError(f"-e {shown}: {_reason(exc, text)}") from None
         if not isinstance(data, dict):
-            raise UsageError(f"-e {text[:60]}: not a mapping of variables")
+            raise UsageError(f"-e {shown}: not a mapping of variables (key=value, {{...}}, @FILE)")
         merged = combine_vars(merged, data)
     # Plain JSON values: what ansible-runner writes to its extravars file.
     return dict(json.loads(json.dumps(merged, default=str)))
+
+
+def _reason(exc: Exception, text: str) -> str:
+    """Why Ansible could not read one ``-e`` value, without any of the value: its parser's
+    messages quote what they stopped at (``failed at splitting arguments ...: <the value>``,
+    a YAML tag, a file's line)."""
+    if text[0] not in "@[{":  # parse_kv's only complaint ends with the whole value
+        return "not key=value pairs: unbalanced quotes or an unclosed {{ }} or {% %}"
+    message = str(getattr(exc, "message", None) or exc).strip()
+    first = message.splitlines()[0] if message else type(exc).__name__
+    # Ansible's YAML messages are fixed phrases; what they quote (a tag, a key) came from
+    # the value, but for the one character the parser expected (',' or '}').
+    first = _QUOTED.sub(lambda m: m.group() if len(m.group(2)) <= 1 else "'…'", first)
+    return first if first.startswith("YAML") else f"cannot read it: {first}"
 
 
 def redact_argv(argv: Sequence[str]) -> list[str]:

@@ -99,35 +99,49 @@ API_CONNECTIONS = ("network_cli", "httpapi", "netconf")
 WINDOWS_CONNECTIONS = ("winrm", "psrp")
 
 
-def _connection_problems(variables: Mapping[str, Any], roles: frozenset[str]) -> list[str]:
+def _connection_problems(
+    hname: str,
+    variables: Mapping[str, Any],
+    roles: frozenset[str],
+    extra_vars: Mapping[str, Any],
+) -> list[str]:
     """``ansible_host`` (or its older alias ``ansible_ssh_host``) and the ports: the address
     becomes the URL clients load and an upstream's address in nginx.conf. A network
-    device's API connection cannot be a server or a client."""
-    problems = []
+    device's API connection cannot be a server or a client. A variable given with ``-e`` is
+    said once, about ``-e`` and without its value (a ``-e`` may be a secret); one from the
+    inventory names the host and shows the value, as the file has it."""
+    problems: list[tuple[str, str, str]] = []  # (variable, its line, the line for -e)
     for key in ("ansible_host", "ansible_ssh_host"):
         addr = variables.get(key)
         if isinstance(addr, str):
             try:
                 check_address(addr)
             except ValueError as exc:
-                problems.append(f"{key}: {exc}")
+                problems.append((key, f"{key}: {exc}", "not an IP address or a host name"))
         elif addr is not None:
-            problems.append(f"{key}: expected an address, got {type(addr).__name__}")
+            why = f"expected an address, got {type(addr).__name__}"
+            problems.append((key, f"{key}: {why}", why))
     for key in ("ansible_port", "ansible_ssh_port"):
         port = variables.get(key)
         if port is not None and not (
             (isinstance(port, int) and not isinstance(port, bool) and 1 <= port <= 65535)
             or (isinstance(port, str) and port.isdigit() and 1 <= int(port) <= 65535)
         ):
-            problems.append(f"{key}: {port!r} is not a port (1-65535)")
+            why = "not a port (1-65535)"
+            problems.append((key, f"{key}: {port!r} is {why}", why))
     conn = variables.get("ansible_connection")
     short = short_connection(conn) if isinstance(conn, str) else None
     if short in API_CONNECTIONS + WINDOWS_CONNECTIONS and roles & {"server", "client"}:
         role = "server" if "server" in roles else "client"
         what = "a Windows host" if short in WINDOWS_CONNECTIONS else "a network API"
         # nginx and the load generators run over a POSIX shell
-        problems.append(f"ansible_connection {conn}: {what}, no shell: not a {role}")
-    return problems
+        bare = f"{short}: {what}, no shell: neither a server nor a client"
+        full = f"ansible_connection {conn}: {what}, no shell: not a {role}"
+        problems.append(("ansible_connection", full, bare))
+    return [
+        f"-e {key}: {bare}" if key in extra_vars else f"host {_shown(hname)}: {full}"
+        for key, full, bare in problems
+    ]
 
 
 def _sizing_problems(hname: str, exc: ValidationError, extra_vars: Mapping[str, Any]) -> list[str]:
@@ -140,13 +154,17 @@ def _sizing_problems(hname: str, exc: ValidationError, extra_vars: Mapping[str, 
         if err["type"] == "extra_forbidden":
             msg = "unknown variable"
         elif err["type"] == "enum":
-            got = err.get("input")
             known = ", ".join(p.value for p in Platform)
-            msg = f"unknown platform {got!r} (expected {known})"
+            msg = f"unknown platform {err.get('input')!r} (expected {known})"
         elif err["type"] == "finite_number":
             msg = "must be a finite number (not .inf or .nan)"
         top = f"sizing_{err['loc'][0]}" if err["loc"] else ""
         if top in extra_vars:
+            # the validators quote the value they refuse: a -e value may be a secret
+            given = err.get("input")
+            if isinstance(given, str) and given:
+                msg = msg.replace(f" {given!r}", "").replace(f"{given!r} ", "the value ")
+                msg = msg.replace(given, "the value")
             out.append(f"-e sizing_{loc}: {msg}")
         elif loc:
             out.append(f"host {hname}: sizing_{loc}: {msg}")
@@ -195,7 +213,8 @@ def build_inventory(
             lines += [p for p in _sizing_problems(hname, exc, extra_vars or {}) if p not in lines]
             continue
         roles = frozenset(ROLE_GROUPS[g] for g in member if g in ROLE_GROUPS)
-        lines += [f"host {_shown(hname)}: {p}" for p in _connection_problems(merged, roles)]
+        conn = _connection_problems(hname, merged, roles, extra_vars or {})
+        lines += [p for p in conn if p not in lines]
         hosts[hname] = Host(
             name=hname,
             roles=roles,

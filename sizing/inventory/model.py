@@ -16,11 +16,13 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from sizing.model import Platform
+from sizing.yamlfile import bool_is_not_a_number
 
 if TYPE_CHECKING:
     pass
@@ -152,6 +154,11 @@ class CpuSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _bool_is_not_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+        return bool_is_not_a_number(cls, value, info.field_name)
+
     model: Text | None = None
     sockets: int = Field(default=1, ge=1, le=16)
     cores_per_socket: int = Field(ge=1, le=512)
@@ -166,6 +173,11 @@ class HostVars(BaseModel):
     """The ``sizing_*`` variables of one host, after group and host merging."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _bool_is_not_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+        return bool_is_not_a_number(cls, value, info.field_name)
 
     platform: Platform = Platform.BAREMETAL
     address: Address | None = Field(

@@ -115,8 +115,24 @@ def _cause(exc: BaseException) -> str:
     for e in reversed(chain):
         text = str(getattr(e, "message", None) or e).strip()
         if text:
-            return " ".join(text.split()) + at
+            return without_line_text(" ".join(text.split())) + at
     return type(exc).__name__ + at
+
+
+# Ansible's INI and YAML plugins end some messages with the line (or the data) they could
+# not read: `got: <the line>`, `host definition '<the line>'`. A line may be a password
+# (`ansible_become_pass s3cr3t`): the message keeps what was wrong and drops the text.
+_LINE_TEXT = (
+    (re.compile(r"(?s)(Error parsing host definition) '.*': "), r"\1: "),
+    (re.compile(r"(?s)(,? (?:and )?got):.*\Z"), r"\1 something else (its text is not shown)"),
+)
+
+
+def without_line_text(message: str) -> str:
+    """An Ansible parse message without the text of the line it quotes."""
+    for pattern, repl in _LINE_TEXT:
+        message = pattern.sub(repl, message)
+    return message
 
 
 @contextmanager

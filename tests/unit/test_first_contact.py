@@ -90,7 +90,11 @@ def test_extra_vars_as_ansible_parses_them(tmp_path: Path) -> None:
         "n": 3,
         "c": [1, 2],
     }
-    for bad, said in (("[1]", "not a mapping"), ("./x.yml", "prepend"), ("@/nope", "no such")):
+    for bad, said in (
+        ("[1]", "not a mapping"),
+        ("./x.yml", "needs .@. before it"),
+        ("@/nope", "no such"),
+    ):
         with pytest.raises(UsageError, match=said):
             parse_extra_vars([bad])
 

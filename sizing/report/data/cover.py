@@ -28,6 +28,7 @@ __all__ = ["SIMULATED", "Cover", "cover", "simulated"]
 
 MEASURED, NOT_QUALIFYING, REFERENCE = "measured", "not-qualifying", "reference"
 SIMULATED = "simulated"
+COVER_HOSTS = 2  # the most groups of hosts the cover names one by one
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,21 @@ class Cover:
     @property
     def measured(self) -> bool:
         return self.kind == MEASURED
+
+    @property
+    def hosts_text(self) -> str:
+        """The hosts as the cover names them (each entry a group of hosts of one hardware):
+        every one when they are few, else the first and how many more (the methodology
+        names each). The cover is one page: a lab's long host names, said in full in its
+        table and again in its banner, pushed the page's foot onto the next page, below
+        its margin."""
+        if len(self.hosts) <= COVER_HOSTS:
+            return "; ".join(self.hosts)
+        more = len(self.hosts) - COVER_HOSTS + 1
+        return (
+            "; ".join(self.hosts[: COVER_HOSTS - 1])
+            + f" and {more} more (the methodology names each)"
+        )
 
 
 def simulated(choice: Choice) -> bool:

@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from sizing.sources import BasisInputs
 
 
+NAMED_HOSTS = 4  # the most hosts the guide's basis sentence names one by one
+
+
 def _basis_text(choice: Choice, basis: str, citation: str) -> str:
     """What the guide is sized on, in the words a buyer reads, with the workload's flag
     first when it was sized on another workload's figures and the other workloads measured
@@ -78,7 +81,12 @@ def _sized_text(choice: Choice, basis: str, citation: str) -> str:
             f"Sized on the published reference data ({citation}), not on measurements of "
             f"your hardware: {platforms}; {hardware}; NGINX {workload}."
         )
-    hosts = ", ".join(dict.fromkeys(h for b in measured for h in b.hosts))
+    named = list(dict.fromkeys(h for b in measured for h in b.hosts))
+    # the cover's Data row and the summary's lead say this: a lab of many long host names
+    # filled the cover past its page; the methodology names each host
+    hosts = ", ".join(named)
+    if len(named) > NAMED_HOSTS:
+        hosts = ", ".join(named[: NAMED_HOSTS - 1]) + f" and {len(named) - NAMED_HOSTS + 1} more"
     platforms, _, workload = described(measured)
     made = (
         "made up for an example (examples/simulated.py), not measured,"

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sizing.model import PROFILE_UNITS, FigureKind, SizingMetric
 from sizing.report.data.curves import SeriesCurve, series_id
-from sizing.report.data.format import PLATFORM_LABELS, PROFILE_LABELS, money
+from sizing.report.data.format import PLATFORM_LABELS, PROFILE_LABELS, cell_source, money
 from sizing.report.data.model import Guide
 from sizing.report.render.chartkit import (
     TEXT,
@@ -64,15 +65,16 @@ def throughput_chart(guide: Guide) -> Chart | None:
     return Chart(
         id="throughput",
         title="Throughput against CPU cores",
-        caption=_throughput_caption(drawn),
+        caption=_throughput_caption(drawn, sorted({_shown_origin(s) for s in series})),
         svg=svg,
     )
 
 
-def _throughput_caption(drawn: set[str]) -> str:
-    """The caption of Figure 1: what was drawn, and nothing else."""
+def _throughput_caption(drawn: set[str], kinds: Sequence[str]) -> str:
+    """The caption of Figure 1: what was drawn, and nothing else; ``kinds``: how its
+    observed figures are said (measured, reference, simulated, emulated)."""
     parts = [
-        "Filled markers: observed figures (measured or reference); solid line: the "
+        f"Filled markers: observed figures ({' or '.join(kinds)}); solid line: the "
         "fitted scaling model over the core counts observed in full."
     ]
     if "lower-bound" in drawn:
@@ -165,6 +167,14 @@ def _observed(ax: Any, s: Any, style: dict[str, Any], full: list[Any], label: st
     return {"erratic"}
 
 
+def _shown_origin(s: Any) -> str:
+    """How a series' figures are said in a legend: as its table cells say them
+    (:func:`~sizing.report.data.format.cell_source`), so that a made-up figure
+    (examples/simulated.py) is never called measured, nor an emulated one."""
+    kinds = {cell_source(s.origin, f.emulated, f.flags) for f in s.observed}
+    return kinds.pop() if len(kinds) == 1 else str(s.origin)
+
+
 def _plot_series(ax: Any, s: Any, drawing: SeriesCurve | None, multi_ht: bool) -> set[str]:
     """One series: its fitted curve (solid over the core counts observed in full, dotted
     beyond), its observed figures with their intervals, an open marker and an arrow for a
@@ -195,7 +205,7 @@ def _plot_series(ax: Any, s: Any, drawing: SeriesCurve | None, multi_ht: bool) -
                 linestyle=(0, (1.2, 1.6)),
                 linewidth=1.2,
             )
-    drawn |= _observed(ax, s, style, full, f"{name}, {s.origin} ({fitted})")
+    drawn |= _observed(ax, s, style, full, f"{name}, {_shown_origin(s)} ({fitted})")
     for f in bounds:
         drawn.add("lower-bound")
         _lower_bound(ax, f, style["color"], style["marker"])
@@ -235,6 +245,11 @@ def cost_chart(guide: Guide) -> Chart | None:
         return None
     multi_ht = several_ht_modes(guide)
     predicted = any(c.source == FigureKind.EXTRAPOLATED for c in cells)
+    kinds = sorted({str(c.source) for c in cells})
+    # a floor or a prediction of made-up figures is made up too: said as the cover says it
+    made_up = getattr(guide.cover, "kind", "") == FigureKind.SIMULATED
+    if made_up and FigureKind.SIMULATED not in kinds:
+        kinds = [f"{k} (made up for an example, not measured)" for k in kinds]
     with chart_style():
         fig, axes = new_figure(len(profiles))
         for ax, profile in zip(axes, profiles, strict=True):
@@ -251,7 +266,7 @@ def cost_chart(guide: Guide) -> Chart | None:
         caption=(
             f"Server cost ({guide.cost_basis}) divided by the throughput of one server on "
             "the low end of its interval (the figure sizing uses), at each core count the "
-            "catalog prices. Lower is better."
+            f"catalog prices, from {' and '.join(kinds)} figures. Lower is better."
             + (
                 " Hollow bars: the throughput is predicted beyond the measured core counts."
                 if predicted
@@ -273,6 +288,10 @@ def _cost_bars(ax: Any, guide: Guide, cells: list[Any], multi_ht: bool) -> None:
     ]
     width = min(0.8 / max(1, len(keys)), 0.3)  # one bar alone is no wider than four
     label_them = len(cores) * len(keys) <= 12
+    # Bars side by side are narrower than their amounts ("EUR 12,345"): the labels stand
+    # upright, or each runs into its neighbour's
+    upright = len(cores) * len(keys) > 1
+    longest = max(len(money(c.cost_per_unit, guide.currency)) for c in cells)
     for i, key in enumerate(keys):
         platform, ht, _ = key
         style = series_style(platform, ht)
@@ -303,6 +322,7 @@ def _cost_bars(ax: Any, guide: Guide, cells: list[Any], multi_ht: bool) -> None:
                     textcoords="offset points",
                     ha="center",
                     va="bottom",
+                    rotation=90 if upright else 0,
                     fontsize=6.0,
                     color=TEXT,
                 )
@@ -311,7 +331,11 @@ def _cost_bars(ax: Any, guide: Guide, cells: list[Any], multi_ht: bool) -> None:
     ax.set_xlabel("CPU cores per server")
     ax.grid(axis="x", visible=False)
     top = max(c.cost_per_unit for c in cells)
-    ax.set_ylim(0, top * 1.15)
+    # room above the tallest bar for its upright label: 6-point characters of about 3.8
+    # points each, on a plot about 110 points high (a chart is 3 inches with its title,
+    # axis label and legend)
+    room = (longest * 3.8 + 6) / 110 if label_them and upright else 0.13
+    ax.set_ylim(0, top / (1 - min(room, 0.6)))
 
 
 def _bar_label(ax: Any, bar: Any, p: Any, rotate: bool) -> None:
