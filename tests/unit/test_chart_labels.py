@@ -38,15 +38,7 @@ def test_no_two_values_of_the_cost_chart_overlap(
     db, catalog = tmp_path / "lab.sqlite", tmp_path / "eur.yml"
     build_lab(db, kvm=kvm, reps=3)
     catalog.write_text(CATALOG % price)
-    inputs = Inputs(db=db, catalog=catalog)
-    request = GuideRequest(
-        date="2026-01-02", sizing=SizingRequest(demand=Demand(rps=1e6), inputs=inputs)
-    )
-    guide = prepare(request).guide
-    drawn: list[Any] = []
-    monkeypatch.setattr(sizing_charts, "to_svg", lambda fig: drawn.append(fig) or "<svg/>")
-    (chart,) = charts_mod.render_charts(guide, only=["cost"])
-    (fig,) = drawn
+    ((_, fig),) = _charts(db, catalog, monkeypatch, ["cost"])
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     renderer = FigureCanvasAgg(fig).get_renderer()
