@@ -104,12 +104,13 @@ def twin_notes(servers: dict[str, PerSecond]) -> list[str]:
 
 
 def rotation_notes(scans: list[FileScan]) -> list[str]:
-    """One line per pair of one server's files (a log and its rotations) that carry the
-    same requests in every second where they overlap, a minute or more: a log beside a
-    copy of most of its lines (``access.log`` and an ``access.log.1.gz`` made from it a
-    little earlier) is summed as two rotations, the overlap twice. Rotations follow each
-    other in time; the overlap's first and last seconds are left out of the comparison (a
-    copy made mid-second holds part of its last one)."""
+    """One line per pair of one server's files (a log and its rotations) where one holds
+    the other's requests, second by second, over an overlap of a minute or more: a log
+    beside a copy of most of its lines (``access.log`` and an ``access.log.1.gz`` made from
+    it a little earlier, or from its first lines when they are not in time order) is
+    summed as two rotations, the overlap twice. Rotations follow each other in time; the
+    overlap's first and last seconds are left out of the comparison (a copy made
+    mid-second holds part of its last one)."""
     by_server: dict[str, list[FileScan]] = {}
     for scan in scans:
         if scan.tally.requests:
@@ -120,12 +121,12 @@ def rotation_notes(scans: list[FileScan]) -> list[str]:
             for b in group[i + 1 :]:
                 sa, sb = a.tally.requests, b.tally.requests
                 lo, hi = max(sa.first(), sb.first()) + 1, min(sa.last(), sb.last()) - 1
-                if hi - lo >= 60 and _same(sa, sb, lo, hi):
+                if hi - lo >= 60 and _holds(sa, sb, lo, hi):
                     notes.append(
-                        f"{a.path} and {b.path} (files of one server) carry the same requests"
-                        f" in every second from {iso(lo)} to {iso(hi)}: likely one holds the"
-                        " other's lines; both are summed, the overlap twice: give the files"
-                        " without the copy"
+                        f"{a.path} and {b.path} (files of one server): one has at least the"
+                        f" other's requests in every second from {iso(lo)} to {iso(hi)}:"
+                        " likely one holds the other's lines; both are summed, the overlap"
+                        " twice: give the files without the copy"
                     )
     return notes
 
@@ -139,6 +140,23 @@ def _same(sa: PerSecond, sb: PerSecond, lo: int, hi: int) -> bool:
             return False
         busy += int(np.count_nonzero(a))
     return busy >= 10
+
+
+def _holds(sa: PerSecond, sb: PerSecond, lo: int, hi: int) -> bool:
+    """Whether one series has at least the other's count in every second of [lo, hi], the
+    smaller busy in ten seconds or more: a copy of some of a log's lines, in any order.
+    Two files that share out one server's requests (rotations) each have seconds the
+    other has not, unless one is the other's copy (block by block: bounded)."""
+    le = ge = True
+    busy_a = busy_b = 0
+    for _, (a, b) in aligned([sa, sb], lo, hi):
+        le = le and bool(np.all(a <= b))
+        ge = ge and bool(np.all(a >= b))
+        if not (le or ge):
+            return False
+        busy_a += int(np.count_nonzero(a))
+        busy_b += int(np.count_nonzero(b))
+    return (le and busy_a >= 10) or (ge and busy_b >= 10)
 
 
 def _file_notes(scan: FileScan) -> list[str]:
