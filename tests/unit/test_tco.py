@@ -341,3 +341,31 @@ def test_table_prints_models_costs_and_what_is_left_out(tmp_path: Path) -> None:
     )
     assert cell["cost"]["licence"] == 1000 and cell["server_name"] == "PowerEdge R650xs"
     assert cell["cost"]["total"] == pytest.approx(2615.36)
+
+
+def test_a_server_that_states_no_watts_has_its_power_said_not_priced_never_zero() -> None:
+    """A server whose price came from an inventory (sizing_price_usd) states no watts: in
+    a catalog that prices power, the proposal's Power row said "EUR 0" for it."""
+    from sizing.engine.answer import Configuration
+    from sizing.engine.costs import CostBreakdown
+    from sizing.report.data.proposal import Option, _power_cell
+
+    def config(cores: int, watts: float | None, name: str = "") -> Configuration:
+        return Configuration(
+            platform="baremetal", ht="off", cores_per_server=cores, servers=2,
+            counted_servers=2, cost_per_server=1000.0, total_cost=2000.0,
+            capacity_rps=1e5, capacity_tps=None, utilization=0.5, extrapolated=False,
+            offer=ServerOffer(cores, 1000.0, watts=watts, name=name),
+        )  # fmt: skip
+
+    def option(*parts: Configuration, power: float) -> Option:
+        breakdown = CostBreakdown(hardware=4000.0, power=power)
+        return Option(
+            "baremetal", tuple((p, 2) for p in parts), 4, breakdown.total, breakdown, True
+        )
+
+    assert _power_cell(option(config(8, 300.0), power=1577.88), "EUR") == "EUR 1,577.88"
+    unpriced = _power_cell(option(config(8, None, "R460"), power=0.0), "EUR")
+    assert unpriced == "not priced for the R460 server (no watts stated)"
+    mixed = _power_cell(option(config(8, 300.0), config(4, None), power=788.94), "EUR")
+    assert mixed == "EUR 788.94; not priced for the 4-core server (no watts stated)"

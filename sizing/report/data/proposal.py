@@ -241,6 +241,24 @@ def _hardware(c: Configuration) -> float:
     return c.unit_cost.hardware if c.unit_cost is not None else c.cost_per_server
 
 
+def _power_cell(o: Option, currency: str) -> str:
+    """The option's power, or what of it is not priced: a server whose price came from
+    elsewhere (an inventory's sizing_price_usd) states no watts, and its power is never
+    shown as 0."""
+    unstated = [c for c, _ in o.parts if c.offer is not None and c.offer.watts is None]
+    if not unstated:
+        return amount(o.breakdown.power, currency)
+    names = ", ".join(
+        dict.fromkeys(c.server_name or f"{c.cores_per_server}-core" for c in unstated)
+    )
+    missing = (
+        f"not priced for the {names} server{'s' if len(unstated) > 1 else ''} (no watts stated)"
+    )
+    if len(unstated) == len(o.parts):
+        return missing
+    return f"{amount(o.breakdown.power, currency)}; {missing}"
+
+
 def _licence_cell(o: Option, catalog: CostCatalog) -> str:
     """The platform's own licence lines (never a line every platform pays)."""
     b = o.breakdown
@@ -300,7 +318,7 @@ def _costs_table(opts: Sequence[Option], catalog: CostCatalog) -> TableBlock:
     if catalog.support is not None and catalog.amortisation_months:
         rows.append(row("Support", [amount(o.breakdown.support, cur) for o in opts]))
     if catalog.price_per_kwh is not None and catalog.amortisation_months:
-        rows.append(row("Power", [amount(o.breakdown.power, cur) for o in opts]))
+        rows.append(row("Power", [_power_cell(o, cur) for o in opts]))
     rows.append(row("Total", [amount(o.total, cur) for o in opts]))
     months = catalog.amortisation_months
     return TableBlock(
