@@ -125,28 +125,27 @@ def demand_cmd(
     from sizing.errors import UsageError
     from sizing.report.render.demand_text import demand_text
 
-    to_stdout = out is not None and str(out) == "-"
+    req = DemandRequest(
+        files=tuple(files),
+        log_format=log_format,
+        escape=escape,
+        nginx_conf=nginx_conf,
+        log_name=log_name,
+        counters=counters,
+        out=out,
+        role=role,
+        assume=tuple(assume or ()),
+        assume_source=assume_source,
+    )
+    to_stdout = out is not None and not req.to_file
     if to_stdout and json_out:
         raise UsageError("--out - and --json both write stdout: give one")
-    demand = derive(
-        DemandRequest(
-            files=tuple(files),
-            log_format=log_format,
-            escape=escape,
-            nginx_conf=nginx_conf,
-            log_name=log_name,
-            counters=counters,
-            out=out,
-            role=role,
-            assume=tuple(assume or ()),
-            assume_source=assume_source,
-        )
-    )
+    demand = derive(req)
     if to_stdout:  # stdout carries the demand file alone: `-o - > demand.yml` reads back
         typer.echo(demand_yaml(demand), nl=False)
     elif json_out:
         emit_json(demand.to_dict())
     else:
         typer.echo(demand_text(demand, columns()))
-    if out is not None and not to_stdout:
+    if req.to_file:
         typer.echo(f"demand file written: {out}", err=True)

@@ -246,10 +246,7 @@ def format_from_conf(conf: Path, name: str) -> LogFormat:
 def _read_conf(conf: Path) -> str:
     """The nginx.conf's text: a regular file (a FIFO or ``/dev/zero`` never ends), at
     most :data:`MAX_CONF_BYTES`; else one UsageError naming the file."""
-    try:
-        check_input(conf)
-    except UsageError as exc:
-        raise UsageError(str(exc).replace("not a log file", "not an nginx.conf")) from None
+    check_input(conf, "an nginx.conf")
     try:
         with conf.open("rb") as f:
             raw = f.read(MAX_CONF_BYTES + 1)

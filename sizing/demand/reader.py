@@ -59,9 +59,10 @@ class ReadState:
     long_lines: int = 0  # lines longer than MAX_LINE, dropped
 
 
-def check_input(path: Path) -> None:
-    """Refuse (UsageError) what is not a regular file, naming what it is: a directory, a
-    FIFO, a device or a socket is never read (a FIFO or ``/dev/zero`` never ends)."""
+def check_input(path: Path, wanted: str = "a log file") -> None:
+    """Refuse (UsageError) what is not a regular file, naming what it is and what was
+    ``wanted``: a directory, a FIFO, a device or a socket is never read (a FIFO or
+    ``/dev/zero`` never ends)."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -82,7 +83,7 @@ def check_input(path: Path) -> None:
         else ""
     )
     if what:
-        raise UsageError(f"{path}: {what}, not a log file: give the files it holds or a copy")
+        raise UsageError(f"{path}: {what}, not {wanted}: give the files it holds or a copy")
     if not os.access(path, os.R_OK):
         raise UsageError(f"{path}: cannot read: permission denied")
 
