@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
     ConfigDict,
     Field,
     ValidationError,
-    ValidationInfo,
-    field_validator,
 )
 
 from sizing import paths
 from sizing.errors import InputError, SizingError, UsageError
+from sizing.filemodel import FileModel
 from sizing.load import DEFAULT_GENERATOR
 from sizing.model import SIZING_METRICS, SizingMetric
-from sizing.yamlfile import bool_is_not_a_number, read_yaml
+from sizing.yamlfile import read_yaml
 
 FILE_SIZES = {128: "/128b", 1024: "/1k", 10240: "/10k", 102400: "/100k"}
 
@@ -51,15 +49,10 @@ def _name(value: str) -> str:
 Text = Annotated[str, AfterValidator(_text)]
 
 
-class Profile(BaseModel):
+class Profile(FileModel):
     """One workload: what the load generator sends and which figure it yields."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _bool_is_not_a_number(cls, value: Any, info: ValidationInfo) -> Any:
-        return bool_is_not_a_number(cls, value, info.field_name)
 
     kind: Literal["workload"]
     name: Annotated[str, AfterValidator(_name)]

@@ -7,16 +7,12 @@ problem is an :class:`~sizing.errors.InputError` naming the file.
 
 from __future__ import annotations
 
-import typing
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import yaml
 
 from sizing.errors import InputError
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
 
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available
 
@@ -196,33 +192,3 @@ def _read_bounded(path: Path, what: str, max_bytes: int) -> str:
         held = f"{size:,} bytes, over" if size > max_bytes else "over"
         raise InputError(str(path), [f"{held} the {max_bytes:,} bytes a {what} file may hold"])
     return raw.decode("utf-8")
-
-
-# -- true/false where a number is due ---------------------------------------------------
-#
-# pydantic's lax mode reads true as 1 and false as 0 for an int or a float: a
-# `sizing_price_usd: true` became a $1 server, the cheapest of every fleet, and
-# `threads_per_core: true` one thread per core. A file's models refuse it by field type.
-
-
-def _wants_a_number(annotation: Any) -> bool:
-    """Whether a field's type takes an int or a float and not a bool."""
-    if annotation is bool:
-        return False
-    if annotation in (int, float):
-        return True
-    args = typing.get_args(annotation)
-    if typing.get_origin(annotation) is typing.Annotated:
-        return _wants_a_number(args[0])
-    return bool(args) and bool not in args and any(_wants_a_number(a) for a in args)
-
-
-def bool_is_not_a_number(model: type[BaseModel], value: Any, field: str | None) -> Any:
-    """``value`` as given, or a validation error when it is true/false and the field of
-    ``model`` named ``field`` takes a number (use in a ``field_validator("*", mode="before")``)."""
-    if isinstance(value, bool) and field in model.model_fields:
-        if _wants_a_number(model.model_fields[field].annotation):
-            from pydantic_core import PydanticCustomError  # only the models' callers use it
-
-            raise PydanticCustomError("bool_not_a_number", "true/false is not a number")
-    return value

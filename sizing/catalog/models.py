@@ -20,13 +20,12 @@ from pydantic import (
     Field,
     Tag,
     ValidationError,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from sizing.catalog.aliases import LICENCE_ALIASES
-from sizing.yamlfile import bool_is_not_a_number
+from sizing.filemodel import FileModel
 
 # A licence is priced per cost family (sizing.model.cost_family) or per platform, which
 # overrides its family; libvirt and vsphere (the inventory's names) are kvm and esxi; the
@@ -49,13 +48,8 @@ LicenceKey = Literal[
 MAX_PRICE = 1e9
 
 
-class _Model(BaseModel):
+class _Model(FileModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _bool_is_not_a_number(cls, value: Any, info: ValidationInfo) -> Any:
-        return bool_is_not_a_number(cls, value, info.field_name)
 
 
 # -- cost catalog ----------------------------------------------------------------------

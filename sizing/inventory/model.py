@@ -13,16 +13,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
     ConfigDict,
     Field,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
 
+from sizing.filemodel import FileModel
 from sizing.model import Platform
-from sizing.yamlfile import bool_is_not_a_number
 
 if TYPE_CHECKING:
     pass
@@ -149,15 +147,10 @@ AbsPath = Annotated[str, AfterValidator(check_path)]
 CpuList = Annotated[str, AfterValidator(check_cpulist)]
 
 
-class CpuSpec(BaseModel):
+class CpuSpec(FileModel):
     """What the inventory declares about a host's CPUs (checked against the real host)."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _bool_is_not_a_number(cls, value: Any, info: ValidationInfo) -> Any:
-        return bool_is_not_a_number(cls, value, info.field_name)
 
     model: Text | None = None
     sockets: int = Field(default=1, ge=1, le=16)
@@ -169,15 +162,10 @@ class CpuSpec(BaseModel):
         return self.sockets * self.cores_per_socket
 
 
-class HostVars(BaseModel):
+class HostVars(FileModel):
     """The ``sizing_*`` variables of one host, after group and host merging."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _bool_is_not_a_number(cls, value: Any, info: ValidationInfo) -> Any:
-        return bool_is_not_a_number(cls, value, info.field_name)
 
     platform: Platform = Platform.BAREMETAL
     address: Address | None = Field(

@@ -15,11 +15,11 @@ from pydantic import BaseModel, ValidationError
 from sizing.catalog import load_catalog
 from sizing.catalog import models as catalog_models
 from sizing.errors import InputError
+from sizing.filemodel import _wants_a_number
 from sizing.inventory import load_inventory
 from sizing.inventory import model as inventory_model
 from sizing.inventory.model import CpuSpec, HostVars
 from sizing.profiles import Profile, load_file
-from sizing.yamlfile import _wants_a_number
 
 CLIENT = "    clients:\n      hosts:\n        load: {ansible_connection: local}\n"
 
