@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sizing import __version__, paths
-from sizing.model import FigureKind
+from sizing.report.data import cover
 from sizing.report.data.chapters import chapters
 from sizing.report.data.format import MARKS, provenance_text
 from sizing.report.data.model import Guide
@@ -98,7 +98,7 @@ def _context(guide: Guide, charts: Sequence[Chart]) -> dict[str, Any]:
         "charts": list(charts),
         "marks": MARKS,
         "provenance_text": provenance_text(
-            simulated=getattr(guide.cover, "kind", "") == FigureKind.SIMULATED
+            simulated=getattr(guide.cover, "kind", "") == cover.SIMULATED
         ),
         "page_size": PAPER.get(guide.paper, "A4"),
         "version": __version__,
